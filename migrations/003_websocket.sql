@@ -1,0 +1,2 @@
+-- WebSocket connections and live subscriptions.
+SELECT 1;

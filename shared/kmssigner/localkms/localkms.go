@@ -1,0 +1,190 @@
+// Package localkms starts github.com/nsmithuk/local-kms as a plain process for
+// tests, so the KMS signer is exercised against a real KMS API implementation
+// (no Docker, no AWS account). The binary is installed with `go install` at
+// the pinned Version when it is not on PATH or in GOBIN / GOPATH/bin.
+package localkms
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Module and Version pin the emulator (the module has no tagged release; this
+// pseudo-version builds with Go 1.26). Keep localdev/kms.sh in step.
+const (
+	Module  = "github.com/nsmithuk/local-kms"
+	Version = "v0.0.0-20260228092603-2a5e92d09ab6"
+)
+
+// Seed key and alias defined in localdev/kms-seed.yaml.
+const (
+	SeedKeyID = "6e9741a4-87fd-47ab-92a6-a2097aef63f6"
+	SeedAlias = "alias/buzz-relay"
+	Region    = "eu-west-2"
+	AccountID = "111122223333"
+)
+
+// SeedKeyARN is the ARN local-kms gives the seeded key.
+const SeedKeyARN = "arn:aws:kms:" + Region + ":" + AccountID + ":key/" + SeedKeyID
+
+var startedRE = regexp.MustCompile(`Local KMS started on [0-9.]*:(\d+)`)
+
+// SeedFile returns the absolute path of localdev/kms-seed.yaml, found by
+// walking up from the working directory to the module root.
+func SeedFile() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("working directory: %w", err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			p := filepath.Join(dir, "localdev", "kms-seed.yaml")
+			if _, err := os.Stat(p); err != nil {
+				return "", fmt.Errorf("seed file: %w", err)
+			}
+			return p, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("module root (go.mod) not found above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// Binary returns the path of the local-kms executable, installing it with
+// `go install Module@Version` when it cannot be found.
+func Binary(ctx context.Context) (string, error) {
+	if p, err := exec.LookPath("local-kms"); err == nil {
+		return p, nil
+	}
+	bin, err := goBin(ctx)
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(bin, "local-kms")
+	if runtime.GOOS == "windows" {
+		p += ".exe"
+	}
+	if _, err := os.Stat(p); err == nil {
+		return p, nil
+	}
+	cmd := exec.CommandContext(ctx, "go", "install", Module+"@"+Version)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go install %s@%s: %w\n%s", Module, Version, err, out)
+	}
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("local-kms not at %s after go install: %w", p, err)
+	}
+	return p, nil
+}
+
+func goBin(ctx context.Context) (string, error) {
+	out, err := exec.CommandContext(ctx, "go", "env", "GOBIN", "GOPATH").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOBIN GOPATH: %w", err)
+	}
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if len(lines) >= 1 && strings.TrimSpace(lines[0]) != "" {
+		return strings.TrimSpace(lines[0]), nil
+	}
+	if len(lines) >= 2 && strings.TrimSpace(lines[1]) != "" {
+		gopath := strings.Split(strings.TrimSpace(lines[1]), string(os.PathListSeparator))[0]
+		return filepath.Join(gopath, "bin"), nil
+	}
+	return "", errors.New("neither GOBIN nor GOPATH is set")
+}
+
+// Start runs local-kms seeded with localdev/kms-seed.yaml on a free port
+// (chosen by the emulator itself: PORT=0) with a private data directory, and
+// returns its endpoint on the loopback address, e.g. http://127.0.0.1:43121.
+// The process is stopped when the test ends.
+//
+// local-kms listens on all interfaces (it has no bind-address setting);
+// tests only ever talk to it through 127.0.0.1.
+func Start(t testing.TB) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	bin, err := Binary(ctx)
+	if err != nil {
+		t.Fatalf("local-kms: %v", err)
+	}
+	seed, err := SeedFile()
+	if err != nil {
+		t.Fatalf("local-kms: %v", err)
+	}
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(),
+		"PORT=0",
+		"KMS_REGION="+Region,
+		"KMS_ACCOUNT_ID="+AccountID,
+		"KMS_SEED_PATH="+seed,
+		"KMS_DATA_PATH="+filepath.Join(t.TempDir(), "kms-data"),
+	)
+	// logrus writes to stderr; read it for the bound port, then keep draining.
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatalf("local-kms stderr: %v", err)
+	}
+	cmd.Stdout = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start local-kms: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+
+	portc := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sent := false
+		for sc.Scan() {
+			line := sc.Text()
+			if m := startedRE.FindStringSubmatch(line); m != nil && !sent {
+				portc <- m[1]
+				sent = true
+			}
+		}
+		if !sent {
+			close(portc)
+		}
+	}()
+	var port string
+	select {
+	case p, ok := <-portc:
+		if !ok {
+			t.Fatalf("local-kms exited before listening")
+		}
+		port = p
+	case <-time.After(30 * time.Second):
+		t.Fatalf("local-kms did not report its port within 30s")
+	}
+	addr := net.JoinHostPort("127.0.0.1", port)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("local-kms on %s not reachable: %v", addr, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return "http://" + addr
+}

@@ -1,0 +1,137 @@
+// Package store is the relay's only door to PostgreSQL (pgx). It owns every
+// SQL statement of the write path and the shared read checks; callers pass
+// the community id each statement is scoped by.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Store wraps the pool a cold start builds once.
+type Store struct {
+	Pool *pgxpool.Pool
+}
+
+// Options tune the pool.
+type Options struct {
+	MaxConns int32
+	// SimpleProtocol uses QueryExecModeExec: no server-side prepared
+	// statements, safe behind PgBouncer/RDS Proxy in transaction mode.
+	SimpleProtocol bool
+}
+
+// Open builds a pool; it connects lazily, so a cold start does not wait for
+// an idle Aurora to resume.
+func Open(ctx context.Context, dsn string, o Options) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store: parse database url: %w", err)
+	}
+	if o.MaxConns > 0 {
+		cfg.MaxConns = o.MaxConns
+	}
+	cfg.MinConns = 0
+	cfg.MaxConnIdleTime = 5 * time.Minute
+	if o.SimpleProtocol {
+		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("store: new pool: %w", err)
+	}
+	return &Store{Pool: pool}, nil
+}
+
+// Close releases the pool.
+func (s *Store) Close() { s.Pool.Close() }
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.Pool.Ping(ctx); err != nil {
+		return fmt.Errorf("store: ping: %w", err)
+	}
+	return nil
+}
+
+// Community returns the community served at host: the one registered for
+// it, else fallback.
+func (s *Store) Community(ctx context.Context, host, fallback string) (string, error) {
+	var id string
+	err := s.Pool.QueryRow(ctx, `SELECT id FROM communities WHERE host = $1`, host).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fallback, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("store: community for host: %w", err)
+	}
+	return id, nil
+}
+
+// Tx runs fn in one transaction scoped to community: committed when fn
+// returns nil, rolled back otherwise (including on panic).
+func (s *Store) Tx(ctx context.Context, community string, fn func(*Tx) error) (err error) {
+	pgtx, err := s.Pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("store: begin: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = pgtx.Rollback(context.WithoutCancel(ctx))
+		}
+	}()
+	if err = fn(&Tx{tx: pgtx, community: community}); err != nil {
+		return err
+	}
+	if err = pgtx.Commit(ctx); err != nil {
+		return fmt.Errorf("store: commit: %w", err)
+	}
+	return nil
+}
+
+// IsSerialization reports whether err is a retryable conflict.
+func IsSerialization(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
+}
+
+// SeenNIP98 records a NIP-98 auth event id; fresh is false when it was
+// recorded before (a replay). Expired rows are pruned now and then.
+func (s *Store) SeenNIP98(ctx context.Context, id string, expiresAt int64) (fresh bool, err error) {
+	tag, err := s.Pool.Exec(ctx,
+		`INSERT INTO nip98_seen (event_id, expires_at) VALUES ($1, $2) ON CONFLICT DO NOTHING`, id, expiresAt)
+	if err != nil {
+		return false, fmt.Errorf("store: record nip98 token: %w", err)
+	}
+	if id[len(id)-2:] == "00" { // about one call in 256 prunes
+		if _, err := s.Pool.Exec(ctx, `DELETE FROM nip98_seen WHERE expires_at < $1`, time.Now().Unix()); err != nil {
+			return false, fmt.Errorf("store: prune nip98 tokens: %w", err)
+		}
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// CanRead reports whether reader may read channel: it exists, is not
+// deleted, and is open or has reader as an active member.
+func (s *Store) CanRead(ctx context.Context, community, channel, reader string) (bool, error) {
+	var ok bool
+	err := s.Pool.QueryRow(ctx, canReadSQL, community, channel, reader).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("store: can read: %w", err)
+	}
+	return ok, nil
+}
+
+const canReadSQL = `SELECT EXISTS (
+  SELECT 1 FROM channels c
+  WHERE c.community_id = $1 AND c.id = $2 AND c.deleted_at IS NULL
+    AND (c.visibility = 'open' OR EXISTS (
+      SELECT 1 FROM channel_members m
+      WHERE m.community_id = c.community_id AND m.channel_id = c.id
+        AND m.pubkey = $3 AND m.removed_at IS NULL)))`

@@ -1,0 +1,229 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/nbd-wtf/go-nostr"
+)
+
+// Tx is one write transaction of one community.
+type Tx struct {
+	tx        pgx.Tx
+	community string
+}
+
+// Community is the community this transaction is scoped by.
+func (t *Tx) Community() string { return t.community }
+
+// maxIndexedTagValue bounds the tag values kept in event_tags (a btree entry
+// must stay well under Postgres's ~2.7 kB limit). Longer values are stored in
+// raw but are not filterable.
+const maxIndexedTagValue = 512
+
+// EventMeta is what the relay derived about an event before storing it.
+type EventMeta struct {
+	ChannelID string // "" for events outside any channel
+	DTag      string // d tag of addressable / channel-state events
+	TopLevel  bool
+	Search    bool // index content for NIP-50 search
+}
+
+// InsertEvent stores ev and its single-letter tags. inserted is false when
+// the id is already stored (nothing is written then).
+func (t *Tx) InsertEvent(ctx context.Context, ev *nostr.Event, m EventMeta) (inserted bool, err error) {
+	names := make([]string, 0, len(ev.Tags))
+	values := make([]string, 0, len(ev.Tags))
+	for _, tag := range ev.Tags {
+		if len(tag) >= 2 && len(tag[0]) == 1 && len(tag[1]) <= maxIndexedTagValue {
+			names = append(names, tag[0])
+			values = append(values, tag[1])
+		}
+	}
+	var n int
+	err = t.tx.QueryRow(ctx, insertEventSQL,
+		t.community, ev.ID, ev.PubKey, int64(ev.CreatedAt), ev.Kind,
+		nullable(m.ChannelID), nullable(m.DTag), m.TopLevel, ev.String(), m.Search, ev.Content,
+		names, values,
+	).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("store: insert event %s: %w", ev.ID, err)
+	}
+	return n == 1, nil
+}
+
+const insertEventSQL = `
+WITH ins AS (
+  INSERT INTO events (community_id, id, pubkey, created_at, kind, channel_id, d_tag, top_level, raw, search)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9,
+          CASE WHEN $10::boolean THEN to_tsvector('simple', $11::text) END)
+  ON CONFLICT DO NOTHING
+  RETURNING id
+), tags AS (
+  INSERT INTO event_tags (community_id, event_id, name, value, kind, created_at, channel_id)
+  SELECT $1, ins.id, t.name, t.value, $5, $4, $6
+  FROM ins, unnest($12::text[], $13::text[]) AS t(name, value)
+)
+SELECT count(*) FROM ins`
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// EventRef is a stored event as the write rules need it.
+type EventRef struct {
+	ID        string
+	Pubkey    string
+	Kind      int
+	CreatedAt int64
+	ChannelID string
+	DTag      string
+	Deleted   bool
+	// Thread position; HasThread is false for events without thread metadata.
+	HasThread bool
+	Depth     int
+	RootID    string
+	ParentID  string
+}
+
+// ErrNotFound is returned for a missing row.
+var ErrNotFound = errors.New("not found")
+
+// Event looks up a stored event by id.
+func (t *Tx) Event(ctx context.Context, id string) (*EventRef, error) {
+	r := &EventRef{ID: id}
+	var depth *int32
+	var root, parent, ch, d *string
+	var deleted *int64
+	err := t.tx.QueryRow(ctx, `
+SELECT e.pubkey, e.kind, e.created_at, e.channel_id, e.d_tag, e.deleted_at, m.depth, m.root_id, m.parent_id
+FROM events e
+LEFT JOIN thread_metadata m ON m.community_id = e.community_id AND m.event_id = e.id
+WHERE e.community_id = $1 AND e.id = $2`, t.community, id).
+		Scan(&r.Pubkey, &r.Kind, &r.CreatedAt, &ch, &d, &deleted, &depth, &root, &parent)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: event %s: %w", id, err)
+	}
+	r.ChannelID, r.DTag, r.Deleted = deref(ch), deref(d), deleted != nil
+	if depth != nil {
+		r.HasThread, r.Depth, r.RootID, r.ParentID = true, int(*depth), deref(root), deref(parent)
+	}
+	return r, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// Addressable returns the stored, not deleted events of kind by pubkey with
+// the given d tag ("" for plain replaceable kinds).
+func (t *Tx) Addressable(ctx context.Context, kind int, pubkey, d string) ([]EventRef, error) {
+	rows, err := t.tx.Query(ctx, `
+SELECT id, created_at, channel_id FROM events
+WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND d_tag IS NOT DISTINCT FROM $4 AND deleted_at IS NULL`,
+		t.community, pubkey, kind, nullable(d))
+	if err != nil {
+		return nil, fmt.Errorf("store: addressable %d:%s: %w", kind, pubkey, err)
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (EventRef, error) {
+		r := EventRef{Pubkey: pubkey, Kind: kind, DTag: d}
+		var ch *string
+		err := row.Scan(&r.ID, &r.CreatedAt, &ch)
+		r.ChannelID = deref(ch)
+		return r, err
+	})
+}
+
+// DeleteEvents removes superseded events (replaced versions) for good.
+func (t *Tx) DeleteEvents(ctx context.Context, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if _, err := t.tx.Exec(ctx, `DELETE FROM events WHERE community_id = $1 AND id = ANY($2)`, t.community, ids); err != nil {
+		return fmt.Errorf("store: delete superseded events: %w", err)
+	}
+	return nil
+}
+
+// MarkDeleted hides an event from reads (NIP-09 / 9005). It returns false
+// when the event was already deleted.
+func (t *Tx) MarkDeleted(ctx context.Context, id string, at int64) (bool, error) {
+	tag, err := t.tx.Exec(ctx, `UPDATE events SET deleted_at = $3 WHERE community_id = $1 AND id = $2 AND deleted_at IS NULL`,
+		t.community, id, at)
+	if err != nil {
+		return false, fmt.Errorf("store: mark %s deleted: %w", id, err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// ThreadRow is the thread metadata stored with a channel message.
+type ThreadRow struct {
+	EventID, ChannelID string
+	CreatedAt          int64
+	ParentID, RootID   string // "" for top-level messages
+	Depth              int
+	Broadcast          bool
+}
+
+// InsertThread stores the thread metadata of a new message and, for a
+// reply, bumps its ancestors: reply_count on the parent, descendant_count
+// and last_reply_at on every ancestor. The root row is locked first, so
+// concurrent replies anywhere in one thread serialize on it and never
+// deadlock or lose a count.
+func (t *Tx) InsertThread(ctx context.Context, r ThreadRow) error {
+	if _, err := t.tx.Exec(ctx, `
+INSERT INTO thread_metadata (community_id, event_id, channel_id, created_at, parent_id, root_id, depth, broadcast)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		t.community, r.EventID, r.ChannelID, r.CreatedAt, nullable(r.ParentID), nullable(r.RootID), r.Depth, r.Broadcast); err != nil {
+		return fmt.Errorf("store: insert thread metadata: %w", err)
+	}
+	if r.ParentID == "" {
+		return nil
+	}
+	return t.adjustAncestors(ctx, r.RootID, r.ParentID, 1, r.CreatedAt)
+}
+
+// ReplyDeleted undoes a reply's contribution to its ancestors' counters.
+func (t *Tx) ReplyDeleted(ctx context.Context, rootID, parentID string) error {
+	return t.adjustAncestors(ctx, rootID, parentID, -1, 0)
+}
+
+func (t *Tx) adjustAncestors(ctx context.Context, rootID, parentID string, delta int, at int64) error {
+	if _, err := t.tx.Exec(ctx, `
+UPDATE thread_metadata SET
+  reply_count = reply_count + CASE WHEN event_id = $3 THEN $4 ELSE 0 END,
+  descendant_count = descendant_count + $4,
+  last_reply_at = CASE WHEN $4 > 0 THEN GREATEST(COALESCE(last_reply_at, 0), $5) ELSE last_reply_at END
+WHERE community_id = $1 AND event_id = $2`, t.community, rootID, parentID, delta, at); err != nil {
+		return fmt.Errorf("store: update thread root: %w", err)
+	}
+	if parentID == rootID {
+		return nil
+	}
+	if _, err := t.tx.Exec(ctx, `
+WITH RECURSIVE anc(event_id, parent_id) AS (
+  SELECT event_id, parent_id FROM thread_metadata WHERE community_id = $1 AND event_id = $3
+  UNION ALL
+  SELECT m.event_id, m.parent_id FROM thread_metadata m JOIN anc ON m.community_id = $1 AND m.event_id = anc.parent_id
+)
+UPDATE thread_metadata m SET
+  reply_count = reply_count + CASE WHEN m.event_id = $3 THEN $4 ELSE 0 END,
+  descendant_count = descendant_count + $4,
+  last_reply_at = CASE WHEN $4 > 0 THEN GREATEST(COALESCE(last_reply_at, 0), $5) ELSE last_reply_at END
+FROM anc WHERE m.community_id = $1 AND m.event_id = anc.event_id AND m.event_id <> $2`,
+		t.community, rootID, parentID, delta, at); err != nil {
+		return fmt.Errorf("store: update thread ancestors: %w", err)
+	}
+	return nil
+}
