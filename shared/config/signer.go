@@ -2,18 +2,52 @@ package config
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+
+	"github.com/buzzrelay/relay/shared/kmssigner"
 	"github.com/buzzrelay/relay/shared/signer"
+	"github.com/buzzrelay/relay/shared/ssmparam"
 )
+
+// coldStartAWSTimeout bounds the AWS calls made while building the signer or
+// the DSN, so a missing route to KMS / SSM / Secrets Manager fails the cold
+// start with a clear error instead of hanging until the Lambda timeout.
+const coldStartAWSTimeout = 15 * time.Second
+
+// kmsOnlyVars configure the KMS signer; seeing one without RELAY_SIGNER=kms
+// means the operator meant KMS, and falling back to a local key would sign
+// with the wrong identity.
+var kmsOnlyVars = [...]string{"RELAY_KEY_CIPHERTEXT", "RELAY_KEY_SSM_PARAMETER", "RELAY_KMS_KEY_ID"}
 
 // Signer builds the relay key named by RELAY_SIGNER:
 //
 //	local (default): RELAY_SECRET_KEY (hex), else the file RELAY_KEY_FILE
 //	                 (default .localdev/relay.key), created on first use.
+//	                 Inside Lambda only RELAY_SECRET_KEY is accepted: a key
+//	                 file created on a cold start would be a random identity.
+//	kms:             the KMS ciphertext of the 32-byte secret, base64, from
+//	                 RELAY_KEY_CIPHERTEXT or from the SSM parameter named by
+//	                 RELAY_KEY_SSM_PARAMETER (exactly one of the two),
+//	                 decrypted with the encryption context
+//	                 {"community": BUZZ_COMMUNITY or "default"}.
+//	                 RELAY_KMS_KEY_ID (optional) makes KMS check that the
+//	                 ciphertext belongs to that key. AWS_ENDPOINT_URL_KMS and
+//	                 AWS_ENDPOINT_URL_SSM point the SDK at local emulators.
+//
+// Every misconfiguration is an error here, at start.
 func (c *Config) Signer(ctx context.Context) (signer.Signer, error) {
 	switch mode := c.getenv("RELAY_SIGNER"); mode {
 	case "", "local":
+		for _, v := range kmsOnlyVars {
+			if c.getenv(v) != "" {
+				return nil, fmt.Errorf("%s is set but RELAY_SIGNER is %q: set RELAY_SIGNER=kms to use the KMS relay key", v, mode)
+			}
+		}
 		if sk := c.getenv("RELAY_SECRET_KEY"); sk != "" {
 			k, err := signer.FromHex(sk)
 			if err != nil {
@@ -21,12 +55,71 @@ func (c *Config) Signer(ctx context.Context) (signer.Signer, error) {
 			}
 			return k, nil
 		}
+		if c.getenv("AWS_LAMBDA_FUNCTION_NAME") != "" {
+			return nil, errors.New("RELAY_SIGNER=local inside Lambda needs RELAY_SECRET_KEY; a deployed relay should use RELAY_SIGNER=kms")
+		}
 		path := c.getenv("RELAY_KEY_FILE")
 		if path == "" {
 			path = ".localdev/relay.key"
 		}
 		return signer.LoadOrCreateFile(path)
+	case "kms":
+		return c.kmsSigner(ctx)
 	default:
-		return nil, fmt.Errorf("RELAY_SIGNER must be local, got %q", mode)
+		return nil, fmt.Errorf("RELAY_SIGNER must be local or kms, got %q", mode)
 	}
+}
+
+func (c *Config) kmsSigner(ctx context.Context) (signer.Signer, error) {
+	if c.getenv("RELAY_SECRET_KEY") != "" || c.getenv("RELAY_KEY_FILE") != "" {
+		return nil, errors.New("RELAY_SIGNER=kms: RELAY_SECRET_KEY / RELAY_KEY_FILE must not be set (they configure the local signer)")
+	}
+	inline, param := c.getenv("RELAY_KEY_CIPHERTEXT"), c.getenv("RELAY_KEY_SSM_PARAMETER")
+	switch {
+	case inline == "" && param == "":
+		return nil, errors.New("RELAY_SIGNER=kms needs RELAY_KEY_CIPHERTEXT (base64) or RELAY_KEY_SSM_PARAMETER (parameter name); create one with `go run ./localdev/relaykey`")
+	case inline != "" && param != "":
+		return nil, errors.New("RELAY_SIGNER=kms: set only one of RELAY_KEY_CIPHERTEXT and RELAY_KEY_SSM_PARAMETER")
+	}
+	ctx, cancel := context.WithTimeout(ctx, coldStartAWSTimeout)
+	defer cancel()
+	awsCfg, err := c.awsConfig(ctx)
+	if err != nil {
+		return nil, err
+	}
+	source := "RELAY_KEY_CIPHERTEXT"
+	if param != "" {
+		source = "SSM parameter " + param
+		inline, err = ssmparam.Get(ctx, ssmparam.NewClient(awsCfg), param)
+		if err != nil {
+			return nil, fmt.Errorf("RELAY_SIGNER=kms: %w", err)
+		}
+	}
+	ct, err := kmssigner.DecodeCiphertext(inline)
+	if err != nil {
+		return nil, fmt.Errorf("RELAY_SIGNER=kms: %s: %w", source, err)
+	}
+	k, err := kmssigner.Load(ctx, kmssigner.NewClient(awsCfg), ct, c.getenv("RELAY_KMS_KEY_ID"), c.DefaultCommunity)
+	if err != nil {
+		return nil, fmt.Errorf("RELAY_SIGNER=kms: %s: %w", source, err)
+	}
+	return k, nil
+}
+
+// awsConfig loads the SDK configuration (region, credentials, per-service
+// endpoints) the standard way: in Lambda from the function's environment and
+// role.
+func (c *Config) awsConfig(ctx context.Context) (aws.Config, error) {
+	var opts []func(*awsconfig.LoadOptions) error
+	if r := c.getenv("AWS_REGION"); r != "" {
+		opts = append(opts, awsconfig.WithRegion(r))
+	}
+	cfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return aws.Config{}, fmt.Errorf("load AWS configuration: %w", err)
+	}
+	if cfg.Region == "" {
+		return aws.Config{}, errors.New("no AWS region: set AWS_REGION")
+	}
+	return cfg, nil
 }
