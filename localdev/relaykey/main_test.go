@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/config"
+	"github.com/buzzrelay/relay/shared/kmssigner/localkms"
+)
+
+func TestCreateKeyThenRelayUsesIt(t *testing.T) {
+	endpoint := localkms.Start(t)
+	dir := t.TempDir()
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(dir, "config"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(dir, "credentials"))
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	t.Setenv("AWS_ACCESS_KEY_ID", "local")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "local")
+	t.Setenv("AWS_REGION", localkms.Region)
+	t.Setenv("AWS_ENDPOINT_URL_KMS", endpoint)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	run1 := func(stdin string, args ...string) Result {
+		t.Helper()
+		var out bytes.Buffer
+		if err := run(ctx, args, strings.NewReader(stdin), &out, os.Getenv); err != nil {
+			t.Fatalf("relaykey %v: %v", args, err)
+		}
+		var r Result
+		if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+			t.Fatalf("output %q: %v", out.String(), err)
+		}
+		return r
+	}
+
+	r := run1("", "-kms-key", localkms.SeedAlias, "-community", "buzz.example")
+	if len(r.PubKey) != 64 || r.Ciphertext == "" || r.Community != "buzz.example" {
+		t.Fatalf("result %+v", r)
+	}
+	// What the relay does at cold start with that output.
+	c, err := config.Load(func(k string) string {
+		return map[string]string{
+			"RELAY_SIGNER": "kms", "RELAY_KEY_CIPHERTEXT": r.Ciphertext,
+			"BUZZ_COMMUNITY": "buzz.example", "RELAY_KMS_KEY_ID": localkms.SeedKeyARN,
+			"AWS_REGION": localkms.Region,
+		}[k]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Signer(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.PublicKey() != r.PubKey {
+		t.Fatalf("relay pubkey %s, relaykey printed %s", s.PublicKey(), r.PubKey)
+	}
+
+	// Two runs, two identities.
+	if r2 := run1("", "-kms-key", localkms.SeedKeyID, "-community", "buzz.example"); r2.PubKey == r.PubKey {
+		t.Fatal("a second run reused the key")
+	}
+
+	// Importing an existing secret keeps its pubkey.
+	sk := nostr.GeneratePrivateKey()
+	pk, _ := nostr.GetPublicKey(sk)
+	if r3 := run1(sk+"\n", "-kms-key", localkms.SeedKeyID, "-secret-stdin"); r3.PubKey != pk || r3.Community != "default" {
+		t.Fatalf("imported key: %+v, want pubkey %s community default", r3, pk)
+	}
+}
+
+func TestFlagsChecked(t *testing.T) {
+	ctx := context.Background()
+	env := func(string) string { return "" }
+	for _, args := range [][]string{
+		{},
+		{"-kms-key", "k", "-community", ""},
+		{"-kms-key", "k", "extra"},
+	} {
+		if err := run(ctx, args, strings.NewReader(""), &bytes.Buffer{}, env); err == nil {
+			t.Errorf("%v accepted", args)
+		}
+	}
+	if err := run(ctx, []string{"-kms-key", "k", "-secret-stdin"}, strings.NewReader("zz\n"), &bytes.Buffer{}, env); err == nil {
+		t.Error("non-hex secret accepted")
+	}
+}
