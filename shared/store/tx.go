@@ -227,3 +227,25 @@ FROM anc WHERE m.community_id = $1 AND m.event_id = anc.event_id AND m.event_id 
 	}
 	return nil
 }
+
+// Exists reports whether an event id is already stored (deleted or not).
+func (t *Tx) Exists(ctx context.Context, id string) (bool, error) {
+	var ok bool
+	if err := t.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM events WHERE community_id = $1 AND id = $2)`, t.community, id).Scan(&ok); err != nil {
+		return false, fmt.Errorf("store: exists %s: %w", id, err)
+	}
+	return ok, nil
+}
+
+// MarkAddressDeleted hides every version of the addressable event kind:pubkey:d
+// created at or before until; it returns the ids it hid.
+func (t *Tx) MarkAddressDeleted(ctx context.Context, kind int, pubkey, d string, until, at int64) ([]string, error) {
+	rows, err := t.tx.Query(ctx, `
+UPDATE events SET deleted_at = $6
+WHERE community_id = $1 AND kind = $2 AND pubkey = $3 AND d_tag IS NOT DISTINCT FROM $4 AND created_at <= $5 AND deleted_at IS NULL
+RETURNING id`, t.community, kind, pubkey, nullable(d), until, at)
+	if err != nil {
+		return nil, fmt.Errorf("store: delete address %d:%s:%s: %w", kind, pubkey, d, err)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}

@@ -1,0 +1,84 @@
+// Command localdev runs the whole relay on one machine: it applies the
+// migrations, builds the same handlers the Lambdas run, and serves them
+// behind the API Gateway emulator on BUZZ_ADDR (default 127.0.0.1:8080).
+// `make dev` starts it after localdev/pg.sh has provided DATABASE_URL.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/buzzrelay/relay/localdev/emulator"
+	"github.com/buzzrelay/relay/shared/app"
+	"github.com/buzzrelay/relay/shared/config"
+	"github.com/buzzrelay/relay/shared/migrate"
+)
+
+func main() {
+	log := app.Logger()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx); err != nil {
+		app.Fatal(log, "localdev", err)
+	}
+}
+
+func run(ctx context.Context) error {
+	log := app.Logger()
+	addr := envOr("BUZZ_ADDR", "127.0.0.1:8080")
+	cfg, err := config.Load(func(k string) string {
+		if k == "BUZZ_PUBLIC_SCHEME" {
+			return envOr(k, "http")
+		}
+		return os.Getenv(k)
+	})
+	if err != nil {
+		return err
+	}
+	if cfg.DatabaseURL == "" {
+		return errors.New("DATABASE_URL is not set: run `make dev`, which starts a local Postgres")
+	}
+	v, err := migrate.Up(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	a, err := app.BuildWith(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer a.Store.Close()
+
+	ingestFn := a.IngestHTTP(nil)
+	queryFn := a.QueryHTTP(nil)
+	api := &emulator.HTTPAPI{Routes: map[string]emulator.HTTPHandler{
+		"POST /events": ingestFn,
+		"GET /":        queryFn,
+		"GET /healthz": queryFn,
+	}}
+
+	srv := &http.Server{Addr: addr, Handler: api, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	fmt.Printf("Buzz relay (schema v%d) on http://%s  ws://%s\nrelay pubkey %s\n", v, addr, addr, a.Signer.PublicKey())
+	select {
+	case err := <-errc:
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	case <-ctx.Done():
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return srv.Shutdown(shutdown)
+	}
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,65 @@
+// Package apigw adapts API Gateway events to the relay's core. It is the
+// only package below functions/ that knows AWS event types.
+package apigw
+
+import (
+	"context"
+	"encoding/base64"
+	"net/http"
+	"strings"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/buzzrelay/relay/shared/bridge"
+)
+
+// HTTP turns the bridge into an API Gateway HTTP API (payload v2) handler.
+// scheme is the scheme clients use (https behind API Gateway) unless the
+// request says otherwise in X-Forwarded-Proto.
+func HTTP(b *bridge.Bridge, scheme string) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	return func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+		req, err := HTTPRequest(ev, scheme)
+		if err != nil {
+			return events.APIGatewayV2HTTPResponse{StatusCode: http.StatusBadRequest,
+				Headers: map[string]string{"content-type": "application/json"},
+				Body:    `{"error":"invalid: request body is not valid base64"}`}, nil
+		}
+		resp := b.Serve(ctx, req)
+		return events.APIGatewayV2HTTPResponse{StatusCode: resp.Status, Headers: resp.Headers, Body: string(resp.Body)}, nil
+	}
+}
+
+// HTTPRequest converts an API Gateway request to the bridge's form.
+func HTTPRequest(ev events.APIGatewayV2HTTPRequest, scheme string) (bridge.Request, error) {
+	headers := make(map[string]string, len(ev.Headers))
+	for k, v := range ev.Headers {
+		headers[strings.ToLower(k)] = v
+	}
+	body := []byte(ev.Body)
+	if ev.IsBase64Encoded {
+		b, err := base64.StdEncoding.DecodeString(ev.Body)
+		if err != nil {
+			return bridge.Request{}, err
+		}
+		body = b
+	}
+	if p := headers["x-forwarded-proto"]; p == "http" || p == "https" {
+		scheme = p
+	}
+	host := headers["host"]
+	if host == "" {
+		host = ev.RequestContext.DomainName
+	}
+	path := ev.RawPath
+	if path == "" {
+		path = ev.RequestContext.HTTP.Path
+	}
+	return bridge.Request{
+		Method:  ev.RequestContext.HTTP.Method,
+		Scheme:  scheme,
+		Host:    host,
+		Path:    path,
+		Headers: headers,
+		Body:    body,
+	}, nil
+}

@@ -1,0 +1,76 @@
+// Package app builds, once per cold start, what every entry point shares:
+// logger, configuration, the pgx pool, the relay signer and the write path.
+// Entry points (functions/*, localdev) add the parts they serve and start.
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/buzzrelay/relay/shared/config"
+	"github.com/buzzrelay/relay/shared/ingest"
+	"github.com/buzzrelay/relay/shared/signer"
+	"github.com/buzzrelay/relay/shared/store"
+)
+
+// App is the wired core.
+type App struct {
+	Config *config.Config
+	Log    *slog.Logger
+	Store  *store.Store
+	Signer signer.Signer
+	Ingest *ingest.Service
+}
+
+// Logger returns the JSON logger every entry point uses (LOG_LEVEL: debug,
+// info, warn, error; default info).
+func Logger() *slog.Logger {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(strings.ToLower(os.Getenv("LOG_LEVEL")))); err != nil || os.Getenv("LOG_LEVEL") == "" {
+		level = slog.LevelInfo
+	}
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+}
+
+// Build reads the environment and wires the core. It fails on any
+// misconfiguration; the pool connects lazily.
+func Build(ctx context.Context, log *slog.Logger) (*App, error) {
+	cfg, err := config.FromEnv()
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return BuildWith(ctx, cfg, log)
+}
+
+// BuildWith wires the core from an already loaded configuration.
+func BuildWith(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error) {
+	dsn, err := cfg.DSN(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("database: %w", err)
+	}
+	st, err := store.Open(ctx, dsn, store.Options{MaxConns: cfg.MaxConns, SimpleProtocol: cfg.SimpleProtocol})
+	if err != nil {
+		return nil, err
+	}
+	sg, err := cfg.Signer(ctx)
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("relay key: %w", err)
+	}
+	return &App{
+		Config: cfg,
+		Log:    log,
+		Store:  st,
+		Signer: sg,
+		Ingest: ingest.New(st, sg, log),
+	}, nil
+}
+
+// Fatal logs err and exits; for main functions only.
+func Fatal(log *slog.Logger, msg string, err error) {
+	log.Error(msg, "err", err)
+	os.Exit(1)
+}

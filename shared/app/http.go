@@ -1,0 +1,27 @@
+package app
+
+import (
+	"context"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/buzzrelay/relay/shared/apigw"
+	"github.com/buzzrelay/relay/shared/bridge"
+)
+
+// HTTPHandler is the API Gateway HTTP API handler type a function starts.
+type HTTPHandler = func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
+
+// IngestHTTP is functions/ingest: POST /events, with live fan-out when
+// fo is not nil.
+func (a *App) IngestHTTP(fo bridge.Fanout) HTTPHandler {
+	b := bridge.New(a.Store, a.Signer, a.Ingest, nil, fo, a.Config.DefaultCommunity, a.Log)
+	return apigw.HTTP(b, a.Config.PublicScheme)
+}
+
+// QueryHTTP is functions/query: POST /query, POST /count, GET / (NIP-11)
+// and GET /healthz.
+func (a *App) QueryHTTP(rd bridge.Reader) HTTPHandler {
+	b := bridge.New(a.Store, a.Signer, nil, rd, nil, a.Config.DefaultCommunity, a.Log)
+	return apigw.HTTP(b, a.Config.PublicScheme)
+}

@@ -1,0 +1,250 @@
+// Package bridge is Buzz's HTTP bridge, free of any AWS type: POST /events,
+// POST /query, POST /count (all NIP-98 authenticated), the NIP-11 document
+// on GET / and GET /healthz. The apigw package adapts API Gateway events to
+// Request and Response; localdev calls it through the same adapter.
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/ingest"
+	"github.com/buzzrelay/relay/shared/nip98"
+	"github.com/buzzrelay/relay/shared/reject"
+	"github.com/buzzrelay/relay/shared/relayinfo"
+	"github.com/buzzrelay/relay/shared/signer"
+	"github.com/buzzrelay/relay/shared/store"
+)
+
+// Request is one HTTP request as the bridge needs it. Header names are
+// lowercase.
+type Request struct {
+	Method  string
+	Scheme  string // http or https, as the client addressed the relay
+	Host    string
+	Path    string
+	Headers map[string]string
+	Body    []byte
+}
+
+// Response is what the bridge answers.
+type Response struct {
+	Status  int
+	Headers map[string]string
+	Body    []byte
+}
+
+// Reader answers /query and /count (implemented by shared/query).
+type Reader interface {
+	Query(ctx context.Context, community, reader string, body []byte) ([]json.RawMessage, error)
+	Count(ctx context.Context, community, reader string, body []byte) (int64, error)
+}
+
+// Fanout delivers committed events to live subscribers (shared/fanout).
+type Fanout interface {
+	Deliver(ctx context.Context, community string, events []*nostr.Event)
+}
+
+// Bridge serves the HTTP routes.
+type Bridge struct {
+	Store    *store.Store
+	Ingest   *ingest.Service // nil on a function that takes no writes
+	Reader   Reader          // nil on a function that serves no reads
+	Fanout   Fanout          // nil: no live delivery from this function
+	Signer   signer.Signer
+	Verifier *nip98.Verifier
+	Log      *slog.Logger
+	// DefaultCommunity serves hosts without a community of their own.
+	DefaultCommunity string
+
+	hosts sync.Map // host -> cachedCommunity
+}
+
+type cachedCommunity struct {
+	id      string
+	expires time.Time
+}
+
+// New wires a bridge; ing, rd and fo may be nil.
+func New(st *store.Store, sg signer.Signer, ing *ingest.Service, rd Reader, fo Fanout, defaultCommunity string, log *slog.Logger) *Bridge {
+	return &Bridge{
+		Store: st, Ingest: ing, Reader: rd, Fanout: fo, Signer: sg, Log: log,
+		Verifier:         &nip98.Verifier{Replay: st},
+		DefaultCommunity: defaultCommunity,
+	}
+}
+
+// Serve routes one request.
+func (b *Bridge) Serve(ctx context.Context, r Request) Response {
+	path := strings.TrimRight(r.Path, "/")
+	if r.Method == http.MethodOptions {
+		return Response{Status: http.StatusNoContent, Headers: cors(nil)}
+	}
+	switch {
+	case path == "" && r.Method == http.MethodGet:
+		return b.info(r)
+	case path == "/healthz" && r.Method == http.MethodGet:
+		return b.health(ctx)
+	case path == "/events" && r.Method == http.MethodPost && b.Ingest != nil:
+		return b.events(ctx, r)
+	case (path == "/query" || path == "/count") && r.Method == http.MethodPost && b.Reader != nil:
+		return b.read(ctx, r, path == "/count")
+	}
+	return errorJSON(http.StatusNotFound, "invalid: no route for "+r.Method+" "+r.Path)
+}
+
+// Community resolves the community served at host, cached for a minute.
+func (b *Bridge) Community(ctx context.Context, host string) (string, error) {
+	host = strings.ToLower(host)
+	if c, ok := b.hosts.Load(host); ok && time.Now().Before(c.(cachedCommunity).expires) {
+		return c.(cachedCommunity).id, nil
+	}
+	id, err := b.Store.Community(ctx, host, b.DefaultCommunity)
+	if err != nil {
+		return "", err
+	}
+	b.hosts.Store(host, cachedCommunity{id: id, expires: time.Now().Add(time.Minute)})
+	return id, nil
+}
+
+// authenticate verifies the NIP-98 token and resolves the community.
+func (b *Bridge) authenticate(ctx context.Context, r Request) (community, pubkey string, resp *Response) {
+	if len(r.Body) > relayinfo.MaxHTTPBodyLength {
+		e := errorJSON(http.StatusRequestEntityTooLarge, "invalid: request body is larger than 1 MiB")
+		return "", "", &e
+	}
+	pubkey, err := b.Verifier.Verify(ctx, nip98.Request{
+		Authorization: r.Headers["authorization"],
+		Method:        r.Method,
+		URL:           r.Scheme + "://" + r.Host + r.Path,
+		Body:          r.Body,
+	})
+	if err != nil {
+		e := b.failure(ctx, err, http.StatusUnauthorized)
+		return "", "", &e
+	}
+	community, err = b.Community(ctx, r.Host)
+	if err != nil {
+		e := b.failure(ctx, err, 0)
+		return "", "", &e
+	}
+	return community, pubkey, nil
+}
+
+// eventsResponse is the body of POST /events.
+type eventsResponse struct {
+	EventID  string `json:"event_id"`
+	Accepted bool   `json:"accepted"`
+	Message  string `json:"message"`
+}
+
+func (b *Bridge) events(ctx context.Context, r Request) Response {
+	community, pubkey, fail := b.authenticate(ctx, r)
+	if fail != nil {
+		return *fail
+	}
+	var ev nostr.Event
+	if err := json.Unmarshal(r.Body, &ev); err != nil {
+		return errorJSON(http.StatusBadRequest, "invalid: body must be one JSON nostr event: "+err.Error())
+	}
+	if ev.PubKey != pubkey {
+		return errorJSON(http.StatusForbidden, "restricted: event pubkey is not the key that signed the NIP-98 token")
+	}
+	out := b.Ingest.Submit(ctx, community, pubkey, &ev)
+	if out.Err != nil {
+		return errorJSON(http.StatusServiceUnavailable, out.Message)
+	}
+	if len(out.Committed) > 0 && b.Fanout != nil {
+		b.Fanout.Deliver(ctx, community, out.Committed)
+	}
+	return jsonResponse(http.StatusOK, eventsResponse{EventID: ev.ID, Accepted: out.Accepted, Message: out.Message})
+}
+
+func (b *Bridge) read(ctx context.Context, r Request, count bool) Response {
+	community, pubkey, fail := b.authenticate(ctx, r)
+	if fail != nil {
+		return *fail
+	}
+	if count {
+		n, err := b.Reader.Count(ctx, community, pubkey, r.Body)
+		if err != nil {
+			return b.failure(ctx, err, http.StatusBadRequest)
+		}
+		return jsonResponse(http.StatusOK, map[string]int64{"count": n})
+	}
+	evs, err := b.Reader.Query(ctx, community, pubkey, r.Body)
+	if err != nil {
+		return b.failure(ctx, err, http.StatusBadRequest)
+	}
+	if evs == nil {
+		evs = []json.RawMessage{}
+	}
+	return jsonResponse(http.StatusOK, evs)
+}
+
+func (b *Bridge) info(r Request) Response {
+	if !strings.Contains(r.Headers["accept"], "application/nostr+json") {
+		return Response{Status: http.StatusOK, Headers: cors(map[string]string{"content-type": "text/plain; charset=utf-8"}),
+			Body: []byte("Buzz relay. Connect a nostr client over WebSocket, or send Accept: application/nostr+json for NIP-11.\n")}
+	}
+	body, _ := json.Marshal(relayinfo.New(b.Signer.PublicKey()))
+	return Response{Status: http.StatusOK, Headers: cors(map[string]string{"content-type": "application/nostr+json"}), Body: body}
+}
+
+func (b *Bridge) health(ctx context.Context) Response {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := b.Store.Ping(ctx); err != nil {
+		b.Log.WarnContext(ctx, "health check failed", "err", err)
+		return errorJSON(http.StatusServiceUnavailable, "error: database unreachable")
+	}
+	return jsonResponse(http.StatusOK, map[string]bool{"ok": true})
+}
+
+// failure maps an error to a response: a rejection to status (auth-required
+// always 401), anything else to 503 with an opaque message.
+func (b *Bridge) failure(ctx context.Context, err error, status int) Response {
+	if r, ok := reject.As(err); ok && status != 0 {
+		switch r.Prefix {
+		case reject.AuthRequired:
+			status = http.StatusUnauthorized
+		case reject.Restricted, reject.Blocked:
+			status = http.StatusForbidden
+		case reject.RateLimited:
+			status = http.StatusTooManyRequests
+		}
+		return errorJSON(status, r.Error())
+	}
+	b.Log.ErrorContext(ctx, "request failed", "err", err)
+	return errorJSON(http.StatusServiceUnavailable, "error: the relay could not complete the request, try again")
+}
+
+func jsonResponse(status int, v any) Response {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return errorJSON(http.StatusInternalServerError, "error: could not encode response")
+	}
+	return Response{Status: status, Headers: cors(map[string]string{"content-type": "application/json"}), Body: body}
+}
+
+func errorJSON(status int, msg string) Response {
+	body, _ := json.Marshal(map[string]string{"error": msg})
+	return Response{Status: status, Headers: cors(map[string]string{"content-type": "application/json"}), Body: body}
+}
+
+func cors(h map[string]string) map[string]string {
+	if h == nil {
+		h = map[string]string{}
+	}
+	h["access-control-allow-origin"] = "*"
+	h["access-control-allow-headers"] = "authorization, content-type"
+	h["access-control-allow-methods"] = "GET, POST, OPTIONS"
+	return h
+}

@@ -1,0 +1,241 @@
+package ingest
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/buzzrelay/relay/shared/nip29"
+	"github.com/buzzrelay/relay/shared/reject"
+	"github.com/buzzrelay/relay/shared/store"
+)
+
+// MaxDepth caps thread depth; deeper replies are stored at this depth.
+const MaxDepth = 100
+
+// writable checks that the author may post into channel h: it exists, is not
+// deleted, and is open or has the author as an active member.
+func (a *apply) writable(ctx context.Context, h string) (*store.ChannelRow, error) {
+	ch, role, err := a.tx.ChannelAndRole(ctx, h, a.ev.PubKey)
+	if isNotFound(err) || (err == nil && ch.Deleted) {
+		return nil, reject.Invalidf("channel %s does not exist", h)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if ch.Visibility != "open" && role == "" {
+		return nil, reject.Restrictedf("only members may write to private channel %s", h)
+	}
+	return ch, nil
+}
+
+// needsChannel lists the kinds that only exist inside a channel.
+func needsChannel(kind int) bool {
+	switch kind {
+	case 9, 10, 11, 12:
+		return true
+	}
+	return false
+}
+
+// message stores a channel message or a plain note, with its thread position.
+func (a *apply) message(ctx context.Context) error {
+	h, hasH := nip29.Tag(a.ev.Tags, "h")
+	if !hasH || h == "" {
+		if needsChannel(a.ev.Kind) {
+			return reject.Invalidf("kind %d needs an h tag naming its channel", a.ev.Kind)
+		}
+		return a.store(ctx, store.EventMeta{TopLevel: true, Search: searchable(a.ev.Kind)})
+	}
+	if _, err := a.writable(ctx, h); err != nil {
+		return err
+	}
+	row := store.ThreadRow{EventID: a.ev.ID, ChannelID: h, CreatedAt: int64(a.ev.CreatedAt)}
+	top := true
+	if r, ok := nip29.ParseReply(a.ev.Tags); ok {
+		parent, err := a.tx.Event(ctx, r.Parent)
+		if isNotFound(err) || (err == nil && (parent.ChannelID != h || parent.Deleted || !parent.HasThread)) {
+			return reject.Invalidf("reply parent %s is not a message in channel %s", r.Parent, h)
+		}
+		if err != nil {
+			return err
+		}
+		root := parent.RootID
+		if parent.Depth == 0 || root == "" {
+			root = parent.ID
+		}
+		if r.Root != "" && r.Root != root {
+			return reject.Invalidf("root tag %s does not match the parent's thread root %s", r.Root, root)
+		}
+		row.ParentID, row.RootID = parent.ID, root
+		row.Depth = min(parent.Depth+1, MaxDepth)
+		row.Broadcast = r.Broadcast && row.Depth == 1
+		top = row.Broadcast
+	}
+	if err := a.store(ctx, store.EventMeta{ChannelID: h, TopLevel: top, Search: searchable(a.ev.Kind)}); err != nil {
+		return err
+	}
+	return a.tx.InsertThread(ctx, row)
+}
+
+// target loads the event a reaction, edit or deletion points at.
+func (a *apply) target(ctx context.Context, id, what string) (*store.EventRef, error) {
+	if !isHex64(id) {
+		return nil, reject.Invalidf("%s target %q is not a 64-hex event id", what, id)
+	}
+	ref, err := a.tx.Event(ctx, id)
+	if isNotFound(err) || (err == nil && ref.Deleted) {
+		return nil, reject.Invalidf("%s target %s is not stored", what, id)
+	}
+	return ref, err
+}
+
+// inTargetChannel checks an optional h against the target's channel and
+// the author's right to write there.
+func (a *apply) inTargetChannel(ctx context.Context, ref *store.EventRef) error {
+	if h, ok := nip29.Tag(a.ev.Tags, "h"); ok && h != ref.ChannelID {
+		return reject.Invalidf("h tag %s is not the channel of the target event", h)
+	}
+	if ref.ChannelID == "" {
+		return nil
+	}
+	_, err := a.writable(ctx, ref.ChannelID)
+	return err
+}
+
+func (a *apply) reaction(ctx context.Context) error {
+	var id string
+	for _, t := range a.ev.Tags {
+		if len(t) >= 2 && t[0] == "e" {
+			id = t[1]
+		}
+	}
+	if id == "" {
+		return reject.Invalidf("reaction needs an e tag naming its target")
+	}
+	ref, err := a.target(ctx, id, "reaction")
+	if err != nil {
+		return err
+	}
+	if err := a.inTargetChannel(ctx, ref); err != nil {
+		return err
+	}
+	return a.store(ctx, store.EventMeta{ChannelID: ref.ChannelID, TopLevel: true})
+}
+
+func (a *apply) edit(ctx context.Context) error {
+	id, ok := nip29.Tag(a.ev.Tags, "e")
+	if !ok {
+		return reject.Invalidf("edit needs an e tag naming the edited event")
+	}
+	ref, err := a.target(ctx, id, "edit")
+	if err != nil {
+		return err
+	}
+	if ref.Pubkey != a.ev.PubKey {
+		return reject.Restrictedf("only the author of %s may edit it", id)
+	}
+	if err := a.inTargetChannel(ctx, ref); err != nil {
+		return err
+	}
+	return a.store(ctx, store.EventMeta{ChannelID: ref.ChannelID, TopLevel: true, Search: true})
+}
+
+// deletion applies a NIP-09 kind 5 with exactly one e or a target, which
+// only its author may delete.
+func (a *apply) deletion(ctx context.Context) error {
+	var targets [][]string
+	for _, t := range a.ev.Tags {
+		if len(t) >= 2 && (t[0] == "e" || t[0] == "a") {
+			targets = append(targets, t)
+		}
+	}
+	if len(targets) != 1 {
+		return reject.Invalidf("a deletion must name exactly one target (e or a tag), this one names %d", len(targets))
+	}
+	t := targets[0]
+	if t[0] == "a" {
+		return a.deleteAddress(ctx, t[1])
+	}
+	ref, err := a.tx.Event(ctx, t[1])
+	if isNotFound(err) {
+		return reject.Invalidf("deletion target %s is not stored", t[1])
+	}
+	if err != nil {
+		return err
+	}
+	if ref.Pubkey != a.ev.PubKey {
+		return reject.Restrictedf("only the author of %s may delete it", t[1])
+	}
+	if err := a.store(ctx, store.EventMeta{ChannelID: ref.ChannelID, TopLevel: true}); err != nil {
+		return err
+	}
+	return a.hide(ctx, ref)
+}
+
+func (a *apply) deleteAddress(ctx context.Context, addr string) error {
+	parts := strings.SplitN(addr, ":", 3)
+	if len(parts) != 3 {
+		return reject.Invalidf("a tag %q must be kind:pubkey:d", addr)
+	}
+	kind, err := strconv.Atoi(parts[0])
+	if err != nil || kind < 0 || kind > 65535 {
+		return reject.Invalidf("a tag %q has no valid kind", addr)
+	}
+	if parts[1] != a.ev.PubKey {
+		return reject.Restrictedf("only the author of %s may delete it", addr)
+	}
+	if err := a.store(ctx, store.EventMeta{TopLevel: true}); err != nil {
+		return err
+	}
+	_, err = a.tx.MarkAddressDeleted(ctx, kind, parts[1], parts[2], int64(a.ev.CreatedAt), a.now)
+	return err
+}
+
+// replaceable keeps only the newest 0/3/10009 per author and the newest
+// 30023 per author and d tag (ties: the lower id wins, as NIP-01 says).
+func (a *apply) replaceable(ctx context.Context) error {
+	d := ""
+	if a.ev.Kind >= 30000 {
+		v, ok := nip29.Tag(a.ev.Tags, "d")
+		if !ok {
+			return reject.Invalidf("kind %d is addressable and needs a d tag", a.ev.Kind)
+		}
+		d = v
+	}
+	meta := store.EventMeta{DTag: d, TopLevel: true, Search: searchable(a.ev.Kind)}
+	if h, ok := nip29.Tag(a.ev.Tags, "h"); ok && a.ev.Kind == 30023 {
+		if _, err := a.writable(ctx, h); err != nil {
+			return err
+		}
+		meta.ChannelID = h
+	}
+	prev, err := a.tx.Addressable(ctx, a.ev.Kind, a.ev.PubKey, d)
+	if err != nil {
+		return err
+	}
+	var old []string
+	for _, p := range prev {
+		if p.CreatedAt > int64(a.ev.CreatedAt) || (p.CreatedAt == int64(a.ev.CreatedAt) && p.ID < a.ev.ID) {
+			return reject.Duplicatef("a newer version of this kind %d event is stored", a.ev.Kind)
+		}
+		old = append(old, p.ID)
+	}
+	if err := a.tx.DeleteEvents(ctx, old); err != nil {
+		return err
+	}
+	return a.store(ctx, meta)
+}
+
+func isHex64(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < 64; i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,190 @@
+// Package ingest is the write path shared by POST /events and WebSocket
+// EVENT: it checks an event, applies the NIP-29 / NIP-CL / thread rules in one
+// database transaction, and publishes the relay-signed state that changed.
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/eventcheck"
+	"github.com/buzzrelay/relay/shared/reject"
+	"github.com/buzzrelay/relay/shared/signer"
+	"github.com/buzzrelay/relay/shared/store"
+)
+
+// Service applies events. It is safe for concurrent use.
+type Service struct {
+	store  *store.Store
+	signer signer.Signer
+	log    *slog.Logger
+	now    func() time.Time
+}
+
+// New builds the write path over st, signing relay events with sg.
+func New(st *store.Store, sg signer.Signer, log *slog.Logger) *Service {
+	return &Service{store: st, signer: sg, log: log, now: time.Now}
+}
+
+// WithClock returns a copy of s that reads time from now (tests).
+func (s *Service) WithClock(now func() time.Time) *Service {
+	c := *s
+	c.now = now
+	return &c
+}
+
+// Outcome is the answer to one submitted event, in NIP-01 OK terms.
+type Outcome struct {
+	Accepted bool
+	// Message is "" on plain success, else NIP-01 prefixed.
+	Message string
+	// Committed lists the events this submission stored, the client's first,
+	// then relay-signed ones, for live fan-out. Empty unless Accepted and new.
+	Committed []*nostr.Event
+	// Err is set on an internal failure (Message then says "error: ...").
+	Err error
+}
+
+// maxAttempts bounds retries of a transaction that lost a deadlock or
+// serialization race; the rules are re-evaluated on each attempt.
+const maxAttempts = 3
+
+// Submit checks and applies ev on behalf of authed, the pubkey that
+// authenticated the request. Nothing is stored unless every rule passes.
+func (s *Service) Submit(ctx context.Context, community, authed string, ev *nostr.Event) Outcome {
+	now := s.now()
+	if err := eventcheck.Check(ev, now); err != nil {
+		return refused(err)
+	}
+	if ev.PubKey != authed {
+		return refused(reject.Restrictedf("event pubkey %s is not the authenticated key", short(ev.PubKey)))
+	}
+	var out []*nostr.Event
+	var err error
+	for attempt := 1; attempt <= maxAttempts; attempt++ {
+		out = out[:0]
+		err = s.store.Tx(ctx, community, func(tx *store.Tx) error {
+			a := &apply{s: s, tx: tx, ev: ev, now: now.Unix()}
+			if err := a.run(ctx); err != nil {
+				return err
+			}
+			out = append([]*nostr.Event{ev}, a.published...)
+			return nil
+		})
+		if err == nil || !store.IsSerialization(err) {
+			break
+		}
+	}
+	if err != nil {
+		if r, ok := reject.As(err); ok {
+			if r.Prefix == reject.Duplicate {
+				return Outcome{Accepted: true, Message: r.Error()}
+			}
+			return refused(r)
+		}
+		s.log.ErrorContext(ctx, "ingest failed", "event", ev.ID, "kind", ev.Kind, "community", community, "err", err)
+		return Outcome{Message: reject.Message(err), Err: err}
+	}
+	return Outcome{Accepted: true, Committed: out}
+}
+
+func refused(err error) Outcome {
+	return Outcome{Message: reject.Message(err)}
+}
+
+func short(pk string) string {
+	if len(pk) > 12 {
+		return pk[:12] + "…"
+	}
+	return pk
+}
+
+// apply holds one attempt at one event.
+type apply struct {
+	s         *Service
+	tx        *store.Tx
+	ev        *nostr.Event
+	now       int64
+	published []*nostr.Event
+}
+
+func (a *apply) run(ctx context.Context) error {
+	dup, err := a.tx.Exists(ctx, a.ev.ID)
+	if err != nil {
+		return err
+	}
+	if dup {
+		return reject.Duplicatef("event %s is already stored", a.ev.ID)
+	}
+	switch a.ev.Kind {
+	case 9007:
+		return a.createChannel(ctx)
+	case 9002:
+		return a.editChannel(ctx)
+	case 9000:
+		return a.putUser(ctx)
+	case 9001:
+		return a.removeUser(ctx)
+	case 9005:
+		return a.moderationDelete(ctx)
+	case 9008:
+		return a.deleteChannel(ctx)
+	case 9021:
+		return a.join(ctx)
+	case 9022:
+		return a.leave(ctx)
+	case 5:
+		return a.deletion(ctx)
+	case 7:
+		return a.reaction(ctx)
+	case 40003:
+		return a.edit(ctx)
+	case 0, 3, 10009, 30023:
+		return a.replaceable(ctx)
+	default:
+		return a.message(ctx)
+	}
+}
+
+// store inserts the client's event; a lost insert race is a duplicate.
+func (a *apply) store(ctx context.Context, m store.EventMeta) error {
+	ok, err := a.tx.InsertEvent(ctx, a.ev, m)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return reject.Duplicatef("event %s is already stored", a.ev.ID)
+	}
+	return nil
+}
+
+// sign signs and stores a relay event of kind with tags, remembered for fan-out.
+func (a *apply) sign(ctx context.Context, kind int, createdAt int64, tags nostr.Tags, m store.EventMeta) (*nostr.Event, error) {
+	ev := &nostr.Event{Kind: kind, CreatedAt: nostr.Timestamp(createdAt), Tags: tags, Content: ""}
+	if err := a.s.signer.Sign(ctx, ev); err != nil {
+		return nil, fmt.Errorf("ingest: sign kind %d: %w", kind, err)
+	}
+	if _, err := a.tx.InsertEvent(ctx, ev, m); err != nil {
+		return nil, err
+	}
+	a.published = append(a.published, ev)
+	return ev, nil
+}
+
+var errNotFound = store.ErrNotFound
+
+func isNotFound(err error) bool { return errors.Is(err, errNotFound) }
+
+// searchable kinds get a full-text index of their content.
+func searchable(kind int) bool {
+	switch kind {
+	case 1, 9, 10, 11, 12, 30023, 40003:
+		return true
+	}
+	return false
+}

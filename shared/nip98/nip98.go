@@ -1,0 +1,159 @@
+// Package nip98 verifies NIP-98 HTTP auth: an "Authorization: Nostr <base64
+// event>" header carrying a kind 27235 event bound to one request.
+package nip98
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/reject"
+)
+
+// Kind is the NIP-98 HTTP auth kind.
+const Kind = 27235
+
+// MaxSkew is how far created_at may be from the relay's clock.
+const MaxSkew = 60 * time.Second
+
+// ReplayGuard records token ids across every instance; fresh is false for a
+// token seen before.
+type ReplayGuard interface {
+	SeenNIP98(ctx context.Context, id string, expiresAt int64) (fresh bool, err error)
+}
+
+// Verifier checks tokens.
+type Verifier struct {
+	Replay ReplayGuard
+	Now    func() time.Time
+}
+
+// Request is the part of an HTTP request a token is bound to.
+type Request struct {
+	Authorization string // the header's value
+	Method        string
+	URL           string // scheme://host/path as the client addressed it
+	Body          []byte
+}
+
+// Verify returns the authenticated pubkey. Every token problem is a
+// *reject.Error with prefix auth-required (HTTP 401); other errors are
+// internal (the replay table could not be reached).
+func (v *Verifier) Verify(ctx context.Context, r Request) (string, error) {
+	ev, err := Parse(r.Authorization)
+	if err != nil {
+		return "", err
+	}
+	now := time.Now
+	if v.Now != nil {
+		now = v.Now
+	}
+	if ev.Kind != Kind {
+		return "", fail("auth event kind is %d, want %d", ev.Kind, Kind)
+	}
+	if !ev.CheckID() {
+		return "", fail("auth event id does not match its content")
+	}
+	if ok, err := ev.CheckSignature(); err != nil || !ok {
+		return "", fail("auth event signature does not verify")
+	}
+	skew := now().Sub(time.Unix(int64(ev.CreatedAt), 0))
+	if skew > MaxSkew || skew < -MaxSkew {
+		return "", fail("auth event created_at is %d s from the relay's clock; the limit is %d s", int64(skew.Seconds()), int64(MaxSkew.Seconds()))
+	}
+	u, ok := tag(ev, "u")
+	if !ok {
+		return "", fail("auth event has no u tag")
+	}
+	if NormalizeURL(u) != NormalizeURL(r.URL) {
+		return "", fail("auth event u tag %q does not match the request URL %q", u, r.URL)
+	}
+	m, ok := tag(ev, "method")
+	if !ok {
+		return "", fail("auth event has no method tag")
+	}
+	if !strings.EqualFold(m, r.Method) {
+		return "", fail("auth event method %q does not match %s", m, r.Method)
+	}
+	if p, ok := tag(ev, "payload"); ok {
+		sum := sha256.Sum256(r.Body)
+		if !strings.EqualFold(p, hex.EncodeToString(sum[:])) {
+			return "", fail("auth event payload hash does not match the request body")
+		}
+	}
+	if v.Replay != nil {
+		fresh, err := v.Replay.SeenNIP98(ctx, ev.ID, int64(ev.CreatedAt)+int64(2*MaxSkew/time.Second))
+		if err != nil {
+			return "", err
+		}
+		if !fresh {
+			return "", fail("auth event %s was already used", ev.ID)
+		}
+	}
+	return ev.PubKey, nil
+}
+
+// Parse decodes the header value "Nostr <base64 event>".
+func Parse(header string) (*nostr.Event, error) {
+	if header == "" {
+		return nil, fail("missing Authorization header (NIP-98: Nostr <base64 event>)")
+	}
+	scheme, token, ok := strings.Cut(strings.TrimSpace(header), " ")
+	if !ok || !strings.EqualFold(scheme, "Nostr") {
+		return nil, fail("Authorization must use the Nostr scheme (NIP-98)")
+	}
+	token = strings.TrimSpace(token)
+	raw, err := base64.StdEncoding.DecodeString(token)
+	if err != nil {
+		if raw, err = base64.RawStdEncoding.DecodeString(token); err != nil {
+			if raw, err = base64.URLEncoding.DecodeString(token); err != nil {
+				return nil, fail("Authorization token is not base64")
+			}
+		}
+	}
+	var ev nostr.Event
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		return nil, fail("Authorization token is not a JSON nostr event")
+	}
+	return &ev, nil
+}
+
+// NormalizeURL lowercases scheme and host and drops a trailing slash and
+// the default port, so equivalent spellings compare equal.
+func NormalizeURL(s string) string {
+	u, err := url.Parse(strings.TrimSpace(s))
+	if err != nil {
+		return s
+	}
+	scheme := strings.ToLower(u.Scheme)
+	host := strings.ToLower(u.Host)
+	if (scheme == "https" && strings.HasSuffix(host, ":443")) || (scheme == "http" && strings.HasSuffix(host, ":80")) {
+		host = host[:strings.LastIndex(host, ":")]
+	}
+	path := strings.TrimRight(u.EscapedPath(), "/")
+	out := scheme + "://" + host + path
+	if u.RawQuery != "" {
+		out += "?" + u.RawQuery
+	}
+	return out
+}
+
+func tag(ev *nostr.Event, name string) (string, bool) {
+	for _, t := range ev.Tags {
+		if len(t) >= 2 && t[0] == name {
+			return t[1], true
+		}
+	}
+	return "", false
+}
+
+func fail(format string, args ...any) error {
+	return reject.New(reject.AuthRequired, format, args...)
+}
