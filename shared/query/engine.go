@@ -1,0 +1,266 @@
+// Package query is the relay's read engine: NIP-01 filters with the relay's
+// access and system-channel rules, the Buzz bridge extensions (before_id,
+// page, NIP-50 search), the channel window (top_level, kinds 39005/39006,
+// spec/bridge-channel-window.md), the thread panel (depth_limit) and COUNT.
+// HTTP /query and /count and WebSocket REQ/COUNT all read through it.
+package query
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/signer"
+	"github.com/buzzrelay/relay/shared/store"
+)
+
+// Engine answers read requests. It is safe for concurrent use.
+type Engine struct {
+	st  *store.Store
+	sg  signer.Signer
+	now func() time.Time
+	// auxPage is the page size each aux hop drains with (the DB clamp).
+	auxPage int
+	// trace, when set (tests), sees every statement a request runs.
+	trace func(sql string, args []any)
+}
+
+// New builds the read engine over st; overlays are signed with sg.
+func New(st *store.Store, sg signer.Signer) *Engine {
+	return &Engine{st: st, sg: sg, now: time.Now, auxPage: plainMaxLimit}
+}
+
+// request is one parsed and validated request: window filters first, then
+// the others in request order.
+type request struct {
+	windows []*windowPlan
+	others  []plan
+}
+
+// plan is a validated thread or plain filter.
+type plan interface {
+	serve(ctx context.Context, r *reader, out *output) error
+	idSQL(b *sqlb) (string, bool) // for COUNT: SELECT of matching event ids; false = matches nothing
+}
+
+// newRequest validates filters before any database work, so every 400 is
+// decided up front.
+func newRequest(fs []*filter, plainDefault int64) (*request, error) {
+	req := &request{}
+	for i, f := range fs {
+		switch {
+		case f.TopLevel:
+			w, err := newWindowPlan(f)
+			if err != nil {
+				return nil, at(i, err)
+			}
+			req.windows = append(req.windows, w)
+		case f.DepthLimit != nil:
+			t, err := newThreadPlan(f)
+			if err != nil {
+				return nil, at(i, err)
+			}
+			req.others = append(req.others, t)
+		default:
+			p, err := newPlainPlan(f, plainDefault)
+			if err != nil {
+				return nil, at(i, err)
+			}
+			req.others = append(req.others, p)
+		}
+	}
+	return req, nil
+}
+
+func at(i int, err error) error {
+	return invalid("filter %d: %s", i, reasonOf(err))
+}
+
+// Query serves POST /query: body is a JSON array of filters with bridge
+// extensions. It returns the flat array of events, each once.
+func (e *Engine) Query(ctx context.Context, community, reader string, body []byte) ([]json.RawMessage, error) {
+	fs, err := parseBody(body)
+	if err != nil {
+		return nil, err
+	}
+	req, err := newRequest(fs, plainMaxLimit)
+	if err != nil {
+		return nil, err
+	}
+	return e.serve(ctx, community, reader, req)
+}
+
+// Count serves POST /count: the number of distinct events matching any of
+// the filters, under the same access and system-channel rules as Query.
+func (e *Engine) Count(ctx context.Context, community, reader string, body []byte) (int64, error) {
+	fs, err := parseBody(body)
+	if err != nil {
+		return 0, err
+	}
+	req, err := newRequest(fs, plainMaxLimit)
+	if err != nil {
+		return 0, err
+	}
+	return e.count(ctx, community, reader, req)
+}
+
+// Req serves a WebSocket REQ: plain NIP-01 filters, default limit and clamp
+// 1000, the same access and system-channel rules.
+func (e *Engine) Req(ctx context.Context, community, reader string, filters []nostr.Filter) ([]json.RawMessage, error) {
+	req, err := nostrRequest(filters)
+	if err != nil {
+		return nil, err
+	}
+	return e.serve(ctx, community, reader, req)
+}
+
+// CountFilters serves a WebSocket COUNT.
+func (e *Engine) CountFilters(ctx context.Context, community, reader string, filters []nostr.Filter) (int64, error) {
+	req, err := nostrRequest(filters)
+	if err != nil {
+		return 0, err
+	}
+	return e.count(ctx, community, reader, req)
+}
+
+func nostrRequest(filters []nostr.Filter) (*request, error) {
+	if len(filters) > maxFilters {
+		return nil, invalid("%d filters, the limit is %d", len(filters), maxFilters)
+	}
+	req := &request{}
+	for i, nf := range filters {
+		f, err := fromNostr(nf)
+		if err != nil {
+			return nil, at(i, err)
+		}
+		p, err := newPlainPlan(f, plainMaxLimit)
+		if err != nil {
+			return nil, at(i, err)
+		}
+		req.others = append(req.others, p)
+	}
+	return req, nil
+}
+
+// reader is one request's read snapshot and identity.
+type reader struct {
+	tx        pgx.Tx
+	community string
+	pubkey    string
+	e         *Engine
+}
+
+func (r *reader) query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if r.e.trace != nil {
+		r.e.trace(sql, args)
+	}
+	return r.tx.Query(ctx, sql, args...)
+}
+
+func (r *reader) queryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	if r.e.trace != nil {
+		r.e.trace(sql, args)
+	}
+	return r.tx.QueryRow(ctx, sql, args...)
+}
+
+// readTx runs fn in one read-only REPEATABLE READ transaction, so rows,
+// closure and summaries of a response all come from one snapshot.
+func (e *Engine) readTx(ctx context.Context, community, pubkey string, fn func(*reader) error) error {
+	tx, err := e.st.Pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return fmt.Errorf("query: begin: %w", err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if err := fn(&reader{tx: tx, community: community, pubkey: pubkey, e: e}); err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("query: commit: %w", err)
+	}
+	return nil
+}
+
+func (e *Engine) serve(ctx context.Context, community, pubkey string, req *request) ([]json.RawMessage, error) {
+	out := &output{seen: map[string]bool{}, events: []json.RawMessage{}}
+	err := e.readTx(ctx, community, pubkey, func(r *reader) error {
+		for _, w := range req.windows {
+			if err := w.serve(ctx, r, out); err != nil {
+				return err
+			}
+		}
+		for _, p := range req.others {
+			if err := p.serve(ctx, r, out); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out.events, nil
+}
+
+func (e *Engine) count(ctx context.Context, community, pubkey string, req *request) (int64, error) {
+	b := newSQL(community, pubkey)
+	var parts []string
+	for _, w := range req.windows {
+		if s, ok := w.idSQL(b); ok {
+			parts = append(parts, s)
+		}
+	}
+	for _, p := range req.others {
+		if s, ok := p.idSQL(b); ok {
+			parts = append(parts, s)
+		}
+	}
+	if len(parts) == 0 {
+		return 0, nil
+	}
+	q := "SELECT count(*) FROM ("
+	for i, p := range parts {
+		if i > 0 {
+			q += "\nUNION\n"
+		}
+		q += "(" + p + ")"
+	}
+	q += ") ids"
+	if e.trace != nil {
+		e.trace(q, b.args)
+	}
+	var n int64
+	if err := e.st.Pool.QueryRow(ctx, q, b.args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("query: count: %w", err)
+	}
+	return n, nil
+}
+
+// output collects the response: each event once, in serving order.
+type output struct {
+	seen   map[string]bool
+	events []json.RawMessage
+}
+
+// add appends raw unless an event with id was already sent.
+func (o *output) add(id, raw string) {
+	if o.seen[id] {
+		return
+	}
+	o.seen[id] = true
+	o.events = append(o.events, json.RawMessage(raw))
+}
+
+// addEvent appends a relay-signed overlay.
+func (o *output) addEvent(ev *nostr.Event) error {
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return fmt.Errorf("query: encode kind %d: %w", ev.Kind, err)
+	}
+	o.add(ev.ID, string(b))
+	return nil
+}

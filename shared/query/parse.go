@@ -1,0 +1,384 @@
+package query
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/reject"
+)
+
+// Page sizes of the three read paths.
+const (
+	plainMaxLimit      = 1000
+	windowDefaultLimit = 50
+	windowMaxLimit     = 200
+	threadDefaultLimit = 100
+	threadMaxLimit     = 500
+	// maxFilters bounds the work one request can ask for.
+	maxFilters = 100
+	// maxValues bounds one filter list (ids, authors, kinds, one tag).
+	maxValues = 1000
+)
+
+// filter is one parsed request filter: the NIP-01 fields plus the bridge
+// extensions. A nil slice means "no constraint"; a non-nil empty slice
+// matches nothing (as NIP-01 relays do with an empty list).
+type filter struct {
+	IDs     []string
+	Authors []string
+	Kinds   []int
+	Tags    map[string][]string // single-letter tag name -> values
+	Since   *int64
+	Until   *int64
+	Limit   *int64 // nil when absent
+	Search  *string
+
+	// Extensions.
+	TopLevel         bool
+	IncludeSummaries bool
+	IncludeAux       bool
+	BeforeID         string // "" when absent
+	Page             int64  // 0 when absent
+	DepthLimit       *int64
+	ThreadCursor     *int64
+	ThreadCursorID   string
+}
+
+// tagNames returns the filter's tag names in a fixed order, so the SQL text
+// (and its plan cache entry) does not depend on map order.
+func (f *filter) tagNames() []string {
+	names := make([]string, 0, len(f.Tags))
+	for n := range f.Tags {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func invalid(format string, args ...any) error { return reject.Invalidf(format, args...) }
+
+// parseBody reads a bridge body: a JSON array of filter objects.
+func parseBody(body []byte) ([]*filter, error) {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 || trimmed[0] != '[' {
+		return nil, invalid("body must be a JSON array of filters")
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(trimmed, &raws); err != nil {
+		return nil, invalid("body must be a JSON array of filters: %s", jsonProblem(err))
+	}
+	if len(raws) > maxFilters {
+		return nil, invalid("%d filters, the limit is %d", len(raws), maxFilters)
+	}
+	out := make([]*filter, 0, len(raws))
+	for i, raw := range raws {
+		f, err := parseFilter(raw)
+		if err != nil {
+			r, _ := reject.As(err)
+			return nil, invalid("filter %d: %s", i, r.Reason)
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// jsonProblem describes a decoding error without echoing the input.
+func jsonProblem(err error) string {
+	switch e := err.(type) {
+	case *json.SyntaxError:
+		return fmt.Sprintf("malformed JSON at byte %d", e.Offset)
+	case *json.UnmarshalTypeError:
+		return fmt.Sprintf("expected %s, got a JSON %s", e.Type, e.Value)
+	}
+	return "malformed JSON"
+}
+
+// parseFilter reads one filter object. Unknown fields are ignored, as NIP-01
+// relays do; known fields of the wrong type are rejected.
+func parseFilter(raw json.RawMessage) (*filter, error) {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || t[0] != '{' {
+		return nil, invalid("a filter must be a JSON object")
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(t, &fields); err != nil {
+		return nil, invalid("a filter must be a JSON object: %s", jsonProblem(err))
+	}
+	f := &filter{}
+	var err error
+	for key, v := range fields {
+		if isNull(v) {
+			continue
+		}
+		switch key {
+		case "ids":
+			f.IDs, err = hexList(key, v)
+		case "authors":
+			f.Authors, err = hexList(key, v)
+		case "kinds":
+			f.Kinds, err = kindList(v)
+		case "since":
+			f.Since, err = timestamp(key, v)
+		case "until":
+			f.Until, err = timestamp(key, v)
+		case "limit":
+			var n int64
+			if n, err = integer(key, v); err == nil {
+				if n < 0 {
+					err = invalid("limit must not be negative")
+				}
+				f.Limit = &n
+			}
+		case "search":
+			var s string
+			if err = json.Unmarshal(v, &s); err != nil {
+				err = invalid("search must be a string")
+			}
+			f.Search = &s
+		case "top_level":
+			f.TopLevel, err = boolean(key, v)
+		case "include_summaries":
+			f.IncludeSummaries, err = boolean(key, v)
+		case "include_aux":
+			f.IncludeAux, err = boolean(key, v)
+		case "before_id":
+			f.BeforeID, err = eventID(key, v)
+		case "page":
+			if f.Page, err = integer(key, v); err == nil && f.Page < 1 {
+				err = invalid("page must be 1 or more")
+			}
+		case "depth_limit":
+			var n int64
+			if n, err = integer(key, v); err == nil {
+				if n < 0 {
+					err = invalid("depth_limit must not be negative")
+				}
+				f.DepthLimit = &n
+			}
+		case "thread_cursor", "threadCursor":
+			var n int64
+			if n, err = integer(key, v); err == nil {
+				if n < -1 {
+					err = invalid("%s must be a unix timestamp, or -1 for the start of the thread", key)
+				}
+				f.ThreadCursor = &n
+			}
+		case "thread_cursor_id", "threadCursorId":
+			f.ThreadCursorID, err = eventID(key, v)
+		default:
+			if len(key) == 2 && key[0] == '#' && isLetter(key[1]) {
+				var vals []string
+				if vals, err = stringList(key, v); err == nil {
+					if f.Tags == nil {
+						f.Tags = map[string][]string{}
+					}
+					f.Tags[key[1:]] = vals
+				}
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" }
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+func stringList(key string, v json.RawMessage) ([]string, error) {
+	var list []string
+	if err := json.Unmarshal(v, &list); err != nil {
+		return nil, invalid("%s must be an array of strings", key)
+	}
+	if len(list) > maxValues {
+		return nil, invalid("%s has %d values, the limit is %d", key, len(list), maxValues)
+	}
+	if list == nil {
+		list = []string{}
+	}
+	return list, nil
+}
+
+func hexList(key string, v json.RawMessage) ([]string, error) {
+	list, err := stringList(key, v)
+	if err != nil {
+		return nil, err
+	}
+	for i, s := range list {
+		if !isHex64(s) {
+			return nil, invalid("%s[%d] must be 64 hex characters", key, i)
+		}
+		list[i] = strings.ToLower(s)
+	}
+	return list, nil
+}
+
+func kindList(v json.RawMessage) ([]int, error) {
+	var nums []json.Number
+	d := json.NewDecoder(bytes.NewReader(v))
+	d.UseNumber()
+	if err := d.Decode(&nums); err != nil {
+		return nil, invalid("kinds must be an array of integers")
+	}
+	if len(nums) > maxValues {
+		return nil, invalid("kinds has %d values, the limit is %d", len(nums), maxValues)
+	}
+	out := make([]int, 0, len(nums))
+	for i, n := range nums {
+		k, ok := toInt(n)
+		if !ok || k < 0 || k > 65535 {
+			return nil, invalid("kinds[%d] must be an integer from 0 to 65535", i)
+		}
+		out = append(out, int(k))
+	}
+	return out, nil
+}
+
+func integer(key string, v json.RawMessage) (int64, error) {
+	var n json.Number
+	d := json.NewDecoder(bytes.NewReader(v))
+	d.UseNumber()
+	if err := d.Decode(&n); err != nil {
+		return 0, invalid("%s must be an integer", key)
+	}
+	i, ok := toInt(n)
+	if !ok {
+		return 0, invalid("%s must be an integer", key)
+	}
+	return i, nil
+}
+
+// toInt accepts integers, and floats with no fractional part (50.0), that fit
+// comfortably in an int64.
+func toInt(n json.Number) (int64, bool) {
+	if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
+		return i, true
+	}
+	f, err := strconv.ParseFloat(string(n), 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		return 0, false
+	}
+	return int64(f), true
+}
+
+func timestamp(key string, v json.RawMessage) (*int64, error) {
+	n, err := integer(key, v)
+	if err != nil {
+		return nil, invalid("%s must be a unix timestamp (integer seconds)", key)
+	}
+	if n < 0 {
+		return nil, invalid("%s must not be negative", key)
+	}
+	return &n, nil
+}
+
+func boolean(key string, v json.RawMessage) (bool, error) {
+	var b bool
+	if err := json.Unmarshal(v, &b); err != nil {
+		return false, invalid("%s must be true or false", key)
+	}
+	return b, nil
+}
+
+func eventID(key string, v json.RawMessage) (string, error) {
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil || !isHex64(s) {
+		return "", invalid("%s must be a 64-hex event id", key)
+	}
+	return strings.ToLower(s), nil
+}
+
+func isHex64(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// fromNostr converts a WebSocket REQ/COUNT filter (extensions already gone).
+func fromNostr(nf nostr.Filter) (*filter, error) {
+	f := &filter{Kinds: nf.Kinds}
+	if len(nf.IDs) > maxValues || len(nf.Authors) > maxValues || len(nf.Kinds) > maxValues {
+		return nil, invalid("a filter list has more than %d values", maxValues)
+	}
+	for _, k := range nf.Kinds {
+		if k < 0 || k > 65535 {
+			return nil, invalid("kind %d must be an integer from 0 to 65535", k)
+		}
+	}
+	var err error
+	if nf.IDs != nil {
+		if f.IDs, err = lowerHex("ids", nf.IDs); err != nil {
+			return nil, err
+		}
+	}
+	if nf.Authors != nil {
+		if f.Authors, err = lowerHex("authors", nf.Authors); err != nil {
+			return nil, err
+		}
+	}
+	for name, vals := range nf.Tags {
+		if len(name) != 1 || !isLetter(name[0]) {
+			continue
+		}
+		if len(vals) > maxValues {
+			return nil, invalid("#%s has %d values, the limit is %d", name, len(vals), maxValues)
+		}
+		if f.Tags == nil {
+			f.Tags = map[string][]string{}
+		}
+		if vals == nil {
+			vals = []string{}
+		}
+		f.Tags[name] = vals
+	}
+	if nf.Since != nil {
+		s := int64(*nf.Since)
+		f.Since = &s
+	}
+	if nf.Until != nil {
+		u := int64(*nf.Until)
+		f.Until = &u
+	}
+	switch {
+	case nf.LimitZero:
+		zero := int64(0)
+		f.Limit = &zero
+	case nf.Limit > 0:
+		l := int64(nf.Limit)
+		f.Limit = &l
+	case nf.Limit < 0:
+		return nil, invalid("limit must not be negative")
+	}
+	if nf.Search != "" {
+		s := nf.Search
+		f.Search = &s
+	}
+	return f, nil
+}
+
+func lowerHex(key string, in []string) ([]string, error) {
+	out := make([]string, len(in))
+	for i, s := range in {
+		if !isHex64(s) {
+			return nil, invalid("%s[%d] must be 64 hex characters", key, i)
+		}
+		out[i] = strings.ToLower(s)
+	}
+	return out, nil
+}

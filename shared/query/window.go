@@ -1,0 +1,196 @@
+package query
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/nbd-wtf/go-nostr"
+)
+
+// Relay-signed overlay kinds of the channel window; synthesized at query
+// time, never stored.
+const (
+	KindThreadSummary = 39005
+	KindWindowBounds  = 39006
+)
+
+// windowPlan is one validated top_level filter.
+type windowPlan struct {
+	f         *filter
+	channel   string
+	limit     int64
+	hasCursor bool
+	until     int64
+	beforeID  string
+}
+
+func newWindowPlan(f *filter) (*windowPlan, error) {
+	h := f.Tags["h"]
+	if len(h) != 1 {
+		return nil, invalid("top_level requires exactly one #h channel, got %d", len(h))
+	}
+	if (f.Until != nil) != (f.BeforeID != "") {
+		return nil, invalid("top_level cursor requires both until and before_id, or neither")
+	}
+	w := &windowPlan{f: f, channel: h[0], limit: windowDefaultLimit}
+	if f.Limit != nil {
+		w.limit = min(max(*f.Limit, 1), windowMaxLimit)
+	}
+	if f.Until != nil {
+		w.hasCursor, w.until, w.beforeID = true, *f.Until, f.BeforeID
+	}
+	return w, nil
+}
+
+// where is the window's row predicate on events e: the channel, top-level,
+// not deleted, the kinds and the cursor, before any limit.
+func (w *windowPlan) where(b *sqlb) (string, bool) {
+	f := w.f
+	if (f.Kinds != nil && len(f.Kinds) == 0) || (f.Authors != nil && len(f.Authors) == 0) || (f.IDs != nil && len(f.IDs) == 0) {
+		return "", false
+	}
+	conds := []string{
+		"e.community_id = " + pCommunity,
+		"e.channel_id = " + b.arg(w.channel),
+		"e.top_level",
+		"e.deleted_at IS NULL",
+		notRowKinds,
+	}
+	if f.Kinds != nil {
+		conds = append(conds, "e.kind = ANY("+b.arg(f.Kinds)+"::integer[])")
+	}
+	if f.Authors != nil {
+		conds = append(conds, "e.pubkey = ANY("+b.arg(f.Authors)+"::text[])")
+	}
+	if f.IDs != nil {
+		conds = append(conds, "e.id = ANY("+b.arg(f.IDs)+"::text[])")
+	}
+	if f.Since != nil {
+		conds = append(conds, "e.created_at >= "+b.arg(*f.Since))
+	}
+	if w.hasCursor {
+		conds = append(conds, keyset(b, w.until, w.beforeID))
+	}
+	return and(conds), true
+}
+
+type windowRow struct {
+	id, raw   string
+	createdAt int64
+}
+
+func (w *windowPlan) serve(ctx context.Context, r *reader, out *output) error {
+	ok, err := r.canRead(ctx, w.channel)
+	if err != nil || !ok {
+		return err // a channel the caller cannot read: no rows, no overlays
+	}
+	var rows []windowRow
+	b := newSQL(r.community, r.pubkey)
+	if cond, ok := w.where(b); ok {
+		q := "SELECT e.id, e.raw, e.created_at FROM events e\nWHERE " + cond +
+			"\nORDER BY e.created_at DESC, e.id ASC LIMIT " + b.arg(w.limit+1)
+		res, err := r.query(ctx, q, b.args...)
+		if err != nil {
+			return fmt.Errorf("query: window rows: %w", err)
+		}
+		for res.Next() {
+			var row windowRow
+			if err := res.Scan(&row.id, &row.raw, &row.createdAt); err != nil {
+				res.Close()
+				return fmt.Errorf("query: window rows: %w", err)
+			}
+			rows = append(rows, row)
+		}
+		res.Close()
+		if err := res.Err(); err != nil {
+			return fmt.Errorf("query: window rows: %w", err)
+		}
+	}
+	// The probe row proves has_more and goes no further: never sent, never
+	// summarized, never closed over.
+	hasMore := int64(len(rows)) > w.limit
+	if hasMore {
+		rows = rows[:w.limit]
+	}
+	ids := make([]string, len(rows))
+	for i, row := range rows {
+		ids[i] = row.id
+		out.add(row.id, row.raw)
+	}
+	if w.f.IncludeAux {
+		if err := r.auxClosure(ctx, ids, []string{w.channel}, out); err != nil {
+			return err
+		}
+	}
+	if w.f.IncludeSummaries {
+		sums, err := r.summaries(ctx, ids)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if s, ok := sums[id]; ok {
+				ev, err := r.e.summaryEvent(ctx, w.channel, s)
+				if err != nil {
+					return err
+				}
+				if err := out.addEvent(ev); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	var next *cursorJSON
+	if hasMore {
+		last := rows[len(rows)-1]
+		next = &cursorJSON{CreatedAt: last.createdAt, ID: last.id}
+	}
+	ev, err := r.e.boundsEvent(ctx, w, hasMore, next)
+	if err != nil {
+		return err
+	}
+	return out.addEvent(ev)
+}
+
+type cursorJSON struct {
+	CreatedAt int64  `json:"created_at"`
+	ID        string `json:"id"`
+}
+
+type boundsJSON struct {
+	HasMore    bool        `json:"has_more"`
+	NextCursor *cursorJSON `json:"next_cursor"`
+}
+
+// boundsEvent signs the one 39006 of a window response. Its d tag echoes the
+// request cursor: "<channel>:head" or "<channel>:<created_at>:<id>".
+func (e *Engine) boundsEvent(ctx context.Context, w *windowPlan, hasMore bool, next *cursorJSON) (*nostr.Event, error) {
+	suffix := "head"
+	if w.hasCursor {
+		suffix = strconv.FormatInt(w.until, 10) + ":" + w.beforeID
+	}
+	content, err := json.Marshal(boundsJSON{HasMore: hasMore, NextCursor: next})
+	if err != nil {
+		return nil, fmt.Errorf("query: encode window bounds: %w", err)
+	}
+	ev := &nostr.Event{
+		Kind:      KindWindowBounds,
+		CreatedAt: nostr.Timestamp(e.now().Unix()),
+		Tags:      nostr.Tags{{"d", w.channel + ":" + suffix}, {"h", w.channel}},
+		Content:   string(content),
+	}
+	if err := e.sg.Sign(ctx, ev); err != nil {
+		return nil, fmt.Errorf("query: sign window bounds: %w", err)
+	}
+	return ev, nil
+}
+
+// idSQL selects every top-level row id of the channel (COUNT), when readable.
+func (w *windowPlan) idSQL(b *sqlb) (string, bool) {
+	cond, ok := w.where(b)
+	if !ok {
+		return "", false
+	}
+	return "SELECT e.id FROM events e WHERE " + cond + "\n  AND " + channelReadable(b.arg(w.channel)), true
+}
