@@ -1,0 +1,75 @@
+package eventcheck_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/eventcheck"
+	"github.com/buzzrelay/relay/shared/nostrtest"
+)
+
+func TestCheck(t *testing.T) {
+	k := nostrtest.NewKey(t)
+	now := time.Now()
+	resign := func(mut func(*nostr.Event)) *nostr.Event {
+		ev := k.Event(t, 9, "hi", nostr.Tag{"h", nostrtest.ChannelID()})
+		mut(ev)
+		if err := ev.Sign(k.Secret); err != nil {
+			t.Fatal(err)
+		}
+		return ev
+	}
+	cases := []struct {
+		name string
+		ev   *nostr.Event
+		want string // "" = accepted; else the message prefix
+	}{
+		{"valid chat message", k.Event(t, 9, "hi", nostr.Tag{"h", nostrtest.ChannelID()}), ""},
+		{"bad id", func() *nostr.Event { e := k.Event(t, 9, "hi"); e.ID = strings.Repeat("0", 64); return e }(), "invalid: id does not match"},
+		{"id not hex", func() *nostr.Event { e := k.Event(t, 9, "hi"); e.ID = "xyz"; return e }(), "invalid: id must be"},
+		{"bad signature", func() *nostr.Event { e := k.Event(t, 9, "hi"); e.Sig = strings.Repeat("a", 128); return e }(), "invalid: signature does not verify"},
+		{"pubkey not hex", func() *nostr.Event { e := k.Event(t, 9, "hi"); e.PubKey = "Z"; return e }(), "invalid: pubkey must be"},
+		{"tampered content", func() *nostr.Event { e := k.Event(t, 9, "hi"); e.Content = "bye"; return e }(), "invalid: id does not match"},
+		{"too old", k.EventAt(t, now.Add(-901*time.Second), 9, "hi"), "invalid: created_at"},
+		{"too new", k.EventAt(t, now.Add(901*time.Second), 9, "hi"), "invalid: created_at"},
+		{"just inside the window", k.EventAt(t, now.Add(-890*time.Second), 9, "hi"), ""},
+		{"content too large", k.Event(t, 9, strings.Repeat("x", eventcheck.MaxContentLen+1)), "invalid: content is"},
+		{"content at the limit", k.Event(t, 9, strings.Repeat("x", eventcheck.MaxContentLen)), ""},
+		{"empty tag", resign(func(e *nostr.Event) { e.Tags = append(e.Tags, nostr.Tag{}) }), "invalid: tag 1 is empty"},
+		{"relay-only 39000", k.Event(t, 39000, ""), "restricted: kind 39000 is signed only by the relay"},
+		{"relay-only 39001", k.Event(t, 39001, ""), "restricted:"},
+		{"relay-only 39002", k.Event(t, 39002, ""), "restricted:"},
+		{"relay-only 39003", k.Event(t, 39003, ""), "restricted:"},
+		{"relay-only 39005", k.Event(t, 39005, ""), "restricted:"},
+		{"relay-only 39006", k.Event(t, 39006, ""), "restricted:"},
+		{"relay-only 44100", k.Event(t, 44100, ""), "restricted:"},
+		{"relay-only 44101", k.Event(t, 44101, ""), "restricted:"},
+		{"auth event", k.Event(t, 22242, ""), "invalid: kind 22242"},
+		{"unknown kind", k.Event(t, 4242, ""), "restricted: unknown event kind"},
+		{"kind out of range", resign(func(e *nostr.Event) { e.Kind = 70000 }), "invalid: kind 70000"},
+	}
+	for _, kind := range []int{0, 1, 3, 5, 7, 9, 10, 11, 12, 40003, 9000, 9001, 9002, 9005, 9007, 9008, 9021, 9022, 10009, 30023} {
+		cases = append(cases, struct {
+			name string
+			ev   *nostr.Event
+			want string
+		}{fmt.Sprintf("accepted kind %d", kind), k.Event(t, kind, ""), ""})
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := eventcheck.Check(c.ev, now)
+			switch {
+			case c.want == "" && err != nil:
+				t.Fatalf("want accepted, got %v", err)
+			case c.want != "" && err == nil:
+				t.Fatalf("want %q, got accepted", c.want)
+			case c.want != "" && !strings.HasPrefix(err.Error(), c.want):
+				t.Fatalf("want prefix %q, got %q", c.want, err.Error())
+			}
+		})
+	}
+}

@@ -1,0 +1,70 @@
+// Package nostrtest builds signed events for tests: keys, channel events,
+// replies and NIP-98 tokens, all with go-nostr.
+package nostrtest
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/nbd-wtf/go-nostr"
+)
+
+// Key is a test identity.
+type Key struct {
+	Secret, Pub string
+}
+
+// NewKey generates a fresh identity.
+func NewKey(t testing.TB) Key {
+	t.Helper()
+	sk := nostr.GeneratePrivateKey()
+	pk, err := nostr.GetPublicKey(sk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Key{Secret: sk, Pub: pk}
+}
+
+// Event signs an event of kind with tags and content, created now.
+func (k Key) Event(t testing.TB, kind int, content string, tags ...nostr.Tag) *nostr.Event {
+	t.Helper()
+	return k.EventAt(t, time.Now(), kind, content, tags...)
+}
+
+// EventAt signs an event created at ts.
+func (k Key) EventAt(t testing.TB, ts time.Time, kind int, content string, tags ...nostr.Tag) *nostr.Event {
+	t.Helper()
+	ev := &nostr.Event{Kind: kind, CreatedAt: nostr.Timestamp(ts.Unix()), Tags: nostr.Tags(tags), Content: content}
+	if ev.Tags == nil {
+		ev.Tags = nostr.Tags{}
+	}
+	if err := ev.Sign(k.Secret); err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+// ChannelID returns a new lowercase UUID.
+func ChannelID() string { return uuid.NewString() }
+
+// Token builds a NIP-98 Authorization header value for method and url,
+// with the body's payload hash when body is not nil.
+func (k Key) Token(t testing.TB, method, url string, body []byte, at time.Time) string {
+	t.Helper()
+	tags := []nostr.Tag{{"u", url}, {"method", method}}
+	if body != nil {
+		sum := sha256.Sum256(body)
+		tags = append(tags, nostr.Tag{"payload", hex.EncodeToString(sum[:])})
+	}
+	ev := k.EventAt(t, at, 27235, "", tags...)
+	b, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "Nostr " + base64.StdEncoding.EncodeToString(b)
+}
