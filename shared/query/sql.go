@@ -11,13 +11,23 @@ import (
 
 // sqlb builds one parameterized statement: SQL structure comes from the
 // fixed clauses below, every value goes through arg. $1 is always the
-// community and $2 the reader.
+// community; the reader is bound on first use.
 type sqlb struct {
-	args []any
+	args    []any
+	reader  string
+	readerP string
 }
 
 func newSQL(community, reader string) *sqlb {
-	return &sqlb{args: []any{community, reader}}
+	return &sqlb{args: []any{community}, reader: reader}
+}
+
+// readerArg returns the reader's placeholder.
+func (b *sqlb) readerArg() string {
+	if b.readerP == "" {
+		b.readerP = b.arg(b.reader)
+	}
+	return b.readerP
 }
 
 // arg binds v and returns its placeholder.
@@ -26,10 +36,7 @@ func (b *sqlb) arg(v any) string {
 	return "$" + strconv.Itoa(len(b.args))
 }
 
-const (
-	pCommunity = "$1"
-	pReader    = "$2"
-)
+const pCommunity = "$1"
 
 // auxKinds are the hop-1 closure kinds; auxDeleteKinds the hop-2 ones.
 var (
@@ -46,14 +53,14 @@ const notRowKinds = `e.kind <> ALL ('{5,7,9005,40003,39000,39001,39002,39003,390
 // readableChannels is the set of channels reader may read: existing, not
 // deleted, open or with reader as an active member. System channels are in it
 // only when named (the NIP-CL rule, decided per filter).
-func readableChannels(named string) string {
+func readableChannels(b *sqlb, named string) string {
 	return `SELECT c.id FROM channels c
   WHERE c.community_id = ` + pCommunity + ` AND c.deleted_at IS NULL
     AND (c.channel_type <> 'system' OR c.id = ANY(` + named + `::text[]))
     AND (c.visibility = 'open' OR EXISTS (
       SELECT 1 FROM channel_members m
       WHERE m.community_id = c.community_id AND m.channel_id = c.id
-        AND m.pubkey = ` + pReader + ` AND m.removed_at IS NULL))`
+        AND m.pubkey = ` + b.readerArg() + ` AND m.removed_at IS NULL))`
 }
 
 // accessClause limits events e to what reader may read: events outside any
@@ -63,28 +70,28 @@ func accessClause(b *sqlb, named []string) string {
 		named = []string{}
 	}
 	n := b.arg(named)
-	return `((e.kind NOT IN (44100, 44101) AND (e.channel_id IS NULL OR e.channel_id IN (` + readableChannels(n) + `)))
+	return `((e.kind NOT IN (44100, 44101) AND (e.channel_id IS NULL OR e.channel_id IN (` + readableChannels(b, n) + `)))
   OR (e.kind IN (44100, 44101) AND EXISTS (
     SELECT 1 FROM event_tags p WHERE p.community_id = e.community_id AND p.event_id = e.id
-      AND p.name = 'p' AND p.value = ` + pReader + `)))`
+      AND p.name = 'p' AND p.value = ` + b.readerArg() + `)))`
 }
 
 // channelReadable is true when reader may read the channel bound at ch
 // (system channels included: the caller names it).
-func channelReadable(ch string) string {
+func channelReadable(b *sqlb, ch string) string {
 	return `EXISTS (SELECT 1 FROM channels c
   WHERE c.community_id = ` + pCommunity + ` AND c.id = ` + ch + ` AND c.deleted_at IS NULL
     AND (c.visibility = 'open' OR EXISTS (
       SELECT 1 FROM channel_members m
       WHERE m.community_id = c.community_id AND m.channel_id = c.id
-        AND m.pubkey = ` + pReader + ` AND m.removed_at IS NULL)))`
+        AND m.pubkey = ` + b.readerArg() + ` AND m.removed_at IS NULL)))`
 }
 
 // canRead reports whether the reader may read channel.
 func (r *reader) canRead(ctx context.Context, channel string) (bool, error) {
 	b := newSQL(r.community, r.pubkey)
 	var ok bool
-	if err := r.queryRow(ctx, "SELECT "+channelReadable(b.arg(channel)), b.args...).Scan(&ok); err != nil {
+	if err := r.queryRow(ctx, "SELECT "+channelReadable(b, b.arg(channel)), b.args...).Scan(&ok); err != nil {
 		return false, fmt.Errorf("query: can read %s: %w", channel, err)
 	}
 	return ok, nil

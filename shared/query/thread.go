@@ -154,7 +154,7 @@ func (t *threadPlan) idSQL(b *sqlb) (string, bool) {
 		"tm.root_id = " + root,
 		"e.deleted_at IS NULL",
 		"tm.depth <= (SELECT r.depth FROM thread_metadata r WHERE r.community_id = " + pCommunity + " AND r.event_id = " + root + ") + " + b.arg(min(t.depthLimit, 1<<31)),
-		channelReadable("tm.channel_id"),
+		channelReadable(b, "tm.channel_id"),
 	}
 	if h, ok := f.Tags["h"]; ok {
 		conds = append(conds, "tm.channel_id = ANY("+b.arg(h)+"::text[])")

@@ -192,5 +192,5 @@ func (w *windowPlan) idSQL(b *sqlb) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	return "SELECT e.id FROM events e WHERE " + cond + "\n  AND " + channelReadable(b.arg(w.channel)), true
+	return "SELECT e.id FROM events e WHERE " + cond + "\n  AND " + channelReadable(b, b.arg(w.channel)), true
 }
