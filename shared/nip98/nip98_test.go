@@ -1,0 +1,103 @@
+package nip98_test
+
+import (
+	"context"
+	"encoding/base64"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/nip98"
+	"github.com/buzzrelay/relay/shared/nostrtest"
+	"github.com/buzzrelay/relay/shared/pgtest"
+	"github.com/buzzrelay/relay/shared/store"
+)
+
+const url = "http://relay.example:8080/events"
+
+func TestVerify(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, pgtest.NewDatabase(t), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	v := &nip98.Verifier{Replay: st}
+	k := nostrtest.NewKey(t)
+	now := time.Now()
+	body := []byte(`{"kind":9}`)
+	tokenWith := func(kind int, at time.Time, tags ...nostr.Tag) string {
+		ev := k.EventAt(t, at, kind, "", tags...)
+		b, _ := ev.MarshalJSON()
+		return "Nostr " + base64.StdEncoding.EncodeToString(b)
+	}
+	tampered := func() string {
+		ev := k.EventAt(t, now, 27235, "", nostr.Tag{"u", url}, nostr.Tag{"method", "POST"})
+		ev.Sig = strings.Repeat("0", 128)
+		b, _ := ev.MarshalJSON()
+		return "Nostr " + base64.StdEncoding.EncodeToString(b)
+	}
+	cases := []struct {
+		name, header, method, url string
+		body                      []byte
+		want                      string // "" = ok
+	}{
+		{"valid", k.Token(t, "POST", url, body, now), "POST", url, body, ""},
+		{"method compared case-insensitively", k.Token(t, "post", url, nil, now), "POST", url, body, ""},
+		{"trailing slash and host case", k.Token(t, "POST", "http://RELAY.example:8080/events/", nil, now), "POST", url, body, ""},
+		{"missing", "", "POST", url, body, "auth-required: missing Authorization"},
+		{"other scheme", "Bearer abc", "POST", url, body, "auth-required: Authorization must use the Nostr scheme"},
+		{"not base64", "Nostr !!!", "POST", url, body, "auth-required: Authorization token is not base64"},
+		{"not json", "Nostr " + base64.StdEncoding.EncodeToString([]byte("hello")), "POST", url, body, "auth-required: Authorization token is not a JSON"},
+		{"wrong kind", tokenWith(27236, now, nostr.Tag{"u", url}, nostr.Tag{"method", "POST"}), "POST", url, body, "auth-required: auth event kind"},
+		{"bad signature", tampered(), "POST", url, body, "auth-required: auth event signature"},
+		{"stale", k.Token(t, "POST", url, nil, now.Add(-61*time.Second)), "POST", url, body, "auth-required: auth event created_at"},
+		{"future", k.Token(t, "POST", url, nil, now.Add(61*time.Second)), "POST", url, body, "auth-required: auth event created_at"},
+		{"no u", tokenWith(27235, now, nostr.Tag{"method", "POST"}), "POST", url, body, "auth-required: auth event has no u tag"},
+		{"wrong url", k.Token(t, "POST", "http://relay.example:8080/query", nil, now), "POST", url, body, "auth-required: auth event u tag"},
+		{"wrong host", k.Token(t, "POST", "http://evil.example/events", nil, now), "POST", url, body, "auth-required: auth event u tag"},
+		{"no method", tokenWith(27235, now, nostr.Tag{"u", url}), "POST", url, body, "auth-required: auth event has no method"},
+		{"wrong method", k.Token(t, "GET", url, nil, now), "POST", url, body, "auth-required: auth event method"},
+		{"payload mismatch", k.Token(t, "POST", url, []byte("other"), now), "POST", url, body, "auth-required: auth event payload hash"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			pk, err := v.Verify(ctx, nip98.Request{Authorization: c.header, Method: c.method, URL: c.url, Body: c.body})
+			if c.want == "" {
+				if err != nil || pk != k.Pub {
+					t.Fatalf("want %s, got %q %v", k.Pub, pk, err)
+				}
+				return
+			}
+			if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+				t.Fatalf("want %q, got %v", c.want, err)
+			}
+		})
+	}
+	t.Run("replay refused", func(t *testing.T) {
+		tok := k.Token(t, "POST", url, nil, now)
+		if _, err := v.Verify(ctx, nip98.Request{Authorization: tok, Method: "POST", URL: url}); err != nil {
+			t.Fatal(err)
+		}
+		// A second verifier shares the table, as another Lambda instance would.
+		other := &nip98.Verifier{Replay: st}
+		_, err := other.Verify(ctx, nip98.Request{Authorization: tok, Method: "POST", URL: url})
+		if err == nil || !strings.Contains(err.Error(), "already used") {
+			t.Fatalf("replay: %v", err)
+		}
+	})
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add("Nostr eyJraW5kIjoyNzIzNX0=")
+	f.Add("nostr !!")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, header string) {
+		ev, err := nip98.Parse(header)
+		if err == nil && ev == nil {
+			t.Fatal("nil event without error")
+		}
+	})
+}
