@@ -1,0 +1,20 @@
+// Command ws-connect is the Lambda behind the WebSocket API's $connect
+// route: it records the connection; it sends nothing.
+package main
+
+import (
+	"context"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/buzzrelay/relay/shared/app"
+)
+
+func main() {
+	log := app.Logger()
+	a, err := app.Build(context.Background(), log)
+	if err != nil {
+		app.Fatal(log, "ws-connect: cold start", err)
+	}
+	lambda.Start(a.WSConnect())
+}

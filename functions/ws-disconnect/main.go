@@ -1,0 +1,20 @@
+// Command ws-disconnect is the Lambda behind the WebSocket API's
+// $disconnect route: it forgets the connection and its subscriptions.
+package main
+
+import (
+	"context"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/buzzrelay/relay/shared/app"
+)
+
+func main() {
+	log := app.Logger()
+	a, err := app.Build(context.Background(), log)
+	if err != nil {
+		app.Fatal(log, "ws-disconnect: cold start", err)
+	}
+	lambda.Start(a.WSDisconnect())
+}

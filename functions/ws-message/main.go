@@ -1,0 +1,26 @@
+// Command ws-message is the Lambda behind the WebSocket API's $default
+// route: AUTH, EVENT, REQ, CLOSE and COUNT, with replies and live fan-out
+// posted through the @connections API (WS_MANAGEMENT_ENDPOINT).
+package main
+
+import (
+	"context"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/buzzrelay/relay/shared/app"
+)
+
+func main() {
+	log := app.Logger()
+	ctx := context.Background()
+	a, err := app.Build(ctx, log)
+	if err != nil {
+		app.Fatal(log, "ws-message: cold start", err)
+	}
+	fo, err := a.Fanout(ctx)
+	if err != nil {
+		app.Fatal(log, "ws-message: cold start", err)
+	}
+	lambda.Start(a.WSMessage(fo))
+}

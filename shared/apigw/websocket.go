@@ -1,0 +1,81 @@
+package apigw
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/buzzrelay/relay/shared/wsrelay"
+)
+
+// WebSocketHandler is an API Gateway WebSocket API Lambda handler.
+type WebSocketHandler = func(context.Context, events.APIGatewayWebsocketProxyRequest) (events.APIGatewayProxyResponse, error)
+
+// WebSocket turns the relay into the handler of one WebSocket route (the
+// event type says which: CONNECT, MESSAGE, DISCONNECT). scheme is ws or wss,
+// the scheme clients use unless $connect's X-Forwarded-Proto says otherwise.
+// Replies are posted to the connection by the relay; the handler always
+// answers 200 except a failed $connect, which refuses the connection.
+func WebSocket(r *wsrelay.Relay, scheme string) WebSocketHandler {
+	return func(ctx context.Context, ev events.APIGatewayWebsocketProxyRequest) (events.APIGatewayProxyResponse, error) {
+		req, err := WebSocketRequest(ev, scheme)
+		if err != nil {
+			r.Log.WarnContext(ctx, "apigw: bad websocket event", "connection", ev.RequestContext.ConnectionID, "err", err)
+			return events.APIGatewayProxyResponse{StatusCode: http.StatusBadRequest}, nil
+		}
+		switch ev.RequestContext.EventType {
+		case "CONNECT":
+			if err := r.Connect(ctx, req); err != nil {
+				r.Log.ErrorContext(ctx, "apigw: $connect", "connection", req.ConnectionID, "err", err)
+				return events.APIGatewayProxyResponse{StatusCode: http.StatusInternalServerError}, nil
+			}
+		case "DISCONNECT":
+			if err := r.Disconnect(ctx, req); err != nil {
+				r.Log.ErrorContext(ctx, "apigw: $disconnect", "connection", req.ConnectionID, "err", err)
+			}
+		default:
+			r.Message(ctx, req)
+		}
+		return events.APIGatewayProxyResponse{StatusCode: http.StatusOK}, nil
+	}
+}
+
+// WebSocketRequest converts an API Gateway WebSocket event to the relay's
+// form. Headers come only with $connect; later events use the domain name.
+func WebSocketRequest(ev events.APIGatewayWebsocketProxyRequest, scheme string) (wsrelay.Request, error) {
+	rc := ev.RequestContext
+	if rc.ConnectionID == "" {
+		return wsrelay.Request{}, fmt.Errorf("apigw: websocket event without connection id")
+	}
+	var host, proto string
+	for k, v := range ev.Headers {
+		switch strings.ToLower(k) {
+		case "host":
+			host = v
+		case "x-forwarded-proto":
+			proto = strings.ToLower(v)
+		}
+	}
+	switch proto {
+	case "https":
+		scheme = "wss"
+	case "http":
+		scheme = "ws"
+	}
+	if host == "" {
+		host = rc.DomainName
+	}
+	body := []byte(ev.Body)
+	if ev.IsBase64Encoded {
+		b, err := base64.StdEncoding.DecodeString(ev.Body)
+		if err != nil {
+			return wsrelay.Request{}, fmt.Errorf("apigw: websocket body is not valid base64: %w", err)
+		}
+		body = b
+	}
+	return wsrelay.Request{ConnectionID: rc.ConnectionID, Host: host, Scheme: scheme, Stage: rc.Stage, Body: body}, nil
+}

@@ -1,0 +1,91 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+
+	"github.com/buzzrelay/relay/shared/apigw"
+	"github.com/buzzrelay/relay/shared/bridge"
+	"github.com/buzzrelay/relay/shared/fanout"
+	"github.com/buzzrelay/relay/shared/query"
+	"github.com/buzzrelay/relay/shared/wsrelay"
+)
+
+// Fanout builds live delivery over the @connections API at
+// WS_MANAGEMENT_ENDPOINT. The SDK takes region and credentials the standard
+// way (the function's role in Lambda); an endpoint on a loopback address is
+// the localdev emulator and gets static dummy credentials (it does not check
+// signatures) and us-east-1 unless AWS_REGION says otherwise.
+func (a *App) Fanout(ctx context.Context) (*fanout.Fanout, error) {
+	endpoint := a.Config.WSManagementEndpoint
+	if endpoint == "" {
+		return nil, errors.New("WS_MANAGEMENT_ENDPOINT is not set: live delivery needs the WebSocket API's @connections endpoint (https://{api-id}.execute-api.{region}.amazonaws.com/{stage})")
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return nil, fmt.Errorf("WS_MANAGEMENT_ENDPOINT must be an http(s) URL, got %q", endpoint)
+	}
+	region := a.Config.Getenv("AWS_REGION")
+	if region == "" {
+		region = "us-east-1"
+	}
+	opts := []func(*awsconfig.LoadOptions) error{awsconfig.WithRegion(region)}
+	if ip := net.ParseIP(u.Hostname()); (ip != nil && ip.IsLoopback()) || u.Hostname() == "localhost" {
+		opts = append(opts, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("localdev", "localdev", "")))
+	}
+	cfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("fanout: load AWS configuration: %w", err)
+	}
+	mgmt := apigw.NewManagement(cfg, endpoint, fanout.DefaultConcurrency)
+	return fanout.New(fanout.NewRegistry(a.Store), mgmt, summarizer(a.reader()), a.Log), nil
+}
+
+// WSConnect is functions/ws-connect ($connect).
+func (a *App) WSConnect() apigw.WebSocketHandler {
+	return apigw.WebSocket(a.wsRelay(nil, nil), a.wsScheme())
+}
+
+// WSDisconnect is functions/ws-disconnect ($disconnect).
+func (a *App) WSDisconnect() apigw.WebSocketHandler {
+	return apigw.WebSocket(a.wsRelay(nil, nil), a.wsScheme())
+}
+
+// WSMessage is functions/ws-message ($default): replies and live delivery
+// go out through fo's @connections client.
+func (a *App) WSMessage(fo *fanout.Fanout) apigw.WebSocketHandler {
+	return apigw.WebSocket(a.wsRelay(fo, fo.Sender), a.wsScheme())
+}
+
+func (a *App) wsRelay(fo *fanout.Fanout, s fanout.Sender) *wsrelay.Relay {
+	b := bridge.New(a.Store, a.Signer, nil, nil, nil, a.Config.DefaultCommunity, a.Log)
+	reg := fanout.NewRegistry(a.Store)
+	if fo != nil {
+		reg = fo.Registry
+	}
+	return wsrelay.New(reg, a.Ingest, a.reader(), fo, s, b.Community, a.Log)
+}
+
+func (a *App) reader() *query.Engine { return query.New(a.Store, a.Signer) }
+
+// summarizer returns the engine's thread summaries when it has them.
+func summarizer(e *query.Engine) fanout.Summarizer {
+	if s, ok := any(e).(fanout.Summarizer); ok {
+		return s
+	}
+	return nil
+}
+
+// wsScheme is the WebSocket scheme matching the public HTTP scheme.
+func (a *App) wsScheme() string {
+	if a.Config.PublicScheme == "http" {
+		return "ws"
+	}
+	return "wss"
+}

@@ -1,0 +1,361 @@
+// Package fanout is live delivery: the registry of WebSocket connections and
+// their REQ subscriptions (tables of migrations/003_websocket.sql) and the
+// delivery of newly committed events to the subscriptions that match them,
+// through the API Gateway @connections management API (the Sender). It knows
+// no AWS type; shared/apigw provides the Sender.
+//
+// # Where fan-out runs: inline, after the commit
+//
+// The function that committed the event (ws-message for a WebSocket EVENT,
+// ingest for POST /events) calls Deliver after its transaction committed and
+// before it answers; Deliver returns when every post has been made. Nothing
+// is queued. Reasons:
+//   - Lambda freezes an instance once it returned, so delivery cannot run in
+//     the background of the answer; inline keeps every event's delivery
+//     inside the invocation that produced it, with no lost or late events
+//     and no second copy of the matching code.
+//   - One hop less than a queue (SQS plus a sender function): lower latency,
+//     no extra resources, nothing to replay.
+//   - Postgres LISTEN/NOTIFY cannot drive Lambda (frozen between invocations),
+//     so subscriptions live in Postgres and matching needs the database
+//     anyway: the committing function already has the pool.
+//
+// Its price: a VPC Lambda cannot reach execute-api without egress (a
+// WebSocket API cannot be reached through an execute-api VPC endpoint), so
+// ingest and ws-message need a NAT gateway (or to run outside the VPC with a
+// public database endpoint). The CDK stack must give them that egress. And
+// fan-out time counts against the 29 s integration timeout: with Concurrency
+// posts in flight at a few ms each, a channel of several thousand live
+// subscribers fits; beyond that, move Deliver behind a queue to a sender
+// function outside the VPC (Deliver's inputs are just community and events).
+//
+// # Matching
+//
+// A subscription is indexed by the channels its filters pin (#h, or #d on
+// filters of channel-state kinds only) plus one "any channel" bucket for
+// filters that pin none. An event of channel C looks up the rows of C and of
+// the bucket, never every subscription, then matches each candidate filter
+// precisely (go-nostr's Filter.Matches; #h through the event's stored channel,
+// so reactions, edits and deletions match their target's channel) and
+// re-checks that the subscriber may still read C (and that a filter names a
+// system channel it reads, NIP-CL). A subscription pinned to a channel its
+// reader can no longer read ends with CLOSED restricted:.
+package fanout
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/relayinfo"
+)
+
+// Sender posts one WebSocket message to one connection (PostToConnection).
+// It returns an error wrapping ErrGone when the connection no longer exists
+// (HTTP 410) and one wrapping ErrTooLarge when the message is over the limit.
+type Sender interface {
+	Post(ctx context.Context, connectionID string, data []byte) error
+}
+
+// Errors a Sender reports.
+var (
+	ErrGone     = errors.New("connection is gone")
+	ErrTooLarge = errors.New("message is larger than the WebSocket limit")
+)
+
+// Summarizer builds the relay-signed 39005 thread summary of a root (nil
+// when it has no replies); shared/query implements it.
+type Summarizer interface {
+	ThreadSummary(ctx context.Context, community, rootID string) (*nostr.Event, error)
+}
+
+// DefaultConcurrency bounds the posts in flight of one Deliver call.
+const DefaultConcurrency = 32
+
+// Fanout delivers committed events to live subscriptions. Safe for
+// concurrent use.
+type Fanout struct {
+	Registry *Registry
+	Sender   Sender
+	// Summaries, when set, makes a reply push a fresh 39005 for its root.
+	Summaries   Summarizer
+	Log         *slog.Logger
+	Concurrency int
+}
+
+// New wires fan-out; sum may be nil.
+func New(reg *Registry, s Sender, sum Summarizer, log *slog.Logger) *Fanout {
+	return &Fanout{Registry: reg, Sender: s, Summaries: sum, Log: log, Concurrency: DefaultConcurrency}
+}
+
+// item is one event to deliver with what the rules need about it.
+type item struct {
+	ev      *nostr.Event
+	raw     string
+	channel string // "" outside any channel
+	system  bool   // channel is a system channel
+	root    string // thread root when ev is a reply
+	// reply is set on a 39005 summary: the reply that triggered it.
+	reply *item
+}
+
+// Deliver sends events (as committed, client event first) to every live
+// subscription of community that matches them and whose reader may read
+// them. It returns when all posts are done; failures are logged, a gone
+// connection is removed.
+func (f *Fanout) Deliver(ctx context.Context, community string, events []*nostr.Event) {
+	if len(events) == 0 {
+		return
+	}
+	start := time.Now()
+	items, err := f.items(ctx, community, events)
+	if err != nil {
+		f.Log.ErrorContext(ctx, "fanout: load events", "community", community, "err", err)
+		return
+	}
+	if len(items) == 0 {
+		return
+	}
+	channels := map[string]bool{"": true}
+	for _, it := range items {
+		if it.channel != "" {
+			channels[it.channel] = true
+		}
+	}
+	keys := make([]string, 0, len(channels))
+	for c := range channels {
+		keys = append(keys, c)
+	}
+	cands, err := f.Registry.candidates(ctx, community, keys)
+	if err != nil {
+		f.Log.ErrorContext(ctx, "fanout: candidates", "community", community, "err", err)
+		return
+	}
+	if len(cands) == 0 {
+		return
+	}
+	// Access of each (channel, reader) pair, in one query.
+	var pairs []access
+	seen := map[access]bool{}
+	for _, c := range cands {
+		for ch := range channels {
+			if ch == "" {
+				continue
+			}
+			p := access{channel: ch, reader: c.pubkey}
+			if !seen[p] {
+				seen[p] = true
+				pairs = append(pairs, p)
+			}
+		}
+	}
+	readable, err := f.Registry.readable(ctx, community, pairs)
+	if err != nil {
+		f.Log.ErrorContext(ctx, "fanout: access", "community", community, "err", err)
+		return
+	}
+	jobs := map[string]*job{}
+	var order []string
+	for i := range cands {
+		c := &cands[i]
+		msgs, lost := plan(c, items, readable)
+		if len(msgs) == 0 && lost == "" {
+			continue
+		}
+		j := jobs[c.connection]
+		if j == nil {
+			j = &job{connection: c.connection}
+			jobs[c.connection] = j
+			order = append(order, c.connection)
+		}
+		j.msgs = append(j.msgs, msgs...)
+		if lost != "" {
+			j.msgs = append(j.msgs, closedMessage(c.sub, "restricted: you can no longer read channel "+lost))
+			j.closed = append(j.closed, c.sub)
+		}
+	}
+	sent := f.run(ctx, order, jobs)
+	f.Log.DebugContext(ctx, "fanout: delivered", "community", community, "events", len(items),
+		"candidates", len(cands), "connections", len(jobs), "messages", sent, "took_ms", time.Since(start).Milliseconds())
+}
+
+// job is everything one connection gets from one Deliver call, sent in order.
+type job struct {
+	connection string
+	msgs       [][]byte
+	closed     []string // subscriptions ended by this delivery
+}
+
+// run posts the jobs, Concurrency connections at a time, and returns the
+// number of messages posted.
+func (f *Fanout) run(ctx context.Context, order []string, jobs map[string]*job) int {
+	n := f.Concurrency
+	if n <= 0 {
+		n = DefaultConcurrency
+	}
+	sem := make(chan struct{}, n)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	sent := 0
+	for _, id := range order {
+		j := jobs[id]
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			k := f.send(ctx, j)
+			mu.Lock()
+			sent += k
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return sent
+}
+
+// send posts one job's messages in order; a gone connection is removed.
+func (f *Fanout) send(ctx context.Context, j *job) int {
+	sent := 0
+	for _, m := range j.msgs {
+		err := f.Sender.Post(ctx, j.connection, m)
+		switch {
+		case err == nil:
+			sent++
+		case errors.Is(err, ErrGone):
+			if err := f.Registry.Close(ctx, j.connection); err != nil {
+				f.Log.ErrorContext(ctx, "fanout: remove gone connection", "connection", j.connection, "err", err)
+			} else {
+				f.Log.InfoContext(ctx, "fanout: removed gone connection", "connection", j.connection)
+			}
+			return sent
+		default:
+			f.Log.WarnContext(ctx, "fanout: post failed", "connection", j.connection, "err", err)
+		}
+	}
+	for _, sub := range j.closed {
+		if err := f.Registry.Unsubscribe(ctx, j.connection, sub); err != nil {
+			f.Log.ErrorContext(ctx, "fanout: end subscription", "connection", j.connection, "sub", sub, "err", err)
+		}
+	}
+	return sent
+}
+
+// plan decides what candidate c gets: EVENT messages for the items it
+// matches and may read, and lost, a pinned channel it can no longer read.
+func plan(c *candidate, items []*item, readable map[access]bool) (msgs [][]byte, lost string) {
+	canRead := func(it *item, f *liveFilter) bool {
+		if it.ev.Kind == 44100 || it.ev.Kind == 44101 {
+			return taggedP(it.ev, c.pubkey)
+		}
+		if it.channel == "" {
+			return true
+		}
+		if it.system && !f.names(it.channel) {
+			return false
+		}
+		return readable[access{channel: it.channel, reader: c.pubkey}]
+	}
+	matchesAny := func(it *item) bool {
+		for i := range c.filters {
+			f := &c.filters[i]
+			if f.matches(it.ev, it.channel) && canRead(it, f) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, it := range items {
+		if it.channel != "" && c.pins(it.channel) && !readable[access{channel: it.channel, reader: c.pubkey}] {
+			lost = it.channel
+		}
+		ok := matchesAny(it)
+		if !ok && it.reply != nil && c.pins(it.channel) {
+			// A thread summary goes to the channel's subscribers that get
+			// the reply it summarizes.
+			ok = matchesAny(it.reply)
+		}
+		if ok {
+			if m := eventMessage(c.sub, it.raw); len(m) <= relayinfo.MaxMessageLength {
+				msgs = append(msgs, m)
+			}
+		}
+	}
+	return msgs, lost
+}
+
+func taggedP(ev *nostr.Event, pubkey string) bool {
+	for _, t := range ev.Tags {
+		if len(t) >= 2 && t[0] == "p" && t[1] == pubkey {
+			return true
+		}
+	}
+	return false
+}
+
+// items loads channel, channel type and thread root of the committed
+// events, and adds a 39005 summary after each reply.
+func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Event) ([]*item, error) {
+	ids := make([]string, len(events))
+	for i, ev := range events {
+		ids[i] = ev.ID
+	}
+	metas, err := f.Registry.eventMeta(ctx, community, ids)
+	if err != nil {
+		return nil, err
+	}
+	var out []*item
+	for _, ev := range events {
+		m, ok := metas[ev.ID]
+		if !ok {
+			continue // not stored (or deleted since): nothing to deliver
+		}
+		it := &item{ev: ev, raw: m.raw, channel: m.channel, system: m.system, root: m.root}
+		out = append(out, it)
+		if it.root == "" || f.Summaries == nil {
+			continue
+		}
+		sum, err := f.Summaries.ThreadSummary(ctx, community, it.root)
+		if err != nil {
+			f.Log.WarnContext(ctx, "fanout: thread summary", "root", it.root, "err", err)
+			continue
+		}
+		if sum == nil {
+			continue
+		}
+		raw, err := json.Marshal(sum)
+		if err != nil {
+			return nil, fmt.Errorf("fanout: encode 39005: %w", err)
+		}
+		out = append(out, &item{ev: sum, raw: string(raw), channel: it.channel, system: it.system, reply: it})
+	}
+	return out, nil
+}
+
+// eventMessage is ["EVENT", sub, raw].
+func eventMessage(sub, raw string) []byte {
+	s, _ := json.Marshal(sub)
+	var b strings.Builder
+	b.Grow(len(raw) + len(s) + 12)
+	b.WriteString(`["EVENT",`)
+	b.Write(s)
+	b.WriteByte(',')
+	b.WriteString(raw)
+	b.WriteByte(']')
+	return []byte(b.String())
+}
+
+// EventMessage is ["EVENT", sub, raw] (raw is the event's JSON).
+func EventMessage(sub, raw string) []byte { return eventMessage(sub, raw) }
+
+// closedMessage is ["CLOSED", sub, reason].
+func closedMessage(sub, reason string) []byte {
+	b, _ := json.Marshal([]string{"CLOSED", sub, reason})
+	return b
+}

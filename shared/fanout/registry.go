@@ -1,0 +1,301 @@
+package fanout
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/reject"
+	"github.com/buzzrelay/relay/shared/store"
+)
+
+// Lifetime is how long API Gateway keeps a WebSocket connection open; a
+// connection row expires after it even when $disconnect never came.
+const Lifetime = 2 * time.Hour
+
+// ErrUnknownConnection is returned for a connection id with no (live) row.
+var ErrUnknownConnection = errors.New("fanout: unknown connection")
+
+// Registry stores connections and subscriptions in Postgres. Safe for
+// concurrent use.
+type Registry struct {
+	st  *store.Store
+	now func() time.Time
+}
+
+// NewRegistry builds the registry over st.
+func NewRegistry(st *store.Store) *Registry { return &Registry{st: st, now: time.Now} }
+
+// Connection is one WebSocket connection.
+type Connection struct {
+	ID        string
+	Community string
+	// RelayURLs are the normalized URLs a NIP-42 relay tag may name.
+	RelayURLs     []string
+	Challenge     string
+	ChallengeSent bool
+	Pubkey        string // "" until authenticated
+	ConnectedAt   int64
+	ExpiresAt     int64
+}
+
+// Open records c (replacing a row with the same id) and now and then prunes
+// expired connections.
+func (r *Registry) Open(ctx context.Context, c Connection) error {
+	now := r.now().Unix()
+	if c.ConnectedAt == 0 {
+		c.ConnectedAt = now
+	}
+	if c.ExpiresAt == 0 {
+		c.ExpiresAt = c.ConnectedAt + int64(Lifetime/time.Second)
+	}
+	_, err := r.st.Pool.Exec(ctx, `
+INSERT INTO ws_connections (id, community_id, relay_urls, challenge, connected_at, expires_at)
+VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (id) DO UPDATE SET community_id = EXCLUDED.community_id, relay_urls = EXCLUDED.relay_urls,
+  challenge = EXCLUDED.challenge, challenge_sent = false, pubkey = NULL,
+  connected_at = EXCLUDED.connected_at, expires_at = EXCLUDED.expires_at`,
+		c.ID, c.Community, c.RelayURLs, c.Challenge, c.ConnectedAt, c.ExpiresAt)
+	if err != nil {
+		return fmt.Errorf("fanout: record connection %s: %w", c.ID, err)
+	}
+	// About one connect in 16 prunes rows whose $disconnect never came.
+	if len(c.Challenge) > 0 && c.Challenge[0] == '0' {
+		if _, err := r.st.Pool.Exec(ctx, `DELETE FROM ws_connections WHERE expires_at < $1`, now); err != nil {
+			return fmt.Errorf("fanout: prune expired connections: %w", err)
+		}
+	}
+	return nil
+}
+
+// Get returns the live connection id, or ErrUnknownConnection.
+func (r *Registry) Get(ctx context.Context, id string) (*Connection, error) {
+	c := &Connection{ID: id}
+	var pk *string
+	err := r.st.Pool.QueryRow(ctx, `
+SELECT community_id, relay_urls, challenge, challenge_sent, pubkey, connected_at, expires_at
+FROM ws_connections WHERE id = $1 AND expires_at > $2`, id, r.now().Unix()).
+		Scan(&c.Community, &c.RelayURLs, &c.Challenge, &c.ChallengeSent, &pk, &c.ConnectedAt, &c.ExpiresAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, ErrUnknownConnection
+	}
+	if err != nil {
+		return nil, fmt.Errorf("fanout: load connection %s: %w", id, err)
+	}
+	if pk != nil {
+		c.Pubkey = *pk
+	}
+	return c, nil
+}
+
+// MarkChallengeSent records that the AUTH challenge went out; first is
+// false when another invocation already sent it.
+func (r *Registry) MarkChallengeSent(ctx context.Context, id string) (first bool, err error) {
+	tag, err := r.st.Pool.Exec(ctx,
+		`UPDATE ws_connections SET challenge_sent = true WHERE id = $1 AND NOT challenge_sent`, id)
+	if err != nil {
+		return false, fmt.Errorf("fanout: mark challenge sent: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// Authenticate records pubkey as the connection's authenticated key.
+func (r *Registry) Authenticate(ctx context.Context, id, pubkey string) error {
+	tag, err := r.st.Pool.Exec(ctx, `UPDATE ws_connections SET pubkey = $2 WHERE id = $1`, id, pubkey)
+	if err != nil {
+		return fmt.Errorf("fanout: authenticate connection: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return ErrUnknownConnection
+	}
+	return nil
+}
+
+// Close deletes the connection and its subscriptions.
+func (r *Registry) Close(ctx context.Context, id string) error {
+	if _, err := r.st.Pool.Exec(ctx, `DELETE FROM ws_connections WHERE id = $1`, id); err != nil {
+		return fmt.Errorf("fanout: delete connection %s: %w", id, err)
+	}
+	return nil
+}
+
+// Subscribe stores (or replaces) subscription sub of connection for reader
+// with filters, indexed by the channels they pin. It refuses a new id past
+// max subscriptions on the connection.
+func (r *Registry) Subscribe(ctx context.Context, community, connection, sub, reader string, filters []nostr.Filter, max int) error {
+	raw, err := json.Marshal(filters)
+	if err != nil {
+		return fmt.Errorf("fanout: encode filters: %w", err)
+	}
+	pins := Pins(filters)
+	tx, err := r.st.Pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("fanout: begin subscribe: %w", err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	var others int
+	err = tx.QueryRow(ctx, `
+WITH gone AS (DELETE FROM ws_subscriptions WHERE connection_id = $1 AND sub_id = $2)
+SELECT count(*) FROM ws_subscriptions WHERE connection_id = $1 AND sub_id <> $2`, connection, sub).Scan(&others)
+	if err != nil {
+		return fmt.Errorf("fanout: count subscriptions: %w", err)
+	}
+	if others >= max {
+		return reject.Restrictedf("a connection may hold %d subscriptions; CLOSE one before opening %q", max, sub)
+	}
+	_, err = tx.Exec(ctx, `
+WITH s AS (
+  INSERT INTO ws_subscriptions (connection_id, sub_id, community_id, pubkey, filters, created_at)
+  VALUES ($1, $2, $3, $4, $5, $6)
+  RETURNING connection_id, sub_id
+)
+INSERT INTO ws_subscription_channels (community_id, channel_id, connection_id, sub_id)
+SELECT $3, p, s.connection_id, s.sub_id FROM s, unnest($7::text[]) AS p`,
+		connection, sub, community, reader, string(raw), r.now().Unix(), pins)
+	if err != nil {
+		return fmt.Errorf("fanout: store subscription: %w", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("fanout: commit subscription: %w", err)
+	}
+	return nil
+}
+
+// Unsubscribe removes subscription sub of connection (no error if absent).
+func (r *Registry) Unsubscribe(ctx context.Context, connection, sub string) error {
+	if _, err := r.st.Pool.Exec(ctx,
+		`DELETE FROM ws_subscriptions WHERE connection_id = $1 AND sub_id = $2`, connection, sub); err != nil {
+		return fmt.Errorf("fanout: delete subscription: %w", err)
+	}
+	return nil
+}
+
+// candidate is a live subscription that may match an event.
+type candidate struct {
+	connection, sub, pubkey string
+	filters                 []liveFilter
+	named                   []string
+}
+
+// pins reports whether one of the subscription's filters names channel.
+func (c *candidate) pins(channel string) bool { return slices.Contains(c.named, channel) }
+
+// candidates returns the live subscriptions of community indexed under any
+// of channels ("" is the any-channel bucket).
+func (r *Registry) candidates(ctx context.Context, community string, channels []string) ([]candidate, error) {
+	rows, err := r.st.Pool.Query(ctx, `
+SELECT s.connection_id, s.sub_id, s.pubkey, s.filters
+FROM ws_subscriptions s
+JOIN ws_connections c ON c.id = s.connection_id
+WHERE (s.connection_id, s.sub_id) IN (
+  SELECT k.connection_id, k.sub_id FROM ws_subscription_channels k
+  WHERE k.community_id = $1 AND k.channel_id = ANY($2::text[]))
+  AND c.expires_at > $3`, community, channels, r.now().Unix())
+	if err != nil {
+		return nil, fmt.Errorf("fanout: find subscriptions: %w", err)
+	}
+	defer rows.Close()
+	var out []candidate
+	for rows.Next() {
+		var c candidate
+		var raw string
+		if err := rows.Scan(&c.connection, &c.sub, &c.pubkey, &raw); err != nil {
+			return nil, fmt.Errorf("fanout: read subscription: %w", err)
+		}
+		var fs []nostr.Filter
+		if err := json.Unmarshal([]byte(raw), &fs); err != nil {
+			return nil, fmt.Errorf("fanout: decode filters of %s/%s: %w", c.connection, c.sub, err)
+		}
+		for _, f := range fs {
+			lf := newLiveFilter(f)
+			c.filters = append(c.filters, lf)
+			c.named = append(c.named, lf.named...)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("fanout: find subscriptions: %w", err)
+	}
+	return out, nil
+}
+
+// access is one (channel, reader) pair.
+type access struct{ channel, reader string }
+
+// readable answers, for each pair, whether reader may read channel now: it
+// exists, is not deleted, and is open or has reader as an active member
+// (the same rule as store.CanRead).
+func (r *Registry) readable(ctx context.Context, community string, pairs []access) (map[access]bool, error) {
+	out := make(map[access]bool, len(pairs))
+	if len(pairs) == 0 {
+		return out, nil
+	}
+	chs := make([]string, len(pairs))
+	rds := make([]string, len(pairs))
+	for i, p := range pairs {
+		chs[i], rds[i] = p.channel, p.reader
+	}
+	rows, err := r.st.Pool.Query(ctx, `
+SELECT x.ch, x.rd FROM unnest($2::text[], $3::text[]) AS x(ch, rd)
+WHERE EXISTS (
+  SELECT 1 FROM channels c
+  WHERE c.community_id = $1 AND c.id = x.ch AND c.deleted_at IS NULL
+    AND (c.visibility = 'open' OR EXISTS (
+      SELECT 1 FROM channel_members m
+      WHERE m.community_id = c.community_id AND m.channel_id = c.id
+        AND m.pubkey = x.rd AND m.removed_at IS NULL)))`, community, chs, rds)
+	if err != nil {
+		return nil, fmt.Errorf("fanout: check access: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var p access
+		if err := rows.Scan(&p.channel, &p.reader); err != nil {
+			return nil, fmt.Errorf("fanout: check access: %w", err)
+		}
+		out[p] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("fanout: check access: %w", err)
+	}
+	return out, nil
+}
+
+// eventMeta is what delivery needs about a stored event.
+type eventMeta struct {
+	raw, channel, root string
+	system             bool
+}
+
+// eventMeta loads the stored, not deleted events among ids.
+func (r *Registry) eventMeta(ctx context.Context, community string, ids []string) (map[string]eventMeta, error) {
+	rows, err := r.st.Pool.Query(ctx, `
+SELECT e.id, e.raw, COALESCE(e.channel_id, ''), COALESCE(c.channel_type = 'system', false), COALESCE(t.root_id, '')
+FROM events e
+LEFT JOIN channels c ON c.community_id = e.community_id AND c.id = e.channel_id
+LEFT JOIN thread_metadata t ON t.community_id = e.community_id AND t.event_id = e.id
+WHERE e.community_id = $1 AND e.id = ANY($2::text[]) AND e.deleted_at IS NULL`, community, ids)
+	if err != nil {
+		return nil, fmt.Errorf("fanout: load events: %w", err)
+	}
+	defer rows.Close()
+	out := make(map[string]eventMeta, len(ids))
+	for rows.Next() {
+		var id string
+		var m eventMeta
+		if err := rows.Scan(&id, &m.raw, &m.channel, &m.system, &m.root); err != nil {
+			return nil, fmt.Errorf("fanout: load events: %w", err)
+		}
+		out[id] = m
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("fanout: load events: %w", err)
+	}
+	return out, nil
+}

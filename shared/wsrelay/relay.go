@@ -1,0 +1,397 @@
+// Package wsrelay is the WebSocket relay, free of any AWS type: NIP-01
+// (EVENT, REQ, CLOSE), NIP-42 (AUTH) and NIP-45 (COUNT) over API Gateway's
+// model of a WebSocket, where every client message is one invocation and
+// every reply is a post to the connection (fanout.Sender), never a return
+// value. Connection state lives in Postgres (fanout.Registry) because
+// invocations of one connection may land on different instances.
+//
+// Writes go through the same ingest core as POST /events; reads through the
+// same query engine and access rules as POST /query. Live delivery of
+// committed events is shared/fanout.
+package wsrelay
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/fanout"
+	"github.com/buzzrelay/relay/shared/ingest"
+	"github.com/buzzrelay/relay/shared/reject"
+	"github.com/buzzrelay/relay/shared/relayinfo"
+)
+
+// Request is one API Gateway WebSocket event as the relay needs it.
+type Request struct {
+	ConnectionID string
+	// Host the client connected to (the Host header on $connect, else the
+	// API's domain name).
+	Host string
+	// Scheme is ws or wss, as the client addressed the relay.
+	Scheme string
+	// Stage is the API Gateway stage; a stage other than "$default" may
+	// appear in the URL the client used.
+	Stage string
+	Body  []byte
+}
+
+// Reader is the read engine (shared/query).
+type Reader interface {
+	Req(ctx context.Context, community, reader string, filters []nostr.Filter) ([]json.RawMessage, error)
+	CountFilters(ctx context.Context, community, reader string, filters []nostr.Filter) (int64, error)
+}
+
+// AuthWindow is how far a NIP-42 AUTH event's created_at may be from now.
+const AuthWindow = 60 * time.Second
+
+// DefaultReplyConcurrency bounds the stored events of one REQ in flight.
+const DefaultReplyConcurrency = 8
+
+// Relay serves the three WebSocket routes. Safe for concurrent use.
+type Relay struct {
+	Registry *fanout.Registry
+	Ingest   *ingest.Service
+	Reader   Reader
+	Fanout   *fanout.Fanout // nil: committed events are not delivered live
+	Sender   fanout.Sender
+	// Community resolves the community served at a host.
+	Community        func(ctx context.Context, host string) (string, error)
+	Log              *slog.Logger
+	ReplyConcurrency int
+	now              func() time.Time
+}
+
+// New wires the relay; fo may be nil.
+func New(reg *fanout.Registry, ing *ingest.Service, rd Reader, fo *fanout.Fanout, s fanout.Sender,
+	community func(context.Context, string) (string, error), log *slog.Logger) *Relay {
+	return &Relay{Registry: reg, Ingest: ing, Reader: rd, Fanout: fo, Sender: s, Community: community,
+		Log: log, ReplyConcurrency: DefaultReplyConcurrency, now: time.Now}
+}
+
+// WithClock returns a copy of r that reads time from now (tests).
+func (r *Relay) WithClock(now func() time.Time) *Relay {
+	c := *r
+	c.now = now
+	return &c
+}
+
+// Connect records a new connection ($connect). It sends nothing: the
+// socket is not open until it returns. An error refuses the connection.
+func (r *Relay) Connect(ctx context.Context, req Request) error {
+	_, err := r.open(ctx, req)
+	return err
+}
+
+func (r *Relay) open(ctx context.Context, req Request) (*fanout.Connection, error) {
+	if req.ConnectionID == "" || req.Host == "" {
+		return nil, errors.New("wsrelay: connect without connection id or host")
+	}
+	community, err := r.Community(ctx, hostOnly(req.Host))
+	if err != nil {
+		return nil, fmt.Errorf("wsrelay: community for %s: %w", req.Host, err)
+	}
+	c := fanout.Connection{
+		ID:        req.ConnectionID,
+		Community: community,
+		RelayURLs: RelayURLs(req.Scheme, req.Host, req.Stage),
+		Challenge: challenge(),
+	}
+	if err := r.Registry.Open(ctx, c); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// Disconnect forgets the connection and its subscriptions ($disconnect).
+func (r *Relay) Disconnect(ctx context.Context, req Request) error {
+	return r.Registry.Close(ctx, req.ConnectionID)
+}
+
+// Message serves one client message ($default). Every answer is posted to
+// the connection; Message itself never fails.
+func (r *Relay) Message(ctx context.Context, req Request) {
+	out := &replier{r: r, conn: req.ConnectionID}
+	conn, err := r.Registry.Get(ctx, req.ConnectionID)
+	if errors.Is(err, fanout.ErrUnknownConnection) {
+		// $connect was lost or the row expired: start over.
+		conn, err = r.open(ctx, req)
+	}
+	if err != nil {
+		r.Log.ErrorContext(ctx, "wsrelay: load connection", "connection", req.ConnectionID, "err", err)
+		out.send(ctx, notice("error: the relay could not load this connection, try again"))
+		return
+	}
+	if conn.Pubkey == "" && !conn.ChallengeSent {
+		first, err := r.Registry.MarkChallengeSent(ctx, conn.ID)
+		if err != nil {
+			r.Log.ErrorContext(ctx, "wsrelay: challenge", "connection", conn.ID, "err", err)
+		}
+		if first || err != nil {
+			out.send(ctx, array("AUTH", conn.Challenge))
+		}
+	}
+	msg, err := Parse(req.Body)
+	if err != nil {
+		var pe *ParseError
+		if errors.As(err, &pe) {
+			out.parseError(ctx, pe)
+		}
+		return
+	}
+	switch msg.Verb {
+	case VerbAuth:
+		r.auth(ctx, out, conn, msg.Event)
+	case VerbEvent:
+		r.event(ctx, out, conn, msg.Event)
+	case VerbReq:
+		r.req(ctx, out, conn, msg)
+	case VerbCount:
+		r.count(ctx, out, conn, msg)
+	case VerbClose:
+		if err := r.Registry.Unsubscribe(ctx, conn.ID, msg.SubID); err != nil {
+			r.Log.ErrorContext(ctx, "wsrelay: close", "connection", conn.ID, "err", err)
+			out.send(ctx, notice("error: could not close subscription "+msg.SubID+", try again"))
+		}
+	}
+}
+
+func (r *Relay) auth(ctx context.Context, out *replier, conn *fanout.Connection, ev *nostr.Event) {
+	if rej := r.checkAuth(conn, ev); rej != nil {
+		out.send(ctx, okMessage(ev.ID, false, rej.Error()))
+		return
+	}
+	if err := r.Registry.Authenticate(ctx, conn.ID, ev.PubKey); err != nil {
+		r.Log.ErrorContext(ctx, "wsrelay: authenticate", "connection", conn.ID, "err", err)
+		out.send(ctx, okMessage(ev.ID, false, "error: could not record the authentication, try again"))
+		return
+	}
+	out.send(ctx, okMessage(ev.ID, true, ""))
+}
+
+// checkAuth validates a NIP-42 AUTH event against the connection.
+func (r *Relay) checkAuth(conn *fanout.Connection, ev *nostr.Event) *reject.Error {
+	if ev.Kind != nostr.KindClientAuthentication {
+		return reject.Invalidf("AUTH needs a kind 22242 event, got kind %d", ev.Kind)
+	}
+	if !isHex64(ev.PubKey) || ev.GetID() != ev.ID {
+		return reject.Invalidf("AUTH event id does not match its content")
+	}
+	if ok, err := ev.CheckSignature(); err != nil || !ok {
+		return reject.Invalidf("AUTH event signature is not valid")
+	}
+	skew := r.now().Sub(ev.CreatedAt.Time())
+	if skew > AuthWindow || skew < -AuthWindow {
+		return reject.Invalidf("AUTH event created_at is %d s from the relay's clock; it must be within %d s",
+			int64(skew/time.Second), int64(AuthWindow/time.Second))
+	}
+	if ch := tagValue(ev, "challenge"); ch != conn.Challenge {
+		return reject.Invalidf("AUTH challenge tag does not match the challenge this relay sent on this connection")
+	}
+	relay := tagValue(ev, "relay")
+	for _, u := range conn.RelayURLs {
+		if NormalizeURL(relay) == u {
+			return nil
+		}
+	}
+	return reject.Invalidf("AUTH relay tag %q does not name this relay (%s)", clip(relay), strings.Join(conn.RelayURLs, " or "))
+}
+
+func (r *Relay) event(ctx context.Context, out *replier, conn *fanout.Connection, ev *nostr.Event) {
+	if conn.Pubkey == "" {
+		out.send(ctx, okMessage(ev.ID, false, "auth-required: publishing needs NIP-42 AUTH first; answer the AUTH challenge"))
+		return
+	}
+	res := r.Ingest.Submit(ctx, conn.Community, conn.Pubkey, ev)
+	out.send(ctx, okMessage(ev.ID, res.Accepted, res.Message))
+	if len(res.Committed) > 0 && r.Fanout != nil {
+		r.Fanout.Deliver(ctx, conn.Community, res.Committed)
+	}
+}
+
+func (r *Relay) req(ctx context.Context, out *replier, conn *fanout.Connection, msg *Message) {
+	if conn.Pubkey == "" {
+		out.send(ctx, array("CLOSED", msg.SubID, "auth-required: reading needs NIP-42 AUTH first; answer the AUTH challenge"))
+		return
+	}
+	// Store the subscription before reading, so an event committed while
+	// the stored events are read is delivered live rather than lost.
+	err := r.Registry.Subscribe(ctx, conn.Community, conn.ID, msg.SubID, conn.Pubkey, msg.Filters, relayinfo.MaxSubscriptions)
+	if err != nil {
+		out.send(ctx, array("CLOSED", msg.SubID, r.failure(ctx, "subscribe", err)))
+		return
+	}
+	evs, err := r.Reader.Req(ctx, conn.Community, conn.Pubkey, msg.Filters)
+	if err != nil {
+		if uerr := r.Registry.Unsubscribe(ctx, conn.ID, msg.SubID); uerr != nil {
+			r.Log.ErrorContext(ctx, "wsrelay: drop failed subscription", "err", uerr)
+		}
+		out.send(ctx, array("CLOSED", msg.SubID, r.failure(ctx, "req", err)))
+		return
+	}
+	out.sendAll(ctx, msg.SubID, evs)
+	out.send(ctx, array("EOSE", msg.SubID))
+}
+
+func (r *Relay) count(ctx context.Context, out *replier, conn *fanout.Connection, msg *Message) {
+	if conn.Pubkey == "" {
+		out.send(ctx, array("CLOSED", msg.SubID, "auth-required: COUNT needs NIP-42 AUTH first; answer the AUTH challenge"))
+		return
+	}
+	n, err := r.Reader.CountFilters(ctx, conn.Community, conn.Pubkey, msg.Filters)
+	if err != nil {
+		out.send(ctx, array("CLOSED", msg.SubID, r.failure(ctx, "count", err)))
+		return
+	}
+	b, _ := json.Marshal([]any{"COUNT", msg.SubID, map[string]int64{"count": n}})
+	out.send(ctx, b)
+}
+
+// failure renders err for the client: a rejection as itself, anything else
+// logged and opaque.
+func (r *Relay) failure(ctx context.Context, op string, err error) string {
+	if rej, ok := reject.As(err); ok {
+		return rej.Error()
+	}
+	r.Log.ErrorContext(ctx, "wsrelay: "+op, "err", err)
+	return "error: the relay could not complete the request, try again"
+}
+
+// replier posts the answers of one invocation to its connection, in order.
+type replier struct {
+	r    *Relay
+	conn string
+	gone atomic.Bool
+	once sync.Once
+}
+
+func (p *replier) send(ctx context.Context, msg []byte) {
+	if p.gone.Load() {
+		return
+	}
+	err := p.r.Sender.Post(ctx, p.conn, msg)
+	switch {
+	case err == nil:
+	case errors.Is(err, fanout.ErrGone):
+		p.gone.Store(true)
+		p.once.Do(func() {
+			if err := p.r.Registry.Close(ctx, p.conn); err != nil {
+				p.r.Log.ErrorContext(ctx, "wsrelay: remove gone connection", "connection", p.conn, "err", err)
+			}
+		})
+	default:
+		p.r.Log.WarnContext(ctx, "wsrelay: post failed", "connection", p.conn, "err", err)
+	}
+}
+
+// sendAll posts stored events of sub, ReplyConcurrency at a time (clients
+// order stored events themselves; EOSE follows all of them).
+func (p *replier) sendAll(ctx context.Context, sub string, evs []json.RawMessage) {
+	n := p.r.ReplyConcurrency
+	if n <= 0 {
+		n = DefaultReplyConcurrency
+	}
+	sem := make(chan struct{}, n)
+	var wg sync.WaitGroup
+	var skipped atomic.Int64
+	for _, raw := range evs {
+		m := fanout.EventMessage(sub, string(raw))
+		if len(m) > relayinfo.MaxMessageLength {
+			skipped.Add(1)
+			continue
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			p.send(ctx, m)
+		}()
+	}
+	wg.Wait()
+	if k := skipped.Load(); k > 0 {
+		p.send(ctx, notice(fmt.Sprintf("error: %d stored events of %s are larger than the %d-byte WebSocket message limit; read them with POST /query", k, sub, relayinfo.MaxMessageLength)))
+	}
+}
+
+func (p *replier) parseError(ctx context.Context, pe *ParseError) {
+	switch {
+	case (pe.Verb == VerbEvent || pe.Verb == VerbAuth) && pe.EventID != "":
+		p.send(ctx, okMessage(pe.EventID, false, pe.Err.Error()))
+	case (pe.Verb == VerbReq || pe.Verb == VerbCount) && pe.SubID != "":
+		p.send(ctx, array("CLOSED", pe.SubID, pe.Err.Error()))
+	default:
+		p.send(ctx, notice(pe.Err.Error()))
+	}
+}
+
+func okMessage(id string, ok bool, msg string) []byte {
+	b, _ := json.Marshal([]any{"OK", id, ok, msg})
+	return b
+}
+
+func notice(msg string) []byte { return array("NOTICE", msg) }
+
+func array(parts ...string) []byte {
+	b, _ := json.Marshal(parts)
+	return b
+}
+
+func tagValue(ev *nostr.Event, name string) string {
+	for _, t := range ev.Tags {
+		if len(t) >= 2 && t[0] == name {
+			return t[1]
+		}
+	}
+	return ""
+}
+
+func challenge() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// RelayURLs are the normalized URLs that name the relay a client reached at
+// scheme://host, with the stage path when API Gateway's default endpoint is
+// used (wss://{api}.execute-api.{region}.amazonaws.com/{stage}).
+func RelayURLs(scheme, host, stage string) []string {
+	if scheme == "" {
+		scheme = "wss"
+	}
+	base := scheme + "://" + host
+	urls := []string{NormalizeURL(base)}
+	if stage != "" && stage != "$default" {
+		urls = append(urls, NormalizeURL(base+"/"+stage))
+	}
+	return urls
+}
+
+// NormalizeURL lowercases scheme and host, drops the default port and a
+// trailing slash: ws://Relay.example:80/ and ws://relay.example compare equal.
+func NormalizeURL(s string) string {
+	u, err := url.Parse(strings.TrimSpace(s))
+	if err != nil || u.Host == "" {
+		return strings.TrimRight(strings.ToLower(strings.TrimSpace(s)), "/")
+	}
+	scheme := strings.ToLower(u.Scheme)
+	host := strings.ToLower(u.Host)
+	switch {
+	case (scheme == "wss" || scheme == "https") && strings.HasSuffix(host, ":443"),
+		(scheme == "ws" || scheme == "http") && strings.HasSuffix(host, ":80"):
+		host = host[:strings.LastIndex(host, ":")]
+	}
+	return scheme + "://" + host + strings.TrimRight(u.EscapedPath(), "/")
+}
+
+// hostOnly is host without a trailing dot, as communities are registered.
+func hostOnly(h string) string { return strings.TrimSuffix(strings.ToLower(h), ".") }
