@@ -50,7 +50,7 @@ func (a *apply) message(ctx context.Context) error {
 	if _, err := a.writable(ctx, h); err != nil {
 		return err
 	}
-	row := store.ThreadRow{EventID: a.ev.ID, ChannelID: h, CreatedAt: int64(a.ev.CreatedAt)}
+	row := &store.ThreadRow{}
 	top := true
 	if r, ok := nip29.ParseReply(a.ev.Tags); ok {
 		parent, err := a.tx.Event(ctx, r.Parent)
@@ -72,10 +72,7 @@ func (a *apply) message(ctx context.Context) error {
 		row.Broadcast = r.Broadcast && row.Depth == 1
 		top = row.Broadcast
 	}
-	if err := a.store(ctx, store.EventMeta{ChannelID: h, TopLevel: top, Search: searchable(a.ev.Kind)}); err != nil {
-		return err
-	}
-	return a.tx.InsertThread(ctx, row)
+	return a.store(ctx, store.EventMeta{ChannelID: h, TopLevel: top, Search: searchable(a.ev.Kind), Thread: row})
 }
 
 // target loads the event a reaction, edit or deletion points at.
@@ -216,6 +213,9 @@ func (a *apply) replaceable(ctx context.Context) error {
 	}
 	var old []string
 	for _, p := range prev {
+		if p.ID == a.ev.ID {
+			return reject.Duplicatef("event %s is already stored", a.ev.ID)
+		}
 		if p.CreatedAt > int64(a.ev.CreatedAt) || (p.CreatedAt == int64(a.ev.CreatedAt) && p.ID < a.ev.ID) {
 			return reject.Duplicatef("a newer version of this kind %d event is stored", a.ev.Kind)
 		}

@@ -114,12 +114,17 @@ type apply struct {
 }
 
 func (a *apply) run(ctx context.Context) error {
-	dup, err := a.tx.Exists(ctx, a.ev.ID)
-	if err != nil {
-		return err
-	}
-	if dup {
-		return reject.Duplicatef("event %s is already stored", a.ev.ID)
+	// Moderation events change state before they are stored, so a repeat
+	// must be caught first. Other kinds store the event before any side
+	// effect, and the insert itself detects a repeat.
+	if a.ev.Kind >= 9000 && a.ev.Kind <= 9030 {
+		dup, err := a.tx.Exists(ctx, a.ev.ID)
+		if err != nil {
+			return err
+		}
+		if dup {
+			return reject.Duplicatef("event %s is already stored", a.ev.ID)
+		}
 	}
 	switch a.ev.Kind {
 	case 9007:

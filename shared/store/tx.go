@@ -29,6 +29,9 @@ type EventMeta struct {
 	DTag      string // d tag of addressable / channel-state events
 	TopLevel  bool
 	Search    bool // index content for NIP-50 search
+	// Thread, when set, is stored with the event in the same statement
+	// (a channel message's thread metadata; see ThreadRow).
+	Thread *ThreadRow
 }
 
 // InsertEvent stores ev and its single-letter tags. inserted is false when
@@ -42,14 +45,24 @@ func (t *Tx) InsertEvent(ctx context.Context, ev *nostr.Event, m EventMeta) (ins
 			values = append(values, tag[1])
 		}
 	}
+	th := m.Thread
+	if th == nil {
+		th = &ThreadRow{}
+	}
 	var n int
 	err = t.tx.QueryRow(ctx, insertEventSQL,
 		t.community, ev.ID, ev.PubKey, int64(ev.CreatedAt), ev.Kind,
 		nullable(m.ChannelID), nullable(m.DTag), m.TopLevel, ev.String(), m.Search, ev.Content,
 		names, values,
+		m.Thread != nil, nullable(th.ParentID), nullable(th.RootID), th.Depth, th.Broadcast,
 	).Scan(&n)
 	if err != nil {
 		return false, fmt.Errorf("store: insert event %s: %w", ev.ID, err)
+	}
+	if n == 1 && m.Thread != nil && th.ParentID != "" {
+		if err := t.adjustAncestors(ctx, th.RootID, th.ParentID, 1, int64(ev.CreatedAt)); err != nil {
+			return false, err
+		}
 	}
 	return n == 1, nil
 }
@@ -65,6 +78,9 @@ WITH ins AS (
   INSERT INTO event_tags (community_id, event_id, name, value, kind, created_at, channel_id)
   SELECT $1, ins.id, t.name, t.value, $5, $4, $6
   FROM ins, unnest($12::text[], $13::text[]) AS t(name, value)
+), thread AS (
+  INSERT INTO thread_metadata (community_id, event_id, channel_id, created_at, parent_id, root_id, depth, broadcast)
+  SELECT $1, ins.id, $6, $4, $15, $16, $17, $18 FROM ins WHERE $14::boolean
 )
 SELECT count(*) FROM ins`
 
@@ -167,31 +183,15 @@ func (t *Tx) MarkDeleted(ctx context.Context, id string, at int64) (bool, error)
 	return tag.RowsAffected() == 1, nil
 }
 
-// ThreadRow is the thread metadata stored with a channel message.
+// ThreadRow is the thread position stored with a channel message. For a
+// reply, storing it also bumps its ancestors: reply_count on the parent,
+// descendant_count and last_reply_at on every ancestor. The root row is
+// updated first, so concurrent replies anywhere in one thread serialize on
+// it and never deadlock or lose a count.
 type ThreadRow struct {
-	EventID, ChannelID string
-	CreatedAt          int64
-	ParentID, RootID   string // "" for top-level messages
-	Depth              int
-	Broadcast          bool
-}
-
-// InsertThread stores the thread metadata of a new message and, for a
-// reply, bumps its ancestors: reply_count on the parent, descendant_count
-// and last_reply_at on every ancestor. The root row is locked first, so
-// concurrent replies anywhere in one thread serialize on it and never
-// deadlock or lose a count.
-func (t *Tx) InsertThread(ctx context.Context, r ThreadRow) error {
-	if _, err := t.tx.Exec(ctx, `
-INSERT INTO thread_metadata (community_id, event_id, channel_id, created_at, parent_id, root_id, depth, broadcast)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		t.community, r.EventID, r.ChannelID, r.CreatedAt, nullable(r.ParentID), nullable(r.RootID), r.Depth, r.Broadcast); err != nil {
-		return fmt.Errorf("store: insert thread metadata: %w", err)
-	}
-	if r.ParentID == "" {
-		return nil
-	}
-	return t.adjustAncestors(ctx, r.RootID, r.ParentID, 1, r.CreatedAt)
+	ParentID, RootID string // "" for top-level messages
+	Depth            int
+	Broadcast        bool
 }
 
 // ReplyDeleted undoes a reply's contribution to its ancestors' counters.
