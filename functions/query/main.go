@@ -1,0 +1,21 @@
+// Command query is the Lambda behind POST /query, POST /count, GET /
+// (NIP-11) and GET /healthz.
+package main
+
+import (
+	"context"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/buzzrelay/relay/shared/app"
+	"github.com/buzzrelay/relay/shared/query"
+)
+
+func main() {
+	log := app.Logger()
+	a, err := app.Build(context.Background(), log)
+	if err != nil {
+		app.Fatal(log, "query: cold start", err)
+	}
+	lambda.Start(a.QueryHTTP(query.New(a.Store, a.Signer)))
+}
