@@ -1,4 +1,6 @@
-// Command ingest is the Lambda behind POST /events.
+// Command ingest is the Lambda behind POST /events. With
+// WS_MANAGEMENT_ENDPOINT set, events it stores are delivered live to
+// WebSocket subscribers after their transaction commits.
 package main
 
 import (
@@ -7,13 +9,25 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/buzzrelay/relay/shared/app"
+	"github.com/buzzrelay/relay/shared/bridge"
 )
 
 func main() {
 	log := app.Logger()
-	a, err := app.Build(context.Background(), log)
+	ctx := context.Background()
+	a, err := app.Build(ctx, log)
 	if err != nil {
 		app.Fatal(log, "ingest: cold start", err)
 	}
-	lambda.Start(a.IngestHTTP(nil))
+	var fo bridge.Fanout
+	if a.Config.WSManagementEndpoint != "" {
+		f, err := a.Fanout(ctx)
+		if err != nil {
+			app.Fatal(log, "ingest: cold start", err)
+		}
+		fo = f
+	} else {
+		log.Warn("WS_MANAGEMENT_ENDPOINT is not set: events posted over HTTP reach WebSocket subscribers only on their next REQ")
+	}
+	lambda.Start(a.IngestHTTP(fo))
 }
