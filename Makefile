@@ -33,3 +33,29 @@ bench:
 
 clean:
 	rm -rf build
+
+# --- infra (CDK app in infra/, its own Go module; see docs/deploy.md) -------
+# The aws-cdk CLI is pinned in infra/package.json (npm ci from the lockfile).
+# jsii runs on the machine's Node.js; silence its Node 20 end-of-life banner.
+CDK_ENV := JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 CDK_DISABLE_CLI_TELEMETRY=true
+CDK := cd infra && $(CDK_ENV) ./node_modules/.bin/cdk
+# Extra CLI arguments, e.g. CDK_ARGS='-c community=buzz-example -c egress=nat-instance'
+CDK_ARGS ?=
+
+infra/node_modules/.bin/cdk: infra/package.json infra/package-lock.json
+	cd infra && npm ci --no-audit --no-fund
+	@touch $@
+
+# CloudFormation template, offline, into infra/cdk.out/ (needs the build zips).
+synth: build infra/node_modules/.bin/cdk
+	$(CDK) synth -q --no-notices $(CDK_ARGS)
+	@ls infra/cdk.out/*.template.json
+
+# Deploy with the caller's AWS credentials (bootstrap the account once first:
+# cd infra && npx cdk bootstrap).
+deploy: build infra/node_modules/.bin/cdk
+	$(CDK) deploy --no-notices $(CDK_ARGS)
+
+# Template assertions, then a real `cdk synth` through the pinned CLI.
+test-infra: infra/node_modules/.bin/cdk
+	cd infra && $(CDK_ENV) $(GO) vet ./... && $(CDK_ENV) $(GO) test -count=1 -timeout 15m ./...
