@@ -18,6 +18,7 @@ import (
 	"github.com/buzzrelay/relay/shared/app"
 	"github.com/buzzrelay/relay/shared/config"
 	"github.com/buzzrelay/relay/shared/migrate"
+	"github.com/buzzrelay/relay/shared/query"
 )
 
 func main() {
@@ -32,9 +33,16 @@ func main() {
 func run(ctx context.Context) error {
 	log := app.Logger()
 	addr := envOr("BUZZ_ADDR", "127.0.0.1:8080")
+	// One process serves every socket here, so the pool is bigger than a
+	// Lambda's; the handlers post replies to the emulator's @connections API.
 	cfg, err := config.Load(func(k string) string {
-		if k == "BUZZ_PUBLIC_SCHEME" {
+		switch k {
+		case "BUZZ_PUBLIC_SCHEME":
 			return envOr(k, "http")
+		case "DB_MAX_CONNS":
+			return envOr(k, "16")
+		case "WS_MANAGEMENT_ENDPOINT":
+			return envOr(k, "http://"+addr)
 		}
 		return os.Getenv(k)
 	})
@@ -54,15 +62,27 @@ func run(ctx context.Context) error {
 	}
 	defer a.Store.Close()
 
-	ingestFn := a.IngestHTTP(nil)
-	queryFn := a.QueryHTTP(nil)
+	fo, err := a.Fanout(ctx)
+	if err != nil {
+		return err
+	}
+	ingestFn := a.IngestHTTP(fo)
+	queryFn := a.QueryHTTP(query.New(a.Store, a.Signer))
 	api := &emulator.HTTPAPI{Routes: map[string]emulator.HTTPHandler{
 		"POST /events": ingestFn,
+		"POST /query":  queryFn,
+		"POST /count":  queryFn,
 		"GET /":        queryFn,
 		"GET /healthz": queryFn,
 	}}
+	ws := &emulator.WebSocketAPI{
+		Connect:    a.WSConnect(),
+		Default:    a.WSMessage(fo),
+		Disconnect: a.WSDisconnect(),
+		Log:        log,
+	}
 
-	srv := &http.Server{Addr: addr, Handler: api, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Addr: addr, Handler: ws.Wrap(api), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	fmt.Printf("Buzz relay (schema v%d) on http://%s  ws://%s\nrelay pubkey %s\n", v, addr, addr, a.Signer.PublicKey())

@@ -1,0 +1,119 @@
+// Package e2e runs the relay end to end: the same handlers the Lambdas run,
+// behind the localdev API Gateway emulator (HTTP routes, WebSocket routes
+// and the @connections API on one loopback port), over a real Postgres. The
+// tests drive it with real nostr clients (go-nostr, and nostr-tools from
+// npm); localdev/wsbench uses the same harness.
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/localdev/emulator"
+	"github.com/buzzrelay/relay/shared/app"
+	"github.com/buzzrelay/relay/shared/config"
+	"github.com/buzzrelay/relay/shared/query"
+)
+
+// Options tune a harness relay.
+type Options struct {
+	// MaxConns is the pool size (default 16, as localdev).
+	MaxConns int
+	// Log receives the handlers' JSON logs (default: discarded).
+	Log *slog.Logger
+	// IdleTimeout and Lifetime override API Gateway's 10 min and 2 h.
+	IdleTimeout, Lifetime time.Duration
+}
+
+// Relay is a running harness relay.
+type Relay struct {
+	HTTPURL string // http://127.0.0.1:port
+	WSURL   string // ws://127.0.0.1:port
+	App     *app.App
+	WS      *emulator.WebSocketAPI
+	srv     *http.Server
+	errc    chan error
+}
+
+// Start serves the relay over the migrated database dsn on 127.0.0.1:0.
+func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
+	if o.MaxConns == 0 {
+		o.MaxConns = 16
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.NewJSONHandler(io.Discard, nil))
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("e2e: listen: %w", err)
+	}
+	addr := ln.Addr().String()
+	env := map[string]string{
+		"DATABASE_URL":           dsn,
+		"BUZZ_PUBLIC_SCHEME":     "http",
+		"DB_MAX_CONNS":           strconv.Itoa(o.MaxConns),
+		"WS_MANAGEMENT_ENDPOINT": "http://" + addr,
+		"RELAY_SECRET_KEY":       nostr.GeneratePrivateKey(),
+		"AWS_REGION":             "us-east-1",
+	}
+	cfg, err := config.Load(func(k string) string { return env[k] })
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("e2e: config: %w", err)
+	}
+	a, err := app.BuildWith(ctx, cfg, o.Log)
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("e2e: build: %w", err)
+	}
+	fo, err := a.Fanout(ctx)
+	if err != nil {
+		ln.Close()
+		a.Store.Close()
+		return nil, fmt.Errorf("e2e: fanout: %w", err)
+	}
+	queryFn := a.QueryHTTP(query.New(a.Store, a.Signer))
+	api := &emulator.HTTPAPI{Routes: map[string]emulator.HTTPHandler{
+		"POST /events": a.IngestHTTP(fo),
+		"POST /query":  queryFn,
+		"POST /count":  queryFn,
+		"GET /":        queryFn,
+		"GET /healthz": queryFn,
+	}}
+	ws := &emulator.WebSocketAPI{
+		Connect:     a.WSConnect(),
+		Default:     a.WSMessage(fo),
+		Disconnect:  a.WSDisconnect(),
+		Log:         o.Log,
+		IdleTimeout: o.IdleTimeout,
+		Lifetime:    o.Lifetime,
+	}
+	r := &Relay{
+		HTTPURL: "http://" + addr, WSURL: "ws://" + addr, App: a, WS: ws,
+		srv:  &http.Server{Handler: ws.Wrap(api), ReadHeaderTimeout: 10 * time.Second},
+		errc: make(chan error, 1),
+	}
+	go func() { r.errc <- r.srv.Serve(ln) }()
+	return r, nil
+}
+
+// Close stops the server (open sockets are dropped) and the pool.
+func (r *Relay) Close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = r.srv.Shutdown(ctx)
+	_ = r.srv.Close()
+	if err := <-r.errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		r.App.Log.Warn("e2e: serve", "err", err)
+	}
+	r.App.Store.Close()
+}

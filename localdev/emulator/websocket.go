@@ -1,0 +1,313 @@
+package emulator
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/coder/websocket"
+)
+
+// WebSocketHandler is an API Gateway WebSocket API Lambda handler.
+type WebSocketHandler = func(context.Context, events.APIGatewayWebsocketProxyRequest) (events.APIGatewayProxyResponse, error)
+
+// API Gateway WebSocket API limits the emulator enforces.
+const (
+	MaxMessageSize     = 128 << 10 // a larger message closes the socket with 1009
+	IdleTimeout        = 10 * time.Minute
+	ConnectionLifetime = 2 * time.Hour
+)
+
+// WebSocketAPI emulates an API Gateway WebSocket API with the $connect,
+// $default and $disconnect routes, plus its @connections management API
+// (management.go). Each socket gets a connection id; every text message is
+// one $default invocation with a real events.APIGatewayWebsocketProxyRequest,
+// invoked in arrival order (one at a time per socket). Handlers answer
+// through the management API, as they must behind API Gateway.
+type WebSocketAPI struct {
+	Connect, Default, Disconnect WebSocketHandler
+	// Stage is reported in the request context ("$default" when empty).
+	Stage string
+	// IdleTimeout and Lifetime default to API Gateway's 10 min and 2 h.
+	IdleTimeout, Lifetime time.Duration
+	Log                   *slog.Logger
+
+	mu    sync.Mutex
+	conns map[string]*socket
+}
+
+// socket is one open connection.
+type socket struct {
+	id          string
+	host        string
+	c           *websocket.Conn
+	connectedAt time.Time
+	lastActive  atomic.Int64 // unix nanos
+	sourceIP    string
+	userAgent   string
+	forgotten   atomic.Bool // Forget: no $disconnect for this one
+	done        chan struct{}
+}
+
+func (s *socket) touch() { s.lastActive.Store(time.Now().UnixNano()) }
+
+// IsWebSocketUpgrade reports whether r asks to switch to WebSocket.
+func IsWebSocketUpgrade(r *http.Request) bool {
+	return r.Method == http.MethodGet &&
+		headerHas(r.Header, "Connection", "upgrade") && headerHas(r.Header, "Upgrade", "websocket")
+}
+
+func headerHas(h http.Header, name, token string) bool {
+	for _, v := range h.Values(name) {
+		for _, part := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(part), token) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Wrap serves the WebSocket upgrade of GET / and the @connections API on the
+// same address as next (the HTTP routes); everything else goes to next.
+func (a *WebSocketAPI) Wrap(next http.Handler) http.Handler {
+	mgmt := a.Management()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case IsWebSocketUpgrade(r) && (r.URL.Path == "/" || r.URL.Path == ""):
+			a.ServeHTTP(w, r)
+		case strings.Contains(r.URL.EscapedPath(), "/@connections/"):
+			mgmt.ServeHTTP(w, r)
+		default:
+			next.ServeHTTP(w, r)
+		}
+	})
+}
+
+func (a *WebSocketAPI) stage() string {
+	if a.Stage == "" {
+		return "$default"
+	}
+	return a.Stage
+}
+
+func (a *WebSocketAPI) log() *slog.Logger {
+	if a.Log == nil {
+		return slog.Default()
+	}
+	return a.Log
+}
+
+// ServeHTTP runs $connect, upgrades, and serves the socket until it closes.
+func (a *WebSocketAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id := connectionID()
+	src, _, _ := net.SplitHostPort(r.RemoteAddr)
+	s := &socket{id: id, host: r.Host, connectedAt: time.Now(), sourceIP: src, userAgent: r.UserAgent(), done: make(chan struct{})}
+	ev := a.event(s, "CONNECT", "$connect", "")
+	ev.Headers, ev.MultiValueHeaders = connectHeaders(r, src)
+	ctx, cancel := context.WithTimeout(r.Context(), IntegrationTimeout)
+	resp, err := a.Connect(ctx, ev)
+	cancel()
+	if err != nil || resp.StatusCode < 200 || resp.StatusCode > 299 {
+		status := resp.StatusCode
+		if err != nil || status == 0 {
+			status = http.StatusInternalServerError
+		}
+		http.Error(w, `{"message":"Forbidden"}`, status)
+		return
+	}
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true, CompressionMode: websocket.CompressionDisabled})
+	if err != nil {
+		a.log().Warn("emulator: websocket accept", "connection", id, "err", err)
+		a.disconnect(s, int64(websocket.StatusProtocolError), "accept failed")
+		return
+	}
+	c.SetReadLimit(MaxMessageSize)
+	s.c = c
+	s.touch()
+	a.mu.Lock()
+	if a.conns == nil {
+		a.conns = map[string]*socket{}
+	}
+	a.conns[id] = s
+	a.mu.Unlock()
+
+	code, reason := a.serve(s)
+	a.mu.Lock()
+	delete(a.conns, id)
+	a.mu.Unlock()
+	close(s.done)
+	_ = c.Close(code, reason)
+	if !s.forgotten.Load() {
+		a.disconnect(s, int64(code), reason)
+	}
+}
+
+// serve reads messages until the socket ends and says why it ended.
+func (a *WebSocketAPI) serve(s *socket) (websocket.StatusCode, string) {
+	idle, life := a.IdleTimeout, a.Lifetime
+	if idle <= 0 {
+		idle = IdleTimeout
+	}
+	if life <= 0 {
+		life = ConnectionLifetime
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	var why atomic.Value
+	go func() { // the idle timeout and the lifetime, as API Gateway applies them
+		tick := time.NewTicker(min(idle/4, time.Second))
+		defer tick.Stop()
+		deadline := s.connectedAt.Add(life)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case now := <-tick.C:
+				switch {
+				case now.After(deadline):
+					why.Store("connection lifetime of " + life.String() + " reached")
+					cancel(errors.New("lifetime"))
+					return
+				case now.Sub(time.Unix(0, s.lastActive.Load())) > idle:
+					why.Store("idle for " + idle.String())
+					cancel(errors.New("idle"))
+					return
+				}
+			}
+		}
+	}()
+	for {
+		typ, data, err := s.c.Read(ctx)
+		if err != nil {
+			if w, ok := why.Load().(string); ok {
+				return websocket.StatusGoingAway, w
+			}
+			if s.forgotten.Load() {
+				return websocket.StatusGoingAway, "forgotten"
+			}
+			switch st := websocket.CloseStatus(err); {
+			case st == websocket.StatusMessageTooBig || strings.Contains(err.Error(), "read limited"):
+				return websocket.StatusMessageTooBig, "Message too big"
+			case st != -1:
+				return st, "client closed"
+			}
+			return websocket.StatusNormalClosure, "closed"
+		}
+		s.touch()
+		body := string(data)
+		b64 := false
+		if typ == websocket.MessageBinary || !utf8.Valid(data) {
+			body, b64 = base64.StdEncoding.EncodeToString(data), true
+		}
+		ev := a.event(s, "MESSAGE", "$default", body)
+		ev.IsBase64Encoded = b64
+		ictx, icancel := context.WithTimeout(context.Background(), IntegrationTimeout)
+		if _, err := a.Default(ictx, ev); err != nil {
+			a.log().Warn("emulator: $default handler failed", "connection", s.id, "err", err)
+		}
+		icancel()
+	}
+}
+
+func (a *WebSocketAPI) disconnect(s *socket, code int64, reason string) {
+	ev := a.event(s, "DISCONNECT", "$disconnect", "")
+	ev.RequestContext.DisconnectStatusCode = code
+	ev.RequestContext.DisconnectReason = &reason
+	ctx, cancel := context.WithTimeout(context.Background(), IntegrationTimeout)
+	defer cancel()
+	if _, err := a.Disconnect(ctx, ev); err != nil {
+		a.log().Warn("emulator: $disconnect handler failed", "connection", s.id, "err", err)
+	}
+}
+
+// event builds the API Gateway event of one route invocation.
+func (a *WebSocketAPI) event(s *socket, eventType, route, body string) events.APIGatewayWebsocketProxyRequest {
+	now := time.Now()
+	return events.APIGatewayWebsocketProxyRequest{
+		Body: body,
+		RequestContext: events.APIGatewayWebsocketProxyRequestContext{
+			AccountID:         "000000000000",
+			Stage:             a.stage(),
+			RequestID:         requestID(),
+			APIID:             "localdev",
+			ConnectedAt:       s.connectedAt.UnixMilli(),
+			ConnectionID:      s.id,
+			DomainName:        a.domain(s),
+			EventType:         eventType,
+			ExtendedRequestID: requestID(),
+			MessageDirection:  "IN",
+			RequestTime:       now.UTC().Format("02/Jan/2006:15:04:05 -0700"),
+			RequestTimeEpoch:  now.UnixMilli(),
+			RouteKey:          route,
+			Identity:          events.APIGatewayRequestIdentity{SourceIP: s.sourceIP, UserAgent: s.userAgent},
+		},
+	}
+}
+
+// domain is the host the socket connected to (API Gateway's domainName).
+func (a *WebSocketAPI) domain(s *socket) string { return s.host }
+
+func connectHeaders(r *http.Request, src string) (map[string]string, map[string][]string) {
+	h := map[string]string{}
+	mv := map[string][]string{}
+	for k, vs := range r.Header {
+		h[k] = strings.Join(vs, ",")
+		mv[k] = append([]string(nil), vs...)
+	}
+	h["Host"], mv["Host"] = r.Host, []string{r.Host}
+	h["X-Forwarded-Proto"], mv["X-Forwarded-Proto"] = "http", []string{"http"}
+	h["X-Forwarded-For"], mv["X-Forwarded-For"] = src, []string{src}
+	return h, mv
+}
+
+// connectionID is an id shaped like API Gateway's (base64, with '=').
+func connectionID() string {
+	var b [11]byte
+	_, _ = rand.Read(b[:])
+	return base64.StdEncoding.EncodeToString(b[:])
+}
+
+// lookup returns the open socket id.
+func (a *WebSocketAPI) lookup(id string) *socket {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.conns[id]
+}
+
+// Forget drops connection id as if API Gateway lost its $disconnect: the
+// socket closes, the handlers are not told, later posts get 410 Gone.
+func (a *WebSocketAPI) Forget(id string) bool {
+	s := a.lookup(id)
+	if s == nil {
+		return false
+	}
+	s.forgotten.Store(true)
+	a.mu.Lock()
+	delete(a.conns, id)
+	a.mu.Unlock()
+	s.c.CloseNow()
+	<-s.done
+	return true
+}
+
+// Connections lists the open connection ids.
+func (a *WebSocketAPI) Connections() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make([]string, 0, len(a.conns))
+	for id := range a.conns {
+		out = append(out, id)
+	}
+	return out
+}
