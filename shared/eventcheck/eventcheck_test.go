@@ -73,3 +73,24 @@ func TestCheck(t *testing.T) {
 		})
 	}
 }
+
+// FuzzCheck feeds arbitrary JSON through the decoder and the checks: no
+// input may panic, and whatever is accepted must really verify.
+func FuzzCheck(f *testing.F) {
+	k := nostrtest.NewKey(f)
+	good, _ := k.Event(f, 9, "hi", nostr.Tag{"h", "x"}).MarshalJSON()
+	f.Add(good)
+	f.Add([]byte(`{"id":"","pubkey":"","created_at":0,"kind":9,"tags":[[]],"content":"","sig":""}`))
+	f.Add([]byte(`{"kind":-1,"tags":null}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var ev nostr.Event
+		if err := ev.UnmarshalJSON(data); err != nil {
+			return
+		}
+		if eventcheck.Check(&ev, time.Unix(int64(ev.CreatedAt), 0)) == nil {
+			if ok, _ := ev.CheckSignature(); !ok || !ev.CheckID() {
+				t.Fatal("accepted an event that does not verify")
+			}
+		}
+	})
+}
