@@ -227,3 +227,8 @@ func (e *env) relaySigned(ev *nostr.Event) {
 		e.t.Fatalf("kind %d: bad signature: %v", ev.Kind, err)
 	}
 }
+
+func asInvalid(err error) (*reject.Error, bool) {
+	r, ok := reject.As(err)
+	return r, ok && r.Prefix == reject.Invalid
+}

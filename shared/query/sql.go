@@ -71,9 +71,9 @@ func accessClause(b *sqlb, named []string) string {
 	}
 	n := b.arg(named)
 	return `((e.kind NOT IN (44100, 44101) AND (e.channel_id IS NULL OR e.channel_id IN (` + readableChannels(b, n) + `)))
-  OR (e.kind IN (44100, 44101) AND EXISTS (
-    SELECT 1 FROM event_tags p WHERE p.community_id = e.community_id AND p.event_id = e.id
-      AND p.name = 'p' AND p.value = ` + b.readerArg() + `)))`
+  OR (e.kind IN (44100, 44101) AND e.id IN (
+    SELECT p.event_id FROM event_tags p WHERE p.community_id = ` + pCommunity + `
+      AND p.name = 'p' AND p.value = ` + b.readerArg() + ` AND p.kind IN (44100, 44101))))`
 }
 
 // channelReadable is true when reader may read the channel bound at ch
