@@ -33,7 +33,7 @@ func TestWindowResponse(t *testing.T) {
 	edit := e.submit(alice, 40003, t0+19, "three!", nostr.Tag{"e", m3.ID}, nostr.Tag{"h", ch})
 	react2 := e.react(alice, m3, t0+20)
 	unreact := e.del(alice, react2, t0+21) // hop 2 on a deleted hop-1 event
-	rReact := e.react(alice, r1, t0+22)     // on a reply: not in the closure of rows
+	rReact := e.react(alice, r1, t0+22)    // on a reply: not in the closure of rows
 
 	evs := e.query(alice, windowBody(ch, `,"limit":3,"include_aux":true,"include_summaries":true`))
 	rows := byKind(evs, 9)
