@@ -29,6 +29,9 @@ func main() {
 		if err != nil {
 			return nil, err
 		}
+		if err := migrate.EnsureCommunity(ctx, dsn, cfg.DefaultCommunity, cfg.Getenv("BUZZ_COMMUNITY_HOST")); err != nil {
+			return nil, err
+		}
 		log.InfoContext(ctx, "migrations applied", "version", v)
 		return map[string]int32{"version": v}, nil
 	})

@@ -40,3 +40,22 @@ func Up(ctx context.Context, dsn string) (int32, error) {
 	}
 	return v, nil
 }
+
+// EnsureCommunity registers community id (serving host, when not empty) so
+// events can reference it; running it again changes nothing.
+func EnsureCommunity(ctx context.Context, dsn, id, host string) error {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return fmt.Errorf("migrate: connect: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var h any
+	if host != "" {
+		h = host
+	}
+	if _, err := conn.Exec(ctx, `INSERT INTO communities (id, host) VALUES ($1, $2)
+ON CONFLICT (id) DO UPDATE SET host = COALESCE(EXCLUDED.host, communities.host)`, id, h); err != nil {
+		return fmt.Errorf("migrate: ensure community %s: %w", id, err)
+	}
+	return nil
+}
