@@ -80,10 +80,7 @@ func (a *apply) createChannel(ctx context.Context) error {
 	if err := a.tx.PutMember(ctx, c.ID, a.ev.PubKey, nip29.Owner, a.now); err != nil {
 		return err
 	}
-	if err := a.storeInChannel(ctx, c.ID); err != nil {
-		return err
-	}
-	return a.publishState(ctx, ch)
+	return a.finish(ctx, ch, 0, "")
 }
 
 func (a *apply) editChannel(ctx context.Context) error {
@@ -117,10 +114,7 @@ func (a *apply) editChannel(ctx context.Context) error {
 	if err := a.tx.UpdateChannel(ctx, &c); err != nil {
 		return err
 	}
-	if err := a.storeInChannel(ctx, c.ID); err != nil {
-		return err
-	}
-	return a.publishState(ctx, &c)
+	return a.finish(ctx, &c, 0, "")
 }
 
 func (a *apply) putUser(ctx context.Context) error {
@@ -156,15 +150,11 @@ func (a *apply) putUser(ctx context.Context) error {
 	if err := a.tx.PutMember(ctx, ch.ID, p.Pubkey, p.Role, a.now); err != nil {
 		return err
 	}
-	if err := a.storeInChannel(ctx, ch.ID); err != nil {
-		return err
-	}
+	notify := 0
 	if current == "" {
-		if err := a.notify(ctx, &ch.Channel, KindMemberAdded, p.Pubkey); err != nil {
-			return err
-		}
+		notify = KindMemberAdded
 	}
-	return a.publishState(ctx, &ch.Channel)
+	return a.finish(ctx, &ch.Channel, notify, p.Pubkey)
 }
 
 // keepAnOwner refuses a change that would leave the channel without an
@@ -212,13 +202,7 @@ func (a *apply) removeUser(ctx context.Context) error {
 	if err := a.tx.RemoveMember(ctx, ch.ID, target, a.now); err != nil {
 		return err
 	}
-	if err := a.storeInChannel(ctx, ch.ID); err != nil {
-		return err
-	}
-	if err := a.notify(ctx, &ch.Channel, KindMemberRemove, target); err != nil {
-		return err
-	}
-	return a.publishState(ctx, &ch.Channel)
+	return a.finish(ctx, &ch.Channel, KindMemberRemove, target)
 }
 
 func (a *apply) join(ctx context.Context) error {
@@ -235,13 +219,7 @@ func (a *apply) join(ctx context.Context) error {
 	if err := a.tx.PutMember(ctx, ch.ID, a.ev.PubKey, nip29.Member, a.now); err != nil {
 		return err
 	}
-	if err := a.storeInChannel(ctx, ch.ID); err != nil {
-		return err
-	}
-	if err := a.notify(ctx, &ch.Channel, KindMemberAdded, a.ev.PubKey); err != nil {
-		return err
-	}
-	return a.publishState(ctx, &ch.Channel)
+	return a.finish(ctx, &ch.Channel, KindMemberAdded, a.ev.PubKey)
 }
 
 func (a *apply) leave(ctx context.Context) error {
@@ -260,13 +238,7 @@ func (a *apply) leave(ctx context.Context) error {
 	if err := a.tx.RemoveMember(ctx, ch.ID, a.ev.PubKey, a.now); err != nil {
 		return err
 	}
-	if err := a.storeInChannel(ctx, ch.ID); err != nil {
-		return err
-	}
-	if err := a.notify(ctx, &ch.Channel, KindMemberRemove, a.ev.PubKey); err != nil {
-		return err
-	}
-	return a.publishState(ctx, &ch.Channel)
+	return a.finish(ctx, &ch.Channel, KindMemberRemove, a.ev.PubKey)
 }
 
 func (a *apply) deleteChannel(ctx context.Context) error {
@@ -337,6 +309,20 @@ func (a *apply) hide(ctx context.Context, ref *store.EventRef) error {
 		return a.tx.ReplyDeleted(ctx, ref.RootID, ref.ParentID)
 	}
 	return nil
+}
+
+// finish stores the moderation event itself, notifies target with a
+// 44100/44101 when notify names one, and republishes the channel's state.
+func (a *apply) finish(ctx context.Context, ch *nip29.Channel, notify int, target string) error {
+	if err := a.storeInChannel(ctx, ch.ID); err != nil {
+		return err
+	}
+	if notify != 0 {
+		if err := a.notify(ctx, ch, notify, target); err != nil {
+			return err
+		}
+	}
+	return a.publishState(ctx, ch)
 }
 
 // notify publishes a 44100/44101 for target; never for system channels.
