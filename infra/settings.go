@@ -34,6 +34,11 @@ type Settings struct {
 	// RelayKeyCiphertext, when set (base64), is put in the functions'
 	// environment instead of reading the SSM parameter at cold start.
 	RelayKeyCiphertext string
+	// RelayKeyRevision (context "relayKeyRevision", default "1") is put in
+	// the signing functions' environment as RELAY_KEY_REVISION. The code
+	// ignores it; changing it after a key rotation makes every function
+	// start fresh instances, which read the new ciphertext.
+	RelayKeyRevision string
 	// LogRetention for every function's log group (context
 	// "logRetentionDays", default 30).
 	LogRetention awslogs.RetentionDays
@@ -84,6 +89,7 @@ func SettingsFrom(node constructs.Node) (Settings, error) {
 		AssetDir:           str("assetDir", "../build"),
 		Egress:             str("egress", "nat-gateway"),
 		RelayKeyCiphertext: str("relayKeyCiphertext", ""),
+		RelayKeyRevision:   str("relayKeyRevision", "1"),
 		LogLevel:           str("logLevel", "info"),
 		AlarmEmail:         str("alarmEmail", ""),
 	}
@@ -117,6 +123,9 @@ func SettingsFrom(node constructs.Node) (Settings, error) {
 		if _, err := base64.StdEncoding.DecodeString(s.RelayKeyCiphertext); err != nil {
 			return s, fmt.Errorf("context relayKeyCiphertext is not base64: %w", err)
 		}
+	}
+	if !regexp.MustCompile(`^[0-9A-Za-z._-]{1,32}$`).MatchString(s.RelayKeyRevision) {
+		return s, fmt.Errorf("context relayKeyRevision %q: use 1-32 letters, digits, '.', '_' or '-'", s.RelayKeyRevision)
 	}
 	if s.AssetDir, err = filepath.Abs(s.AssetDir); err != nil {
 		return s, fmt.Errorf("context assetDir: %w", err)

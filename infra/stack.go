@@ -202,6 +202,7 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		if f.Signs {
 			env["RELAY_SIGNER"] = jsii.String("kms")
 			env["RELAY_KMS_KEY_ID"] = kek.KeyArn()
+			env["RELAY_KEY_REVISION"] = jsii.String(s.RelayKeyRevision)
 			if s.RelayKeyCiphertext != "" {
 				env["RELAY_KEY_CIPHERTEXT"] = jsii.String(s.RelayKeyCiphertext)
 			} else {

@@ -498,6 +498,7 @@ func TestVariantNATInstanceKMSEndpointInlineCiphertext(t *testing.T) {
 		"egress":             "nat-instance",
 		"kmsEndpoint":        true,
 		"relayKeyCiphertext": "AQIDBA==",
+		"relayKeyRevision":   "2",
 	})
 	s.tpl.ResourceCountIs(jsii.String("AWS::EC2::NatGateway"), jsii.Number(0))
 	s.tpl.HasResourceProperties(jsii.String("AWS::EC2::Instance"), map[string]any{"InstanceType": "t4g.nano"})
@@ -518,6 +519,9 @@ func TestVariantNATInstanceKMSEndpointInlineCiphertext(t *testing.T) {
 		}
 		if signs != strings.Contains(env, `"RELAY_KEY_CIPHERTEXT":"AQIDBA=="`) || strings.Contains(env, "RELAY_KEY_SSM_PARAMETER") {
 			t.Errorf("%s env %s", name, env)
+		}
+		if signs != strings.Contains(env, `"RELAY_KEY_REVISION":"2"`) {
+			t.Errorf("%s: RELAY_KEY_REVISION: %s", name, env)
 		}
 		if !strings.Contains(env, `"BUZZ_COMMUNITY":"buzz.example"`) {
 			t.Errorf("%s env %s", name, env)
@@ -543,6 +547,7 @@ func TestSettingsRejectMistakes(t *testing.T) {
 		"ciphertext":  {"relayKeyCiphertext": "%%", "assetDir": good},
 		"no asset":    {"assetDir": filepath.Join(good, "nope")},
 		"kmsEndpoint": {"kmsEndpoint": "yes please", "assetDir": good},
+		"revision":    {"relayKeyRevision": "two words", "assetDir": good},
 	} {
 		c := cdkContext(t, ctx)
 		app := awscdk.NewApp(&awscdk.AppProps{Context: &c})
