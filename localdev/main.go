@@ -92,6 +92,7 @@ func run(ctx context.Context) error {
 	case <-ctx.Done():
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
+		ws.CloseAll() // hijacked sockets are not the server's to close
 		return srv.Shutdown(shutdown)
 	}
 }

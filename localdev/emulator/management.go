@@ -65,7 +65,8 @@ func (a *WebSocketAPI) serveManagement(w http.ResponseWriter, r *http.Request) {
 			"identity":     map[string]string{"sourceIp": s.sourceIP, "userAgent": s.userAgent},
 		})
 	case http.MethodDelete:
-		_ = s.c.Close(websocket.StatusNormalClosure, "closed by the server")
+		// API Gateway answers at once and closes the socket behind it.
+		go func() { _ = s.c.Close(websocket.StatusNormalClosure, "closed by the server") }()
 		w.WriteHeader(http.StatusNoContent)
 	default:
 		awsError(w, http.StatusMethodNotAllowed, "BadRequestException", "method not allowed")

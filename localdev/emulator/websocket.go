@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"errors"
 	"log/slog"
 	"net"
 	"net/http"
@@ -146,11 +145,11 @@ func (a *WebSocketAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a.mu.Lock()
 	delete(a.conns, id)
 	a.mu.Unlock()
-	close(s.done)
 	_ = c.Close(code, reason)
 	if !s.forgotten.Load() {
 		a.disconnect(s, int64(code), reason)
 	}
+	close(s.done)
 }
 
 // serve reads messages until the socket ends and says why it ended.
@@ -162,8 +161,8 @@ func (a *WebSocketAPI) serve(s *socket) (websocket.StatusCode, string) {
 	if life <= 0 {
 		life = ConnectionLifetime
 	}
-	ctx, cancel := context.WithCancelCause(context.Background())
-	defer cancel(nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	var why atomic.Value
 	go func() { // the idle timeout and the lifetime, as API Gateway applies them
 		tick := time.NewTicker(min(idle/4, time.Second))
@@ -174,14 +173,16 @@ func (a *WebSocketAPI) serve(s *socket) (websocket.StatusCode, string) {
 			case <-ctx.Done():
 				return
 			case now := <-tick.C:
+				reason := ""
 				switch {
 				case now.After(deadline):
-					why.Store("connection lifetime of " + life.String() + " reached")
-					cancel(errors.New("lifetime"))
-					return
+					reason = "connection lifetime of " + life.String() + " reached"
 				case now.Sub(time.Unix(0, s.lastActive.Load())) > idle:
-					why.Store("idle for " + idle.String())
-					cancel(errors.New("idle"))
+					reason = "idle for " + idle.String()
+				}
+				if reason != "" {
+					why.Store(reason)
+					_ = s.c.Close(websocket.StatusGoingAway, reason)
 					return
 				}
 			}
@@ -310,4 +311,21 @@ func (a *WebSocketAPI) Connections() []string {
 		out = append(out, id)
 	}
 	return out
+}
+
+// CloseAll closes every open socket (going away) and waits until each one's
+// $disconnect ran.
+func (a *WebSocketAPI) CloseAll() {
+	a.mu.Lock()
+	socks := make([]*socket, 0, len(a.conns))
+	for _, s := range a.conns {
+		socks = append(socks, s)
+	}
+	a.mu.Unlock()
+	for _, s := range socks {
+		s.c.CloseNow()
+	}
+	for _, s := range socks {
+		<-s.done
+	}
 }

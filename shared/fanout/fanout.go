@@ -222,6 +222,11 @@ func (f *Fanout) run(ctx context.Context, order []string, jobs map[string]*job) 
 
 // send posts one job's messages in order; a gone connection is removed.
 func (f *Fanout) send(ctx context.Context, j *job) int {
+	for _, sub := range j.closed { // before its CLOSED goes out
+		if err := f.Registry.Unsubscribe(ctx, j.connection, sub); err != nil {
+			f.Log.ErrorContext(ctx, "fanout: end subscription", "connection", j.connection, "sub", sub, "err", err)
+		}
+	}
 	sent := 0
 	for _, m := range j.msgs {
 		err := f.Sender.Post(ctx, j.connection, m)
@@ -237,11 +242,6 @@ func (f *Fanout) send(ctx context.Context, j *job) int {
 			return sent
 		default:
 			f.Log.WarnContext(ctx, "fanout: post failed", "connection", j.connection, "err", err)
-		}
-	}
-	for _, sub := range j.closed {
-		if err := f.Registry.Unsubscribe(ctx, j.connection, sub); err != nil {
-			f.Log.ErrorContext(ctx, "fanout: end subscription", "connection", j.connection, "sub", sub, "err", err)
 		}
 	}
 	return sent

@@ -213,10 +213,13 @@ func (r *Relay) event(ctx context.Context, out *replier, conn *fanout.Connection
 		return
 	}
 	res := r.Ingest.Submit(ctx, conn.Community, conn.Pubkey, ev)
-	out.send(ctx, okMessage(ev.ID, res.Accepted, res.Message))
+	// Deliver before OK, as POST /events does: once the publisher has its
+	// OK, every subscription that existed at commit has been posted to, and
+	// a subscription opened after the OK gets the event as stored only.
 	if len(res.Committed) > 0 && r.Fanout != nil {
 		r.Fanout.Deliver(ctx, conn.Community, res.Committed)
 	}
+	out.send(ctx, okMessage(ev.ID, res.Accepted, res.Message))
 }
 
 func (r *Relay) req(ctx context.Context, out *replier, conn *fanout.Connection, msg *Message) {

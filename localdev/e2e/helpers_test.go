@@ -1,0 +1,253 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/google/uuid"
+	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/pgtest"
+)
+
+const wait = 10 * time.Second
+
+func newRelay(t *testing.T) *Relay {
+	t.Helper()
+	dsn := pgtest.NewDatabase(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	r, err := Start(ctx, dsn, Options{Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	return r
+}
+
+type user struct{ sk, pk string }
+
+func newUser() user {
+	sk := nostr.GeneratePrivateKey()
+	pk, _ := nostr.GetPublicKey(sk)
+	return user{sk: sk, pk: pk}
+}
+
+func (u user) sign(ev *nostr.Event) error { return ev.Sign(u.sk) }
+
+func (u user) event(t *testing.T, kind int, tags nostr.Tags, content string) nostr.Event {
+	t.Helper()
+	ev := nostr.Event{Kind: kind, CreatedAt: nostr.Now(), Tags: tags, Content: content}
+	if err := ev.Sign(u.sk); err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// dial connects go-nostr's relay client.
+func dial(t *testing.T, r *Relay) *nostr.Relay {
+	t.Helper()
+	rl, err := nostr.RelayConnect(context.Background(), r.WSURL)
+	if err != nil {
+		t.Fatalf("connect %s: %v", r.WSURL, err)
+	}
+	t.Cleanup(func() { _ = rl.Close() })
+	return rl
+}
+
+// login triggers the challenge (the relay sends it with the reply to the
+// first message) and answers it with relay.Auth.
+func login(t *testing.T, rl *nostr.Relay, u user) {
+	t.Helper()
+	ctx := ctxT(t)
+	sub, err := rl.Subscribe(ctx, nostr.Filters{{Kinds: []int{1}, Limit: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case reason := <-sub.ClosedReason:
+		if !strings.HasPrefix(reason, "auth-required:") {
+			t.Fatalf("REQ before AUTH closed with %q, want auth-required:", reason)
+		}
+	case <-ctx.Done():
+		t.Fatal("no CLOSED auth-required: before AUTH")
+	}
+	if err := rl.Auth(ctx, u.sign); err != nil {
+		t.Fatalf("AUTH: %v", err)
+	}
+}
+
+func publish(t *testing.T, rl *nostr.Relay, u user, kind int, tags nostr.Tags, content string) nostr.Event {
+	t.Helper()
+	ev := u.event(t, kind, tags, content)
+	if err := rl.Publish(ctxT(t), ev); err != nil {
+		t.Fatalf("publish kind %d: %v", kind, err)
+	}
+	return ev
+}
+
+func createChannel(t *testing.T, rl *nostr.Relay, u user, visibility string) string {
+	t.Helper()
+	id := uuid.NewString()
+	publish(t, rl, u, 9007, nostr.Tags{{"h", id}, {"name", "ch-" + id[:8]}, {"visibility", visibility}}, "")
+	return id
+}
+
+// next returns the next event of sub, failing after the wait.
+func next(t *testing.T, sub *nostr.Subscription) *nostr.Event {
+	t.Helper()
+	select {
+	case ev := <-sub.Events:
+		return ev
+	case reason := <-sub.ClosedReason:
+		t.Fatalf("subscription closed: %s", reason)
+	case <-time.After(wait):
+		t.Fatal("no event arrived")
+	}
+	return nil
+}
+
+func eose(t *testing.T, sub *nostr.Subscription) {
+	t.Helper()
+	select {
+	case <-sub.EndOfStoredEvents:
+	case reason := <-sub.ClosedReason:
+		t.Fatalf("subscription closed before EOSE: %s", reason)
+	case <-time.After(wait):
+		t.Fatal("no EOSE")
+	}
+}
+
+// rawConn is a bare WebSocket client for what libraries will not send.
+type rawConn struct {
+	t *testing.T
+	c *websocket.Conn
+}
+
+func dialRaw(t *testing.T, r *Relay) *rawConn {
+	t.Helper()
+	c, _, err := websocket.Dial(ctxT(t), r.WSURL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadLimit(1 << 20)
+	t.Cleanup(func() { c.CloseNow() })
+	return &rawConn{t: t, c: c}
+}
+
+func (rc *rawConn) send(msg string) {
+	rc.t.Helper()
+	if err := rc.c.Write(ctxT(rc.t), websocket.MessageText, []byte(msg)); err != nil {
+		rc.t.Fatalf("write: %v", err)
+	}
+}
+
+func (rc *rawConn) sendJSON(v any) {
+	rc.t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		rc.t.Fatal(err)
+	}
+	rc.send(string(b))
+}
+
+// read returns the next message as its array parts.
+func (rc *rawConn) read() []json.RawMessage {
+	rc.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	_, data, err := rc.c.Read(ctx)
+	if err != nil {
+		rc.t.Fatalf("read: %v", err)
+	}
+	var parts []json.RawMessage
+	if err := json.Unmarshal(data, &parts); err != nil || len(parts) == 0 {
+		rc.t.Fatalf("relay sent a non-array message %q", data)
+	}
+	return parts
+}
+
+func str(t *testing.T, raw json.RawMessage) string {
+	t.Helper()
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		t.Fatalf("want a string, got %s", raw)
+	}
+	return s
+}
+
+// expect reads one message and checks its verb.
+func (rc *rawConn) expect(verb string) []json.RawMessage {
+	rc.t.Helper()
+	parts := rc.read()
+	if got := str(rc.t, parts[0]); got != verb {
+		rc.t.Fatalf("want %s, got %s", verb, joinRaw(parts))
+	}
+	return parts
+}
+
+// auth answers the challenge of the AUTH message parts as u.
+func (rc *rawConn) auth(r *Relay, u user, challenge string) {
+	rc.t.Helper()
+	ev := u.event(rc.t, 22242, nostr.Tags{{"relay", r.WSURL}, {"challenge", challenge}}, "")
+	rc.sendJSON([]any{"AUTH", ev})
+	ok := rc.expect("OK")
+	if string(ok[2]) != "true" {
+		rc.t.Fatalf("AUTH refused: %s", joinRaw(ok))
+	}
+}
+
+func joinRaw(parts []json.RawMessage) string {
+	b, _ := json.Marshal(parts)
+	return string(b)
+}
+
+func newRelayWith(t *testing.T, o Options) *Relay {
+	t.Helper()
+	dsn := pgtest.NewDatabase(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if o.Log == nil {
+		o.Log = slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	}
+	r, err := Start(ctx, dsn, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	return r
+}
+
+func urlPathEscape(s string) string { return url.PathEscape(s) }
+
+// closedReason waits for the CLOSED of sub; an event before it fails.
+func closedReason(t *testing.T, sub *nostr.Subscription) string {
+	t.Helper()
+	deadline := time.After(wait)
+	for {
+		select {
+		case reason := <-sub.ClosedReason:
+			return reason
+		case ev := <-sub.Events:
+			if ev != nil {
+				t.Fatalf("got event %q instead of CLOSED", ev.Content)
+			}
+		case <-deadline:
+			t.Fatal("subscription was not closed")
+		}
+	}
+}
