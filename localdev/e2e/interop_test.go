@@ -1,0 +1,98 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestInteropNostrTools runs nostr-tools 2.25.2 (with ws, on Node) against
+// the relay: a publish refused with auth-required:, NIP-42 AUTH, publish,
+// REQ with the stored event then EOSE, a live event, and POST /query with
+// nostr-tools' own NIP-98 token. It installs the pinned packages with
+// `npm ci` when they are missing. Without node on PATH it is skipped
+// (BUZZ_REQUIRE_INTEROP=1 makes that a failure).
+func TestInteropNostrTools(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		if os.Getenv("BUZZ_REQUIRE_INTEROP") == "1" {
+			t.Fatal("node is not on PATH")
+		}
+		t.Skip("node is not on PATH; install Node 20 to run the nostr-tools interop test")
+	}
+	dir, err := filepath.Abs("interop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	npmCI(t, dir)
+
+	r := newRelay(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "interop.mjs", r.WSURL, r.HTTPURL)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("node interop.mjs: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
+	}
+	var got struct {
+		Pubkey           string   `json:"pubkey"`
+		BeforeAuth       string   `json:"beforeAuth"`
+		StoredID         string   `json:"storedId"`
+		LiveID           string   `json:"liveId"`
+		StoredBeforeEose []string `json:"storedBeforeEose"`
+		QueryStatus      int      `json:"queryStatus"`
+		QueryIDs         []string `json:"queryIds"`
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &got); err != nil {
+		t.Fatalf("interop output %q: %v (stderr %s)", stdout.String(), err, stderr.String())
+	}
+	if !strings.HasPrefix(got.BeforeAuth, "auth-required:") {
+		t.Errorf("publish before AUTH: %q, want auth-required:", got.BeforeAuth)
+	}
+	if !slices.Equal(got.StoredBeforeEose, []string{got.StoredID}) {
+		t.Errorf("stored events before EOSE %v, want [%s]", got.StoredBeforeEose, got.StoredID)
+	}
+	if got.QueryStatus != 200 || !slices.Contains(got.QueryIDs, got.StoredID) || !slices.Contains(got.QueryIDs, got.LiveID) {
+		t.Errorf("/query with nostr-tools NIP-98: status %d ids %v, want both %s and %s", got.QueryStatus, got.QueryIDs, got.StoredID, got.LiveID)
+	}
+}
+
+// npmCI installs the locked packages unless the pinned versions are there.
+func npmCI(t *testing.T, dir string) {
+	t.Helper()
+	if installed(dir, "nostr-tools", "2.25.2") && installed(dir, "ws", "8.18.3") {
+		return
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Fatal("node is installed but npm is not; it is needed to install nostr-tools")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
+	}
+}
+
+func installed(dir, pkg, version string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, "node_modules", pkg, "package.json"))
+	if err != nil {
+		return false
+	}
+	var p struct {
+		Version string `json:"version"`
+	}
+	return json.Unmarshal(b, &p) == nil && p.Version == version
+}
