@@ -48,12 +48,15 @@ type ParseError struct {
 
 func (e *ParseError) Error() string { return e.Err.Error() }
 
+// panicReason answers a message that made a decoder panic.
+const panicReason = "message could not be decoded"
+
 // Parse reads one client message. It never panics; every failure is a
 // *ParseError with an invalid: reason.
 func Parse(data []byte) (msg *Message, err error) {
 	defer func() {
 		if r := recover(); r != nil { // a decoder bug must not kill the handler
-			msg, err = nil, &ParseError{Err: reject.Invalidf("message could not be decoded")}
+			msg, err = nil, &ParseError{Err: reject.Invalidf(panicReason)}
 		}
 	}()
 	if len(data) > relayinfo.MaxMessageLength {
