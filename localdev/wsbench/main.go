@@ -1,0 +1,505 @@
+// Command wsbench measures live delivery through the WebSocket relay: it
+// runs the relay in-process behind the localdev emulator (127.0.0.1 only)
+// on a fresh database of the Postgres at DATABASE_URL, opens -subs
+// authenticated sockets subscribed to one channel, then
+//
+//  1. latency: publishes -latency-events events one after the other and
+//     records, per subscriber and event, the time from just before the
+//     EVENT was sent to its arrival (p50/p99/max);
+//  2. throughput: -publishers sockets publish -events events as fast as
+//     their OKs come back, while every subscriber listens; the ingest rate
+//     is accepted events per second.
+//
+// Every subscriber must receive every event. Usage (after `make pg`):
+//
+//	DATABASE_URL=... go run ./localdev/wsbench -subs 500
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/localdev/e2e"
+	"github.com/buzzrelay/relay/shared/migrate"
+)
+
+// Options of one run.
+type Options struct {
+	Subs          int
+	LatencyEvents int
+	Events        int
+	Publishers    int
+	DBConns       int
+	DialParallel  int
+	Timeout       time.Duration
+}
+
+// Result of one run.
+type Result struct {
+	Subs             int     `json:"subscribers"`
+	SetupSeconds     float64 `json:"setup_seconds"`
+	LatencyEvents    int     `json:"latency_events"`
+	P50ms            float64 `json:"p50_ms"`
+	P99ms            float64 `json:"p99_ms"`
+	MaxMs            float64 `json:"max_ms"`
+	Events           int     `json:"throughput_events"`
+	Publishers       int     `json:"publishers"`
+	IngestPerSecond  float64 `json:"ingest_events_per_second"`
+	DeliveredPerSec  float64 `json:"deliveries_per_second"`
+	Missing          int     `json:"missing_deliveries"`
+	ThroughputP99ms  float64 `json:"throughput_p99_ms"`
+	DeliveriesPerRun int     `json:"deliveries"`
+}
+
+func main() {
+	var o Options
+	flag.IntVar(&o.Subs, "subs", 500, "subscriber sockets")
+	flag.IntVar(&o.LatencyEvents, "latency-events", 50, "events published one by one for the latency figures")
+	flag.IntVar(&o.Events, "events", 200, "events published as fast as possible for the ingest rate")
+	flag.IntVar(&o.Publishers, "publishers", 2, "publisher sockets in the throughput phase")
+	flag.IntVar(&o.DBConns, "db-conns", 16, "pgx pool size of the relay (DB_MAX_CONNS)")
+	flag.IntVar(&o.DialParallel, "dial-parallel", 50, "sockets being set up at once")
+	flag.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "give up after this long")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run here")
+	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "wsbench:", err)
+			os.Exit(1)
+		}
+		_ = pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), o.Timeout)
+	defer cancel()
+	res, err := Run(ctx, os.Getenv("DATABASE_URL"), o, os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "wsbench:", err)
+		os.Exit(1)
+	}
+	b, _ := json.MarshalIndent(res, "", "  ")
+	fmt.Println(string(b))
+	if res.Missing > 0 {
+		pprof.StopCPUProfile()
+		os.Exit(2)
+	}
+}
+
+// Run benchmarks against a fresh database on the server of adminDSN.
+func Run(ctx context.Context, adminDSN string, o Options, progress io.Writer) (*Result, error) {
+	if adminDSN == "" {
+		return nil, errors.New("DATABASE_URL is not set: run `make pg` and export it")
+	}
+	dsn, drop, err := freshDatabase(ctx, adminDSN)
+	if err != nil {
+		return nil, err
+	}
+	defer drop()
+	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	relay, err := e2e.Start(ctx, dsn, e2e.Options{MaxConns: o.DBConns, Log: log})
+	if err != nil {
+		return nil, err
+	}
+	defer relay.Close()
+
+	b := &bench{o: o, relay: relay, sent: make([]atomic.Int64, o.LatencyEvents+o.Events)}
+	owner := newKey()
+	pubs := make([]*client, max(o.Publishers, 1))
+	for i := range pubs {
+		if pubs[i], err = b.login(ctx, owner); err != nil {
+			return nil, fmt.Errorf("publisher: %w", err)
+		}
+		defer pubs[i].c.CloseNow()
+	}
+	b.channel = uuid.NewString()
+	if _, err := pubs[0].publish(ctx, owner, 9007, nostr.Tags{{"h", b.channel}, {"name", "wsbench"}, {"visibility", "open"}}, ""); err != nil {
+		return nil, fmt.Errorf("create channel: %w", err)
+	}
+
+	start := time.Now()
+	subs, err := b.subscribe(ctx)
+	for _, s := range subs {
+		defer s.c.CloseNow()
+	}
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Subs: o.Subs, SetupSeconds: time.Since(start).Seconds(), LatencyEvents: o.LatencyEvents, Events: o.Events, Publishers: len(pubs)}
+	fmt.Fprintf(progress, "wsbench: %d subscribers ready in %.1fs\n", o.Subs, res.SetupSeconds)
+
+	// Phase 1: one event at a time.
+	for seq := range o.LatencyEvents {
+		if err := b.send(ctx, pubs[0], owner, seq); err != nil {
+			return nil, err
+		}
+		b.waitFor(ctx, subs, seq+1, 10*time.Second)
+	}
+	lat := b.latencies(subs, 0, o.LatencyEvents)
+	res.P50ms, res.P99ms, res.MaxMs = pct(lat, 50), pct(lat, 99), pct(lat, 100)
+
+	// Phase 2: publishers as fast as their OKs allow.
+	var next atomic.Int64
+	next.Store(int64(o.LatencyEvents))
+	total := int64(o.LatencyEvents + o.Events)
+	start = time.Now()
+	var wg sync.WaitGroup
+	errc := make(chan error, len(pubs))
+	for _, p := range pubs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				seq := next.Add(1) - 1
+				if seq >= total {
+					return
+				}
+				if err := b.send(ctx, p, owner, int(seq)); err != nil {
+					errc <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	took := time.Since(start)
+	close(errc)
+	if err := <-errc; err != nil {
+		return nil, err
+	}
+	b.waitFor(ctx, subs, int(total), 30*time.Second)
+	deliveredIn := time.Since(start)
+	res.IngestPerSecond = float64(o.Events) / took.Seconds()
+	res.DeliveredPerSec = float64(o.Events*o.Subs) / deliveredIn.Seconds()
+	res.ThroughputP99ms = pct(b.latencies(subs, o.LatencyEvents, int(total)), 99)
+	for _, s := range subs {
+		res.Missing += int(total) - s.count()
+		res.DeliveriesPerRun += s.count()
+	}
+	return res, nil
+}
+
+type bench struct {
+	o       Options
+	relay   *e2e.Relay
+	channel string
+	sent    []atomic.Int64 // unix nanos just before EVENT seq was written
+}
+
+type key struct{ sk, pk string }
+
+func newKey() key {
+	sk := nostr.GeneratePrivateKey()
+	pk, _ := nostr.GetPublicKey(sk)
+	return key{sk, pk}
+}
+
+// client is one raw WebSocket connection.
+type client struct {
+	c    *websocket.Conn
+	wmu  sync.Mutex
+	oks  chan []json.RawMessage // OK messages (publishers)
+	mu   sync.Mutex
+	got  map[int]time.Duration // seq -> latency (subscribers)
+	done chan struct{}
+}
+
+func (c *client) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.got)
+}
+
+func (c *client) write(ctx context.Context, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.c.Write(ctx, websocket.MessageText, data)
+}
+
+func read(ctx context.Context, c *websocket.Conn) ([]json.RawMessage, error) {
+	_, data, err := c.Read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var parts []json.RawMessage
+	if err := json.Unmarshal(data, &parts); err != nil || len(parts) == 0 {
+		return nil, fmt.Errorf("relay sent %q", data)
+	}
+	return parts, nil
+}
+
+func verb(p []json.RawMessage) string {
+	var s string
+	_ = json.Unmarshal(p[0], &s)
+	return s
+}
+
+// login opens a socket and authenticates it as k (NIP-42).
+func (b *bench) login(ctx context.Context, k key) (*client, error) {
+	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(dctx, b.relay.WSURL, nil)
+	if err != nil {
+		return nil, fmt.Errorf("dial: %w", err)
+	}
+	c.SetReadLimit(1 << 20)
+	cl := &client{c: c, oks: make(chan []json.RawMessage, 4), got: map[int]time.Duration{}, done: make(chan struct{})}
+	if err := cl.write(dctx, []any{"REQ", "hello", map[string]any{"limit": 0}}); err != nil {
+		return nil, err
+	}
+	var challenge string
+	for challenge == "" {
+		p, err := read(dctx, c)
+		if err != nil {
+			return nil, fmt.Errorf("waiting for AUTH: %w", err)
+		}
+		if verb(p) == "AUTH" {
+			_ = json.Unmarshal(p[1], &challenge)
+		}
+	}
+	if p, err := read(dctx, c); err != nil || verb(p) != "CLOSED" {
+		return nil, fmt.Errorf("want CLOSED auth-required, got %v %v", p, err)
+	}
+	ev := nostr.Event{Kind: 22242, CreatedAt: nostr.Now(), Tags: nostr.Tags{{"relay", b.relay.WSURL}, {"challenge", challenge}}}
+	if err := ev.Sign(k.sk); err != nil {
+		return nil, err
+	}
+	if err := cl.write(dctx, []any{"AUTH", ev}); err != nil {
+		return nil, err
+	}
+	if p, err := read(dctx, c); err != nil || verb(p) != "OK" || string(p[2]) != "true" {
+		return nil, fmt.Errorf("AUTH refused: %v %v", p, err)
+	}
+	go cl.readLoop(ctx, b)
+	return cl, nil
+}
+
+// readLoop dispatches OKs and records live events until the socket ends.
+func (c *client) readLoop(ctx context.Context, b *bench) {
+	defer close(c.done)
+	for {
+		p, err := read(ctx, c.c)
+		if err != nil {
+			return
+		}
+		switch verb(p) {
+		case "OK":
+			c.oks <- p
+		case "EVENT":
+			if len(p) < 3 {
+				continue
+			}
+			var ev struct {
+				Content string `json:"content"`
+			}
+			_ = json.Unmarshal(p[2], &ev)
+			seq, err := strconv.Atoi(strings.TrimPrefix(ev.Content, "bench "))
+			if err != nil || seq < 0 || seq >= len(b.sent) {
+				continue
+			}
+			lat := time.Duration(time.Now().UnixNano() - b.sent[seq].Load())
+			c.mu.Lock()
+			c.got[seq] = lat
+			c.mu.Unlock()
+		}
+	}
+}
+
+func (c *client) publish(ctx context.Context, k key, kind int, tags nostr.Tags, content string) (string, error) {
+	ev := nostr.Event{Kind: kind, CreatedAt: nostr.Now(), Tags: tags, Content: content}
+	if err := ev.Sign(k.sk); err != nil {
+		return "", err
+	}
+	if err := c.write(ctx, []any{"EVENT", ev}); err != nil {
+		return "", err
+	}
+	return ev.ID, c.waitOK(ctx, ev.ID)
+}
+
+func (c *client) waitOK(ctx context.Context, id string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	select {
+	case p := <-c.oks:
+		var got string
+		_ = json.Unmarshal(p[1], &got)
+		if got != id || string(p[2]) != "true" {
+			return fmt.Errorf("publish refused: %s %s", p[2], p[len(p)-1])
+		}
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("no OK for %s: %w", id, ctx.Err())
+	}
+}
+
+// send publishes bench event seq, stamping its send time first.
+func (b *bench) send(ctx context.Context, p *client, k key, seq int) error {
+	ev := nostr.Event{Kind: 9, CreatedAt: nostr.Now(), Tags: nostr.Tags{{"h", b.channel}}, Content: "bench " + strconv.Itoa(seq)}
+	if err := ev.Sign(k.sk); err != nil {
+		return err
+	}
+	b.sent[seq].Store(time.Now().UnixNano())
+	if err := p.write(ctx, []any{"EVENT", ev}); err != nil {
+		return fmt.Errorf("publish %d: %w", seq, err)
+	}
+	return p.waitOK(ctx, ev.ID)
+}
+
+// subscribe opens the subscriber sockets, DialParallel at a time.
+func (b *bench) subscribe(ctx context.Context) ([]*client, error) {
+	subs := make([]*client, b.o.Subs)
+	sem := make(chan struct{}, max(b.o.DialParallel, 1))
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var first error
+	for i := range subs {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			err := func() error {
+				cl, err := b.login(ctx, newKey())
+				if err != nil {
+					return err
+				}
+				subs[i] = cl
+				if err := cl.write(ctx, []any{"REQ", "live", map[string]any{"kinds": []int{9}, "#h": []string{b.channel}, "limit": 0}}); err != nil {
+					return err
+				}
+				return nil
+			}()
+			if err != nil {
+				mu.Lock()
+				if first == nil {
+					first = fmt.Errorf("subscriber %d: %w", i, err)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	var out []*client
+	for _, s := range subs {
+		if s != nil {
+			out = append(out, s)
+		}
+	}
+	if first != nil {
+		return out, first
+	}
+	// The REQs were sent without waiting for EOSE (the read loops own the
+	// sockets now): wait until the relay stored all of them.
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		var n int
+		if err := b.relay.App.Store.Pool.QueryRow(ctx, `SELECT count(*) FROM ws_subscriptions WHERE sub_id = 'live'`).Scan(&n); err != nil {
+			return out, err
+		}
+		if n == b.o.Subs {
+			return out, nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return out, errors.New("subscriptions were not all stored within 30 s")
+}
+
+// waitFor waits (bounded) until every subscriber has n events.
+func (b *bench) waitFor(ctx context.Context, subs []*client, n int, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		all := true
+		for _, s := range subs {
+			if s.count() < n {
+				all = false
+				break
+			}
+		}
+		if all {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func (b *bench) latencies(subs []*client, from, to int) []time.Duration {
+	var out []time.Duration
+	for _, s := range subs {
+		s.mu.Lock()
+		for seq, d := range s.got {
+			if seq >= from && seq < to {
+				out = append(out, d)
+			}
+		}
+		s.mu.Unlock()
+	}
+	slices.Sort(out)
+	return out
+}
+
+func pct(d []time.Duration, p int) float64 {
+	if len(d) == 0 {
+		return 0
+	}
+	i := (len(d)*p + 99) / 100
+	i = min(max(i-1, 0), len(d)-1)
+	return float64(d[i].Microseconds()) / 1000
+}
+
+// freshDatabase creates and migrates a scratch database next to adminDSN's.
+func freshDatabase(ctx context.Context, adminDSN string) (string, func(), error) {
+	var rb [6]byte
+	_, _ = rand.Read(rb[:])
+	name := "wsbench_" + hex.EncodeToString(rb[:])
+	conn, err := pgx.Connect(ctx, adminDSN)
+	if err != nil {
+		return "", nil, fmt.Errorf("connect: %w", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		return "", nil, fmt.Errorf("create database: %w", err)
+	}
+	drop := func() {
+		c, err := pgx.Connect(context.Background(), adminDSN)
+		if err != nil {
+			return
+		}
+		defer c.Close(context.Background())
+		_, _ = c.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+	}
+	u, err := url.Parse(adminDSN)
+	if err != nil {
+		drop()
+		return "", nil, fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	u.Path = "/" + name
+	if _, err := migrate.Up(ctx, u.String()); err != nil {
+		drop()
+		return "", nil, fmt.Errorf("migrate: %w", err)
+	}
+	return u.String(), drop, nil
+}
