@@ -100,9 +100,11 @@ func publish(t *testing.T, rl *nostr.Relay, u user, kind int, tags nostr.Tags, c
 	return ev
 }
 
+func createChannelID() string { return uuid.NewString() }
+
 func createChannel(t *testing.T, rl *nostr.Relay, u user, visibility string) string {
 	t.Helper()
-	id := uuid.NewString()
+	id := createChannelID()
 	publish(t, rl, u, 9007, nostr.Tags{{"h", id}, {"name", "ch-" + id[:8]}, {"visibility", visibility}}, "")
 	return id
 }
