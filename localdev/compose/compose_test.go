@@ -123,6 +123,9 @@ func TestWiring(t *testing.T) {
 			t.Errorf("%s: %v", n, err)
 		}
 	}
+	if mig.Environment["BUZZ_COMMUNITY"] != relay.Environment["BUZZ_COMMUNITY"] {
+		t.Error("migrate must register the relay's community")
+	}
 	if mig.Restart != "no" {
 		t.Error(`migrate is one-shot: restart "no"`)
 	}

@@ -1,7 +1,8 @@
 // Command migrate is the one-shot migration step of localdev/compose.yaml:
 // it applies pending migrations to the database of DATABASE_URL (or
 // DB_SECRET_ARN) with the same migrator as make dev and the deploy-time
-// trigger, then exits. Running it again is a no-op.
+// trigger, registers the community (BUZZ_COMMUNITY), then exits. Running it
+// again is a no-op.
 package main
 
 import (
@@ -40,5 +41,13 @@ func run(ctx context.Context, getenv func(string) string) (int32, error) {
 	if err != nil {
 		return 0, err
 	}
-	return migrate.Up(ctx, dsn)
+	v, err := migrate.Up(ctx, dsn)
+	if err != nil {
+		return 0, err
+	}
+	// As the deploy-time trigger does: the configured community exists.
+	if err := migrate.EnsureCommunity(ctx, dsn, cfg.DefaultCommunity, cfg.Getenv("BUZZ_COMMUNITY_HOST")); err != nil {
+		return 0, err
+	}
+	return v, nil
 }
