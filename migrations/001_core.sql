@@ -33,7 +33,10 @@ CREATE INDEX events_channel_time ON events (community_id, channel_id, created_at
 CREATE INDEX events_kind_time ON events (community_id, kind, created_at DESC, id);
 CREATE INDEX events_author_time ON events (community_id, pubkey, created_at DESC, id);
 CREATE INDEX events_time ON events (community_id, created_at DESC, id);
-CREATE INDEX events_replaceable ON events (community_id, pubkey, kind, d_tag);
+-- Replaceable (0, 3, 10009) and addressable (30000-39999) versions by
+-- author, kind and d; the predicate keeps chat messages out of it.
+CREATE INDEX events_replaceable ON events (community_id, pubkey, kind, d_tag)
+    WHERE kind IN (0, 3, 10009) OR kind BETWEEN 30000 AND 39999;
 CREATE INDEX events_search ON events USING gin (search) WHERE search IS NOT NULL;
 
 -- Single-letter tags, one row per (event, tag name, value). kind, created_at
@@ -48,7 +51,6 @@ CREATE TABLE event_tags (
     channel_id    text    COLLATE "C",
     FOREIGN KEY (community_id, event_id) REFERENCES events (community_id, id) ON DELETE CASCADE
 );
-CREATE INDEX event_tags_lookup ON event_tags (community_id, name, value, created_at DESC, event_id);
 CREATE INDEX event_tags_lookup_kind ON event_tags (community_id, name, value, kind, created_at DESC, event_id);
 CREATE INDEX event_tags_event ON event_tags (community_id, event_id);
 

@@ -171,3 +171,44 @@ ON CONFLICT (community_id, channel_id, kind) DO UPDATE SET event_id = EXCLUDED.e
 	}
 	return nil
 }
+
+// Target looks up a stored event together with its channel and pubkey's
+// active role there, in one round trip: what a reply, reaction or edit needs
+// to know about the event it points at. ch is nil for an event outside any
+// channel; role is "" for a non-member.
+func (t *Tx) Target(ctx context.Context, id, pubkey string) (ref *EventRef, ch *ChannelRow, role string, err error) {
+	ref = &EventRef{ID: id}
+	var depth *int32
+	var root, parent, chID, d, cID, cName, cAbout, cPicture, cType, cVis, cCreator, r *string
+	var deleted, cCreated *int64
+	var cDeleted *bool
+	var cLabels []string
+	err = t.tx.QueryRow(ctx, `
+SELECT e.pubkey, e.kind, e.created_at, e.channel_id, e.d_tag, e.deleted_at, m.depth, m.root_id, m.parent_id,
+       c.id, c.name, c.about, c.picture, c.channel_type, c.visibility, c.labels, c.creator, c.created_at,
+       c.deleted_at IS NOT NULL, r.role
+FROM events e
+LEFT JOIN thread_metadata m ON m.community_id = e.community_id AND m.event_id = e.id
+LEFT JOIN channels c ON c.community_id = e.community_id AND c.id = e.channel_id
+LEFT JOIN channel_members r ON r.community_id = c.community_id AND r.channel_id = c.id
+     AND r.pubkey = $3 AND r.removed_at IS NULL
+WHERE e.community_id = $1 AND e.id = $2`, t.community, id, pubkey).
+		Scan(&ref.Pubkey, &ref.Kind, &ref.CreatedAt, &chID, &d, &deleted, &depth, &root, &parent,
+			&cID, &cName, &cAbout, &cPicture, &cType, &cVis, &cLabels, &cCreator, &cCreated, &cDeleted, &r)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil, "", ErrNotFound
+	}
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("store: target %s: %w", id, err)
+	}
+	ref.ChannelID, ref.DTag, ref.Deleted = deref(chID), deref(d), deleted != nil
+	if depth != nil {
+		ref.HasThread, ref.Depth, ref.RootID, ref.ParentID = true, int(*depth), deref(root), deref(parent)
+	}
+	if cID != nil {
+		ch = &ChannelRow{Deleted: *cDeleted}
+		ch.ID, ch.Name, ch.About, ch.Picture = *cID, *cName, *cAbout, *cPicture
+		ch.Type, ch.Visibility, ch.Labels, ch.Creator, ch.CreatedAt = *cType, *cVis, cLabels, *cCreator, *cCreated
+	}
+	return ref, ch, deref(r), nil
+}

@@ -75,21 +75,30 @@ func (s *Store) Community(ctx context.Context, host, fallback string) (string, e
 }
 
 // Tx runs fn in one transaction scoped to community: committed when fn
-// returns nil, rolled back otherwise (including on panic).
+// returns nil, rolled back otherwise (including on panic). BEGIN travels
+// with the transaction's first statement, saving a round trip per write.
 func (s *Store) Tx(ctx context.Context, community string, fn func(*Tx) error) (err error) {
-	pgtx, err := s.Pool.Begin(ctx)
+	conn, err := s.Pool.Acquire(ctx)
 	if err != nil {
-		return fmt.Errorf("store: begin: %w", err)
+		return fmt.Errorf("store: acquire connection: %w", err)
 	}
+	// A connection released inside a transaction (a failed ROLLBACK) is
+	// closed by the pool, never reused.
+	defer conn.Release()
+	tx := &lazyTx{conn: conn}
 	defer func() {
+		if p := recover(); p != nil {
+			tx.rollback(ctx)
+			panic(p)
+		}
 		if err != nil {
-			_ = pgtx.Rollback(context.WithoutCancel(ctx))
+			tx.rollback(ctx)
 		}
 	}()
-	if err = fn(&Tx{tx: pgtx, community: community}); err != nil {
+	if err = fn(&Tx{tx: tx, community: community}); err != nil {
 		return err
 	}
-	if err = pgtx.Commit(ctx); err != nil {
+	if err = tx.commit(ctx); err != nil {
 		return fmt.Errorf("store: commit: %w", err)
 	}
 	return nil

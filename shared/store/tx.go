@@ -11,7 +11,7 @@ import (
 
 // Tx is one write transaction of one community.
 type Tx struct {
-	tx        pgx.Tx
+	tx        *lazyTx
 	community string
 }
 
@@ -59,8 +59,8 @@ func (t *Tx) InsertEvent(ctx context.Context, ev *nostr.Event, m EventMeta) (ins
 	if err != nil {
 		return false, fmt.Errorf("store: insert event %s: %w", ev.ID, err)
 	}
-	if n == 1 && m.Thread != nil && th.ParentID != "" {
-		if err := t.adjustAncestors(ctx, th.RootID, th.ParentID, 1, int64(ev.CreatedAt)); err != nil {
+	if n == 1 && th.ParentID != "" && th.ParentID != th.RootID {
+		if err := t.adjustChain(ctx, th.RootID, th.ParentID, 1, int64(ev.CreatedAt)); err != nil {
 			return false, err
 		}
 	}
@@ -81,6 +81,14 @@ WITH ins AS (
 ), thread AS (
   INSERT INTO thread_metadata (community_id, event_id, channel_id, created_at, parent_id, root_id, depth, broadcast)
   SELECT $1, ins.id, $6, $4, $15, $16, $17, $18 FROM ins WHERE $14::boolean
+), root AS (
+  -- a reply bumps its thread's root in the same statement, which takes the
+  -- root's row lock first (see ThreadRow)
+  UPDATE thread_metadata SET
+    reply_count = reply_count + CASE WHEN event_id = $15 THEN 1 ELSE 0 END,
+    descendant_count = descendant_count + 1,
+    last_reply_at = GREATEST(COALESCE(last_reply_at, 0), $4)
+  WHERE community_id = $1 AND event_id = $16 AND EXISTS (SELECT 1 FROM ins)
 )
 SELECT count(*) FROM ins`
 
@@ -147,7 +155,8 @@ func deref(s *string) string {
 func (t *Tx) Addressable(ctx context.Context, kind int, pubkey, d string) ([]EventRef, error) {
 	rows, err := t.tx.Query(ctx, `
 SELECT id, created_at, channel_id FROM events
-WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND d_tag IS NOT DISTINCT FROM $4 AND deleted_at IS NULL`,
+WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND d_tag IS NOT DISTINCT FROM $4 AND deleted_at IS NULL
+  AND (kind IN (0, 3, 10009) OR kind BETWEEN 30000 AND 39999)`,
 		t.community, pubkey, kind, nullable(d))
 	if err != nil {
 		return nil, fmt.Errorf("store: addressable %d:%s: %w", kind, pubkey, err)
@@ -194,23 +203,25 @@ type ThreadRow struct {
 	Broadcast        bool
 }
 
-// ReplyDeleted undoes a reply's contribution to its ancestors' counters.
+// ReplyDeleted undoes a reply's contribution to its ancestors' counters,
+// root row first like an insert.
 func (t *Tx) ReplyDeleted(ctx context.Context, rootID, parentID string) error {
-	return t.adjustAncestors(ctx, rootID, parentID, -1, 0)
-}
-
-func (t *Tx) adjustAncestors(ctx context.Context, rootID, parentID string, delta int, at int64) error {
 	if _, err := t.tx.Exec(ctx, `
 UPDATE thread_metadata SET
-  reply_count = reply_count + CASE WHEN event_id = $3 THEN $4 ELSE 0 END,
-  descendant_count = descendant_count + $4,
-  last_reply_at = CASE WHEN $4 > 0 THEN GREATEST(COALESCE(last_reply_at, 0), $5) ELSE last_reply_at END
-WHERE community_id = $1 AND event_id = $2`, t.community, rootID, parentID, delta, at); err != nil {
+  reply_count = reply_count - CASE WHEN event_id = $3 THEN 1 ELSE 0 END,
+  descendant_count = descendant_count - 1
+WHERE community_id = $1 AND event_id = $2`, t.community, rootID, parentID); err != nil {
 		return fmt.Errorf("store: update thread root: %w", err)
 	}
 	if parentID == rootID {
 		return nil
 	}
+	return t.adjustChain(ctx, rootID, parentID, -1, 0)
+}
+
+// adjustChain updates the ancestors between parent and root (root excluded,
+// its row is updated first by the caller).
+func (t *Tx) adjustChain(ctx context.Context, rootID, parentID string, delta int, at int64) error {
 	if _, err := t.tx.Exec(ctx, `
 WITH RECURSIVE anc(event_id, parent_id) AS (
   SELECT event_id, parent_id FROM thread_metadata WHERE community_id = $1 AND event_id = $3
@@ -243,6 +254,7 @@ func (t *Tx) MarkAddressDeleted(ctx context.Context, kind int, pubkey, d string,
 	rows, err := t.tx.Query(ctx, `
 UPDATE events SET deleted_at = $6
 WHERE community_id = $1 AND kind = $2 AND pubkey = $3 AND d_tag IS NOT DISTINCT FROM $4 AND created_at <= $5 AND deleted_at IS NULL
+  AND (kind IN (0, 3, 10009) OR kind BETWEEN 30000 AND 39999)
 RETURNING id`, t.community, kind, pubkey, nullable(d), until, at)
 	if err != nil {
 		return nil, fmt.Errorf("store: delete address %d:%s:%s: %w", kind, pubkey, d, err)
