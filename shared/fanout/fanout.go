@@ -149,7 +149,7 @@ func (f *Fanout) Deliver(ctx context.Context, community string, events []*nostr.
 			if ch == "" {
 				continue
 			}
-			p := access{channel: ch, reader: c.pubkey}
+			p := access{Channel: ch, Reader: c.pubkey}
 			if !seen[p] {
 				seen[p] = true
 				pairs = append(pairs, p)
@@ -260,7 +260,7 @@ func plan(c *candidate, items []*item, readable map[access]bool) (msgs [][]byte,
 		if it.system && !f.names(it.channel) {
 			return false
 		}
-		return readable[access{channel: it.channel, reader: c.pubkey}]
+		return readable[access{Channel: it.channel, Reader: c.pubkey}]
 	}
 	matchesAny := func(it *item) bool {
 		for i := range c.filters {
@@ -272,7 +272,7 @@ func plan(c *candidate, items []*item, readable map[access]bool) (msgs [][]byte,
 		return false
 	}
 	for _, it := range items {
-		if it.channel != "" && c.pins(it.channel) && !readable[access{channel: it.channel, reader: c.pubkey}] {
+		if it.channel != "" && c.pins(it.channel) && !readable[access{Channel: it.channel, Reader: c.pubkey}] {
 			lost = it.channel
 		}
 		ok := matchesAny(it)

@@ -226,45 +226,12 @@ WHERE (s.connection_id, s.sub_id) IN (
 }
 
 // access is one (channel, reader) pair.
-type access struct{ channel, reader string }
+type access = store.ReadPair
 
-// readable answers, for each pair, whether reader may read channel now: it
-// exists, is not deleted, and is open or has reader as an active member
-// (the same rule as store.CanRead).
+// readable answers, for each pair, whether reader may read channel now
+// (store.Readable: the rule of store.CanRead, for all pairs at once).
 func (r *Registry) readable(ctx context.Context, community string, pairs []access) (map[access]bool, error) {
-	out := make(map[access]bool, len(pairs))
-	if len(pairs) == 0 {
-		return out, nil
-	}
-	chs := make([]string, len(pairs))
-	rds := make([]string, len(pairs))
-	for i, p := range pairs {
-		chs[i], rds[i] = p.channel, p.reader
-	}
-	rows, err := r.st.Pool.Query(ctx, `
-SELECT x.ch, x.rd FROM unnest($2::text[], $3::text[]) AS x(ch, rd)
-WHERE EXISTS (
-  SELECT 1 FROM channels c
-  WHERE c.community_id = $1 AND c.id = x.ch AND c.deleted_at IS NULL
-    AND (c.visibility = 'open' OR EXISTS (
-      SELECT 1 FROM channel_members m
-      WHERE m.community_id = c.community_id AND m.channel_id = c.id
-        AND m.pubkey = x.rd AND m.removed_at IS NULL)))`, community, chs, rds)
-	if err != nil {
-		return nil, fmt.Errorf("fanout: check access: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var p access
-		if err := rows.Scan(&p.channel, &p.reader); err != nil {
-			return nil, fmt.Errorf("fanout: check access: %w", err)
-		}
-		out[p] = true
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("fanout: check access: %w", err)
-	}
-	return out, nil
+	return r.st.Readable(ctx, community, pairs)
 }
 
 // eventMeta is what delivery needs about a stored event.

@@ -126,21 +126,53 @@ func (s *Store) SeenNIP98(ctx context.Context, id string, expiresAt int64) (fres
 	return tag.RowsAffected() == 1, nil
 }
 
+// ReadPair is one (channel, reader) question for Readable.
+type ReadPair struct{ Channel, Reader string }
+
 // CanRead reports whether reader may read channel: it exists, is not
 // deleted, and is open or has reader as an active member.
 func (s *Store) CanRead(ctx context.Context, community, channel, reader string) (bool, error) {
-	var ok bool
-	err := s.Pool.QueryRow(ctx, canReadSQL, community, channel, reader).Scan(&ok)
+	ok, err := s.Readable(ctx, community, []ReadPair{{Channel: channel, Reader: reader}})
 	if err != nil {
-		return false, fmt.Errorf("store: can read: %w", err)
+		return false, err
 	}
-	return ok, nil
+	return ok[ReadPair{Channel: channel, Reader: reader}], nil
 }
 
-const canReadSQL = `SELECT EXISTS (
+// Readable answers CanRead for many pairs in one statement (live fan-out
+// re-checks every subscriber of an event at once).
+func (s *Store) Readable(ctx context.Context, community string, pairs []ReadPair) (map[ReadPair]bool, error) {
+	out := make(map[ReadPair]bool, len(pairs))
+	if len(pairs) == 0 {
+		return out, nil
+	}
+	chs := make([]string, len(pairs))
+	rds := make([]string, len(pairs))
+	for i, p := range pairs {
+		chs[i], rds[i] = p.Channel, p.Reader
+	}
+	rows, err := s.Pool.Query(ctx, `
+SELECT x.ch, x.rd FROM unnest($2::text[], $3::text[]) AS x(ch, rd)
+WHERE EXISTS (
   SELECT 1 FROM channels c
-  WHERE c.community_id = $1 AND c.id = $2 AND c.deleted_at IS NULL
+  WHERE c.community_id = $1 AND c.id = x.ch AND c.deleted_at IS NULL
     AND (c.visibility = 'open' OR EXISTS (
       SELECT 1 FROM channel_members m
       WHERE m.community_id = c.community_id AND m.channel_id = c.id
-        AND m.pubkey = $3 AND m.removed_at IS NULL)))`
+        AND m.pubkey = x.rd AND m.removed_at IS NULL)))`, community, chs, rds)
+	if err != nil {
+		return nil, fmt.Errorf("store: check read access: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var p ReadPair
+		if err := rows.Scan(&p.Channel, &p.Reader); err != nil {
+			return nil, fmt.Errorf("store: check read access: %w", err)
+		}
+		out[p] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: check read access: %w", err)
+	}
+	return out, nil
+}
