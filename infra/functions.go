@@ -10,9 +10,9 @@ import (
 type Function struct {
 	Name string // directory under functions/ and zip name under the asset dir
 	// Needs the relay key: gets the KMS key configuration and kms:Decrypt
-	// on the one key. Every handler builds shared/app, which loads the
-	// signer at cold start (ingest, query and ws-message sign 39000-39006
-	// and 44100/44101 and serve NIP-11 self); only migrate does without.
+	// on the one key. ingest, query and ws-message sign 39000-39006 and
+	// 44100/44101 and serve NIP-11 self; ws-connect and ws-disconnect are
+	// built with app.BuildWithoutKey and migrate signs nothing.
 	Signs bool
 	// Posts to WebSocket connections (fan-out, replies): gets
 	// WS_MANAGEMENT_ENDPOINT and execute-api:ManageConnections on the stage.
@@ -27,9 +27,9 @@ type Function struct {
 var Functions = []Function{
 	{Name: "ingest", Signs: true, Posts: true, Memory: 512, Timeout: 28},
 	{Name: "query", Signs: true, Memory: 512, Timeout: 28},
-	{Name: "ws-connect", Signs: true, Memory: 256, Timeout: 28},
+	{Name: "ws-connect", Memory: 256, Timeout: 28},
 	{Name: "ws-message", Signs: true, Posts: true, Memory: 512, Timeout: 28},
-	{Name: "ws-disconnect", Signs: true, Memory: 256, Timeout: 28},
+	{Name: "ws-disconnect", Memory: 256, Timeout: 28},
 	{Name: "migrate", Memory: 256, Timeout: 300},
 }
 

@@ -12,7 +12,7 @@ import (
 
 func main() {
 	log := app.Logger()
-	a, err := app.Build(context.Background(), log)
+	a, err := app.BuildWithoutKey(context.Background(), log)
 	if err != nil {
 		app.Fatal(log, "ws-connect: cold start", err)
 	}

@@ -16,7 +16,8 @@ import (
 	"github.com/buzzrelay/relay/shared/store"
 )
 
-// App is the wired core.
+// App is the wired core. Signer and Ingest are nil in an App built by
+// BuildWithoutKey.
 type App struct {
 	Config *config.Config
 	Log    *slog.Logger
@@ -47,6 +48,31 @@ func Build(ctx context.Context, log *slog.Logger) (*App, error) {
 
 // BuildWith wires the core from an already loaded configuration.
 func BuildWith(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error) {
+	a, err := open(ctx, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	sg, err := cfg.Signer(ctx)
+	if err != nil {
+		a.Store.Close()
+		return nil, fmt.Errorf("relay key: %w", err)
+	}
+	a.Signer = sg
+	a.Ingest = ingest.New(a.Store, sg, log)
+	return a, nil
+}
+
+// BuildWithoutKey wires only configuration and the pool, for functions that
+// never sign (ws-connect, ws-disconnect): they get no relay key at all.
+func BuildWithoutKey(ctx context.Context, log *slog.Logger) (*App, error) {
+	cfg, err := config.FromEnv()
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return open(ctx, cfg, log)
+}
+
+func open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error) {
 	dsn, err := cfg.DSN(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("database: %w", err)
@@ -55,18 +81,7 @@ func BuildWith(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App,
 	if err != nil {
 		return nil, err
 	}
-	sg, err := cfg.Signer(ctx)
-	if err != nil {
-		st.Close()
-		return nil, fmt.Errorf("relay key: %w", err)
-	}
-	return &App{
-		Config: cfg,
-		Log:    log,
-		Store:  st,
-		Signer: sg,
-		Ingest: ingest.New(st, sg, log),
-	}, nil
+	return &App{Config: cfg, Log: log, Store: st}, nil
 }
 
 // Fatal logs err and exits; for main functions only.

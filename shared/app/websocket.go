@@ -11,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/buzzrelay/relay/shared/apigw"
-	"github.com/buzzrelay/relay/shared/bridge"
 	"github.com/buzzrelay/relay/shared/fanout"
 	"github.com/buzzrelay/relay/shared/query"
 	"github.com/buzzrelay/relay/shared/wsrelay"
@@ -44,7 +43,7 @@ func (a *App) Fanout(ctx context.Context) (*fanout.Fanout, error) {
 		return nil, fmt.Errorf("fanout: load AWS configuration: %w", err)
 	}
 	mgmt := apigw.NewManagement(cfg, endpoint, fanout.DefaultConcurrency)
-	return fanout.New(fanout.NewRegistry(a.Store), mgmt, summarizer(a.reader()), a.Log), nil
+	return fanout.New(fanout.NewRegistry(a.Store), mgmt, a.reader(), a.Log), nil
 }
 
 // WSConnect is functions/ws-connect ($connect).
@@ -64,23 +63,14 @@ func (a *App) WSMessage(fo *fanout.Fanout) apigw.WebSocketHandler {
 }
 
 func (a *App) wsRelay(fo *fanout.Fanout, s fanout.Sender) *wsrelay.Relay {
-	b := bridge.New(a.Store, a.Signer, nil, nil, nil, a.Config.DefaultCommunity, a.Log)
 	reg := fanout.NewRegistry(a.Store)
 	if fo != nil {
 		reg = fo.Registry
 	}
-	return wsrelay.New(reg, a.Ingest, a.reader(), fo, s, b.Community, a.Log)
+	return wsrelay.New(reg, a.Ingest, a.reader(), fo, s, a.Store.Communities(a.Config.DefaultCommunity).Resolve, a.Log)
 }
 
 func (a *App) reader() *query.Engine { return query.New(a.Store, a.Signer) }
-
-// summarizer returns the engine's thread summaries when it has them.
-func summarizer(e *query.Engine) fanout.Summarizer {
-	if s, ok := any(e).(fanout.Summarizer); ok {
-		return s
-	}
-	return nil
-}
 
 // wsScheme is the WebSocket scheme matching the public HTTP scheme.
 func (a *App) wsScheme() string {

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/nbd-wtf/go-nostr"
@@ -61,23 +60,16 @@ type Bridge struct {
 	Signer   signer.Signer
 	Verifier *nip98.Verifier
 	Log      *slog.Logger
-	// DefaultCommunity serves hosts without a community of their own.
-	DefaultCommunity string
-
-	hosts sync.Map // host -> cachedCommunity
-}
-
-type cachedCommunity struct {
-	id      string
-	expires time.Time
+	// Communities maps a request's Host to its community.
+	Communities *store.Communities
 }
 
 // New wires a bridge; ing, rd and fo may be nil.
 func New(st *store.Store, sg signer.Signer, ing *ingest.Service, rd Reader, fo Fanout, defaultCommunity string, log *slog.Logger) *Bridge {
 	return &Bridge{
 		Store: st, Ingest: ing, Reader: rd, Fanout: fo, Signer: sg, Log: log,
-		Verifier:         &nip98.Verifier{Replay: st},
-		DefaultCommunity: defaultCommunity,
+		Verifier:    &nip98.Verifier{Replay: st},
+		Communities: st.Communities(defaultCommunity),
 	}
 }
 
@@ -100,20 +92,6 @@ func (b *Bridge) Serve(ctx context.Context, r Request) Response {
 	return errorJSON(http.StatusNotFound, "invalid: no route for "+r.Method+" "+r.Path)
 }
 
-// Community resolves the community served at host, cached for a minute.
-func (b *Bridge) Community(ctx context.Context, host string) (string, error) {
-	host = strings.ToLower(host)
-	if c, ok := b.hosts.Load(host); ok && time.Now().Before(c.(cachedCommunity).expires) {
-		return c.(cachedCommunity).id, nil
-	}
-	id, err := b.Store.Community(ctx, host, b.DefaultCommunity)
-	if err != nil {
-		return "", err
-	}
-	b.hosts.Store(host, cachedCommunity{id: id, expires: time.Now().Add(time.Minute)})
-	return id, nil
-}
-
 // authenticate verifies the NIP-98 token and resolves the community.
 func (b *Bridge) authenticate(ctx context.Context, r Request) (community, pubkey string, resp *Response) {
 	if len(r.Body) > relayinfo.MaxHTTPBodyLength {
@@ -130,7 +108,7 @@ func (b *Bridge) authenticate(ctx context.Context, r Request) (community, pubkey
 		e := b.failure(ctx, err, http.StatusUnauthorized)
 		return "", "", &e
 	}
-	community, err = b.Community(ctx, r.Host)
+	community, err = b.Communities.Resolve(ctx, r.Host)
 	if err != nil {
 		e := b.failure(ctx, err, 0)
 		return "", "", &e
