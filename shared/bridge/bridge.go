@@ -5,6 +5,7 @@
 package bridge
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -205,7 +206,7 @@ func (b *Bridge) failure(ctx context.Context, err error, status int) Response {
 }
 
 func jsonResponse(status int, v any) Response {
-	body, err := json.Marshal(v)
+	body, err := marshal(v)
 	if err != nil {
 		return errorJSON(http.StatusInternalServerError, "error: could not encode response")
 	}
@@ -213,8 +214,19 @@ func jsonResponse(status int, v any) Response {
 }
 
 func errorJSON(status int, msg string) Response {
-	body, _ := json.Marshal(map[string]string{"error": msg})
+	body, _ := marshal(map[string]string{"error": msg})
 	return Response{Status: status, Headers: cors(map[string]string{"content-type": "application/json"}), Body: body}
+}
+
+// marshal encodes v without HTML escaping: messages quote tags like <id>.
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
 func cors(h map[string]string) map[string]string {
