@@ -115,9 +115,12 @@ CREATE TABLE channel_state_heads (
     PRIMARY KEY (community_id, channel_id, kind)
 );
 
--- NIP-98 replay guard shared by every instance: an auth event id is accepted once.
+-- NIP-98 replay guard shared by every instance: an auth event id is accepted
+-- once per community.
 CREATE TABLE nip98_seen (
-    event_id    text   COLLATE "C" PRIMARY KEY,
-    expires_at  bigint NOT NULL
+    community_id  text   NOT NULL,
+    event_id      text   COLLATE "C" NOT NULL,
+    expires_at    bigint NOT NULL,
+    PRIMARY KEY (community_id, event_id)
 );
 CREATE INDEX nip98_seen_expiry ON nip98_seen (expires_at);

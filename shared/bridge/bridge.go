@@ -93,13 +93,20 @@ func (b *Bridge) Serve(ctx context.Context, r Request) Response {
 	return errorJSON(http.StatusNotFound, "invalid: no route for "+r.Method+" "+r.Path)
 }
 
-// authenticate verifies the NIP-98 token and resolves the community.
+// authenticate resolves the community and verifies the NIP-98 token
+// against that community's replay table.
 func (b *Bridge) authenticate(ctx context.Context, r Request) (community, pubkey string, resp *Response) {
 	if len(r.Body) > relayinfo.MaxHTTPBodyLength {
 		e := errorJSON(http.StatusRequestEntityTooLarge, "invalid: request body is larger than 1 MiB")
 		return "", "", &e
 	}
-	pubkey, err := b.Verifier.Verify(ctx, nip98.Request{
+	community, err := b.Communities.Resolve(ctx, r.Host)
+	if err != nil {
+		e := b.failure(ctx, err, 0)
+		return "", "", &e
+	}
+	pubkey, err = b.Verifier.Verify(ctx, nip98.Request{
+		Community:     community,
 		Authorization: r.Headers["authorization"],
 		Method:        r.Method,
 		URL:           r.Scheme + "://" + r.Host + r.Path,
@@ -107,11 +114,6 @@ func (b *Bridge) authenticate(ctx context.Context, r Request) (community, pubkey
 	})
 	if err != nil {
 		e := b.failure(ctx, err, http.StatusUnauthorized)
-		return "", "", &e
-	}
-	community, err = b.Communities.Resolve(ctx, r.Host)
-	if err != nil {
-		e := b.failure(ctx, err, 0)
 		return "", "", &e
 	}
 	return community, pubkey, nil

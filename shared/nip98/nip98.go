@@ -24,9 +24,9 @@ const Kind = 27235
 const MaxSkew = 60 * time.Second
 
 // ReplayGuard records token ids across every instance; fresh is false for a
-// token seen before.
+// token seen before in the community.
 type ReplayGuard interface {
-	SeenNIP98(ctx context.Context, id string, expiresAt int64) (fresh bool, err error)
+	SeenNIP98(ctx context.Context, community, id string, expiresAt int64) (fresh bool, err error)
 }
 
 // Verifier checks tokens.
@@ -37,6 +37,7 @@ type Verifier struct {
 
 // Request is the part of an HTTP request a token is bound to.
 type Request struct {
+	Community     string // whose replay table the token is recorded in
 	Authorization string // the header's value
 	Method        string
 	URL           string // scheme://host/path as the client addressed it
@@ -89,7 +90,7 @@ func (v *Verifier) Verify(ctx context.Context, r Request) (string, error) {
 		}
 	}
 	if v.Replay != nil {
-		fresh, err := v.Replay.SeenNIP98(ctx, ev.ID, int64(ev.CreatedAt)+int64(2*MaxSkew/time.Second))
+		fresh, err := v.Replay.SeenNIP98(ctx, r.Community, ev.ID, int64(ev.CreatedAt)+int64(2*MaxSkew/time.Second))
 		if err != nil {
 			return "", err
 		}

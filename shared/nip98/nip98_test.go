@@ -64,7 +64,7 @@ func TestVerify(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			pk, err := v.Verify(ctx, nip98.Request{Authorization: c.header, Method: c.method, URL: c.url, Body: c.body})
+			pk, err := v.Verify(ctx, nip98.Request{Community: "default", Authorization: c.header, Method: c.method, URL: c.url, Body: c.body})
 			if c.want == "" {
 				if err != nil || pk != k.Pub {
 					t.Fatalf("want %s, got %q %v", k.Pub, pk, err)
@@ -78,14 +78,18 @@ func TestVerify(t *testing.T) {
 	}
 	t.Run("replay refused", func(t *testing.T) {
 		tok := k.Token(t, "POST", url, nil, now)
-		if _, err := v.Verify(ctx, nip98.Request{Authorization: tok, Method: "POST", URL: url}); err != nil {
+		if _, err := v.Verify(ctx, nip98.Request{Community: "default", Authorization: tok, Method: "POST", URL: url}); err != nil {
 			t.Fatal(err)
 		}
 		// A second verifier shares the table, as another Lambda instance would.
 		other := &nip98.Verifier{Replay: st}
-		_, err := other.Verify(ctx, nip98.Request{Authorization: tok, Method: "POST", URL: url})
+		_, err := other.Verify(ctx, nip98.Request{Community: "default", Authorization: tok, Method: "POST", URL: url})
 		if err == nil || !strings.Contains(err.Error(), "already used") {
 			t.Fatalf("replay: %v", err)
+		}
+		// The replay table is per community.
+		if _, err := other.Verify(ctx, nip98.Request{Community: "other", Authorization: tok, Method: "POST", URL: url}); err != nil {
+			t.Fatalf("same token in another community: %v", err)
 		}
 	})
 }

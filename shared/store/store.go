@@ -110,11 +110,12 @@ func IsSerialization(err error) bool {
 	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
 }
 
-// SeenNIP98 records a NIP-98 auth event id; fresh is false when it was
-// recorded before (a replay). Expired rows are pruned now and then.
-func (s *Store) SeenNIP98(ctx context.Context, id string, expiresAt int64) (fresh bool, err error) {
+// SeenNIP98 records a NIP-98 auth event id for community; fresh is false
+// when it was recorded before (a replay). Expired rows are pruned now and then.
+func (s *Store) SeenNIP98(ctx context.Context, community, id string, expiresAt int64) (fresh bool, err error) {
 	tag, err := s.Pool.Exec(ctx,
-		`INSERT INTO nip98_seen (event_id, expires_at) VALUES ($1, $2) ON CONFLICT DO NOTHING`, id, expiresAt)
+		`INSERT INTO nip98_seen (community_id, event_id, expires_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+		community, id, expiresAt)
 	if err != nil {
 		return false, fmt.Errorf("store: record nip98 token: %w", err)
 	}
