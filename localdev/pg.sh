@@ -60,15 +60,23 @@ buzz_pg_main() {
       { buzz_pg_fail "initdb failed in $datadir"; return 1; }
     cat >>"$datadir/postgresql.conf" <<CONF
 listen_addresses = '127.0.0.1'
-port = $port
 unix_socket_directories = ''
 max_connections = 400
 shared_buffers = 256MB
 CONF
   fi
 
-  if ! "${runas[@]}" "$bindir/pg_ctl" -D "$datadir" status >/dev/null 2>&1; then
-    "${runas[@]}" "$bindir/pg_ctl" -D "$datadir" -l "$logfile" -w -t 60 start >/dev/null ||
+  if "${runas[@]}" "$bindir/pg_ctl" -D "$datadir" status >/dev/null 2>&1; then
+    # Already running (an earlier make dev/test): use the port it listens on.
+    port=$(sed -n 4p "$datadir/postmaster.pid" 2>/dev/null || echo "$port")
+  else
+    # Another server may hold the port (a cluster of another checkout):
+    # take the next free one; the port is chosen at each start.
+    local tries=0
+    while "$bindir/pg_isready" -q -h 127.0.0.1 -p "$port" >/dev/null 2>&1 && [ $tries -lt 20 ]; do
+      port=$((port + 1)); tries=$((tries + 1))
+    done
+    "${runas[@]}" "$bindir/pg_ctl" -D "$datadir" -l "$logfile" -o "-p $port" -w -t 60 start >/dev/null ||
       { buzz_pg_fail "Postgres did not start; see $logfile"; tail -20 "$logfile" >&2; return 1; }
   fi
   "$bindir/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname='buzz'" | grep -q 1 ||
