@@ -18,7 +18,6 @@ import (
 	"github.com/buzzrelay/relay/shared/app"
 	"github.com/buzzrelay/relay/shared/config"
 	"github.com/buzzrelay/relay/shared/migrate"
-	"github.com/buzzrelay/relay/shared/query"
 )
 
 func main() {
@@ -66,23 +65,9 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ingestFn := a.IngestHTTP(fo)
-	queryFn := a.QueryHTTP(query.New(a.Store, a.Signer))
-	api := &emulator.HTTPAPI{Routes: map[string]emulator.HTTPHandler{
-		"POST /events": ingestFn,
-		"POST /query":  queryFn,
-		"POST /count":  queryFn,
-		"GET /":        queryFn,
-		"GET /healthz": queryFn,
-	}}
-	ws := &emulator.WebSocketAPI{
-		Connect:    a.WSConnect(),
-		Default:    a.WSMessage(fo),
-		Disconnect: a.WSDisconnect(),
-		Log:        log,
-	}
-
-	srv := &http.Server{Addr: addr, Handler: ws.Wrap(api), ReadHeaderTimeout: 10 * time.Second}
+	stack := emulator.NewStack(a, fo, log)
+	ws := stack.WS
+	srv := &http.Server{Addr: addr, Handler: ws.Wrap(stack.HTTP), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	fmt.Printf("Buzz relay (schema v%d) on http://%s  ws://%s\nrelay pubkey %s\n", v, addr, addr, a.Signer.PublicKey())

@@ -21,7 +21,6 @@ import (
 	"github.com/buzzrelay/relay/localdev/emulator"
 	"github.com/buzzrelay/relay/shared/app"
 	"github.com/buzzrelay/relay/shared/config"
-	"github.com/buzzrelay/relay/shared/query"
 )
 
 // Options tune a harness relay.
@@ -81,25 +80,12 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 		a.Store.Close()
 		return nil, fmt.Errorf("e2e: fanout: %w", err)
 	}
-	queryFn := a.QueryHTTP(query.New(a.Store, a.Signer))
-	api := &emulator.HTTPAPI{Routes: map[string]emulator.HTTPHandler{
-		"POST /events": a.IngestHTTP(fo),
-		"POST /query":  queryFn,
-		"POST /count":  queryFn,
-		"GET /":        queryFn,
-		"GET /healthz": queryFn,
-	}}
-	ws := &emulator.WebSocketAPI{
-		Connect:     a.WSConnect(),
-		Default:     a.WSMessage(fo),
-		Disconnect:  a.WSDisconnect(),
-		Log:         o.Log,
-		IdleTimeout: o.IdleTimeout,
-		Lifetime:    o.Lifetime,
-	}
+	stack := emulator.NewStack(a, fo, o.Log)
+	ws := stack.WS
+	ws.IdleTimeout, ws.Lifetime = o.IdleTimeout, o.Lifetime
 	r := &Relay{
 		HTTPURL: "http://" + addr, WSURL: "ws://" + addr, App: a, WS: ws,
-		srv:  &http.Server{Handler: ws.Wrap(api), ReadHeaderTimeout: 10 * time.Second},
+		srv:  &http.Server{Handler: ws.Wrap(stack.HTTP), ReadHeaderTimeout: 10 * time.Second},
 		errc: make(chan error, 1),
 	}
 	go func() { r.errc <- r.srv.Serve(ln) }()

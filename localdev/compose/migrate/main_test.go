@@ -11,7 +11,7 @@ import (
 // DATABASE_URL (make test-core provides one through localdev/pg.sh).
 func TestRunIsIdempotent(t *testing.T) {
 	if os.Getenv("DATABASE_URL") == "" {
-		t.Skip("DATABASE_URL not set: run through make test (localdev/pg.sh)")
+		t.Fatal("DATABASE_URL is not set: run the tests with `make test`, which starts Postgres")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

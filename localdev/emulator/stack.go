@@ -1,0 +1,39 @@
+package emulator
+
+import (
+	"log/slog"
+
+	"github.com/buzzrelay/relay/shared/app"
+	"github.com/buzzrelay/relay/shared/fanout"
+	"github.com/buzzrelay/relay/shared/query"
+)
+
+// Stack is the relay's API Gateway configuration in local form, the same
+// route table as infra/: POST /events to ingest; POST /query, POST /count,
+// GET / and GET /healthz to query; $connect, $default and $disconnect to the
+// three WebSocket functions. Every handler is the one its Lambda starts.
+type Stack struct {
+	HTTP *HTTPAPI
+	WS   *WebSocketAPI
+}
+
+// NewStack wires a's handlers behind the emulated APIs; fo delivers live
+// events from both ingest and ws-message.
+func NewStack(a *app.App, fo *fanout.Fanout, log *slog.Logger) *Stack {
+	queryFn := a.QueryHTTP(query.New(a.Store, a.Signer))
+	return &Stack{
+		HTTP: &HTTPAPI{Routes: map[string]HTTPHandler{
+			"POST /events": a.IngestHTTP(fo),
+			"POST /query":  queryFn,
+			"POST /count":  queryFn,
+			"GET /":        queryFn,
+			"GET /healthz": queryFn,
+		}},
+		WS: &WebSocketAPI{
+			Connect:    a.WSConnect(),
+			Default:    a.WSMessage(fo),
+			Disconnect: a.WSDisconnect(),
+			Log:        log,
+		},
+	}
+}
