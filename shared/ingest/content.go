@@ -17,16 +17,22 @@ const MaxDepth = 100
 // deleted, and is open or has the author as an active member.
 func (a *apply) writable(ctx context.Context, h string) (*store.ChannelRow, error) {
 	ch, role, err := a.tx.ChannelAndRole(ctx, h, a.ev.PubKey)
-	if isNotFound(err) || (err == nil && ch.Deleted) {
-		return nil, reject.Invalidf("channel %s does not exist", h)
-	}
-	if err != nil {
+	if err != nil && !isNotFound(err) {
 		return nil, err
 	}
-	if ch.Visibility != "open" && role == "" {
-		return nil, reject.Restrictedf("only members may write to private channel %s", h)
+	return ch, mayWrite(ch, role, h)
+}
+
+// mayWrite applies the write rule to a channel row (nil when missing) and
+// the author's role in it.
+func mayWrite(ch *store.ChannelRow, role, h string) error {
+	if ch == nil || ch.Deleted {
+		return reject.Invalidf("channel %s does not exist", h)
 	}
-	return ch, nil
+	if ch.Visibility != "open" && role == "" {
+		return reject.Restrictedf("only members may write to private channel %s", h)
+	}
+	return nil
 }
 
 // needsChannel lists the kinds that only exist inside a channel.
@@ -47,17 +53,26 @@ func (a *apply) message(ctx context.Context) error {
 		}
 		return a.store(ctx, store.EventMeta{TopLevel: true, Search: searchable(a.ev.Kind)})
 	}
-	if _, err := a.writable(ctx, h); err != nil {
-		return err
-	}
 	row := &store.ThreadRow{}
 	top := true
-	if r, ok := nip29.ParseReply(a.ev.Tags); ok {
-		parent, err := a.tx.Event(ctx, r.Parent)
+	r, isReply := nip29.ParseReply(a.ev.Tags)
+	if !isReply {
+		if _, err := a.writable(ctx, h); err != nil {
+			return err
+		}
+	} else {
+		// One lookup gives the parent, its channel and the author's role.
+		parent, ch, role, err := a.tx.Target(ctx, r.Parent, a.ev.PubKey)
 		if isNotFound(err) || (err == nil && (parent.ChannelID != h || parent.Deleted || !parent.HasThread)) {
+			if _, werr := a.writable(ctx, h); werr != nil {
+				return werr
+			}
 			return reject.Invalidf("reply parent %s is not a message in channel %s", r.Parent, h)
 		}
 		if err != nil {
+			return err
+		}
+		if err := mayWrite(ch, role, h); err != nil {
 			return err
 		}
 		root := parent.RootID
@@ -75,29 +90,29 @@ func (a *apply) message(ctx context.Context) error {
 	return a.store(ctx, store.EventMeta{ChannelID: h, TopLevel: top, Search: searchable(a.ev.Kind), Thread: row})
 }
 
-// target loads the event a reaction, edit or deletion points at.
+// target loads the event a reaction or edit points at, and checks an
+// optional h against the target's channel and the author's right to write
+// there.
 func (a *apply) target(ctx context.Context, id, what string) (*store.EventRef, error) {
 	if !isHex64(id) {
 		return nil, reject.Invalidf("%s target %q is not a 64-hex event id", what, id)
 	}
-	ref, err := a.tx.Event(ctx, id)
+	ref, ch, role, err := a.tx.Target(ctx, id, a.ev.PubKey)
 	if isNotFound(err) || (err == nil && ref.Deleted) {
 		return nil, reject.Invalidf("%s target %s is not stored", what, id)
 	}
-	return ref, err
-}
-
-// inTargetChannel checks an optional h against the target's channel and
-// the author's right to write there.
-func (a *apply) inTargetChannel(ctx context.Context, ref *store.EventRef) error {
+	if err != nil {
+		return nil, err
+	}
 	if h, ok := nip29.Tag(a.ev.Tags, "h"); ok && h != ref.ChannelID {
-		return reject.Invalidf("h tag %s is not the channel of the target event", h)
+		return nil, reject.Invalidf("h tag %s is not the channel of the target event", h)
 	}
-	if ref.ChannelID == "" {
-		return nil
+	if ref.ChannelID != "" {
+		if err := mayWrite(ch, role, ref.ChannelID); err != nil {
+			return nil, err
+		}
 	}
-	_, err := a.writable(ctx, ref.ChannelID)
-	return err
+	return ref, nil
 }
 
 func (a *apply) reaction(ctx context.Context) error {
@@ -114,9 +129,6 @@ func (a *apply) reaction(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := a.inTargetChannel(ctx, ref); err != nil {
-		return err
-	}
 	return a.store(ctx, store.EventMeta{ChannelID: ref.ChannelID, TopLevel: true})
 }
 
@@ -131,9 +143,6 @@ func (a *apply) edit(ctx context.Context) error {
 	}
 	if ref.Pubkey != a.ev.PubKey {
 		return reject.Restrictedf("only the author of %s may edit it", id)
-	}
-	if err := a.inTargetChannel(ctx, ref); err != nil {
-		return err
 	}
 	return a.store(ctx, store.EventMeta{ChannelID: ref.ChannelID, TopLevel: true, Search: true})
 }
