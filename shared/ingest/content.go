@@ -51,7 +51,7 @@ func (a *apply) message(ctx context.Context) error {
 		if needsChannel(a.ev.Kind) {
 			return reject.Invalidf("kind %d needs an h tag naming its channel", a.ev.Kind)
 		}
-		return a.store(ctx, store.EventMeta{TopLevel: true, Search: searchable(a.ev.Kind)})
+		return a.store(ctx, store.EventMeta{TopLevel: true, Search: searchable(a.ev.Kind), Last: true})
 	}
 	row := &store.ThreadRow{}
 	top := true
@@ -87,7 +87,7 @@ func (a *apply) message(ctx context.Context) error {
 		row.Broadcast = r.Broadcast && row.Depth == 1
 		top = row.Broadcast
 	}
-	return a.store(ctx, store.EventMeta{ChannelID: h, TopLevel: top, Search: searchable(a.ev.Kind), Thread: row})
+	return a.store(ctx, store.EventMeta{ChannelID: h, TopLevel: top, Search: searchable(a.ev.Kind), Thread: row, Last: true})
 }
 
 // target loads the event a reaction or edit points at, and checks an
@@ -129,7 +129,7 @@ func (a *apply) reaction(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return a.store(ctx, store.EventMeta{ChannelID: ref.ChannelID, TopLevel: true})
+	return a.store(ctx, store.EventMeta{ChannelID: ref.ChannelID, TopLevel: true, Last: true})
 }
 
 func (a *apply) edit(ctx context.Context) error {
@@ -144,7 +144,7 @@ func (a *apply) edit(ctx context.Context) error {
 	if ref.Pubkey != a.ev.PubKey {
 		return reject.Restrictedf("only the author of %s may edit it", id)
 	}
-	return a.store(ctx, store.EventMeta{ChannelID: ref.ChannelID, TopLevel: true, Search: true})
+	return a.store(ctx, store.EventMeta{ChannelID: ref.ChannelID, TopLevel: true, Search: true, Last: true})
 }
 
 // deletion applies a NIP-09 kind 5 with exactly one e or a target, which

@@ -13,6 +13,7 @@ import (
 type lazyTx struct {
 	conn  *pgxpool.Conn
 	begun bool
+	done  bool // committed together with the last statement
 }
 
 func (l *lazyTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
@@ -66,8 +67,40 @@ func (l *lazyTx) begin(ctx context.Context, sql string, args []any) (pgx.BatchRe
 	return br, nil
 }
 
-func (l *lazyTx) commit(ctx context.Context) error {
+// queryRowAndCommit runs a one-row statement and COMMIT in one batch (with
+// BEGIN in front when nothing was sent yet) and scans the row into dest.
+func (l *lazyTx) queryRowAndCommit(ctx context.Context, sql string, args []any, dest ...any) error {
+	b := &pgx.Batch{}
 	if !l.begun {
+		b.Queue("BEGIN")
+	}
+	b.Queue(sql, args...)
+	b.Queue("COMMIT")
+	br := l.conn.SendBatch(ctx, b)
+	if !l.begun {
+		l.begun = true
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			return err
+		}
+	}
+	if err := br.QueryRow().Scan(dest...); err != nil {
+		_ = br.Close()
+		return err
+	}
+	if _, err := br.Exec(); err != nil {
+		_ = br.Close()
+		return err
+	}
+	if err := br.Close(); err != nil {
+		return err
+	}
+	l.done = true
+	return nil
+}
+
+func (l *lazyTx) commit(ctx context.Context) error {
+	if !l.begun || l.done {
 		return nil
 	}
 	_, err := l.conn.Exec(ctx, "COMMIT")
@@ -75,7 +108,7 @@ func (l *lazyTx) commit(ctx context.Context) error {
 }
 
 func (l *lazyTx) rollback(ctx context.Context) {
-	if !l.begun {
+	if !l.begun || l.done {
 		return
 	}
 	if _, err := l.conn.Exec(context.WithoutCancel(ctx), "ROLLBACK"); err != nil {

@@ -32,6 +32,10 @@ type EventMeta struct {
 	// Thread, when set, is stored with the event in the same statement
 	// (a channel message's thread metadata; see ThreadRow).
 	Thread *ThreadRow
+	// Last says the insert ends the transaction and nothing before it in
+	// the transaction wrote: COMMIT is then sent with it in one round trip.
+	// A repeat (inserted false) commits nothing but the caller's reads.
+	Last bool
 }
 
 // InsertEvent stores ev and its single-letter tags. inserted is false when
@@ -49,17 +53,21 @@ func (t *Tx) InsertEvent(ctx context.Context, ev *nostr.Event, m EventMeta) (ins
 	if th == nil {
 		th = &ThreadRow{}
 	}
-	var n int
-	err = t.tx.QueryRow(ctx, insertEventSQL,
-		t.community, ev.ID, ev.PubKey, int64(ev.CreatedAt), ev.Kind,
+	args := []any{t.community, ev.ID, ev.PubKey, int64(ev.CreatedAt), ev.Kind,
 		nullable(m.ChannelID), nullable(m.DTag), m.TopLevel, ev.String(), m.Search, ev.Content,
 		names, values,
-		m.Thread != nil, nullable(th.ParentID), nullable(th.RootID), th.Depth, th.Broadcast,
-	).Scan(&n)
+		m.Thread != nil, nullable(th.ParentID), nullable(th.RootID), th.Depth, th.Broadcast}
+	chain := th.ParentID != "" && th.ParentID != th.RootID
+	var n int
+	if m.Last && !chain {
+		err = t.tx.queryRowAndCommit(ctx, insertEventSQL, args, &n)
+	} else {
+		err = t.tx.QueryRow(ctx, insertEventSQL, args...).Scan(&n)
+	}
 	if err != nil {
 		return false, fmt.Errorf("store: insert event %s: %w", ev.ID, err)
 	}
-	if n == 1 && th.ParentID != "" && th.ParentID != th.RootID {
+	if n == 1 && chain {
 		if err := t.adjustChain(ctx, th.RootID, th.ParentID, 1, int64(ev.CreatedAt)); err != nil {
 			return false, err
 		}
