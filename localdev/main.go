@@ -55,6 +55,9 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := migrate.EnsureCommunity(ctx, cfg.DatabaseURL, cfg.DefaultCommunity, ""); err != nil {
+		return err
+	}
 	a, err := app.BuildWith(ctx, cfg, log)
 	if err != nil {
 		return err

@@ -10,12 +10,18 @@ CREATE TABLE communities (
 );
 INSERT INTO communities (id) VALUES ('default');
 
+-- events, event_tags and thread_metadata carry no foreign keys: each
+-- event's rows are written by one statement (store.InsertEvent) and removed by
+-- one (store.DeleteEvents), and the referential triggers cost about 15 % of
+-- reply throughput (docs/benchmarks.md). Communities are registered by the
+-- migrator (migrate.EnsureCommunity) before any event arrives.
+--
 -- One row per stored event. raw is the exact JSON served to readers.
 -- channel_id is the event's channel: its own h tag, or for reactions, edits
 -- and deletions the channel of their target. top_level is fixed at insert:
 -- false only for non-broadcast replies.
 CREATE TABLE events (
-    community_id  text    NOT NULL REFERENCES communities (id),
+    community_id  text    NOT NULL,
     id            text    COLLATE "C" NOT NULL,
     pubkey        text    COLLATE "C" NOT NULL,
     created_at    bigint  NOT NULL,
@@ -48,8 +54,7 @@ CREATE TABLE event_tags (
     value         text    COLLATE "C" NOT NULL,
     kind          integer NOT NULL,
     created_at    bigint  NOT NULL,
-    channel_id    text    COLLATE "C",
-    FOREIGN KEY (community_id, event_id) REFERENCES events (community_id, id) ON DELETE CASCADE
+    channel_id    text    COLLATE "C"
 );
 CREATE INDEX event_tags_lookup_kind ON event_tags (community_id, name, value, kind, created_at DESC, event_id);
 CREATE INDEX event_tags_event ON event_tags (community_id, event_id);
@@ -99,8 +104,7 @@ CREATE TABLE thread_metadata (
     reply_count       integer NOT NULL DEFAULT 0,
     descendant_count  integer NOT NULL DEFAULT 0,
     last_reply_at     bigint,
-    PRIMARY KEY (community_id, event_id),
-    FOREIGN KEY (community_id, event_id) REFERENCES events (community_id, id) ON DELETE CASCADE
+    PRIMARY KEY (community_id, event_id)
 );
 CREATE INDEX thread_metadata_root ON thread_metadata (community_id, root_id, created_at, event_id)
     WHERE root_id IS NOT NULL;

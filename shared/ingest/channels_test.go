@@ -48,6 +48,7 @@ func TestCreateChannelPublishesState(t *testing.T) {
 	if n := h.scalar(`SELECT count(*) FROM events WHERE kind = 39000 AND channel_id = $1`, id); n != 1 {
 		t.Fatalf("%d 39000 events stored, want only the current head", n)
 	}
+	h.noOrphans()
 }
 
 func TestStateCreatedAtIsMonotonic(t *testing.T) {

@@ -182,6 +182,7 @@ func TestReplaceable(t *testing.T) {
 	if n := h.scalar(`SELECT count(*) FROM events WHERE kind = 30023 AND deleted_at IS NULL`); n != 1 {
 		t.Fatalf("%d articles visible after deleting one address, want 1", n)
 	}
+	h.noOrphans()
 }
 
 // TestConcurrentReplies sends 200 replies to one root at once (and 50 more to

@@ -165,3 +165,16 @@ func hasTag(ev *nostr.Event, tag ...string) bool {
 
 func reply(parent string) nostr.Tag { return nostr.Tag{"e", parent, "", "reply"} }
 func root(id string) nostr.Tag      { return nostr.Tag{"e", id, "", "root"} }
+
+// noOrphans checks that every tag row and thread row belongs to a stored
+// event (the tables have no foreign keys; store.DeleteEvents keeps them tidy).
+func (h *harness) noOrphans() {
+	h.t.Helper()
+	n := h.scalar(`SELECT (SELECT count(*) FROM event_tags t WHERE NOT EXISTS (
+  SELECT 1 FROM events e WHERE e.community_id = t.community_id AND e.id = t.event_id))
+ + (SELECT count(*) FROM thread_metadata m WHERE NOT EXISTS (
+  SELECT 1 FROM events e WHERE e.community_id = m.community_id AND e.id = m.event_id))`)
+	if n != 0 {
+		h.t.Fatalf("%d tag or thread rows without their event", n)
+	}
+}

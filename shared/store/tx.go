@@ -178,12 +178,16 @@ WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND d_tag IS NOT DISTINCT 
 	})
 }
 
-// DeleteEvents removes superseded events (replaced versions) for good.
+// DeleteEvents removes superseded events (replaced versions) for good,
+// with their tag rows and thread metadata.
 func (t *Tx) DeleteEvents(ctx context.Context, ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	if _, err := t.tx.Exec(ctx, `DELETE FROM events WHERE community_id = $1 AND id = ANY($2)`, t.community, ids); err != nil {
+	if _, err := t.tx.Exec(ctx, `
+WITH tags AS (DELETE FROM event_tags WHERE community_id = $1 AND event_id = ANY($2)),
+     thread AS (DELETE FROM thread_metadata WHERE community_id = $1 AND event_id = ANY($2))
+DELETE FROM events WHERE community_id = $1 AND id = ANY($2)`, t.community, ids); err != nil {
 		return fmt.Errorf("store: delete superseded events: %w", err)
 	}
 	return nil
