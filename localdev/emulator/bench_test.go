@@ -1,0 +1,104 @@
+package emulator_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/localdev/emulator"
+	"github.com/buzzrelay/relay/shared/apigw"
+	"github.com/buzzrelay/relay/shared/bridge"
+	"github.com/buzzrelay/relay/shared/ingest"
+	"github.com/buzzrelay/relay/shared/nostrtest"
+	"github.com/buzzrelay/relay/shared/pgtest"
+	"github.com/buzzrelay/relay/shared/signer"
+	"github.com/buzzrelay/relay/shared/store"
+)
+
+// BenchmarkEventsHTTP is POST /events end to end on one machine: HTTP,
+// the emulator's API Gateway event, the adapter, NIP-98 (signature and the
+// replay row), then the same ingest as BenchmarkIngest. 16 concurrent
+// clients; events and tokens are signed before the timer starts.
+//
+//	go test -run '^$' -bench EventsHTTP -benchtime 3000x ./localdev/emulator/
+func BenchmarkEventsHTTP(b *testing.B) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, pgtest.NewDatabase(b), store.Options{MaxConns: 16})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	key, _ := signer.FromHex(nostr.GeneratePrivateKey())
+	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	fn := apigw.HTTP(bridge.New(st, key, ingest.New(st, key, log), nil, nil, "default", log), "http")
+	srv := httptest.NewServer(&emulator.HTTPAPI{Routes: map[string]emulator.HTTPHandler{"POST /events": fn}})
+	defer srv.Close()
+
+	owner := nostrtest.NewKey(b)
+	ch := nostrtest.ChannelID()
+	create, _ := json.Marshal(owner.Event(b, 9007, "", nostr.Tag{"h", ch}, nostr.Tag{"name", "bench"}))
+	post(b, srv.URL, owner, create)
+
+	type req struct {
+		body []byte
+		auth string
+	}
+	reqs := make(chan req, b.N)
+	authors := make([]nostrtest.Key, 32)
+	for i := range authors {
+		authors[i] = nostrtest.NewKey(b)
+	}
+	now := time.Now()
+	for i := 0; i < b.N; i++ {
+		k := authors[i%len(authors)]
+		body, _ := json.Marshal(k.EventAt(b, now, 9, fmt.Sprint("message ", i), nostr.Tag{"h", ch}))
+		reqs <- req{body, k.Token(b, "POST", srv.URL+"/events", body, now)}
+	}
+	close(reqs)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	b.SetParallelism(8)
+	b.ResetTimer()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			r := <-reqs
+			hr, _ := http.NewRequest(http.MethodPost, srv.URL+"/events", bytes.NewReader(r.body))
+			hr.Header.Set("Authorization", r.auth)
+			resp, err := client.Do(hr)
+			if err != nil {
+				b.Error(err)
+				continue
+			}
+			var out struct {
+				Accepted bool   `json:"accepted"`
+				Message  string `json:"message"`
+			}
+			_ = json.NewDecoder(resp.Body).Decode(&out)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || !out.Accepted {
+				b.Errorf("status %d: %+v", resp.StatusCode, out)
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "events/s")
+}
+
+func post(b *testing.B, base string, k nostrtest.Key, body []byte) {
+	b.Helper()
+	hr, _ := http.NewRequest(http.MethodPost, base+"/events", bytes.NewReader(body))
+	hr.Header.Set("Authorization", k.Token(b, "POST", base+"/events", body, time.Now()))
+	resp, err := http.DefaultClient.Do(hr)
+	if err != nil || resp.StatusCode != 200 {
+		b.Fatalf("setup post: %v %v", resp, err)
+	}
+	resp.Body.Close()
+}
