@@ -2,26 +2,15 @@ package emulator_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/localdev/emulator"
-	"github.com/buzzrelay/relay/shared/apigw"
-	"github.com/buzzrelay/relay/shared/bridge"
-	"github.com/buzzrelay/relay/shared/ingest"
 	"github.com/buzzrelay/relay/shared/nostrtest"
-	"github.com/buzzrelay/relay/shared/pgtest"
-	"github.com/buzzrelay/relay/shared/signer"
-	"github.com/buzzrelay/relay/shared/store"
 )
 
 // BenchmarkEventsHTTP is POST /events end to end on one machine: HTTP,
@@ -31,16 +20,7 @@ import (
 //
 //	go test -run '^$' -bench EventsHTTP -benchtime 3000x ./localdev/emulator/
 func BenchmarkEventsHTTP(b *testing.B) {
-	ctx := context.Background()
-	st, err := store.Open(ctx, pgtest.NewDatabase(b), store.Options{MaxConns: 16})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
-	key, _ := signer.FromHex(nostr.GeneratePrivateKey())
-	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	fn := apigw.HTTP(bridge.New(st, key, ingest.New(st, key, log), nil, nil, "default", log), "http")
-	srv := httptest.NewServer(&emulator.HTTPAPI{Routes: map[string]emulator.HTTPHandler{"POST /events": fn}})
+	srv, _ := newEventsServer(b, 16, map[string]bool{"POST /events": true})
 	defer srv.Close()
 
 	owner := nostrtest.NewKey(b)

@@ -27,19 +27,7 @@ import (
 // TestEventsOverHTTP drives POST /events, NIP-11 and /healthz through the
 // emulator and the real API Gateway adapter, as a Buzz client would.
 func TestEventsOverHTTP(t *testing.T) {
-	ctx := context.Background()
-	st, err := store.Open(ctx, pgtest.NewDatabase(t), store.Options{MaxConns: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	key, _ := signer.FromHex(nostr.GeneratePrivateKey())
-	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	b := bridge.New(st, key, ingest.New(st, key, log), nil, nil, "default", log)
-	fn := apigw.HTTP(b, "http")
-	srv := httptest.NewServer(&emulator.HTTPAPI{Routes: map[string]emulator.HTTPHandler{
-		"POST /events": fn, "GET /": fn, "GET /healthz": fn,
-	}})
+	srv, key := newEventsServer(t, 4, map[string]bool{"POST /events": true, "GET /": true, "GET /healthz": true})
 	defer srv.Close()
 
 	alice, bob := nostrtest.NewKey(t), nostrtest.NewKey(t)
@@ -128,4 +116,23 @@ func TestEventsOverHTTP(t *testing.T) {
 		t.Fatalf("healthz: %v %v", resp.StatusCode, err)
 	}
 	resp.Body.Close()
+}
+
+// newEventsServer serves the bridge with the ingest path behind the
+// emulator on the given routes, on a fresh database.
+func newEventsServer(t testing.TB, conns int32, routes map[string]bool) (*httptest.Server, *signer.Key) {
+	t.Helper()
+	st, err := store.Open(context.Background(), pgtest.NewDatabase(t), store.Options{MaxConns: conns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	key, _ := signer.FromHex(nostr.GeneratePrivateKey())
+	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	fn := apigw.HTTP(bridge.New(st, key, ingest.New(st, key, log), nil, nil, "default", log), "http")
+	api := &emulator.HTTPAPI{Routes: map[string]emulator.HTTPHandler{}}
+	for r := range routes {
+		api.Routes[r] = fn
+	}
+	return httptest.NewServer(api), key
 }
