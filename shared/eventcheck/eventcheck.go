@@ -19,9 +19,9 @@ const (
 	MaxTags       = 2000
 )
 
-// Accepted lists every kind a client may submit. Anything else is refused
+// accepted lists every kind a client may submit (README.md documents it). Anything else is refused
 // with "restricted: unknown event kind".
-var Accepted = map[int]string{
+var accepted = map[int]string{
 	0:     "profile metadata",
 	1:     "short text note",
 	3:     "follow list",
@@ -95,7 +95,7 @@ func Check(ev *nostr.Event, now time.Time) error {
 		}
 		return reject.Restrictedf("kind %d is signed only by the relay", ev.Kind)
 	}
-	if _, ok := Accepted[ev.Kind]; !ok {
+	if _, ok := accepted[ev.Kind]; !ok {
 		return reject.Restrictedf("unknown event kind %d", ev.Kind)
 	}
 	return nil
