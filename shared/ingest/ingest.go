@@ -88,7 +88,7 @@ func (s *Service) Submit(ctx context.Context, community, authed string, ev *nost
 			return refused(r)
 		}
 		s.log.ErrorContext(ctx, "ingest failed", "event", ev.ID, "kind", ev.Kind, "community", community, "err", err)
-		return Outcome{Message: reject.Message(err), Err: err}
+		return Outcome{Message: store.Message(err), Err: err}
 	}
 	return Outcome{Accepted: true, Committed: out}
 }

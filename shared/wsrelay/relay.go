@@ -30,6 +30,7 @@ import (
 	"github.com/buzzrelay/relay/shared/ingest"
 	"github.com/buzzrelay/relay/shared/reject"
 	"github.com/buzzrelay/relay/shared/relayinfo"
+	"github.com/buzzrelay/relay/shared/store"
 )
 
 // Request is one API Gateway WebSocket event as the relay needs it.
@@ -86,11 +87,16 @@ func (r *Relay) WithClock(now func() time.Time) *Relay {
 	return &c
 }
 
-// Connect records a new connection ($connect). It sends nothing: the
-// socket is not open until it returns. An error refuses the connection.
+// Connect accepts a new connection ($connect). It sends nothing (the socket
+// is not open until it returns) and never touches the database: the
+// connection is registered by its first message (Message opens an unknown
+// connection), so a handshake never waits for a resuming database. An
+// error refuses the connection.
 func (r *Relay) Connect(ctx context.Context, req Request) error {
-	_, err := r.open(ctx, req)
-	return err
+	if req.ConnectionID == "" || req.Host == "" {
+		return errors.New("wsrelay: connect without connection id or host")
+	}
+	return nil
 }
 
 func (r *Relay) open(ctx context.Context, req Request) (*fanout.Connection, error) {
@@ -128,8 +134,7 @@ func (r *Relay) Message(ctx context.Context, req Request) {
 		conn, err = r.open(ctx, req)
 	}
 	if err != nil {
-		r.Log.ErrorContext(ctx, "wsrelay: load connection", "connection", req.ConnectionID, "err", err)
-		out.send(ctx, notice("error: the relay could not load this connection, try again"))
+		out.unanswered(ctx, req.Body, r.failure(ctx, "load connection", err))
 		return
 	}
 	if conn.Pubkey == "" && !conn.ChallengeSent {
@@ -172,8 +177,7 @@ func (r *Relay) auth(ctx context.Context, out *replier, conn *fanout.Connection,
 		return
 	}
 	if err := r.Registry.Authenticate(ctx, conn.ID, ev.PubKey); err != nil {
-		r.Log.ErrorContext(ctx, "wsrelay: authenticate", "connection", conn.ID, "err", err)
-		out.send(ctx, okMessage(ev.ID, false, "error: could not record the authentication, try again"))
+		out.send(ctx, okMessage(ev.ID, false, r.failure(ctx, "authenticate", err)))
 		return
 	}
 	out.send(ctx, okMessage(ev.ID, true, ""))
@@ -260,11 +264,15 @@ func (r *Relay) count(ctx context.Context, out *replier, conn *fanout.Connection
 	out.send(ctx, b)
 }
 
-// failure renders err for the client: a rejection as itself, anything else
-// logged and opaque.
+// failure renders err for the client: a rejection as itself, an
+// unavailable database as reject.Resuming, anything else logged and opaque.
 func (r *Relay) failure(ctx context.Context, op string, err error) string {
 	if rej, ok := reject.As(err); ok {
 		return rej.Error()
+	}
+	if store.Unavailable(err) {
+		r.Log.WarnContext(ctx, "wsrelay: "+op+": database unavailable", "err", err)
+		return reject.Resuming
 	}
 	r.Log.ErrorContext(ctx, "wsrelay: "+op, "err", err)
 	return "error: the relay could not complete the request, try again"
