@@ -25,7 +25,7 @@ func (c *Config) DSN(ctx context.Context) (string, error) {
 	}
 	arn := c.getenv("DB_SECRET_ARN")
 	if arn == "" {
-		return "", errors.New("no database configured: set DATABASE_URL, DB_SECRET_ARN, or DB_AUTH=iam with DB_HOST, DB_NAME and DB_USER")
+		return "", errors.New("no database configured: set DATABASE_URL or DB_SECRET_ARN (or DB_AUTH=iam with DB_HOST, DB_NAME and DB_USER)")
 	}
 	sslmode, err := c.sslmode()
 	if err != nil {
