@@ -49,5 +49,5 @@ func Unavailable(err error) bool {
 	return errors.As(err, &ce) || errors.As(err, &ne) ||
 		errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err) ||
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
-		errors.Is(err, net.ErrClosed)
+		errors.Is(err, net.ErrClosed) || pgconn.SafeToRetry(err)
 }
