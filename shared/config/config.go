@@ -34,6 +34,9 @@ type Config struct {
 	// "iam" (an RDS IAM auth token per connection) or "secret" (the Secrets
 	// Manager secret DB_SECRET_ARN). DB_AUTH; default secret.
 	DBAuth string
+	// IAM is where DB_AUTH=iam connects (DB_HOST, DB_PORT default 5432,
+	// DB_NAME, DB_USER).
+	IAM IAMDatabase
 	// DefaultCommunity serves hosts that have no community of their own
 	// (BUZZ_COMMUNITY, default "default").
 	DefaultCommunity string
@@ -52,6 +55,11 @@ type Config struct {
 	PublicHost string
 
 	getenv func(string) string
+}
+
+// IAMDatabase is the database an IAM-authenticated pool connects to.
+type IAMDatabase struct {
+	Host, Port, Name, User string
 }
 
 // Getenv returns the environment lookup this Config was loaded with.
@@ -110,6 +118,10 @@ func Load(getenv func(string) string) (*Config, error) {
 	}
 	if c.IdleTimeout, err = duration(getenv, "DB_IDLE_TIMEOUT", DefaultIdleTimeout, 100*time.Millisecond, time.Hour); err != nil {
 		return nil, err
+	}
+	c.IAM = IAMDatabase{Host: getenv("DB_HOST"), Port: getenv("DB_PORT"), Name: getenv("DB_NAME"), User: getenv("DB_USER")}
+	if c.IAM.Port == "" {
+		c.IAM.Port = "5432"
 	}
 	switch c.DBAuth = getenv("DB_AUTH"); c.DBAuth {
 	case "":

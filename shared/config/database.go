@@ -72,13 +72,9 @@ func (c *Config) Store(ctx context.Context) (*store.Store, error) {
 // puts a fresh RDS IAM auth token (valid 15 minutes) in each new
 // connection's password.
 func (c *Config) iam(ctx context.Context) (string, func(context.Context, *pgx.ConnConfig) error, error) {
-	host, name, user := c.getenv("DB_HOST"), c.getenv("DB_NAME"), c.getenv("DB_USER")
+	host, port, name, user := c.IAM.Host, c.IAM.Port, c.IAM.Name, c.IAM.User
 	if host == "" || name == "" || user == "" {
 		return "", nil, errors.New("DB_AUTH=iam needs DB_HOST, DB_NAME and DB_USER")
-	}
-	port := c.getenv("DB_PORT")
-	if port == "" {
-		port = "5432"
 	}
 	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
 		return "", nil, fmt.Errorf("DB_PORT must be a TCP port, got %q", port)

@@ -33,6 +33,11 @@ type Event struct {
 	RequestType        string         `json:"RequestType"`
 	PhysicalResourceID string         `json:"PhysicalResourceId,omitempty"`
 	ResourceProperties map[string]any `json:"ResourceProperties,omitempty"`
+	// RotateRelayKey, on a manual invocation only (no RequestType), replaces
+	// the community's relay key with a new one: the relay's identity
+	// changes. The functions pick the new ciphertext up when the stack's
+	// custom resource next runs (docs/deploy.md).
+	RotateRelayKey bool `json:"RotateRelayKey,omitempty"`
 }
 
 // Response is the onEvent answer; Data holds the resource's attributes.
@@ -149,6 +154,9 @@ func (p *Provisioner) Handle(ctx context.Context, ev Event) (Response, error) {
 	case "Delete":
 		return deleted(ctx, p.Log, ev, p.Community), nil
 	case "", "Create", "Update":
+		if ev.RotateRelayKey && ev.RequestType != "" {
+			return Response{}, errors.New("migrate: RotateRelayKey is for a manual invocation only, never a CloudFormation request")
+		}
 	default:
 		return Response{}, fmt.Errorf("migrate: unknown RequestType %q (want Create, Update or Delete)", ev.RequestType)
 	}
@@ -173,7 +181,7 @@ func (p *Provisioner) Handle(ctx context.Context, ev Event) (Response, error) {
 			return Response{}, err
 		}
 	}
-	key, err := p.EnsureRelayKey(ctx, conn)
+	key, err := p.EnsureRelayKey(ctx, conn, ev.RotateRelayKey)
 	if err != nil {
 		return Response{}, err
 	}
@@ -251,21 +259,24 @@ type RelayKey struct {
 }
 
 // EnsureRelayKey returns the community's relay key, creating it when none is
-// stored. A stored key is never replaced; it is decrypted with KMS on every
-// run, so a key the functions could not decrypt fails the deploy here, with
-// its reason, instead of every cold start.
-func (p *Provisioner) EnsureRelayKey(ctx context.Context, conn *pgx.Conn) (RelayKey, error) {
+// stored. A stored key is never replaced unless rotate says so; it is
+// decrypted with KMS on every run, so a key the functions could not decrypt
+// fails the deploy here, with its reason, instead of every cold start.
+func (p *Provisioner) EnsureRelayKey(ctx context.Context, conn *pgx.Conn, rotate bool) (RelayKey, error) {
 	k, err := storedKey(ctx, conn, p.Community)
 	if err != nil {
 		return RelayKey{}, err
 	}
-	if k.Ciphertext == nil {
-		ct, pub, err := p.newKey(ctx)
+	if k.Ciphertext == nil || rotate {
+		if rotate {
+			p.Log.WarnContext(ctx, "migrate: rotating the relay key: the relay's identity changes", "community", p.Community, "old_pubkey", k.Pubkey)
+		}
+		ct, pub, err := p.newKey(ctx, rotate)
 		if err != nil {
 			return RelayKey{}, err
 		}
 		tag, err := conn.Exec(ctx, `UPDATE communities SET relay_key_ciphertext = $2, relay_pubkey = $3
-WHERE id = $1 AND relay_key_ciphertext IS NULL`, p.Community, ct, pub)
+WHERE id = $1 AND (relay_key_ciphertext IS NULL OR $4)`, p.Community, ct, pub, rotate)
 		if err != nil {
 			return RelayKey{}, fmt.Errorf("migrate: store relay key of %s: %w", p.Community, err)
 		}
@@ -286,9 +297,10 @@ WHERE id = $1 AND relay_key_ciphertext IS NULL`, p.Community, ct, pub)
 	return k, nil
 }
 
-// newKey seals a fresh secret, or checks and adopts Import.
-func (p *Provisioner) newKey(ctx context.Context) (ct []byte, pub string, err error) {
-	if p.Import != "" {
+// newKey seals a fresh secret, or checks and adopts Import (not when
+// rotating).
+func (p *Provisioner) newKey(ctx context.Context, rotate bool) (ct []byte, pub string, err error) {
+	if p.Import != "" && !rotate {
 		ct, err := kmssigner.DecodeCiphertext(p.Import)
 		if err != nil {
 			return nil, "", fmt.Errorf("RELAY_KEY_CIPHERTEXT: %w", err)

@@ -112,6 +112,19 @@ func TestRelayKeyCreatedOnceAndKept(t *testing.T) {
 		t.Fatal("delete changed the stored key")
 	}
 
+	// A manual rotation replaces it, once; later runs keep the new one.
+	if _, err := p.Handle(ctx, Event{RequestType: "Update", RotateRelayKey: true}); err == nil {
+		t.Fatal("a CloudFormation request rotated the key")
+	}
+	rotated, err := p.Handle(ctx, Event{RotateRelayKey: true})
+	if err != nil || rotated.Data[AttrRelayPubkey] == first.Data[AttrRelayPubkey] {
+		t.Fatalf("rotation: %v, pubkey %s", err, rotated.Data[AttrRelayPubkey])
+	}
+	if kept, err := p.Handle(ctx, Event{RequestType: "Update"}); err != nil || kept.Data[AttrRelayPubkey] != rotated.Data[AttrRelayPubkey] {
+		t.Fatalf("after rotation: %v, pubkey %s", err, kept.Data[AttrRelayPubkey])
+	}
+	first = rotated
+
 	// The functions' signer loads the answered ciphertext as the stack passes it.
 	isolateAWS(t, k)
 	cfg, err := config.Load(func(key string) string {
