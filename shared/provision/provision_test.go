@@ -8,13 +8,10 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/nbd-wtf/go-nostr"
@@ -30,13 +27,6 @@ import (
 )
 
 var quiet = slog.New(slog.NewJSONHandler(io.Discard, nil))
-
-func kmsClient(endpoint string) *kms.Client {
-	return kms.New(kms.Options{Region: localkms.Region, BaseEndpoint: aws.String(endpoint),
-		Credentials: aws.NewCredentialsCache(aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
-			return aws.Credentials{AccessKeyID: "local", SecretAccessKey: "local"}, nil
-		}))})
-}
 
 func randomName(prefix string) string {
 	var b [4]byte
@@ -68,7 +58,7 @@ func stored(t *testing.T, dsn, community string) (ct []byte, pub string) {
 func TestRelayKeyCreatedOnceAndKept(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	k := kmsClient(localkms.Start(t))
+	k := localkms.Client(localkms.Start(t))
 	dsn := pgtest.NewDatabase(t)
 	p := provisioner(t, k, dsn, "buzz.example")
 
@@ -126,7 +116,7 @@ func TestRelayKeyCreatedOnceAndKept(t *testing.T) {
 	first = rotated
 
 	// The functions' signer loads the answered ciphertext as the stack passes it.
-	isolateAWS(t, k)
+	localkms.Isolate(t, *k.Options().BaseEndpoint)
 	cfg, err := config.Load(func(key string) string {
 		return map[string]string{"RELAY_SIGNER": "kms", "RELAY_KEY_CIPHERTEXT": first.Data[AttrRelayKeyCiphertext],
 			"RELAY_KMS_KEY_ID": localkms.SeedKeyARN, "BUZZ_COMMUNITY": "buzz.example", "AWS_REGION": localkms.Region}[key]
@@ -140,24 +130,13 @@ func TestRelayKeyCreatedOnceAndKept(t *testing.T) {
 	}
 }
 
-func isolateAWS(t *testing.T, k *kms.Client) {
-	dir := t.TempDir()
-	t.Setenv("AWS_CONFIG_FILE", filepath.Join(dir, "config"))
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(dir, "credentials"))
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	t.Setenv("AWS_ACCESS_KEY_ID", "local")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "local")
-	t.Setenv("AWS_REGION", localkms.Region)
-	t.Setenv("AWS_ENDPOINT_URL_KMS", *k.Options().BaseEndpoint)
-}
-
 // An existing ciphertext (RELAY_KEY_CIPHERTEXT) is adopted, not replaced by a
 // random key; a stored key the configured KMS key cannot open fails the
 // deploy with the reason and is left in place.
 func TestImportAndUndecryptableKey(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	k := kmsClient(localkms.Start(t))
+	k := localkms.Client(localkms.Start(t))
 	dsn := pgtest.NewDatabase(t)
 	secret, _ := kmssigner.NewSecret()
 	want, _ := kmssigner.PublicKey(secret)

@@ -146,12 +146,8 @@ func (r *Relay) Message(ctx context.Context, req Request) {
 			out.send(ctx, array("AUTH", conn.Challenge))
 		}
 	}
-	msg, err := Parse(req.Body)
-	if err != nil {
-		var pe *ParseError
-		if errors.As(err, &pe) {
-			out.parseError(ctx, pe)
-		}
+	msg := out.parse(ctx, req.Body)
+	if msg == nil {
 		return
 	}
 	switch msg.Verb {

@@ -10,12 +10,8 @@ import (
 // form the client can match to what it sent: OK false for EVENT and AUTH,
 // CLOSED for REQ and COUNT, a NOTICE for anything else.
 func (p *replier) unanswered(ctx context.Context, body []byte, why string) {
-	msg, err := Parse(body)
-	if err != nil {
-		var pe *ParseError
-		if errors.As(err, &pe) {
-			p.parseError(ctx, pe)
-		}
+	msg := p.parse(ctx, body)
+	if msg == nil {
 		return
 	}
 	switch msg.Verb {
@@ -26,4 +22,18 @@ func (p *replier) unanswered(ctx context.Context, body []byte, why string) {
 	default:
 		p.send(ctx, notice(why))
 	}
+}
+
+// parse reads one client message; a malformed one is answered (matched to
+// what it was, where that can be told) and gives nil.
+func (p *replier) parse(ctx context.Context, body []byte) *Message {
+	msg, err := Parse(body)
+	if err != nil {
+		var pe *ParseError
+		if errors.As(err, &pe) {
+			p.parseError(ctx, pe)
+		}
+		return nil
+	}
+	return msg
 }
