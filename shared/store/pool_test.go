@@ -46,13 +46,15 @@ func TestIdlePoolDropsToZeroConnections(t *testing.T) {
 	if n, s := st.Pool.Stat().TotalConns(), serverSessions(t, name); n != 4 || s != 4 {
 		t.Fatalf("after 4 concurrent requests: pool %d, server sessions %d, want 4 and 4", n, s)
 	}
-	deadline := time.Now().Add(10 * idle)
+	idleSince := time.Now()
+	deadline := idleSince.Add(10 * idle)
 	for time.Now().Before(deadline) && (st.Pool.Stat().TotalConns() > 0 || serverSessions(t, name) > 0) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	if n, s := st.Pool.Stat().TotalConns(), serverSessions(t, name); n != 0 || s != 0 {
 		t.Fatalf("idle for %s (idle timeout %s): pool %d, server sessions %d, want 0", 10*idle, idle, n, s)
 	}
+	t.Logf("idle timeout %s: pool and server at 0 connections %s after the last request", idle, time.Since(idleSince).Round(10*time.Millisecond))
 	// And the next request reconnects.
 	if err := st.Ping(ctx); err != nil {
 		t.Fatal(err)
