@@ -72,9 +72,8 @@ func WebSocketRequest(ev events.APIGatewayWebsocketProxyRequest, o Origin) (wsre
 	if host == "" {
 		host = rc.DomainName
 	}
-	stage := rc.Stage
 	if o.Host != "" {
-		scheme, host, stage = wsScheme(o.Scheme), o.Host, ""
+		scheme, host = wsScheme(o.Scheme), o.Host
 	}
 	body := []byte(ev.Body)
 	if ev.IsBase64Encoded {
@@ -84,7 +83,7 @@ func WebSocketRequest(ev events.APIGatewayWebsocketProxyRequest, o Origin) (wsre
 		}
 		body = b
 	}
-	return wsrelay.Request{ConnectionID: rc.ConnectionID, Host: host, Scheme: scheme, Stage: stage, Body: body}, nil
+	return wsrelay.Request{ConnectionID: rc.ConnectionID, Host: host, Scheme: scheme, Stage: rc.Stage, Body: body}, nil
 }
 
 // wsScheme is the WebSocket scheme matching an HTTP scheme.

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	rdsauth "github.com/aws/aws-sdk-go-v2/feature/rds/auth"
@@ -41,7 +42,21 @@ func (c *Config) DSN(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("DB_SECRET_ARN: %w", err)
 	}
-	return dsn, nil
+	return withConnectTimeout(dsn, c.ConnectTimeout)
+}
+
+// withConnectTimeout puts d (whole seconds, at least 1) in a postgres:// URL
+// as connect_timeout, so every connection made from it, the migrator's
+// included, is bounded by DB_CONNECT_TIMEOUT.
+func withConnectTimeout(dsn string, d time.Duration) (string, error) {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "", errors.New("database URL does not parse")
+	}
+	q := u.Query()
+	q.Set("connect_timeout", strconv.Itoa(max(1, int((d+time.Second-1)/time.Second))))
+	u.RawQuery = q.Encode()
+	return u.String(), nil
 }
 
 // Store opens the pool the request path uses: DATABASE_URL when set, else

@@ -90,3 +90,20 @@ func TestIAMAuth(t *testing.T) {
 		t.Fatalf("incomplete IAM settings: %v", err)
 	}
 }
+
+func TestSecretDSNCarriesTheConnectTimeout(t *testing.T) {
+	for d, want := range map[time.Duration]time.Duration{5 * time.Second: 5 * time.Second, time.Minute: time.Minute,
+		300 * time.Millisecond: time.Second, 1500 * time.Millisecond: 2 * time.Second} {
+		got, err := withConnectTimeout("postgres://u:p@h:5432/buzz?sslmode=require", d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cc, err := pgx.ParseConfig(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cc.ConnectTimeout != want || cc.TLSConfig == nil {
+			t.Fatalf("%s: %s gives connect timeout %s", d, got, cc.ConnectTimeout)
+		}
+	}
+}
