@@ -67,9 +67,9 @@ func cdkContext(t testing.TB, overrides map[string]any) map[string]any {
 }
 
 type synthesized struct {
-	tpl    assertions.Template
-	res    map[string]resource // logical id -> resource
-	migrate string             // SHA-256 of the migrate zip it used
+	tpl     assertions.Template
+	res     map[string]resource // logical id -> resource
+	migrate string              // SHA-256 of the migrate zip it used
 }
 
 type resource struct {
@@ -154,7 +154,6 @@ func js(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
-
 
 var (
 	mgdOnce sync.Once
