@@ -156,6 +156,10 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		Backup:                  &awsrds.BackupProps{Retention: awscdk.Duration_Days(jsii.Number(7))},
 	})
 	dbSecret := cluster.Secret()
+	if s.RetainData {
+		// A retained cluster keeps the credentials that open it.
+		dbSecret.ApplyRemovalPolicy(dataPolicy)
+	}
 
 	// --- relay key -------------------------------------------------------
 	kek := awskms.NewKey(stack, jsii.String("RelayKeyKek"), &awskms.KeyProps{

@@ -780,7 +780,8 @@ func TestManagedProfile(t *testing.T) {
 	s.tpl.ResourceCountIs(jsii.String("AWS::EC2::NatGateway"), jsii.Number(1))
 	s.tpl.ResourceCountIs(jsii.String("AWS::EC2::EgressOnlyInternetGateway"), jsii.Number(0))
 	s.tpl.HasResourceProperties(jsii.String("AWS::RDS::DBCluster"), map[string]any{"DeletionProtection": true})
-	s.tpl.HasResource(jsii.String("AWS::RDS::DBCluster"), map[string]any{"DeletionPolicy": "RetainExceptOnCreate"})
+	s.tpl.HasResource(jsii.String("AWS::RDS::DBCluster"), map[string]any{"DeletionPolicy": "RetainExceptOnCreate", "UpdateReplacePolicy": "Retain"})
+	s.tpl.HasResource(jsii.String("AWS::SecretsManager::Secret"), map[string]any{"DeletionPolicy": "RetainExceptOnCreate"})
 	s.tpl.ResourceCountIs(jsii.String("AWS::SNS::Topic"), jsii.Number(1))
 	if !strings.Contains(js(s.tpl.ToJSON()), `"AlarmTopicArn"`) {
 		t.Error("no AlarmTopicArn output")
