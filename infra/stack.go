@@ -158,7 +158,11 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 	dbSecret := cluster.Secret()
 	if s.RetainData {
 		// A retained cluster keeps the credentials that open it.
-		dbSecret.ApplyRemovalPolicy(dataPolicy)
+		for _, c := range *cluster.Node().FindAll(constructs.ConstructOrder_PREORDER) {
+			if r, ok := c.(awscdk.CfnResource); ok && *r.CfnResourceType() == "AWS::SecretsManager::Secret" {
+				r.ApplyRemovalPolicy(dataPolicy, nil)
+			}
+		}
 	}
 
 	// --- relay key -------------------------------------------------------
