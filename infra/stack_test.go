@@ -78,13 +78,15 @@ type resource struct {
 	DependsOn  any            `json:"DependsOn"`
 }
 
-func synth(t testing.TB, overrides map[string]any) synthesized {
+// newStack builds the app of ctx (writing to outdir when given) and its
+// stack.
+func newStack(t testing.TB, ctx map[string]any, outdir string) (awscdk.App, awscdk.Stack, Settings) {
 	t.Helper()
-	ctx := cdkContext(t, overrides)
-	if _, ok := overrides["assetDir"]; !ok {
-		ctx["assetDir"] = assetDir(t)
+	props := &awscdk.AppProps{Context: &ctx}
+	if outdir != "" {
+		props.Outdir = jsii.String(outdir)
 	}
-	app := awscdk.NewApp(&awscdk.AppProps{Context: &ctx})
+	app := awscdk.NewApp(props)
 	s, err := SettingsFrom(app.Node())
 	if err != nil {
 		t.Fatal(err)
@@ -93,6 +95,16 @@ func synth(t testing.TB, overrides map[string]any) synthesized {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return app, stack, s
+}
+
+func synth(t testing.TB, overrides map[string]any) synthesized {
+	t.Helper()
+	ctx := cdkContext(t, overrides)
+	if _, ok := overrides["assetDir"]; !ok {
+		ctx["assetDir"] = assetDir(t)
+	}
+	_, stack, s := newStack(t, ctx, "")
 	tpl := assertions.Template_FromStack(stack, nil)
 	raw, err := json.Marshal(tpl.ToJSON())
 	if err != nil {
@@ -924,16 +936,7 @@ func TestSynthIsByteStable(t *testing.T) {
 		for i := 0; i < 2; i++ {
 			ctx := cdkContext(t, o)
 			ctx["assetDir"] = dir
-			out := t.TempDir()
-			app := awscdk.NewApp(&awscdk.AppProps{Context: &ctx, Outdir: jsii.String(out)})
-			s, err := SettingsFrom(app.Node())
-			if err != nil {
-				t.Fatal(err)
-			}
-			stack, err := NewRelayStack(app, s)
-			if err != nil {
-				t.Fatal(err)
-			}
+			app, stack, _ := newStack(t, ctx, t.TempDir())
 			asm := app.Synth(nil)
 			b := mustRead(t, filepath.Join(*asm.Directory(), *stack.TemplateFile()))
 			if i == 0 {
