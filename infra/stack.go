@@ -220,15 +220,15 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 	})
 
 	// --- functions -------------------------------------------------------
-	// Regional endpoints on their dual-stack names (the SDK reads
-	// AWS_ENDPOINT_URL_<SERVICE>), so that over egress=ipv6 every call has
-	// an AAAA record to go to. Per service rather than
+	// Over egress=ipv6 every call needs an endpoint with an AAAA record.
+	// KMS's is kms.<region>.api.aws, named per service (the SDK reads
+	// AWS_ENDPOINT_URL_<SERVICE>) rather than by
 	// AWS_USE_DUALSTACK_ENDPOINT=true: that flag makes the SDK refuse any
 	// client with a custom endpoint ("Dualstack and custom endpoint are not
-	// supported"), which is what the @connections client has.
-	dualStack := func(service string) *string {
-		return jsii.String("https://" + service + "." + *stack.Region() + ".api.aws")
-	}
+	// supported"), which is what the @connections client has. Secrets
+	// Manager's default secretsmanager.<region>.amazonaws.com is itself
+	// dual-stack (docs/deploy.md, endpoint table).
+	kmsDualStack := jsii.String("https://kms." + *stack.Region() + ".api.aws")
 	var cr awscdk.CustomResource // set below, before any handler reads it
 	fns := map[string]awslambda.Function{}
 	build := func(f Function) awslambda.Function {
@@ -280,13 +280,8 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		if f.Posts {
 			env["WS_MANAGEMENT_ENDPOINT"] = wsStage.CallbackUrl()
 		}
-		if s.Egress == "ipv6" {
-			if usesKMS && !s.KMSEndpoint {
-				env["AWS_ENDPOINT_URL_KMS"] = dualStack("kms")
-			}
-			if readsSecret {
-				env["AWS_ENDPOINT_URL_SECRETS_MANAGER"] = dualStack("secretsmanager")
-			}
+		if s.Egress == "ipv6" && usesKMS && !s.KMSEndpoint {
+			env["AWS_ENDPOINT_URL_KMS"] = kmsDualStack
 		}
 		logs := awslogs.NewLogGroup(stack, jsii.String(f.Name+"-logs"), &awslogs.LogGroupProps{
 			Retention:     s.LogRetention,
