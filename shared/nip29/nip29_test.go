@@ -82,7 +82,8 @@ func TestParseCreate(t *testing.T) {
 		{"system open on request", ev([]string{"h", id}, []string{"name", "n"}, []string{"channel_type", "system"}, []string{"visibility", "open"}), "system", "open", ""},
 		{"no h", ev([]string{"name", "n"}), "", "", "invalid: channel create needs an h tag"},
 		{"h not a uuid", ev([]string{"h", "general"}, []string{"name", "n"}), "", "", "invalid: channel id"},
-		{"uppercase uuid", ev([]string{"h", strings.ToUpper(id)}, []string{"name", "n"}), "", "", "invalid: channel id"},
+		{"uppercase uuid is stored lowercase", ev([]string{"h", strings.ToUpper(id)}, []string{"name", "n"}), "stream", "open", ""},
+		{"valueless t", ev([]string{"h", id}, []string{"name", "n"}, []string{"t"}), "", "", "invalid: a t tag needs a value"},
 		{"no name", ev([]string{"h", id}), "", "", "invalid: channel create needs a non-empty name"},
 		{"blank name", ev([]string{"h", id}, []string{"name", "  "}), "", "", "invalid: channel create needs a non-empty name"},
 		{"unknown type", ev([]string{"h", id}, []string{"name", "n"}, []string{"channel_type", "voice"}), "", "", "invalid: channel_type"},
@@ -101,7 +102,7 @@ func TestParseCreate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Type != c.typ || got.Visibility != c.vis {
+			if got.Type != c.typ || got.Visibility != c.vis || got.ID != id {
 				t.Fatalf("got %s/%s, want %s/%s", got.Type, got.Visibility, c.typ, c.vis)
 			}
 		})
@@ -144,7 +145,7 @@ func TestStateTagOrder(t *testing.T) {
 	if got := nip29.AdminsTags(ch, members); !reflect.DeepEqual(got[:5], want[:5]) || !reflect.DeepEqual(got[5:], tags([]string{"p", "a", "owner"})) {
 		t.Fatalf("39001 tags %v", got)
 	}
-	if got := nip29.MembersTags(ch, members); !reflect.DeepEqual(got[5:], tags([]string{"p", "a"}, []string{"p", "b"})) {
+	if got := nip29.MembersTags(ch, members); !reflect.DeepEqual(got[5:], tags([]string{"p", "a", "", "owner"}, []string{"p", "b", "", "member"})) {
 		t.Fatalf("39002 tags %v", got)
 	}
 }
