@@ -44,19 +44,31 @@ func newThreadPlan(f *filter) (*threadPlan, error) {
 	return t, nil
 }
 
-// where is the replies predicate on thread_metadata tm joined to events e.
+// where is the replies predicate on thread_metadata tm joined to events e,
+// for a root in channel at rootDepth.
 func (t *threadPlan) where(b *sqlb, channel string, rootDepth int64) (string, bool) {
-	f := t.f
-	if (f.Kinds != nil && len(f.Kinds) == 0) || (f.Authors != nil && len(f.Authors) == 0) {
+	if h, ok := t.f.Tags["h"]; ok && !contains(h, channel) {
 		return "", false
 	}
-	if h, ok := f.Tags["h"]; ok && !contains(h, channel) {
+	return t.replies(b, b.arg(rootDepth+t.depth()))
+}
+
+// depth is depth_limit, capped to fit the depth column.
+func (t *threadPlan) depth() int64 { return min(t.depthLimit, 1<<31) }
+
+// replies is the one thread predicate the rows and COUNT share: the root's
+// replies down to depth maxDepth (an SQL expression), not deleted,
+// and every constraint of the filter (kinds, authors, since, until, cursor).
+// false = the filter matches nothing.
+func (t *threadPlan) replies(b *sqlb, maxDepth string) (string, bool) {
+	f := t.f
+	if (f.Kinds != nil && len(f.Kinds) == 0) || (f.Authors != nil && len(f.Authors) == 0) {
 		return "", false
 	}
 	conds := []string{
 		"tm.community_id = " + pCommunity,
 		"tm.root_id = " + b.arg(t.root),
-		"tm.depth <= " + b.arg(rootDepth+min(t.depthLimit, 1<<31)),
+		"tm.depth <= " + maxDepth,
 		"e.deleted_at IS NULL",
 	}
 	if f.Kinds != nil {
@@ -143,35 +155,18 @@ func (t *threadPlan) serve(ctx context.Context, r *reader, out *output) error {
 	return nil
 }
 
-// idSQL selects every reply id of the thread the reader may read (COUNT).
+// idSQL selects every reply id of the thread the reader may read (COUNT):
+// the same predicate as the rows, with the root's depth and channel read in
+// SQL instead of up front.
 func (t *threadPlan) idSQL(b *sqlb) (string, bool) {
-	f := t.f
-	if (f.Kinds != nil && len(f.Kinds) == 0) || (f.Authors != nil && len(f.Authors) == 0) {
+	maxDepth := "(SELECT r.depth FROM thread_metadata r WHERE r.community_id = " + pCommunity + " AND r.event_id = " + b.arg(t.root) + ") + " + b.arg(t.depth())
+	cond, ok := t.replies(b, maxDepth)
+	if !ok {
 		return "", false
 	}
-	root := b.arg(t.root)
-	conds := []string{
-		"tm.community_id = " + pCommunity,
-		"tm.root_id = " + root,
-		"e.deleted_at IS NULL",
-		"tm.depth <= (SELECT r.depth FROM thread_metadata r WHERE r.community_id = " + pCommunity + " AND r.event_id = " + root + ") + " + b.arg(min(t.depthLimit, 1<<31)),
-		channelReadable(b, "tm.channel_id"),
-	}
-	if h, ok := f.Tags["h"]; ok {
+	conds := []string{cond, channelReadable(b, "tm.channel_id")}
+	if h, ok := t.f.Tags["h"]; ok {
 		conds = append(conds, "tm.channel_id = ANY("+b.arg(h)+"::text[])")
-	}
-	if f.Kinds != nil {
-		conds = append(conds, "e.kind = ANY("+b.arg(f.Kinds)+"::integer[])")
-	}
-	if f.Authors != nil {
-		conds = append(conds, "e.pubkey = ANY("+b.arg(f.Authors)+"::text[])")
-	}
-	if t.hasCursor {
-		if t.cursorID != "" {
-			conds = append(conds, "(tm.created_at, tm.event_id) > ("+b.arg(t.cursorTS)+", "+b.arg(t.cursorID)+"::text)")
-		} else {
-			conds = append(conds, "tm.created_at > "+b.arg(t.cursorTS))
-		}
 	}
 	return "SELECT e.id FROM thread_metadata tm JOIN events e ON e.community_id = tm.community_id AND e.id = tm.event_id WHERE " + and(conds), true
 }
