@@ -32,7 +32,10 @@ func newBridge(t *testing.T, r *Relay, u user) *bridge {
 func (b *bridge) token(url string, body []byte) string {
 	b.t.Helper()
 	sum := sha256.Sum256(body)
-	ev := b.u.event(b.t, 27235, nostr.Tags{{"u", url}, {"method", "POST"}, {"payload", hex.EncodeToString(sum[:])}}, "")
+	// A nonce keeps two identical requests in one second from sharing a
+	// token id (the relay accepts each token once).
+	ev := b.u.event(b.t, 27235, nostr.Tags{{"u", url}, {"method", "POST"}, {"payload", hex.EncodeToString(sum[:])},
+		{"nonce", nostr.GeneratePrivateKey()[:16]}}, "")
 	raw, _ := json.Marshal(ev)
 	return "Nostr " + base64.StdEncoding.EncodeToString(raw)
 }

@@ -53,6 +53,11 @@ func Ephemeral(kind int) bool { return kind >= 20000 && kind < 30000 && !RelayOn
 // only by its p recipient, never searchable.
 const KindGiftWrap = 1059
 
+// GiftWrapMaxAge is how far in the past a gift wrap's created_at may be:
+// NIP-59 randomizes it up to two days back, so NIP-17 clients send such
+// timestamps; the future limit is MaxSkew as for every kind.
+const GiftWrapMaxAge = 2*24*time.Hour + MaxSkew
+
 // RecipientOnly are the kinds only the keys their p tags name may read:
 // membership notifications (44100/44101) and gift wraps.
 var RecipientOnly = []int{44100, 44101, KindGiftWrap}
@@ -104,8 +109,12 @@ func Check(ev *nostr.Event, now time.Time) error {
 		return reject.Invalidf("signature does not verify")
 	}
 	skew := now.Sub(time.Unix(int64(ev.CreatedAt), 0))
-	if skew > MaxSkew || skew < -MaxSkew {
-		return reject.Invalidf("created_at is %d s from the relay's clock; the limit is %d s", int64(skew.Seconds()), int64(MaxSkew.Seconds()))
+	limit := MaxSkew
+	if ev.Kind == KindGiftWrap && skew > 0 {
+		limit = GiftWrapMaxAge
+	}
+	if skew > limit || skew < -limit {
+		return reject.Invalidf("created_at is %d s from the relay's clock; the limit is %d s", int64(skew.Seconds()), int64(limit.Seconds()))
 	}
 	if RelayOnly(ev.Kind) {
 		if ev.Kind == 22242 {

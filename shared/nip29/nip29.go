@@ -101,7 +101,8 @@ func ValidLabel(l string) bool {
 // has no t tag at all (9002: leave labels as they are). A set of only
 // ["t",""] tags clears (present, empty). The whole event is rejected for an
 // invalid or reserved label, more than MaxLabels distinct labels, or ""
-// mixed with labels. Repeats are stored once, first occurrence first.
+// mixed with labels, and for a valueless ["t"] (neither a label nor the
+// clearing ["t",""]). Repeats are stored once, first occurrence first.
 func Labels(tags nostr.Tags) (labels []string, present bool, err error) {
 	clear := false
 	seen := map[string]bool{}
@@ -110,7 +111,10 @@ func Labels(tags nostr.Tags) (labels []string, present bool, err error) {
 			continue
 		}
 		present = true
-		if len(t) < 2 || t[1] == "" {
+		if len(t) < 2 {
+			return nil, true, reject.Invalidf(`a t tag needs a value: ["t", <label>], or ["t", ""] to clear`)
+		}
+		if t[1] == "" {
 			clear = true
 			continue
 		}
@@ -166,11 +170,6 @@ func ParseCreate(ev *nostr.Event) (*Create, error) {
 	}
 	if !ValidChannelID(c.ID) {
 		return nil, reject.Invalidf("channel id %q must be a UUID", c.ID)
-	}
-	for _, t := range ev.Tags {
-		if len(t) == 1 && t[0] == "t" {
-			return nil, reject.Invalidf(`a t tag needs a value: ["t", <label>]`)
-		}
 	}
 	c.Name, _ = Tag(ev.Tags, "name")
 	if strings.TrimSpace(c.Name) == "" {

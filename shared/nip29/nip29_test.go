@@ -42,6 +42,7 @@ func TestLabels(t *testing.T) {
 		{"reserved workflow", tags([]string{"t", "workflow"}), nil, true, "invalid:"},
 		{"reserved system", tags([]string{"t", "system"}), nil, true, "invalid:"},
 		{"clear", tags([]string{"t", ""}), []string{}, true, ""},
+		{"valueless t", tags([]string{"t"}), nil, true, "invalid: a t tag needs a value"},
 		{"clear twice", tags([]string{"t", ""}, []string{"t", ""}), []string{}, true, ""},
 		{"clear mixed with label", tags([]string{"t", ""}, []string{"t", "a"}), nil, true, `invalid: ["t",""] clears`},
 		{"eight labels", tags([]string{"t", "1"}, []string{"t", "2"}, []string{"t", "3"}, []string{"t", "4"}, []string{"t", "5"}, []string{"t", "6"}, []string{"t", "7"}, []string{"t", "8"}), []string{"1", "2", "3", "4", "5", "6", "7", "8"}, true, ""},
