@@ -355,7 +355,7 @@ func TestCompatRowsWithoutThreadMetadataAreTopLevel(t *testing.T) {
 	alice := newUser()
 	ba := newBridge(t, r, alice)
 	ch := newChannel(t, ba, "open")
-	root := alice.event(t, 9, nostr.Tags{{"h", ch}}, "root")
+	root := alice.eventAt(t, nostr.Now()-10, 9, nostr.Tags{{"h", ch}}, "root")
 	ba.accept(root)
 	reply := alice.event(t, 9, nostr.Tags{{"h", ch}, {"e", root.ID, "", "reply"}}, "reply")
 	ba.accept(reply)
