@@ -473,9 +473,19 @@ func TestCompatGiftWrap(t *testing.T) {
 		return newUser().eventAt(t, nostr.Timestamp(time.Now().Add(-age).Unix()), 1059,
 			nostr.Tags{{"p", bob.pk}}, content)
 	}
+	// Live: to the recipient only.
+	rb := authedRaw(t, r, bob)
+	rb.sendJSON([]any{"REQ", "dm", map[string]any{"kinds": []int{1059}, "#p": []string{bob.pk}, "limit": 0}})
+	rb.expect("EOSE")
+	re := authedRaw(t, r, eve)
+	re.sendJSON([]any{"REQ", "all", map[string]any{"kinds": []int{1059, 9}, "limit": 0}})
+	re.expect("EOSE")
 	// Over the bridge, NIP-59's randomized created_at (a day back).
 	overHTTP := wrap("sealed lunch", 24*time.Hour)
 	newBridge(t, r, alice).accept(overHTTP)
+	if _, ev := rb.event(); ev.ID != overHTTP.ID {
+		t.Fatalf("recipient got %s live, want the gift wrap", ev.ID)
+	}
 	// Over WebSocket.
 	ra := dial(t, r)
 	login(t, ra, alice)
@@ -483,7 +493,16 @@ func TestCompatGiftWrap(t *testing.T) {
 	if err := ra.Publish(ctxT(t), overWS); err != nil {
 		t.Fatalf("gift wrap over WebSocket: %v", err)
 	}
+	if _, ev := rb.event(); ev.ID != overWS.ID {
+		t.Fatalf("recipient got %s live, want the second gift wrap", ev.ID)
+	}
 	bb, be := newBridge(t, r, bob), newBridge(t, r, eve)
+	ch := newChannel(t, bb, "open")
+	marker := bob.event(t, 9, nostr.Tags{{"h", ch}}, "marker")
+	bb.accept(marker)
+	if _, ev := re.event(); ev.ID != marker.ID {
+		t.Fatalf("another key got kind %d live before the marker", ev.Kind)
+	}
 	f := map[string]any{"kinds": []int{1059}}
 	if evs := bb.query(f); len(evs) != 2 || !hasID(evs, overHTTP.ID) || !hasID(evs, overWS.ID) {
 		t.Fatalf("recipient reads %d gift wraps, want 2", len(evs))

@@ -284,6 +284,11 @@ func (a *apply) moderationDelete(ctx context.Context) error {
 	if len(targets) == 0 {
 		return reject.Invalidf("delete-event needs at least one e tag naming the event")
 	}
+	// Before any target is looked up: a non-member of a private channel
+	// learns nothing about its events.
+	if err := mayWrite(ch, role, ch.ID); err != nil {
+		return err
+	}
 	admin := nip29.RoleRank(role) >= nip29.RoleRank(nip29.Admin)
 	refs := make([]*store.EventRef, 0, len(targets))
 	for _, id := range targets {
@@ -302,9 +307,6 @@ func (a *apply) moderationDelete(ctx context.Context) error {
 		}
 		if err := undeletable(ref); err != nil {
 			return err
-		}
-		if role == "" && ch.Visibility != "open" {
-			return errNotMember
 		}
 		refs = append(refs, ref)
 	}

@@ -176,18 +176,17 @@ func (a *apply) deletion(ctx context.Context) error {
 	if err := undeletable(ref); err != nil {
 		return err
 	}
-	if ref.ChannelID != "" && (ch == nil || ch.Visibility != "open") && role == "" {
-		return errNotMember
+	// A member removed from a private channel may no longer delete there.
+	if ref.ChannelID != "" {
+		if err := mayWrite(ch, role, ref.ChannelID); err != nil {
+			return err
+		}
 	}
 	if err := a.store(ctx, store.EventMeta{ChannelID: ref.ChannelID, TopLevel: true}); err != nil {
 		return err
 	}
 	return a.hide(ctx, ref)
 }
-
-// errNotMember refuses a deletion in a private channel by an author who is
-// no longer a member; it names no channel.
-var errNotMember = reject.Restrictedf("only members of a private channel may delete events in it")
 
 // undeletable refuses a deletion of a deletion: NIP-09 gives it no effect,
 // and the first deletion stays readable.
