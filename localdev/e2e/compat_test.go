@@ -552,7 +552,7 @@ func TestCompatSearchOneShot(t *testing.T) {
 
 	rc.sendJSON([]any{"REQ", "mixed", map[string]any{"search": "deploy"}, map[string]any{"kinds": []int{9}}})
 	closed := rc.expect("CLOSED")
-	if str(t, closed[1]) != "mixed" || !strings.HasPrefix(str(t, closed[2]), "invalid:") {
+	if reason := str(t, closed[2]); str(t, closed[1]) != "mixed" || !strings.HasPrefix(reason, "invalid:") || !strings.Contains(reason, "mixed") {
 		t.Fatalf("mixed REQ: %s, want CLOSED invalid:", joinRaw(closed))
 	}
 	body, _ := json.Marshal([]map[string]any{{"search": "deploy"}, {"kinds": []int{9}}})

@@ -91,7 +91,7 @@ func searchAlone(fs []*filter) error {
 		}
 	}
 	if n > 0 && n < len(fs) {
-		return invalid("a request cannot mix search filters with other filters; send the search on its own")
+		return invalid("mixed search and non-search filters: send the search in a request of its own")
 	}
 	return nil
 }
