@@ -45,6 +45,10 @@ var accepted = map[int]string{
 	40003: "message edit",
 }
 
+// Deletion reports whether kind deletes other events: NIP-09's 5 and
+// NIP-29's 9005 delete-event.
+func Deletion(kind int) bool { return kind == 5 || kind == 9005 }
+
 // Ephemeral kinds (NIP-01: 20000-29999) are delivered live and never
 // stored. 22242 is in the range but is the AUTH event (RelayOnly).
 func Ephemeral(kind int) bool { return kind >= 20000 && kind < 30000 && !RelayOnly(kind) }

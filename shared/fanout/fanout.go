@@ -105,6 +105,9 @@ type item struct {
 	raw     string
 	channel string // "" outside any channel
 	system  bool   // channel is a system channel
+	// summary marks a relay-signed 39005 thread summary: it goes only to
+	// filters that ask for its kind.
+	summary bool
 }
 
 // Deliver sends events (as committed, client event first) to every live
@@ -267,7 +270,7 @@ func plan(c *candidate, items []*item, readable map[access]bool) (msgs [][]byte,
 	matchesAny := func(it *item) bool {
 		for i := range c.filters {
 			f := &c.filters[i]
-			if it.ev.Kind == KindThreadSummary && !slices.Contains(f.f.Kinds, KindThreadSummary) {
+			if it.summary && !slices.Contains(f.f.Kinds, it.ev.Kind) {
 				continue
 			}
 			if f.matches(it.ev, it.channel) && canRead(it, f) {
@@ -289,8 +292,6 @@ func plan(c *candidate, items []*item, readable map[access]bool) (msgs [][]byte,
 	return msgs, lost
 }
 
-func isDeletion(kind int) bool { return kind == 5 || kind == 9005 }
-
 // eTags are the values of ev's e tags.
 func eTags(ev *nostr.Event) []string {
 	var out []string
@@ -301,9 +302,6 @@ func eTags(ev *nostr.Event) []string {
 	}
 	return out
 }
-
-// KindThreadSummary is the relay-signed 39005 pushed after a thread changes.
-const KindThreadSummary = 39005
 
 func taggedP(ev *nostr.Event, pubkey string) bool {
 	for _, t := range ev.Tags {
@@ -323,7 +321,7 @@ func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Ev
 	var targets, channels []string
 	for i, ev := range events {
 		ids[i] = ev.ID
-		if isDeletion(ev.Kind) {
+		if eventcheck.Deletion(ev.Kind) {
 			targets = append(targets, eTags(ev)...)
 		}
 		if eventcheck.Ephemeral(ev.Kind) {
@@ -362,7 +360,7 @@ func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Ev
 		if m.root != "" {
 			touch(m.root, it)
 		}
-		if isDeletion(ev.Kind) {
+		if eventcheck.Deletion(ev.Kind) {
 			for _, id := range eTags(ev) {
 				if root, ok := metas.roots[id]; ok {
 					touch(root, it)
@@ -387,7 +385,7 @@ func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Ev
 		if err != nil {
 			return nil, fmt.Errorf("fanout: encode 39005: %w", err)
 		}
-		out = append(out, &item{ev: sum, raw: string(raw), channel: it.channel, system: it.system})
+		out = append(out, &item{ev: sum, raw: string(raw), channel: it.channel, system: it.system, summary: true})
 	}
 	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/buzzrelay/relay/shared/eventcheck"
 	"github.com/buzzrelay/relay/shared/nip29"
 	"github.com/buzzrelay/relay/shared/reject"
 	"github.com/buzzrelay/relay/shared/store"
@@ -191,7 +192,7 @@ func (a *apply) deletion(ctx context.Context) error {
 // undeletable refuses a deletion of a deletion: NIP-09 gives it no effect,
 // and the first deletion stays readable.
 func undeletable(ref *store.EventRef) error {
-	if ref.Kind == 5 || ref.Kind == 9005 {
+	if eventcheck.Deletion(ref.Kind) {
 		return reject.Invalidf("event %s is a deletion, and a deletion cannot be deleted", ref.ID)
 	}
 	return nil
