@@ -22,7 +22,16 @@ func newChannel(t *testing.T, b *bridge, visibility string) string {
 	return id
 }
 
-// role is pk's role in ch as the 39001 says ("" when not an admin) and as
+// openChannel starts a relay where alice has created an open channel ch;
+// ba is her bridge client.
+func openChannel(t *testing.T) (r *Relay, alice user, ba *bridge, ch string) {
+	t.Helper()
+	r, alice = newRelay(t), newUser()
+	ba = newBridge(t, r, alice)
+	return r, alice, ba, newChannel(t, ba, "open")
+}
+
+// roles is pk's role in ch as the 39001 says ("" when not an admin) and as
 // the 39002 says at index 3 (ok false when not a member).
 func roles(t *testing.T, b *bridge, ch, pk string) (admins, members string, ok bool) {
 	t.Helper()
@@ -200,9 +209,10 @@ func TestCompatLiveSummaryByKind(t *testing.T) {
 	if ev := got["generic"]; ev.ID != reply.ID {
 		t.Fatalf("generic got kind %d, want the reply", ev.Kind)
 	}
-	if ev := got["buzz"]; ev.Kind != 39005 || replyCount(t, ev) != 1 {
-		t.Fatalf("buzz got kind %d, want a 39005 of 1 reply", ev.Kind)
+	if ev := got["buzz"]; ev.Kind != 39005 || ev.Tags.GetFirst([]string{"e", root.ID}) == nil || replyCount(t, ev) != 1 {
+		t.Fatalf("buzz got kind %d, want the root's 39005 of 1 reply", ev.Kind)
 	}
+	checkRelaySigned(t, r, got["buzz"])
 	publish(t, ra, alice, 5, nostr.Tags{{"e", reply.ID}}, "")
 	sub, ev := rc.event()
 	if sub != "buzz" || ev.Kind != 39005 || ev.Tags.GetFirst([]string{"e", root.ID}) == nil {
@@ -222,10 +232,7 @@ func TestCompatLiveSummaryByKind(t *testing.T) {
 // Item 8: stored events of a REQ arrive newest first, (created_at DESC,
 // id ASC), across its filters, then EOSE.
 func TestCompatReqNewestFirst(t *testing.T) {
-	r := newRelay(t)
-	alice := newUser()
-	ba := newBridge(t, r, alice)
-	ch := newChannel(t, ba, "open")
+	r, alice, ba, ch := openChannel(t)
 	now := nostr.Now()
 	var msgs, reacts []nostr.Event
 	for i := range 12 {
@@ -269,10 +276,7 @@ func TestCompatReqNewestFirst(t *testing.T) {
 // Item 9: the window applies every constraint of its filter (tags,
 // search) before the limit and has_more.
 func TestCompatWindowAppliesTagsAndSearch(t *testing.T) {
-	r := newRelay(t)
-	alice := newUser()
-	ba := newBridge(t, r, alice)
-	ch := newChannel(t, ba, "open")
+	_, alice, ba, ch := openChannel(t)
 	now := nostr.Now()
 	var tagged, found []nostr.Event
 	for i := range 6 {
@@ -351,10 +355,7 @@ func TestCompatChannelIDsAnyCase(t *testing.T) {
 
 // Item 11: a row without thread metadata (imported) is top-level.
 func TestCompatRowsWithoutThreadMetadataAreTopLevel(t *testing.T) {
-	r := newRelay(t)
-	alice := newUser()
-	ba := newBridge(t, r, alice)
-	ch := newChannel(t, ba, "open")
+	r, alice, ba, ch := openChannel(t)
 	root := alice.eventAt(t, nostr.Now()-10, 9, nostr.Tags{{"h", ch}}, "root")
 	ba.accept(root)
 	reply := alice.event(t, 9, nostr.Tags{{"h", ch}, {"e", root.ID, "", "reply"}}, "reply")
@@ -377,10 +378,7 @@ func TestCompatRowsWithoutThreadMetadataAreTopLevel(t *testing.T) {
 
 // Item 12: a deletion of a deletion is refused and the first one stays.
 func TestCompatDeletionOfDeletion(t *testing.T) {
-	r := newRelay(t)
-	alice := newUser()
-	ba := newBridge(t, r, alice)
-	ch := newChannel(t, ba, "open")
+	_, alice, ba, ch := openChannel(t)
 	msg := alice.event(t, 9, nostr.Tags{{"h", ch}}, "oops")
 	ba.accept(msg)
 	del := alice.event(t, 5, nostr.Tags{{"e", msg.ID}}, "")
@@ -530,10 +528,7 @@ func TestCompatGiftWrap(t *testing.T) {
 // Item 16: a search REQ is one-shot; mixing search with other filters is
 // refused on both paths.
 func TestCompatSearchOneShot(t *testing.T) {
-	r := newRelay(t)
-	alice := newUser()
-	ba := newBridge(t, r, alice)
-	ch := newChannel(t, ba, "open")
+	r, alice, ba, ch := openChannel(t)
 	ba.accept(alice.event(t, 9, nostr.Tags{{"h", ch}}, "deploy went fine"))
 
 	rc := authedRaw(t, r, alice)

@@ -43,45 +43,6 @@ func authedRaw(t *testing.T, r *Relay, u user) *rawConn {
 	return rc
 }
 
-// TestReplyPushesThreadSummary: a reply reaches the channel's subscribers,
-// and a fresh relay-signed 39005 for its root goes to the subscription that
-// asks for kind 39005, never to one that asked for kind 9 only.
-func TestReplyPushesThreadSummary(t *testing.T) {
-	r := newRelay(t)
-	alice := newUser()
-	ra := dial(t, r)
-	login(t, ra, alice)
-	ch := createChannel(t, ra, alice, "open")
-	root := publish(t, ra, alice, 9, nostr.Tags{{"h", ch}}, "root")
-
-	rc := authedRaw(t, r, newUser())
-	rc.sendJSON([]any{"REQ", "timeline", map[string]any{"kinds": []int{9}, "#h": []string{ch}, "limit": 0}})
-	rc.expect("EOSE")
-	rc.sendJSON([]any{"REQ", "summaries", map[string]any{"kinds": []int{39005}, "#h": []string{ch}, "limit": 0}})
-	rc.expect("EOSE")
-	reply := publish(t, ra, alice, 9, nostr.Tags{{"h", ch}, {"e", root.ID, "", "reply"}}, "a reply")
-	got := rc.events(2)
-	if ev := got["timeline"]; ev.ID != reply.ID {
-		t.Fatalf("timeline got %s, want the reply", ev.ID)
-	}
-	sum := got["summaries"]
-	if sum.Kind != 39005 || sum.PubKey != r.App.Signer.PublicKey() || sum.Tags.GetFirst([]string{"e", root.ID}) == nil {
-		t.Fatalf("summaries got %+v, want the root's 39005", sum)
-	}
-	if ok, _ := sum.CheckSignature(); !ok {
-		t.Fatal("39005 signature")
-	}
-	if got := replyCount(t, sum); got != 1 {
-		t.Fatalf("39005 reply_count %d, want 1", got)
-	}
-	// The kind-9 subscription got no 39005: the next thing it sees is the
-	// next message.
-	after := publish(t, ra, alice, 9, nostr.Tags{{"h", ch}}, "after")
-	if sub, ev := rc.event(); sub != "timeline" || ev.ID != after.ID {
-		t.Fatalf("got %s kind %d, want the next message on timeline", sub, ev.Kind)
-	}
-}
-
 // replyCount is the reply_count of a 39005's content.
 func replyCount(t *testing.T, sum nostr.Event) int {
 	t.Helper()
