@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -98,7 +97,7 @@ func searchAlone(fs []*filter) error {
 
 // IsSearch reports whether a WebSocket filter is a NIP-50 search (a
 // one-shot subscription: nothing live after EOSE).
-func IsSearch(f nostr.Filter) bool { return strings.TrimSpace(f.Search) != "" }
+func IsSearch(f nostr.Filter) bool { return searches(f.Search) }
 
 func at(i int, err error) error {
 	return invalid("filter %d: %s", i, reasonOf(err))

@@ -118,7 +118,10 @@ func tagAndSearch(b *sqlb, f *filter, kinds string) ([]string, bool) {
 }
 
 // hasSearch reports whether f is a NIP-50 search filter.
-func hasSearch(f *filter) bool { return f.Search != nil && strings.TrimSpace(*f.Search) != "" }
+func hasSearch(f *filter) bool { return f.Search != nil && searches(*f.Search) }
+
+// searches reports whether a NIP-50 search string asks for anything.
+func searches(s string) bool { return strings.TrimSpace(s) != "" }
 
 func (p *plainPlan) serve(ctx context.Context, r *reader, out *output) error {
 	if p.limit == 0 {
