@@ -453,6 +453,12 @@ func TestCompatEphemeral(t *testing.T) {
 	if _, ev := rb.event(); ev.ID != public.ID {
 		t.Fatalf("member got %s, want the open ephemeral event", ev.ID)
 	}
+	// Over the bridge too.
+	presence := alice.event(t, 20002, nostr.Tags{{"h", open}}, "typing over HTTP")
+	ba.accept(presence)
+	if _, ev := rb.event(); ev.ID != presence.ID {
+		t.Fatalf("member got %s, want the ephemeral event sent over HTTP", ev.ID)
+	}
 	if evs := ba.query(map[string]any{"kinds": []int{20002}}); len(evs) != 0 {
 		t.Fatalf("%d ephemeral events were stored", len(evs))
 	}
