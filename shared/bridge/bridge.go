@@ -16,6 +16,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/eventcheck"
 	"github.com/buzzrelay/relay/shared/ingest"
 	"github.com/buzzrelay/relay/shared/nip98"
 	"github.com/buzzrelay/relay/shared/reject"
@@ -138,7 +139,7 @@ func (b *Bridge) events(ctx context.Context, r Request) Response {
 	if err := json.Unmarshal(r.Body, &ev); err != nil {
 		return errorJSON(http.StatusBadRequest, "invalid: body must be one JSON nostr event: "+err.Error())
 	}
-	if ev.PubKey != pubkey {
+	if ev.PubKey != pubkey && !eventcheck.AnyAuthor(ev.Kind) {
 		return errorJSON(http.StatusForbidden, "restricted: event pubkey is not the key that signed the NIP-98 token")
 	}
 	out := b.Ingest.Submit(ctx, community, pubkey, &ev)

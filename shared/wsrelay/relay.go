@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,6 +29,8 @@ import (
 
 	"github.com/buzzrelay/relay/shared/fanout"
 	"github.com/buzzrelay/relay/shared/ingest"
+	"github.com/buzzrelay/relay/shared/nip98"
+	"github.com/buzzrelay/relay/shared/query"
 	"github.com/buzzrelay/relay/shared/reject"
 	"github.com/buzzrelay/relay/shared/relayinfo"
 	"github.com/buzzrelay/relay/shared/store"
@@ -56,9 +59,6 @@ type Reader interface {
 // AuthWindow is how far a NIP-42 AUTH event's created_at may be from now.
 const AuthWindow = 60 * time.Second
 
-// DefaultReplyConcurrency bounds the stored events of one REQ in flight.
-const DefaultReplyConcurrency = 8
-
 // Relay serves the three WebSocket routes. Safe for concurrent use.
 type Relay struct {
 	Registry *fanout.Registry
@@ -67,17 +67,16 @@ type Relay struct {
 	Fanout   *fanout.Fanout // nil: committed events are not delivered live
 	Sender   fanout.Sender
 	// Community resolves the community served at a host.
-	Community        func(ctx context.Context, host string) (string, error)
-	Log              *slog.Logger
-	ReplyConcurrency int
-	now              func() time.Time
+	Community func(ctx context.Context, host string) (string, error)
+	Log       *slog.Logger
+	now       func() time.Time
 }
 
 // New wires the relay; fo may be nil.
 func New(reg *fanout.Registry, ing *ingest.Service, rd Reader, fo *fanout.Fanout, s fanout.Sender,
 	community func(context.Context, string) (string, error), log *slog.Logger) *Relay {
 	return &Relay{Registry: reg, Ingest: ing, Reader: rd, Fanout: fo, Sender: s, Community: community,
-		Log: log, ReplyConcurrency: DefaultReplyConcurrency, now: time.Now}
+		Log: log, now: time.Now}
 }
 
 // WithClock returns a copy of r that reads time from now (tests).
@@ -228,8 +227,15 @@ func (r *Relay) req(ctx context.Context, out *replier, conn *fanout.Connection, 
 		return
 	}
 	// Store the subscription before reading, so an event committed while
-	// the stored events are read is delivered live rather than lost.
-	err := r.Registry.Subscribe(ctx, conn.Community, conn.ID, msg.SubID, conn.Pubkey, msg.Filters, relayinfo.MaxSubscriptions)
+	// the stored events are read is delivered live rather than lost. A
+	// search is one-shot (NIP-50, as Buzz serves it): nothing live after
+	// EOSE, so it is not stored, and it ends a live one of the same id.
+	var err error
+	if slices.ContainsFunc(msg.Filters, query.IsSearch) {
+		err = r.Registry.Unsubscribe(ctx, conn.ID, msg.SubID)
+	} else {
+		err = r.Registry.Subscribe(ctx, conn.Community, conn.ID, msg.SubID, conn.Pubkey, msg.Filters, relayinfo.MaxSubscriptions)
+	}
 	if err != nil {
 		out.send(ctx, array("CLOSED", msg.SubID, r.failure(ctx, "subscribe", err)))
 		return
@@ -301,32 +307,20 @@ func (p *replier) send(ctx context.Context, msg []byte) {
 	}
 }
 
-// sendAll posts stored events of sub, ReplyConcurrency at a time (clients
-// order stored events themselves; EOSE follows all of them).
+// sendAll posts the stored events of sub one after another, in the order
+// the read engine gave them (newest first); EOSE follows the last.
 func (p *replier) sendAll(ctx context.Context, sub string, evs []json.RawMessage) {
-	n := p.r.ReplyConcurrency
-	if n <= 0 {
-		n = DefaultReplyConcurrency
-	}
-	sem := make(chan struct{}, n)
-	var wg sync.WaitGroup
-	var skipped atomic.Int64
+	skipped := 0
 	for _, raw := range evs {
 		m := fanout.EventMessage(sub, string(raw))
 		if len(m) > relayinfo.MaxMessageLength {
-			skipped.Add(1)
+			skipped++
 			continue
 		}
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			p.send(ctx, m)
-		}()
+		p.send(ctx, m)
 	}
-	wg.Wait()
-	if k := skipped.Load(); k > 0 {
-		p.send(ctx, notice(fmt.Sprintf("error: %d stored events of %s are larger than the %d-byte WebSocket message limit; read them with POST /query", k, sub, relayinfo.MaxMessageLength)))
+	if skipped > 0 {
+		p.send(ctx, notice(fmt.Sprintf("error: %d stored events of %s are larger than the %d-byte WebSocket message limit; read them with POST /query", skipped, sub, relayinfo.MaxMessageLength)))
 	}
 }
 
@@ -397,7 +391,7 @@ func NormalizeURL(s string) string {
 		(scheme == "ws" || scheme == "http") && strings.HasSuffix(host, ":80"):
 		host = host[:strings.LastIndex(host, ":")]
 	}
-	return scheme + "://" + host + strings.TrimRight(u.EscapedPath(), "/")
+	return scheme + "://" + nip98.Loopback(host) + strings.TrimRight(u.EscapedPath(), "/")
 }
 
 // hostOnly is host without a trailing dot, as communities are registered.
