@@ -59,6 +59,7 @@ func HTTPRequest(ev events.APIGatewayV2HTTPRequest, scheme string) (bridge.Reque
 		Scheme:  scheme,
 		Host:    host,
 		Path:    path,
+		Query:   ev.RawQueryString,
 		Headers: headers,
 		Body:    body,
 	}, nil

@@ -15,6 +15,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/eventcheck"
 	"github.com/buzzrelay/relay/shared/ingest"
 	"github.com/buzzrelay/relay/shared/nip98"
 	"github.com/buzzrelay/relay/shared/reject"
@@ -30,8 +31,19 @@ type Request struct {
 	Scheme  string // http or https, as the client addressed the relay
 	Host    string
 	Path    string
+	Query   string // raw query string, without the "?"
 	Headers map[string]string
 	Body    []byte
+}
+
+// URL is the request URL as the client addressed it, query string
+// included: what a NIP-98 token's u tag must name.
+func (r Request) URL() string {
+	u := r.Scheme + "://" + r.Host + r.Path
+	if r.Query != "" {
+		u += "?" + r.Query
+	}
+	return u
 }
 
 // Response is what the bridge answers.
@@ -100,6 +112,10 @@ func (b *Bridge) authenticate(ctx context.Context, r Request) (community, pubkey
 		e := errorJSON(http.StatusRequestEntityTooLarge, "invalid: request body is larger than 1 MiB")
 		return "", "", &e
 	}
+	if err := eventcheck.UTF8("request body", r.Body); err != nil {
+		e := errorJSON(http.StatusBadRequest, err.Error())
+		return "", "", &e
+	}
 	community, err := b.Communities.Resolve(ctx, r.Host)
 	if err != nil {
 		e := b.failure(ctx, err, 0)
@@ -109,7 +125,7 @@ func (b *Bridge) authenticate(ctx context.Context, r Request) (community, pubkey
 		Community:     community,
 		Authorization: r.Headers["authorization"],
 		Method:        r.Method,
-		URL:           r.Scheme + "://" + r.Host + r.Path,
+		URL:           r.URL(),
 		Body:          r.Body,
 	})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/nbd-wtf/go-nostr"
@@ -178,6 +179,16 @@ WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND d_tag IS NOT DISTINCT 
 	})
 }
 
+// LockAddress takes a transaction-scoped lock on the replaceable address
+// kind:pubkey:d, so concurrent versions apply one after another.
+func (t *Tx) LockAddress(ctx context.Context, kind int, pubkey, d string) error {
+	key := t.community + "\x00" + strconv.Itoa(kind) + "\x00" + pubkey + "\x00" + d
+	if _, err := t.tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, key); err != nil {
+		return fmt.Errorf("store: lock address %d:%s: %w", kind, pubkey, err)
+	}
+	return nil
+}
+
 // DeleteEvents removes superseded events (replaced versions) for good,
 // with their tag rows and thread metadata.
 func (t *Tx) DeleteEvents(ctx context.Context, ids []string) error {
@@ -258,6 +269,25 @@ func (t *Tx) Exists(ctx context.Context, id string) (bool, error) {
 		return false, fmt.Errorf("store: exists %s: %w", id, err)
 	}
 	return ok, nil
+}
+
+// AddressChannel is the channel of the newest stored version (deleted or
+// not) of the addressable event kind:pubkey:d; "" when none is stored or it
+// is outside any channel.
+func (t *Tx) AddressChannel(ctx context.Context, kind int, pubkey, d string) (string, error) {
+	var ch *string
+	err := t.tx.QueryRow(ctx, `
+SELECT channel_id FROM events
+WHERE community_id = $1 AND kind = $2 AND pubkey = $3 AND d_tag IS NOT DISTINCT FROM $4
+  AND (kind IN (0, 3, 10009) OR kind BETWEEN 30000 AND 39999)
+ORDER BY created_at DESC, id ASC LIMIT 1`, t.community, kind, pubkey, nullable(d)).Scan(&ch)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("store: channel of address %d:%s:%s: %w", kind, pubkey, d, err)
+	}
+	return deref(ch), nil
 }
 
 // MarkAddressDeleted hides every version of the addressable event kind:pubkey:d
