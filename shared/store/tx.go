@@ -182,7 +182,7 @@ WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND d_tag IS NOT DISTINCT 
 // LockAddress takes a transaction-scoped lock on the replaceable address
 // kind:pubkey:d, so concurrent versions apply one after another.
 func (t *Tx) LockAddress(ctx context.Context, kind int, pubkey, d string) error {
-	key := t.community + "\x00" + strconv.Itoa(kind) + "\x00" + pubkey + "\x00" + d
+	key := t.community + "/" + strconv.Itoa(kind) + ":" + pubkey + ":" + d
 	if _, err := t.tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, key); err != nil {
 		return fmt.Errorf("store: lock address %d:%s: %w", kind, pubkey, err)
 	}
