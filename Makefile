@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 FUNCTIONS := ingest query ws-connect ws-message ws-disconnect migrate
 
-.PHONY: dev test test-core test-infra build synth deploy bench pg clean
+.PHONY: dev test test-core test-infra build synth deploy bench pg clean fuzz
 
 # Run the relay locally: private Postgres under .localdev/ (unless DATABASE_URL
 # is set), migrations, then HTTP + WebSocket on 127.0.0.1:8080 (BUZZ_ADDR).
@@ -12,9 +12,20 @@ dev:
 
 # Same Postgres bootstrap, then every test of the core and of the CDK app.
 test: test-core test-infra
+	@$(MAKE) --no-print-directory fuzz
 
 test-core:
 	@source localdev/pg.sh && $(GO) vet ./... && $(GO) test -count=1 -timeout 20m ./...
+
+# Fuzz every parser for FUZZTIME each (seed corpora under testdata/fuzz run
+# in every plain `go test` too); new failing inputs land in testdata/fuzz.
+FUZZTIME ?= 10s
+FUZZ_TARGETS := FuzzParse:./shared/wsrelay FuzzParse:./shared/query FuzzNostrFilter:./shared/query \
+  FuzzCheck:./shared/eventcheck FuzzParse:./shared/nip98
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+	  $(GO) test -run '^$$' -fuzz "^$${t%%:*}$$" -fuzztime $(FUZZTIME) "$${t#*:}" || exit 1; \
+	done
 
 # Start (or reuse) the local Postgres and print its DATABASE_URL.
 pg:

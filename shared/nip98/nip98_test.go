@@ -103,6 +103,9 @@ func FuzzParse(f *testing.F) {
 		if err == nil && ev == nil {
 			t.Fatal("nil event without error")
 		}
+		if err != nil && !strings.HasPrefix(err.Error(), "auth-required: ") {
+			t.Fatalf("refusal %q is not auth-required: (401)", err)
+		}
 	})
 }
 

@@ -73,6 +73,12 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
+		if len(fs) > maxFilters {
+			t.Fatalf("%d filters accepted", len(fs))
+		}
+		for _, fl := range fs {
+			checkBounds(t, fl)
+		}
 		if _, err := newRequest(fs, plainMaxLimit); err != nil {
 			if _, ok := asInvalid(err); !ok {
 				t.Fatalf("plan error is not a rejection: %v", err)
