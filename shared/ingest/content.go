@@ -11,7 +11,7 @@ import (
 )
 
 // MaxDepth caps thread depth; deeper replies are stored at this depth.
-const MaxDepth = 100
+const MaxDepth = store.MaxThreadDepth
 
 // writable checks that the author may post into channel h: it exists, is not
 // deleted, and is open or has the author as an active member.

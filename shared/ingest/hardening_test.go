@@ -91,3 +91,34 @@ func TestConcurrentModerationCopiesAreDuplicates(t *testing.T) {
 		}
 	}
 }
+
+// TestDeepReplyWalkIsBounded (issue 11 item 16): a reply far below the
+// depth cap updates at most MaxDepth ancestors (plus the root), not every
+// one above it: the first reply of a 105-deep chain counts only the
+// descendants within MaxDepth levels of it.
+func TestDeepReplyWalkIsBounded(t *testing.T) {
+	h := newHarness(t)
+	k := nostrtest.NewKey(t)
+	ch := h.channel(k)
+	top := k.Event(t, 9, "root", nostr.Tag{"h", ch})
+	h.ok(top)
+	parent, first := top.ID, ""
+	const chain = ingest.MaxDepth + 5
+	for i := 0; i < chain; i++ {
+		ev := k.Event(t, 9, fmt.Sprint(i), nostr.Tag{"h", ch}, root(top.ID), reply(parent))
+		h.ok(ev)
+		if first == "" {
+			first = ev.ID
+		}
+		parent = ev.ID
+	}
+	if th := h.thread(top.ID); th.Descendants != chain {
+		t.Fatalf("root descendant_count %d, want %d", th.Descendants, chain)
+	}
+	if th := h.thread(first); th.Descendants != ingest.MaxDepth {
+		t.Fatalf("first reply descendant_count %d, want %d (walk bounded to MaxDepth)", th.Descendants, ingest.MaxDepth)
+	}
+	if th := h.thread(parent); th.Depth != ingest.MaxDepth {
+		t.Fatalf("deepest reply stored at depth %d", th.Depth)
+	}
+}
