@@ -46,6 +46,12 @@ func notStored(what, id string) error {
 	return reject.Invalidf("%s target %s is not stored", what, id)
 }
 
+// MaxReactionsPerAuthor bounds the reactions one key keeps on one event
+// (a reaction is one per author and content), so the aux closure of a
+// window grows with the number of reacting keys, not with one key's
+// persistence.
+const MaxReactionsPerAuthor = 20
+
 // needsChannel lists the kinds that only exist inside a channel.
 func needsChannel(kind int) bool {
 	switch kind {
@@ -137,6 +143,16 @@ func (a *apply) reaction(ctx context.Context) error {
 	ref, err := a.target(ctx, id, "reaction")
 	if err != nil {
 		return err
+	}
+	n, same, err := a.tx.Reactions(ctx, ref.ID, a.ev.PubKey, a.ev.Content)
+	if err != nil {
+		return err
+	}
+	if same {
+		return reject.Duplicatef("you already reacted %q to %s", short(a.ev.Content), ref.ID)
+	}
+	if n >= MaxReactionsPerAuthor {
+		return reject.New(reject.RateLimited, "%d reactions to %s from one key is the limit", MaxReactionsPerAuthor, ref.ID)
 	}
 	return a.store(ctx, store.EventMeta{ChannelID: ref.ChannelID, TopLevel: true, Last: true})
 }

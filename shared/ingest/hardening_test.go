@@ -122,3 +122,22 @@ func TestDeepReplyWalkIsBounded(t *testing.T) {
 		t.Fatalf("deepest reply stored at depth %d", th.Depth)
 	}
 }
+
+// TestReactionsPerAuthorAreCapped (issue 11 item 14): one key keeps one
+// reaction per content and at most MaxReactionsPerAuthor on one event.
+func TestReactionsPerAuthorAreCapped(t *testing.T) {
+	h := newHarness(t)
+	k, fan := nostrtest.NewKey(t), nostrtest.NewKey(t)
+	ch := h.channel(k)
+	msg := k.Event(t, 9, "hi", nostr.Tag{"h", ch})
+	h.ok(msg)
+	h.ok(fan.Event(t, 7, "+", nostr.Tag{"e", msg.ID}))
+	if o := h.submit(fan.Event(t, 7, "+", nostr.Tag{"e", msg.ID}, nostr.Tag{"k", "9"})); !strings.HasPrefix(o.Message, "duplicate:") {
+		t.Fatalf("same reaction again: %q", o.Message)
+	}
+	for i := 1; i < ingest.MaxReactionsPerAuthor; i++ {
+		h.ok(fan.Event(t, 7, fmt.Sprint(":e", i, ":"), nostr.Tag{"e", msg.ID}))
+	}
+	h.refused(fan.Event(t, 7, "one more", nostr.Tag{"e", msg.ID}), "rate-limited:")
+	h.ok(k.Event(t, 7, "one more", nostr.Tag{"e", msg.ID}))
+}

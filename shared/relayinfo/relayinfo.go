@@ -15,6 +15,11 @@ const (
 	WindowMaxLimit    = 200
 	ThreadMaxLimit    = 500
 	MaxHTTPBodyLength = 1 << 20
+	// MaxHTTPResponseLength bounds the events of one POST /query answer:
+	// Lambda's 6 MB synchronous response limit, less room for the JSON
+	// array, headers and the API Gateway envelope. A bigger answer is
+	// refused with invalid: (README.md, docs/security.md).
+	MaxHTTPResponseLength = 5_500_000
 )
 
 // Software and Version name this relay.

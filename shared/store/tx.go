@@ -179,6 +179,20 @@ WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND d_tag IS NOT DISTINCT 
 	})
 }
 
+// Reactions counts pubkey's live reactions (kind 7) to target, and reports
+// whether one of them has content.
+func (t *Tx) Reactions(ctx context.Context, target, pubkey, content string) (n int, same bool, err error) {
+	err = t.tx.QueryRow(ctx, `
+SELECT count(*), coalesce(bool_or(e.raw::jsonb->>'content' = $4), false)
+FROM event_tags g JOIN events e ON e.community_id = g.community_id AND e.id = g.event_id
+WHERE g.community_id = $1 AND g.name = 'e' AND g.value = $2 AND g.kind = 7
+  AND e.pubkey = $3 AND e.deleted_at IS NULL`, t.community, target, pubkey, content).Scan(&n, &same)
+	if err != nil {
+		return 0, false, fmt.Errorf("store: reactions to %s: %w", target, err)
+	}
+	return n, same, nil
+}
+
 // LockAddress takes a transaction-scoped lock on the replaceable address
 // kind:pubkey:d, so concurrent versions apply one after another.
 func (t *Tx) LockAddress(ctx context.Context, kind int, pubkey, d string) error {
