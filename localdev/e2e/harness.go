@@ -31,6 +31,8 @@ type Options struct {
 	Log *slog.Logger
 	// IdleTimeout and Lifetime override API Gateway's 10 min and 2 h.
 	IdleTimeout, Lifetime time.Duration
+	// Env adds or overrides environment variables (e.g. RATE_*).
+	Env map[string]string
 }
 
 // Relay is a running harness relay.
@@ -63,6 +65,9 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 		"WS_MANAGEMENT_ENDPOINT": "http://" + addr,
 		"RELAY_SECRET_KEY":       nostr.GeneratePrivateKey(),
 		"AWS_REGION":             "us-east-1",
+	}
+	for k, v := range o.Env {
+		env[k] = v
 	}
 	cfg, err := config.Load(func(k string) string { return env[k] })
 	if err != nil {
