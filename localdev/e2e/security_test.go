@@ -186,14 +186,16 @@ func TestWriteRefusalsAreNoOracle(t *testing.T) {
 	randomCh, randomEv := createChannelID(), strings.Repeat("ab", 32)
 
 	cases := map[string]func(ch, ev string) nostr.Event{
-		"post":         func(ch, _ string) nostr.Event { return bob.event(t, 9, nostr.Tags{{"h", ch}}, "x") },
-		"join":         func(ch, _ string) nostr.Event { return bob.event(t, 9021, nostr.Tags{{"h", ch}}, "") },
-		"leave":        func(ch, _ string) nostr.Event { return bob.event(t, 9022, nostr.Tags{{"h", ch}}, "") },
-		"9005":         func(ch, ev string) nostr.Event { return bob.event(t, 9005, nostr.Tags{{"h", ch}, {"e", ev}}, "") },
-		"kind 5":       func(_, ev string) nostr.Event { return bob.event(t, 5, nostr.Tags{{"e", ev}}, "") },
-		"reaction":     func(_, ev string) nostr.Event { return bob.event(t, 7, nostr.Tags{{"e", ev}}, "+") },
-		"edit":         func(_, ev string) nostr.Event { return bob.event(t, 40003, nostr.Tags{{"e", ev}}, "mine") },
-		"reply":        func(ch, ev string) nostr.Event { return bob.event(t, 9, nostr.Tags{{"h", ch}, {"e", ev, "", "reply"}}, "x") },
+		"post":     func(ch, _ string) nostr.Event { return bob.event(t, 9, nostr.Tags{{"h", ch}}, "x") },
+		"join":     func(ch, _ string) nostr.Event { return bob.event(t, 9021, nostr.Tags{{"h", ch}}, "") },
+		"leave":    func(ch, _ string) nostr.Event { return bob.event(t, 9022, nostr.Tags{{"h", ch}}, "") },
+		"9005":     func(ch, ev string) nostr.Event { return bob.event(t, 9005, nostr.Tags{{"h", ch}, {"e", ev}}, "") },
+		"kind 5":   func(_, ev string) nostr.Event { return bob.event(t, 5, nostr.Tags{{"e", ev}}, "") },
+		"reaction": func(_, ev string) nostr.Event { return bob.event(t, 7, nostr.Tags{{"e", ev}}, "+") },
+		"edit":     func(_, ev string) nostr.Event { return bob.event(t, 40003, nostr.Tags{{"e", ev}}, "mine") },
+		"reply": func(ch, ev string) nostr.Event {
+			return bob.event(t, 9, nostr.Tags{{"h", ch}, {"e", ev, "", "reply"}}, "x")
+		},
 		"put-user":     func(ch, _ string) nostr.Event { return bob.event(t, 9000, nostr.Tags{{"h", ch}, {"p", bob.pk}}, "") },
 		"edit channel": func(ch, _ string) nostr.Event { return bob.event(t, 9002, nostr.Tags{{"h", ch}, {"name", "x"}}, "") },
 	}

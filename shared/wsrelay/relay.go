@@ -73,7 +73,7 @@ type Relay struct {
 	// Limiter bounds each connection's messages and each key's events and
 	// reads; nil: no limits.
 	Limiter *ratelimit.Limiter
-	now              func() time.Time
+	now     func() time.Time
 }
 
 // New wires the relay; fo may be nil.
