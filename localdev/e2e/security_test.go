@@ -97,6 +97,17 @@ func (r *Relay) post(t *testing.T, u user, ev any) (int, string) {
 	return code, res.Message
 }
 
+// twoUsers starts a relay with two users, each logged in on a connection.
+func twoUsers(t *testing.T) (r *Relay, alice, bob user, ra, rb *nostr.Relay) {
+	t.Helper()
+	r = newRelay(t)
+	alice, bob = newUser(), newUser()
+	ra, rb = dial(t, r), dial(t, r)
+	login(t, ra, alice)
+	login(t, rb, bob)
+	return r, alice, bob, ra, rb
+}
+
 func has(evs []nostr.Event, id string) bool {
 	for _, ev := range evs {
 		if ev.ID == id {
@@ -110,11 +121,7 @@ func has(evs []nostr.Event, id string) bool {
 // addressable event of a private channel by its a tag is stored in that
 // channel, so an outsider reads nothing of it on any path.
 func TestAddressDeletionStaysInChannel(t *testing.T) {
-	r := newRelay(t)
-	alice, bob := newUser(), newUser()
-	ra, rb := dial(t, r), dial(t, r)
-	login(t, ra, alice)
-	login(t, rb, bob)
+	r, alice, bob, ra, rb := twoUsers(t)
 	ch := createChannel(t, ra, alice, "private")
 	publish(t, ra, alice, 30023, nostr.Tags{{"h", ch}, {"d", "secret-plan"}}, "article")
 	del := publish(t, ra, alice, 5, nostr.Tags{{"a", "30023:" + alice.pk + ":secret-plan"}}, "")
@@ -145,11 +152,7 @@ func TestAddressDeletionStaysInChannel(t *testing.T) {
 // an open-channel event but also tagging a private message is not part of
 // the private channel's window or thread aux.
 func TestAuxClosureOnlyTargets(t *testing.T) {
-	r := newRelay(t)
-	alice, bob := newUser(), newUser()
-	ra, rb := dial(t, r), dial(t, r)
-	login(t, ra, alice)
-	login(t, rb, bob)
+	r, alice, bob, ra, rb := twoUsers(t)
 	priv := createChannel(t, ra, alice, "private")
 	open := createChannel(t, rb, bob, "open")
 	secret := publish(t, ra, alice, 9, nostr.Tags{{"h", priv}}, "secret")

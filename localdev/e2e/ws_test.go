@@ -237,11 +237,7 @@ func TestPoolWithAuthHandler(t *testing.T) {
 // TestPrivateChannelDenial: a non-member reads nothing of a private
 // channel (REQ, COUNT, live) and cannot write to it.
 func TestPrivateChannelDenial(t *testing.T) {
-	r := newRelay(t)
-	alice, bob := newUser(), newUser()
-	ra, rb := dial(t, r), dial(t, r)
-	login(t, ra, alice)
-	login(t, rb, bob)
+	_, alice, bob, ra, rb := twoUsers(t)
 	ch := createChannel(t, ra, alice, "private")
 	publish(t, ra, alice, 9, nostr.Tags{{"h", ch}}, "secret")
 

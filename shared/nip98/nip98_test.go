@@ -17,13 +17,20 @@ import (
 
 const url = "http://relay.example:8080/events"
 
-func TestVerify(t *testing.T) {
-	ctx := context.Background()
-	st, err := store.Open(ctx, pgtest.NewDatabase(t), store.Options{})
+// openStore opens a fresh migrated database.
+func openStore(t *testing.T) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), pgtest.NewDatabase(t), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	t.Cleanup(st.Close)
+	return st
+}
+
+func TestVerify(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
 	v := &nip98.Verifier{Replay: st}
 	k := nostrtest.NewKey(t)
 	now := time.Now()
@@ -114,11 +121,7 @@ func FuzzParse(f *testing.F) {
 // created before the database server started is never accepted.
 func TestTokenOlderThanRestartIsRefused(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, pgtest.NewDatabase(t), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStore(t)
 	var started time.Time
 	if err := st.Pool.QueryRow(ctx, `SELECT pg_postmaster_start_time()`).Scan(&started); err != nil {
 		t.Fatal(err)
