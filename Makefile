@@ -3,19 +3,34 @@ SHELL := /bin/bash
 GO ?= go
 FUNCTIONS := ingest query ws-connect ws-message ws-disconnect migrate
 
-.PHONY: dev test test-core test-infra build synth deploy bench pg clean fuzz
+.PHONY: dev test test-core test-smoke test-infra smoke build synth deploy bench pg clean fuzz
 
 # Run the relay locally: private Postgres under .localdev/ (unless DATABASE_URL
 # is set), migrations, then HTTP + WebSocket on 127.0.0.1:8080 (BUZZ_ADDR).
 dev:
 	@source localdev/pg.sh && $(GO) run ./localdev
 
-# Same Postgres bootstrap, then every test of the core and of the CDK app.
-test: test-core test-infra
+# Same Postgres bootstrap, then every test of the core, the smoke checks
+# against `make dev`, and the tests of the CDK app; then the fuzz targets.
+test: test-core test-smoke test-infra
 	@$(MAKE) --no-print-directory fuzz
 
 test-core:
 	@source localdev/pg.sh && $(GO) vet ./... && $(GO) test -count=1 -timeout 20m ./...
+
+# End-to-end checks of a running relay with a go-nostr client (NIP-11,
+# /healthz, AUTH, channel, post, window query, live delivery, COUNT):
+#   make smoke URL=http://127.0.0.1:8080
+#   make smoke URL=https://<http-api-host> WS_URL=wss://<ws-api-host>   (after make deploy)
+URL ?=
+WS_URL ?=
+SMOKE_ARGS ?=
+smoke:
+	@$(GO) run ./localdev/smoke -url "$(URL)" $(if $(WS_URL),-ws "$(WS_URL)") $(SMOKE_ARGS)
+
+# CI: start `make dev` on a free port, run `make smoke` against it, stop it.
+test-smoke:
+	@localdev/smoke-dev.sh
 
 # Fuzz every parser for FUZZTIME each (seed corpora under testdata/fuzz run
 # in every plain `go test` too); new failing inputs land in testdata/fuzz.

@@ -57,7 +57,7 @@ func TestCLISynthOffline(t *testing.T) {
 			t.Errorf("parameter %s missing", p)
 		}
 	}
-	for _, o := range []string{"HttpUrl", "WebSocketUrl", "RelayKeyKmsKeyArn", "RelayKeyCommand"} {
+	for _, o := range []string{"HttpUrl", "WebSocketUrl", "RelayKeyKmsKeyArn", "RelayPubkey"} {
 		if tpl.Outputs[o] == nil {
 			t.Errorf("output %s missing", o)
 		}

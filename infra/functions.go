@@ -2,7 +2,11 @@ package main
 
 import (
 	"archive/zip"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 )
 
@@ -16,7 +20,14 @@ type Function struct {
 	Signs bool
 	// Posts to WebSocket connections (fan-out, replies): gets
 	// WS_MANAGEMENT_ENDPOINT and execute-api:ManageConnections on the stage.
-	Posts   bool
+	Posts bool
+	// Migrate is the deploy-time function (the migrate custom resource's
+	// handler): master secret, kms:Encrypt, never on a request path.
+	Migrate bool
+	// NoDB: the function never opens the database ($connect registers
+	// nothing; the first message does), so it gets no database settings
+	// and no grant.
+	NoDB    bool
 	Memory  float64 // MB
 	Timeout float64 // seconds
 }
@@ -27,11 +38,33 @@ type Function struct {
 var Functions = []Function{
 	{Name: "ingest", Signs: true, Posts: true, Memory: 512, Timeout: 28},
 	{Name: "query", Signs: true, Memory: 512, Timeout: 28},
-	{Name: "ws-connect", Memory: 256, Timeout: 28},
+	{Name: "ws-connect", NoDB: true, Memory: 256, Timeout: 28},
 	{Name: "ws-message", Signs: true, Posts: true, Memory: 512, Timeout: 28},
 	{Name: "ws-disconnect", Memory: 256, Timeout: 28},
-	{Name: "migrate", Memory: 256, Timeout: 300},
+	{Name: "migrate", Migrate: true, Memory: 256, Timeout: 300},
 }
+
+// Database settings shared by the stack and its tests.
+const (
+	DBName = "buzz"
+	// DBUser is the role the request-path functions log in as with IAM
+	// auth; migrate creates it (DB_IAM_USER) and grants it rds_iam.
+	DBUser = "buzz_relay"
+	DBPort = 5432
+	// IdleSessionTimeoutMs is the cluster's idle_session_timeout: the
+	// server closes a connection idle this long, so connections left open
+	// by frozen Lambda environments cannot keep Aurora from pausing.
+	IdleSessionTimeoutMs = 60000
+	// DBIdleTimeout is the pool's MaxConnIdleTime (DB_IDLE_TIMEOUT), below
+	// IdleSessionTimeoutMs so an awake pool closes first.
+	DBIdleTimeout = "30s"
+	// DBConnectTimeout bounds one connection attempt on the request path
+	// (DB_CONNECT_TIMEOUT); a resuming Aurora answers 503 + Retry-After
+	// sooner than the 28 s function timeout. Migrate waits for a resume.
+	DBConnectTimeout        = "5s"
+	MigrateDBConnectTimeout = "60s"
+	DBMaxConns              = 2
+)
 
 // checkZip makes sure dir/<name>.zip is a Lambda zip for provided.al2023: a
 // file named bootstrap with its exec bit, so a deploy never ships a zip
@@ -52,4 +85,20 @@ func checkZip(dir, name string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("function %s: %s has no bootstrap at its root", name, p)
+}
+
+// zipSHA256 is the hex SHA-256 of a function zip: a property of the
+// migrate custom resource, so new migrations (embedded in the zip) make
+// CloudFormation send an Update and migrate runs again.
+func zipSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("hash %s: %w", path, err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("hash %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/base64"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,9 +13,14 @@ import (
 )
 
 // Settings are the synth-time choices, read from CDK context (cdk.json or
-// `cdk synth -c key=value`). Deploy-time knobs (Aurora capacity) are
+// `cdk synth -c key=value`). A profile gives every choice a default; any
+// -c key still overrides it. Deploy-time knobs (Aurora capacity) are
 // CloudFormation parameters instead, see NewRelayStack.
 type Settings struct {
+	// Profile is "community" (default: costs nothing idle beyond storage,
+	// the key and the master secret) or "managed" (NAT gateway, deletion
+	// protection, retained data, long logs, alarms).
+	Profile string
 	// Community names the relay (BUZZ_COMMUNITY) and is the KMS encryption
 	// context of its key: context "community", default "default".
 	Community string
@@ -25,40 +29,88 @@ type Settings struct {
 	// AssetDir holds <fn>.zip for every function (make build writes
 	// ../build): context "assetDir", relative to infra/.
 	AssetDir string
-	// Egress is how functions in the VPC reach PostToConnection, KMS, SSM
-	// and Secrets Manager: "nat-gateway" (default) or "nat-instance".
+	// Egress is how functions in the VPC reach KMS, Secrets Manager and
+	// the WebSocket management API: "ipv6" (dual-stack VPC, egress-only
+	// internet gateway, no hourly charge), "nat-gateway" or "nat-instance".
 	Egress string
 	// KMSEndpoint adds a KMS interface endpoint so key traffic never leaves
 	// the VPC (context "kmsEndpoint": true; costs extra, see docs/deploy.md).
 	KMSEndpoint bool
-	// RelayKeyCiphertext, when set (base64), is put in the functions'
-	// environment instead of reading the SSM parameter at cold start.
-	RelayKeyCiphertext string
-	// RelayKeyRevision (context "relayKeyRevision", default "1") is put in
-	// the signing functions' environment as RELAY_KEY_REVISION. The code
-	// ignores it; changing it after a key rotation makes every function
-	// start fresh instances, which read the new ciphertext.
+	// DBAuth is how the request-path functions log in to Postgres: "iam"
+	// (default: a token signed locally, rds-db:connect on DBUser) or
+	// "secret" (read the master secret from Secrets Manager).
+	DBAuth string
+	// RelayKeyRevision (context "relayKeyRevision", default "1") is a
+	// property of the migrate custom resource and RELAY_KEY_REVISION of
+	// the signing functions: changing it after a key rotation re-runs
+	// migrate (which returns the stored ciphertext) and restarts them.
 	RelayKeyRevision string
+	// KeyRotation turns on the yearly rotation of the KMS key material
+	// (context "keyRotation"; managed: true, community: false, since each
+	// of the first two rotations adds $1/month to an idle bill).
+	KeyRotation bool
+	// RetainData keeps the KMS key and the Aurora cluster when the stack
+	// is deleted or they are replaced (RetainExceptOnCreate: a failed
+	// first create still removes them). Context "retainData"; managed:
+	// true. Without it the cluster leaves a snapshot and the key is
+	// scheduled for deletion (30 days, cancellable).
+	RetainData bool
 	// LogRetention for every function's log group (context
-	// "logRetentionDays", default 30).
+	// "logRetentionDays"; community 7, managed 90).
 	LogRetention awslogs.RetentionDays
 	// LogLevel is LOG_LEVEL of the functions (default "info").
 	LogLevel string
-	// AlarmEmail, when set, subscribes to the alarm topic.
+	// Alarms creates the SNS topic and the CloudWatch alarms (context
+	// "alarms"; managed: true). AlarmEmail, when set, subscribes to it.
+	Alarms     bool
 	AlarmEmail string
 	// DeletionProtection of the Aurora cluster (context
-	// "deletionProtection", default true).
+	// "deletionProtection"; managed: true).
 	DeletionProtection bool
+	// Stage throttles (steady requests per second and burst) of the HTTP
+	// API and of the WebSocket API (messages, $connect included).
+	HTTPRate, HTTPBurst, WSRate, WSBurst float64
+	// ReservedConcurrency, when > 0, is reserved for (and caps) every
+	// request-path function: it bounds the database connections, see
+	// docs/deploy.md "Connection budget".
+	ReservedConcurrency int
+	// BudgetUSD, when > 0, creates a monthly AWS Budgets cost budget that
+	// mails AlarmEmail at 80% actual and 100% forecast.
+	BudgetUSD float64
+	// Domain and CertificateArn (an ACM certificate in us-east-1 for it):
+	// a CloudFront distribution serves both APIs on https://Domain and
+	// wss://Domain, and BUZZ_PUBLIC_URL is https://Domain.
+	Domain, CertificateArn string
 }
 
 // Slug is the community in the characters every AWS name accepts.
 func (s Settings) Slug() string { return strings.ReplaceAll(s.Community, ".", "-") }
 
-// RelayKeyParameter is the SSM parameter holding the relay key ciphertext.
-func (s Settings) RelayKeyParameter() string { return "/buzz/" + s.Community + "/relay-key" }
+// PublicURL is BUZZ_PUBLIC_URL: empty without a domain.
+func (s Settings) PublicURL() string {
+	if s.Domain == "" {
+		return ""
+	}
+	return "https://" + s.Domain
+}
+
+// profiles are the defaults of each profile, as context values.
+var profiles = map[string]map[string]string{
+	"community": {
+		"egress": "ipv6", "deletionProtection": "false", "retainData": "false", "keyRotation": "false",
+		"logRetentionDays": "7", "alarms": "false",
+	},
+	"managed": {
+		"egress": "nat-gateway", "deletionProtection": "true", "retainData": "true", "keyRotation": "true",
+		"logRetentionDays": "90", "alarms": "true",
+	},
+}
 
 var (
 	communityRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]{0,40}[a-z0-9])?$`)
+	domainRE    = regexp.MustCompile(`^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$`)
+	certRE      = regexp.MustCompile(`^arn:aws[a-z-]*:acm:us-east-1:\d{12}:certificate/[0-9a-f-]{36}$`)
+	emailRE     = regexp.MustCompile(`^[^@\s]+@[^@\s]+\.[^@\s]+$`)
 	retention   = map[int]awslogs.RetentionDays{
 		1: awslogs.RetentionDays_ONE_DAY, 3: awslogs.RetentionDays_THREE_DAYS, 5: awslogs.RetentionDays_FIVE_DAYS,
 		7: awslogs.RetentionDays_ONE_WEEK, 14: awslogs.RetentionDays_TWO_WEEKS, 30: awslogs.RetentionDays_ONE_MONTH,
@@ -69,49 +121,87 @@ var (
 
 // SettingsFrom reads and checks the context of node (the App).
 func SettingsFrom(node constructs.Node) (Settings, error) {
-	str := func(key, def string) string {
+	raw := func(key string) (string, bool) {
 		v := node.TryGetContext(&key)
 		if v == nil {
-			return def
+			return "", false
 		}
-		return fmt.Sprint(v)
+		return fmt.Sprint(v), true
 	}
-	boolean := func(key string, def bool) (bool, error) {
-		v := str(key, strconv.FormatBool(def))
+	profile, _ := raw("profile")
+	if profile == "" {
+		profile = "community"
+	}
+	defaults, ok := profiles[profile]
+	if !ok {
+		return Settings{}, fmt.Errorf("context profile must be community or managed, got %q", profile)
+	}
+	str := func(key, def string) string {
+		if v, ok := raw(key); ok {
+			return v
+		}
+		if v, ok := defaults[key]; ok {
+			return v
+		}
+		return def
+	}
+	boolean := func(key string) (bool, error) {
+		v := str(key, "false")
 		b, err := strconv.ParseBool(v)
 		if err != nil {
 			return false, fmt.Errorf("context %s must be true or false, got %q", key, v)
 		}
 		return b, nil
 	}
+	number := func(key string, def, min, max float64) (float64, error) {
+		v := str(key, strconv.FormatFloat(def, 'f', -1, 64))
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < min || f > max {
+			return 0, fmt.Errorf("context %s must be a number from %g to %g, got %q", key, min, max, v)
+		}
+		return f, nil
+	}
 	s := Settings{
-		Community:          str("community", "default"),
-		AssetDir:           str("assetDir", "../build"),
-		Egress:             str("egress", "nat-gateway"),
-		RelayKeyCiphertext: str("relayKeyCiphertext", ""),
-		RelayKeyRevision:   str("relayKeyRevision", "1"),
-		LogLevel:           str("logLevel", "info"),
-		AlarmEmail:         str("alarmEmail", ""),
+		Profile:          profile,
+		Community:        str("community", "default"),
+		AssetDir:         str("assetDir", "../build"),
+		Egress:           str("egress", ""),
+		DBAuth:           str("dbAuth", "iam"),
+		RelayKeyRevision: str("relayKeyRevision", "1"),
+		LogLevel:         str("logLevel", "info"),
+		AlarmEmail:       str("alarmEmail", ""),
+		Domain:           str("domain", ""),
+		CertificateArn:   str("certificateArn", ""),
 	}
 	if !communityRE.MatchString(s.Community) {
 		return s, fmt.Errorf("context community %q: use lower-case letters, digits, '.' and '-' (at most 42)", s.Community)
 	}
 	s.StackName = str("stackName", "BuzzRelay-"+s.Slug())
 	switch s.Egress {
-	case "nat-gateway", "nat-instance":
+	case "ipv6", "nat-gateway", "nat-instance":
 	default:
-		return s, fmt.Errorf("context egress must be nat-gateway or nat-instance, got %q", s.Egress)
+		return s, fmt.Errorf("context egress must be ipv6, nat-gateway or nat-instance, got %q", s.Egress)
+	}
+	switch s.DBAuth {
+	case "iam", "secret":
+	default:
+		return s, fmt.Errorf("context dbAuth must be iam or secret, got %q", s.DBAuth)
+	}
+	if _, ok := raw("relayKeyCiphertext"); ok {
+		return s, fmt.Errorf("context relayKeyCiphertext is no longer read: the deploy creates the relay key and stores its ciphertext in the database (see docs/deploy.md, The relay key)")
 	}
 	var err error
-	if s.KMSEndpoint, err = boolean("kmsEndpoint", false); err != nil {
-		return s, err
+	for key, dst := range map[string]*bool{
+		"kmsEndpoint": &s.KMSEndpoint, "deletionProtection": &s.DeletionProtection, "retainData": &s.RetainData,
+		"keyRotation": &s.KeyRotation, "alarms": &s.Alarms,
+	} {
+		if *dst, err = boolean(key); err != nil {
+			return s, err
+		}
 	}
-	if s.DeletionProtection, err = boolean("deletionProtection", true); err != nil {
-		return s, err
-	}
-	days, err := strconv.Atoi(str("logRetentionDays", "30"))
+	days, err := strconv.Atoi(str("logRetentionDays", ""))
 	if err != nil || retention[days] == "" {
-		return s, fmt.Errorf("context logRetentionDays must be one of 1 3 5 7 14 30 60 90 180 365, got %q", str("logRetentionDays", "30"))
+		return s, fmt.Errorf("context logRetentionDays must be one of 1 3 5 7 14 30 60 90 180 365, got %q", str("logRetentionDays", ""))
 	}
 	s.LogRetention = retention[days]
 	switch s.LogLevel {
@@ -119,13 +209,43 @@ func SettingsFrom(node constructs.Node) (Settings, error) {
 	default:
 		return s, fmt.Errorf("context logLevel must be debug, info, warn or error, got %q", s.LogLevel)
 	}
-	if s.RelayKeyCiphertext != "" {
-		if _, err := base64.StdEncoding.DecodeString(s.RelayKeyCiphertext); err != nil {
-			return s, fmt.Errorf("context relayKeyCiphertext is not base64: %w", err)
-		}
-	}
 	if !regexp.MustCompile(`^[0-9A-Za-z._-]{1,32}$`).MatchString(s.RelayKeyRevision) {
 		return s, fmt.Errorf("context relayKeyRevision %q: use 1-32 letters, digits, '.', '_' or '-'", s.RelayKeyRevision)
+	}
+	for _, n := range []struct {
+		key           string
+		dst           *float64
+		def, min, max float64
+	}{
+		{"httpThrottleRate", &s.HTTPRate, 50, 1, 10000},
+		{"httpThrottleBurst", &s.HTTPBurst, 100, 1, 5000},
+		{"wsThrottleRate", &s.WSRate, 100, 1, 10000},
+		{"wsThrottleBurst", &s.WSBurst, 200, 1, 5000},
+		{"budgetUSD", &s.BudgetUSD, 0, 0, 1e6},
+	} {
+		if *n.dst, err = number(n.key, n.def, n.min, n.max); err != nil {
+			return s, err
+		}
+	}
+	rc, err := number("reservedConcurrency", 0, 0, 1000)
+	if err != nil || rc != float64(int(rc)) {
+		return s, fmt.Errorf("context reservedConcurrency must be a whole number from 0 (none) to 1000, got %q", str("reservedConcurrency", "0"))
+	}
+	s.ReservedConcurrency = int(rc)
+	if s.AlarmEmail != "" && !emailRE.MatchString(s.AlarmEmail) {
+		return s, fmt.Errorf("context alarmEmail %q is not an email address", s.AlarmEmail)
+	}
+	if s.BudgetUSD > 0 && s.AlarmEmail == "" {
+		return s, fmt.Errorf("context budgetUSD needs alarmEmail (who the budget mails)")
+	}
+	if (s.Domain == "") != (s.CertificateArn == "") {
+		return s, fmt.Errorf("context domain and certificateArn go together (an ACM certificate in us-east-1 for the domain)")
+	}
+	if s.Domain != "" && !domainRE.MatchString(s.Domain) {
+		return s, fmt.Errorf("context domain %q is not a lower-case host name", s.Domain)
+	}
+	if s.CertificateArn != "" && !certRE.MatchString(s.CertificateArn) {
+		return s, fmt.Errorf("context certificateArn %q: want an ACM certificate ARN in us-east-1 (CloudFront reads certificates only there)", s.CertificateArn)
 	}
 	if s.AssetDir, err = filepath.Abs(s.AssetDir); err != nil {
 		return s, fmt.Errorf("context assetDir: %w", err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
@@ -16,7 +17,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsrds"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
-	"github.com/aws/aws-cdk-go/awscdk/v2/triggers"
+	"github.com/aws/aws-cdk-go/awscdk/v2/customresources"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 )
@@ -25,15 +26,23 @@ import (
 // wss://{api}.execute-api.{region}.amazonaws.com/{stage}).
 const WebSocketStageName = "live"
 
+// MigrateResourceType is the CloudFormation type of the migrate custom
+// resource; its attributes RelayKeyCiphertext and RelayPubkey come from
+// the migrate function's Data (see /work/signals/i8-contract.md).
+const MigrateResourceType = "Custom::BuzzMigrate"
+
 // NewRelayStack builds the whole relay for one community:
 //
-//	VPC (2 AZs): public subnets (NAT), private subnets with egress (the
-//	  functions), isolated subnets (Aurora, no route out or in)
-//	Aurora PostgreSQL 16 Serverless v2, 0..N ACU, credentials in Secrets Manager
-//	KMS key that encrypts the relay's secp256k1 secret (SSM parameter)
-//	six provided.al2023 arm64 functions, the migrate one run as a trigger
-//	HTTP API (events, query, count, NIP-11, healthz), WebSocket API + stage
-//	log groups with retention, alarms on errors and throttles
+//	VPC (2 AZs): public subnets (NAT, when there is one), app subnets (the
+//	  functions; egress over IPv6 through an egress-only internet gateway,
+//	  or IPv4 through a NAT), isolated db subnets (Aurora, no route out)
+//	Aurora PostgreSQL 16 Serverless v2, 0..N ACU, idle sessions closed
+//	  after 60 s so it can pause; IAM database auth for the handlers
+//	KMS key that encrypts the relay's secp256k1 secret
+//	six provided.al2023 arm64 functions; migrate runs as a custom resource
+//	  that creates the relay key and hands its ciphertext to the handlers
+//	HTTP API + WebSocket API (dualstack, throttled), optional CloudFront
+//	log groups with retention; alarms, budget, reserved concurrency opt-in
 func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error) {
 	zips := map[string]string{}
 	for _, f := range Functions {
@@ -43,9 +52,13 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		}
 		zips[f.Name] = p
 	}
+	migrateHash, err := zipSHA256(zips["migrate"])
+	if err != nil {
+		return nil, err
+	}
 
 	stack := awscdk.NewStack(scope, jsii.String(s.StackName), &awscdk.StackProps{
-		Description: jsii.String("Buzz-compatible NIP-29 relay, community " + s.Community),
+		Description: jsii.String("Buzz-compatible NIP-29 relay, community " + s.Community + ", profile " + s.Profile),
 	})
 	awscdk.Tags_Of(stack).Add(jsii.String("app"), jsii.String("buzz-relay"), nil)
 	awscdk.Tags_Of(stack).Add(jsii.String("buzz:community"), jsii.String(s.Community), nil)
@@ -65,66 +78,64 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		Description: jsii.String("Aurora Serverless v2 maximum ACU"),
 	})
 
-	// --- network ---------------------------------------------------------
-	var nat awsec2.NatProvider
-	if s.Egress == "nat-instance" {
-		nat = awsec2.NatProvider_InstanceV2(&awsec2.NatInstanceProps{
-			InstanceType: awsec2.InstanceType_Of(awsec2.InstanceClass_T4G, awsec2.InstanceSize_NANO),
-			MachineImage: awsec2.MachineImage_LatestAmazonLinux2023(&awsec2.AmazonLinux2023ImageSsmParameterProps{
-				CpuType: awsec2.AmazonLinuxCpuType_ARM_64,
-			}),
+	var alarmAction awscloudwatch.IAlarmAction
+	var alarms awssns.Topic
+	if s.Alarms {
+		alarms = awssns.NewTopic(stack, jsii.String("Alarms"), &awssns.TopicProps{
+			DisplayName: jsii.String("buzz relay " + s.Community + " alarms"),
 		})
-	} else {
-		nat = awsec2.NatProvider_Gateway(nil)
+		if s.AlarmEmail != "" {
+			alarms.AddSubscription(awssnssubscriptions.NewEmailSubscription(jsii.String(s.AlarmEmail), nil))
+		}
+		alarmAction = awscloudwatchactions.NewSnsAction(alarms)
 	}
-	vpc := awsec2.NewVpc(stack, jsii.String("Vpc"), &awsec2.VpcProps{
-		MaxAzs:             jsii.Number(2),
-		NatGateways:        jsii.Number(1),
-		NatGatewayProvider: nat,
-		SubnetConfiguration: &[]*awsec2.SubnetConfiguration{
-			{Name: jsii.String("public"), SubnetType: awsec2.SubnetType_PUBLIC, CidrMask: jsii.Number(24)},
-			{Name: jsii.String("app"), SubnetType: awsec2.SubnetType_PRIVATE_WITH_EGRESS, CidrMask: jsii.Number(22)},
-			{Name: jsii.String("db"), SubnetType: awsec2.SubnetType_PRIVATE_ISOLATED, CidrMask: jsii.Number(24)},
-		},
-	})
+	alarm := func(m awscloudwatch.Metric, id, desc string, threshold float64) {
+		if alarmAction == nil {
+			return
+		}
+		m.CreateAlarm(stack, jsii.String(id), &awscloudwatch.CreateAlarmOptions{
+			AlarmDescription:   jsii.String(desc),
+			Threshold:          jsii.Number(threshold),
+			EvaluationPeriods:  jsii.Number(1),
+			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+		}).AddAlarmAction(alarmAction)
+	}
+
+	vpc, fnSG := newNetwork(stack, s)
 	appSubnets := &awsec2.SubnetSelection{SubnetType: awsec2.SubnetType_PRIVATE_WITH_EGRESS}
 
-	fnSG := awsec2.NewSecurityGroup(stack, jsii.String("FunctionsSg"), &awsec2.SecurityGroupProps{
-		Vpc:              vpc,
-		Description:      jsii.String("buzz relay functions"),
-		AllowAllOutbound: jsii.Bool(false),
-	})
+	// --- database --------------------------------------------------------
 	dbSG := awsec2.NewSecurityGroup(stack, jsii.String("DbSg"), &awsec2.SecurityGroupProps{
 		Vpc:              vpc,
 		Description:      jsii.String("buzz relay Aurora: Postgres from the functions only"),
 		AllowAllOutbound: jsii.Bool(false),
 	})
-	dbSG.AddIngressRule(fnSG, awsec2.Port_Tcp(jsii.Number(5432)), jsii.String("functions to Postgres"), nil)
-	fnSG.AddEgressRule(dbSG, awsec2.Port_Tcp(jsii.Number(5432)), jsii.String("Postgres"), nil)
-	// HTTPS to AWS APIs through the NAT (execute-api @connections, KMS, SSM,
-	// Secrets Manager) or the KMS interface endpoint.
-	fnSG.AddEgressRule(awsec2.Peer_AnyIpv4(), awsec2.Port_Tcp(jsii.Number(443)), jsii.String("HTTPS to AWS APIs"), nil)
+	dbSG.AddIngressRule(fnSG, awsec2.Port_Tcp(jsii.Number(DBPort)), jsii.String("functions to Postgres"), nil)
+	fnSG.AddEgressRule(dbSG, awsec2.Port_Tcp(jsii.Number(DBPort)), jsii.String("Postgres"), nil)
 
-	if s.KMSEndpoint {
-		epSG := awsec2.NewSecurityGroup(stack, jsii.String("KmsEndpointSg"), &awsec2.SecurityGroupProps{
-			Vpc: vpc, Description: jsii.String("KMS interface endpoint"), AllowAllOutbound: jsii.Bool(false),
-		})
-		epSG.AddIngressRule(fnSG, awsec2.Port_Tcp(jsii.Number(443)), jsii.String("functions to KMS"), nil)
-		awsec2.NewInterfaceVpcEndpoint(stack, jsii.String("KmsEndpoint"), &awsec2.InterfaceVpcEndpointProps{
-			Vpc:               vpc,
-			Service:           awsec2.InterfaceVpcEndpointAwsService_KMS(),
-			Subnets:           appSubnets,
-			PrivateDnsEnabled: jsii.Bool(true),
-			SecurityGroups:    &[]awsec2.ISecurityGroup{epSG},
-			Open:              jsii.Bool(false),
-		})
+	engine := awsrds.DatabaseClusterEngine_AuroraPostgres(&awsrds.AuroraPostgresClusterEngineProps{
+		Version: awsrds.AuroraPostgresEngineVersion_VER_16_11(),
+	})
+	// Connections that frozen Lambda environments leave open would keep
+	// the database awake forever; the server closes them after a minute.
+	params := awsrds.NewParameterGroup(stack, jsii.String("DbParams"), &awsrds.ParameterGroupProps{
+		Engine:      engine,
+		Description: jsii.String("buzz relay: close idle sessions so Aurora can pause"),
+		Parameters: &map[string]*string{
+			"idle_session_timeout": jsii.String(strconv.Itoa(IdleSessionTimeoutMs)),
+		},
+	})
+	dataPolicy := awscdk.RemovalPolicy_SNAPSHOT
+	keyPolicy := awscdk.RemovalPolicy_DESTROY
+	if s.RetainData {
+		// RetainExceptOnCreate: kept on delete and replacement, removed
+		// when the stack's first create rolls back.
+		dataPolicy = awscdk.RemovalPolicy_RETAIN_ON_UPDATE_OR_DELETE
+		keyPolicy = awscdk.RemovalPolicy_RETAIN_ON_UPDATE_OR_DELETE
 	}
-
-	// --- database --------------------------------------------------------
 	cluster := awsrds.NewDatabaseCluster(stack, jsii.String("Db"), &awsrds.DatabaseClusterProps{
-		Engine: awsrds.DatabaseClusterEngine_AuroraPostgres(&awsrds.AuroraPostgresClusterEngineProps{
-			Version: awsrds.AuroraPostgresEngineVersion_VER_16_11(),
-		}),
+		Engine: engine,
 		Writer: awsrds.ClusterInstance_ServerlessV2(jsii.String("writer"), &awsrds.ServerlessV2ClusterInstanceProps{
 			PubliclyAccessible:      jsii.Bool(false),
 			AutoMinorVersionUpgrade: jsii.Bool(true),
@@ -134,35 +145,49 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		Vpc:                     vpc,
 		VpcSubnets:              &awsec2.SubnetSelection{SubnetType: awsec2.SubnetType_PRIVATE_ISOLATED},
 		SecurityGroups:          &[]awsec2.ISecurityGroup{dbSG},
+		Port:                    jsii.Number(DBPort),
+		ParameterGroup:          params,
 		Credentials:             awsrds.Credentials_FromGeneratedSecret(jsii.String("buzz"), nil),
-		DefaultDatabaseName:     jsii.String("buzz"),
+		DefaultDatabaseName:     jsii.String(DBName),
+		IamAuthentication:       jsii.Bool(s.DBAuth == "iam"),
 		StorageEncrypted:        jsii.Bool(true),
 		DeletionProtection:      jsii.Bool(s.DeletionProtection),
-		RemovalPolicy:           awscdk.RemovalPolicy_SNAPSHOT,
+		RemovalPolicy:           dataPolicy,
 		Backup:                  &awsrds.BackupProps{Retention: awscdk.Duration_Days(jsii.Number(7))},
 	})
 	dbSecret := cluster.Secret()
+	if s.RetainData {
+		// A retained cluster keeps the credentials that open it.
+		for _, c := range *cluster.Node().FindAll(constructs.ConstructOrder_PREORDER) {
+			if r, ok := c.(awscdk.CfnResource); ok && *r.CfnResourceType() == "AWS::SecretsManager::Secret" {
+				r.ApplyRemovalPolicy(dataPolicy, nil)
+			}
+		}
+	}
 
 	// --- relay key -------------------------------------------------------
-	// The KEK is kept when the stack goes: without it the relay identity
-	// (the ciphertext in SSM) is lost for good.
 	kek := awskms.NewKey(stack, jsii.String("RelayKeyKek"), &awskms.KeyProps{
 		Description:       jsii.String("encrypts the buzz relay secp256k1 key, community " + s.Community),
 		Alias:             jsii.String("alias/buzz-" + s.Slug() + "-relay"),
-		EnableKeyRotation: jsii.Bool(true),
-		RemovalPolicy:     awscdk.RemovalPolicy_RETAIN,
+		EnableKeyRotation: jsii.Bool(s.KeyRotation),
+		RemovalPolicy:     keyPolicy,
 		PendingWindow:     awscdk.Duration_Days(jsii.Number(30)),
 	})
-	keyParamArn := stack.FormatArn(&awscdk.ArnComponents{
-		Service:  jsii.String("ssm"),
-		Resource: jsii.String("parameter"),
-		// RelayKeyParameter starts with '/', which the ARN keeps once.
-		ResourceName: jsii.String(s.RelayKeyParameter()[1:]),
-	})
+	keyStatement := func(sid string, actions ...string) awsiam.PolicyStatement {
+		return awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid:       jsii.String(sid),
+			Actions:   jsii.Strings(actions...),
+			Resources: jsii.Strings(*kek.KeyArn()),
+			Conditions: &map[string]interface{}{
+				"StringEquals": map[string]interface{}{"kms:EncryptionContext:community": s.Community},
+			},
+		})
+	}
 
-	// --- functions -------------------------------------------------------
+	// --- APIs ------------------------------------------------------------
 	httpApi := awsapigatewayv2.NewHttpApi(stack, jsii.String("HttpApi"), &awsapigatewayv2.HttpApiProps{
-		Description: jsii.String("buzz relay HTTP bridge, community " + s.Community),
+		Description:   jsii.String("buzz relay HTTP bridge, community " + s.Community),
+		IpAddressType: awsapigatewayv2.IpAddressType_DUAL_STACK,
 		CorsPreflight: &awsapigatewayv2.CorsPreflightOptions{
 			AllowOrigins: jsii.Strings("*"),
 			AllowMethods: &[]awsapigatewayv2.CorsHttpMethod{awsapigatewayv2.CorsHttpMethod_GET, awsapigatewayv2.CorsHttpMethod_POST, awsapigatewayv2.CorsHttpMethod_OPTIONS},
@@ -170,8 +195,16 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 			MaxAge:       awscdk.Duration_Hours(jsii.Number(1)),
 		},
 	})
+	// The $default stage keeps its logical id (a new one would collide on
+	// the name); its throttle is set on the generated resource.
+	httpStage := httpApi.DefaultStage().Node().DefaultChild().(awsapigatewayv2.CfnStage)
+	httpStage.AddPropertyOverride(jsii.String("DefaultRouteSettings"), map[string]any{
+		"ThrottlingRateLimit":  s.HTTPRate,
+		"ThrottlingBurstLimit": s.HTTPBurst,
+	})
 	wsApi := awsapigatewayv2.NewWebSocketApi(stack, jsii.String("WsApi"), &awsapigatewayv2.WebSocketApiProps{
-		Description: jsii.String("buzz relay WebSocket (NIP-01/42), community " + s.Community),
+		Description:   jsii.String("buzz relay WebSocket (NIP-01/42), community " + s.Community),
+		IpAddressType: awsapigatewayv2.IpAddressType_DUAL_STACK,
 		// Nostr messages are JSON arrays: route selection never matches, so
 		// everything goes to $default (see design §2).
 		RouteSelectionExpression: jsii.String("$request.body.action"),
@@ -180,43 +213,81 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		WebSocketApi: wsApi,
 		StageName:    jsii.String(WebSocketStageName),
 		AutoDeploy:   jsii.Bool(true),
+		Throttle: &awsapigatewayv2.ThrottleSettings{
+			RateLimit:  jsii.Number(s.WSRate),
+			BurstLimit: jsii.Number(s.WSBurst),
+		},
 	})
 
-	alarms := awssns.NewTopic(stack, jsii.String("Alarms"), &awssns.TopicProps{
-		DisplayName: jsii.String("buzz relay " + s.Community + " alarms"),
-	})
-	if s.AlarmEmail != "" {
-		alarms.AddSubscription(awssnssubscriptions.NewEmailSubscription(jsii.String(s.AlarmEmail), nil))
-	}
-	alarmAction := awscloudwatchactions.NewSnsAction(alarms)
-
+	// --- functions -------------------------------------------------------
+	// Over egress=ipv6 every call needs an endpoint with an AAAA record.
+	// KMS's is kms.<region>.api.aws, named per service (the SDK reads
+	// AWS_ENDPOINT_URL_<SERVICE>) rather than by
+	// AWS_USE_DUALSTACK_ENDPOINT=true: that flag makes the SDK refuse any
+	// client with a custom endpoint ("Dualstack and custom endpoint are not
+	// supported"), which is what the @connections client has. Secrets
+	// Manager's default secretsmanager.<region>.amazonaws.com is itself
+	// dual-stack (docs/deploy.md, endpoint table).
+	kmsDualStack := jsii.String("https://kms." + *stack.Region() + ".api.aws")
+	var cr awscdk.CustomResource // set below, before any handler reads it
 	fns := map[string]awslambda.Function{}
-	for _, f := range Functions {
+	build := func(f Function) awslambda.Function {
 		env := map[string]*string{
 			"BUZZ_COMMUNITY":     jsii.String(s.Community),
 			"BUZZ_PUBLIC_SCHEME": jsii.String("https"),
-			"DB_SECRET_ARN":      dbSecret.SecretArn(),
-			"DB_MAX_CONNS":       jsii.String("2"),
 			"LOG_LEVEL":          jsii.String(s.LogLevel),
+		}
+		if !f.NoDB {
+			env["DB_SSLMODE"] = jsii.String("require")
+		}
+		readsSecret := f.Migrate || (s.DBAuth == "secret" && !f.NoDB)
+		connects := !f.Migrate && !f.NoDB && s.DBAuth == "iam"
+		usesKMS := f.Migrate || f.Signs
+		if f.Migrate {
+			env["DB_SECRET_ARN"] = dbSecret.SecretArn()
+			env["DB_CONNECT_TIMEOUT"] = jsii.String(MigrateDBConnectTimeout)
+			env["RELAY_KMS_KEY_ID"] = kek.KeyArn()
+			if s.DBAuth == "iam" {
+				env["DB_IAM_USER"] = jsii.String(DBUser)
+			}
+			if s.Domain != "" {
+				env["BUZZ_COMMUNITY_HOST"] = jsii.String(s.Domain)
+			}
+		} else if !f.NoDB {
+			env["DB_MAX_CONNS"] = jsii.String(strconv.Itoa(DBMaxConns))
+			env["DB_CONNECT_TIMEOUT"] = jsii.String(DBConnectTimeout)
+			env["DB_IDLE_TIMEOUT"] = jsii.String(DBIdleTimeout)
+			if s.DBAuth == "iam" {
+				env["DB_AUTH"] = jsii.String("iam")
+				env["DB_HOST"] = cluster.ClusterEndpoint().Hostname()
+				env["DB_PORT"] = jsii.String(strconv.Itoa(DBPort))
+				env["DB_NAME"] = jsii.String(DBName)
+				env["DB_USER"] = jsii.String(DBUser)
+			} else {
+				env["DB_AUTH"] = jsii.String("secret")
+				env["DB_SECRET_ARN"] = dbSecret.SecretArn()
+			}
+		}
+		if !f.Migrate && s.Domain != "" {
+			env["BUZZ_PUBLIC_URL"] = jsii.String(s.PublicURL())
 		}
 		if f.Signs {
 			env["RELAY_SIGNER"] = jsii.String("kms")
 			env["RELAY_KMS_KEY_ID"] = kek.KeyArn()
 			env["RELAY_KEY_REVISION"] = jsii.String(s.RelayKeyRevision)
-			if s.RelayKeyCiphertext != "" {
-				env["RELAY_KEY_CIPHERTEXT"] = jsii.String(s.RelayKeyCiphertext)
-			} else {
-				env["RELAY_KEY_SSM_PARAMETER"] = jsii.String(s.RelayKeyParameter())
-			}
+			env["RELAY_KEY_CIPHERTEXT"] = cr.GetAttString(jsii.String("RelayKeyCiphertext"))
 		}
 		if f.Posts {
 			env["WS_MANAGEMENT_ENDPOINT"] = wsStage.CallbackUrl()
+		}
+		if s.Egress == "ipv6" && usesKMS && !s.KMSEndpoint {
+			env["AWS_ENDPOINT_URL_KMS"] = kmsDualStack
 		}
 		logs := awslogs.NewLogGroup(stack, jsii.String(f.Name+"-logs"), &awslogs.LogGroupProps{
 			Retention:     s.LogRetention,
 			RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
 		})
-		fn := awslambda.NewFunction(stack, jsii.String(f.Name), &awslambda.FunctionProps{
+		props := &awslambda.FunctionProps{
 			Description:    jsii.String("buzz relay " + f.Name),
 			Runtime:        awslambda.Runtime_PROVIDED_AL2023(),
 			Architecture:   awslambda.Architecture_ARM_64(),
@@ -230,43 +301,76 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 			SecurityGroups: &[]awsec2.ISecurityGroup{fnSG},
 			LogGroup:       logs,
 			LoggingFormat:  awslambda.LoggingFormat_JSON,
-		})
-		dbSecret.GrantRead(fn, nil)
+		}
+		if s.Egress == "ipv6" {
+			props.Ipv6AllowedForDualStack = jsii.Bool(true)
+		}
+		if s.ReservedConcurrency > 0 && !f.Migrate {
+			props.ReservedConcurrentExecutions = jsii.Number(float64(s.ReservedConcurrency))
+		}
+		fn := awslambda.NewFunction(stack, jsii.String(f.Name), props)
+		if readsSecret {
+			dbSecret.GrantRead(fn, nil)
+		}
+		if connects {
+			cluster.GrantConnect(fn, jsii.String(DBUser))
+		}
 		if f.Signs {
-			fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-				Sid:       jsii.String("DecryptRelayKey"),
-				Actions:   jsii.Strings("kms:Decrypt"),
-				Resources: jsii.Strings(*kek.KeyArn()),
-				Conditions: &map[string]interface{}{
-					"StringEquals": map[string]interface{}{"kms:EncryptionContext:community": s.Community},
-				},
-			}))
-			if s.RelayKeyCiphertext == "" {
-				fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-					Sid:       jsii.String("ReadRelayKeyParameter"),
-					Actions:   jsii.Strings("ssm:GetParameter"),
-					Resources: jsii.Strings(*keyParamArn),
-				}))
-			}
+			fn.AddToRolePolicy(keyStatement("DecryptRelayKey", "kms:Decrypt"))
+		}
+		if f.Migrate {
+			fn.AddToRolePolicy(keyStatement("CreateRelayKey", "kms:Encrypt", "kms:Decrypt"))
 		}
 		if f.Posts {
 			wsStage.GrantManagementApiAccess(fn)
 		}
 		period := awscdk.Duration_Minutes(jsii.Number(5))
-		for name, m := range map[string]awscloudwatch.Metric{
-			"errors":    fn.MetricErrors(&awscloudwatch.MetricOptions{Period: period, Statistic: jsii.String("Sum")}),
-			"throttles": fn.MetricThrottles(&awscloudwatch.MetricOptions{Period: period, Statistic: jsii.String("Sum")}),
-		} {
-			a := m.CreateAlarm(stack, jsii.String(f.Name+"-"+name), &awscloudwatch.CreateAlarmOptions{
-				AlarmDescription:   jsii.String(fmt.Sprintf("buzz relay %s: %s in 5 minutes", f.Name, name)),
-				Threshold:          jsii.Number(1),
-				EvaluationPeriods:  jsii.Number(1),
-				ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-				TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-			})
-			a.AddAlarmAction(alarmAction)
-		}
+		alarm(fn.MetricErrors(&awscloudwatch.MetricOptions{Period: period, Statistic: jsii.String("Sum")}),
+			f.Name+"-errors", fmt.Sprintf("buzz relay %s: errors in 5 minutes", f.Name), 1)
+		alarm(fn.MetricThrottles(&awscloudwatch.MetricOptions{Period: period, Statistic: jsii.String("Sum")}),
+			f.Name+"-throttles", fmt.Sprintf("buzz relay %s: throttles in 5 minutes", f.Name), 1)
 		fns[f.Name] = fn
+		return fn
+	}
+
+	// --- migrations and the relay key -------------------------------------
+	// The migrate function is the onEvent handler of a custom resource: it
+	// runs once the database exists, on the first deploy and whenever its
+	// zip (which embeds migrations/), the community or the key revision
+	// changes; its Data carries the relay key, which the handlers'
+	// environment reads, so CloudFormation orders it before them. Delete
+	// does nothing (the data outlives the resource).
+	for _, f := range Functions {
+		if f.Migrate {
+			build(f)
+		}
+	}
+	providerLogs := awslogs.NewLogGroup(stack, jsii.String("migrate-provider-logs"), &awslogs.LogGroupProps{
+		Retention:     s.LogRetention,
+		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+	})
+	provider := customresources.NewProvider(stack, jsii.String("MigrateProvider"), &customresources.ProviderProps{
+		OnEventHandler: fns["migrate"],
+		LogGroup:       providerLogs,
+	})
+	cr = awscdk.NewCustomResource(stack, jsii.String("Migrate"), &awscdk.CustomResourceProps{
+		ServiceToken: provider.ServiceToken(),
+		ResourceType: jsii.String(MigrateResourceType),
+		Properties: &map[string]interface{}{
+			"Community":        s.Community,
+			"MigrateZipSha256": migrateHash,
+			"RelayKeyRevision": s.RelayKeyRevision,
+			"RelayKmsKeyId":    kek.KeyArn(),
+		},
+		ServiceTimeout: awscdk.Duration_Minutes(jsii.Number(10)),
+	})
+	cr.Node().AddDependency(cluster)
+	for _, f := range Functions {
+		if !f.Migrate {
+			// Functions that read no attribute wait for it too: no handler
+			// runs against a database the release has not migrated.
+			build(f).Node().AddDependency(cr)
+		}
 	}
 
 	// --- routes ----------------------------------------------------------
@@ -294,35 +398,16 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		Integration: awsapigatewayv2integrations.NewWebSocketLambdaIntegration(jsii.String("ws-disconnect"), fns["ws-disconnect"], nil),
 	})
 
-	// --- migrations ------------------------------------------------------
-	// The migrate function (same migrator as make dev; idempotent) runs
-	// after the database exists and before any handler is created or
-	// updated, on the first deploy and whenever its code (which embeds the
-	// migrations) changes.
-	handlers := []constructs.Construct{}
-	for _, f := range Functions {
-		if f.Name != "migrate" {
-			handlers = append(handlers, fns[f.Name])
-		}
-	}
-	triggers.NewTrigger(stack, jsii.String("Migrate"), &triggers.TriggerProps{
-		Handler:                fns["migrate"],
-		ExecuteAfter:           &[]constructs.Construct{cluster},
-		ExecuteBefore:          &handlers,
-		ExecuteOnHandlerChange: jsii.Bool(true),
-		InvocationType:         triggers.InvocationType_REQUEST_RESPONSE,
-		Timeout:                awscdk.Duration_Minutes(jsii.Number(5)),
-	})
+	alarm(httpApi.MetricServerError(&awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Sum")}),
+		"http-5xx", "buzz relay HTTP API 5xx in 5 minutes", 5)
 
-	// HTTP API server errors are worth an alarm too.
-	httpApi.MetricServerError(&awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Sum")}).
-		CreateAlarm(stack, jsii.String("http-5xx"), &awscloudwatch.CreateAlarmOptions{
-			AlarmDescription:   jsii.String("buzz relay HTTP API 5xx in 5 minutes"),
-			Threshold:          jsii.Number(5),
-			EvaluationPeriods:  jsii.Number(1),
-			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-		}).AddAlarmAction(alarmAction)
+	var publicHost *string
+	if s.Domain != "" {
+		publicHost = newDistribution(stack, s, httpApi, wsApi).DistributionDomainName()
+	}
+	if s.BudgetUSD > 0 {
+		newBudget(stack, s)
+	}
 
 	// --- outputs ---------------------------------------------------------
 	out := func(id string, v *string, desc string) {
@@ -330,11 +415,15 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 	}
 	out("HttpUrl", httpApi.ApiEndpoint(), "HTTP bridge: POST /events, /query, /count; GET / (NIP-11)")
 	out("WebSocketUrl", wsStage.Url(), "relay WebSocket URL for nostr clients")
+	if s.Domain != "" {
+		out("PublicUrl", jsii.String(s.PublicURL()), "one host for NIP-11, the HTTP bridge and wss:// (point the domain's DNS at CloudFrontDomain)")
+		out("CloudFrontDomain", publicHost, "CNAME/ALIAS target for the domain")
+	}
+	out("RelayPubkey", cr.GetAttString(jsii.String("RelayPubkey")), "the relay's pubkey (NIP-11 self), created by the first deploy")
 	out("RelayKeyKmsKeyArn", kek.KeyArn(), "KMS key that encrypts the relay key")
-	out("RelayKeyParameter", jsii.String(s.RelayKeyParameter()), "SSM parameter the functions read the relay key ciphertext from")
-	out("RelayKeyCommand", jsii.String("go run ./localdev/relaykey -kms-key alias/buzz-"+s.Slug()+"-relay -community "+s.Community+" -ssm-parameter "+s.RelayKeyParameter()),
-		"create the relay key (once per community)")
-	out("DbSecretArn", dbSecret.SecretArn(), "Aurora credentials")
-	out("AlarmTopicArn", alarms.TopicArn(), "SNS topic of the alarms")
+	out("DbSecretArn", dbSecret.SecretArn(), "Aurora master credentials (read by migrate only)")
+	if alarms != nil {
+		out("AlarmTopicArn", alarms.TopicArn(), "SNS topic of the alarms")
+	}
 	return stack, nil
 }

@@ -2,14 +2,17 @@ package main
 
 import (
 	"archive/zip"
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
@@ -64,8 +67,9 @@ func cdkContext(t testing.TB, overrides map[string]any) map[string]any {
 }
 
 type synthesized struct {
-	tpl assertions.Template
-	res map[string]resource // logical id -> resource
+	tpl     assertions.Template
+	res     map[string]resource // logical id -> resource
+	migrate string              // SHA-256 of the migrate zip it used
 }
 
 type resource struct {
@@ -74,13 +78,15 @@ type resource struct {
 	DependsOn  any            `json:"DependsOn"`
 }
 
-func synth(t testing.TB, overrides map[string]any) synthesized {
+// newStack builds the app of ctx (writing to outdir when given) and its
+// stack.
+func newStack(t testing.TB, ctx map[string]any, outdir string) (awscdk.App, awscdk.Stack, Settings) {
 	t.Helper()
-	ctx := cdkContext(t, overrides)
-	if _, ok := overrides["assetDir"]; !ok {
-		ctx["assetDir"] = assetDir(t)
+	props := &awscdk.AppProps{Context: &ctx}
+	if outdir != "" {
+		props.Outdir = jsii.String(outdir)
 	}
-	app := awscdk.NewApp(&awscdk.AppProps{Context: &ctx})
+	app := awscdk.NewApp(props)
 	s, err := SettingsFrom(app.Node())
 	if err != nil {
 		t.Fatal(err)
@@ -89,6 +95,16 @@ func synth(t testing.TB, overrides map[string]any) synthesized {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return app, stack, s
+}
+
+func synth(t testing.TB, overrides map[string]any) synthesized {
+	t.Helper()
+	ctx := cdkContext(t, overrides)
+	if _, ok := overrides["assetDir"]; !ok {
+		ctx["assetDir"] = assetDir(t)
+	}
+	_, stack, s := newStack(t, ctx, "")
 	tpl := assertions.Template_FromStack(stack, nil)
 	raw, err := json.Marshal(tpl.ToJSON())
 	if err != nil {
@@ -100,7 +116,11 @@ func synth(t testing.TB, overrides map[string]any) synthesized {
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)
 	}
-	return synthesized{tpl: tpl, res: doc.Resources}
+	h, err := zipSHA256(filepath.Join(s.AssetDir, "migrate.zip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return synthesized{tpl: tpl, res: doc.Resources, migrate: h}
 }
 
 var (
@@ -147,6 +167,51 @@ func js(v any) string {
 	return string(b)
 }
 
+var (
+	mgdOnce sync.Once
+	mgd     synthesized
+)
+
+// managedStack is profile=managed, synthesized once.
+func managedStack(t *testing.T) synthesized {
+	mgdOnce.Do(func() { mgd = synth(t, map[string]any{"profile": "managed"}) })
+	if mgd.res == nil {
+		t.Fatal("managed synth failed")
+	}
+	return mgd
+}
+
+func fnByName(name string) Function {
+	for _, f := range Functions {
+		if f.Name == name {
+			return f
+		}
+	}
+	panic("no function " + name)
+}
+
+func (s synthesized) env(t *testing.T, name string) map[string]any {
+	t.Helper()
+	return s.res[s.ourFunctions(t)[name]].Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
+}
+
+// roleOf is the logical id of the service role of one of our functions.
+func roleOf(fnID string) string { return fnID[:len(fnID)-8] + "ServiceRole" }
+
+// grantsOf is every IAM statement attached to the role of function id.
+func (s synthesized) grantsOf(fnID string) []map[string]any {
+	sts, roles := s.statements()
+	var out []map[string]any
+	for i, st := range sts {
+		for _, r := range roles[i] {
+			if strings.Contains(r, `"`+roleOf(fnID)) {
+				out = append(out, st)
+			}
+		}
+	}
+	return out
+}
+
 func TestEveryFunctionIsArm64ProvidedAL2023InTheVPC(t *testing.T) {
 	s := defaultStack(t)
 	ours := s.ourFunctions(t)
@@ -156,9 +221,10 @@ func TestEveryFunctionIsArm64ProvidedAL2023InTheVPC(t *testing.T) {
 	}
 	for id, r := range s.ofType("AWS::Lambda::Function") {
 		if !isOurs[id] {
-			// The only other function is aws-cdk-lib's own provider behind
-			// the Trigger custom resource (Node.js, written by CDK).
-			if !strings.HasPrefix(id, "AWSCDKTriggerCustomResourceProvider") {
+			// The only other function is aws-cdk-lib's custom resource
+			// provider framework (Node.js, written by CDK, outside the
+			// VPC), which invokes migrate and answers CloudFormation.
+			if !strings.HasPrefix(id, "MigrateProviderframeworkonEvent") {
 				t.Errorf("unexpected function %s: %s", id, js(r.Properties))
 			}
 			continue
@@ -167,60 +233,118 @@ func TestEveryFunctionIsArm64ProvidedAL2023InTheVPC(t *testing.T) {
 		if p["Runtime"] != "provided.al2023" || js(p["Architectures"]) != `["arm64"]` || p["Handler"] != "bootstrap" {
 			t.Errorf("%s: runtime %v arch %v handler %v", id, p["Runtime"], p["Architectures"], p["Handler"])
 		}
-		if vc, _ := p["VpcConfig"].(map[string]any); vc == nil || len(vc["SubnetIds"].([]any)) != 2 {
+		vc, _ := p["VpcConfig"].(map[string]any)
+		if vc == nil || len(vc["SubnetIds"].([]any)) != 2 || !strings.Contains(js(vc["SubnetIds"]), "Vpcapp") {
 			t.Errorf("%s: not in the VPC's two app subnets: %s", id, js(p["VpcConfig"]))
+		}
+		// Must show: Ipv6AllowedForDualStack on the VPC functions.
+		if vc["Ipv6AllowedForDualStack"] != true {
+			t.Errorf("%s: Ipv6AllowedForDualStack %v", id, vc["Ipv6AllowedForDualStack"])
 		}
 		if !strings.Contains(js(p["LoggingConfig"]), `"LogFormat":"JSON"`) {
 			t.Errorf("%s: logging config %s", id, js(p["LoggingConfig"]))
 		}
+		if p["ReservedConcurrentExecutions"] != nil {
+			t.Errorf("%s: reserved concurrency without -c reservedConcurrency", id)
+		}
 	}
-	// Same facts through the assertions matchers.
-	s.tpl.AllResourcesProperties(jsii.String("AWS::Lambda::Function"), map[string]any{}) // parses
 	s.tpl.ResourcePropertiesCountIs(jsii.String("AWS::Lambda::Function"), map[string]any{
 		"Runtime":       "provided.al2023",
 		"Architectures": []any{"arm64"},
 	}, jsii.Number(float64(len(Functions))))
+	// NAT profiles keep IPv4 subnets: no dual-stack flag there.
+	for id, r := range managedStack(t).ofType("AWS::Lambda::Function") {
+		if strings.Contains(js(r.Properties["VpcConfig"]), "Ipv6AllowedForDualStack") {
+			t.Errorf("managed %s: %s", id, js(r.Properties["VpcConfig"]))
+		}
+	}
 }
 
 func TestEnvironment(t *testing.T) {
 	s := defaultStack(t)
-	for name, id := range s.ourFunctions(t) {
-		env := s.res[id].Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
-		var f Function
-		for _, g := range Functions {
-			if g.Name == name {
-				f = g
-			}
-		}
-		for k, want := range map[string]string{"BUZZ_COMMUNITY": "default", "BUZZ_PUBLIC_SCHEME": "https", "DB_MAX_CONNS": "2", "LOG_LEVEL": "info"} {
+	for name := range s.ourFunctions(t) {
+		env := s.env(t, name)
+		f := fnByName(name)
+		for k, want := range map[string]string{"BUZZ_COMMUNITY": "default", "BUZZ_PUBLIC_SCHEME": "https", "LOG_LEVEL": "info"} {
 			if env[k] != want {
 				t.Errorf("%s: %s=%v, want %s", name, k, env[k], want)
 			}
 		}
-		if !strings.Contains(js(env["DB_SECRET_ARN"]), "DbSecretAttachment") {
-			t.Errorf("%s: DB_SECRET_ARN %s", name, js(env["DB_SECRET_ARN"]))
+		switch {
+		case f.Migrate:
+			// Contract: migrate reads the master secret, creates the IAM
+			// user and the relay key.
+			if !strings.Contains(js(env["DB_SECRET_ARN"]), "DbSecretAttachment") || env["DB_IAM_USER"] != DBUser ||
+				env["DB_SSLMODE"] != "require" || !strings.Contains(js(env["RELAY_KMS_KEY_ID"]), "RelayKeyKek") {
+				t.Errorf("migrate env %s", js(env))
+			}
+		case f.NoDB:
+			for k := range env {
+				if strings.HasPrefix(k, "DB_") {
+					t.Errorf("%s never opens the database but has %s", name, k)
+				}
+			}
+		default:
+			want := map[string]string{
+				"DB_AUTH": "iam", "DB_PORT": "5432", "DB_NAME": DBName, "DB_USER": DBUser, "DB_SSLMODE": "require",
+				"DB_MAX_CONNS": "2", "DB_CONNECT_TIMEOUT": DBConnectTimeout, "DB_IDLE_TIMEOUT": DBIdleTimeout,
+			}
+			for k, v := range want {
+				if env[k] != v {
+					t.Errorf("%s: %s=%v, want %s", name, k, env[k], v)
+				}
+			}
+			if js(env["DB_HOST"]) != `{"Fn::GetAtt":["Db5D02A0A9","Endpoint.Address"]}` {
+				t.Errorf("%s: DB_HOST %s", name, js(env["DB_HOST"]))
+			}
+			if env["DB_SECRET_ARN"] != nil {
+				t.Errorf("%s: DB_SECRET_ARN with IAM auth", name)
+			}
 		}
-		if f.Signs != (env["RELAY_SIGNER"] == "kms") || f.Signs != (env["RELAY_KEY_SSM_PARAMETER"] == "/buzz/default/relay-key") ||
-			f.Signs != strings.Contains(js(env["RELAY_KMS_KEY_ID"]), "RelayKeyKek") {
+		if env["RELAY_KEY_SSM_PARAMETER"] != nil {
+			t.Errorf("%s: still reads the relay key from SSM", name)
+		}
+		if f.Signs != (env["RELAY_SIGNER"] == "kms") || (f.Signs || f.Migrate) != strings.Contains(js(env["RELAY_KMS_KEY_ID"]), "RelayKeyKek") ||
+			f.Signs != (js(env["RELAY_KEY_CIPHERTEXT"]) == `{"Fn::GetAtt":["Migrate","RelayKeyCiphertext"]}`) {
 			t.Errorf("%s: signer env %s", name, js(env))
 		}
 		ws := js(env["WS_MANAGEMENT_ENDPOINT"])
 		if f.Posts != (strings.Contains(ws, `"https://"`) && strings.Contains(ws, "WsApi") && strings.Contains(ws, ".execute-api.") && strings.Contains(ws, "/live")) {
 			t.Errorf("%s: WS_MANAGEMENT_ENDPOINT %s", name, ws)
 		}
+		// Every AWS API on its dual-stack name; never the global flag,
+		// which breaks the @connections client (custom endpoint).
+		kms := js(env["AWS_ENDPOINT_URL_KMS"])
+		if (f.Signs || f.Migrate) != (kms == `{"Fn::Join":["",["https://kms.",{"Ref":"AWS::Region"},".api.aws"]]}`) {
+			t.Errorf("%s: AWS_ENDPOINT_URL_KMS %s", name, kms)
+		}
+		// Secrets Manager's default endpoint is already dual-stack.
+		if env["AWS_ENDPOINT_URL_SECRETS_MANAGER"] != nil {
+			t.Errorf("%s: AWS_ENDPOINT_URL_SECRETS_MANAGER %v", name, env["AWS_ENDPOINT_URL_SECRETS_MANAGER"])
+		}
+		if env["AWS_USE_DUALSTACK_ENDPOINT"] != nil || env["BUZZ_PUBLIC_URL"] != nil {
+			t.Errorf("%s: env %s", name, js(env))
+		}
 	}
 	for _, name := range []string{"ingest", "ws-message"} {
-		found := false
-		for _, f := range Functions {
-			found = found || (f.Name == name && f.Posts)
-		}
-		if !found {
+		if !fnByName(name).Posts {
 			t.Errorf("%s must post to connections", name)
+		}
+	}
+	// The pool closes idle connections before the server does.
+	idle, err := time.ParseDuration(DBIdleTimeout)
+	if err != nil || idle >= IdleSessionTimeoutMs*time.Millisecond {
+		t.Errorf("DB_IDLE_TIMEOUT %s must be below idle_session_timeout %d ms", DBIdleTimeout, IdleSessionTimeoutMs)
+	}
+	// NAT egress: the SDK's default endpoints.
+	for name := range managedStack(t).ourFunctions(t) {
+		if env := js(managedStack(t).env(t, name)); strings.Contains(env, "AWS_ENDPOINT_URL") {
+			t.Errorf("managed %s: %s", name, env)
 		}
 	}
 }
 
-func TestRoutes(t *testing.T) {
+func TestRoutesAndDualstackAPIs(t *testing.T) {
 	s := defaultStack(t)
 	fn := s.ourFunctions(t)
 	want := map[string]string{
@@ -249,12 +373,37 @@ func TestRoutes(t *testing.T) {
 	if js(got) != js(want) {
 		t.Errorf("routes %v\nwant   %v", got, want)
 	}
+	s.tpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Api"), jsii.Number(2))
+	// Must show: both APIs dualstack.
+	s.tpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Api"), map[string]any{"ProtocolType": "WEBSOCKET", "IpAddressType": "dualstack"})
+	s.tpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Api"), map[string]any{"ProtocolType": "HTTP", "IpAddressType": "dualstack"})
+}
+
+func TestStageThrottles(t *testing.T) {
+	s := defaultStack(t)
+	// Must show: throttles on both stages, defaults from Settings.
+	s.tpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Stage"), map[string]any{
+		"StageName": "$default", "AutoDeploy": true,
+		"DefaultRouteSettings": map[string]any{"ThrottlingRateLimit": 50, "ThrottlingBurstLimit": 100},
+	})
 	s.tpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Stage"), map[string]any{
 		"StageName": WebSocketStageName, "AutoDeploy": true,
+		"DefaultRouteSettings": map[string]any{"ThrottlingRateLimit": 100, "ThrottlingBurstLimit": 200},
 	})
-	s.tpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Api"), jsii.Number(2))
-	s.tpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Api"), map[string]any{"ProtocolType": "WEBSOCKET"})
-	s.tpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Api"), map[string]any{"ProtocolType": "HTTP"})
+	o := synth(t, map[string]any{"httpThrottleRate": 7, "httpThrottleBurst": 9, "wsThrottleRate": 11, "wsThrottleBurst": 13, "reservedConcurrency": 4})
+	o.tpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Stage"), map[string]any{
+		"StageName": "$default", "DefaultRouteSettings": map[string]any{"ThrottlingRateLimit": 7, "ThrottlingBurstLimit": 9},
+	})
+	o.tpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Stage"), map[string]any{
+		"StageName": WebSocketStageName, "DefaultRouteSettings": map[string]any{"ThrottlingRateLimit": 11, "ThrottlingBurstLimit": 13},
+	})
+	// Opt-in reserved concurrency on every request-path function.
+	for name, id := range o.ourFunctions(t) {
+		rc := o.res[id].Properties["ReservedConcurrentExecutions"]
+		if fnByName(name).Migrate != (rc == nil) || (rc != nil && js(rc) != "4") {
+			t.Errorf("%s: ReservedConcurrentExecutions %v", name, rc)
+		}
+	}
 }
 
 // statements returns every IAM statement of the template with the roles its
@@ -271,7 +420,6 @@ func (s synthesized) statements() (out []map[string]any, roles [][]string) {
 			roles = append(roles, rs)
 		}
 	}
-	// Inline policies of roles (the Trigger provider's role has one).
 	for id, r := range s.ofType("AWS::IAM::Role") {
 		pols, _ := r.Properties["Policies"].([]any)
 		for _, p := range pols {
@@ -299,84 +447,127 @@ func asList(v any) []string {
 	return []string{js(v)}
 }
 
-func TestKMSGrantIsDecryptOnTheOneKeyWithContext(t *testing.T) {
+func TestKMSGrantsOnTheOneKeyWithContext(t *testing.T) {
 	s := defaultStack(t)
-	fn := s.ourFunctions(t)
-	sts, roles := s.statements()
-	granted := map[string]bool{}
-	for i, st := range sts {
-		acts := asList(st["Action"])
-		if !strings.Contains(js(acts), "kms:") {
-			continue
-		}
-		if js(acts) != `["kms:Decrypt"]` {
-			t.Errorf("KMS statement allows %v, want only kms:Decrypt", acts)
-		}
-		if res := js(st["Resource"]); !strings.Contains(res, "RelayKeyKek") || strings.Contains(res, `"*"`) {
-			t.Errorf("KMS statement on %s, want the relay key only", res)
-		}
-		if c := js(st["Condition"]); c != `{"StringEquals":{"kms:EncryptionContext:community":"default"}}` {
-			t.Errorf("KMS statement condition %s", c)
-		}
-		for _, r := range roles[i] {
-			for name, id := range fn {
-				if strings.Contains(r, strings.TrimSuffix(id, id[len(id)-8:])+"ServiceRole") {
-					granted[name] = true
-				}
+	for name, id := range s.ourFunctions(t) {
+		f := fnByName(name)
+		var acts []string
+		for _, st := range s.grantsOf(id) {
+			a := js(st["Action"])
+			if !strings.Contains(a, "kms:") {
+				continue
+			}
+			acts = append(acts, a)
+			if res := js(st["Resource"]); res != `{"Fn::GetAtt":["RelayKeyKek4F79FBB1","Arn"]}` {
+				t.Errorf("%s: KMS statement on %s, want the relay key only", name, res)
+			}
+			if c := js(st["Condition"]); c != `{"StringEquals":{"kms:EncryptionContext:community":"default"}}` {
+				t.Errorf("%s: KMS statement condition %s", name, c)
 			}
 		}
-	}
-	want := map[string]bool{}
-	for _, f := range Functions {
-		if f.Signs {
-			want[f.Name] = true
+		want := ""
+		switch {
+		case f.Migrate:
+			want = `["[\"kms:Decrypt\",\"kms:Encrypt\"]"]`
+		case f.Signs:
+			want = `["\"kms:Decrypt\""]`
+		default:
+			want = "null"
+		}
+		if js(acts) != want {
+			t.Errorf("%s: KMS actions %s, want %s", name, js(acts), want)
 		}
 	}
-	if js(granted) != js(want) {
-		t.Errorf("kms:Decrypt granted to %v, want %v", granted, want)
-	}
-	s.tpl.HasResourceProperties(jsii.String("AWS::KMS::Key"), map[string]any{"EnableKeyRotation": true})
-	s.tpl.HasResource(jsii.String("AWS::KMS::Key"), map[string]any{"DeletionPolicy": "Retain"})
+	// community: no rotation surcharge, nothing left behind a deleted
+	// stack but a 30-day pending deletion; managed: rotated and retained
+	// (except when the first create rolls back).
+	s.tpl.HasResource(jsii.String("AWS::KMS::Key"), map[string]any{
+		"DeletionPolicy": "Delete", "Properties": map[string]any{"EnableKeyRotation": false, "PendingWindowInDays": 30},
+	})
+	managedStack(t).tpl.HasResource(jsii.String("AWS::KMS::Key"), map[string]any{
+		"DeletionPolicy": "RetainExceptOnCreate", "Properties": map[string]any{"EnableKeyRotation": true},
+	})
 	s.tpl.HasResourceProperties(jsii.String("AWS::KMS::Alias"), map[string]any{"AliasName": "alias/buzz-default-relay"})
 }
 
-func TestNoWildcardIAM(t *testing.T) {
+// Must show: no Secrets Manager or SSM read grant on a request-path
+// function when IAM auth is on, and rds-db:connect scoped to the one user.
+func TestRequestPathIAMAuthOnly(t *testing.T) {
 	s := defaultStack(t)
-	sts, _ := s.statements()
-	sawWS := 0
-	for _, st := range sts {
-		acts, res := js(st["Action"]), asList(st["Resource"])
-		if strings.Contains(acts, `"*"`) || strings.HasSuffix(acts, `:*"`) {
-			t.Errorf("wildcard action: %s", js(st))
-		}
-		for _, r := range res {
-			if r == "*" || r == `"*"` {
-				t.Errorf("wildcard resource: %s", js(st))
+	s.tpl.HasResourceProperties(jsii.String("AWS::RDS::DBCluster"), map[string]any{"EnableIAMDatabaseAuthentication": true})
+	wantUser := `{"Fn::Join":["",["arn:",{"Ref":"AWS::Partition"},":rds-db:",{"Ref":"AWS::Region"},":",{"Ref":"AWS::AccountId"},":dbuser:",{"Fn::GetAtt":["Db5D02A0A9","DBClusterResourceId"]},"/` + DBUser + `"]]}`
+	for name, id := range s.ourFunctions(t) {
+		f := fnByName(name)
+		connects := 0
+		for _, st := range s.grantsOf(id) {
+			a := js(st["Action"])
+			if strings.Contains(a, "ssm:") || (!f.Migrate && strings.Contains(a, "secretsmanager:")) {
+				t.Errorf("%s: %s", name, js(st))
 			}
-		}
-		if strings.Contains(acts, "execute-api") {
-			sawWS++
-			if acts != `"execute-api:ManageConnections"` {
-				t.Errorf("WebSocket statement actions %s", acts)
-			}
-			for _, r := range res {
-				if !strings.Contains(r, `{"Ref":"WsApi`) || !strings.Contains(r, "/live/*/@connections/*") {
-					t.Errorf("WebSocket statement resource %s: want this API's live stage only", r)
+			if strings.Contains(a, "rds-db:") {
+				connects++
+				if a != `"rds-db:connect"` || js(st["Resource"]) != wantUser {
+					t.Errorf("%s: %s, want rds-db:connect on %s", name, js(st), wantUser)
 				}
 			}
 		}
-		if strings.Contains(acts, "ssm:") {
-			if acts != `"ssm:GetParameter"` || len(res) != 1 || !strings.Contains(res[0], "parameter/buzz/default/relay-key") {
-				t.Errorf("SSM statement %s", js(st))
-			}
+		if want := !f.Migrate && !f.NoDB; want != (connects == 1) {
+			t.Errorf("%s: %d rds-db:connect statements", name, connects)
+		}
+		if f.Migrate && !strings.Contains(js(s.grantsOf(id)), "secretsmanager:GetSecretValue") {
+			t.Errorf("migrate cannot read the master secret")
 		}
 	}
-	if sawWS != 2 { // ingest and ws-message
-		t.Errorf("%d ManageConnections statements, want 2", sawWS)
+	// dbAuth=secret: the old path, and no rds-db grant.
+	o := synth(t, map[string]any{"dbAuth": "secret"})
+	o.tpl.HasResourceProperties(jsii.String("AWS::RDS::DBCluster"), map[string]any{"EnableIAMDatabaseAuthentication": false})
+	for name, id := range o.ourFunctions(t) {
+		g := js(o.grantsOf(id))
+		if strings.Contains(g, "rds-db:") || fnByName(name).NoDB == strings.Contains(g, "secretsmanager:GetSecretValue") {
+			t.Errorf("dbAuth=secret %s: %s", name, g)
+		}
+		if env := o.env(t, name); !fnByName(name).NoDB && !fnByName(name).Migrate && env["DB_AUTH"] != "secret" {
+			t.Errorf("dbAuth=secret %s: DB_AUTH %v", name, env["DB_AUTH"])
+		}
 	}
 }
 
-func TestDatabaseIsPrivate(t *testing.T) {
+func TestNoWildcardIAM(t *testing.T) {
+	for _, s := range []synthesized{defaultStack(t), managedStack(t)} {
+		sts, _ := s.statements()
+		sawWS := 0
+		for _, st := range sts {
+			acts, res := js(st["Action"]), asList(st["Resource"])
+			if strings.Contains(acts, `"*"`) || strings.HasSuffix(acts, `:*"`) {
+				t.Errorf("wildcard action: %s", js(st))
+			}
+			for _, r := range res {
+				if r == "*" || r == `"*"` {
+					t.Errorf("wildcard resource: %s", js(st))
+				}
+			}
+			if strings.Contains(acts, "execute-api") {
+				sawWS++
+				if acts != `"execute-api:ManageConnections"` {
+					t.Errorf("WebSocket statement actions %s", acts)
+				}
+				for _, r := range res {
+					if !strings.Contains(r, `{"Ref":"WsApi`) || !strings.Contains(r, "/live/*/@connections/*") {
+						t.Errorf("WebSocket statement resource %s: want this API's live stage only", r)
+					}
+				}
+			}
+			if strings.Contains(acts, "ssm:") {
+				t.Errorf("SSM statement %s: nothing reads SSM any more", js(st))
+			}
+		}
+		if sawWS != 2 { // ingest and ws-message
+			t.Errorf("%d ManageConnections statements, want 2", sawWS)
+		}
+	}
+}
+
+func TestDatabaseIsPrivateAndPauses(t *testing.T) {
 	s := defaultStack(t)
 	s.tpl.HasResourceProperties(jsii.String("AWS::RDS::DBCluster"), map[string]any{
 		"Engine":           "aurora-postgresql",
@@ -386,13 +577,24 @@ func TestDatabaseIsPrivate(t *testing.T) {
 			"MinCapacity": map[string]any{"Ref": "DbMinCapacity"},
 			"MaxCapacity": map[string]any{"Ref": "DbMaxCapacity"},
 		},
+		// Must show: the parameter group that closes idle sessions.
+		"DBClusterParameterGroupName": map[string]any{"Ref": "DbParamsC3A84CD6"},
+		"DeletionProtection":          false,
+	})
+	s.tpl.HasResource(jsii.String("AWS::RDS::DBCluster"), map[string]any{"DeletionPolicy": "Snapshot"})
+	s.tpl.HasResourceProperties(jsii.String("AWS::RDS::DBClusterParameterGroup"), map[string]any{
+		"Family":     "aurora-postgresql16",
+		"Parameters": map[string]any{"idle_session_timeout": strconv.Itoa(IdleSessionTimeoutMs)},
 	})
 	s.tpl.HasParameter(jsii.String("DbMinCapacity"), map[string]any{"Type": "Number", "Default": 0})
 	s.tpl.ResourceCountIs(jsii.String("AWS::RDS::DBInstance"), jsii.Number(1))
 	s.tpl.AllResourcesProperties(jsii.String("AWS::RDS::DBInstance"), map[string]any{"PubliclyAccessible": false})
+	// Nothing in the stack polls the database: no schedule, no canary, no
+	// health check, no proxy.
+	for _, typ := range []string{"AWS::Events::Rule", "AWS::Scheduler::Schedule", "AWS::Synthetics::Canary", "AWS::Route53::HealthCheck", "AWS::RDS::DBProxy"} {
+		s.tpl.ResourceCountIs(jsii.String(typ), jsii.Number(0))
+	}
 
-	// The subnet group holds only isolated subnets, whose route tables have no
-	// route at all (no internet gateway, no NAT).
 	var groups []resource
 	for _, r := range s.ofType("AWS::RDS::DBSubnetGroup") {
 		groups = append(groups, r)
@@ -410,7 +612,6 @@ func TestDatabaseIsPrivate(t *testing.T) {
 			t.Errorf("isolated subnet route %s: %s", id, js(r.Properties))
 		}
 	}
-	// Postgres is reachable from the functions' security group only.
 	for id, r := range s.ofType("AWS::EC2::SecurityGroupIngress") {
 		p := r.Properties
 		if p["CidrIp"] != nil || p["CidrIpv6"] != nil {
@@ -421,44 +622,87 @@ func TestDatabaseIsPrivate(t *testing.T) {
 		}
 	}
 	for id, r := range s.ofType("AWS::EC2::SecurityGroup") {
-		if in := r.Properties["SecurityGroupIngress"]; in != nil && strings.Contains(js(in), "0.0.0.0/0") {
-			t.Errorf("security group %s open to the world: %s", id, js(in))
+		if in := js(r.Properties["SecurityGroupIngress"]); strings.Contains(in, "0.0.0.0/0") || strings.Contains(in, "::/0") {
+			t.Errorf("security group %s open to the world: %s", id, in)
 		}
 	}
 }
 
-func TestTriggerRunsMigrationsBeforeHandlers(t *testing.T) {
+// Must show: the key-creating migrate custom resource, ordered before the
+// handlers.
+func TestMigrateCustomResourceBeforeHandlers(t *testing.T) {
 	s := defaultStack(t)
 	fn := s.ourFunctions(t)
-	var trig string
-	for id, r := range s.res {
-		if r.Type == "Custom::Trigger" {
-			trig = id
-			// The trigger invokes the function's current version.
-			if !strings.Contains(js(r.Properties["HandlerArn"]), `"`+fn["migrate"][:len(fn["migrate"])-8]+"CurrentVersion") {
-				t.Errorf("trigger runs %s, want migrate", js(r.Properties["HandlerArn"]))
-			}
-			deps := js(r.DependsOn)
-			if !strings.Contains(deps, `"Db`) {
-				t.Errorf("trigger does not wait for the database: %s", deps)
-			}
+	s.tpl.ResourceCountIs(jsii.String("Custom::Trigger"), jsii.Number(0))
+	crs := s.ofType(MigrateResourceType)
+	if len(crs) != 1 {
+		t.Fatalf("%d %s resources", len(crs), MigrateResourceType)
+	}
+	cr := crs["Migrate"]
+	p := cr.Properties
+	// The provider framework's onEvent function invokes migrate.
+	token := js(p["ServiceToken"])
+	if !strings.Contains(token, "MigrateProviderframeworkonEvent") {
+		t.Errorf("ServiceToken %s", token)
+	}
+	var onEvent resource
+	for id, r := range s.ofType("AWS::Lambda::Function") {
+		if strings.HasPrefix(id, "MigrateProviderframeworkonEvent") {
+			onEvent = r
 		}
 	}
-	if trig == "" {
-		t.Fatal("no Custom::Trigger")
+	if env := js(onEvent.Properties["Environment"]); !strings.Contains(env, `"USER_ON_EVENT_FUNCTION_ARN":{"Fn::GetAtt":["`+fn["migrate"]+`","Arn"]}`) {
+		t.Errorf("provider does not call migrate: %s", env)
+	}
+	if p["Community"] != "default" || p["RelayKeyRevision"] != "1" || p["MigrateZipSha256"] != s.migrate || len(s.migrate) != 64 ||
+		!strings.Contains(js(p["RelayKmsKeyId"]), "RelayKeyKek") {
+		t.Errorf("custom resource properties %s", js(p))
+	}
+	if deps := js(cr.DependsOn); !strings.Contains(deps, `"Db5D02A0A9"`) || !strings.Contains(deps, `"Dbwriter`) {
+		t.Errorf("migrate does not wait for the database: %s", deps)
 	}
 	for name, id := range fn {
-		deps := js(s.res[id].DependsOn)
-		if name != "migrate" && !strings.Contains(deps, `"`+trig+`"`) {
-			t.Errorf("%s does not wait for the migration trigger: %s", name, deps)
+		r := s.res[id]
+		if name == "migrate" {
+			if strings.Contains(js(r), `"Migrate"`) {
+				t.Errorf("migrate depends on its own custom resource")
+			}
+			continue
+		}
+		if deps := js(r.DependsOn); !strings.Contains(deps, `"Migrate"`) {
+			t.Errorf("%s is not ordered after the migrate custom resource: %s", name, deps)
+		}
+	}
+	// The pubkey is an output; the ciphertext never is.
+	tpl := js(s.tpl.ToJSON())
+	if !strings.Contains(tpl, `"RelayPubkey":{"Description"`) || !strings.Contains(tpl, `{"Fn::GetAtt":["Migrate","RelayPubkey"]}`) {
+		t.Errorf("no RelayPubkey output")
+	}
+	for id, o := range (*s.tpl.ToJSON())["Outputs"].(map[string]any) {
+		if strings.Contains(js(o), "RelayKeyCiphertext") {
+			t.Errorf("output %s exposes the ciphertext", id)
 		}
 	}
 }
 
-func TestLogsAndAlarms(t *testing.T) {
-	s := defaultStack(t)
+func mustRead(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestAlarmsOnlyInManaged(t *testing.T) {
+	def := defaultStack(t)
+	def.tpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(0))
+	def.tpl.ResourceCountIs(jsii.String("AWS::SNS::Topic"), jsii.Number(0))
+	def.tpl.ResourcePropertiesCountIs(jsii.String("AWS::Logs::LogGroup"), map[string]any{"RetentionInDays": 7}, jsii.Number(float64(len(Functions)+1)))
+
+	s := managedStack(t)
 	fn := s.ourFunctions(t)
-	s.tpl.ResourcePropertiesCountIs(jsii.String("AWS::Logs::LogGroup"), map[string]any{"RetentionInDays": 30}, jsii.Number(float64(len(Functions))))
+	s.tpl.ResourcePropertiesCountIs(jsii.String("AWS::Logs::LogGroup"), map[string]any{"RetentionInDays": 90}, jsii.Number(float64(len(Functions)+1)))
 	alarms := map[string]bool{}
 	for _, r := range s.ofType("AWS::CloudWatch::Alarm") {
 		p := r.Properties
@@ -485,23 +729,124 @@ func TestLogsAndAlarms(t *testing.T) {
 	}
 }
 
-func TestEgressDefaultIsOneNATGateway(t *testing.T) {
+// Must show: the default synthesizes no NAT gateway and no NAT instance,
+// and an egress-only internet gateway with a ::/0 route for the
+// functions' subnets.
+func TestDefaultEgressIsIPv6WithoutNAT(t *testing.T) {
 	s := defaultStack(t)
-	s.tpl.ResourceCountIs(jsii.String("AWS::EC2::NatGateway"), jsii.Number(1))
-	s.tpl.ResourceCountIs(jsii.String("AWS::EC2::VPCEndpoint"), jsii.Number(0))
+	s.tpl.ResourceCountIs(jsii.String("AWS::EC2::NatGateway"), jsii.Number(0))
 	s.tpl.ResourceCountIs(jsii.String("AWS::EC2::Instance"), jsii.Number(0))
+	s.tpl.ResourceCountIs(jsii.String("AWS::EC2::EIP"), jsii.Number(0))
+	s.tpl.ResourceCountIs(jsii.String("AWS::EC2::VPCEndpoint"), jsii.Number(0))
+	s.tpl.ResourceCountIs(jsii.String("AWS::EC2::VPCCidrBlock"), jsii.Number(1))
+	eigws := s.ofType("AWS::EC2::EgressOnlyInternetGateway")
+	if len(eigws) != 1 {
+		t.Fatalf("%d egress-only internet gateways", len(eigws))
+	}
+	var eigw string
+	for id := range eigws {
+		eigw = id
+	}
+	// The functions' subnets' route tables.
+	fnTables := map[string]bool{}
+	for _, id := range s.ourFunctions(t) {
+		for _, sub := range asList(s.res[id].Properties["VpcConfig"].(map[string]any)["SubnetIds"]) {
+			for _, a := range s.ofType("AWS::EC2::SubnetRouteTableAssociation") {
+				if js(a.Properties["SubnetId"]) == sub {
+					fnTables[js(a.Properties["RouteTableId"])] = true
+				}
+			}
+		}
+	}
+	if len(fnTables) != 2 {
+		t.Fatalf("functions' route tables %v", fnTables)
+	}
+	routed := map[string]bool{}
+	for id, r := range s.ofType("AWS::EC2::Route") {
+		p := r.Properties
+		if !fnTables[js(p["RouteTableId"])] {
+			continue
+		}
+		if p["DestinationIpv6CidrBlock"] != "::/0" || js(p["EgressOnlyInternetGatewayId"]) != `{"Ref":"`+eigw+`"}` {
+			t.Errorf("functions' route %s: %s, want only ::/0 to the egress-only gateway", id, js(p))
+		}
+		routed[js(p["RouteTableId"])] = true
+	}
+	if len(routed) != 2 {
+		t.Errorf("::/0 routes in %v, want both app route tables", routed)
+	}
+	// Dual-stack subnets for the functions; HTTPS out over IPv6 only.
+	for _, sub := range s.ofType("AWS::EC2::Subnet") {
+		if sub.Properties["Ipv6CidrBlock"] == nil {
+			t.Errorf("subnet without IPv6: %s", js(sub.Properties))
+		}
+	}
+	sg := s.res["FunctionsSgEC262FB4"].Properties
+	if out := js(sg["SecurityGroupEgress"]); !strings.Contains(out, `"CidrIpv6":"::/0"`) || strings.Contains(out, "0.0.0.0/0") || !strings.Contains(out, `"FromPort":443`) {
+		t.Errorf("functions' egress %s", out)
+	}
 }
 
-func TestVariantNATInstanceKMSEndpointInlineCiphertext(t *testing.T) {
+// Must show: profile=managed has a NAT.
+func TestManagedProfile(t *testing.T) {
+	s := managedStack(t)
+	s.tpl.ResourceCountIs(jsii.String("AWS::EC2::NatGateway"), jsii.Number(1))
+	s.tpl.ResourceCountIs(jsii.String("AWS::EC2::EgressOnlyInternetGateway"), jsii.Number(0))
+	s.tpl.HasResourceProperties(jsii.String("AWS::RDS::DBCluster"), map[string]any{"DeletionProtection": true})
+	s.tpl.HasResource(jsii.String("AWS::RDS::DBCluster"), map[string]any{"DeletionPolicy": "RetainExceptOnCreate", "UpdateReplacePolicy": "Retain"})
+	s.tpl.HasResource(jsii.String("AWS::SecretsManager::Secret"), map[string]any{"DeletionPolicy": "RetainExceptOnCreate"})
+	s.tpl.ResourceCountIs(jsii.String("AWS::SNS::Topic"), jsii.Number(1))
+	if !strings.Contains(js(s.tpl.ToJSON()), `"AlarmTopicArn"`) {
+		t.Error("no AlarmTopicArn output")
+	}
+	// Every -c setting still overrides the profile.
+	o := synth(t, map[string]any{"profile": "managed", "egress": "ipv6", "deletionProtection": false, "logRetentionDays": 14, "alarms": false})
+	o.tpl.ResourceCountIs(jsii.String("AWS::EC2::NatGateway"), jsii.Number(0))
+	o.tpl.ResourceCountIs(jsii.String("AWS::EC2::EgressOnlyInternetGateway"), jsii.Number(1))
+	o.tpl.HasResourceProperties(jsii.String("AWS::RDS::DBCluster"), map[string]any{"DeletionProtection": false})
+	o.tpl.HasResource(jsii.String("AWS::RDS::DBCluster"), map[string]any{"DeletionPolicy": "RetainExceptOnCreate"})
+	o.tpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(0))
+	o.tpl.AllResourcesProperties(jsii.String("AWS::Logs::LogGroup"), map[string]any{"RetentionInDays": 14})
+}
+
+func TestVariantHardenedNATInstanceKMSEndpoint(t *testing.T) {
 	s := synth(t, map[string]any{
-		"community":          "buzz.example",
-		"egress":             "nat-instance",
-		"kmsEndpoint":        true,
-		"relayKeyCiphertext": "AQIDBA==",
-		"relayKeyRevision":   "2",
+		"community":        "buzz.example",
+		"egress":           "nat-instance",
+		"kmsEndpoint":      true,
+		"relayKeyRevision": "2",
 	})
 	s.tpl.ResourceCountIs(jsii.String("AWS::EC2::NatGateway"), jsii.Number(0))
-	s.tpl.HasResourceProperties(jsii.String("AWS::EC2::Instance"), map[string]any{"InstanceType": "t4g.nano"})
+	s.tpl.HasResourceProperties(jsii.String("AWS::EC2::Instance"), map[string]any{"InstanceType": "t4g.nano", "SourceDestCheck": false})
+	// IMDSv2 required (through a launch template).
+	s.tpl.HasResourceProperties(jsii.String("AWS::EC2::LaunchTemplate"), map[string]any{
+		"LaunchTemplateData": map[string]any{"MetadataOptions": map[string]any{"HttpTokens": "required"}},
+	})
+	// Inbound only from the VPC's own range.
+	for id, r := range s.ofType("AWS::EC2::SecurityGroup") {
+		in := js(r.Properties["SecurityGroupIngress"])
+		if strings.Contains(in, "0.0.0.0/0") || strings.Contains(in, "::/0") {
+			t.Errorf("security group %s open to the world: %s", id, in)
+		}
+		if strings.Contains(js(r.Properties["GroupDescription"]), "NAT") && in != `[{"CidrIp":{"Fn::GetAtt":["Vpc8378EB38","CidrBlock"]},"Description":"forward traffic from inside the VPC only","IpProtocol":"-1"}]` {
+			t.Errorf("NAT security group ingress %s", in)
+		}
+	}
+	// Patched through Systems Manager, recovered by an alarm.
+	found := false
+	for _, r := range s.ofType("AWS::IAM::Role") {
+		if strings.Contains(js(r.Properties["ManagedPolicyArns"]), "AmazonSSMManagedInstanceCore") {
+			found = true
+		}
+	}
+	if !found {
+		t.Error("NAT instance role without AmazonSSMManagedInstanceCore")
+	}
+	s.tpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
+		"MetricName":   "StatusCheckFailed_System",
+		"Namespace":    "AWS/EC2",
+		"AlarmActions": []any{map[string]any{"Fn::Join": []any{"", []any{"arn:", map[string]any{"Ref": "AWS::Partition"}, ":automate:", map[string]any{"Ref": "AWS::Region"}, ":ec2:recover"}}}},
+	})
 	s.tpl.HasResourceProperties(jsii.String("AWS::EC2::VPCEndpoint"), map[string]any{
 		"PrivateDnsEnabled": true,
 		"VpcEndpointType":   "Interface",
@@ -511,29 +856,95 @@ func TestVariantNATInstanceKMSEndpointInlineCiphertext(t *testing.T) {
 			t.Errorf("endpoint %s is not KMS: %s", id, js(r.Properties["ServiceName"]))
 		}
 	}
-	for name, id := range s.ourFunctions(t) {
-		env := js(s.res[id].Properties["Environment"])
-		signs := false
-		for _, f := range Functions {
-			signs = signs || (f.Name == name && f.Signs)
-		}
-		if signs != strings.Contains(env, `"RELAY_KEY_CIPHERTEXT":"AQIDBA=="`) || strings.Contains(env, "RELAY_KEY_SSM_PARAMETER") {
-			t.Errorf("%s env %s", name, env)
-		}
-		if signs != strings.Contains(env, `"RELAY_KEY_REVISION":"2"`) {
-			t.Errorf("%s: RELAY_KEY_REVISION: %s", name, env)
-		}
-		if !strings.Contains(env, `"BUZZ_COMMUNITY":"buzz.example"`) {
+	for name := range s.ourFunctions(t) {
+		env := js(s.env(t, name))
+		f := fnByName(name)
+		if f.Signs != strings.Contains(env, `"RELAY_KEY_REVISION":"2"`) || !strings.Contains(env, `"BUZZ_COMMUNITY":"buzz.example"`) {
 			t.Errorf("%s env %s", name, env)
 		}
 	}
+	if p := s.res["Migrate"].Properties; p["RelayKeyRevision"] != "2" || p["Community"] != "buzz.example" {
+		t.Errorf("migrate properties %s", js(p))
+	}
 	sts, _ := s.statements()
 	for _, st := range sts {
-		if strings.Contains(js(st["Action"]), "ssm:") {
-			t.Errorf("SSM grant without an SSM parameter: %s", js(st))
-		}
 		if strings.Contains(js(st["Action"]), "kms:") && !strings.Contains(js(st["Condition"]), `"buzz.example"`) {
 			t.Errorf("KMS grant for the wrong community: %s", js(st))
+		}
+	}
+}
+
+func TestDomainAndBudget(t *testing.T) {
+	cert := "arn:aws:acm:us-east-1:123456789012:certificate/0a1b2c3d-4e5f-6789-abcd-ef0123456789"
+	s := synth(t, map[string]any{"domain": "relay.example.com", "certificateArn": cert, "budgetUSD": 5, "alarmEmail": "ops@example.com"})
+	s.tpl.HasResourceProperties(jsii.String("AWS::CloudFront::Distribution"), map[string]any{
+		"DistributionConfig": assertions.Match_ObjectLike(&map[string]any{
+			"Aliases":           []any{"relay.example.com"},
+			"IPV6Enabled":       true,
+			"ViewerCertificate": assertions.Match_ObjectLike(&map[string]any{"AcmCertificateArn": cert}),
+		}),
+	})
+	var dist map[string]any
+	for _, r := range s.ofType("AWS::CloudFront::Distribution") {
+		dist = r.Properties["DistributionConfig"].(map[string]any)
+	}
+	d := js(dist)
+	for _, want := range []string{`"Id":"http-api"`, `"Id":"ws-api"`, `"PathPattern":"/live"`, `"TargetOriginId":"ws-api"`, `"TargetOriginId":"http-api"`, `"EventType":"viewer-request"`} {
+		if !strings.Contains(d, want) {
+			t.Errorf("distribution lacks %s: %s", want, d)
+		}
+	}
+	var code string
+	for _, r := range s.ofType("AWS::CloudFront::Function") {
+		code = r.Properties["FunctionCode"].(string)
+		if js(r.Properties["FunctionConfig"]) != `{"Comment":"buzz relay: WebSocket upgrades to the WebSocket API","Runtime":"cloudfront-js-2.0"}` {
+			t.Errorf("function config %s", js(r.Properties["FunctionConfig"]))
+		}
+	}
+	if !strings.Contains(code, "selectRequestOriginById('ws-api')") || !strings.Contains(code, "'websocket'") {
+		t.Errorf("router code %s", code)
+	}
+	for name := range s.ourFunctions(t) {
+		env := s.env(t, name)
+		if f := fnByName(name); !f.Migrate && env["BUZZ_PUBLIC_URL"] != "https://relay.example.com" {
+			t.Errorf("%s: BUZZ_PUBLIC_URL %v", name, env["BUZZ_PUBLIC_URL"])
+		} else if f.Migrate && env["BUZZ_COMMUNITY_HOST"] != "relay.example.com" {
+			t.Errorf("migrate: BUZZ_COMMUNITY_HOST %v", env["BUZZ_COMMUNITY_HOST"])
+		}
+	}
+	s.tpl.HasResourceProperties(jsii.String("AWS::Budgets::Budget"), map[string]any{
+		"Budget": map[string]any{"BudgetName": "buzz-relay-default", "BudgetType": "COST", "TimeUnit": "MONTHLY", "BudgetLimit": map[string]any{"Amount": 5, "Unit": "USD"}},
+		"NotificationsWithSubscribers": assertions.Match_ArrayWith(&[]any{map[string]any{
+			"Notification": map[string]any{"NotificationType": "FORECASTED", "ComparisonOperator": "GREATER_THAN", "Threshold": 100, "ThresholdType": "PERCENTAGE"},
+			"Subscribers":  []any{map[string]any{"SubscriptionType": "EMAIL", "Address": "ops@example.com"}},
+		}}),
+	})
+	defaultStack(t).tpl.ResourceCountIs(jsii.String("AWS::CloudFront::Distribution"), jsii.Number(0))
+	defaultStack(t).tpl.ResourceCountIs(jsii.String("AWS::Budgets::Budget"), jsii.Number(0))
+}
+
+// Must show: the template is byte-stable between two synths (no map-order
+// churn), for both profiles and the options that add resources.
+func TestSynthIsByteStable(t *testing.T) {
+	dir := assetDir(t)
+	cert := "arn:aws:acm:us-east-1:123456789012:certificate/0a1b2c3d-4e5f-6789-abcd-ef0123456789"
+	for _, o := range []map[string]any{
+		{},
+		{"profile": "managed", "domain": "relay.example.com", "certificateArn": cert, "budgetUSD": 5, "alarmEmail": "ops@example.com", "reservedConcurrency": 3},
+		{"egress": "nat-instance", "kmsEndpoint": true},
+	} {
+		var first []byte
+		for i := 0; i < 2; i++ {
+			ctx := cdkContext(t, o)
+			ctx["assetDir"] = dir
+			app, stack, _ := newStack(t, ctx, t.TempDir())
+			asm := app.Synth(nil)
+			b := mustRead(t, filepath.Join(*asm.Directory(), *stack.TemplateFile()))
+			if i == 0 {
+				first = b
+			} else if !bytes.Equal(first, b) {
+				t.Errorf("%v: two synths differ (%d and %d bytes)", o, len(first), len(b))
+			}
 		}
 	}
 }
@@ -541,14 +952,26 @@ func TestVariantNATInstanceKMSEndpointInlineCiphertext(t *testing.T) {
 func TestSettingsRejectMistakes(t *testing.T) {
 	good := assetDir(t)
 	for name, ctx := range map[string]map[string]any{
-		"community":   {"community": "Has Space", "assetDir": good},
-		"egress":      {"egress": "vpc-endpoints", "assetDir": good},
-		"retention":   {"logRetentionDays": 42, "assetDir": good},
-		"ciphertext":  {"relayKeyCiphertext": "%%", "assetDir": good},
-		"no asset":    {"assetDir": filepath.Join(good, "nope")},
-		"kmsEndpoint": {"kmsEndpoint": "yes please", "assetDir": good},
-		"revision":    {"relayKeyRevision": "two words", "assetDir": good},
+		"profile":      {"profile": "enterprise"},
+		"community":    {"community": "Has Space"},
+		"egress":       {"egress": "vpc-endpoints"},
+		"retention":    {"logRetentionDays": 42},
+		"ciphertext":   {"relayKeyCiphertext": "AQIDBA=="},
+		"no asset":     {"assetDir": filepath.Join(good, "nope")},
+		"kmsEndpoint":  {"kmsEndpoint": "yes please"},
+		"revision":     {"relayKeyRevision": "two words"},
+		"dbAuth":       {"dbAuth": "password"},
+		"throttle":     {"httpThrottleRate": 0},
+		"reserved":     {"reservedConcurrency": 2.5},
+		"budget mail":  {"budgetUSD": 5},
+		"bad mail":     {"alarmEmail": "nobody"},
+		"domain only":  {"domain": "relay.example.com"},
+		"cert region":  {"domain": "relay.example.com", "certificateArn": "arn:aws:acm:eu-west-1:123456789012:certificate/0a1b2c3d-4e5f-6789-abcd-ef0123456789"},
+		"domain upper": {"domain": "Relay.Example.com", "certificateArn": "arn:aws:acm:us-east-1:123456789012:certificate/0a1b2c3d-4e5f-6789-abcd-ef0123456789"},
 	} {
+		if _, ok := ctx["assetDir"]; !ok {
+			ctx["assetDir"] = good
+		}
 		c := cdkContext(t, ctx)
 		app := awscdk.NewApp(&awscdk.AppProps{Context: &c})
 		if _, err := SettingsFrom(app.Node()); err == nil {

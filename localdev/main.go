@@ -51,7 +51,7 @@ func run(ctx context.Context) error {
 	if cfg.DatabaseURL == "" {
 		return errors.New("DATABASE_URL is not set: run `make dev`, which starts a local Postgres")
 	}
-	v, err := migrate.Up(ctx, cfg.DatabaseURL)
+	m, err := migrate.Run(ctx, cfg.DatabaseURL, log)
 	if err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ func run(ctx context.Context) error {
 	srv := &http.Server{Addr: addr, Handler: ws.Wrap(stack.HTTP), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
-	fmt.Printf("Buzz relay (schema v%d) on http://%s  ws://%s\nrelay pubkey %s\n", v, addr, addr, a.Signer.PublicKey())
+	fmt.Printf("Buzz relay (schema v%d) on http://%s  ws://%s\nrelay pubkey %s\n", m.Version, addr, addr, a.Signer.PublicKey())
 	select {
 	case err := <-errc:
 		return fmt.Errorf("listen on %s: %w", addr, err)

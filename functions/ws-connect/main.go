@@ -1,10 +1,9 @@
 // Command ws-connect is the Lambda behind the WebSocket API's $connect
-// route: it records the connection; it sends nothing.
+// route: it accepts the connection without touching the database (the first
+// message registers it); it sends nothing.
 package main
 
 import (
-	"context"
-
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/buzzrelay/relay/shared/app"
@@ -12,9 +11,9 @@ import (
 
 func main() {
 	log := app.Logger()
-	a, err := app.BuildWithoutKey(context.Background(), log)
+	h, err := app.Connect(log)
 	if err != nil {
 		app.Fatal(log, "ws-connect: cold start", err)
 	}
-	lambda.Start(a.WSConnect())
+	lambda.Start(h)
 }

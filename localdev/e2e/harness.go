@@ -31,7 +31,8 @@ type Options struct {
 	Log *slog.Logger
 	// IdleTimeout and Lifetime override API Gateway's 10 min and 2 h.
 	IdleTimeout, Lifetime time.Duration
-	// Env adds or overrides environment variables (e.g. RATE_*).
+	// Env adds to (or overrides) the environment the handlers are
+	// configured with, e.g. DB_CONNECT_TIMEOUT.
 	Env map[string]string
 }
 

@@ -129,7 +129,7 @@ func newEventsServer(t testing.TB, conns int32, routes map[string]bool) (*httpte
 	t.Cleanup(st.Close)
 	key, _ := signer.FromHex(nostr.GeneratePrivateKey())
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	fn := apigw.HTTP(bridge.New(st, key, ingest.New(st, key, log), nil, nil, "default", log), "http")
+	fn := apigw.HTTP(bridge.New(st, key, ingest.New(st, key, log), nil, nil, "default", log), apigw.Origin{Scheme: "http"})
 	api := &emulator.HTTPAPI{Routes: map[string]emulator.HTTPHandler{}}
 	for r := range routes {
 		api.Routes[r] = fn

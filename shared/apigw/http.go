@@ -13,12 +13,22 @@ import (
 	"github.com/buzzrelay/relay/shared/bridge"
 )
 
+// Origin is how clients address the relay.
+type Origin struct {
+	// Scheme is the HTTP scheme clients use (https behind API Gateway)
+	// unless a request says otherwise in X-Forwarded-Proto.
+	Scheme string
+	// Host, when set (BUZZ_PUBLIC_URL), is the public host clients reach
+	// the relay at, e.g. a CloudFront domain in front of both APIs: every
+	// request is taken as addressed to Scheme://Host, whatever Host header
+	// it arrives with.
+	Host string
+}
+
 // HTTP turns the bridge into an API Gateway HTTP API (payload v2) handler.
-// scheme is the scheme clients use (https behind API Gateway) unless the
-// request says otherwise in X-Forwarded-Proto.
-func HTTP(b *bridge.Bridge, scheme string) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+func HTTP(b *bridge.Bridge, o Origin) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	return func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-		req, err := HTTPRequest(ev, scheme)
+		req, err := HTTPRequest(ev, o)
 		if err != nil {
 			return events.APIGatewayV2HTTPResponse{StatusCode: http.StatusBadRequest,
 				Headers: map[string]string{"content-type": "application/json"},
@@ -30,7 +40,8 @@ func HTTP(b *bridge.Bridge, scheme string) func(context.Context, events.APIGatew
 }
 
 // HTTPRequest converts an API Gateway request to the bridge's form.
-func HTTPRequest(ev events.APIGatewayV2HTTPRequest, scheme string) (bridge.Request, error) {
+func HTTPRequest(ev events.APIGatewayV2HTTPRequest, o Origin) (bridge.Request, error) {
+	scheme := o.Scheme
 	headers := make(map[string]string, len(ev.Headers))
 	for k, v := range ev.Headers {
 		headers[strings.ToLower(k)] = v
@@ -50,17 +61,21 @@ func HTTPRequest(ev events.APIGatewayV2HTTPRequest, scheme string) (bridge.Reque
 	if host == "" {
 		host = ev.RequestContext.DomainName
 	}
+	if o.Host != "" {
+		scheme, host = o.Scheme, o.Host
+	}
 	path := ev.RawPath
 	if path == "" {
 		path = ev.RequestContext.HTTP.Path
 	}
 	return bridge.Request{
-		Method:  ev.RequestContext.HTTP.Method,
-		Scheme:  scheme,
-		Host:    host,
-		Path:    path,
-		Query:   ev.RawQueryString,
-		Headers: headers,
-		Body:    body,
+		Method:   ev.RequestContext.HTTP.Method,
+		Scheme:   scheme,
+		Host:     host,
+		Path:     path,
+		Query:    ev.QueryStringParameters,
+		RawQuery: ev.RawQueryString,
+		Headers:  headers,
+		Body:     body,
 	}, nil
 }

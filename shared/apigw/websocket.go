@@ -16,13 +16,14 @@ import (
 type WebSocketHandler = func(context.Context, events.APIGatewayWebsocketProxyRequest) (events.APIGatewayProxyResponse, error)
 
 // WebSocket turns the relay into the handler of one WebSocket route (the
-// event type says which: CONNECT, MESSAGE, DISCONNECT). scheme is ws or wss,
-// the scheme clients use unless $connect's X-Forwarded-Proto says otherwise.
-// Replies are posted to the connection by the relay; the handler always
-// answers 200 except a failed $connect, which refuses the connection.
-func WebSocket(r *wsrelay.Relay, scheme string) WebSocketHandler {
+// event type says which: CONNECT, MESSAGE, DISCONNECT). o is the HTTP
+// origin (its scheme maps to ws or wss, unless $connect's
+// X-Forwarded-Proto says otherwise). Replies are posted to the connection by
+// the relay; the handler always answers 200 except a failed $connect, which
+// refuses the connection with 503 (retry), never 500.
+func WebSocket(r *wsrelay.Relay, o Origin) WebSocketHandler {
 	return func(ctx context.Context, ev events.APIGatewayWebsocketProxyRequest) (events.APIGatewayProxyResponse, error) {
-		req, err := WebSocketRequest(ev, scheme)
+		req, err := WebSocketRequest(ev, o)
 		if err != nil {
 			r.Log.WarnContext(ctx, "apigw: bad websocket event", "connection", ev.RequestContext.ConnectionID, "err", err)
 			return events.APIGatewayProxyResponse{StatusCode: http.StatusBadRequest}, nil
@@ -31,7 +32,7 @@ func WebSocket(r *wsrelay.Relay, scheme string) WebSocketHandler {
 		case "CONNECT":
 			if err := r.Connect(ctx, req); err != nil {
 				r.Log.ErrorContext(ctx, "apigw: $connect", "connection", req.ConnectionID, "err", err)
-				return events.APIGatewayProxyResponse{StatusCode: http.StatusInternalServerError}, nil
+				return events.APIGatewayProxyResponse{StatusCode: http.StatusServiceUnavailable}, nil
 			}
 		case "DISCONNECT":
 			if err := r.Disconnect(ctx, req); err != nil {
@@ -46,8 +47,10 @@ func WebSocket(r *wsrelay.Relay, scheme string) WebSocketHandler {
 
 // WebSocketRequest converts an API Gateway WebSocket event to the relay's
 // form. Headers come only with $connect; later events use the domain name.
-func WebSocketRequest(ev events.APIGatewayWebsocketProxyRequest, scheme string) (wsrelay.Request, error) {
+// With o.Host set every event is taken as addressed to that public host.
+func WebSocketRequest(ev events.APIGatewayWebsocketProxyRequest, o Origin) (wsrelay.Request, error) {
 	rc := ev.RequestContext
+	scheme := wsScheme(o.Scheme)
 	if rc.ConnectionID == "" {
 		return wsrelay.Request{}, fmt.Errorf("apigw: websocket event without connection id")
 	}
@@ -69,6 +72,9 @@ func WebSocketRequest(ev events.APIGatewayWebsocketProxyRequest, scheme string) 
 	if host == "" {
 		host = rc.DomainName
 	}
+	if o.Host != "" {
+		scheme, host = wsScheme(o.Scheme), o.Host
+	}
 	body := []byte(ev.Body)
 	if ev.IsBase64Encoded {
 		b, err := base64.StdEncoding.DecodeString(ev.Body)
@@ -78,4 +84,12 @@ func WebSocketRequest(ev events.APIGatewayWebsocketProxyRequest, scheme string) 
 		body = b
 	}
 	return wsrelay.Request{ConnectionID: rc.ConnectionID, Host: host, Scheme: scheme, Stage: rc.Stage, Body: body}, nil
+}
+
+// wsScheme is the WebSocket scheme matching an HTTP scheme.
+func wsScheme(httpScheme string) string {
+	if httpScheme == "http" {
+		return "ws"
+	}
+	return "wss"
 }

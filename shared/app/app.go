@@ -76,13 +76,9 @@ func BuildWithoutKey(ctx context.Context, log *slog.Logger) (*App, error) {
 }
 
 func open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error) {
-	dsn, err := cfg.DSN(ctx)
+	st, err := cfg.Store(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("database: %w", err)
-	}
-	st, err := store.Open(ctx, dsn, store.Options{MaxConns: cfg.MaxConns, SimpleProtocol: cfg.SimpleProtocol})
-	if err != nil {
-		return nil, err
 	}
 	limits, err := ratelimit.FromEnv(cfg.Getenv)
 	if err != nil {

@@ -17,7 +17,7 @@ type HTTPHandler = func(context.Context, events.APIGatewayV2HTTPRequest) (events
 func (a *App) IngestHTTP(fo bridge.Fanout) HTTPHandler {
 	b := bridge.New(a.Store, a.Signer, a.Ingest, nil, fo, a.Config.DefaultCommunity, a.Log)
 	b.Limiter = a.Limiter
-	return apigw.HTTP(b, a.Config.PublicScheme)
+	return apigw.HTTP(b, a.origin())
 }
 
 // QueryHTTP is functions/query: POST /query, POST /count, GET / (NIP-11)
@@ -25,5 +25,10 @@ func (a *App) IngestHTTP(fo bridge.Fanout) HTTPHandler {
 func (a *App) QueryHTTP(rd bridge.Reader) HTTPHandler {
 	b := bridge.New(a.Store, a.Signer, nil, rd, nil, a.Config.DefaultCommunity, a.Log)
 	b.Limiter = a.Limiter
-	return apigw.HTTP(b, a.Config.PublicScheme)
+	return apigw.HTTP(b, a.origin())
+}
+
+// origin is how clients address the relay (BUZZ_PUBLIC_SCHEME / BUZZ_PUBLIC_URL).
+func (a *App) origin() apigw.Origin {
+	return apigw.Origin{Scheme: a.Config.PublicScheme, Host: a.Config.PublicHost}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/url"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/buzzrelay/relay/shared/apigw"
+	"github.com/buzzrelay/relay/shared/config"
 	"github.com/buzzrelay/relay/shared/fanout"
 	"github.com/buzzrelay/relay/shared/query"
 	"github.com/buzzrelay/relay/shared/wsrelay"
@@ -46,20 +48,33 @@ func (a *App) Fanout(ctx context.Context) (*fanout.Fanout, error) {
 	return fanout.New(fanout.NewRegistry(a.Store), mgmt, a.reader(), a.Log), nil
 }
 
-// WSConnect is functions/ws-connect ($connect).
+// WSConnect is functions/ws-connect ($connect). It never touches the
+// database (the connection is registered by its first message), so the
+// handshake does not wait for a paused Aurora to resume.
 func (a *App) WSConnect() apigw.WebSocketHandler {
-	return apigw.WebSocket(a.wsRelay(nil, nil), a.wsScheme())
+	return apigw.WebSocket(a.wsRelay(nil, nil), a.origin())
+}
+
+// Connect is functions/ws-connect built from the environment alone: no
+// pool, no relay key, no AWS call at cold start.
+func Connect(log *slog.Logger) (apigw.WebSocketHandler, error) {
+	cfg, err := config.FromEnv()
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	a := &App{Config: cfg, Log: log}
+	return apigw.WebSocket(wsrelay.New(nil, nil, nil, nil, nil, nil, log), a.origin()), nil
 }
 
 // WSDisconnect is functions/ws-disconnect ($disconnect).
 func (a *App) WSDisconnect() apigw.WebSocketHandler {
-	return apigw.WebSocket(a.wsRelay(nil, nil), a.wsScheme())
+	return apigw.WebSocket(a.wsRelay(nil, nil), a.origin())
 }
 
 // WSMessage is functions/ws-message ($default): replies and live delivery
 // go out through fo's @connections client.
 func (a *App) WSMessage(fo *fanout.Fanout) apigw.WebSocketHandler {
-	return apigw.WebSocket(a.wsRelay(fo, fo.Sender), a.wsScheme())
+	return apigw.WebSocket(a.wsRelay(fo, fo.Sender), a.origin())
 }
 
 func (a *App) wsRelay(fo *fanout.Fanout, s fanout.Sender) *wsrelay.Relay {
@@ -73,11 +88,3 @@ func (a *App) wsRelay(fo *fanout.Fanout, s fanout.Sender) *wsrelay.Relay {
 }
 
 func (a *App) reader() *query.Engine { return query.New(a.Store, a.Signer) }
-
-// wsScheme is the WebSocket scheme matching the public HTTP scheme.
-func (a *App) wsScheme() string {
-	if a.Config.PublicScheme == "http" {
-		return "ws"
-	}
-	return "wss"
-}

@@ -29,21 +29,24 @@ import (
 // Request is one HTTP request as the bridge needs it. Header names are
 // lowercase.
 type Request struct {
-	Method  string
-	Scheme  string // http or https, as the client addressed the relay
-	Host    string
-	Path    string
-	Query   string // raw query string, without the "?"
-	Headers map[string]string
-	Body    []byte
+	Method string
+	Scheme string // http or https, as the client addressed the relay
+	Host   string
+	Path   string
+	// Query is the query string's parameters (the first value of each).
+	Query map[string]string
+	// RawQuery is the query string as sent, without the "?" (NIP-98 u).
+	RawQuery string
+	Headers  map[string]string
+	Body     []byte
 }
 
 // URL is the request URL as the client addressed it, query string
 // included: what a NIP-98 token's u tag must name.
 func (r Request) URL() string {
 	u := r.Scheme + "://" + r.Host + r.Path
-	if r.Query != "" {
-		u += "?" + r.Query
+	if r.RawQuery != "" {
+		u += "?" + r.RawQuery
 	}
 	return u
 }
@@ -100,7 +103,7 @@ func (b *Bridge) Serve(ctx context.Context, r Request) Response {
 	case path == "" && r.Method == http.MethodGet:
 		return b.info(r)
 	case path == "/healthz" && r.Method == http.MethodGet:
-		return b.health(ctx)
+		return b.health(ctx, r)
 	case path == "/events" && r.Method == http.MethodPost && b.Ingest != nil:
 		return b.events(ctx, r)
 	case (path == "/query" || path == "/count") && r.Method == http.MethodPost && b.Reader != nil:
@@ -155,7 +158,7 @@ func (b *Bridge) events(ctx context.Context, r Request) Response {
 	if err := json.Unmarshal(r.Body, &ev); err != nil {
 		return errorJSON(http.StatusBadRequest, "invalid: body must be one JSON nostr event: "+err.Error())
 	}
-	if ev.PubKey != pubkey {
+	if ev.PubKey != pubkey && !eventcheck.AnyAuthor(ev.Kind) {
 		return errorJSON(http.StatusForbidden, "restricted: event pubkey is not the key that signed the NIP-98 token")
 	}
 	if err := b.Limiter.Check(ctx, ratelimit.Request{Community: community, Pubkey: pubkey,
@@ -166,6 +169,9 @@ func (b *Bridge) events(ctx context.Context, r Request) Response {
 	}
 	out := b.Ingest.Submit(ctx, community, pubkey, &ev)
 	if out.Err != nil {
+		if store.Unavailable(out.Err) {
+			return resuming()
+		}
 		return errorJSON(http.StatusServiceUnavailable, out.Message)
 	}
 	if len(out.Committed) > 0 && b.Fanout != nil {
@@ -230,19 +236,41 @@ func (b *Bridge) info(r Request) Response {
 	return Response{Status: http.StatusOK, Headers: cors(map[string]string{"content-type": "application/nostr+json"}), Body: body}
 }
 
-func (b *Bridge) health(ctx context.Context) Response {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+// health answers GET /healthz without touching the database, so an uptime
+// monitor never keeps a paused Aurora awake; GET /healthz?deep=1 also pings
+// the database (503 while it is unreachable or resuming).
+func (b *Bridge) health(ctx context.Context, r Request) Response {
+	switch r.Query["deep"] {
+	case "", "0", "false":
+		return jsonResponse(http.StatusOK, map[string]bool{"ok": true})
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := b.Store.Ping(ctx); err != nil {
-		b.Log.WarnContext(ctx, "health check failed", "err", err)
+		b.Log.WarnContext(ctx, "deep health check failed", "err", err)
+		if store.Unavailable(err) {
+			return resuming()
+		}
 		return errorJSON(http.StatusServiceUnavailable, "error: database unreachable")
 	}
-	return jsonResponse(http.StatusOK, map[string]bool{"ok": true})
+	return jsonResponse(http.StatusOK, map[string]bool{"ok": true, "database": true})
 }
 
-// failure maps an error to a response: a rejection to status (auth-required
-// always 401), anything else to 503 with an opaque message.
+// resuming is the answer while the database is unreachable or resuming.
+func resuming() Response {
+	r := errorJSON(http.StatusServiceUnavailable, reject.Resuming)
+	r.Headers["retry-after"] = strconv.Itoa(reject.RetryAfterSeconds)
+	return r
+}
+
+// failure maps an error to a response: an unavailable database to 503 with
+// Retry-After, a rejection to status (auth-required always 401), anything
+// else to 503 with an opaque message.
 func (b *Bridge) failure(ctx context.Context, err error, status int) Response {
+	if store.Unavailable(err) {
+		b.Log.WarnContext(ctx, "database unavailable", "err", err)
+		return resuming()
+	}
 	if r, ok := reject.As(err); ok && status != 0 {
 		switch r.Prefix {
 		case reject.AuthRequired:

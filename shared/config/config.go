@@ -5,8 +5,11 @@ package config
 
 import (
 	"fmt"
+	"net/url"
 	"os"
 	"strconv"
+	"strings"
+	"time"
 )
 
 // Config is what every entry point needs.
@@ -19,6 +22,21 @@ type Config struct {
 	// SimpleProtocol selects QueryExecModeExec so the pool works behind
 	// PgBouncer / RDS Proxy in transaction mode (DB_SIMPLE_PROTOCOL=1).
 	SimpleProtocol bool
+	// ConnectTimeout bounds each database connection attempt
+	// (DB_CONNECT_TIMEOUT, Go duration, default 5s), so a paused Aurora
+	// that takes longer to resume gets a "retry" answer, not a hung request.
+	ConnectTimeout time.Duration
+	// IdleTimeout is how long the pool keeps an unused connection
+	// (DB_IDLE_TIMEOUT, default 30s); the pool keeps no minimum, so an idle
+	// relay holds no connection and Aurora can pause.
+	IdleTimeout time.Duration
+	// DBAuth is how the pool authenticates when DATABASE_URL is not set:
+	// "iam" (an RDS IAM auth token per connection) or "secret" (the Secrets
+	// Manager secret DB_SECRET_ARN). DB_AUTH; default secret.
+	DBAuth string
+	// IAM is where DB_AUTH=iam connects (DB_HOST, DB_PORT default 5432,
+	// DB_NAME, DB_USER).
+	IAM IAMDatabase
 	// DefaultCommunity serves hosts that have no community of their own
 	// (BUZZ_COMMUNITY, default "default").
 	DefaultCommunity string
@@ -27,10 +45,21 @@ type Config struct {
 	// connections.
 	WSManagementEndpoint string
 	// PublicScheme is the scheme clients use for HTTP (https behind API
-	// Gateway, http in localdev). BUZZ_PUBLIC_SCHEME, default https.
+	// Gateway, http in localdev). BUZZ_PUBLIC_SCHEME, default https, or the
+	// scheme of BUZZ_PUBLIC_URL.
 	PublicScheme string
+	// PublicHost is the host of BUZZ_PUBLIC_URL (empty when unset): clients
+	// reach the relay there (e.g. through CloudFront), so NIP-98 `u`, the
+	// NIP-42 `relay` tag and the community are matched against it instead
+	// of the Host a request arrives with.
+	PublicHost string
 
 	getenv func(string) string
+}
+
+// IAMDatabase is the database an IAM-authenticated pool connects to.
+type IAMDatabase struct {
+	Host, Port, Name, User string
 }
 
 // Getenv returns the environment lookup this Config was loaded with.
@@ -38,6 +67,12 @@ func (c *Config) Getenv(key string) string { return c.getenv(key) }
 
 // FromEnv loads the configuration from the process environment.
 func FromEnv() (*Config, error) { return Load(os.Getenv) }
+
+// Defaults of the pool timings.
+const (
+	DefaultConnectTimeout = 5 * time.Second
+	DefaultIdleTimeout    = 30 * time.Second
+)
 
 // Load reads the configuration through getenv (tests pass a map lookup).
 func Load(getenv func(string) string) (*Config, error) {
@@ -47,10 +82,15 @@ func Load(getenv func(string) string) (*Config, error) {
 		WSManagementEndpoint: getenv("WS_MANAGEMENT_ENDPOINT"),
 		PublicScheme:         getenv("BUZZ_PUBLIC_SCHEME"),
 		MaxConns:             2,
+		ConnectTimeout:       DefaultConnectTimeout,
+		IdleTimeout:          DefaultIdleTimeout,
 		getenv:               getenv,
 	}
 	if c.DefaultCommunity == "" {
 		c.DefaultCommunity = "default"
+	}
+	if err := c.loadPublicURL(getenv("BUZZ_PUBLIC_URL")); err != nil {
+		return nil, err
 	}
 	if c.PublicScheme == "" {
 		c.PublicScheme = "https"
@@ -72,5 +112,54 @@ func Load(getenv func(string) string) (*Config, error) {
 	default:
 		return nil, fmt.Errorf("DB_SIMPLE_PROTOCOL must be 0 or 1, got %q", v)
 	}
+	var err error
+	if c.ConnectTimeout, err = duration(getenv, "DB_CONNECT_TIMEOUT", DefaultConnectTimeout, 100*time.Millisecond, 2*time.Minute); err != nil {
+		return nil, err
+	}
+	if c.IdleTimeout, err = duration(getenv, "DB_IDLE_TIMEOUT", DefaultIdleTimeout, 100*time.Millisecond, time.Hour); err != nil {
+		return nil, err
+	}
+	c.IAM = IAMDatabase{Host: getenv("DB_HOST"), Port: getenv("DB_PORT"), Name: getenv("DB_NAME"), User: getenv("DB_USER")}
+	if c.IAM.Port == "" {
+		c.IAM.Port = "5432"
+	}
+	switch c.DBAuth = getenv("DB_AUTH"); c.DBAuth {
+	case "":
+		c.DBAuth = "secret"
+	case "iam", "secret":
+	default:
+		return nil, fmt.Errorf("DB_AUTH must be iam or secret, got %q", c.DBAuth)
+	}
 	return c, nil
+}
+
+// loadPublicURL reads BUZZ_PUBLIC_URL: an http(s) base URL without a path.
+func (c *Config) loadPublicURL(v string) error {
+	if v == "" {
+		return nil
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" ||
+		strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return fmt.Errorf("BUZZ_PUBLIC_URL must be an http(s) base URL such as https://relay.example.com, got %q", v)
+	}
+	if c.PublicScheme != "" && c.PublicScheme != u.Scheme {
+		return fmt.Errorf("BUZZ_PUBLIC_SCHEME %q contradicts BUZZ_PUBLIC_URL %q: set only BUZZ_PUBLIC_URL", c.PublicScheme, v)
+	}
+	c.PublicScheme = u.Scheme
+	c.PublicHost = strings.ToLower(u.Host)
+	return nil
+}
+
+// duration reads a Go duration variable bounded by lo and hi.
+func duration(getenv func(string) string, key string, def, lo, hi time.Duration) (time.Duration, error) {
+	v := getenv(key)
+	if v == "" {
+		return def, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < lo || d > hi {
+		return 0, fmt.Errorf("%s must be a Go duration from %s to %s (e.g. 5s), got %q", key, lo, hi, v)
+	}
+	return d, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 
 	"github.com/buzzrelay/relay/shared/kmssigner"
 	"github.com/buzzrelay/relay/shared/signer"
@@ -122,4 +123,14 @@ func (c *Config) awsConfig(ctx context.Context) (aws.Config, error) {
 		return aws.Config{}, errors.New("no AWS region: set AWS_REGION")
 	}
 	return cfg, nil
+}
+
+// KMS returns a KMS client configured the standard way (AWS_ENDPOINT_URL_KMS
+// points it at local-kms); loading it makes no network call.
+func (c *Config) KMS(ctx context.Context) (*kms.Client, error) {
+	awsCfg, err := c.awsConfig(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return kmssigner.NewClient(awsCfg), nil
 }

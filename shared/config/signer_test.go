@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/kmssigner"
@@ -65,28 +63,13 @@ func TestLocalSignerStillWorks(t *testing.T) {
 	}
 }
 
-// isolateAWS keeps the SDK away from the machine's AWS files and metadata.
-func isolateAWS(t *testing.T, kmsEndpoint string) {
-	dir := t.TempDir()
-	t.Setenv("AWS_CONFIG_FILE", filepath.Join(dir, "config"))
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(dir, "credentials"))
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	t.Setenv("AWS_ACCESS_KEY_ID", "local")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "local")
-	t.Setenv("AWS_REGION", localkms.Region)
-	t.Setenv("AWS_ENDPOINT_URL_KMS", kmsEndpoint)
-}
-
 func TestKMSSignerFromEnvironment(t *testing.T) {
 	endpoint := localkms.Start(t)
-	isolateAWS(t, endpoint)
+	localkms.Isolate(t, endpoint)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	k := kms.New(kms.Options{Region: localkms.Region, BaseEndpoint: aws.String(endpoint),
-		Credentials: aws.NewCredentialsCache(aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
-			return aws.Credentials{AccessKeyID: "local", SecretAccessKey: "local"}, nil
-		}))})
+	k := localkms.Client(endpoint)
 	secret, _ := kmssigner.NewSecret()
 	want, _ := kmssigner.PublicKey(secret)
 	ct, err := kmssigner.Seal(ctx, k, localkms.SeedAlias, "buzz.example", secret)

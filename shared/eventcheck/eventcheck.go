@@ -44,8 +44,35 @@ var accepted = map[int]string{
 	9022:  "leave request",
 	10009: "simple groups list",
 	30023: "long-form article",
+	1059:  "gift wrap (NIP-59)",
 	40003: "message edit",
 }
+
+// Deletion reports whether kind deletes other events: NIP-09's 5 and
+// NIP-29's 9005 delete-event.
+func Deletion(kind int) bool { return kind == 5 || kind == 9005 }
+
+// Ephemeral kinds (NIP-01: 20000-29999) are delivered live and never
+// stored. 22242 is in the range but is the AUTH event (RelayOnly).
+func Ephemeral(kind int) bool { return kind >= 20000 && kind < 30000 && !RelayOnly(kind) }
+
+// KindGiftWrap is NIP-59's gift wrap: signed by a throwaway key, readable
+// only by its p recipient, never searchable.
+const KindGiftWrap = 1059
+
+// GiftWrapMaxAge is how far in the past a gift wrap's created_at may be:
+// NIP-59 randomizes it up to two days back, so NIP-17 clients send such
+// timestamps; the future limit is MaxSkew as for every kind.
+const GiftWrapMaxAge = 2*24*time.Hour + MaxSkew
+
+// RecipientOnly are the kinds only the keys their p tags name may read:
+// membership notifications (44100/44101) and gift wraps.
+var RecipientOnly = []int{44100, 44101, KindGiftWrap}
+
+// AnyAuthor reports whether kind is signed by a key other than the sender's
+// own (a gift wrap's throwaway key), so its pubkey need not be the
+// authenticated key.
+func AnyAuthor(kind int) bool { return kind == KindGiftWrap }
 
 // RelayOnly kinds are signed by the relay itself and never accepted from clients.
 func RelayOnly(kind int) bool {
@@ -97,8 +124,12 @@ func Check(ev *nostr.Event, now time.Time) error {
 		return reject.Invalidf("signature does not verify")
 	}
 	skew := now.Sub(time.Unix(int64(ev.CreatedAt), 0))
-	if skew > MaxSkew || skew < -MaxSkew {
-		return reject.Invalidf("created_at is %d s from the relay's clock; the limit is %d s", int64(skew.Seconds()), int64(MaxSkew.Seconds()))
+	limit := MaxSkew
+	if ev.Kind == KindGiftWrap && skew > 0 {
+		limit = GiftWrapMaxAge
+	}
+	if skew > limit || skew < -limit {
+		return reject.Invalidf("created_at is %d s from the relay's clock; the limit is %d s", int64(skew.Seconds()), int64(limit.Seconds()))
 	}
 	if RelayOnly(ev.Kind) {
 		if ev.Kind == 22242 {
@@ -106,7 +137,7 @@ func Check(ev *nostr.Event, now time.Time) error {
 		}
 		return reject.Restrictedf("kind %d is signed only by the relay", ev.Kind)
 	}
-	if _, ok := accepted[ev.Kind]; !ok {
+	if _, ok := accepted[ev.Kind]; !ok && !Ephemeral(ev.Kind) {
 		return reject.Restrictedf("unknown event kind %d", ev.Kind)
 	}
 	return nil

@@ -51,8 +51,13 @@ func TestCheck(t *testing.T) {
 		{"auth event", k.Event(t, 22242, ""), "invalid: kind 22242"},
 		{"unknown kind", k.Event(t, 4242, ""), "restricted: unknown event kind"},
 		{"kind out of range", resign(func(e *nostr.Event) { e.Kind = 70000 }), "invalid: kind 70000"},
+		{"ephemeral", k.Event(t, 20001, ""), ""},
+		{"ephemeral range end", k.Event(t, 29999, ""), ""},
+		{"gift wrap two days old (NIP-59)", k.EventAt(t, now.Add(-48*time.Hour), 1059, ""), ""},
+		{"gift wrap older", k.EventAt(t, now.Add(-eventcheck.GiftWrapMaxAge-time.Second), 1059, ""), "invalid: created_at"},
+		{"gift wrap from the future", k.EventAt(t, now.Add(901*time.Second), 1059, ""), "invalid: created_at"},
 	}
-	for _, kind := range []int{0, 1, 3, 5, 7, 9, 10, 11, 12, 40003, 9000, 9001, 9002, 9005, 9007, 9008, 9021, 9022, 10009, 30023} {
+	for _, kind := range []int{0, 1, 3, 5, 7, 9, 10, 11, 12, 1059, 40003, 9000, 9001, 9002, 9005, 9007, 9008, 9021, 9022, 10009, 30023} {
 		cases = append(cases, struct {
 			name string
 			ev   *nostr.Event

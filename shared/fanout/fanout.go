@@ -48,12 +48,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/eventcheck"
+	"github.com/buzzrelay/relay/shared/nip29"
 	"github.com/buzzrelay/relay/shared/relayinfo"
 )
 
@@ -71,7 +74,7 @@ var (
 )
 
 // Summarizer builds the relay-signed 39005 thread summary of a root (nil
-// when it has no replies); shared/query implements it.
+// when the root is unknown); shared/query implements it.
 type Summarizer interface {
 	ThreadSummary(ctx context.Context, community, rootID string) (*nostr.Event, error)
 }
@@ -84,7 +87,8 @@ const DefaultConcurrency = 32
 type Fanout struct {
 	Registry *Registry
 	Sender   Sender
-	// Summaries, when set, makes a reply push a fresh 39005 for its root.
+	// Summaries, when set, makes a reply or a reply's deletion push a fresh
+	// 39005 for its root.
 	Summaries   Summarizer
 	Log         *slog.Logger
 	Concurrency int
@@ -101,9 +105,9 @@ type item struct {
 	raw     string
 	channel string // "" outside any channel
 	system  bool   // channel is a system channel
-	root    string // thread root when ev is a reply
-	// reply is set on a 39005 summary: the reply that triggered it.
-	reply *item
+	// summary marks a relay-signed 39005 thread summary: it goes only to
+	// filters that ask for its kind.
+	summary bool
 }
 
 // Deliver sends events (as committed, client event first) to every live
@@ -274,9 +278,10 @@ func (f *Fanout) send(ctx context.Context, j *job) int {
 
 // plan decides what candidate c gets: EVENT messages for the items it
 // matches and may read, and lost, a pinned channel it can no longer read.
+// A 39005 thread summary goes only to filters that ask for kind 39005.
 func plan(c *candidate, items []*item, readable map[access]bool) (msgs [][]byte, lost string) {
 	canRead := func(it *item, f *liveFilter) bool {
-		if it.ev.Kind == 44100 || it.ev.Kind == 44101 {
+		if slices.Contains(eventcheck.RecipientOnly, it.ev.Kind) {
 			return taggedP(it.ev, c.pubkey)
 		}
 		if it.channel == "" {
@@ -290,6 +295,9 @@ func plan(c *candidate, items []*item, readable map[access]bool) (msgs [][]byte,
 	matchesAny := func(it *item) bool {
 		for i := range c.filters {
 			f := &c.filters[i]
+			if it.summary && !slices.Contains(f.f.Kinds, it.ev.Kind) {
+				continue
+			}
 			if f.matches(it.ev, it.channel) && canRead(it, f) {
 				return true
 			}
@@ -300,19 +308,24 @@ func plan(c *candidate, items []*item, readable map[access]bool) (msgs [][]byte,
 		if it.channel != "" && c.pins(it.channel) && !readable[access{Channel: it.channel, Reader: c.pubkey}] {
 			lost = it.channel
 		}
-		ok := matchesAny(it)
-		if !ok && it.reply != nil && c.pins(it.channel) {
-			// A thread summary goes to the channel's subscribers that get
-			// the reply it summarizes.
-			ok = matchesAny(it.reply)
-		}
-		if ok {
+		if matchesAny(it) {
 			if m := eventMessage(c.sub, it.raw); len(m) <= relayinfo.MaxMessageLength {
 				msgs = append(msgs, m)
 			}
 		}
 	}
 	return msgs, lost
+}
+
+// eTags are the values of ev's e tags.
+func eTags(ev *nostr.Event) []string {
+	var out []string
+	for _, t := range ev.Tags {
+		if len(t) >= 2 && t[0] == "e" {
+			out = append(out, t[1])
+		}
+	}
+	return out
 }
 
 func taggedP(ev *nostr.Event, pubkey string) bool {
@@ -325,30 +338,69 @@ func taggedP(ev *nostr.Event, pubkey string) bool {
 }
 
 // items loads channel, channel type and thread root of the committed
-// events, and adds a 39005 summary after each reply.
+// events (an ephemeral event is never stored: its own h tag names its
+// channel), and adds a fresh 39005 summary for every thread root a reply or
+// a deleted reply changed.
 func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Event) ([]*item, error) {
 	ids := make([]string, len(events))
+	var targets, channels []string
 	for i, ev := range events {
 		ids[i] = ev.ID
+		if eventcheck.Deletion(ev.Kind) {
+			targets = append(targets, eTags(ev)...)
+		}
+		if eventcheck.Ephemeral(ev.Kind) {
+			if ch, ok := nip29.ChannelTag(ev.Tags); ok {
+				channels = append(channels, ch)
+			}
+		}
 	}
-	metas, err := f.Registry.eventMeta(ctx, community, ids)
+	metas, err := f.Registry.eventMeta(ctx, community, ids, targets, channels)
 	if err != nil {
 		return nil, err
 	}
 	var out []*item
+	roots := map[string]*item{}
+	var order []string
+	touch := func(root string, it *item) {
+		if roots[root] == nil {
+			order = append(order, root)
+		}
+		roots[root] = it
+	}
 	for _, ev := range events {
-		m, ok := metas[ev.ID]
+		m, ok := metas.events[ev.ID]
+		if !ok && eventcheck.Ephemeral(ev.Kind) {
+			raw, err := json.Marshal(ev)
+			if err != nil {
+				return nil, fmt.Errorf("fanout: encode ephemeral event: %w", err)
+			}
+			m, ok = metas.ephemeral(ev, string(raw)), true
+		}
 		if !ok {
 			continue // not stored (or deleted since): nothing to deliver
 		}
-		it := &item{ev: ev, raw: m.raw, channel: m.channel, system: m.system, root: m.root}
+		it := &item{ev: ev, raw: m.raw, channel: m.channel, system: m.system}
 		out = append(out, it)
-		if it.root == "" || f.Summaries == nil {
-			continue
+		if m.root != "" {
+			touch(m.root, it)
 		}
-		sum, err := f.Summaries.ThreadSummary(ctx, community, it.root)
+		if eventcheck.Deletion(ev.Kind) {
+			for _, id := range eTags(ev) {
+				if root, ok := metas.roots[id]; ok {
+					touch(root, it)
+				}
+			}
+		}
+	}
+	if f.Summaries == nil {
+		return out, nil
+	}
+	for _, root := range order {
+		it := roots[root]
+		sum, err := f.Summaries.ThreadSummary(ctx, community, root)
 		if err != nil {
-			f.Log.WarnContext(ctx, "fanout: thread summary", "root", it.root, "err", err)
+			f.Log.WarnContext(ctx, "fanout: thread summary", "root", root, "err", err)
 			continue
 		}
 		if sum == nil {
@@ -358,7 +410,7 @@ func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Ev
 		if err != nil {
 			return nil, fmt.Errorf("fanout: encode 39005: %w", err)
 		}
-		out = append(out, &item{ev: sum, raw: string(raw), channel: it.channel, system: it.system, reply: it})
+		out = append(out, &item{ev: sum, raw: string(raw), channel: it.channel, system: it.system, summary: true})
 	}
 	return out, nil
 }

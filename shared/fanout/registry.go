@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/nip29"
 	"github.com/buzzrelay/relay/shared/reject"
 	"github.com/buzzrelay/relay/shared/store"
 )
@@ -240,28 +241,66 @@ type eventMeta struct {
 	system             bool
 }
 
-// eventMeta loads the stored, not deleted events among ids.
-func (r *Registry) eventMeta(ctx context.Context, community string, ids []string) (map[string]eventMeta, error) {
-	rows, err := r.st.Pool.Query(ctx, `
+// metas is what delivery needs about one batch of committed events.
+type metas struct {
+	events map[string]eventMeta
+	// roots maps the replies among the batch's deletion targets to their
+	// thread roots.
+	roots map[string]string
+	// system are the system channels among the channels the batch's
+	// ephemeral events name.
+	system map[string]bool
+}
+
+// ephemeral builds the meta of an ephemeral event, which is never stored.
+func (m *metas) ephemeral(ev *nostr.Event, raw string) eventMeta {
+	ch, _ := nip29.ChannelTag(ev.Tags)
+	return eventMeta{raw: raw, channel: ch, system: m.system[ch]}
+}
+
+// eventMeta loads the stored, not deleted events among ids, the thread
+// roots of the replies among targets, and which of channels are system
+// channels, in one round trip.
+func (r *Registry) eventMeta(ctx context.Context, community string, ids, targets, channels []string) (*metas, error) {
+	out := &metas{events: make(map[string]eventMeta, len(ids)), roots: map[string]string{}, system: map[string]bool{}}
+	b := &pgx.Batch{}
+	b.Queue(`
 SELECT e.id, e.raw, COALESCE(e.channel_id, ''), COALESCE(c.channel_type = 'system', false), COALESCE(t.root_id, '')
 FROM events e
 LEFT JOIN channels c ON c.community_id = e.community_id AND c.id = e.channel_id
 LEFT JOIN thread_metadata t ON t.community_id = e.community_id AND t.event_id = e.id
-WHERE e.community_id = $1 AND e.id = ANY($2::text[]) AND e.deleted_at IS NULL`, community, ids)
-	if err != nil {
-		return nil, fmt.Errorf("fanout: load events: %w", err)
-	}
-	defer rows.Close()
-	out := make(map[string]eventMeta, len(ids))
-	for rows.Next() {
+WHERE e.community_id = $1 AND e.id = ANY($2::text[]) AND e.deleted_at IS NULL`, community, ids).Query(func(rows pgx.Rows) error {
 		var id string
 		var m eventMeta
-		if err := rows.Scan(&id, &m.raw, &m.channel, &m.system, &m.root); err != nil {
-			return nil, fmt.Errorf("fanout: load events: %w", err)
-		}
-		out[id] = m
+		_, err := pgx.ForEachRow(rows, []any{&id, &m.raw, &m.channel, &m.system, &m.root}, func() error {
+			out.events[id] = m
+			return nil
+		})
+		return err
+	})
+	if len(targets) > 0 {
+		b.Queue(`SELECT event_id, root_id FROM thread_metadata
+WHERE community_id = $1 AND event_id = ANY($2::text[]) AND root_id IS NOT NULL`, community, targets).Query(func(rows pgx.Rows) error {
+			var id, root string
+			_, err := pgx.ForEachRow(rows, []any{&id, &root}, func() error {
+				out.roots[id] = root
+				return nil
+			})
+			return err
+		})
 	}
-	if err := rows.Err(); err != nil {
+	if len(channels) > 0 {
+		b.Queue(`SELECT id FROM channels WHERE community_id = $1 AND id = ANY($2::text[]) AND channel_type = 'system'`,
+			community, channels).Query(func(rows pgx.Rows) error {
+			var id string
+			_, err := pgx.ForEachRow(rows, []any{&id}, func() error {
+				out.system[id] = true
+				return nil
+			})
+			return err
+		})
+	}
+	if err := r.st.Pool.SendBatch(ctx, b).Close(); err != nil {
 		return nil, fmt.Errorf("fanout: load events: %w", err)
 	}
 	return out, nil

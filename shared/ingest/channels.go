@@ -2,6 +2,8 @@ package ingest
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 
 	"github.com/nbd-wtf/go-nostr"
 
@@ -22,7 +24,7 @@ const (
 
 // channelID reads the h tag every moderation event needs.
 func (a *apply) channelID() (string, error) {
-	h, ok := nip29.Tag(a.ev.Tags, "h")
+	h, ok := nip29.ChannelTag(a.ev.Tags)
 	if !ok || h == "" {
 		return "", reject.Invalidf("kind %d needs an h tag naming the channel", a.ev.Kind)
 	}
@@ -138,15 +140,28 @@ func (a *apply) putUser(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	current, err := a.tx.Role(ctx, ch.ID, p.Pubkey)
+	if err != nil {
+		return err
+	}
+	// A 9000 without a role keeps an existing member's role: a re-add,
+	// which a member may also send for themselves. It changes nothing.
+	if p.Role == "" && current != "" {
+		if p.Pubkey != a.ev.PubKey {
+			if err := requireAdmin(role, "add users or change roles"); err != nil {
+				return err
+			}
+		}
+		return a.storeInChannel(ctx, ch.ID)
+	}
+	if p.Role == "" {
+		p.Role = nip29.Member
+	}
 	if err := requireAdmin(role, "add users or change roles"); err != nil {
 		return err
 	}
 	if nip29.RoleRank(p.Role) > nip29.RoleRank(role) {
 		return reject.Restrictedf("a channel %s cannot grant the %s role", role, p.Role)
-	}
-	current, err := a.tx.Role(ctx, ch.ID, p.Pubkey)
-	if err != nil {
-		return err
 	}
 	if current == p.Role {
 		return reject.Duplicatef("%s already has the %s role", short(p.Pubkey), p.Role)
@@ -278,6 +293,11 @@ func (a *apply) moderationDelete(ctx context.Context) error {
 	if len(targets) == 0 {
 		return reject.Invalidf("delete-event needs at least one e tag naming the event")
 	}
+	// Before any target is looked up: a non-member of a private channel
+	// learns nothing about its events.
+	if err := mayWrite(ch, role, ch.ID); err != nil {
+		return err
+	}
 	admin := nip29.RoleRank(role) >= nip29.RoleRank(nip29.Admin)
 	refs := make([]*store.EventRef, 0, len(targets))
 	for _, id := range targets {
@@ -293,6 +313,9 @@ func (a *apply) moderationDelete(ctx context.Context) error {
 		}
 		if ref.Pubkey != a.ev.PubKey && !admin {
 			return reject.Restrictedf("only the author or a channel owner or admin may delete event %s", id)
+		}
+		if err := undeletable(ref); err != nil {
+			return err
 		}
 		refs = append(refs, ref)
 	}
@@ -335,11 +358,24 @@ func (a *apply) finish(ctx context.Context, ch *nip29.Channel, notify int, targe
 }
 
 // notify publishes a 44100/44101 for target; never for system channels.
+// Its content is what Buzz clients parse:
+// {"type":"member_added"|"member_removed","channel_id":"<uuid>"}.
 func (a *apply) notify(ctx context.Context, ch *nip29.Channel, kind int, target string) error {
 	if ch.Type == "system" {
 		return nil
 	}
-	_, err := a.sign(ctx, kind, a.now, nostr.Tags{{"p", target}, {"h", ch.ID}},
+	typ := "member_added"
+	if kind == KindMemberRemove {
+		typ = "member_removed"
+	}
+	content, err := json.Marshal(struct {
+		Type      string `json:"type"`
+		ChannelID string `json:"channel_id"`
+	}{typ, ch.ID})
+	if err != nil {
+		return fmt.Errorf("ingest: encode kind %d content: %w", kind, err)
+	}
+	_, err = a.sign(ctx, kind, a.now, nostr.Tags{{"p", target}, {"h", ch.ID}}, string(content),
 		store.EventMeta{ChannelID: ch.ID, TopLevel: true})
 	return err
 }
@@ -369,7 +405,7 @@ func (a *apply) publishState(ctx context.Context, ch *nip29.Channel) error {
 		if ok && at <= prevAt {
 			at = prevAt + 1
 		}
-		ev, err := a.sign(ctx, k, at, tags, store.EventMeta{ChannelID: ch.ID, DTag: ch.ID, TopLevel: true})
+		ev, err := a.sign(ctx, k, at, tags, "", store.EventMeta{ChannelID: ch.ID, DTag: ch.ID, TopLevel: true})
 		if err != nil {
 			return err
 		}

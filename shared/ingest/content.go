@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/buzzrelay/relay/shared/eventcheck"
 	"github.com/buzzrelay/relay/shared/nip29"
 	"github.com/buzzrelay/relay/shared/reject"
 	"github.com/buzzrelay/relay/shared/store"
@@ -63,7 +64,7 @@ func needsChannel(kind int) bool {
 
 // message stores a channel message or a plain note, with its thread position.
 func (a *apply) message(ctx context.Context) error {
-	h, hasH := nip29.Tag(a.ev.Tags, "h")
+	h, hasH := nip29.ChannelTag(a.ev.Tags)
 	if !hasH || h == "" {
 		if needsChannel(a.ev.Kind) {
 			return reject.Invalidf("kind %d needs an h tag naming its channel", a.ev.Kind)
@@ -124,7 +125,7 @@ func (a *apply) target(ctx context.Context, id, what string) (*store.EventRef, e
 	if ref.ChannelID != "" && mayWrite(ch, role, ref.ChannelID) != nil {
 		return nil, notStored(what, id)
 	}
-	if h, ok := nip29.Tag(a.ev.Tags, "h"); ok && h != ref.ChannelID {
+	if h, ok := nip29.ChannelTag(a.ev.Tags); ok && h != ref.ChannelID {
 		return nil, reject.Invalidf("h tag %s is not the channel of the target event", h)
 	}
 	return ref, nil
@@ -198,10 +199,22 @@ func (a *apply) deletion(ctx context.Context) error {
 	if ref.Pubkey != a.ev.PubKey {
 		return reject.Restrictedf("only the author of %s may delete it", t[1])
 	}
+	if err := undeletable(ref); err != nil {
+		return err
+	}
 	if err := a.store(ctx, store.EventMeta{ChannelID: ref.ChannelID, TopLevel: true}); err != nil {
 		return err
 	}
 	return a.hide(ctx, ref)
+}
+
+// undeletable refuses a deletion of a deletion: NIP-09 gives it no effect,
+// and the first deletion stays readable.
+func undeletable(ref *store.EventRef) error {
+	if eventcheck.Deletion(ref.Kind) {
+		return reject.Invalidf("event %s is a deletion, and a deletion cannot be deleted", ref.ID)
+	}
+	return nil
 }
 
 func (a *apply) deleteAddress(ctx context.Context, addr string) error {
@@ -242,7 +255,7 @@ func (a *apply) replaceable(ctx context.Context) error {
 		d = v
 	}
 	meta := store.EventMeta{DTag: d, TopLevel: true, Search: searchable(a.ev.Kind)}
-	if h, ok := nip29.Tag(a.ev.Tags, "h"); ok && a.ev.Kind == 30023 {
+	if h, ok := nip29.ChannelTag(a.ev.Tags); ok && a.ev.Kind == 30023 {
 		if _, err := a.writable(ctx, h); err != nil {
 			return err
 		}
@@ -284,4 +297,26 @@ func isHex64(s string) bool {
 		}
 	}
 	return true
+}
+
+// ephemeral checks an ephemeral event (NIP-01 20000-29999) without storing
+// it: one with an h tag needs a channel its author may write to. Submit
+// hands it to live fan-out like a stored event.
+func (a *apply) ephemeral(ctx context.Context) error {
+	if h, ok := nip29.ChannelTag(a.ev.Tags); ok {
+		if _, err := a.writable(ctx, h); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// giftWrap stores a NIP-59 gift wrap outside any channel, never indexed for
+// search; reads give it only to its p recipient (query's access rule).
+func (a *apply) giftWrap(ctx context.Context) error {
+	p, ok := nip29.Tag(a.ev.Tags, "p")
+	if !ok || !isHex64(p) {
+		return reject.Invalidf("a gift wrap needs a p tag naming its recipient's 64-hex public key")
+	}
+	return a.store(ctx, store.EventMeta{TopLevel: true, Last: true})
 }

@@ -44,7 +44,8 @@ type Outcome struct {
 	// Message is "" on plain success, else NIP-01 prefixed.
 	Message string
 	// Committed lists the events this submission stored, the client's first,
-	// then relay-signed ones, for live fan-out. Empty unless Accepted and new.
+	// then relay-signed ones, for live fan-out; an ephemeral event is listed
+	// though never stored. Empty unless Accepted and new.
 	Committed []*nostr.Event
 	// Err is set on an internal failure (Message then says "error: ...").
 	Err error
@@ -61,7 +62,7 @@ func (s *Service) Submit(ctx context.Context, community, authed string, ev *nost
 	if err := eventcheck.Check(ev, now); err != nil {
 		return refused(err)
 	}
-	if ev.PubKey != authed {
+	if ev.PubKey != authed && !eventcheck.AnyAuthor(ev.Kind) {
 		return refused(reject.Restrictedf("event pubkey %s is not the authenticated key", short(ev.PubKey)))
 	}
 	var out []*nostr.Event
@@ -88,7 +89,7 @@ func (s *Service) Submit(ctx context.Context, community, authed string, ev *nost
 			return refused(r)
 		}
 		s.log.ErrorContext(ctx, "ingest failed", "event", ev.ID, "kind", ev.Kind, "community", community, "err", err)
-		return Outcome{Message: reject.Message(err), Err: err}
+		return Outcome{Message: store.Message(err), Err: err}
 	}
 	return Outcome{Accepted: true, Committed: out}
 }
@@ -126,6 +127,9 @@ func (a *apply) run(ctx context.Context) error {
 			return reject.Duplicatef("event %s is already stored", a.ev.ID)
 		}
 	}
+	if eventcheck.Ephemeral(a.ev.Kind) {
+		return a.ephemeral(ctx)
+	}
 	switch a.ev.Kind {
 	case 9007:
 		return a.createChannel(ctx)
@@ -151,6 +155,8 @@ func (a *apply) run(ctx context.Context) error {
 		return a.edit(ctx)
 	case 0, 3, 10009, 30023:
 		return a.replaceable(ctx)
+	case eventcheck.KindGiftWrap:
+		return a.giftWrap(ctx)
 	default:
 		return a.message(ctx)
 	}
@@ -168,9 +174,10 @@ func (a *apply) store(ctx context.Context, m store.EventMeta) error {
 	return nil
 }
 
-// sign signs and stores a relay event of kind with tags, remembered for fan-out.
-func (a *apply) sign(ctx context.Context, kind int, createdAt int64, tags nostr.Tags, m store.EventMeta) (*nostr.Event, error) {
-	ev := &nostr.Event{Kind: kind, CreatedAt: nostr.Timestamp(createdAt), Tags: tags, Content: ""}
+// sign signs and stores a relay event of kind with tags and content,
+// remembered for fan-out.
+func (a *apply) sign(ctx context.Context, kind int, createdAt int64, tags nostr.Tags, content string, m store.EventMeta) (*nostr.Event, error) {
+	ev := &nostr.Event{Kind: kind, CreatedAt: nostr.Timestamp(createdAt), Tags: tags, Content: content}
 	if err := a.s.signer.Sign(ctx, ev); err != nil {
 		return nil, fmt.Errorf("ingest: sign kind %d: %w", kind, err)
 	}

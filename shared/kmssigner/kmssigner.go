@@ -2,8 +2,10 @@
 //
 // KMS cannot make BIP-340 Schnorr signatures, so the 32-byte secret is
 // encrypted under a symmetric KMS key with the encryption context
-// {"community": <community>}, stored (SSM parameter or environment), and
-// decrypted once per cold start. The plaintext then lives only in memory, in
+// {"community": <community>}, stored (in the community row by the deploy-time
+// trigger, shared/provision, which hands it to the functions as
+// RELAY_KEY_CIPHERTEXT; an SSM parameter on older stacks), and decrypted once
+// per cold start. The plaintext then lives only in memory, in
 // the *signer.Key that does the signing.
 package kmssigner
 

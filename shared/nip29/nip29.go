@@ -53,7 +53,15 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// ValidChannelID accepts a lowercase hyphenated UUID, the form Buzz clients send.
+// ChannelTag returns the channel id of the first h tag, lowercased: channel
+// ids are UUIDs, compared case-insensitively and stored in lower case.
+func ChannelTag(tags nostr.Tags) (string, bool) {
+	v, ok := Tag(tags, "h")
+	return strings.ToLower(v), ok
+}
+
+// ValidChannelID accepts a lowercase hyphenated UUID (ChannelTag lowers the
+// form a client sent).
 func ValidChannelID(s string) bool {
 	if len(s) != 36 {
 		return false
@@ -93,7 +101,8 @@ func ValidLabel(l string) bool {
 // has no t tag at all (9002: leave labels as they are). A set of only
 // ["t",""] tags clears (present, empty). The whole event is rejected for an
 // invalid or reserved label, more than MaxLabels distinct labels, or ""
-// mixed with labels. Repeats are stored once, first occurrence first.
+// mixed with labels, and for a valueless ["t"] (neither a label nor the
+// clearing ["t",""]). Repeats are stored once, first occurrence first.
 func Labels(tags nostr.Tags) (labels []string, present bool, err error) {
 	clear := false
 	seen := map[string]bool{}
@@ -102,7 +111,10 @@ func Labels(tags nostr.Tags) (labels []string, present bool, err error) {
 			continue
 		}
 		present = true
-		if len(t) < 2 || t[1] == "" {
+		if len(t) < 2 {
+			return nil, true, reject.Invalidf(`a t tag needs a value: ["t", <label>], or ["t", ""] to clear`)
+		}
+		if t[1] == "" {
 			clear = true
 			continue
 		}
@@ -153,11 +165,11 @@ type Create struct {
 func ParseCreate(ev *nostr.Event) (*Create, error) {
 	c := &Create{}
 	var ok bool
-	if c.ID, ok = Tag(ev.Tags, "h"); !ok {
+	if c.ID, ok = ChannelTag(ev.Tags); !ok {
 		return nil, reject.Invalidf("channel create needs an h tag with the channel id")
 	}
 	if !ValidChannelID(c.ID) {
-		return nil, reject.Invalidf("channel id %q must be a lowercase UUID", c.ID)
+		return nil, reject.Invalidf("channel id %q must be a UUID", c.ID)
 	}
 	c.Name, _ = Tag(ev.Tags, "name")
 	if strings.TrimSpace(c.Name) == "" {
@@ -233,30 +245,43 @@ func ParseEdit(ev *nostr.Event) (*Edit, error) {
 	return e, nil
 }
 
-// PutUser is a parsed kind 9000: the target and the role to give (member
-// when the p tag names none).
+// PutUser is a parsed kind 9000: the target and the role to give. Role is
+// "" when the event names none: an existing member keeps their role and a
+// new user becomes a member.
 type PutUser struct {
 	Pubkey, Role string
 }
 
-// ParsePutUser reads the p tag of a 9000.
+// ParsePutUser reads the p tag of a 9000 and its role, given either as
+// NIP-29's third p element (["p", key, role]) or as a separate
+// ["role", role] tag, the form Buzz clients send. Both at once must agree.
 func ParsePutUser(ev *nostr.Event) (*PutUser, error) {
+	var p *PutUser
 	for _, t := range ev.Tags {
 		if len(t) >= 2 && t[0] == "p" {
 			if !nostr.IsValid32ByteHex(t[1]) {
 				return nil, reject.Invalidf("p tag %q is not a 64-hex public key", t[1])
 			}
-			role := Member
-			if len(t) >= 3 && t[2] != "" {
-				role = t[2]
-				if RoleRank(role) == 0 {
-					return nil, reject.Invalidf("role %q must be owner, admin or member", role)
-				}
+			p = &PutUser{Pubkey: t[1]}
+			if len(t) >= 3 {
+				p.Role = t[2]
 			}
-			return &PutUser{Pubkey: t[1], Role: role}, nil
+			break
 		}
 	}
-	return nil, reject.Invalidf("put-user needs a p tag naming the user")
+	if p == nil {
+		return nil, reject.Invalidf("put-user needs a p tag naming the user")
+	}
+	if r, ok := Tag(ev.Tags, "role"); ok && r != "" {
+		if p.Role != "" && p.Role != r {
+			return nil, reject.Invalidf("the p tag's role %q and the role tag %q disagree", p.Role, r)
+		}
+		p.Role = r
+	}
+	if p.Role != "" && RoleRank(p.Role) == 0 {
+		return nil, reject.Invalidf("role %q must be owner, admin or member", p.Role)
+	}
+	return p, nil
 }
 
 // Target reads the single p tag of a 9001.
@@ -358,12 +383,14 @@ func AdminsTags(ch *Channel, members []MemberRole) nostr.Tags {
 	return tags
 }
 
-// MembersTags builds a 39002's tags: d, identity, then ["p", key] per member.
+// MembersTags builds a 39002's tags: d, identity, then per member
+// ["p", key, <relay hint>, role], the form Buzz clients read the role from
+// (index 3); the relay hint is left empty.
 func MembersTags(ch *Channel, members []MemberRole) nostr.Tags {
 	tags := nostr.Tags{{"d", ch.ID}}
 	tags = append(tags, identity(ch)...)
 	for _, m := range members {
-		tags = append(tags, nostr.Tag{"p", m.Pubkey})
+		tags = append(tags, nostr.Tag{"p", m.Pubkey, "", m.Role})
 	}
 	return tags
 }

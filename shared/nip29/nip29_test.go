@@ -42,6 +42,7 @@ func TestLabels(t *testing.T) {
 		{"reserved workflow", tags([]string{"t", "workflow"}), nil, true, "invalid:"},
 		{"reserved system", tags([]string{"t", "system"}), nil, true, "invalid:"},
 		{"clear", tags([]string{"t", ""}), []string{}, true, ""},
+		{"valueless t", tags([]string{"t"}), nil, true, "invalid: a t tag needs a value"},
 		{"clear twice", tags([]string{"t", ""}, []string{"t", ""}), []string{}, true, ""},
 		{"clear mixed with label", tags([]string{"t", ""}, []string{"t", "a"}), nil, true, `invalid: ["t",""] clears`},
 		{"eight labels", tags([]string{"t", "1"}, []string{"t", "2"}, []string{"t", "3"}, []string{"t", "4"}, []string{"t", "5"}, []string{"t", "6"}, []string{"t", "7"}, []string{"t", "8"}), []string{"1", "2", "3", "4", "5", "6", "7", "8"}, true, ""},
@@ -82,7 +83,8 @@ func TestParseCreate(t *testing.T) {
 		{"system open on request", ev([]string{"h", id}, []string{"name", "n"}, []string{"channel_type", "system"}, []string{"visibility", "open"}), "system", "open", ""},
 		{"no h", ev([]string{"name", "n"}), "", "", "invalid: channel create needs an h tag"},
 		{"h not a uuid", ev([]string{"h", "general"}, []string{"name", "n"}), "", "", "invalid: channel id"},
-		{"uppercase uuid", ev([]string{"h", strings.ToUpper(id)}, []string{"name", "n"}), "", "", "invalid: channel id"},
+		{"uppercase uuid is stored lowercase", ev([]string{"h", strings.ToUpper(id)}, []string{"name", "n"}), "stream", "open", ""},
+		{"valueless t", ev([]string{"h", id}, []string{"name", "n"}, []string{"t"}), "", "", "invalid: a t tag needs a value"},
 		{"no name", ev([]string{"h", id}), "", "", "invalid: channel create needs a non-empty name"},
 		{"blank name", ev([]string{"h", id}, []string{"name", "  "}), "", "", "invalid: channel create needs a non-empty name"},
 		{"unknown type", ev([]string{"h", id}, []string{"name", "n"}, []string{"channel_type", "voice"}), "", "", "invalid: channel_type"},
@@ -101,7 +103,7 @@ func TestParseCreate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Type != c.typ || got.Visibility != c.vis {
+			if got.Type != c.typ || got.Visibility != c.vis || got.ID != id {
 				t.Fatalf("got %s/%s, want %s/%s", got.Type, got.Visibility, c.typ, c.vis)
 			}
 		})
@@ -144,7 +146,7 @@ func TestStateTagOrder(t *testing.T) {
 	if got := nip29.AdminsTags(ch, members); !reflect.DeepEqual(got[:5], want[:5]) || !reflect.DeepEqual(got[5:], tags([]string{"p", "a", "owner"})) {
 		t.Fatalf("39001 tags %v", got)
 	}
-	if got := nip29.MembersTags(ch, members); !reflect.DeepEqual(got[5:], tags([]string{"p", "a"}, []string{"p", "b"})) {
+	if got := nip29.MembersTags(ch, members); !reflect.DeepEqual(got[5:], tags([]string{"p", "a", "", "owner"}, []string{"p", "b", "", "member"})) {
 		t.Fatalf("39002 tags %v", got)
 	}
 }
@@ -166,4 +168,40 @@ func FuzzLabels(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestParsePutUser(t *testing.T) {
+	pk := strings.Repeat("ab", 32)
+	ev := func(ts ...[]string) *nostr.Event { return &nostr.Event{Kind: 9000, Tags: tags(ts...)} }
+	for _, c := range []struct {
+		name string
+		ev   *nostr.Event
+		role string
+		err  string
+	}{
+		{"no role keeps or defaults", ev([]string{"h", "c"}, []string{"p", pk}), "", ""},
+		{"NIP-29 p role", ev([]string{"p", pk, "admin"}), "admin", ""},
+		{"Buzz role tag", ev([]string{"p", pk}, []string{"role", "admin"}), "admin", ""},
+		{"role tag before p", ev([]string{"role", "owner"}, []string{"p", pk}), "owner", ""},
+		{"both agree", ev([]string{"p", pk, "member"}, []string{"role", "member"}), "member", ""},
+		{"both disagree", ev([]string{"p", pk, "member"}, []string{"role", "admin"}), "", "invalid: the p tag's role"},
+		{"empty role tag is none", ev([]string{"p", pk}, []string{"role", ""}), "", ""},
+		{"unknown role", ev([]string{"p", pk}, []string{"role", "moderator"}), "", "invalid: role \"moderator\""},
+		{"unknown p role", ev([]string{"p", pk, "king"}), "", "invalid: role \"king\""},
+		{"no p", ev([]string{"role", "admin"}), "", "invalid: put-user needs a p tag"},
+		{"bad key", ev([]string{"p", "xyz"}), "", "invalid: p tag"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := nip29.ParsePutUser(c.ev)
+			if c.err != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), c.err) {
+					t.Fatalf("err %v, want %q", err, c.err)
+				}
+				return
+			}
+			if err != nil || got.Pubkey != pk || got.Role != c.role {
+				t.Fatalf("got %+v, %v; want role %q", got, err, c.role)
+			}
+		})
+	}
 }

@@ -144,11 +144,27 @@ func NormalizeURL(s string) string {
 		host = host[:strings.LastIndex(host, ":")]
 	}
 	path := strings.TrimRight(u.EscapedPath(), "/")
-	out := scheme + "://" + host + path
+	out := scheme + "://" + Loopback(host) + path
 	if u.RawQuery != "" {
 		out += "?" + u.RawQuery
 	}
 	return out
+}
+
+// Loopback names a loopback host (localhost, 127.0.0.1, [::1], with its
+// port) by one spelling, so a client configured with localhost reaches a
+// relay serving 127.0.0.1: in local development they are one relay. Other
+// hosts are returned as they are; host is lowercase.
+func Loopback(host string) string {
+	name, port := host, ""
+	if i := strings.LastIndex(host, ":"); i >= 0 && !strings.HasSuffix(host, "]") {
+		name, port = host[:i], host[i:]
+	}
+	switch name {
+	case "localhost", "127.0.0.1", "[::1]":
+		return "localhost" + port
+	}
+	return host
 }
 
 func tag(ev *nostr.Event, name string) (string, bool) {

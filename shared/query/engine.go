@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -53,6 +54,9 @@ type plan interface {
 // newRequest validates filters before any database work, so every 400 is
 // decided up front.
 func newRequest(fs []*filter, plainDefault int64) (*request, error) {
+	if err := searchAlone(fs); err != nil {
+		return nil, err
+	}
 	req := &request{}
 	for i, f := range fs {
 		switch {
@@ -78,6 +82,25 @@ func newRequest(fs []*filter, plainDefault int64) (*request, error) {
 	}
 	return req, nil
 }
+
+// searchAlone refuses a request that mixes NIP-50 search filters with
+// others, as Buzz does: a search is a one-shot read of its own.
+func searchAlone(fs []*filter) error {
+	n := 0
+	for _, f := range fs {
+		if hasSearch(f) {
+			n++
+		}
+	}
+	if n > 0 && n < len(fs) {
+		return invalid("mixed search and non-search filters: send the search in a request of its own")
+	}
+	return nil
+}
+
+// IsSearch reports whether a WebSocket filter is a NIP-50 search (a
+// one-shot subscription: nothing live after EOSE).
+func IsSearch(f nostr.Filter) bool { return searches(f.Search) }
 
 func at(i int, err error) error {
 	return invalid("filter %d: %s", i, reasonOf(err))
@@ -112,13 +135,21 @@ func (e *Engine) Count(ctx context.Context, community, reader string, body []byt
 }
 
 // Req serves a WebSocket REQ: plain NIP-01 filters, default limit and clamp
-// 1000, the same access and system-channel rules.
+// 1000, the same access and system-channel rules. The events of all filters
+// come newest first, (created_at DESC, id ASC), each once.
 func (e *Engine) Req(ctx context.Context, community, reader string, filters []nostr.Filter) ([]json.RawMessage, error) {
 	req, err := nostrRequest(filters)
 	if err != nil {
 		return nil, err
 	}
-	return e.serve(ctx, community, reader, req)
+	evs, err := e.serve(ctx, community, reader, req)
+	if err != nil {
+		return nil, err
+	}
+	if len(req.others) > 1 {
+		newestFirst(evs)
+	}
+	return evs, nil
 }
 
 // CountFilters serves a WebSocket COUNT.
@@ -134,12 +165,19 @@ func nostrRequest(filters []nostr.Filter) (*request, error) {
 	if len(filters) > maxFilters {
 		return nil, invalid("%d filters, the limit is %d", len(filters), maxFilters)
 	}
-	req := &request{}
+	fs := make([]*filter, len(filters))
 	for i, nf := range filters {
 		f, err := fromNostr(nf)
 		if err != nil {
 			return nil, at(i, err)
 		}
+		fs[i] = f
+	}
+	if err := searchAlone(fs); err != nil {
+		return nil, err
+	}
+	req := &request{}
+	for i, f := range fs {
 		p, err := newPlainPlan(f, plainMaxLimit)
 		if err != nil {
 			return nil, at(i, err)
@@ -274,6 +312,30 @@ func (o *output) add(id, raw string) {
 		return // refused at the end; stop holding more
 	}
 	o.events = append(o.events, json.RawMessage(raw))
+}
+
+// newestFirst orders events by (created_at DESC, id ASC). Each filter's
+// events already come in that order; this merges several filters'.
+func newestFirst(events []json.RawMessage) {
+	type key struct {
+		CreatedAt int64  `json:"created_at"`
+		ID        string `json:"id"`
+	}
+	keys := make([]key, len(events))
+	idx := make([]int, len(events))
+	for i, raw := range events {
+		_ = json.Unmarshal(raw, &keys[i])
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
+		x, y := keys[idx[a]], keys[idx[b]]
+		return x.CreatedAt > y.CreatedAt || (x.CreatedAt == y.CreatedAt && x.ID < y.ID)
+	})
+	sorted := make([]json.RawMessage, len(events))
+	for i, j := range idx {
+		sorted[i] = events[j]
+	}
+	copy(events, sorted)
 }
 
 // addEvent appends a relay-signed overlay.

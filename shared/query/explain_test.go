@@ -46,6 +46,9 @@ ORDER BY created_at DESC, id OFFSET 20000 LIMIT 1`, ch).Scan(&cursorAt, &cursorI
 	requests := []string{
 		windowBody(ch, `,"limit":50,"include_aux":true,"include_summaries":true`),
 		windowBody(ch, fmt.Sprintf(`,"limit":50,"include_aux":true,"include_summaries":true,"until":%d,"before_id":%q`, cursorAt, cursorID)),
+		// The window applies tag filters and search before its limit.
+		windowBody(ch, `,"limit":50,"#t":["release"]`),
+		windowBody(ch, `,"limit":50,"search":"deploy"`),
 		fmt.Sprintf(`[{"#e":[%q],"depth_limit":64,"include_aux":true}]`, threadRoot),
 		fmt.Sprintf(`[{"kinds":[39000],"#P":[%q]}]`, agent.pk),
 		`[{"kinds":[39000],"#t":["agent-config"]}]`,

@@ -61,6 +61,26 @@ type filter struct {
 	ThreadCursorID   string
 }
 
+// without returns a copy of f without the tag filter name.
+func (f *filter) without(name string) *filter {
+	c := *f
+	c.Tags = make(map[string][]string, len(f.Tags))
+	for k, v := range f.Tags {
+		if k != name {
+			c.Tags[k] = v
+		}
+	}
+	return &c
+}
+
+// channelTags lowercases the #h values of tags in place: channel ids are
+// UUIDs, compared case-insensitively and stored in lower case.
+func channelTags(tags map[string][]string) {
+	for i, v := range tags["h"] {
+		tags["h"][i] = strings.ToLower(v)
+	}
+}
+
 // tagNames returns the filter's tag names in a fixed order, so the SQL text
 // (and its plan cache entry) does not depend on map order.
 func (f *filter) tagNames() []string {
@@ -197,6 +217,7 @@ func parseFilter(raw json.RawMessage) (*filter, error) {
 			return nil, err
 		}
 	}
+	channelTags(f.Tags)
 	return f, validate(f)
 }
 
@@ -397,6 +418,7 @@ func fromNostr(nf nostr.Filter) (*filter, error) {
 		}
 		f.Tags[name] = vals
 	}
+	channelTags(f.Tags)
 	if nf.Since != nil {
 		s := int64(*nf.Since)
 		f.Since = &s

@@ -78,14 +78,28 @@ func (p *plainPlan) where(b *sqlb) (string, bool) {
 			conds = append(conds, "e.created_at <= "+b.arg(*f.Until))
 		}
 	}
+	more, ok := tagAndSearch(b, f, kinds)
+	if !ok {
+		return "", false
+	}
+	conds = append(conds, more...)
+	conds = append(conds, accessClause(b, namedChannels(f)))
+	return and(conds), true
+}
+
+// tagAndSearch returns the conditions of f's tag filters and NIP-50 search
+// on events e (kinds is the placeholder of f's kinds, "" when it has none);
+// false when a tag filter has no values. #h matches through the stored
+// channel, so reactions, edits and deletions (no h tag) match their
+// target's channel. The plain and window paths share it.
+func tagAndSearch(b *sqlb, f *filter, kinds string) ([]string, bool) {
+	var conds []string
 	for _, name := range f.tagNames() {
 		vals := f.Tags[name]
 		if len(vals) == 0 {
-			return "", false
+			return nil, false
 		}
 		if name == "h" {
-			// #h matches through the stored channel, so reactions, edits and
-			// deletions (no h tag) match their target's channel.
 			conds = append(conds, "e.channel_id = ANY("+b.arg(vals)+"::text[])")
 			continue
 		}
@@ -96,13 +110,18 @@ func (p *plainPlan) where(b *sqlb) (string, bool) {
 		}
 		conds = append(conds, "e.id IN ("+sub+")")
 	}
-	if f.Search != nil && strings.TrimSpace(*f.Search) != "" {
+	if hasSearch(f) {
 		conds = append(conds, "e.search IS NOT NULL",
 			"e.search @@ plainto_tsquery('simple', "+b.arg(*f.Search)+")")
 	}
-	conds = append(conds, accessClause(b, namedChannels(f)))
-	return and(conds), true
+	return conds, true
 }
+
+// hasSearch reports whether f is a NIP-50 search filter.
+func hasSearch(f *filter) bool { return f.Search != nil && searches(*f.Search) }
+
+// searches reports whether a NIP-50 search string asks for anything.
+func searches(s string) bool { return strings.TrimSpace(s) != "" }
 
 func (p *plainPlan) serve(ctx context.Context, r *reader, out *output) error {
 	if p.limit == 0 {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/nbd-wtf/go-nostr"
@@ -105,9 +106,13 @@ func TestSearchReqCount(t *testing.T) {
 	if len(got) != 1 || got[0].ID != a.ID {
 		t.Fatalf("search: %v", ids(got))
 	}
-	raws, err := e.q.Req(e.ctx, "default", alice.pk, []nostr.Filter{{Search: "deploy"}, {Kinds: []int{9}, Limit: 1}})
+	raws, err := e.q.Req(e.ctx, "default", alice.pk, []nostr.Filter{{Search: "deploy"}, {Search: "lunch"}})
 	if err != nil || len(raws) != 2 {
 		t.Fatalf("REQ: %d, %v", len(raws), err)
+	}
+	// A search is a request of its own (as Buzz serves it).
+	if _, err := e.q.Req(e.ctx, "default", alice.pk, []nostr.Filter{{Search: "deploy"}, {Kinds: []int{9}, Limit: 1}}); err == nil || !strings.HasPrefix(err.Error(), "invalid:") {
+		t.Fatalf("REQ mixing search and non-search filters: %v, want invalid:", err)
 	}
 	n, err := e.q.CountFilters(e.ctx, "default", alice.pk, []nostr.Filter{{Kinds: []int{9}}})
 	if err != nil || n != 2 {
@@ -224,8 +229,16 @@ func TestThreadPanel(t *testing.T) {
 	if s.ReplyCount != 9 || s.DescendantCount != 10 || len(s.Participants) != 2 || s.Participants[0] != bob.pk {
 		t.Fatalf("summary %+v", s)
 	}
-	if none, err := e.q.ThreadSummary(e.ctx, "default", nested.ID); none != nil || err != nil {
-		t.Fatal("ThreadSummary of a root without replies must be nil, nil")
+	// A root without replies (its last reply deleted) has a summary of 0.
+	zero, err := e.q.ThreadSummary(e.ctx, "default", nested.ID)
+	if err != nil || zero == nil {
+		t.Fatalf("ThreadSummary of a root without replies: %v, %v", zero, err)
+	}
+	if _ = json.Unmarshal([]byte(zero.Content), &s); s.ReplyCount != 0 || s.DescendantCount != 0 {
+		t.Fatalf("summary of a root without replies %+v", s)
+	}
+	if none, err := e.q.ThreadSummary(e.ctx, "default", strings.Repeat("ab", 32)); none != nil || err != nil {
+		t.Fatal("ThreadSummary of an unknown root must be nil, nil")
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/buzzrelay/relay/shared/eventcheck"
 	"github.com/buzzrelay/relay/shared/reject"
 )
 
@@ -63,14 +64,24 @@ func readableChannels(b *sqlb, named string) string {
         AND m.pubkey = ` + b.readerArg() + ` AND m.removed_at IS NULL))`
 }
 
+// recipientOnly is eventcheck.RecipientOnly as an SQL list.
+var recipientOnly = func() string {
+	s := make([]string, len(eventcheck.RecipientOnly))
+	for i, k := range eventcheck.RecipientOnly {
+		s[i] = strconv.Itoa(k)
+	}
+	return "(" + strings.Join(s, ", ") + ")"
+}()
+
 // accessClause limits events e to what reader may read: events outside any
-// channel, events of readable channels, and 44100/44101 only for their p.
+// channel, events of readable channels, and the recipient-only kinds only
+// for their p.
 func accessClause(b *sqlb, named []string) string {
 	n := b.arg(nonNil(named))
-	return `((e.kind NOT IN (44100, 44101) AND (e.channel_id IS NULL OR e.channel_id IN (` + readableChannels(b, n) + `)))
-  OR (e.kind IN (44100, 44101) AND e.id IN (
+	return `((e.kind NOT IN ` + recipientOnly + ` AND (e.channel_id IS NULL OR e.channel_id IN (` + readableChannels(b, n) + `)))
+  OR (e.kind IN ` + recipientOnly + ` AND e.id IN (
     SELECT p.event_id FROM event_tags p WHERE p.community_id = ` + pCommunity + `
-      AND p.name = 'p' AND p.value = ` + b.readerArg() + ` AND p.kind IN (44100, 44101))))`
+      AND p.name = 'p' AND p.value = ` + b.readerArg() + ` AND p.kind IN ` + recipientOnly + `)))`
 }
 
 // channelReadable is true when reader may read the channel bound at ch; a

@@ -25,11 +25,11 @@ type summaryJSON struct {
 	Participants    []string `json:"participants"`
 }
 
-// summarySQL reads the thread counters of the roots in $2 that have replies,
-// with their participants: up to 10 distinct authors from the newest 1000
+// threadSQL reads the thread counters of the roots in $2 with their
+// participants: up to 10 distinct authors from the newest 1000
 // replies (deleted ones included), most recent first. The newest replies come
 // off thread_metadata_root backwards.
-const summarySQL = `
+const threadSQL = `
 SELECT m.event_id, m.channel_id, m.reply_count, m.descendant_count, m.last_reply_at,
   ARRAY(
     SELECT a.pubkey FROM (
@@ -48,7 +48,11 @@ SELECT m.event_id, m.channel_id, m.reply_count, m.descendant_count, m.last_reply
     ORDER BY a.last DESC, a.pubkey
   ) AS participants
 FROM thread_metadata m
-WHERE m.community_id = $1 AND m.event_id = ANY($2::text[])
+WHERE m.community_id = $1 AND m.event_id = ANY($2::text[])`
+
+// summarySQL is threadSQL for the roots that have replies (the window's
+// summaries).
+const summarySQL = threadSQL + `
   AND (m.reply_count > 0 OR m.descendant_count > 0)`
 
 func scanSummaries(rows pgx.Rows) (map[string]*summary, error) {
@@ -105,11 +109,12 @@ func (e *Engine) summaryEvent(ctx context.Context, channel string, s *summary) (
 	return ev, nil
 }
 
-// ThreadSummary returns a fresh relay-signed 39005 for rootID, or nil when
-// the root has no replies (or is unknown). Live fan-out calls it after a
-// reply; it does no access check (fan-out checks each subscriber).
+// ThreadSummary returns a fresh relay-signed 39005 for rootID (reply_count
+// 0 once its last reply is deleted), or nil when the root is unknown. Live
+// fan-out calls it after a reply or a reply's deletion; it does no access
+// check (fan-out checks each subscriber).
 func (e *Engine) ThreadSummary(ctx context.Context, community, rootID string) (*nostr.Event, error) {
-	rows, err := e.st.Pool.Query(ctx, summarySQL, community, []string{rootID})
+	rows, err := e.st.Pool.Query(ctx, threadSQL, community, []string{rootID})
 	if err != nil {
 		return nil, fmt.Errorf("query: thread summary: %w", err)
 	}

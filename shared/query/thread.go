@@ -149,7 +149,8 @@ func (t *threadPlan) serve(ctx context.Context, r *reader, out *output) error {
 		return fmt.Errorf("query: thread replies: %w", err)
 	}
 	if t.f.IncludeAux {
-		return r.auxClosure(ctx, ids, []string{channel}, out)
+		// The root is a target too: its reactions, edits and deletions.
+		return r.auxClosure(ctx, append(ids, t.root), []string{channel}, out)
 	}
 	return nil
 }

@@ -44,8 +44,15 @@ func newWindowPlan(f *filter) (*windowPlan, error) {
 	return w, nil
 }
 
+// topLevel is the spec's top-level predicate on events e: no thread
+// metadata (depth IS NULL), depth 0, or a broadcast depth-1 reply.
+const topLevel = `NOT EXISTS (SELECT 1 FROM thread_metadata tm
+    WHERE tm.community_id = e.community_id AND tm.event_id = e.id
+      AND tm.depth > 0 AND NOT (tm.depth = 1 AND tm.broadcast))`
+
 // where is the window's row predicate on events e: the channel, top-level,
-// not deleted, the kinds and the cursor, before any limit.
+// not deleted, every constraint of the filter and the cursor, before any
+// limit.
 func (w *windowPlan) where(b *sqlb) (string, bool) {
 	f := w.f
 	if (f.Kinds != nil && len(f.Kinds) == 0) || (f.Authors != nil && len(f.Authors) == 0) || (f.IDs != nil && len(f.IDs) == 0) {
@@ -54,12 +61,14 @@ func (w *windowPlan) where(b *sqlb) (string, bool) {
 	conds := []string{
 		"e.community_id = " + pCommunity,
 		"e.channel_id = " + b.arg(w.channel),
-		"e.top_level",
+		topLevel,
 		"e.deleted_at IS NULL",
 		notRowKinds,
 	}
+	var kinds string
 	if f.Kinds != nil {
-		conds = append(conds, "e.kind = ANY("+b.arg(f.Kinds)+"::integer[])")
+		kinds = b.arg(f.Kinds)
+		conds = append(conds, "e.kind = ANY("+kinds+"::integer[])")
 	}
 	if f.Authors != nil {
 		conds = append(conds, "e.pubkey = ANY("+b.arg(f.Authors)+"::text[])")
@@ -70,6 +79,13 @@ func (w *windowPlan) where(b *sqlb) (string, bool) {
 	if f.Since != nil {
 		conds = append(conds, "e.created_at >= "+b.arg(*f.Since))
 	}
+	// Every other constraint of the filter (tags, search) applies before
+	// the limit too; #h is the window's one channel, matched above.
+	more, ok := tagAndSearch(b, f.without("h"), kinds)
+	if !ok {
+		return "", false
+	}
+	conds = append(conds, more...)
 	if w.hasCursor {
 		conds = append(conds, keyset(b, w.until, w.beforeID))
 	}

@@ -60,3 +60,11 @@ func Message(err error) string {
 	}
 	return "error: internal error, try again"
 }
+
+// Resuming is the answer to a request that failed because the database is
+// unreachable or resuming from a pause (store.Unavailable): the client
+// should send it again in a few seconds.
+const Resuming = "error: the database is resuming, retry in a few seconds"
+
+// RetryAfterSeconds is the Retry-After an HTTP client gets with Resuming.
+const RetryAfterSeconds = 5

@@ -25,7 +25,19 @@ type Options struct {
 	// SimpleProtocol uses QueryExecModeExec: no server-side prepared
 	// statements, safe behind PgBouncer/RDS Proxy in transaction mode.
 	SimpleProtocol bool
+	// ConnectTimeout bounds each connection attempt (0: the DSN's
+	// connect_timeout, else none).
+	ConnectTimeout time.Duration
+	// IdleTimeout closes a connection unused this long (default 30 s). The
+	// pool keeps no minimum, so an idle pool drops to zero connections.
+	IdleTimeout time.Duration
+	// BeforeConnect, when not nil, adjusts each new connection's settings
+	// (the IAM auth token as password).
+	BeforeConnect func(context.Context, *pgx.ConnConfig) error
 }
+
+// DefaultIdleTimeout is Options.IdleTimeout when unset.
+const DefaultIdleTimeout = 30 * time.Second
 
 // Open builds a pool; it connects lazily, so a cold start does not wait for
 // an idle Aurora to resume.
@@ -38,7 +50,22 @@ func Open(ctx context.Context, dsn string, o Options) (*Store, error) {
 		cfg.MaxConns = o.MaxConns
 	}
 	cfg.MinConns = 0
-	cfg.MaxConnIdleTime = 5 * time.Minute
+	cfg.MaxConnIdleTime = o.IdleTimeout
+	if cfg.MaxConnIdleTime <= 0 {
+		cfg.MaxConnIdleTime = DefaultIdleTimeout
+	}
+	// The pool closes idle connections on its health check: run it often
+	// enough that none outlives the idle time by much.
+	cfg.HealthCheckPeriod = min(time.Minute, max(cfg.MaxConnIdleTime/2, 50*time.Millisecond))
+	if o.ConnectTimeout > 0 {
+		cfg.ConnConfig.ConnectTimeout = o.ConnectTimeout
+		// A connection thawed with its Lambda may lead nowhere: its
+		// liveness ping gets the same bound.
+		cfg.PingTimeout = o.ConnectTimeout
+	}
+	if o.BeforeConnect != nil {
+		cfg.BeforeConnect = o.BeforeConnect
+	}
 	if o.SimpleProtocol {
 		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
 	}

@@ -161,12 +161,16 @@ func parseReq(verb string, parts []json.RawMessage) (*Message, error) {
 }
 
 // clean drops what the read engine ignores (tag names that are not one
-// letter) and lowercases hex lists, so live matching sees the same filter.
+// letter) and lowercases hex lists and #h channel ids, so live matching
+// sees the same filter.
 func clean(f nostr.Filter) nostr.Filter {
 	for k := range f.Tags {
 		if len(k) != 1 || !isLetter(k[0]) {
 			delete(f.Tags, k)
 		}
+	}
+	for i, v := range f.Tags["h"] {
+		f.Tags["h"][i] = strings.ToLower(v)
 	}
 	if len(f.Tags) == 0 {
 		f.Tags = nil

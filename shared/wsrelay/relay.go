@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,9 +29,12 @@ import (
 
 	"github.com/buzzrelay/relay/shared/fanout"
 	"github.com/buzzrelay/relay/shared/ingest"
+	"github.com/buzzrelay/relay/shared/nip98"
+	"github.com/buzzrelay/relay/shared/query"
 	"github.com/buzzrelay/relay/shared/ratelimit"
 	"github.com/buzzrelay/relay/shared/reject"
 	"github.com/buzzrelay/relay/shared/relayinfo"
+	"github.com/buzzrelay/relay/shared/store"
 )
 
 // Request is one API Gateway WebSocket event as the relay needs it.
@@ -56,9 +60,6 @@ type Reader interface {
 // AuthWindow is how far a NIP-42 AUTH event's created_at may be from now.
 const AuthWindow = 60 * time.Second
 
-// DefaultReplyConcurrency bounds the stored events of one REQ in flight.
-const DefaultReplyConcurrency = 8
-
 // Relay serves the three WebSocket routes. Safe for concurrent use.
 type Relay struct {
 	Registry *fanout.Registry
@@ -67,9 +68,8 @@ type Relay struct {
 	Fanout   *fanout.Fanout // nil: committed events are not delivered live
 	Sender   fanout.Sender
 	// Community resolves the community served at a host.
-	Community        func(ctx context.Context, host string) (string, error)
-	Log              *slog.Logger
-	ReplyConcurrency int
+	Community func(ctx context.Context, host string) (string, error)
+	Log       *slog.Logger
 	// Limiter bounds each connection's messages and each key's events and
 	// reads; nil: no limits.
 	Limiter *ratelimit.Limiter
@@ -80,7 +80,7 @@ type Relay struct {
 func New(reg *fanout.Registry, ing *ingest.Service, rd Reader, fo *fanout.Fanout, s fanout.Sender,
 	community func(context.Context, string) (string, error), log *slog.Logger) *Relay {
 	return &Relay{Registry: reg, Ingest: ing, Reader: rd, Fanout: fo, Sender: s, Community: community,
-		Log: log, ReplyConcurrency: DefaultReplyConcurrency, now: time.Now}
+		Log: log, now: time.Now}
 }
 
 // WithClock returns a copy of r that reads time from now (tests).
@@ -90,11 +90,16 @@ func (r *Relay) WithClock(now func() time.Time) *Relay {
 	return &c
 }
 
-// Connect records a new connection ($connect). It sends nothing: the
-// socket is not open until it returns. An error refuses the connection.
+// Connect accepts a new connection ($connect). It sends nothing (the socket
+// is not open until it returns) and never touches the database: the
+// connection is registered by its first message (Message opens an unknown
+// connection), so a handshake never waits for a resuming database. An
+// error refuses the connection.
 func (r *Relay) Connect(ctx context.Context, req Request) error {
-	_, err := r.open(ctx, req)
-	return err
+	if req.ConnectionID == "" || req.Host == "" {
+		return errors.New("wsrelay: connect without connection id or host")
+	}
+	return nil
 }
 
 func (r *Relay) open(ctx context.Context, req Request) (*fanout.Connection, error) {
@@ -132,8 +137,7 @@ func (r *Relay) Message(ctx context.Context, req Request) {
 		conn, err = r.open(ctx, req)
 	}
 	if err != nil {
-		r.Log.ErrorContext(ctx, "wsrelay: load connection", "connection", req.ConnectionID, "err", err)
-		out.send(ctx, notice("error: the relay could not load this connection, try again"))
+		out.unanswered(ctx, req.Body, r.failure(ctx, "load connection", err))
 		return
 	}
 	if conn.Pubkey == "" && !conn.ChallengeSent {
@@ -145,12 +149,8 @@ func (r *Relay) Message(ctx context.Context, req Request) {
 			out.send(ctx, array("AUTH", conn.Challenge))
 		}
 	}
-	msg, err := Parse(req.Body)
-	if err != nil {
-		var pe *ParseError
-		if errors.As(err, &pe) {
-			out.parseError(ctx, pe)
-		}
+	msg := out.parse(ctx, req.Body)
+	if msg == nil {
 		return
 	}
 	if r.limited(ctx, out, conn, msg, len(req.Body)) {
@@ -209,8 +209,7 @@ func (r *Relay) auth(ctx context.Context, out *replier, conn *fanout.Connection,
 		return
 	}
 	if err := r.Registry.Authenticate(ctx, conn.ID, ev.PubKey); err != nil {
-		r.Log.ErrorContext(ctx, "wsrelay: authenticate", "connection", conn.ID, "err", err)
-		out.send(ctx, okMessage(ev.ID, false, "error: could not record the authentication, try again"))
+		out.send(ctx, okMessage(ev.ID, false, r.failure(ctx, "authenticate", err)))
 		return
 	}
 	out.send(ctx, okMessage(ev.ID, true, ""))
@@ -265,8 +264,15 @@ func (r *Relay) req(ctx context.Context, out *replier, conn *fanout.Connection, 
 		return
 	}
 	// Store the subscription before reading, so an event committed while
-	// the stored events are read is delivered live rather than lost.
-	err := r.Registry.Subscribe(ctx, conn.Community, conn.ID, msg.SubID, conn.Pubkey, msg.Filters, relayinfo.MaxSubscriptions)
+	// the stored events are read is delivered live rather than lost. A
+	// search is one-shot (NIP-50, as Buzz serves it): nothing live after
+	// EOSE, so it is not stored, and it ends a live one of the same id.
+	var err error
+	if slices.ContainsFunc(msg.Filters, query.IsSearch) {
+		err = r.Registry.Unsubscribe(ctx, conn.ID, msg.SubID)
+	} else {
+		err = r.Registry.Subscribe(ctx, conn.Community, conn.ID, msg.SubID, conn.Pubkey, msg.Filters, relayinfo.MaxSubscriptions)
+	}
 	if err != nil {
 		out.send(ctx, array("CLOSED", msg.SubID, r.failure(ctx, "subscribe", err)))
 		return
@@ -297,11 +303,15 @@ func (r *Relay) count(ctx context.Context, out *replier, conn *fanout.Connection
 	out.send(ctx, b)
 }
 
-// failure renders err for the client: a rejection as itself, anything else
-// logged and opaque.
+// failure renders err for the client: a rejection as itself, an
+// unavailable database as reject.Resuming, anything else logged and opaque.
 func (r *Relay) failure(ctx context.Context, op string, err error) string {
 	if rej, ok := reject.As(err); ok {
 		return rej.Error()
+	}
+	if store.Unavailable(err) {
+		r.Log.WarnContext(ctx, "wsrelay: "+op+": database unavailable", "err", err)
+		return reject.Resuming
 	}
 	r.Log.ErrorContext(ctx, "wsrelay: "+op, "err", err)
 	return "error: the relay could not complete the request, try again"
@@ -334,32 +344,20 @@ func (p *replier) send(ctx context.Context, msg []byte) {
 	}
 }
 
-// sendAll posts stored events of sub, ReplyConcurrency at a time (clients
-// order stored events themselves; EOSE follows all of them).
+// sendAll posts the stored events of sub one after another, in the order
+// the read engine gave them (newest first); EOSE follows the last.
 func (p *replier) sendAll(ctx context.Context, sub string, evs []json.RawMessage) {
-	n := p.r.ReplyConcurrency
-	if n <= 0 {
-		n = DefaultReplyConcurrency
-	}
-	sem := make(chan struct{}, n)
-	var wg sync.WaitGroup
-	var skipped atomic.Int64
+	skipped := 0
 	for _, raw := range evs {
 		m := fanout.EventMessage(sub, string(raw))
 		if len(m) > relayinfo.MaxMessageLength {
-			skipped.Add(1)
+			skipped++
 			continue
 		}
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			p.send(ctx, m)
-		}()
+		p.send(ctx, m)
 	}
-	wg.Wait()
-	if k := skipped.Load(); k > 0 {
-		p.send(ctx, notice(fmt.Sprintf("error: %d stored events of %s are larger than the %d-byte WebSocket message limit; read them with POST /query", k, sub, relayinfo.MaxMessageLength)))
+	if skipped > 0 {
+		p.send(ctx, notice(fmt.Sprintf("error: %d stored events of %s are larger than the %d-byte WebSocket message limit; read them with POST /query", skipped, sub, relayinfo.MaxMessageLength)))
 	}
 }
 
@@ -430,7 +428,7 @@ func NormalizeURL(s string) string {
 		(scheme == "ws" || scheme == "http") && strings.HasSuffix(host, ":80"):
 		host = host[:strings.LastIndex(host, ":")]
 	}
-	return scheme + "://" + host + strings.TrimRight(u.EscapedPath(), "/")
+	return scheme + "://" + nip98.Loopback(host) + strings.TrimRight(u.EscapedPath(), "/")
 }
 
 // hostOnly is host without a trailing dot, as communities are registered.

@@ -19,6 +19,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 )
 
 // Module and Version pin the emulator (the module has no tagged release; this
@@ -187,4 +190,26 @@ func Start(t testing.TB) string {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return "http://" + addr
+}
+
+// Isolate points the AWS SDK of the test process at local-kms at endpoint,
+// away from the machine's AWS files and instance metadata, with dummy
+// credentials and the seed key's region.
+func Isolate(t testing.TB, endpoint string) {
+	dir := t.TempDir()
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(dir, "config"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(dir, "credentials"))
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	t.Setenv("AWS_ACCESS_KEY_ID", "local")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "local")
+	t.Setenv("AWS_REGION", Region)
+	t.Setenv("AWS_ENDPOINT_URL_KMS", endpoint)
+}
+
+// Client is a KMS client for local-kms at endpoint, with dummy credentials.
+func Client(endpoint string) *kms.Client {
+	return kms.New(kms.Options{Region: Region, BaseEndpoint: aws.String(endpoint),
+		Credentials: aws.NewCredentialsCache(aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+			return aws.Credentials{AccessKeyID: "local", SecretAccessKey: "local"}, nil
+		}))})
 }

@@ -1,0 +1,274 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/nostrtest"
+	"github.com/buzzrelay/relay/shared/pgtest"
+	"github.com/buzzrelay/relay/shared/reject"
+)
+
+// Database states the proxy plays.
+const (
+	dbUp       int32 = iota // forwards to the real Postgres
+	dbRefuse                // accepts and closes at once (a stopped server)
+	dbHang                  // accepts and never answers (Aurora resuming)
+	dbStarting              // answers "the database system is starting up" (57P03)
+)
+
+var dbStates = map[int32]string{dbRefuse: "stopped", dbHang: "silent", dbStarting: "starting up"}
+
+// pgProxy sits between the relay and Postgres so a test can take the
+// database away and bring it back under a running relay.
+type pgProxy struct {
+	ln     net.Listener
+	target string
+	state  atomic.Int32
+	mu     sync.Mutex
+	conns  map[net.Conn]struct{}
+}
+
+func startProxy(t *testing.T, target string) *pgProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &pgProxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
+	t.Cleanup(func() { ln.Close(); p.set(dbRefuse) })
+	go p.serve()
+	return p
+}
+
+// set changes the state; leaving dbUp cuts every open connection.
+func (p *pgProxy) set(s int32) {
+	p.state.Store(s)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c := range p.conns {
+		c.Close()
+		delete(p.conns, c)
+	}
+}
+
+func (p *pgProxy) track(c net.Conn) {
+	p.mu.Lock()
+	p.conns[c] = struct{}{}
+	p.mu.Unlock()
+}
+
+func (p *pgProxy) serve() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		switch p.state.Load() {
+		case dbUp:
+			up, err := net.Dial("tcp", p.target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.track(c)
+			p.track(up)
+			go func() { _, _ = io.Copy(up, c); up.Close() }()
+			go func() { _, _ = io.Copy(c, up); c.Close() }()
+		case dbRefuse:
+			c.Close()
+		case dbHang:
+			p.track(c)
+		case dbStarting:
+			go func() {
+				defer c.Close()
+				be := pgproto3.NewBackend(c, c)
+				msg, err := be.ReceiveStartupMessage()
+				if _, ssl := msg.(*pgproto3.SSLRequest); err == nil && ssl {
+					_, _ = c.Write([]byte("N"))
+					_, err = be.ReceiveStartupMessage()
+				}
+				if err != nil {
+					return
+				}
+				be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: "57P03",
+					Message: "the database system is starting up"})
+				_ = be.Flush()
+			}()
+		}
+	}
+}
+
+const connectTimeout = time.Second
+
+// bound is how long an answer may take while the database is away: the
+// connect timeout plus scheduling slack on a busy machine.
+const bound = connectTimeout + 4*time.Second
+
+func resumingRelay(t *testing.T) (*Relay, *pgProxy) {
+	t.Helper()
+	dsn := pgtest.NewDatabase(t)
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := startProxy(t, u.Host)
+	u.Host = p.ln.Addr().String()
+	r := newRelayAt(t, u.String(), Options{Env: map[string]string{"DB_CONNECT_TIMEOUT": connectTimeout.String()}})
+	return r, p
+}
+
+func newRelayAt(t *testing.T, dsn string, o Options) *Relay {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	r, err := Start(ctx, dsn, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	return r
+}
+
+// While the database is away, HTTP answers 503 with Retry-After and the
+// resuming message, within the connect timeout; GET /healthz still answers
+// 200 and only the deep check reports the database.
+func TestHTTPWhileTheDatabaseResumes(t *testing.T) {
+	r, p := resumingRelay(t)
+	k := nostrtest.NewKey(t)
+	query := func() (*http.Response, []byte, time.Duration) {
+		body := []byte(`[{"kinds":[9],"limit":5}]`)
+		req, _ := http.NewRequest(http.MethodPost, r.HTTPURL+"/query", bytes.NewReader(body))
+		req.Header.Set("Authorization", k.Token(t, http.MethodPost, r.HTTPURL+"/query", body, time.Now()))
+		req.Header.Set("Content-Type", "application/json")
+		return do(t, req)
+	}
+	events := func() (*http.Response, []byte, time.Duration) {
+		ev := k.Event(t, 1, "while away")
+		body, _ := json.Marshal(ev)
+		req, _ := http.NewRequest(http.MethodPost, r.HTTPURL+"/events", bytes.NewReader(body))
+		req.Header.Set("Authorization", k.Token(t, http.MethodPost, r.HTTPURL+"/events", body, time.Now()))
+		req.Header.Set("Content-Type", "application/json")
+		return do(t, req)
+	}
+	get := func(path string) (*http.Response, []byte, time.Duration) {
+		req, _ := http.NewRequest(http.MethodGet, r.HTTPURL+path, nil)
+		return do(t, req)
+	}
+	if resp, body, _ := query(); resp.StatusCode != 200 {
+		t.Fatalf("database up: /query %d %s", resp.StatusCode, body)
+	}
+	for _, s := range []int32{dbRefuse, dbHang, dbStarting} {
+		p.set(s)
+		if resp, body, _ := get("/healthz"); resp.StatusCode != 200 {
+			t.Fatalf("%s: /healthz %d %s, want 200 without the database", dbStates[s], resp.StatusCode, body)
+		}
+		deep := func() (*http.Response, []byte, time.Duration) { return get("/healthz?deep=1") }
+		for _, call := range []func() (*http.Response, []byte, time.Duration){query, events, deep} {
+			resp, body, took := call()
+			var e struct{ Error string }
+			_ = json.Unmarshal(body, &e)
+			if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || e.Error != reject.Resuming {
+				t.Fatalf("%s: %s %d Retry-After %q body %s", dbStates[s], resp.Request.URL.Path, resp.StatusCode, resp.Header.Get("Retry-After"), body)
+			}
+			if took > bound {
+				t.Fatalf("%s: answered after %s, connect timeout %s", dbStates[s], took, connectTimeout)
+			}
+			t.Logf("database %s: %s answered 503 in %s", dbStates[s], resp.Request.URL, took.Round(time.Millisecond))
+		}
+	}
+	p.set(dbUp)
+	if resp, body, _ := query(); resp.StatusCode != 200 {
+		t.Fatalf("database back: /query %d %s", resp.StatusCode, body)
+	}
+	if resp, body, _ := get("/healthz?deep=1"); resp.StatusCode != 200 {
+		t.Fatalf("database back: deep health %d %s", resp.StatusCode, body)
+	}
+}
+
+func do(t *testing.T, req *http.Request) (*http.Response, []byte, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp, body, time.Since(start)
+}
+
+// $connect succeeds with the database away; EVENT gets OK false and REQ and
+// COUNT get CLOSED with the resuming message, within the connect timeout;
+// once the database is back, the same socket's next message registers the
+// connection (AUTH challenge) and everything works.
+func TestWebSocketWhileTheDatabaseResumes(t *testing.T) {
+	r, p := resumingRelay(t)
+	u := newUser()
+	for _, s := range []int32{dbRefuse, dbHang, dbStarting} {
+		p.set(s)
+		rc := dialRaw(t, r) // $connect with the database away
+		ev := u.event(t, 1, nil, "hello")
+		start := time.Now()
+		rc.sendJSON([]any{"EVENT", ev})
+		ok := rc.expect("OK")
+		if str(t, ok[1]) != ev.ID || string(ok[2]) != "false" || str(t, ok[3]) != reject.Resuming {
+			t.Fatalf("%s: EVENT answered %s", dbStates[s], joinRaw(ok))
+		}
+		took := []time.Duration{time.Since(start)}
+		for _, verb := range []string{"REQ", "COUNT"} {
+			start = time.Now()
+			rc.sendJSON([]any{verb, "s-" + verb, nostr.Filter{Kinds: []int{1}}})
+			closed := rc.expect("CLOSED")
+			if str(t, closed[1]) != "s-"+verb || str(t, closed[2]) != reject.Resuming {
+				t.Fatalf("%s: %s answered %s", dbStates[s], verb, joinRaw(closed))
+			}
+			took = append(took, time.Since(start))
+		}
+		for i, d := range took {
+			if d > bound {
+				t.Fatalf("%s: answer %d took %s, connect timeout %s", dbStates[s], i, d, connectTimeout)
+			}
+			took[i] = d.Round(time.Millisecond)
+		}
+		t.Logf("database %s: EVENT, REQ, COUNT answered in %v", dbStates[s], took)
+
+		p.set(dbUp)
+		rc.sendJSON([]any{"REQ", "after", nostr.Filter{Kinds: []int{1}}})
+		challenge := str(t, rc.expect("AUTH")[1])
+		if c := rc.expect("CLOSED"); str(t, c[1]) != "after" {
+			t.Fatalf("database back: REQ answered %s", joinRaw(c))
+		}
+		rc.auth(r, u, challenge)
+		ch := createChannelID()
+		create := u.event(t, 9007, nostr.Tags{{"h", ch}, {"name", "resumed"}, {"visibility", "open"}}, "")
+		rc.sendJSON([]any{"EVENT", create})
+		if ok := rc.expect("OK"); string(ok[2]) != "true" {
+			t.Fatalf("database back: EVENT answered %s", joinRaw(ok))
+		}
+
+		// An authenticated connection whose database goes away mid-session.
+		p.set(s)
+		msg := u.event(t, 9, nostr.Tags{{"h", ch}}, "while away")
+		rc.sendJSON([]any{"EVENT", msg})
+		if ok := rc.expect("OK"); string(ok[2]) != "false" || str(t, ok[3]) != reject.Resuming {
+			t.Fatalf("%s mid-session: EVENT answered %s", dbStates[s], joinRaw(ok))
+		}
+		p.set(dbUp)
+		rc.sendJSON([]any{"EVENT", msg})
+		if ok := rc.expect("OK"); string(ok[2]) != "true" {
+			t.Fatalf("database back mid-session: EVENT answered %s", joinRaw(ok))
+		}
+	}
+}

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/buzzrelay/relay/localdev/e2e"
+	"github.com/buzzrelay/relay/shared/pgtest"
+)
+
+func TestSmokePassesAgainstTheRelay(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	r, err := e2e.Start(ctx, pgtest.NewDatabase(t), e2e.Options{Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var out bytes.Buffer
+	if !Run(ctx, Config{URL: r.HTTPURL, Timeout: 10 * time.Second, Wait: 10 * time.Second}, &out) {
+		t.Fatalf("smoke failed:\n%s", out.String())
+	}
+	if !strings.HasSuffix(out.String(), "9/9 smoke checks pass\n") {
+		t.Fatalf("last line:\n%s", out.String())
+	}
+}
+
+func TestSmokeFailsAgainstNothing(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	var out bytes.Buffer
+	if Run(context.Background(), Config{URL: "http://" + addr, Timeout: time.Second}, &out) {
+		t.Fatal("smoke passed against a closed port")
+	}
+	if !strings.HasSuffix(out.String(), "0/9 smoke checks pass\n") || !strings.Contains(out.String(), "skipped: needs auth") {
+		t.Fatalf("output:\n%s", out.String())
+	}
+}
