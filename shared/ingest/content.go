@@ -190,14 +190,26 @@ func (a *apply) deletion(ctx context.Context) error {
 		return a.deleteAddress(ctx, t[1])
 	}
 	ref, ch, role, err := a.tx.Target(ctx, t[1], a.ev.PubKey)
-	if isNotFound(err) || (err == nil && ref.ChannelID != "" && mayWrite(ch, role, ref.ChannelID) != nil) {
+	if isNotFound(err) {
 		return notStored("deletion", t[1])
 	}
 	if err != nil {
 		return err
 	}
+	var access error
+	if ref.ChannelID != "" {
+		access = mayWrite(ch, role, ref.ChannelID)
+	}
 	if ref.Pubkey != a.ev.PubKey {
+		if access != nil { // someone else's event the sender may not see
+			return notStored("deletion", t[1])
+		}
 		return reject.Restrictedf("only the author of %s may delete it", t[1])
+	}
+	// The author knows the event; a member removed from its private
+	// channel may no longer delete there.
+	if access != nil {
+		return access
 	}
 	if err := undeletable(ref); err != nil {
 		return err
