@@ -60,8 +60,8 @@ func TestRateLimitsHoldAcrossInstances(t *testing.T) {
 	// Events: two on instance a over HTTP, two on b over WebSocket, then
 	// the fifth is refused on both.
 	for i := 0; i < 2; i++ {
-		if code, msg := a.post(t, spammer, spammer.event(t, 1, nil, "note "+strconv.Itoa(i))); code != 200 || msg != "" {
-			t.Fatalf("event %d: %d %q", i, code, msg)
+		if msg := a.submit(t, spammer, spammer.event(t, 1, nil, "note "+strconv.Itoa(i))); msg != "" {
+			t.Fatalf("event %d: %q", i, msg)
 		}
 	}
 	rb := dial(t, b)
@@ -75,7 +75,7 @@ func TestRateLimitsHoldAcrossInstances(t *testing.T) {
 	body, _ := json.Marshal(spammer.event(t, 1, nil, "six"))
 	url := a.HTTPURL + "/events"
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(string(body)))
-	req.Header.Set("Authorization", spammer.token(t, "POST", url, body))
+	req.Header.Set("Authorization", newBridge(t, a, spammer).token(url, body))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +93,7 @@ func TestRateLimitsHoldAcrossInstances(t *testing.T) {
 		t.Fatal(err)
 	}
 	eose(t, sub)
-	if code, out := a.call(t, spammer, "/query", "", []byte(`[{"kinds":[1]}]`)); code != http.StatusTooManyRequests || !strings.Contains(string(out), "rate-limited:") {
+	if code, out := a.send(t, spammer, "/query", `[{"kinds":[1]}]`); code != http.StatusTooManyRequests || !strings.Contains(string(out), "rate-limited:") {
 		t.Fatalf("fourth read: %d %s", code, out)
 	}
 
@@ -103,8 +103,8 @@ func TestRateLimitsHoldAcrossInstances(t *testing.T) {
 	createChannel(t, ro, owner, "open")
 	for _, u := range []user{owner, allowed} {
 		for i := 0; i < 6; i++ {
-			if code, msg := b.post(t, u, u.event(t, 1, nil, "exempt "+strconv.Itoa(i))); code != 200 || msg != "" {
-				t.Fatalf("exempt key, event %d: %d %q", i, code, msg)
+			if msg := b.submit(t, u, u.event(t, 1, nil, "exempt "+strconv.Itoa(i))); msg != "" {
+				t.Fatalf("exempt key, event %d: %q", i, msg)
 			}
 		}
 	}

@@ -6,10 +6,6 @@ package e2e
 
 import (
 	"bytes"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -19,29 +15,14 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 )
 
-// token is a NIP-98 header for method and url over body; a nonce tag keeps
-// two tokens of one second apart (a repeat would be a replay).
-func (u user) token(t *testing.T, method, url string, body []byte) string {
+// send posts body (JSON as text: some tests send what a map cannot hold)
+// to path as u, with a fresh NIP-98 token.
+func (r *Relay) send(t *testing.T, u user, path, body string) (int, []byte) {
 	t.Helper()
-	sum := sha256.Sum256(body)
-	var n [8]byte
-	_, _ = rand.Read(n[:])
-	ev := u.event(t, 27235, nostr.Tags{{"u", url}, {"method", method}, {"payload", hex.EncodeToString(sum[:])}, {"nonce", hex.EncodeToString(n[:])}}, "")
-	b, _ := json.Marshal(ev)
-	return "Nostr " + base64.StdEncoding.EncodeToString(b)
+	return newBridge(t, r, u).post(path, []byte(body))
 }
 
-// call POSTs body to path (with an optional query) as u and returns the
-// status and body.
-func (r *Relay) call(t *testing.T, u user, path, query string, body []byte) (int, []byte) {
-	t.Helper()
-	url := r.HTTPURL + path
-	if query != "" {
-		url += "?" + query
-	}
-	return r.callWith(t, url, u.token(t, "POST", url, body), body)
-}
-
+// callWith posts body to url with the Authorization value auth.
 func (r *Relay) callWith(t *testing.T, url, auth string, body []byte) (int, []byte) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
@@ -55,10 +36,11 @@ func (r *Relay) callWith(t *testing.T, url, auth string, body []byte) (int, []by
 	return resp.StatusCode, b
 }
 
-// query runs POST /query and returns the events; any status but 200 fails.
+// query runs POST /query with filters and returns the events; any status
+// but 200 fails.
 func (r *Relay) query(t *testing.T, u user, filters string) []nostr.Event {
 	t.Helper()
-	code, body := r.call(t, u, "/query", "", []byte(filters))
+	code, body := r.send(t, u, "/query", filters)
 	if code != http.StatusOK {
 		t.Fatalf("query %s: %d %s", filters, code, body)
 	}
@@ -71,7 +53,7 @@ func (r *Relay) query(t *testing.T, u user, filters string) []nostr.Event {
 
 func (r *Relay) count(t *testing.T, u user, filters string) int {
 	t.Helper()
-	code, body := r.call(t, u, "/count", "", []byte(filters))
+	code, body := r.send(t, u, "/count", filters)
 	if code != http.StatusOK {
 		t.Fatalf("count %s: %d %s", filters, code, body)
 	}
@@ -80,21 +62,10 @@ func (r *Relay) count(t *testing.T, u user, filters string) int {
 	return c.Count
 }
 
-// post submits ev over POST /events and returns status and message.
-func (r *Relay) post(t *testing.T, u user, ev any) (int, string) {
+// submit posts ev to /events as u and returns the refusal ("" = stored).
+func (r *Relay) submit(t *testing.T, u user, ev nostr.Event) string {
 	t.Helper()
-	body, _ := json.Marshal(ev)
-	code, out := r.call(t, u, "/events", "", body)
-	var res struct {
-		Accepted bool   `json:"accepted"`
-		Message  string `json:"message"`
-		Error    string `json:"error"`
-	}
-	_ = json.Unmarshal(out, &res)
-	if res.Error != "" {
-		return code, res.Error
-	}
-	return code, res.Message
+	return newBridge(t, r, u).submit(ev).Message
 }
 
 // twoUsers starts a relay with two users, each logged in on a connection.
@@ -108,15 +79,6 @@ func twoUsers(t *testing.T) (r *Relay, alice, bob user, ra, rb *nostr.Relay) {
 	return r, alice, bob, ra, rb
 }
 
-func has(evs []nostr.Event, id string) bool {
-	for _, ev := range evs {
-		if ev.ID == id {
-			return true
-		}
-	}
-	return false
-}
-
 // TestAddressDeletionStaysInChannel (item 1): a kind 5 deleting an
 // addressable event of a private channel by its a tag is stored in that
 // channel, so an outsider reads nothing of it on any path.
@@ -127,7 +89,7 @@ func TestAddressDeletionStaysInChannel(t *testing.T) {
 	del := publish(t, ra, alice, 5, nostr.Tags{{"a", "30023:" + alice.pk + ":secret-plan"}}, "")
 
 	for _, f := range []string{`[{"kinds":[5]}]`, `[{"authors":["` + alice.pk + `"]}]`, `[{"ids":["` + del.ID + `"]}]`} {
-		if evs := r.query(t, bob, f); has(evs, del.ID) {
+		if evs := r.query(t, bob, f); hasID(evs, del.ID) {
 			t.Fatalf("outsider read the deletion with %s", f)
 		}
 		if n := r.count(t, bob, f); n != 0 {
@@ -143,7 +105,7 @@ func TestAddressDeletionStaysInChannel(t *testing.T) {
 		t.Fatalf("outsider REQ got %s", ev.ID)
 	case <-sub.EndOfStoredEvents:
 	}
-	if evs := r.query(t, alice, `[{"kinds":[5],"#h":["`+ch+`"]}]`); !has(evs, del.ID) {
+	if evs := r.query(t, alice, `[{"kinds":[5],"#h":["`+ch+`"]}]`); !hasID(evs, del.ID) {
 		t.Fatal("the member does not read the deletion in its channel")
 	}
 }
@@ -166,11 +128,11 @@ func TestAuxClosureOnlyTargets(t *testing.T) {
 	}
 	window := r.query(t, alice, `[{"#h":["`+priv+`"],"top_level":true,"include_aux":true,"limit":5}]`)
 	thread := r.query(t, alice, `[{"#e":["`+secret.ID+`"],"depth_limit":3,"include_aux":true}]`)
-	if !has(window, ownReact.ID) {
+	if !hasID(window, ownReact.ID) {
 		t.Fatal("the window aux lost the member's own reaction")
 	}
 	for _, ev := range injected {
-		if has(window, ev.ID) || has(thread, ev.ID) {
+		if hasID(window, ev.ID) || hasID(thread, ev.ID) {
 			t.Fatalf("outsider's kind %d was injected into the private channel's aux", ev.Kind)
 		}
 	}
@@ -180,10 +142,7 @@ func TestAuxClosureOnlyTargets(t *testing.T) {
 // private channel or one of its events is refused exactly as the same write
 // aimed at a random id, and no refusal names the private channel.
 func TestWriteRefusalsAreNoOracle(t *testing.T) {
-	r := newRelay(t)
-	alice, bob := newUser(), newUser()
-	ra := dial(t, r)
-	login(t, ra, alice)
+	r, alice, bob, ra, _ := twoUsers(t)
 	priv := createChannel(t, ra, alice, "private")
 	secret := publish(t, ra, alice, 9, nostr.Tags{{"h", priv}}, "secret")
 	randomCh, randomEv := createChannelID(), strings.Repeat("ab", 32)
@@ -203,8 +162,8 @@ func TestWriteRefusalsAreNoOracle(t *testing.T) {
 		"edit channel": func(ch, _ string) nostr.Event { return bob.event(t, 9002, nostr.Tags{{"h", ch}, {"name", "x"}}, "") },
 	}
 	for name, mk := range cases {
-		_, real := r.post(t, bob, mk(priv, secret.ID))
-		_, fake := r.post(t, bob, mk(randomCh, randomEv))
+		real := r.submit(t, bob, mk(priv, secret.ID))
+		fake := r.submit(t, bob, mk(randomCh, randomEv))
 		norm := func(s, ch, ev string) string {
 			return strings.NewReplacer(ch, "<channel>", ev, "<event>").Replace(s)
 		}
@@ -234,14 +193,14 @@ func TestThreadPanelSystemChannelOnlyWhenNamed(t *testing.T) {
 	rep := publish(t, ra, alice, 9, nostr.Tags{{"h", sys}, {"e", root.ID, "", "root"}, {"e", root.ID, "", "reply"}}, "reply")
 
 	unnamed := `[{"#e":["` + root.ID + `"],"depth_limit":3}]`
-	if evs := r.query(t, alice, unnamed); has(evs, rep.ID) {
+	if evs := r.query(t, alice, unnamed); hasID(evs, rep.ID) {
 		t.Fatal("a thread panel without #h served a system channel's reply")
 	}
 	if n := r.count(t, alice, unnamed); n != 0 {
 		t.Fatalf("COUNT without #h = %d", n)
 	}
 	named := `[{"#e":["` + root.ID + `"],"#h":["` + sys + `"],"depth_limit":3}]`
-	if evs := r.query(t, alice, named); !has(evs, rep.ID) {
+	if evs := r.query(t, alice, named); !hasID(evs, rep.ID) {
 		t.Fatal("the thread panel naming the system channel lost its reply")
 	}
 }
@@ -249,10 +208,7 @@ func TestThreadPanelSystemChannelOnlyWhenNamed(t *testing.T) {
 // TestRelaySignedEventsAreNotDeletable (item 6): an owner's 9005 cannot
 // delete the relay-signed channel state or membership notices.
 func TestRelaySignedEventsAreNotDeletable(t *testing.T) {
-	r := newRelay(t)
-	alice, bob := newUser(), newUser()
-	ra := dial(t, r)
-	login(t, ra, alice)
+	r, alice, bob, ra, _ := twoUsers(t)
 	ch := createChannel(t, ra, alice, "open")
 	publish(t, ra, alice, 9000, nostr.Tags{{"h", ch}, {"p", bob.pk}}, "")
 	state := r.query(t, alice, `[{"kinds":[39000,39001,39002],"#h":["`+ch+`"]}]`)
@@ -261,7 +217,7 @@ func TestRelaySignedEventsAreNotDeletable(t *testing.T) {
 		t.Fatalf("want 39000, 39001, 39002 and 44100, got %d events", len(state))
 	}
 	for _, ev := range state {
-		if _, msg := r.post(t, alice, alice.event(t, 9005, nostr.Tags{{"h", ch}, {"e", ev.ID}}, "")); !strings.HasPrefix(msg, "restricted:") {
+		if msg := r.submit(t, alice, alice.event(t, 9005, nostr.Tags{{"h", ch}, {"e", ev.ID}}, "")); !strings.HasPrefix(msg, "restricted:") {
 			t.Errorf("9005 of relay-signed kind %d: %q", ev.Kind, msg)
 		}
 	}
@@ -287,15 +243,15 @@ func TestBadTextIsInvalid(t *testing.T) {
 		"NUL in a name":   alice.event(t, 9007, nostr.Tags{{"h", createChannelID()}, {"name", "n\u0000"}}, ""),
 	}
 	for name, ev := range events {
-		if code, msg := r.post(t, alice, ev); code != http.StatusOK || !strings.HasPrefix(msg, "invalid:") {
-			t.Errorf("HTTP %s: %d %q", name, code, msg)
+		if msg := r.submit(t, alice, ev); !strings.HasPrefix(msg, "invalid:") {
+			t.Errorf("HTTP %s: %q", name, msg)
 		}
 		if err := ra.Publish(ctxT(t), ev); err == nil || !strings.Contains(err.Error(), "invalid:") {
 			t.Errorf("WebSocket %s: %v", name, err)
 		}
 	}
 	for _, f := range []string{`[{"#t":["a\u0000"]}]`, `[{"search":"a\u0000"}]`} {
-		if code, body := r.call(t, alice, "/query", "", []byte(f)); code != http.StatusBadRequest || !bytes.Contains(body, []byte("invalid:")) {
+		if code, body := r.send(t, alice, "/query", f); code != http.StatusBadRequest || !bytes.Contains(body, []byte("invalid:")) {
 			t.Errorf("HTTP filter %s: %d %s", f, code, body)
 		}
 	}
@@ -316,7 +272,7 @@ func TestBadTextIsInvalid(t *testing.T) {
 	if ok := rc.expect("OK"); string(ok[2]) != "false" || !strings.HasPrefix(str(t, ok[3]), "invalid:") {
 		t.Errorf("EVENT with invalid UTF-8: %s", joinRaw(ok))
 	}
-	if code, body := r.call(t, alice, "/query", "", []byte(`[{"#t":["`+bad+`"]}]`)); code != http.StatusBadRequest || !bytes.Contains(body, []byte("invalid:")) {
+	if code, body := r.send(t, alice, "/query", `[{"#t":["`+bad+`"]}]`); code != http.StatusBadRequest || !bytes.Contains(body, []byte("invalid:")) {
 		t.Errorf("HTTP filter with invalid UTF-8: %d %s", code, body)
 	}
 }
@@ -328,7 +284,7 @@ func TestBadFiltersAreInvalid(t *testing.T) {
 	r := newRelay(t)
 	alice := newUser()
 	root := strings.Repeat("ab", 32)
-	if code, body := r.call(t, alice, "/query", "", []byte(`[{"#e":["`+root+`"],"depth_limit":9999999999}]`)); code != http.StatusOK {
+	if code, body := r.send(t, alice, "/query", `[{"#e":["`+root+`"],"depth_limit":9999999999}]`); code != http.StatusOK {
 		t.Errorf("depth_limit 9999999999: %d %s", code, body)
 	}
 	eleven := "[" + strings.Repeat(`{"kinds":[1]},`, 10) + `{"kinds":[1]}]`
@@ -342,12 +298,12 @@ func TestBadFiltersAreInvalid(t *testing.T) {
 	}
 	for name, f := range bad {
 		for _, path := range []string{"/query", "/count"} {
-			if code, body := r.call(t, alice, path, "", []byte(f)); code != http.StatusBadRequest || !bytes.HasPrefix(body, []byte(`{"error":"invalid:`)) {
+			if code, body := r.send(t, alice, path, f); code != http.StatusBadRequest || !bytes.HasPrefix(body, []byte(`{"error":"invalid:`)) {
 				t.Errorf("%s %s: %d %.200s", path, name, code, body)
 			}
 		}
 	}
-	if code, body := r.call(t, alice, "/query", "", []byte(`[{"search":"hello world"}]`)); code != http.StatusOK {
+	if code, body := r.send(t, alice, "/query", `[{"search":"hello world"}]`); code != http.StatusOK {
 		t.Errorf("plain search: %d %s", code, body)
 	}
 	rc := authedRaw(t, r, alice)
@@ -375,7 +331,7 @@ func TestNIP98URLIsExact(t *testing.T) {
 		"user info":              {base, strings.Replace(base, "http://", "http://eve@", 1), http.StatusUnauthorized},
 	}
 	for name, c := range cases {
-		if code, out := r.callWith(t, c.url, alice.token(t, "POST", c.signed, body), body); code != c.want {
+		if code, out := r.callWith(t, c.url, newBridge(t, r, alice).token(c.signed, body), body); code != c.want {
 			t.Errorf("%s: %d %s", name, code, out)
 		}
 	}
