@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 FUNCTIONS := ingest query ws-connect ws-message ws-disconnect migrate
 
-.PHONY: dev test test-core test-smoke test-infra smoke build synth deploy bench pg clean
+.PHONY: dev test test-core test-smoke test-infra smoke build synth deploy bench pg clean fuzz
 
 # Run the relay locally: private Postgres under .localdev/ (unless DATABASE_URL
 # is set), migrations, then HTTP + WebSocket on 127.0.0.1:8080 (BUZZ_ADDR).
@@ -11,8 +11,9 @@ dev:
 	@source localdev/pg.sh && $(GO) run ./localdev
 
 # Same Postgres bootstrap, then every test of the core, the smoke checks
-# against `make dev`, and the tests of the CDK app.
+# against `make dev`, and the tests of the CDK app; then the fuzz targets.
 test: test-core test-smoke test-infra
+	@$(MAKE) --no-print-directory fuzz
 
 test-core:
 	@source localdev/pg.sh && $(GO) vet ./... && $(GO) test -count=1 -timeout 20m ./...
@@ -30,6 +31,16 @@ smoke:
 # CI: start `make dev` on a free port, run `make smoke` against it, stop it.
 test-smoke:
 	@localdev/smoke-dev.sh
+
+# Fuzz every parser for FUZZTIME each (seed corpora under testdata/fuzz run
+# in every plain `go test` too); new failing inputs land in testdata/fuzz.
+FUZZTIME ?= 10s
+FUZZ_TARGETS := FuzzParse:./shared/wsrelay FuzzParse:./shared/query FuzzNostrFilter:./shared/query \
+  FuzzCheck:./shared/eventcheck FuzzParse:./shared/nip98
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+	  $(GO) test -run '^$$' -fuzz "^$${t%%:*}$$" -fuzztime $(FUZZTIME) "$${t#*:}" || exit 1; \
+	done
 
 # Start (or reuse) the local Postgres and print its DATABASE_URL.
 pg:

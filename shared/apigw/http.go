@@ -69,12 +69,13 @@ func HTTPRequest(ev events.APIGatewayV2HTTPRequest, o Origin) (bridge.Request, e
 		path = ev.RequestContext.HTTP.Path
 	}
 	return bridge.Request{
-		Method:  ev.RequestContext.HTTP.Method,
-		Scheme:  scheme,
-		Host:    host,
-		Path:    path,
-		Query:   ev.QueryStringParameters,
-		Headers: headers,
-		Body:    body,
+		Method:   ev.RequestContext.HTTP.Method,
+		Scheme:   scheme,
+		Host:     host,
+		Path:     path,
+		Query:    ev.QueryStringParameters,
+		RawQuery: ev.RawQueryString,
+		Headers:  headers,
+		Body:     body,
 	}, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/buzzrelay/relay/shared/config"
 	"github.com/buzzrelay/relay/shared/ingest"
+	"github.com/buzzrelay/relay/shared/ratelimit"
 	"github.com/buzzrelay/relay/shared/signer"
 	"github.com/buzzrelay/relay/shared/store"
 )
@@ -24,6 +25,8 @@ type App struct {
 	Store  *store.Store
 	Signer signer.Signer
 	Ingest *ingest.Service
+	// Limiter is the per-key and per-connection rate limiter (RATE_*).
+	Limiter *ratelimit.Limiter
 }
 
 // Logger returns the JSON logger every entry point uses (LOG_LEVEL: debug,
@@ -77,7 +80,12 @@ func open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, erro
 	if err != nil {
 		return nil, fmt.Errorf("database: %w", err)
 	}
-	return &App{Config: cfg, Log: log, Store: st}, nil
+	limits, err := ratelimit.FromEnv(cfg.Getenv)
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("rate limits: %w", err)
+	}
+	return &App{Config: cfg, Log: log, Store: st, Limiter: ratelimit.New(st, limits)}, nil
 }
 
 // Fatal logs err and exits; for main functions only.

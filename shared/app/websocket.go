@@ -82,7 +82,9 @@ func (a *App) wsRelay(fo *fanout.Fanout, s fanout.Sender) *wsrelay.Relay {
 	if fo != nil {
 		reg = fo.Registry
 	}
-	return wsrelay.New(reg, a.Ingest, a.reader(), fo, s, a.Store.Communities(a.Config.DefaultCommunity).Resolve, a.Log)
+	r := wsrelay.New(reg, a.Ingest, a.reader(), fo, s, a.Store.Communities(a.Config.DefaultCommunity).Resolve, a.Log)
+	r.Limiter = a.Limiter
+	return r
 }
 
 func (a *App) reader() *query.Engine { return query.New(a.Store, a.Signer) }

@@ -19,6 +19,7 @@ import (
 	"github.com/buzzrelay/relay/shared/eventcheck"
 	"github.com/buzzrelay/relay/shared/ingest"
 	"github.com/buzzrelay/relay/shared/nip98"
+	"github.com/buzzrelay/relay/shared/ratelimit"
 	"github.com/buzzrelay/relay/shared/reject"
 	"github.com/buzzrelay/relay/shared/relayinfo"
 	"github.com/buzzrelay/relay/shared/signer"
@@ -33,9 +34,21 @@ type Request struct {
 	Host   string
 	Path   string
 	// Query is the query string's parameters (the first value of each).
-	Query   map[string]string
-	Headers map[string]string
-	Body    []byte
+	Query map[string]string
+	// RawQuery is the query string as sent, without the "?" (NIP-98 u).
+	RawQuery string
+	Headers  map[string]string
+	Body     []byte
+}
+
+// URL is the request URL as the client addressed it, query string
+// included: what a NIP-98 token's u tag must name.
+func (r Request) URL() string {
+	u := r.Scheme + "://" + r.Host + r.Path
+	if r.RawQuery != "" {
+		u += "?" + r.RawQuery
+	}
+	return u
 }
 
 // Response is what the bridge answers.
@@ -67,6 +80,8 @@ type Bridge struct {
 	Log      *slog.Logger
 	// Communities maps a request's Host to its community.
 	Communities *store.Communities
+	// Limiter bounds each key's events and reads; nil: no limits.
+	Limiter *ratelimit.Limiter
 }
 
 // New wires a bridge; ing, rd and fo may be nil.
@@ -104,6 +119,10 @@ func (b *Bridge) authenticate(ctx context.Context, r Request) (community, pubkey
 		e := errorJSON(http.StatusRequestEntityTooLarge, "invalid: request body is larger than 1 MiB")
 		return "", "", &e
 	}
+	if err := eventcheck.UTF8("request body", r.Body); err != nil {
+		e := errorJSON(http.StatusBadRequest, err.Error())
+		return "", "", &e
+	}
 	community, err := b.Communities.Resolve(ctx, r.Host)
 	if err != nil {
 		e := b.failure(ctx, err, 0)
@@ -113,7 +132,7 @@ func (b *Bridge) authenticate(ctx context.Context, r Request) (community, pubkey
 		Community:     community,
 		Authorization: r.Headers["authorization"],
 		Method:        r.Method,
-		URL:           r.Scheme + "://" + r.Host + r.Path,
+		URL:           r.URL(),
 		Body:          r.Body,
 	})
 	if err != nil {
@@ -142,6 +161,12 @@ func (b *Bridge) events(ctx context.Context, r Request) Response {
 	if ev.PubKey != pubkey && !eventcheck.AnyAuthor(ev.Kind) {
 		return errorJSON(http.StatusForbidden, "restricted: event pubkey is not the key that signed the NIP-98 token")
 	}
+	if err := b.Limiter.Check(ctx, ratelimit.Request{Community: community, Pubkey: pubkey,
+		Event: true, EventBytes: len(r.Body), NewChannel: ev.Kind == 9007}); err != nil {
+		if resp, limited := b.limited(ctx, err); limited {
+			return resp
+		}
+	}
 	out := b.Ingest.Submit(ctx, community, pubkey, &ev)
 	if out.Err != nil {
 		if store.Unavailable(out.Err) {
@@ -160,6 +185,11 @@ func (b *Bridge) read(ctx context.Context, r Request, count bool) Response {
 	if fail != nil {
 		return *fail
 	}
+	if err := b.Limiter.Check(ctx, ratelimit.Request{Community: community, Pubkey: pubkey, Read: true}); err != nil {
+		if resp, limited := b.limited(ctx, err); limited {
+			return resp
+		}
+	}
 	if count {
 		n, err := b.Reader.Count(ctx, community, pubkey, r.Body)
 		if err != nil {
@@ -177,12 +207,32 @@ func (b *Bridge) read(ctx context.Context, r Request, count bool) Response {
 	return jsonResponse(http.StatusOK, evs)
 }
 
+// limited answers a limiter error: 429 with Retry-After when a limit was
+// passed. A limiter that cannot reach its counters lets the request through
+// (logged): the request itself then meets the same database.
+func (b *Bridge) limited(ctx context.Context, err error) (Response, bool) {
+	retry, ok := ratelimit.RetryAfter(err)
+	if !ok {
+		b.Log.WarnContext(ctx, "rate limit check failed", "err", err)
+		return Response{}, false
+	}
+	resp := errorJSON(http.StatusTooManyRequests, err.Error())
+	resp.Headers["retry-after"] = strconv.Itoa(int(retry.Seconds()))
+	return resp, true
+}
+
 func (b *Bridge) info(r Request) Response {
 	if !strings.Contains(r.Headers["accept"], "application/nostr+json") {
 		return Response{Status: http.StatusOK, Headers: cors(map[string]string{"content-type": "text/plain; charset=utf-8"}),
 			Body: []byte("Buzz relay. Connect a nostr client over WebSocket, or send Accept: application/nostr+json for NIP-11.\n")}
 	}
-	body, _ := json.Marshal(relayinfo.New(b.Signer.PublicKey()))
+	doc := relayinfo.New(b.Signer.PublicKey())
+	if b.Limiter != nil {
+		l := b.Limiter.Limits()
+		doc.RateLimits = &relayinfo.RateLimits{EventsPerMinute: l.EventsPerMinute, EventBytesPerMinute: l.EventBytesPerMinute,
+			ChannelsPerHour: l.ChannelsPerHour, ReadsPerMinute: l.ReadsPerMinute, WSMessagesPerMinute: l.MessagesPerMinute}
+	}
+	body, _ := json.Marshal(doc)
 	return Response{Status: http.StatusOK, Headers: cors(map[string]string{"content-type": "application/nostr+json"}), Body: body}
 }
 

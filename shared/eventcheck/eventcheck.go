@@ -5,7 +5,10 @@ package eventcheck
 
 import (
 	"encoding/hex"
+	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nbd-wtf/go-nostr"
 
@@ -101,9 +104,17 @@ func Check(ev *nostr.Event, now time.Time) error {
 	if len(ev.Tags) > MaxTags {
 		return reject.Invalidf("%d tags, the limit is %d", len(ev.Tags), MaxTags)
 	}
+	if err := Text("content", ev.Content); err != nil {
+		return err
+	}
 	for i, t := range ev.Tags {
 		if len(t) == 0 {
 			return reject.Invalidf("tag %d is empty", i)
+		}
+		for _, v := range t {
+			if err := Text("tag "+strconv.Itoa(i), v); err != nil {
+				return err
+			}
 		}
 	}
 	if !ev.CheckID() {
@@ -144,4 +155,27 @@ func isHex(s string, n int) bool {
 	}
 	_, err := hex.DecodeString(s)
 	return err == nil
+}
+
+// Text is the one rule for client text the relay stores or matches (event
+// content, tag names and values, filter values): valid UTF-8 without NUL,
+// which Postgres text cannot hold. what names the field in the refusal.
+func Text(what, s string) error {
+	if strings.IndexByte(s, 0) >= 0 {
+		return reject.Invalidf("%s contains a NUL character", what)
+	}
+	if !utf8.ValidString(s) {
+		return reject.Invalidf("%s is not valid UTF-8", what)
+	}
+	return nil
+}
+
+// UTF8 refuses a client message or body that is not valid UTF-8 as a whole,
+// before JSON decoding could replace the bad bytes on one path and keep them
+// on another.
+func UTF8(what string, b []byte) error {
+	if !utf8.Valid(b) {
+		return reject.Invalidf("%s is not valid UTF-8", what)
+	}
+	return nil
 }

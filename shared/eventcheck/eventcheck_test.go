@@ -96,6 +96,9 @@ func FuzzCheck(f *testing.F) {
 			if ok, _ := ev.CheckSignature(); !ok || !ev.CheckID() {
 				t.Fatal("accepted an event that does not verify")
 			}
+			if eventcheck.Text("content", ev.Content) != nil {
+				t.Fatal("accepted content Postgres cannot store")
+			}
 		}
 	})
 }

@@ -165,11 +165,30 @@ func (f *Fanout) Deliver(ctx context.Context, community string, events []*nostr.
 		f.Log.ErrorContext(ctx, "fanout: access", "community", community, "err", err)
 		return
 	}
+	plans := make([]planned, len(cands))
+	var lostPairs []access
+	for i := range cands {
+		plans[i].msgs, plans[i].lost = plan(&cands[i], items, readable)
+		if plans[i].lost != "" {
+			lostPairs = append(lostPairs, access{Channel: plans[i].lost, Reader: cands[i].pubkey})
+		}
+	}
+	// Only a reader who was a member learns that access ended; to anyone
+	// else a private channel looks like an id that does not exist (no
+	// events, no CLOSED).
+	knew, err := f.Registry.st.EverMembers(ctx, community, lostPairs)
+	if err != nil {
+		f.Log.ErrorContext(ctx, "fanout: membership history", "community", community, "err", err)
+		knew = map[access]bool{}
+	}
 	jobs := map[string]*job{}
 	var order []string
 	for i := range cands {
 		c := &cands[i]
-		msgs, lost := plan(c, items, readable)
+		msgs, lost := plans[i].msgs, plans[i].lost
+		if lost != "" && !knew[access{Channel: lost, Reader: c.pubkey}] {
+			lost = ""
+		}
 		if len(msgs) == 0 && lost == "" {
 			continue
 		}
@@ -188,6 +207,12 @@ func (f *Fanout) Deliver(ctx context.Context, community string, events []*nostr.
 	sent := f.run(ctx, order, jobs)
 	f.Log.DebugContext(ctx, "fanout: delivered", "community", community, "events", len(items),
 		"candidates", len(cands), "connections", len(jobs), "messages", sent, "took_ms", time.Since(start).Milliseconds())
+}
+
+// planned is what plan decided for one candidate.
+type planned struct {
+	msgs [][]byte
+	lost string
 }
 
 // job is everything one connection gets from one Deliver call, sent in order.

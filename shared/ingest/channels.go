@@ -7,6 +7,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/eventcheck"
 	"github.com/buzzrelay/relay/shared/nip29"
 	"github.com/buzzrelay/relay/shared/reject"
 	"github.com/buzzrelay/relay/shared/store"
@@ -39,14 +40,25 @@ func (a *apply) moderated(ctx context.Context) (*store.ChannelRow, string, error
 	}
 	ch, err := a.tx.Channel(ctx, h, true)
 	if isNotFound(err) || (err == nil && ch.Deleted) {
-		return nil, "", reject.Invalidf("channel %s does not exist", h)
+		return nil, "", noChannel(h)
 	}
 	if err != nil {
+		return nil, "", err
+	}
+	// A copy that committed while this one waited for the channel lock is
+	// a repeat, not a second request.
+	if dup, err := a.tx.Exists(ctx, a.ev.ID); err != nil || dup {
+		if err == nil {
+			err = reject.Duplicatef("event %s is already stored", a.ev.ID)
+		}
 		return nil, "", err
 	}
 	role, err := a.tx.Role(ctx, h, a.ev.PubKey)
 	if err != nil {
 		return nil, "", err
+	}
+	if ch.Visibility != "open" && role == "" {
+		return nil, "", noChannel(h)
 	}
 	return ch, role, nil
 }
@@ -228,9 +240,6 @@ func (a *apply) join(ctx context.Context) error {
 	if role != "" {
 		return reject.Duplicatef("already a member of channel %s", ch.ID)
 	}
-	if ch.Visibility != "open" {
-		return reject.Restrictedf("channel %s is private: an admin must add you", ch.ID)
-	}
 	if err := a.tx.PutMember(ctx, ch.ID, a.ev.PubKey, nip29.Member, a.now); err != nil {
 		return err
 	}
@@ -293,14 +302,14 @@ func (a *apply) moderationDelete(ctx context.Context) error {
 	refs := make([]*store.EventRef, 0, len(targets))
 	for _, id := range targets {
 		ref, err := a.tx.Event(ctx, id)
-		if isNotFound(err) {
-			return reject.Invalidf("event %s is not stored", id)
+		if isNotFound(err) || (err == nil && ref.ChannelID != ch.ID) {
+			return reject.Invalidf("event %s is not stored in channel %s", id, ch.ID)
 		}
 		if err != nil {
 			return err
 		}
-		if ref.ChannelID != ch.ID {
-			return reject.Invalidf("event %s is not in channel %s", id, ch.ID)
+		if eventcheck.RelayOnly(ref.Kind) {
+			return reject.Restrictedf("event %s is signed by the relay and cannot be deleted", id)
 		}
 		if ref.Pubkey != a.ev.PubKey && !admin {
 			return reject.Restrictedf("only the author or a channel owner or admin may delete event %s", id)

@@ -124,7 +124,7 @@ func TestLabelsOnEdit(t *testing.T) {
 	h.refused(member.Event(t, 9002, "", nostr.Tag{"h", id}, nostr.Tag{"t", "mine"}), "restricted: only a channel owner or admin")
 	h.refused(admin.Event(t, 9002, "", nostr.Tag{"h", id}, nostr.Tag{"t", "dm"}), "invalid: label")
 	h.refused(admin.Event(t, 9002, "", nostr.Tag{"h", id}, nostr.Tag{"t", ""}, nostr.Tag{"t", "x"}), "invalid:")
-	h.refused(admin.Event(t, 9002, "", nostr.Tag{"h", nostrtest.ChannelID()}, nostr.Tag{"t", "x"}), "invalid: channel")
+	h.refused(admin.Event(t, 9002, "", nostr.Tag{"h", nostrtest.ChannelID()}, nostr.Tag{"t", "x"}), "restricted: channel")
 	h.ok(owner.Event(t, 9002, "", nostr.Tag{"h", id}, nostr.Tag{"t", ""}, nostr.Tag{"t", ""}))
 	if got := labels(); len(got) != 0 {
 		t.Fatalf("clear: labels %v", got)
@@ -176,7 +176,7 @@ func TestMembership(t *testing.T) {
 		t.Fatal("39001/39002 do not list the new admin")
 	}
 	h.refused(admin.Event(t, 9000, "", nostr.Tag{"h", private}, nostr.Tag{"p", alice.Pub, "owner"}), "restricted: a channel admin cannot grant the owner role")
-	h.refused(alice.Event(t, 9000, "", nostr.Tag{"h", private}, nostr.Tag{"p", bob.Pub}), "restricted: only a channel owner or admin")
+	h.refused(alice.Event(t, 9000, "", nostr.Tag{"h", private}, nostr.Tag{"p", bob.Pub}), "restricted: channel "+private+" does not exist or you are not a member")
 	h.refused(admin.Event(t, 9000, "", nostr.Tag{"h", private}, nostr.Tag{"p", "nothex"}), "invalid: p tag")
 	h.refused(admin.Event(t, 9000, "", nostr.Tag{"h", private}), "invalid: put-user needs a p tag")
 	h.refused(admin.Event(t, 9000, "", nostr.Tag{"h", private}, nostr.Tag{"p", alice.Pub, "king"}), "invalid: role")
@@ -187,8 +187,10 @@ func TestMembership(t *testing.T) {
 	// Joining: open channels only.
 	out = h.ok(bob.Event(t, 9021, "", nostr.Tag{"h", open}))
 	notified(out.Committed, 44100, bob.Pub, open)
-	h.refused(bob.Event(t, 9021, "", nostr.Tag{"h", private}), "restricted: channel "+private+" is private")
-	h.refused(bob.Event(t, 9021, "", nostr.Tag{"h", nostrtest.ChannelID()}), "invalid: channel")
+	// A private channel and a random id get the same refusal.
+	h.refused(bob.Event(t, 9021, "", nostr.Tag{"h", private}), "restricted: channel "+private+" does not exist or you are not a member")
+	unknown := nostrtest.ChannelID()
+	h.refused(bob.Event(t, 9021, "", nostr.Tag{"h", unknown}), "restricted: channel "+unknown+" does not exist or you are not a member")
 	if o := h.submit(bob.Event(t, 9021, "", nostr.Tag{"h", open})); o.Message[:10] != "duplicate:" {
 		t.Fatalf("second join: %q", o.Message)
 	}
@@ -203,7 +205,7 @@ func TestMembership(t *testing.T) {
 		t.Fatal("removed member still in 39002")
 	}
 	h.refused(owner.Event(t, 9022, "", nostr.Tag{"h", private}), "restricted: the last owner")
-	h.refused(alice.Event(t, 9022, "", nostr.Tag{"h", private}), "invalid: not a member")
+	h.refused(alice.Event(t, 9022, "", nostr.Tag{"h", private}), "restricted: channel "+private+" does not exist or you are not a member")
 	out = h.ok(bob.Event(t, 9022, "", nostr.Tag{"h", open}))
 	notified(out.Committed, 44101, bob.Pub, open)
 	// Promote admin to owner, then the first owner may leave.
@@ -213,7 +215,7 @@ func TestMembership(t *testing.T) {
 	// Deleting a channel: owner only, then it takes no more events.
 	h.refused(bob.Event(t, 9008, "", nostr.Tag{"h", open}), "restricted: only a channel owner")
 	h.ok(owner.Event(t, 9008, "", nostr.Tag{"h", open}))
-	h.refused(owner.Event(t, 9, "hi", nostr.Tag{"h", open}), "invalid: channel")
+	h.refused(owner.Event(t, 9, "hi", nostr.Tag{"h", open}), "restricted: channel")
 }
 
 func TestWriteAccess(t *testing.T) {
@@ -224,9 +226,9 @@ func TestWriteAccess(t *testing.T) {
 	h.ok(owner.Event(t, 9000, "", nostr.Tag{"h", private}, nostr.Tag{"p", member.Pub}))
 	h.ok(stranger.Event(t, 9, "any key may write to an open channel", nostr.Tag{"h", open}))
 	h.ok(member.Event(t, 9, "members write to private channels", nostr.Tag{"h", private}))
-	h.refused(stranger.Event(t, 9, "no", nostr.Tag{"h", private}), "restricted: only members may write to private channel")
+	h.refused(stranger.Event(t, 9, "no", nostr.Tag{"h", private}), "restricted: channel "+private+" does not exist or you are not a member")
 	h.refused(stranger.Event(t, 9, "no channel"), "invalid: kind 9 needs an h tag")
-	h.refused(stranger.Event(t, 9, "unknown", nostr.Tag{"h", nostrtest.ChannelID()}), "invalid: channel")
+	h.refused(stranger.Event(t, 9, "unknown", nostr.Tag{"h", nostrtest.ChannelID()}), "restricted: channel")
 	h.ok(stranger.Event(t, 1, "a plain note needs no channel"))
 	// The event's pubkey must be the authenticated key.
 	ev := stranger.Event(t, 9, "hi", nostr.Tag{"h", open})

@@ -12,7 +12,7 @@ import (
 )
 
 // MaxDepth caps thread depth; deeper replies are stored at this depth.
-const MaxDepth = 100
+const MaxDepth = store.MaxThreadDepth
 
 // writable checks that the author may post into channel h: it exists, is not
 // deleted, and is open or has the author as an active member.
@@ -25,16 +25,33 @@ func (a *apply) writable(ctx context.Context, h string) (*store.ChannelRow, erro
 }
 
 // mayWrite applies the write rule to a channel row (nil when missing) and
-// the author's role in it.
+// the author's role in it. A missing channel and a private one the author
+// is not a member of get the same refusal: it is no oracle for what exists.
 func mayWrite(ch *store.ChannelRow, role, h string) error {
-	if ch == nil || ch.Deleted {
-		return reject.Invalidf("channel %s does not exist", h)
-	}
-	if ch.Visibility != "open" && role == "" {
-		return reject.Restrictedf("only members may write to private channel %s", h)
+	if ch == nil || ch.Deleted || (ch.Visibility != "open" && role == "") {
+		return noChannel(h)
 	}
 	return nil
 }
+
+// noChannel is the one refusal for a channel that does not exist, is
+// deleted, or is private to the sender.
+func noChannel(h string) error {
+	return reject.Restrictedf("channel %s does not exist or you are not a member", h)
+}
+
+// notStored is the one refusal for a target event that is not stored, is
+// deleted, or sits in a channel the sender may not write to; it names no
+// channel.
+func notStored(what, id string) error {
+	return reject.Invalidf("%s target %s is not stored", what, id)
+}
+
+// MaxReactionsPerAuthor bounds the reactions one key keeps on one event
+// (a reaction is one per author and content), so the aux closure of a
+// window grows with the number of reacting keys, not with one key's
+// persistence.
+const MaxReactionsPerAuthor = 20
 
 // needsChannel lists the kinds that only exist inside a channel.
 func needsChannel(kind int) bool {
@@ -100,18 +117,16 @@ func (a *apply) target(ctx context.Context, id, what string) (*store.EventRef, e
 	}
 	ref, ch, role, err := a.tx.Target(ctx, id, a.ev.PubKey)
 	if isNotFound(err) || (err == nil && ref.Deleted) {
-		return nil, reject.Invalidf("%s target %s is not stored", what, id)
+		return nil, notStored(what, id)
 	}
 	if err != nil {
 		return nil, err
 	}
+	if ref.ChannelID != "" && mayWrite(ch, role, ref.ChannelID) != nil {
+		return nil, notStored(what, id)
+	}
 	if h, ok := nip29.ChannelTag(a.ev.Tags); ok && h != ref.ChannelID {
 		return nil, reject.Invalidf("h tag %s is not the channel of the target event", h)
-	}
-	if ref.ChannelID != "" {
-		if err := mayWrite(ch, role, ref.ChannelID); err != nil {
-			return nil, err
-		}
 	}
 	return ref, nil
 }
@@ -129,6 +144,16 @@ func (a *apply) reaction(ctx context.Context) error {
 	ref, err := a.target(ctx, id, "reaction")
 	if err != nil {
 		return err
+	}
+	n, same, err := a.tx.Reactions(ctx, ref.ID, a.ev.PubKey, a.ev.Content)
+	if err != nil {
+		return err
+	}
+	if same {
+		return reject.Duplicatef("you already reacted %q to %s", short(a.ev.Content), ref.ID)
+	}
+	if n >= MaxReactionsPerAuthor {
+		return reject.New(reject.RateLimited, "%d reactions to %s from one key is the limit", MaxReactionsPerAuthor, ref.ID)
 	}
 	return a.store(ctx, store.EventMeta{ChannelID: ref.ChannelID, TopLevel: true, Last: true})
 }
@@ -166,22 +191,28 @@ func (a *apply) deletion(ctx context.Context) error {
 	}
 	ref, ch, role, err := a.tx.Target(ctx, t[1], a.ev.PubKey)
 	if isNotFound(err) {
-		return reject.Invalidf("deletion target %s is not stored", t[1])
+		return notStored("deletion", t[1])
 	}
 	if err != nil {
 		return err
 	}
+	var access error
+	if ref.ChannelID != "" {
+		access = mayWrite(ch, role, ref.ChannelID)
+	}
 	if ref.Pubkey != a.ev.PubKey {
+		if access != nil { // someone else's event the sender may not see
+			return notStored("deletion", t[1])
+		}
 		return reject.Restrictedf("only the author of %s may delete it", t[1])
+	}
+	// The author knows the event; a member removed from its private
+	// channel may no longer delete there.
+	if access != nil {
+		return access
 	}
 	if err := undeletable(ref); err != nil {
 		return err
-	}
-	// A member removed from a private channel may no longer delete there.
-	if ref.ChannelID != "" {
-		if err := mayWrite(ch, role, ref.ChannelID); err != nil {
-			return err
-		}
 	}
 	if err := a.store(ctx, store.EventMeta{ChannelID: ref.ChannelID, TopLevel: true}); err != nil {
 		return err
@@ -210,7 +241,14 @@ func (a *apply) deleteAddress(ctx context.Context, addr string) error {
 	if parts[1] != a.ev.PubKey {
 		return reject.Restrictedf("only the author of %s may delete it", addr)
 	}
-	if err := a.store(ctx, store.EventMeta{TopLevel: true}); err != nil {
+	// The deletion lives in its target's channel, as an e deletion does, so
+	// it is read under that channel's access rule and never leaks the
+	// address of an event in a private channel.
+	channel, err := a.tx.AddressChannel(ctx, kind, parts[1], parts[2])
+	if err != nil {
+		return err
+	}
+	if err := a.store(ctx, store.EventMeta{ChannelID: channel, TopLevel: true}); err != nil {
 		return err
 	}
 	_, err = a.tx.MarkAddressDeleted(ctx, kind, parts[1], parts[2], int64(a.ev.CreatedAt), a.now)
@@ -234,6 +272,11 @@ func (a *apply) replaceable(ctx context.Context) error {
 			return err
 		}
 		meta.ChannelID = h
+	}
+	// Concurrent versions of one address serialize here, so only the
+	// newest survives.
+	if err := a.tx.LockAddress(ctx, a.ev.Kind, a.ev.PubKey, d); err != nil {
+		return err
 	}
 	prev, err := a.tx.Addressable(ctx, a.ev.Kind, a.ev.PubKey, d)
 	if err != nil {

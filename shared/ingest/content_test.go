@@ -102,7 +102,7 @@ func TestReactionsEditsDeletions(t *testing.T) {
 	h.refused(other.Event(t, 7, "+", nostr.Tag{"e", strings.Repeat("c", 64)}), "invalid: reaction target")
 	h.refused(other.Event(t, 7, "+", nostr.Tag{"e", "xyz"}), "invalid: reaction target")
 	h.refused(other.Event(t, 7, "+", nostr.Tag{"e", msg.ID}, nostr.Tag{"h", elsewhere}), "invalid: h tag")
-	h.refused(other.Event(t, 7, "+", nostr.Tag{"e", secret.ID}), "restricted: only members")
+	h.refused(other.Event(t, 7, "+", nostr.Tag{"e", secret.ID}), "invalid: reaction target "+secret.ID+" is not stored")
 
 	// Edits: first e is the target, only its author.
 	h.ok(author.Event(t, 40003, "hello, edited", nostr.Tag{"e", msg.ID}, nostr.Tag{"h", ch}))

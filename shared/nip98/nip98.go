@@ -26,7 +26,9 @@ const MaxSkew = 60 * time.Second
 // ReplayGuard records token ids across every instance; fresh is false for a
 // token seen before in the community.
 type ReplayGuard interface {
-	SeenNIP98(ctx context.Context, community, id string, expiresAt int64) (fresh bool, err error)
+	// createdAt is the token's; a token made before the guard's storage last
+	// restarted is never fresh (its record may have been lost in a crash).
+	SeenNIP98(ctx context.Context, community, id string, createdAt, expiresAt int64) (fresh bool, err error)
 }
 
 // Verifier checks tokens.
@@ -40,7 +42,7 @@ type Request struct {
 	Community     string // whose replay table the token is recorded in
 	Authorization string // the header's value
 	Method        string
-	URL           string // scheme://host/path as the client addressed it
+	URL           string // scheme://host/path?query as the client addressed it
 	Body          []byte
 }
 
@@ -73,6 +75,9 @@ func (v *Verifier) Verify(ctx context.Context, r Request) (string, error) {
 	if !ok {
 		return "", fail("auth event has no u tag")
 	}
+	if pu, err := url.Parse(u); err != nil || pu.User != nil || pu.Fragment != "" || strings.Contains(u, "#") {
+		return "", fail("auth event u tag must be an absolute URL without user info or fragment")
+	}
 	if NormalizeURL(u) != NormalizeURL(r.URL) {
 		return "", fail("auth event u tag %q does not match the request URL %q", u, r.URL)
 	}
@@ -90,12 +95,12 @@ func (v *Verifier) Verify(ctx context.Context, r Request) (string, error) {
 		}
 	}
 	if v.Replay != nil {
-		fresh, err := v.Replay.SeenNIP98(ctx, r.Community, ev.ID, int64(ev.CreatedAt)+int64(2*MaxSkew/time.Second))
+		fresh, err := v.Replay.SeenNIP98(ctx, r.Community, ev.ID, int64(ev.CreatedAt), int64(ev.CreatedAt)+int64(2*MaxSkew/time.Second))
 		if err != nil {
 			return "", err
 		}
 		if !fresh {
-			return "", fail("auth event %s was already used", ev.ID)
+			return "", fail("auth event %s was already used (or predates a relay restart); sign a new one", ev.ID)
 		}
 	}
 	return ev.PubKey, nil

@@ -17,13 +17,20 @@ import (
 
 const url = "http://relay.example:8080/events"
 
-func TestVerify(t *testing.T) {
-	ctx := context.Background()
-	st, err := store.Open(ctx, pgtest.NewDatabase(t), store.Options{})
+// openStore opens a fresh migrated database.
+func openStore(t *testing.T) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), pgtest.NewDatabase(t), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	t.Cleanup(st.Close)
+	return st
+}
+
+func TestVerify(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
 	v := &nip98.Verifier{Replay: st}
 	k := nostrtest.NewKey(t)
 	now := time.Now()
@@ -103,7 +110,36 @@ func FuzzParse(f *testing.F) {
 		if err == nil && ev == nil {
 			t.Fatal("nil event without error")
 		}
+		if err != nil && !strings.HasPrefix(err.Error(), "auth-required: ") {
+			t.Fatalf("refusal %q is not auth-required: (401)", err)
+		}
 	})
+}
+
+// TestTokenOlderThanRestartIsRefused (issue 11 item 19): the replay row of
+// a token commits without a WAL flush, so a crash may forget it; a token
+// created before the database server started is never accepted.
+func TestTokenOlderThanRestartIsRefused(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	var started time.Time
+	if err := st.Pool.QueryRow(ctx, `SELECT pg_postmaster_start_time()`).Scan(&started); err != nil {
+		t.Fatal(err)
+	}
+	// The relay's clock is just after the start, so both tokens are inside
+	// the 60 s window; only the one made before the start is refused.
+	v := &nip98.Verifier{Replay: st, Now: func() time.Time { return started.Add(20 * time.Second) }}
+	k := nostrtest.NewKey(t)
+	req := func(at time.Time) nip98.Request {
+		return nip98.Request{Community: "default", Method: "POST", URL: url, Body: nil,
+			Authorization: k.Token(t, "POST", url, nil, at)}
+	}
+	if _, err := v.Verify(ctx, req(started.Add(-5*time.Second))); err == nil {
+		t.Fatal("a token created before the database started was accepted")
+	}
+	if _, err := v.Verify(ctx, req(started.Add(10*time.Second))); err != nil {
+		t.Fatalf("a token created after the start: %v", err)
+	}
 }
 
 // Loopback spellings name one local relay; other hosts stay as they are.

@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 )
 
@@ -42,13 +43,52 @@ func (r *reader) auxClosure(ctx context.Context, targets, named []string, out *o
 
 type auxEvent struct {
 	id, raw   string
+	kind      int
 	createdAt int64
 	deleted   bool
 }
 
-// drainAux reads every readable event of kinds that has an e tag naming one
-// of targets, newest first, a page of e.auxPage at a time.
+// aimsAt reports whether an aux event's target is one of targets: a
+// reaction's last e tag, an edit's first, any e tag of a deletion (5, 9005).
+// An e tag that is not the target (a quoted private message, say) does not
+// pull the event into another channel's closure.
+func aimsAt(kind int, raw string, targets map[string]bool) bool {
+	var ev struct {
+		Tags [][]string `json:"tags"`
+	}
+	if err := json.Unmarshal([]byte(raw), &ev); err != nil {
+		return false
+	}
+	var es []string
+	for _, t := range ev.Tags {
+		if len(t) >= 2 && t[0] == "e" {
+			es = append(es, t[1])
+		}
+	}
+	if len(es) == 0 {
+		return false
+	}
+	switch kind {
+	case 7:
+		return targets[es[len(es)-1]]
+	case 40003:
+		return targets[es[0]]
+	}
+	for _, id := range es {
+		if targets[id] {
+			return true
+		}
+	}
+	return false
+}
+
+// drainAux reads every readable event of kinds in the named channels whose
+// target is one of targets, newest first, a page of e.auxPage at a time.
 func (r *reader) drainAux(ctx context.Context, targets []string, kinds []int, named []string, withDeleted bool) ([]auxEvent, error) {
+	set := make(map[string]bool, len(targets))
+	for _, id := range targets {
+		set[id] = true
+	}
 	var all []auxEvent
 	var until int64
 	var beforeID string
@@ -60,6 +100,7 @@ func (r *reader) drainAux(ctx context.Context, targets []string, kinds []int, na
 			"e.id IN (SELECT t.event_id FROM event_tags t WHERE t.community_id = " + pCommunity +
 				" AND t.name = 'e' AND t.value = ANY(" + b.arg(targets) + "::text[]) AND t.kind = ANY(" + k + "::integer[]))",
 			"e.kind = ANY(" + k + "::integer[])",
+			"e.channel_id = ANY(" + b.arg(named) + "::text[])",
 		}
 		if !withDeleted {
 			conds = append(conds, "e.deleted_at IS NULL")
@@ -68,21 +109,25 @@ func (r *reader) drainAux(ctx context.Context, targets []string, kinds []int, na
 			conds = append(conds, keyset(b, until, beforeID))
 		}
 		conds = append(conds, accessClause(b, named))
-		q := "SELECT e.id, e.raw, e.created_at, e.deleted_at IS NOT NULL FROM events e\nWHERE " + and(conds) +
+		q := "SELECT e.id, e.raw, e.kind, e.created_at, e.deleted_at IS NOT NULL FROM events e\nWHERE " + and(conds) +
 			"\nORDER BY e.created_at DESC, e.id ASC LIMIT " + b.arg(r.e.auxPage)
 		rows, err := r.query(ctx, q, b.args...)
 		if err != nil {
 			return nil, fmt.Errorf("query: aux closure: %w", err)
 		}
 		n := 0
+		var last auxEvent
 		for rows.Next() {
 			var ev auxEvent
-			if err := rows.Scan(&ev.id, &ev.raw, &ev.createdAt, &ev.deleted); err != nil {
+			if err := rows.Scan(&ev.id, &ev.raw, &ev.kind, &ev.createdAt, &ev.deleted); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("query: aux closure: %w", err)
 			}
-			all = append(all, ev)
+			last = ev
 			n++
+			if aimsAt(ev.kind, ev.raw, set) {
+				all = append(all, ev)
+			}
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -91,7 +136,6 @@ func (r *reader) drainAux(ctx context.Context, targets []string, kinds []int, na
 		if n < r.e.auxPage {
 			return all, nil
 		}
-		last := all[len(all)-1]
 		until, beforeID = last.createdAt, last.id
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/relayinfo"
 	"github.com/buzzrelay/relay/shared/signer"
 	"github.com/buzzrelay/relay/shared/store"
 )
@@ -26,13 +27,15 @@ type Engine struct {
 	now func() time.Time
 	// auxPage is the page size each aux hop drains with (the DB clamp).
 	auxPage int
+	// httpBudget bounds the event bytes of one POST /query answer.
+	httpBudget int
 	// trace, when set (tests), sees every statement a request runs.
 	trace func(sql string, args []any)
 }
 
 // New builds the read engine over st; overlays are signed with sg.
 func New(st *store.Store, sg signer.Signer) *Engine {
-	return &Engine{st: st, sg: sg, now: time.Now, auxPage: plainMaxLimit}
+	return &Engine{st: st, sg: sg, now: time.Now, auxPage: plainMaxLimit, httpBudget: relayinfo.MaxHTTPResponseLength}
 }
 
 // request is one parsed and validated request: window filters first, then
@@ -114,7 +117,7 @@ func (e *Engine) Query(ctx context.Context, community, reader string, body []byt
 	if err != nil {
 		return nil, err
 	}
-	return e.serve(ctx, community, reader, req)
+	return e.serveWithin(ctx, community, reader, req, e.httpBudget)
 }
 
 // Count serves POST /count: the number of distinct events matching any of
@@ -224,7 +227,13 @@ func (e *Engine) readTx(ctx context.Context, community, pubkey string, fn func(*
 }
 
 func (e *Engine) serve(ctx context.Context, community, pubkey string, req *request) ([]json.RawMessage, error) {
-	out := &output{seen: map[string]bool{}, events: []json.RawMessage{}}
+	return e.serveWithin(ctx, community, pubkey, req, 0)
+}
+
+// serveWithin serves req; with budget > 0, a response whose events would
+// pass budget bytes is refused with invalid: instead of sent broken.
+func (e *Engine) serveWithin(ctx context.Context, community, pubkey string, req *request, budget int) ([]json.RawMessage, error) {
+	out := &output{seen: map[string]bool{}, events: []json.RawMessage{}, budget: budget}
 	err := e.readTx(ctx, community, pubkey, func(r *reader) error {
 		for _, w := range req.windows {
 			if err := w.serve(ctx, r, out); err != nil {
@@ -240,6 +249,9 @@ func (e *Engine) serve(ctx context.Context, community, pubkey string, req *reque
 	})
 	if err != nil {
 		return nil, err
+	}
+	if out.over() {
+		return nil, invalid("the response would be over %d bytes (the HTTP response limit); ask for fewer events: a smaller limit, fewer filters, or without include_aux", budget)
 	}
 	return out.events, nil
 }
@@ -282,7 +294,12 @@ func (e *Engine) count(ctx context.Context, community, pubkey string, req *reque
 type output struct {
 	seen   map[string]bool
 	events []json.RawMessage
+	budget int // bytes of events allowed; 0 = no bound
+	bytes  int
 }
+
+// over reports whether the events passed the budget.
+func (o *output) over() bool { return o.budget > 0 && o.bytes > o.budget }
 
 // add appends raw unless an event with id was already sent.
 func (o *output) add(id, raw string) {
@@ -290,6 +307,10 @@ func (o *output) add(id, raw string) {
 		return
 	}
 	o.seen[id] = true
+	o.bytes += len(raw) + 1
+	if o.over() {
+		return // refused at the end; stop holding more
+	}
 	o.events = append(o.events, json.RawMessage(raw))
 }
 

@@ -11,7 +11,9 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/eventcheck"
 	"github.com/buzzrelay/relay/shared/reject"
+	"github.com/buzzrelay/relay/shared/relayinfo"
 )
 
 // Page sizes of the three read paths.
@@ -21,10 +23,18 @@ const (
 	windowMaxLimit     = 200
 	threadDefaultLimit = 100
 	threadMaxLimit     = 500
-	// maxFilters bounds the work one request can ask for.
-	maxFilters = 100
+	// maxFilters bounds the work one request can ask for, on HTTP and
+	// WebSocket alike (NIP-11 max_filters).
+	maxFilters = relayinfo.MaxFilters
 	// maxValues bounds one filter list (ids, authors, kinds, one tag).
 	maxValues = 1000
+	// maxSearchBytes and maxSearchTerms bound a NIP-50 search string, so
+	// the tsquery Postgres builds from it stays small whatever is sent.
+	maxSearchBytes = 256
+	maxSearchTerms = 8
+	// maxDepthLimit caps depth_limit: no thread is deeper than the write
+	// path's depth cap, and root depth plus this fits an int4.
+	maxDepthLimit = 1 << 20
 )
 
 // filter is one parsed request filter: the NIP-01 fields plus the bridge
@@ -208,7 +218,32 @@ func parseFilter(raw json.RawMessage) (*filter, error) {
 		}
 	}
 	channelTags(f.Tags)
-	return f, nil
+	return f, validate(f)
+}
+
+// validate applies the rules both front doors share to a parsed filter:
+// text Postgres can hold, and a bounded search string.
+func validate(f *filter) error {
+	for name, vals := range f.Tags {
+		for _, v := range vals {
+			if err := eventcheck.Text("#"+name+" value", v); err != nil {
+				return err
+			}
+		}
+	}
+	if f.Search != nil {
+		s := *f.Search
+		if err := eventcheck.Text("search", s); err != nil {
+			return err
+		}
+		if len(s) > maxSearchBytes {
+			return invalid("search is %d bytes, the limit is %d", len(s), maxSearchBytes)
+		}
+		if n := len(strings.Fields(s)); n > maxSearchTerms {
+			return invalid("search has %d terms, the limit is %d", n, maxSearchTerms)
+		}
+	}
+	return nil
 }
 
 func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" }
@@ -244,11 +279,16 @@ func hexList(key string, v json.RawMessage) ([]string, error) {
 }
 
 func kindList(v json.RawMessage) ([]int, error) {
-	var nums []json.Number
-	d := json.NewDecoder(bytes.NewReader(v))
-	d.UseNumber()
-	if err := d.Decode(&nums); err != nil {
+	var raws []json.RawMessage
+	if err := json.Unmarshal(v, &raws); err != nil {
 		return nil, invalid("kinds must be an array of integers")
+	}
+	nums := make([]json.Number, len(raws))
+	for i, r := range raws {
+		if notNumber(r) {
+			return nil, invalid("kinds must be an array of integers")
+		}
+		nums[i] = json.Number(bytes.TrimSpace(r))
 	}
 	if len(nums) > maxValues {
 		return nil, invalid("kinds has %d values, the limit is %d", len(nums), maxValues)
@@ -264,7 +304,17 @@ func kindList(v json.RawMessage) ([]int, error) {
 	return out, nil
 }
 
+// notNumber is true for a JSON value that is not a bare number: json.Number
+// would also accept a quoted one ("10").
+func notNumber(v json.RawMessage) bool {
+	t := bytes.TrimSpace(v)
+	return len(t) == 0 || !(t[0] == '-' || t[0] >= '0' && t[0] <= '9')
+}
+
 func integer(key string, v json.RawMessage) (int64, error) {
+	if notNumber(v) {
+		return 0, invalid("%s must be an integer", key)
+	}
 	var n json.Number
 	d := json.NewDecoder(bytes.NewReader(v))
 	d.UseNumber()
@@ -391,7 +441,7 @@ func fromNostr(nf nostr.Filter) (*filter, error) {
 		s := nf.Search
 		f.Search = &s
 	}
-	return f, nil
+	return f, validate(f)
 }
 
 func lowerHex(key string, in []string) ([]string, error) {

@@ -45,7 +45,7 @@ func TestBadRequests(t *testing.T) {
 		{fmt.Sprintf(`[{"depth_limit":5,"#e":[%q],"thread_cursor":-2}]`, id), "thread_cursor must be a unix timestamp, or -1"},
 		{fmt.Sprintf(`[{"depth_limit":5,"#e":[%q],"thread_cursor":1,"threadCursorId":"zz"}]`, id), "threadCursorId must be a 64-hex event id"},
 		{fmt.Sprintf(`[{"kinds":[1]},{"top_level":true,"#h":[%q],"until":5}]`, ch), "filter 1: top_level cursor"},
-		{"[" + strings.Repeat(`{},`, maxFilters) + "{}]", "filters, the limit is 100"},
+		{"[" + strings.Repeat(`{},`, maxFilters) + "{}]", "filters, the limit is 10"},
 	} {
 		e.bad(c.body, c.want)
 	}
@@ -72,6 +72,12 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("parse error is not a rejection: %v", err)
 			}
 			return
+		}
+		if len(fs) > maxFilters {
+			t.Fatalf("%d filters accepted", len(fs))
+		}
+		for _, fl := range fs {
+			checkBounds(t, fl)
 		}
 		if _, err := newRequest(fs, plainMaxLimit); err != nil {
 			if _, ok := asInvalid(err); !ok {

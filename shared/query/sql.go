@@ -77,35 +77,42 @@ var recipientOnly = func() string {
 // channel, events of readable channels, and the recipient-only kinds only
 // for their p.
 func accessClause(b *sqlb, named []string) string {
-	if named == nil {
-		named = []string{}
-	}
-	n := b.arg(named)
+	n := b.arg(nonNil(named))
 	return `((e.kind NOT IN ` + recipientOnly + ` AND (e.channel_id IS NULL OR e.channel_id IN (` + readableChannels(b, n) + `)))
   OR (e.kind IN ` + recipientOnly + ` AND e.id IN (
     SELECT p.event_id FROM event_tags p WHERE p.community_id = ` + pCommunity + `
       AND p.name = 'p' AND p.value = ` + b.readerArg() + ` AND p.kind IN ` + recipientOnly + `)))`
 }
 
-// channelReadable is true when reader may read the channel bound at ch
-// (system channels included: the caller names it).
-func channelReadable(b *sqlb, ch string) string {
+// channelReadable is true when reader may read the channel bound at ch; a
+// system channel only when it is one of named (a text[] placeholder: the
+// channels the filter names, NIP-CL).
+func channelReadable(b *sqlb, ch, named string) string {
 	return `EXISTS (SELECT 1 FROM channels c
   WHERE c.community_id = ` + pCommunity + ` AND c.id = ` + ch + ` AND c.deleted_at IS NULL
+    AND (c.channel_type <> 'system' OR c.id = ANY(` + named + `::text[]))
     AND (c.visibility = 'open' OR EXISTS (
       SELECT 1 FROM channel_members m
       WHERE m.community_id = c.community_id AND m.channel_id = c.id
         AND m.pubkey = ` + b.readerArg() + ` AND m.removed_at IS NULL)))`
 }
 
-// canRead reports whether the reader may read channel.
-func (r *reader) canRead(ctx context.Context, channel string) (bool, error) {
+// canRead reports whether the reader may read channel when the filter
+// names the channels named.
+func (r *reader) canRead(ctx context.Context, channel string, named []string) (bool, error) {
 	b := newSQL(r.community, r.pubkey)
 	var ok bool
-	if err := r.queryRow(ctx, "SELECT "+channelReadable(b, b.arg(channel)), b.args...).Scan(&ok); err != nil {
+	if err := r.queryRow(ctx, "SELECT "+channelReadable(b, b.arg(channel), b.arg(nonNil(named))), b.args...).Scan(&ok); err != nil {
 		return false, fmt.Errorf("query: can read %s: %w", channel, err)
 	}
 	return ok, nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // keyset adds the (created_at DESC, id ASC) "strictly after" condition of a

@@ -54,7 +54,7 @@ func (t *threadPlan) where(b *sqlb, channel string, rootDepth int64) (string, bo
 }
 
 // depth is depth_limit, capped to fit the depth column.
-func (t *threadPlan) depth() int64 { return min(t.depthLimit, 1<<31) }
+func (t *threadPlan) depth() int64 { return min(t.depthLimit, maxDepthLimit) }
 
 // replies is the one thread predicate the rows and COUNT share: the root's
 // replies down to depth maxDepth (an SQL expression), not deleted,
@@ -120,7 +120,7 @@ func (t *threadPlan) serve(ctx context.Context, r *reader, out *output) error {
 	if err != nil || !ok {
 		return err
 	}
-	if ok, err := r.canRead(ctx, channel); err != nil || !ok {
+	if ok, err := r.canRead(ctx, channel, t.f.Tags["h"]); err != nil || !ok {
 		return err
 	}
 	b := newSQL(r.community, r.pubkey)
@@ -164,7 +164,7 @@ func (t *threadPlan) idSQL(b *sqlb) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	conds := []string{cond, channelReadable(b, "tm.channel_id")}
+	conds := []string{cond, channelReadable(b, "tm.channel_id", b.arg(nonNil(t.f.Tags["h"])))}
 	if h, ok := t.f.Tags["h"]; ok {
 		conds = append(conds, "tm.channel_id = ANY("+b.arg(h)+"::text[])")
 	}

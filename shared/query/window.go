@@ -98,7 +98,7 @@ type windowRow struct {
 }
 
 func (w *windowPlan) serve(ctx context.Context, r *reader, out *output) error {
-	ok, err := r.canRead(ctx, w.channel)
+	ok, err := r.canRead(ctx, w.channel, []string{w.channel})
 	if err != nil || !ok {
 		return err // a channel the caller cannot read: no rows, no overlays
 	}
@@ -208,5 +208,5 @@ func (w *windowPlan) idSQL(b *sqlb) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	return "SELECT e.id FROM events e WHERE " + cond + "\n  AND " + channelReadable(b, b.arg(w.channel)), true
+	return "SELECT e.id FROM events e WHERE " + cond + "\n  AND " + channelReadable(b, b.arg(w.channel), b.arg([]string{w.channel})), true
 }

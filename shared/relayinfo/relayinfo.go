@@ -15,6 +15,11 @@ const (
 	WindowMaxLimit    = 200
 	ThreadMaxLimit    = 500
 	MaxHTTPBodyLength = 1 << 20
+	// MaxHTTPResponseLength bounds the events of one POST /query answer:
+	// Lambda's 6 MB synchronous response limit, less room for the JSON
+	// array, headers and the API Gateway envelope. A bigger answer is
+	// refused with invalid: (README.md, docs/security.md).
+	MaxHTTPResponseLength = 5_500_000
 )
 
 // Software and Version name this relay.
@@ -33,6 +38,18 @@ type Document struct {
 	Software      string     `json:"software"`
 	Version       string     `json:"version"`
 	Limitation    Limitation `json:"limitation"`
+	// RateLimits are the per-key and per-connection limits (not a NIP-11
+	// field; 0 = none); absent when the relay applies none.
+	RateLimits *RateLimits `json:"rate_limits,omitempty"`
+}
+
+// RateLimits is shared/ratelimit's Limits as NIP-11 shows them.
+type RateLimits struct {
+	EventsPerMinute     int64 `json:"events_per_minute"`
+	EventBytesPerMinute int64 `json:"event_bytes_per_minute"`
+	ChannelsPerHour     int64 `json:"new_channels_per_hour"`
+	ReadsPerMinute      int64 `json:"reads_per_minute"`
+	WSMessagesPerMinute int64 `json:"websocket_messages_per_minute"`
 }
 
 // Limitation is NIP-11's limitation object.

@@ -138,19 +138,27 @@ func IsSerialization(err error) bool {
 }
 
 // SeenNIP98 records a NIP-98 auth event id for community; fresh is false
-// when it was recorded before (a replay). Expired rows are pruned now and then.
+// when it was recorded before (a replay) or when the token is older than the
+// database server's last start. Expired rows are pruned now and then.
 //
-// Every bridge request makes this write, reads included, so it commits
-// without waiting for the WAL flush (synchronous_commit off, for this
-// transaction only): other instances see the row at once, and a crash can at
-// worst forget the last fraction of a second of tokens, each of which stops
-// being accepted 60 s after it was made anyway.
-func (s *Store) SeenNIP98(ctx context.Context, community, id string, expiresAt int64) (fresh bool, err error) {
+// Every bridge request makes this write, reads included, so a token dated
+// at or before the database's current second commits without waiting for
+// the WAL flush (synchronous_commit off for this transaction): a crash can
+// forget such a row, but the token then predates the restart and the
+// insert's WHERE refuses it. A token dated later (a client clock ahead of
+// the database) could still be inside its window after a restart, so its
+// row is flushed before the answer. Either way a replay after a crash is
+// refused; right after a restart, clients whose token is older than the
+// restart sign a new one.
+func (s *Store) SeenNIP98(ctx context.Context, community, id string, createdAt, expiresAt int64) (fresh bool, err error) {
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
-	b.Queue("SET LOCAL synchronous_commit TO off")
-	b.Queue(`INSERT INTO nip98_seen (community_id, event_id, expires_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
-		community, id, expiresAt)
+	b.Queue(`SELECT set_config('synchronous_commit',
+  CASE WHEN $1::bigint <= floor(extract(epoch FROM now()))::bigint THEN 'off' ELSE 'on' END, true)`, createdAt)
+	b.Queue(`INSERT INTO nip98_seen (community_id, event_id, expires_at)
+SELECT $1, $2, $3 WHERE $4::bigint > floor(extract(epoch FROM pg_postmaster_start_time()))::bigint
+ON CONFLICT DO NOTHING`,
+		community, id, expiresAt, createdAt)
 	if len(id) >= 2 && id[len(id)-2:] == "00" { // about one call in 256 prunes
 		b.Queue(`DELETE FROM nip98_seen WHERE expires_at < $1`, time.Now().Unix())
 	}
@@ -170,6 +178,13 @@ func (s *Store) SeenNIP98(ctx context.Context, community, id string, expiresAt i
 	return inserted == 1, nil
 }
 
+// EverMembers reports, for each pair, whether reader has ever been a member
+// of channel (removed or not): who may be told that access ended.
+func (s *Store) EverMembers(ctx context.Context, community string, pairs []ReadPair) (map[ReadPair]bool, error) {
+	return s.pairsWhere(ctx, community, pairs, "membership history", `SELECT 1 FROM channel_members m
+  WHERE m.community_id = $1 AND m.channel_id = x.ch AND m.pubkey = x.rd`)
+}
+
 // ReadPair is one (channel, reader) question for Readable.
 type ReadPair struct{ Channel, Reader string }
 
@@ -186,6 +201,17 @@ func (s *Store) CanRead(ctx context.Context, community, channel, reader string) 
 // Readable answers CanRead for many pairs in one statement (live fan-out
 // re-checks every subscriber of an event at once).
 func (s *Store) Readable(ctx context.Context, community string, pairs []ReadPair) (map[ReadPair]bool, error) {
+	return s.pairsWhere(ctx, community, pairs, "check read access", `SELECT 1 FROM channels c
+  WHERE c.community_id = $1 AND c.id = x.ch AND c.deleted_at IS NULL
+    AND (c.visibility = 'open' OR EXISTS (
+      SELECT 1 FROM channel_members m
+      WHERE m.community_id = c.community_id AND m.channel_id = c.id
+        AND m.pubkey = x.rd AND m.removed_at IS NULL))`)
+}
+
+// pairsWhere returns the pairs x(ch, rd) for which EXISTS (exists) holds,
+// in one statement.
+func (s *Store) pairsWhere(ctx context.Context, community string, pairs []ReadPair, what, exists string) (map[ReadPair]bool, error) {
 	out := make(map[ReadPair]bool, len(pairs))
 	if len(pairs) == 0 {
 		return out, nil
@@ -195,28 +221,21 @@ func (s *Store) Readable(ctx context.Context, community string, pairs []ReadPair
 	for i, p := range pairs {
 		chs[i], rds[i] = p.Channel, p.Reader
 	}
-	rows, err := s.Pool.Query(ctx, `
-SELECT x.ch, x.rd FROM unnest($2::text[], $3::text[]) AS x(ch, rd)
-WHERE EXISTS (
-  SELECT 1 FROM channels c
-  WHERE c.community_id = $1 AND c.id = x.ch AND c.deleted_at IS NULL
-    AND (c.visibility = 'open' OR EXISTS (
-      SELECT 1 FROM channel_members m
-      WHERE m.community_id = c.community_id AND m.channel_id = c.id
-        AND m.pubkey = x.rd AND m.removed_at IS NULL)))`, community, chs, rds)
+	rows, err := s.Pool.Query(ctx, `SELECT x.ch, x.rd FROM unnest($2::text[], $3::text[]) AS x(ch, rd)
+WHERE EXISTS (`+exists+`)`, community, chs, rds)
 	if err != nil {
-		return nil, fmt.Errorf("store: check read access: %w", err)
+		return nil, fmt.Errorf("store: %s: %w", what, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var p ReadPair
 		if err := rows.Scan(&p.Channel, &p.Reader); err != nil {
-			return nil, fmt.Errorf("store: check read access: %w", err)
+			return nil, fmt.Errorf("store: %s: %w", what, err)
 		}
 		out[p] = true
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: check read access: %w", err)
+		return nil, fmt.Errorf("store: %s: %w", what, err)
 	}
 	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/nbd-wtf/go-nostr"
@@ -178,6 +179,30 @@ WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND d_tag IS NOT DISTINCT 
 	})
 }
 
+// Reactions counts pubkey's live reactions (kind 7) to target, and reports
+// whether one of them has content.
+func (t *Tx) Reactions(ctx context.Context, target, pubkey, content string) (n int, same bool, err error) {
+	err = t.tx.QueryRow(ctx, `
+SELECT count(*), coalesce(bool_or(e.raw::jsonb->>'content' = $4), false)
+FROM event_tags g JOIN events e ON e.community_id = g.community_id AND e.id = g.event_id
+WHERE g.community_id = $1 AND g.name = 'e' AND g.value = $2 AND g.kind = 7
+  AND e.pubkey = $3 AND e.deleted_at IS NULL`, t.community, target, pubkey, content).Scan(&n, &same)
+	if err != nil {
+		return 0, false, fmt.Errorf("store: reactions to %s: %w", target, err)
+	}
+	return n, same, nil
+}
+
+// LockAddress takes a transaction-scoped lock on the replaceable address
+// kind:pubkey:d, so concurrent versions apply one after another.
+func (t *Tx) LockAddress(ctx context.Context, kind int, pubkey, d string) error {
+	key := t.community + "/" + strconv.Itoa(kind) + ":" + pubkey + ":" + d
+	if _, err := t.tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, key); err != nil {
+		return fmt.Errorf("store: lock address %d:%s: %w", kind, pubkey, err)
+	}
+	return nil
+}
+
 // DeleteEvents removes superseded events (replaced versions) for good,
 // with their tag rows and thread metadata.
 func (t *Tx) DeleteEvents(ctx context.Context, ids []string) error {
@@ -231,14 +256,21 @@ WHERE community_id = $1 AND event_id = $2`, t.community, rootID, parentID); err 
 	return t.adjustChain(ctx, rootID, parentID, -1, 0)
 }
 
+// MaxThreadDepth caps thread depth (deeper replies are stored at this
+// depth) and the ancestor walk of one reply: a reply updates at most this
+// many ancestors besides the root, however long the chain above it is.
+const MaxThreadDepth = 100
+
 // adjustChain updates the ancestors between parent and root (root excluded,
-// its row is updated first by the caller).
+// its row is updated first by the caller), at most MaxThreadDepth of them.
 func (t *Tx) adjustChain(ctx context.Context, rootID, parentID string, delta int, at int64) error {
 	if _, err := t.tx.Exec(ctx, `
-WITH RECURSIVE anc(event_id, parent_id) AS (
-  SELECT event_id, parent_id FROM thread_metadata WHERE community_id = $1 AND event_id = $3
+WITH RECURSIVE anc(event_id, parent_id, n) AS (
+  SELECT event_id, parent_id, 1 FROM thread_metadata WHERE community_id = $1 AND event_id = $3
   UNION ALL
-  SELECT m.event_id, m.parent_id FROM thread_metadata m JOIN anc ON m.community_id = $1 AND m.event_id = anc.parent_id
+  SELECT m.event_id, m.parent_id, anc.n + 1 FROM thread_metadata m
+  JOIN anc ON m.community_id = $1 AND m.event_id = anc.parent_id
+  WHERE anc.n < `+strconv.Itoa(MaxThreadDepth)+`
 )
 UPDATE thread_metadata m SET
   reply_count = reply_count + CASE WHEN m.event_id = $3 THEN $4 ELSE 0 END,
@@ -258,6 +290,25 @@ func (t *Tx) Exists(ctx context.Context, id string) (bool, error) {
 		return false, fmt.Errorf("store: exists %s: %w", id, err)
 	}
 	return ok, nil
+}
+
+// AddressChannel is the channel of the newest stored version (deleted or
+// not) of the addressable event kind:pubkey:d; "" when none is stored or it
+// is outside any channel.
+func (t *Tx) AddressChannel(ctx context.Context, kind int, pubkey, d string) (string, error) {
+	var ch *string
+	err := t.tx.QueryRow(ctx, `
+SELECT channel_id FROM events
+WHERE community_id = $1 AND kind = $2 AND pubkey = $3 AND d_tag IS NOT DISTINCT FROM $4
+  AND (kind IN (0, 3, 10009) OR kind BETWEEN 30000 AND 39999)
+ORDER BY created_at DESC, id ASC LIMIT 1`, t.community, kind, pubkey, nullable(d)).Scan(&ch)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("store: channel of address %d:%s:%s: %w", kind, pubkey, d, err)
+	}
+	return deref(ch), nil
 }
 
 // MarkAddressDeleted hides every version of the addressable event kind:pubkey:d

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/eventcheck"
 	"github.com/buzzrelay/relay/shared/reject"
 	"github.com/buzzrelay/relay/shared/relayinfo"
 )
@@ -62,6 +63,20 @@ func Parse(data []byte) (msg *Message, err error) {
 	if len(data) > relayinfo.MaxMessageLength {
 		return nil, &ParseError{Err: reject.Invalidf("message is %d bytes, the limit is %d", len(data), relayinfo.MaxMessageLength)}
 	}
+	msg, err = parse(data)
+	if err != nil {
+		return nil, err
+	}
+	// One rule on both front doors: text that is not UTF-8 is refused, not
+	// repaired (the HTTP bridge checks its body the same way).
+	if err := eventcheck.UTF8("message", data); err != nil {
+		r, _ := reject.As(err)
+		return nil, &ParseError{Verb: msg.Verb, SubID: msg.SubID, EventID: msg.EventID, Err: r}
+	}
+	return msg, nil
+}
+
+func parse(data []byte) (*Message, error) {
 	var parts []json.RawMessage
 	if err := json.Unmarshal(data, &parts); err != nil {
 		return nil, &ParseError{Err: reject.Invalidf("message must be a JSON array like [\"REQ\", ...]: %s", jsonProblem(err))}

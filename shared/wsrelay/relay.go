@@ -31,6 +31,7 @@ import (
 	"github.com/buzzrelay/relay/shared/ingest"
 	"github.com/buzzrelay/relay/shared/nip98"
 	"github.com/buzzrelay/relay/shared/query"
+	"github.com/buzzrelay/relay/shared/ratelimit"
 	"github.com/buzzrelay/relay/shared/reject"
 	"github.com/buzzrelay/relay/shared/relayinfo"
 	"github.com/buzzrelay/relay/shared/store"
@@ -69,7 +70,10 @@ type Relay struct {
 	// Community resolves the community served at a host.
 	Community func(ctx context.Context, host string) (string, error)
 	Log       *slog.Logger
-	now       func() time.Time
+	// Limiter bounds each connection's messages and each key's events and
+	// reads; nil: no limits.
+	Limiter *ratelimit.Limiter
+	now     func() time.Time
 }
 
 // New wires the relay; fo may be nil.
@@ -149,6 +153,9 @@ func (r *Relay) Message(ctx context.Context, req Request) {
 	if msg == nil {
 		return
 	}
+	if r.limited(ctx, out, conn, msg, len(req.Body)) {
+		return
+	}
 	switch msg.Verb {
 	case VerbAuth:
 		r.auth(ctx, out, conn, msg.Event)
@@ -164,6 +171,36 @@ func (r *Relay) Message(ctx context.Context, req Request) {
 			out.send(ctx, notice("error: could not close subscription "+msg.SubID+", try again"))
 		}
 	}
+}
+
+// limited counts msg against the connection's and the key's limits and,
+// when one is passed, answers rate-limited: (OK false for EVENT, CLOSED for
+// REQ/COUNT, else NOTICE). A check that cannot run lets msg through.
+func (r *Relay) limited(ctx context.Context, out *replier, conn *fanout.Connection, msg *Message, size int) bool {
+	lr := ratelimit.Request{Community: conn.Community, Pubkey: conn.Pubkey, Connection: conn.ID}
+	switch msg.Verb {
+	case VerbEvent:
+		lr.Event, lr.EventBytes, lr.NewChannel = conn.Pubkey != "", size, msg.Event.Kind == 9007
+	case VerbReq, VerbCount:
+		lr.Read = conn.Pubkey != ""
+	}
+	err := r.Limiter.Check(ctx, lr)
+	if err == nil {
+		return false
+	}
+	if _, ok := ratelimit.RetryAfter(err); !ok {
+		r.Log.WarnContext(ctx, "wsrelay: rate limit check failed", "err", err)
+		return false
+	}
+	switch msg.Verb {
+	case VerbEvent, VerbAuth:
+		out.send(ctx, okMessage(msg.Event.ID, false, err.Error()))
+	case VerbReq, VerbCount:
+		out.send(ctx, array("CLOSED", msg.SubID, err.Error()))
+	default:
+		out.send(ctx, notice(err.Error()))
+	}
+	return true
 }
 
 func (r *Relay) auth(ctx context.Context, out *replier, conn *fanout.Connection, ev *nostr.Event) {

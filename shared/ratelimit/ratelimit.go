@@ -1,0 +1,211 @@
+// Package ratelimit bounds what one key and one WebSocket connection may
+// ask of the relay, across every stateless instance: counters live in
+// Postgres (migrations/006_rate_limits.sql), fixed windows, and one check is
+// one statement that adds the request's cost to every counter it touches
+// and returns their totals. Channel owners and the allow-list are exempt.
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/buzzrelay/relay/shared/reject"
+	"github.com/buzzrelay/relay/shared/store"
+)
+
+// Limits are the per-key and per-connection budgets; 0 disables one.
+type Limits struct {
+	EventsPerMinute     int64 // events one key submits (HTTP and WebSocket)
+	EventBytesPerMinute int64 // bytes of those events
+	ChannelsPerHour     int64 // 9007 channel creations by one key
+	ReadsPerMinute      int64 // REQ, COUNT, /query and /count by one key
+	MessagesPerMinute   int64 // WebSocket messages on one connection
+	// Allow lists pubkeys that no limit applies to (the relay's operators,
+	// bots); owners of a channel are exempt too.
+	Allow map[string]bool
+}
+
+// Defaults are the limits when the environment sets none.
+var Defaults = Limits{
+	EventsPerMinute:     120,
+	EventBytesPerMinute: 4 << 20,
+	ChannelsPerHour:     20,
+	ReadsPerMinute:      600,
+	MessagesPerMinute:   1200,
+}
+
+// FromEnv reads RATE_EVENTS_PER_MIN, RATE_EVENT_BYTES_PER_MIN,
+// RATE_CHANNELS_PER_HOUR, RATE_READS_PER_MIN, RATE_WS_MESSAGES_PER_MIN
+// (whole numbers, 0 = no limit) and RATE_ALLOW (comma-separated hex
+// pubkeys) over Defaults.
+func FromEnv(getenv func(string) string) (Limits, error) {
+	l := Defaults
+	for name, p := range map[string]*int64{
+		"RATE_EVENTS_PER_MIN":      &l.EventsPerMinute,
+		"RATE_EVENT_BYTES_PER_MIN": &l.EventBytesPerMinute,
+		"RATE_CHANNELS_PER_HOUR":   &l.ChannelsPerHour,
+		"RATE_READS_PER_MIN":       &l.ReadsPerMinute,
+		"RATE_WS_MESSAGES_PER_MIN": &l.MessagesPerMinute,
+	} {
+		if v := getenv(name); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 {
+				return Limits{}, fmt.Errorf("%s must be a whole number (0 = no limit), got %q", name, v)
+			}
+			*p = n
+		}
+	}
+	l.Allow = map[string]bool{}
+	for _, pk := range strings.Split(getenv("RATE_ALLOW"), ",") {
+		if pk = strings.ToLower(strings.TrimSpace(pk)); pk != "" {
+			l.Allow[pk] = true
+		}
+	}
+	return l, nil
+}
+
+// Request is what one client request costs.
+type Request struct {
+	Community  string
+	Pubkey     string // "" before authentication
+	Connection string // WebSocket connection id, "" on HTTP
+	Event      bool   // an event submission
+	EventBytes int
+	NewChannel bool // a 9007
+	Read       bool // REQ, COUNT, /query, /count
+}
+
+// Exceeded is a refusal: rate-limited: with when to try again.
+type Exceeded struct {
+	Err        *reject.Error
+	RetryAfter time.Duration
+}
+
+func (e *Exceeded) Error() string { return e.Err.Error() }
+func (e *Exceeded) Unwrap() error { return e.Err }
+
+// Limiter checks requests against Limits. A nil *Limiter allows everything.
+type Limiter struct {
+	st  *store.Store
+	l   Limits
+	now func() time.Time
+}
+
+// New builds a limiter over st.
+func New(st *store.Store, l Limits) *Limiter { return &Limiter{st: st, l: l, now: time.Now} }
+
+// Limits returns the limiter's limits (NIP-11 advertises them).
+func (lm *Limiter) Limits() Limits {
+	if lm == nil {
+		return Limits{}
+	}
+	return lm.l
+}
+
+type counter struct {
+	key    string
+	window int64 // seconds
+	limit  int64
+	cost   int64
+	what   string
+}
+
+// Check counts r and returns an *Exceeded when it passes a limit (the
+// request is counted either way: hammering does not reset the window).
+func (lm *Limiter) Check(ctx context.Context, r Request) error {
+	if lm == nil || (r.Pubkey != "" && lm.l.Allow[r.Pubkey]) {
+		return nil
+	}
+	var cs []counter
+	add := func(key string, window, limit, cost int64, what string) {
+		if limit > 0 && cost > 0 {
+			cs = append(cs, counter{key, window, limit, cost, what})
+		}
+	}
+	if r.Connection != "" {
+		add("conn:"+r.Connection, 60, lm.l.MessagesPerMinute, 1, "messages per minute on this connection")
+	}
+	if r.Pubkey != "" {
+		if r.Event {
+			add("ev:"+r.Pubkey, 60, lm.l.EventsPerMinute, 1, "events per minute")
+			add("evb:"+r.Pubkey, 60, lm.l.EventBytesPerMinute, int64(r.EventBytes), "event bytes per minute")
+		}
+		if r.NewChannel {
+			add("ch:"+r.Pubkey, 3600, lm.l.ChannelsPerHour, 1, "new channels per hour")
+		}
+		if r.Read {
+			add("rd:"+r.Pubkey, 60, lm.l.ReadsPerMinute, 1, "reads per minute")
+		}
+	}
+	if len(cs) == 0 {
+		return nil
+	}
+	now := lm.now().Unix()
+	keys := make([]string, len(cs))
+	starts := make([]int64, len(cs))
+	costs := make([]int64, len(cs))
+	for i, c := range cs {
+		keys[i], starts[i], costs[i] = c.key, now-now%c.window, c.cost
+	}
+	rows, err := lm.st.Pool.Query(ctx, hitSQL, r.Community, r.Pubkey, keys, starts, costs, now%64 == 0, now-3600)
+	if err != nil {
+		return fmt.Errorf("ratelimit: count: %w", err)
+	}
+	hits, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (struct {
+		key  string
+		hits int64
+	}, error) {
+		var h struct {
+			key  string
+			hits int64
+		}
+		err := row.Scan(&h.key, &h.hits)
+		return h, err
+	})
+	if err != nil {
+		return fmt.Errorf("ratelimit: count: %w", err)
+	}
+	for _, h := range hits {
+		for _, c := range cs {
+			if c.key == h.key && h.hits > c.limit {
+				retry := time.Duration(c.window-now%c.window) * time.Second
+				return &Exceeded{
+					Err:        reject.New(reject.RateLimited, "over %d %s; try again in %d s", c.limit, c.what, int64(retry/time.Second)),
+					RetryAfter: retry,
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// hitSQL adds each counter's cost in one statement, unless the key owns a
+// channel (exempt: no row is touched), and returns the new totals. About
+// one call in 64 also prunes windows older than an hour.
+const hitSQL = `
+WITH exempt AS (
+  SELECT $2::text <> '' AND EXISTS (SELECT 1 FROM channel_members m
+    WHERE m.community_id = $1 AND m.pubkey = $2 AND m.role = 'owner' AND m.removed_at IS NULL) AS yes
+), prune AS (
+  DELETE FROM rate_counters WHERE $6::boolean AND window_start < $7
+)
+INSERT INTO rate_counters AS r (community_id, key, window_start, hits)
+SELECT $1, k.key, k.ws, k.cost FROM unnest($3::text[], $4::bigint[], $5::bigint[]) AS k(key, ws, cost), exempt
+WHERE NOT exempt.yes
+ON CONFLICT (community_id, key, window_start) DO UPDATE SET hits = r.hits + EXCLUDED.hits
+RETURNING key, hits`
+
+// RetryAfter returns how long an Exceeded in err asks to wait.
+func RetryAfter(err error) (time.Duration, bool) {
+	var ex *Exceeded
+	if errors.As(err, &ex) {
+		return ex.RetryAfter, true
+	}
+	return 0, false
+}
