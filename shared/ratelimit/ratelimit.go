@@ -31,13 +31,17 @@ type Limits struct {
 	Allow map[string]bool
 }
 
-// Defaults are the limits when the environment sets none.
+// Defaults are the limits when the environment sets none. They are sized
+// so that a busy client, an agent or a test suite working from one key never
+// meets them (a window paged over hundreds of rows, a channel per test),
+// while a single-key flood (hundreds of events per second) is cut within the
+// first second of its window.
 var Defaults = Limits{
-	EventsPerMinute:     120,
-	EventBytesPerMinute: 4 << 20,
-	ChannelsPerHour:     20,
-	ReadsPerMinute:      600,
-	MessagesPerMinute:   1200,
+	EventsPerMinute:     600,
+	EventBytesPerMinute: 16 << 20,
+	ChannelsPerHour:     300,
+	ReadsPerMinute:      3000,
+	MessagesPerMinute:   6000,
 }
 
 // FromEnv reads RATE_EVENTS_PER_MIN, RATE_EVENT_BYTES_PER_MIN,
