@@ -95,10 +95,14 @@ func (r *reader) drainAux(ctx context.Context, targets []string, kinds []int, na
 	for page := 0; ; page++ {
 		b := newSQL(r.community, r.pubkey)
 		k := b.arg(kinds)
+		// The tag lookup is materialized first: the targets are few and
+		// event_tags finds them by value, while a plan led by the channel's
+		// time index (tempting on an unanalyzed table) would walk the whole
+		// channel to fill the page.
+		tagged := "WITH tagged AS MATERIALIZED (SELECT DISTINCT t.event_id FROM event_tags t WHERE t.community_id = " + pCommunity +
+			" AND t.name = 'e' AND t.value = ANY(" + b.arg(targets) + "::text[]) AND t.kind = ANY(" + k + "::integer[]))\n"
 		conds := []string{
 			"e.community_id = " + pCommunity,
-			"e.id IN (SELECT t.event_id FROM event_tags t WHERE t.community_id = " + pCommunity +
-				" AND t.name = 'e' AND t.value = ANY(" + b.arg(targets) + "::text[]) AND t.kind = ANY(" + k + "::integer[]))",
 			"e.kind = ANY(" + k + "::integer[])",
 			"e.channel_id = ANY(" + b.arg(named) + "::text[])",
 		}
@@ -109,7 +113,7 @@ func (r *reader) drainAux(ctx context.Context, targets []string, kinds []int, na
 			conds = append(conds, keyset(b, until, beforeID))
 		}
 		conds = append(conds, accessClause(b, named))
-		q := "SELECT e.id, e.raw, e.kind, e.created_at, e.deleted_at IS NOT NULL FROM events e\nWHERE " + and(conds) +
+		q := tagged + "SELECT e.id, e.raw, e.kind, e.created_at, e.deleted_at IS NOT NULL FROM tagged JOIN events e ON e.id = tagged.event_id\nWHERE " + and(conds) +
 			"\nORDER BY e.created_at DESC, e.id ASC LIMIT " + b.arg(r.e.auxPage)
 		rows, err := r.query(ctx, q, b.args...)
 		if err != nil {
