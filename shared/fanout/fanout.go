@@ -92,6 +92,12 @@ type Fanout struct {
 	Summaries   Summarizer
 	Log         *slog.Logger
 	Concurrency int
+	// Async, when set, takes delivery to more than InlineMax connections
+	// off the committing invocation: the audience goes, in batches of
+	// BatchSize connections, to the fan-out function (dispatch.go).
+	Async     Invoker
+	InlineMax int
+	BatchSize int
 }
 
 // New wires fan-out; sum may be nil.
@@ -142,14 +148,29 @@ func (f *Fanout) Deliver(ctx context.Context, community string, events []*nostr.
 	if len(cands) == 0 {
 		return
 	}
+	if f.Async != nil && connections(cands) > f.inlineMax() {
+		f.dispatch(ctx, community, items, cands)
+		return
+	}
+	conns, sent := f.deliverTo(ctx, community, items, cands)
+	f.Log.DebugContext(ctx, "fanout: delivered", "community", community, "events", len(items),
+		"candidates", len(cands), "connections", conns, "messages", sent, "took_ms", time.Since(start).Milliseconds())
+}
+
+// deliverTo re-checks access of every candidate's reader, matches and
+// posts; it returns the connections posted to and the messages sent.
+func (f *Fanout) deliverTo(ctx context.Context, community string, items []*item, cands []candidate) (int, int) {
+	channels := map[string]bool{}
+	for _, it := range items {
+		if it.channel != "" {
+			channels[it.channel] = true
+		}
+	}
 	// Access of each (channel, reader) pair, in one query.
 	var pairs []access
 	seen := map[access]bool{}
 	for _, c := range cands {
 		for ch := range channels {
-			if ch == "" {
-				continue
-			}
 			p := access{Channel: ch, Reader: c.pubkey}
 			if !seen[p] {
 				seen[p] = true
@@ -160,7 +181,7 @@ func (f *Fanout) Deliver(ctx context.Context, community string, events []*nostr.
 	readable, err := f.Registry.readable(ctx, community, pairs)
 	if err != nil {
 		f.Log.ErrorContext(ctx, "fanout: access", "community", community, "err", err)
-		return
+		return 0, 0
 	}
 	jobs := map[string]*job{}
 	var order []string
@@ -182,9 +203,7 @@ func (f *Fanout) Deliver(ctx context.Context, community string, events []*nostr.
 			j.closed = append(j.closed, c.sub)
 		}
 	}
-	sent := f.run(ctx, order, jobs)
-	f.Log.DebugContext(ctx, "fanout: delivered", "community", community, "events", len(items),
-		"candidates", len(cands), "connections", len(jobs), "messages", sent, "took_ms", time.Since(start).Milliseconds())
+	return len(jobs), f.run(ctx, order, jobs)
 }
 
 // job is everything one connection gets from one Deliver call, sent in order.

@@ -201,6 +201,30 @@ WHERE (s.connection_id, s.sub_id) IN (
 	if err != nil {
 		return nil, fmt.Errorf("fanout: find subscriptions: %w", err)
 	}
+	return scanCandidates(rows)
+}
+
+// subscriptions returns the live subscriptions of community among keys ([connection,
+// sub] pairs); a closed one is absent.
+func (r *Registry) subscriptions(ctx context.Context, community string, keys [][2]string) ([]candidate, error) {
+	conns := make([]string, len(keys))
+	subs := make([]string, len(keys))
+	for i, k := range keys {
+		conns[i], subs[i] = k[0], k[1]
+	}
+	rows, err := r.st.Pool.Query(ctx, `
+SELECT s.connection_id, s.sub_id, s.pubkey, s.filters
+FROM unnest($1::text[], $2::text[]) AS k(connection_id, sub_id)
+JOIN ws_subscriptions s ON s.connection_id = k.connection_id AND s.sub_id = k.sub_id
+JOIN ws_connections c ON c.id = s.connection_id
+WHERE c.expires_at > $3 AND s.community_id = $4`, conns, subs, r.now().Unix(), community)
+	if err != nil {
+		return nil, fmt.Errorf("fanout: load batch subscriptions: %w", err)
+	}
+	return scanCandidates(rows)
+}
+
+func scanCandidates(rows pgx.Rows) ([]candidate, error) {
 	defer rows.Close()
 	var out []candidate
 	for rows.Next() {
