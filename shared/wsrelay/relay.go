@@ -69,13 +69,14 @@ type Relay struct {
 	Community func(ctx context.Context, host string) (string, error)
 	Log       *slog.Logger
 	now       func() time.Time
+	conns     *connCache
 }
 
 // New wires the relay; fo may be nil.
 func New(reg *fanout.Registry, ing *ingest.Service, rd Reader, fo *fanout.Fanout, s fanout.Sender,
 	community func(context.Context, string) (string, error), log *slog.Logger) *Relay {
 	return &Relay{Registry: reg, Ingest: ing, Reader: rd, Fanout: fo, Sender: s, Community: community,
-		Log: log, now: time.Now}
+		Log: log, now: time.Now, conns: newConnCache()}
 }
 
 // WithClock returns a copy of r that reads time from now (tests).
@@ -114,6 +115,7 @@ func (r *Relay) open(ctx context.Context, req Request) (*fanout.Connection, erro
 
 // Disconnect forgets the connection and its subscriptions ($disconnect).
 func (r *Relay) Disconnect(ctx context.Context, req Request) error {
+	r.conns.drop(req.ConnectionID)
 	return r.Registry.Close(ctx, req.ConnectionID)
 }
 
@@ -121,24 +123,11 @@ func (r *Relay) Disconnect(ctx context.Context, req Request) error {
 // the connection; Message itself never fails.
 func (r *Relay) Message(ctx context.Context, req Request) {
 	out := &replier{r: r, conn: req.ConnectionID}
-	conn, err := r.Registry.Get(ctx, req.ConnectionID)
-	if errors.Is(err, fanout.ErrUnknownConnection) {
-		// $connect was lost or the row expired: start over.
-		conn, err = r.open(ctx, req)
-	}
+	conn, err := r.connection(ctx, req)
 	if err != nil {
 		r.Log.ErrorContext(ctx, "wsrelay: load connection", "connection", req.ConnectionID, "err", err)
 		out.send(ctx, notice("error: the relay could not load this connection, try again"))
 		return
-	}
-	if conn.Pubkey == "" && !conn.ChallengeSent {
-		first, err := r.Registry.MarkChallengeSent(ctx, conn.ID)
-		if err != nil {
-			r.Log.ErrorContext(ctx, "wsrelay: challenge", "connection", conn.ID, "err", err)
-		}
-		if first || err != nil {
-			out.send(ctx, array("AUTH", conn.Challenge))
-		}
 	}
 	msg, err := Parse(req.Body)
 	if err != nil {
@@ -165,6 +154,36 @@ func (r *Relay) Message(ctx context.Context, req Request) {
 	}
 }
 
+// connection is the connection of req: from this instance's cache once
+// authenticated, else from the registry (re-opened when $connect was lost),
+// sending the AUTH challenge on its first message.
+func (r *Relay) connection(ctx context.Context, req Request) (*fanout.Connection, error) {
+	if c, ok := r.conns.get(req.ConnectionID, r.now().Unix()); ok {
+		return c, nil
+	}
+	out := &replier{r: r, conn: req.ConnectionID}
+	conn, err := r.Registry.Get(ctx, req.ConnectionID)
+	if errors.Is(err, fanout.ErrUnknownConnection) {
+		// $connect was lost or the row expired: start over.
+		conn, err = r.open(ctx, req)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if conn.Pubkey == "" && !conn.ChallengeSent {
+		first, err := r.Registry.MarkChallengeSent(ctx, conn.ID)
+		if err != nil {
+			r.Log.ErrorContext(ctx, "wsrelay: challenge", "connection", conn.ID, "err", err)
+		}
+		if first || err != nil {
+			out.send(ctx, array("AUTH", conn.Challenge))
+		}
+		conn.ChallengeSent = err == nil
+	}
+	r.conns.put(conn)
+	return conn, nil
+}
+
 func (r *Relay) auth(ctx context.Context, out *replier, conn *fanout.Connection, ev *nostr.Event) {
 	if rej := r.checkAuth(conn, ev); rej != nil {
 		out.send(ctx, okMessage(ev.ID, false, rej.Error()))
@@ -175,6 +194,8 @@ func (r *Relay) auth(ctx context.Context, out *replier, conn *fanout.Connection,
 		out.send(ctx, okMessage(ev.ID, false, "error: could not record the authentication, try again"))
 		return
 	}
+	conn.Pubkey = ev.PubKey
+	r.conns.put(conn)
 	out.send(ctx, okMessage(ev.ID, true, ""))
 }
 
@@ -212,13 +233,14 @@ func (r *Relay) event(ctx context.Context, out *replier, conn *fanout.Connection
 		return
 	}
 	res := r.Ingest.Submit(ctx, conn.Community, conn.Pubkey, ev)
-	// Deliver before OK, as POST /events does: once the publisher has its
-	// OK, every subscription that existed at commit has been posted to, and
-	// a subscription opened after the OK gets the event as stored only.
+	// The OK goes out first: the reply is a post, not the invocation's
+	// return value, so delivery runs after it in the same invocation and
+	// the publisher never waits for its audience. The subscriptions
+	// delivered to are those that exist when Deliver reads them.
+	out.send(ctx, okMessage(ev.ID, res.Accepted, res.Message))
 	if len(res.Committed) > 0 && r.Fanout != nil {
 		r.Fanout.Deliver(ctx, conn.Community, res.Committed)
 	}
-	out.send(ctx, okMessage(ev.ID, res.Accepted, res.Message))
 }
 
 func (r *Relay) req(ctx context.Context, out *replier, conn *fanout.Connection, msg *Message) {
@@ -294,6 +316,7 @@ func (p *replier) send(ctx context.Context, msg []byte) {
 	case errors.Is(err, fanout.ErrGone):
 		p.gone.Store(true)
 		p.once.Do(func() {
+			p.r.conns.drop(p.conn)
 			if err := p.r.Registry.Close(ctx, p.conn); err != nil {
 				p.r.Log.ErrorContext(ctx, "wsrelay: remove gone connection", "connection", p.conn, "err", err)
 			}
