@@ -49,7 +49,7 @@ import (
 
 type options struct {
 	events, sockets, small, inflight, reqs int
-	repo                                  string
+	repo                                   string
 }
 
 func main() {
@@ -580,4 +580,3 @@ func analyze(dsn string) error {
 	_, err = db.Exec("ANALYZE")
 	return err
 }
-

@@ -199,8 +199,8 @@ func (f *Fanout) deliverTo(ctx context.Context, community string, items []*item,
 		}
 		j.msgs = append(j.msgs, msgs...)
 		if lost != "" {
+			j.closed = append(j.closed, closing{sub: c.sub, at: len(j.msgs)})
 			j.msgs = append(j.msgs, closedMessage(c.sub, "restricted: you can no longer read channel "+lost))
-			j.closed = append(j.closed, c.sub)
 		}
 	}
 	return len(jobs), f.run(ctx, order, jobs)
@@ -210,7 +210,13 @@ func (f *Fanout) deliverTo(ctx context.Context, community string, items []*item,
 type job struct {
 	connection string
 	msgs       [][]byte
-	closed     []string // subscriptions ended by this delivery
+	closed     []closing // subscriptions this delivery ends
+}
+
+// closing is a subscription to end and the index of its CLOSED in msgs.
+type closing struct {
+	sub string
+	at  int
 }
 
 // run posts the jobs, Concurrency connections at a time, and returns the
@@ -242,13 +248,22 @@ func (f *Fanout) run(ctx context.Context, order []string, jobs map[string]*job) 
 
 // send posts one job's messages in order; a gone connection is removed.
 func (f *Fanout) send(ctx context.Context, j *job) int {
-	for _, sub := range j.closed { // before its CLOSED goes out
-		if err := f.Registry.Unsubscribe(ctx, j.connection, sub); err != nil {
-			f.Log.ErrorContext(ctx, "fanout: end subscription", "connection", j.connection, "sub", sub, "err", err)
+	// End them before their CLOSED goes out. Deliveries of concurrent
+	// commits may all find the same subscription lost: only the one whose
+	// delete removed it sends CLOSED, so the client gets one.
+	skip := map[int]bool{}
+	for _, c := range j.closed {
+		ended, err := f.Registry.end(ctx, j.connection, c.sub)
+		if err != nil {
+			f.Log.ErrorContext(ctx, "fanout: end subscription", "connection", j.connection, "sub", c.sub, "err", err)
 		}
+		skip[c.at] = err == nil && !ended
 	}
 	sent := 0
-	for _, m := range j.msgs {
+	for i, m := range j.msgs {
+		if skip[i] {
+			continue
+		}
 		err := f.Sender.Post(ctx, j.connection, m)
 		switch {
 		case err == nil:

@@ -170,11 +170,19 @@ SELECT $3, p, s.connection_id, s.sub_id FROM s, unnest($7::text[]) AS p`,
 
 // Unsubscribe removes subscription sub of connection (no error if absent).
 func (r *Registry) Unsubscribe(ctx context.Context, connection, sub string) error {
-	if _, err := r.st.Pool.Exec(ctx,
-		`DELETE FROM ws_subscriptions WHERE connection_id = $1 AND sub_id = $2`, connection, sub); err != nil {
-		return fmt.Errorf("fanout: delete subscription: %w", err)
+	_, err := r.end(ctx, connection, sub)
+	return err
+}
+
+// end removes subscription sub of connection and reports whether it was
+// there.
+func (r *Registry) end(ctx context.Context, connection, sub string) (bool, error) {
+	tag, err := r.st.Pool.Exec(ctx,
+		`DELETE FROM ws_subscriptions WHERE connection_id = $1 AND sub_id = $2`, connection, sub)
+	if err != nil {
+		return false, fmt.Errorf("fanout: end subscription: %w", err)
 	}
-	return nil
+	return tag.RowsAffected() > 0, nil
 }
 
 // candidate is a live subscription that may match an event.
