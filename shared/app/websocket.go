@@ -46,7 +46,10 @@ func (a *App) Fanout(ctx context.Context) (*fanout.Fanout, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fanout: load AWS configuration: %w", err)
 	}
-	mgmt := apigw.NewManagement(cfg, endpoint, fanout.DefaultConcurrency)
+	// Idle connections for every post in flight: one instance's replies
+	// and deliveries, or, in localdev, every emulated fan-out run at once
+	// (a smaller pool closes and re-dials connections under load).
+	mgmt := apigw.NewManagement(cfg, endpoint, 16*fanout.DefaultConcurrency)
 	fo := fanout.New(fanout.NewRegistry(a.Store), mgmt, a.reader(), a.Log)
 	return fo, a.asyncFanout(fo, cfg)
 }
