@@ -95,7 +95,7 @@ func run(repo string, inlineMax int) error {
 	cmd := exec.Command(bin)
 	aws := "http://" + awsLn.Addr().String()
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+u.String(), "BUZZ_ADDR="+relayAddr, "LOG_LEVEL=error",
-		"WS_MANAGEMENT_ENDPOINT="+aws, "LAMBDA_ENDPOINT="+aws, "DB_MAX_CONNS=4")
+		"WS_MANAGEMENT_ENDPOINT="+aws, "LAMBDA_ENDPOINT="+aws, "DB_MAX_CONNS=1")
 	if inlineMax > 0 {
 		cmd.Env = append(cmd.Env, fmt.Sprintf("FANOUT_INLINE_MAX=%d", inlineMax))
 	}
@@ -115,7 +115,16 @@ func run(repo string, inlineMax int) error {
 		time.Sleep(100 * time.Millisecond)
 	}
 	ws := "ws://" + relayAddr
+	// Round 1 warms the pool's one connection (its first use of a
+	// statement prepares it: one more round trip); round 2 is reported.
+	if err := script(ctx, ws, false); err != nil {
+		return err
+	}
 	fmt.Println("| message | DB round trips | @connections posts | Lambda invokes |\n|---|---|---|---|")
+	return script(ctx, ws, true)
+}
+
+func script(ctx context.Context, ws string, report bool) error {
 	step := func(label string, f func() error) error {
 		time.Sleep(300 * time.Millisecond)
 		d0, p0, i0 := dbTrips.Load(), posts.Load(), invokes.Load()
@@ -123,7 +132,9 @@ func run(repo string, inlineMax int) error {
 			return fmt.Errorf("%s: %w", label, err)
 		}
 		time.Sleep(300 * time.Millisecond)
-		fmt.Printf("| %s | %d | %d | %d |\n", label, dbTrips.Load()-d0, posts.Load()-p0, invokes.Load()-i0)
+		if report {
+			fmt.Printf("| %s | %d | %d | %d |\n", label, dbTrips.Load()-d0, posts.Load()-p0, invokes.Load()-i0)
+		}
 		return nil
 	}
 	owner := nostr.GeneratePrivateKey()

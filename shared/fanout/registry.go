@@ -135,35 +135,36 @@ func (r *Registry) Subscribe(ctx context.Context, community, connection, sub, re
 		return fmt.Errorf("fanout: encode filters: %w", err)
 	}
 	pins := Pins(filters)
-	tx, err := r.st.Pool.Begin(ctx)
-	if err != nil {
-		return fmt.Errorf("fanout: begin subscribe: %w", err)
-	}
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	// One statement, one round trip: count the connection's other
+	// subscriptions, upsert this one only when under max, and make its
+	// channel index rows exactly pins. Refused, it changes nothing.
 	var others int
-	err = tx.QueryRow(ctx, `
-WITH gone AS (DELETE FROM ws_subscriptions WHERE connection_id = $1 AND sub_id = $2)
-SELECT count(*) FROM ws_subscriptions WHERE connection_id = $1 AND sub_id <> $2`, connection, sub).Scan(&others)
-	if err != nil {
-		return fmt.Errorf("fanout: count subscriptions: %w", err)
-	}
-	if others >= max {
-		return reject.Restrictedf("a connection may hold %d subscriptions; CLOSE one before opening %q", max, sub)
-	}
-	_, err = tx.Exec(ctx, `
-WITH s AS (
+	var stored bool
+	err = r.st.Pool.QueryRow(ctx, `
+WITH others AS (
+  SELECT count(*) AS n FROM ws_subscriptions WHERE connection_id = $1 AND sub_id <> $2
+), s AS (
   INSERT INTO ws_subscriptions (connection_id, sub_id, community_id, pubkey, filters, created_at)
-  VALUES ($1, $2, $3, $4, $5, $6)
+  SELECT $1, $2, $3, $4, $5, $6 FROM others WHERE others.n < $8
+  ON CONFLICT (connection_id, sub_id) DO UPDATE SET community_id = EXCLUDED.community_id,
+    pubkey = EXCLUDED.pubkey, filters = EXCLUDED.filters, created_at = EXCLUDED.created_at
   RETURNING connection_id, sub_id
+), stale AS (
+  DELETE FROM ws_subscription_channels k USING s
+  WHERE k.connection_id = s.connection_id AND k.sub_id = s.sub_id
+    AND NOT (k.community_id = $3 AND k.channel_id = ANY($7::text[]))
+), fresh AS (
+  INSERT INTO ws_subscription_channels (community_id, channel_id, connection_id, sub_id)
+  SELECT $3, p, s.connection_id, s.sub_id FROM s, unnest($7::text[]) AS p
+  ON CONFLICT DO NOTHING
 )
-INSERT INTO ws_subscription_channels (community_id, channel_id, connection_id, sub_id)
-SELECT $3, p, s.connection_id, s.sub_id FROM s, unnest($7::text[]) AS p`,
-		connection, sub, community, reader, string(raw), r.now().Unix(), pins)
+SELECT others.n, EXISTS (SELECT 1 FROM s) FROM others`,
+		connection, sub, community, reader, string(raw), r.now().Unix(), pins, max).Scan(&others, &stored)
 	if err != nil {
 		return fmt.Errorf("fanout: store subscription: %w", err)
 	}
-	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("fanout: commit subscription: %w", err)
+	if !stored {
+		return reject.Restrictedf("a connection may hold %d subscriptions; CLOSE one before opening %q", max, sub)
 	}
 	return nil
 }
