@@ -4,30 +4,25 @@
 // through the API Gateway @connections management API (the Sender). It knows
 // no AWS type; shared/apigw provides the Sender.
 //
-// # Where fan-out runs: inline, after the commit
+// # Where fan-out runs: after the commit, inline or in the fan-out function
 //
 // The function that committed the event (ws-message for a WebSocket EVENT,
-// ingest for POST /events) calls Deliver after its transaction committed and
-// before it answers; Deliver returns when every post has been made. Nothing
-// is queued. Reasons:
-//   - Lambda freezes an instance once it returned, so delivery cannot run in
-//     the background of the answer; inline keeps every event's delivery
-//     inside the invocation that produced it, with no lost or late events
-//     and no second copy of the matching code.
-//   - One hop less than a queue (SQS plus a sender function): lower latency,
-//     no extra resources, nothing to replay.
-//   - Postgres LISTEN/NOTIFY cannot drive Lambda (frozen between invocations),
-//     so subscriptions live in Postgres and matching needs the database
-//     anyway: the committing function already has the pool.
+// after it posted the OK; ingest for POST /events, before it answers)
+// calls Deliver. An audience of at most InlineMax connections is posted to
+// inline, in that invocation: Lambda freezes an instance once it returned,
+// so delivery cannot run in the background of the answer, and inline is
+// one hop less than anything else. A larger audience is cut into batches
+// handed to the fan-out function (functions/fanout) by asynchronous
+// invocations (dispatch.go): the committing function waits for one Invoke
+// per batch, not for thousands of posts, and the batches are delivered in
+// parallel. Postgres LISTEN/NOTIFY cannot drive Lambda (frozen between
+// invocations), so subscriptions live in Postgres and matching reads them.
 //
 // Its price: a VPC Lambda cannot reach execute-api without egress (a
 // WebSocket API cannot be reached through an execute-api VPC endpoint), so
-// ingest and ws-message need a NAT gateway (or to run outside the VPC with a
-// public database endpoint). The CDK stack must give them that egress. And
-// fan-out time counts against the 29 s integration timeout: with Concurrency
-// posts in flight at a few ms each, a channel of several thousand live
-// subscribers fits; beyond that, move Deliver behind a queue to a sender
-// function outside the VPC (Deliver's inputs are just community and events).
+// ingest, ws-message and fanout need a NAT gateway (or to run outside the
+// VPC with a public database endpoint); ingest and ws-message also call the
+// Lambda API (a lambda interface endpoint or the same egress).
 //
 // # Matching
 //
