@@ -7,8 +7,8 @@
 // # Where fan-out runs: after the commit, inline or in the fan-out function
 //
 // The function that committed the event (ws-message for a WebSocket EVENT,
-// after it posted the OK; ingest for POST /events, before it answers)
-// calls Deliver. An audience of at most InlineMax connections is posted to
+// ingest for POST /events) calls Deliver before it answers, so that a
+// subscription opened after the OK gets the event as stored only. An audience of at most InlineMax connections is posted to
 // inline, in that invocation: Lambda freezes an instance once it returned,
 // so delivery cannot run in the background of the answer, and inline is
 // one hop less than anything else. A larger audience is cut into batches

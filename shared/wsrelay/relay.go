@@ -233,14 +233,16 @@ func (r *Relay) event(ctx context.Context, out *replier, conn *fanout.Connection
 		return
 	}
 	res := r.Ingest.Submit(ctx, conn.Community, conn.Pubkey, ev)
-	// The OK goes out first: the reply is a post, not the invocation's
-	// return value, so delivery runs after it in the same invocation and
-	// the publisher never waits for its audience. The subscriptions
-	// delivered to are those that exist when Deliver reads them.
-	out.send(ctx, okMessage(ev.ID, res.Accepted, res.Message))
+	// Deliver before OK, as POST /events does: once the publisher has its
+	// OK, every subscription that existed at commit has been posted to (or,
+	// for an audience above the inline threshold, handed to the fan-out
+	// function in batches that name exactly those subscriptions), and a
+	// subscription opened after the OK gets the event as stored only. The
+	// wait is bounded: at most FANOUT_INLINE_MAX connections inline.
 	if len(res.Committed) > 0 && r.Fanout != nil {
 		r.Fanout.Deliver(ctx, conn.Community, res.Committed)
 	}
+	out.send(ctx, okMessage(ev.ID, res.Accepted, res.Message))
 }
 
 func (r *Relay) req(ctx context.Context, out *replier, conn *fanout.Connection, msg *Message) {
