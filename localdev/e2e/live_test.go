@@ -34,7 +34,9 @@ func TestReplyPushesThreadSummary(t *testing.T) {
 	root := publish(t, ra, alice, 9, nostr.Tags{{"h", ch}}, "root")
 
 	rc := authedRaw(t, r, newUser())
-	rc.sendJSON([]any{"REQ", "timeline", map[string]any{"kinds": []int{9}, "#h": []string{ch}, "limit": 0}})
+	// A 39005 goes live only to a filter that asks for kind 39005 (base
+	// commit 0f0192e, "live 39005 by kind").
+	rc.sendJSON([]any{"REQ", "timeline", map[string]any{"kinds": []int{9, 39005}, "#h": []string{ch}, "limit": 0}})
 	rc.expect("EOSE")
 	reply := publish(t, ra, alice, 9, nostr.Tags{{"h", ch}, {"e", root.ID, "", "reply"}}, "a reply")
 	if sub, ev := rc.event(); sub != "timeline" || ev.ID != reply.ID {

@@ -33,8 +33,9 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/jackc/pgx/v5"
 	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/localdev/e2e"
 )
 
 var (
@@ -57,7 +58,7 @@ func run(repo string, inlineMax int) error {
 	if admin == "" {
 		return errors.New("DATABASE_URL is not set")
 	}
-	dsn, drop, err := freshDatabase(ctx, admin)
+	dsn, drop, err := e2e.ScratchDatabase(ctx, admin, "roundtrips")
 	if err != nil {
 		return err
 	}
@@ -339,31 +340,4 @@ func uuid() string {
 	_, _ = rand.Read(r[:])
 	h := hex.EncodeToString(r[:])
 	return h[:8] + "-" + h[8:12] + "-4" + h[13:16] + "-a" + h[17:20] + "-" + h[20:32]
-}
-
-func freshDatabase(ctx context.Context, admin string) (string, func(), error) {
-	var rb [4]byte
-	_, _ = rand.Read(rb[:])
-	name := "roundtrips_" + hex.EncodeToString(rb[:])
-	c, err := pgx.Connect(ctx, admin)
-	if err != nil {
-		return "", nil, err
-	}
-	defer c.Close(ctx)
-	if _, err := c.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		return "", nil, err
-	}
-	drop := func() {
-		if c, err := pgx.Connect(context.Background(), admin); err == nil {
-			_, _ = c.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-			c.Close(context.Background())
-		}
-	}
-	u, err := url.Parse(admin)
-	if err != nil {
-		drop()
-		return "", nil, err
-	}
-	u.Path = "/" + name
-	return u.String(), drop, nil
 }

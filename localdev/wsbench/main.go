@@ -20,15 +20,12 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"os"
 	"runtime/pprof"
 	"slices"
@@ -39,7 +36,6 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/localdev/e2e"
@@ -545,34 +541,13 @@ func pct(d []time.Duration, p int) float64 {
 
 // freshDatabase creates and migrates a scratch database next to adminDSN's.
 func freshDatabase(ctx context.Context, adminDSN string) (string, func(), error) {
-	var rb [6]byte
-	_, _ = rand.Read(rb[:])
-	name := "wsbench_" + hex.EncodeToString(rb[:])
-	conn, err := pgx.Connect(ctx, adminDSN)
+	dsn, drop, err := e2e.ScratchDatabase(ctx, adminDSN, "wsbench")
 	if err != nil {
-		return "", nil, fmt.Errorf("connect: %w", err)
+		return "", nil, err
 	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		return "", nil, fmt.Errorf("create database: %w", err)
-	}
-	drop := func() {
-		c, err := pgx.Connect(context.Background(), adminDSN)
-		if err != nil {
-			return
-		}
-		defer c.Close(context.Background())
-		_, _ = c.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-	}
-	u, err := url.Parse(adminDSN)
-	if err != nil {
-		drop()
-		return "", nil, fmt.Errorf("DATABASE_URL: %w", err)
-	}
-	u.Path = "/" + name
-	if _, err := migrate.Up(ctx, u.String()); err != nil {
+	if _, err := migrate.Up(ctx, dsn); err != nil {
 		drop()
 		return "", nil, fmt.Errorf("migrate: %w", err)
 	}
-	return u.String(), drop, nil
+	return dsn, drop, nil
 }
