@@ -155,6 +155,10 @@ func (f *Fanout) Deliver(ctx context.Context, community string, events []*nostr.
 // deliverTo re-checks access of every candidate's reader, matches and
 // posts; it returns the connections posted to and the messages sent.
 func (f *Fanout) deliverTo(ctx context.Context, community string, items []*item, cands []candidate) (int, int) {
+	if err := decode(cands); err != nil {
+		f.Log.ErrorContext(ctx, "fanout: subscriptions", "community", community, "err", err)
+		return 0, 0
+	}
 	channels := map[string]bool{}
 	for _, it := range items {
 		if it.channel != "" {

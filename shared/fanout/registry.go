@@ -189,8 +189,31 @@ func (r *Registry) end(ctx context.Context, connection, sub string) (bool, error
 // candidate is a live subscription that may match an event.
 type candidate struct {
 	connection, sub, pubkey string
+	raw                     string // its filters' JSON, decoded by decode
 	filters                 []liveFilter
 	named                   []string
+}
+
+// decode parses the filters of every candidate. Dispatch to the fan-out
+// function needs only their keys, so only delivery decodes.
+func decode(cands []candidate) error {
+	for i := range cands {
+		c := &cands[i]
+		if c.filters != nil {
+			continue
+		}
+		var fs []nostr.Filter
+		if err := json.Unmarshal([]byte(c.raw), &fs); err != nil {
+			return fmt.Errorf("fanout: decode filters of %s/%s: %w", c.connection, c.sub, err)
+		}
+		c.filters = make([]liveFilter, 0, len(fs))
+		for _, f := range fs {
+			lf := newLiveFilter(f)
+			c.filters = append(c.filters, lf)
+			c.named = append(c.named, lf.named...)
+		}
+	}
+	return nil
 }
 
 // pins reports whether one of the subscription's filters names channel.
@@ -238,18 +261,8 @@ func scanCandidates(rows pgx.Rows) ([]candidate, error) {
 	var out []candidate
 	for rows.Next() {
 		var c candidate
-		var raw string
-		if err := rows.Scan(&c.connection, &c.sub, &c.pubkey, &raw); err != nil {
+		if err := rows.Scan(&c.connection, &c.sub, &c.pubkey, &c.raw); err != nil {
 			return nil, fmt.Errorf("fanout: read subscription: %w", err)
-		}
-		var fs []nostr.Filter
-		if err := json.Unmarshal([]byte(raw), &fs); err != nil {
-			return nil, fmt.Errorf("fanout: decode filters of %s/%s: %w", c.connection, c.sub, err)
-		}
-		for _, f := range fs {
-			lf := newLiveFilter(f)
-			c.filters = append(c.filters, lf)
-			c.named = append(c.named, lf.named...)
 		}
 		out = append(out, c)
 	}
