@@ -40,8 +40,10 @@ func run(ctx context.Context) error {
 			return envOr(k, "http")
 		case "DB_MAX_CONNS":
 			return envOr(k, "16")
-		case "WS_MANAGEMENT_ENDPOINT":
+		case "WS_MANAGEMENT_ENDPOINT", "LAMBDA_ENDPOINT":
 			return envOr(k, "http://"+addr)
+		case "FANOUT_FUNCTION":
+			return envOr(k, emulator.FanoutFunction)
 		}
 		return os.Getenv(k)
 	})
@@ -70,7 +72,7 @@ func run(ctx context.Context) error {
 	}
 	stack := emulator.NewStack(a, fo, log)
 	ws := stack.WS
-	srv := &http.Server{Addr: addr, Handler: ws.Wrap(stack.HTTP), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Addr: addr, Handler: stack.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	fmt.Printf("Buzz relay (schema v%d) on http://%s  ws://%s\nrelay pubkey %s\n", m.Version, addr, addr, a.Signer.PublicKey())

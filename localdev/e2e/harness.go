@@ -34,6 +34,10 @@ type Options struct {
 	// Env adds to (or overrides) the environment the handlers are
 	// configured with, e.g. DB_CONNECT_TIMEOUT.
 	Env map[string]string
+	// FanoutInlineMax and FanoutBatchSize override FANOUT_INLINE_MAX and
+	// FANOUT_BATCH_SIZE (audiences above InlineMax go to the fan-out
+	// function, emulated).
+	FanoutInlineMax, FanoutBatchSize int
 }
 
 // Relay is a running harness relay.
@@ -42,6 +46,7 @@ type Relay struct {
 	WSURL   string // ws://127.0.0.1:port
 	App     *app.App
 	WS      *emulator.WebSocketAPI
+	Lambda  *emulator.LambdaAPI
 	srv     *http.Server
 	errc    chan error
 }
@@ -66,6 +71,14 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 		"WS_MANAGEMENT_ENDPOINT": "http://" + addr,
 		"RELAY_SECRET_KEY":       nostr.GeneratePrivateKey(),
 		"AWS_REGION":             "us-east-1",
+		"FANOUT_FUNCTION":        emulator.FanoutFunction,
+		"LAMBDA_ENDPOINT":        "http://" + addr,
+	}
+	if o.FanoutInlineMax > 0 {
+		env["FANOUT_INLINE_MAX"] = strconv.Itoa(o.FanoutInlineMax)
+	}
+	if o.FanoutBatchSize > 0 {
+		env["FANOUT_BATCH_SIZE"] = strconv.Itoa(o.FanoutBatchSize)
 	}
 	for k, v := range o.Env {
 		env[k] = v
@@ -90,8 +103,8 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 	ws := stack.WS
 	ws.IdleTimeout, ws.Lifetime = o.IdleTimeout, o.Lifetime
 	r := &Relay{
-		HTTPURL: "http://" + addr, WSURL: "ws://" + addr, App: a, WS: ws,
-		srv:  &http.Server{Handler: ws.Wrap(stack.HTTP), ReadHeaderTimeout: 10 * time.Second},
+		HTTPURL: "http://" + addr, WSURL: "ws://" + addr, App: a, WS: ws, Lambda: stack.Lambda,
+		srv:  &http.Server{Handler: stack.Handler(), ReadHeaderTimeout: 10 * time.Second},
 		errc: make(chan error, 1),
 	}
 	go func() { r.errc <- r.srv.Serve(ln) }()
@@ -103,6 +116,7 @@ func (r *Relay) Close() {
 	// Not Shutdown: it waits 5 s for the SDK's spare, never-used
 	// connections to the management API.
 	r.WS.CloseAll()
+	r.Lambda.Wait()
 	_ = r.srv.Close()
 	if err := <-r.errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		r.App.Log.Warn("e2e: serve", "err", err)

@@ -10,12 +10,7 @@ import (
 // rawEvent reads the next EVENT and returns its subscription and event.
 func (rc *rawConn) event() (string, nostr.Event) {
 	rc.t.Helper()
-	msg := rc.expect("EVENT")
-	var ev nostr.Event
-	if err := json.Unmarshal(msg[2], &ev); err != nil {
-		rc.t.Fatal(err)
-	}
-	return str(rc.t, msg[1]), ev
+	return rc.eventOf(rc.expect("EVENT"))
 }
 
 // events reads n EVENTs, which must be for n distinct subscriptions (the

@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"log/slog"
+	"net/http"
 
 	"github.com/buzzrelay/relay/shared/app"
 	"github.com/buzzrelay/relay/shared/fanout"
@@ -11,11 +12,21 @@ import (
 // Stack is the relay's API Gateway configuration in local form, the same
 // route table as infra/: POST /events to ingest; POST /query, POST /count,
 // GET / and GET /healthz to query; $connect, $default and $disconnect to the
-// three WebSocket functions. Every handler is the one its Lambda starts.
+// three WebSocket functions; the Lambda Invoke API for the fan-out
+// function (FanoutFunction), which fo's asynchronous dispatch calls. Every
+// handler is the one its Lambda starts.
 type Stack struct {
-	HTTP *HTTPAPI
-	WS   *WebSocketAPI
+	HTTP   *HTTPAPI
+	WS     *WebSocketAPI
+	Lambda *LambdaAPI
 }
+
+// FanoutFunction is the name the fan-out function has in localdev
+// (FANOUT_FUNCTION; LAMBDA_ENDPOINT is the address the stack serves on).
+const FanoutFunction = "fanout"
+
+// Handler serves every API of the stack on one address.
+func (s *Stack) Handler() http.Handler { return s.Lambda.Wrap(s.WS.Wrap(s.HTTP)) }
 
 // NewStack wires a's handlers behind the emulated APIs; fo delivers live
 // events from both ingest and ws-message.
@@ -35,5 +46,6 @@ func NewStack(a *app.App, fo *fanout.Fanout, log *slog.Logger) *Stack {
 			Disconnect: a.WSDisconnect(),
 			Log:        log,
 		},
+		Lambda: &LambdaAPI{Functions: map[string]AsyncHandler{FanoutFunction: a.FanoutFunction(fo)}, Log: log},
 	}
 }

@@ -25,21 +25,29 @@ const (
 	MaxMessageSize     = 128 << 10 // a larger message closes the socket with 1009
 	IdleTimeout        = 10 * time.Minute
 	ConnectionLifetime = 2 * time.Hour
+	// DefaultInFlight is the emulator's bound on one socket's concurrent
+	// invocations (API Gateway has none; Lambda's concurrency is the limit).
+	DefaultInFlight = 64
 )
 
 // WebSocketAPI emulates an API Gateway WebSocket API with the $connect,
 // $default and $disconnect routes, plus its @connections management API
 // (management.go). Each socket gets a connection id; every text message is
-// one $default invocation with a real events.APIGatewayWebsocketProxyRequest,
-// invoked in arrival order (one at a time per socket). Handlers answer
-// through the management API, as they must behind API Gateway.
+// one $default invocation with a real events.APIGatewayWebsocketProxyRequest.
+// As behind API Gateway, the invocations of one socket are not serialised:
+// each message starts its own as it arrives, up to InFlight at a time per
+// socket, and their replies may interleave. Handlers answer through the
+// management API, as they must behind API Gateway.
 type WebSocketAPI struct {
 	Connect, Default, Disconnect WebSocketHandler
 	// Stage is reported in the request context ("$default" when empty).
 	Stage string
 	// IdleTimeout and Lifetime default to API Gateway's 10 min and 2 h.
 	IdleTimeout, Lifetime time.Duration
-	Log                   *slog.Logger
+	// InFlight bounds the concurrent $default invocations of one socket
+	// (DefaultInFlight when 0; 1 serialises them in arrival order).
+	InFlight int
+	Log      *slog.Logger
 
 	mu    sync.Mutex
 	conns map[string]*socket
@@ -188,6 +196,13 @@ func (a *WebSocketAPI) serve(s *socket) (websocket.StatusCode, string) {
 			}
 		}
 	}()
+	inflight := a.InFlight
+	if inflight <= 0 {
+		inflight = DefaultInFlight
+	}
+	sem := make(chan struct{}, inflight)
+	var running sync.WaitGroup
+	defer running.Wait() // $disconnect comes after the last invocation
 	for {
 		typ, data, err := s.c.Read(ctx)
 		if err != nil {
@@ -213,11 +228,16 @@ func (a *WebSocketAPI) serve(s *socket) (websocket.StatusCode, string) {
 		}
 		ev := a.event(s, "MESSAGE", "$default", body)
 		ev.IsBase64Encoded = b64
-		ictx, icancel := context.WithTimeout(context.Background(), IntegrationTimeout)
-		if _, err := a.Default(ictx, ev); err != nil {
-			a.log().Warn("emulator: $default handler failed", "connection", s.id, "err", err)
-		}
-		icancel()
+		sem <- struct{}{}
+		running.Add(1)
+		go func() {
+			defer func() { <-sem; running.Done() }()
+			ictx, icancel := context.WithTimeout(context.Background(), IntegrationTimeout)
+			defer icancel()
+			if _, err := a.Default(ictx, ev); err != nil {
+				a.log().Warn("emulator: $default handler failed", "connection", s.id, "err", err)
+			}
+		}()
 	}
 }
 

@@ -8,7 +8,9 @@
 //     EVENT was sent to its arrival (p50/p99/max);
 //  2. throughput: -publishers sockets publish -events events as fast as
 //     their OKs come back, while every subscriber listens; the ingest rate
-//     is accepted events per second.
+//     is accepted events per second, with the OK latency (EVENT written to
+//     OK read) of the publishers. The same burst runs once before any
+//     subscriber connects: the rate with no listeners.
 //
 // Every subscriber must receive every event. Usage (after `make pg`):
 //
@@ -16,28 +18,24 @@
 package main
 
 import (
+	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"os"
 	"runtime/pprof"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/localdev/e2e"
@@ -53,6 +51,10 @@ type Options struct {
 	DBConns       int
 	DialParallel  int
 	Timeout       time.Duration
+	// InlineMax and BatchSize set FANOUT_INLINE_MAX and FANOUT_BATCH_SIZE
+	// (0: shared/fanout's defaults); AsyncConcurrency the emulated fan-out
+	// function's parallel runs (0: the emulator's default).
+	InlineMax, BatchSize, AsyncConcurrency int
 }
 
 // Result of one run.
@@ -70,6 +72,13 @@ type Result struct {
 	Missing          int     `json:"missing_deliveries"`
 	ThroughputP99ms  float64 `json:"throughput_p99_ms"`
 	DeliveriesPerRun int     `json:"deliveries"`
+	OKp50ms          float64 `json:"ok_p50_ms"`
+	OKp99ms          float64 `json:"ok_p99_ms"`
+	// The same burst before any subscriber connected.
+	NoListenersPerSecond float64 `json:"no_listeners_ingest_events_per_second"`
+	NoListenersOKp99ms   float64 `json:"no_listeners_ok_p99_ms"`
+	RateVsNoListeners    float64 `json:"rate_vs_no_listeners"`
+	AsyncRuns            int64   `json:"fanout_function_runs"`
 }
 
 func main() {
@@ -80,6 +89,9 @@ func main() {
 	flag.IntVar(&o.Publishers, "publishers", 2, "publisher sockets in the throughput phase")
 	flag.IntVar(&o.DBConns, "db-conns", 16, "pgx pool size of the relay (DB_MAX_CONNS)")
 	flag.IntVar(&o.DialParallel, "dial-parallel", 50, "sockets being set up at once")
+	flag.IntVar(&o.InlineMax, "inline-max", 0, "largest audience delivered inline (FANOUT_INLINE_MAX; 0: default)")
+	flag.IntVar(&o.BatchSize, "batch-size", 0, "connections per fan-out invocation (FANOUT_BATCH_SIZE; 0: default)")
+	flag.IntVar(&o.AsyncConcurrency, "async-concurrency", 0, "parallel runs of the emulated fan-out function (0: default)")
 	flag.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "give up after this long")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run here")
 	flag.Parse()
@@ -120,11 +132,13 @@ func Run(ctx context.Context, adminDSN string, o Options, progress io.Writer) (*
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	// Throughput is the measure here: the per-key rate limits are off.
 	noLimits := map[string]string{"RATE_EVENTS_PER_MIN": "0", "RATE_EVENT_BYTES_PER_MIN": "0", "RATE_READS_PER_MIN": "0", "RATE_WS_MESSAGES_PER_MIN": "0", "RATE_CHANNELS_PER_HOUR": "0"}
-	relay, err := e2e.Start(ctx, dsn, e2e.Options{MaxConns: o.DBConns, Log: log, Env: noLimits})
+	relay, err := e2e.Start(ctx, dsn, e2e.Options{MaxConns: o.DBConns, Log: log, Env: noLimits,
+		FanoutInlineMax: o.InlineMax, FanoutBatchSize: o.BatchSize})
 	if err != nil {
 		return nil, err
 	}
 	defer relay.Close()
+	relay.Lambda.Concurrency = o.AsyncConcurrency
 
 	b := &bench{o: o, relay: relay, sent: make([]atomic.Int64, o.LatencyEvents+o.Events)}
 	owner := newKey()
@@ -140,6 +154,14 @@ func Run(ctx context.Context, adminDSN string, o Options, progress io.Writer) (*
 		return nil, fmt.Errorf("create channel: %w", err)
 	}
 
+	// Phase 0: the burst with nobody listening.
+	base, baseTook, err := b.burst(ctx, pubs, owner, 0, o.Events, "base ")
+	if err != nil {
+		return nil, fmt.Errorf("burst without listeners: %w", err)
+	}
+	noListeners := float64(o.Events) / baseTook.Seconds()
+	fmt.Fprintf(progress, "wsbench: %.1f events/s with no listeners\n", noListeners)
+
 	start := time.Now()
 	subs, err := b.subscribe(ctx)
 	for _, s := range subs {
@@ -153,52 +175,35 @@ func Run(ctx context.Context, adminDSN string, o Options, progress io.Writer) (*
 
 	// Phase 1: one event at a time.
 	for seq := range o.LatencyEvents {
-		if err := b.send(ctx, pubs[0], owner, seq); err != nil {
+		if _, err := b.send(ctx, pubs[0], owner, seq, "bench "); err != nil {
 			return nil, err
 		}
-		b.waitFor(ctx, subs, seq+1, 10*time.Second)
+		b.waitFor(ctx, subs, seq+1, 30*time.Second)
 	}
 	lat := b.latencies(subs, 0, o.LatencyEvents)
 	res.P50ms, res.P99ms, res.MaxMs = pct(lat, 50), pct(lat, 99), pct(lat, 100)
 
 	// Phase 2: publishers as fast as their OKs allow.
-	var next atomic.Int64
-	next.Store(int64(o.LatencyEvents))
-	total := int64(o.LatencyEvents + o.Events)
+	total := o.LatencyEvents + o.Events
 	start = time.Now()
-	var wg sync.WaitGroup
-	errc := make(chan error, len(pubs))
-	for _, p := range pubs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				seq := next.Add(1) - 1
-				if seq >= total {
-					return
-				}
-				if err := b.send(ctx, p, owner, int(seq)); err != nil {
-					errc <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	took := time.Since(start)
-	close(errc)
-	if err := <-errc; err != nil {
+	oks, took, err := b.burst(ctx, pubs, owner, o.LatencyEvents, total, "bench ")
+	if err != nil {
 		return nil, err
 	}
-	b.waitFor(ctx, subs, int(total), 30*time.Second)
+	b.waitFor(ctx, subs, total, 5*time.Minute)
 	deliveredIn := time.Since(start)
 	res.IngestPerSecond = float64(o.Events) / took.Seconds()
 	res.DeliveredPerSec = float64(o.Events*o.Subs) / deliveredIn.Seconds()
-	res.ThroughputP99ms = pct(b.latencies(subs, o.LatencyEvents, int(total)), 99)
+	res.ThroughputP99ms = pct(b.latencies(subs, o.LatencyEvents, total), 99)
+	res.OKp50ms, res.OKp99ms = pct(oks, 50), pct(oks, 99)
+	res.NoListenersPerSecond, res.NoListenersOKp99ms = noListeners, pct(base, 99)
+	res.RateVsNoListeners = res.IngestPerSecond / noListeners
 	for _, s := range subs {
-		res.Missing += int(total) - s.count()
+		res.Missing += total - s.count()
 		res.DeliveriesPerRun += s.count()
 	}
+	relay.Lambda.Wait()
+	res.AsyncRuns = relay.Lambda.Runs()
 	return res, nil
 }
 
@@ -305,31 +310,50 @@ func (b *bench) login(ctx context.Context, k key) (*client, error) {
 func (c *client) readLoop(ctx context.Context, b *bench) {
 	defer close(c.done)
 	for {
-		p, err := read(ctx, c.c)
+		_, data, err := c.c.Read(ctx)
 		if err != nil {
 			return
 		}
-		switch verb(p) {
-		case "OK":
-			c.oks <- p
-		case "EVENT":
-			if len(p) < 3 {
-				continue
-			}
-			var ev struct {
-				Content string `json:"content"`
-			}
-			_ = json.Unmarshal(p[2], &ev)
-			seq, err := strconv.Atoi(strings.TrimPrefix(ev.Content, "bench "))
-			if err != nil || seq < 0 || seq >= len(b.sent) {
+		// The live events are most of the traffic: find their sequence
+		// number without decoding them, so that 5,000 bench sockets cost
+		// the machine less than the relay they measure.
+		if seq, ok := benchSeq(data); ok {
+			if seq < 0 || seq >= len(b.sent) {
 				continue
 			}
 			lat := time.Duration(time.Now().UnixNano() - b.sent[seq].Load())
 			c.mu.Lock()
 			c.got[seq] = lat
 			c.mu.Unlock()
+			continue
+		}
+		var p []json.RawMessage
+		if json.Unmarshal(data, &p) != nil || len(p) == 0 {
+			continue
+		}
+		if verb(p) == "OK" {
+			c.oks <- p
 		}
 	}
+}
+
+// benchSeq is N of an ["EVENT",…] message whose content is "bench N".
+func benchSeq(data []byte) (int, bool) {
+	if !bytes.HasPrefix(data, []byte(`["EVENT"`)) {
+		return 0, false
+	}
+	const marker = `"content":"bench `
+	i := bytes.Index(data, []byte(marker))
+	if i < 0 {
+		return 0, false
+	}
+	rest := data[i+len(marker):]
+	j := bytes.IndexByte(rest, '"')
+	if j < 0 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(string(rest[:j]))
+	return n, err == nil
 }
 
 func (c *client) publish(ctx context.Context, k key, kind int, tags nostr.Tags, content string) (string, error) {
@@ -359,17 +383,62 @@ func (c *client) waitOK(ctx context.Context, id string) error {
 	}
 }
 
-// send publishes bench event seq, stamping its send time first.
-func (b *bench) send(ctx context.Context, p *client, k key, seq int) error {
-	ev := nostr.Event{Kind: 9, CreatedAt: nostr.Now(), Tags: nostr.Tags{{"h", b.channel}}, Content: "bench " + strconv.Itoa(seq)}
+// send publishes event seq with content prefix+seq, stamping the send time
+// of a "bench " event first, and returns the time to its OK.
+func (b *bench) send(ctx context.Context, p *client, k key, seq int, prefix string) (time.Duration, error) {
+	ev := nostr.Event{Kind: 9, CreatedAt: nostr.Now(), Tags: nostr.Tags{{"h", b.channel}}, Content: prefix + strconv.Itoa(seq)}
 	if err := ev.Sign(k.sk); err != nil {
-		return err
+		return 0, err
 	}
-	b.sent[seq].Store(time.Now().UnixNano())
+	start := time.Now()
+	if prefix == "bench " {
+		b.sent[seq].Store(start.UnixNano())
+	}
 	if err := p.write(ctx, []any{"EVENT", ev}); err != nil {
-		return fmt.Errorf("publish %d: %w", seq, err)
+		return 0, fmt.Errorf("publish %d: %w", seq, err)
 	}
-	return p.waitOK(ctx, ev.ID)
+	err := p.waitOK(ctx, ev.ID)
+	return time.Since(start), err
+}
+
+// burst has the publishers send events from..to-1 as fast as their OKs
+// come back; it returns the OK latencies (sorted) and the time it took.
+func (b *bench) burst(ctx context.Context, pubs []*client, k key, from, to int, prefix string) ([]time.Duration, time.Duration, error) {
+	var next atomic.Int64
+	next.Store(int64(from))
+	var mu sync.Mutex
+	var oks []time.Duration
+	start := time.Now()
+	var wg sync.WaitGroup
+	errc := make(chan error, len(pubs))
+	for _, p := range pubs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				seq := next.Add(1) - 1
+				if seq >= int64(to) {
+					return
+				}
+				d, err := b.send(ctx, p, k, int(seq), prefix)
+				if err != nil {
+					errc <- err
+					return
+				}
+				mu.Lock()
+				oks = append(oks, d)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	took := time.Since(start)
+	close(errc)
+	if err := <-errc; err != nil {
+		return nil, 0, err
+	}
+	slices.Sort(oks)
+	return oks, took, nil
 }
 
 // subscribe opens the subscriber sockets, DialParallel at a time.
@@ -474,34 +543,13 @@ func pct(d []time.Duration, p int) float64 {
 
 // freshDatabase creates and migrates a scratch database next to adminDSN's.
 func freshDatabase(ctx context.Context, adminDSN string) (string, func(), error) {
-	var rb [6]byte
-	_, _ = rand.Read(rb[:])
-	name := "wsbench_" + hex.EncodeToString(rb[:])
-	conn, err := pgx.Connect(ctx, adminDSN)
+	dsn, drop, err := e2e.ScratchDatabase(ctx, adminDSN, "wsbench")
 	if err != nil {
-		return "", nil, fmt.Errorf("connect: %w", err)
+		return "", nil, err
 	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		return "", nil, fmt.Errorf("create database: %w", err)
-	}
-	drop := func() {
-		c, err := pgx.Connect(context.Background(), adminDSN)
-		if err != nil {
-			return
-		}
-		defer c.Close(context.Background())
-		_, _ = c.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-	}
-	u, err := url.Parse(adminDSN)
-	if err != nil {
-		drop()
-		return "", nil, fmt.Errorf("DATABASE_URL: %w", err)
-	}
-	u.Path = "/" + name
-	if _, err := migrate.Up(ctx, u.String()); err != nil {
+	if _, err := migrate.Up(ctx, dsn); err != nil {
 		drop()
 		return "", nil, fmt.Errorf("migrate: %w", err)
 	}
-	return u.String(), drop, nil
+	return dsn, drop, nil
 }

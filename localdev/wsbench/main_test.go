@@ -8,16 +8,26 @@ import (
 	"time"
 )
 
-// TestRunSmall runs the benchmark at a small scale: every subscriber gets
-// every event and the figures are filled in.
+// TestRunSmall runs the benchmark at a small scale, inline and through the
+// fan-out function (threshold below the audience): every subscriber gets
+// every event once and the figures are filled in.
 func TestRunSmall(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	res, err := Run(ctx, os.Getenv("DATABASE_URL"), Options{Subs: 20, LatencyEvents: 5, Events: 20, Publishers: 2, DBConns: 8, DialParallel: 10}, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Missing != 0 || res.DeliveriesPerRun != 20*25 || res.P99ms <= 0 || res.IngestPerSecond <= 0 {
-		t.Fatalf("result %+v", res)
+	for _, o := range []Options{
+		{Subs: 20, LatencyEvents: 5, Events: 20, Publishers: 2, DBConns: 8, DialParallel: 10},
+		{Subs: 20, LatencyEvents: 5, Events: 20, Publishers: 2, DBConns: 8, DialParallel: 10, InlineMax: 5, BatchSize: 7},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		res, err := Run(ctx, os.Getenv("DATABASE_URL"), o, io.Discard)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Missing != 0 || res.DeliveriesPerRun != 20*25 || res.P99ms <= 0 || res.IngestPerSecond <= 0 || res.NoListenersPerSecond <= 0 {
+			t.Fatalf("result %+v", res)
+		}
+		// 20 connections in batches of 7: 3 runs per event.
+		if async := o.InlineMax > 0; async != (res.AsyncRuns == 3*25) {
+			t.Fatalf("inline max %d: %d fan-out runs", o.InlineMax, res.AsyncRuns)
+		}
 	}
 }

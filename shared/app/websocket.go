@@ -2,18 +2,22 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/url"
+	"strconv"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/buzzrelay/relay/shared/apigw"
 	"github.com/buzzrelay/relay/shared/config"
 	"github.com/buzzrelay/relay/shared/fanout"
+	"github.com/buzzrelay/relay/shared/lambdainvoke"
 	"github.com/buzzrelay/relay/shared/query"
 	"github.com/buzzrelay/relay/shared/wsrelay"
 )
@@ -44,8 +48,51 @@ func (a *App) Fanout(ctx context.Context) (*fanout.Fanout, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fanout: load AWS configuration: %w", err)
 	}
-	mgmt := apigw.NewManagement(cfg, endpoint, fanout.DefaultConcurrency)
-	return fanout.New(fanout.NewRegistry(a.Store), mgmt, a.reader(), a.Log), nil
+	// Idle connections for every post in flight: one instance's replies
+	// and deliveries, or, in localdev, every emulated fan-out run at once
+	// (a smaller pool closes and re-dials connections under load).
+	mgmt := apigw.NewManagement(cfg, endpoint, 16*fanout.DefaultConcurrency)
+	fo := fanout.New(fanout.NewRegistry(a.Store), mgmt, a.reader(), a.Log)
+	return fo, a.asyncFanout(fo, cfg)
+}
+
+// asyncFanout hands large audiences to the fan-out function named by
+// FANOUT_FUNCTION (name or ARN; unset: every delivery is inline), invoked
+// asynchronously at LAMBDA_ENDPOINT (unset: the region's Lambda endpoint).
+// FANOUT_INLINE_MAX and FANOUT_BATCH_SIZE override the defaults of
+// shared/fanout.
+func (a *App) asyncFanout(fo *fanout.Fanout, cfg aws.Config) error {
+	fn := a.Config.Getenv("FANOUT_FUNCTION")
+	if fn == "" {
+		return nil
+	}
+	var err error
+	if fo.InlineMax, err = envInt(a.Config.Getenv, "FANOUT_INLINE_MAX"); err != nil {
+		return err
+	}
+	if fo.BatchSize, err = envInt(a.Config.Getenv, "FANOUT_BATCH_SIZE"); err != nil {
+		return err
+	}
+	fo.Async = lambdainvoke.New(cfg, a.Config.Getenv("LAMBDA_ENDPOINT"), fn, fanout.DefaultConcurrency)
+	return nil
+}
+
+func envInt(getenv func(string) string, key string) (int, error) {
+	v := getenv(key)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%s must be a positive integer, got %q", key, v)
+	}
+	return n, nil
+}
+
+// FanoutFunction is functions/fanout: it delivers one batch that ingest or
+// ws-message handed over (shared/fanout, dispatch.go).
+func (a *App) FanoutFunction(fo *fanout.Fanout) func(context.Context, json.RawMessage) error {
+	return func(ctx context.Context, payload json.RawMessage) error { return fo.DeliverBatch(ctx, payload) }
 }
 
 // WSConnect is functions/ws-connect ($connect). It never touches the

@@ -4,30 +4,25 @@
 // through the API Gateway @connections management API (the Sender). It knows
 // no AWS type; shared/apigw provides the Sender.
 //
-// # Where fan-out runs: inline, after the commit
+// # Where fan-out runs: after the commit, inline or in the fan-out function
 //
 // The function that committed the event (ws-message for a WebSocket EVENT,
-// ingest for POST /events) calls Deliver after its transaction committed and
-// before it answers; Deliver returns when every post has been made. Nothing
-// is queued. Reasons:
-//   - Lambda freezes an instance once it returned, so delivery cannot run in
-//     the background of the answer; inline keeps every event's delivery
-//     inside the invocation that produced it, with no lost or late events
-//     and no second copy of the matching code.
-//   - One hop less than a queue (SQS plus a sender function): lower latency,
-//     no extra resources, nothing to replay.
-//   - Postgres LISTEN/NOTIFY cannot drive Lambda (frozen between invocations),
-//     so subscriptions live in Postgres and matching needs the database
-//     anyway: the committing function already has the pool.
+// ingest for POST /events) calls Deliver before it answers, so that a
+// subscription opened after the OK gets the event as stored only. An audience of at most InlineMax connections is posted to
+// inline, in that invocation: Lambda freezes an instance once it returned,
+// so delivery cannot run in the background of the answer, and inline is
+// one hop less than anything else. A larger audience is cut into batches
+// handed to the fan-out function (functions/fanout) by asynchronous
+// invocations (dispatch.go): the committing function waits for one Invoke
+// per batch, not for thousands of posts, and the batches are delivered in
+// parallel. Postgres LISTEN/NOTIFY cannot drive Lambda (frozen between
+// invocations), so subscriptions live in Postgres and matching reads them.
 //
 // Its price: a VPC Lambda cannot reach execute-api without egress (a
 // WebSocket API cannot be reached through an execute-api VPC endpoint), so
-// ingest and ws-message need a NAT gateway (or to run outside the VPC with a
-// public database endpoint). The CDK stack must give them that egress. And
-// fan-out time counts against the 29 s integration timeout: with Concurrency
-// posts in flight at a few ms each, a channel of several thousand live
-// subscribers fits; beyond that, move Deliver behind a queue to a sender
-// function outside the VPC (Deliver's inputs are just community and events).
+// ingest, ws-message and fanout need a NAT gateway (or to run outside the
+// VPC with a public database endpoint); ingest and ws-message also call the
+// Lambda API (a lambda interface endpoint or the same egress).
 //
 // # Matching
 //
@@ -92,6 +87,12 @@ type Fanout struct {
 	Summaries   Summarizer
 	Log         *slog.Logger
 	Concurrency int
+	// Async, when set, takes delivery to more than InlineMax connections
+	// off the committing invocation: the audience goes, in batches of
+	// BatchSize connections, to the fan-out function (dispatch.go).
+	Async     Invoker
+	InlineMax int
+	BatchSize int
 }
 
 // New wires fan-out; sum may be nil.
@@ -145,14 +146,33 @@ func (f *Fanout) Deliver(ctx context.Context, community string, events []*nostr.
 	if len(cands) == 0 {
 		return
 	}
+	if f.Async != nil && connections(cands) > f.inlineMax() {
+		f.dispatch(ctx, community, items, cands)
+		return
+	}
+	conns, sent := f.deliverTo(ctx, community, items, cands)
+	f.Log.DebugContext(ctx, "fanout: delivered", "community", community, "events", len(items),
+		"candidates", len(cands), "connections", conns, "messages", sent, "took_ms", time.Since(start).Milliseconds())
+}
+
+// deliverTo re-checks access of every candidate's reader, matches and
+// posts; it returns the connections posted to and the messages sent.
+func (f *Fanout) deliverTo(ctx context.Context, community string, items []*item, cands []candidate) (int, int) {
+	if err := decode(cands); err != nil {
+		f.Log.ErrorContext(ctx, "fanout: subscriptions", "community", community, "err", err)
+		return 0, 0
+	}
+	channels := map[string]bool{}
+	for _, it := range items {
+		if it.channel != "" {
+			channels[it.channel] = true
+		}
+	}
 	// Access of each (channel, reader) pair, in one query.
 	var pairs []access
 	seen := map[access]bool{}
 	for _, c := range cands {
 		for ch := range channels {
-			if ch == "" {
-				continue
-			}
 			p := access{Channel: ch, Reader: c.pubkey}
 			if !seen[p] {
 				seen[p] = true
@@ -163,7 +183,7 @@ func (f *Fanout) Deliver(ctx context.Context, community string, events []*nostr.
 	readable, err := f.Registry.readable(ctx, community, pairs)
 	if err != nil {
 		f.Log.ErrorContext(ctx, "fanout: access", "community", community, "err", err)
-		return
+		return 0, 0
 	}
 	plans := make([]planned, len(cands))
 	var lostPairs []access
@@ -200,13 +220,11 @@ func (f *Fanout) Deliver(ctx context.Context, community string, events []*nostr.
 		}
 		j.msgs = append(j.msgs, msgs...)
 		if lost != "" {
+			j.closed = append(j.closed, closing{sub: c.sub, at: len(j.msgs)})
 			j.msgs = append(j.msgs, closedMessage(c.sub, "restricted: you can no longer read channel "+lost))
-			j.closed = append(j.closed, c.sub)
 		}
 	}
-	sent := f.run(ctx, order, jobs)
-	f.Log.DebugContext(ctx, "fanout: delivered", "community", community, "events", len(items),
-		"candidates", len(cands), "connections", len(jobs), "messages", sent, "took_ms", time.Since(start).Milliseconds())
+	return len(jobs), f.run(ctx, order, jobs)
 }
 
 // planned is what plan decided for one candidate.
@@ -219,7 +237,13 @@ type planned struct {
 type job struct {
 	connection string
 	msgs       [][]byte
-	closed     []string // subscriptions ended by this delivery
+	closed     []closing // subscriptions this delivery ends
+}
+
+// closing is a subscription to end and the index of its CLOSED in msgs.
+type closing struct {
+	sub string
+	at  int
 }
 
 // run posts the jobs, Concurrency connections at a time, and returns the
@@ -251,13 +275,22 @@ func (f *Fanout) run(ctx context.Context, order []string, jobs map[string]*job) 
 
 // send posts one job's messages in order; a gone connection is removed.
 func (f *Fanout) send(ctx context.Context, j *job) int {
-	for _, sub := range j.closed { // before its CLOSED goes out
-		if err := f.Registry.Unsubscribe(ctx, j.connection, sub); err != nil {
-			f.Log.ErrorContext(ctx, "fanout: end subscription", "connection", j.connection, "sub", sub, "err", err)
+	// End them before their CLOSED goes out. Deliveries of concurrent
+	// commits may all find the same subscription lost: only the one whose
+	// delete removed it sends CLOSED, so the client gets one.
+	skip := map[int]bool{}
+	for _, c := range j.closed {
+		ended, err := f.Registry.end(ctx, j.connection, c.sub)
+		if err != nil {
+			f.Log.ErrorContext(ctx, "fanout: end subscription", "connection", j.connection, "sub", c.sub, "err", err)
 		}
+		skip[c.at] = err == nil && !ended
 	}
 	sent := 0
-	for _, m := range j.msgs {
+	for i, m := range j.msgs {
+		if skip[i] {
+			continue
+		}
 		err := f.Sender.Post(ctx, j.connection, m)
 		switch {
 		case err == nil:

@@ -135,53 +135,85 @@ func (r *Registry) Subscribe(ctx context.Context, community, connection, sub, re
 		return fmt.Errorf("fanout: encode filters: %w", err)
 	}
 	pins := Pins(filters)
-	tx, err := r.st.Pool.Begin(ctx)
-	if err != nil {
-		return fmt.Errorf("fanout: begin subscribe: %w", err)
-	}
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	// One statement, one round trip: count the connection's other
+	// subscriptions, upsert this one only when under max, and make its
+	// channel index rows exactly pins. Refused, it changes nothing.
 	var others int
-	err = tx.QueryRow(ctx, `
-WITH gone AS (DELETE FROM ws_subscriptions WHERE connection_id = $1 AND sub_id = $2)
-SELECT count(*) FROM ws_subscriptions WHERE connection_id = $1 AND sub_id <> $2`, connection, sub).Scan(&others)
-	if err != nil {
-		return fmt.Errorf("fanout: count subscriptions: %w", err)
-	}
-	if others >= max {
-		return reject.Restrictedf("a connection may hold %d subscriptions; CLOSE one before opening %q", max, sub)
-	}
-	_, err = tx.Exec(ctx, `
-WITH s AS (
+	var stored bool
+	err = r.st.Pool.QueryRow(ctx, `
+WITH others AS (
+  SELECT count(*) AS n FROM ws_subscriptions WHERE connection_id = $1 AND sub_id <> $2
+), s AS (
   INSERT INTO ws_subscriptions (connection_id, sub_id, community_id, pubkey, filters, created_at)
-  VALUES ($1, $2, $3, $4, $5, $6)
+  SELECT $1, $2, $3, $4, $5, $6 FROM others WHERE others.n < $8
+  ON CONFLICT (connection_id, sub_id) DO UPDATE SET community_id = EXCLUDED.community_id,
+    pubkey = EXCLUDED.pubkey, filters = EXCLUDED.filters, created_at = EXCLUDED.created_at
   RETURNING connection_id, sub_id
+), stale AS (
+  DELETE FROM ws_subscription_channels k USING s
+  WHERE k.connection_id = s.connection_id AND k.sub_id = s.sub_id
+    AND NOT (k.community_id = $3 AND k.channel_id = ANY($7::text[]))
+), fresh AS (
+  INSERT INTO ws_subscription_channels (community_id, channel_id, connection_id, sub_id)
+  SELECT $3, p, s.connection_id, s.sub_id FROM s, unnest($7::text[]) AS p
+  ON CONFLICT DO NOTHING
 )
-INSERT INTO ws_subscription_channels (community_id, channel_id, connection_id, sub_id)
-SELECT $3, p, s.connection_id, s.sub_id FROM s, unnest($7::text[]) AS p`,
-		connection, sub, community, reader, string(raw), r.now().Unix(), pins)
+SELECT others.n, EXISTS (SELECT 1 FROM s) FROM others`,
+		connection, sub, community, reader, string(raw), r.now().Unix(), pins, max).Scan(&others, &stored)
 	if err != nil {
 		return fmt.Errorf("fanout: store subscription: %w", err)
 	}
-	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("fanout: commit subscription: %w", err)
+	if !stored {
+		return reject.Restrictedf("a connection may hold %d subscriptions; CLOSE one before opening %q", max, sub)
 	}
 	return nil
 }
 
 // Unsubscribe removes subscription sub of connection (no error if absent).
 func (r *Registry) Unsubscribe(ctx context.Context, connection, sub string) error {
-	if _, err := r.st.Pool.Exec(ctx,
-		`DELETE FROM ws_subscriptions WHERE connection_id = $1 AND sub_id = $2`, connection, sub); err != nil {
-		return fmt.Errorf("fanout: delete subscription: %w", err)
+	_, err := r.end(ctx, connection, sub)
+	return err
+}
+
+// end removes subscription sub of connection and reports whether it was
+// there.
+func (r *Registry) end(ctx context.Context, connection, sub string) (bool, error) {
+	tag, err := r.st.Pool.Exec(ctx,
+		`DELETE FROM ws_subscriptions WHERE connection_id = $1 AND sub_id = $2`, connection, sub)
+	if err != nil {
+		return false, fmt.Errorf("fanout: end subscription: %w", err)
 	}
-	return nil
+	return tag.RowsAffected() > 0, nil
 }
 
 // candidate is a live subscription that may match an event.
 type candidate struct {
 	connection, sub, pubkey string
+	raw                     string // its filters' JSON, decoded by decode
 	filters                 []liveFilter
 	named                   []string
+}
+
+// decode parses the filters of every candidate. Dispatch to the fan-out
+// function needs only their keys, so only delivery decodes.
+func decode(cands []candidate) error {
+	for i := range cands {
+		c := &cands[i]
+		if c.filters != nil {
+			continue
+		}
+		var fs []nostr.Filter
+		if err := json.Unmarshal([]byte(c.raw), &fs); err != nil {
+			return fmt.Errorf("fanout: decode filters of %s/%s: %w", c.connection, c.sub, err)
+		}
+		c.filters = make([]liveFilter, 0, len(fs))
+		for _, f := range fs {
+			lf := newLiveFilter(f)
+			c.filters = append(c.filters, lf)
+			c.named = append(c.named, lf.named...)
+		}
+	}
+	return nil
 }
 
 // pins reports whether one of the subscription's filters names channel.
@@ -201,22 +233,36 @@ WHERE (s.connection_id, s.sub_id) IN (
 	if err != nil {
 		return nil, fmt.Errorf("fanout: find subscriptions: %w", err)
 	}
+	return scanCandidates(rows)
+}
+
+// subscriptions returns the live subscriptions of community among keys ([connection,
+// sub] pairs); a closed one is absent.
+func (r *Registry) subscriptions(ctx context.Context, community string, keys [][2]string) ([]candidate, error) {
+	conns := make([]string, len(keys))
+	subs := make([]string, len(keys))
+	for i, k := range keys {
+		conns[i], subs[i] = k[0], k[1]
+	}
+	rows, err := r.st.Pool.Query(ctx, `
+SELECT s.connection_id, s.sub_id, s.pubkey, s.filters
+FROM unnest($1::text[], $2::text[]) AS k(connection_id, sub_id)
+JOIN ws_subscriptions s ON s.connection_id = k.connection_id AND s.sub_id = k.sub_id
+JOIN ws_connections c ON c.id = s.connection_id
+WHERE c.expires_at > $3 AND s.community_id = $4`, conns, subs, r.now().Unix(), community)
+	if err != nil {
+		return nil, fmt.Errorf("fanout: load batch subscriptions: %w", err)
+	}
+	return scanCandidates(rows)
+}
+
+func scanCandidates(rows pgx.Rows) ([]candidate, error) {
 	defer rows.Close()
 	var out []candidate
 	for rows.Next() {
 		var c candidate
-		var raw string
-		if err := rows.Scan(&c.connection, &c.sub, &c.pubkey, &raw); err != nil {
+		if err := rows.Scan(&c.connection, &c.sub, &c.pubkey, &c.raw); err != nil {
 			return nil, fmt.Errorf("fanout: read subscription: %w", err)
-		}
-		var fs []nostr.Filter
-		if err := json.Unmarshal([]byte(raw), &fs); err != nil {
-			return nil, fmt.Errorf("fanout: decode filters of %s/%s: %w", c.connection, c.sub, err)
-		}
-		for _, f := range fs {
-			lf := newLiveFilter(f)
-			c.filters = append(c.filters, lf)
-			c.named = append(c.named, lf.named...)
 		}
 		out = append(out, c)
 	}

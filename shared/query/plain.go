@@ -132,8 +132,17 @@ func (p *plainPlan) serve(ctx context.Context, r *reader, out *output) error {
 	if !ok {
 		return nil
 	}
+	// One channel: lead the ORDER BY with it (the same order, since every
+	// row has that channel) so that the plan walks events_channel_time in
+	// order and stops at the limit. Left to estimates, a just-loaded or
+	// skewed table gets a walk of events_time filtering out every newer
+	// event of other channels (100 ms instead of 0.5 ms at 20,000 rows).
+	order := "e.created_at DESC, e.id ASC"
+	if h := p.f.Tags["h"]; len(h) == 1 {
+		order = "e.channel_id, " + order
+	}
 	q := "SELECT e.id, e.raw FROM events e\nWHERE " + w +
-		"\nORDER BY e.created_at DESC, e.id ASC LIMIT " + b.arg(p.limit)
+		"\nORDER BY " + order + " LIMIT " + b.arg(p.limit)
 	if p.offset > 0 {
 		q += " OFFSET " + b.arg(p.offset)
 	}

@@ -74,13 +74,14 @@ type Relay struct {
 	// reads; nil: no limits.
 	Limiter *ratelimit.Limiter
 	now     func() time.Time
+	conns   *connCache
 }
 
 // New wires the relay; fo may be nil.
 func New(reg *fanout.Registry, ing *ingest.Service, rd Reader, fo *fanout.Fanout, s fanout.Sender,
 	community func(context.Context, string) (string, error), log *slog.Logger) *Relay {
 	return &Relay{Registry: reg, Ingest: ing, Reader: rd, Fanout: fo, Sender: s, Community: community,
-		Log: log, now: time.Now}
+		Log: log, now: time.Now, conns: newConnCache()}
 }
 
 // WithClock returns a copy of r that reads time from now (tests).
@@ -124,6 +125,7 @@ func (r *Relay) open(ctx context.Context, req Request) (*fanout.Connection, erro
 
 // Disconnect forgets the connection and its subscriptions ($disconnect).
 func (r *Relay) Disconnect(ctx context.Context, req Request) error {
+	r.conns.drop(req.ConnectionID)
 	return r.Registry.Close(ctx, req.ConnectionID)
 }
 
@@ -131,23 +133,10 @@ func (r *Relay) Disconnect(ctx context.Context, req Request) error {
 // the connection; Message itself never fails.
 func (r *Relay) Message(ctx context.Context, req Request) {
 	out := &replier{r: r, conn: req.ConnectionID}
-	conn, err := r.Registry.Get(ctx, req.ConnectionID)
-	if errors.Is(err, fanout.ErrUnknownConnection) {
-		// $connect was lost or the row expired: start over.
-		conn, err = r.open(ctx, req)
-	}
+	conn, err := r.connection(ctx, req)
 	if err != nil {
 		out.unanswered(ctx, req.Body, r.failure(ctx, "load connection", err))
 		return
-	}
-	if conn.Pubkey == "" && !conn.ChallengeSent {
-		first, err := r.Registry.MarkChallengeSent(ctx, conn.ID)
-		if err != nil {
-			r.Log.ErrorContext(ctx, "wsrelay: challenge", "connection", conn.ID, "err", err)
-		}
-		if first || err != nil {
-			out.send(ctx, array("AUTH", conn.Challenge))
-		}
 	}
 	msg := out.parse(ctx, req.Body)
 	if msg == nil {
@@ -203,6 +192,36 @@ func (r *Relay) limited(ctx context.Context, out *replier, conn *fanout.Connecti
 	return true
 }
 
+// connection is the connection of req: from this instance's cache once
+// authenticated, else from the registry (re-opened when $connect was lost),
+// sending the AUTH challenge on its first message.
+func (r *Relay) connection(ctx context.Context, req Request) (*fanout.Connection, error) {
+	if c, ok := r.conns.get(req.ConnectionID, r.now().Unix()); ok {
+		return c, nil
+	}
+	out := &replier{r: r, conn: req.ConnectionID}
+	conn, err := r.Registry.Get(ctx, req.ConnectionID)
+	if errors.Is(err, fanout.ErrUnknownConnection) {
+		// $connect was lost or the row expired: start over.
+		conn, err = r.open(ctx, req)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if conn.Pubkey == "" && !conn.ChallengeSent {
+		first, err := r.Registry.MarkChallengeSent(ctx, conn.ID)
+		if err != nil {
+			r.Log.ErrorContext(ctx, "wsrelay: challenge", "connection", conn.ID, "err", err)
+		}
+		if first || err != nil {
+			out.send(ctx, array("AUTH", conn.Challenge))
+		}
+		conn.ChallengeSent = err == nil
+	}
+	r.conns.put(conn)
+	return conn, nil
+}
+
 func (r *Relay) auth(ctx context.Context, out *replier, conn *fanout.Connection, ev *nostr.Event) {
 	if rej := r.checkAuth(conn, ev); rej != nil {
 		out.send(ctx, okMessage(ev.ID, false, rej.Error()))
@@ -212,6 +231,8 @@ func (r *Relay) auth(ctx context.Context, out *replier, conn *fanout.Connection,
 		out.send(ctx, okMessage(ev.ID, false, r.failure(ctx, "authenticate", err)))
 		return
 	}
+	conn.Pubkey = ev.PubKey
+	r.conns.put(conn)
 	out.send(ctx, okMessage(ev.ID, true, ""))
 }
 
@@ -250,8 +271,11 @@ func (r *Relay) event(ctx context.Context, out *replier, conn *fanout.Connection
 	}
 	res := r.Ingest.Submit(ctx, conn.Community, conn.Pubkey, ev)
 	// Deliver before OK, as POST /events does: once the publisher has its
-	// OK, every subscription that existed at commit has been posted to, and
-	// a subscription opened after the OK gets the event as stored only.
+	// OK, every subscription that existed at commit has been posted to (or,
+	// for an audience above the inline threshold, handed to the fan-out
+	// function in batches that name exactly those subscriptions), and a
+	// subscription opened after the OK gets the event as stored only. The
+	// wait is bounded: at most FANOUT_INLINE_MAX connections inline.
 	if len(res.Committed) > 0 && r.Fanout != nil {
 		r.Fanout.Deliver(ctx, conn.Community, res.Committed)
 	}
@@ -335,6 +359,7 @@ func (p *replier) send(ctx context.Context, msg []byte) {
 	case errors.Is(err, fanout.ErrGone):
 		p.gone.Store(true)
 		p.once.Do(func() {
+			p.r.conns.drop(p.conn)
 			if err := p.r.Registry.Close(ctx, p.conn); err != nil {
 				p.r.Log.ErrorContext(ctx, "wsrelay: remove gone connection", "connection", p.conn, "err", err)
 			}

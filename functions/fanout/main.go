@@ -1,0 +1,27 @@
+// Command fanout is the fan-out Lambda: ingest and ws-message invoke it
+// asynchronously (InvocationType Event) with one batch of a large
+// audience; it re-checks each reader's access and posts through the
+// @connections API (WS_MANAGEMENT_ENDPOINT). It never signs: no relay key.
+package main
+
+import (
+	"context"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/buzzrelay/relay/shared/app"
+)
+
+func main() {
+	log := app.Logger()
+	ctx := context.Background()
+	a, err := app.BuildWithoutKey(ctx, log)
+	if err != nil {
+		app.Fatal(log, "fanout: cold start", err)
+	}
+	fo, err := a.Fanout(ctx)
+	if err != nil {
+		app.Fatal(log, "fanout: cold start", err)
+	}
+	lambda.Start(a.FanoutFunction(fo))
+}

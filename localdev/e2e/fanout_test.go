@@ -1,0 +1,99 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nbd-wtf/go-nostr"
+)
+
+// TestAsyncFanout: with the inline threshold forced to 2 connections and
+// batches of 3, live delivery to a private channel's audience goes through
+// the fan-out function (the emulated asynchronous Lambda invoke running
+// functions/fanout's handler), reaches every member exactly once, and
+// re-checks access where it runs: a non-member's pinned subscription and a
+// member removed after subscribing get CLOSED restricted:, never the event.
+func TestAsyncFanout(t *testing.T) {
+	r := newRelayWith(t, Options{FanoutInlineMax: 2, FanoutBatchSize: 3})
+	alice := newUser()
+	ra := dial(t, r)
+	login(t, ra, alice)
+	ch := createChannel(t, ra, alice, "private")
+	const members = 7
+	req := []any{"REQ", "live", map[string]any{"kinds": []int{9}, "#h": []string{ch}, "limit": 0}}
+	var subs []*rawConn
+	var keys []user
+	for range members {
+		u := newUser()
+		publish(t, ra, alice, 9000, nostr.Tags{{"h", ch}, {"p", u.pk}}, "")
+		rc := authedRaw(t, r, u)
+		rc.sendJSON(req)
+		rc.expect("EOSE")
+		subs, keys = append(subs, rc), append(keys, u)
+	}
+	carol := authedRaw(t, r, newUser()) // never a member
+	carol.sendJSON(req)
+	carol.expect("EOSE")
+	before := r.Lambda.Runs()
+
+	first := publish(t, ra, alice, 9, nostr.Tags{{"h", ch}}, "first")
+	second := publish(t, ra, alice, 9, nostr.Tags{{"h", ch}}, "second")
+	for i, rc := range subs {
+		got := map[string]int{}
+		for range 2 {
+			sub, ev := rc.event()
+			if sub != "live" {
+				t.Fatalf("member %d: event for subscription %q", i, sub)
+			}
+			got[ev.ID]++
+		}
+		if got[first.ID] != 1 || got[second.ID] != 1 {
+			t.Fatalf("member %d got %v, want each of %s and %s once", i, got, first.ID, second.ID)
+		}
+	}
+	if msg := carol.expect("CLOSED"); !strings.HasPrefix(str(t, msg[2]), "restricted:") {
+		t.Fatalf("non-member: %s", joinRaw(msg))
+	}
+	// 8 connections in batches of 3 connections: 3 runs per event.
+	r.Lambda.Wait()
+	if runs := r.Lambda.Runs() - before; runs != 6 {
+		t.Fatalf("fan-out function ran %d times for 2 events, want 6", runs)
+	}
+
+	// Remove member 0 after it subscribed: the removal is delivered by the
+	// fan-out function, which finds it can no longer read the channel.
+	publish(t, ra, alice, 9001, nostr.Tags{{"h", ch}, {"p", keys[0].pk}}, "")
+	if msg := subs[0].expect("CLOSED"); !strings.HasPrefix(str(t, msg[2]), "restricted:") {
+		t.Fatalf("removed member: %s", joinRaw(msg))
+	}
+	third := publish(t, ra, alice, 9, nostr.Tags{{"h", ch}}, "third")
+	for i, rc := range subs[1:] {
+		if _, ev := rc.event(); ev.ID != third.ID {
+			t.Fatalf("member %d got %s, want %s", i+1, ev.ID, third.ID)
+		}
+	}
+	r.Lambda.Wait()
+	// Nothing more for anyone: no duplicate, nothing after CLOSED.
+	for i, rc := range append(subs, carol) {
+		if msg, ok := rc.maybeRead(200 * time.Millisecond); ok {
+			t.Fatalf("connection %d got an extra message %s", i, joinRaw(msg))
+		}
+	}
+}
+
+// maybeRead returns the next message if one arrives within d. A timeout
+// closes the socket (coder/websocket), so it is the last read of a test.
+func (rc *rawConn) maybeRead(d time.Duration) ([]json.RawMessage, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	_, data, err := rc.c.Read(ctx)
+	if err != nil {
+		return nil, false
+	}
+	var parts []json.RawMessage
+	_ = json.Unmarshal(data, &parts)
+	return parts, true
+}

@@ -1,0 +1,148 @@
+package emulator
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// AsyncHandler is a Lambda handler invoked with a raw JSON event.
+type AsyncHandler = func(ctx context.Context, payload json.RawMessage) error
+
+// Lambda's limits and behaviour for asynchronous invocations the emulator
+// keeps.
+const (
+	MaxAsyncPayload = 256 << 10 // larger: 413 RequestEntityTooLargeException
+	AsyncRetries    = 2         // a failed run is retried twice
+	// FunctionTimeout bounds one run (the fan-out function's timeout).
+	FunctionTimeout = 60 * time.Second
+)
+
+// LambdaAPI emulates the Lambda Invoke API (POST
+// /2015-03-31/functions/{name}/invocations) for the functions it holds.
+// InvocationType Event answers 202 at once and runs the handler in the
+// background, Concurrency runs at a time (Lambda's parallel instances),
+// retrying a failed run AsyncRetries times; RequestResponse runs it before
+// answering. Requests are SigV4-signed by the SDK; signatures are not
+// checked.
+type LambdaAPI struct {
+	Functions   map[string]AsyncHandler
+	Concurrency int // default 10
+	Log         *slog.Logger
+
+	once sync.Once
+	sem  chan struct{}
+	wg   sync.WaitGroup
+	runs atomic.Int64
+}
+
+// Runs is the number of asynchronous runs that succeeded so far.
+func (l *LambdaAPI) Runs() int64 { return l.runs.Load() }
+
+// Wrap serves the Invoke API on the address of next.
+func (l *LambdaAPI) Wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/2015-03-31/functions/") {
+			l.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (l *LambdaAPI) log() *slog.Logger {
+	if l.Log == nil {
+		return slog.Default()
+	}
+	return l.Log
+}
+
+// ServeHTTP serves one Invoke.
+func (l *LambdaAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rest := strings.TrimPrefix(r.URL.EscapedPath(), "/2015-03-31/functions/")
+	name, ok := strings.CutSuffix(rest, "/invocations")
+	if r.Method != http.MethodPost || !ok {
+		awsError(w, http.StatusNotFound, "ResourceNotFoundException", "no such route")
+		return
+	}
+	name, err := url.PathUnescape(name)
+	if err != nil {
+		awsError(w, http.StatusBadRequest, "InvalidParameterValueException", "bad function name")
+		return
+	}
+	// A function ARN ends in :function:{name}.
+	if i := strings.LastIndex(name, ":function:"); i >= 0 {
+		name = name[i+len(":function:"):]
+	}
+	h := l.Functions[name]
+	if h == nil {
+		awsError(w, http.StatusNotFound, "ResourceNotFoundException", "Function not found: "+name)
+		return
+	}
+	payload, err := io.ReadAll(io.LimitReader(r.Body, MaxAsyncPayload+1))
+	if err != nil {
+		awsError(w, http.StatusBadRequest, "InvalidRequestContentException", "could not read payload")
+		return
+	}
+	if len(payload) > MaxAsyncPayload {
+		awsError(w, http.StatusRequestEntityTooLarge, "RequestEntityTooLargeException", "payload is larger than 256 KB")
+		return
+	}
+	if !json.Valid(payload) {
+		awsError(w, http.StatusBadRequest, "InvalidRequestContentException", "payload is not JSON")
+		return
+	}
+	switch t := r.Header.Get("X-Amz-Invocation-Type"); t {
+	case "Event":
+		l.wg.Add(1)
+		go l.runAsync(name, h, payload)
+		w.WriteHeader(http.StatusAccepted)
+	case "", "RequestResponse":
+		ctx, cancel := context.WithTimeout(r.Context(), FunctionTimeout)
+		defer cancel()
+		if err := h(ctx, payload); err != nil {
+			w.Header().Set("X-Amz-Function-Error", "Unhandled")
+			w.WriteHeader(http.StatusOK)
+			_ = json.NewEncoder(w).Encode(map[string]string{"errorMessage": err.Error()})
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte("null"))
+	default:
+		awsError(w, http.StatusBadRequest, "InvalidParameterValueException", "unsupported invocation type "+t)
+	}
+}
+
+func (l *LambdaAPI) runAsync(name string, h AsyncHandler, payload json.RawMessage) {
+	defer l.wg.Done()
+	l.once.Do(func() {
+		n := l.Concurrency
+		if n <= 0 {
+			n = 10
+		}
+		l.sem = make(chan struct{}, n)
+	})
+	l.sem <- struct{}{}
+	defer func() { <-l.sem }()
+	for attempt := 0; attempt <= AsyncRetries; attempt++ {
+		ctx, cancel := context.WithTimeout(context.Background(), FunctionTimeout)
+		err := h(ctx, payload)
+		cancel()
+		if err == nil {
+			l.runs.Add(1)
+			return
+		}
+		l.log().Warn("emulator: async invocation failed", "function", name, "attempt", attempt+1, "err", err)
+		time.Sleep(time.Duration(attempt+1) * 100 * time.Millisecond)
+	}
+}
+
+// Wait blocks until every queued asynchronous invocation has run.
+func (l *LambdaAPI) Wait() { l.wg.Wait() }

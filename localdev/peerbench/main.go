@@ -1,0 +1,584 @@
+// Command peerbench runs the same WebSocket load against this relay (as
+// `make dev` runs it: localdev, NIP-42, NIP-29 channels) and against khatru
+// with its Postgres event store (no auth, no groups), one after the other
+// in one run on the same Postgres server, and prints both figures and their
+// ratios. It is its own module so that khatru is never a dependency of the
+// relay; the relay is built from the repository and run as a process, as
+// khatru is (this binary re-executed with -serve-khatru).
+//
+// Load: -inflight EVENTs in flight per socket, each waiting for its OK; one
+// socket publishing -events events into one channel, then -sockets sockets
+// publishing -events/-sockets each into another; -small events into a third
+// channel. Then REQ {"kinds":[9],"#h":[ch],"limit":50} until EOSE, -reqs
+// times on the small and on the big channel, first as just loaded, then
+// after ANALYZE. Every REQ must return 50 events newest first, then EOSE.
+//
+// Usage (from the repository root, after `make pg`):
+//
+//	cd localdev/peerbench && DATABASE_URL=... go run . -repo ../..
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/fiatjaf/eventstore/postgresql"
+	"github.com/fiatjaf/khatru"
+	_ "github.com/lib/pq"
+	"github.com/nbd-wtf/go-nostr"
+)
+
+type options struct {
+	events, sockets, small, inflight, reqs int
+	repo                                   string
+}
+
+func main() {
+	var o options
+	serve := flag.String("serve-khatru", "", "internal: serve khatru on this address over DATABASE_URL")
+	flag.IntVar(&o.events, "events", 20000, "events of the one-socket ingest (and in total over -sockets)")
+	flag.IntVar(&o.sockets, "sockets", 4, "sockets of the parallel ingest")
+	flag.IntVar(&o.small, "small", 200, "events of the small channel")
+	flag.IntVar(&o.inflight, "inflight", 200, "EVENTs in flight per socket")
+	flag.IntVar(&o.reqs, "reqs", 50, "REQs per REQ figure")
+	flag.StringVar(&o.repo, "repo", "../..", "root of the relay's repository")
+	only := flag.String("only", "", "run against one relay only: khatru or buzz")
+	flag.Parse()
+	dsn := os.Getenv("DATABASE_URL")
+	if *serve != "" {
+		if err := serveKhatru(*serve, dsn); err != nil {
+			fail(err)
+		}
+		return
+	}
+	if dsn == "" {
+		fail(errors.New("DATABASE_URL is not set: run `make pg` in the repository and export it"))
+	}
+	ctx := context.Background()
+	var results []*result
+	for _, name := range []string{"khatru", "buzz"} {
+		if *only != "" && *only != name {
+			continue
+		}
+		r, err := runOne(ctx, name, dsn, o)
+		if err != nil {
+			fail(fmt.Errorf("%s: %w", name, err))
+		}
+		results = append(results, r)
+	}
+	print(o, results)
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "peerbench:", err)
+	os.Exit(1)
+}
+
+// result is one relay's figures.
+type result struct {
+	name                      string
+	ingest1, ingestN          float64 // events/s
+	smallFresh, bigFresh      stats
+	smallAnalyzed, bigAnalyze stats
+}
+
+type stats struct{ p50, p99 float64 } // ms
+
+func serveKhatru(addr, dsn string) error {
+	relay := khatru.NewRelay()
+	db := postgresql.PostgresBackend{DatabaseURL: dsn}
+	if err := db.Init(); err != nil {
+		return err
+	}
+	relay.StoreEvent = append(relay.StoreEvent, db.SaveEvent)
+	relay.QueryEvents = append(relay.QueryEvents, db.QueryEvents)
+	relay.CountEvents = append(relay.CountEvents, db.CountEvents)
+	relay.DeleteEvent = append(relay.DeleteEvent, db.DeleteEvent)
+	relay.ReplaceEvent = append(relay.ReplaceEvent, db.ReplaceEvent)
+	return http.ListenAndServe(addr, relay)
+}
+
+// runOne starts relay name over a fresh database and runs the load.
+func runOne(ctx context.Context, name, adminDSN string, o options) (*result, error) {
+	dsn, drop, err := freshDatabase(adminDSN, "peerbench_"+name)
+	if err != nil {
+		return nil, err
+	}
+	defer drop()
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	var cmd *exec.Cmd
+	switch name {
+	case "khatru":
+		self, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		cmd = exec.Command(self, "-serve-khatru", addr)
+	case "buzz":
+		bin := filepath.Join(os.TempDir(), "peerbench-buzz-localdev")
+		build := exec.Command("go", "build", "-o", bin, "./localdev")
+		build.Dir, build.Stdout, build.Stderr = o.repo, os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			return nil, fmt.Errorf("build the relay in %s: %w", o.repo, err)
+		}
+		cmd = exec.Command(bin)
+	}
+	// Throughput is the measure: the per-key rate limits are off.
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+dsn, "BUZZ_ADDR="+addr, "LOG_LEVEL=error",
+		"RATE_EVENTS_PER_MIN=0", "RATE_EVENT_BYTES_PER_MIN=0", "RATE_READS_PER_MIN=0", "RATE_WS_MESSAGES_PER_MIN=0", "RATE_CHANNELS_PER_HOUR=0")
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	defer func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+		}
+	}()
+	wsURL := "ws://" + addr
+	if err := waitUp(addr, 60*time.Second); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(os.Stderr, "peerbench: %s up on %s\n", name, wsURL)
+	b := &bench{name: name, url: wsURL, owner: newKey(), inflight: o.inflight}
+	if err := b.setup(ctx); err != nil {
+		return nil, err
+	}
+	r := &result{name: name}
+	big, four, small := b.channel(), b.channel(), b.channel()
+	for _, ch := range []string{big, four, small} {
+		if err := b.createChannel(ctx, ch); err != nil {
+			return nil, err
+		}
+	}
+	if r.ingest1, err = b.ingest(ctx, big, 1, o.events); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(os.Stderr, "peerbench: %s ingest 1 socket: %.0f events/s\n", name, r.ingest1)
+	if r.ingestN, err = b.ingest(ctx, four, o.sockets, o.events/o.sockets); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(os.Stderr, "peerbench: %s ingest %d sockets: %.0f events/s\n", name, o.sockets, r.ingestN)
+	if _, err = b.ingest(ctx, small, 1, o.small); err != nil {
+		return nil, err
+	}
+	if r.smallFresh, err = b.reqs(ctx, small, o.reqs); err != nil {
+		return nil, err
+	}
+	if r.bigFresh, err = b.reqs(ctx, big, o.reqs); err != nil {
+		return nil, err
+	}
+	if err := analyze(dsn); err != nil {
+		return nil, err
+	}
+	if r.smallAnalyzed, err = b.reqs(ctx, small, o.reqs); err != nil {
+		return nil, err
+	}
+	if r.bigAnalyze, err = b.reqs(ctx, big, o.reqs); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func print(o options, rs []*result) {
+	find := func(n string) *result {
+		for _, r := range rs {
+			if r.name == n {
+				return r
+			}
+		}
+		return nil
+	}
+	k, z := find("khatru"), find("buzz")
+	type row struct {
+		label string
+		get   func(*result) float64
+		rate  bool
+	}
+	rows := []row{
+		{fmt.Sprintf("ingest, 1 socket, %d events (events/s)", o.events), func(r *result) float64 { return r.ingest1 }, true},
+		{fmt.Sprintf("ingest, %d sockets × %d (events/s)", o.sockets, o.events/o.sockets), func(r *result) float64 { return r.ingestN }, true},
+		{fmt.Sprintf("REQ p50, %d-event channel, just loaded (ms)", o.small), func(r *result) float64 { return r.smallFresh.p50 }, false},
+		{fmt.Sprintf("REQ p50, %d-event channel, just loaded (ms)", o.events), func(r *result) float64 { return r.bigFresh.p50 }, false},
+		{fmt.Sprintf("REQ p50, %d-event channel, analyzed (ms)", o.small), func(r *result) float64 { return r.smallAnalyzed.p50 }, false},
+		{fmt.Sprintf("REQ p50, %d-event channel, analyzed (ms)", o.events), func(r *result) float64 { return r.bigAnalyze.p50 }, false},
+		{fmt.Sprintf("REQ p99, %d-event channel, analyzed (ms)", o.events), func(r *result) float64 { return r.bigAnalyze.p99 }, false},
+	}
+	fmt.Printf("| figure | khatru + Postgres | this relay | ratio |\n|---|---|---|---|\n")
+	for _, rw := range rows {
+		kv, zv := "-", "-"
+		ratio := "-"
+		if k != nil {
+			kv = fmtNum(rw.get(k), rw.rate)
+		}
+		if z != nil {
+			zv = fmtNum(rw.get(z), rw.rate)
+		}
+		if k != nil && z != nil && rw.get(k) > 0 && rw.get(z) > 0 {
+			if rw.rate {
+				ratio = fmt.Sprintf("%.2f (this ÷ khatru)", rw.get(z)/rw.get(k))
+			} else {
+				ratio = fmt.Sprintf("%.2f× khatru's time", rw.get(z)/rw.get(k))
+			}
+		}
+		fmt.Printf("| %s | %s | %s | %s |\n", rw.label, kv, zv, ratio)
+	}
+}
+
+func fmtNum(v float64, rate bool) string {
+	if rate {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
+}
+
+type key struct{ sk, pk string }
+
+func newKey() key {
+	sk := nostr.GeneratePrivateKey()
+	pk, _ := nostr.GetPublicKey(sk)
+	return key{sk, pk}
+}
+
+type bench struct {
+	name     string
+	url      string
+	owner    key
+	inflight int
+	seq      atomic.Int64
+	reader   *client
+}
+
+func (b *bench) channel() string {
+	var r [16]byte
+	_, _ = rand.Read(r[:])
+	h := hex.EncodeToString(r[:])
+	return h[:8] + "-" + h[8:12] + "-4" + h[13:16] + "-a" + h[17:20] + "-" + h[20:32]
+}
+
+// client is one socket: a reader goroutine hands OKs, EVENTs and EOSEs out.
+type client struct {
+	c   *websocket.Conn
+	wmu sync.Mutex
+	ok  chan okMsg
+	sub chan []json.RawMessage // EVENT, EOSE, CLOSED
+}
+
+type okMsg struct {
+	id       string
+	accepted bool
+	reason   string
+}
+
+func (b *bench) dial(ctx context.Context) (*client, error) {
+	c, _, err := websocket.Dial(ctx, b.url, nil)
+	if err != nil {
+		return nil, fmt.Errorf("dial %s: %w", b.url, err)
+	}
+	c.SetReadLimit(1 << 20)
+	cl := &client{c: c, ok: make(chan okMsg, 4*b.inflight), sub: make(chan []json.RawMessage, 256)}
+	auth := make(chan string, 1)
+	go cl.readLoop(auth)
+	if b.name != "buzz" {
+		return cl, nil
+	}
+	// NIP-42: the challenge comes with the reply to the first message.
+	if err := cl.write(ctx, []any{"REQ", "hello", map[string]any{"limit": 0}}); err != nil {
+		return nil, err
+	}
+	var challenge string
+	select {
+	case challenge = <-auth:
+	case <-time.After(10 * time.Second):
+		return nil, errors.New("no AUTH challenge")
+	}
+	<-cl.sub // CLOSED auth-required
+	ev := nostr.Event{Kind: 22242, CreatedAt: nostr.Now(), Tags: nostr.Tags{{"relay", b.url}, {"challenge", challenge}}}
+	if err := ev.Sign(b.owner.sk); err != nil {
+		return nil, err
+	}
+	if err := cl.write(ctx, []any{"AUTH", ev}); err != nil {
+		return nil, err
+	}
+	if ok := <-cl.ok; !ok.accepted {
+		return nil, fmt.Errorf("AUTH refused: %s", ok.reason)
+	}
+	return cl, nil
+}
+
+func (c *client) write(ctx context.Context, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.c.Write(ctx, websocket.MessageText, data)
+}
+
+func (c *client) readLoop(auth chan string) {
+	for {
+		_, data, err := c.c.Read(context.Background())
+		if err != nil {
+			close(c.sub)
+			return
+		}
+		var p []json.RawMessage
+		if json.Unmarshal(data, &p) != nil || len(p) < 2 {
+			continue
+		}
+		var verb string
+		_ = json.Unmarshal(p[0], &verb)
+		switch verb {
+		case "OK":
+			var m okMsg
+			_ = json.Unmarshal(p[1], &m.id)
+			_ = json.Unmarshal(p[2], &m.accepted)
+			if len(p) > 3 {
+				_ = json.Unmarshal(p[3], &m.reason)
+			}
+			c.ok <- m
+		case "AUTH":
+			var ch string
+			_ = json.Unmarshal(p[1], &ch)
+			select {
+			case auth <- ch:
+			default:
+			}
+		case "EVENT", "EOSE", "CLOSED":
+			c.sub <- p
+		}
+	}
+}
+
+func (b *bench) setup(ctx context.Context) error {
+	var err error
+	b.reader, err = b.dial(ctx)
+	return err
+}
+
+// createChannel creates an open NIP-29 channel on this relay (khatru
+// needs none: its h tags are plain tags).
+func (b *bench) createChannel(ctx context.Context, ch string) error {
+	if b.name != "buzz" {
+		return nil
+	}
+	ev := nostr.Event{Kind: 9007, CreatedAt: nostr.Now(), Tags: nostr.Tags{{"h", ch}, {"name", "peerbench " + ch[:8]}, {"visibility", "open"}}}
+	if err := ev.Sign(b.owner.sk); err != nil {
+		return err
+	}
+	if err := b.reader.write(ctx, []any{"EVENT", ev}); err != nil {
+		return err
+	}
+	if ok := <-b.reader.ok; !ok.accepted {
+		return fmt.Errorf("create channel: %s", ok.reason)
+	}
+	return nil
+}
+
+// ingest publishes per events on each of n new sockets, inflight at a time
+// per socket, and returns accepted events per second.
+func (b *bench) ingest(ctx context.Context, ch string, n, per int) (float64, error) {
+	socks := make([]*client, n)
+	evs := make([][]nostr.Event, n)
+	for i := range socks {
+		c, err := b.dial(ctx)
+		if err != nil {
+			return 0, err
+		}
+		defer c.c.CloseNow()
+		socks[i] = c
+		evs[i] = make([]nostr.Event, per)
+		for j := range evs[i] {
+			ev := nostr.Event{Kind: 9, CreatedAt: nostr.Now(), Tags: nostr.Tags{{"h", ch}},
+				Content: "peerbench " + strconv.FormatInt(b.seq.Add(1), 10)}
+			if err := ev.Sign(b.owner.sk); err != nil {
+				return 0, err
+			}
+			evs[i][j] = ev
+		}
+	}
+	var wg sync.WaitGroup
+	errc := make(chan error, n)
+	start := time.Now()
+	for i, c := range socks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			slots := make(chan struct{}, b.inflight)
+			done := make(chan error, 1)
+			go func() { // OKs
+				for k := range per {
+					select {
+					case m := <-c.ok:
+						if !m.accepted {
+							done <- fmt.Errorf("event refused: %s", m.reason)
+							return
+						}
+						<-slots
+					case <-time.After(60 * time.Second):
+						done <- fmt.Errorf("no OK after %d of %d", k, per)
+						return
+					}
+				}
+				done <- nil
+			}()
+			for j := range evs[i] {
+				slots <- struct{}{}
+				if err := c.write(ctx, []any{"EVENT", evs[i][j]}); err != nil {
+					errc <- err
+					return
+				}
+			}
+			if err := <-done; err != nil {
+				errc <- err
+			}
+		}()
+	}
+	wg.Wait()
+	took := time.Since(start)
+	close(errc)
+	if err := <-errc; err != nil {
+		return 0, err
+	}
+	return float64(n*per) / took.Seconds(), nil
+}
+
+// reqs runs the REQ k times on the reader socket and checks each answer:
+// 50 events, newest first, then EOSE.
+func (b *bench) reqs(ctx context.Context, ch string, k int) (stats, error) {
+	var ds []time.Duration
+	for i := range k {
+		id := "q" + strconv.Itoa(i)
+		start := time.Now()
+		if err := b.reader.write(ctx, []any{"REQ", id, map[string]any{"kinds": []int{9}, "#h": []string{ch}, "limit": 50}}); err != nil {
+			return stats{}, err
+		}
+		var got []nostr.Event
+	read:
+		for {
+			select {
+			case p, ok := <-b.reader.sub:
+				if !ok {
+					return stats{}, errors.New("socket closed during REQ")
+				}
+				var verb string
+				_ = json.Unmarshal(p[0], &verb)
+				switch verb {
+				case "EVENT":
+					var ev nostr.Event
+					_ = json.Unmarshal(p[2], &ev)
+					got = append(got, ev)
+				case "EOSE":
+					break read
+				case "CLOSED":
+					return stats{}, fmt.Errorf("REQ closed: %s", p[len(p)-1])
+				}
+			case <-time.After(30 * time.Second):
+				return stats{}, errors.New("no EOSE within 30 s")
+			}
+		}
+		ds = append(ds, time.Since(start))
+		if len(got) != 50 {
+			return stats{}, fmt.Errorf("REQ returned %d events, want 50", len(got))
+		}
+		if !slices.IsSortedFunc(got, func(a, b nostr.Event) int { return int(b.CreatedAt - a.CreatedAt) }) {
+			return stats{}, errors.New("REQ events are not newest first")
+		}
+		if err := b.reader.write(ctx, []any{"CLOSE", id}); err != nil {
+			return stats{}, err
+		}
+	}
+	slices.Sort(ds)
+	at := func(p int) float64 {
+		i := min(max((len(ds)*p+99)/100-1, 0), len(ds)-1)
+		return float64(ds[i].Microseconds()) / 1000
+	}
+	return stats{p50: at(50), p99: at(99)}, nil
+}
+
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+func waitUp(addr string, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			c.Close()
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("nothing listens on %s after %s", addr, limit)
+}
+
+func freshDatabase(adminDSN, prefix string) (string, func(), error) {
+	var rb [4]byte
+	_, _ = rand.Read(rb[:])
+	name := prefix + "_" + hex.EncodeToString(rb[:])
+	db, err := sql.Open("postgres", adminDSN)
+	if err != nil {
+		return "", nil, err
+	}
+	defer db.Close()
+	if _, err := db.Exec("CREATE DATABASE " + name); err != nil {
+		return "", nil, fmt.Errorf("create database: %w", err)
+	}
+	drop := func() {
+		if db, err := sql.Open("postgres", adminDSN); err == nil {
+			_, _ = db.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
+			db.Close()
+		}
+	}
+	u, err := url.Parse(adminDSN)
+	if err != nil {
+		drop()
+		return "", nil, err
+	}
+	u.Path = "/" + name
+	return u.String(), drop, nil
+}
+
+func analyze(dsn string) error {
+	db, err := sql.Open("postgres", dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	_, err = db.Exec("ANALYZE")
+	return err
+}
