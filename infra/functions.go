@@ -27,7 +27,14 @@ type Function struct {
 	// NoDB: the function never opens the database ($connect registers
 	// nothing; the first message does), so it gets no database settings
 	// and no grant.
-	NoDB    bool
+	NoDB bool
+	// Dispatches hands audiences above FANOUT_INLINE_MAX to the fan-out
+	// function (asynchronous invoke): gets FANOUT_FUNCTION and
+	// lambda:InvokeFunction on it. Built after the fan-out function.
+	Dispatches bool
+	// Fanout is the fan-out function itself: invoked asynchronously by the
+	// dispatchers, it re-checks access and posts to the batch it is given.
+	Fanout  bool
 	Memory  float64 // MB
 	Timeout float64 // seconds
 }
@@ -36,10 +43,11 @@ type Function struct {
 // and the WebSocket API 29 s per integration; 28 s leaves room for an Aurora
 // resume from 0 ACU (about 15 s) on the first request after a pause.
 var Functions = []Function{
-	{Name: "ingest", Signs: true, Posts: true, Memory: 512, Timeout: 28},
+	{Name: "fanout", Fanout: true, Posts: true, Memory: 512, Timeout: 60},
+	{Name: "ingest", Signs: true, Posts: true, Dispatches: true, Memory: 512, Timeout: 28},
 	{Name: "query", Signs: true, Memory: 512, Timeout: 28},
 	{Name: "ws-connect", NoDB: true, Memory: 256, Timeout: 28},
-	{Name: "ws-message", Signs: true, Posts: true, Memory: 512, Timeout: 28},
+	{Name: "ws-message", Signs: true, Posts: true, Dispatches: true, Memory: 512, Timeout: 28},
 	{Name: "ws-disconnect", Memory: 256, Timeout: 28},
 	{Name: "migrate", Migrate: true, Memory: 256, Timeout: 300},
 }
@@ -64,6 +72,11 @@ const (
 	DBConnectTimeout        = "5s"
 	MigrateDBConnectTimeout = "60s"
 	DBMaxConns              = 2
+	// FanoutMaxEventAge bounds how long an undelivered batch is retried
+	// (asynchronous invoke, two retries): a live event older than this is
+	// stale; the client's next REQ reads it from storage.
+	FanoutMaxEventAgeMinutes = 5
+	FanoutRetryAttempts      = 2
 )
 
 // checkZip makes sure dir/<name>.zip is a Lambda zip for provided.al2023: a

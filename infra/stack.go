@@ -229,6 +229,7 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 	// Manager's default secretsmanager.<region>.amazonaws.com is itself
 	// dual-stack (docs/deploy.md, endpoint table).
 	kmsDualStack := jsii.String("https://kms." + *stack.Region() + ".api.aws")
+	lambdaDualStack := jsii.String("https://lambda." + *stack.Region() + ".api.aws")
 	var cr awscdk.CustomResource // set below, before any handler reads it
 	fns := map[string]awslambda.Function{}
 	build := func(f Function) awslambda.Function {
@@ -280,6 +281,12 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		if f.Posts {
 			env["WS_MANAGEMENT_ENDPOINT"] = wsStage.CallbackUrl()
 		}
+		if f.Dispatches {
+			env["FANOUT_FUNCTION"] = fns["fanout"].FunctionName()
+			if s.Egress == "ipv6" {
+				env["LAMBDA_ENDPOINT"] = lambdaDualStack
+			}
+		}
 		if s.Egress == "ipv6" && usesKMS && !s.KMSEndpoint {
 			env["AWS_ENDPOINT_URL_KMS"] = kmsDualStack
 		}
@@ -305,6 +312,10 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		if s.Egress == "ipv6" {
 			props.Ipv6AllowedForDualStack = jsii.Bool(true)
 		}
+		if f.Fanout {
+			props.MaxEventAge = awscdk.Duration_Minutes(jsii.Number(FanoutMaxEventAgeMinutes))
+			props.RetryAttempts = jsii.Number(FanoutRetryAttempts)
+		}
 		if s.ReservedConcurrency > 0 && !f.Migrate {
 			props.ReservedConcurrentExecutions = jsii.Number(float64(s.ReservedConcurrency))
 		}
@@ -323,6 +334,9 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		}
 		if f.Posts {
 			wsStage.GrantManagementApiAccess(fn)
+		}
+		if f.Dispatches {
+			fns["fanout"].GrantInvoke(fn)
 		}
 		period := awscdk.Duration_Minutes(jsii.Number(5))
 		alarm(fn.MetricErrors(&awscloudwatch.MetricOptions{Period: period, Statistic: jsii.String("Sum")}),

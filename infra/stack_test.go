@@ -561,8 +561,14 @@ func TestNoWildcardIAM(t *testing.T) {
 				t.Errorf("SSM statement %s: nothing reads SSM any more", js(st))
 			}
 		}
-		if sawWS != 2 { // ingest and ws-message
-			t.Errorf("%d ManageConnections statements, want 2", sawWS)
+		posters := 0 // ingest, ws-message and fanout
+		for _, f := range Functions {
+			if f.Posts {
+				posters++
+			}
+		}
+		if sawWS != posters {
+			t.Errorf("%d ManageConnections statements, want %d", sawWS, posters)
 		}
 	}
 }
@@ -994,5 +1000,49 @@ func TestSettingsRejectMistakes(t *testing.T) {
 	}
 	if _, err := NewRelayStack(app, s); err == nil || !strings.Contains(err.Error(), "not executable") {
 		t.Errorf("non-executable bootstrap: %v", err)
+	}
+}
+
+// The fan-out function: invoked asynchronously (two retries, a bounded
+// event age) by ingest and ws-message, which get its name and
+// lambda:InvokeFunction on it and nothing else gets; it posts to
+// connections and signs nothing.
+func TestFanoutFunctionWiring(t *testing.T) {
+	s := defaultStack(t)
+	fns := s.ourFunctions(t)
+	fanoutID, ok := fns["fanout"]
+	if !ok {
+		t.Fatal("no fanout function")
+	}
+	s.tpl.HasResourceProperties(jsii.String("AWS::Lambda::EventInvokeConfig"), map[string]any{
+		"FunctionName":             map[string]any{"Ref": fanoutID},
+		"MaximumRetryAttempts":     FanoutRetryAttempts,
+		"MaximumEventAgeInSeconds": FanoutMaxEventAgeMinutes * 60,
+	})
+	if g := js(s.grantsOf(fanoutID)); !strings.Contains(g, "execute-api:ManageConnections") || strings.Contains(g, "kms:") {
+		t.Errorf("fanout grants: %s", g)
+	}
+	for name, id := range fns {
+		f := fnByName(name)
+		env := s.env(t, name)
+		invokes := strings.Contains(js(s.grantsOf(id)), "lambda:InvokeFunction")
+		if f.Dispatches != invokes {
+			t.Errorf("%s: lambda:InvokeFunction granted %v, want %v", name, invokes, f.Dispatches)
+		}
+		if f.Dispatches {
+			if js(env["FANOUT_FUNCTION"]) != js(map[string]any{"Ref": fanoutID}) {
+				t.Errorf("%s: FANOUT_FUNCTION %s", name, js(env["FANOUT_FUNCTION"]))
+			}
+			if !strings.Contains(js(env["LAMBDA_ENDPOINT"]), "https://lambda.") {
+				t.Errorf("%s: LAMBDA_ENDPOINT %s, want the dual-stack endpoint under egress=ipv6", name, js(env["LAMBDA_ENDPOINT"]))
+			}
+		} else if env["FANOUT_FUNCTION"] != nil {
+			t.Errorf("%s has FANOUT_FUNCTION", name)
+		}
+	}
+	for _, name := range []string{"ingest", "ws-message"} {
+		if !fnByName(name).Dispatches {
+			t.Errorf("%s does not dispatch to the fan-out function", name)
+		}
 	}
 }

@@ -14,8 +14,9 @@ import (
 // batches of 3, live delivery to a private channel's audience goes through
 // the fan-out function (the emulated asynchronous Lambda invoke running
 // functions/fanout's handler), reaches every member exactly once, and
-// re-checks access where it runs: a non-member's pinned subscription and a
-// member removed after subscribing get CLOSED restricted:, never the event.
+// re-checks access where it runs: a non-member's pinned subscription gets
+// nothing, and a member removed after subscribing gets CLOSED restricted:,
+// never the event.
 func TestAsyncFanout(t *testing.T) {
 	r := newRelayWith(t, Options{FanoutInlineMax: 2, FanoutBatchSize: 3})
 	alice := newUser()
@@ -54,9 +55,9 @@ func TestAsyncFanout(t *testing.T) {
 			t.Fatalf("member %d got %v, want each of %s and %s once", i, got, first.ID, second.ID)
 		}
 	}
-	if msg := carol.expect("CLOSED"); !strings.HasPrefix(str(t, msg[2]), "restricted:") {
-		t.Fatalf("non-member: %s", joinRaw(msg))
-	}
+	// carol never was a member: she gets neither the events nor a CLOSED
+	// that would tell her the channel exists and is busy (the live-CLOSED
+	// rule of docs/security.md); checked with the others at the end.
 	// 8 connections in batches of 3 connections: 3 runs per event.
 	r.Lambda.Wait()
 	if runs := r.Lambda.Runs() - before; runs != 6 {
