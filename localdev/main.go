@@ -55,7 +55,10 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := migrate.EnsureCommunity(ctx, cfg.DatabaseURL, cfg.DefaultCommunity, ""); err != nil {
+	// The default community serves BUZZ_ADDR's host (127.0.0.1); other
+	// hostnames (localhost, names in /etc/hosts) are free for communities
+	// added with `go run ./localdev/community add`, served at once.
+	if err := migrate.EnsureCommunity(ctx, cfg.DatabaseURL, cfg.DefaultCommunity, envOr("BUZZ_COMMUNITY_HOST", addr)); err != nil {
 		return err
 	}
 	a, err := app.BuildWith(ctx, cfg, log)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/buzzrelay/relay/shared/reject"
 	"github.com/buzzrelay/relay/shared/wsrelay"
 )
 
@@ -31,6 +32,10 @@ func WebSocket(r *wsrelay.Relay, o Origin) WebSocketHandler {
 		switch ev.RequestContext.EventType {
 		case "CONNECT":
 			if err := r.Connect(ctx, req); err != nil {
+				if _, ok := reject.As(err); ok { // a host that serves no community
+					r.Log.InfoContext(ctx, "apigw: $connect refused", "host", req.Host, "err", err)
+					return events.APIGatewayProxyResponse{StatusCode: http.StatusNotFound}, nil
+				}
 				r.Log.ErrorContext(ctx, "apigw: $connect", "connection", req.ConnectionID, "err", err)
 				return events.APIGatewayProxyResponse{StatusCode: http.StatusServiceUnavailable}, nil
 			}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/buzzrelay/relay/shared/community"
 	"github.com/buzzrelay/relay/shared/config"
 	"github.com/buzzrelay/relay/shared/ingest"
 	"github.com/buzzrelay/relay/shared/signer"
@@ -22,6 +23,11 @@ type App struct {
 	Config *config.Config
 	Log    *slog.Logger
 	Store  *store.Store
+	// Communities resolves a request's Host to the community it serves.
+	Communities *community.Registry
+	// Keys is every community's relay key; Signer is Keys (nil without a key).
+	Keys   *community.Keys
+	Sealer community.Sealer // nil: communities can only use the configured key
 	Signer signer.Signer
 	Ingest *ingest.Service
 }
@@ -57,8 +63,13 @@ func BuildWith(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App,
 		a.Store.Close()
 		return nil, fmt.Errorf("relay key: %w", err)
 	}
-	a.Signer = sg
-	a.Ingest = ingest.New(a.Store, sg, log)
+	if a.Sealer, err = cfg.Sealer(ctx); err != nil {
+		a.Store.Close()
+		return nil, err
+	}
+	a.Keys = community.NewKeys(a.Communities, a.Sealer, sg)
+	a.Signer = a.Keys
+	a.Ingest = ingest.New(a.Store, a.Keys, log)
 	return a, nil
 }
 
@@ -77,7 +88,7 @@ func open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, erro
 	if err != nil {
 		return nil, fmt.Errorf("database: %w", err)
 	}
-	return &App{Config: cfg, Log: log, Store: st}, nil
+	return &App{Config: cfg, Log: log, Store: st, Communities: community.NewRegistry(st, cfg.DefaultCommunity)}, nil
 }
 
 // Fatal logs err and exits; for main functions only.

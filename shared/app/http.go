@@ -16,6 +16,7 @@ type HTTPHandler = func(context.Context, events.APIGatewayV2HTTPRequest) (events
 // fo is not nil.
 func (a *App) IngestHTTP(fo bridge.Fanout) HTTPHandler {
 	b := bridge.New(a.Store, a.Signer, a.Ingest, nil, fo, a.Config.DefaultCommunity, a.Log)
+	b.Communities = a.Communities
 	return apigw.HTTP(b, a.origin())
 }
 
@@ -23,6 +24,7 @@ func (a *App) IngestHTTP(fo bridge.Fanout) HTTPHandler {
 // and GET /healthz.
 func (a *App) QueryHTTP(rd bridge.Reader) HTTPHandler {
 	b := bridge.New(a.Store, a.Signer, nil, rd, nil, a.Config.DefaultCommunity, a.Log)
+	b.Communities = a.Communities
 	return apigw.HTTP(b, a.origin())
 }
 

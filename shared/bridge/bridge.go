@@ -16,6 +16,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/community"
 	"github.com/buzzrelay/relay/shared/eventcheck"
 	"github.com/buzzrelay/relay/shared/ingest"
 	"github.com/buzzrelay/relay/shared/nip98"
@@ -66,7 +67,7 @@ type Bridge struct {
 	Verifier *nip98.Verifier
 	Log      *slog.Logger
 	// Communities maps a request's Host to its community.
-	Communities *store.Communities
+	Communities *community.Registry
 }
 
 // New wires a bridge; ing, rd and fo may be nil.
@@ -74,7 +75,7 @@ func New(st *store.Store, sg signer.Signer, ing *ingest.Service, rd Reader, fo F
 	return &Bridge{
 		Store: st, Ingest: ing, Reader: rd, Fanout: fo, Signer: sg, Log: log,
 		Verifier:    &nip98.Verifier{Replay: st},
-		Communities: st.Communities(defaultCommunity),
+		Communities: community.NewRegistry(st, defaultCommunity),
 	}
 }
 
@@ -86,7 +87,7 @@ func (b *Bridge) Serve(ctx context.Context, r Request) Response {
 	}
 	switch {
 	case path == "" && r.Method == http.MethodGet:
-		return b.info(r)
+		return b.info(ctx, r)
 	case path == "/healthz" && r.Method == http.MethodGet:
 		return b.health(ctx, r)
 	case path == "/events" && r.Method == http.MethodPost && b.Ingest != nil:
@@ -104,11 +105,12 @@ func (b *Bridge) authenticate(ctx context.Context, r Request) (community, pubkey
 		e := errorJSON(http.StatusRequestEntityTooLarge, "invalid: request body is larger than 1 MiB")
 		return "", "", &e
 	}
-	community, err := b.Communities.Resolve(ctx, r.Host)
+	c, err := b.Communities.Resolve(ctx, r.Host)
 	if err != nil {
-		e := b.failure(ctx, err, 0)
+		e := b.unresolved(ctx, err)
 		return "", "", &e
 	}
+	community = c.ID
 	pubkey, err = b.Verifier.Verify(ctx, nip98.Request{
 		Community:     community,
 		Authorization: r.Headers["authorization"],
@@ -177,12 +179,33 @@ func (b *Bridge) read(ctx context.Context, r Request, count bool) Response {
 	return jsonResponse(http.StatusOK, evs)
 }
 
-func (b *Bridge) info(r Request) Response {
+// unresolved answers a request whose Host serves no community: 404, never
+// another community's data.
+func (b *Bridge) unresolved(ctx context.Context, err error) Response {
+	if community.Unknown(err) {
+		return errorJSON(http.StatusNotFound, "invalid: no community is served at this host")
+	}
+	return b.failure(ctx, err, 0)
+}
+
+// info is the NIP-11 document of the community served at the request's
+// host: its name, description, icon and relay key.
+func (b *Bridge) info(ctx context.Context, r Request) Response {
+	c, err := b.Communities.Resolve(ctx, r.Host)
+	if err != nil {
+		return b.unresolved(ctx, err)
+	}
 	if !strings.Contains(r.Headers["accept"], "application/nostr+json") {
 		return Response{Status: http.StatusOK, Headers: cors(map[string]string{"content-type": "text/plain; charset=utf-8"}),
 			Body: []byte("Buzz relay. Connect a nostr client over WebSocket, or send Accept: application/nostr+json for NIP-11.\n")}
 	}
-	body, _ := json.Marshal(relayinfo.New(b.Signer.PublicKey()))
+	sg, err := signer.For(ctx, b.Signer, c.ID)
+	if err != nil {
+		return b.failure(ctx, err, 0)
+	}
+	doc := relayinfo.New(sg.PublicKey())
+	doc.Describe(c.Name, c.About, c.Picture)
+	body, _ := json.Marshal(doc)
 	return Response{Status: http.StatusOK, Headers: cors(map[string]string{"content-type": "application/nostr+json"}), Body: body}
 }
 
