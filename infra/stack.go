@@ -386,6 +386,7 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 	httpRoute("query", "POST", "/query")
 	httpRoute("query", "POST", "/count")
 	httpRoute("query", "GET", "/")
+	httpRoute("query", "POST", "/") // NIP-86 relay management
 	httpRoute("query", "GET", "/healthz")
 
 	wsApi.AddRoute(jsii.String("$connect"), &awsapigatewayv2.WebSocketRouteOptions{

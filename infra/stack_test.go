@@ -349,7 +349,7 @@ func TestRoutesAndDualstackAPIs(t *testing.T) {
 	fn := s.ourFunctions(t)
 	want := map[string]string{
 		"POST /events": "ingest", "POST /query": "query", "POST /count": "query",
-		"GET /": "query", "GET /healthz": "query",
+		"GET /": "query", "POST /": "query", "GET /healthz": "query",
 		"$connect": "ws-connect", "$default": "ws-message", "$disconnect": "ws-disconnect",
 	}
 	got := map[string]string{}

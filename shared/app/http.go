@@ -7,6 +7,7 @@ import (
 
 	"github.com/buzzrelay/relay/shared/apigw"
 	"github.com/buzzrelay/relay/shared/bridge"
+	"github.com/buzzrelay/relay/shared/nip86"
 )
 
 // HTTPHandler is the API Gateway HTTP API handler type a function starts.
@@ -20,11 +21,12 @@ func (a *App) IngestHTTP(fo bridge.Fanout) HTTPHandler {
 	return apigw.HTTP(b, a.origin())
 }
 
-// QueryHTTP is functions/query: POST /query, POST /count, GET / (NIP-11)
-// and GET /healthz.
+// QueryHTTP is functions/query: POST /query, POST /count, GET / (NIP-11),
+// POST / (NIP-86 management) and GET /healthz.
 func (a *App) QueryHTTP(rd bridge.Reader) HTTPHandler {
 	b := bridge.New(a.Store, a.Signer, nil, rd, nil, a.Config.DefaultCommunity, a.Log)
 	b.Communities = a.Communities
+	b.Manage = &nip86.Service{DB: a.Store.Pool, Registry: a.Communities, Sealer: a.Sealer, Log: a.Log}
 	return apigw.HTTP(b, a.origin())
 }
 

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -19,6 +20,7 @@ import (
 	"github.com/buzzrelay/relay/shared/community"
 	"github.com/buzzrelay/relay/shared/eventcheck"
 	"github.com/buzzrelay/relay/shared/ingest"
+	"github.com/buzzrelay/relay/shared/nip86"
 	"github.com/buzzrelay/relay/shared/nip98"
 	"github.com/buzzrelay/relay/shared/reject"
 	"github.com/buzzrelay/relay/shared/relayinfo"
@@ -66,6 +68,9 @@ type Bridge struct {
 	Signer   signer.Signer
 	Verifier *nip98.Verifier
 	Log      *slog.Logger
+	// Manage serves NIP-86 (POST / with application/nostr+json+rpc); nil:
+	// not on this function.
+	Manage *nip86.Service
 	// Communities maps a request's Host to its community.
 	Communities *community.Registry
 }
@@ -88,6 +93,9 @@ func (b *Bridge) Serve(ctx context.Context, r Request) Response {
 	switch {
 	case path == "" && r.Method == http.MethodGet:
 		return b.info(ctx, r)
+	case path == "" && r.Method == http.MethodPost && b.Manage != nil &&
+		strings.HasPrefix(r.Headers["content-type"], nip86.ContentType):
+		return b.manage(ctx, r)
 	case path == "/healthz" && r.Method == http.MethodGet:
 		return b.health(ctx, r)
 	case path == "/events" && r.Method == http.MethodPost && b.Ingest != nil:
@@ -177,6 +185,34 @@ func (b *Bridge) read(ctx context.Context, r Request, count bool) Response {
 		evs = []json.RawMessage{}
 	}
 	return jsonResponse(http.StatusOK, evs)
+}
+
+// manage serves one NIP-86 call of the community at the request's host.
+func (b *Bridge) manage(ctx context.Context, r Request) Response {
+	id, pubkey, fail := b.authenticate(ctx, r)
+	if fail != nil {
+		return *fail
+	}
+	c, err := b.Communities.Resolve(ctx, r.Host)
+	if err != nil || c.ID != id {
+		return b.unresolved(ctx, err)
+	}
+	out, err := b.Manage.Serve(ctx, c, pubkey, r.Body)
+	switch {
+	case errors.Is(err, nip86.ErrForbidden):
+		return rpcResponse(http.StatusForbidden, nip86.Response{Error: "restricted: only this community's operators may manage it"})
+	case err != nil:
+		return b.failure(ctx, err, 0)
+	case out.Error != "":
+		return rpcResponse(http.StatusBadRequest, out)
+	}
+	return rpcResponse(http.StatusOK, out)
+}
+
+func rpcResponse(status int, v nip86.Response) Response {
+	r := jsonResponse(status, v)
+	r.Headers["content-type"] = nip86.ContentType
+	return r
 }
 
 // unresolved answers a request whose Host serves no community: 404, never

@@ -317,3 +317,16 @@ func (c *Community) Describe() string {
 	}
 	return fmt.Sprintf("%s\t%s\t%s\t%s\t%s", c.ID, strings.Join(c.Hosts, ","), c.Name, pk, state)
 }
+
+// AddHost makes community id serve host too; a host served by another
+// community is an invalid: error.
+func AddHost(ctx context.Context, q Querier, id, host string) error {
+	h, err := CheckHost(host)
+	if err != nil {
+		return err
+	}
+	if _, err := q.Exec(ctx, `INSERT INTO community_hosts (host, community_id) VALUES ($1, $2)`, h, id); err != nil {
+		return taken(err, "hostname "+h)
+	}
+	return nil
+}

@@ -70,6 +70,9 @@ func (s *Service) Submit(ctx context.Context, community, authed string, ev *nost
 	for attempt := 1; attempt <= maxAttempts; attempt++ {
 		out = out[:0]
 		err = s.store.Tx(ctx, community, func(tx *store.Tx) error {
+			if err := tx.CheckBans(ctx, ev, authed); err != nil {
+				return err
+			}
 			a := &apply{s: s, tx: tx, ev: ev, now: now.Unix()}
 			if err := a.run(ctx); err != nil {
 				return err
