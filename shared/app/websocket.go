@@ -83,14 +83,8 @@ func (a *App) wsRelay(fo *fanout.Fanout, s fanout.Sender) *wsrelay.Relay {
 		reg = fo.Registry
 	}
 	r := wsrelay.New(reg, a.Ingest, a.reader(), fo, s, a.Communities.ResolveID, a.Log)
-	r.Admit = a.admit
+	r.Admit = a.Communities.Admit
 	return r
 }
 
 func (a *App) reader() *query.Engine { return query.New(a.Store, a.Signer) }
-
-// admit refuses a WebSocket upgrade for a host that serves no community.
-func (a *App) admit(ctx context.Context, host string) error {
-	_, err := a.Communities.ResolveID(ctx, host)
-	return err
-}

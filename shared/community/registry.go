@@ -240,3 +240,21 @@ func scan(row pgx.Row) (*Community, error) {
 	c.Limits = limits
 	return &c, nil
 }
+
+// admitWait bounds the database lookup of a WebSocket upgrade, so a
+// handshake never waits on a resuming database longer than this.
+const admitWait = 500 * time.Millisecond
+
+// Admit refuses (restricted:) the WebSocket upgrade of a host known to
+// serve no enabled community. When that cannot be known quickly (the
+// database is away or slow) it admits: the connection's first message
+// resolves the host again and is refused then.
+func (r *Registry) Admit(ctx context.Context, host string) error {
+	ctx, cancel := context.WithTimeout(ctx, admitWait)
+	defer cancel()
+	_, err := r.ResolveID(ctx, host)
+	if _, ok := reject.As(err); ok {
+		return err
+	}
+	return nil
+}
