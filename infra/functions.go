@@ -21,6 +21,9 @@ type Function struct {
 	// Posts to WebSocket connections (fan-out, replies): gets
 	// WS_MANAGEMENT_ENDPOINT and execute-api:ManageConnections on the stage.
 	Posts bool
+	// Manages serves NIP-86 (POST /): its addcommunity seals a new
+	// community's relay key, so it also gets kms:Encrypt (same condition).
+	Manages bool
 	// Migrate is the deploy-time function (the migrate custom resource's
 	// handler): master secret, kms:Encrypt, never on a request path.
 	Migrate bool
@@ -37,7 +40,7 @@ type Function struct {
 // resume from 0 ACU (about 15 s) on the first request after a pause.
 var Functions = []Function{
 	{Name: "ingest", Signs: true, Posts: true, Memory: 512, Timeout: 28},
-	{Name: "query", Signs: true, Memory: 512, Timeout: 28},
+	{Name: "query", Signs: true, Manages: true, Memory: 512, Timeout: 28},
 	{Name: "ws-connect", NoDB: true, Memory: 256, Timeout: 28},
 	{Name: "ws-message", Signs: true, Posts: true, Memory: 512, Timeout: 28},
 	{Name: "ws-disconnect", Memory: 256, Timeout: 28},

@@ -178,8 +178,13 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 			Sid:       jsii.String(sid),
 			Actions:   jsii.Strings(actions...),
 			Resources: jsii.Strings(*kek.KeyArn()),
+			// Every community's key is sealed by this one KMS key under the
+			// encryption context {"community": <id>}: calls must carry that
+			// context key and no other, for any community (communities are
+			// added without a deploy), never without a context.
 			Conditions: &map[string]interface{}{
-				"StringEquals": map[string]interface{}{"kms:EncryptionContext:community": s.Community},
+				"ForAllValues:StringEquals": map[string]interface{}{"kms:EncryptionContextKeys": []string{"community"}},
+				"Null":                      map[string]interface{}{"kms:EncryptionContext:community": "false"},
 			},
 		})
 	}
@@ -315,7 +320,10 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		if connects {
 			cluster.GrantConnect(fn, jsii.String(DBUser))
 		}
-		if f.Signs {
+		switch {
+		case f.Manages: // NIP-86 addcommunity seals a new community's key
+			fn.AddToRolePolicy(keyStatement("SealCommunityKeys", "kms:Encrypt", "kms:Decrypt"))
+		case f.Signs:
 			fn.AddToRolePolicy(keyStatement("DecryptRelayKey", "kms:Decrypt"))
 		}
 		if f.Migrate {
