@@ -61,11 +61,13 @@ func WebSocketRequest(ev events.APIGatewayWebsocketProxyRequest, o Origin) (wsre
 	}
 	var host, proto string
 	for k, v := range ev.Headers {
-		switch strings.ToLower(k) {
-		case "host":
+		switch k = strings.ToLower(k); {
+		case k == "host" && host == "":
 			host = v
-		case "x-forwarded-proto":
+		case k == "x-forwarded-proto":
 			proto = strings.ToLower(v)
+		case k == o.HostHeader && v != "":
+			host = v
 		}
 	}
 	switch proto {
@@ -79,6 +81,11 @@ func WebSocketRequest(ev events.APIGatewayWebsocketProxyRequest, o Origin) (wsre
 	}
 	if o.Host != "" {
 		scheme, host = wsScheme(o.Scheme), o.Host
+	}
+	// Later events carry no headers; the $connect authorizer (Authorize)
+	// hands the addressed host to every event of the connection.
+	if h := authorizedHost(rc.Authorizer); h != "" {
+		scheme, host = wsScheme(o.Scheme), h
 	}
 	body := []byte(ev.Body)
 	if ev.IsBase64Encoded {

@@ -32,5 +32,5 @@ func (a *App) QueryHTTP(rd bridge.Reader) HTTPHandler {
 
 // origin is how clients address the relay (BUZZ_PUBLIC_SCHEME / BUZZ_PUBLIC_URL).
 func (a *App) origin() apigw.Origin {
-	return apigw.Origin{Scheme: a.Config.PublicScheme, Host: a.Config.PublicHost}
+	return apigw.Origin{Scheme: a.Config.PublicScheme, Host: a.Config.PublicHost, HostHeader: a.Config.HostHeader}
 }

@@ -88,3 +88,13 @@ func (a *App) wsRelay(fo *fanout.Fanout, s fanout.Sender) *wsrelay.Relay {
 }
 
 func (a *App) reader() *query.Engine { return query.New(a.Store, a.Signer) }
+
+// Authorizer is functions/ws-authorize built from the environment alone
+// (BUZZ_HOST_HEADER): no pool, no key, no AWS call.
+func Authorizer() (apigw.WebSocketAuthorizer, error) {
+	cfg, err := config.FromEnv()
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return apigw.Authorize((&App{Config: cfg}).origin()), nil
+}
