@@ -6,6 +6,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2authorizers"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
@@ -273,8 +274,11 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 				env["DB_SECRET_ARN"] = dbSecret.SecretArn()
 			}
 		}
-		if !f.Migrate && s.Domain != "" {
+		if !f.Migrate && s.PublicURL() != "" {
 			env["BUZZ_PUBLIC_URL"] = jsii.String(s.PublicURL())
+		}
+		if !f.Migrate && len(s.Hostnames) > 0 {
+			env["BUZZ_HOST_HEADER"] = jsii.String(HostHeader)
 		}
 		if f.Signs {
 			env["RELAY_SIGNER"] = jsii.String("kms")
@@ -373,7 +377,7 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		ServiceTimeout: awscdk.Duration_Minutes(jsii.Number(10)),
 	})
 	cr.Node().AddDependency(cluster)
-	for _, f := range Functions {
+	for _, f := range Deployed(s) {
 		if !f.Migrate {
 			// Functions that read no attribute wait for it too: no handler
 			// runs against a database the release has not migrated.
@@ -397,9 +401,14 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 	httpRoute("query", "POST", "/") // NIP-86 relay management
 	httpRoute("query", "GET", "/healthz")
 
-	wsApi.AddRoute(jsii.String("$connect"), &awsapigatewayv2.WebSocketRouteOptions{
+	connect := &awsapigatewayv2.WebSocketRouteOptions{
 		Integration: awsapigatewayv2integrations.NewWebSocketLambdaIntegration(jsii.String("ws-connect"), fns["ws-connect"], nil),
-	})
+	}
+	if fn, ok := fns["ws-authorize"]; ok {
+		connect.Authorizer = awsapigatewayv2authorizers.NewWebSocketLambdaAuthorizer(jsii.String("HostAuthorizer"), fn,
+			&awsapigatewayv2authorizers.WebSocketLambdaAuthorizerProps{IdentitySource: jsii.Strings("route.request.header.Host")})
+	}
+	wsApi.AddRoute(jsii.String("$connect"), connect)
 	wsApi.AddRoute(jsii.String("$default"), &awsapigatewayv2.WebSocketRouteOptions{
 		Integration: awsapigatewayv2integrations.NewWebSocketLambdaIntegration(jsii.String("ws-message"), fns["ws-message"], nil),
 	})
