@@ -477,6 +477,24 @@ func TestCommunityAddedWhileRunning(t *testing.T) {
 	if evs := d.events(bob, map[string]any{"kinds": []int{39000}, "#d": []string{ch}}); len(evs) != 1 || evs[0].PubKey != pub {
 		t.Fatalf("d.test 39000: %+v", evs)
 	}
+	// As on make dev (hostnames registered): a host that was unknown a
+	// moment ago is served on the first request after `add`, no waiting.
+	e := onHost(t, r, "e.test")
+	if st, _ := e.info(); st != http.StatusNotFound {
+		t.Fatalf("e.test before add: %d", st)
+	}
+	pubE, err := community.Create(ctx, r.App.Store.Pool, r.App.Sealer, community.Spec{ID: "ees", Hosts: []string{"e.test"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, doc := e.info(); st != http.StatusOK || doc.Self != pubE {
+		t.Fatalf("e.test right after add: %d %+v", st, doc)
+	}
+	if rc, ok := e.authed(bob, "ws://"+e.host); !ok {
+		t.Fatal("AUTH on e.test refused")
+	} else {
+		rc.c.CloseNow()
+	}
 }
 
 func js(v any) string {

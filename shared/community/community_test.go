@@ -81,12 +81,24 @@ func TestRegistryResolvesRegisteredHostsOnly(t *testing.T) {
 	}
 }
 
-// The cache holds an answer for the TTL, so a warm instance asks once.
+// The cache holds a found community for the TTL, so a warm instance asks
+// once; a miss is asked again, so a new community is served at once.
 func TestRegistryCachesForTTL(t *testing.T) {
 	st, ctx := open(t)
 	s := sealer(t)
+	early := community.NewRegistry(st, "default")
+	early.TTL = time.Hour
+	if _, err := community.Create(ctx, st.Pool, s, community.Spec{ID: "a", Hosts: []string{"a.example"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := early.Resolve(ctx, "b.example"); !community.Unknown(err) {
+		t.Fatalf("before b exists: %v", err)
+	}
 	if _, err := community.Create(ctx, st.Pool, s, community.Spec{ID: "b", Hosts: []string{"b.example"}}); err != nil {
 		t.Fatal(err)
+	}
+	if c, err := early.Resolve(ctx, "b.example"); err != nil || c.ID != "b" {
+		t.Fatalf("b right after it was added: %v %v", c, err)
 	}
 	reg := community.NewRegistry(st, "default")
 	reg.TTL = time.Hour

@@ -77,7 +77,7 @@ const (
 type Registry struct {
 	st       *store.Store
 	fallback string
-	// TTL is how long an answer (found or not) is reused.
+	// TTL is how long a found community is reused (a miss is asked again).
 	TTL time.Duration
 	now func() time.Time
 
@@ -126,8 +126,10 @@ func (r *Registry) Resolve(ctx context.Context, host string) (*Community, error)
 			return nil, err
 		}
 		e = cached{c: c, expires: now.Add(r.TTL)}
-		r.remember(r.hosts, host, e)
+		// A miss is not remembered: a community added a moment ago is
+		// served on its first request (the lookup is one primary-key read).
 		if c != nil {
+			r.remember(r.hosts, host, e)
 			r.remember(r.ids, c.ID, e)
 		}
 	}
