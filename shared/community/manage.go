@@ -116,18 +116,9 @@ func Create(ctx context.Context, db DB, sealer Sealer, s Spec) (string, error) {
 	if err := s.check(); err != nil {
 		return "", err
 	}
-	secret, err := kmssigner.NewSecret()
+	pub, ct, err := newKey(ctx, sealer, s.ID)
 	if err != nil {
 		return "", err
-	}
-	defer clear(secret)
-	pub, err := kmssigner.PublicKey(secret)
-	if err != nil {
-		return "", err
-	}
-	ct, err := sealer.Seal(ctx, s.ID, secret)
-	if err != nil {
-		return "", fmt.Errorf("community %s: %w", s.ID, err)
 	}
 	err = pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO communities (id, name, about, picture, operators, relay_key_ciphertext, relay_pubkey)
@@ -145,6 +136,25 @@ VALUES ($1, $2, $3, $4, $5, $6, $7)`, s.ID, s.Name, s.About, s.Picture, s.Operat
 		return "", err
 	}
 	return pub, nil
+}
+
+// newKey makes a relay key for community id: its pubkey and its secret
+// sealed for id (the plaintext is cleared before it returns).
+func newKey(ctx context.Context, sealer Sealer, id string) (string, []byte, error) {
+	secret, err := kmssigner.NewSecret()
+	if err != nil {
+		return "", nil, err
+	}
+	defer clear(secret)
+	pub, err := kmssigner.PublicKey(secret)
+	if err != nil {
+		return "", nil, err
+	}
+	ct, err := sealer.Seal(ctx, id, secret)
+	if err != nil {
+		return "", nil, fmt.Errorf("community %s: %w", id, err)
+	}
+	return pub, ct, nil
 }
 
 func taken(err error, what string) error {
@@ -184,18 +194,9 @@ func Enable(ctx context.Context, q Querier, id string) error {
 // running instances pick it up within the registry TTL. Answers the new
 // pubkey.
 func RotateKey(ctx context.Context, q Querier, sealer Sealer, id string) (string, error) {
-	secret, err := kmssigner.NewSecret()
+	pub, ct, err := newKey(ctx, sealer, id)
 	if err != nil {
 		return "", err
-	}
-	defer clear(secret)
-	pub, err := kmssigner.PublicKey(secret)
-	if err != nil {
-		return "", err
-	}
-	ct, err := sealer.Seal(ctx, id, secret)
-	if err != nil {
-		return "", fmt.Errorf("community %s: %w", id, err)
 	}
 	if err := one(ctx, q, id, `UPDATE communities SET relay_key_ciphertext = $2, relay_pubkey = $3 WHERE id = $1`, id, ct, pub); err != nil {
 		return "", err

@@ -23,15 +23,11 @@ import (
 	"github.com/buzzrelay/relay/shared/store"
 )
 
-// Community is one hosted community.
+// Community is one hosted community: what it was created with (Spec,
+// as changed since) and what the relay keeps about it.
 type Community struct {
-	ID        string
-	Hosts     []string
-	Name      string
-	About     string
-	Picture   string
-	Operators []string
-	Limits    json.RawMessage
+	Spec
+	Limits json.RawMessage
 	// RelayPubkey and Ciphertext are the community's relay key (empty
 	// while it has none of its own: the default community of a relay
 	// configured with RELAY_SECRET_KEY or a key file).
