@@ -361,6 +361,21 @@ func TestCommunitiesIsolated(t *testing.T) {
 	if st, m := b.rpc(opB, "supportedmethods"); st != http.StatusOK || !strings.Contains(js(m["result"]), "banpubkey") {
 		t.Fatalf("supportedmethods: %d %v", st, m)
 	}
+	{ // NIP-86 tokens must bind the body (payload tag)
+		ev := opB.event(t, 27235, nostr.Tags{{"u", b.base() + "/"}, {"method", "POST"}}, "")
+		raw, _ := json.Marshal(ev)
+		req, _ := http.NewRequest(http.MethodPost, b.base()+"/", strings.NewReader(`{"method":"banpubkey","params":["`+carol.pk+`"]}`))
+		req.Header.Set("Content-Type", "application/nostr+json+rpc")
+		req.Header.Set("Authorization", "Nostr "+base64.StdEncoding.EncodeToString(raw))
+		resp, err := b.hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("NIP-86 token without payload: %d, want 401", resp.StatusCode)
+		}
+	}
 	for _, u := range []user{opA, bob} {
 		if st, m := b.rpc(u, "banpubkey", carol.pk); st != http.StatusForbidden || !strings.HasPrefix(js(m["error"]), `"restricted:`) {
 			t.Fatalf("banpubkey on b.test by a non-operator: %d %v", st, m)

@@ -109,6 +109,12 @@ func (b *Bridge) Serve(ctx context.Context, r Request) Response {
 // authenticate resolves the community and verifies the NIP-98 token
 // against that community's replay table.
 func (b *Bridge) authenticate(ctx context.Context, r Request) (community, pubkey string, resp *Response) {
+	return b.authenticateAs(ctx, r, false)
+}
+
+// authenticateAs is authenticate; payload requires the token to bind the
+// body (NIP-86).
+func (b *Bridge) authenticateAs(ctx context.Context, r Request, payload bool) (community, pubkey string, resp *Response) {
 	if len(r.Body) > relayinfo.MaxHTTPBodyLength {
 		e := errorJSON(http.StatusRequestEntityTooLarge, "invalid: request body is larger than 1 MiB")
 		return "", "", &e
@@ -120,11 +126,12 @@ func (b *Bridge) authenticate(ctx context.Context, r Request) (community, pubkey
 	}
 	community = c.ID
 	pubkey, err = b.Verifier.Verify(ctx, nip98.Request{
-		Community:     community,
-		Authorization: r.Headers["authorization"],
-		Method:        r.Method,
-		URL:           r.Scheme + "://" + r.Host + r.Path,
-		Body:          r.Body,
+		Community:      community,
+		Authorization:  r.Headers["authorization"],
+		Method:         r.Method,
+		URL:            r.Scheme + "://" + r.Host + r.Path,
+		Body:           r.Body,
+		RequirePayload: payload,
 	})
 	if err != nil {
 		e := b.failure(ctx, err, http.StatusUnauthorized)
@@ -189,7 +196,7 @@ func (b *Bridge) read(ctx context.Context, r Request, count bool) Response {
 
 // manage serves one NIP-86 call of the community at the request's host.
 func (b *Bridge) manage(ctx context.Context, r Request) Response {
-	id, pubkey, fail := b.authenticate(ctx, r)
+	id, pubkey, fail := b.authenticateAs(ctx, r, true)
 	if fail != nil {
 		return *fail
 	}
