@@ -25,6 +25,7 @@ const (
 const upgradeRouter = `import cf from 'cloudfront';
 function handler(event) {
   var req = event.request;
+  req.headers['` + HostHeader + `'] = { value: req.headers.host.value };
   var up = req.headers['upgrade'];
   if (up && up.value.toLowerCase() === 'websocket') {
     cf.selectRequestOriginById('` + wsOriginID + `');
@@ -68,7 +69,7 @@ func newDistribution(stack awscdk.Stack, s Settings, httpApi awsapigatewayv2.Htt
 	ws := origin(wsOriginID, wsApi.ApiId())
 	return awscloudfront.NewDistribution(stack, jsii.String("Edge"), &awscloudfront.DistributionProps{
 		Comment:     jsii.String("buzz relay " + s.Community + " on " + s.Domain),
-		DomainNames: jsii.Strings(s.Domain),
+		DomainNames: jsii.Strings(append([]string{s.Domain}, s.Hostnames...)...),
 		Certificate: awscertificatemanager.Certificate_FromCertificateArn(stack, jsii.String("EdgeCertificate"), jsii.String(s.CertificateArn)),
 		PriceClass:  awscloudfront.PriceClass_PRICE_CLASS_100,
 		DefaultBehavior: behavior(origin(httpOriginID, httpApi.ApiId()), &[]*awscloudfront.FunctionAssociation{{

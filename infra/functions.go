@@ -21,6 +21,13 @@ type Function struct {
 	// Posts to WebSocket connections (fan-out, replies): gets
 	// WS_MANAGEMENT_ENDPOINT and execute-api:ManageConnections on the stage.
 	Posts bool
+	// Manages serves NIP-86 (POST /): its addcommunity seals a new
+	// community's relay key, so it also gets kms:Encrypt (same condition).
+	Manages bool
+	// Authorizer is the $connect authorizer (functions/ws-authorize),
+	// deployed only when the stack serves several hostnames (-c hostnames):
+	// it hands the addressed host to every event of a connection.
+	Authorizer bool
 	// Migrate is the deploy-time function (the migrate custom resource's
 	// handler): master secret, kms:Encrypt, never on a request path.
 	Migrate bool
@@ -45,8 +52,9 @@ type Function struct {
 var Functions = []Function{
 	{Name: "fanout", Fanout: true, Posts: true, Memory: 512, Timeout: 60},
 	{Name: "ingest", Signs: true, Posts: true, Dispatches: true, Memory: 512, Timeout: 28},
-	{Name: "query", Signs: true, Memory: 512, Timeout: 28},
+	{Name: "query", Signs: true, Manages: true, Memory: 512, Timeout: 28},
 	{Name: "ws-connect", NoDB: true, Memory: 256, Timeout: 28},
+	{Name: "ws-authorize", NoDB: true, Authorizer: true, Memory: 128, Timeout: 10},
 	{Name: "ws-message", Signs: true, Posts: true, Dispatches: true, Memory: 512, Timeout: 28},
 	{Name: "ws-disconnect", Memory: 256, Timeout: 28},
 	{Name: "migrate", Migrate: true, Memory: 256, Timeout: 300},
@@ -114,4 +122,17 @@ func zipSHA256(path string) (string, error) {
 		return "", fmt.Errorf("hash %s: %w", path, err)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// Deployed is the functions a stack with s deploys: all but the $connect
+// authorizer unless s serves several hostnames.
+func Deployed(s Settings) []Function {
+	var out []Function
+	for _, f := range Functions {
+		if f.Authorizer && len(s.Hostnames) == 0 {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -81,14 +82,26 @@ type Settings struct {
 	// a CloudFront distribution serves both APIs on https://Domain and
 	// wss://Domain, and BUZZ_PUBLIC_URL is https://Domain.
 	Domain, CertificateArn string
+	// Hostnames (-c hostnames=a.example.com,*.example.org) are more names
+	// the distribution answers on, one community each (registered with
+	// `localdev/community add`); the certificate must cover them. The
+	// functions then read the addressed host from HostHeader (CloudFront's
+	// router copies the viewer's Host into it) instead of BUZZ_PUBLIC_URL,
+	// and a $connect authorizer carries it to every WebSocket event.
+	Hostnames []string
 }
 
 // Slug is the community in the characters every AWS name accepts.
 func (s Settings) Slug() string { return strings.ReplaceAll(s.Community, ".", "-") }
 
-// PublicURL is BUZZ_PUBLIC_URL: empty without a domain.
+// HostHeader is the header CloudFront's router copies the viewer's Host
+// into; the functions read it (BUZZ_HOST_HEADER) when Hostnames are set.
+const HostHeader = "x-buzz-host"
+
+// PublicURL is BUZZ_PUBLIC_URL: empty without a domain, or with several
+// hostnames (each request's own host is then used).
 func (s Settings) PublicURL() string {
-	if s.Domain == "" {
+	if s.Domain == "" || len(s.Hostnames) > 0 {
 		return ""
 	}
 	return "https://" + s.Domain
@@ -173,6 +186,11 @@ func SettingsFrom(node constructs.Node) (Settings, error) {
 		Domain:           str("domain", ""),
 		CertificateArn:   str("certificateArn", ""),
 	}
+	for _, h := range strings.Split(str("hostnames", ""), ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			s.Hostnames = append(s.Hostnames, h)
+		}
+	}
 	if !communityRE.MatchString(s.Community) {
 		return s, fmt.Errorf("context community %q: use lower-case letters, digits, '.' and '-' (at most 42)", s.Community)
 	}
@@ -240,6 +258,14 @@ func SettingsFrom(node constructs.Node) (Settings, error) {
 	}
 	if (s.Domain == "") != (s.CertificateArn == "") {
 		return s, fmt.Errorf("context domain and certificateArn go together (an ACM certificate in us-east-1 for the domain)")
+	}
+	for _, h := range s.Hostnames {
+		if s.Domain == "" {
+			return s, errors.New("context hostnames needs domain and certificateArn: the names are served by the CloudFront distribution")
+		}
+		if !domainRE.MatchString(strings.TrimPrefix(h, "*.")) || h == s.Domain {
+			return s, fmt.Errorf("context hostnames: %q is not a lower-case host name (or *.name) other than domain", h)
+		}
 	}
 	if s.Domain != "" && !domainRE.MatchString(s.Domain) {
 		return s, fmt.Errorf("context domain %q is not a lower-case host name", s.Domain)

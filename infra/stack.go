@@ -6,6 +6,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2authorizers"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
@@ -178,8 +179,13 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 			Sid:       jsii.String(sid),
 			Actions:   jsii.Strings(actions...),
 			Resources: jsii.Strings(*kek.KeyArn()),
+			// Every community's key is sealed by this one KMS key under the
+			// encryption context {"community": <id>}: calls must carry that
+			// context key and no other, for any community (communities are
+			// added without a deploy), never without a context.
 			Conditions: &map[string]interface{}{
-				"StringEquals": map[string]interface{}{"kms:EncryptionContext:community": s.Community},
+				"ForAllValues:StringEquals": map[string]interface{}{"kms:EncryptionContextKeys": []string{"community"}},
+				"Null":                      map[string]interface{}{"kms:EncryptionContext:community": "false"},
 			},
 		})
 	}
@@ -269,8 +275,11 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 				env["DB_SECRET_ARN"] = dbSecret.SecretArn()
 			}
 		}
-		if !f.Migrate && s.Domain != "" {
+		if !f.Migrate && s.PublicURL() != "" {
 			env["BUZZ_PUBLIC_URL"] = jsii.String(s.PublicURL())
+		}
+		if !f.Migrate && len(s.Hostnames) > 0 {
+			env["BUZZ_HOST_HEADER"] = jsii.String(HostHeader)
 		}
 		if f.Signs {
 			env["RELAY_SIGNER"] = jsii.String("kms")
@@ -326,7 +335,10 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		if connects {
 			cluster.GrantConnect(fn, jsii.String(DBUser))
 		}
-		if f.Signs {
+		switch {
+		case f.Manages: // NIP-86 addcommunity seals a new community's key
+			fn.AddToRolePolicy(keyStatement("SealCommunityKeys", "kms:Encrypt", "kms:Decrypt"))
+		case f.Signs:
 			fn.AddToRolePolicy(keyStatement("DecryptRelayKey", "kms:Decrypt"))
 		}
 		if f.Migrate {
@@ -379,7 +391,7 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		ServiceTimeout: awscdk.Duration_Minutes(jsii.Number(10)),
 	})
 	cr.Node().AddDependency(cluster)
-	for _, f := range Functions {
+	for _, f := range Deployed(s) {
 		if !f.Migrate {
 			// Functions that read no attribute wait for it too: no handler
 			// runs against a database the release has not migrated.
@@ -400,11 +412,17 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 	httpRoute("query", "POST", "/query")
 	httpRoute("query", "POST", "/count")
 	httpRoute("query", "GET", "/")
+	httpRoute("query", "POST", "/") // NIP-86 relay management
 	httpRoute("query", "GET", "/healthz")
 
-	wsApi.AddRoute(jsii.String("$connect"), &awsapigatewayv2.WebSocketRouteOptions{
+	connect := &awsapigatewayv2.WebSocketRouteOptions{
 		Integration: awsapigatewayv2integrations.NewWebSocketLambdaIntegration(jsii.String("ws-connect"), fns["ws-connect"], nil),
-	})
+	}
+	if fn, ok := fns["ws-authorize"]; ok {
+		connect.Authorizer = awsapigatewayv2authorizers.NewWebSocketLambdaAuthorizer(jsii.String("HostAuthorizer"), fn,
+			&awsapigatewayv2authorizers.WebSocketLambdaAuthorizerProps{IdentitySource: jsii.Strings("route.request.header.Host")})
+	}
+	wsApi.AddRoute(jsii.String("$connect"), connect)
 	wsApi.AddRoute(jsii.String("$default"), &awsapigatewayv2.WebSocketRouteOptions{
 		Integration: awsapigatewayv2integrations.NewWebSocketLambdaIntegration(jsii.String("ws-message"), fns["ws-message"], nil),
 	})

@@ -156,8 +156,12 @@ func (s synthesized) ourFunctions(t *testing.T) map[string]string {
 			out[strings.TrimPrefix(d, "buzz relay ")] = id
 		}
 	}
-	if len(out) != len(Functions) {
-		t.Fatalf("found functions %v, want %d", out, len(Functions))
+	want := len(Deployed(Settings{}))
+	if _, ok := out["ws-authorize"]; ok { // a stack with -c hostnames
+		want = len(Functions)
+	}
+	if len(out) != want {
+		t.Fatalf("found functions %v, want %d", out, want)
 	}
 	return out
 }
@@ -251,7 +255,7 @@ func TestEveryFunctionIsArm64ProvidedAL2023InTheVPC(t *testing.T) {
 	s.tpl.ResourcePropertiesCountIs(jsii.String("AWS::Lambda::Function"), map[string]any{
 		"Runtime":       "provided.al2023",
 		"Architectures": []any{"arm64"},
-	}, jsii.Number(float64(len(Functions))))
+	}, jsii.Number(float64(len(Deployed(Settings{})))))
 	// NAT profiles keep IPv4 subnets: no dual-stack flag there.
 	for id, r := range managedStack(t).ofType("AWS::Lambda::Function") {
 		if strings.Contains(js(r.Properties["VpcConfig"]), "Ipv6AllowedForDualStack") {
@@ -349,7 +353,7 @@ func TestRoutesAndDualstackAPIs(t *testing.T) {
 	fn := s.ourFunctions(t)
 	want := map[string]string{
 		"POST /events": "ingest", "POST /query": "query", "POST /count": "query",
-		"GET /": "query", "GET /healthz": "query",
+		"GET /": "query", "POST /": "query", "GET /healthz": "query",
 		"$connect": "ws-connect", "$default": "ws-message", "$disconnect": "ws-disconnect",
 	}
 	got := map[string]string{}
@@ -461,13 +465,18 @@ func TestKMSGrantsOnTheOneKeyWithContext(t *testing.T) {
 			if res := js(st["Resource"]); res != `{"Fn::GetAtt":["RelayKeyKek4F79FBB1","Arn"]}` {
 				t.Errorf("%s: KMS statement on %s, want the relay key only", name, res)
 			}
-			if c := js(st["Condition"]); c != `{"StringEquals":{"kms:EncryptionContext:community":"default"}}` {
+			// Only with a community context key (any community: they are
+			// added without a deploy), never pinned to one, never without.
+			if c := js(st["Condition"]); c != `{"ForAllValues:StringEquals":{"kms:EncryptionContextKeys":["community"]},"Null":{"kms:EncryptionContext:community":"false"}}` {
 				t.Errorf("%s: KMS statement condition %s", name, c)
+			}
+			if strings.Contains(js(st["Condition"]), `"default"`) {
+				t.Errorf("%s: KMS condition pinned to one community: %s", name, js(st["Condition"]))
 			}
 		}
 		want := ""
 		switch {
-		case f.Migrate:
+		case f.Migrate, f.Manages:
 			want = `["[\"kms:Decrypt\",\"kms:Encrypt\"]"]`
 		case f.Signs:
 			want = `["\"kms:Decrypt\""]`
@@ -704,11 +713,11 @@ func TestAlarmsOnlyInManaged(t *testing.T) {
 	def := defaultStack(t)
 	def.tpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(0))
 	def.tpl.ResourceCountIs(jsii.String("AWS::SNS::Topic"), jsii.Number(0))
-	def.tpl.ResourcePropertiesCountIs(jsii.String("AWS::Logs::LogGroup"), map[string]any{"RetentionInDays": 7}, jsii.Number(float64(len(Functions)+1)))
+	def.tpl.ResourcePropertiesCountIs(jsii.String("AWS::Logs::LogGroup"), map[string]any{"RetentionInDays": 7}, jsii.Number(float64(len(Deployed(Settings{}))+1)))
 
 	s := managedStack(t)
 	fn := s.ourFunctions(t)
-	s.tpl.ResourcePropertiesCountIs(jsii.String("AWS::Logs::LogGroup"), map[string]any{"RetentionInDays": 90}, jsii.Number(float64(len(Functions)+1)))
+	s.tpl.ResourcePropertiesCountIs(jsii.String("AWS::Logs::LogGroup"), map[string]any{"RetentionInDays": 90}, jsii.Number(float64(len(Deployed(Settings{}))+1)))
 	alarms := map[string]bool{}
 	for _, r := range s.ofType("AWS::CloudWatch::Alarm") {
 		p := r.Properties
@@ -874,8 +883,12 @@ func TestVariantHardenedNATInstanceKMSEndpoint(t *testing.T) {
 	}
 	sts, _ := s.statements()
 	for _, st := range sts {
-		if strings.Contains(js(st["Action"]), "kms:") && !strings.Contains(js(st["Condition"]), `"buzz.example"`) {
-			t.Errorf("KMS grant for the wrong community: %s", js(st))
+		// Issue 13: the grant is no longer pinned to the stack's community
+		// (more are added without a deploy); it still needs the community
+		// context key.
+		if c := js(st["Condition"]); strings.Contains(js(st["Action"]), "kms:") &&
+			(strings.Contains(c, `"buzz.example"`) || !strings.Contains(c, `"kms:EncryptionContextKeys":["community"]`)) {
+			t.Errorf("KMS grant without the community context-key condition: %s", js(st))
 		}
 	}
 }
@@ -958,22 +971,25 @@ func TestSynthIsByteStable(t *testing.T) {
 func TestSettingsRejectMistakes(t *testing.T) {
 	good := assetDir(t)
 	for name, ctx := range map[string]map[string]any{
-		"profile":      {"profile": "enterprise"},
-		"community":    {"community": "Has Space"},
-		"egress":       {"egress": "vpc-endpoints"},
-		"retention":    {"logRetentionDays": 42},
-		"ciphertext":   {"relayKeyCiphertext": "AQIDBA=="},
-		"no asset":     {"assetDir": filepath.Join(good, "nope")},
-		"kmsEndpoint":  {"kmsEndpoint": "yes please"},
-		"revision":     {"relayKeyRevision": "two words"},
-		"dbAuth":       {"dbAuth": "password"},
-		"throttle":     {"httpThrottleRate": 0},
-		"reserved":     {"reservedConcurrency": 2.5},
-		"budget mail":  {"budgetUSD": 5},
-		"bad mail":     {"alarmEmail": "nobody"},
-		"domain only":  {"domain": "relay.example.com"},
-		"cert region":  {"domain": "relay.example.com", "certificateArn": "arn:aws:acm:eu-west-1:123456789012:certificate/0a1b2c3d-4e5f-6789-abcd-ef0123456789"},
-		"domain upper": {"domain": "Relay.Example.com", "certificateArn": "arn:aws:acm:us-east-1:123456789012:certificate/0a1b2c3d-4e5f-6789-abcd-ef0123456789"},
+		"profile":                  {"profile": "enterprise"},
+		"community":                {"community": "Has Space"},
+		"egress":                   {"egress": "vpc-endpoints"},
+		"retention":                {"logRetentionDays": 42},
+		"ciphertext":               {"relayKeyCiphertext": "AQIDBA=="},
+		"no asset":                 {"assetDir": filepath.Join(good, "nope")},
+		"kmsEndpoint":              {"kmsEndpoint": "yes please"},
+		"revision":                 {"relayKeyRevision": "two words"},
+		"dbAuth":                   {"dbAuth": "password"},
+		"throttle":                 {"httpThrottleRate": 0},
+		"reserved":                 {"reservedConcurrency": 2.5},
+		"budget mail":              {"budgetUSD": 5},
+		"bad mail":                 {"alarmEmail": "nobody"},
+		"domain only":              {"domain": "relay.example.com"},
+		"cert region":              {"domain": "relay.example.com", "certificateArn": "arn:aws:acm:eu-west-1:123456789012:certificate/0a1b2c3d-4e5f-6789-abcd-ef0123456789"},
+		"domain upper":             {"domain": "Relay.Example.com", "certificateArn": "arn:aws:acm:us-east-1:123456789012:certificate/0a1b2c3d-4e5f-6789-abcd-ef0123456789"},
+		"hostnames without domain": {"hostnames": "bees.example.org"},
+		"hostname upper":           {"domain": "relay.example.com", "certificateArn": "arn:aws:acm:us-east-1:123456789012:certificate/0a1b2c3d-4e5f-6789-abcd-ef0123456789", "hostnames": "Bees.Example.org"},
+		"hostname is domain":       {"domain": "relay.example.com", "certificateArn": "arn:aws:acm:us-east-1:123456789012:certificate/0a1b2c3d-4e5f-6789-abcd-ef0123456789", "hostnames": "relay.example.com"},
 	} {
 		if _, ok := ctx["assetDir"]; !ok {
 			ctx["assetDir"] = good
@@ -1045,4 +1061,65 @@ func TestFanoutFunctionWiring(t *testing.T) {
 			t.Errorf("%s does not dispatch to the fan-out function", name)
 		}
 	}
+}
+
+// Issue 13: several hostnames on one deployment, mapped by configuration:
+// the distribution answers on each, CloudFront's router copies the viewer
+// host into x-buzz-host, the functions read it instead of one
+// BUZZ_PUBLIC_URL, and a $connect authorizer (no database, no key) hands it
+// to every WebSocket event.
+func TestSeveralHostnames(t *testing.T) {
+	cert := "arn:aws:acm:us-east-1:123456789012:certificate/0a1b2c3d-4e5f-6789-abcd-ef0123456789"
+	s := synth(t, map[string]any{"domain": "relay.example.com", "certificateArn": cert, "hostnames": "bees.example.org,*.hives.example.net"})
+	s.tpl.HasResourceProperties(jsii.String("AWS::CloudFront::Distribution"), map[string]any{
+		"DistributionConfig": assertions.Match_ObjectLike(&map[string]any{
+			"Aliases": []any{"relay.example.com", "bees.example.org", "*.hives.example.net"},
+		}),
+	})
+	for _, r := range s.ofType("AWS::CloudFront::Function") {
+		if code := r.Properties["FunctionCode"].(string); !strings.Contains(code, "req.headers['x-buzz-host'] = { value: req.headers.host.value }") {
+			t.Errorf("router code does not forward the viewer host: %s", code)
+		}
+	}
+	fns := s.ourFunctions(t)
+	for name := range fns {
+		env := s.env(t, name)
+		f := fnByName(name)
+		if !f.Migrate && (env["BUZZ_HOST_HEADER"] != HostHeader || env["BUZZ_PUBLIC_URL"] != nil) {
+			t.Errorf("%s: BUZZ_HOST_HEADER %v, BUZZ_PUBLIC_URL %v", name, env["BUZZ_HOST_HEADER"], env["BUZZ_PUBLIC_URL"])
+		}
+	}
+	auth := fns["ws-authorize"]
+	if auth == "" {
+		t.Fatal("no ws-authorize function")
+	}
+	for _, st := range s.grantsOf(auth) {
+		if a := js(st["Action"]); strings.Contains(a, "kms:") || strings.Contains(a, "rds-db:") || strings.Contains(a, "secretsmanager:") {
+			t.Errorf("ws-authorize may %s", a)
+		}
+	}
+	authorizers := s.ofType("AWS::ApiGatewayV2::Authorizer")
+	if len(authorizers) != 1 {
+		t.Fatalf("%d authorizers, want 1", len(authorizers))
+	}
+	var authID string
+	for id, a := range authorizers {
+		authID = id
+		if a.Properties["AuthorizerType"] != "REQUEST" || js(a.Properties["IdentitySource"]) != `["route.request.header.Host"]` ||
+			!strings.Contains(js(a.Properties["AuthorizerUri"]), auth) {
+			t.Errorf("authorizer %s", js(a.Properties))
+		}
+	}
+	for _, r := range s.ofType("AWS::ApiGatewayV2::Route") {
+		key := r.Properties["RouteKey"].(string)
+		hasAuth := strings.Contains(js(r.Properties["AuthorizerId"]), authID)
+		if (key == "$connect") != hasAuth {
+			t.Errorf("route %s authorizer %v", key, js(r.Properties["AuthorizerId"]))
+		}
+	}
+	// Without hostnames nothing of this is deployed.
+	if _, ok := defaultStack(t).ourFunctions(t)["ws-authorize"]; ok {
+		t.Error("ws-authorize deployed without -c hostnames")
+	}
+	defaultStack(t).tpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Authorizer"), jsii.Number(0))
 }

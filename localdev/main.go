@@ -8,9 +8,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -57,8 +59,15 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := migrate.EnsureCommunity(ctx, cfg.DatabaseURL, cfg.DefaultCommunity, ""); err != nil {
-		return err
+	// The default community serves this machine's own names (BUZZ_ADDR's
+	// host and the loopback names: a client on this machine reaches it as
+	// localhost or 127.0.0.1 alike), or BUZZ_COMMUNITY_HOST; other hostnames
+	// (names in /etc/hosts) are free for communities added with
+	// `go run ./localdev/community add`, served at once.
+	for _, h := range devHosts(addr, os.Getenv("BUZZ_COMMUNITY_HOST")) {
+		if err := migrate.EnsureCommunity(ctx, cfg.DatabaseURL, cfg.DefaultCommunity, h); err != nil {
+			return err
+		}
 	}
 	a, err := app.BuildWith(ctx, cfg, log)
 	if err != nil {
@@ -85,6 +94,33 @@ func run(ctx context.Context) error {
 		ws.CloseAll() // hijacked sockets are not the server's to close
 		return srv.Shutdown(shutdown)
 	}
+}
+
+// devHosts are the hostnames the default community claims: host when set
+// (comma-separated), else addr's host and, when addr is a loopback or
+// wildcard address, every loopback name (and the machine's hostname for a
+// wildcard), so a client on this machine is never sent a 404 for the name
+// it happened to use.
+func devHosts(addr, host string) []string {
+	if host != "" {
+		return strings.Split(host, ",")
+	}
+	h, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		h = addr
+	}
+	ip := net.ParseIP(h)
+	switch {
+	case h == "localhost" || (ip != nil && ip.IsLoopback()):
+		return []string{"127.0.0.1", "localhost", "::1"}
+	case h == "" || (ip != nil && ip.IsUnspecified()):
+		out := []string{"127.0.0.1", "localhost", "::1"}
+		if name, err := os.Hostname(); err == nil && name != "" {
+			out = append(out, name)
+		}
+		return out
+	}
+	return []string{h}
 }
 
 func envOr(k, def string) string {

@@ -70,6 +70,7 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 		"DB_MAX_CONNS":           strconv.Itoa(o.MaxConns),
 		"WS_MANAGEMENT_ENDPOINT": "http://" + addr,
 		"RELAY_SECRET_KEY":       nostr.GeneratePrivateKey(),
+		"RELAY_SEAL_KEY":         nostr.GeneratePrivateKey(), // 32 random bytes, hex
 		"AWS_REGION":             "us-east-1",
 		"FANOUT_FUNCTION":        emulator.FanoutFunction,
 		"LAMBDA_ENDPOINT":        "http://" + addr,

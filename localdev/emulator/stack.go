@@ -11,10 +11,10 @@ import (
 
 // Stack is the relay's API Gateway configuration in local form, the same
 // route table as infra/: POST /events to ingest; POST /query, POST /count,
-// GET / and GET /healthz to query; $connect, $default and $disconnect to the
-// three WebSocket functions; the Lambda Invoke API for the fan-out
-// function (FanoutFunction), which fo's asynchronous dispatch calls. Every
-// handler is the one its Lambda starts.
+// GET /, POST / (NIP-86) and GET /healthz to query; $connect, $default and
+// $disconnect to the three WebSocket functions; the Lambda Invoke API for
+// the fan-out function (FanoutFunction), which fo's asynchronous dispatch
+// calls. Every handler is the one its Lambda starts.
 type Stack struct {
 	HTTP   *HTTPAPI
 	WS     *WebSocketAPI
@@ -38,6 +38,7 @@ func NewStack(a *app.App, fo *fanout.Fanout, log *slog.Logger) *Stack {
 			"POST /query":  queryFn,
 			"POST /count":  queryFn,
 			"GET /":        queryFn,
+			"POST /":       queryFn, // NIP-86 management
 			"GET /healthz": queryFn,
 		}},
 		WS: &WebSocketAPI{

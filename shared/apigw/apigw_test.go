@@ -58,3 +58,36 @@ func TestConnect(t *testing.T) {
 		t.Fatalf("connect without host: %d %v, want 503", bad.StatusCode, err)
 	}
 }
+
+// With several hostnames behind CloudFront the addressed host arrives in
+// BUZZ_HOST_HEADER on HTTP and $connect, and in the authorizer context on
+// every later WebSocket event (which carries no headers).
+func TestForwardedHostAndAuthorizerContext(t *testing.T) {
+	o := Origin{Scheme: "https", HostHeader: "x-buzz-host"}
+	hreq, err := HTTPRequest(events.APIGatewayV2HTTPRequest{
+		Headers:        map[string]string{"host": "abc.execute-api.us-east-1.amazonaws.com", "X-Buzz-Host": "bees.example.com"},
+		RequestContext: events.APIGatewayV2HTTPRequestContext{HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "GET", Path: "/"}},
+	}, o)
+	if err != nil || hreq.Host != "bees.example.com" || hreq.Scheme != "https" {
+		t.Fatalf("HTTP: %+v %v", hreq, err)
+	}
+	auth, err := Authorize(o)(context.Background(), events.APIGatewayCustomAuthorizerRequestTypeRequest{
+		MethodArn: "arn:aws:execute-api:us-east-1:1:abc/live/$connect",
+		Headers:   map[string]string{"Host": "abc.execute-api.us-east-1.amazonaws.com", "x-buzz-host": "Bees.Example.com"},
+	})
+	if err != nil || auth.PolicyDocument.Statement[0].Effect != "Allow" || auth.Context[AuthorizerHostKey] != "bees.example.com" {
+		t.Fatalf("authorizer: %+v %v", auth, err)
+	}
+	ev := events.APIGatewayWebsocketProxyRequest{RequestContext: events.APIGatewayWebsocketProxyRequestContext{
+		ConnectionID: "c1", DomainName: "abc.execute-api.us-east-1.amazonaws.com", Stage: "live", EventType: "MESSAGE",
+		Authorizer: map[string]interface{}{AuthorizerHostKey: "bees.example.com"},
+	}}
+	wreq, err := WebSocketRequest(ev, o)
+	if err != nil || wreq.Host != "bees.example.com" || wreq.Scheme != "wss" {
+		t.Fatalf("WebSocket $default: %+v %v", wreq, err)
+	}
+	ev.RequestContext.Authorizer = nil
+	if wreq, _ = WebSocketRequest(ev, o); wreq.Host != "abc.execute-api.us-east-1.amazonaws.com" {
+		t.Fatalf("without an authorizer context: %+v", wreq)
+	}
+}

@@ -23,6 +23,21 @@ type Origin struct {
 	// request is taken as addressed to Scheme://Host, whatever Host header
 	// it arrives with.
 	Host string
+	// HostHeader, when set (BUZZ_HOST_HEADER, e.g. x-buzz-host), names the
+	// header that carries the host the client addressed: CloudFront in
+	// front of both APIs cannot forward Host (API Gateway needs its own),
+	// so its viewer-request function copies the viewer's Host into it. A
+	// deployment hosting several hostnames sets this instead of Host.
+	HostHeader string
+}
+
+// forwardedHost is the host named by o.HostHeader in headers (lowercased
+// keys), "" when unset or absent.
+func (o Origin) forwardedHost(headers map[string]string) string {
+	if o.HostHeader == "" {
+		return ""
+	}
+	return headers[o.HostHeader]
 }
 
 // HTTP turns the bridge into an API Gateway HTTP API (payload v2) handler.
@@ -63,6 +78,9 @@ func HTTPRequest(ev events.APIGatewayV2HTTPRequest, o Origin) (bridge.Request, e
 	}
 	if o.Host != "" {
 		scheme, host = o.Scheme, o.Host
+	}
+	if h := o.forwardedHost(headers); h != "" {
+		scheme, host = o.Scheme, h
 	}
 	path := ev.RawPath
 	if path == "" {

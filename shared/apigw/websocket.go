@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/buzzrelay/relay/shared/reject"
 	"github.com/buzzrelay/relay/shared/wsrelay"
 )
 
@@ -31,6 +32,10 @@ func WebSocket(r *wsrelay.Relay, o Origin) WebSocketHandler {
 		switch ev.RequestContext.EventType {
 		case "CONNECT":
 			if err := r.Connect(ctx, req); err != nil {
+				if _, ok := reject.As(err); ok { // a host that serves no community
+					r.Log.InfoContext(ctx, "apigw: $connect refused", "host", req.Host, "err", err)
+					return events.APIGatewayProxyResponse{StatusCode: http.StatusNotFound}, nil
+				}
 				r.Log.ErrorContext(ctx, "apigw: $connect", "connection", req.ConnectionID, "err", err)
 				return events.APIGatewayProxyResponse{StatusCode: http.StatusServiceUnavailable}, nil
 			}
@@ -56,11 +61,13 @@ func WebSocketRequest(ev events.APIGatewayWebsocketProxyRequest, o Origin) (wsre
 	}
 	var host, proto string
 	for k, v := range ev.Headers {
-		switch strings.ToLower(k) {
-		case "host":
+		switch k = strings.ToLower(k); {
+		case k == "host" && host == "":
 			host = v
-		case "x-forwarded-proto":
+		case k == "x-forwarded-proto":
 			proto = strings.ToLower(v)
+		case k == o.HostHeader && v != "":
+			host = v
 		}
 	}
 	switch proto {
@@ -74,6 +81,11 @@ func WebSocketRequest(ev events.APIGatewayWebsocketProxyRequest, o Origin) (wsre
 	}
 	if o.Host != "" {
 		scheme, host = wsScheme(o.Scheme), o.Host
+	}
+	// Later events carry no headers; the $connect authorizer (Authorize)
+	// hands the addressed host to every event of the connection.
+	if h := authorizedHost(rc.Authorizer); h != "" {
+		scheme, host = wsScheme(o.Scheme), h
 	}
 	body := []byte(ev.Body)
 	if ev.IsBase64Encoded {

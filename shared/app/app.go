@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/buzzrelay/relay/shared/community"
 	"github.com/buzzrelay/relay/shared/config"
 	"github.com/buzzrelay/relay/shared/ingest"
 	"github.com/buzzrelay/relay/shared/ratelimit"
@@ -23,6 +24,11 @@ type App struct {
 	Config *config.Config
 	Log    *slog.Logger
 	Store  *store.Store
+	// Communities resolves a request's Host to the community it serves.
+	Communities *community.Registry
+	// Keys is every community's relay key; Signer is Keys (nil without a key).
+	Keys   *community.Keys
+	Sealer community.Sealer // nil: communities can only use the configured key
 	Signer signer.Signer
 	Ingest *ingest.Service
 	// Limiter is the per-key and per-connection rate limiter (RATE_*).
@@ -60,8 +66,13 @@ func BuildWith(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App,
 		a.Store.Close()
 		return nil, fmt.Errorf("relay key: %w", err)
 	}
-	a.Signer = sg
-	a.Ingest = ingest.New(a.Store, sg, log)
+	if a.Sealer, err = cfg.Sealer(ctx); err != nil {
+		a.Store.Close()
+		return nil, err
+	}
+	a.Keys = community.NewKeys(a.Communities, a.Sealer, sg)
+	a.Signer = a.Keys
+	a.Ingest = ingest.New(a.Store, a.Keys, log)
 	return a, nil
 }
 
@@ -85,7 +96,8 @@ func open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, erro
 		st.Close()
 		return nil, fmt.Errorf("rate limits: %w", err)
 	}
-	return &App{Config: cfg, Log: log, Store: st, Limiter: ratelimit.New(st, limits)}, nil
+	return &App{Config: cfg, Log: log, Store: st, Limiter: ratelimit.New(st, limits),
+		Communities: community.NewRegistry(st, cfg.DefaultCommunity)}, nil
 }
 
 // Fatal logs err and exits; for main functions only.

@@ -129,9 +129,20 @@ func (a *App) wsRelay(fo *fanout.Fanout, s fanout.Sender) *wsrelay.Relay {
 	if fo != nil {
 		reg = fo.Registry
 	}
-	r := wsrelay.New(reg, a.Ingest, a.reader(), fo, s, a.Store.Communities(a.Config.DefaultCommunity).Resolve, a.Log)
+	r := wsrelay.New(reg, a.Ingest, a.reader(), fo, s, a.Communities.ResolveID, a.Log)
+	r.Admit = a.Communities.Admit
 	r.Limiter = a.Limiter
 	return r
 }
 
 func (a *App) reader() *query.Engine { return query.New(a.Store, a.Signer) }
+
+// Authorizer is functions/ws-authorize built from the environment alone
+// (BUZZ_HOST_HEADER): no pool, no key, no AWS call.
+func Authorizer() (apigw.WebSocketAuthorizer, error) {
+	cfg, err := config.FromEnv()
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return apigw.Authorize((&App{Config: cfg}).origin()), nil
+}

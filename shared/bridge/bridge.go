@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -16,8 +17,10 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/community"
 	"github.com/buzzrelay/relay/shared/eventcheck"
 	"github.com/buzzrelay/relay/shared/ingest"
+	"github.com/buzzrelay/relay/shared/nip86"
 	"github.com/buzzrelay/relay/shared/nip98"
 	"github.com/buzzrelay/relay/shared/ratelimit"
 	"github.com/buzzrelay/relay/shared/reject"
@@ -78,8 +81,11 @@ type Bridge struct {
 	Signer   signer.Signer
 	Verifier *nip98.Verifier
 	Log      *slog.Logger
+	// Manage serves NIP-86 (POST / with application/nostr+json+rpc); nil:
+	// not on this function.
+	Manage *nip86.Service
 	// Communities maps a request's Host to its community.
-	Communities *store.Communities
+	Communities *community.Registry
 	// Limiter bounds each key's events and reads; nil: no limits.
 	Limiter *ratelimit.Limiter
 }
@@ -89,7 +95,7 @@ func New(st *store.Store, sg signer.Signer, ing *ingest.Service, rd Reader, fo F
 	return &Bridge{
 		Store: st, Ingest: ing, Reader: rd, Fanout: fo, Signer: sg, Log: log,
 		Verifier:    &nip98.Verifier{Replay: st},
-		Communities: st.Communities(defaultCommunity),
+		Communities: community.NewRegistry(st, defaultCommunity),
 	}
 }
 
@@ -101,7 +107,10 @@ func (b *Bridge) Serve(ctx context.Context, r Request) Response {
 	}
 	switch {
 	case path == "" && r.Method == http.MethodGet:
-		return b.info(r)
+		return b.info(ctx, r)
+	case path == "" && r.Method == http.MethodPost && b.Manage != nil &&
+		strings.HasPrefix(r.Headers["content-type"], nip86.ContentType):
+		return b.manage(ctx, r)
 	case path == "/healthz" && r.Method == http.MethodGet:
 		return b.health(ctx, r)
 	case path == "/events" && r.Method == http.MethodPost && b.Ingest != nil:
@@ -115,6 +124,12 @@ func (b *Bridge) Serve(ctx context.Context, r Request) Response {
 // authenticate resolves the community and verifies the NIP-98 token
 // against that community's replay table.
 func (b *Bridge) authenticate(ctx context.Context, r Request) (community, pubkey string, resp *Response) {
+	return b.authenticateAs(ctx, r, false)
+}
+
+// authenticateAs is authenticate; payload requires the token to bind the
+// body (NIP-86).
+func (b *Bridge) authenticateAs(ctx context.Context, r Request, payload bool) (community, pubkey string, resp *Response) {
 	if len(r.Body) > relayinfo.MaxHTTPBodyLength {
 		e := errorJSON(http.StatusRequestEntityTooLarge, "invalid: request body is larger than 1 MiB")
 		return "", "", &e
@@ -123,17 +138,19 @@ func (b *Bridge) authenticate(ctx context.Context, r Request) (community, pubkey
 		e := errorJSON(http.StatusBadRequest, err.Error())
 		return "", "", &e
 	}
-	community, err := b.Communities.Resolve(ctx, r.Host)
+	c, err := b.Communities.Resolve(ctx, r.Host)
 	if err != nil {
-		e := b.failure(ctx, err, 0)
+		e := b.unresolved(ctx, err)
 		return "", "", &e
 	}
+	community = c.ID
 	pubkey, err = b.Verifier.Verify(ctx, nip98.Request{
-		Community:     community,
-		Authorization: r.Headers["authorization"],
-		Method:        r.Method,
-		URL:           r.URL(),
-		Body:          r.Body,
+		Community:      community,
+		Authorization:  r.Headers["authorization"],
+		Method:         r.Method,
+		URL:            r.URL(),
+		Body:           r.Body,
+		RequirePayload: payload,
 	})
 	if err != nil {
 		e := b.failure(ctx, err, http.StatusUnauthorized)
@@ -221,12 +238,60 @@ func (b *Bridge) limited(ctx context.Context, err error) (Response, bool) {
 	return resp, true
 }
 
-func (b *Bridge) info(r Request) Response {
+// manage serves one NIP-86 call of the community at the request's host.
+func (b *Bridge) manage(ctx context.Context, r Request) Response {
+	id, pubkey, fail := b.authenticateAs(ctx, r, true)
+	if fail != nil {
+		return *fail
+	}
+	c, err := b.Communities.Resolve(ctx, r.Host)
+	if err != nil || c.ID != id {
+		return b.unresolved(ctx, err)
+	}
+	out, err := b.Manage.Serve(ctx, c, pubkey, r.Body)
+	switch {
+	case errors.Is(err, nip86.ErrForbidden):
+		return rpcResponse(http.StatusForbidden, nip86.Response{Error: "restricted: only this community's operators may manage it"})
+	case err != nil:
+		return b.failure(ctx, err, 0)
+	case out.Error != "":
+		return rpcResponse(http.StatusBadRequest, out)
+	}
+	return rpcResponse(http.StatusOK, out)
+}
+
+func rpcResponse(status int, v nip86.Response) Response {
+	r := jsonResponse(status, v)
+	r.Headers["content-type"] = nip86.ContentType
+	return r
+}
+
+// unresolved answers a request whose Host serves no community: 404, never
+// another community's data.
+func (b *Bridge) unresolved(ctx context.Context, err error) Response {
+	if community.Unknown(err) {
+		return errorJSON(http.StatusNotFound, "invalid: no community is served at this host")
+	}
+	return b.failure(ctx, err, 0)
+}
+
+// info is the NIP-11 document of the community served at the request's
+// host: its name, description, icon and relay key.
+func (b *Bridge) info(ctx context.Context, r Request) Response {
+	c, err := b.Communities.Resolve(ctx, r.Host)
+	if err != nil {
+		return b.unresolved(ctx, err)
+	}
 	if !strings.Contains(r.Headers["accept"], "application/nostr+json") {
 		return Response{Status: http.StatusOK, Headers: cors(map[string]string{"content-type": "text/plain; charset=utf-8"}),
 			Body: []byte("Buzz relay. Connect a nostr client over WebSocket, or send Accept: application/nostr+json for NIP-11.\n")}
 	}
-	doc := relayinfo.New(b.Signer.PublicKey())
+	sg, err := signer.For(ctx, b.Signer, c.ID)
+	if err != nil {
+		return b.failure(ctx, err, 0)
+	}
+	doc := relayinfo.New(sg.PublicKey())
+	doc.Describe(c.Name, c.About, c.Picture)
 	if b.Limiter != nil {
 		l := b.Limiter.Limits()
 		doc.RateLimits = &relayinfo.RateLimits{EventsPerMinute: l.EventsPerMinute, EventBytesPerMinute: l.EventBytesPerMinute,

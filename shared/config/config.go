@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -53,6 +54,10 @@ type Config struct {
 	// NIP-42 `relay` tag and the community are matched against it instead
 	// of the Host a request arrives with.
 	PublicHost string
+	// HostHeader (BUZZ_HOST_HEADER, lowercase) names the header CloudFront
+	// copies the viewer's Host into when one deployment serves several
+	// hostnames; empty: the Host header (or PublicHost) is used.
+	HostHeader string
 
 	getenv func(string) string
 }
@@ -95,6 +100,10 @@ func Load(getenv func(string) string) (*Config, error) {
 	if c.PublicScheme == "" {
 		c.PublicScheme = "https"
 	}
+	c.HostHeader = strings.ToLower(getenv("BUZZ_HOST_HEADER"))
+	if c.HostHeader != "" && (c.PublicHost != "" || !headerRE.MatchString(c.HostHeader)) {
+		return nil, fmt.Errorf("BUZZ_HOST_HEADER must be a header name such as x-buzz-host, without BUZZ_PUBLIC_URL (which pins one host), got %q", c.HostHeader)
+	}
 	if c.PublicScheme != "https" && c.PublicScheme != "http" {
 		return nil, fmt.Errorf("BUZZ_PUBLIC_SCHEME must be http or https, got %q", c.PublicScheme)
 	}
@@ -132,6 +141,8 @@ func Load(getenv func(string) string) (*Config, error) {
 	}
 	return c, nil
 }
+
+var headerRE = regexp.MustCompile(`^x-[a-z0-9-]{1,60}$`)
 
 // loadPublicURL reads BUZZ_PUBLIC_URL: an http(s) base URL without a path.
 func (c *Config) loadPublicURL(v string) error {

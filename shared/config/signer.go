@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 
+	"github.com/buzzrelay/relay/shared/community"
 	"github.com/buzzrelay/relay/shared/kmssigner"
 	"github.com/buzzrelay/relay/shared/signer"
 	"github.com/buzzrelay/relay/shared/ssmparam"
@@ -133,4 +135,40 @@ func (c *Config) KMS(ctx context.Context) (*kms.Client, error) {
 		return nil, err
 	}
 	return kmssigner.NewClient(awsCfg), nil
+}
+
+// Sealer builds what seals and opens the relay keys of communities stored
+// in the database (shared/community): with RELAY_SIGNER=kms the KMS key
+// RELAY_KMS_KEY_ID (encryption context {"community": id}; loading it makes
+// no network call); locally an AES-GCM key, RELAY_SEAL_KEY (hex) or the
+// file RELAY_SEAL_KEY_FILE (default seal.key next to the relay key file),
+// created on first use. Inside Lambda without KMS it answers nil: only the
+// configured relay key signs.
+func (c *Config) Sealer(ctx context.Context) (community.Sealer, error) {
+	if c.getenv("RELAY_SIGNER") == "kms" {
+		client, err := c.KMS(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("community keys: %w", err)
+		}
+		return community.KMSSealer{Client: client, KeyID: c.getenv("RELAY_KMS_KEY_ID")}, nil
+	}
+	if h := c.getenv("RELAY_SEAL_KEY"); h != "" {
+		s, err := community.LocalSealerFromHex(h)
+		if err != nil {
+			return nil, fmt.Errorf("RELAY_SEAL_KEY: %w", err)
+		}
+		return s, nil
+	}
+	if c.getenv("AWS_LAMBDA_FUNCTION_NAME") != "" {
+		return nil, nil
+	}
+	path := c.getenv("RELAY_SEAL_KEY_FILE")
+	if path == "" {
+		keyFile := c.getenv("RELAY_KEY_FILE")
+		if keyFile == "" {
+			keyFile = ".localdev/relay.key"
+		}
+		path = filepath.Join(filepath.Dir(keyFile), "seal.key")
+	}
+	return community.LoadOrCreateLocalSealer(path)
 }

@@ -70,6 +70,9 @@ func (s *Service) Submit(ctx context.Context, community, authed string, ev *nost
 	for attempt := 1; attempt <= maxAttempts; attempt++ {
 		out = out[:0]
 		err = s.store.Tx(ctx, community, func(tx *store.Tx) error {
+			if err := tx.CheckBans(ctx, ev, authed); err != nil {
+				return err
+			}
 			a := &apply{s: s, tx: tx, ev: ev, now: now.Unix()}
 			if err := a.run(ctx); err != nil {
 				return err
@@ -178,7 +181,11 @@ func (a *apply) store(ctx context.Context, m store.EventMeta) error {
 // remembered for fan-out.
 func (a *apply) sign(ctx context.Context, kind int, createdAt int64, tags nostr.Tags, content string, m store.EventMeta) (*nostr.Event, error) {
 	ev := &nostr.Event{Kind: kind, CreatedAt: nostr.Timestamp(createdAt), Tags: tags, Content: content}
-	if err := a.s.signer.Sign(ctx, ev); err != nil {
+	sg, err := signer.For(ctx, a.s.signer, a.tx.Community())
+	if err != nil {
+		return nil, fmt.Errorf("ingest: relay key: %w", err)
+	}
+	if err := sg.Sign(ctx, ev); err != nil {
 		return nil, fmt.Errorf("ingest: sign kind %d: %w", kind, err)
 	}
 	if _, err := a.tx.InsertEvent(ctx, ev, m); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/tern/v2/migrate"
 
 	"github.com/buzzrelay/relay/migrations"
+	"github.com/buzzrelay/relay/shared/community"
 )
 
 // VersionTable records the applied version.
@@ -74,21 +75,30 @@ func Run(ctx context.Context, dsn string, log *slog.Logger) (Result, error) {
 	return r, nil
 }
 
-// EnsureCommunity registers community id (serving host, when not empty) so
-// events can reference it; running it again changes nothing.
+// EnsureCommunity registers community id (serving host, when not empty, as
+// one of its hostnames) so events can reference it; running it again
+// changes nothing. A host another community already serves is an error.
 func EnsureCommunity(ctx context.Context, dsn, id, host string) error {
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		return fmt.Errorf("migrate: connect: %w", err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	var h any
-	if host != "" {
-		h = host
-	}
-	if _, err := conn.Exec(ctx, `INSERT INTO communities (id, host) VALUES ($1, $2)
-ON CONFLICT (id) DO UPDATE SET host = COALESCE(EXCLUDED.host, communities.host)`, id, h); err != nil {
+	if _, err := conn.Exec(ctx, `INSERT INTO communities (id) VALUES ($1) ON CONFLICT (id) DO NOTHING`, id); err != nil {
 		return fmt.Errorf("migrate: ensure community %s: %w", id, err)
+	}
+	if host == "" {
+		return nil
+	}
+	h := community.NormalizeHost(host)
+	var owner string
+	err = conn.QueryRow(ctx, `INSERT INTO community_hosts (host, community_id) VALUES ($1, $2)
+ON CONFLICT (host) DO UPDATE SET host = EXCLUDED.host RETURNING community_id`, h, id).Scan(&owner)
+	if err != nil {
+		return fmt.Errorf("migrate: ensure community %s host %s: %w", id, h, err)
+	}
+	if owner != id {
+		return fmt.Errorf("migrate: host %s is served by community %q, not %q", h, owner, id)
 	}
 	return nil
 }

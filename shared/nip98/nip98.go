@@ -44,6 +44,9 @@ type Request struct {
 	Method        string
 	URL           string // scheme://host/path?query as the client addressed it
 	Body          []byte
+	// RequirePayload refuses a token without a payload tag (NIP-86 calls
+	// must bind the body).
+	RequirePayload bool
 }
 
 // Verify returns the authenticated pubkey. Every token problem is a
@@ -88,7 +91,11 @@ func (v *Verifier) Verify(ctx context.Context, r Request) (string, error) {
 	if !strings.EqualFold(m, r.Method) {
 		return "", fail("auth event method %q does not match %s", m, r.Method)
 	}
-	if p, ok := tag(ev, "payload"); ok {
+	p, ok := tag(ev, "payload")
+	if !ok && r.RequirePayload {
+		return "", fail("auth event has no payload tag; this request must bind its body")
+	}
+	if ok {
 		sum := sha256.Sum256(r.Body)
 		if !strings.EqualFold(p, hex.EncodeToString(sum[:])) {
 			return "", fail("auth event payload hash does not match the request body")

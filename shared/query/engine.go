@@ -347,3 +347,12 @@ func (o *output) addEvent(ev *nostr.Event) error {
 	o.add(ev.ID, string(b))
 	return nil
 }
+
+// sign signs a relay overlay (39005, 39006) with community's relay key.
+func (e *Engine) sign(ctx context.Context, community string, ev *nostr.Event) error {
+	sg, err := signer.For(ctx, e.sg, community)
+	if err != nil {
+		return fmt.Errorf("relay key of community %q: %w", community, err)
+	}
+	return sg.Sign(ctx, ev)
+}

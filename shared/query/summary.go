@@ -87,7 +87,7 @@ func (r *reader) summaries(ctx context.Context, roots []string) (map[string]*sum
 }
 
 // summaryEvent signs a 39005 for s.
-func (e *Engine) summaryEvent(ctx context.Context, channel string, s *summary) (*nostr.Event, error) {
+func (e *Engine) summaryEvent(ctx context.Context, community, channel string, s *summary) (*nostr.Event, error) {
 	content, err := json.Marshal(summaryJSON{
 		ReplyCount:      s.replyCount,
 		DescendantCount: s.descendants,
@@ -103,7 +103,7 @@ func (e *Engine) summaryEvent(ctx context.Context, channel string, s *summary) (
 		Tags:      nostr.Tags{{"e", s.root}, {"d", s.root}, {"h", channel}},
 		Content:   string(content),
 	}
-	if err := e.sg.Sign(ctx, ev); err != nil {
+	if err := e.sign(ctx, community, ev); err != nil {
 		return nil, fmt.Errorf("query: sign thread summary: %w", err)
 	}
 	return ev, nil
@@ -126,5 +126,5 @@ func (e *Engine) ThreadSummary(ctx context.Context, community, rootID string) (*
 	if !ok {
 		return nil, nil
 	}
-	return e.summaryEvent(ctx, s.channel, s)
+	return e.summaryEvent(ctx, community, s.channel, s)
 }

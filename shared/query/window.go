@@ -147,7 +147,7 @@ func (w *windowPlan) serve(ctx context.Context, r *reader, out *output) error {
 		}
 		for _, id := range ids {
 			if s, ok := sums[id]; ok {
-				ev, err := r.e.summaryEvent(ctx, w.channel, s)
+				ev, err := r.e.summaryEvent(ctx, r.community, w.channel, s)
 				if err != nil {
 					return err
 				}
@@ -162,7 +162,7 @@ func (w *windowPlan) serve(ctx context.Context, r *reader, out *output) error {
 		last := rows[len(rows)-1]
 		next = &cursorJSON{CreatedAt: last.createdAt, ID: last.id}
 	}
-	ev, err := r.e.boundsEvent(ctx, w, hasMore, next)
+	ev, err := r.e.boundsEvent(ctx, r.community, w, hasMore, next)
 	if err != nil {
 		return err
 	}
@@ -181,7 +181,7 @@ type boundsJSON struct {
 
 // boundsEvent signs the one 39006 of a window response. Its d tag echoes the
 // request cursor: "<channel>:head" or "<channel>:<created_at>:<id>".
-func (e *Engine) boundsEvent(ctx context.Context, w *windowPlan, hasMore bool, next *cursorJSON) (*nostr.Event, error) {
+func (e *Engine) boundsEvent(ctx context.Context, community string, w *windowPlan, hasMore bool, next *cursorJSON) (*nostr.Event, error) {
 	suffix := "head"
 	if w.hasCursor {
 		suffix = strconv.FormatInt(w.until, 10) + ":" + w.beforeID
@@ -196,7 +196,7 @@ func (e *Engine) boundsEvent(ctx context.Context, w *windowPlan, hasMore bool, n
 		Tags:      nostr.Tags{{"d", w.channel + ":" + suffix}, {"h", w.channel}},
 		Content:   string(content),
 	}
-	if err := e.sg.Sign(ctx, ev); err != nil {
+	if err := e.sign(ctx, community, ev); err != nil {
 		return nil, fmt.Errorf("query: sign window bounds: %w", err)
 	}
 	return ev, nil

@@ -32,6 +32,7 @@ const (
 type Document struct {
 	Name          string     `json:"name"`
 	Description   string     `json:"description"`
+	Icon          string     `json:"icon,omitempty"`
 	Pubkey        string     `json:"pubkey"`
 	Self          string     `json:"self"`
 	SupportedNIPs []int      `json:"supported_nips"`
@@ -94,4 +95,16 @@ func New(relayPubkey string) Document {
 			MaxSubidLength:      64,
 		},
 	}
+}
+
+// Describe sets the community's own name, description and icon; empty
+// values keep the relay's defaults.
+func (d *Document) Describe(name, about, icon string) {
+	if name != "" {
+		d.Name = name
+	}
+	if about != "" {
+		d.Description = about
+	}
+	d.Icon = icon
 }

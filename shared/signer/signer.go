@@ -83,3 +83,19 @@ func LoadOrCreateFile(path string) (*Key, error) {
 	}
 	return FromHex(sk)
 }
+
+// Keyring is a Signer that holds one key per community (shared/community);
+// as a plain Signer it signs for the deployment's default community.
+type Keyring interface {
+	Signer
+	For(ctx context.Context, community string) (Signer, error)
+}
+
+// For returns the signer of community: sg's key for it when sg is a
+// Keyring, else sg itself (a single-community relay and the tests).
+func For(ctx context.Context, sg Signer, community string) (Signer, error) {
+	if k, ok := sg.(Keyring); ok {
+		return k.For(ctx, community)
+	}
+	return sg, nil
+}

@@ -87,20 +87,6 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Community returns the community served at host: the one registered for
-// it, else fallback.
-func (s *Store) Community(ctx context.Context, host, fallback string) (string, error) {
-	var id string
-	err := s.Pool.QueryRow(ctx, `SELECT id FROM communities WHERE host = $1`, host).Scan(&id)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return fallback, nil
-	}
-	if err != nil {
-		return "", fmt.Errorf("store: community for host: %w", err)
-	}
-	return id, nil
-}
-
 // Tx runs fn in one transaction scoped to community: committed when fn
 // returns nil, rolled back otherwise (including on panic). BEGIN travels
 // with the transaction's first statement, saving a round trip per write.

@@ -69,7 +69,12 @@ type Relay struct {
 	Sender   fanout.Sender
 	// Community resolves the community served at a host.
 	Community func(ctx context.Context, host string) (string, error)
-	Log       *slog.Logger
+	// Admit, when set, is asked at $connect whether host serves a
+	// community; its error refuses the upgrade. The ws-connect Lambda has
+	// no pool and leaves it nil: the first message then answers the
+	// refusal.
+	Admit func(ctx context.Context, host string) error
+	Log   *slog.Logger
 	// Limiter bounds each connection's messages and each key's events and
 	// reads; nil: no limits.
 	Limiter *ratelimit.Limiter
@@ -99,6 +104,9 @@ func (r *Relay) WithClock(now func() time.Time) *Relay {
 func (r *Relay) Connect(ctx context.Context, req Request) error {
 	if req.ConnectionID == "" || req.Host == "" {
 		return errors.New("wsrelay: connect without connection id or host")
+	}
+	if r.Admit != nil {
+		return r.Admit(ctx, hostOnly(req.Host))
 	}
 	return nil
 }

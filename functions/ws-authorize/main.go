@@ -1,0 +1,21 @@
+// Command ws-authorize is the WebSocket API's $connect authorizer on a
+// deployment serving several hostnames: it records the host the client
+// addressed in the authorizer context, which API Gateway hands to every
+// later event of the connection (their own requests carry no headers). It
+// allows every connection and touches nothing.
+package main
+
+import (
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/buzzrelay/relay/shared/app"
+)
+
+func main() {
+	log := app.Logger()
+	h, err := app.Authorizer()
+	if err != nil {
+		app.Fatal(log, "ws-authorize: cold start", err)
+	}
+	lambda.Start(h)
+}

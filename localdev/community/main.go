@@ -1,0 +1,142 @@
+// Command community manages the communities one deployment hosts, against
+// DATABASE_URL (the local Postgres of `make dev`, or a deployed cluster
+// reached from an operator's machine):
+//
+//	go run ./localdev/community add -id ID -host HOST[,HOST...] -name NAME [-about TEXT] [-picture URL] [-operator PUBKEY[,PUBKEY...]]
+//	go run ./localdev/community list
+//	go run ./localdev/community disable -id ID
+//	go run ./localdev/community enable -id ID
+//	go run ./localdev/community rotate-key -id ID
+//
+// A community added or changed here is served by a running relay within
+// the registry's TTL (shared/community.DefaultTTL), without a restart. Its
+// relay key is sealed the way the relay opens it (config.Sealer): the local
+// seal key next to .localdev/relay.key, or KMS with RELAY_SIGNER=kms and
+// RELAY_KMS_KEY_ID (local-kms with AWS_ENDPOINT_URL_KMS).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/buzzrelay/relay/shared/community"
+	"github.com/buzzrelay/relay/shared/config"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Getenv, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "community:", err)
+		os.Exit(1)
+	}
+}
+
+const usage = "usage: community add|list|disable|enable|rotate-key [flags] (see go doc ./localdev/community)"
+
+func run(ctx context.Context, args []string, getenv func(string) string, out io.Writer) error {
+	if len(args) == 0 {
+		return errors.New(usage)
+	}
+	cmd, args := args[0], args[1:]
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	id := fs.String("id", "", "community id")
+	hosts := fs.String("host", "", "hostname(s), comma-separated")
+	name := fs.String("name", "", "name (NIP-11)")
+	about := fs.String("about", "", "description (NIP-11)")
+	picture := fs.String("picture", "", "icon URL (NIP-11)")
+	operators := fs.String("operator", "", "NIP-86 operator pubkey(s), hex, comma-separated")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%s: %w", cmd, err)
+	}
+	cfg, err := config.Load(getenv)
+	if err != nil {
+		return err
+	}
+	if cfg.DatabaseURL == "" {
+		return errors.New("DATABASE_URL is not set (source localdev/pg.sh, or point it at the deployment's database)")
+	}
+	conn, err := pgx.Connect(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	needID := func() error {
+		if *id == "" {
+			return fmt.Errorf("%s needs -id", cmd)
+		}
+		return nil
+	}
+	switch cmd {
+	case "list":
+		cs, err := community.List(ctx, conn)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(out, "id\thosts\tname\trelay pubkey\tstate")
+		for _, c := range cs {
+			fmt.Fprintln(out, c.Describe())
+		}
+		return nil
+	case "add":
+		if err := needID(); err != nil {
+			return err
+		}
+		sealer, err := cfg.Sealer(ctx)
+		if err != nil || sealer == nil {
+			return fmt.Errorf("add: no sealer for the relay key: %v", err)
+		}
+		pub, err := community.Create(ctx, conn, sealer, community.Spec{
+			ID: *id, Hosts: split(*hosts), Name: *name, About: *about, Picture: *picture, Operators: split(*operators),
+		})
+		if err != nil {
+			return fmt.Errorf("add: %w", err)
+		}
+		fmt.Fprintf(out, "community %s added on %s, relay pubkey %s\n", *id, *hosts, pub)
+		return nil
+	case "disable", "enable":
+		if err := needID(); err != nil {
+			return err
+		}
+		f := community.Disable
+		if cmd == "enable" {
+			f = community.Enable
+		}
+		if err := f(ctx, conn, *id); err != nil {
+			return fmt.Errorf("%s: %w", cmd, err)
+		}
+		fmt.Fprintf(out, "community %s %sd\n", *id, cmd)
+		return nil
+	case "rotate-key":
+		if err := needID(); err != nil {
+			return err
+		}
+		sealer, err := cfg.Sealer(ctx)
+		if err != nil || sealer == nil {
+			return fmt.Errorf("rotate-key: no sealer for the relay key: %v", err)
+		}
+		pub, err := community.RotateKey(ctx, conn, sealer, *id)
+		if err != nil {
+			return fmt.Errorf("rotate-key: %w", err)
+		}
+		fmt.Fprintf(out, "community %s has a new relay key, pubkey %s\n", *id, pub)
+		return nil
+	}
+	return fmt.Errorf("unknown command %q; %s", cmd, usage)
+}
+
+func split(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
