@@ -40,6 +40,7 @@ import (
 
 	"github.com/buzzrelay/relay/localdev/e2e"
 	"github.com/buzzrelay/relay/shared/migrate"
+	"github.com/buzzrelay/relay/shared/ratelimit"
 )
 
 // Options of one run.
@@ -131,8 +132,7 @@ func Run(ctx context.Context, adminDSN string, o Options, progress io.Writer) (*
 	defer drop()
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	// Throughput is the measure here: the per-key rate limits are off.
-	noLimits := map[string]string{"RATE_EVENTS_PER_MIN": "0", "RATE_EVENT_BYTES_PER_MIN": "0", "RATE_READS_PER_MIN": "0", "RATE_WS_MESSAGES_PER_MIN": "0", "RATE_CHANNELS_PER_HOUR": "0"}
-	relay, err := e2e.Start(ctx, dsn, e2e.Options{MaxConns: o.DBConns, Log: log, Env: noLimits,
+	relay, err := e2e.Start(ctx, dsn, e2e.Options{MaxConns: o.DBConns, Log: log, Env: ratelimit.Off(),
 		FanoutInlineMax: o.InlineMax, FanoutBatchSize: o.BatchSize})
 	if err != nil {
 		return nil, err

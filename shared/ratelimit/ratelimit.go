@@ -44,19 +44,35 @@ var Defaults = Limits{
 	MessagesPerMinute:   6000,
 }
 
+// settings maps each limit's environment variable to its field in l.
+func (l *Limits) settings() map[string]*int64 {
+	return map[string]*int64{
+		"RATE_EVENTS_PER_MIN":      &l.EventsPerMinute,
+		"RATE_EVENT_BYTES_PER_MIN": &l.EventBytesPerMinute,
+		"RATE_CHANNELS_PER_HOUR":   &l.ChannelsPerHour,
+		"RATE_READS_PER_MIN":       &l.ReadsPerMinute,
+		"RATE_WS_MESSAGES_PER_MIN": &l.MessagesPerMinute,
+	}
+}
+
+// Off is the environment that turns every limit off, for benchmarks whose
+// measure is throughput.
+func Off() map[string]string {
+	var l Limits
+	env := map[string]string{}
+	for name := range l.settings() {
+		env[name] = "0"
+	}
+	return env
+}
+
 // FromEnv reads RATE_EVENTS_PER_MIN, RATE_EVENT_BYTES_PER_MIN,
 // RATE_CHANNELS_PER_HOUR, RATE_READS_PER_MIN, RATE_WS_MESSAGES_PER_MIN
 // (whole numbers, 0 = no limit) and RATE_ALLOW (comma-separated hex
 // pubkeys) over Defaults.
 func FromEnv(getenv func(string) string) (Limits, error) {
 	l := Defaults
-	for name, p := range map[string]*int64{
-		"RATE_EVENTS_PER_MIN":      &l.EventsPerMinute,
-		"RATE_EVENT_BYTES_PER_MIN": &l.EventBytesPerMinute,
-		"RATE_CHANNELS_PER_HOUR":   &l.ChannelsPerHour,
-		"RATE_READS_PER_MIN":       &l.ReadsPerMinute,
-		"RATE_WS_MESSAGES_PER_MIN": &l.MessagesPerMinute,
-	} {
+	for name, p := range l.settings() {
 		if v := getenv(name); v != "" {
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil || n < 0 {
