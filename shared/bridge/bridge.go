@@ -124,28 +124,31 @@ func (b *Bridge) Serve(ctx context.Context, r Request) Response {
 // authenticate resolves the community and verifies the NIP-98 token
 // against that community's replay table.
 func (b *Bridge) authenticate(ctx context.Context, r Request) (community, pubkey string, resp *Response) {
-	return b.authenticateAs(ctx, r, false)
+	c, pubkey, resp := b.authenticateAs(ctx, r, false)
+	if resp != nil {
+		return "", "", resp
+	}
+	return c.ID, pubkey, nil
 }
 
 // authenticateAs is authenticate; payload requires the token to bind the
 // body (NIP-86).
-func (b *Bridge) authenticateAs(ctx context.Context, r Request, payload bool) (community, pubkey string, resp *Response) {
+func (b *Bridge) authenticateAs(ctx context.Context, r Request, payload bool) (c *community.Community, pubkey string, resp *Response) {
 	if len(r.Body) > relayinfo.MaxHTTPBodyLength {
 		e := errorJSON(http.StatusRequestEntityTooLarge, "invalid: request body is larger than 1 MiB")
-		return "", "", &e
+		return nil, "", &e
 	}
 	if err := eventcheck.UTF8("request body", r.Body); err != nil {
 		e := errorJSON(http.StatusBadRequest, err.Error())
-		return "", "", &e
+		return nil, "", &e
 	}
 	c, err := b.Communities.Resolve(ctx, r.Host)
 	if err != nil {
 		e := b.unresolved(ctx, err)
-		return "", "", &e
+		return nil, "", &e
 	}
-	community = c.ID
 	pubkey, err = b.Verifier.Verify(ctx, nip98.Request{
-		Community:      community,
+		Community:      c.ID,
 		Authorization:  r.Headers["authorization"],
 		Method:         r.Method,
 		URL:            r.URL(),
@@ -154,9 +157,9 @@ func (b *Bridge) authenticateAs(ctx context.Context, r Request, payload bool) (c
 	})
 	if err != nil {
 		e := b.failure(ctx, err, http.StatusUnauthorized)
-		return "", "", &e
+		return nil, "", &e
 	}
-	return community, pubkey, nil
+	return c, pubkey, nil
 }
 
 // eventsResponse is the body of POST /events.
@@ -240,13 +243,9 @@ func (b *Bridge) limited(ctx context.Context, err error) (Response, bool) {
 
 // manage serves one NIP-86 call of the community at the request's host.
 func (b *Bridge) manage(ctx context.Context, r Request) Response {
-	id, pubkey, fail := b.authenticateAs(ctx, r, true)
+	c, pubkey, fail := b.authenticateAs(ctx, r, true)
 	if fail != nil {
 		return *fail
-	}
-	c, err := b.Communities.Resolve(ctx, r.Host)
-	if err != nil || c.ID != id {
-		return b.unresolved(ctx, err)
 	}
 	out, err := b.Manage.Serve(ctx, c, pubkey, r.Body)
 	switch {
