@@ -48,7 +48,7 @@ func (a *apply) moderated(ctx context.Context) (*store.ChannelRow, string, error
 	if err != nil {
 		return nil, "", err
 	}
-	if ch.Visibility != "open" && role == "" {
+	if ch.Visibility != nip29.Open && role == "" {
 		return nil, "", noChannel(h)
 	}
 	return ch, role, nil
@@ -352,7 +352,7 @@ func (a *apply) finish(ctx context.Context, ch *nip29.Channel, notify int, targe
 // Its content is what Buzz clients parse:
 // {"type":"member_added"|"member_removed","channel_id":"<uuid>"}.
 func (a *apply) notify(ctx context.Context, ch *nip29.Channel, kind int, target string) error {
-	if ch.Type == "system" {
+	if ch.Type == nip29.TypeSystem {
 		return nil
 	}
 	typ := "member_added"

@@ -29,7 +29,7 @@ func (a *apply) writable(ctx context.Context, h string) (*store.ChannelRow, erro
 // the author's role in it. A missing channel and a private one the author
 // is not a member of get the same refusal: it is no oracle for what exists.
 func mayWrite(ch *store.ChannelRow, role, h string) error {
-	if ch == nil || ch.Deleted || (ch.Visibility != "open" && role == "") {
+	if ch == nil || ch.Deleted || (ch.Visibility != nip29.Open && role == "") {
 		return noChannel(h)
 	}
 	return nil
