@@ -1,11 +1,12 @@
 package kinds
 
 import (
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/buzzrelay/relay/shared/mdtable"
 )
 
 // readmeRow is one row of README.md's "Event kinds" table, without the free
@@ -48,53 +49,30 @@ func rowOf(k Kind) (key string, r readmeRow) {
 // readmeKinds parses the table under README.md's "## Event kinds".
 func readmeKinds(t *testing.T) map[string]readmeRow {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
+	header, cells, err := mdtable.Read("../../README.md", "## Event kinds")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(b), "\n## Event kinds\n")
-	if !ok {
-		t.Fatal(`README.md has no "## Event kinds" section`)
+	if want := []string{"kind", "name", "sent by", "stored", "traits", "rules"}; !slices.Equal(header, want) {
+		t.Fatalf("README.md kinds table header is %q, want %q", header, want)
 	}
-	section, _, _ = strings.Cut(section, "\n## ")
 	rows := map[string]readmeRow{}
-	header := true
-	for _, line := range strings.Split(section, "\n") {
-		if !strings.HasPrefix(line, "|") {
+	for _, c := range cells {
+		if len(c) != 6 {
+			t.Errorf("README.md kinds row %q has %d cells, want 6", c, len(c))
 			continue
 		}
-		cells := strings.Split(strings.Trim(line, "|"), "|")
-		for i := range cells {
-			cells[i] = strings.TrimSpace(cells[i])
-		}
-		if header {
-			if want := []string{"kind", "name", "sent by", "stored", "traits", "rules"}; !slices.Equal(cells, want) {
-				t.Fatalf("README.md kinds table header is %q, want %q", cells, want)
-			}
-			header = false
-			continue
-		}
-		if strings.HasPrefix(cells[0], "---") {
-			continue
-		}
-		if len(cells) != 6 {
-			t.Errorf("README.md kinds row %q has %d cells, want 6", line, len(cells))
-			continue
-		}
-		r := readmeRow{name: cells[1], sentBy: cells[2], stored: cells[3]}
-		for _, tr := range strings.Split(cells[4], ",") {
+		r := readmeRow{name: c[1], sentBy: c[2], stored: c[3]}
+		for _, tr := range strings.Split(c[4], ",") {
 			if tr = strings.TrimSpace(tr); tr != "" {
 				r.traits = append(r.traits, tr)
 			}
 		}
 		slices.Sort(r.traits)
-		if _, dup := rows[cells[0]]; dup {
-			t.Errorf("README.md lists kind %s twice", cells[0])
+		if _, dup := rows[c[0]]; dup {
+			t.Errorf("README.md lists kind %s twice", c[0])
 		}
-		rows[cells[0]] = r
-	}
-	if len(rows) == 0 {
-		t.Fatal("README.md's Event kinds section has no table")
+		rows[c[0]] = r
 	}
 	return rows
 }

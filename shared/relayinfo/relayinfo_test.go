@@ -2,26 +2,18 @@ package relayinfo
 
 import (
 	"encoding/json"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/buzzrelay/relay/shared/mdtable"
 )
 
 // The NIP-11 document shows the limits the handlers enforce, both filter
 // limits included: max_filters for a WebSocket REQ or COUNT, and the
 // extension field max_http_filters for POST /query and POST /count.
 func TestDocumentAdvertisesLimits(t *testing.T) {
-	b, err := json.Marshal(New("ab"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		Limitation map[string]any `json:"limitation"`
-	}
-	if err := json.Unmarshal(b, &doc); err != nil {
-		t.Fatal(err)
-	}
+	lim := limitation(t)
 	want := map[string]float64{
 		"max_message_length":     MaxMessageLength,
 		"max_subscriptions":      MaxSubscriptions,
@@ -36,8 +28,8 @@ func TestDocumentAdvertisesLimits(t *testing.T) {
 		"created_at_upper_limit": CreatedAtWindow,
 	}
 	for k, v := range want {
-		if got, ok := doc.Limitation[k].(float64); !ok || got != v {
-			t.Errorf("limitation.%s = %v, want %v", k, doc.Limitation[k], v)
+		if got, ok := lim[k].(float64); !ok || got != v {
+			t.Errorf("limitation.%s = %v, want %v", k, lim[k], v)
 		}
 	}
 	if MaxMessageLength > 131072 {
@@ -49,37 +41,26 @@ func TestDocumentAdvertisesLimits(t *testing.T) {
 // field, the value the document advertises, and names no field the document
 // lacks.
 func TestReadmeLimitsTable(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
+	header, rows, err := mdtable.Read("../../README.md", "## Limits")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(b), "\n## Limits\n")
-	if !ok {
-		t.Fatal(`README.md has no "## Limits" section`)
+	if len(header) != 3 {
+		t.Fatalf("README.md's limits table has %d columns, want 3 (limit, value, NIP-11 field)", len(header))
 	}
-	section, _, _ = strings.Cut(section, "\n## ")
-	doc, err := json.Marshal(New("ab"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var d struct {
-		Limitation map[string]any `json:"limitation"`
-	}
-	if err := json.Unmarshal(doc, &d); err != nil {
-		t.Fatal(err)
-	}
+	lim := limitation(t)
 	seen := map[string]bool{}
-	for _, line := range strings.Split(section, "\n") {
-		cells := strings.Split(strings.Trim(line, "|"), "|")
-		if !strings.HasPrefix(line, "|") || len(cells) != 3 {
+	for _, cells := range rows {
+		if len(cells) != 3 {
+			t.Errorf("README.md limits row %q has %d cells, want 3", cells, len(cells))
 			continue
 		}
-		field := strings.Trim(strings.TrimSpace(cells[2]), "`")
-		if field == "" || strings.HasPrefix(field, "---") || strings.HasPrefix(field, "NIP-11") {
+		field := strings.Trim(cells[2], "`")
+		if field == "" {
 			continue
 		}
-		value, _, _ := strings.Cut(strings.TrimSpace(cells[1]), " ")
-		want, ok := d.Limitation[field].(float64)
+		value, _, _ := strings.Cut(cells[1], " ")
+		want, ok := lim[field].(float64)
 		if !ok {
 			t.Errorf("README.md names limitation.%s, which NIP-11 does not show as a number", field)
 			continue
@@ -89,9 +70,25 @@ func TestReadmeLimitsTable(t *testing.T) {
 		}
 		seen[field] = true
 	}
-	for field, v := range d.Limitation {
+	for field, v := range lim {
 		if _, num := v.(float64); num && !seen[field] {
 			t.Errorf("README.md's limits table has no row for limitation.%s", field)
 		}
 	}
+}
+
+// limitation is the NIP-11 document's limitation object as JSON shows it.
+func limitation(t *testing.T) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(New("ab"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Limitation map[string]any `json:"limitation"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc.Limitation
 }
