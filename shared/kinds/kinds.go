@@ -34,8 +34,10 @@ const (
 	Edit         = 40003 // Buzz message edit
 )
 
-// Kinds a client signs that are never EVENTs: AUTH (NIP-42) goes in an AUTH
-// message, HTTP auth (NIP-98) in an Authorization header.
+// Kinds a client signs for authentication: AUTH (NIP-42) goes in an AUTH
+// message and is refused as EVENT; HTTP auth (NIP-98) goes in an
+// Authorization header (sent as EVENT it is in the ephemeral range: delivered
+// live, never stored).
 const (
 	Auth     = 22242
 	HTTPAuth = 27235
