@@ -8,6 +8,8 @@ package access
 import (
 	"slices"
 
+	"github.com/nbd-wtf/go-nostr"
+
 	"github.com/buzzrelay/relay/shared/eventcheck"
 	"github.com/buzzrelay/relay/shared/filter"
 )
@@ -39,11 +41,11 @@ func Reaches(c Channel, m Member) bool {
 
 // Shows reports whether a filter sees a channel: a system channel only when
 // the filter names it (NIP-CL); any other channel always.
-func Shows(c Channel, named bool) bool { return !c.System || named }
+func Shows(system, named bool) bool { return !system || named }
 
 // MayRead reports whether a key with standing m may read channel c through
 // a filter that names it (named) or not.
-func MayRead(c Channel, m Member, named bool) bool { return Reaches(c, m) && Shows(c, named) }
+func MayRead(c Channel, m Member, named bool) bool { return Reaches(c, m) && Shows(c.System, named) }
 
 // MayWrite reports whether a key with standing m may post to channel c.
 func MayWrite(c Channel, m Member) bool { return Reaches(c, m) }
@@ -64,8 +66,8 @@ func MaySee(kind int, recipient, inChannel, channelReadable bool) bool {
 }
 
 // Recipient reports whether reader is one of ev's p tags.
-func Recipient(tags [][]string, reader string) bool {
-	for _, t := range tags {
+func Recipient(ev *nostr.Event, reader string) bool {
+	for _, t := range ev.Tags {
 		if len(t) >= 2 && t[0] == "p" && t[1] == reader {
 			return true
 		}
@@ -97,3 +99,6 @@ func StateOnly(kinds []int) bool {
 	}
 	return true
 }
+
+// Names reports whether f names channel (NIP-CL).
+func Names(f *filter.Filter, channel string) bool { return slices.Contains(Named(f), channel) }

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/buzzrelay/relay/shared/access"
 	"github.com/buzzrelay/relay/shared/eventcheck"
 )
 
@@ -59,6 +60,15 @@ func maySeeSQL(b *sqlb, named []string) string {
   OR (e.kind IN ` + recipientOnly + ` AND e.id IN (
     SELECT p.event_id FROM event_tags p WHERE p.community_id = ` + pCommunity + `
       AND p.name = 'p' AND p.value = ` + b.readerArg() + ` AND p.kind IN ` + recipientOnly + `)))`
+}
+
+// Rule is the channel as the access rule sees it; a nil row is a channel
+// that does not exist.
+func (c *ChannelRow) Rule() access.Channel {
+	if c == nil {
+		return access.Channel{}
+	}
+	return access.Channel{Exists: true, Deleted: c.Deleted, Open: c.Visibility == "open", System: c.Type == "system"}
 }
 
 // ReadPair is one (channel, reader) question for Readable.
