@@ -62,13 +62,20 @@ func (c *Case) Rule() (access.Channel, access.Member) {
 	return ch, m
 }
 
-// FilterFor is the case's filter with channel in place of "$ch".
-func (c *Case) FilterFor(channel string) (filter.Filter, error) {
+// NostrFilter is the case's filter as a client sends it, with channel in
+// place of "$ch".
+func (c *Case) NostrFilter(channel string) (nostr.Filter, error) {
 	var nf nostr.Filter
 	if err := json.Unmarshal([]byte(strings.ReplaceAll(string(c.Filter), "$ch", channel)), &nf); err != nil {
-		return filter.Filter{}, fmt.Errorf("case %q: filter: %w", c.Name, err)
+		return nostr.Filter{}, fmt.Errorf("case %q: filter: %w", c.Name, err)
 	}
-	return filter.FromNostr(nf), nil
+	return nf, nil
+}
+
+// FilterFor is the case's filter with channel in place of "$ch".
+func (c *Case) FilterFor(channel string) (filter.Filter, error) {
+	nf, err := c.NostrFilter(channel)
+	return filter.FromNostr(nf), err
 }
 
 // Event is the case's event in channel, signed by author; reader and other
