@@ -2,7 +2,9 @@
 // access and system-channel rules, the Buzz bridge extensions (before_id,
 // page, NIP-50 search), the channel window (top_level, kinds 39005/39006,
 // spec/bridge-channel-window.md), the thread panel (depth_limit) and COUNT.
-// HTTP /query and /count and WebSocket REQ/COUNT all read through it.
+// HTTP /query and /count and WebSocket REQ/COUNT all read through it. It
+// plans and decides; every statement it runs is shared/store's (a Snapshot
+// per response, Store.Count for COUNT).
 package query
 
 import (
@@ -196,16 +198,16 @@ func (e *Engine) traced(ctx context.Context) context.Context {
 	return ctx
 }
 
-func (e *Engine) serve(ctx context.Context, community, pubkey string, req *request) ([]json.RawMessage, error) {
-	return e.serveWithin(ctx, community, pubkey, req, 0)
+func (e *Engine) serve(ctx context.Context, community, reader string, req *request) ([]json.RawMessage, error) {
+	return e.serveWithin(ctx, community, reader, req, 0)
 }
 
 // serveWithin serves req; with budget > 0, a response whose events would
 // pass budget bytes is refused with invalid: instead of sent broken.
-func (e *Engine) serveWithin(ctx context.Context, community, pubkey string, req *request, budget int) ([]json.RawMessage, error) {
+func (e *Engine) serveWithin(ctx context.Context, community, reader string, req *request, budget int) ([]json.RawMessage, error) {
 	out := &output{seen: map[string]bool{}, events: []json.RawMessage{}, budget: budget}
 	ctx = e.traced(ctx)
-	err := e.st.Read(ctx, community, pubkey, func(s *store.Snapshot) error {
+	err := e.st.Read(ctx, community, reader, func(s *store.Snapshot) error {
 		for _, w := range req.windows {
 			if err := w.serve(ctx, e, s, out); err != nil {
 				return err
@@ -227,7 +229,7 @@ func (e *Engine) serveWithin(ctx context.Context, community, pubkey string, req 
 	return out.events, nil
 }
 
-func (e *Engine) count(ctx context.Context, community, pubkey string, req *request) (int64, error) {
+func (e *Engine) count(ctx context.Context, community, reader string, req *request) (int64, error) {
 	reads := make([]store.Countable, 0, len(req.windows)+len(req.others))
 	for _, w := range req.windows {
 		reads = append(reads, w.counted())
@@ -235,7 +237,7 @@ func (e *Engine) count(ctx context.Context, community, pubkey string, req *reque
 	for _, p := range req.others {
 		reads = append(reads, p.counted())
 	}
-	return e.st.Count(e.traced(ctx), community, pubkey, reads)
+	return e.st.Count(e.traced(ctx), community, reader, reads)
 }
 
 // output collects the response: each event once, in serving order.

@@ -5,12 +5,10 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
-	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/access"
 	"github.com/buzzrelay/relay/shared/access/accesstest"
 	"github.com/buzzrelay/relay/shared/nip29"
-	"github.com/buzzrelay/relay/shared/pgtest"
 	"github.com/buzzrelay/relay/shared/store"
 )
 
@@ -21,19 +19,14 @@ import (
 // of the case's event, and COUNT of it).
 func TestAccessCasesInSQL(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, pgtest.NewDatabase(t), store.Options{MaxConns: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
+	st := freshStore(t)
 	cases, err := accesstest.Load("../access/testdata/cases.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner, reader, other := nostr.GeneratePrivateKey(), nostr.GeneratePrivateKey(), nostr.GeneratePrivateKey()
-	ownerPK, _ := nostr.GetPublicKey(owner)
-	readerPK, _ := nostr.GetPublicKey(reader)
-	otherPK, _ := nostr.GetPublicKey(other)
+	owner, ownerPK := keypair()
+	_, readerPK := keypair()
+	_, otherPK := keypair()
 	const at = int64(1_790_000_000)
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {

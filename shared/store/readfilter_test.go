@@ -13,7 +13,6 @@ import (
 
 	"github.com/buzzrelay/relay/shared/filter"
 	"github.com/buzzrelay/relay/shared/nip29"
-	"github.com/buzzrelay/relay/shared/pgtest"
 	"github.com/buzzrelay/relay/shared/store"
 )
 
@@ -23,14 +22,9 @@ import (
 // accepts, and COUNT counts them.
 func TestFilterSQLMatchesGo(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, pgtest.NewDatabase(t), store.Options{MaxConns: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	alice, bob := nostr.GeneratePrivateKey(), nostr.GeneratePrivateKey()
-	alicePK, _ := nostr.GetPublicKey(alice)
-	bobPK, _ := nostr.GetPublicKey(bob)
+	st := freshStore(t)
+	alice, alicePK := keypair()
+	bob, bobPK := keypair()
 	ch, other := uuid.NewString(), uuid.NewString()
 	const t0 = int64(1_790_000_000)
 
@@ -39,7 +33,7 @@ func TestFilterSQLMatchesGo(t *testing.T) {
 		channel string
 	}
 	var all []stored
-	err = st.Tx(ctx, "default", func(tx *store.Tx) error {
+	err := st.Tx(ctx, "default", func(tx *store.Tx) error {
 		for _, id := range []string{ch, other} {
 			if _, err := tx.InsertChannel(ctx, &nip29.Channel{ID: id, Name: "c", Type: "stream", Visibility: "open",
 				Labels: []string{}, Creator: alicePK, CreatedAt: t0}, strings.Repeat("0", 64)); err != nil {
