@@ -66,14 +66,7 @@ func MaySee(kind int, recipient, inChannel, channelReadable bool) bool {
 }
 
 // Recipient reports whether reader is one of ev's p tags.
-func Recipient(ev *nostr.Event, reader string) bool {
-	for _, t := range ev.Tags {
-		if len(t) >= 2 && t[0] == "p" && t[1] == reader {
-			return true
-		}
-	}
-	return false
-}
+func Recipient(ev *nostr.Event, reader string) bool { return filter.HasTag(ev.Tags, "p", reader) }
 
 // Named are the channels a filter names: its #h values, or also its #d
 // values when all its kinds are channel-state kinds (39000-39003). Only a

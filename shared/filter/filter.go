@@ -164,7 +164,7 @@ func (f *Filter) Matches(ev *nostr.Event, channel string) bool {
 			}
 			continue
 		}
-		if !hasTag(ev, name, vals) {
+		if !HasTag(ev.Tags, name, vals...) {
 			return false
 		}
 	}
@@ -179,14 +179,27 @@ func (f *Filter) Matches(ev *nostr.Event, channel string) bool {
 	return true
 }
 
-// hasTag reports whether ev has a name tag whose value is one of vals.
-func hasTag(ev *nostr.Event, name string, vals []string) bool {
-	for _, t := range ev.Tags {
+// HasTag reports whether tags hold a name tag whose value is one of vals:
+// the one tag lookup of a filter (a tag's value is its first element after
+// the name, as event_tags indexes it).
+func HasTag(tags nostr.Tags, name string, vals ...string) bool {
+	for _, t := range tags {
 		if len(t) >= 2 && t[0] == name && slices.Contains(vals, t[1]) {
 			return true
 		}
 	}
 	return false
+}
+
+// TagValues returns the values of tags named name, in order.
+func TagValues(tags nostr.Tags, name string) []string {
+	var out []string
+	for _, t := range tags {
+		if len(t) >= 2 && t[0] == name {
+			out = append(out, t[1])
+		}
+	}
+	return out
 }
 
 // Words splits s into lowercase words, as Postgres's 'simple' text search

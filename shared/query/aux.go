@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/filter"
 	"github.com/buzzrelay/relay/shared/store"
 )
 
@@ -54,17 +57,12 @@ func (e *Engine) auxClosure(ctx context.Context, s *store.Snapshot, targets, nam
 // pull the event into another channel's closure.
 func aimsAt(kind int, raw string, targets map[string]bool) bool {
 	var ev struct {
-		Tags [][]string `json:"tags"`
+		Tags nostr.Tags `json:"tags"`
 	}
 	if err := json.Unmarshal([]byte(raw), &ev); err != nil {
 		return false
 	}
-	var es []string
-	for _, t := range ev.Tags {
-		if len(t) >= 2 && t[0] == "e" {
-			es = append(es, t[1])
-		}
-	}
+	es := filter.TagValues(ev.Tags, "e")
 	if len(es) == 0 {
 		return false
 	}
