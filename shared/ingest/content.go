@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/buzzrelay/relay/shared/access"
 	"github.com/buzzrelay/relay/shared/kinds"
 	"github.com/buzzrelay/relay/shared/nip29"
 	"github.com/buzzrelay/relay/shared/reject"
@@ -29,7 +30,11 @@ func (a *apply) writable(ctx context.Context, h string) (*store.ChannelRow, erro
 // the author's role in it. A missing channel and a private one the author
 // is not a member of get the same refusal: it is no oracle for what exists.
 func mayWrite(ch *store.ChannelRow, role, h string) error {
-	if ch == nil || ch.Deleted || (ch.Visibility != nip29.Open && role == "") {
+	m := access.Never
+	if role != "" {
+		m = access.Active
+	}
+	if !access.MayWrite(ch.Rule(), m) {
 		return noChannel(h)
 	}
 	return nil
