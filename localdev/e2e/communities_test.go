@@ -201,15 +201,15 @@ func reqIDs(t *testing.T, rc *rawConn, sub string, filter map[string]any) []stri
 func TestCommunitiesIsolated(t *testing.T) {
 	r := newRelay(t)
 	ctx := ctxT(t)
-	pool := r.App.Store.Pool
+	db := r.App.Store
 	opA, opB, alice, bob, carol := newUser(), newUser(), newUser(), newUser(), newUser()
-	if err := community.AddHost(ctx, pool, "default", "a.test"); err != nil {
+	if err := community.AddHost(ctx, db, "default", "a.test"); err != nil {
 		t.Fatal(err)
 	}
-	if err := community.AddOperator(ctx, pool, "default", opA.pk); err != nil {
+	if err := community.AddOperator(ctx, db, "default", opA.pk); err != nil {
 		t.Fatal(err)
 	}
-	pubB, err := community.Create(ctx, pool, r.App.Sealer, community.Spec{ID: "bees", Hosts: []string{"b.test"}, Name: "Bees", About: "a hive", Operators: []string{opB.pk}})
+	pubB, err := community.Create(ctx, db, r.App.Sealer, community.Spec{ID: "bees", Hosts: []string{"b.test"}, Name: "Bees", About: "a hive", Operators: []string{opB.pk}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -479,7 +479,7 @@ func TestCommunityAddedWhileRunning(t *testing.T) {
 	if st, doc := d.info(); st != http.StatusOK || doc.Self != r.App.Signer.PublicKey() {
 		t.Fatalf("before any hostname, the default community serves every host: %d %+v", st, doc)
 	}
-	pub, err := community.Create(ctx, r.App.Store.Pool, r.App.Sealer, community.Spec{ID: "dees", Hosts: []string{"d.test"}, Name: "Dees"})
+	pub, err := community.Create(ctx, r.App.Store, r.App.Sealer, community.Spec{ID: "dees", Hosts: []string{"d.test"}, Name: "Dees"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -498,7 +498,7 @@ func TestCommunityAddedWhileRunning(t *testing.T) {
 	if st, _ := e.info(); st != http.StatusNotFound {
 		t.Fatalf("e.test before add: %d", st)
 	}
-	pubE, err := community.Create(ctx, r.App.Store.Pool, r.App.Sealer, community.Spec{ID: "ees", Hosts: []string{"e.test"}})
+	pubE, err := community.Create(ctx, r.App.Store, r.App.Sealer, community.Spec{ID: "ees", Hosts: []string{"e.test"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,10 +15,10 @@ func TestNIP86BadInput(t *testing.T) {
 	r := newRelay(t)
 	ctx := ctxT(t)
 	op, stranger := newUser(), newUser()
-	if err := community.AddHost(ctx, r.App.Store.Pool, "default", "a.test"); err != nil {
+	if err := community.AddHost(ctx, r.App.Store, "default", "a.test"); err != nil {
 		t.Fatal(err)
 	}
-	if err := community.AddOperator(ctx, r.App.Store.Pool, "default", op.pk); err != nil {
+	if err := community.AddOperator(ctx, r.App.Store, "default", op.pk); err != nil {
 		t.Fatal(err)
 	}
 	a := onHost(t, r, "a.test")

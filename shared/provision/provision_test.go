@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/migrations"
@@ -253,8 +255,13 @@ func TestIAMUserCanServeTheRelay(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
+	owner, err := store.Open(ctx, dsn, store.Options{MaxConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer owner.Close()
 	for range 2 { // idempotent
-		if err := EnsureIAMUser(ctx, conn, user); err != nil {
+		if err := EnsureIAMUser(ctx, owner, user); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -308,4 +315,9 @@ func latestVersion(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return strconv.Itoa(len(files))
+}
+
+func isDuplicateObject(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "42710"
 }
