@@ -9,13 +9,13 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/shared/pgtest"
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 func TestCommandAddListDisableRotate(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	env := map[string]string{"DATABASE_URL": pgtest.NewDatabase(t), "RELAY_SEAL_KEY": nostr.GeneratePrivateKey()}
+	env := map[string]string{"DATABASE_URL": testkit.NewDatabase(t), "RELAY_SEAL_KEY": nostr.GeneratePrivateKey()}
 	getenv := func(k string) string { return env[k] }
 	do := func(args ...string) (string, error) {
 		var out bytes.Buffer

@@ -8,7 +8,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/shared/nostrtest"
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 // Behind one public hostname (BUZZ_PUBLIC_URL, e.g. CloudFront in front of
@@ -16,7 +16,7 @@ import (
 // host the request reached the handlers with.
 func TestPublicURLNamesTheRelay(t *testing.T) {
 	r := newRelayWith(t, Options{Env: map[string]string{"BUZZ_PUBLIC_URL": "https://relay.example.com", "BUZZ_PUBLIC_SCHEME": ""}})
-	k := nostrtest.NewKey(t)
+	k := testkit.NewKey(t)
 	post := func(u string) int {
 		body := []byte(`[{"kinds":[9],"limit":1}]`)
 		req, _ := http.NewRequest(http.MethodPost, r.HTTPURL+"/query", bytes.NewReader(body))

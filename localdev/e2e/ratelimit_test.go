@@ -13,15 +13,15 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/shared/pgtest"
 	"github.com/buzzrelay/relay/shared/relayinfo"
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 // twoInstances starts two relays (two App builds, as two Lambda instances
 // would be) over one database with the given environment.
 func twoInstances(t *testing.T, env map[string]string) (*Relay, *Relay) {
 	t.Helper()
-	dsn := pgtest.NewDatabase(t)
+	dsn := testkit.NewDatabase(t)
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	var rs [2]*Relay
 	for i := range rs {

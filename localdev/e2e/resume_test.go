@@ -16,9 +16,8 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/shared/nostrtest"
-	"github.com/buzzrelay/relay/shared/pgtest"
 	"github.com/buzzrelay/relay/shared/reject"
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 // Database states the proxy plays.
@@ -118,7 +117,7 @@ const bound = connectTimeout + 4*time.Second
 
 func resumingRelay(t *testing.T) (*Relay, *pgProxy) {
 	t.Helper()
-	dsn := pgtest.NewDatabase(t)
+	dsn := testkit.NewDatabase(t)
 	u, err := url.Parse(dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -146,7 +145,7 @@ func newRelayAt(t *testing.T, dsn string, o Options) *Relay {
 // 200 and only the deep check reports the database.
 func TestHTTPWhileTheDatabaseResumes(t *testing.T) {
 	r, p := resumingRelay(t)
-	k := nostrtest.NewKey(t)
+	k := testkit.NewKey(t)
 	query := func() (*http.Response, []byte, time.Duration) {
 		body := []byte(`[{"kinds":[9],"limit":5}]`)
 		req, _ := http.NewRequest(http.MethodPost, r.HTTPURL+"/query", bytes.NewReader(body))

@@ -10,17 +10,17 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/community"
-	"github.com/buzzrelay/relay/shared/pgtest"
 	"github.com/buzzrelay/relay/shared/reject"
 	"github.com/buzzrelay/relay/shared/signer"
 	"github.com/buzzrelay/relay/shared/store"
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 func open(t *testing.T) (*store.Store, context.Context) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
-	st, err := store.Open(ctx, pgtest.NewDatabase(t), store.Options{MaxConns: 4})
+	st, err := store.Open(ctx, testkit.NewDatabase(t), store.Options{MaxConns: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

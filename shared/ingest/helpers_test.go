@@ -10,10 +10,9 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/ingest"
-	"github.com/buzzrelay/relay/shared/nostrtest"
-	"github.com/buzzrelay/relay/shared/pgtest"
 	"github.com/buzzrelay/relay/shared/signer"
 	"github.com/buzzrelay/relay/shared/store"
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 const community = "default"
@@ -28,7 +27,7 @@ type harness struct {
 func newHarness(t testing.TB) *harness {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, pgtest.NewDatabase(t), store.Options{MaxConns: 16})
+	st, err := store.Open(ctx, testkit.NewDatabase(t), store.Options{MaxConns: 16})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,9 +90,9 @@ func (h *harness) counts() string {
 }
 
 // channel creates a channel owned by owner with extra tags.
-func (h *harness) channel(owner nostrtest.Key, extra ...nostr.Tag) string {
+func (h *harness) channel(owner testkit.Key, extra ...nostr.Tag) string {
 	h.t.Helper()
-	id := nostrtest.ChannelID()
+	id := testkit.ChannelID()
 	tags := append([]nostr.Tag{{"h", id}, {"name", "test channel"}}, extra...)
 	h.ok(owner.Event(h.t, 9007, "", tags...))
 	return id
