@@ -2,10 +2,7 @@ package emulator_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -121,13 +118,9 @@ func TestEventsOverHTTP(t *testing.T) {
 // emulator on the given routes, on a fresh database.
 func newEventsServer(t testing.TB, conns int32, routes map[string]bool) (*httptest.Server, *signer.Key) {
 	t.Helper()
-	st, err := store.Open(context.Background(), testkit.NewDatabase(t), store.Options{MaxConns: conns})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	key, _ := signer.FromHex(nostr.GeneratePrivateKey())
-	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	st := testkit.NewStore(t, store.Options{MaxConns: conns})
+	key := testkit.RelayKey(t)
+	log := testkit.Quiet()
 	fn := apigw.HTTP(bridge.New(st, key, ingest.New(st, key, log), nil, nil, "default", log), apigw.Origin{Scheme: "http"})
 	api := &emulator.HTTPAPI{Routes: map[string]emulator.HTTPHandler{}}
 	for r := range routes {

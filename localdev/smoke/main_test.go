@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"io"
-	"log/slog"
 	"net"
 	"strings"
 	"testing"
@@ -17,7 +15,7 @@ import (
 func TestSmokePassesAgainstTheRelay(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	r, err := e2e.Start(ctx, testkit.NewDatabase(t), e2e.Options{Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	r, err := e2e.Start(ctx, testkit.NewDatabase(t), e2e.Options{Log: testkit.Quiet()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/buzzrelay/relay/shared/community"
 	"github.com/buzzrelay/relay/shared/reject"
-	"github.com/buzzrelay/relay/shared/signer"
 	"github.com/buzzrelay/relay/shared/store"
 	"github.com/buzzrelay/relay/shared/testkit"
 )
@@ -20,12 +19,7 @@ func open(t *testing.T) (*store.Store, context.Context) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
-	st, err := store.Open(ctx, testkit.NewDatabase(t), store.Options{MaxConns: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	return st, ctx
+	return testkit.NewStore(t, store.Options{MaxConns: 4}), ctx
 }
 
 func sealer(t *testing.T) *community.LocalSealer {
@@ -123,7 +117,7 @@ func TestRegistryCachesForTTL(t *testing.T) {
 func TestKeysPerCommunity(t *testing.T) {
 	st, ctx := open(t)
 	s := sealer(t)
-	def, _ := signer.FromHex(nostr.GeneratePrivateKey())
+	def := testkit.RelayKey(t)
 	pubB, err := community.Create(ctx, st, s, community.Spec{ID: "b", Hosts: []string{"b.example"}})
 	if err != nil {
 		t.Fatal(err)

@@ -2,8 +2,6 @@ package ingest_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 
@@ -26,18 +24,9 @@ type harness struct {
 
 func newHarness(t testing.TB) *harness {
 	t.Helper()
-	ctx := context.Background()
-	st, err := store.Open(ctx, testkit.NewDatabase(t), store.Options{MaxConns: 16})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	key, err := signer.FromHex(nostr.GeneratePrivateKey())
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	return &harness{t: t, st: st, svc: ingest.New(st, key, log), relay: key}
+	st := testkit.NewStore(t, store.Options{MaxConns: 16})
+	key := testkit.RelayKey(t)
+	return &harness{t: t, st: st, svc: ingest.New(st, key, testkit.Quiet()), relay: key}
 }
 
 func (h *harness) submit(ev *nostr.Event) ingest.Outcome {

@@ -2,8 +2,6 @@ package migrate_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -19,7 +17,7 @@ func TestDatabaseAheadOfMigrationsSucceeds(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	dsn := testkit.NewDatabase(t)
-	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	log := testkit.Quiet()
 	r, err := migrate.Run(ctx, dsn, log)
 	if err != nil || r.Ahead || r.Version != r.Known || r.Known < 5 {
 		t.Fatalf("fresh database: %+v, %v", r, err)

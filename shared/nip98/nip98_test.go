@@ -19,12 +19,7 @@ const url = "http://relay.example:8080/events"
 // openStore opens a fresh migrated database.
 func openStore(t *testing.T) *store.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), testkit.NewDatabase(t), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	return st
+	return testkit.NewStore(t, store.Options{})
 }
 
 func TestVerify(t *testing.T) {

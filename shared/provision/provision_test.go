@@ -5,9 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"io"
 	"io/fs"
-	"log/slog"
 	"net/url"
 	"os"
 	"strconv"
@@ -25,12 +23,11 @@ import (
 	"github.com/buzzrelay/relay/shared/fanout"
 	"github.com/buzzrelay/relay/shared/ingest"
 	"github.com/buzzrelay/relay/shared/kmssigner"
-	"github.com/buzzrelay/relay/shared/signer"
 	"github.com/buzzrelay/relay/shared/store"
 	"github.com/buzzrelay/relay/shared/testkit"
 )
 
-var quiet = slog.New(slog.NewJSONHandler(io.Discard, nil))
+var quiet = testkit.Quiet()
 
 func randomName(prefix string) string {
 	var b [4]byte
@@ -292,7 +289,7 @@ func TestIAMUserCanServeTheRelay(t *testing.T) {
 	if _, err := st.SeenNIP98(ctx, "default", strings.Repeat("ab", 31)+"00", time.Now().Unix(), time.Now().Unix()+60); err != nil {
 		t.Fatalf("nip98: %v", err)
 	}
-	relayKey, _ := signer.FromHex(nostr.GeneratePrivateKey())
+	relayKey := testkit.RelayKey(t)
 	sk := nostr.GeneratePrivateKey()
 	pk, _ := nostr.GetPublicKey(sk)
 	ev := &nostr.Event{Kind: 9007, CreatedAt: nostr.Now(), Tags: nostr.Tags{{"h", uuid.NewString()}, {"name", "general"}}}

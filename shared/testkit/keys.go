@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/signer"
 )
 
 // Key is a test identity.
@@ -71,4 +73,14 @@ func (k Key) Token(t testing.TB, method, url string, body []byte, at time.Time) 
 		t.Fatal(err)
 	}
 	return "Nostr " + base64.StdEncoding.EncodeToString(b)
+}
+
+// RelayKey is a fresh relay signing key.
+func RelayKey(t testing.TB) *signer.Key {
+	t.Helper()
+	k, err := signer.FromHex(nostr.GeneratePrivateKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }

@@ -118,3 +118,6 @@ func randomHex(n int) string {
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// Quiet is a logger that drops everything.
+func Quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
