@@ -22,7 +22,7 @@ func TestCommandAddListDisableRotate(t *testing.T) {
 		err := run(ctx, args, getenv, &out)
 		return out.String(), err
 	}
-	op, _ := nostr.GetPublicKey(nostr.GeneratePrivateKey())
+	op := testkit.NewKey(t).Pub
 	out, err := do("add", "-id", "bees", "-host", "bees.example,Hive.Example", "-name", "Bees", "-operator", op)
 	if err != nil || !strings.Contains(out, "relay pubkey ") {
 		t.Fatalf("add: %q %v", out, err)

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nbd-wtf/go-nostr"
-
 	"github.com/buzzrelay/relay/shared/config"
 	"github.com/buzzrelay/relay/shared/testkit"
 )
@@ -63,8 +61,8 @@ func TestCreateKeyThenRelayUsesIt(t *testing.T) {
 	}
 
 	// Importing an existing secret keeps its pubkey.
-	sk := nostr.GeneratePrivateKey()
-	pk, _ := nostr.GetPublicKey(sk)
+	k := testkit.NewKey(t)
+	sk, pk := k.Secret, k.Pub
 	if r3 := run1(sk+"\n", "-kms-key", testkit.KMSKeyID, "-secret-stdin"); r3.PubKey != pk || r3.Community != "default" {
 		t.Fatalf("imported key: %+v, want pubkey %s community default", r3, pk)
 	}
