@@ -85,13 +85,17 @@ func (s *Store) Communities(ctx context.Context) ([]*CommunityRow, error) {
 	return out, nil
 }
 
-// CreateCommunity inserts c (its relay key included) with its hostnames in
-// one transaction. A taken id or hostname is a *TakenError and stores
+// CreateCommunity inserts c (its relay key included, none when RelayPubkey
+// is "") with its hostnames in one transaction. A taken id or hostname is a *TakenError and stores
 // nothing.
 func (s *Store) CreateCommunity(ctx context.Context, c *CommunityRow) error {
+	ops := c.Operators
+	if ops == nil {
+		ops = []string{}
+	}
 	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO communities (id, name, about, picture, operators, relay_key_ciphertext, relay_pubkey)
-VALUES ($1, $2, $3, $4, $5, $6, $7)`, c.ID, c.Name, c.About, c.Picture, c.Operators, c.Ciphertext, c.RelayPubkey); err != nil {
+VALUES ($1, $2, $3, $4, $5, $6, $7)`, c.ID, c.Name, c.About, c.Picture, ops, c.Ciphertext, nullable(c.RelayPubkey)); err != nil {
 			return fmt.Errorf("store: create community %s: %w", c.ID, taken(err, "community id "+c.ID))
 		}
 		for _, h := range c.Hosts {
