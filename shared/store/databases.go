@@ -73,7 +73,7 @@ func DropDatabase(ctx context.Context, adminDSN, name string) error {
 // EnsureTemplate makes template database name exist, built the first time
 // by build on a scratch database that is then renamed into place, and
 // drops the other templates whose name starts with prefix (older
-// versions). Concurrent callers, in any process, wait on one advisory lock,
+// versions) when it can. Concurrent callers, in any process, wait on one advisory lock,
 // so it is built once. The template accepts no connections: cloning it
 // with CreateDatabase never finds it busy.
 func EnsureTemplate(ctx context.Context, adminDSN, prefix, name string, build func(ctx context.Context, dsn string) error) error {
@@ -89,7 +89,7 @@ func EnsureTemplate(ctx context.Context, adminDSN, prefix, name string, build fu
 		if exists {
 			return nil
 		}
-		rows, err := c.Query(ctx, `SELECT datname FROM pg_database WHERE datistemplate AND starts_with(datname, $1)`, prefix)
+		rows, err := c.Query(ctx, `SELECT datname FROM pg_database WHERE starts_with(datname, $1) AND datname <> $2`, prefix, name)
 		if err != nil {
 			return fmt.Errorf("store: list templates: %w", err)
 		}
@@ -97,14 +97,12 @@ func EnsureTemplate(ctx context.Context, adminDSN, prefix, name string, build fu
 		if err != nil {
 			return fmt.Errorf("store: list templates: %w", err)
 		}
+		// Best effort: a template being cloned right now stays for the
+		// next run to drop.
 		for _, o := range old {
 			id := pgx.Identifier{o}.Sanitize()
-			if _, err := c.Exec(ctx, "ALTER DATABASE "+id+" WITH IS_TEMPLATE false"); err != nil {
-				return fmt.Errorf("store: retire template %s: %w", o, err)
-			}
-			if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+id); err != nil {
-				return fmt.Errorf("store: drop template %s: %w", o, err)
-			}
+			_, _ = c.Exec(ctx, "ALTER DATABASE "+id+" WITH IS_TEMPLATE false")
+			_, _ = c.Exec(ctx, "DROP DATABASE IF EXISTS "+id)
 		}
 		scratch := name + "_build"
 		sid := pgx.Identifier{scratch}.Sanitize()
