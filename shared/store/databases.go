@@ -60,14 +60,20 @@ func CreateDatabase(ctx context.Context, adminDSN, name, template string) (strin
 	return dsn, err
 }
 
-// DropDatabase drops database name, closing its connections.
+// DropDatabase drops database name, a template too, closing its
+// connections.
 func DropDatabase(ctx context.Context, adminDSN, name string) error {
-	return onAdmin(ctx, adminDSN, func(c *pgx.Conn) error {
-		if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
-			return fmt.Errorf("store: drop database %s: %w", name, err)
-		}
-		return nil
-	})
+	return onAdmin(ctx, adminDSN, func(c *pgx.Conn) error { return dropDatabase(ctx, c, name) })
+}
+
+func dropDatabase(ctx context.Context, c *pgx.Conn, name string) error {
+	id := pgx.Identifier{name}.Sanitize()
+	// A template cannot be dropped; unknown databases fail here, harmlessly.
+	_, _ = c.Exec(ctx, "ALTER DATABASE "+id+" WITH IS_TEMPLATE false")
+	if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+id+" WITH (FORCE)"); err != nil {
+		return fmt.Errorf("store: drop database %s: %w", name, err)
+	}
+	return nil
 }
 
 // EnsureTemplate makes template database name exist, built the first time
@@ -97,18 +103,14 @@ func EnsureTemplate(ctx context.Context, adminDSN, prefix, name string, build fu
 		if err != nil {
 			return fmt.Errorf("store: list templates: %w", err)
 		}
-		// Best effort: a template being cloned right now stays for the
-		// next run to drop.
+		// Best effort: an older template, or the scratch database of a
+		// build that failed, goes; one busy right now stays for the next
+		// run to drop.
 		for _, o := range old {
-			id := pgx.Identifier{o}.Sanitize()
-			_, _ = c.Exec(ctx, "ALTER DATABASE "+id+" WITH IS_TEMPLATE false")
-			_, _ = c.Exec(ctx, "DROP DATABASE IF EXISTS "+id)
+			_ = dropDatabase(ctx, c, o)
 		}
 		scratch := name + "_build"
 		sid := pgx.Identifier{scratch}.Sanitize()
-		if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+sid+" WITH (FORCE)"); err != nil {
-			return fmt.Errorf("store: drop %s: %w", scratch, err)
-		}
 		if _, err := c.Exec(ctx, "CREATE DATABASE "+sid); err != nil {
 			return fmt.Errorf("store: create %s: %w", scratch, err)
 		}
