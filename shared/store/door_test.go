@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -52,7 +53,7 @@ func TestOnlyStoreImportsPgx(t *testing.T) {
 	seen := 0
 	var wrong, stale []string
 	importing := map[string]bool{}
-	dec := json.NewDecoder(strings.NewReader(string(out)))
+	dec := json.NewDecoder(bytes.NewReader(out))
 	for {
 		var p struct {
 			ImportPath string
