@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/nbd-wtf/go-nostr"
 
@@ -288,9 +289,11 @@ func TestIAMUserCanServeTheRelay(t *testing.T) {
 		t.Fatalf("nip98: %v", err)
 	}
 	relayKey := testkit.RelayKey(t)
-	k := testkit.NewKey(t)
-	ev := k.Event(t, 9007, "", nostr.Tag{"h", testkit.ChannelID()}, nostr.Tag{"name", "general"})
-	if out := ingest.New(st, relayKey, quiet).Submit(ctx, "default", k.Pub, ev); !out.Accepted {
+	sk := nostr.GeneratePrivateKey()
+	pk, _ := nostr.GetPublicKey(sk)
+	ev := &nostr.Event{Kind: 9007, CreatedAt: nostr.Now(), Tags: nostr.Tags{{"h", uuid.NewString()}, {"name", "general"}}}
+	_ = ev.Sign(sk)
+	if out := ingest.New(st, relayKey, quiet).Submit(ctx, "default", pk, ev); !out.Accepted {
 		t.Fatalf("create channel as %s: %s (%v)", user, out.Message, out.Err)
 	}
 	if _, err := st.Pool.Exec(ctx, `CREATE TABLE not_allowed (x int)`); err == nil {
