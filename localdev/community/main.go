@@ -24,10 +24,9 @@ import (
 	"os"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/buzzrelay/relay/shared/community"
 	"github.com/buzzrelay/relay/shared/config"
+	"github.com/buzzrelay/relay/shared/store"
 )
 
 func main() {
@@ -62,11 +61,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	if cfg.DatabaseURL == "" {
 		return errors.New("DATABASE_URL is not set (source localdev/pg.sh, or point it at the deployment's database)")
 	}
-	conn, err := pgx.Connect(ctx, cfg.DatabaseURL)
+	st, err := store.Open(ctx, cfg.DatabaseURL, store.Options{MaxConns: 1})
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
-	defer conn.Close(context.WithoutCancel(ctx))
+	defer st.Close()
 	needID := func() error {
 		if *id == "" {
 			return fmt.Errorf("%s needs -id", cmd)
@@ -75,7 +74,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	}
 	switch cmd {
 	case "list":
-		cs, err := community.List(ctx, conn)
+		cs, err := community.List(ctx, st)
 		if err != nil {
 			return err
 		}
@@ -92,7 +91,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		if err != nil || sealer == nil {
 			return fmt.Errorf("add: no sealer for the relay key: %v", err)
 		}
-		pub, err := community.Create(ctx, conn, sealer, community.Spec{
+		pub, err := community.Create(ctx, st, sealer, community.Spec{
 			ID: *id, Hosts: split(*hosts), Name: *name, About: *about, Picture: *picture, Operators: split(*operators),
 		})
 		if err != nil {
@@ -108,7 +107,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		if cmd == "enable" {
 			f = community.Enable
 		}
-		if err := f(ctx, conn, *id); err != nil {
+		if err := f(ctx, st, *id); err != nil {
 			return fmt.Errorf("%s: %w", cmd, err)
 		}
 		fmt.Fprintf(out, "community %s %sd\n", *id, cmd)
@@ -121,7 +120,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		if err != nil || sealer == nil {
 			return fmt.Errorf("rotate-key: no sealer for the relay key: %v", err)
 		}
-		pub, err := community.RotateKey(ctx, conn, sealer, *id)
+		pub, err := community.RotateKey(ctx, st, sealer, *id)
 		if err != nil {
 			return fmt.Errorf("rotate-key: %w", err)
 		}

@@ -9,20 +9,20 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/shared/pgtest"
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 func TestCommandAddListDisableRotate(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	env := map[string]string{"DATABASE_URL": pgtest.NewDatabase(t), "RELAY_SEAL_KEY": nostr.GeneratePrivateKey()}
+	env := map[string]string{"DATABASE_URL": testkit.NewDatabase(t), "RELAY_SEAL_KEY": nostr.GeneratePrivateKey()}
 	getenv := func(k string) string { return env[k] }
 	do := func(args ...string) (string, error) {
 		var out bytes.Buffer
 		err := run(ctx, args, getenv, &out)
 		return out.String(), err
 	}
-	op, _ := nostr.GetPublicKey(nostr.GeneratePrivateKey())
+	op := testkit.NewKey(t).Pub
 	out, err := do("add", "-id", "bees", "-host", "bees.example,Hive.Example", "-name", "Bees", "-operator", op)
 	if err != nil || !strings.Contains(out, "relay pubkey ") {
 		t.Fatalf("add: %q %v", out, err)

@@ -14,7 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/buzzrelay/relay/shared/config"
-	"github.com/buzzrelay/relay/shared/kmssigner/localkms"
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 type service struct {
@@ -152,13 +152,13 @@ func TestWiring(t *testing.T) {
 	if _, err := os.Stat("../kms-seed.yaml"); err != nil {
 		t.Error(err)
 	}
-	if kms.Environment["KMS_REGION"] != localkms.Region || kms.Environment["KMS_ACCOUNT_ID"] != localkms.AccountID {
+	if kms.Environment["KMS_REGION"] != testkit.KMSRegion || kms.Environment["KMS_ACCOUNT_ID"] != testkit.KMSAccountID {
 		t.Errorf("kms: region/account %v", kms.Environment)
 	}
 	if relay.Environment["AWS_ENDPOINT_URL_KMS"] != "http://kms:"+kms.Environment["PORT"] {
 		t.Errorf("relay: AWS_ENDPOINT_URL_KMS %q does not reach the kms service", relay.Environment["AWS_ENDPOINT_URL_KMS"])
 	}
-	if relay.Environment["RELAY_SIGNER"] != "kms" || relay.Environment["RELAY_KMS_KEY_ID"] != localkms.SeedKeyARN {
+	if relay.Environment["RELAY_SIGNER"] != "kms" || relay.Environment["RELAY_KMS_KEY_ID"] != testkit.KMSKeyARN {
 		t.Errorf("relay: signer env %v", relay.Environment)
 	}
 }
@@ -169,7 +169,7 @@ func TestWiring(t *testing.T) {
 func TestRelayKeyDecrypts(t *testing.T) {
 	f := load(t)
 	env := f.Services["relay"].Environment
-	endpoint := localkms.Start(t)
+	endpoint := testkit.StartKMS(t)
 	dir := t.TempDir()
 	t.Setenv("AWS_CONFIG_FILE", filepath.Join(dir, "config"))
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(dir, "credentials"))

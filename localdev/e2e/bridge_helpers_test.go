@@ -2,15 +2,13 @@ package e2e
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nbd-wtf/go-nostr"
 )
@@ -31,13 +29,7 @@ func newBridge(t *testing.T, r *Relay, u user) *bridge {
 // token is a NIP-98 Authorization value for POST url with body.
 func (b *bridge) token(url string, body []byte) string {
 	b.t.Helper()
-	sum := sha256.Sum256(body)
-	// A nonce keeps two identical requests in one second from sharing a
-	// token id (the relay accepts each token once).
-	ev := b.u.event(b.t, 27235, nostr.Tags{{"u", url}, {"method", "POST"}, {"payload", hex.EncodeToString(sum[:])},
-		{"nonce", nostr.GeneratePrivateKey()[:16]}}, "")
-	raw, _ := json.Marshal(ev)
-	return "Nostr " + base64.StdEncoding.EncodeToString(raw)
+	return b.u.Token(b.t, "POST", url, append([]byte{}, body...), time.Now())
 }
 
 // post sends body to path; the token names tokenURL+path ("" = b.url).
@@ -146,16 +138,6 @@ func idsOf(evs []nostr.Event) []string {
 }
 
 func hasID(evs []nostr.Event, id string) bool { return slices.Contains(idsOf(evs), id) }
-
-// eventAt is u.event with a chosen created_at.
-func (u user) eventAt(t *testing.T, at nostr.Timestamp, kind int, tags nostr.Tags, content string) nostr.Event {
-	t.Helper()
-	ev := nostr.Event{Kind: kind, CreatedAt: at, Tags: tags, Content: content}
-	if err := ev.Sign(u.sk); err != nil {
-		t.Fatal(err)
-	}
-	return ev
-}
 
 // refused publishes ev over WebSocket and returns the OK false reason.
 func refused(t *testing.T, rl *nostr.Relay, ev nostr.Event) string {

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 // TestBuzzClient plays a Buzz desktop client end to end: it creates a
@@ -17,13 +19,13 @@ import (
 // parser checks it (parseWindow).
 func TestBuzzClient(t *testing.T) {
 	r := newRelay(t)
-	alice, bob := newUser(), newUser()
+	alice, bob := testkit.NewKey(t), testkit.NewKey(t)
 	ra, rb := dial(t, r), dial(t, r)
 	login(t, ra, alice)
 	login(t, rb, bob)
 	ba, bb := newBridge(t, r, alice), newBridge(t, r, bob)
 
-	notes, err := rb.Subscribe(ctxT(t), nostr.Filters{{Kinds: []int{44100, 44101}, Tags: nostr.TagMap{"p": {bob.pk}}, Since: ptr(nostr.Now())}})
+	notes, err := rb.Subscribe(ctxT(t), nostr.Filters{{Kinds: []int{44100, 44101}, Tags: nostr.TagMap{"p": {bob.Pub}}, Since: ptr(nostr.Now())}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,16 +33,16 @@ func TestBuzzClient(t *testing.T) {
 
 	// Create, then make bob an admin the way the desktop does.
 	ch := createChannel(t, ra, alice, "private")
-	publish(t, ra, alice, 9000, nostr.Tags{{"h", ch}, {"p", bob.pk}, {"role", "admin"}}, "")
+	publish(t, ra, alice, 9000, nostr.Tags{{"h", ch}, {"p", bob.Pub}, {"role", "admin"}}, "")
 	added := next(t, notes)
 	checkRelaySigned(t, r, *added)
 	if c := parseMembership(t, *added); added.Kind != 44100 || c.Type != "member_added" || c.ChannelID != ch {
 		t.Fatalf("bob's notification: kind %d %+v", added.Kind, c)
 	}
-	if role, ok := roleIn39002(stateHead(t, bb, 39002, ch), bob.pk); !ok || role != "admin" {
+	if role, ok := roleIn39002(stateHead(t, bb, 39002, ch), bob.Pub); !ok || role != "admin" {
 		t.Fatalf("39002 role of bob %q, want admin", role)
 	}
-	if role := roleIn39001(stateHead(t, bb, 39001, ch), bob.pk); role != "admin" {
+	if role := roleIn39001(stateHead(t, bb, 39001, ch), bob.Pub); role != "admin" {
 		t.Fatalf("39001 role of bob %q, want admin", role)
 	}
 
@@ -71,7 +73,7 @@ func TestBuzzClient(t *testing.T) {
 		if i == 4 {
 			at = top[3].CreatedAt
 		}
-		ev := alice.eventAt(t, at, 9, nostr.Tags{{"h", ch}}, fmt.Sprint("message ", i))
+		ev := signedAt(t, alice, at, 9, nostr.Tags{{"h", ch}}, fmt.Sprint("message ", i))
 		ba.accept(ev)
 		top = append(top, ev)
 	}
@@ -88,24 +90,24 @@ func TestBuzzClient(t *testing.T) {
 	threaded, other := top[1], top[4]
 	var replies []nostr.Event
 	for i := range 2 {
-		rep := bob.eventAt(t, now-100+nostr.Timestamp(i), 9, nostr.Tags{{"h", ch}, {"e", threaded.ID, "", "reply"}}, fmt.Sprint("reply ", i))
+		rep := signedAt(t, bob, now-100+nostr.Timestamp(i), 9, nostr.Tags{{"h", ch}, {"e", threaded.ID, "", "reply"}}, fmt.Sprint("reply ", i))
 		bb.accept(rep)
 		replies = append(replies, rep)
 		liveSummary(threaded.ID, i+1)
 	}
-	bb.accept(bob.event(t, 9, nostr.Tags{{"h", ch}, {"e", other.ID, "", "reply"}}, "other reply"))
+	bb.accept(signed(t, bob, 9, nostr.Tags{{"h", ch}, {"e", other.ID, "", "reply"}}, "other reply"))
 	liveSummary(other.ID, 1)
-	react0 := bob.event(t, 7, nostr.Tags{{"e", top[0].ID}, {"p", alice.pk}}, "+")
+	react0 := signed(t, bob, 7, nostr.Tags{{"e", top[0].ID}, {"p", alice.Pub}}, "+")
 	bb.accept(react0)
-	taken := bob.event(t, 7, nostr.Tags{{"e", top[2].ID}, {"p", alice.pk}}, "-")
+	taken := signed(t, bob, 7, nostr.Tags{{"e", top[2].ID}, {"p", alice.Pub}}, "-")
 	bb.accept(taken)
-	untake := bob.event(t, 5, nostr.Tags{{"e", taken.ID}}, "")
+	untake := signed(t, bob, 5, nostr.Tags{{"e", taken.ID}}, "")
 	bb.accept(untake)
-	edit := alice.event(t, 40003, nostr.Tags{{"h", ch}, {"e", top[6].ID}}, "message 6, edited")
+	edit := signed(t, alice, 40003, nostr.Tags{{"h", ch}, {"e", top[6].ID}}, "message 6, edited")
 	ba.accept(edit)
-	onRoot := bob.event(t, 7, nostr.Tags{{"e", threaded.ID}, {"p", alice.pk}}, "🔥")
+	onRoot := signed(t, bob, 7, nostr.Tags{{"e", threaded.ID}, {"p", alice.Pub}}, "🔥")
 	bb.accept(onRoot)
-	onReply := alice.event(t, 7, nostr.Tags{{"e", replies[0].ID}, {"p", bob.pk}}, "+")
+	onReply := signed(t, alice, 7, nostr.Tags{{"e", replies[0].ID}, {"p", bob.Pub}}, "+")
 	ba.accept(onReply)
 
 	// Page the window three rows at a time; the second request names the
@@ -169,7 +171,7 @@ func TestBuzzClient(t *testing.T) {
 	}
 
 	// Deleting a reply pushes the thread's new summary.
-	ba.accept(alice.event(t, 9005, nostr.Tags{{"h", ch}, {"e", replies[1].ID}}, ""))
+	ba.accept(signed(t, alice, 9005, nostr.Tags{{"h", ch}, {"e", replies[1].ID}}, ""))
 	liveSummary(threaded.ID, 1)
 	if p := bb.window(ch, 10, nil, nil); p.summaries[threaded.ID] != 1 {
 		t.Fatalf("window summary after the deletion: %v", p.summaries)

@@ -3,21 +3,21 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coder/websocket"
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/community"
 	"github.com/buzzrelay/relay/shared/relayinfo"
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 // hosted is a client of one community of a shared relay: every request
@@ -60,11 +60,8 @@ func (h *hosted) do(u *user, method, path, contentType, tokenBase string, body [
 		if tokenBase == "" {
 			tokenBase = h.base()
 		}
-		sum := sha256.Sum256(body)
-		ev := u.event(h.t, 27235, nostr.Tags{{"u", tokenBase + path}, {"method", method}, {"payload", hex.EncodeToString(sum[:])},
-			{"nonce", nostr.GeneratePrivateKey()[:16]}}, "")
-		raw, _ := json.Marshal(ev)
-		req.Header.Set("Authorization", "Nostr "+base64.StdEncoding.EncodeToString(raw))
+		// Every token binds the body, an empty one too.
+		req.Header.Set("Authorization", u.Token(h.t, method, tokenBase+path, append([]byte{}, body...), time.Now()))
 	}
 	resp, err := h.hc.Do(req)
 	if err != nil {
@@ -168,7 +165,7 @@ func (h *hosted) authed(u user, relayURL string) (*rawConn, bool) {
 	rc.send(`["REQ","warmup",{"limit":0}]`)
 	challenge := str(h.t, rc.expect("AUTH")[1])
 	rc.expect("CLOSED")
-	ev := u.event(h.t, 22242, nostr.Tags{{"relay", relayURL}, {"challenge", challenge}}, "")
+	ev := signed(h.t, u, 22242, nostr.Tags{{"relay", relayURL}, {"challenge", challenge}}, "")
 	rc.sendJSON([]any{"AUTH", ev})
 	ok := rc.expect("OK")
 	return rc, string(ok[2]) == "true"
@@ -201,15 +198,15 @@ func reqIDs(t *testing.T, rc *rawConn, sub string, filter map[string]any) []stri
 func TestCommunitiesIsolated(t *testing.T) {
 	r := newRelay(t)
 	ctx := ctxT(t)
-	pool := r.App.Store.Pool
-	opA, opB, alice, bob, carol := newUser(), newUser(), newUser(), newUser(), newUser()
-	if err := community.AddHost(ctx, pool, "default", "a.test"); err != nil {
+	db := r.App.Store
+	opA, opB, alice, bob, carol := testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t)
+	if err := community.AddHost(ctx, db, "default", "a.test"); err != nil {
 		t.Fatal(err)
 	}
-	if err := community.AddOperator(ctx, pool, "default", opA.pk); err != nil {
+	if err := community.AddOperator(ctx, db, "default", opA.Pub); err != nil {
 		t.Fatal(err)
 	}
-	pubB, err := community.Create(ctx, pool, r.App.Sealer, community.Spec{ID: "bees", Hosts: []string{"b.test"}, Name: "Bees", About: "a hive", Operators: []string{opB.pk}})
+	pubB, err := community.Create(ctx, db, r.App.Sealer, community.Spec{ID: "bees", Hosts: []string{"b.test"}, Name: "Bees", About: "a hive", Operators: []string{opB.Pub}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,8 +235,8 @@ func TestCommunitiesIsolated(t *testing.T) {
 
 	// The same channel id in both communities; state signed by each key.
 	ch := createChannelID()
-	a.accept(alice, alice.event(t, 9007, nostr.Tags{{"h", ch}, {"name", "alpha"}, {"visibility", "open"}}, ""))
-	b.accept(bob, bob.event(t, 9007, nostr.Tags{{"h", ch}, {"name", "beta"}, {"visibility", "open"}}, ""))
+	a.accept(alice, signed(t, alice, 9007, nostr.Tags{{"h", ch}, {"name", "alpha"}, {"visibility", "open"}}, ""))
+	b.accept(bob, signed(t, bob, 9007, nostr.Tags{{"h", ch}, {"name", "beta"}, {"visibility", "open"}}, ""))
 	for _, c := range []struct {
 		h   *hosted
 		u   user
@@ -255,11 +252,11 @@ func TestCommunitiesIsolated(t *testing.T) {
 			}
 		}
 	}
-	rootA := alice.event(t, 9, nostr.Tags{{"h", ch}}, "zebrafish alpha secret")
+	rootA := signed(t, alice, 9, nostr.Tags{{"h", ch}}, "zebrafish alpha secret")
 	a.accept(alice, rootA)
-	replyA := alice.event(t, 9, nostr.Tags{{"h", ch}, {"e", rootA.ID, "", "reply"}}, "zebrafish reply")
+	replyA := signed(t, alice, 9, nostr.Tags{{"h", ch}, {"e", rootA.ID, "", "reply"}}, "zebrafish reply")
 	a.accept(alice, replyA)
-	rootB := bob.event(t, 9, nostr.Tags{{"h", ch}}, "beta")
+	rootB := signed(t, bob, 9, nostr.Tags{{"h", ch}}, "beta")
 	b.accept(bob, rootB)
 
 	// Window (39005 summaries and 39006 bounds signed by each community).
@@ -293,10 +290,10 @@ func TestCommunitiesIsolated(t *testing.T) {
 		"thread":  {"#e": []string{rootA.ID}, "depth_limit": 10, "include_aux": true},
 		"channel": {"kinds": []int{9}, "#h": []string{ch}},
 		"search":  {"search": "zebrafish"},
-		"author":  {"authors": []string{alice.pk}},
+		"author":  {"authors": []string{alice.Pub}},
 	} {
 		for _, ev := range b.events(bob, f) {
-			if ev.ID == rootA.ID || ev.ID == replyA.ID || ev.PubKey == alice.pk || ev.PubKey == pubA {
+			if ev.ID == rootA.ID || ev.ID == replyA.ID || ev.PubKey == alice.Pub || ev.PubKey == pubA {
 				t.Errorf("b.test %s read served a.test's %s (kind %d)", name, ev.ID[:8], ev.Kind)
 			}
 		}
@@ -329,9 +326,9 @@ func TestCommunitiesIsolated(t *testing.T) {
 	if ids := reqIDs(t, rb, "live", map[string]any{"kinds": []int{9}, "#h": []string{ch}, "limit": 0}); len(ids) != 0 {
 		t.Fatalf("live REQ stored part: %v", ids)
 	}
-	liveA := alice.event(t, 9, nostr.Tags{{"h", ch}}, "only for a")
+	liveA := signed(t, alice, 9, nostr.Tags{{"h", ch}}, "only for a")
 	a.accept(alice, liveA)
-	liveB := bob.event(t, 9, nostr.Tags{{"h", ch}}, "only for b")
+	liveB := signed(t, bob, 9, nostr.Tags{{"h", ch}}, "only for b")
 	b.accept(bob, liveB)
 	for {
 		parts := rb.read()
@@ -362,9 +359,9 @@ func TestCommunitiesIsolated(t *testing.T) {
 		t.Fatalf("supportedmethods: %d %v", st, m)
 	}
 	{ // NIP-86 tokens must bind the body (payload tag)
-		ev := opB.event(t, 27235, nostr.Tags{{"u", b.base() + "/"}, {"method", "POST"}}, "")
+		ev := signed(t, opB, 27235, nostr.Tags{{"u", b.base() + "/"}, {"method", "POST"}}, "")
 		raw, _ := json.Marshal(ev)
-		req, _ := http.NewRequest(http.MethodPost, b.base()+"/", strings.NewReader(`{"method":"banpubkey","params":["`+carol.pk+`"]}`))
+		req, _ := http.NewRequest(http.MethodPost, b.base()+"/", strings.NewReader(`{"method":"banpubkey","params":["`+carol.Pub+`"]}`))
 		req.Header.Set("Content-Type", "application/nostr+json+rpc")
 		req.Header.Set("Authorization", "Nostr "+base64.StdEncoding.EncodeToString(raw))
 		resp, err := b.hc.Do(req)
@@ -377,17 +374,17 @@ func TestCommunitiesIsolated(t *testing.T) {
 		}
 	}
 	for _, u := range []user{opA, bob} {
-		if st, m := b.rpc(u, "banpubkey", carol.pk); st != http.StatusForbidden || !strings.HasPrefix(js(m["error"]), `"restricted:`) {
+		if st, m := b.rpc(u, "banpubkey", carol.Pub); st != http.StatusForbidden || !strings.HasPrefix(js(m["error"]), `"restricted:`) {
 			t.Fatalf("banpubkey on b.test by a non-operator: %d %v", st, m)
 		}
 	}
-	if st, m := b.rpc(opB, "banpubkey", carol.pk, "spam"); st != http.StatusOK || m["result"] != true {
+	if st, m := b.rpc(opB, "banpubkey", carol.Pub, "spam"); st != http.StatusOK || m["result"] != true {
 		t.Fatalf("banpubkey: %d %v", st, m)
 	}
-	if st, m := b.rpc(opB, "listbannedpubkeys"); st != http.StatusOK || !strings.Contains(js(m["result"]), carol.pk) {
+	if st, m := b.rpc(opB, "listbannedpubkeys"); st != http.StatusOK || !strings.Contains(js(m["result"]), carol.Pub) {
 		t.Fatalf("listbannedpubkeys: %d %v", st, m)
 	}
-	if st, m := a.rpc(opA, "listbannedpubkeys"); st != http.StatusOK || strings.Contains(js(m["result"]), carol.pk) {
+	if st, m := a.rpc(opA, "listbannedpubkeys"); st != http.StatusOK || strings.Contains(js(m["result"]), carol.Pub) {
 		t.Fatalf("a.test listbannedpubkeys: %d %v", st, m)
 	}
 	if st, m := b.rpc(opB, "banpubkey", "nothex"); st != http.StatusBadRequest || !strings.HasPrefix(js(m["error"]), `"invalid:`) {
@@ -398,22 +395,22 @@ func TestCommunitiesIsolated(t *testing.T) {
 	}
 	// The banned key's writes are blocked on b.test, HTTP and WebSocket;
 	// a.test takes them.
-	if ans := b.submit(carol, carol.event(t, 9, nostr.Tags{{"h", ch}}, "hi b")); ans.Accepted || !strings.HasPrefix(ans.Message, "blocked:") {
+	if ans := b.submit(carol, signed(t, carol, 9, nostr.Tags{{"h", ch}}, "hi b")); ans.Accepted || !strings.HasPrefix(ans.Message, "blocked:") {
 		t.Fatalf("banned key on b.test over HTTP: %+v", ans)
 	}
 	rc, ok := b.authed(carol, "ws://"+b.host)
 	if !ok {
 		t.Fatal("carol's AUTH on b.test refused")
 	}
-	rc.sendJSON([]any{"EVENT", carol.event(t, 9, nostr.Tags{{"h", ch}}, "hi b ws")})
+	rc.sendJSON([]any{"EVENT", signed(t, carol, 9, nostr.Tags{{"h", ch}}, "hi b ws")})
 	if okMsg := rc.expect("OK"); string(okMsg[2]) != "false" || !strings.Contains(string(okMsg[3]), "blocked:") {
 		t.Fatalf("banned key on b.test over WebSocket: %s", joinRaw(okMsg))
 	}
-	a.accept(carol, carol.event(t, 9, nostr.Tags{{"h", ch}}, "hi a"))
-	if st, _ := b.rpc(opB, "allowpubkey", carol.pk); st != http.StatusOK {
+	a.accept(carol, signed(t, carol, 9, nostr.Tags{{"h", ch}}, "hi a"))
+	if st, _ := b.rpc(opB, "allowpubkey", carol.Pub); st != http.StatusOK {
 		t.Fatalf("allowpubkey: %d", st)
 	}
-	b.accept(carol, carol.event(t, 9, nostr.Tags{{"h", ch}}, "hi b again"))
+	b.accept(carol, signed(t, carol, 9, nostr.Tags{{"h", ch}}, "hi b again"))
 
 	// banevent removes the event from reads and refuses it again.
 	if st, m := b.rpc(opB, "banevent", rootB.ID, "off topic"); st != http.StatusOK {
@@ -474,12 +471,12 @@ func TestCommunitiesIsolated(t *testing.T) {
 func TestCommunityAddedWhileRunning(t *testing.T) {
 	r := newRelay(t)
 	ctx := ctxT(t)
-	bob := newUser()
+	bob := testkit.NewKey(t)
 	d := onHost(t, r, "d.test")
 	if st, doc := d.info(); st != http.StatusOK || doc.Self != r.App.Signer.PublicKey() {
 		t.Fatalf("before any hostname, the default community serves every host: %d %+v", st, doc)
 	}
-	pub, err := community.Create(ctx, r.App.Store.Pool, r.App.Sealer, community.Spec{ID: "dees", Hosts: []string{"d.test"}, Name: "Dees"})
+	pub, err := community.Create(ctx, r.App.Store, r.App.Sealer, community.Spec{ID: "dees", Hosts: []string{"d.test"}, Name: "Dees"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -488,7 +485,7 @@ func TestCommunityAddedWhileRunning(t *testing.T) {
 		t.Fatalf("d.test after add: %d %+v", st, doc)
 	}
 	ch := createChannelID()
-	d.accept(bob, bob.event(t, 9007, nostr.Tags{{"h", ch}, {"name", "dee"}, {"visibility", "open"}}, ""))
+	d.accept(bob, signed(t, bob, 9007, nostr.Tags{{"h", ch}, {"name", "dee"}, {"visibility", "open"}}, ""))
 	if evs := d.events(bob, map[string]any{"kinds": []int{39000}, "#d": []string{ch}}); len(evs) != 1 || evs[0].PubKey != pub {
 		t.Fatalf("d.test 39000: %+v", evs)
 	}
@@ -498,7 +495,7 @@ func TestCommunityAddedWhileRunning(t *testing.T) {
 	if st, _ := e.info(); st != http.StatusNotFound {
 		t.Fatalf("e.test before add: %d", st)
 	}
-	pubE, err := community.Create(ctx, r.App.Store.Pool, r.App.Sealer, community.Spec{ID: "ees", Hosts: []string{"e.test"}})
+	pubE, err := community.Create(ctx, r.App.Store, r.App.Sealer, community.Spec{ID: "ees", Hosts: []string{"e.test"}})
 	if err != nil {
 		t.Fatal(err)
 	}

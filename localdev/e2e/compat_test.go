@@ -12,13 +12,15 @@ import (
 	"time"
 
 	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 // newChannel creates a channel of visibility as u over the bridge.
 func newChannel(t *testing.T, b *bridge, visibility string) string {
 	t.Helper()
 	id := createChannelID()
-	b.accept(b.u.event(t, 9007, nostr.Tags{{"h", id}, {"name", "ch-" + id[:8]}, {"visibility", visibility}}, ""))
+	b.accept(signed(t, b.u, 9007, nostr.Tags{{"h", id}, {"name", "ch-" + id[:8]}, {"visibility", visibility}}, ""))
 	return id
 }
 
@@ -26,7 +28,7 @@ func newChannel(t *testing.T, b *bridge, visibility string) string {
 // ba is her bridge client.
 func openChannel(t *testing.T) (r *Relay, alice user, ba *bridge, ch string) {
 	t.Helper()
-	r, alice = newRelay(t), newUser()
+	r, alice = newRelay(t), testkit.NewKey(t)
 	ba = newBridge(t, r, alice)
 	return r, alice, ba, newChannel(t, ba, "open")
 }
@@ -43,19 +45,19 @@ func roles(t *testing.T, b *bridge, ch, pk string) (admins, members string, ok b
 // Item 1: ["role", r] grants r, as does NIP-29's ["p", key, r].
 func TestCompatRoleTagGrantsRole(t *testing.T) {
 	r := newRelay(t)
-	alice, bob, carol := newUser(), newUser(), newUser()
+	alice, bob, carol := testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t)
 	ba := newBridge(t, r, alice)
 	ch := newChannel(t, ba, "private")
-	ba.accept(alice.event(t, 9000, nostr.Tags{{"h", ch}, {"p", bob.pk}, {"role", "admin"}}, ""))
-	if a, m, _ := roles(t, ba, ch, bob.pk); a != "admin" || m != "admin" {
+	ba.accept(signed(t, alice, 9000, nostr.Tags{{"h", ch}, {"p", bob.Pub}, {"role", "admin"}}, ""))
+	if a, m, _ := roles(t, ba, ch, bob.Pub); a != "admin" || m != "admin" {
 		t.Fatalf("after 9000 with a role tag: 39001 %q, 39002 %q, want admin", a, m)
 	}
 	// The grant is real: bob may now add users.
-	newBridge(t, r, bob).accept(bob.event(t, 9000, nostr.Tags{{"h", ch}, {"p", carol.pk, "admin"}}, ""))
-	if a, _, _ := roles(t, ba, ch, carol.pk); a != "admin" {
+	newBridge(t, r, bob).accept(signed(t, bob, 9000, nostr.Tags{{"h", ch}, {"p", carol.Pub, "admin"}}, ""))
+	if a, _, _ := roles(t, ba, ch, carol.Pub); a != "admin" {
 		t.Fatalf("NIP-29 form: carol is %q, want admin", a)
 	}
-	a := ba.submit(alice.event(t, 9000, nostr.Tags{{"h", ch}, {"p", carol.pk, "member"}, {"role", "admin"}}, ""))
+	a := ba.submit(signed(t, alice, 9000, nostr.Tags{{"h", ch}, {"p", carol.Pub, "member"}, {"role", "admin"}}, ""))
 	if a.Accepted || !strings.HasPrefix(a.Message, "invalid:") {
 		t.Fatalf("disagreeing roles: %+v, want invalid:", a)
 	}
@@ -65,20 +67,20 @@ func TestCompatRoleTagGrantsRole(t *testing.T) {
 // new user as member.
 func TestCompatBarePutUserKeepsRole(t *testing.T) {
 	r := newRelay(t)
-	alice, bob, carol := newUser(), newUser(), newUser()
+	alice, bob, carol := testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t)
 	ba := newBridge(t, r, alice)
 	ch := newChannel(t, ba, "private")
-	ba.accept(alice.event(t, 9000, nostr.Tags{{"h", ch}, {"p", bob.pk, "admin"}}, ""))
-	ba.accept(alice.event(t, 9000, nostr.Tags{{"h", ch}, {"p", bob.pk}}, ""))
-	if a, m, _ := roles(t, ba, ch, bob.pk); a != "admin" || m != "admin" {
+	ba.accept(signed(t, alice, 9000, nostr.Tags{{"h", ch}, {"p", bob.Pub, "admin"}}, ""))
+	ba.accept(signed(t, alice, 9000, nostr.Tags{{"h", ch}, {"p", bob.Pub}}, ""))
+	if a, m, _ := roles(t, ba, ch, bob.Pub); a != "admin" || m != "admin" {
 		t.Fatalf("bare 9000 changed bob's role: 39001 %q, 39002 %q", a, m)
 	}
-	ba.accept(alice.event(t, 9000, nostr.Tags{{"h", ch}, {"p", alice.pk}}, ""))
-	if a, _, _ := roles(t, ba, ch, alice.pk); a != "owner" {
+	ba.accept(signed(t, alice, 9000, nostr.Tags{{"h", ch}, {"p", alice.Pub}}, ""))
+	if a, _, _ := roles(t, ba, ch, alice.Pub); a != "owner" {
 		t.Fatalf("bare 9000 demoted the owner to %q", a)
 	}
-	ba.accept(alice.event(t, 9000, nostr.Tags{{"h", ch}, {"p", carol.pk}}, ""))
-	if a, m, ok := roles(t, ba, ch, carol.pk); a != "" || m != "member" || !ok {
+	ba.accept(signed(t, alice, 9000, nostr.Tags{{"h", ch}, {"p", carol.Pub}}, ""))
+	if a, m, ok := roles(t, ba, ch, carol.Pub); a != "" || m != "member" || !ok {
 		t.Fatalf("new user by bare 9000: 39001 %q, 39002 %q %v, want a member", a, m, ok)
 	}
 }
@@ -86,39 +88,39 @@ func TestCompatBarePutUserKeepsRole(t *testing.T) {
 // Item 3: a member's bare 9000 naming itself is an idempotent re-add.
 func TestCompatSelfReAdd(t *testing.T) {
 	r := newRelay(t)
-	alice, bob, eve := newUser(), newUser(), newUser()
+	alice, bob, eve := testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t)
 	ba := newBridge(t, r, alice)
 	ch := newChannel(t, ba, "private")
-	ba.accept(alice.event(t, 9000, nostr.Tags{{"h", ch}, {"p", bob.pk}}, ""))
+	ba.accept(signed(t, alice, 9000, nostr.Tags{{"h", ch}, {"p", bob.Pub}}, ""))
 	rb := dial(t, r)
 	login(t, rb, bob)
-	publish(t, rb, bob, 9000, nostr.Tags{{"h", ch}, {"p", bob.pk}}, "")
-	if a, m, ok := roles(t, ba, ch, bob.pk); a != "" || m != "member" || !ok {
+	publish(t, rb, bob, 9000, nostr.Tags{{"h", ch}, {"p", bob.Pub}}, "")
+	if a, m, ok := roles(t, ba, ch, bob.Pub); a != "" || m != "member" || !ok {
 		t.Fatalf("after the re-add bob is %q/%q %v, want a member", a, m, ok)
 	}
 	// A non-member cannot add itself that way.
 	re := dial(t, r)
 	login(t, re, eve)
-	wantPrefix(t, refused(t, re, eve.event(t, 9000, nostr.Tags{{"h", ch}, {"p", eve.pk}}, "")), "restricted:")
+	wantPrefix(t, refused(t, re, signed(t, eve, 9000, nostr.Tags{{"h", ch}, {"p", eve.Pub}}, "")), "restricted:")
 }
 
 // Item 4: 39002 lists ["p", key, <relay hint>, role]; 39001 keeps
 // ["p", key, role].
 func TestCompatMembersCarryRoles(t *testing.T) {
 	r := newRelay(t)
-	alice, bob, carol := newUser(), newUser(), newUser()
+	alice, bob, carol := testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t)
 	ba := newBridge(t, r, alice)
 	ch := newChannel(t, ba, "open")
-	ba.accept(alice.event(t, 9000, nostr.Tags{{"h", ch}, {"p", bob.pk, "admin"}}, ""))
-	ba.accept(alice.event(t, 9000, nostr.Tags{{"h", ch}, {"p", carol.pk}}, ""))
+	ba.accept(signed(t, alice, 9000, nostr.Tags{{"h", ch}, {"p", bob.Pub, "admin"}}, ""))
+	ba.accept(signed(t, alice, 9000, nostr.Tags{{"h", ch}, {"p", carol.Pub}}, ""))
 	members := stateHead(t, ba, 39002, ch)
-	for pk, want := range map[string]string{alice.pk: "owner", bob.pk: "admin", carol.pk: "member"} {
+	for pk, want := range map[string]string{alice.Pub: "owner", bob.Pub: "admin", carol.Pub: "member"} {
 		if got, ok := roleIn39002(members, pk); !ok || got != want {
 			t.Errorf("39002 role of %s: %q %v, want %q", pk[:8], got, ok, want)
 		}
 	}
 	admins := stateHead(t, ba, 39001, ch)
-	if roleIn39001(admins, alice.pk) != "owner" || roleIn39001(admins, bob.pk) != "admin" || roleIn39001(admins, carol.pk) != "" {
+	if roleIn39001(admins, alice.Pub) != "owner" || roleIn39001(admins, bob.Pub) != "admin" || roleIn39001(admins, carol.Pub) != "" {
 		t.Errorf("39001 tags %v", admins.Tags)
 	}
 }
@@ -141,13 +143,13 @@ func parseMembership(t *testing.T, ev nostr.Event) membershipContent {
 // Item 5: 44100/44101 content names the change and the channel.
 func TestCompatMembershipNotificationContent(t *testing.T) {
 	r := newRelay(t)
-	alice, bob := newUser(), newUser()
+	alice, bob := testkit.NewKey(t), testkit.NewKey(t)
 	ba, bb := newBridge(t, r, alice), newBridge(t, r, bob)
 	ch := newChannel(t, ba, "private")
-	ba.accept(alice.event(t, 9000, nostr.Tags{{"h", ch}, {"p", bob.pk}}, ""))
-	ba.accept(alice.event(t, 9001, nostr.Tags{{"h", ch}, {"p", bob.pk}}, ""))
+	ba.accept(signed(t, alice, 9000, nostr.Tags{{"h", ch}, {"p", bob.Pub}}, ""))
+	ba.accept(signed(t, alice, 9001, nostr.Tags{{"h", ch}, {"p", bob.Pub}}, ""))
 	for kind, typ := range map[int]string{44100: "member_added", 44101: "member_removed"} {
-		evs := bb.query(map[string]any{"kinds": []int{kind}, "#p": []string{bob.pk}})
+		evs := bb.query(map[string]any{"kinds": []int{kind}, "#p": []string{bob.Pub}})
 		if len(evs) != 1 {
 			t.Fatalf("kind %d for bob: %d events", kind, len(evs))
 		}
@@ -161,21 +163,21 @@ func TestCompatMembershipNotificationContent(t *testing.T) {
 // Item 6: the thread panel's aux closure covers the root too.
 func TestCompatThreadAuxIncludesRoot(t *testing.T) {
 	r := newRelay(t)
-	alice, bob := newUser(), newUser()
+	alice, bob := testkit.NewKey(t), testkit.NewKey(t)
 	ba := newBridge(t, r, alice)
 	ch := newChannel(t, ba, "open")
-	root := alice.event(t, 9, nostr.Tags{{"h", ch}}, "root")
+	root := signed(t, alice, 9, nostr.Tags{{"h", ch}}, "root")
 	ba.accept(root)
-	reply := alice.event(t, 9, nostr.Tags{{"h", ch}, {"e", root.ID, "", "reply"}}, "reply")
+	reply := signed(t, alice, 9, nostr.Tags{{"h", ch}, {"e", root.ID, "", "reply"}}, "reply")
 	ba.accept(reply)
 	bb := newBridge(t, r, bob)
-	onRoot := bob.event(t, 7, nostr.Tags{{"e", root.ID}, {"p", alice.pk}}, "+")
+	onRoot := signed(t, bob, 7, nostr.Tags{{"e", root.ID}, {"p", alice.Pub}}, "+")
 	bb.accept(onRoot)
-	edit := alice.event(t, 40003, nostr.Tags{{"e", root.ID}, {"h", ch}}, "root, edited")
+	edit := signed(t, alice, 40003, nostr.Tags{{"e", root.ID}, {"h", ch}}, "root, edited")
 	ba.accept(edit)
-	onReply := bob.event(t, 7, nostr.Tags{{"e", reply.ID}, {"p", alice.pk}}, "+")
+	onReply := signed(t, bob, 7, nostr.Tags{{"e", reply.ID}, {"p", alice.Pub}}, "+")
 	bb.accept(onReply)
-	unreact := bob.event(t, 5, nostr.Tags{{"e", onRoot.ID}}, "")
+	unreact := signed(t, bob, 5, nostr.Tags{{"e", onRoot.ID}}, "")
 	bb.accept(unreact)
 	evs := bb.query(map[string]any{"#e": []string{root.ID}, "depth_limit": 10, "include_aux": true})
 	for _, want := range []nostr.Event{reply, onReply, edit, unreact} {
@@ -192,13 +194,13 @@ func TestCompatThreadAuxIncludesRoot(t *testing.T) {
 // every change of the summary: a reply, and a reply's deletion.
 func TestCompatLiveSummaryByKind(t *testing.T) {
 	r := newRelay(t)
-	alice := newUser()
+	alice := testkit.NewKey(t)
 	ra := dial(t, r)
 	login(t, ra, alice)
 	ch := createChannel(t, ra, alice, "open")
 	root := publish(t, ra, alice, 9, nostr.Tags{{"h", ch}}, "root")
 
-	rc := authedRaw(t, r, newUser())
+	rc := authedRaw(t, r, testkit.NewKey(t))
 	rc.sendJSON([]any{"REQ", "generic", map[string]any{"kinds": []int{9}, "#h": []string{ch}, "limit": 0}})
 	rc.expect("EOSE")
 	rc.sendJSON([]any{"REQ", "buzz", map[string]any{"kinds": []int{39005}, "#h": []string{ch}, "limit": 0}})
@@ -237,12 +239,12 @@ func TestCompatReqNewestFirst(t *testing.T) {
 	var msgs, reacts []nostr.Event
 	for i := range 12 {
 		// Pairs share a second, so the id breaks the tie.
-		ev := alice.eventAt(t, now-200+nostr.Timestamp(i/2), 9, nostr.Tags{{"h", ch}}, fmt.Sprint("m", i))
+		ev := signedAt(t, alice, now-200+nostr.Timestamp(i/2), 9, nostr.Tags{{"h", ch}}, fmt.Sprint("m", i))
 		ba.accept(ev)
 		msgs = append(msgs, ev)
 	}
 	for i := range 6 {
-		ev := alice.eventAt(t, now-100+nostr.Timestamp(i), 7, nostr.Tags{{"e", msgs[i].ID}}, "+")
+		ev := signedAt(t, alice, now-100+nostr.Timestamp(i), 7, nostr.Tags{{"e", msgs[i].ID}}, "+")
 		ba.accept(ev)
 		reacts = append(reacts, ev)
 	}
@@ -288,7 +290,7 @@ func TestCompatWindowAppliesTagsAndSearch(t *testing.T) {
 		if i%3 == 0 {
 			content = "banana bread"
 		}
-		ev := alice.eventAt(t, now-60+nostr.Timestamp(i), 9, tags, content)
+		ev := signedAt(t, alice, now-60+nostr.Timestamp(i), 9, tags, content)
 		ba.accept(ev)
 		if i%2 == 0 {
 			tagged = append([]nostr.Event{ev}, tagged...)
@@ -298,14 +300,14 @@ func TestCompatWindowAppliesTagsAndSearch(t *testing.T) {
 		}
 	}
 	// Newer rows without the tag must not fill the page or has_more.
-	ba.accept(alice.event(t, 9, nostr.Tags{{"h", ch}}, "newest, untagged"))
+	ba.accept(signed(t, alice, 9, nostr.Tags{{"h", ch}}, "newest, untagged"))
 	for name, c := range map[string]struct {
 		extra map[string]any
 		want  []nostr.Event
 	}{
 		"#t":     {map[string]any{"#t": []string{"release"}}, tagged},
 		"search": {map[string]any{"search": "banana"}, found},
-		"#p":     {map[string]any{"#p": []string{alice.pk}}, nil},
+		"#p":     {map[string]any{"#p": []string{alice.Pub}}, nil},
 	} {
 		rows, pages := ba.allPages(ch, 1, c.extra)
 		if strings.Join(idsOf(rows), ",") != strings.Join(idsOf(c.want), ",") {
@@ -321,11 +323,11 @@ func TestCompatWindowAppliesTagsAndSearch(t *testing.T) {
 // and the 39006 d tag is lowercase.
 func TestCompatChannelIDsAnyCase(t *testing.T) {
 	r := newRelay(t)
-	alice := newUser()
+	alice := testkit.NewKey(t)
 	ba := newBridge(t, r, alice)
 	upper := strings.ToUpper(createChannelID())
 	lower := strings.ToLower(upper)
-	ba.accept(alice.event(t, 9007, nostr.Tags{{"h", upper}, {"name", "upper"}}, ""))
+	ba.accept(signed(t, alice, 9007, nostr.Tags{{"h", upper}, {"name", "upper"}}, ""))
 	meta := stateHead(t, ba, 39000, lower)
 	if meta.Tags.GetD() != lower {
 		t.Fatalf("39000 d %q, want %q", meta.Tags.GetD(), lower)
@@ -333,7 +335,7 @@ func TestCompatChannelIDsAnyCase(t *testing.T) {
 	rc := authedRaw(t, r, alice)
 	rc.sendJSON([]any{"REQ", "live", map[string]any{"kinds": []int{9}, "#h": []string{upper}, "limit": 0}})
 	rc.expect("EOSE")
-	msg := alice.event(t, 9, nostr.Tags{{"h", upper}}, "shouted")
+	msg := signed(t, alice, 9, nostr.Tags{{"h", upper}}, "shouted")
 	ba.accept(msg)
 	if _, ev := rc.event(); ev.ID != msg.ID {
 		t.Fatalf("live #h in upper case got %s", ev.ID)
@@ -356,9 +358,9 @@ func TestCompatChannelIDsAnyCase(t *testing.T) {
 // Item 11: a row without thread metadata (imported) is top-level.
 func TestCompatRowsWithoutThreadMetadataAreTopLevel(t *testing.T) {
 	r, alice, ba, ch := openChannel(t)
-	root := alice.eventAt(t, nostr.Now()-10, 9, nostr.Tags{{"h", ch}}, "root")
+	root := signedAt(t, alice, nostr.Now()-10, 9, nostr.Tags{{"h", ch}}, "root")
 	ba.accept(root)
-	reply := alice.event(t, 9, nostr.Tags{{"h", ch}, {"e", root.ID, "", "reply"}}, "reply")
+	reply := signed(t, alice, 9, nostr.Tags{{"h", ch}, {"e", root.ID, "", "reply"}}, "reply")
 	ba.accept(reply)
 	if p := ba.window(ch, 10, nil, nil); hasID(p.rows, reply.ID) {
 		t.Fatal("a reply with thread metadata is a window row")
@@ -379,13 +381,13 @@ func TestCompatRowsWithoutThreadMetadataAreTopLevel(t *testing.T) {
 // Item 12: a deletion of a deletion is refused and the first one stays.
 func TestCompatDeletionOfDeletion(t *testing.T) {
 	_, alice, ba, ch := openChannel(t)
-	msg := alice.event(t, 9, nostr.Tags{{"h", ch}}, "oops")
+	msg := signed(t, alice, 9, nostr.Tags{{"h", ch}}, "oops")
 	ba.accept(msg)
-	del := alice.event(t, 5, nostr.Tags{{"e", msg.ID}}, "")
+	del := signed(t, alice, 5, nostr.Tags{{"e", msg.ID}}, "")
 	ba.accept(del)
 	for _, again := range []nostr.Event{
-		alice.event(t, 5, nostr.Tags{{"e", del.ID}}, ""),
-		alice.event(t, 9005, nostr.Tags{{"h", ch}, {"e", del.ID}}, ""),
+		signed(t, alice, 5, nostr.Tags{{"e", del.ID}}, ""),
+		signed(t, alice, 9005, nostr.Tags{{"h", ch}, {"e", del.ID}}, ""),
 	} {
 		if a := ba.submit(again); a.Accepted || !strings.HasPrefix(a.Message, "invalid:") {
 			t.Fatalf("kind %d of a deletion: %+v, want invalid:", again.Kind, a)
@@ -403,16 +405,16 @@ func TestCompatDeletionOfDeletion(t *testing.T) {
 // messages there.
 func TestCompatRemovedMemberCannotDelete(t *testing.T) {
 	r := newRelay(t)
-	alice, bob := newUser(), newUser()
+	alice, bob := testkit.NewKey(t), testkit.NewKey(t)
 	ba, bb := newBridge(t, r, alice), newBridge(t, r, bob)
 	ch := newChannel(t, ba, "private")
-	ba.accept(alice.event(t, 9000, nostr.Tags{{"h", ch}, {"p", bob.pk}}, ""))
-	kept := bob.event(t, 9, nostr.Tags{{"h", ch}}, "kept")
+	ba.accept(signed(t, alice, 9000, nostr.Tags{{"h", ch}, {"p", bob.Pub}}, ""))
+	kept := signed(t, bob, 9, nostr.Tags{{"h", ch}}, "kept")
 	bb.accept(kept)
-	ba.accept(alice.event(t, 9001, nostr.Tags{{"h", ch}, {"p", bob.pk}}, ""))
+	ba.accept(signed(t, alice, 9001, nostr.Tags{{"h", ch}, {"p", bob.Pub}}, ""))
 	for _, del := range []nostr.Event{
-		bob.event(t, 5, nostr.Tags{{"e", kept.ID}}, ""),
-		bob.event(t, 9005, nostr.Tags{{"h", ch}, {"e", kept.ID}}, ""),
+		signed(t, bob, 5, nostr.Tags{{"e", kept.ID}}, ""),
+		signed(t, bob, 9005, nostr.Tags{{"h", ch}, {"e", kept.ID}}, ""),
 	} {
 		if a := bb.submit(del); a.Accepted || !strings.HasPrefix(a.Message, "restricted:") {
 			t.Fatalf("kind %d by a removed member: %+v, want restricted:", del.Kind, a)
@@ -427,11 +429,11 @@ func TestCompatRemovedMemberCannotDelete(t *testing.T) {
 // read them and never stored.
 func TestCompatEphemeral(t *testing.T) {
 	r := newRelay(t)
-	alice, bob, eve := newUser(), newUser(), newUser()
+	alice, bob, eve := testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t)
 	ba := newBridge(t, r, alice)
 	open := newChannel(t, ba, "open")
 	private := newChannel(t, ba, "private")
-	ba.accept(alice.event(t, 9000, nostr.Tags{{"h", private}, {"p", bob.pk}}, ""))
+	ba.accept(signed(t, alice, 9000, nostr.Tags{{"h", private}, {"p", bob.Pub}}, ""))
 
 	rb := authedRaw(t, r, bob)
 	rb.sendJSON([]any{"REQ", "typing", map[string]any{"kinds": []int{20002}}})
@@ -454,7 +456,7 @@ func TestCompatEphemeral(t *testing.T) {
 		t.Fatalf("member got %s, want the open ephemeral event", ev.ID)
 	}
 	// Over the bridge too.
-	presence := alice.event(t, 20002, nostr.Tags{{"h", open}}, "typing over HTTP")
+	presence := signed(t, alice, 20002, nostr.Tags{{"h", open}}, "typing over HTTP")
 	ba.accept(presence)
 	if _, ev := rb.event(); ev.ID != presence.ID {
 		t.Fatalf("member got %s, want the ephemeral event sent over HTTP", ev.ID)
@@ -465,21 +467,21 @@ func TestCompatEphemeral(t *testing.T) {
 	// A non-member may not send one into a private channel.
 	rev := dial(t, r)
 	login(t, rev, eve)
-	wantPrefix(t, refused(t, rev, eve.event(t, 20002, nostr.Tags{{"h", private}}, "")), "restricted:")
+	wantPrefix(t, refused(t, rev, signed(t, eve, 20002, nostr.Tags{{"h", private}}, "")), "restricted:")
 }
 
 // Item 15: gift wraps, signed by a throwaway key, are stored, readable and
 // countable only by their p recipient, never searchable.
 func TestCompatGiftWrap(t *testing.T) {
 	r := newRelay(t)
-	alice, bob, eve := newUser(), newUser(), newUser()
+	alice, bob, eve := testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t)
 	wrap := func(content string, age time.Duration) nostr.Event {
-		return newUser().eventAt(t, nostr.Timestamp(time.Now().Add(-age).Unix()), 1059,
-			nostr.Tags{{"p", bob.pk}}, content)
+		return signedAt(t, testkit.NewKey(t), nostr.Timestamp(time.Now().Add(-age).Unix()), 1059,
+			nostr.Tags{{"p", bob.Pub}}, content)
 	}
 	// Live: to the recipient only.
 	rb := authedRaw(t, r, bob)
-	rb.sendJSON([]any{"REQ", "dm", map[string]any{"kinds": []int{1059}, "#p": []string{bob.pk}, "limit": 0}})
+	rb.sendJSON([]any{"REQ", "dm", map[string]any{"kinds": []int{1059}, "#p": []string{bob.Pub}, "limit": 0}})
 	rb.expect("EOSE")
 	re := authedRaw(t, r, eve)
 	re.sendJSON([]any{"REQ", "all", map[string]any{"kinds": []int{1059, 9}, "limit": 0}})
@@ -502,7 +504,7 @@ func TestCompatGiftWrap(t *testing.T) {
 	}
 	bb, be := newBridge(t, r, bob), newBridge(t, r, eve)
 	ch := newChannel(t, bb, "open")
-	marker := bob.event(t, 9, nostr.Tags{{"h", ch}}, "marker")
+	marker := signed(t, bob, 9, nostr.Tags{{"h", ch}}, "marker")
 	bb.accept(marker)
 	if _, ev := re.event(); ev.ID != marker.ID {
 		t.Fatalf("another key got kind %d live before the marker", ev.Kind)
@@ -526,7 +528,7 @@ func TestCompatGiftWrap(t *testing.T) {
 	if evs := bb.query(map[string]any{"search": "sealed"}); len(evs) != 0 {
 		t.Fatal("a gift wrap is searchable")
 	}
-	if a := newBridge(t, r, alice).submit(newUser().event(t, 1059, nostr.Tags{}, "x")); a.Accepted || !strings.HasPrefix(a.Message, "invalid:") {
+	if a := newBridge(t, r, alice).submit(signed(t, testkit.NewKey(t), 1059, nostr.Tags{}, "x")); a.Accepted || !strings.HasPrefix(a.Message, "invalid:") {
 		t.Fatalf("gift wrap without p: %+v, want invalid:", a)
 	}
 }
@@ -535,7 +537,7 @@ func TestCompatGiftWrap(t *testing.T) {
 // refused on both paths.
 func TestCompatSearchOneShot(t *testing.T) {
 	r, alice, ba, ch := openChannel(t)
-	ba.accept(alice.event(t, 9, nostr.Tags{{"h", ch}}, "deploy went fine"))
+	ba.accept(signed(t, alice, 9, nostr.Tags{{"h", ch}}, "deploy went fine"))
 
 	rc := authedRaw(t, r, alice)
 	rc.sendJSON([]any{"REQ", "find", map[string]any{"search": "deploy"}})
@@ -545,7 +547,7 @@ func TestCompatSearchOneShot(t *testing.T) {
 	rc.expect("EOSE")
 	rc.sendJSON([]any{"REQ", "live", map[string]any{"kinds": []int{9}, "#h": []string{ch}, "limit": 0}})
 	rc.expect("EOSE")
-	later := alice.event(t, 9, nostr.Tags{{"h", ch}}, "deploy again")
+	later := signed(t, alice, 9, nostr.Tags{{"h", ch}}, "deploy again")
 	ba.accept(later)
 	if sub, ev := rc.event(); sub != "live" || ev.ID != later.ID {
 		t.Fatalf("got %s %q: the search subscription stayed live", sub, ev.Content)
@@ -565,10 +567,10 @@ func TestCompatSearchOneShot(t *testing.T) {
 // Item 17: a 9007 with a valueless ["t"] is refused whole.
 func TestCompatValuelessLabel(t *testing.T) {
 	r := newRelay(t)
-	alice := newUser()
+	alice := testkit.NewKey(t)
 	ba := newBridge(t, r, alice)
 	id := createChannelID()
-	a := ba.submit(alice.event(t, 9007, nostr.Tags{{"h", id}, {"name", "n"}, {"t"}}, ""))
+	a := ba.submit(signed(t, alice, 9007, nostr.Tags{{"h", id}, {"name", "n"}, {"t"}}, ""))
 	if a.Accepted || !strings.HasPrefix(a.Message, "invalid:") {
 		t.Fatalf("9007 with [\"t\"]: %+v, want invalid:", a)
 	}
@@ -576,7 +578,7 @@ func TestCompatValuelessLabel(t *testing.T) {
 		t.Fatal("the channel was created")
 	}
 	ch := newChannel(t, ba, "open")
-	if a := ba.submit(alice.event(t, 9002, nostr.Tags{{"h", ch}, {"t"}}, "")); a.Accepted || !strings.HasPrefix(a.Message, "invalid:") {
+	if a := ba.submit(signed(t, alice, 9002, nostr.Tags{{"h", ch}, {"t"}}, "")); a.Accepted || !strings.HasPrefix(a.Message, "invalid:") {
 		t.Fatalf("9002 with [\"t\"]: %+v, want invalid:", a)
 	}
 }
@@ -585,7 +587,7 @@ func TestCompatValuelessLabel(t *testing.T) {
 // NIP-98 u and the NIP-42 relay tag.
 func TestCompatLoopbackNames(t *testing.T) {
 	r := newRelay(t)
-	alice := newUser()
+	alice := testkit.NewKey(t)
 	port := r.HTTPURL[strings.LastIndex(r.HTTPURL, ":"):]
 	body, _ := json.Marshal([]map[string]any{{"kinds": []int{1}, "limit": 1}})
 	b := newBridge(t, r, alice)
@@ -602,7 +604,7 @@ func TestCompatLoopbackNames(t *testing.T) {
 		rc.send(`["REQ","warmup",{"limit":0}]`)
 		challenge := str(t, rc.expect("AUTH")[1])
 		rc.expect("CLOSED")
-		ev := alice.event(t, 22242, nostr.Tags{{"relay", "ws://" + host + port}, {"challenge", challenge}}, "")
+		ev := signed(t, alice, 22242, nostr.Tags{{"relay", "ws://" + host + port}, {"challenge", challenge}}, "")
 		rc.sendJSON([]any{"AUTH", ev})
 		if ok := rc.expect("OK"); string(ok[2]) != "true" {
 			t.Errorf("AUTH relay naming %s: %s", host, joinRaw(ok))

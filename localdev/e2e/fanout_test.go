@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 // TestAsyncFanout: with the inline threshold forced to 2 connections and
@@ -19,7 +21,7 @@ import (
 // never the event.
 func TestAsyncFanout(t *testing.T) {
 	r := newRelayWith(t, Options{FanoutInlineMax: 2, FanoutBatchSize: 3})
-	alice := newUser()
+	alice := testkit.NewKey(t)
 	ra := dial(t, r)
 	login(t, ra, alice)
 	ch := createChannel(t, ra, alice, "private")
@@ -28,14 +30,14 @@ func TestAsyncFanout(t *testing.T) {
 	var subs []*rawConn
 	var keys []user
 	for range members {
-		u := newUser()
-		publish(t, ra, alice, 9000, nostr.Tags{{"h", ch}, {"p", u.pk}}, "")
+		u := testkit.NewKey(t)
+		publish(t, ra, alice, 9000, nostr.Tags{{"h", ch}, {"p", u.Pub}}, "")
 		rc := authedRaw(t, r, u)
 		rc.sendJSON(req)
 		rc.expect("EOSE")
 		subs, keys = append(subs, rc), append(keys, u)
 	}
-	carol := authedRaw(t, r, newUser()) // never a member
+	carol := authedRaw(t, r, testkit.NewKey(t)) // never a member
 	carol.sendJSON(req)
 	carol.expect("EOSE")
 	before := r.Lambda.Runs()
@@ -66,7 +68,7 @@ func TestAsyncFanout(t *testing.T) {
 
 	// Remove member 0 after it subscribed: the removal is delivered by the
 	// fan-out function, which finds it can no longer read the channel.
-	publish(t, ra, alice, 9001, nostr.Tags{{"h", ch}, {"p", keys[0].pk}}, "")
+	publish(t, ra, alice, 9001, nostr.Tags{{"h", ch}, {"p", keys[0].Pub}}, "")
 	if msg := subs[0].expect("CLOSED"); !strings.HasPrefix(str(t, msg[2]), "restricted:") {
 		t.Fatalf("removed member: %s", joinRaw(msg))
 	}

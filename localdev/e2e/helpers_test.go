@@ -14,14 +14,14 @@ import (
 	"github.com/google/uuid"
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/shared/pgtest"
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 const wait = 10 * time.Second
 
 func newRelay(t *testing.T) *Relay {
 	t.Helper()
-	dsn := pgtest.NewDatabase(t)
+	dsn := testkit.NewDatabase(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
@@ -33,23 +33,19 @@ func newRelay(t *testing.T) *Relay {
 	return r
 }
 
-type user struct{ sk, pk string }
+// user is a client identity.
+type user = testkit.Key
 
-func newUser() user {
-	sk := nostr.GeneratePrivateKey()
-	pk, _ := nostr.GetPublicKey(sk)
-	return user{sk: sk, pk: pk}
+// signed is an event of u created now, as go-nostr publishes it.
+func signed(t *testing.T, u user, kind int, tags nostr.Tags, content string) nostr.Event {
+	t.Helper()
+	return *u.Event(t, kind, content, tags...)
 }
 
-func (u user) sign(ev *nostr.Event) error { return ev.Sign(u.sk) }
-
-func (u user) event(t *testing.T, kind int, tags nostr.Tags, content string) nostr.Event {
+// signedAt is signed with a chosen created_at.
+func signedAt(t *testing.T, u user, at nostr.Timestamp, kind int, tags nostr.Tags, content string) nostr.Event {
 	t.Helper()
-	ev := nostr.Event{Kind: kind, CreatedAt: nostr.Now(), Tags: tags, Content: content}
-	if err := ev.Sign(u.sk); err != nil {
-		t.Fatal(err)
-	}
-	return ev
+	return *u.EventAt(t, at.Time(), kind, content, tags...)
 }
 
 func ctxT(t *testing.T) context.Context {
@@ -86,14 +82,14 @@ func login(t *testing.T, rl *nostr.Relay, u user) {
 	case <-ctx.Done():
 		t.Fatal("no CLOSED auth-required: before AUTH")
 	}
-	if err := rl.Auth(ctx, u.sign); err != nil {
+	if err := rl.Auth(ctx, u.Sign); err != nil {
 		t.Fatalf("AUTH: %v", err)
 	}
 }
 
 func publish(t *testing.T, rl *nostr.Relay, u user, kind int, tags nostr.Tags, content string) nostr.Event {
 	t.Helper()
-	ev := u.event(t, kind, tags, content)
+	ev := signed(t, u, kind, tags, content)
 	if err := rl.Publish(ctxT(t), ev); err != nil {
 		t.Fatalf("publish kind %d: %v", kind, err)
 	}
@@ -205,7 +201,7 @@ func (rc *rawConn) expect(verb string) []json.RawMessage {
 // auth answers the challenge of the AUTH message parts as u.
 func (rc *rawConn) auth(r *Relay, u user, challenge string) {
 	rc.t.Helper()
-	ev := u.event(rc.t, 22242, nostr.Tags{{"relay", r.WSURL}, {"challenge", challenge}}, "")
+	ev := signed(rc.t, u, 22242, nostr.Tags{{"relay", r.WSURL}, {"challenge", challenge}}, "")
 	rc.sendJSON([]any{"AUTH", ev})
 	ok := rc.expect("OK")
 	if string(ok[2]) != "true" {
@@ -220,7 +216,7 @@ func joinRaw(parts []json.RawMessage) string {
 
 func newRelayWith(t *testing.T, o Options) *Relay {
 	t.Helper()
-	dsn := pgtest.NewDatabase(t)
+	dsn := testkit.NewDatabase(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if o.Log == nil {

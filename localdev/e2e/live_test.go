@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 // rawEvent reads the next EVENT and returns its subscription and event.
@@ -54,7 +56,7 @@ func replyCount(t *testing.T, sum nostr.Event) int {
 // events (NIP-CL); one that names the channel does, for a member.
 func TestSystemChannelLive(t *testing.T) {
 	r := newRelay(t)
-	alice := newUser()
+	alice := testkit.NewKey(t)
 	ra := dial(t, r)
 	login(t, ra, alice)
 	sys := createChannelOfType(t, ra, alice, "system")

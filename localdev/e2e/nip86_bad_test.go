@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/buzzrelay/relay/shared/community"
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 // NIP-86 bad input, from the operator and from a stranger: every answer is
@@ -14,11 +15,11 @@ import (
 func TestNIP86BadInput(t *testing.T) {
 	r := newRelay(t)
 	ctx := ctxT(t)
-	op, stranger := newUser(), newUser()
-	if err := community.AddHost(ctx, r.App.Store.Pool, "default", "a.test"); err != nil {
+	op, stranger := testkit.NewKey(t), testkit.NewKey(t)
+	if err := community.AddHost(ctx, r.App.Store, "default", "a.test"); err != nil {
 		t.Fatal(err)
 	}
-	if err := community.AddOperator(ctx, r.App.Store.Pool, "default", op.pk); err != nil {
+	if err := community.AddOperator(ctx, r.App.Store, "default", op.Pub); err != nil {
 		t.Fatal(err)
 	}
 	a := onHost(t, r, "a.test")

@@ -8,7 +8,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/shared/nostrtest"
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 // Behind one public hostname (BUZZ_PUBLIC_URL, e.g. CloudFront in front of
@@ -16,7 +16,7 @@ import (
 // host the request reached the handlers with.
 func TestPublicURLNamesTheRelay(t *testing.T) {
 	r := newRelayWith(t, Options{Env: map[string]string{"BUZZ_PUBLIC_URL": "https://relay.example.com", "BUZZ_PUBLIC_SCHEME": ""}})
-	k := nostrtest.NewKey(t)
+	k := testkit.NewKey(t)
 	post := func(u string) int {
 		body := []byte(`[{"kinds":[9],"limit":1}]`)
 		req, _ := http.NewRequest(http.MethodPost, r.HTTPURL+"/query", bytes.NewReader(body))
@@ -31,17 +31,17 @@ func TestPublicURLNamesTheRelay(t *testing.T) {
 		t.Fatalf("token for the handler's own host: %d, want 401", s)
 	}
 
-	u := newUser()
+	u := testkit.NewKey(t)
 	rc := dialRaw(t, r)
 	rc.sendJSON([]any{"REQ", "s", nostr.Filter{Kinds: []int{1}}})
 	challenge := str(t, rc.expect("AUTH")[1])
 	rc.expect("CLOSED")
-	wrong := u.event(t, 22242, nostr.Tags{{"relay", r.WSURL}, {"challenge", challenge}}, "")
+	wrong := signed(t, u, 22242, nostr.Tags{{"relay", r.WSURL}, {"challenge", challenge}}, "")
 	rc.sendJSON([]any{"AUTH", wrong})
 	if ok := rc.expect("OK"); string(ok[2]) != "false" {
 		t.Fatalf("AUTH naming the handler's host: %s", joinRaw(ok))
 	}
-	right := u.event(t, 22242, nostr.Tags{{"relay", "wss://relay.example.com"}, {"challenge", challenge}}, "")
+	right := signed(t, u, 22242, nostr.Tags{{"relay", "wss://relay.example.com"}, {"challenge", challenge}}, "")
 	rc.sendJSON([]any{"AUTH", right})
 	if ok := rc.expect("OK"); string(ok[2]) != "true" {
 		t.Fatalf("AUTH naming the public URL: %s", joinRaw(ok))

@@ -13,15 +13,15 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/shared/pgtest"
 	"github.com/buzzrelay/relay/shared/relayinfo"
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 // twoInstances starts two relays (two App builds, as two Lambda instances
 // would be) over one database with the given environment.
 func twoInstances(t *testing.T, env map[string]string) (*Relay, *Relay) {
 	t.Helper()
-	dsn := pgtest.NewDatabase(t)
+	dsn := testkit.NewDatabase(t)
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	var rs [2]*Relay
 	for i := range rs {
@@ -50,17 +50,17 @@ func freshWindow() {
 // with Retry-After, WebSocket OK false / CLOSED rate-limited:; a channel
 // owner and an allow-listed key are exempt; NIP-11 advertises the limits.
 func TestRateLimitsHoldAcrossInstances(t *testing.T) {
-	allowed := newUser()
+	allowed := testkit.NewKey(t)
 	a, b := twoInstances(t, map[string]string{
-		"RATE_EVENTS_PER_MIN": "4", "RATE_READS_PER_MIN": "3", "RATE_ALLOW": allowed.pk,
+		"RATE_EVENTS_PER_MIN": "4", "RATE_READS_PER_MIN": "3", "RATE_ALLOW": allowed.Pub,
 	})
 	freshWindow()
-	spammer, owner := newUser(), newUser()
+	spammer, owner := testkit.NewKey(t), testkit.NewKey(t)
 
 	// Events: two on instance a over HTTP, two on b over WebSocket, then
 	// the fifth is refused on both.
 	for i := 0; i < 2; i++ {
-		if msg := a.submit(t, spammer, spammer.event(t, 1, nil, "note "+strconv.Itoa(i))); msg != "" {
+		if msg := a.submit(t, spammer, signed(t, spammer, 1, nil, "note "+strconv.Itoa(i))); msg != "" {
 			t.Fatalf("event %d: %q", i, msg)
 		}
 	}
@@ -68,11 +68,11 @@ func TestRateLimitsHoldAcrossInstances(t *testing.T) {
 	login(t, rb, spammer)
 	publish(t, rb, spammer, 1, nil, "three")
 	publish(t, rb, spammer, 1, nil, "four")
-	err := rb.Publish(ctxT(t), spammer.event(t, 1, nil, "five"))
+	err := rb.Publish(ctxT(t), signed(t, spammer, 1, nil, "five"))
 	if err == nil || !strings.Contains(err.Error(), "rate-limited:") {
 		t.Fatalf("WebSocket fifth event: %v", err)
 	}
-	body, _ := json.Marshal(spammer.event(t, 1, nil, "six"))
+	body, _ := json.Marshal(signed(t, spammer, 1, nil, "six"))
 	url := a.HTTPURL + "/events"
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(string(body)))
 	req.Header.Set("Authorization", newBridge(t, a, spammer).token(url, body))
@@ -103,7 +103,7 @@ func TestRateLimitsHoldAcrossInstances(t *testing.T) {
 	createChannel(t, ro, owner, "open")
 	for _, u := range []user{owner, allowed} {
 		for i := 0; i < 6; i++ {
-			if msg := b.submit(t, u, u.event(t, 1, nil, "exempt "+strconv.Itoa(i))); msg != "" {
+			if msg := b.submit(t, u, signed(t, u, 1, nil, "exempt "+strconv.Itoa(i))); msg != "" {
 				t.Fatalf("exempt key, event %d: %q", i, msg)
 			}
 		}

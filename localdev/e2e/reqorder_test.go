@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 // TestReqStoredEventsInOrder: the stored events of a WebSocket REQ arrive
@@ -15,7 +17,7 @@ import (
 // orders), only the newest limit of them, and EOSE comes after the last.
 func TestReqStoredEventsInOrder(t *testing.T) {
 	r := newRelay(t)
-	alice := newUser()
+	alice := testkit.NewKey(t)
 	ra := dial(t, r)
 	login(t, ra, alice)
 	ch := createChannel(t, ra, alice, "open")
@@ -24,7 +26,7 @@ func TestReqStoredEventsInOrder(t *testing.T) {
 	// Out of order on purpose, with two events sharing a second.
 	for i, off := range []int{3, 9, 1, 7, 7, 0, 5, 2, 8, 4, 6} {
 		ev := nostr.Event{Kind: 9, CreatedAt: base + nostr.Timestamp(off), Tags: nostr.Tags{{"h", ch}}, Content: "n" + string(rune('a'+i))}
-		if err := ev.Sign(alice.sk); err != nil {
+		if err := ev.Sign(alice.Secret); err != nil {
 			t.Fatal(err)
 		}
 		if err := ra.Publish(ctxT(t), ev); err != nil {
@@ -33,7 +35,7 @@ func TestReqStoredEventsInOrder(t *testing.T) {
 		published = append(published, ev)
 	}
 	const limit = 6
-	rc := authedRaw(t, r, newUser())
+	rc := authedRaw(t, r, testkit.NewKey(t))
 	rc.sendJSON([]any{"REQ", "ordered", map[string]any{"kinds": []int{9}, "#h": []string{ch}, "limit": limit}})
 	var got []nostr.Event
 	for {

@@ -16,9 +16,8 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/shared/nostrtest"
-	"github.com/buzzrelay/relay/shared/pgtest"
 	"github.com/buzzrelay/relay/shared/reject"
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 // Database states the proxy plays.
@@ -118,7 +117,7 @@ const bound = connectTimeout + 4*time.Second
 
 func resumingRelay(t *testing.T) (*Relay, *pgProxy) {
 	t.Helper()
-	dsn := pgtest.NewDatabase(t)
+	dsn := testkit.NewDatabase(t)
 	u, err := url.Parse(dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -146,7 +145,7 @@ func newRelayAt(t *testing.T, dsn string, o Options) *Relay {
 // 200 and only the deep check reports the database.
 func TestHTTPWhileTheDatabaseResumes(t *testing.T) {
 	r, p := resumingRelay(t)
-	k := nostrtest.NewKey(t)
+	k := testkit.NewKey(t)
 	query := func() (*http.Response, []byte, time.Duration) {
 		body := []byte(`[{"kinds":[9],"limit":5}]`)
 		req, _ := http.NewRequest(http.MethodPost, r.HTTPURL+"/query", bytes.NewReader(body))
@@ -215,11 +214,11 @@ func do(t *testing.T, req *http.Request) (*http.Response, []byte, time.Duration)
 // connection (AUTH challenge) and everything works.
 func TestWebSocketWhileTheDatabaseResumes(t *testing.T) {
 	r, p := resumingRelay(t)
-	u := newUser()
+	u := testkit.NewKey(t)
 	for _, s := range []int32{dbRefuse, dbHang, dbStarting} {
 		p.set(s)
 		rc := dialRaw(t, r) // $connect with the database away
-		ev := u.event(t, 1, nil, "hello")
+		ev := signed(t, u, 1, nil, "hello")
 		start := time.Now()
 		rc.sendJSON([]any{"EVENT", ev})
 		ok := rc.expect("OK")
@@ -252,7 +251,7 @@ func TestWebSocketWhileTheDatabaseResumes(t *testing.T) {
 		}
 		rc.auth(r, u, challenge)
 		ch := createChannelID()
-		create := u.event(t, 9007, nostr.Tags{{"h", ch}, {"name", "resumed"}, {"visibility", "open"}}, "")
+		create := signed(t, u, 9007, nostr.Tags{{"h", ch}, {"name", "resumed"}, {"visibility", "open"}}, "")
 		rc.sendJSON([]any{"EVENT", create})
 		if ok := rc.expect("OK"); string(ok[2]) != "true" {
 			t.Fatalf("database back: EVENT answered %s", joinRaw(ok))
@@ -260,7 +259,7 @@ func TestWebSocketWhileTheDatabaseResumes(t *testing.T) {
 
 		// An authenticated connection whose database goes away mid-session.
 		p.set(s)
-		msg := u.event(t, 9, nostr.Tags{{"h", ch}}, "while away")
+		msg := signed(t, u, 9, nostr.Tags{{"h", ch}}, "while away")
 		rc.sendJSON([]any{"EVENT", msg})
 		if ok := rc.expect("OK"); string(ok[2]) != "false" || str(t, ok[3]) != reject.Resuming {
 			t.Fatalf("%s mid-session: EVENT answered %s", dbStates[s], joinRaw(ok))

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 // send posts body (JSON as text: some tests send what a map cannot hold)
@@ -72,7 +74,7 @@ func (r *Relay) submit(t *testing.T, u user, ev nostr.Event) string {
 func twoUsers(t *testing.T) (r *Relay, alice, bob user, ra, rb *nostr.Relay) {
 	t.Helper()
 	r = newRelay(t)
-	alice, bob = newUser(), newUser()
+	alice, bob = testkit.NewKey(t), testkit.NewKey(t)
 	ra, rb = dial(t, r), dial(t, r)
 	login(t, ra, alice)
 	login(t, rb, bob)
@@ -86,9 +88,9 @@ func TestAddressDeletionStaysInChannel(t *testing.T) {
 	r, alice, bob, ra, rb := twoUsers(t)
 	ch := createChannel(t, ra, alice, "private")
 	publish(t, ra, alice, 30023, nostr.Tags{{"h", ch}, {"d", "secret-plan"}}, "article")
-	del := publish(t, ra, alice, 5, nostr.Tags{{"a", "30023:" + alice.pk + ":secret-plan"}}, "")
+	del := publish(t, ra, alice, 5, nostr.Tags{{"a", "30023:" + alice.Pub + ":secret-plan"}}, "")
 
-	for _, f := range []string{`[{"kinds":[5]}]`, `[{"authors":["` + alice.pk + `"]}]`, `[{"ids":["` + del.ID + `"]}]`} {
+	for _, f := range []string{`[{"kinds":[5]}]`, `[{"authors":["` + alice.Pub + `"]}]`, `[{"ids":["` + del.ID + `"]}]`} {
 		if evs := r.query(t, bob, f); hasID(evs, del.ID) {
 			t.Fatalf("outsider read the deletion with %s", f)
 		}
@@ -148,18 +150,18 @@ func TestWriteRefusalsAreNoOracle(t *testing.T) {
 	randomCh, randomEv := createChannelID(), strings.Repeat("ab", 32)
 
 	cases := map[string]func(ch, ev string) nostr.Event{
-		"post":     func(ch, _ string) nostr.Event { return bob.event(t, 9, nostr.Tags{{"h", ch}}, "x") },
-		"join":     func(ch, _ string) nostr.Event { return bob.event(t, 9021, nostr.Tags{{"h", ch}}, "") },
-		"leave":    func(ch, _ string) nostr.Event { return bob.event(t, 9022, nostr.Tags{{"h", ch}}, "") },
-		"9005":     func(ch, ev string) nostr.Event { return bob.event(t, 9005, nostr.Tags{{"h", ch}, {"e", ev}}, "") },
-		"kind 5":   func(_, ev string) nostr.Event { return bob.event(t, 5, nostr.Tags{{"e", ev}}, "") },
-		"reaction": func(_, ev string) nostr.Event { return bob.event(t, 7, nostr.Tags{{"e", ev}}, "+") },
-		"edit":     func(_, ev string) nostr.Event { return bob.event(t, 40003, nostr.Tags{{"e", ev}}, "mine") },
+		"post":     func(ch, _ string) nostr.Event { return signed(t, bob, 9, nostr.Tags{{"h", ch}}, "x") },
+		"join":     func(ch, _ string) nostr.Event { return signed(t, bob, 9021, nostr.Tags{{"h", ch}}, "") },
+		"leave":    func(ch, _ string) nostr.Event { return signed(t, bob, 9022, nostr.Tags{{"h", ch}}, "") },
+		"9005":     func(ch, ev string) nostr.Event { return signed(t, bob, 9005, nostr.Tags{{"h", ch}, {"e", ev}}, "") },
+		"kind 5":   func(_, ev string) nostr.Event { return signed(t, bob, 5, nostr.Tags{{"e", ev}}, "") },
+		"reaction": func(_, ev string) nostr.Event { return signed(t, bob, 7, nostr.Tags{{"e", ev}}, "+") },
+		"edit":     func(_, ev string) nostr.Event { return signed(t, bob, 40003, nostr.Tags{{"e", ev}}, "mine") },
 		"reply": func(ch, ev string) nostr.Event {
-			return bob.event(t, 9, nostr.Tags{{"h", ch}, {"e", ev, "", "reply"}}, "x")
+			return signed(t, bob, 9, nostr.Tags{{"h", ch}, {"e", ev, "", "reply"}}, "x")
 		},
-		"put-user":     func(ch, _ string) nostr.Event { return bob.event(t, 9000, nostr.Tags{{"h", ch}, {"p", bob.pk}}, "") },
-		"edit channel": func(ch, _ string) nostr.Event { return bob.event(t, 9002, nostr.Tags{{"h", ch}, {"name", "x"}}, "") },
+		"put-user":     func(ch, _ string) nostr.Event { return signed(t, bob, 9000, nostr.Tags{{"h", ch}, {"p", bob.Pub}}, "") },
+		"edit channel": func(ch, _ string) nostr.Event { return signed(t, bob, 9002, nostr.Tags{{"h", ch}, {"name", "x"}}, "") },
 	}
 	for name, mk := range cases {
 		real := r.submit(t, bob, mk(priv, secret.ID))
@@ -185,7 +187,7 @@ func TestWriteRefusalsAreNoOracle(t *testing.T) {
 // serves a system channel's replies only to a filter naming it with #h.
 func TestThreadPanelSystemChannelOnlyWhenNamed(t *testing.T) {
 	r := newRelay(t)
-	alice := newUser()
+	alice := testkit.NewKey(t)
 	ra := dial(t, r)
 	login(t, ra, alice)
 	sys := createChannelOfType(t, ra, alice, "system")
@@ -210,14 +212,14 @@ func TestThreadPanelSystemChannelOnlyWhenNamed(t *testing.T) {
 func TestRelaySignedEventsAreNotDeletable(t *testing.T) {
 	r, alice, bob, ra, _ := twoUsers(t)
 	ch := createChannel(t, ra, alice, "open")
-	publish(t, ra, alice, 9000, nostr.Tags{{"h", ch}, {"p", bob.pk}}, "")
+	publish(t, ra, alice, 9000, nostr.Tags{{"h", ch}, {"p", bob.Pub}}, "")
 	state := r.query(t, alice, `[{"kinds":[39000,39001,39002],"#h":["`+ch+`"]}]`)
 	state = append(state, r.query(t, bob, `[{"kinds":[44100],"#h":["`+ch+`"]}]`)...)
 	if len(state) != 4 {
 		t.Fatalf("want 39000, 39001, 39002 and 44100, got %d events", len(state))
 	}
 	for _, ev := range state {
-		if msg := r.submit(t, alice, alice.event(t, 9005, nostr.Tags{{"h", ch}, {"e", ev.ID}}, "")); !strings.HasPrefix(msg, "restricted:") {
+		if msg := r.submit(t, alice, signed(t, alice, 9005, nostr.Tags{{"h", ch}, {"e", ev.ID}}, "")); !strings.HasPrefix(msg, "restricted:") {
 			t.Errorf("9005 of relay-signed kind %d: %q", ev.Kind, msg)
 		}
 	}
@@ -231,16 +233,16 @@ func TestRelaySignedEventsAreNotDeletable(t *testing.T) {
 // 503 or error:.
 func TestBadTextIsInvalid(t *testing.T) {
 	r := newRelay(t)
-	alice := newUser()
+	alice := testkit.NewKey(t)
 	ra := dial(t, r)
 	login(t, ra, alice)
 	ch := createChannel(t, ra, alice, "open")
 
 	events := map[string]nostr.Event{
-		"NUL in content":  alice.event(t, 9, nostr.Tags{{"h", ch}}, "a\u0000b"),
-		"NUL in a tag":    alice.event(t, 9, nostr.Tags{{"h", ch}, {"t", "x\u0000"}}, "x"),
-		"NUL in tag name": alice.event(t, 9, nostr.Tags{{"h", ch}, {"\u0000", "x"}}, "x"),
-		"NUL in a name":   alice.event(t, 9007, nostr.Tags{{"h", createChannelID()}, {"name", "n\u0000"}}, ""),
+		"NUL in content":  signed(t, alice, 9, nostr.Tags{{"h", ch}}, "a\u0000b"),
+		"NUL in a tag":    signed(t, alice, 9, nostr.Tags{{"h", ch}, {"t", "x\u0000"}}, "x"),
+		"NUL in tag name": signed(t, alice, 9, nostr.Tags{{"h", ch}, {"\u0000", "x"}}, "x"),
+		"NUL in a name":   signed(t, alice, 9007, nostr.Tags{{"h", createChannelID()}, {"name", "n\u0000"}}, ""),
 	}
 	for name, ev := range events {
 		if msg := r.submit(t, alice, ev); !strings.HasPrefix(msg, "invalid:") {
@@ -266,7 +268,7 @@ func TestBadTextIsInvalid(t *testing.T) {
 	if c := rc.expect("CLOSED"); !strings.HasPrefix(str(t, c[2]), "invalid:") {
 		t.Errorf("REQ with invalid UTF-8: %s", joinRaw(c))
 	}
-	ev := alice.event(t, 9, nostr.Tags{{"h", ch}}, "x")
+	ev := signed(t, alice, 9, nostr.Tags{{"h", ch}}, "x")
 	raw, _ := json.Marshal(ev)
 	rc.send(`["EVENT",` + strings.Replace(string(raw), `"content":"x"`, `"content":"x`+bad+`"`, 1) + `]`)
 	if ok := rc.expect("OK"); string(ok[2]) != "false" || !strings.HasPrefix(str(t, ok[3]), "invalid:") {
@@ -282,7 +284,7 @@ func TestBadTextIsInvalid(t *testing.T) {
 // more filters than NIP-11 advertises get 400 invalid:, never 503.
 func TestBadFiltersAreInvalid(t *testing.T) {
 	r := newRelay(t)
-	alice := newUser()
+	alice := testkit.NewKey(t)
 	root := strings.Repeat("ab", 32)
 	if code, body := r.send(t, alice, "/query", `[{"#e":["`+root+`"],"depth_limit":9999999999}]`); code != http.StatusOK {
 		t.Errorf("depth_limit 9999999999: %d %s", code, body)
@@ -317,7 +319,7 @@ func TestBadFiltersAreInvalid(t *testing.T) {
 // and a u with user info or a fragment is refused.
 func TestNIP98URLIsExact(t *testing.T) {
 	r := newRelay(t)
-	alice := newUser()
+	alice := testkit.NewKey(t)
 	body := []byte(`[{"kinds":[1]}]`)
 	base := r.HTTPURL + "/query"
 	cases := map[string]struct {

@@ -16,6 +16,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/relayinfo"
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 // TestNIP11AdvertisesWebSocketLimits: the limits the handlers enforce are
@@ -49,11 +50,11 @@ func TestNIP11AdvertisesWebSocketLimits(t *testing.T) {
 // right one (go-nostr's relay.Auth) is accepted.
 func TestAuthFlow(t *testing.T) {
 	r := newRelay(t)
-	alice := newUser()
+	alice := testkit.NewKey(t)
 
 	t.Run("raw: first reply starts with AUTH; gates before AUTH", func(t *testing.T) {
 		rc := dialRaw(t, r)
-		ev := alice.event(t, 1, nil, "hello")
+		ev := signed(t, alice, 1, nil, "hello")
 		rc.sendJSON([]any{"EVENT", ev})
 		challenge := str(t, rc.expect("AUTH")[1])
 		ok := rc.expect("OK")
@@ -70,15 +71,15 @@ func TestAuthFlow(t *testing.T) {
 		}
 		// Wrong AUTH events, each refused with a reason.
 		cases := map[string]nostr.Event{
-			"wrong relay":     alice.event(t, 22242, nostr.Tags{{"relay", "ws://elsewhere.example"}, {"challenge", challenge}}, ""),
-			"wrong challenge": alice.event(t, 22242, nostr.Tags{{"relay", r.WSURL}, {"challenge", "nope"}}, ""),
-			"wrong kind":      alice.event(t, 1, nostr.Tags{{"relay", r.WSURL}, {"challenge", challenge}}, ""),
+			"wrong relay":     signed(t, alice, 22242, nostr.Tags{{"relay", "ws://elsewhere.example"}, {"challenge", challenge}}, ""),
+			"wrong challenge": signed(t, alice, 22242, nostr.Tags{{"relay", r.WSURL}, {"challenge", "nope"}}, ""),
+			"wrong kind":      signed(t, alice, 1, nostr.Tags{{"relay", r.WSURL}, {"challenge", challenge}}, ""),
 		}
 		stale := nostr.Event{Kind: 22242, CreatedAt: nostr.Timestamp(time.Now().Add(-5 * time.Minute).Unix()),
 			Tags: nostr.Tags{{"relay", r.WSURL}, {"challenge", challenge}}}
-		_ = stale.Sign(alice.sk)
+		_ = stale.Sign(alice.Secret)
 		cases["stale"] = stale
-		forged := alice.event(t, 22242, nostr.Tags{{"relay", r.WSURL}, {"challenge", challenge}}, "")
+		forged := signed(t, alice, 22242, nostr.Tags{{"relay", r.WSURL}, {"challenge", challenge}}, "")
 		forged.Content = "changed after signing"
 		cases["forged"] = forged
 		for name, ev := range cases {
@@ -89,7 +90,7 @@ func TestAuthFlow(t *testing.T) {
 			}
 		}
 		// Normalized relay URL (case, trailing slash) is accepted.
-		good := alice.event(t, 22242, nostr.Tags{{"relay", strings.ToUpper(r.WSURL[:5]) + r.WSURL[5:] + "/"}, {"challenge", challenge}}, "")
+		good := signed(t, alice, 22242, nostr.Tags{{"relay", strings.ToUpper(r.WSURL[:5]) + r.WSURL[5:] + "/"}, {"challenge", challenge}}, "")
 		rc.sendJSON([]any{"AUTH", good})
 		if ok := rc.expect("OK"); string(ok[2]) != "true" {
 			t.Fatalf("good AUTH: %s", joinRaw(ok))
@@ -103,8 +104,8 @@ func TestAuthFlow(t *testing.T) {
 	t.Run("go-nostr: Auth then publish as another key is refused", func(t *testing.T) {
 		rl := dial(t, r)
 		login(t, rl, alice)
-		bob := newUser()
-		err := rl.Publish(ctxT(t), bob.event(t, 1, nil, "not alice"))
+		bob := testkit.NewKey(t)
+		err := rl.Publish(ctxT(t), signed(t, bob, 1, nil, "not alice"))
 		if err == nil || !strings.Contains(err.Error(), "restricted:") {
 			t.Fatalf("event of another key: %v", err)
 		}
@@ -115,7 +116,7 @@ func TestAuthFlow(t *testing.T) {
 // WebSocket, REQ with stored events then EOSE, live delivery, CLOSE, COUNT.
 func TestPublishReqLiveCloseCount(t *testing.T) {
 	r := newRelay(t)
-	alice, bob := newUser(), newUser()
+	alice, bob := testkit.NewKey(t), testkit.NewKey(t)
 	ra, rb := dial(t, r), dial(t, r)
 	login(t, ra, alice)
 	login(t, rb, bob)
@@ -197,17 +198,17 @@ func TestPublishReqLiveCloseCount(t *testing.T) {
 // events; PublishMany goes through the same authenticated connection.
 func TestPoolWithAuthHandler(t *testing.T) {
 	r := newRelay(t)
-	alice := newUser()
+	alice := testkit.NewKey(t)
 	ra := dial(t, r)
 	login(t, ra, alice)
 	ch := createChannel(t, ra, alice, "open")
 	first := publish(t, ra, alice, 9, nostr.Tags{{"h", ch}}, "before the pool")
 
-	bob := newUser()
+	bob := testkit.NewKey(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	pool := nostr.NewSimplePool(ctx, nostr.WithAuthHandler(func(ctx context.Context, ae nostr.RelayEvent) error {
-		return ae.Sign(bob.sk)
+		return ae.Sign(bob.Secret)
 	}))
 	defer pool.Close("test done")
 	evs := pool.SubscribeMany(ctx, []string{r.WSURL}, nostr.Filter{Kinds: []int{9}, Tags: nostr.TagMap{"h": {ch}}})
@@ -219,7 +220,7 @@ func TestPoolWithAuthHandler(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("pool got no stored event")
 	}
-	mine := bob.event(t, 9, nostr.Tags{{"h", ch}}, "from the pool")
+	mine := signed(t, bob, 9, nostr.Tags{{"h", ch}}, "from the pool")
 	for res := range pool.PublishMany(ctx, []string{r.WSURL}, mine) {
 		if res.Error != nil {
 			t.Fatalf("PublishMany: %v", res.Error)
@@ -261,7 +262,7 @@ func TestPrivateChannelDenial(t *testing.T) {
 	if n, _, err := ra.Count(ctx, f); err != nil || n != 1 {
 		t.Fatalf("member COUNT = %d, %v", n, err)
 	}
-	err = rb.Publish(ctx, bob.event(t, 9, nostr.Tags{{"h", ch}}, "let me in"))
+	err = rb.Publish(ctx, signed(t, bob, 9, nostr.Tags{{"h", ch}}, "let me in"))
 	if err == nil || !strings.Contains(err.Error(), "restricted:") {
 		t.Fatalf("non-member write: %v", err)
 	}
@@ -295,12 +296,12 @@ func quiet(t *testing.T, rl *nostr.Relay, sub *nostr.Subscription, f nostr.Filte
 // channel stops receiving it and gets CLOSED restricted:.
 func TestRevocationClosesLiveSubscription(t *testing.T) {
 	r := newRelay(t)
-	alice, bob := newUser(), newUser()
+	alice, bob := testkit.NewKey(t), testkit.NewKey(t)
 	ra, rb := dial(t, r), dial(t, r)
 	login(t, ra, alice)
 	login(t, rb, bob)
 	ch := createChannel(t, ra, alice, "private")
-	publish(t, ra, alice, 9000, nostr.Tags{{"h", ch}, {"p", bob.pk}}, "")
+	publish(t, ra, alice, 9000, nostr.Tags{{"h", ch}, {"p", bob.Pub}}, "")
 
 	ctx := ctxT(t)
 	sub, err := rb.Subscribe(ctx, nostr.Filters{{Kinds: []int{9}, Tags: nostr.TagMap{"h": {ch}}}})
@@ -312,12 +313,12 @@ func TestRevocationClosesLiveSubscription(t *testing.T) {
 	if ev := next(t, sub); ev.ID != live.ID {
 		t.Fatalf("member got %s", ev.ID)
 	}
-	publish(t, ra, alice, 9001, nostr.Tags{{"h", ch}, {"p", bob.pk}}, "")
+	publish(t, ra, alice, 9001, nostr.Tags{{"h", ch}, {"p", bob.Pub}}, "")
 	if reason := closedReason(t, sub); !strings.HasPrefix(reason, "restricted:") {
 		t.Fatalf("closed with %q", reason)
 	}
 	var n int
-	if err := r.App.Store.Pool.QueryRow(ctx, `SELECT count(*) FROM ws_subscriptions WHERE pubkey = $1 AND filters LIKE '%' || $2 || '%'`, bob.pk, ch).Scan(&n); err != nil || n != 0 {
+	if err := r.App.Store.Pool.QueryRow(ctx, `SELECT count(*) FROM ws_subscriptions WHERE pubkey = $1 AND filters LIKE '%' || $2 || '%'`, bob.Pub, ch).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("closed subscription rows = %d, %v", n, err)
 	}
 }
@@ -326,7 +327,7 @@ func TestRevocationClosesLiveSubscription(t *testing.T) {
 // the next post deletes the connection and its subscriptions.
 func TestGoneConnectionIsRemoved(t *testing.T) {
 	r := newRelay(t)
-	alice, carol := newUser(), newUser()
+	alice, carol := testkit.NewKey(t), testkit.NewKey(t)
 	ra, rc := dial(t, r), dial(t, r)
 	login(t, ra, alice)
 	login(t, rc, carol)
@@ -338,7 +339,7 @@ func TestGoneConnectionIsRemoved(t *testing.T) {
 	}
 	eose(t, sub)
 	var id string
-	if err := r.App.Store.Pool.QueryRow(ctx, `SELECT id FROM ws_connections WHERE pubkey = $1`, carol.pk).Scan(&id); err != nil {
+	if err := r.App.Store.Pool.QueryRow(ctx, `SELECT id FROM ws_connections WHERE pubkey = $1`, carol.Pub).Scan(&id); err != nil {
 		t.Fatal(err)
 	}
 	if !r.WS.Forget(id) {
@@ -431,7 +432,7 @@ func TestGarbageFrames(t *testing.T) {
 	}
 	_ = rc.c.Write(ctxT(t), websocket.MessageBinary, []byte{0xff, 0x00, 0x01})
 	rc.expect("NOTICE")
-	rc.auth(r, newUser(), challenge)
+	rc.auth(r, testkit.NewKey(t), challenge)
 	rc.send(`["REQ","ok",{"kinds":[1],"limit":1}]`)
 	rc.expect("EOSE")
 }
@@ -444,7 +445,7 @@ func TestSubscriptionLimit(t *testing.T) {
 	rc.send(`["REQ","warm",{"limit":0}]`)
 	challenge := str(t, rc.expect("AUTH")[1])
 	rc.expect("CLOSED")
-	rc.auth(r, newUser(), challenge)
+	rc.auth(r, testkit.NewKey(t), challenge)
 	for i := range relayinfo.MaxSubscriptions {
 		rc.send(fmt.Sprintf(`["REQ","s%d",{"kinds":[1],"limit":0}]`, i))
 		rc.expect("EOSE")

@@ -10,7 +10,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/shared/nostrtest"
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 // BenchmarkEventsHTTP is POST /events end to end on one machine: HTTP,
@@ -23,8 +23,8 @@ func BenchmarkEventsHTTP(b *testing.B) {
 	srv, _ := newEventsServer(b, 16, map[string]bool{"POST /events": true})
 	defer srv.Close()
 
-	owner := nostrtest.NewKey(b)
-	ch := nostrtest.ChannelID()
+	owner := testkit.NewKey(b)
+	ch := testkit.ChannelID()
 	create, _ := json.Marshal(owner.Event(b, 9007, "", nostr.Tag{"h", ch}, nostr.Tag{"name", "bench"}))
 	post(b, srv.URL, owner, create)
 
@@ -33,9 +33,9 @@ func BenchmarkEventsHTTP(b *testing.B) {
 		auth string
 	}
 	reqs := make(chan req, b.N)
-	authors := make([]nostrtest.Key, 32)
+	authors := make([]testkit.Key, 32)
 	for i := range authors {
-		authors[i] = nostrtest.NewKey(b)
+		authors[i] = testkit.NewKey(b)
 	}
 	now := time.Now()
 	for i := 0; i < b.N; i++ {
@@ -72,7 +72,7 @@ func BenchmarkEventsHTTP(b *testing.B) {
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "events/s")
 }
 
-func post(b *testing.B, base string, k nostrtest.Key, body []byte) {
+func post(b *testing.B, base string, k testkit.Key, body []byte) {
 	b.Helper()
 	hr, _ := http.NewRequest(http.MethodPost, base+"/events", bytes.NewReader(body))
 	hr.Header.Set("Authorization", k.Token(b, "POST", base+"/events", body, time.Now()))

@@ -2,10 +2,7 @@ package emulator_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -18,10 +15,9 @@ import (
 	"github.com/buzzrelay/relay/shared/apigw"
 	"github.com/buzzrelay/relay/shared/bridge"
 	"github.com/buzzrelay/relay/shared/ingest"
-	"github.com/buzzrelay/relay/shared/nostrtest"
-	"github.com/buzzrelay/relay/shared/pgtest"
 	"github.com/buzzrelay/relay/shared/signer"
 	"github.com/buzzrelay/relay/shared/store"
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 // TestEventsOverHTTP drives POST /events, NIP-11 and /healthz through the
@@ -30,8 +26,8 @@ func TestEventsOverHTTP(t *testing.T) {
 	srv, key := newEventsServer(t, 4, map[string]bool{"POST /events": true, "GET /": true, "GET /healthz": true})
 	defer srv.Close()
 
-	alice, bob := nostrtest.NewKey(t), nostrtest.NewKey(t)
-	post := func(k nostrtest.Key, ev any, auth string) (int, map[string]any) {
+	alice, bob := testkit.NewKey(t), testkit.NewKey(t)
+	post := func(k testkit.Key, ev any, auth string) (int, map[string]any) {
 		t.Helper()
 		body, _ := json.Marshal(ev)
 		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/events", bytes.NewReader(body))
@@ -51,7 +47,7 @@ func TestEventsOverHTTP(t *testing.T) {
 		return resp.StatusCode, out
 	}
 
-	ch := nostrtest.ChannelID()
+	ch := testkit.ChannelID()
 	create := alice.Event(t, 9007, "", nostr.Tag{"h", ch}, nostr.Tag{"name", "general"})
 	if code, out := post(alice, create, ""); code != 200 || out["accepted"] != true || out["event_id"] != create.ID {
 		t.Fatalf("create: %d %v", code, out)
@@ -122,13 +118,9 @@ func TestEventsOverHTTP(t *testing.T) {
 // emulator on the given routes, on a fresh database.
 func newEventsServer(t testing.TB, conns int32, routes map[string]bool) (*httptest.Server, *signer.Key) {
 	t.Helper()
-	st, err := store.Open(context.Background(), pgtest.NewDatabase(t), store.Options{MaxConns: conns})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	key, _ := signer.FromHex(nostr.GeneratePrivateKey())
-	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	st := testkit.NewStore(t, store.Options{MaxConns: conns})
+	key := testkit.RelayKey(t)
+	log := testkit.Quiet()
 	fn := apigw.HTTP(bridge.New(st, key, ingest.New(st, key, log), nil, nil, "default", log), apigw.Origin{Scheme: "http"})
 	api := &emulator.HTTPAPI{Routes: map[string]emulator.HTTPHandler{}}
 	for r := range routes {

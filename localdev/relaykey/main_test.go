@@ -9,15 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nbd-wtf/go-nostr"
-
 	"github.com/buzzrelay/relay/shared/config"
-	"github.com/buzzrelay/relay/shared/kmssigner/localkms"
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 func TestCreateKeyThenRelayUsesIt(t *testing.T) {
-	endpoint := localkms.Start(t)
-	localkms.Isolate(t, endpoint)
+	endpoint := testkit.StartKMS(t)
+	testkit.IsolateKMS(t, endpoint)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
@@ -34,7 +32,7 @@ func TestCreateKeyThenRelayUsesIt(t *testing.T) {
 		return r
 	}
 
-	r := run1("", "-kms-key", localkms.SeedAlias, "-community", "buzz.example")
+	r := run1("", "-kms-key", testkit.KMSAlias, "-community", "buzz.example")
 	if len(r.PubKey) != 64 || r.Ciphertext == "" || r.Community != "buzz.example" {
 		t.Fatalf("result %+v", r)
 	}
@@ -42,8 +40,8 @@ func TestCreateKeyThenRelayUsesIt(t *testing.T) {
 	c, err := config.Load(func(k string) string {
 		return map[string]string{
 			"RELAY_SIGNER": "kms", "RELAY_KEY_CIPHERTEXT": r.Ciphertext,
-			"BUZZ_COMMUNITY": "buzz.example", "RELAY_KMS_KEY_ID": localkms.SeedKeyARN,
-			"AWS_REGION": localkms.Region,
+			"BUZZ_COMMUNITY": "buzz.example", "RELAY_KMS_KEY_ID": testkit.KMSKeyARN,
+			"AWS_REGION": testkit.KMSRegion,
 		}[k]
 	})
 	if err != nil {
@@ -58,14 +56,14 @@ func TestCreateKeyThenRelayUsesIt(t *testing.T) {
 	}
 
 	// Two runs, two identities.
-	if r2 := run1("", "-kms-key", localkms.SeedKeyID, "-community", "buzz.example"); r2.PubKey == r.PubKey {
+	if r2 := run1("", "-kms-key", testkit.KMSKeyID, "-community", "buzz.example"); r2.PubKey == r.PubKey {
 		t.Fatal("a second run reused the key")
 	}
 
 	// Importing an existing secret keeps its pubkey.
-	sk := nostr.GeneratePrivateKey()
-	pk, _ := nostr.GetPublicKey(sk)
-	if r3 := run1(sk+"\n", "-kms-key", localkms.SeedKeyID, "-secret-stdin"); r3.PubKey != pk || r3.Community != "default" {
+	k := testkit.NewKey(t)
+	sk, pk := k.Secret, k.Pub
+	if r3 := run1(sk+"\n", "-kms-key", testkit.KMSKeyID, "-secret-stdin"); r3.PubKey != pk || r3.Community != "default" {
 		t.Fatalf("imported key: %+v, want pubkey %s community default", r3, pk)
 	}
 }

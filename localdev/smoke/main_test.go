@@ -3,21 +3,19 @@ package main
 import (
 	"bytes"
 	"context"
-	"io"
-	"log/slog"
 	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/buzzrelay/relay/localdev/e2e"
-	"github.com/buzzrelay/relay/shared/pgtest"
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 func TestSmokePassesAgainstTheRelay(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	r, err := e2e.Start(ctx, pgtest.NewDatabase(t), e2e.Options{Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	r, err := e2e.Start(ctx, testkit.NewDatabase(t), e2e.Options{Log: testkit.Quiet()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func (a *App) QueryHTTP(rd bridge.Reader) HTTPHandler {
 	b := bridge.New(a.Store, a.Signer, nil, rd, nil, a.Config.DefaultCommunity, a.Log)
 	b.Limiter = a.Limiter
 	b.Communities = a.Communities
-	b.Manage = &nip86.Service{DB: a.Store.Pool, Registry: a.Communities, Sealer: a.Sealer, Log: a.Log}
+	b.Manage = &nip86.Service{Store: a.Store, Registry: a.Communities, Sealer: a.Sealer, Log: a.Log}
 	return apigw.HTTP(b, a.origin())
 }
 

@@ -9,19 +9,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/kmssigner"
 	"github.com/buzzrelay/relay/shared/reject"
+	"github.com/buzzrelay/relay/shared/store"
 )
-
-// DB is a pool or connection the operator commands run on.
-type DB interface {
-	Querier
-	Begin(ctx context.Context) (pgx.Tx, error)
-}
 
 // Spec is a community to create.
 type Spec struct {
@@ -112,7 +105,7 @@ func (s *Spec) check() error {
 // Create stores a new community with its hostnames and a new relay key
 // sealed for it, in one transaction; it answers the key's pubkey. A taken
 // id or hostname is an invalid: error and changes nothing.
-func Create(ctx context.Context, db DB, sealer Sealer, s Spec) (string, error) {
+func Create(ctx context.Context, st *store.Store, sealer Sealer, s Spec) (string, error) {
 	if err := s.check(); err != nil {
 		return "", err
 	}
@@ -120,20 +113,9 @@ func Create(ctx context.Context, db DB, sealer Sealer, s Spec) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	err = pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO communities (id, name, about, picture, operators, relay_key_ciphertext, relay_pubkey)
-VALUES ($1, $2, $3, $4, $5, $6, $7)`, s.ID, s.Name, s.About, s.Picture, s.Operators, ct, pub); err != nil {
-			return taken(err, "community id "+s.ID)
-		}
-		for _, h := range s.Hosts {
-			if _, err := tx.Exec(ctx, `INSERT INTO community_hosts (host, community_id) VALUES ($1, $2)`, h, s.ID); err != nil {
-				return taken(err, "hostname "+h)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return "", err
+	if err := st.CreateCommunity(ctx, &store.CommunityRow{ID: s.ID, Name: s.Name, About: s.About, Picture: s.Picture,
+		Operators: s.Operators, Hosts: s.Hosts, RelayPubkey: pub, Ciphertext: ct}); err != nil {
+		return "", taken(err)
 	}
 	return pub, nil
 }
@@ -157,10 +139,11 @@ func newKey(ctx context.Context, sealer Sealer, id string) (string, []byte, erro
 	return pub, ct, nil
 }
 
-func taken(err error, what string) error {
-	var pg *pgconn.PgError
-	if errors.As(err, &pg) && pg.Code == "23505" {
-		return reject.Invalidf("%s is already taken", what)
+// taken answers a taken id or hostname with invalid:.
+func taken(err error) error {
+	var te *store.TakenError
+	if errors.As(err, &te) {
+		return reject.Invalidf("%s", te.Error())
 	}
 	return fmt.Errorf("community: %w", err)
 }
@@ -168,37 +151,37 @@ func taken(err error, what string) error {
 // ErrNoCommunity is returned for an unknown community id.
 var ErrNoCommunity = errors.New("community: no such community")
 
-// one runs a statement that must change community id's row.
-func one(ctx context.Context, q Querier, id, sql string, args ...any) error {
-	tag, err := q.Exec(ctx, sql, args...)
-	if err != nil {
-		return fmt.Errorf("community %s: %w", id, err)
-	}
-	if tag.RowsAffected() == 0 {
+// known turns the store's ErrNotFound about community id into
+// ErrNoCommunity.
+func known(err error, id string) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, store.ErrNotFound):
 		return fmt.Errorf("%w %q", ErrNoCommunity, id)
 	}
-	return nil
+	return fmt.Errorf("community: %w", err)
 }
 
 // Disable stops serving community id (its data stays); Enable undoes it.
-func Disable(ctx context.Context, q Querier, id string) error {
-	return one(ctx, q, id, `UPDATE communities SET disabled_at = COALESCE(disabled_at, now()) WHERE id = $1`, id)
+func Disable(ctx context.Context, st *store.Store, id string) error {
+	return known(st.DisableCommunity(ctx, id), id)
 }
 
 // Enable serves a disabled community again.
-func Enable(ctx context.Context, q Querier, id string) error {
-	return one(ctx, q, id, `UPDATE communities SET disabled_at = NULL WHERE id = $1`, id)
+func Enable(ctx context.Context, st *store.Store, id string) error {
+	return known(st.EnableCommunity(ctx, id), id)
 }
 
 // RotateKey gives community id a new relay key (its identity changes);
 // running instances pick it up within the registry TTL. Answers the new
 // pubkey.
-func RotateKey(ctx context.Context, q Querier, sealer Sealer, id string) (string, error) {
+func RotateKey(ctx context.Context, st *store.Store, sealer Sealer, id string) (string, error) {
 	pub, ct, err := newKey(ctx, sealer, id)
 	if err != nil {
 		return "", err
 	}
-	if err := one(ctx, q, id, `UPDATE communities SET relay_key_ciphertext = $2, relay_pubkey = $3 WHERE id = $1`, id, ct, pub); err != nil {
+	if err := known(st.SetCommunityKey(ctx, id, ct, pub), id); err != nil {
 		return "", err
 	}
 	return pub, nil
@@ -206,13 +189,13 @@ func RotateKey(ctx context.Context, q Querier, sealer Sealer, id string) (string
 
 // Info fields NIP-86 changes.
 const (
-	FieldName    = "name"
-	FieldAbout   = "about"
-	FieldPicture = "picture"
+	FieldName    = store.InfoName
+	FieldAbout   = store.InfoAbout
+	FieldPicture = store.InfoPicture
 )
 
 // SetInfo changes one of name, about, picture.
-func SetInfo(ctx context.Context, q Querier, id, field, value string) error {
+func SetInfo(ctx context.Context, st *store.Store, id, field, value string) error {
 	switch field {
 	case FieldName:
 		if value == "" || len(value) > 200 {
@@ -229,15 +212,15 @@ func SetInfo(ctx context.Context, q Querier, id, field, value string) error {
 	default:
 		return fmt.Errorf("community: unknown field %q", field)
 	}
-	return one(ctx, q, id, `UPDATE communities SET `+field+` = $2 WHERE id = $1`, id, value)
+	return known(st.SetCommunityInfo(ctx, id, field, value), id)
 }
 
 // AddOperator lets pubkey manage community id.
-func AddOperator(ctx context.Context, q Querier, id, pubkey string) error {
+func AddOperator(ctx context.Context, st *store.Store, id, pubkey string) error {
 	if err := CheckPubkey(pubkey); err != nil {
 		return err
 	}
-	return one(ctx, q, id, `UPDATE communities SET operators = array_append(array_remove(operators, $2), $2) WHERE id = $1`, id, pubkey)
+	return known(st.AddCommunityOperator(ctx, id, pubkey), id)
 }
 
 // PubkeyRule is a banned or allowed pubkey.
@@ -253,57 +236,33 @@ const (
 )
 
 // SetPubkeyRule bans or allows pubkey in community id (replacing its rule).
-func SetPubkeyRule(ctx context.Context, q Querier, id, pubkey, rule, reason string) error {
+func SetPubkeyRule(ctx context.Context, st *store.Store, id, pubkey, rule, reason string) error {
 	if err := CheckPubkey(pubkey); err != nil {
 		return err
 	}
-	_, err := q.Exec(ctx, `INSERT INTO community_pubkey_rules (community_id, pubkey, rule, reason, created_at)
-VALUES ($1, $2, $3, $4, $5)
-ON CONFLICT (community_id, pubkey) DO UPDATE SET rule = EXCLUDED.rule, reason = EXCLUDED.reason, created_at = EXCLUDED.created_at`,
-		id, pubkey, rule, reason, time.Now().Unix())
-	if err != nil {
-		return fmt.Errorf("community %s: %s pubkey: %w", id, rule, err)
-	}
-	return nil
+	return st.SetPubkeyRule(ctx, id, pubkey, rule, reason, time.Now().Unix())
 }
 
 // PubkeyRules lists community id's pubkeys under rule.
-func PubkeyRules(ctx context.Context, q Querier, id, rule string) ([]PubkeyRule, error) {
-	rows, err := q.Query(ctx, `SELECT pubkey, reason FROM community_pubkey_rules
-WHERE community_id = $1 AND rule = $2 ORDER BY created_at, pubkey`, id, rule)
+func PubkeyRules(ctx context.Context, st *store.Store, id, rule string) ([]PubkeyRule, error) {
+	rows, err := st.PubkeyRules(ctx, id, rule)
 	if err != nil {
-		return nil, fmt.Errorf("community %s: list %s: %w", id, rule, err)
+		return nil, err
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (PubkeyRule, error) {
-		var p PubkeyRule
-		return p, r.Scan(&p.Pubkey, &p.Reason)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("community %s: list %s: %w", id, rule, err)
-	}
-	if out == nil {
-		out = []PubkeyRule{}
+	out := make([]PubkeyRule, len(rows))
+	for i, r := range rows {
+		out[i] = PubkeyRule{Pubkey: r.Pubkey, Reason: r.Reason}
 	}
 	return out, nil
 }
 
 // BanEvent records event id as banned in community id and marks it
 // deleted, so no read serves it and a resubmission is refused.
-func BanEvent(ctx context.Context, db DB, id, eventID, reason string) error {
+func BanEvent(ctx context.Context, st *store.Store, id, eventID, reason string) error {
 	if !nostr.IsValid32ByteHex(eventID) {
 		return reject.Invalidf("event id must be 64 lowercase hex characters, got %q", eventID)
 	}
-	now := time.Now().Unix()
-	return pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO community_banned_events (community_id, event_id, reason, created_at)
-VALUES ($1, $2, $3, $4) ON CONFLICT (community_id, event_id) DO UPDATE SET reason = EXCLUDED.reason`, id, eventID, reason, now); err != nil {
-			return fmt.Errorf("community %s: ban event: %w", id, err)
-		}
-		if _, err := tx.Exec(ctx, `UPDATE events SET deleted_at = $3 WHERE community_id = $1 AND id = $2 AND deleted_at IS NULL`, id, eventID, now); err != nil {
-			return fmt.Errorf("community %s: ban event: %w", id, err)
-		}
-		return nil
-	})
+	return st.BanEvent(ctx, id, eventID, reason, time.Now().Unix())
 }
 
 // Describe is a one-line summary for the operator command.
@@ -321,13 +280,13 @@ func (c *Community) Describe() string {
 
 // AddHost makes community id serve host too; a host served by another
 // community is an invalid: error.
-func AddHost(ctx context.Context, q Querier, id, host string) error {
+func AddHost(ctx context.Context, st *store.Store, id, host string) error {
 	h, err := CheckHost(host)
 	if err != nil {
 		return err
 	}
-	if _, err := q.Exec(ctx, `INSERT INTO community_hosts (host, community_id) VALUES ($1, $2)`, h, id); err != nil {
-		return taken(err, "hostname "+h)
+	if err := st.AddCommunityHost(ctx, id, h); err != nil {
+		return taken(err)
 	}
 	return nil
 }

@@ -16,9 +16,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-
 	"github.com/buzzrelay/relay/shared/reject"
 	"github.com/buzzrelay/relay/shared/store"
 )
@@ -45,13 +42,6 @@ func (c *Community) Operator(pubkey string) bool {
 		}
 	}
 	return false
-}
-
-// Querier is a pool, connection or transaction.
-type Querier interface {
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
 // ErrUnknownHost is the answer for a Host no enabled community serves.
@@ -166,7 +156,7 @@ func (r *Registry) byID(ctx context.Context, id string) (*Community, error) {
 	if ok && now.Before(e.expires) {
 		return e.c, nil
 	}
-	c, err := Get(ctx, r.st.Pool, id)
+	c, err := Get(ctx, r.st, id)
 	if err != nil {
 		return nil, err
 	}
@@ -183,60 +173,44 @@ func (r *Registry) remember(m map[string]cached, k string, e cached) {
 	r.mu.Unlock()
 }
 
-const selectCommunity = `SELECT c.id, c.name, c.about, c.picture, c.operators, c.limits,
-       COALESCE(c.relay_pubkey, ''), c.relay_key_ciphertext, c.created_at, c.disabled_at,
-       ARRAY(SELECT h.host FROM community_hosts h WHERE h.community_id = c.id ORDER BY h.host)
-FROM communities c`
-
 func (r *Registry) load(ctx context.Context, host string) (*Community, error) {
-	c, err := scan(r.st.Pool.QueryRow(ctx, selectCommunity+`
-WHERE c.id = (SELECT community_id FROM community_hosts WHERE host = $1)
-   OR (c.id = $2 AND NOT EXISTS (SELECT 1 FROM community_hosts))`, host, r.fallback))
-	if errors.Is(err, pgx.ErrNoRows) {
+	row, err := r.st.CommunityAt(ctx, host, r.fallback)
+	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("community: resolve host %q: %w", host, err)
 	}
-	return c, nil
+	return fromRow(row), nil
 }
 
-// Get reads community id (disabled ones too); pgx.ErrNoRows when unknown.
-func Get(ctx context.Context, q Querier, id string) (*Community, error) {
-	c, err := scan(q.QueryRow(ctx, selectCommunity+` WHERE c.id = $1`, id))
+// Get reads community id (disabled ones too); ErrNoCommunity when unknown.
+func Get(ctx context.Context, st *store.Store, id string) (*Community, error) {
+	row, err := st.Community(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("community: read %q: %w", id, err)
+		return nil, known(err, id)
 	}
-	return c, nil
+	return fromRow(row), nil
 }
 
 // List reads every community, by id.
-func List(ctx context.Context, q Querier) ([]*Community, error) {
-	rows, err := q.Query(ctx, selectCommunity+` ORDER BY c.id`)
+func List(ctx context.Context, st *store.Store) ([]*Community, error) {
+	rows, err := st.Communities(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("community: list: %w", err)
+		return nil, fmt.Errorf("community: %w", err)
 	}
-	defer rows.Close()
-	var out []*Community
-	for rows.Next() {
-		c, err := scan(rows)
-		if err != nil {
-			return nil, fmt.Errorf("community: list: %w", err)
-		}
-		out = append(out, c)
+	out := make([]*Community, len(rows))
+	for i, row := range rows {
+		out[i] = fromRow(row)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
-func scan(row pgx.Row) (*Community, error) {
-	var c Community
-	var limits []byte
-	if err := row.Scan(&c.ID, &c.Name, &c.About, &c.Picture, &c.Operators, &limits,
-		&c.RelayPubkey, &c.Ciphertext, &c.CreatedAt, &c.DisabledAt, &c.Hosts); err != nil {
-		return nil, err
+func fromRow(r *store.CommunityRow) *Community {
+	return &Community{
+		Spec:   Spec{ID: r.ID, Hosts: r.Hosts, Name: r.Name, About: r.About, Picture: r.Picture, Operators: r.Operators},
+		Limits: r.Limits, RelayPubkey: r.RelayPubkey, Ciphertext: r.Ciphertext, CreatedAt: r.CreatedAt, DisabledAt: r.DisabledAt,
 	}
-	c.Limits = limits
-	return &c, nil
 }
 
 // admitWait bounds the database lookup of a WebSocket upgrade, so a

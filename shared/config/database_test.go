@@ -10,7 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/buzzrelay/relay/shared/kmssigner/localkms"
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 func TestPoolSettings(t *testing.T) {
@@ -51,7 +51,7 @@ func TestPoolSettings(t *testing.T) {
 // pool it builds really connects (the local Postgres trusts loopback, so the
 // token itself is not checked here: Aurora checks it).
 func TestIAMAuth(t *testing.T) {
-	localkms.Isolate(t, "http://127.0.0.1:9") // nothing listens there: any AWS call would fail
+	testkit.IsolateKMS(t, "http://127.0.0.1:9") // nothing listens there: any AWS call would fail
 	t.Setenv("AWS_REGION", "eu-west-2")
 	u, err := url.Parse(os.Getenv("DATABASE_URL"))
 	if err != nil || u.Host == "" {

@@ -10,7 +10,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/kmssigner"
-	"github.com/buzzrelay/relay/shared/kmssigner/localkms"
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 func load(t *testing.T, env map[string]string) *Config {
@@ -64,24 +64,24 @@ func TestLocalSignerStillWorks(t *testing.T) {
 }
 
 func TestKMSSignerFromEnvironment(t *testing.T) {
-	endpoint := localkms.Start(t)
-	localkms.Isolate(t, endpoint)
+	endpoint := testkit.StartKMS(t)
+	testkit.IsolateKMS(t, endpoint)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	k := localkms.Client(endpoint)
+	k := testkit.KMSClient(endpoint)
 	secret, _ := kmssigner.NewSecret()
 	want, _ := kmssigner.PublicKey(secret)
-	ct, err := kmssigner.Seal(ctx, k, localkms.SeedAlias, "buzz.example", secret)
+	ct, err := kmssigner.Seal(ctx, k, testkit.KMSAlias, "buzz.example", secret)
 	if err != nil {
 		t.Fatal(err)
 	}
 	env := map[string]string{
 		"RELAY_SIGNER":         "kms",
 		"RELAY_KEY_CIPHERTEXT": kmssigner.EncodeCiphertext(ct),
-		"RELAY_KMS_KEY_ID":     localkms.SeedKeyARN,
+		"RELAY_KMS_KEY_ID":     testkit.KMSKeyARN,
 		"BUZZ_COMMUNITY":       "buzz.example",
-		"AWS_REGION":           localkms.Region,
+		"AWS_REGION":           testkit.KMSRegion,
 	}
 	s, err := load(t, env).Signer(ctx)
 	if err != nil {

@@ -9,14 +9,14 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/eventcheck"
-	"github.com/buzzrelay/relay/shared/nostrtest"
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 func TestCheck(t *testing.T) {
-	k := nostrtest.NewKey(t)
+	k := testkit.NewKey(t)
 	now := time.Now()
 	resign := func(mut func(*nostr.Event)) *nostr.Event {
-		ev := k.Event(t, 9, "hi", nostr.Tag{"h", nostrtest.ChannelID()})
+		ev := k.Event(t, 9, "hi", nostr.Tag{"h", testkit.ChannelID()})
 		mut(ev)
 		if err := ev.Sign(k.Secret); err != nil {
 			t.Fatal(err)
@@ -28,7 +28,7 @@ func TestCheck(t *testing.T) {
 		ev   *nostr.Event
 		want string // "" = accepted; else the message prefix
 	}{
-		{"valid chat message", k.Event(t, 9, "hi", nostr.Tag{"h", nostrtest.ChannelID()}), ""},
+		{"valid chat message", k.Event(t, 9, "hi", nostr.Tag{"h", testkit.ChannelID()}), ""},
 		{"bad id", func() *nostr.Event { e := k.Event(t, 9, "hi"); e.ID = strings.Repeat("0", 64); return e }(), "invalid: id does not match"},
 		{"id not hex", func() *nostr.Event { e := k.Event(t, 9, "hi"); e.ID = "xyz"; return e }(), "invalid: id must be"},
 		{"bad signature", func() *nostr.Event { e := k.Event(t, 9, "hi"); e.Sig = strings.Repeat("a", 128); return e }(), "invalid: signature does not verify"},
@@ -82,7 +82,7 @@ func TestCheck(t *testing.T) {
 // FuzzCheck feeds arbitrary JSON through the decoder and the checks: no
 // input may panic, and whatever is accepted must really verify.
 func FuzzCheck(f *testing.F) {
-	k := nostrtest.NewKey(f)
+	k := testkit.NewKey(f)
 	good, _ := k.Event(f, 9, "hi", nostr.Tag{"h", "x"}).MarshalJSON()
 	f.Add(good)
 	f.Add([]byte(`{"id":"","pubkey":"","created_at":0,"kind":9,"tags":[[]],"content":"","sig":""}`))

@@ -7,14 +7,14 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/eventcheck"
-	"github.com/buzzrelay/relay/shared/nostrtest"
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 // BenchmarkCheck is the relay CPU spent on one event before any database
 // work; the Schnorr verification dominates it.
 func BenchmarkCheck(b *testing.B) {
-	k := nostrtest.NewKey(b)
-	ev := k.Event(b, 9, "hello", nostr.Tag{"h", nostrtest.ChannelID()})
+	k := testkit.NewKey(b)
+	ev := k.Event(b, 9, "hello", nostr.Tag{"h", testkit.ChannelID()})
 	now := time.Now()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -8,9 +8,9 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/migrate"
-	"github.com/buzzrelay/relay/shared/pgtest"
 	"github.com/buzzrelay/relay/shared/reject"
 	"github.com/buzzrelay/relay/shared/store"
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 // TestSubscribeReplacesAndLimits: storing a subscription is one statement
@@ -19,7 +19,7 @@ import (
 // nothing.
 func TestSubscribeReplacesAndLimits(t *testing.T) {
 	ctx := context.Background()
-	dsn := pgtest.NewDatabase(t)
+	dsn := testkit.NewDatabase(t)
 	if err := migrate.EnsureCommunity(ctx, dsn, "c1", ""); err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/shared/nostrtest"
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 // BenchmarkIngest measures events/s through Submit (checks, rules, one
@@ -25,7 +25,7 @@ func BenchmarkIngest(b *testing.B) {
 	for _, kind := range []string{"messages", "replies"} {
 		b.Run(kind, func(b *testing.B) {
 			h := newHarness(b)
-			owner := nostrtest.NewKey(b)
+			owner := testkit.NewKey(b)
 			ch := h.channel(owner)
 			top := owner.Event(b, 9, "root", nostr.Tag{"h", ch})
 			h.ok(top)
@@ -36,9 +36,9 @@ func BenchmarkIngest(b *testing.B) {
 				h.ok(r)
 				roots = append(roots, r.ID)
 			}
-			authors := make([]nostrtest.Key, 32)
+			authors := make([]testkit.Key, 32)
 			for i := range authors {
-				authors[i] = nostrtest.NewKey(b)
+				authors[i] = testkit.NewKey(b)
 			}
 			evs := make(chan *nostr.Event, b.N)
 			now := time.Now()

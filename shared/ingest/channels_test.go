@@ -8,13 +8,13 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/shared/nostrtest"
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 func TestCreateChannelPublishesState(t *testing.T) {
 	h := newHarness(t)
-	owner := nostrtest.NewKey(t)
-	id := nostrtest.ChannelID()
+	owner := testkit.NewKey(t)
+	id := testkit.ChannelID()
 	create := owner.EventAt(t, time.Now().Add(-30*time.Second), 9007, "", nostr.Tag{"h", id}, nostr.Tag{"name", "agent-config"},
 		nostr.Tag{"about", "config"}, nostr.Tag{"channel_type", "workflow"}, nostr.Tag{"t", "agent-config"}, nostr.Tag{"t", "ops"}, nostr.Tag{"t", "agent-config"})
 	out := h.ok(create)
@@ -55,7 +55,7 @@ func TestStateCreatedAtIsMonotonic(t *testing.T) {
 	h := newHarness(t)
 	fixed := time.Now()
 	h.svc = h.svc.WithClock(func() time.Time { return fixed })
-	owner := nostrtest.NewKey(t)
+	owner := testkit.NewKey(t)
 	id := h.channel(owner)
 	prev := h.head(id, 39000).CreatedAt
 	for i := 0; i < 3; i++ {
@@ -70,7 +70,7 @@ func TestStateCreatedAtIsMonotonic(t *testing.T) {
 
 func TestCreateRules(t *testing.T) {
 	h := newHarness(t)
-	owner := nostrtest.NewKey(t)
+	owner := testkit.NewKey(t)
 	id := h.channel(owner)
 	// Creating an existing id is a duplicate with no change.
 	before := h.counts()
@@ -80,9 +80,9 @@ func TestCreateRules(t *testing.T) {
 	}
 	h.refused(owner.Event(t, 9007, "", nostr.Tag{"name", "x"}), "invalid: channel create needs an h tag")
 	h.refused(owner.Event(t, 9007, "", nostr.Tag{"h", "not-a-uuid"}, nostr.Tag{"name", "x"}), "invalid: channel id")
-	h.refused(owner.Event(t, 9007, "", nostr.Tag{"h", nostrtest.ChannelID()}), "invalid: channel create needs a non-empty name")
-	h.refused(owner.Event(t, 9007, "", nostr.Tag{"h", nostrtest.ChannelID()}, nostr.Tag{"name", "x"}, nostr.Tag{"channel_type", "voice"}), "invalid: channel_type")
-	h.refused(owner.Event(t, 9007, "", nostr.Tag{"h", nostrtest.ChannelID()}, nostr.Tag{"name", "x"}, nostr.Tag{"visibility", "secret"}), "invalid: visibility")
+	h.refused(owner.Event(t, 9007, "", nostr.Tag{"h", testkit.ChannelID()}), "invalid: channel create needs a non-empty name")
+	h.refused(owner.Event(t, 9007, "", nostr.Tag{"h", testkit.ChannelID()}, nostr.Tag{"name", "x"}, nostr.Tag{"channel_type", "voice"}), "invalid: channel_type")
+	h.refused(owner.Event(t, 9007, "", nostr.Tag{"h", testkit.ChannelID()}, nostr.Tag{"name", "x"}, nostr.Tag{"visibility", "secret"}), "invalid: visibility")
 	for _, bad := range [][]nostr.Tag{
 		{{"t", "Upper"}},
 		{{"t", "stream"}},
@@ -90,14 +90,14 @@ func TestCreateRules(t *testing.T) {
 		{{"t", ""}, {"t", "a"}},
 		{{"t", "1"}, {"t", "2"}, {"t", "3"}, {"t", "4"}, {"t", "5"}, {"t", "6"}, {"t", "7"}, {"t", "8"}, {"t", "9"}},
 	} {
-		tags := append([]nostr.Tag{{"h", nostrtest.ChannelID()}, {"name", "x"}}, bad...)
+		tags := append([]nostr.Tag{{"h", testkit.ChannelID()}, {"name", "x"}}, bad...)
 		h.refused(owner.Event(t, 9007, "", tags...), "invalid:")
 	}
 }
 
 func TestLabelsOnEdit(t *testing.T) {
 	h := newHarness(t)
-	owner, admin, member := nostrtest.NewKey(t), nostrtest.NewKey(t), nostrtest.NewKey(t)
+	owner, admin, member := testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t)
 	id := h.channel(owner, nostr.Tag{"t", "a"}, nostr.Tag{"t", "b"})
 	h.ok(owner.Event(t, 9000, "", nostr.Tag{"h", id}, nostr.Tag{"p", admin.Pub, "admin"}))
 	h.ok(owner.Event(t, 9000, "", nostr.Tag{"h", id}, nostr.Tag{"p", member.Pub}))
@@ -124,7 +124,7 @@ func TestLabelsOnEdit(t *testing.T) {
 	h.refused(member.Event(t, 9002, "", nostr.Tag{"h", id}, nostr.Tag{"t", "mine"}), "restricted: only a channel owner or admin")
 	h.refused(admin.Event(t, 9002, "", nostr.Tag{"h", id}, nostr.Tag{"t", "dm"}), "invalid: label")
 	h.refused(admin.Event(t, 9002, "", nostr.Tag{"h", id}, nostr.Tag{"t", ""}, nostr.Tag{"t", "x"}), "invalid:")
-	h.refused(admin.Event(t, 9002, "", nostr.Tag{"h", nostrtest.ChannelID()}, nostr.Tag{"t", "x"}), "restricted: channel")
+	h.refused(admin.Event(t, 9002, "", nostr.Tag{"h", testkit.ChannelID()}, nostr.Tag{"t", "x"}), "restricted: channel")
 	h.ok(owner.Event(t, 9002, "", nostr.Tag{"h", id}, nostr.Tag{"t", ""}, nostr.Tag{"t", ""}))
 	if got := labels(); len(got) != 0 {
 		t.Fatalf("clear: labels %v", got)
@@ -133,7 +133,7 @@ func TestLabelsOnEdit(t *testing.T) {
 
 func TestSystemChannels(t *testing.T) {
 	h := newHarness(t)
-	owner, user := nostrtest.NewKey(t), nostrtest.NewKey(t)
+	owner, user := testkit.NewKey(t), testkit.NewKey(t)
 	private := h.channel(owner, nostr.Tag{"channel_type", "system"})
 	if meta := h.head(private, 39000); !hasTag(meta, "hidden") || !hasTag(meta, "private") || meta.Tags[1][1] != "system" {
 		t.Fatalf("private system channel: %v", meta.Tags)
@@ -157,7 +157,7 @@ func TestSystemChannels(t *testing.T) {
 
 func TestMembership(t *testing.T) {
 	h := newHarness(t)
-	owner, admin, alice, bob := nostrtest.NewKey(t), nostrtest.NewKey(t), nostrtest.NewKey(t), nostrtest.NewKey(t)
+	owner, admin, alice, bob := testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t)
 	open := h.channel(owner)
 	private := h.channel(owner, nostr.Tag{"visibility", "private"})
 
@@ -189,7 +189,7 @@ func TestMembership(t *testing.T) {
 	notified(out.Committed, 44100, bob.Pub, open)
 	// A private channel and a random id get the same refusal.
 	h.refused(bob.Event(t, 9021, "", nostr.Tag{"h", private}), "restricted: channel "+private+" does not exist or you are not a member")
-	unknown := nostrtest.ChannelID()
+	unknown := testkit.ChannelID()
 	h.refused(bob.Event(t, 9021, "", nostr.Tag{"h", unknown}), "restricted: channel "+unknown+" does not exist or you are not a member")
 	if o := h.submit(bob.Event(t, 9021, "", nostr.Tag{"h", open})); o.Message[:10] != "duplicate:" {
 		t.Fatalf("second join: %q", o.Message)
@@ -220,7 +220,7 @@ func TestMembership(t *testing.T) {
 
 func TestWriteAccess(t *testing.T) {
 	h := newHarness(t)
-	owner, member, stranger := nostrtest.NewKey(t), nostrtest.NewKey(t), nostrtest.NewKey(t)
+	owner, member, stranger := testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t)
 	open := h.channel(owner)
 	private := h.channel(owner, nostr.Tag{"visibility", "private"})
 	h.ok(owner.Event(t, 9000, "", nostr.Tag{"h", private}, nostr.Tag{"p", member.Pub}))
@@ -228,7 +228,7 @@ func TestWriteAccess(t *testing.T) {
 	h.ok(member.Event(t, 9, "members write to private channels", nostr.Tag{"h", private}))
 	h.refused(stranger.Event(t, 9, "no", nostr.Tag{"h", private}), "restricted: channel "+private+" does not exist or you are not a member")
 	h.refused(stranger.Event(t, 9, "no channel"), "invalid: kind 9 needs an h tag")
-	h.refused(stranger.Event(t, 9, "unknown", nostr.Tag{"h", nostrtest.ChannelID()}), "restricted: channel")
+	h.refused(stranger.Event(t, 9, "unknown", nostr.Tag{"h", testkit.ChannelID()}), "restricted: channel")
 	h.ok(stranger.Event(t, 1, "a plain note needs no channel"))
 	// The event's pubkey must be the authenticated key.
 	ev := stranger.Event(t, 9, "hi", nostr.Tag{"h", open})

@@ -10,12 +10,12 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/shared/nostrtest"
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 func TestThreads(t *testing.T) {
 	h := newHarness(t)
-	owner, other := nostrtest.NewKey(t), nostrtest.NewKey(t)
+	owner, other := testkit.NewKey(t), testkit.NewKey(t)
 	ch := h.channel(owner)
 	elsewhere := h.channel(owner)
 	top := owner.Event(t, 9, "top", nostr.Tag{"h", ch})
@@ -63,7 +63,7 @@ func TestThreads(t *testing.T) {
 
 func TestDepthCap(t *testing.T) {
 	h := newHarness(t)
-	k := nostrtest.NewKey(t)
+	k := testkit.NewKey(t)
 	ch := h.channel(k)
 	parent := k.Event(t, 9, "0", nostr.Tag{"h", ch})
 	h.ok(parent)
@@ -83,7 +83,7 @@ func TestDepthCap(t *testing.T) {
 
 func TestReactionsEditsDeletions(t *testing.T) {
 	h := newHarness(t)
-	owner, author, other := nostrtest.NewKey(t), nostrtest.NewKey(t), nostrtest.NewKey(t)
+	owner, author, other := testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t)
 	ch := h.channel(owner)
 	elsewhere := h.channel(owner)
 	private := h.channel(owner, nostr.Tag{"visibility", "private"})
@@ -159,7 +159,7 @@ func TestReactionsEditsDeletions(t *testing.T) {
 
 func TestReplaceable(t *testing.T) {
 	h := newHarness(t)
-	k := nostrtest.NewKey(t)
+	k := testkit.NewKey(t)
 	now := time.Now()
 	old := k.EventAt(t, now.Add(-10*time.Second), 0, `{"name":"old"}`)
 	newer := k.EventAt(t, now, 0, `{"name":"new"}`)
@@ -189,7 +189,7 @@ func TestReplaceable(t *testing.T) {
 // one of them): every one counts.
 func TestConcurrentReplies(t *testing.T) {
 	h := newHarness(t)
-	owner := nostrtest.NewKey(t)
+	owner := testkit.NewKey(t)
 	ch := h.channel(owner)
 	top := owner.Event(t, 9, "root", nostr.Tag{"h", ch})
 	h.ok(top)
@@ -198,10 +198,10 @@ func TestConcurrentReplies(t *testing.T) {
 	const direct, nested = 200, 50
 	evs := make([]*nostr.Event, 0, direct+nested)
 	for i := 0; i < direct; i++ {
-		evs = append(evs, nostrtest.NewKey(t).Event(t, 9, fmt.Sprint(i), nostr.Tag{"h", ch}, reply(top.ID)))
+		evs = append(evs, testkit.NewKey(t).Event(t, 9, fmt.Sprint(i), nostr.Tag{"h", ch}, reply(top.ID)))
 	}
 	for i := 0; i < nested; i++ {
-		evs = append(evs, nostrtest.NewKey(t).Event(t, 9, fmt.Sprint("n", i), nostr.Tag{"h", ch}, root(top.ID), reply(mid.ID)))
+		evs = append(evs, testkit.NewKey(t).Event(t, 9, fmt.Sprint("n", i), nostr.Tag{"h", ch}, root(top.ID), reply(mid.ID)))
 	}
 	var wg sync.WaitGroup
 	errs := make(chan string, len(evs))

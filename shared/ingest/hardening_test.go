@@ -11,7 +11,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/ingest"
-	"github.com/buzzrelay/relay/shared/nostrtest"
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 // all submits evs at once and returns their outcomes.
@@ -37,7 +37,7 @@ func (h *harness) all(evs []*nostr.Event) []ingest.Outcome {
 // newest.
 func TestConcurrentReplaceableKeepsNewest(t *testing.T) {
 	h := newHarness(t)
-	k := nostrtest.NewKey(t)
+	k := testkit.NewKey(t)
 	now := time.Now()
 	for _, kind := range []int{0, 30023} {
 		var evs []*nostr.Event
@@ -64,7 +64,7 @@ func TestConcurrentReplaceableKeepsNewest(t *testing.T) {
 // one 9022 or 9001 sent at once: one is applied, the rest are duplicate:.
 func TestConcurrentModerationCopiesAreDuplicates(t *testing.T) {
 	h := newHarness(t)
-	owner, a, b := nostrtest.NewKey(t), nostrtest.NewKey(t), nostrtest.NewKey(t)
+	owner, a, b := testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t)
 	ch := h.channel(owner)
 	h.ok(a.Event(t, 9021, "", nostr.Tag{"h", ch}))
 	h.ok(b.Event(t, 9021, "", nostr.Tag{"h", ch}))
@@ -98,7 +98,7 @@ func TestConcurrentModerationCopiesAreDuplicates(t *testing.T) {
 // descendants within MaxDepth levels of it.
 func TestDeepReplyWalkIsBounded(t *testing.T) {
 	h := newHarness(t)
-	k := nostrtest.NewKey(t)
+	k := testkit.NewKey(t)
 	ch := h.channel(k)
 	top := k.Event(t, 9, "root", nostr.Tag{"h", ch})
 	h.ok(top)
@@ -127,7 +127,7 @@ func TestDeepReplyWalkIsBounded(t *testing.T) {
 // reaction per content and at most MaxReactionsPerAuthor on one event.
 func TestReactionsPerAuthorAreCapped(t *testing.T) {
 	h := newHarness(t)
-	k, fan := nostrtest.NewKey(t), nostrtest.NewKey(t)
+	k, fan := testkit.NewKey(t), testkit.NewKey(t)
 	ch := h.channel(k)
 	msg := k.Event(t, 9, "hi", nostr.Tag{"h", ch})
 	h.ok(msg)

@@ -2,18 +2,15 @@ package ingest_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/ingest"
-	"github.com/buzzrelay/relay/shared/nostrtest"
-	"github.com/buzzrelay/relay/shared/pgtest"
 	"github.com/buzzrelay/relay/shared/signer"
 	"github.com/buzzrelay/relay/shared/store"
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 const community = "default"
@@ -27,18 +24,9 @@ type harness struct {
 
 func newHarness(t testing.TB) *harness {
 	t.Helper()
-	ctx := context.Background()
-	st, err := store.Open(ctx, pgtest.NewDatabase(t), store.Options{MaxConns: 16})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	key, err := signer.FromHex(nostr.GeneratePrivateKey())
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	return &harness{t: t, st: st, svc: ingest.New(st, key, log), relay: key}
+	st := testkit.NewStore(t, store.Options{MaxConns: 16})
+	key := testkit.RelayKey(t)
+	return &harness{t: t, st: st, svc: ingest.New(st, key, testkit.Quiet()), relay: key}
 }
 
 func (h *harness) submit(ev *nostr.Event) ingest.Outcome {
@@ -91,9 +79,9 @@ func (h *harness) counts() string {
 }
 
 // channel creates a channel owned by owner with extra tags.
-func (h *harness) channel(owner nostrtest.Key, extra ...nostr.Tag) string {
+func (h *harness) channel(owner testkit.Key, extra ...nostr.Tag) string {
 	h.t.Helper()
-	id := nostrtest.ChannelID()
+	id := testkit.ChannelID()
 	tags := append([]nostr.Tag{{"h", id}, {"name", "test channel"}}, extra...)
 	h.ok(owner.Event(h.t, 9007, "", tags...))
 	return id

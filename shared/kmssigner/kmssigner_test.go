@@ -15,15 +15,15 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/kmssigner"
-	"github.com/buzzrelay/relay/shared/kmssigner/localkms"
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 // client talks to a real local-kms process on the loopback address.
 func client(t *testing.T) *kms.Client {
 	t.Helper()
-	endpoint := localkms.Start(t)
+	endpoint := testkit.StartKMS(t)
 	return kms.New(kms.Options{
-		Region:       localkms.Region,
+		Region:       testkit.KMSRegion,
 		BaseEndpoint: aws.String(endpoint),
 		Credentials:  aws.NewCredentialsCache(staticCreds{}),
 	})
@@ -51,7 +51,7 @@ func TestSealLoadSignVerify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ct, err := kmssigner.Seal(c, k, localkms.SeedAlias, "buzz.example", secret)
+	ct, err := kmssigner.Seal(c, k, testkit.KMSAlias, "buzz.example", secret)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestSealLoadSignVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	key, err := kmssigner.Load(c, k, ct, localkms.SeedKeyARN, "buzz.example")
+	key, err := kmssigner.Load(c, k, ct, testkit.KMSKeyARN, "buzz.example")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestSealLoadSignVerify(t *testing.T) {
 func TestWrongContextRefused(t *testing.T) {
 	c, k := ctx(t), client(t)
 	secret, _ := kmssigner.NewSecret()
-	ct, err := kmssigner.Seal(c, k, localkms.SeedKeyID, "community-a", secret)
+	ct, err := kmssigner.Seal(c, k, testkit.KMSKeyID, "community-a", secret)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestWrongKeyRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	secret, _ := kmssigner.NewSecret()
-	ct, err := kmssigner.Seal(c, k, localkms.SeedKeyID, "default", secret)
+	ct, err := kmssigner.Seal(c, k, testkit.KMSKeyID, "default", secret)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestPlaintextThatIsNoKeyRefused(t *testing.T) {
 		"n":     mustHex(t, "fffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141"),
 	} {
 		out, err := k.Encrypt(c, &kms.EncryptInput{
-			KeyId:             aws.String(localkms.SeedKeyID),
+			KeyId:             aws.String(testkit.KMSKeyID),
 			Plaintext:         plain,
 			EncryptionContext: kmssigner.EncryptionContext("default"),
 		})
@@ -146,7 +146,7 @@ func TestPlaintextThatIsNoKeyRefused(t *testing.T) {
 		if _, err := kmssigner.Load(c, k, out.CiphertextBlob, "", "default"); err == nil {
 			t.Errorf("%s: plaintext accepted as a relay key", name)
 		}
-		if _, err := kmssigner.Seal(c, k, localkms.SeedKeyID, "default", plain); err == nil {
+		if _, err := kmssigner.Seal(c, k, testkit.KMSKeyID, "default", plain); err == nil {
 			t.Errorf("%s: Seal accepted an invalid secret", name)
 		}
 	}

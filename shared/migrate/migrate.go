@@ -1,6 +1,8 @@
 // Package migrate applies the SQL files of migrations/ in order. The same
 // migrator runs from make dev, the tests and the deploy-time trigger; it is
-// idempotent and serialized by tern's advisory lock.
+// idempotent and serialized by tern's advisory lock. tern needs a pgx
+// connection of its own, so this package imports pgx; every row it writes
+// goes through shared/store.
 package migrate
 
 import (
@@ -13,6 +15,7 @@ import (
 
 	"github.com/buzzrelay/relay/migrations"
 	"github.com/buzzrelay/relay/shared/community"
+	"github.com/buzzrelay/relay/shared/store"
 )
 
 // VersionTable records the applied version.
@@ -79,25 +82,17 @@ func Run(ctx context.Context, dsn string, log *slog.Logger) (Result, error) {
 // one of its hostnames) so events can reference it; running it again
 // changes nothing. A host another community already serves is an error.
 func EnsureCommunity(ctx context.Context, dsn, id, host string) error {
-	conn, err := pgx.Connect(ctx, dsn)
+	st, err := store.Open(ctx, dsn, store.Options{MaxConns: 1})
 	if err != nil {
-		return fmt.Errorf("migrate: connect: %w", err)
+		return fmt.Errorf("migrate: %w", err)
 	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, `INSERT INTO communities (id) VALUES ($1) ON CONFLICT (id) DO NOTHING`, id); err != nil {
-		return fmt.Errorf("migrate: ensure community %s: %w", id, err)
-	}
-	if host == "" {
-		return nil
-	}
+	defer st.Close()
 	h := community.NormalizeHost(host)
-	var owner string
-	err = conn.QueryRow(ctx, `INSERT INTO community_hosts (host, community_id) VALUES ($1, $2)
-ON CONFLICT (host) DO UPDATE SET host = EXCLUDED.host RETURNING community_id`, h, id).Scan(&owner)
+	owner, err := st.EnsureCommunity(ctx, id, h)
 	if err != nil {
-		return fmt.Errorf("migrate: ensure community %s host %s: %w", id, h, err)
+		return fmt.Errorf("migrate: %w", err)
 	}
-	if owner != id {
+	if h != "" && owner != id {
 		return fmt.Errorf("migrate: host %s is served by community %q, not %q", h, owner, id)
 	}
 	return nil

@@ -2,15 +2,13 @@ package migrate_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/buzzrelay/relay/shared/migrate"
-	"github.com/buzzrelay/relay/shared/pgtest"
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 // A rollback runs the previous release's migrator against a database a newer
@@ -18,8 +16,8 @@ import (
 func TestDatabaseAheadOfMigrationsSucceeds(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	dsn := pgtest.NewDatabase(t)
-	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	dsn := testkit.NewDatabase(t)
+	log := testkit.Quiet()
 	r, err := migrate.Run(ctx, dsn, log)
 	if err != nil || r.Ahead || r.Version != r.Known || r.Known < 5 {
 		t.Fatalf("fresh database: %+v, %v", r, err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/buzzrelay/relay/shared/community"
 	"github.com/buzzrelay/relay/shared/reject"
+	"github.com/buzzrelay/relay/shared/store"
 )
 
 // ContentType is the media type of NIP-86 requests and answers.
@@ -34,7 +35,7 @@ type Response struct {
 
 // Service answers NIP-86 calls. Safe for concurrent use.
 type Service struct {
-	DB       community.DB
+	Store    *store.Store
 	Registry *community.Registry
 	Sealer   community.Sealer // nil: addcommunity is unavailable
 	Log      *slog.Logger
@@ -91,24 +92,24 @@ func (s *Service) call(ctx context.Context, c *community.Community, pubkey strin
 		if req.Method == "allowpubkey" {
 			rule = community.RuleAllow
 		}
-		return true, community.SetPubkeyRule(ctx, s.DB, c.ID, pk, rule, p.opt(1))
+		return true, community.SetPubkeyRule(ctx, s.Store, c.ID, pk, rule, p.opt(1))
 	case "listbannedpubkeys":
-		return community.PubkeyRules(ctx, s.DB, c.ID, community.RuleBan)
+		return community.PubkeyRules(ctx, s.Store, c.ID, community.RuleBan)
 	case "listallowedpubkeys":
-		return community.PubkeyRules(ctx, s.DB, c.ID, community.RuleAllow)
+		return community.PubkeyRules(ctx, s.Store, c.ID, community.RuleAllow)
 	case "banevent":
 		id, err := p.str(0, "event id")
 		if err != nil {
 			return nil, err
 		}
-		return true, community.BanEvent(ctx, s.DB, c.ID, id, p.opt(1))
+		return true, community.BanEvent(ctx, s.Store, c.ID, id, p.opt(1))
 	case "changerelayname", "changerelaydescription", "changerelayicon":
 		v, err := p.str(0, "value")
 		if err != nil {
 			return nil, err
 		}
 		field := map[string]string{"changerelayname": community.FieldName, "changerelaydescription": community.FieldAbout, "changerelayicon": community.FieldPicture}[req.Method]
-		return true, community.SetInfo(ctx, s.DB, c.ID, field, v)
+		return true, community.SetInfo(ctx, s.Store, c.ID, field, v)
 	case "addcommunity", "disablecommunity":
 		if c.ID != s.Registry.Fallback() {
 			return nil, reject.Restrictedf("%s is for the operators of the deployment's default community", req.Method)
@@ -121,7 +122,7 @@ func (s *Service) call(ctx context.Context, c *community.Community, pubkey strin
 			if id == c.ID {
 				return nil, reject.Invalidf("the default community cannot be disabled through itself")
 			}
-			return true, community.Disable(ctx, s.DB, id)
+			return true, community.Disable(ctx, s.Store, id)
 		}
 		host, err := p.str(1, "hostname")
 		if err != nil {
@@ -130,7 +131,7 @@ func (s *Service) call(ctx context.Context, c *community.Community, pubkey strin
 		if s.Sealer == nil {
 			return nil, errors.New("nip86: addcommunity: no sealer configured for relay keys")
 		}
-		pub, err := community.Create(ctx, s.DB, s.Sealer, community.Spec{
+		pub, err := community.Create(ctx, s.Store, s.Sealer, community.Spec{
 			ID: id, Hosts: []string{host}, Name: p.opt(2), Operators: []string{pubkey},
 		})
 		if err != nil {

@@ -10,9 +10,8 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/nip98"
-	"github.com/buzzrelay/relay/shared/nostrtest"
-	"github.com/buzzrelay/relay/shared/pgtest"
 	"github.com/buzzrelay/relay/shared/store"
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 const url = "http://relay.example:8080/events"
@@ -20,19 +19,14 @@ const url = "http://relay.example:8080/events"
 // openStore opens a fresh migrated database.
 func openStore(t *testing.T) *store.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), pgtest.NewDatabase(t), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	return st
+	return testkit.NewStore(t, store.Options{})
 }
 
 func TestVerify(t *testing.T) {
 	ctx := context.Background()
 	st := openStore(t)
 	v := &nip98.Verifier{Replay: st}
-	k := nostrtest.NewKey(t)
+	k := testkit.NewKey(t)
 	now := time.Now()
 	body := []byte(`{"kind":9}`)
 	tokenWith := func(kind int, at time.Time, tags ...nostr.Tag) string {
@@ -129,7 +123,7 @@ func TestTokenOlderThanRestartIsRefused(t *testing.T) {
 	// The relay's clock is just after the start, so both tokens are inside
 	// the 60 s window; only the one made before the start is refused.
 	v := &nip98.Verifier{Replay: st, Now: func() time.Time { return started.Add(20 * time.Second) }}
-	k := nostrtest.NewKey(t)
+	k := testkit.NewKey(t)
 	req := func(at time.Time) nip98.Request {
 		return nip98.Request{Community: "default", Method: "POST", URL: url, Body: nil,
 			Authorization: k.Token(t, "POST", url, nil, at)}

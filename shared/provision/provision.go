@@ -19,12 +19,10 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-
 	"github.com/buzzrelay/relay/shared/config"
 	"github.com/buzzrelay/relay/shared/kmssigner"
 	"github.com/buzzrelay/relay/shared/migrate"
+	"github.com/buzzrelay/relay/shared/store"
 )
 
 // Event is the Provider framework's onEvent input; an empty event ({}, a
@@ -171,17 +169,17 @@ func (p *Provisioner) Handle(ctx context.Context, ev Event) (Response, error) {
 	if err := migrate.EnsureCommunity(ctx, dsn, p.Community, p.Host); err != nil {
 		return Response{}, err
 	}
-	conn, err := pgx.Connect(ctx, dsn)
+	st, err := store.Open(ctx, dsn, store.Options{MaxConns: 1})
 	if err != nil {
-		return Response{}, fmt.Errorf("migrate: connect: %w", err)
+		return Response{}, fmt.Errorf("migrate: %w", err)
 	}
-	defer conn.Close(context.WithoutCancel(ctx))
+	defer st.Close()
 	if p.IAMUser != "" {
-		if err := EnsureIAMUser(ctx, conn, p.IAMUser); err != nil {
+		if err := EnsureIAMUser(ctx, st, p.IAMUser); err != nil {
 			return Response{}, err
 		}
 	}
-	key, err := p.EnsureRelayKey(ctx, conn, ev.RotateRelayKey)
+	key, err := p.EnsureRelayKey(ctx, st, ev.RotateRelayKey)
 	if err != nil {
 		return Response{}, err
 	}
@@ -208,46 +206,14 @@ func deleted(ctx context.Context, log *slog.Logger, ev Event, community string) 
 // when that role exists (Aurora), and the privileges the relay needs: DML on
 // every table and sequence of schema public, now and for tables later
 // migrations create. It never grants DDL.
-func EnsureIAMUser(ctx context.Context, conn *pgx.Conn, user string) error {
+func EnsureIAMUser(ctx context.Context, st *store.Store, user string) error {
 	if !identRE.MatchString(user) {
 		return fmt.Errorf("migrate: invalid database user name %q", user)
 	}
-	u := pgx.Identifier{user}.Sanitize()
-	var exists, iamRole bool
-	var db string
-	err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1),
-  EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $2), current_database()`, user, IAMRole).Scan(&exists, &iamRole, &db)
-	if err != nil {
-		return fmt.Errorf("migrate: look up role %s: %w", user, err)
-	}
-	if !exists {
-		if _, err := conn.Exec(ctx, "CREATE ROLE "+u+" LOGIN"); err != nil && !isDuplicateObject(err) {
-			return fmt.Errorf("migrate: create role %s: %w", user, err)
-		}
-	}
-	stmts := []string{"ALTER ROLE " + u + " LOGIN"}
-	if iamRole {
-		stmts = append(stmts, "GRANT "+IAMRole+" TO "+u)
-	}
-	stmts = append(stmts,
-		"GRANT CONNECT ON DATABASE "+pgx.Identifier{db}.Sanitize()+" TO "+u,
-		"GRANT USAGE ON SCHEMA public TO "+u,
-		"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO "+u,
-		"GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA public TO "+u,
-		"ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO "+u,
-		"ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT USAGE, SELECT, UPDATE ON SEQUENCES TO "+u,
-	)
-	for _, s := range stmts {
-		if _, err := conn.Exec(ctx, s); err != nil {
-			return fmt.Errorf("migrate: %s: %w", s, err)
-		}
+	if err := st.EnsureLoginRole(ctx, user, IAMRole); err != nil {
+		return fmt.Errorf("migrate: %w", err)
 	}
 	return nil
-}
-
-func isDuplicateObject(err error) bool {
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == "42710"
 }
 
 // RelayKey is the community's stored relay key.
@@ -262,8 +228,8 @@ type RelayKey struct {
 // stored. A stored key is never replaced unless rotate says so; it is
 // decrypted with KMS on every run, so a key the functions could not decrypt
 // fails the deploy here, with its reason, instead of every cold start.
-func (p *Provisioner) EnsureRelayKey(ctx context.Context, conn *pgx.Conn, rotate bool) (RelayKey, error) {
-	k, err := storedKey(ctx, conn, p.Community)
+func (p *Provisioner) EnsureRelayKey(ctx context.Context, st *store.Store, rotate bool) (RelayKey, error) {
+	k, err := storedKey(ctx, st, p.Community)
 	if err != nil {
 		return RelayKey{}, err
 	}
@@ -275,16 +241,15 @@ func (p *Provisioner) EnsureRelayKey(ctx context.Context, conn *pgx.Conn, rotate
 		if err != nil {
 			return RelayKey{}, err
 		}
-		tag, err := conn.Exec(ctx, `UPDATE communities SET relay_key_ciphertext = $2, relay_pubkey = $3
-WHERE id = $1 AND (relay_key_ciphertext IS NULL OR $4)`, p.Community, ct, pub, rotate)
+		created, err := st.StoreRelayKey(ctx, p.Community, ct, pub, rotate)
 		if err != nil {
-			return RelayKey{}, fmt.Errorf("migrate: store relay key of %s: %w", p.Community, err)
+			return RelayKey{}, fmt.Errorf("migrate: %w", err)
 		}
 		// Another run may have stored its key first: that one stands.
-		if k, err = storedKey(ctx, conn, p.Community); err != nil {
+		if k, err = storedKey(ctx, st, p.Community); err != nil {
 			return RelayKey{}, err
 		}
-		k.Created = tag.RowsAffected() == 1
+		k.Created = created
 	}
 	sk, err := kmssigner.Load(ctx, p.KMS, k.Ciphertext, p.KeyID, p.Community)
 	if err != nil {
@@ -325,15 +290,10 @@ func (p *Provisioner) newKey(ctx context.Context, rotate bool) (ct []byte, pub s
 	return ct, pub, nil
 }
 
-func storedKey(ctx context.Context, conn *pgx.Conn, community string) (RelayKey, error) {
-	var k RelayKey
-	var pub *string
-	err := conn.QueryRow(ctx, `SELECT relay_key_ciphertext, relay_pubkey FROM communities WHERE id = $1`, community).Scan(&k.Ciphertext, &pub)
+func storedKey(ctx context.Context, st *store.Store, community string) (RelayKey, error) {
+	ct, pub, err := st.RelayKey(ctx, community)
 	if err != nil {
-		return RelayKey{}, fmt.Errorf("migrate: read relay key of %s: %w", community, err)
+		return RelayKey{}, fmt.Errorf("migrate: %w", err)
 	}
-	if pub != nil {
-		k.Pubkey = *pub
-	}
-	return k, nil
+	return RelayKey{Ciphertext: ct, Pubkey: pub}, nil
 }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"io"
 	"io/fs"
-	"log/slog"
 	"net/url"
 	"os"
 	"strconv"
@@ -23,13 +21,11 @@ import (
 	"github.com/buzzrelay/relay/shared/fanout"
 	"github.com/buzzrelay/relay/shared/ingest"
 	"github.com/buzzrelay/relay/shared/kmssigner"
-	"github.com/buzzrelay/relay/shared/kmssigner/localkms"
-	"github.com/buzzrelay/relay/shared/pgtest"
-	"github.com/buzzrelay/relay/shared/signer"
 	"github.com/buzzrelay/relay/shared/store"
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
-var quiet = slog.New(slog.NewJSONHandler(io.Discard, nil))
+var quiet = testkit.Quiet()
 
 func randomName(prefix string) string {
 	var b [4]byte
@@ -38,7 +34,7 @@ func randomName(prefix string) string {
 }
 
 func provisioner(t *testing.T, k KMS, dsn, community string) *Provisioner {
-	return &Provisioner{Community: community, KeyID: localkms.SeedKeyARN, KMS: k, Log: quiet,
+	return &Provisioner{Community: community, KeyID: testkit.KMSKeyARN, KMS: k, Log: quiet,
 		DSN: func(context.Context) (string, error) { return dsn, nil }}
 }
 
@@ -61,8 +57,8 @@ func stored(t *testing.T, dsn, community string) (ct []byte, pub string) {
 func TestRelayKeyCreatedOnceAndKept(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	k := localkms.Client(localkms.Start(t))
-	dsn := pgtest.NewDatabase(t)
+	k := testkit.KMSClient(testkit.StartKMS(t))
+	dsn := testkit.NewDatabase(t)
 	p := provisioner(t, k, dsn, "buzz.example")
 
 	first, err := p.Handle(ctx, Event{}) // a manual run: Create
@@ -76,7 +72,7 @@ func TestRelayKeyCreatedOnceAndKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sk, err := kmssigner.Load(ctx, k, ct, localkms.SeedKeyARN, "buzz.example")
+	sk, err := kmssigner.Load(ctx, k, ct, testkit.KMSKeyARN, "buzz.example")
 	if err != nil {
 		t.Fatalf("the answered ciphertext does not decrypt for the community: %v", err)
 	}
@@ -119,10 +115,10 @@ func TestRelayKeyCreatedOnceAndKept(t *testing.T) {
 	first = rotated
 
 	// The functions' signer loads the answered ciphertext as the stack passes it.
-	localkms.Isolate(t, *k.Options().BaseEndpoint)
+	testkit.IsolateKMS(t, *k.Options().BaseEndpoint)
 	cfg, err := config.Load(func(key string) string {
 		return map[string]string{"RELAY_SIGNER": "kms", "RELAY_KEY_CIPHERTEXT": first.Data[AttrRelayKeyCiphertext],
-			"RELAY_KMS_KEY_ID": localkms.SeedKeyARN, "BUZZ_COMMUNITY": "buzz.example", "AWS_REGION": localkms.Region}[key]
+			"RELAY_KMS_KEY_ID": testkit.KMSKeyARN, "BUZZ_COMMUNITY": "buzz.example", "AWS_REGION": testkit.KMSRegion}[key]
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -139,11 +135,11 @@ func TestRelayKeyCreatedOnceAndKept(t *testing.T) {
 func TestImportAndUndecryptableKey(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	k := localkms.Client(localkms.Start(t))
-	dsn := pgtest.NewDatabase(t)
+	k := testkit.KMSClient(testkit.StartKMS(t))
+	dsn := testkit.NewDatabase(t)
 	secret, _ := kmssigner.NewSecret()
 	want, _ := kmssigner.PublicKey(secret)
-	ct, err := kmssigner.Seal(ctx, k, localkms.SeedKeyARN, "default", secret)
+	ct, err := kmssigner.Seal(ctx, k, testkit.KMSKeyARN, "default", secret)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +154,7 @@ func TestImportAndUndecryptableKey(t *testing.T) {
 	}
 
 	// A ciphertext bound to another community cannot be imported.
-	other := provisioner(t, k, pgtest.NewDatabase(t), "other")
+	other := provisioner(t, k, testkit.NewDatabase(t), "other")
 	other.Import = kmssigner.EncodeCiphertext(ct)
 	if _, err := other.Handle(ctx, Event{RequestType: "Create"}); err == nil || !strings.Contains(err.Error(), "RELAY_KEY_CIPHERTEXT") {
 		t.Fatalf("import for another community: %v", err)
@@ -235,7 +231,8 @@ func TestIAMUserCanServeTheRelay(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !hadIAMRole { // stand in for Aurora's role
-		if _, err := admin.Exec(ctx, `CREATE ROLE rds_iam NOLOGIN`); err != nil && !isDuplicateObject(err) {
+		// Another test process may create it at the same moment.
+		if _, err := admin.Exec(ctx, `DO $$ BEGIN CREATE ROLE rds_iam NOLOGIN; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$`); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -247,14 +244,19 @@ func TestIAMUserCanServeTheRelay(t *testing.T) {
 		defer c.Close(context.Background())
 		_, _ = c.Exec(context.Background(), "DROP ROLE IF EXISTS "+user)
 	})
-	dsn := pgtest.NewDatabase(t)
+	dsn := testkit.NewDatabase(t)
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
+	owner, err := store.Open(ctx, dsn, store.Options{MaxConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer owner.Close()
 	for range 2 { // idempotent
-		if err := EnsureIAMUser(ctx, conn, user); err != nil {
+		if err := EnsureIAMUser(ctx, owner, user); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -286,7 +288,7 @@ func TestIAMUserCanServeTheRelay(t *testing.T) {
 	if _, err := st.SeenNIP98(ctx, "default", strings.Repeat("ab", 31)+"00", time.Now().Unix(), time.Now().Unix()+60); err != nil {
 		t.Fatalf("nip98: %v", err)
 	}
-	relayKey, _ := signer.FromHex(nostr.GeneratePrivateKey())
+	relayKey := testkit.RelayKey(t)
 	sk := nostr.GeneratePrivateKey()
 	pk, _ := nostr.GetPublicKey(sk)
 	ev := &nostr.Event{Kind: 9007, CreatedAt: nostr.Now(), Tags: nostr.Tags{{"h", uuid.NewString()}, {"name", "general"}}}

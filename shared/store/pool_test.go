@@ -11,8 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/buzzrelay/relay/shared/pgtest"
 	"github.com/buzzrelay/relay/shared/store"
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 // An idle relay must hold no database connection, so Aurora can pause: the
@@ -20,7 +20,7 @@ import (
 func TestIdlePoolDropsToZeroConnections(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	dsn := pgtest.NewDatabase(t)
+	dsn := testkit.NewDatabase(t)
 	const idle = 500 * time.Millisecond
 	st, err := store.Open(ctx, dsn, store.Options{MaxConns: 4, IdleTimeout: idle})
 	if err != nil {

@@ -15,11 +15,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/buzzrelay/relay/localdev/seed"
 	"github.com/buzzrelay/relay/shared/migrate"
+	"github.com/buzzrelay/relay/shared/store"
+	"github.com/buzzrelay/relay/shared/testkit"
+	"github.com/google/uuid"
 )
 
 func main() {
@@ -43,11 +42,11 @@ func run() error {
 	if _, err := migrate.Up(ctx, *dsn); err != nil {
 		return err
 	}
-	pool, err := pgxpool.New(ctx, *dsn)
+	st, err := store.Open(ctx, *dsn, store.Options{})
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
-	defer pool.Close()
+	defer st.Close()
 	start := time.Now().Unix() - 86400*365
 	for i, c := range strings.Split(*counts, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(c))
@@ -56,7 +55,7 @@ func run() error {
 		}
 		ch := uuid.NewString()
 		t0 := time.Now()
-		res, err := seed.Load(ctx, pool, seed.Options{Community: *community, Channel: ch, Events: n,
+		res, err := testkit.Seed(ctx, st, testkit.SeedOptions{Community: *community, Channel: ch, Events: n,
 			Start: start, PerSecond: *perSecond, Seed: uint64(i + 1), Sign: *sign})
 		if err != nil {
 			return err
@@ -65,7 +64,7 @@ func run() error {
 			ch, n, res.TopLevel, res.Replies, res.Reactions, res.Edits, res.Deletions, time.Since(t0).Round(time.Millisecond))
 	}
 	t0 := time.Now()
-	if err := seed.Analyze(ctx, pool); err != nil {
+	if err := st.Analyze(ctx); err != nil {
 		return err
 	}
 	fmt.Printf("analyzed in %s\n", time.Since(t0).Round(time.Millisecond))

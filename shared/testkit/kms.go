@@ -1,8 +1,9 @@
-// Package localkms starts github.com/nsmithuk/local-kms as a plain process for
-// tests, so the KMS signer is exercised against a real KMS API implementation
-// (no Docker, no AWS account). The binary is installed with `go install` at
-// the pinned Version when it is not on PATH or in GOBIN / GOPATH/bin.
-package localkms
+package testkit
+
+// The local KMS: github.com/nsmithuk/local-kms started as a plain process,
+// so the KMS signer is exercised against a real KMS API implementation (no
+// Docker, no AWS account). The binary is installed with `go install` at the
+// pinned KMSVersion when it is not on PATH or in GOBIN / GOPATH/bin.
 
 import (
 	"bufio"
@@ -24,29 +25,30 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 )
 
-// Module and Version pin the emulator (the module has no tagged release; this
-// pseudo-version builds with Go 1.26). Keep localdev/kms.sh in step.
+// KMSModule and KMSVersion pin the emulator (the module has no tagged
+// release; this pseudo-version builds with Go 1.26). Keep localdev/kms.sh
+// in step.
 const (
-	Module  = "github.com/nsmithuk/local-kms"
-	Version = "v0.0.0-20260228092603-2a5e92d09ab6"
+	KMSModule  = "github.com/nsmithuk/local-kms"
+	KMSVersion = "v0.0.0-20260228092603-2a5e92d09ab6"
 )
 
 // Seed key and alias defined in localdev/kms-seed.yaml.
 const (
-	SeedKeyID = "6e9741a4-87fd-47ab-92a6-a2097aef63f6"
-	SeedAlias = "alias/buzz-relay"
-	Region    = "eu-west-2"
-	AccountID = "111122223333"
+	KMSKeyID     = "6e9741a4-87fd-47ab-92a6-a2097aef63f6"
+	KMSAlias     = "alias/buzz-relay"
+	KMSRegion    = "eu-west-2"
+	KMSAccountID = "111122223333"
 )
 
-// SeedKeyARN is the ARN local-kms gives the seeded key.
-const SeedKeyARN = "arn:aws:kms:" + Region + ":" + AccountID + ":key/" + SeedKeyID
+// KMSKeyARN is the ARN local-kms gives the seeded key.
+const KMSKeyARN = "arn:aws:kms:" + KMSRegion + ":" + KMSAccountID + ":key/" + KMSKeyID
 
-var startedRE = regexp.MustCompile(`Local KMS started on [0-9.]*:(\d+)`)
+var kmsStartedRE = regexp.MustCompile(`Local KMS started on [0-9.]*:(\d+)`)
 
-// SeedFile returns the absolute path of localdev/kms-seed.yaml, found by
+// KMSSeedFile returns the absolute path of localdev/kms-seed.yaml, found by
 // walking up from the working directory to the module root.
-func SeedFile() (string, error) {
+func KMSSeedFile() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", fmt.Errorf("working directory: %w", err)
@@ -67,9 +69,9 @@ func SeedFile() (string, error) {
 	}
 }
 
-// Binary returns the path of the local-kms executable, installing it with
-// `go install Module@Version` when it cannot be found.
-func Binary(ctx context.Context) (string, error) {
+// KMSBinary returns the path of the local-kms executable, installing it with
+// `go install KMSModule@KMSVersion` when it cannot be found.
+func KMSBinary(ctx context.Context) (string, error) {
 	if p, err := exec.LookPath("local-kms"); err == nil {
 		return p, nil
 	}
@@ -84,9 +86,9 @@ func Binary(ctx context.Context) (string, error) {
 	if _, err := os.Stat(p); err == nil {
 		return p, nil
 	}
-	cmd := exec.CommandContext(ctx, "go", "install", Module+"@"+Version)
+	cmd := exec.CommandContext(ctx, "go", "install", KMSModule+"@"+KMSVersion)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go install %s@%s: %w\n%s", Module, Version, err, out)
+		return "", fmt.Errorf("go install %s@%s: %w\n%s", KMSModule, KMSVersion, err, out)
 	}
 	if _, err := os.Stat(p); err != nil {
 		return "", fmt.Errorf("local-kms not at %s after go install: %w", p, err)
@@ -110,30 +112,30 @@ func goBin(ctx context.Context) (string, error) {
 	return "", errors.New("neither GOBIN nor GOPATH is set")
 }
 
-// Start runs local-kms seeded with localdev/kms-seed.yaml on a free port
+// StartKMS runs local-kms seeded with localdev/kms-seed.yaml on a free port
 // (chosen by the emulator itself: PORT=0) with a private data directory, and
 // returns its endpoint on the loopback address, e.g. http://127.0.0.1:43121.
 // The process is stopped when the test ends.
 //
 // local-kms listens on all interfaces (it has no bind-address setting);
 // tests only ever talk to it through 127.0.0.1.
-func Start(t testing.TB) string {
+func StartKMS(t testing.TB) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	bin, err := Binary(ctx)
+	bin, err := KMSBinary(ctx)
 	if err != nil {
 		t.Fatalf("local-kms: %v", err)
 	}
-	seed, err := SeedFile()
+	seed, err := KMSSeedFile()
 	if err != nil {
 		t.Fatalf("local-kms: %v", err)
 	}
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(),
 		"PORT=0",
-		"KMS_REGION="+Region,
-		"KMS_ACCOUNT_ID="+AccountID,
+		"KMS_REGION="+KMSRegion,
+		"KMS_ACCOUNT_ID="+KMSAccountID,
 		"KMS_SEED_PATH="+seed,
 		"KMS_DATA_PATH="+filepath.Join(t.TempDir(), "kms-data"),
 	)
@@ -157,7 +159,7 @@ func Start(t testing.TB) string {
 		sent := false
 		for sc.Scan() {
 			line := sc.Text()
-			if m := startedRE.FindStringSubmatch(line); m != nil && !sent {
+			if m := kmsStartedRE.FindStringSubmatch(line); m != nil && !sent {
 				portc <- m[1]
 				sent = true
 			}
@@ -192,23 +194,23 @@ func Start(t testing.TB) string {
 	return "http://" + addr
 }
 
-// Isolate points the AWS SDK of the test process at local-kms at endpoint,
+// IsolateKMS points the AWS SDK of the test process at local-kms at endpoint,
 // away from the machine's AWS files and instance metadata, with dummy
 // credentials and the seed key's region.
-func Isolate(t testing.TB, endpoint string) {
+func IsolateKMS(t testing.TB, endpoint string) {
 	dir := t.TempDir()
 	t.Setenv("AWS_CONFIG_FILE", filepath.Join(dir, "config"))
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(dir, "credentials"))
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	t.Setenv("AWS_ACCESS_KEY_ID", "local")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "local")
-	t.Setenv("AWS_REGION", Region)
+	t.Setenv("AWS_REGION", KMSRegion)
 	t.Setenv("AWS_ENDPOINT_URL_KMS", endpoint)
 }
 
-// Client is a KMS client for local-kms at endpoint, with dummy credentials.
-func Client(endpoint string) *kms.Client {
-	return kms.New(kms.Options{Region: Region, BaseEndpoint: aws.String(endpoint),
+// KMSClient is a KMS client for local-kms at endpoint, with dummy credentials.
+func KMSClient(endpoint string) *kms.Client {
+	return kms.New(kms.Options{Region: KMSRegion, BaseEndpoint: aws.String(endpoint),
 		Credentials: aws.NewCredentialsCache(aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
 			return aws.Credentials{AccessKeyID: "local", SecretAccessKey: "local"}, nil
 		}))})

@@ -1,6 +1,4 @@
-// Package nostrtest builds signed events for tests: keys, channel events,
-// replies and NIP-98 tokens, all with go-nostr.
-package nostrtest
+package testkit
 
 import (
 	"crypto/sha256"
@@ -12,6 +10,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/signer"
 )
 
 // Key is a test identity.
@@ -30,6 +30,9 @@ func NewKey(t testing.TB) Key {
 	return Key{Secret: sk, Pub: pk}
 }
 
+// Sign signs ev as k (the signer go-nostr's Relay.Auth asks for).
+func (k Key) Sign(ev *nostr.Event) error { return ev.Sign(k.Secret) }
+
 // Event signs an event of kind with tags and content, created now.
 func (k Key) Event(t testing.TB, kind int, content string, tags ...nostr.Tag) *nostr.Event {
 	t.Helper()
@@ -43,7 +46,7 @@ func (k Key) EventAt(t testing.TB, ts time.Time, kind int, content string, tags 
 	if ev.Tags == nil {
 		ev.Tags = nostr.Tags{}
 	}
-	if err := ev.Sign(k.Secret); err != nil {
+	if err := k.Sign(ev); err != nil {
 		t.Fatal(err)
 	}
 	return ev
@@ -53,7 +56,9 @@ func (k Key) EventAt(t testing.TB, ts time.Time, kind int, content string, tags 
 func ChannelID() string { return uuid.NewString() }
 
 // Token builds a NIP-98 Authorization header value for method and url,
-// with the body's payload hash when body is not nil.
+// with the body's payload hash when body is not nil. A nonce tag makes
+// every token unique, so two requests in one second never share a token
+// id (the relay accepts each token once).
 func (k Key) Token(t testing.TB, method, url string, body []byte, at time.Time) string {
 	t.Helper()
 	tags := []nostr.Tag{{"u", url}, {"method", method}}
@@ -61,10 +66,21 @@ func (k Key) Token(t testing.TB, method, url string, body []byte, at time.Time) 
 		sum := sha256.Sum256(body)
 		tags = append(tags, nostr.Tag{"payload", hex.EncodeToString(sum[:])})
 	}
+	tags = append(tags, nostr.Tag{"nonce", randomHex(8)})
 	ev := k.EventAt(t, at, 27235, "", tags...)
 	b, err := json.Marshal(ev)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return "Nostr " + base64.StdEncoding.EncodeToString(b)
+}
+
+// RelayKey is a fresh relay signing key.
+func RelayKey(t testing.TB) *signer.Key {
+	t.Helper()
+	k, err := signer.FromHex(nostr.GeneratePrivateKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }
