@@ -34,7 +34,6 @@ import (
 	"github.com/buzzrelay/relay/shared/ratelimit"
 	"github.com/buzzrelay/relay/shared/reject"
 	"github.com/buzzrelay/relay/shared/relayinfo"
-	"github.com/buzzrelay/relay/shared/store"
 )
 
 // Request is one API Gateway WebSocket event as the relay needs it.
@@ -277,7 +276,11 @@ func (r *Relay) event(ctx context.Context, out *replier, conn *fanout.Connection
 		out.send(ctx, okMessage(ev.ID, false, "auth-required: publishing needs NIP-42 AUTH first; answer the AUTH challenge"))
 		return
 	}
-	res := r.Ingest.Submit(ctx, conn.Community, conn.Pubkey, ev)
+	res, err := r.Ingest.Submit(ctx, conn.Community, conn.Pubkey, ev)
+	if err != nil {
+		out.send(ctx, okMessage(ev.ID, false, r.failure(ctx, "event", err)))
+		return
+	}
 	// Deliver before OK, as POST /events does: once the publisher has its
 	// OK, every subscription that existed at commit has been posted to (or,
 	// for an audience above the inline threshold, handed to the fan-out
@@ -335,18 +338,10 @@ func (r *Relay) count(ctx context.Context, out *replier, conn *fanout.Connection
 	out.send(ctx, b)
 }
 
-// failure renders err for the client: a rejection as itself, an
-// unavailable database as reject.Resuming, anything else logged and opaque.
+// failure renders err for the client as reject.Map says (logged by
+// reject.Report).
 func (r *Relay) failure(ctx context.Context, op string, err error) string {
-	if rej, ok := reject.As(err); ok {
-		return rej.Error()
-	}
-	if store.Unavailable(err) {
-		r.Log.WarnContext(ctx, "wsrelay: "+op+": database unavailable", "err", err)
-		return reject.Resuming
-	}
-	r.Log.ErrorContext(ctx, "wsrelay: "+op, "err", err)
-	return "error: the relay could not complete the request, try again"
+	return reject.Report(ctx, r.Log, "wsrelay: "+op, err).Text
 }
 
 // replier posts the answers of one invocation to its connection, in order.
