@@ -18,7 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -29,11 +28,11 @@ import (
 
 	"github.com/buzzrelay/relay/shared/fanout"
 	"github.com/buzzrelay/relay/shared/ingest"
-	"github.com/buzzrelay/relay/shared/nip98"
 	"github.com/buzzrelay/relay/shared/query"
 	"github.com/buzzrelay/relay/shared/ratelimit"
 	"github.com/buzzrelay/relay/shared/reject"
 	"github.com/buzzrelay/relay/shared/relayinfo"
+	"github.com/buzzrelay/relay/shared/relayurl"
 )
 
 // Request is one API Gateway WebSocket event as the relay needs it.
@@ -264,7 +263,7 @@ func (r *Relay) checkAuth(conn *fanout.Connection, ev *nostr.Event) *reject.Erro
 	}
 	relay := tagValue(ev, "relay")
 	for _, u := range conn.RelayURLs {
-		if NormalizeURL(relay) == u {
+		if relayurl.Normalize(relay) == u {
 			return nil
 		}
 	}
@@ -435,28 +434,11 @@ func RelayURLs(scheme, host, stage string) []string {
 		scheme = "wss"
 	}
 	base := scheme + "://" + host
-	urls := []string{NormalizeURL(base)}
+	urls := []string{relayurl.Normalize(base)}
 	if stage != "" && stage != "$default" {
-		urls = append(urls, NormalizeURL(base+"/"+stage))
+		urls = append(urls, relayurl.Normalize(base+"/"+stage))
 	}
 	return urls
-}
-
-// NormalizeURL lowercases scheme and host, drops the default port and a
-// trailing slash: ws://Relay.example:80/ and ws://relay.example compare equal.
-func NormalizeURL(s string) string {
-	u, err := url.Parse(strings.TrimSpace(s))
-	if err != nil || u.Host == "" {
-		return strings.TrimRight(strings.ToLower(strings.TrimSpace(s)), "/")
-	}
-	scheme := strings.ToLower(u.Scheme)
-	host := strings.ToLower(u.Host)
-	switch {
-	case (scheme == "wss" || scheme == "https") && strings.HasSuffix(host, ":443"),
-		(scheme == "ws" || scheme == "http") && strings.HasSuffix(host, ":80"):
-		host = host[:strings.LastIndex(host, ":")]
-	}
-	return scheme + "://" + nip98.Loopback(host) + strings.TrimRight(u.EscapedPath(), "/")
 }
 
 // hostOnly is host without a trailing dot, as communities are registered.
