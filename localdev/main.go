@@ -65,22 +65,18 @@ func run(ctx context.Context) error {
 	// localhost or 127.0.0.1 alike), or BUZZ_COMMUNITY_HOST; other hostnames
 	// (names in /etc/hosts) are free for communities added with
 	// `go run ./localdev/community add`, served at once.
-	for _, h := range devHosts(addr, os.Getenv("BUZZ_COMMUNITY_HOST")) {
+	for _, h := range devHosts(addr, cfg.CommunityHost) {
 		if err := migrate.EnsureCommunity(ctx, cfg.DatabaseURL, cfg.DefaultCommunity, h); err != nil {
 			return err
 		}
 	}
-	a, err := app.BuildWith(ctx, cfg, log)
+	a, err := app.Local(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
 	defer a.Store.Close()
 
-	fo, err := a.Fanout(ctx)
-	if err != nil {
-		return err
-	}
-	stack := emulator.NewStack(a, fo, log)
+	stack := emulator.NewStack(a, log)
 	ws := stack.WS
 	srv := &http.Server{Addr: addr, Handler: stack.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
