@@ -5,43 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/apigatewaymanagementapi"
 	"github.com/aws/aws-sdk-go-v2/service/apigatewaymanagementapi/types"
 
 	"github.com/buzzrelay/relay/shared/fanout"
-	"github.com/buzzrelay/relay/shared/relayurl"
 )
 
 // Management is the API Gateway @connections client (PostToConnection,
 // DeleteConnection). It implements fanout.Sender.
 type Management struct {
 	client *apigatewaymanagementapi.Client
-}
-
-// SDKConfig is the AWS SDK configuration of the clients that post to
-// connections and invoke the fan-out function: region and credentials the
-// standard way (the function's role in Lambda), region us-east-1 when
-// region is empty; an endpoint on a loopback name is the localdev emulator,
-// which checks no signature, and gets static dummy credentials.
-func SDKConfig(ctx context.Context, endpoint, region string) (aws.Config, error) {
-	if region == "" {
-		region = "us-east-1"
-	}
-	opts := []func(*awsconfig.LoadOptions) error{awsconfig.WithRegion(region)}
-	if u, err := url.Parse(endpoint); err == nil && relayurl.Loopback(u.Host) {
-		opts = append(opts, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("localdev", "localdev", "")))
-	}
-	cfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
-	if err != nil {
-		return aws.Config{}, fmt.Errorf("apigw: load AWS configuration: %w", err)
-	}
-	return cfg, nil
 }
 
 // NewManagement builds the client for endpoint, the WebSocket API's

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/buzzrelay/relay/shared/apigw"
+	"github.com/buzzrelay/relay/shared/awssdk"
 	"github.com/buzzrelay/relay/shared/community"
 	"github.com/buzzrelay/relay/shared/config"
 	"github.com/buzzrelay/relay/shared/fanout"
@@ -161,7 +162,7 @@ func (a *App) connectLive(ctx context.Context) error {
 	if endpoint == "" {
 		return errors.New("WS_MANAGEMENT_ENDPOINT is not set: live delivery needs the WebSocket API's @connections endpoint (https://{api-id}.execute-api.{region}.amazonaws.com/{stage})")
 	}
-	sdk, err := apigw.SDKConfig(ctx, endpoint, a.Config.AWSRegion)
+	sdk, err := awssdk.Load(ctx, a.Config.AWSRegion, endpoint)
 	if err != nil {
 		return fmt.Errorf("fanout: %w", err)
 	}

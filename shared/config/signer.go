@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 
+	"github.com/buzzrelay/relay/shared/awssdk"
 	"github.com/buzzrelay/relay/shared/community"
 	"github.com/buzzrelay/relay/shared/kmssigner"
 	"github.com/buzzrelay/relay/shared/signer"
@@ -105,22 +105,10 @@ func (c *Config) kmsSigner(ctx context.Context) (signer.Signer, error) {
 	return k, nil
 }
 
-// awsConfig loads the SDK configuration (region, credentials, per-service
-// endpoints) the standard way: in Lambda from the function's environment and
-// role.
+// awsConfig is the SDK configuration of the KMS, SSM, Secrets Manager and
+// RDS IAM clients (shared/awssdk).
 func (c *Config) awsConfig(ctx context.Context) (aws.Config, error) {
-	var opts []func(*awsconfig.LoadOptions) error
-	if r := c.AWSRegion; r != "" {
-		opts = append(opts, awsconfig.WithRegion(r))
-	}
-	cfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
-	if err != nil {
-		return aws.Config{}, fmt.Errorf("load AWS configuration: %w", err)
-	}
-	if cfg.Region == "" {
-		return aws.Config{}, errors.New("no AWS region: set AWS_REGION")
-	}
-	return cfg, nil
+	return awssdk.Load(ctx, c.AWSRegion, "")
 }
 
 // KMS returns a KMS client configured the standard way (AWS_ENDPOINT_URL_KMS

@@ -162,8 +162,7 @@ func (r *Relay) Message(ctx context.Context, req Request) {
 		r.count(ctx, out, conn, msg)
 	case VerbClose:
 		if err := r.Registry.Unsubscribe(ctx, conn.ID, msg.SubID); err != nil {
-			r.Log.ErrorContext(ctx, "wsrelay: close", "connection", conn.ID, "err", err)
-			out.send(ctx, notice("error: could not close subscription "+msg.SubID+", try again"))
+			out.send(ctx, notice(r.failure(ctx, "close "+msg.SubID, err)))
 		}
 	}
 }
