@@ -81,7 +81,7 @@ func Fatal(log *slog.Logger, msg string, err error) {
 // Local wires every part from cfg, for localdev and the end-to-end tests:
 // one process serves every function's handler.
 func Local(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error) {
-	return build(ctx, cfg, log, pool|keys|writes|reads|live)
+	return build(ctx, cfg, log, localParts)
 }
 
 // fromEnv reads the environment and builds parts.

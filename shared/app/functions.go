@@ -12,11 +12,22 @@ import (
 // One constructor per function kind: each reads the environment once and
 // builds only what its handler uses.
 
+// What each function kind builds.
+const (
+	ingestParts     = pool | keys | writes | liveIfSet
+	queryParts      = pool | keys | reads
+	connectParts    = part(0)
+	messageParts    = pool | keys | writes | reads | live
+	disconnectParts = pool
+	fanoutParts     = pool | reads | live
+	localParts      = pool | keys | writes | reads | live
+)
+
 // IngestFunction is functions/ingest: POST /events. It signs relay events
 // (39000-39006) and, with WS_MANAGEMENT_ENDPOINT set, delivers what it
 // stores live.
 func IngestFunction(ctx context.Context, log *slog.Logger) (apigw.HTTPHandler, error) {
-	a, err := fromEnv(ctx, log, pool|keys|writes|liveIfSet)
+	a, err := fromEnv(ctx, log, ingestParts)
 	if err != nil {
 		return nil, err
 	}
@@ -28,7 +39,7 @@ func IngestFunction(ctx context.Context, log *slog.Logger) (apigw.HTTPHandler, e
 // no write path; the relay keys sign the 39005/39006 overlays and NIP-86's
 // addcommunity seals a new community's key.
 func QueryFunction(ctx context.Context, log *slog.Logger) (apigw.HTTPHandler, error) {
-	a, err := fromEnv(ctx, log, pool|keys|reads)
+	a, err := fromEnv(ctx, log, queryParts)
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +50,7 @@ func QueryFunction(ctx context.Context, log *slog.Logger) (apigw.HTTPHandler, er
 // environment alone, no pool, no relay key, no AWS call; the first message
 // registers the connection.
 func ConnectFunction(ctx context.Context, log *slog.Logger) (apigw.WebSocketHandler, error) {
-	a, err := fromEnv(ctx, log, 0)
+	a, err := fromEnv(ctx, log, connectParts)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +60,7 @@ func ConnectFunction(ctx context.Context, log *slog.Logger) (apigw.WebSocketHand
 // MessageFunction is functions/ws-message ($default): AUTH, EVENT, REQ,
 // CLOSE, COUNT, with replies and live delivery posted to connections.
 func MessageFunction(ctx context.Context, log *slog.Logger) (apigw.WebSocketHandler, error) {
-	a, err := fromEnv(ctx, log, pool|keys|writes|reads|live)
+	a, err := fromEnv(ctx, log, messageParts)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +70,7 @@ func MessageFunction(ctx context.Context, log *slog.Logger) (apigw.WebSocketHand
 // DisconnectFunction is functions/ws-disconnect ($disconnect): the pool
 // only; it forgets the connection and signs nothing.
 func DisconnectFunction(ctx context.Context, log *slog.Logger) (apigw.WebSocketHandler, error) {
-	a, err := fromEnv(ctx, log, pool)
+	a, err := fromEnv(ctx, log, disconnectParts)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +80,7 @@ func DisconnectFunction(ctx context.Context, log *slog.Logger) (apigw.WebSocketH
 // FanoutFunction is functions/fanout: it delivers one batch that ingest or
 // ws-message handed over (shared/fanout, dispatch.go). It signs nothing.
 func FanoutFunction(ctx context.Context, log *slog.Logger) (func(context.Context, json.RawMessage) error, error) {
-	a, err := fromEnv(ctx, log, pool|reads|live)
+	a, err := fromEnv(ctx, log, fanoutParts)
 	if err != nil {
 		return nil, err
 	}
