@@ -324,7 +324,7 @@ func (b *Bridge) Fail(ctx context.Context, op string, err error) Response {
 func jsonResponse(status int, v any) Response {
 	body, err := marshal(v)
 	if err != nil {
-		return errorJSON(http.StatusInternalServerError, "error: could not encode response")
+		return errorJSON(http.StatusServiceUnavailable, reject.Opaque)
 	}
 	return Response{Status: status, Headers: cors(map[string]string{"content-type": "application/json"}), Body: body}
 }
