@@ -186,14 +186,7 @@ func (r *Relay) limited(ctx context.Context, out *replier, conn *fanout.Connecti
 		r.Log.WarnContext(ctx, "wsrelay: rate limit check failed", "err", err)
 		return false
 	}
-	switch msg.Verb {
-	case VerbEvent, VerbAuth:
-		out.send(ctx, okMessage(msg.Event.ID, false, err.Error()))
-	case VerbReq, VerbCount:
-		out.send(ctx, array("CLOSED", msg.SubID, err.Error()))
-	default:
-		out.send(ctx, notice(err.Error()))
-	}
+	out.refuse(ctx, msg, reject.Map(err).Text)
 	return true
 }
 
