@@ -56,15 +56,21 @@ type Waiter interface {
 	Wait() time.Duration
 }
 
-// statuses is the HTTP status of each prefix.
-var statuses = map[Prefix]int{
-	Invalid:      http.StatusBadRequest,
-	Restricted:   http.StatusForbidden,
-	Blocked:      http.StatusForbidden,
-	AuthRequired: http.StatusUnauthorized,
-	Duplicate:    http.StatusConflict,
-	RateLimited:  http.StatusTooManyRequests,
-	Internal:     http.StatusServiceUnavailable,
+// Status is the HTTP status of a rejection with prefix p.
+func (p Prefix) Status() int {
+	switch p {
+	case Restricted, Blocked:
+		return http.StatusForbidden
+	case AuthRequired:
+		return http.StatusUnauthorized
+	case Duplicate:
+		return http.StatusConflict
+	case RateLimited:
+		return http.StatusTooManyRequests
+	case Internal:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusBadRequest // invalid:
 }
 
 // Map is the one mapping from an error to its wire answer: a rejection by
@@ -73,10 +79,7 @@ var statuses = map[Prefix]int{
 // request included) to 503 with Opaque.
 func Map(err error) Answer {
 	if r, ok := As(err); ok {
-		a := Answer{Class: Refused, Status: statuses[r.Prefix], Text: r.Error()}
-		if a.Status == 0 {
-			a.Status = http.StatusBadRequest
-		}
+		a := Answer{Class: Refused, Status: r.Prefix.Status(), Text: r.Error()}
 		var w Waiter
 		if errors.As(err, &w) && w.Wait() > 0 {
 			a.RetryAfter = int((w.Wait() + time.Second - 1) / time.Second)
