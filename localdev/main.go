@@ -20,6 +20,7 @@ import (
 	"github.com/buzzrelay/relay/shared/app"
 	"github.com/buzzrelay/relay/shared/config"
 	"github.com/buzzrelay/relay/shared/migrate"
+	"github.com/buzzrelay/relay/shared/relayurl"
 )
 
 func main() {
@@ -64,22 +65,18 @@ func run(ctx context.Context) error {
 	// localhost or 127.0.0.1 alike), or BUZZ_COMMUNITY_HOST; other hostnames
 	// (names in /etc/hosts) are free for communities added with
 	// `go run ./localdev/community add`, served at once.
-	for _, h := range devHosts(addr, os.Getenv("BUZZ_COMMUNITY_HOST")) {
+	for _, h := range devHosts(addr, cfg.CommunityHost) {
 		if err := migrate.EnsureCommunity(ctx, cfg.DatabaseURL, cfg.DefaultCommunity, h); err != nil {
 			return err
 		}
 	}
-	a, err := app.BuildWith(ctx, cfg, log)
+	a, err := app.Local(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
 	defer a.Store.Close()
 
-	fo, err := a.Fanout(ctx)
-	if err != nil {
-		return err
-	}
-	stack := emulator.NewStack(a, fo, log)
+	stack := emulator.NewStack(a, log)
 	ws := stack.WS
 	srv := &http.Server{Addr: addr, Handler: stack.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
@@ -97,10 +94,10 @@ func run(ctx context.Context) error {
 }
 
 // devHosts are the hostnames the default community claims: host when set
-// (comma-separated), else addr's host and, when addr is a loopback or
-// wildcard address, every loopback name (and the machine's hostname for a
-// wildcard), so a client on this machine is never sent a 404 for the name
-// it happened to use.
+// (comma-separated), else addr's host and, when addr is a loopback name or
+// a wildcard address, every loopback name (relayurl.LoopbackNames, and the
+// machine's hostname for a wildcard), so a client on this machine is never
+// sent a 404 for the name it happened to use.
 func devHosts(addr, host string) []string {
 	if host != "" {
 		return strings.Split(host, ",")
@@ -111,10 +108,10 @@ func devHosts(addr, host string) []string {
 	}
 	ip := net.ParseIP(h)
 	switch {
-	case h == "localhost" || (ip != nil && ip.IsLoopback()):
-		return []string{"127.0.0.1", "localhost", "::1"}
+	case relayurl.Loopback(h):
+		return relayurl.LoopbackNames()
 	case h == "" || (ip != nil && ip.IsUnspecified()):
-		out := []string{"127.0.0.1", "localhost", "::1"}
+		out := relayurl.LoopbackNames()
 		if name, err := os.Hostname(); err == nil && name != "" {
 			out = append(out, name)
 		}

@@ -14,14 +14,9 @@ import (
 
 func main() {
 	log := app.Logger()
-	ctx := context.Background()
-	a, err := app.BuildWithoutKey(ctx, log)
+	h, err := app.FanoutFunction(context.Background(), log)
 	if err != nil {
 		app.Fatal(log, "fanout: cold start", err)
 	}
-	fo, err := a.Fanout(ctx)
-	if err != nil {
-		app.Fatal(log, "fanout: cold start", err)
-	}
-	lambda.Start(a.FanoutFunction(fo))
+	lambda.Start(h)
 }

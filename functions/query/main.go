@@ -8,14 +8,13 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/buzzrelay/relay/shared/app"
-	"github.com/buzzrelay/relay/shared/query"
 )
 
 func main() {
 	log := app.Logger()
-	a, err := app.Build(context.Background(), log)
+	h, err := app.QueryFunction(context.Background(), log)
 	if err != nil {
 		app.Fatal(log, "query: cold start", err)
 	}
-	lambda.Start(a.QueryHTTP(query.New(a.Store, a.Signer)))
+	lambda.Start(h)
 }

@@ -13,7 +13,7 @@ import (
 
 func main() {
 	log := app.Logger()
-	h, err := app.Authorizer()
+	h, err := app.AuthorizeFunction()
 	if err != nil {
 		app.Fatal(log, "ws-authorize: cold start", err)
 	}

@@ -4,6 +4,8 @@
 package main
 
 import (
+	"context"
+
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/buzzrelay/relay/shared/app"
@@ -11,7 +13,7 @@ import (
 
 func main() {
 	log := app.Logger()
-	h, err := app.Connect(log)
+	h, err := app.ConnectFunction(context.Background(), log)
 	if err != nil {
 		app.Fatal(log, "ws-connect: cold start", err)
 	}

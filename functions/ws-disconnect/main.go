@@ -12,9 +12,9 @@ import (
 
 func main() {
 	log := app.Logger()
-	a, err := app.BuildWithoutKey(context.Background(), log)
+	h, err := app.DisconnectFunction(context.Background(), log)
 	if err != nil {
 		app.Fatal(log, "ws-disconnect: cold start", err)
 	}
-	lambda.Start(a.WSDisconnect())
+	lambda.Start(h)
 }

@@ -13,14 +13,9 @@ import (
 
 func main() {
 	log := app.Logger()
-	ctx := context.Background()
-	a, err := app.Build(ctx, log)
+	h, err := app.MessageFunction(context.Background(), log)
 	if err != nil {
 		app.Fatal(log, "ws-message: cold start", err)
 	}
-	fo, err := a.Fanout(ctx)
-	if err != nil {
-		app.Fatal(log, "ws-message: cold start", err)
-	}
-	lambda.Start(a.WSMessage(fo))
+	lambda.Start(h)
 }

@@ -89,18 +89,12 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 		ln.Close()
 		return nil, fmt.Errorf("e2e: config: %w", err)
 	}
-	a, err := app.BuildWith(ctx, cfg, o.Log)
+	a, err := app.Local(ctx, cfg, o.Log)
 	if err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("e2e: build: %w", err)
 	}
-	fo, err := a.Fanout(ctx)
-	if err != nil {
-		ln.Close()
-		a.Store.Close()
-		return nil, fmt.Errorf("e2e: fanout: %w", err)
-	}
-	stack := emulator.NewStack(a, fo, o.Log)
+	stack := emulator.NewStack(a, o.Log)
 	ws := stack.WS
 	ws.IdleTimeout, ws.Lifetime = o.IdleTimeout, o.Lifetime
 	r := &Relay{

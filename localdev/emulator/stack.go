@@ -5,8 +5,6 @@ import (
 	"net/http"
 
 	"github.com/buzzrelay/relay/shared/app"
-	"github.com/buzzrelay/relay/shared/fanout"
-	"github.com/buzzrelay/relay/shared/query"
 )
 
 // Stack is the relay's API Gateway configuration in local form, the same
@@ -28,13 +26,14 @@ const FanoutFunction = "fanout"
 // Handler serves every API of the stack on one address.
 func (s *Stack) Handler() http.Handler { return s.Lambda.Wrap(s.WS.Wrap(s.HTTP)) }
 
-// NewStack wires a's handlers behind the emulated APIs; fo delivers live
-// events from both ingest and ws-message.
-func NewStack(a *app.App, fo *fanout.Fanout, log *slog.Logger) *Stack {
-	queryFn := a.QueryHTTP(query.New(a.Store, a.Signer))
+// NewStack wires a's handlers (app.Local) behind the emulated APIs; a's
+// fan-out delivers live events from both ingest and ws-message. Each route
+// gets its own handler, as each is its own function in AWS.
+func NewStack(a *app.App, log *slog.Logger) *Stack {
+	queryFn := a.QueryHTTP()
 	return &Stack{
 		HTTP: &HTTPAPI{Routes: map[string]HTTPHandler{
-			"POST /events": a.IngestHTTP(fo),
+			"POST /events": a.IngestHTTP(),
 			"POST /query":  queryFn,
 			"POST /count":  queryFn,
 			"GET /":        queryFn,
@@ -42,11 +41,11 @@ func NewStack(a *app.App, fo *fanout.Fanout, log *slog.Logger) *Stack {
 			"GET /healthz": queryFn,
 		}},
 		WS: &WebSocketAPI{
-			Connect:    a.WSConnect(),
-			Default:    a.WSMessage(fo),
-			Disconnect: a.WSDisconnect(),
+			Connect:    a.WebSocket(),
+			Default:    a.WebSocket(),
+			Disconnect: a.WebSocket(),
 			Log:        log,
 		},
-		Lambda: &LambdaAPI{Functions: map[string]AsyncHandler{FanoutFunction: a.FanoutFunction(fo)}, Log: log},
+		Lambda: &LambdaAPI{Functions: map[string]AsyncHandler{FanoutFunction: a.FanoutBatch()}, Log: log},
 	}
 }

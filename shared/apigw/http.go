@@ -5,12 +5,12 @@ package apigw
 import (
 	"context"
 	"encoding/base64"
-	"net/http"
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/buzzrelay/relay/shared/bridge"
+	"github.com/buzzrelay/relay/shared/reject"
 )
 
 // Origin is how clients address the relay.
@@ -40,16 +40,18 @@ func (o Origin) forwardedHost(headers map[string]string) string {
 	return headers[o.HostHeader]
 }
 
+// HTTPHandler is an API Gateway HTTP API (payload v2) Lambda handler.
+type HTTPHandler = func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
+
 // HTTP turns the bridge into an API Gateway HTTP API (payload v2) handler.
-func HTTP(b *bridge.Bridge, o Origin) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+func HTTP(b *bridge.Bridge, o Origin) HTTPHandler {
 	return func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-		req, err := HTTPRequest(ev, o)
-		if err != nil {
-			return events.APIGatewayV2HTTPResponse{StatusCode: http.StatusBadRequest,
-				Headers: map[string]string{"content-type": "application/json"},
-				Body:    `{"error":"invalid: request body is not valid base64"}`}, nil
+		var resp bridge.Response
+		if req, err := HTTPRequest(ev, o); err != nil {
+			resp = b.Fail(ctx, "apigw", reject.Invalidf("request body is not valid base64"))
+		} else {
+			resp = b.Serve(ctx, req)
 		}
-		resp := b.Serve(ctx, req)
 		return events.APIGatewayV2HTTPResponse{StatusCode: resp.Status, Headers: resp.Headers, Body: string(resp.Body)}, nil
 	}
 }

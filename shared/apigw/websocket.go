@@ -21,7 +21,9 @@ type WebSocketHandler = func(context.Context, events.APIGatewayWebsocketProxyReq
 // origin (its scheme maps to ws or wss, unless $connect's
 // X-Forwarded-Proto says otherwise). Replies are posted to the connection by
 // the relay; the handler always answers 200 except a failed $connect, which
-// refuses the connection with 503 (retry), never 500.
+// refuses the connection: 404 for a rejection (the only one $connect makes
+// is a host that serves no community, as HTTP answers it), else the status
+// reject.Map gives (503, never 500).
 func WebSocket(r *wsrelay.Relay, o Origin) WebSocketHandler {
 	return func(ctx context.Context, ev events.APIGatewayWebsocketProxyRequest) (events.APIGatewayProxyResponse, error) {
 		req, err := WebSocketRequest(ev, o)
@@ -32,12 +34,12 @@ func WebSocket(r *wsrelay.Relay, o Origin) WebSocketHandler {
 		switch ev.RequestContext.EventType {
 		case "CONNECT":
 			if err := r.Connect(ctx, req); err != nil {
-				if _, ok := reject.As(err); ok { // a host that serves no community
+				a := reject.Report(ctx, r.Log, "apigw: $connect "+req.ConnectionID, err)
+				if a.Class == reject.Refused {
 					r.Log.InfoContext(ctx, "apigw: $connect refused", "host", req.Host, "err", err)
-					return events.APIGatewayProxyResponse{StatusCode: http.StatusNotFound}, nil
+					a.Status = http.StatusNotFound
 				}
-				r.Log.ErrorContext(ctx, "apigw: $connect", "connection", req.ConnectionID, "err", err)
-				return events.APIGatewayProxyResponse{StatusCode: http.StatusServiceUnavailable}, nil
+				return events.APIGatewayProxyResponse{StatusCode: a.Status}, nil
 			}
 		case "DISCONNECT":
 			if err := r.Disconnect(ctx, req); err != nil {

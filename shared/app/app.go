@@ -1,39 +1,66 @@
-// Package app builds, once per cold start, what every entry point shares:
-// logger, configuration, the pgx pool, the relay signer and the write path.
-// Entry points (functions/*, localdev) add the parts they serve and start.
+// Package app builds, once per cold start, what one function kind needs and
+// nothing more (functions.go), and the handlers it starts (http.go,
+// websocket.go). localdev builds every part in one App (Local).
 package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"strings"
 
+	"github.com/buzzrelay/relay/shared/apigw"
+	"github.com/buzzrelay/relay/shared/awssdk"
 	"github.com/buzzrelay/relay/shared/community"
 	"github.com/buzzrelay/relay/shared/config"
+	"github.com/buzzrelay/relay/shared/fanout"
 	"github.com/buzzrelay/relay/shared/ingest"
+	"github.com/buzzrelay/relay/shared/lambdainvoke"
+	"github.com/buzzrelay/relay/shared/query"
 	"github.com/buzzrelay/relay/shared/ratelimit"
 	"github.com/buzzrelay/relay/shared/signer"
 	"github.com/buzzrelay/relay/shared/store"
 )
 
-// App is the wired core. Signer and Ingest are nil in an App built by
-// BuildWithoutKey.
+// App is the wired core of one function kind: the parts it does not use
+// are nil.
 type App struct {
 	Config *config.Config
 	Log    *slog.Logger
-	Store  *store.Store
-	// Communities resolves a request's Host to the community it serves.
+	// Store, Communities and Limiter: the pool (lazy), Host → community,
+	// the rate limits (RATE_*). Nil on a function without a database.
+	Store       *store.Store
 	Communities *community.Registry
-	// Keys is every community's relay key; Signer is Keys (nil without a key).
+	Limiter     *ratelimit.Limiter
+	// Keys is every community's relay key and Signer is Keys; Sealer opens
+	// and seals community keys (nil: only the configured key). Nil on a
+	// function that signs nothing.
 	Keys   *community.Keys
-	Sealer community.Sealer // nil: communities can only use the configured key
 	Signer signer.Signer
+	Sealer community.Sealer
+	// Ingest is the write path, Reader the read path (it signs the
+	// 39005/39006 overlays with Keys), Fanout live delivery over the
+	// @connections API; nil where the function does not use them.
 	Ingest *ingest.Service
-	// Limiter is the per-key and per-connection rate limiter (RATE_*).
-	Limiter *ratelimit.Limiter
+	Reader *query.Engine
+	Fanout *fanout.Fanout
 }
+
+// part is one piece a function kind builds.
+type part uint8
+
+const (
+	pool   part = 1 << iota // Store, Communities, Limiter
+	keys                    // Keys, Signer, Sealer
+	writes                  // Ingest (with pool, keys)
+	reads                   // Reader (with pool; signs when keys is built)
+	live                    // Fanout (with pool, reads); WS_MANAGEMENT_ENDPOINT required
+	// liveIfSet is live when WS_MANAGEMENT_ENDPOINT is set, else nothing
+	// (with a warning): ingest without the endpoint delivers nothing live.
+	liveIfSet
+)
 
 // Logger returns the JSON logger every entry point uses (LOG_LEVEL: debug,
 // info, warn, error; default info).
@@ -45,63 +72,113 @@ func Logger() *slog.Logger {
 	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 }
 
-// Build reads the environment and wires the core. It fails on any
-// misconfiguration; the pool connects lazily.
-func Build(ctx context.Context, log *slog.Logger) (*App, error) {
-	cfg, err := config.FromEnv()
-	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
-	}
-	return BuildWith(ctx, cfg, log)
-}
-
-// BuildWith wires the core from an already loaded configuration.
-func BuildWith(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error) {
-	a, err := open(ctx, cfg, log)
-	if err != nil {
-		return nil, err
-	}
-	sg, err := cfg.Signer(ctx)
-	if err != nil {
-		a.Store.Close()
-		return nil, fmt.Errorf("relay key: %w", err)
-	}
-	if a.Sealer, err = cfg.Sealer(ctx); err != nil {
-		a.Store.Close()
-		return nil, err
-	}
-	a.Keys = community.NewKeys(a.Communities, a.Sealer, sg)
-	a.Signer = a.Keys
-	a.Ingest = ingest.New(a.Store, a.Keys, log)
-	return a, nil
-}
-
-// BuildWithoutKey wires only configuration and the pool, for functions that
-// never sign (ws-connect, ws-disconnect): they get no relay key at all.
-func BuildWithoutKey(ctx context.Context, log *slog.Logger) (*App, error) {
-	cfg, err := config.FromEnv()
-	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
-	}
-	return open(ctx, cfg, log)
-}
-
-func open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error) {
-	st, err := cfg.Store(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("database: %w", err)
-	}
-	limits, err := ratelimit.FromEnv(cfg.Getenv)
-	if err != nil {
-		st.Close()
-		return nil, fmt.Errorf("rate limits: %w", err)
-	}
-	return &App{Config: cfg, Log: log, Store: st, Limiter: ratelimit.New(st, limits),
-		Communities: community.NewRegistry(st, cfg.DefaultCommunity)}, nil
-}
-
 // Fatal logs err and exits; for main functions only.
 func Fatal(log *slog.Logger, msg string, err error) {
 	log.Error(msg, "err", err)
 	os.Exit(1)
+}
+
+// Local wires every part from cfg, for localdev and the end-to-end tests:
+// one process serves every function's handler.
+func Local(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error) {
+	return build(ctx, cfg, log, localParts)
+}
+
+// fromEnv reads the environment and builds parts.
+func fromEnv(ctx context.Context, log *slog.Logger, parts part) (*App, error) {
+	cfg, err := config.FromEnv()
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return build(ctx, cfg, log, parts)
+}
+
+// build wires parts from cfg. It fails on any misconfiguration; the pool
+// connects lazily.
+func build(ctx context.Context, cfg *config.Config, log *slog.Logger, parts part) (*App, error) {
+	a := &App{Config: cfg, Log: log}
+	if parts&liveIfSet != 0 {
+		if cfg.WSManagementEndpoint != "" {
+			parts |= live
+		} else {
+			log.Warn("WS_MANAGEMENT_ENDPOINT is not set: events posted over HTTP reach WebSocket subscribers only on their next REQ")
+		}
+	}
+	if parts == 0 {
+		return a, nil
+	}
+	var err error
+	if a.Store, err = cfg.Store(ctx); err != nil {
+		return nil, fmt.Errorf("database: %w", err)
+	}
+	if err := a.wire(ctx, parts); err != nil {
+		a.Store.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *App) wire(ctx context.Context, parts part) error {
+	cfg := a.Config
+	a.Communities = community.NewRegistry(a.Store, cfg.DefaultCommunity)
+	a.Limiter = ratelimit.New(a.Store, cfg.Limits)
+	if parts&keys != 0 {
+		sg, err := cfg.Signer(ctx)
+		if err != nil {
+			return fmt.Errorf("relay key: %w", err)
+		}
+		if a.Sealer, err = cfg.Sealer(ctx); err != nil {
+			return err
+		}
+		a.Keys = community.NewKeys(a.Communities, a.Sealer, sg)
+		a.Signer = a.Keys
+	}
+	if parts&writes != 0 {
+		a.Ingest = ingest.New(a.Store, a.Keys, a.Log)
+	}
+	if parts&(reads|live) != 0 {
+		a.Reader = query.New(a.Store, a.signer())
+	}
+	if parts&live != 0 {
+		return a.connectLive(ctx)
+	}
+	return nil
+}
+
+// signer is Signer as an interface that is nil when no key was built.
+func (a *App) signer() signer.Signer {
+	if a.Keys == nil {
+		return nil
+	}
+	return a.Keys
+}
+
+// connectLive builds live delivery over the @connections API at
+// WS_MANAGEMENT_ENDPOINT and, with FANOUT_FUNCTION set, hands audiences
+// above FANOUT_INLINE_MAX to the fan-out function in batches of
+// FANOUT_BATCH_SIZE, invoked asynchronously at LAMBDA_ENDPOINT.
+func (a *App) connectLive(ctx context.Context) error {
+	endpoint := a.Config.WSManagementEndpoint
+	if endpoint == "" {
+		return errors.New("WS_MANAGEMENT_ENDPOINT is not set: live delivery needs the WebSocket API's @connections endpoint (https://{api-id}.execute-api.{region}.amazonaws.com/{stage})")
+	}
+	sdk, err := awssdk.Load(ctx, a.Config.AWSRegion, endpoint)
+	if err != nil {
+		return fmt.Errorf("fanout: %w", err)
+	}
+	// Idle connections for every post in flight: one instance's replies
+	// and deliveries, or, in localdev, every emulated fan-out run at once
+	// (a smaller pool closes and re-dials connections under load).
+	mgmt := apigw.NewManagement(sdk, endpoint, 16*fanout.DefaultConcurrency)
+	a.Fanout = fanout.New(fanout.NewRegistry(a.Store), mgmt, a.Reader, a.Log)
+	if f := a.Config.Fanout; f.Function != "" {
+		a.Fanout.InlineMax, a.Fanout.BatchSize = f.InlineMax, f.BatchSize
+		a.Fanout.Async = lambdainvoke.New(sdk, f.LambdaEndpoint, f.Function, fanout.DefaultConcurrency)
+	}
+	return nil
+}
+
+// origin is how clients address the relay (BUZZ_PUBLIC_SCHEME / BUZZ_PUBLIC_URL).
+func (a *App) origin() apigw.Origin {
+	return apigw.Origin{Scheme: a.Config.PublicScheme, Host: a.Config.PublicHost, HostHeader: a.Config.HostHeader}
 }

@@ -156,7 +156,7 @@ func (b *Bridge) authenticateAs(ctx context.Context, r Request, payload bool) (c
 		RequirePayload: payload,
 	})
 	if err != nil {
-		e := b.failure(ctx, err, http.StatusUnauthorized)
+		e := b.Fail(ctx, "nip98", err)
 		return nil, "", &e
 	}
 	return c, pubkey, nil
@@ -187,12 +187,9 @@ func (b *Bridge) events(ctx context.Context, r Request) Response {
 			return resp
 		}
 	}
-	out := b.Ingest.Submit(ctx, community, pubkey, &ev)
-	if out.Err != nil {
-		if store.Unavailable(out.Err) {
-			return resuming()
-		}
-		return errorJSON(http.StatusServiceUnavailable, out.Message)
+	out, err := b.Ingest.Submit(ctx, community, pubkey, &ev)
+	if err != nil {
+		return b.Fail(ctx, "events", err)
 	}
 	if len(out.Committed) > 0 && b.Fanout != nil {
 		b.Fanout.Deliver(ctx, community, out.Committed)
@@ -213,13 +210,13 @@ func (b *Bridge) read(ctx context.Context, r Request, count bool) Response {
 	if count {
 		n, err := b.Reader.Count(ctx, community, pubkey, r.Body)
 		if err != nil {
-			return b.failure(ctx, err, http.StatusBadRequest)
+			return b.Fail(ctx, "count", err)
 		}
 		return jsonResponse(http.StatusOK, map[string]int64{"count": n})
 	}
 	evs, err := b.Reader.Query(ctx, community, pubkey, r.Body)
 	if err != nil {
-		return b.failure(ctx, err, http.StatusBadRequest)
+		return b.Fail(ctx, "query", err)
 	}
 	if evs == nil {
 		evs = []json.RawMessage{}
@@ -231,14 +228,11 @@ func (b *Bridge) read(ctx context.Context, r Request, count bool) Response {
 // passed. A limiter that cannot reach its counters lets the request through
 // (logged): the request itself then meets the same database.
 func (b *Bridge) limited(ctx context.Context, err error) (Response, bool) {
-	retry, ok := ratelimit.RetryAfter(err)
-	if !ok {
+	if _, ok := ratelimit.RetryAfter(err); !ok {
 		b.Log.WarnContext(ctx, "rate limit check failed", "err", err)
 		return Response{}, false
 	}
-	resp := errorJSON(http.StatusTooManyRequests, err.Error())
-	resp.Headers["retry-after"] = strconv.Itoa(int(retry.Seconds()))
-	return resp, true
+	return b.Fail(ctx, "rate limit", err), true
 }
 
 // manage serves one NIP-86 call of the community at the request's host.
@@ -252,7 +246,7 @@ func (b *Bridge) manage(ctx context.Context, r Request) Response {
 	case errors.Is(err, nip86.ErrForbidden):
 		return rpcResponse(http.StatusForbidden, nip86.Response{Error: "restricted: only this community's operators may manage it"})
 	case err != nil:
-		return b.failure(ctx, err, 0)
+		return b.Fail(ctx, "nip86", err)
 	case out.Error != "":
 		return rpcResponse(http.StatusBadRequest, out)
 	}
@@ -271,7 +265,7 @@ func (b *Bridge) unresolved(ctx context.Context, err error) Response {
 	if community.Unknown(err) {
 		return errorJSON(http.StatusNotFound, "invalid: no community is served at this host")
 	}
-	return b.failure(ctx, err, 0)
+	return b.Fail(ctx, "community", err)
 }
 
 // info is the NIP-11 document of the community served at the request's
@@ -287,7 +281,7 @@ func (b *Bridge) info(ctx context.Context, r Request) Response {
 	}
 	sg, err := signer.For(ctx, b.Signer, c.ID)
 	if err != nil {
-		return b.failure(ctx, err, 0)
+		return b.Fail(ctx, "relay key", err)
 	}
 	doc := relayinfo.New(sg.PublicKey())
 	doc.Describe(c.Name, c.About, c.Picture)
@@ -311,49 +305,26 @@ func (b *Bridge) health(ctx context.Context, r Request) Response {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := b.Store.Ping(ctx); err != nil {
-		b.Log.WarnContext(ctx, "deep health check failed", "err", err)
-		if store.Unavailable(err) {
-			return resuming()
-		}
-		return errorJSON(http.StatusServiceUnavailable, "error: database unreachable")
+		return b.Fail(ctx, "deep health check", err)
 	}
 	return jsonResponse(http.StatusOK, map[string]bool{"ok": true, "database": true})
 }
 
-// resuming is the answer while the database is unreachable or resuming.
-func resuming() Response {
-	r := errorJSON(http.StatusServiceUnavailable, reject.Resuming)
-	r.Headers["retry-after"] = strconv.Itoa(reject.RetryAfterSeconds)
+// Fail is the response to err, as reject.Map says (status, prefixed text,
+// Retry-After), logged by reject.Report under op.
+func (b *Bridge) Fail(ctx context.Context, op string, err error) Response {
+	a := reject.Report(ctx, b.Log, "bridge: "+op, err)
+	r := errorJSON(a.Status, a.Text)
+	if a.RetryAfter > 0 {
+		r.Headers["retry-after"] = strconv.Itoa(a.RetryAfter)
+	}
 	return r
-}
-
-// failure maps an error to a response: an unavailable database to 503 with
-// Retry-After, a rejection to status (auth-required always 401), anything
-// else to 503 with an opaque message.
-func (b *Bridge) failure(ctx context.Context, err error, status int) Response {
-	if store.Unavailable(err) {
-		b.Log.WarnContext(ctx, "database unavailable", "err", err)
-		return resuming()
-	}
-	if r, ok := reject.As(err); ok && status != 0 {
-		switch r.Prefix {
-		case reject.AuthRequired:
-			status = http.StatusUnauthorized
-		case reject.Restricted, reject.Blocked:
-			status = http.StatusForbidden
-		case reject.RateLimited:
-			status = http.StatusTooManyRequests
-		}
-		return errorJSON(status, r.Error())
-	}
-	b.Log.ErrorContext(ctx, "request failed", "err", err)
-	return errorJSON(http.StatusServiceUnavailable, "error: the relay could not complete the request, try again")
 }
 
 func jsonResponse(status int, v any) Response {
 	body, err := marshal(v)
 	if err != nil {
-		return errorJSON(http.StatusInternalServerError, "error: could not encode response")
+		return errorJSON(http.StatusServiceUnavailable, reject.Opaque)
 	}
 	return Response{Status: status, Headers: cors(map[string]string{"content-type": "application/json"}), Body: body}
 }

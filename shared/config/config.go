@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/buzzrelay/relay/shared/ratelimit"
 )
 
 // Config is what every entry point needs.
@@ -58,17 +60,83 @@ type Config struct {
 	// copies the viewer's Host into when one deployment serves several
 	// hostnames; empty: the Host header (or PublicHost) is used.
 	HostHeader string
+	// CommunityHost is BUZZ_COMMUNITY_HOST: the hostname(s) the default
+	// community is registered at (migrate, localdev), comma-separated.
+	CommunityHost string
+	// DBIAMUser (DB_IAM_USER) is the database user migrate creates for IAM
+	// auth; empty: none.
+	DBIAMUser string
+	// DBSecretARN (DB_SECRET_ARN) is the Secrets Manager secret the DSN is
+	// built from when DATABASE_URL is not set; DBSSLMode (DB_SSLMODE,
+	// checked when used, default require) its sslmode.
+	DBSecretARN, DBSSLMode string
+	// AWSRegion is AWS_REGION; InLambda is true when
+	// AWS_LAMBDA_FUNCTION_NAME is set (the Lambda runtime sets it).
+	AWSRegion string
+	InLambda  bool
+	// Key is the relay key's and the sealer's settings (signer.go).
+	Key KeyConfig
+	// Fanout is how large audiences are handed to the fan-out function.
+	Fanout FanoutConfig
+	// Limits are the rate limits (RATE_*, shared/ratelimit).
+	Limits ratelimit.Limits
+}
 
-	getenv func(string) string
+// KeyConfig is RELAY_*: which relay key signs and what seals community keys.
+type KeyConfig struct {
+	Signer       string // RELAY_SIGNER: local (default) or kms
+	SecretKey    string // RELAY_SECRET_KEY, hex
+	KeyFile      string // RELAY_KEY_FILE
+	Ciphertext   string // RELAY_KEY_CIPHERTEXT, base64
+	SSMParameter string // RELAY_KEY_SSM_PARAMETER
+	KMSKeyID     string // RELAY_KMS_KEY_ID
+	SealKey      string // RELAY_SEAL_KEY, hex
+	SealKeyFile  string // RELAY_SEAL_KEY_FILE
+}
+
+// FanoutConfig is FANOUT_* and LAMBDA_ENDPOINT.
+type FanoutConfig struct {
+	// Function (FANOUT_FUNCTION, name or ARN) takes audiences above
+	// InlineMax; empty: every delivery is inline.
+	Function string
+	// InlineMax (FANOUT_INLINE_MAX) and BatchSize (FANOUT_BATCH_SIZE)
+	// override shared/fanout's defaults when not 0.
+	InlineMax, BatchSize int
+	// LambdaEndpoint (LAMBDA_ENDPOINT) is where the function is invoked;
+	// empty: the region's Lambda endpoint.
+	LambdaEndpoint string
+}
+
+// text is every plain string setting by its variable: each name is
+// written once, here.
+func (c *Config) text() map[string]*string {
+	return map[string]*string{
+		"DATABASE_URL":            &c.DatabaseURL,
+		"BUZZ_COMMUNITY":          &c.DefaultCommunity,
+		"WS_MANAGEMENT_ENDPOINT":  &c.WSManagementEndpoint,
+		"BUZZ_PUBLIC_SCHEME":      &c.PublicScheme,
+		"BUZZ_COMMUNITY_HOST":     &c.CommunityHost,
+		"DB_IAM_USER":             &c.DBIAMUser,
+		"DB_SECRET_ARN":           &c.DBSecretARN,
+		"DB_SSLMODE":              &c.DBSSLMode,
+		"AWS_REGION":              &c.AWSRegion,
+		"RELAY_SIGNER":            &c.Key.Signer,
+		"RELAY_SECRET_KEY":        &c.Key.SecretKey,
+		"RELAY_KEY_FILE":          &c.Key.KeyFile,
+		"RELAY_KEY_CIPHERTEXT":    &c.Key.Ciphertext,
+		"RELAY_KEY_SSM_PARAMETER": &c.Key.SSMParameter,
+		"RELAY_KMS_KEY_ID":        &c.Key.KMSKeyID,
+		"RELAY_SEAL_KEY":          &c.Key.SealKey,
+		"RELAY_SEAL_KEY_FILE":     &c.Key.SealKeyFile,
+		"FANOUT_FUNCTION":         &c.Fanout.Function,
+		"LAMBDA_ENDPOINT":         &c.Fanout.LambdaEndpoint,
+	}
 }
 
 // IAMDatabase is the database an IAM-authenticated pool connects to.
 type IAMDatabase struct {
 	Host, Port, Name, User string
 }
-
-// Getenv returns the environment lookup this Config was loaded with.
-func (c *Config) Getenv(key string) string { return c.getenv(key) }
 
 // FromEnv loads the configuration from the process environment.
 func FromEnv() (*Config, error) { return Load(os.Getenv) }
@@ -82,14 +150,13 @@ const (
 // Load reads the configuration through getenv (tests pass a map lookup).
 func Load(getenv func(string) string) (*Config, error) {
 	c := &Config{
-		DatabaseURL:          getenv("DATABASE_URL"),
-		DefaultCommunity:     getenv("BUZZ_COMMUNITY"),
-		WSManagementEndpoint: getenv("WS_MANAGEMENT_ENDPOINT"),
-		PublicScheme:         getenv("BUZZ_PUBLIC_SCHEME"),
-		MaxConns:             2,
-		ConnectTimeout:       DefaultConnectTimeout,
-		IdleTimeout:          DefaultIdleTimeout,
-		getenv:               getenv,
+		MaxConns:       2,
+		ConnectTimeout: DefaultConnectTimeout,
+		IdleTimeout:    DefaultIdleTimeout,
+		InLambda:       getenv("AWS_LAMBDA_FUNCTION_NAME") != "",
+	}
+	for name, p := range c.text() {
+		*p = getenv(name)
 	}
 	if c.DefaultCommunity == "" {
 		c.DefaultCommunity = "default"
@@ -139,7 +206,34 @@ func Load(getenv func(string) string) (*Config, error) {
 	default:
 		return nil, fmt.Errorf("DB_AUTH must be iam or secret, got %q", c.DBAuth)
 	}
+	if e := c.WSManagementEndpoint; e != "" {
+		if u, err := url.Parse(e); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return nil, fmt.Errorf("WS_MANAGEMENT_ENDPOINT must be an http(s) URL, got %q", e)
+		}
+	}
+	if c.Fanout.InlineMax, err = positive(getenv, "FANOUT_INLINE_MAX"); err != nil {
+		return nil, err
+	}
+	if c.Fanout.BatchSize, err = positive(getenv, "FANOUT_BATCH_SIZE"); err != nil {
+		return nil, err
+	}
+	if c.Limits, err = ratelimit.FromEnv(getenv); err != nil {
+		return nil, fmt.Errorf("rate limits: %w", err)
+	}
 	return c, nil
+}
+
+// positive reads a positive whole number; unset is 0.
+func positive(getenv func(string) string, key string) (int, error) {
+	v := getenv(key)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%s must be a positive integer, got %q", key, v)
+	}
+	return n, nil
 }
 
 var headerRE = regexp.MustCompile(`^x-[a-z0-9-]{1,60}$`)

@@ -11,8 +11,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	rdsauth "github.com/aws/aws-sdk-go-v2/feature/rds/auth"
-	"github.com/jackc/pgx/v5"
-
 	"github.com/buzzrelay/relay/shared/dbsecret"
 	"github.com/buzzrelay/relay/shared/store"
 )
@@ -24,7 +22,7 @@ func (c *Config) DSN(ctx context.Context) (string, error) {
 	if c.DatabaseURL != "" {
 		return c.DatabaseURL, nil
 	}
-	arn := c.getenv("DB_SECRET_ARN")
+	arn := c.DBSecretARN
 	if arn == "" {
 		return "", errors.New("no database configured: set DATABASE_URL or DB_SECRET_ARN (or DB_AUTH=iam with DB_HOST, DB_NAME and DB_USER)")
 	}
@@ -73,7 +71,9 @@ func (c *Config) Store(ctx context.Context) (*store.Store, error) {
 	var dsn string
 	var err error
 	if c.DatabaseURL == "" && c.DBAuth == "iam" {
-		dsn, o.BeforeConnect, err = c.iam(ctx)
+		var password store.PasswordFunc
+		dsn, password, err = c.iam(ctx)
+		o.BeforeConnect = store.PasswordHook(password)
 	} else {
 		dsn, err = c.DSN(ctx)
 	}
@@ -83,10 +83,9 @@ func (c *Config) Store(ctx context.Context) (*store.Store, error) {
 	return store.Open(ctx, dsn, o)
 }
 
-// iam builds the DSN of DB_HOST/DB_PORT/DB_NAME/DB_USER and the hook that
-// puts a fresh RDS IAM auth token (valid 15 minutes) in each new
-// connection's password.
-func (c *Config) iam(ctx context.Context) (string, func(context.Context, *pgx.ConnConfig) error, error) {
+// iam builds the DSN of DB_HOST/DB_PORT/DB_NAME/DB_USER and the password of
+// each new connection: a fresh RDS IAM auth token (valid 15 minutes).
+func (c *Config) iam(ctx context.Context) (string, store.PasswordFunc, error) {
 	host, port, name, user := c.IAM.Host, c.IAM.Port, c.IAM.Name, c.IAM.User
 	if host == "" || name == "" || user == "" {
 		return "", nil, errors.New("DB_AUTH=iam needs DB_HOST, DB_NAME and DB_USER")
@@ -105,15 +104,10 @@ func (c *Config) iam(ctx context.Context) (string, func(context.Context, *pgx.Co
 	u := url.URL{Scheme: "postgres", User: url.User(user), Host: net.JoinHostPort(host, port), Path: "/" + name,
 		RawQuery: url.Values{"sslmode": {sslmode}}.Encode()}
 	region, creds := awsCfg.Region, awsCfg.Credentials
-	before := func(ctx context.Context, cc *pgx.ConnConfig) error {
-		token, err := IAMToken(ctx, net.JoinHostPort(cc.Host, strconv.Itoa(int(cc.Port))), region, cc.User, creds)
-		if err != nil {
-			return err
-		}
-		cc.Password = token
-		return nil
+	token := func(ctx context.Context, endpoint, user string) (string, error) {
+		return IAMToken(ctx, endpoint, region, user, creds)
 	}
-	return u.String(), before, nil
+	return u.String(), token, nil
 }
 
 // IAMToken signs an RDS IAM auth token for user at endpoint (host:port)
@@ -128,7 +122,7 @@ func IAMToken(ctx context.Context, endpoint, region, user string, creds aws.Cred
 
 // sslmode is DB_SSLMODE (default require), checked.
 func (c *Config) sslmode() (string, error) {
-	sslmode := c.getenv("DB_SSLMODE")
+	sslmode := c.DBSSLMode
 	if sslmode == "" {
 		sslmode = "require"
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/buzzrelay/relay/shared/store"
 	"github.com/buzzrelay/relay/shared/testkit"
 )
 
@@ -62,7 +63,7 @@ func TestIAMAuth(t *testing.T) {
 	c := load(t, env)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	dsn, before, err := c.iam(ctx)
+	dsn, password, err := c.iam(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func TestIAMAuth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := before(ctx, cc); err != nil {
+	if err := store.PasswordHook(password)(ctx, cc); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{u.Hostname() + ":" + u.Port() + "?Action=connect", "Action=connect", "DBUser=" + u.User.Username(), "X-Amz-Signature=", "eu-west-2%2Frds-db%2Faws4_request"} {

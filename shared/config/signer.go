@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 
+	"github.com/buzzrelay/relay/shared/awssdk"
 	"github.com/buzzrelay/relay/shared/community"
 	"github.com/buzzrelay/relay/shared/kmssigner"
 	"github.com/buzzrelay/relay/shared/signer"
@@ -44,28 +44,24 @@ var kmsOnlyVars = [...]string{"RELAY_KEY_CIPHERTEXT", "RELAY_KEY_SSM_PARAMETER",
 //
 // Every misconfiguration is an error here, at start.
 func (c *Config) Signer(ctx context.Context) (signer.Signer, error) {
-	switch mode := c.getenv("RELAY_SIGNER"); mode {
+	switch mode := c.Key.Signer; mode {
 	case "", "local":
 		for _, v := range kmsOnlyVars {
-			if c.getenv(v) != "" {
+			if *c.text()[v] != "" {
 				return nil, fmt.Errorf("%s is set but RELAY_SIGNER is %q: set RELAY_SIGNER=kms to use the KMS relay key", v, mode)
 			}
 		}
-		if sk := c.getenv("RELAY_SECRET_KEY"); sk != "" {
+		if sk := c.Key.SecretKey; sk != "" {
 			k, err := signer.FromHex(sk)
 			if err != nil {
 				return nil, fmt.Errorf("RELAY_SECRET_KEY: %w", err)
 			}
 			return k, nil
 		}
-		if c.getenv("AWS_LAMBDA_FUNCTION_NAME") != "" {
+		if c.InLambda {
 			return nil, errors.New("RELAY_SIGNER=local inside Lambda needs RELAY_SECRET_KEY; a deployed relay should use RELAY_SIGNER=kms")
 		}
-		path := c.getenv("RELAY_KEY_FILE")
-		if path == "" {
-			path = ".localdev/relay.key"
-		}
-		return signer.LoadOrCreateFile(path)
+		return signer.LoadOrCreateFile(c.keyFile())
 	case "kms":
 		return c.kmsSigner(ctx)
 	default:
@@ -74,10 +70,10 @@ func (c *Config) Signer(ctx context.Context) (signer.Signer, error) {
 }
 
 func (c *Config) kmsSigner(ctx context.Context) (signer.Signer, error) {
-	if c.getenv("RELAY_SECRET_KEY") != "" || c.getenv("RELAY_KEY_FILE") != "" {
+	if c.Key.SecretKey != "" || c.Key.KeyFile != "" {
 		return nil, errors.New("RELAY_SIGNER=kms: RELAY_SECRET_KEY / RELAY_KEY_FILE must not be set (they configure the local signer)")
 	}
-	inline, param := c.getenv("RELAY_KEY_CIPHERTEXT"), c.getenv("RELAY_KEY_SSM_PARAMETER")
+	inline, param := c.Key.Ciphertext, c.Key.SSMParameter
 	switch {
 	case inline == "" && param == "":
 		return nil, errors.New("RELAY_SIGNER=kms needs RELAY_KEY_CIPHERTEXT (base64) or RELAY_KEY_SSM_PARAMETER (parameter name); create one with `go run ./localdev/relaykey`")
@@ -102,29 +98,17 @@ func (c *Config) kmsSigner(ctx context.Context) (signer.Signer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("RELAY_SIGNER=kms: %s: %w", source, err)
 	}
-	k, err := kmssigner.Load(ctx, kmssigner.NewClient(awsCfg), ct, c.getenv("RELAY_KMS_KEY_ID"), c.DefaultCommunity)
+	k, err := kmssigner.Load(ctx, kmssigner.NewClient(awsCfg), ct, c.Key.KMSKeyID, c.DefaultCommunity)
 	if err != nil {
 		return nil, fmt.Errorf("RELAY_SIGNER=kms: %s: %w", source, err)
 	}
 	return k, nil
 }
 
-// awsConfig loads the SDK configuration (region, credentials, per-service
-// endpoints) the standard way: in Lambda from the function's environment and
-// role.
+// awsConfig is the SDK configuration of the KMS, SSM, Secrets Manager and
+// RDS IAM clients (shared/awssdk).
 func (c *Config) awsConfig(ctx context.Context) (aws.Config, error) {
-	var opts []func(*awsconfig.LoadOptions) error
-	if r := c.getenv("AWS_REGION"); r != "" {
-		opts = append(opts, awsconfig.WithRegion(r))
-	}
-	cfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
-	if err != nil {
-		return aws.Config{}, fmt.Errorf("load AWS configuration: %w", err)
-	}
-	if cfg.Region == "" {
-		return aws.Config{}, errors.New("no AWS region: set AWS_REGION")
-	}
-	return cfg, nil
+	return awssdk.Load(ctx, c.AWSRegion, "")
 }
 
 // KMS returns a KMS client configured the standard way (AWS_ENDPOINT_URL_KMS
@@ -145,30 +129,34 @@ func (c *Config) KMS(ctx context.Context) (*kms.Client, error) {
 // created on first use. Inside Lambda without KMS it answers nil: only the
 // configured relay key signs.
 func (c *Config) Sealer(ctx context.Context) (community.Sealer, error) {
-	if c.getenv("RELAY_SIGNER") == "kms" {
+	if c.Key.Signer == "kms" {
 		client, err := c.KMS(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("community keys: %w", err)
 		}
-		return community.KMSSealer{Client: client, KeyID: c.getenv("RELAY_KMS_KEY_ID")}, nil
+		return community.KMSSealer{Client: client, KeyID: c.Key.KMSKeyID}, nil
 	}
-	if h := c.getenv("RELAY_SEAL_KEY"); h != "" {
+	if h := c.Key.SealKey; h != "" {
 		s, err := community.LocalSealerFromHex(h)
 		if err != nil {
 			return nil, fmt.Errorf("RELAY_SEAL_KEY: %w", err)
 		}
 		return s, nil
 	}
-	if c.getenv("AWS_LAMBDA_FUNCTION_NAME") != "" {
+	if c.InLambda {
 		return nil, nil
 	}
-	path := c.getenv("RELAY_SEAL_KEY_FILE")
+	path := c.Key.SealKeyFile
 	if path == "" {
-		keyFile := c.getenv("RELAY_KEY_FILE")
-		if keyFile == "" {
-			keyFile = ".localdev/relay.key"
-		}
-		path = filepath.Join(filepath.Dir(keyFile), "seal.key")
+		path = filepath.Join(filepath.Dir(c.keyFile()), "seal.key")
 	}
 	return community.LoadOrCreateLocalSealer(path)
+}
+
+// keyFile is RELAY_KEY_FILE, default .localdev/relay.key.
+func (c *Config) keyFile() string {
+	if c.Key.KeyFile != "" {
+		return c.Key.KeyFile
+	}
+	return ".localdev/relay.key"
 }

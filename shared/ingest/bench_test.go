@@ -57,8 +57,8 @@ func BenchmarkIngest(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					ev := <-evs
-					if out := h.svc.Submit(context.Background(), community, ev.PubKey, ev); !out.Accepted || out.Message != "" {
-						b.Errorf("refused: %s", out.Message)
+					if out, err := h.svc.Submit(context.Background(), community, ev.PubKey, ev); err != nil || !out.Accepted || out.Message != "" {
+						b.Errorf("refused: %s (%v)", out.Message, err)
 					}
 				}
 			})

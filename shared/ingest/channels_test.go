@@ -233,7 +233,7 @@ func TestWriteAccess(t *testing.T) {
 	// The event's pubkey must be the authenticated key.
 	ev := stranger.Event(t, 9, "hi", nostr.Tag{"h", open})
 	before := h.counts()
-	if out := h.svc.Submit(t.Context(), community, member.Pub, ev); out.Accepted || out.Message[:11] != "restricted:" || h.counts() != before {
+	if out, err := h.svc.Submit(t.Context(), community, member.Pub, ev); err != nil || out.Accepted || out.Message[:11] != "restricted:" || h.counts() != before {
 		t.Fatalf("foreign pubkey: %+v", out)
 	}
 	// Duplicates: accepted, duplicate:, no side effect.

@@ -211,8 +211,8 @@ func TestConcurrentReplies(t *testing.T) {
 		go func(ev *nostr.Event) {
 			defer wg.Done()
 			<-start
-			if out := h.svc.Submit(context.Background(), community, ev.PubKey, ev); !out.Accepted || out.Message != "" {
-				errs <- out.Message
+			if out, err := h.svc.Submit(context.Background(), community, ev.PubKey, ev); err != nil || !out.Accepted || out.Message != "" {
+				errs <- fmt.Sprint(out.Message, err)
 			}
 		}(ev)
 	}

@@ -14,9 +14,10 @@ import (
 	"github.com/buzzrelay/relay/shared/testkit"
 )
 
-// all submits evs at once and returns their outcomes.
-func (h *harness) all(evs []*nostr.Event) []ingest.Outcome {
+// all submits evs at once and returns their outcomes and errors.
+func (h *harness) all(evs []*nostr.Event) ([]ingest.Outcome, []error) {
 	out := make([]ingest.Outcome, len(evs))
+	errs := make([]error, len(evs))
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for i, ev := range evs {
@@ -24,12 +25,12 @@ func (h *harness) all(evs []*nostr.Event) []ingest.Outcome {
 		go func() {
 			defer wg.Done()
 			<-start
-			out[i] = h.svc.Submit(context.Background(), community, ev.PubKey, ev)
+			out[i], errs[i] = h.svc.Submit(context.Background(), community, ev.PubKey, ev)
 		}()
 	}
 	close(start)
 	wg.Wait()
-	return out
+	return out, errs
 }
 
 // TestConcurrentReplaceableKeepsNewest (issue 11 item 7): ten versions of
@@ -44,9 +45,10 @@ func TestConcurrentReplaceableKeepsNewest(t *testing.T) {
 		for i := 0; i < 10; i++ {
 			evs = append(evs, k.EventAt(t, now.Add(time.Duration(i-10)*time.Second), kind, fmt.Sprint("v", i), nostr.Tag{"d", "one"}))
 		}
-		for _, o := range h.all(evs) {
-			if o.Err != nil {
-				t.Fatalf("kind %d: %v", kind, o.Err)
+		_, errs := h.all(evs)
+		for _, err := range errs {
+			if err != nil {
+				t.Fatalf("kind %d: %v", kind, err)
 			}
 		}
 		var id string
@@ -77,13 +79,14 @@ func TestConcurrentModerationCopiesAreDuplicates(t *testing.T) {
 			copies[i] = ev
 		}
 		applied := 0
-		for _, o := range h.all(copies) {
+		outs, errs := h.all(copies)
+		for i, o := range outs {
 			switch {
 			case o.Accepted && o.Message == "":
 				applied++
 			case o.Accepted && strings.HasPrefix(o.Message, "duplicate:"):
 			default:
-				t.Errorf("kind %d copy: accepted=%v %q", ev.Kind, o.Accepted, o.Message)
+				t.Errorf("kind %d copy: accepted=%v %q (%v)", ev.Kind, o.Accepted, o.Message, errs[i])
 			}
 		}
 		if applied != 1 {

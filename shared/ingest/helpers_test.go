@@ -31,7 +31,11 @@ func newHarness(t testing.TB) *harness {
 
 func (h *harness) submit(ev *nostr.Event) ingest.Outcome {
 	h.t.Helper()
-	return h.svc.Submit(context.Background(), community, ev.PubKey, ev)
+	out, err := h.svc.Submit(context.Background(), community, ev.PubKey, ev)
+	if err != nil {
+		h.t.Fatalf("kind %d: %v", ev.Kind, err)
+	}
+	return out
 }
 
 // ok submits and requires plain acceptance.

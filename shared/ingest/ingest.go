@@ -41,14 +41,13 @@ func (s *Service) WithClock(now func() time.Time) *Service {
 // Outcome is the answer to one submitted event, in NIP-01 OK terms.
 type Outcome struct {
 	Accepted bool
-	// Message is "" on plain success, else NIP-01 prefixed.
+	// Message is "" on plain success, else NIP-01 prefixed: a duplicate
+	// (Accepted) or the rejection.
 	Message string
 	// Committed lists the events this submission stored, the client's first,
 	// then relay-signed ones, for live fan-out; an ephemeral event is listed
 	// though never stored. Empty unless Accepted and new.
 	Committed []*nostr.Event
-	// Err is set on an internal failure (Message then says "error: ...").
-	Err error
 }
 
 // maxAttempts bounds retries of a transaction that lost a deadlock or
@@ -56,8 +55,11 @@ type Outcome struct {
 const maxAttempts = 3
 
 // Submit checks and applies ev on behalf of authed, the pubkey that
-// authenticated the request. Nothing is stored unless every rule passes.
-func (s *Service) Submit(ctx context.Context, community, authed string, ev *nostr.Event) Outcome {
+// authenticated the request. Nothing is stored unless every rule passes. A
+// rule's verdict (accepted, duplicate, refused) is the Outcome; an error
+// means no verdict could be reached (the database failed or is away) and is
+// the caller's to answer through reject.Map.
+func (s *Service) Submit(ctx context.Context, community, authed string, ev *nostr.Event) (Outcome, error) {
 	now := s.now()
 	if err := eventcheck.Check(ev, now); err != nil {
 		return refused(err)
@@ -87,18 +89,22 @@ func (s *Service) Submit(ctx context.Context, community, authed string, ev *nost
 	if err != nil {
 		if r, ok := reject.As(err); ok {
 			if r.Prefix == reject.Duplicate {
-				return Outcome{Accepted: true, Message: r.Error()}
+				return Outcome{Accepted: true, Message: r.Error()}, nil
 			}
 			return refused(r)
 		}
-		s.log.ErrorContext(ctx, "ingest failed", "event", ev.ID, "kind", ev.Kind, "community", community, "err", err)
-		return Outcome{Message: store.Message(err), Err: err}
+		return Outcome{}, fmt.Errorf("ingest: event %s kind %d in community %s: %w", ev.ID, ev.Kind, community, err)
 	}
-	return Outcome{Accepted: true, Committed: out}
+	return Outcome{Accepted: true, Committed: out}, nil
 }
 
-func refused(err error) Outcome {
-	return Outcome{Message: reject.Message(err)}
+// refused is the verdict of a rule that refused the event; an error that is
+// not a rejection is no verdict.
+func refused(err error) (Outcome, error) {
+	if r, ok := reject.As(err); ok {
+		return Outcome{Message: r.Error()}, nil
+	}
+	return Outcome{}, err
 }
 
 func short(pk string) string {

@@ -41,7 +41,7 @@ type EncryptAPI interface {
 
 // NewClient returns a KMS client for cfg. aws-sdk-go-v2 honours
 // AWS_ENDPOINT_URL_KMS (local-kms in localdev) when cfg comes from
-// config.LoadDefaultConfig.
+// awssdk.Load.
 func NewClient(cfg aws.Config) *kms.Client { return kms.NewFromConfig(cfg) }
 
 // EncryptionContext is the context every relay-key ciphertext is bound to.

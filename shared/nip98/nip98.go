@@ -15,6 +15,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/reject"
+	"github.com/buzzrelay/relay/shared/relayurl"
 )
 
 // Kind is the NIP-98 HTTP auth kind.
@@ -81,7 +82,7 @@ func (v *Verifier) Verify(ctx context.Context, r Request) (string, error) {
 	if pu, err := url.Parse(u); err != nil || pu.User != nil || pu.Fragment != "" || strings.Contains(u, "#") {
 		return "", fail("auth event u tag must be an absolute URL without user info or fragment")
 	}
-	if NormalizeURL(u) != NormalizeURL(r.URL) {
+	if relayurl.Normalize(u) != relayurl.Normalize(r.URL) {
 		return "", fail("auth event u tag %q does not match the request URL %q", u, r.URL)
 	}
 	m, ok := tag(ev, "method")
@@ -136,42 +137,6 @@ func Parse(header string) (*nostr.Event, error) {
 		return nil, fail("Authorization token is not a JSON nostr event")
 	}
 	return &ev, nil
-}
-
-// NormalizeURL lowercases scheme and host and drops a trailing slash and
-// the default port, so equivalent spellings compare equal.
-func NormalizeURL(s string) string {
-	u, err := url.Parse(strings.TrimSpace(s))
-	if err != nil {
-		return s
-	}
-	scheme := strings.ToLower(u.Scheme)
-	host := strings.ToLower(u.Host)
-	if (scheme == "https" && strings.HasSuffix(host, ":443")) || (scheme == "http" && strings.HasSuffix(host, ":80")) {
-		host = host[:strings.LastIndex(host, ":")]
-	}
-	path := strings.TrimRight(u.EscapedPath(), "/")
-	out := scheme + "://" + Loopback(host) + path
-	if u.RawQuery != "" {
-		out += "?" + u.RawQuery
-	}
-	return out
-}
-
-// Loopback names a loopback host (localhost, 127.0.0.1, [::1], with its
-// port) by one spelling, so a client configured with localhost reaches a
-// relay serving 127.0.0.1: in local development they are one relay. Other
-// hosts are returned as they are; host is lowercase.
-func Loopback(host string) string {
-	name, port := host, ""
-	if i := strings.LastIndex(host, ":"); i >= 0 && !strings.HasSuffix(host, "]") {
-		name, port = host[:i], host[i:]
-	}
-	switch name {
-	case "localhost", "127.0.0.1", "[::1]":
-		return "localhost" + port
-	}
-	return host
 }
 
 func tag(ev *nostr.Event, name string) (string, bool) {

@@ -135,22 +135,3 @@ func TestTokenOlderThanRestartIsRefused(t *testing.T) {
 		t.Fatalf("a token created after the start: %v", err)
 	}
 }
-
-// Loopback spellings name one local relay; other hosts stay as they are.
-func TestNormalizeURLLoopback(t *testing.T) {
-	for in, want := range map[string]string{
-		"http://localhost:8080/query":  "http://localhost:8080/query",
-		"http://127.0.0.1:8080/query":  "http://localhost:8080/query",
-		"http://[::1]:8080/query/":     "http://localhost:8080/query",
-		"HTTP://LocalHost:8080/query":  "http://localhost:8080/query",
-		"http://127.0.0.1/query":       "http://localhost/query",
-		"http://[::1]/query":           "http://localhost/query",
-		"http://127.0.0.2:8080/query":  "http://127.0.0.2:8080/query",
-		"https://relay.example:443/q":  "https://relay.example/q",
-		"http://localhost.evil:8080/q": "http://localhost.evil:8080/q",
-	} {
-		if got := nip98.NormalizeURL(in); got != want {
-			t.Errorf("NormalizeURL(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

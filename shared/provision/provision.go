@@ -86,10 +86,10 @@ var identRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 func FromConfig(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Provisioner, error) {
 	p := &Provisioner{
 		Community: cfg.DefaultCommunity,
-		Host:      cfg.Getenv("BUZZ_COMMUNITY_HOST"),
-		IAMUser:   cfg.Getenv("DB_IAM_USER"),
-		KeyID:     cfg.Getenv("RELAY_KMS_KEY_ID"),
-		Import:    cfg.Getenv("RELAY_KEY_CIPHERTEXT"),
+		Host:      cfg.CommunityHost,
+		IAMUser:   cfg.DBIAMUser,
+		KeyID:     cfg.Key.KMSKeyID,
+		Import:    cfg.Key.Ciphertext,
 		DSN:       cfg.DSN,
 		Log:       log,
 	}

@@ -69,9 +69,9 @@ func (e *env) submit(u user, kind int, at int64, content string, tags ...nostr.T
 	if err := ev.Sign(u.sk); err != nil {
 		e.t.Fatal(err)
 	}
-	out := e.ing.Submit(e.ctx, "default", u.pk, ev)
-	if !out.Accepted {
-		e.t.Fatalf("submit kind %d: %s (%v)", kind, out.Message, out.Err)
+	out, err := e.ing.Submit(e.ctx, "default", u.pk, ev)
+	if err != nil || !out.Accepted {
+		e.t.Fatalf("submit kind %d: %s (%v)", kind, out.Message, err)
 	}
 	return ev
 }

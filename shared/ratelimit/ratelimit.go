@@ -110,6 +110,9 @@ type Exceeded struct {
 func (e *Exceeded) Error() string { return e.Err.Error() }
 func (e *Exceeded) Unwrap() error { return e.Err }
 
+// Wait is RetryAfter, for the wire's Retry-After (reject.Waiter).
+func (e *Exceeded) Wait() time.Duration { return e.RetryAfter }
+
 // Limiter checks requests against Limits. A nil *Limiter allows everything.
 type Limiter struct {
 	st  *store.Store

@@ -1,6 +1,7 @@
-// Package reject carries NIP-01 machine-readable rejection reasons. Every
-// refusal the relay sends (OK false, CLOSED, HTTP error bodies) is a *Error
-// whose text starts with one of the standard prefixes.
+// Package reject carries NIP-01 machine-readable rejection reasons and turns
+// any error into what the client is told (answer.go): every refusal the relay
+// sends (OK false, CLOSED, NOTICE, HTTP error bodies) starts with one of the
+// standard prefixes.
 package reject
 
 import (
@@ -51,20 +52,3 @@ func As(err error) (*Error, bool) {
 	}
 	return nil, false
 }
-
-// Message renders err for the wire: a rejection as itself, anything else as
-// an opaque "error:" so internals never leak.
-func Message(err error) string {
-	if r, ok := As(err); ok {
-		return r.Error()
-	}
-	return "error: internal error, try again"
-}
-
-// Resuming is the answer to a request that failed because the database is
-// unreachable or resuming from a pause (store.Unavailable): the client
-// should send it again in a few seconds.
-const Resuming = "error: the database is resuming, retry in a few seconds"
-
-// RetryAfterSeconds is the Retry-After an HTTP client gets with Resuming.
-const RetryAfterSeconds = 5

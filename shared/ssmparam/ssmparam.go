@@ -25,7 +25,7 @@ type PutAPI interface {
 }
 
 // NewClient returns an SSM client for cfg (AWS_ENDPOINT_URL_SSM is honoured
-// when cfg comes from config.LoadDefaultConfig).
+// when cfg comes from awssdk.Load).
 func NewClient(cfg aws.Config) *ssm.Client { return ssm.NewFromConfig(cfg) }
 
 // Get returns the value of parameter name.

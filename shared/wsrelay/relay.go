@@ -18,7 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -29,12 +28,11 @@ import (
 
 	"github.com/buzzrelay/relay/shared/fanout"
 	"github.com/buzzrelay/relay/shared/ingest"
-	"github.com/buzzrelay/relay/shared/nip98"
 	"github.com/buzzrelay/relay/shared/query"
 	"github.com/buzzrelay/relay/shared/ratelimit"
 	"github.com/buzzrelay/relay/shared/reject"
 	"github.com/buzzrelay/relay/shared/relayinfo"
-	"github.com/buzzrelay/relay/shared/store"
+	"github.com/buzzrelay/relay/shared/relayurl"
 )
 
 // Request is one API Gateway WebSocket event as the relay needs it.
@@ -164,8 +162,7 @@ func (r *Relay) Message(ctx context.Context, req Request) {
 		r.count(ctx, out, conn, msg)
 	case VerbClose:
 		if err := r.Registry.Unsubscribe(ctx, conn.ID, msg.SubID); err != nil {
-			r.Log.ErrorContext(ctx, "wsrelay: close", "connection", conn.ID, "err", err)
-			out.send(ctx, notice("error: could not close subscription "+msg.SubID+", try again"))
+			out.send(ctx, notice(r.failure(ctx, "close "+msg.SubID, err)))
 		}
 	}
 }
@@ -189,14 +186,7 @@ func (r *Relay) limited(ctx context.Context, out *replier, conn *fanout.Connecti
 		r.Log.WarnContext(ctx, "wsrelay: rate limit check failed", "err", err)
 		return false
 	}
-	switch msg.Verb {
-	case VerbEvent, VerbAuth:
-		out.send(ctx, okMessage(msg.Event.ID, false, err.Error()))
-	case VerbReq, VerbCount:
-		out.send(ctx, array("CLOSED", msg.SubID, err.Error()))
-	default:
-		out.send(ctx, notice(err.Error()))
-	}
+	out.refuse(ctx, msg, reject.Map(err).Text)
 	return true
 }
 
@@ -265,7 +255,7 @@ func (r *Relay) checkAuth(conn *fanout.Connection, ev *nostr.Event) *reject.Erro
 	}
 	relay := tagValue(ev, "relay")
 	for _, u := range conn.RelayURLs {
-		if NormalizeURL(relay) == u {
+		if relayurl.Normalize(relay) == u {
 			return nil
 		}
 	}
@@ -277,7 +267,11 @@ func (r *Relay) event(ctx context.Context, out *replier, conn *fanout.Connection
 		out.send(ctx, okMessage(ev.ID, false, "auth-required: publishing needs NIP-42 AUTH first; answer the AUTH challenge"))
 		return
 	}
-	res := r.Ingest.Submit(ctx, conn.Community, conn.Pubkey, ev)
+	res, err := r.Ingest.Submit(ctx, conn.Community, conn.Pubkey, ev)
+	if err != nil {
+		out.send(ctx, okMessage(ev.ID, false, r.failure(ctx, "event", err)))
+		return
+	}
 	// Deliver before OK, as POST /events does: once the publisher has its
 	// OK, every subscription that existed at commit has been posted to (or,
 	// for an audience above the inline threshold, handed to the fan-out
@@ -335,18 +329,10 @@ func (r *Relay) count(ctx context.Context, out *replier, conn *fanout.Connection
 	out.send(ctx, b)
 }
 
-// failure renders err for the client: a rejection as itself, an
-// unavailable database as reject.Resuming, anything else logged and opaque.
+// failure renders err for the client as reject.Map says (logged by
+// reject.Report).
 func (r *Relay) failure(ctx context.Context, op string, err error) string {
-	if rej, ok := reject.As(err); ok {
-		return rej.Error()
-	}
-	if store.Unavailable(err) {
-		r.Log.WarnContext(ctx, "wsrelay: "+op+": database unavailable", "err", err)
-		return reject.Resuming
-	}
-	r.Log.ErrorContext(ctx, "wsrelay: "+op, "err", err)
-	return "error: the relay could not complete the request, try again"
+	return reject.Report(ctx, r.Log, "wsrelay: "+op, err).Text
 }
 
 // replier posts the answers of one invocation to its connection, in order.
@@ -440,28 +426,11 @@ func RelayURLs(scheme, host, stage string) []string {
 		scheme = "wss"
 	}
 	base := scheme + "://" + host
-	urls := []string{NormalizeURL(base)}
+	urls := []string{relayurl.Normalize(base)}
 	if stage != "" && stage != "$default" {
-		urls = append(urls, NormalizeURL(base+"/"+stage))
+		urls = append(urls, relayurl.Normalize(base+"/"+stage))
 	}
 	return urls
-}
-
-// NormalizeURL lowercases scheme and host, drops the default port and a
-// trailing slash: ws://Relay.example:80/ and ws://relay.example compare equal.
-func NormalizeURL(s string) string {
-	u, err := url.Parse(strings.TrimSpace(s))
-	if err != nil || u.Host == "" {
-		return strings.TrimRight(strings.ToLower(strings.TrimSpace(s)), "/")
-	}
-	scheme := strings.ToLower(u.Scheme)
-	host := strings.ToLower(u.Host)
-	switch {
-	case (scheme == "wss" || scheme == "https") && strings.HasSuffix(host, ":443"),
-		(scheme == "ws" || scheme == "http") && strings.HasSuffix(host, ":80"):
-		host = host[:strings.LastIndex(host, ":")]
-	}
-	return scheme + "://" + nip98.Loopback(host) + strings.TrimRight(u.EscapedPath(), "/")
 }
 
 // hostOnly is host without a trailing dot, as communities are registered.

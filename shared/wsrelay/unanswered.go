@@ -6,14 +6,18 @@ import (
 )
 
 // unanswered answers a message the relay could not serve at all (its
-// connection could not be loaded, e.g. while the database resumes) in the
-// form the client can match to what it sent: OK false for EVENT and AUTH,
-// CLOSED for REQ and COUNT, a NOTICE for anything else.
+// connection could not be loaded, e.g. while the database resumes) with
+// why, as refuse does.
 func (p *replier) unanswered(ctx context.Context, body []byte, why string) {
-	msg := p.parse(ctx, body)
-	if msg == nil {
-		return
+	if msg := p.parse(ctx, body); msg != nil {
+		p.refuse(ctx, msg, why)
 	}
+}
+
+// refuse answers msg with why (NIP-01 prefixed) in the form the client can
+// match to it: OK false for EVENT and AUTH, CLOSED for REQ and COUNT, a
+// NOTICE for anything else.
+func (p *replier) refuse(ctx context.Context, msg *Message, why string) {
 	switch msg.Verb {
 	case VerbEvent, VerbAuth:
 		p.send(ctx, okMessage(msg.Event.ID, false, why))

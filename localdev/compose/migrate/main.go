@@ -46,7 +46,7 @@ func run(ctx context.Context, getenv func(string) string) (int32, error) {
 		return 0, err
 	}
 	// As the deploy-time trigger does: the configured community exists.
-	if err := migrate.EnsureCommunity(ctx, dsn, cfg.DefaultCommunity, cfg.Getenv("BUZZ_COMMUNITY_HOST")); err != nil {
+	if err := migrate.EnsureCommunity(ctx, dsn, cfg.DefaultCommunity, cfg.CommunityHost); err != nil {
 		return 0, err
 	}
 	return v, nil

@@ -1,0 +1,71 @@
+// Package relayurl is how a client's URL or host is matched to this relay:
+// the one normalisation NIP-98 `u` tags and NIP-42 `relay` tags are compared
+// by, and the loopback rule (the loopback names are one machine).
+package relayurl
+
+import (
+	"net"
+	"net/url"
+	"strings"
+)
+
+// loopbackNames are the spellings of this machine a local relay answers
+// to; Normalize spells them all localhost.
+var loopbackNames = [...]string{"127.0.0.1", "localhost", "::1"}
+
+// LoopbackNames are the loopback names (localhost, 127.0.0.1, ::1): a
+// client on this machine may use any of them for a relay on it.
+func LoopbackNames() []string { return append([]string(nil), loopbackNames[:]...) }
+
+// Loopback reports whether host (a name or IP address, with or without a
+// port or brackets, any case) is one of the loopback names. Other loopback
+// addresses (127.0.0.2) are distinct listeners and are not.
+func Loopback(host string) bool {
+	h := strings.ToLower(host)
+	if name, _, err := net.SplitHostPort(h); err == nil {
+		h = name
+	}
+	h = strings.Trim(h, "[]")
+	for _, n := range loopbackNames {
+		if h == n {
+			return true
+		}
+	}
+	return false
+}
+
+// Normalize lowercases scheme and host, drops the scheme's default port
+// (80 for http and ws, 443 for https and wss) and a trailing slash, and
+// spells a loopback host localhost (with its port), so equivalent spellings
+// of one relay's URL compare equal: ws://Relay.example:80/ and
+// ws://relay.example, http://127.0.0.1:8080/q and http://localhost:8080/q.
+// The query string is kept. Text that is not a URL with a host is only
+// trimmed and lowercased.
+func Normalize(s string) string {
+	u, err := url.Parse(strings.TrimSpace(s))
+	if err != nil || u.Host == "" {
+		return strings.TrimRight(strings.ToLower(strings.TrimSpace(s)), "/")
+	}
+	scheme := strings.ToLower(u.Scheme)
+	host := strings.ToLower(u.Host)
+	name, port := host, ""
+	if n, p, err := net.SplitHostPort(host); err == nil {
+		name, port = n, p
+	}
+	switch {
+	case port == "443" && (scheme == "wss" || scheme == "https"),
+		port == "80" && (scheme == "ws" || scheme == "http"):
+		host, port = host[:len(host)-len(":"+port)], ""
+	}
+	if Loopback(name) {
+		host = "localhost"
+		if port != "" {
+			host += ":" + port
+		}
+	}
+	out := scheme + "://" + host + strings.TrimRight(u.EscapedPath(), "/")
+	if u.RawQuery != "" {
+		out += "?" + u.RawQuery
+	}
+	return out
+}
