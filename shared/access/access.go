@@ -10,8 +10,8 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/shared/eventcheck"
 	"github.com/buzzrelay/relay/shared/filter"
+	"github.com/buzzrelay/relay/shared/kinds"
 )
 
 // Channel is what the rule needs about a channel. The zero value is a
@@ -50,17 +50,14 @@ func MayRead(c Channel, m Member, named bool) bool { return Reaches(c, m) && Sho
 // MayWrite reports whether a key with standing m may post to channel c.
 func MayWrite(c Channel, m Member) bool { return Reaches(c, m) }
 
-// RecipientOnly reports whether only the keys an event's p tags name may
-// read it (membership notices 44100/44101, gift wraps).
-func RecipientOnly(kind int) bool { return slices.Contains(eventcheck.RecipientOnly, kind) }
-
-// MaySee is the rule for one stored event: a recipient-only kind only for a
-// reader its p tags name (recipient), whatever its channel; an event outside
-// any channel for anyone; one in a channel when channelReadable (MayRead of
-// its channel for the filter at hand).
-func MaySee(kind int, recipient, inChannel, channelReadable bool) bool {
-	if RecipientOnly(kind) {
-		return recipient
+// MaySee is the rule for one stored event and a reader: a recipient-only
+// kind (kinds.RecipientOnly: membership notices, gift wraps) only for a
+// reader its p tags name, whatever its channel; an event outside any channel
+// for anyone; one in a channel when channelReadable (MayRead of its channel
+// for the filter at hand).
+func MaySee(ev *nostr.Event, reader string, inChannel, channelReadable bool) bool {
+	if kinds.RecipientOnly(ev.Kind) {
+		return Recipient(ev, reader)
 	}
 	return !inChannel || channelReadable
 }
@@ -69,7 +66,7 @@ func MaySee(kind int, recipient, inChannel, channelReadable bool) bool {
 func Recipient(ev *nostr.Event, reader string) bool { return filter.HasTag(ev.Tags, "p", reader) }
 
 // Named are the channels a filter names: its #h values, or also its #d
-// values when all its kinds are channel-state kinds (39000-39003). Only a
+// values when all its kinds are channel-state kinds (StateOnly). Only a
 // filter that names a system channel reads it.
 func Named(f *filter.Filter) []string {
 	named := slices.Clone(f.Tags["h"])
@@ -79,14 +76,14 @@ func Named(f *filter.Filter) []string {
 	return named
 }
 
-// StateOnly reports whether kinds is a non-empty list of channel-state kinds
-// (39000-39003), whose #d names the channel.
-func StateOnly(kinds []int) bool {
-	if len(kinds) == 0 {
+// StateOnly reports whether ks is a non-empty list of channel-state kinds
+// (kinds.ChannelState: 39000-39003), whose #d names the channel.
+func StateOnly(ks []int) bool {
+	if len(ks) == 0 {
 		return false
 	}
-	for _, k := range kinds {
-		if k < 39000 || k > 39003 {
+	for _, k := range ks {
+		if !kinds.ChannelState(k) {
 			return false
 		}
 	}

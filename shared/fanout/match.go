@@ -34,10 +34,9 @@ func (lf *liveFilter) names(channel string) bool { return slices.Contains(lf.nam
 // system when a system channel), for reader through this filter. readable
 // is store.Readable's answer (rule.Reaches) for each (channel, reader).
 func (lf *liveFilter) mayRead(ev *nostr.Event, channel string, system bool, reader string, readable map[store.ReadPair]bool) bool {
-	recipient := rule.RecipientOnly(ev.Kind) && rule.Recipient(ev, reader)
 	inChannel := channel != ""
 	channelReadable := inChannel && readable[store.ReadPair{Channel: channel, Reader: reader}] && rule.Shows(system, lf.names(channel))
-	return rule.MaySee(ev.Kind, recipient, inChannel, channelReadable)
+	return rule.MaySee(ev, reader, inChannel, channelReadable)
 }
 
 // NamedChannels are the channels a filter names (rule.Named): only a

@@ -2,6 +2,7 @@ package fanout
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/nbd-wtf/go-nostr"
@@ -88,5 +89,23 @@ func TestLiveDeliveryAccessCases(t *testing.T) {
 				t.Errorf("mayRead = %v, want %v", got, c.See)
 			}
 		})
+	}
+}
+
+// Live matching keeps the read path's case rule (filter.Hex64, lower-case
+// channel ids): an id, author or channel sent in upper case matches, and
+// pins the channel as stored.
+func TestLiveFilterCaseRule(t *testing.T) {
+	sk := nostr.GeneratePrivateKey()
+	ev := &nostr.Event{Kind: 9, CreatedAt: 10, Tags: nostr.Tags{{"h", "c0ffee"}}}
+	if err := ev.Sign(sk); err != nil {
+		t.Fatal(err)
+	}
+	f := newLiveFilter(nostr.Filter{IDs: []string{strings.ToUpper(ev.ID)}, Authors: []string{strings.ToUpper(ev.PubKey)}, Tags: nostr.TagMap{"h": {"C0FFEE"}}})
+	if !f.matches(ev, "c0ffee") || !f.names("c0ffee") {
+		t.Fatal("upper-case ids, authors and #h must match as the stored read does")
+	}
+	if got := Pins([]nostr.Filter{{Tags: nostr.TagMap{"h": {"C0FFEE"}}}}); !slices.Equal(got, []string{"c0ffee"}) {
+		t.Fatalf("Pins = %q, want the stored (lower-case) channel", got)
 	}
 }

@@ -7,13 +7,15 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/filter"
+	kindtable "github.com/buzzrelay/relay/shared/kinds" // window_test.go has a kinds helper
 	"github.com/buzzrelay/relay/shared/store"
 )
 
-// auxKinds are the hop-1 closure kinds; auxDeleteKinds the hop-2 ones.
+// auxKinds are the hop-1 closure kinds (reactions, deletions, edits);
+// auxDeleteKinds the hop-2 ones (deletions).
 var (
-	auxKinds       = []int{5, 7, 9005, 40003}
-	auxDeleteKinds = []int{5, 9005}
+	auxKinds       = kindtable.AuxKinds()
+	auxDeleteKinds = kindtable.DeletionKinds()
 )
 
 // auxClosure appends the two-hop closure of targets: hop 1 the reactions,

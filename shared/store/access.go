@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/buzzrelay/relay/shared/access"
-	"github.com/buzzrelay/relay/shared/eventcheck"
+	"github.com/buzzrelay/relay/shared/kinds"
 )
 
 // The SQL twin of shared/access: every read path (plain, window, thread,
@@ -39,10 +39,12 @@ func mayReadSQL(b *sqlb, ch, named string) string {
     AND ` + reachesSQL(b.readerArg()) + `)`
 }
 
-// recipientOnly is access.RecipientOnly as an SQL list.
+// recipientOnly is kinds.RecipientOnlyKinds as an SQL list (the kinds
+// access.MaySee shows only to their p).
 var recipientOnly = func() string {
-	s := make([]string, len(eventcheck.RecipientOnly))
-	for i, k := range eventcheck.RecipientOnly {
+	ks := kinds.RecipientOnlyKinds()
+	s := make([]string, len(ks))
+	for i, k := range ks {
 		s[i] = strconv.Itoa(k)
 	}
 	return "(" + strings.Join(s, ", ") + ")"

@@ -13,6 +13,7 @@ import (
 
 	"github.com/buzzrelay/relay/shared/access"
 	"github.com/buzzrelay/relay/shared/filter"
+	"github.com/buzzrelay/relay/shared/kinds"
 )
 
 // Case is one row of the table.
@@ -84,7 +85,7 @@ func (c *Case) Event(channel, author, reader, other string, at int64) (*nostr.Ev
 	ev := &nostr.Event{Kind: c.Kind, CreatedAt: nostr.Timestamp(at), Tags: nostr.Tags{}}
 	if c.Channel != nil {
 		ev.Tags = append(ev.Tags, nostr.Tag{"h", channel})
-		if c.Kind >= 39000 && c.Kind <= 39003 {
+		if kinds.ChannelState(c.Kind) {
 			ev.Tags = append(ev.Tags, nostr.Tag{"d", channel})
 		}
 	}
