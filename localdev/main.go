@@ -79,7 +79,13 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	stack := emulator.NewStack(a, fo, log)
+	// The handlers' posts to @connections and Invokes of the fan-out
+	// function stay in this process unless WS_MANAGEMENT_ENDPOINT names an
+	// endpoint (localdev/roundtrips counts them through its proxy).
+	stack := emulator.NewInProcessStack(a, fo, log)
+	if os.Getenv("WS_MANAGEMENT_ENDPOINT") != "" {
+		stack = emulator.NewStack(a, fo, log)
+	}
 	ws := stack.WS
 	srv := &http.Server{Addr: addr, Handler: stack.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)

@@ -29,8 +29,35 @@ const FanoutFunction = "fanout"
 func (s *Stack) Handler() http.Handler { return s.Lambda.Wrap(s.WS.Wrap(s.HTTP)) }
 
 // NewStack wires a's handlers behind the emulated APIs; fo delivers live
-// events from both ingest and ws-message.
+// events from both ingest and ws-message, through the SDK clients it was
+// built with (WS_MANAGEMENT_ENDPOINT, LAMBDA_ENDPOINT), as behind AWS.
 func NewStack(a *app.App, fo *fanout.Fanout, log *slog.Logger) *Stack {
+	return newStack(a, fo, log, false)
+}
+
+// NewInProcessStack is NewStack with the handlers' posts to @connections
+// and their asynchronous Invokes of the fan-out function served in this
+// process (WebSocketAPI.Post, LambdaAPI.Invoker): the same checks, socket
+// writes, queue and retries, without an HTTP request and a SigV4 signature
+// per message. The handlers are unchanged; fo's Sender (and Async, when
+// set) are replaced. Behind API Gateway each post is a network call, so
+// this is the localdev path only; NewStack keeps the SDK path that
+// localdev/roundtrips counts.
+func NewInProcessStack(a *app.App, fo *fanout.Fanout, log *slog.Logger) *Stack {
+	return newStack(a, fo, log, true)
+}
+
+func newStack(a *app.App, fo *fanout.Fanout, log *slog.Logger, inProcess bool) *Stack {
+	ws := &WebSocketAPI{Log: log}
+	lambda := &LambdaAPI{Functions: map[string]AsyncHandler{}, Log: log}
+	if inProcess {
+		fo.Sender = ws
+		if fo.Async != nil {
+			fo.Async = lambda.Invoker(FanoutFunction)
+		}
+	}
+	lambda.Functions[FanoutFunction] = a.FanoutFunction(fo)
+	ws.Connect, ws.Default, ws.Disconnect = a.WSConnect(), a.WSMessage(fo), a.WSDisconnect()
 	queryFn := a.QueryHTTP(query.New(a.Store, a.Signer))
 	return &Stack{
 		HTTP: &HTTPAPI{Routes: map[string]HTTPHandler{
@@ -41,12 +68,7 @@ func NewStack(a *app.App, fo *fanout.Fanout, log *slog.Logger) *Stack {
 			"POST /":       queryFn, // NIP-86 management
 			"GET /healthz": queryFn,
 		}},
-		WS: &WebSocketAPI{
-			Connect:    a.WSConnect(),
-			Default:    a.WSMessage(fo),
-			Disconnect: a.WSDisconnect(),
-			Log:        log,
-		},
-		Lambda: &LambdaAPI{Functions: map[string]AsyncHandler{FanoutFunction: a.FanoutFunction(fo)}, Log: log},
+		WS:     ws,
+		Lambda: lambda,
 	}
 }
