@@ -402,7 +402,7 @@ func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Ev
 		roots[root] = it
 	}
 	for _, ev := range events {
-		m, ok := metas.events[ev.ID]
+		m, ok := metas.Events[ev.ID]
 		if !ok && eventcheck.Ephemeral(ev.Kind) {
 			raw, err := json.Marshal(ev)
 			if err != nil {
@@ -413,14 +413,14 @@ func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Ev
 		if !ok {
 			continue // not stored (or deleted since): nothing to deliver
 		}
-		it := &item{ev: ev, raw: m.raw, channel: m.channel, system: m.system}
+		it := &item{ev: ev, raw: m.Raw, channel: m.Channel, system: m.System}
 		out = append(out, it)
-		if m.root != "" {
-			touch(m.root, it)
+		if m.Root != "" {
+			touch(m.Root, it)
 		}
 		if eventcheck.Deletion(ev.Kind) {
 			for _, id := range eTags(ev) {
-				if root, ok := metas.roots[id]; ok {
+				if root, ok := metas.Roots[id]; ok {
 					touch(root, it)
 				}
 			}
