@@ -173,7 +173,11 @@ func runOne(ctx context.Context, name, adminDSN string, o options) (*result, err
 		return nil, err
 	}
 	fmt.Fprintf(os.Stderr, "peerbench: %s up on %s\n", name, wsURL)
-	b := &bench{name: name, url: wsURL, owner: newKey(), inflight: o.inflight}
+	kind := name // base is this relay too: AUTH, channels
+	if name == "base" {
+		kind = "buzz"
+	}
+	b := &bench{name: kind, url: wsURL, owner: newKey(), inflight: o.inflight}
 	if err := b.setup(ctx); err != nil {
 		return nil, err
 	}
