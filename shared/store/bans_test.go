@@ -34,7 +34,7 @@ func TestCheckBansComesFirst(t *testing.T) {
 	}
 	errRule := reject.Invalidf("a rule refused it")
 	steps := map[string]func(*store.Tx, *nostr.Event) error{
-		"nothing after it": func(*store.Tx, *nostr.Event) error { return nil },
+		"nothing after it":                    func(*store.Tx, *nostr.Event) error { return nil },
 		"a rule refuses before any statement": func(*store.Tx, *nostr.Event) error { return errRule },
 		"a one-row read": func(tx *store.Tx, ev *nostr.Event) error {
 			_, err := tx.Exists(ctx, ev.ID)
