@@ -150,12 +150,6 @@ func decode(cands []candidate) error {
 // pins reports whether one of the subscription's filters names channel.
 func (c *candidate) pins(channel string) bool { return slices.Contains(c.named, channel) }
 
-// candidates returns the live subscriptions of community indexed under any
-// of channels ("" is the any-channel bucket).
-func (r *Registry) candidates(ctx context.Context, community string, channels []string) ([]candidate, error) {
-	return candidatesOf(r.st.SubscriptionsOn(ctx, community, channels, r.now().Unix()))
-}
-
 // subscriptions returns the live subscriptions of community among keys ([connection,
 // sub] pairs); a closed one is absent.
 func (r *Registry) subscriptions(ctx context.Context, community string, keys [][2]string) ([]candidate, error) {
@@ -184,12 +178,14 @@ func (m *metas) ephemeral(ev *nostr.Event, raw string) eventMeta {
 }
 
 // eventMeta loads the stored, not deleted events among ids, the thread
-// roots of the replies among targets, and which of channels are system
-// channels, in one round trip.
-func (r *Registry) eventMeta(ctx context.Context, community string, ids, targets, channels []string) (*metas, error) {
-	d, err := r.st.ForDelivery(ctx, community, ids, targets, channels)
+// roots of the replies among targets, which of channels are system
+// channels, and the candidate subscriptions of their channels (and of the
+// any-channel bucket), in one round trip.
+func (r *Registry) eventMeta(ctx context.Context, community string, ids, targets, channels []string) (*metas, []candidate, error) {
+	d, err := r.st.ForDelivery(ctx, community, ids, targets, channels, r.now().Unix())
 	if err != nil {
-		return nil, fmt.Errorf("fanout: %w", err)
+		return nil, nil, fmt.Errorf("fanout: %w", err)
 	}
-	return &metas{d}, nil
+	cands, err := candidatesOf(d.Subscriptions, nil)
+	return &metas{d}, cands, err
 }

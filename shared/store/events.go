@@ -25,12 +25,18 @@ type Deliveries struct {
 	Roots map[string]string
 	// System are the system channels among the channels asked about.
 	System map[string]bool
+	// Subscriptions are the live subscriptions indexed under the channels
+	// of these events (stored ones, and the channels asked about) or the
+	// any-channel bucket: the candidates of their delivery.
+	Subscriptions []Subscription
 }
 
 // ForDelivery loads, in one round trip, the stored and not deleted events
 // among ids (with channel, channel type and thread root), the thread roots
-// of the replies among targets, and which of channels are system channels.
-func (s *Store) ForDelivery(ctx context.Context, community string, ids, targets, channels []string) (*Deliveries, error) {
+// of the replies among targets, which of channels are system channels, and
+// the subscriptions whose connection is live at now (unix seconds) indexed
+// under the any-channel bucket, channels, or a channel of those events.
+func (s *Store) ForDelivery(ctx context.Context, community string, ids, targets, channels []string, now int64) (*Deliveries, error) {
 	out := &Deliveries{Events: make(map[string]Delivered, len(ids)), Roots: map[string]string{}, System: map[string]bool{}}
 	b := &pgx.Batch{}
 	b.Queue(`
@@ -69,6 +75,21 @@ WHERE community_id = $1 AND event_id = ANY($2::text[]) AND root_id IS NOT NULL`,
 			return err
 		})
 	}
+	b.Queue(`
+SELECT s.connection_id, s.sub_id, s.pubkey, s.filters
+FROM ws_subscriptions s
+JOIN ws_connections c ON c.id = s.connection_id
+WHERE (s.connection_id, s.sub_id) IN (
+  SELECT k.connection_id, k.sub_id FROM ws_subscription_channels k
+  WHERE k.community_id = $1 AND k.channel_id = ANY(ARRAY[''] || $3::text[] || ARRAY(
+    SELECT DISTINCT e.channel_id FROM unnest($2::text[]) AS x(id)
+    JOIN events e ON e.community_id = $1 AND e.id = x.id
+    WHERE e.deleted_at IS NULL AND e.channel_id IS NOT NULL)))
+  AND c.expires_at > $4`, community, ids, channels, now).Query(func(rows pgx.Rows) error {
+		var err error
+		out.Subscriptions, err = scanSubscriptions(rows)
+		return err
+	})
 	if err := s.Pool.SendBatch(ctx, b).Close(); err != nil {
 		return nil, fmt.Errorf("store: load events for delivery: %w", err)
 	}

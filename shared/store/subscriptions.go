@@ -67,24 +67,6 @@ func (st *Store) EndSubscription(ctx context.Context, connection, sub string) (b
 	return tag.RowsAffected() > 0, nil
 }
 
-// SubscriptionsOn returns the subscriptions of community indexed under any
-// of channels ("" is the any-channel bucket) whose connection is live at
-// now (unix seconds).
-func (st *Store) SubscriptionsOn(ctx context.Context, community string, channels []string, now int64) ([]Subscription, error) {
-	rows, err := st.Pool.Query(ctx, `
-SELECT s.connection_id, s.sub_id, s.pubkey, s.filters
-FROM ws_subscriptions s
-JOIN ws_connections c ON c.id = s.connection_id
-WHERE (s.connection_id, s.sub_id) IN (
-  SELECT k.connection_id, k.sub_id FROM ws_subscription_channels k
-  WHERE k.community_id = $1 AND k.channel_id = ANY($2::text[]))
-  AND c.expires_at > $3`, community, channels, now)
-	if err != nil {
-		return nil, fmt.Errorf("store: find subscriptions: %w", err)
-	}
-	return scanSubscriptions(rows)
-}
-
 // SubscriptionsByKey returns the subscriptions of community among keys
 // ([connection, sub] pairs) that still exist and whose connection is live
 // at now; a closed one is absent.
