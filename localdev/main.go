@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"strings"
@@ -88,6 +89,11 @@ func run(ctx context.Context) error {
 	}
 	ws := stack.WS
 	srv := &http.Server{Addr: addr, Handler: stack.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	if p := os.Getenv("BUZZ_PPROF_ADDR"); p != "" {
+		// Profiling of this process (go tool pprof http://$BUZZ_PPROF_ADDR/debug/pprof/profile),
+		// on its own address: never on the relay's.
+		go func() { log.Warn("pprof stopped", "err", http.ListenAndServe(p, pprofMux())) }()
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	fmt.Printf("Buzz relay (schema v%d) on http://%s  ws://%s\nrelay pubkey %s\n", m.Version, addr, addr, a.Signer.PublicKey())
@@ -127,6 +133,15 @@ func devHosts(addr, host string) []string {
 		return out
 	}
 	return []string{h}
+}
+
+func pprofMux() *http.ServeMux {
+	m := http.NewServeMux()
+	m.HandleFunc("/debug/pprof/", pprof.Index)
+	m.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	m.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	m.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return m
 }
 
 func envOr(k, def string) string {
