@@ -83,10 +83,11 @@ func run(ctx context.Context) error {
 	// The handlers' posts to @connections and Invokes of the fan-out
 	// function stay in this process unless WS_MANAGEMENT_ENDPOINT names an
 	// endpoint (localdev/roundtrips counts them through its proxy).
-	stack := emulator.NewInProcessStack(a, fo, log)
+	newStack := emulator.NewInProcessStack
 	if os.Getenv("WS_MANAGEMENT_ENDPOINT") != "" {
-		stack = emulator.NewStack(a, fo, log)
+		newStack = emulator.NewStack
 	}
+	stack := newStack(a, fo, log)
 	ws := stack.WS
 	srv := &http.Server{Addr: addr, Handler: stack.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	if p := os.Getenv("BUZZ_PPROF_ADDR"); p != "" {
