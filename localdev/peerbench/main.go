@@ -62,6 +62,7 @@ func main() {
 	flag.IntVar(&o.reqs, "reqs", 50, "REQs per REQ figure")
 	flag.StringVar(&o.repo, "repo", "../..", "root of the relay's repository")
 	flag.StringVar(&o.base, "base", "", "another checkout of the relay (before a change), run between khatru and -repo in the same run for an A/B ratio")
+	baseLast := flag.Bool("base-last", false, "run -base after -repo (the later relay meets whatever load the machine has then: alternate the order between runs)")
 	only := flag.String("only", "", "run against one relay only: khatru, base or buzz")
 	flag.Parse()
 	dsn := os.Getenv("DATABASE_URL")
@@ -76,7 +77,11 @@ func main() {
 	}
 	ctx := context.Background()
 	var results []*result
-	for _, name := range []string{"khatru", "base", "buzz"} {
+	order := []string{"khatru", "base", "buzz"}
+	if *baseLast {
+		order = []string{"khatru", "buzz", "base"}
+	}
+	for _, name := range order {
 		if (*only != "" && *only != name) || (name == "base" && o.base == "") {
 			continue
 		}
