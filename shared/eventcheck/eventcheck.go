@@ -1,6 +1,7 @@
 // Package eventcheck decides whether a client-submitted event is well formed
 // and acceptable before any database work: shape, id, signature, clock skew,
-// size, and the list of kinds this relay accepts.
+// size (limits from relayinfo), and whether a client may send the kind
+// (shared/kinds).
 package eventcheck
 
 import (
@@ -12,76 +13,56 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/kinds"
 	"github.com/buzzrelay/relay/shared/reject"
+	"github.com/buzzrelay/relay/shared/relayinfo"
 )
 
-// Limits of the reference relay.
+// Limits, from relayinfo (the numbers NIP-11 advertises).
 const (
-	MaxSkew       = 900 * time.Second
-	MaxContentLen = 256 * 1024
-	MaxTags       = 2000
+	MaxSkew       = relayinfo.CreatedAtWindow * time.Second
+	MaxContentLen = relayinfo.MaxContentLength
+	MaxTags       = relayinfo.MaxEventTags
+	// GiftWrapMaxAge is how far in the past a gift wrap's created_at may be:
+	// NIP-59 randomizes it up to two days back, so NIP-17 clients send such
+	// timestamps; the future limit is MaxSkew as for every kind.
+	GiftWrapMaxAge = relayinfo.GiftWrapMaxAge * time.Second
 )
 
-// accepted lists every kind a client may submit (README.md documents it). Anything else is refused
-// with "restricted: unknown event kind".
-var accepted = map[int]string{
-	0:     "profile metadata",
-	1:     "short text note",
-	3:     "follow list",
-	5:     "deletion (NIP-09)",
-	7:     "reaction",
-	9:     "chat message",
-	10:    "threaded reply (NIP-29, deprecated)",
-	11:    "thread / forum post",
-	12:    "threaded reply (NIP-29, deprecated)",
-	9000:  "put user",
-	9001:  "remove user",
-	9002:  "edit channel metadata",
-	9005:  "delete event (moderation)",
-	9007:  "create channel",
-	9008:  "delete channel",
-	9021:  "join request",
-	9022:  "leave request",
-	10009: "simple groups list",
-	30023: "long-form article",
-	1059:  "gift wrap (NIP-59)",
-	40003: "message edit",
-}
+// The kind rules below are shared/kinds' table; these names remain for the
+// packages that still call them here.
 
-// Deletion reports whether kind deletes other events: NIP-09's 5 and
-// NIP-29's 9005 delete-event.
-func Deletion(kind int) bool { return kind == 5 || kind == 9005 }
+// Deletion reports whether kind deletes other events (kinds.Deletes).
+//
+// Deprecated: use kinds.Deletes.
+func Deletion(kind int) bool { return kinds.Deletes(kind) }
 
-// Ephemeral kinds (NIP-01: 20000-29999) are delivered live and never
-// stored. 22242 is in the range but is the AUTH event (RelayOnly).
-func Ephemeral(kind int) bool { return kind >= 20000 && kind < 30000 && !RelayOnly(kind) }
+// Ephemeral reports whether kind is delivered live and never stored.
+//
+// Deprecated: use kinds.Ephemeral.
+func Ephemeral(kind int) bool { return kinds.Ephemeral(kind) }
 
-// KindGiftWrap is NIP-59's gift wrap: signed by a throwaway key, readable
-// only by its p recipient, never searchable.
-const KindGiftWrap = 1059
+// KindGiftWrap is NIP-59's gift wrap.
+//
+// Deprecated: use kinds.GiftWrap.
+const KindGiftWrap = kinds.GiftWrap
 
-// GiftWrapMaxAge is how far in the past a gift wrap's created_at may be:
-// NIP-59 randomizes it up to two days back, so NIP-17 clients send such
-// timestamps; the future limit is MaxSkew as for every kind.
-const GiftWrapMaxAge = 2*24*time.Hour + MaxSkew
+// RecipientOnly are the kinds only the keys their p tags name may read.
+//
+// Deprecated: use kinds.RecipientOnly or kinds.RecipientOnlyKinds.
+var RecipientOnly = kinds.RecipientOnlyKinds()
 
-// RecipientOnly are the kinds only the keys their p tags name may read:
-// membership notifications (44100/44101) and gift wraps.
-var RecipientOnly = []int{44100, 44101, KindGiftWrap}
+// AnyAuthor reports whether kind may be signed by a key other than the
+// sender's own.
+//
+// Deprecated: use kinds.AnyAuthor.
+func AnyAuthor(kind int) bool { return kinds.AnyAuthor(kind) }
 
-// AnyAuthor reports whether kind is signed by a key other than the sender's
-// own (a gift wrap's throwaway key), so its pubkey need not be the
-// authenticated key.
-func AnyAuthor(kind int) bool { return kind == KindGiftWrap }
-
-// RelayOnly kinds are signed by the relay itself and never accepted from clients.
-func RelayOnly(kind int) bool {
-	switch kind {
-	case 39000, 39001, 39002, 39003, 39005, 39006, 44100, 44101, 22242:
-		return true
-	}
-	return false
-}
+// RelayOnly reports whether a client's EVENT of kind is refused because the
+// relay signs it, or because it is an AUTH event.
+//
+// Deprecated: use kinds.RelayOnly (which leaves AUTH out).
+func RelayOnly(kind int) bool { return kinds.RelayOnly(kind) || kind == kinds.Auth }
 
 // Check validates ev against now. The returned error, if any, is a
 // *reject.Error with its NIP-01 prefix.
@@ -95,7 +76,7 @@ func Check(ev *nostr.Event, now time.Time) error {
 	if !isHex(ev.Sig, 128) {
 		return reject.Invalidf("sig must be 128 lowercase hex characters")
 	}
-	if ev.Kind < 0 || ev.Kind > 65535 {
+	if ev.Kind < 0 || ev.Kind > kinds.Max {
 		return reject.Invalidf("kind %d is out of range", ev.Kind)
 	}
 	if len(ev.Content) > MaxContentLen {
@@ -125,19 +106,19 @@ func Check(ev *nostr.Event, now time.Time) error {
 	}
 	skew := now.Sub(time.Unix(int64(ev.CreatedAt), 0))
 	limit := MaxSkew
-	if ev.Kind == KindGiftWrap && skew > 0 {
+	if ev.Kind == kinds.GiftWrap && skew > 0 {
 		limit = GiftWrapMaxAge
 	}
 	if skew > limit || skew < -limit {
 		return reject.Invalidf("created_at is %d s from the relay's clock; the limit is %d s", int64(skew.Seconds()), int64(limit.Seconds()))
 	}
-	if RelayOnly(ev.Kind) {
-		if ev.Kind == 22242 {
-			return reject.Invalidf("kind 22242 is an AUTH event: send it with AUTH, it is never stored")
-		}
+	if ev.Kind == kinds.Auth {
+		return reject.Invalidf("kind %d is an AUTH event: send it with AUTH, it is never stored", kinds.Auth)
+	}
+	if kinds.RelayOnly(ev.Kind) {
 		return reject.Restrictedf("kind %d is signed only by the relay", ev.Kind)
 	}
-	if _, ok := accepted[ev.Kind]; !ok && !Ephemeral(ev.Kind) {
+	if !kinds.Accepted(ev.Kind) {
 		return reject.Restrictedf("unknown event kind %d", ev.Kind)
 	}
 	return nil

@@ -296,16 +296,7 @@ func (f *Fanout) send(ctx context.Context, j *job) int {
 // A 39005 thread summary goes only to filters that ask for kind 39005.
 func plan(c *candidate, items []*item, readable map[access]bool) (msgs [][]byte, lost string) {
 	canRead := func(it *item, f *liveFilter) bool {
-		if slices.Contains(eventcheck.RecipientOnly, it.ev.Kind) {
-			return taggedP(it.ev, c.pubkey)
-		}
-		if it.channel == "" {
-			return true
-		}
-		if it.system && !f.names(it.channel) {
-			return false
-		}
-		return readable[access{Channel: it.channel, Reader: c.pubkey}]
+		return f.mayRead(it.ev, it.channel, it.system, c.pubkey, readable)
 	}
 	matchesAny := func(it *item) bool {
 		for i := range c.filters {
@@ -341,15 +332,6 @@ func eTags(ev *nostr.Event) []string {
 		}
 	}
 	return out
-}
-
-func taggedP(ev *nostr.Event, pubkey string) bool {
-	for _, t := range ev.Tags {
-		if len(t) >= 2 && t[0] == "p" && t[1] == pubkey {
-			return true
-		}
-	}
-	return false
 }
 
 // items loads channel, channel type and thread root of the committed

@@ -5,6 +5,10 @@ import (
 	"testing"
 
 	"github.com/nbd-wtf/go-nostr"
+
+	rule "github.com/buzzrelay/relay/shared/access"
+	"github.com/buzzrelay/relay/shared/access/accesstest"
+	"github.com/buzzrelay/relay/shared/store"
 )
 
 func TestPins(t *testing.T) {
@@ -44,5 +48,45 @@ func TestLiveFilterMatchesChannelNotTag(t *testing.T) {
 	plain := newLiveFilter(nostr.Filter{Kinds: []int{9}, Tags: nostr.TagMap{"d": {"sys"}}})
 	if !named.names("sys") || plain.names("sys") {
 		t.Fatal("#d names a channel only on channel-state kinds")
+	}
+}
+
+// Live delivery decides what a subscriber sees by the access case table
+// (shared/access/testdata/cases.json): the event matches the case's filter,
+// and with store.Readable's answer for the pair (access.Reaches; the SQL of
+// it runs the same table in shared/store) mayRead is the case's see.
+func TestLiveDeliveryAccessCases(t *testing.T) {
+	cases, err := accesstest.Load("../access/testdata/cases.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const channel = "5d0c3d0e-2f41-4b8e-8f5a-9b2a1c3d4e5f"
+	author := nostr.GeneratePrivateKey()
+	reader, _ := nostr.GetPublicKey(nostr.GeneratePrivateKey())
+	other, _ := nostr.GetPublicKey(nostr.GeneratePrivateKey())
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			nf, err := c.NostrFilter(channel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lf := newLiveFilter(nf)
+			ev, err := c.Event(channel, author, reader, other, 1_790_000_000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ch, m := c.Rule()
+			stored := ""
+			if c.Channel != nil {
+				stored = channel
+			}
+			readable := map[store.ReadPair]bool{{Channel: channel, Reader: reader}: rule.Reaches(ch, m)}
+			if !lf.matches(ev, stored) {
+				t.Fatalf("the case's event does not match its filter %s", c.Filter)
+			}
+			if got := lf.mayRead(ev, stored, ch.System, reader, readable); got != c.See {
+				t.Errorf("mayRead = %v, want %v", got, c.See)
+			}
+		})
 	}
 }

@@ -160,7 +160,8 @@ func (r *Registry) subscriptions(ctx context.Context, community string, keys [][
 type access = store.ReadPair
 
 // readable answers, for each pair, whether reader may read channel now
-// (store.Readable: the rule of store.CanRead, for all pairs at once).
+// (store.Readable: access.Reaches for all pairs at once; match.go applies
+// the rest of the access rule per filter).
 func (r *Registry) readable(ctx context.Context, community string, pairs []access) (map[access]bool, error) {
 	return r.st.Readable(ctx, community, pairs)
 }

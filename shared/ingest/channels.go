@@ -7,19 +7,10 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/shared/eventcheck"
+	"github.com/buzzrelay/relay/shared/kinds"
 	"github.com/buzzrelay/relay/shared/nip29"
 	"github.com/buzzrelay/relay/shared/reject"
 	"github.com/buzzrelay/relay/shared/store"
-)
-
-// Kinds the relay signs.
-const (
-	KindMetadata     = 39000
-	KindAdmins       = 39001
-	KindMembers      = 39002
-	KindMemberAdded  = 44100
-	KindMemberRemove = 44101
 )
 
 // channelID reads the h tag every moderation event needs.
@@ -57,7 +48,7 @@ func (a *apply) moderated(ctx context.Context) (*store.ChannelRow, string, error
 	if err != nil {
 		return nil, "", err
 	}
-	if ch.Visibility != "open" && role == "" {
+	if ch.Visibility != nip29.Open && role == "" {
 		return nil, "", noChannel(h)
 	}
 	return ch, role, nil
@@ -179,7 +170,7 @@ func (a *apply) putUser(ctx context.Context) error {
 	}
 	notify := 0
 	if current == "" {
-		notify = KindMemberAdded
+		notify = kinds.MemberAdded
 	}
 	return a.finish(ctx, &ch.Channel, notify, p.Pubkey)
 }
@@ -229,7 +220,7 @@ func (a *apply) removeUser(ctx context.Context) error {
 	if err := a.tx.RemoveMember(ctx, ch.ID, target, a.now); err != nil {
 		return err
 	}
-	return a.finish(ctx, &ch.Channel, KindMemberRemove, target)
+	return a.finish(ctx, &ch.Channel, kinds.MemberRemoved, target)
 }
 
 func (a *apply) join(ctx context.Context) error {
@@ -243,7 +234,7 @@ func (a *apply) join(ctx context.Context) error {
 	if err := a.tx.PutMember(ctx, ch.ID, a.ev.PubKey, nip29.Member, a.now); err != nil {
 		return err
 	}
-	return a.finish(ctx, &ch.Channel, KindMemberAdded, a.ev.PubKey)
+	return a.finish(ctx, &ch.Channel, kinds.MemberAdded, a.ev.PubKey)
 }
 
 func (a *apply) leave(ctx context.Context) error {
@@ -262,7 +253,7 @@ func (a *apply) leave(ctx context.Context) error {
 	if err := a.tx.RemoveMember(ctx, ch.ID, a.ev.PubKey, a.now); err != nil {
 		return err
 	}
-	return a.finish(ctx, &ch.Channel, KindMemberRemove, a.ev.PubKey)
+	return a.finish(ctx, &ch.Channel, kinds.MemberRemoved, a.ev.PubKey)
 }
 
 func (a *apply) deleteChannel(ctx context.Context) error {
@@ -308,7 +299,7 @@ func (a *apply) moderationDelete(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if eventcheck.RelayOnly(ref.Kind) {
+		if kinds.RelayOnly(ref.Kind) {
 			return reject.Restrictedf("event %s is signed by the relay and cannot be deleted", id)
 		}
 		if ref.Pubkey != a.ev.PubKey && !admin {
@@ -361,11 +352,11 @@ func (a *apply) finish(ctx context.Context, ch *nip29.Channel, notify int, targe
 // Its content is what Buzz clients parse:
 // {"type":"member_added"|"member_removed","channel_id":"<uuid>"}.
 func (a *apply) notify(ctx context.Context, ch *nip29.Channel, kind int, target string) error {
-	if ch.Type == "system" {
+	if ch.Type == nip29.TypeSystem {
 		return nil
 	}
 	typ := "member_added"
-	if kind == KindMemberRemove {
+	if kind == kinds.MemberRemoved {
 		typ = "member_removed"
 	}
 	content, err := json.Marshal(struct {
@@ -387,12 +378,12 @@ func (a *apply) publishState(ctx context.Context, ch *nip29.Channel) error {
 	if err != nil {
 		return err
 	}
-	for _, k := range []int{KindMetadata, KindAdmins, KindMembers} {
+	for _, k := range []int{kinds.GroupMetadata, kinds.GroupAdmins, kinds.GroupMembers} {
 		var tags nostr.Tags
 		switch k {
-		case KindMetadata:
+		case kinds.GroupMetadata:
 			tags = nip29.MetadataTags(ch)
-		case KindAdmins:
+		case kinds.GroupAdmins:
 			tags = nip29.AdminsTags(ch, members)
 		default:
 			tags = nip29.MembersTags(ch, members)

@@ -5,9 +5,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/buzzrelay/relay/shared/eventcheck"
+	"github.com/buzzrelay/relay/shared/access"
+	"github.com/buzzrelay/relay/shared/kinds"
 	"github.com/buzzrelay/relay/shared/nip29"
 	"github.com/buzzrelay/relay/shared/reject"
+	"github.com/buzzrelay/relay/shared/relayinfo"
 	"github.com/buzzrelay/relay/shared/store"
 )
 
@@ -28,7 +30,11 @@ func (a *apply) writable(ctx context.Context, h string) (*store.ChannelRow, erro
 // the author's role in it. A missing channel and a private one the author
 // is not a member of get the same refusal: it is no oracle for what exists.
 func mayWrite(ch *store.ChannelRow, role, h string) error {
-	if ch == nil || ch.Deleted || (ch.Visibility != "open" && role == "") {
+	m := access.Never
+	if role != "" {
+		m = access.Active
+	}
+	if !access.MayWrite(ch.Rule(), m) {
 		return noChannel(h)
 	}
 	return nil
@@ -51,25 +57,16 @@ func notStored(what, id string) error {
 // (a reaction is one per author and content), so the aux closure of a
 // window grows with the number of reacting keys, not with one key's
 // persistence.
-const MaxReactionsPerAuthor = 20
-
-// needsChannel lists the kinds that only exist inside a channel.
-func needsChannel(kind int) bool {
-	switch kind {
-	case 9, 10, 11, 12:
-		return true
-	}
-	return false
-}
+const MaxReactionsPerAuthor = relayinfo.MaxReactionsPerKey
 
 // message stores a channel message or a plain note, with its thread position.
 func (a *apply) message(ctx context.Context) error {
 	h, hasH := nip29.ChannelTag(a.ev.Tags)
 	if !hasH || h == "" {
-		if needsChannel(a.ev.Kind) {
+		if kinds.InChannel(a.ev.Kind) {
 			return reject.Invalidf("kind %d needs an h tag naming its channel", a.ev.Kind)
 		}
-		return a.store(ctx, store.EventMeta{TopLevel: true, Search: searchable(a.ev.Kind), Last: true})
+		return a.store(ctx, store.EventMeta{TopLevel: true, Search: kinds.Searchable(a.ev.Kind), Last: true})
 	}
 	row := &store.ThreadRow{}
 	top := true
@@ -105,7 +102,7 @@ func (a *apply) message(ctx context.Context) error {
 		row.Broadcast = r.Broadcast && row.Depth == 1
 		top = row.Broadcast
 	}
-	return a.store(ctx, store.EventMeta{ChannelID: h, TopLevel: top, Search: searchable(a.ev.Kind), Thread: row, Last: true})
+	return a.store(ctx, store.EventMeta{ChannelID: h, TopLevel: top, Search: kinds.Searchable(a.ev.Kind), Thread: row, Last: true})
 }
 
 // target loads the event a reaction or edit points at, and checks an
@@ -223,7 +220,7 @@ func (a *apply) deletion(ctx context.Context) error {
 // undeletable refuses a deletion of a deletion: NIP-09 gives it no effect,
 // and the first deletion stays readable.
 func undeletable(ref *store.EventRef) error {
-	if eventcheck.Deletion(ref.Kind) {
+	if kinds.Deletes(ref.Kind) {
 		return reject.Invalidf("event %s is a deletion, and a deletion cannot be deleted", ref.ID)
 	}
 	return nil
@@ -235,7 +232,7 @@ func (a *apply) deleteAddress(ctx context.Context, addr string) error {
 		return reject.Invalidf("a tag %q must be kind:pubkey:d", addr)
 	}
 	kind, err := strconv.Atoi(parts[0])
-	if err != nil || kind < 0 || kind > 65535 {
+	if err != nil || kind < 0 || kind > kinds.Max {
 		return reject.Invalidf("a tag %q has no valid kind", addr)
 	}
 	if parts[1] != a.ev.PubKey {
@@ -259,15 +256,15 @@ func (a *apply) deleteAddress(ctx context.Context, addr string) error {
 // 30023 per author and d tag (ties: the lower id wins, as NIP-01 says).
 func (a *apply) replaceable(ctx context.Context) error {
 	d := ""
-	if a.ev.Kind >= 30000 {
+	if kinds.InAddressableRange(a.ev.Kind) {
 		v, ok := nip29.Tag(a.ev.Tags, "d")
 		if !ok {
 			return reject.Invalidf("kind %d is addressable and needs a d tag", a.ev.Kind)
 		}
 		d = v
 	}
-	meta := store.EventMeta{DTag: d, TopLevel: true, Search: searchable(a.ev.Kind)}
-	if h, ok := nip29.ChannelTag(a.ev.Tags); ok && a.ev.Kind == 30023 {
+	meta := store.EventMeta{DTag: d, TopLevel: true, Search: kinds.Searchable(a.ev.Kind)}
+	if h, ok := nip29.ChannelTag(a.ev.Tags); ok && a.ev.Kind == kinds.Article {
 		if _, err := a.writable(ctx, h); err != nil {
 			return err
 		}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/localdev/seed"
@@ -59,7 +58,7 @@ func BenchmarkWindow(b *testing.B) {
 	q := New(st, relay)
 	reader := nostr.GeneratePrivateKey()
 	for _, s := range sizes {
-		bodies, err := windowBodies(ctx, st.Pool, channels[s.name], 64)
+		bodies, err := windowBodies(ctx, st, channels[s.name], 64)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -90,8 +89,8 @@ func BenchmarkWindow(b *testing.B) {
 
 // windowBodies returns the head request and n-1 cursor requests at random
 // top-level rows of the channel.
-func windowBodies(ctx context.Context, pool *pgxpool.Pool, ch string, n int) ([][]byte, error) {
-	rows, err := pool.Query(ctx, `SELECT created_at, id FROM events TABLESAMPLE SYSTEM (5)
+func windowBodies(ctx context.Context, st *store.Store, ch string, n int) ([][]byte, error) {
+	rows, err := st.Pool.Query(ctx, `SELECT created_at, id FROM events TABLESAMPLE SYSTEM (5)
 WHERE community_id = 'default' AND channel_id = $1 AND kind = 9 AND top_level AND deleted_at IS NULL LIMIT 5000`, ch)
 	if err != nil {
 		return nil, fmt.Errorf("sample cursors: %w", err)

@@ -2,7 +2,9 @@
 // access and system-channel rules, the Buzz bridge extensions (before_id,
 // page, NIP-50 search), the channel window (top_level, kinds 39005/39006,
 // spec/bridge-channel-window.md), the thread panel (depth_limit) and COUNT.
-// HTTP /query and /count and WebSocket REQ/COUNT all read through it.
+// HTTP /query and /count and WebSocket REQ/COUNT all read through it. It
+// plans and decides; every statement it runs is shared/store's (a Snapshot
+// per response, Store.Count for COUNT).
 package query
 
 import (
@@ -12,9 +14,10 @@ import (
 	"sort"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/filter"
+	"github.com/buzzrelay/relay/shared/reject"
 	"github.com/buzzrelay/relay/shared/relayinfo"
 	"github.com/buzzrelay/relay/shared/signer"
 	"github.com/buzzrelay/relay/shared/store"
@@ -30,7 +33,7 @@ type Engine struct {
 	// httpBudget bounds the event bytes of one POST /query answer.
 	httpBudget int
 	// trace, when set (tests), sees every statement a request runs.
-	trace func(sql string, args []any)
+	trace store.Trace
 }
 
 // New builds the read engine over st; overlays are signed with sg.
@@ -45,15 +48,15 @@ type request struct {
 	others  []plan
 }
 
-// plan is a validated thread or plain filter.
+// plan is a validated window, thread or plain filter.
 type plan interface {
-	serve(ctx context.Context, r *reader, out *output) error
-	idSQL(b *sqlb) (string, bool) // for COUNT: SELECT of matching event ids; false = matches nothing
+	serve(ctx context.Context, e *Engine, s *store.Snapshot, out *output) error
+	counted() store.Countable // the read COUNT counts
 }
 
 // newRequest validates filters before any database work, so every 400 is
 // decided up front.
-func newRequest(fs []*filter, plainDefault int64) (*request, error) {
+func newRequest(fs []*bridgeFilter, plainDefault int64) (*request, error) {
 	if err := searchAlone(fs); err != nil {
 		return nil, err
 	}
@@ -85,10 +88,10 @@ func newRequest(fs []*filter, plainDefault int64) (*request, error) {
 
 // searchAlone refuses a request that mixes NIP-50 search filters with
 // others, as Buzz does: a search is a one-shot read of its own.
-func searchAlone(fs []*filter) error {
+func searchAlone(fs []*bridgeFilter) error {
 	n := 0
 	for _, f := range fs {
-		if hasSearch(f) {
+		if f.Searches() {
 			n++
 		}
 	}
@@ -100,7 +103,7 @@ func searchAlone(fs []*filter) error {
 
 // IsSearch reports whether a WebSocket filter is a NIP-50 search (a
 // one-shot subscription: nothing live after EOSE).
-func IsSearch(f nostr.Filter) bool { return searches(f.Search) }
+func IsSearch(f nostr.Filter) bool { return filter.Searches(f.Search) }
 
 func at(i int, err error) error {
 	return invalid("filter %d: %s", i, reasonOf(err))
@@ -165,7 +168,7 @@ func nostrRequest(filters []nostr.Filter) (*request, error) {
 	if len(filters) > maxFilters {
 		return nil, invalid("%d filters, the limit is %d", len(filters), maxFilters)
 	}
-	fs := make([]*filter, len(filters))
+	fs := make([]*bridgeFilter, len(filters))
 	for i, nf := range filters {
 		f, err := fromNostr(nf)
 		if err != nil {
@@ -187,61 +190,31 @@ func nostrRequest(filters []nostr.Filter) (*request, error) {
 	return req, nil
 }
 
-// reader is one request's read snapshot and identity.
-type reader struct {
-	tx        pgx.Tx
-	community string
-	pubkey    string
-	e         *Engine
+// traced is ctx with the engine's trace hook, when it has one.
+func (e *Engine) traced(ctx context.Context) context.Context {
+	if e.trace != nil {
+		return store.WithTrace(ctx, e.trace)
+	}
+	return ctx
 }
 
-func (r *reader) query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	if r.e.trace != nil {
-		r.e.trace(sql, args)
-	}
-	return r.tx.Query(ctx, sql, args...)
-}
-
-func (r *reader) queryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	if r.e.trace != nil {
-		r.e.trace(sql, args)
-	}
-	return r.tx.QueryRow(ctx, sql, args...)
-}
-
-// readTx runs fn in one read-only REPEATABLE READ transaction, so rows,
-// closure and summaries of a response all come from one snapshot.
-func (e *Engine) readTx(ctx context.Context, community, pubkey string, fn func(*reader) error) error {
-	tx, err := e.st.Pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
-	if err != nil {
-		return fmt.Errorf("query: begin: %w", err)
-	}
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	if err := fn(&reader{tx: tx, community: community, pubkey: pubkey, e: e}); err != nil {
-		return err
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("query: commit: %w", err)
-	}
-	return nil
-}
-
-func (e *Engine) serve(ctx context.Context, community, pubkey string, req *request) ([]json.RawMessage, error) {
-	return e.serveWithin(ctx, community, pubkey, req, 0)
+func (e *Engine) serve(ctx context.Context, community, reader string, req *request) ([]json.RawMessage, error) {
+	return e.serveWithin(ctx, community, reader, req, 0)
 }
 
 // serveWithin serves req; with budget > 0, a response whose events would
 // pass budget bytes is refused with invalid: instead of sent broken.
-func (e *Engine) serveWithin(ctx context.Context, community, pubkey string, req *request, budget int) ([]json.RawMessage, error) {
+func (e *Engine) serveWithin(ctx context.Context, community, reader string, req *request, budget int) ([]json.RawMessage, error) {
 	out := &output{seen: map[string]bool{}, events: []json.RawMessage{}, budget: budget}
-	err := e.readTx(ctx, community, pubkey, func(r *reader) error {
+	ctx = e.traced(ctx)
+	err := e.st.Read(ctx, community, reader, func(s *store.Snapshot) error {
 		for _, w := range req.windows {
-			if err := w.serve(ctx, r, out); err != nil {
+			if err := w.serve(ctx, e, s, out); err != nil {
 				return err
 			}
 		}
 		for _, p := range req.others {
-			if err := p.serve(ctx, r, out); err != nil {
+			if err := p.serve(ctx, e, s, out); err != nil {
 				return err
 			}
 		}
@@ -256,38 +229,15 @@ func (e *Engine) serveWithin(ctx context.Context, community, pubkey string, req 
 	return out.events, nil
 }
 
-func (e *Engine) count(ctx context.Context, community, pubkey string, req *request) (int64, error) {
-	b := newSQL(community, pubkey)
-	var parts []string
+func (e *Engine) count(ctx context.Context, community, reader string, req *request) (int64, error) {
+	reads := make([]store.Countable, 0, len(req.windows)+len(req.others))
 	for _, w := range req.windows {
-		if s, ok := w.idSQL(b); ok {
-			parts = append(parts, s)
-		}
+		reads = append(reads, w.counted())
 	}
 	for _, p := range req.others {
-		if s, ok := p.idSQL(b); ok {
-			parts = append(parts, s)
-		}
+		reads = append(reads, p.counted())
 	}
-	if len(parts) == 0 {
-		return 0, nil
-	}
-	q := "SELECT count(*) FROM ("
-	for i, p := range parts {
-		if i > 0 {
-			q += "\nUNION\n"
-		}
-		q += "(" + p + ")"
-	}
-	q += ") ids"
-	if e.trace != nil {
-		e.trace(q, b.args)
-	}
-	var n int64
-	if err := e.st.Pool.QueryRow(ctx, q, b.args...).Scan(&n); err != nil {
-		return 0, fmt.Errorf("query: count: %w", err)
-	}
-	return n, nil
+	return e.st.Count(e.traced(ctx), community, reader, reads)
 }
 
 // output collects the response: each event once, in serving order.
@@ -355,4 +305,11 @@ func (e *Engine) sign(ctx context.Context, community string, ev *nostr.Event) er
 		return fmt.Errorf("relay key of community %q: %w", community, err)
 	}
 	return sg.Sign(ctx, ev)
+}
+
+func reasonOf(err error) string {
+	if r, ok := reject.As(err); ok {
+		return r.Reason
+	}
+	return err.Error()
 }

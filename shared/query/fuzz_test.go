@@ -41,7 +41,7 @@ func FuzzNostrFilter(f *testing.F) {
 	})
 }
 
-func checkBounds(t *testing.T, fl *filter) {
+func checkBounds(t *testing.T, fl *bridgeFilter) {
 	t.Helper()
 	if len(fl.IDs) > maxValues || len(fl.Authors) > maxValues || len(fl.Kinds) > maxValues {
 		t.Fatal("a list over maxValues accepted")
@@ -56,7 +56,7 @@ func checkBounds(t *testing.T, fl *filter) {
 			}
 		}
 	}
-	if fl.Search != nil && (len(*fl.Search) > maxSearchBytes || len(strings.Fields(*fl.Search)) > maxSearchTerms) {
-		t.Fatalf("search %q accepted", *fl.Search)
+	if len(fl.Search) > maxSearchBytes || len(strings.Fields(fl.Search)) > maxSearchTerms {
+		t.Fatalf("search %q accepted", fl.Search)
 	}
 }

@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/eventcheck"
+	"github.com/buzzrelay/relay/shared/filter"
 	"github.com/buzzrelay/relay/shared/reject"
 	"github.com/buzzrelay/relay/shared/relayinfo"
 )
@@ -37,18 +38,13 @@ const (
 	maxDepthLimit = 1 << 20
 )
 
-// filter is one parsed request filter: the NIP-01 fields plus the bridge
-// extensions. A nil slice means "no constraint"; a non-nil empty slice
-// matches nothing (as NIP-01 relays do with an empty list).
-type filter struct {
-	IDs     []string
-	Authors []string
-	Kinds   []int
-	Tags    map[string][]string // single-letter tag name -> values
-	Since   *int64
-	Until   *int64
-	Limit   *int64 // nil when absent
-	Search  *string
+// bridgeFilter is one parsed request filter: the NIP-01 filter (one
+// meaning for every path, shared/filter) plus the Buzz bridge extensions
+// this package plans. In the NIP-01 part a nil slice means "no
+// constraint" and a non-nil empty slice matches nothing.
+type bridgeFilter struct {
+	filter.Filter
+	Limit *int64 // nil when absent
 
 	// Extensions.
 	TopLevel         bool
@@ -61,41 +57,10 @@ type filter struct {
 	ThreadCursorID   string
 }
 
-// without returns a copy of f without the tag filter name.
-func (f *filter) without(name string) *filter {
-	c := *f
-	c.Tags = make(map[string][]string, len(f.Tags))
-	for k, v := range f.Tags {
-		if k != name {
-			c.Tags[k] = v
-		}
-	}
-	return &c
-}
-
-// channelTags lowercases the #h values of tags in place: channel ids are
-// UUIDs, compared case-insensitively and stored in lower case.
-func channelTags(tags map[string][]string) {
-	for i, v := range tags["h"] {
-		tags["h"][i] = strings.ToLower(v)
-	}
-}
-
-// tagNames returns the filter's tag names in a fixed order, so the SQL text
-// (and its plan cache entry) does not depend on map order.
-func (f *filter) tagNames() []string {
-	names := make([]string, 0, len(f.Tags))
-	for n := range f.Tags {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
 func invalid(format string, args ...any) error { return reject.Invalidf(format, args...) }
 
 // parseBody reads a bridge body: a JSON array of filter objects.
-func parseBody(body []byte) ([]*filter, error) {
+func parseBody(body []byte) ([]*bridgeFilter, error) {
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 || trimmed[0] != '[' {
 		return nil, invalid("body must be a JSON array of filters")
@@ -107,7 +72,7 @@ func parseBody(body []byte) ([]*filter, error) {
 	if len(raws) > maxFilters {
 		return nil, invalid("%d filters, the limit is %d", len(raws), maxFilters)
 	}
-	out := make([]*filter, 0, len(raws))
+	out := make([]*bridgeFilter, 0, len(raws))
 	for i, raw := range raws {
 		f, err := parseFilter(raw)
 		if err != nil {
@@ -132,7 +97,7 @@ func jsonProblem(err error) string {
 
 // parseFilter reads one filter object. Unknown fields are ignored, as NIP-01
 // relays do; known fields of the wrong type are rejected.
-func parseFilter(raw json.RawMessage) (*filter, error) {
+func parseFilter(raw json.RawMessage) (*bridgeFilter, error) {
 	t := bytes.TrimSpace(raw)
 	if len(t) == 0 || t[0] != '{' {
 		return nil, invalid("a filter must be a JSON object")
@@ -141,7 +106,7 @@ func parseFilter(raw json.RawMessage) (*filter, error) {
 	if err := json.Unmarshal(t, &fields); err != nil {
 		return nil, invalid("a filter must be a JSON object: %s", jsonProblem(err))
 	}
-	f := &filter{}
+	f := &bridgeFilter{}
 	var err error
 	for key, v := range fields {
 		if isNull(v) {
@@ -167,11 +132,9 @@ func parseFilter(raw json.RawMessage) (*filter, error) {
 				f.Limit = &n
 			}
 		case "search":
-			var s string
-			if err = json.Unmarshal(v, &s); err != nil {
+			if err = json.Unmarshal(v, &f.Search); err != nil {
 				err = invalid("search must be a string")
 			}
-			f.Search = &s
 		case "top_level":
 			f.TopLevel, err = boolean(key, v)
 		case "include_summaries":
@@ -203,7 +166,7 @@ func parseFilter(raw json.RawMessage) (*filter, error) {
 		case "thread_cursor_id", "threadCursorId":
 			f.ThreadCursorID, err = eventID(key, v)
 		default:
-			if len(key) == 2 && key[0] == '#' && isLetter(key[1]) {
+			if len(key) == 2 && key[0] == '#' && filter.TagName(key[1:]) {
 				var vals []string
 				if vals, err = stringList(key, v); err == nil {
 					if f.Tags == nil {
@@ -217,13 +180,13 @@ func parseFilter(raw json.RawMessage) (*filter, error) {
 			return nil, err
 		}
 	}
-	channelTags(f.Tags)
+	filter.Channels(f.Tags["h"])
 	return f, validate(f)
 }
 
 // validate applies the rules both front doors share to a parsed filter:
 // text Postgres can hold, and a bounded search string.
-func validate(f *filter) error {
+func validate(f *bridgeFilter) error {
 	for name, vals := range f.Tags {
 		for _, v := range vals {
 			if err := eventcheck.Text("#"+name+" value", v); err != nil {
@@ -231,8 +194,7 @@ func validate(f *filter) error {
 			}
 		}
 	}
-	if f.Search != nil {
-		s := *f.Search
+	if s := f.Search; s != "" {
 		if err := eventcheck.Text("search", s); err != nil {
 			return err
 		}
@@ -247,8 +209,6 @@ func validate(f *filter) error {
 }
 
 func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" }
-
-func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
 func stringList(key string, v json.RawMessage) ([]string, error) {
 	var list []string
@@ -269,13 +229,7 @@ func hexList(key string, v json.RawMessage) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	for i, s := range list {
-		if !isHex64(s) {
-			return nil, invalid("%s[%d] must be 64 hex characters", key, i)
-		}
-		list[i] = strings.ToLower(s)
-	}
-	return list, nil
+	return hex64s(key, list)
 }
 
 func kindList(v json.RawMessage) ([]int, error) {
@@ -362,28 +316,17 @@ func boolean(key string, v json.RawMessage) (bool, error) {
 
 func eventID(key string, v json.RawMessage) (string, error) {
 	var s string
-	if err := json.Unmarshal(v, &s); err != nil || !isHex64(s) {
-		return "", invalid("%s must be a 64-hex event id", key)
-	}
-	return strings.ToLower(s), nil
-}
-
-func isHex64(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-			return false
+	if err := json.Unmarshal(v, &s); err == nil {
+		if id, ok := filter.Hex64(s); ok {
+			return id, nil
 		}
 	}
-	return true
+	return "", invalid("%s must be a 64-hex event id", key)
 }
 
-// fromNostr converts a WebSocket REQ/COUNT filter (extensions already gone).
-func fromNostr(nf nostr.Filter) (*filter, error) {
-	f := &filter{Kinds: nf.Kinds}
+// fromNostr validates a WebSocket REQ/COUNT filter (extensions already
+// gone) and converts it.
+func fromNostr(nf nostr.Filter) (*bridgeFilter, error) {
 	if len(nf.IDs) > maxValues || len(nf.Authors) > maxValues || len(nf.Kinds) > maxValues {
 		return nil, invalid("a filter list has more than %d values", maxValues)
 	}
@@ -392,41 +335,18 @@ func fromNostr(nf nostr.Filter) (*filter, error) {
 			return nil, invalid("kind %d must be an integer from 0 to 65535", k)
 		}
 	}
-	var err error
-	if nf.IDs != nil {
-		if f.IDs, err = lowerHex("ids", nf.IDs); err != nil {
-			return nil, err
-		}
+	if _, err := hex64s("ids", slices.Clone(nf.IDs)); err != nil {
+		return nil, err
 	}
-	if nf.Authors != nil {
-		if f.Authors, err = lowerHex("authors", nf.Authors); err != nil {
-			return nil, err
-		}
+	if _, err := hex64s("authors", slices.Clone(nf.Authors)); err != nil {
+		return nil, err
 	}
 	for name, vals := range nf.Tags {
-		if len(name) != 1 || !isLetter(name[0]) {
-			continue
-		}
-		if len(vals) > maxValues {
+		if filter.TagName(name) && len(vals) > maxValues {
 			return nil, invalid("#%s has %d values, the limit is %d", name, len(vals), maxValues)
 		}
-		if f.Tags == nil {
-			f.Tags = map[string][]string{}
-		}
-		if vals == nil {
-			vals = []string{}
-		}
-		f.Tags[name] = vals
 	}
-	channelTags(f.Tags)
-	if nf.Since != nil {
-		s := int64(*nf.Since)
-		f.Since = &s
-	}
-	if nf.Until != nil {
-		u := int64(*nf.Until)
-		f.Until = &u
-	}
+	f := &bridgeFilter{Filter: filter.FromNostr(nf)}
 	switch {
 	case nf.LimitZero:
 		zero := int64(0)
@@ -437,20 +357,17 @@ func fromNostr(nf nostr.Filter) (*filter, error) {
 	case nf.Limit < 0:
 		return nil, invalid("limit must not be negative")
 	}
-	if nf.Search != "" {
-		s := nf.Search
-		f.Search = &s
-	}
 	return f, validate(f)
 }
 
-func lowerHex(key string, in []string) ([]string, error) {
-	out := make([]string, len(in))
-	for i, s := range in {
-		if !isHex64(s) {
+// hex64s checks and lower-cases list in place (filter.Hex64).
+func hex64s(key string, list []string) ([]string, error) {
+	for i, s := range list {
+		h, ok := filter.Hex64(s)
+		if !ok {
 			return nil, invalid("%s[%d] must be 64 hex characters", key, i)
 		}
-		out[i] = strings.ToLower(s)
+		list[i] = h
 	}
-	return out, nil
+	return list, nil
 }

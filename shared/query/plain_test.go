@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/filter"
 )
 
 // NIP-01 matching, newest first with ties by id, before_id keyset, page,
@@ -87,9 +89,9 @@ func TestPlainFilters(t *testing.T) {
 		t.Fatalf("count %d, want 6", n)
 	}
 	// Plain limit defaults to and clamps at 1000.
-	p, _ := newPlainPlan(&filter{}, plainMaxLimit)
+	p, _ := newPlainPlan(&bridgeFilter{}, plainMaxLimit)
 	big := int64(5000)
-	q, _ := newPlainPlan(&filter{Limit: &big}, plainMaxLimit)
+	q, _ := newPlainPlan(&bridgeFilter{Limit: &big}, plainMaxLimit)
 	if p.limit != 1000 || q.limit != 1000 {
 		t.Fatal("plain limit default/clamp")
 	}
@@ -212,9 +214,9 @@ func TestThreadPanel(t *testing.T) {
 	if n := e.count(alice, fmt.Sprintf(`[{"#e":[%q],"depth_limit":64}]`, root.ID)); n != 10 {
 		t.Fatalf("thread COUNT %d", n)
 	}
-	tp, _ := newThreadPlan(&filter{Tags: map[string][]string{"e": {root.ID}}, DepthLimit: new(int64)})
+	tp, _ := newThreadPlan(&bridgeFilter{Filter: filter.Filter{Tags: map[string][]string{"e": {root.ID}}}, DepthLimit: new(int64)})
 	big := int64(9999)
-	tq, _ := newThreadPlan(&filter{Tags: map[string][]string{"e": {root.ID}}, DepthLimit: new(int64), Limit: &big})
+	tq, _ := newThreadPlan(&bridgeFilter{Filter: filter.Filter{Tags: map[string][]string{"e": {root.ID}}}, DepthLimit: new(int64), Limit: &big})
 	if tp.limit != 100 || tq.limit != 500 {
 		t.Fatal("thread limit default 100, max 500")
 	}

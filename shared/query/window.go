@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/store"
 )
 
 // Relay-signed overlay kinds of the channel window; synthesized at query
@@ -18,15 +20,13 @@ const (
 
 // windowPlan is one validated top_level filter.
 type windowPlan struct {
-	f         *filter
-	channel   string
-	limit     int64
-	hasCursor bool
-	until     int64
-	beforeID  string
+	f       *bridgeFilter
+	channel string
+	limit   int64
+	cursor  *store.Cursor // nil: the head page
 }
 
-func newWindowPlan(f *filter) (*windowPlan, error) {
+func newWindowPlan(f *bridgeFilter) (*windowPlan, error) {
 	h := f.Tags["h"]
 	if len(h) != 1 {
 		return nil, invalid("top_level requires exactly one #h channel, got %d", len(h))
@@ -39,90 +39,24 @@ func newWindowPlan(f *filter) (*windowPlan, error) {
 		w.limit = min(max(*f.Limit, 1), windowMaxLimit)
 	}
 	if f.Until != nil {
-		w.hasCursor, w.until, w.beforeID = true, *f.Until, f.BeforeID
+		w.cursor = &store.Cursor{CreatedAt: *f.Until, ID: f.BeforeID}
 	}
 	return w, nil
 }
 
-// topLevel is the spec's top-level predicate on events e: no thread
-// metadata (depth IS NULL), depth 0, or a broadcast depth-1 reply.
-const topLevel = `NOT EXISTS (SELECT 1 FROM thread_metadata tm
-    WHERE tm.community_id = e.community_id AND tm.event_id = e.id
-      AND tm.depth > 0 AND NOT (tm.depth = 1 AND tm.broadcast))`
-
-// where is the window's row predicate on events e: the channel, top-level,
-// not deleted, every constraint of the filter and the cursor, before any
-// limit.
-func (w *windowPlan) where(b *sqlb) (string, bool) {
-	f := w.f
-	if (f.Kinds != nil && len(f.Kinds) == 0) || (f.Authors != nil && len(f.Authors) == 0) || (f.IDs != nil && len(f.IDs) == 0) {
-		return "", false
-	}
-	conds := []string{
-		"e.community_id = " + pCommunity,
-		"e.channel_id = " + b.arg(w.channel),
-		topLevel,
-		"e.deleted_at IS NULL",
-		notRowKinds,
-	}
-	var kinds string
-	if f.Kinds != nil {
-		kinds = b.arg(f.Kinds)
-		conds = append(conds, "e.kind = ANY("+kinds+"::integer[])")
-	}
-	if f.Authors != nil {
-		conds = append(conds, "e.pubkey = ANY("+b.arg(f.Authors)+"::text[])")
-	}
-	if f.IDs != nil {
-		conds = append(conds, "e.id = ANY("+b.arg(f.IDs)+"::text[])")
-	}
-	if f.Since != nil {
-		conds = append(conds, "e.created_at >= "+b.arg(*f.Since))
-	}
-	// Every other constraint of the filter (tags, search) applies before
-	// the limit too; #h is the window's one channel, matched above.
-	more, ok := tagAndSearch(b, f.without("h"), kinds)
-	if !ok {
-		return "", false
-	}
-	conds = append(conds, more...)
-	if w.hasCursor {
-		conds = append(conds, keyset(b, w.until, w.beforeID))
-	}
-	return and(conds), true
+// read is the window's row read, with one probe row past the limit.
+func (w *windowPlan) read() *store.WindowRead {
+	return &store.WindowRead{Filter: &w.f.Filter, Channel: w.channel, Cursor: w.cursor, Limit: w.limit + 1}
 }
 
-type windowRow struct {
-	id, raw   string
-	createdAt int64
-}
-
-func (w *windowPlan) serve(ctx context.Context, r *reader, out *output) error {
-	ok, err := r.canRead(ctx, w.channel, []string{w.channel})
+func (w *windowPlan) serve(ctx context.Context, e *Engine, s *store.Snapshot, out *output) error {
+	ok, err := s.CanRead(ctx, w.channel, []string{w.channel})
 	if err != nil || !ok {
 		return err // a channel the caller cannot read: no rows, no overlays
 	}
-	var rows []windowRow
-	b := newSQL(r.community, r.pubkey)
-	if cond, ok := w.where(b); ok {
-		q := "SELECT e.id, e.raw, e.created_at FROM events e\nWHERE " + cond +
-			"\nORDER BY e.created_at DESC, e.id ASC LIMIT " + b.arg(w.limit+1)
-		res, err := r.query(ctx, q, b.args...)
-		if err != nil {
-			return fmt.Errorf("query: window rows: %w", err)
-		}
-		for res.Next() {
-			var row windowRow
-			if err := res.Scan(&row.id, &row.raw, &row.createdAt); err != nil {
-				res.Close()
-				return fmt.Errorf("query: window rows: %w", err)
-			}
-			rows = append(rows, row)
-		}
-		res.Close()
-		if err := res.Err(); err != nil {
-			return fmt.Errorf("query: window rows: %w", err)
-		}
+	rows, err := s.Window(ctx, w.read())
+	if err != nil {
+		return err
 	}
 	// The probe row proves has_more and goes no further: never sent, never
 	// summarized, never closed over.
@@ -132,22 +66,22 @@ func (w *windowPlan) serve(ctx context.Context, r *reader, out *output) error {
 	}
 	ids := make([]string, len(rows))
 	for i, row := range rows {
-		ids[i] = row.id
-		out.add(row.id, row.raw)
+		ids[i] = row.ID
+		out.add(row.ID, row.Raw)
 	}
 	if w.f.IncludeAux {
-		if err := r.auxClosure(ctx, ids, []string{w.channel}, out); err != nil {
+		if err := e.auxClosure(ctx, s, ids, []string{w.channel}, out); err != nil {
 			return err
 		}
 	}
 	if w.f.IncludeSummaries {
-		sums, err := r.summaries(ctx, ids)
+		sums, err := s.Summaries(ctx, ids)
 		if err != nil {
 			return err
 		}
 		for _, id := range ids {
-			if s, ok := sums[id]; ok {
-				ev, err := r.e.summaryEvent(ctx, r.community, w.channel, s)
+			if sum, ok := sums[id]; ok {
+				ev, err := e.summaryEvent(ctx, s.Community(), w.channel, sum)
 				if err != nil {
 					return err
 				}
@@ -160,9 +94,9 @@ func (w *windowPlan) serve(ctx context.Context, r *reader, out *output) error {
 	var next *cursorJSON
 	if hasMore {
 		last := rows[len(rows)-1]
-		next = &cursorJSON{CreatedAt: last.createdAt, ID: last.id}
+		next = &cursorJSON{CreatedAt: last.CreatedAt, ID: last.ID}
 	}
-	ev, err := r.e.boundsEvent(ctx, r.community, w, hasMore, next)
+	ev, err := e.boundsEvent(ctx, s.Community(), w, hasMore, next)
 	if err != nil {
 		return err
 	}
@@ -183,8 +117,8 @@ type boundsJSON struct {
 // request cursor: "<channel>:head" or "<channel>:<created_at>:<id>".
 func (e *Engine) boundsEvent(ctx context.Context, community string, w *windowPlan, hasMore bool, next *cursorJSON) (*nostr.Event, error) {
 	suffix := "head"
-	if w.hasCursor {
-		suffix = strconv.FormatInt(w.until, 10) + ":" + w.beforeID
+	if c := w.cursor; c != nil {
+		suffix = strconv.FormatInt(c.CreatedAt, 10) + ":" + c.ID
 	}
 	content, err := json.Marshal(boundsJSON{HasMore: hasMore, NextCursor: next})
 	if err != nil {
@@ -202,11 +136,6 @@ func (e *Engine) boundsEvent(ctx context.Context, community string, w *windowPla
 	return ev, nil
 }
 
-// idSQL selects every top-level row id of the channel (COUNT), when readable.
-func (w *windowPlan) idSQL(b *sqlb) (string, bool) {
-	cond, ok := w.where(b)
-	if !ok {
-		return "", false
-	}
-	return "SELECT e.id FROM events e WHERE " + cond + "\n  AND " + channelReadable(b, b.arg(w.channel), b.arg([]string{w.channel})), true
-}
+// counted is the read COUNT counts: every top-level row of the channel,
+// when readable, past any limit.
+func (w *windowPlan) counted() store.Countable { return w.read() }

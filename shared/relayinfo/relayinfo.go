@@ -1,25 +1,68 @@
-// Package relayinfo is the NIP-11 document and the limits it advertises;
-// the handlers enforce the same numbers.
+// Package relayinfo is the NIP-11 document and every limit the handlers
+// enforce: the numbers live here once, the handlers read them from here, and
+// New advertises the ones NIP-11 (or a documented extension field) can say.
+// README.md ("Limits") and docs/security.md list them for people.
 package relayinfo
 
-// Limits advertised in NIP-11 and enforced by the handlers.
+// Limits of one message or event.
 const (
-	MaxMessageLength  = 131072 // API Gateway WebSocket message limit (128 KB)
-	MaxSubscriptions  = 20
-	MaxFilters        = 10
-	MaxLimit          = 1000
-	DefaultLimit      = 1000
-	MaxEventTags      = 2000
-	MaxContentLength  = 262144
-	CreatedAtWindow   = 900
-	WindowMaxLimit    = 200
-	ThreadMaxLimit    = 500
+	MaxMessageLength = 131072 // API Gateway WebSocket message limit (128 KB)
+	MaxEventTags     = 2000
+	MaxContentLength = 262144 // bytes of content (256 KiB)
+	// CreatedAtWindow is how far, in seconds, an event's created_at may be
+	// from the relay's clock, either way.
+	CreatedAtWindow = 900
+	// GiftWrapMaxAge is how far back, in seconds, a gift wrap's created_at
+	// may be: NIP-59 randomizes it up to two days back.
+	GiftWrapMaxAge = 2*24*3600 + CreatedAtWindow
+	// MaxHTTPBodyLength bounds a POST body.
 	MaxHTTPBodyLength = 1 << 20
 	// MaxHTTPResponseLength bounds the events of one POST /query answer:
 	// Lambda's 6 MB synchronous response limit, less room for the JSON
 	// array, headers and the API Gateway envelope. A bigger answer is
 	// refused with invalid: (README.md, docs/security.md).
 	MaxHTTPResponseLength = 5_500_000
+)
+
+// Limits of subscriptions and filters.
+const (
+	MaxSubscriptions = 20 // live subscriptions per WebSocket connection
+	MaxSubIDLength   = 64
+	// MaxFilters bounds the filters of one WebSocket REQ or COUNT (NIP-11
+	// max_filters); MaxHTTPFilters those of one POST /query or /count
+	// (advertised as limitation.max_http_filters, an extension field).
+	MaxFilters     = 10
+	MaxHTTPFilters = 10
+	// MaxFilterValues bounds one filter list: ids, authors, kinds, or the
+	// values of one tag.
+	MaxFilterValues = 1000
+	// MaxSearchBytes and MaxSearchTerms bound a NIP-50 search string.
+	MaxSearchBytes = 256
+	MaxSearchTerms = 8
+	// MaxLimit is the clamp of a plain filter's limit, DefaultLimit its
+	// value when the filter has none (NIP-11 max_limit, default_limit).
+	MaxLimit     = 1000
+	DefaultLimit = 1000
+	// MaxPage bounds a plain bridge filter's page.
+	MaxPage = 1_000_000
+	// The channel window's limit: default and clamp.
+	WindowDefaultLimit = 50
+	WindowMaxLimit     = 200
+	// The thread panel's limit: default and clamp.
+	ThreadDefaultLimit = 100
+	ThreadMaxLimit     = 500
+	// MaxDepthLimit caps a filter's depth_limit: no thread is deeper than
+	// MaxThreadDepth, and a root's depth plus this fits an int4.
+	MaxDepthLimit = 1 << 20
+)
+
+// Limits of what one key keeps.
+const (
+	// MaxThreadDepth caps a reply's depth; deeper replies stay at the cap.
+	MaxThreadDepth = 100
+	// MaxReactionsPerKey bounds the reactions one key keeps on one event
+	// (one per content).
+	MaxReactionsPerKey = 20
 )
 
 // Software and Version name this relay.
@@ -55,9 +98,12 @@ type RateLimits struct {
 
 // Limitation is NIP-11's limitation object.
 type Limitation struct {
-	MaxMessageLength    int   `json:"max_message_length"`
-	MaxSubscriptions    int   `json:"max_subscriptions"`
-	MaxFilters          int   `json:"max_filters"`
+	MaxMessageLength int `json:"max_message_length"`
+	MaxSubscriptions int `json:"max_subscriptions"`
+	MaxFilters       int `json:"max_filters"`
+	// MaxHTTPFilters is not a NIP-11 field (clients ignore fields they do
+	// not know): the filters of one POST /query or POST /count.
+	MaxHTTPFilters      int   `json:"max_http_filters"`
 	MaxLimit            int   `json:"max_limit"`
 	DefaultLimit        int   `json:"default_limit"`
 	MaxEventTags        int   `json:"max_event_tags"`
@@ -84,6 +130,7 @@ func New(relayPubkey string) Document {
 			MaxMessageLength:    MaxMessageLength,
 			MaxSubscriptions:    MaxSubscriptions,
 			MaxFilters:          MaxFilters,
+			MaxHTTPFilters:      MaxHTTPFilters,
 			MaxLimit:            MaxLimit,
 			DefaultLimit:        DefaultLimit,
 			MaxEventTags:        MaxEventTags,
@@ -92,7 +139,7 @@ func New(relayPubkey string) Document {
 			RestrictedWrites:    true,
 			CreatedAtLowerLimit: CreatedAtWindow,
 			CreatedAtUpperLimit: CreatedAtWindow,
-			MaxSubidLength:      64,
+			MaxSubidLength:      MaxSubIDLength,
 		},
 	}
 }

@@ -1,6 +1,7 @@
 // Package store is the relay's only door to PostgreSQL (pgx). It owns every
-// SQL statement of the write path and the shared read checks; callers pass
-// the community id each statement is scoped by.
+// SQL statement: the write path (Tx), the read path (Snapshot, one read-only
+// transaction, with the filter compiler, keyset and the access predicates
+// of access.go); callers pass the community id each statement is scoped by.
 package store
 
 import (
@@ -172,30 +173,6 @@ ON CONFLICT DO NOTHING`,
 func (s *Store) EverMembers(ctx context.Context, community string, pairs []ReadPair) (map[ReadPair]bool, error) {
 	return s.pairsWhere(ctx, community, pairs, "membership history", `SELECT 1 FROM channel_members m
   WHERE m.community_id = $1 AND m.channel_id = x.ch AND m.pubkey = x.rd`)
-}
-
-// ReadPair is one (channel, reader) question for Readable.
-type ReadPair struct{ Channel, Reader string }
-
-// CanRead reports whether reader may read channel: it exists, is not
-// deleted, and is open or has reader as an active member.
-func (s *Store) CanRead(ctx context.Context, community, channel, reader string) (bool, error) {
-	ok, err := s.Readable(ctx, community, []ReadPair{{Channel: channel, Reader: reader}})
-	if err != nil {
-		return false, err
-	}
-	return ok[ReadPair{Channel: channel, Reader: reader}], nil
-}
-
-// Readable answers CanRead for many pairs in one statement (live fan-out
-// re-checks every subscriber of an event at once).
-func (s *Store) Readable(ctx context.Context, community string, pairs []ReadPair) (map[ReadPair]bool, error) {
-	return s.pairsWhere(ctx, community, pairs, "check read access", `SELECT 1 FROM channels c
-  WHERE c.community_id = $1 AND c.id = x.ch AND c.deleted_at IS NULL
-    AND (c.visibility = 'open' OR EXISTS (
-      SELECT 1 FROM channel_members m
-      WHERE m.community_id = c.community_id AND m.channel_id = c.id
-        AND m.pubkey = x.rd AND m.removed_at IS NULL))`)
 }
 
 // pairsWhere returns the pairs x(ch, rd) for which EXISTS (exists) holds,

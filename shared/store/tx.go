@@ -5,9 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/kinds"
+	"github.com/buzzrelay/relay/shared/relayinfo"
 )
 
 // Tx is one write transaction of one community.
@@ -23,6 +27,18 @@ func (t *Tx) Community() string { return t.community }
 // must stay well under Postgres's ~2.7 kB limit). Longer values are stored in
 // raw but are not filterable.
 const maxIndexedTagValue = 512
+
+// addressKinds is the SQL test for a kind whose events have an address
+// (kind:pubkey:d): the replaceable kinds and NIP-01's addressable range.
+var addressKinds = func() string {
+	ks := kinds.ReplaceableKinds()
+	s := make([]string, len(ks))
+	for i, k := range ks {
+		s[i] = strconv.Itoa(k)
+	}
+	return "(kind IN (" + strings.Join(s, ", ") + ") OR kind BETWEEN " +
+		strconv.Itoa(kinds.AddressableFirst) + " AND " + strconv.Itoa(kinds.AddressableLast) + ")"
+}()
 
 // EventMeta is what the relay derived about an event before storing it.
 type EventMeta struct {
@@ -165,7 +181,7 @@ func (t *Tx) Addressable(ctx context.Context, kind int, pubkey, d string) ([]Eve
 	rows, err := t.tx.Query(ctx, `
 SELECT id, created_at, channel_id FROM events
 WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND d_tag IS NOT DISTINCT FROM $4 AND deleted_at IS NULL
-  AND (kind IN (0, 3, 10009) OR kind BETWEEN 30000 AND 39999)`,
+  AND `+addressKinds,
 		t.community, pubkey, kind, nullable(d))
 	if err != nil {
 		return nil, fmt.Errorf("store: addressable %d:%s: %w", kind, pubkey, err)
@@ -185,7 +201,7 @@ func (t *Tx) Reactions(ctx context.Context, target, pubkey, content string) (n i
 	err = t.tx.QueryRow(ctx, `
 SELECT count(*), coalesce(bool_or(e.raw::jsonb->>'content' = $4), false)
 FROM event_tags g JOIN events e ON e.community_id = g.community_id AND e.id = g.event_id
-WHERE g.community_id = $1 AND g.name = 'e' AND g.value = $2 AND g.kind = 7
+WHERE g.community_id = $1 AND g.name = 'e' AND g.value = $2 AND g.kind = `+strconv.Itoa(kinds.Reaction)+`
   AND e.pubkey = $3 AND e.deleted_at IS NULL`, t.community, target, pubkey, content).Scan(&n, &same)
 	if err != nil {
 		return 0, false, fmt.Errorf("store: reactions to %s: %w", target, err)
@@ -259,7 +275,7 @@ WHERE community_id = $1 AND event_id = $2`, t.community, rootID, parentID); err 
 // MaxThreadDepth caps thread depth (deeper replies are stored at this
 // depth) and the ancestor walk of one reply: a reply updates at most this
 // many ancestors besides the root, however long the chain above it is.
-const MaxThreadDepth = 100
+const MaxThreadDepth = relayinfo.MaxThreadDepth
 
 // adjustChain updates the ancestors between parent and root (root excluded,
 // its row is updated first by the caller), at most MaxThreadDepth of them.
@@ -300,7 +316,7 @@ func (t *Tx) AddressChannel(ctx context.Context, kind int, pubkey, d string) (st
 	err := t.tx.QueryRow(ctx, `
 SELECT channel_id FROM events
 WHERE community_id = $1 AND kind = $2 AND pubkey = $3 AND d_tag IS NOT DISTINCT FROM $4
-  AND (kind IN (0, 3, 10009) OR kind BETWEEN 30000 AND 39999)
+  AND `+addressKinds+`
 ORDER BY created_at DESC, id ASC LIMIT 1`, t.community, kind, pubkey, nullable(d)).Scan(&ch)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", nil
@@ -317,7 +333,7 @@ func (t *Tx) MarkAddressDeleted(ctx context.Context, kind int, pubkey, d string,
 	rows, err := t.tx.Query(ctx, `
 UPDATE events SET deleted_at = $6
 WHERE community_id = $1 AND kind = $2 AND pubkey = $3 AND d_tag IS NOT DISTINCT FROM $4 AND created_at <= $5 AND deleted_at IS NULL
-  AND (kind IN (0, 3, 10009) OR kind BETWEEN 30000 AND 39999)
+  AND `+addressKinds+`
 RETURNING id`, t.community, kind, pubkey, nullable(d), until, at)
 	if err != nil {
 		return nil, fmt.Errorf("store: delete address %d:%s:%s: %w", kind, pubkey, d, err)

@@ -1,0 +1,276 @@
+// Package kinds is the relay's one table of event kinds: their numbers, who
+// may send them, how they are stored, and the roles the write and read paths
+// give them. Every other package asks here instead of writing a number.
+//
+// The table mirrors what spec/NIP-CL.md, spec/bridge-channel-window.md and
+// design.md say the relay does with each kind; README.md's "Event kinds"
+// table is checked against it both ways (readme_test.go).
+package kinds
+
+import "slices"
+
+// Kinds a client may send.
+const (
+	Profile      = 0     // NIP-01 profile metadata
+	Note         = 1     // NIP-01 short text note
+	FollowList   = 3     // NIP-02 follow list
+	Deletion     = 5     // NIP-09 deletion request
+	Reaction     = 7     // NIP-25 reaction
+	Chat         = 9     // NIP-29 chat message
+	ReplyOld     = 10    // NIP-29 threaded reply (deprecated)
+	Thread       = 11    // thread / forum post
+	ThreadReply  = 12    // NIP-29 threaded reply (deprecated)
+	GiftWrap     = 1059  // NIP-59 gift wrap
+	PutUser      = 9000  // NIP-29 put user
+	RemoveUser   = 9001  // NIP-29 remove user
+	EditMetadata = 9002  // NIP-29 edit channel metadata
+	DeleteEvent  = 9005  // NIP-29 delete event (moderation)
+	CreateGroup  = 9007  // NIP-29 create channel
+	DeleteGroup  = 9008  // NIP-29 delete channel
+	JoinRequest  = 9021  // NIP-29 join request
+	LeaveRequest = 9022  // NIP-29 leave request
+	GroupsList   = 10009 // NIP-51 simple groups list
+	Article      = 30023 // NIP-23 long-form article
+	Edit         = 40003 // Buzz message edit
+)
+
+// Kinds a client signs for authentication: AUTH (NIP-42) goes in an AUTH
+// message and is refused as EVENT; HTTP auth (NIP-98) goes in an
+// Authorization header (sent as EVENT it is in the ephemeral range: delivered
+// live, never stored).
+const (
+	Auth     = 22242
+	HTTPAuth = 27235
+)
+
+// Kinds only the relay signs.
+const (
+	GroupMetadata = 39000 // NIP-29 channel metadata
+	GroupAdmins   = 39001 // NIP-29 channel admins
+	GroupMembers  = 39002 // NIP-29 channel members
+	GroupRoles    = 39003 // NIP-29 channel roles (never published here)
+	ThreadSummary = 39005 // channel window thread summary overlay
+	WindowBounds  = 39006 // channel window bounds overlay
+	MemberAdded   = 44100 // membership notification: added
+	MemberRemoved = 44101 // membership notification: removed
+)
+
+// Ranges.
+const (
+	// EphemeralFirst and EphemeralLast are NIP-01's ephemeral range.
+	EphemeralFirst = 20000
+	EphemeralLast  = 29999
+	// AddressableFirst and AddressableLast are NIP-01's addressable range:
+	// the newest event per (kind, pubkey, d tag) replaces the others.
+	AddressableFirst = 30000
+	AddressableLast  = 39999
+	// ModerationFirst and ModerationLast bound the NIP-29 moderation and
+	// membership kinds (9000-9030): they change channel state before they
+	// are stored, so a repeat is caught before any effect.
+	ModerationFirst = 9000
+	ModerationLast  = 9030
+	// Max is the largest kind number NIP-01 allows.
+	Max = 65535
+)
+
+// Storage says how the relay keeps events of a kind.
+type Storage string
+
+const (
+	StoreRegular     Storage = "regular"     // every event is kept
+	StoreReplaceable Storage = "replaceable" // the newest per author is kept
+	StoreAddressable Storage = "addressable" // the newest per author and d tag is kept
+	StoreNever       Storage = "never"       // delivered or synthesized, never stored
+)
+
+// Kind is one row of the table: a kind number (or, for ranges, First..Last)
+// and what the relay does with it.
+type Kind struct {
+	First, Last int
+	Name        string
+	// Accepted: a client may send it as EVENT.
+	Accepted bool
+	// RelayOnly: only the relay signs it; a client's is refused.
+	RelayOnly bool
+	Storage   Storage
+	// ChannelState: a NIP-29 group-state kind (39000-39003); a #d on a
+	// filter of only these kinds names channels (NIP-CL).
+	ChannelState bool
+	// Overlay: synthesized at query time by the relay, never stored.
+	Overlay bool
+	// Notice: a relay-signed membership notification to one p.
+	Notice bool
+	// Aux: reactions, edits and deletions in the window's aux closure (hop 1).
+	Aux bool
+	// Deletes: it deletes other events (NIP-09 5, NIP-29 9005); the aux
+	// closure's hop 2.
+	Deletes bool
+	// Searchable: its content is indexed for NIP-50 search.
+	Searchable bool
+	// InChannel: it only exists inside a channel (needs an h tag).
+	InChannel bool
+	// RecipientOnly: only the keys its p tags name may read it.
+	RecipientOnly bool
+	// AnyAuthor: it is signed by a key other than the sender's (NIP-59's
+	// throwaway key), so its pubkey need not be the authenticated one.
+	AnyAuthor bool
+	// Ephemeral: delivered live to subscribers who may read it, never stored.
+	Ephemeral bool
+}
+
+// table lists every kind the relay gives a meaning to, single kinds before
+// the one range (a single kind inside it overrides it). Keep README.md's
+// "Event kinds" table equal to it.
+var table = []Kind{
+	{First: Profile, Name: "profile metadata", Accepted: true, Storage: StoreReplaceable},
+	{First: Note, Name: "short text note", Accepted: true, Storage: StoreRegular, Searchable: true},
+	{First: FollowList, Name: "follow list", Accepted: true, Storage: StoreReplaceable},
+	{First: Deletion, Name: "deletion", Accepted: true, Storage: StoreRegular, Aux: true, Deletes: true},
+	{First: Reaction, Name: "reaction", Accepted: true, Storage: StoreRegular, Aux: true},
+	{First: Chat, Name: "chat message", Accepted: true, Storage: StoreRegular, Searchable: true, InChannel: true},
+	{First: ReplyOld, Name: "threaded reply (deprecated)", Accepted: true, Storage: StoreRegular, Searchable: true, InChannel: true},
+	{First: Thread, Name: "thread post", Accepted: true, Storage: StoreRegular, Searchable: true, InChannel: true},
+	{First: ThreadReply, Name: "threaded reply (deprecated)", Accepted: true, Storage: StoreRegular, Searchable: true, InChannel: true},
+	{First: GiftWrap, Name: "gift wrap", Accepted: true, Storage: StoreRegular, RecipientOnly: true, AnyAuthor: true},
+	{First: PutUser, Name: "put user", Accepted: true, Storage: StoreRegular},
+	{First: RemoveUser, Name: "remove user", Accepted: true, Storage: StoreRegular},
+	{First: EditMetadata, Name: "edit channel metadata", Accepted: true, Storage: StoreRegular},
+	{First: DeleteEvent, Name: "delete event", Accepted: true, Storage: StoreRegular, Aux: true, Deletes: true},
+	{First: CreateGroup, Name: "create channel", Accepted: true, Storage: StoreRegular},
+	{First: DeleteGroup, Name: "delete channel", Accepted: true, Storage: StoreRegular},
+	{First: JoinRequest, Name: "join request", Accepted: true, Storage: StoreRegular},
+	{First: LeaveRequest, Name: "leave request", Accepted: true, Storage: StoreRegular},
+	{First: GroupsList, Name: "simple groups list", Accepted: true, Storage: StoreReplaceable},
+	{First: Auth, Name: "AUTH", Storage: StoreNever},
+	{First: Article, Name: "long-form article", Accepted: true, Storage: StoreAddressable, Searchable: true},
+	{First: GroupMetadata, Name: "channel metadata", RelayOnly: true, Storage: StoreAddressable, ChannelState: true},
+	{First: GroupAdmins, Name: "channel admins", RelayOnly: true, Storage: StoreAddressable, ChannelState: true},
+	{First: GroupMembers, Name: "channel members", RelayOnly: true, Storage: StoreAddressable, ChannelState: true},
+	{First: GroupRoles, Name: "channel roles", RelayOnly: true, Storage: StoreNever, ChannelState: true},
+	{First: ThreadSummary, Name: "thread summary", RelayOnly: true, Storage: StoreNever, Overlay: true},
+	{First: WindowBounds, Name: "window bounds", RelayOnly: true, Storage: StoreNever, Overlay: true},
+	{First: Edit, Name: "message edit", Accepted: true, Storage: StoreRegular, Aux: true, Searchable: true},
+	{First: MemberAdded, Name: "member added", RelayOnly: true, Storage: StoreRegular, Notice: true, RecipientOnly: true},
+	{First: MemberRemoved, Name: "member removed", RelayOnly: true, Storage: StoreRegular, Notice: true, RecipientOnly: true},
+	{First: EphemeralFirst, Last: EphemeralLast, Name: "ephemeral", Accepted: true, Storage: StoreNever, Ephemeral: true},
+}
+
+// byKind indexes the single-kind rows; built once at start, read only.
+var byKind = map[int]int{}
+
+func init() {
+	for i := range table {
+		if table[i].Last == 0 {
+			table[i].Last = table[i].First
+		}
+		if table[i].First == table[i].Last {
+			byKind[table[i].First] = i
+		}
+	}
+}
+
+// Table returns a copy of every row, in table order.
+func Table() []Kind { return slices.Clone(table) }
+
+// Lookup returns the row of kind: its own row, else the range holding it.
+// ok is false for a kind the relay gives no meaning to.
+func Lookup(kind int) (Kind, bool) {
+	if i, ok := byKind[kind]; ok {
+		return table[i], true
+	}
+	for _, r := range table {
+		if r.First < r.Last && r.First <= kind && kind <= r.Last {
+			return r, true
+		}
+	}
+	return Kind{}, false
+}
+
+func is(kind int, p func(Kind) bool) bool {
+	k, ok := Lookup(kind)
+	return ok && p(k)
+}
+
+// Accepted reports whether a client may send kind as EVENT.
+func Accepted(kind int) bool { return is(kind, func(k Kind) bool { return k.Accepted }) }
+
+// RelayOnly reports whether only the relay signs kind.
+func RelayOnly(kind int) bool { return is(kind, func(k Kind) bool { return k.RelayOnly }) }
+
+// ChannelState reports whether kind is a NIP-29 group-state kind (39000-39003).
+func ChannelState(kind int) bool { return is(kind, func(k Kind) bool { return k.ChannelState }) }
+
+// Overlay reports whether kind is a query-time relay overlay (39005, 39006).
+func Overlay(kind int) bool { return is(kind, func(k Kind) bool { return k.Overlay }) }
+
+// Aux reports whether kind is in the window's aux closure (hop 1).
+func Aux(kind int) bool { return is(kind, func(k Kind) bool { return k.Aux }) }
+
+// Deletes reports whether kind deletes other events (5, 9005).
+func Deletes(kind int) bool { return is(kind, func(k Kind) bool { return k.Deletes }) }
+
+// Searchable reports whether kind's content is indexed for NIP-50 search.
+func Searchable(kind int) bool { return is(kind, func(k Kind) bool { return k.Searchable }) }
+
+// InChannel reports whether kind exists only inside a channel (needs h).
+func InChannel(kind int) bool { return is(kind, func(k Kind) bool { return k.InChannel }) }
+
+// RecipientOnly reports whether only kind's p recipients may read it.
+func RecipientOnly(kind int) bool { return is(kind, func(k Kind) bool { return k.RecipientOnly }) }
+
+// AnyAuthor reports whether kind may be signed by a key other than the sender's.
+func AnyAuthor(kind int) bool { return is(kind, func(k Kind) bool { return k.AnyAuthor }) }
+
+// Ephemeral reports whether kind is delivered live and never stored (NIP-01
+// 20000-29999, except AUTH).
+func Ephemeral(kind int) bool { return is(kind, func(k Kind) bool { return k.Ephemeral }) }
+
+// Replaceable reports whether the relay keeps only the newest event of kind
+// per author (0, 3, 10009).
+func Replaceable(kind int) bool {
+	return is(kind, func(k Kind) bool { return k.Storage == StoreReplaceable })
+}
+
+// InAddressableRange reports whether kind is in NIP-01's addressable range
+// (30000-39999), where the d tag is part of the event's address.
+func InAddressableRange(kind int) bool { return kind >= AddressableFirst && kind <= AddressableLast }
+
+// Moderation reports whether kind is in the NIP-29 moderation range (9000-9030).
+func Moderation(kind int) bool { return kind >= ModerationFirst && kind <= ModerationLast }
+
+// Where returns, ascending, the single kinds whose row satisfies p (ranges
+// are left out).
+func Where(p func(Kind) bool) []int {
+	var out []int
+	for _, k := range table {
+		if k.First == k.Last && p(k) {
+			out = append(out, k.First)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// AuxKinds are the aux closure's hop-1 kinds (5, 7, 9005, 40003).
+func AuxKinds() []int { return Where(func(k Kind) bool { return k.Aux }) }
+
+// DeletionKinds are the kinds that delete (5, 9005): the aux closure's hop 2.
+func DeletionKinds() []int { return Where(func(k Kind) bool { return k.Deletes }) }
+
+// RecipientOnlyKinds are the kinds only their p recipients may read.
+func RecipientOnlyKinds() []int { return Where(func(k Kind) bool { return k.RecipientOnly }) }
+
+// ReplaceableKinds are the kinds kept once per author (0, 3, 10009).
+func ReplaceableKinds() []int {
+	return Where(func(k Kind) bool { return k.Storage == StoreReplaceable })
+}
+
+// NotRowKinds are the kinds that are never channel-window rows: the aux
+// kinds first, then the relay-signed state, overlays and notices, each part
+// ascending. The order is fixed because the events_window partial index
+// (migrations/002_query.sql, 004_window_depth.sql) spells the same list.
+func NotRowKinds() []int {
+	return append(AuxKinds(), Where(func(k Kind) bool {
+		return !k.Aux && (k.ChannelState || k.Overlay || k.Notice)
+	})...)
+}

@@ -1,0 +1,127 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Snapshot is one read: a read-only REPEATABLE READ transaction of one
+// community for one reader (the pubkey the access rule is decided for), so
+// the rows, closure and summaries of a response all come from one snapshot.
+type Snapshot struct {
+	tx        pgx.Tx
+	community string
+	reader    string
+}
+
+// Read runs fn in one Snapshot of community for reader.
+func (s *Store) Read(ctx context.Context, community, reader string, fn func(*Snapshot) error) error {
+	tx, err := s.Pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return fmt.Errorf("store: begin read: %w", err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if err := fn(&Snapshot{tx: tx, community: community, reader: reader}); err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("store: commit read: %w", err)
+	}
+	return nil
+}
+
+// Community is the community the snapshot reads.
+func (s *Snapshot) Community() string { return s.community }
+
+// Trace is a hook that sees every read statement and its arguments (tests
+// that explain the plans).
+type Trace func(sql string, args []any)
+
+type traceKey struct{}
+
+// WithTrace returns ctx whose reads report each statement to t.
+func WithTrace(ctx context.Context, t Trace) context.Context {
+	return context.WithValue(ctx, traceKey{}, t)
+}
+
+func traced(ctx context.Context, sql string, args []any) {
+	if t, ok := ctx.Value(traceKey{}).(Trace); ok && t != nil {
+		t(sql, args)
+	}
+}
+
+func (s *Snapshot) query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	traced(ctx, sql, args)
+	return s.tx.Query(ctx, sql, args...)
+}
+
+func (s *Snapshot) queryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	traced(ctx, sql, args)
+	return s.tx.QueryRow(ctx, sql, args...)
+}
+
+// sql starts a statement of this snapshot's community and reader.
+func (s *Snapshot) sql() *sqlb { return newSQL(s.community, s.reader) }
+
+// CanRead reports whether the reader may read channel through a filter that
+// names the channels named (access.MayRead).
+func (s *Snapshot) CanRead(ctx context.Context, channel string, named []string) (bool, error) {
+	b := s.sql()
+	var ok bool
+	if err := s.queryRow(ctx, "SELECT "+mayReadSQL(b, b.arg(channel), b.arg(nonNil(named))), b.args...).Scan(&ok); err != nil {
+		return false, fmt.Errorf("store: can read %s: %w", channel, err)
+	}
+	return ok, nil
+}
+
+// Row is one stored event a read returns.
+type Row struct {
+	ID        string
+	Raw       string
+	CreatedAt int64
+}
+
+// Cursor is a keyset position in (created_at DESC, id ASC) order: a read
+// with it returns the rows strictly after it.
+type Cursor struct {
+	CreatedAt int64
+	ID        string
+}
+
+// rows runs q and scans (id, raw, created_at) rows.
+func (s *Snapshot) rows(ctx context.Context, what, q string, args []any) ([]Row, error) {
+	res, err := s.query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: %s: %w", what, err)
+	}
+	defer res.Close()
+	var out []Row
+	for res.Next() {
+		var r Row
+		if err := res.Scan(&r.ID, &r.Raw, &r.CreatedAt); err != nil {
+			return nil, fmt.Errorf("store: %s: %w", what, err)
+		}
+		out = append(out, r)
+	}
+	if err := res.Err(); err != nil {
+		return nil, fmt.Errorf("store: %s: %w", what, err)
+	}
+	return out, nil
+}
+
+// ThreadRoot returns the channel and depth of a thread root; ok false for
+// an unknown root.
+func (s *Snapshot) ThreadRoot(ctx context.Context, root string) (channel string, depth int64, ok bool, err error) {
+	err = s.queryRow(ctx, `SELECT channel_id, depth FROM thread_metadata WHERE community_id = $1 AND event_id = $2`,
+		s.community, root).Scan(&channel, &depth)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", 0, false, nil
+	}
+	if err != nil {
+		return "", 0, false, fmt.Errorf("store: thread root: %w", err)
+	}
+	return channel, depth, true, nil
+}
