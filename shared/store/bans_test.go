@@ -9,7 +9,6 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/shared/pgtest"
 	"github.com/buzzrelay/relay/shared/reject"
 	"github.com/buzzrelay/relay/shared/store"
 )
@@ -22,13 +21,9 @@ import (
 func TestCheckBansComesFirst(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	st, err := store.Open(ctx, pgtest.NewDatabase(t), store.Options{MaxConns: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	banned, free := nostr.GeneratePrivateKey(), nostr.GeneratePrivateKey()
-	bannedPK, _ := nostr.GetPublicKey(banned)
+	st := freshStore(t)
+	banned, bannedPK := keypair()
+	free, _ := keypair()
 	if _, err := st.Pool.Exec(ctx, `INSERT INTO community_pubkey_rules (community_id, pubkey, rule, created_at) VALUES ('default', $1, 'ban', 0)`, bannedPK); err != nil {
 		t.Fatal(err)
 	}
