@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"strings"
@@ -76,9 +77,21 @@ func run(ctx context.Context) error {
 	}
 	defer a.Store.Close()
 
-	stack := emulator.NewStack(a, log)
+	// The handlers' posts to @connections and Invokes of the fan-out
+	// function stay in this process unless WS_MANAGEMENT_ENDPOINT names an
+	// endpoint (localdev/roundtrips counts them through its proxy).
+	newStack := emulator.NewInProcessStack
+	if os.Getenv("WS_MANAGEMENT_ENDPOINT") != "" {
+		newStack = emulator.NewStack
+	}
+	stack := newStack(a, log)
 	ws := stack.WS
 	srv := &http.Server{Addr: addr, Handler: stack.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	if p := os.Getenv("BUZZ_PPROF_ADDR"); p != "" {
+		// Profiling of this process (go tool pprof http://$BUZZ_PPROF_ADDR/debug/pprof/profile),
+		// on its own address: never on the relay's.
+		go func() { log.Warn("pprof stopped", "err", http.ListenAndServe(p, pprofMux())) }()
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	fmt.Printf("Buzz relay (schema v%d) on http://%s  ws://%s\nrelay pubkey %s\n", m.Version, addr, addr, a.Signer.PublicKey())
@@ -118,6 +131,15 @@ func devHosts(addr, host string) []string {
 		return out
 	}
 	return []string{h}
+}
+
+func pprofMux() *http.ServeMux {
+	m := http.NewServeMux()
+	m.HandleFunc("/debug/pprof/", pprof.Index)
+	m.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	m.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	m.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return m
 }
 
 func envOr(k, def string) string {

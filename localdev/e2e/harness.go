@@ -38,6 +38,9 @@ type Options struct {
 	// FANOUT_BATCH_SIZE (audiences above InlineMax go to the fan-out
 	// function, emulated).
 	FanoutInlineMax, FanoutBatchSize int
+	// InProcess serves the handlers' posts and Invokes in process, as
+	// `make dev` does (emulator.NewInProcessStack).
+	InProcess bool
 }
 
 // Relay is a running harness relay.
@@ -94,7 +97,11 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 		ln.Close()
 		return nil, fmt.Errorf("e2e: build: %w", err)
 	}
-	stack := emulator.NewStack(a, o.Log)
+	newStack := emulator.NewStack
+	if o.InProcess {
+		newStack = emulator.NewInProcessStack
+	}
+	stack := newStack(a, o.Log)
 	ws := stack.WS
 	ws.IdleTimeout, ws.Lifetime = o.IdleTimeout, o.Lifetime
 	r := &Relay{

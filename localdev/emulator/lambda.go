@@ -3,6 +3,7 @@ package emulator
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -91,18 +92,13 @@ func (l *LambdaAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		awsError(w, http.StatusBadRequest, "InvalidRequestContentException", "could not read payload")
 		return
 	}
-	if len(payload) > MaxAsyncPayload {
-		awsError(w, http.StatusRequestEntityTooLarge, "RequestEntityTooLargeException", "payload is larger than 256 KB")
-		return
-	}
-	if !json.Valid(payload) {
-		awsError(w, http.StatusBadRequest, "InvalidRequestContentException", "payload is not JSON")
+	if err := checkPayload(payload); err != nil {
+		awsError(w, err.status, err.code, err.msg)
 		return
 	}
 	switch t := r.Header.Get("X-Amz-Invocation-Type"); t {
 	case "Event":
-		l.wg.Add(1)
-		go l.runAsync(name, h, payload)
+		l.queue(name, h, payload)
 		w.WriteHeader(http.StatusAccepted)
 	case "", "RequestResponse":
 		ctx, cancel := context.WithTimeout(r.Context(), FunctionTimeout)
@@ -118,6 +114,58 @@ func (l *LambdaAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		awsError(w, http.StatusBadRequest, "InvalidParameterValueException", "unsupported invocation type "+t)
 	}
+}
+
+// invokeError is a refused Invoke as the Lambda API reports it.
+type invokeError struct {
+	status    int
+	code, msg string
+}
+
+func (e *invokeError) Error() string { return e.code + ": " + e.msg }
+
+// checkPayload applies Lambda's checks of an asynchronous payload.
+func checkPayload(payload []byte) *invokeError {
+	if len(payload) > MaxAsyncPayload {
+		return &invokeError{http.StatusRequestEntityTooLarge, "RequestEntityTooLargeException", "payload is larger than 256 KB"}
+	}
+	if !json.Valid(payload) {
+		return &invokeError{http.StatusBadRequest, "InvalidRequestContentException", "payload is not JSON"}
+	}
+	return nil
+}
+
+// queue accepts one asynchronous invocation and runs it in the background.
+func (l *LambdaAPI) queue(name string, h AsyncHandler, payload []byte) {
+	l.wg.Add(1)
+	go l.runAsync(name, h, payload)
+}
+
+// Invoker is an asynchronous Invoke of function name without the HTTP hop,
+// for callers in the emulator's process (localdev's in-process path;
+// fanout.Invoker): the same checks, queue and retries as an Invoke with
+// InvocationType Event.
+func (l *LambdaAPI) Invoker(name string) *InProcessInvoker {
+	return &InProcessInvoker{l: l, name: name}
+}
+
+// InProcessInvoker invokes one function of a LambdaAPI asynchronously.
+type InProcessInvoker struct {
+	l    *LambdaAPI
+	name string
+}
+
+// InvokeAsync queues payload for the function.
+func (i *InProcessInvoker) InvokeAsync(_ context.Context, payload []byte) error {
+	h := i.l.Functions[i.name]
+	if h == nil {
+		return fmt.Errorf("emulator: invoke %s: function not found", i.name)
+	}
+	if err := checkPayload(payload); err != nil {
+		return fmt.Errorf("emulator: invoke %s: %w", i.name, err)
+	}
+	i.l.queue(i.name, h, append([]byte(nil), payload...))
+	return nil
 }
 
 func (l *LambdaAPI) runAsync(name string, h AsyncHandler, payload json.RawMessage) {

@@ -3,6 +3,8 @@ package emulator
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -10,6 +12,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/buzzrelay/relay/shared/fanout"
 )
 
 // Management is the @connections API of the emulated WebSocket API:
@@ -33,30 +37,28 @@ func (a *WebSocketAPI) serveManagement(w http.ResponseWriter, r *http.Request) {
 		awsError(w, http.StatusBadRequest, "BadRequestException", "invalid connection id")
 		return
 	}
+	if r.Method == http.MethodPost {
+		data, err := io.ReadAll(io.LimitReader(r.Body, MaxMessageSize+1))
+		if err != nil {
+			awsError(w, http.StatusBadRequest, "BadRequestException", "could not read body")
+			return
+		}
+		switch err := a.Post(r.Context(), id, data); {
+		case errors.Is(err, fanout.ErrTooLarge):
+			awsError(w, http.StatusRequestEntityTooLarge, "PayloadTooLargeException", "message is larger than 128 KB")
+		case err != nil:
+			awsError(w, http.StatusGone, "GoneException", "connection "+id+" is gone")
+		default:
+			w.WriteHeader(http.StatusOK)
+		}
+		return
+	}
 	s := a.lookup(id)
 	if s == nil {
 		awsError(w, http.StatusGone, "GoneException", "connection "+id+" is gone")
 		return
 	}
 	switch r.Method {
-	case http.MethodPost:
-		data, err := io.ReadAll(io.LimitReader(r.Body, MaxMessageSize+1))
-		if err != nil {
-			awsError(w, http.StatusBadRequest, "BadRequestException", "could not read body")
-			return
-		}
-		if len(data) > MaxMessageSize {
-			awsError(w, http.StatusRequestEntityTooLarge, "PayloadTooLargeException", "message is larger than 128 KB")
-			return
-		}
-		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
-		defer cancel()
-		if err := s.c.Write(ctx, websocket.MessageText, data); err != nil {
-			awsError(w, http.StatusGone, "GoneException", "connection "+id+" is gone")
-			return
-		}
-		s.touch()
-		w.WriteHeader(http.StatusOK)
 	case http.MethodGet:
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{
@@ -71,6 +73,28 @@ func (a *WebSocketAPI) serveManagement(w http.ResponseWriter, r *http.Request) {
 	default:
 		awsError(w, http.StatusMethodNotAllowed, "BadRequestException", "method not allowed")
 	}
+}
+
+// Post is PostToConnection without the HTTP hop, for handlers that run in
+// the emulator's process (localdev's in-process path; fanout.Sender): the
+// same checks and the same socket write as a POST to @connections. It
+// returns an error wrapping fanout.ErrGone for an unknown or closed
+// connection and fanout.ErrTooLarge for a message over 128 KB.
+func (a *WebSocketAPI) Post(ctx context.Context, id string, data []byte) error {
+	if len(data) > MaxMessageSize {
+		return fmt.Errorf("emulator: post to %s: %w", id, fanout.ErrTooLarge)
+	}
+	s := a.lookup(id)
+	if s == nil {
+		return fmt.Errorf("emulator: post to %s: %w", id, fanout.ErrGone)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := s.c.Write(ctx, websocket.MessageText, data); err != nil {
+		return fmt.Errorf("emulator: post to %s: %w (%v)", id, fanout.ErrGone, err)
+	}
+	s.touch()
+	return nil
 }
 
 // awsError writes an error the AWS SDK's REST-JSON deserializer recognizes.

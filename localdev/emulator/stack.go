@@ -27,9 +27,37 @@ const FanoutFunction = "fanout"
 func (s *Stack) Handler() http.Handler { return s.Lambda.Wrap(s.WS.Wrap(s.HTTP)) }
 
 // NewStack wires a's handlers (app.Local) behind the emulated APIs; a's
-// fan-out delivers live events from both ingest and ws-message. Each route
-// gets its own handler, as each is its own function in AWS.
+// fan-out delivers live events from both ingest and ws-message through the
+// SDK clients it was built with (WS_MANAGEMENT_ENDPOINT, LAMBDA_ENDPOINT),
+// as behind AWS. Each route gets its own handler, as each is its own
+// function in AWS.
 func NewStack(a *app.App, log *slog.Logger) *Stack {
+	return newStack(a, log, false)
+}
+
+// NewInProcessStack is NewStack with the handlers' posts to @connections
+// and their asynchronous Invokes of the fan-out function served in this
+// process (WebSocketAPI.Post, LambdaAPI.Invoker): the same checks, socket
+// writes, queue and retries, without an HTTP request and a SigV4 signature
+// per message. The handlers are unchanged; the fan-out's Sender (and Async,
+// when set) are replaced. Behind API Gateway each post is a network call, so
+// this is the localdev path only; NewStack keeps the SDK path that
+// localdev/roundtrips counts.
+func NewInProcessStack(a *app.App, log *slog.Logger) *Stack {
+	return newStack(a, log, true)
+}
+
+func newStack(a *app.App, log *slog.Logger, inProcess bool) *Stack {
+	ws := &WebSocketAPI{Log: log}
+	lambda := &LambdaAPI{Functions: map[string]AsyncHandler{}, Log: log}
+	if inProcess && a.Fanout != nil {
+		a.Fanout.Sender = ws
+		if a.Fanout.Async != nil {
+			a.Fanout.Async = lambda.Invoker(FanoutFunction)
+		}
+	}
+	lambda.Functions[FanoutFunction] = a.FanoutBatch()
+	ws.Connect, ws.Default, ws.Disconnect = a.WebSocket(), a.WebSocket(), a.WebSocket()
 	queryFn := a.QueryHTTP()
 	return &Stack{
 		HTTP: &HTTPAPI{Routes: map[string]HTTPHandler{
@@ -40,12 +68,7 @@ func NewStack(a *app.App, log *slog.Logger) *Stack {
 			"POST /":       queryFn, // NIP-86 management
 			"GET /healthz": queryFn,
 		}},
-		WS: &WebSocketAPI{
-			Connect:    a.WebSocket(),
-			Default:    a.WebSocket(),
-			Disconnect: a.WebSocket(),
-			Log:        log,
-		},
-		Lambda: &LambdaAPI{Functions: map[string]AsyncHandler{FanoutFunction: a.FanoutBatch()}, Log: log},
+		WS:     ws,
+		Lambda: lambda,
 	}
 }

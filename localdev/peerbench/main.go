@@ -49,7 +49,7 @@ import (
 
 type options struct {
 	events, sockets, small, inflight, reqs int
-	repo                                   string
+	repo, base                             string
 }
 
 func main() {
@@ -61,7 +61,9 @@ func main() {
 	flag.IntVar(&o.inflight, "inflight", 200, "EVENTs in flight per socket")
 	flag.IntVar(&o.reqs, "reqs", 50, "REQs per REQ figure")
 	flag.StringVar(&o.repo, "repo", "../..", "root of the relay's repository")
-	only := flag.String("only", "", "run against one relay only: khatru or buzz")
+	flag.StringVar(&o.base, "base", "", "another checkout of the relay (before a change), run between khatru and -repo in the same run for an A/B ratio")
+	baseLast := flag.Bool("base-last", false, "run -base after -repo (the later relay meets whatever load the machine has then: alternate the order between runs)")
+	only := flag.String("only", "", "run against one relay only: khatru, base or buzz")
 	flag.Parse()
 	dsn := os.Getenv("DATABASE_URL")
 	if *serve != "" {
@@ -75,8 +77,12 @@ func main() {
 	}
 	ctx := context.Background()
 	var results []*result
-	for _, name := range []string{"khatru", "buzz"} {
-		if *only != "" && *only != name {
+	order := []string{"khatru", "base", "buzz"}
+	if *baseLast {
+		order = []string{"khatru", "buzz", "base"}
+	}
+	for _, name := range order {
+		if (*only != "" && *only != name) || (name == "base" && o.base == "") {
 			continue
 		}
 		r, err := runOne(ctx, name, dsn, o)
@@ -136,12 +142,16 @@ func runOne(ctx context.Context, name, adminDSN string, o options) (*result, err
 			return nil, err
 		}
 		cmd = exec.Command(self, "-serve-khatru", addr)
-	case "buzz":
-		bin := filepath.Join(os.TempDir(), "peerbench-buzz-localdev")
+	case "buzz", "base":
+		repo := o.repo
+		if name == "base" {
+			repo = o.base
+		}
+		bin := filepath.Join(os.TempDir(), "peerbench-"+name+"-localdev")
 		build := exec.Command("go", "build", "-o", bin, "./localdev")
-		build.Dir, build.Stdout, build.Stderr = o.repo, os.Stderr, os.Stderr
+		build.Dir, build.Stdout, build.Stderr = repo, os.Stderr, os.Stderr
 		if err := build.Run(); err != nil {
-			return nil, fmt.Errorf("build the relay in %s: %w", o.repo, err)
+			return nil, fmt.Errorf("build the relay in %s: %w", repo, err)
 		}
 		cmd = exec.Command(bin)
 	}
@@ -168,7 +178,11 @@ func runOne(ctx context.Context, name, adminDSN string, o options) (*result, err
 		return nil, err
 	}
 	fmt.Fprintf(os.Stderr, "peerbench: %s up on %s\n", name, wsURL)
-	b := &bench{name: name, url: wsURL, owner: newKey(), inflight: o.inflight}
+	kind := name // base is this relay too: AUTH, channels
+	if name == "base" {
+		kind = "buzz"
+	}
+	b := &bench{name: kind, url: wsURL, owner: newKey(), inflight: o.inflight}
 	if err := b.setup(ctx); err != nil {
 		return nil, err
 	}
@@ -232,24 +246,34 @@ func print(o options, rs []*result) {
 		{fmt.Sprintf("REQ p50, %d-event channel, analyzed (ms)", o.events), func(r *result) float64 { return r.bigAnalyze.p50 }, false},
 		{fmt.Sprintf("REQ p99, %d-event channel, analyzed (ms)", o.events), func(r *result) float64 { return r.bigAnalyze.p99 }, false},
 	}
-	fmt.Printf("| figure | khatru + Postgres | this relay | ratio |\n|---|---|---|---|\n")
+	b := find("base")
+	if b == nil {
+		fmt.Printf("| figure | khatru + Postgres | this relay | ratio |\n|---|---|---|---|\n")
+	} else {
+		fmt.Printf("| figure | khatru + Postgres | base | this relay | ratio | this ÷ base |\n|---|---|---|---|---|---|\n")
+	}
+	ratio := func(rw row, z, k *result, them string) string {
+		if k == nil || z == nil || rw.get(k) <= 0 || rw.get(z) <= 0 {
+			return "-"
+		}
+		if rw.rate {
+			return fmt.Sprintf("%.2f (this ÷ %s)", rw.get(z)/rw.get(k), them)
+		}
+		return fmt.Sprintf("%.2f× %s's time", rw.get(z)/rw.get(k), them)
+	}
+	val := func(rw row, r *result) string {
+		if r == nil {
+			return "-"
+		}
+		return fmtNum(rw.get(r), rw.rate)
+	}
 	for _, rw := range rows {
-		kv, zv := "-", "-"
-		ratio := "-"
-		if k != nil {
-			kv = fmtNum(rw.get(k), rw.rate)
+		if b == nil {
+			fmt.Printf("| %s | %s | %s | %s |\n", rw.label, val(rw, k), val(rw, z), ratio(rw, z, k, "khatru"))
+			continue
 		}
-		if z != nil {
-			zv = fmtNum(rw.get(z), rw.rate)
-		}
-		if k != nil && z != nil && rw.get(k) > 0 && rw.get(z) > 0 {
-			if rw.rate {
-				ratio = fmt.Sprintf("%.2f (this ÷ khatru)", rw.get(z)/rw.get(k))
-			} else {
-				ratio = fmt.Sprintf("%.2f× khatru's time", rw.get(z)/rw.get(k))
-			}
-		}
-		fmt.Printf("| %s | %s | %s | %s |\n", rw.label, kv, zv, ratio)
+		fmt.Printf("| %s | %s | %s | %s | %s | %s |\n", rw.label, val(rw, k), val(rw, b), val(rw, z),
+			ratio(rw, z, k, "khatru"), ratio(rw, z, b, "base"))
 	}
 }
 

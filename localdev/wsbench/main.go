@@ -56,6 +56,9 @@ type Options struct {
 	// (0: shared/fanout's defaults); AsyncConcurrency the emulated fan-out
 	// function's parallel runs (0: the emulator's default).
 	InlineMax, BatchSize, AsyncConcurrency int
+	// SDKPosts sends replies and fan-out Invokes through the AWS SDK and
+	// the emulator's HTTP APIs instead of in process.
+	SDKPosts bool
 }
 
 // Result of one run.
@@ -93,6 +96,7 @@ func main() {
 	flag.IntVar(&o.InlineMax, "inline-max", 0, "largest audience delivered inline (FANOUT_INLINE_MAX; 0: default)")
 	flag.IntVar(&o.BatchSize, "batch-size", 0, "connections per fan-out invocation (FANOUT_BATCH_SIZE; 0: default)")
 	flag.IntVar(&o.AsyncConcurrency, "async-concurrency", 0, "parallel runs of the emulated fan-out function (0: default)")
+	flag.BoolVar(&o.SDKPosts, "sdk-posts", false, "post replies and invoke the fan-out function through the AWS SDK and the emulator's HTTP APIs (default: in process, as make dev)")
 	flag.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "give up after this long")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run here")
 	flag.Parse()
@@ -133,7 +137,7 @@ func Run(ctx context.Context, adminDSN string, o Options, progress io.Writer) (*
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	// Throughput is the measure here: the per-key rate limits are off.
 	relay, err := e2e.Start(ctx, dsn, e2e.Options{MaxConns: o.DBConns, Log: log, Env: ratelimit.Off(),
-		FanoutInlineMax: o.InlineMax, FanoutBatchSize: o.BatchSize})
+		FanoutInlineMax: o.InlineMax, FanoutBatchSize: o.BatchSize, InProcess: !o.SDKPosts})
 	if err != nil {
 		return nil, err
 	}

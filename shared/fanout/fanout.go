@@ -120,30 +120,12 @@ func (f *Fanout) Deliver(ctx context.Context, community string, events []*nostr.
 		return
 	}
 	start := time.Now()
-	items, err := f.items(ctx, community, events)
+	items, cands, err := f.items(ctx, community, events)
 	if err != nil {
 		f.Log.ErrorContext(ctx, "fanout: load events", "community", community, "err", err)
 		return
 	}
-	if len(items) == 0 {
-		return
-	}
-	channels := map[string]bool{"": true}
-	for _, it := range items {
-		if it.channel != "" {
-			channels[it.channel] = true
-		}
-	}
-	keys := make([]string, 0, len(channels))
-	for c := range channels {
-		keys = append(keys, c)
-	}
-	cands, err := f.Registry.candidates(ctx, community, keys)
-	if err != nil {
-		f.Log.ErrorContext(ctx, "fanout: candidates", "community", community, "err", err)
-		return
-	}
-	if len(cands) == 0 {
+	if len(items) == 0 || len(cands) == 0 {
 		return
 	}
 	if f.Async != nil && connections(cands) > f.inlineMax() {
@@ -354,9 +336,10 @@ func eTags(ev *nostr.Event) []string {
 
 // items loads channel, channel type and thread root of the committed
 // events (an ephemeral event is never stored: its own h tag names its
-// channel), and adds a fresh 39005 summary for every thread root a reply or
-// a deleted reply changed.
-func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Event) ([]*item, error) {
+// channel) and the candidate subscriptions of their channels, in one round
+// trip; when there is a candidate, it adds a fresh 39005 summary for every
+// thread root a reply or a deleted reply changed.
+func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Event) ([]*item, []candidate, error) {
 	ids := make([]string, len(events))
 	var targets, channels []string
 	for i, ev := range events {
@@ -370,9 +353,9 @@ func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Ev
 			}
 		}
 	}
-	metas, err := f.Registry.eventMeta(ctx, community, ids, targets, channels)
+	metas, cands, err := f.Registry.eventMeta(ctx, community, ids, targets, channels)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []*item
 	roots := map[string]*item{}
@@ -384,32 +367,32 @@ func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Ev
 		roots[root] = it
 	}
 	for _, ev := range events {
-		m, ok := metas.events[ev.ID]
+		m, ok := metas.Events[ev.ID]
 		if !ok && eventcheck.Ephemeral(ev.Kind) {
 			raw, err := json.Marshal(ev)
 			if err != nil {
-				return nil, fmt.Errorf("fanout: encode ephemeral event: %w", err)
+				return nil, nil, fmt.Errorf("fanout: encode ephemeral event: %w", err)
 			}
 			m, ok = metas.ephemeral(ev, string(raw)), true
 		}
 		if !ok {
 			continue // not stored (or deleted since): nothing to deliver
 		}
-		it := &item{ev: ev, raw: m.raw, channel: m.channel, system: m.system}
+		it := &item{ev: ev, raw: m.Raw, channel: m.Channel, system: m.System}
 		out = append(out, it)
-		if m.root != "" {
-			touch(m.root, it)
+		if m.Root != "" {
+			touch(m.Root, it)
 		}
 		if eventcheck.Deletion(ev.Kind) {
 			for _, id := range eTags(ev) {
-				if root, ok := metas.roots[id]; ok {
+				if root, ok := metas.Roots[id]; ok {
 					touch(root, it)
 				}
 			}
 		}
 	}
-	if f.Summaries == nil {
-		return out, nil
+	if f.Summaries == nil || len(cands) == 0 {
+		return out, cands, nil
 	}
 	for _, root := range order {
 		it := roots[root]
@@ -423,11 +406,11 @@ func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Ev
 		}
 		raw, err := json.Marshal(sum)
 		if err != nil {
-			return nil, fmt.Errorf("fanout: encode 39005: %w", err)
+			return nil, nil, fmt.Errorf("fanout: encode 39005: %w", err)
 		}
 		out = append(out, &item{ev: sum, raw: string(raw), channel: it.channel, system: it.system, summary: true})
 	}
-	return out, nil
+	return out, cands, nil
 }
 
 // eventMessage is ["EVENT", sub, raw].

@@ -1,7 +1,7 @@
 // Package ratelimit bounds what one key and one WebSocket connection may
 // ask of the relay, across every stateless instance: counters live in
-// Postgres (migrations/006_rate_limits.sql), fixed windows, and one check is
-// one statement that adds the request's cost to every counter it touches
+// Postgres (migrations/006_rate_limits.sql, shared/store ratelimits.go),
+// fixed windows, and one check is one statement that adds the request's cost to every counter it touches
 // and returns their totals. Channel owners and the allow-list are exempt.
 package ratelimit
 
@@ -12,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/buzzrelay/relay/shared/reject"
 	"github.com/buzzrelay/relay/shared/store"
@@ -170,59 +168,30 @@ func (lm *Limiter) Check(ctx context.Context, r Request) error {
 		return nil
 	}
 	now := lm.now().Unix()
-	keys := make([]string, len(cs))
-	starts := make([]int64, len(cs))
-	costs := make([]int64, len(cs))
+	hits := make([]store.RateHit, len(cs))
 	for i, c := range cs {
-		keys[i], starts[i], costs[i] = c.key, now-now%c.window, c.cost
+		hits[i] = store.RateHit{Key: c.key, WindowStart: now - now%c.window, Cost: c.cost}
 	}
-	rows, err := lm.st.Pool.Query(ctx, hitSQL, r.Community, r.Pubkey, keys, starts, costs, now%64 == 0, now-3600)
+	// About one call in 64 also prunes windows older than an hour.
+	var prune int64
+	if now%64 == 0 {
+		prune = now - 3600
+	}
+	totals, err := lm.st.HitRateCounters(ctx, r.Community, r.Pubkey, hits, prune)
 	if err != nil {
-		return fmt.Errorf("ratelimit: count: %w", err)
+		return fmt.Errorf("ratelimit: %w", err)
 	}
-	hits, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (struct {
-		key  string
-		hits int64
-	}, error) {
-		var h struct {
-			key  string
-			hits int64
-		}
-		err := row.Scan(&h.key, &h.hits)
-		return h, err
-	})
-	if err != nil {
-		return fmt.Errorf("ratelimit: count: %w", err)
-	}
-	for _, h := range hits {
-		for _, c := range cs {
-			if c.key == h.key && h.hits > c.limit {
-				retry := time.Duration(c.window-now%c.window) * time.Second
-				return &Exceeded{
-					Err:        reject.New(reject.RateLimited, "over %d %s; try again in %d s", c.limit, c.what, int64(retry/time.Second)),
-					RetryAfter: retry,
-				}
+	for _, c := range cs {
+		if h, ok := totals[c.key]; ok && h > c.limit {
+			retry := time.Duration(c.window-now%c.window) * time.Second
+			return &Exceeded{
+				Err:        reject.New(reject.RateLimited, "over %d %s; try again in %d s", c.limit, c.what, int64(retry/time.Second)),
+				RetryAfter: retry,
 			}
 		}
 	}
 	return nil
 }
-
-// hitSQL adds each counter's cost in one statement, unless the key owns a
-// channel (exempt: no row is touched), and returns the new totals. About
-// one call in 64 also prunes windows older than an hour.
-const hitSQL = `
-WITH exempt AS (
-  SELECT $2::text <> '' AND EXISTS (SELECT 1 FROM channel_members m
-    WHERE m.community_id = $1 AND m.pubkey = $2 AND m.role = 'owner' AND m.removed_at IS NULL) AS yes
-), prune AS (
-  DELETE FROM rate_counters WHERE $6::boolean AND window_start < $7
-)
-INSERT INTO rate_counters AS r (community_id, key, window_start, hits)
-SELECT $1, k.key, k.ws, k.cost FROM unnest($3::text[], $4::bigint[], $5::bigint[]) AS k(key, ws, cost), exempt
-WHERE NOT exempt.yes
-ON CONFLICT (community_id, key, window_start) DO UPDATE SET hits = r.hits + EXCLUDED.hits
-RETURNING key, hits`
 
 // RetryAfter returns how long an Exceeded in err asks to wait.
 func RetryAfter(err error) (time.Duration, bool) {

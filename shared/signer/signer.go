@@ -4,10 +4,12 @@ package signer
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/nbd-wtf/go-nostr"
 )
@@ -22,24 +24,31 @@ type Signer interface {
 // Key is a Signer over a 32-byte secp256k1 secret held in memory.
 type Key struct {
 	secret string
-	public string
+	public func() string
 }
 
-// FromHex builds a Key from a 64-character hex secret.
+// FromHex builds a Key from a 64-character hex secret. Its public key is
+// derived in the background: the first derivation loads the curve's
+// precomputed tables (tens of ms), which then overlaps the rest of a cold
+// start instead of adding to it; PublicKey waits for it.
 func FromHex(secret string) (*Key, error) {
 	secret = strings.TrimSpace(strings.ToLower(secret))
 	if len(secret) != 64 {
 		return nil, fmt.Errorf("relay secret key must be 64 hex characters, got %d", len(secret))
 	}
-	pub, err := nostr.GetPublicKey(secret)
-	if err != nil {
+	if _, err := hex.DecodeString(secret); err != nil {
 		return nil, fmt.Errorf("relay secret key: %w", err)
 	}
-	return &Key{secret: secret, public: pub}, nil
+	k := &Key{secret: secret, public: sync.OnceValue(func() string {
+		pub, _ := nostr.GetPublicKey(secret) // cannot fail: secret is 32 bytes of hex
+		return pub
+	})}
+	go k.public()
+	return k, nil
 }
 
 // PublicKey returns the hex x-only public key.
-func (k *Key) PublicKey() string { return k.public }
+func (k *Key) PublicKey() string { return k.public() }
 
 // Sign sets the relay pubkey, id and BIP-340 signature on ev.
 func (k *Key) Sign(_ context.Context, ev *nostr.Event) error {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -10,14 +11,30 @@ import (
 
 // lazyTx is a transaction whose BEGIN is sent in one batch with its first
 // statement: on the write path every round trip costs CPU on both sides.
+// A check (a one-row read whose verdict must come first, the ban check)
+// waits in pending and travels in the same batch as the next statement.
 type lazyTx struct {
-	conn  *pgxpool.Conn
-	begun bool
-	done  bool // committed together with the last statement
+	conn    *pgxpool.Conn
+	begun   bool
+	done    bool // committed together with the last statement
+	pending *check
 }
 
+// check is a one-row read and the verdict on its row: an error from
+// verdict refuses the transaction whatever the statements after it found.
+type check struct {
+	name    string // for errors
+	sql     string
+	args    []any
+	dest    []any
+	verdict func() error
+}
+
+// deferCheck queues c to be sent with the next statement.
+func (l *lazyTx) deferCheck(c *check) { l.pending = c }
+
 func (l *lazyTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	if l.begun {
+	if l.begun && l.pending == nil {
 		return l.conn.Exec(ctx, sql, args...)
 	}
 	br, err := l.begin(ctx, sql, args)
@@ -32,7 +49,7 @@ func (l *lazyTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comm
 }
 
 func (l *lazyTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	if l.begun {
+	if l.begun && l.pending == nil {
 		return l.conn.QueryRow(ctx, sql, args...)
 	}
 	br, err := l.begin(ctx, sql, args)
@@ -43,6 +60,9 @@ func (l *lazyTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row 
 }
 
 func (l *lazyTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if err := l.settle(ctx); err != nil {
+		return nil, err
+	}
 	if !l.begun {
 		if _, err := l.conn.Exec(ctx, "BEGIN"); err != nil {
 			return nil, err
@@ -52,24 +72,66 @@ func (l *lazyTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, 
 	return l.conn.Query(ctx, sql, args...)
 }
 
-// begin sends BEGIN and the first statement together and consumes BEGIN's
-// result; the caller reads the statement's and closes the batch.
+// begin sends BEGIN (unless sent), the pending check and the statement
+// together and consumes the results before the statement's: the caller
+// reads the statement's and closes the batch. A check's refusal is
+// returned instead of the statement's result.
 func (l *lazyTx) begin(ctx context.Context, sql string, args []any) (pgx.BatchResults, error) {
 	b := &pgx.Batch{}
-	b.Queue("BEGIN")
+	if !l.begun {
+		b.Queue("BEGIN")
+	}
+	c := l.pending
+	l.pending = nil
+	if c != nil {
+		b.Queue(c.sql, c.args...)
+	}
 	b.Queue(sql, args...)
 	br := l.conn.SendBatch(ctx, b)
-	l.begun = true
-	if _, err := br.Exec(); err != nil {
-		_ = br.Close()
-		return nil, err
+	if !l.begun {
+		l.begun = true
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			return nil, err
+		}
+	}
+	if c != nil {
+		if err := c.decide(br.QueryRow()); err != nil {
+			_ = br.Close()
+			return nil, err
+		}
 	}
 	return br, nil
+}
+
+// settle runs the pending check on its own, when no statement took it
+// along: before a multi-row query or the commit, and when the transaction
+// fails before its next statement (its refusal then comes first, as if it
+// had run first).
+func (l *lazyTx) settle(ctx context.Context) error {
+	c := l.pending
+	if c == nil {
+		return nil
+	}
+	l.pending = nil
+	return c.decide(l.conn.QueryRow(ctx, c.sql, c.args...))
+}
+
+// decide scans the check's row and returns its verdict.
+func (c *check) decide(row pgx.Row) error {
+	if err := row.Scan(c.dest...); err != nil {
+		return fmt.Errorf("store: %s: %w", c.name, err)
+	}
+	return c.verdict()
 }
 
 // queryRowAndCommit runs a one-row statement and COMMIT in one batch (with
 // BEGIN in front when nothing was sent yet) and scans the row into dest.
 func (l *lazyTx) queryRowAndCommit(ctx context.Context, sql string, args []any, dest ...any) error {
+	// A pending check must be decided before anything commits.
+	if err := l.settle(ctx); err != nil {
+		return err
+	}
 	b := &pgx.Batch{}
 	if !l.begun {
 		b.Queue("BEGIN")
@@ -100,6 +162,9 @@ func (l *lazyTx) queryRowAndCommit(ctx context.Context, sql string, args []any, 
 }
 
 func (l *lazyTx) commit(ctx context.Context) error {
+	if err := l.settle(ctx); err != nil {
+		return err
+	}
 	if !l.begun || l.done {
 		return nil
 	}

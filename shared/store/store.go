@@ -110,6 +110,9 @@ func (s *Store) Tx(ctx context.Context, community string, fn func(*Tx) error) (e
 		}
 	}()
 	if err = fn(&Tx{tx: tx, community: community}); err != nil {
+		if cerr := tx.settle(ctx); cerr != nil {
+			return cerr // a deferred check's refusal comes first
+		}
 		return err
 	}
 	if err = tx.commit(ctx); err != nil {

@@ -1,0 +1,97 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Delivered is what live delivery needs about one stored event: its JSON,
+// its channel ("" outside any), whether that is a system channel, and its
+// thread root ("" for a top-level event).
+type Delivered struct {
+	Raw, Channel, Root string
+	System             bool
+}
+
+// Deliveries is what live delivery needs about one batch of committed
+// events.
+type Deliveries struct {
+	// Events are the stored, not deleted events of the batch by id.
+	Events map[string]Delivered
+	// Roots maps the replies among the batch's deletion targets to their
+	// thread roots.
+	Roots map[string]string
+	// System are the system channels among the channels asked about.
+	System map[string]bool
+	// Subscriptions are the live subscriptions indexed under the channels
+	// of these events (stored ones, and the channels asked about) or the
+	// any-channel bucket: the candidates of their delivery.
+	Subscriptions []Subscription
+}
+
+// ForDelivery loads, in one round trip, the stored and not deleted events
+// among ids (with channel, channel type and thread root), the thread roots
+// of the replies among targets, which of channels are system channels, and
+// the subscriptions whose connection is live at now (unix seconds) indexed
+// under the any-channel bucket, channels, or a channel of those events.
+func (s *Store) ForDelivery(ctx context.Context, community string, ids, targets, channels []string, now int64) (*Deliveries, error) {
+	out := &Deliveries{Events: make(map[string]Delivered, len(ids)), Roots: map[string]string{}, System: map[string]bool{}}
+	b := &pgx.Batch{}
+	b.Queue(`
+SELECT e.id, e.raw, COALESCE(e.channel_id, ''), COALESCE(c.channel_type = 'system', false), COALESCE(t.root_id, '')
+FROM events e
+LEFT JOIN channels c ON c.community_id = e.community_id AND c.id = e.channel_id
+LEFT JOIN thread_metadata t ON t.community_id = e.community_id AND t.event_id = e.id
+WHERE e.community_id = $1 AND e.id = ANY($2::text[]) AND e.deleted_at IS NULL`, community, ids).Query(func(rows pgx.Rows) error {
+		var id string
+		var d Delivered
+		_, err := pgx.ForEachRow(rows, []any{&id, &d.Raw, &d.Channel, &d.System, &d.Root}, func() error {
+			out.Events[id] = d
+			return nil
+		})
+		return err
+	})
+	if len(targets) > 0 {
+		b.Queue(`SELECT event_id, root_id FROM thread_metadata
+WHERE community_id = $1 AND event_id = ANY($2::text[]) AND root_id IS NOT NULL`, community, targets).Query(func(rows pgx.Rows) error {
+			var id, root string
+			_, err := pgx.ForEachRow(rows, []any{&id, &root}, func() error {
+				out.Roots[id] = root
+				return nil
+			})
+			return err
+		})
+	}
+	if len(channels) > 0 {
+		b.Queue(`SELECT id FROM channels WHERE community_id = $1 AND id = ANY($2::text[]) AND channel_type = 'system'`,
+			community, channels).Query(func(rows pgx.Rows) error {
+			var id string
+			_, err := pgx.ForEachRow(rows, []any{&id}, func() error {
+				out.System[id] = true
+				return nil
+			})
+			return err
+		})
+	}
+	b.Queue(`
+SELECT s.connection_id, s.sub_id, s.pubkey, s.filters
+FROM ws_subscriptions s
+JOIN ws_connections c ON c.id = s.connection_id
+WHERE (s.connection_id, s.sub_id) IN (
+  SELECT k.connection_id, k.sub_id FROM ws_subscription_channels k
+  WHERE k.community_id = $1 AND k.channel_id = ANY(ARRAY[''] || $3::text[] || ARRAY(
+    SELECT DISTINCT e.channel_id FROM unnest($2::text[]) AS x(id)
+    JOIN events e ON e.community_id = $1 AND e.id = x.id
+    WHERE e.deleted_at IS NULL AND e.channel_id IS NOT NULL)))
+  AND c.expires_at > $4`, community, ids, channels, now).Query(func(rows pgx.Rows) error {
+		var err error
+		out.Subscriptions, err = scanSubscriptions(rows)
+		return err
+	})
+	if err := s.Pool.SendBatch(ctx, b).Close(); err != nil {
+		return nil, fmt.Errorf("store: load events for delivery: %w", err)
+	}
+	return out, nil
+}

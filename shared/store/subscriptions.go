@@ -1,0 +1,101 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Subscription is one stored REQ subscription (ws_subscriptions): its
+// connection, id, reader and filters as JSON.
+type Subscription struct {
+	Connection, Sub, Pubkey string
+	Filters                 string
+}
+
+// NewSubscription is a subscription to store: Subscription plus its
+// community, the channels its filters pin (its ws_subscription_channels
+// rows; "" is the any-channel bucket) and when it was opened.
+type NewSubscription struct {
+	Subscription
+	Community string
+	Pins      []string
+	CreatedAt int64
+}
+
+// Subscribe stores (or replaces) s in one statement: it counts the
+// connection's other subscriptions, upserts s only when they are fewer than
+// max, and makes its channel index rows exactly s.Pins. stored is false
+// when it was refused; then nothing changed.
+func (st *Store) Subscribe(ctx context.Context, s NewSubscription, max int) (stored bool, err error) {
+	var others int
+	err = st.Pool.QueryRow(ctx, `
+WITH others AS (
+  SELECT count(*) AS n FROM ws_subscriptions WHERE connection_id = $1 AND sub_id <> $2
+), s AS (
+  INSERT INTO ws_subscriptions (connection_id, sub_id, community_id, pubkey, filters, created_at)
+  SELECT $1, $2, $3, $4, $5, $6 FROM others WHERE others.n < $8
+  ON CONFLICT (connection_id, sub_id) DO UPDATE SET community_id = EXCLUDED.community_id,
+    pubkey = EXCLUDED.pubkey, filters = EXCLUDED.filters, created_at = EXCLUDED.created_at
+  RETURNING connection_id, sub_id
+), stale AS (
+  DELETE FROM ws_subscription_channels k USING s
+  WHERE k.connection_id = s.connection_id AND k.sub_id = s.sub_id
+    AND NOT (k.community_id = $3 AND k.channel_id = ANY($7::text[]))
+), fresh AS (
+  INSERT INTO ws_subscription_channels (community_id, channel_id, connection_id, sub_id)
+  SELECT $3, p, s.connection_id, s.sub_id FROM s, unnest($7::text[]) AS p
+  ON CONFLICT DO NOTHING
+)
+SELECT others.n, EXISTS (SELECT 1 FROM s) FROM others`,
+		s.Connection, s.Sub, s.Community, s.Pubkey, s.Filters, s.CreatedAt, s.Pins, max).Scan(&others, &stored)
+	if err != nil {
+		return false, fmt.Errorf("store: store subscription: %w", err)
+	}
+	return stored, nil
+}
+
+// EndSubscription removes subscription sub of connection and reports
+// whether it was there.
+func (st *Store) EndSubscription(ctx context.Context, connection, sub string) (bool, error) {
+	tag, err := st.Pool.Exec(ctx,
+		`DELETE FROM ws_subscriptions WHERE connection_id = $1 AND sub_id = $2`, connection, sub)
+	if err != nil {
+		return false, fmt.Errorf("store: end subscription: %w", err)
+	}
+	return tag.RowsAffected() > 0, nil
+}
+
+// SubscriptionsByKey returns the subscriptions of community among keys
+// ([connection, sub] pairs) that still exist and whose connection is live
+// at now; a closed one is absent.
+func (st *Store) SubscriptionsByKey(ctx context.Context, community string, keys [][2]string, now int64) ([]Subscription, error) {
+	conns := make([]string, len(keys))
+	subs := make([]string, len(keys))
+	for i, k := range keys {
+		conns[i], subs[i] = k[0], k[1]
+	}
+	rows, err := st.Pool.Query(ctx, `
+SELECT s.connection_id, s.sub_id, s.pubkey, s.filters
+FROM unnest($1::text[], $2::text[]) AS k(connection_id, sub_id)
+JOIN ws_subscriptions s ON s.connection_id = k.connection_id AND s.sub_id = k.sub_id
+JOIN ws_connections c ON c.id = s.connection_id
+WHERE c.expires_at > $3 AND s.community_id = $4`, conns, subs, now, community)
+	if err != nil {
+		return nil, fmt.Errorf("store: load subscriptions by key: %w", err)
+	}
+	return scanSubscriptions(rows)
+}
+
+func scanSubscriptions(rows pgx.Rows) ([]Subscription, error) {
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Subscription, error) {
+		var s Subscription
+		err := row.Scan(&s.Connection, &s.Sub, &s.Pubkey, &s.Filters)
+		return s, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: read subscriptions: %w", err)
+	}
+	return out, nil
+}
