@@ -11,12 +11,12 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/config"
-	"github.com/buzzrelay/relay/shared/pgtest"
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 func testEnv(t *testing.T) map[string]string {
 	return map[string]string{
-		"DATABASE_URL":           pgtest.NewDatabase(t),
+		"DATABASE_URL":           testkit.NewDatabase(t),
 		"RELAY_SECRET_KEY":       nostr.GeneratePrivateKey(),
 		"RELAY_SEAL_KEY":         nostr.GeneratePrivateKey(),
 		"WS_MANAGEMENT_ENDPOINT": "http://127.0.0.1:9", // nothing listens: no post is made here

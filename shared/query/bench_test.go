@@ -12,10 +12,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/localdev/seed"
-	"github.com/buzzrelay/relay/shared/pgtest"
 	"github.com/buzzrelay/relay/shared/signer"
 	"github.com/buzzrelay/relay/shared/store"
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 // BenchmarkWindow measures one channel-window request (limit 50,
@@ -27,7 +26,7 @@ import (
 //	source localdev/pg.sh && go test -run '^$' -bench BenchmarkWindow -benchtime 2000x ./shared/query/
 func BenchmarkWindow(b *testing.B) {
 	ctx := context.Background()
-	dsn := pgtest.NewDatabase(b)
+	dsn := testkit.NewDatabase(b)
 	st, err := store.Open(ctx, dsn, store.Options{MaxConns: 2})
 	if err != nil {
 		b.Fatal(err)
@@ -46,13 +45,13 @@ func BenchmarkWindow(b *testing.B) {
 	for i, s := range sizes {
 		ch := uuid.NewString()
 		t := time.Now()
-		if _, err := seed.Load(ctx, st.Pool, seed.Options{Channel: ch, Events: s.events, Start: start, PerSecond: 5, Seed: uint64(i + 1)}); err != nil {
+		if _, err := testkit.Seed(ctx, st, testkit.SeedOptions{Channel: ch, Events: s.events, Start: start, PerSecond: 5, Seed: uint64(i + 1)}); err != nil {
 			b.Fatal(err)
 		}
 		b.Logf("seeded %s in %s", s.name, time.Since(t).Round(time.Millisecond))
 		channels[s.name] = ch
 	}
-	if err := seed.Analyze(ctx, st.Pool); err != nil {
+	if err := st.Analyze(ctx); err != nil {
 		b.Fatal(err)
 	}
 	q := New(st, relay)

@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/localdev/seed"
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 // The statements behind a window (rows, both aux hops, summaries), a thread
@@ -26,7 +26,7 @@ ALTER TABLE thread_metadata SET (autovacuum_enabled = false)`); err != nil {
 	}
 	agent := newUser()
 	ch := uuid.NewString()
-	if _, err := seed.Load(e.ctx, e.st.Pool, seed.Options{Channel: ch, Events: 40_000, Start: t0 - 100_000, PerSecond: 5, Seed: 7}); err != nil {
+	if _, err := testkit.Seed(e.ctx, e.st, testkit.SeedOptions{Channel: ch, Events: 40_000, Start: t0 - 100_000, PerSecond: 5, Seed: 7}); err != nil {
 		t.Fatal(err)
 	}
 	other := e.channel(agent, nostr.Tag{"t", "agent-config"})
@@ -76,7 +76,7 @@ ORDER BY created_at DESC, id OFFSET 20000 LIMIT 1`, ch).Scan(&cursorAt, &cursorI
 		}
 	}
 	check("unanalyzed")
-	if err := seed.Analyze(e.ctx, e.st.Pool); err != nil {
+	if err := e.st.Analyze(e.ctx); err != nil {
 		t.Fatal(err)
 	}
 	check("analyzed")

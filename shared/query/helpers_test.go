@@ -13,10 +13,10 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/ingest"
-	"github.com/buzzrelay/relay/shared/pgtest"
 	"github.com/buzzrelay/relay/shared/reject"
 	"github.com/buzzrelay/relay/shared/signer"
 	"github.com/buzzrelay/relay/shared/store"
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 // t0 is the fixture clock: every fixture event is created near it.
@@ -44,7 +44,7 @@ func newUser() user {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	ctx := context.Background()
-	dsn := pgtest.NewDatabase(t)
+	dsn := testkit.NewDatabase(t)
 	st, err := store.Open(ctx, dsn, store.Options{MaxConns: 4})
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/buzzrelay/relay/localdev/seed"
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 // TestOneChannelReqWalksChannelIndex: REQ {"kinds":[9],"#h":[ch],"limit":50}
@@ -22,10 +22,10 @@ func TestOneChannelReqWalksChannelIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	old, busy := uuid.NewString(), uuid.NewString()
-	if _, err := seed.Load(e.ctx, e.st.Pool, seed.Options{Channel: old, Events: 10_000, Start: t0 - 200_000, PerSecond: 5, Seed: 3}); err != nil {
+	if _, err := testkit.Seed(e.ctx, e.st, testkit.SeedOptions{Channel: old, Events: 10_000, Start: t0 - 200_000, PerSecond: 5, Seed: 3}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := seed.Load(e.ctx, e.st.Pool, seed.Options{Channel: busy, Events: 20_000, Start: t0 - 100_000, PerSecond: 5, Seed: 4}); err != nil {
+	if _, err := testkit.Seed(e.ctx, e.st, testkit.SeedOptions{Channel: busy, Events: 20_000, Start: t0 - 100_000, PerSecond: 5, Seed: 4}); err != nil {
 		t.Fatal(err)
 	}
 	reader := newUser()
@@ -74,7 +74,7 @@ func TestOneChannelReqWalksChannelIndex(t *testing.T) {
 		}
 	}
 	check("just loaded")
-	if err := seed.Analyze(e.ctx, e.st.Pool); err != nil {
+	if err := e.st.Analyze(e.ctx); err != nil {
 		t.Fatal(err)
 	}
 	check("analyzed")

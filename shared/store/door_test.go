@@ -22,21 +22,6 @@ var door = map[string]bool{
 	"github.com/buzzrelay/relay/shared/migrate": true,
 }
 
-// TEMPORARY: packages still importing pgx on this branch that other work
-// of issue 9 / 12 moves behind store in parallel. Empty it when merging;
-// a package listed here that no longer imports pgx fails the test too, so
-// the list cannot go stale.
-var notYet = map[string]bool{
-	"github.com/buzzrelay/relay/shared/config":    true, // i9e: database settings (BeforeConnect's *pgx.ConnConfig)
-	"github.com/buzzrelay/relay/shared/fanout":    true, // i12: registry.go
-	"github.com/buzzrelay/relay/shared/query":     true, // i9r: read side
-	"github.com/buzzrelay/relay/shared/ratelimit": true, // i12
-	// i9d: the bridge shared/query's tests (i9r) still call for seeded
-	// channels (its Load takes their *pgxpool.Pool); goes when they call
-	// testkit.SeedChannel.
-	"github.com/buzzrelay/relay/localdev/seed": true,
-}
-
 const pgxModule = "github.com/jackc/pgx/v5"
 
 func TestOnlyStoreImportsPgx(t *testing.T) {
@@ -51,7 +36,7 @@ func TestOnlyStoreImportsPgx(t *testing.T) {
 		t.Fatalf("go list: %v", err)
 	}
 	seen := 0
-	var wrong, stale []string
+	var wrong []string
 	importing := map[string]bool{}
 	dec := json.NewDecoder(bytes.NewReader(out))
 	for {
@@ -70,7 +55,7 @@ func TestOnlyStoreImportsPgx(t *testing.T) {
 				continue
 			}
 			importing[p.ImportPath] = true
-			if !door[p.ImportPath] && !notYet[p.ImportPath] {
+			if !door[p.ImportPath] {
 				wrong = append(wrong, p.ImportPath+" imports "+imp)
 			}
 		}
@@ -78,18 +63,9 @@ func TestOnlyStoreImportsPgx(t *testing.T) {
 	if seen < 20 || !importing["github.com/buzzrelay/relay/shared/store"] {
 		t.Fatalf("go list saw %d packages, store among the pgx importers: %v; the test is not looking at the module", seen, importing["github.com/buzzrelay/relay/shared/store"])
 	}
-	for p := range notYet {
-		if !importing[p] {
-			stale = append(stale, p)
-		}
-	}
 	sort.Strings(wrong)
-	sort.Strings(stale)
 	for _, w := range wrong {
 		t.Errorf("%s: only shared/store talks to PostgreSQL; add the statement there", w)
-	}
-	for _, s := range stale {
-		t.Errorf("%s no longer imports pgx: drop it from the temporary list", s)
 	}
 }
 

@@ -6,14 +6,14 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/shared/pgtest"
+	"github.com/buzzrelay/relay/shared/testkit"
 	"github.com/buzzrelay/relay/shared/store"
 )
 
 // freshStore opens a store on a fresh migrated database.
 func freshStore(t *testing.T) *store.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), pgtest.NewDatabase(t), store.Options{MaxConns: 2})
+	st, err := store.Open(context.Background(), testkit.NewDatabase(t), store.Options{MaxConns: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

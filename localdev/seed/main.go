@@ -1,6 +1,6 @@
 // Command seed bulk-loads synthetic channels for the query benchmark:
 //
-//	source localdev/pg.sh && go run ./localdev/seed/cmd -events 1000000
+//	source localdev/pg.sh && go run ./localdev/seed -events 1000000
 //
 // It migrates the database first, loads one open channel per -events value
 // with COPY, then runs ANALYZE.
