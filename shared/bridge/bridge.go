@@ -20,6 +20,7 @@ import (
 	"github.com/buzzrelay/relay/shared/community"
 	"github.com/buzzrelay/relay/shared/eventcheck"
 	"github.com/buzzrelay/relay/shared/ingest"
+	"github.com/buzzrelay/relay/shared/kinds"
 	"github.com/buzzrelay/relay/shared/nip86"
 	"github.com/buzzrelay/relay/shared/nip98"
 	"github.com/buzzrelay/relay/shared/ratelimit"
@@ -178,11 +179,11 @@ func (b *Bridge) events(ctx context.Context, r Request) Response {
 	if err := json.Unmarshal(r.Body, &ev); err != nil {
 		return errorJSON(http.StatusBadRequest, "invalid: body must be one JSON nostr event: "+err.Error())
 	}
-	if ev.PubKey != pubkey && !eventcheck.AnyAuthor(ev.Kind) {
+	if ev.PubKey != pubkey && !kinds.AnyAuthor(ev.Kind) {
 		return errorJSON(http.StatusForbidden, "restricted: event pubkey is not the key that signed the NIP-98 token")
 	}
 	if err := b.Limiter.Check(ctx, ratelimit.Request{Community: community, Pubkey: pubkey,
-		Event: true, EventBytes: len(r.Body), NewChannel: ev.Kind == 9007}); err != nil {
+		Event: true, EventBytes: len(r.Body), NewChannel: ev.Kind == kinds.CreateGroup}); err != nil {
 		if resp, limited := b.limited(ctx, err); limited {
 			return resp
 		}

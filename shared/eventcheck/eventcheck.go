@@ -29,41 +29,6 @@ const (
 	GiftWrapMaxAge = relayinfo.GiftWrapMaxAge * time.Second
 )
 
-// The kind rules below are shared/kinds' table; these names remain for the
-// packages that still call them here.
-
-// Deletion reports whether kind deletes other events (kinds.Deletes).
-//
-// Deprecated: use kinds.Deletes.
-func Deletion(kind int) bool { return kinds.Deletes(kind) }
-
-// Ephemeral reports whether kind is delivered live and never stored.
-//
-// Deprecated: use kinds.Ephemeral.
-func Ephemeral(kind int) bool { return kinds.Ephemeral(kind) }
-
-// KindGiftWrap is NIP-59's gift wrap.
-//
-// Deprecated: use kinds.GiftWrap.
-const KindGiftWrap = kinds.GiftWrap
-
-// RecipientOnly are the kinds only the keys their p tags name may read.
-//
-// Deprecated: use kinds.RecipientOnly or kinds.RecipientOnlyKinds.
-var RecipientOnly = kinds.RecipientOnlyKinds()
-
-// AnyAuthor reports whether kind may be signed by a key other than the
-// sender's own.
-//
-// Deprecated: use kinds.AnyAuthor.
-func AnyAuthor(kind int) bool { return kinds.AnyAuthor(kind) }
-
-// RelayOnly reports whether a client's EVENT of kind is refused because the
-// relay signs it, or because it is an AUTH event.
-//
-// Deprecated: use kinds.RelayOnly (which leaves AUTH out).
-func RelayOnly(kind int) bool { return kinds.RelayOnly(kind) || kind == kinds.Auth }
-
 // Check validates ev against now. The returned error, if any, is a
 // *reject.Error with its NIP-01 prefix.
 func Check(ev *nostr.Event, now time.Time) error {

@@ -50,7 +50,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/shared/eventcheck"
+	"github.com/buzzrelay/relay/shared/kinds"
 	"github.com/buzzrelay/relay/shared/nip29"
 	"github.com/buzzrelay/relay/shared/relayinfo"
 )
@@ -344,10 +344,10 @@ func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Ev
 	var targets, channels []string
 	for i, ev := range events {
 		ids[i] = ev.ID
-		if eventcheck.Deletion(ev.Kind) {
+		if kinds.Deletes(ev.Kind) {
 			targets = append(targets, eTags(ev)...)
 		}
-		if eventcheck.Ephemeral(ev.Kind) {
+		if kinds.Ephemeral(ev.Kind) {
 			if ch, ok := nip29.ChannelTag(ev.Tags); ok {
 				channels = append(channels, ch)
 			}
@@ -368,7 +368,7 @@ func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Ev
 	}
 	for _, ev := range events {
 		m, ok := metas.Events[ev.ID]
-		if !ok && eventcheck.Ephemeral(ev.Kind) {
+		if !ok && kinds.Ephemeral(ev.Kind) {
 			raw, err := json.Marshal(ev)
 			if err != nil {
 				return nil, nil, fmt.Errorf("fanout: encode ephemeral event: %w", err)
@@ -383,7 +383,7 @@ func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Ev
 		if m.Root != "" {
 			touch(m.Root, it)
 		}
-		if eventcheck.Deletion(ev.Kind) {
+		if kinds.Deletes(ev.Kind) {
 			for _, id := range eTags(ev) {
 				if root, ok := metas.Roots[id]; ok {
 					touch(root, it)

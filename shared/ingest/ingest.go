@@ -13,6 +13,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/eventcheck"
+	"github.com/buzzrelay/relay/shared/kinds"
 	"github.com/buzzrelay/relay/shared/reject"
 	"github.com/buzzrelay/relay/shared/signer"
 	"github.com/buzzrelay/relay/shared/store"
@@ -64,7 +65,7 @@ func (s *Service) Submit(ctx context.Context, community, authed string, ev *nost
 	if err := eventcheck.Check(ev, now); err != nil {
 		return refused(err)
 	}
-	if ev.PubKey != authed && !eventcheck.AnyAuthor(ev.Kind) {
+	if ev.PubKey != authed && !kinds.AnyAuthor(ev.Kind) {
 		return refused(reject.Restrictedf("event pubkey %s is not the authenticated key", short(ev.PubKey)))
 	}
 	var out []*nostr.Event
@@ -127,7 +128,7 @@ func (a *apply) run(ctx context.Context) error {
 	// Moderation events change state before they are stored, so a repeat
 	// must be caught first. Other kinds store the event before any side
 	// effect, and the insert itself detects a repeat.
-	if a.ev.Kind >= 9000 && a.ev.Kind <= 9030 {
+	if kinds.Moderation(a.ev.Kind) {
 		dup, err := a.tx.Exists(ctx, a.ev.ID)
 		if err != nil {
 			return err
@@ -136,35 +137,35 @@ func (a *apply) run(ctx context.Context) error {
 			return reject.Duplicatef("event %s is already stored", a.ev.ID)
 		}
 	}
-	if eventcheck.Ephemeral(a.ev.Kind) {
+	if kinds.Ephemeral(a.ev.Kind) {
 		return a.ephemeral(ctx)
 	}
 	switch a.ev.Kind {
-	case 9007:
+	case kinds.CreateGroup:
 		return a.createChannel(ctx)
-	case 9002:
+	case kinds.EditMetadata:
 		return a.editChannel(ctx)
-	case 9000:
+	case kinds.PutUser:
 		return a.putUser(ctx)
-	case 9001:
+	case kinds.RemoveUser:
 		return a.removeUser(ctx)
-	case 9005:
+	case kinds.DeleteEvent:
 		return a.moderationDelete(ctx)
-	case 9008:
+	case kinds.DeleteGroup:
 		return a.deleteChannel(ctx)
-	case 9021:
+	case kinds.JoinRequest:
 		return a.join(ctx)
-	case 9022:
+	case kinds.LeaveRequest:
 		return a.leave(ctx)
-	case 5:
+	case kinds.Deletion:
 		return a.deletion(ctx)
-	case 7:
+	case kinds.Reaction:
 		return a.reaction(ctx)
-	case 40003:
+	case kinds.Edit:
 		return a.edit(ctx)
-	case 0, 3, 10009, 30023:
+	case kinds.Profile, kinds.FollowList, kinds.GroupsList, kinds.Article:
 		return a.replaceable(ctx)
-	case eventcheck.KindGiftWrap:
+	case kinds.GiftWrap:
 		return a.giftWrap(ctx)
 	default:
 		return a.message(ctx)
@@ -204,12 +205,3 @@ func (a *apply) sign(ctx context.Context, kind int, createdAt int64, tags nostr.
 var errNotFound = store.ErrNotFound
 
 func isNotFound(err error) bool { return errors.Is(err, errNotFound) }
-
-// searchable kinds get a full-text index of their content.
-func searchable(kind int) bool {
-	switch kind {
-	case 1, 9, 10, 11, 12, 30023, 40003:
-		return true
-	}
-	return false
-}

@@ -14,12 +14,13 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/kinds"
 	"github.com/buzzrelay/relay/shared/reject"
 	"github.com/buzzrelay/relay/shared/relayurl"
 )
 
 // Kind is the NIP-98 HTTP auth kind.
-const Kind = 27235
+const Kind = kinds.HTTPAuth
 
 // MaxSkew is how far created_at may be from the relay's clock.
 const MaxSkew = 60 * time.Second

@@ -34,7 +34,7 @@ func TestPrivateChannelAccess(t *testing.T) {
 	}
 	for name, body := range paths {
 		if evs := e.query(outsider, body); len(evs) != 0 {
-			t.Errorf("%s: outsider got %d events (kinds %v)", name, len(evs), kinds(evs))
+			t.Errorf("%s: outsider got %d events (kinds %v)", name, len(evs), kindsOf(evs))
 		}
 		if n := e.count(outsider, body); n != 0 {
 			t.Errorf("%s: outsider COUNT %d", name, n)
@@ -62,7 +62,7 @@ func TestPrivateChannelAccess(t *testing.T) {
 	}
 	notes := e.query(member, `[{"kinds":[44100,44101]}]`)
 	if len(byKind(notes, 44100)) != 1 || len(byKind(notes, 44101)) != 1 {
-		t.Fatalf("member notifications: kinds %v", kinds(notes))
+		t.Fatalf("member notifications: kinds %v", kindsOf(notes))
 	}
 	if evs := e.query(owner, `[{"kinds":[44100,44101]}]`); len(evs) != 0 {
 		t.Fatalf("44100/44101 readable by someone other than their p")
@@ -107,7 +107,7 @@ func TestSystemChannels(t *testing.T) {
 	}
 	// Named: #h, #d on channel-state kinds, the window.
 	if evs := e.query(agent, fmt.Sprintf(`[{"kinds":[9],"#h":[%q]}]`, sys)); len(evs) != 1 || evs[0].ID != sm.ID {
-		t.Fatalf("#h naming the system channel: %v", kinds(evs))
+		t.Fatalf("#h naming the system channel: %v", kindsOf(evs))
 	}
 	if evs := e.query(agent, fmt.Sprintf(`[{"kinds":[39000,39001,39002],"#d":[%q]}]`, sys)); len(evs) != 3 {
 		t.Fatalf("#d naming the system channel: %d events", len(evs))

@@ -165,8 +165,8 @@ func (e *Engine) CountFilters(ctx context.Context, community, reader string, fil
 }
 
 func nostrRequest(filters []nostr.Filter) (*request, error) {
-	if len(filters) > maxFilters {
-		return nil, invalid("%d filters, the limit is %d", len(filters), maxFilters)
+	if len(filters) > relayinfo.MaxFilters {
+		return nil, invalid("%d filters, the limit is %d", len(filters), relayinfo.MaxFilters)
 	}
 	fs := make([]*bridgeFilter, len(filters))
 	for i, nf := range filters {

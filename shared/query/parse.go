@@ -13,29 +13,22 @@ import (
 
 	"github.com/buzzrelay/relay/shared/eventcheck"
 	"github.com/buzzrelay/relay/shared/filter"
+	"github.com/buzzrelay/relay/shared/kinds"
 	"github.com/buzzrelay/relay/shared/reject"
 	"github.com/buzzrelay/relay/shared/relayinfo"
 )
 
 // Page sizes of the three read paths.
 const (
-	plainMaxLimit      = 1000
-	windowDefaultLimit = 50
-	windowMaxLimit     = 200
-	threadDefaultLimit = 100
-	threadMaxLimit     = 500
-	// maxFilters bounds the work one request can ask for, on HTTP and
-	// WebSocket alike (NIP-11 max_filters).
-	maxFilters = relayinfo.MaxFilters
-	// maxValues bounds one filter list (ids, authors, kinds, one tag).
-	maxValues = 1000
-	// maxSearchBytes and maxSearchTerms bound a NIP-50 search string, so
-	// the tsquery Postgres builds from it stays small whatever is sent.
-	maxSearchBytes = 256
-	maxSearchTerms = 8
-	// maxDepthLimit caps depth_limit: no thread is deeper than the write
-	// path's depth cap, and root depth plus this fits an int4.
-	maxDepthLimit = 1 << 20
+	plainMaxLimit      = relayinfo.MaxLimit
+	windowDefaultLimit = relayinfo.WindowDefaultLimit
+	windowMaxLimit     = relayinfo.WindowMaxLimit
+	threadDefaultLimit = relayinfo.ThreadDefaultLimit
+	threadMaxLimit     = relayinfo.ThreadMaxLimit
+	maxValues          = relayinfo.MaxFilterValues
+	maxSearchBytes     = relayinfo.MaxSearchBytes
+	maxSearchTerms     = relayinfo.MaxSearchTerms
+	maxDepthLimit      = relayinfo.MaxDepthLimit
 )
 
 // bridgeFilter is one parsed request filter: the NIP-01 filter (one
@@ -69,8 +62,8 @@ func parseBody(body []byte) ([]*bridgeFilter, error) {
 	if err := json.Unmarshal(trimmed, &raws); err != nil {
 		return nil, invalid("body must be a JSON array of filters: %s", jsonProblem(err))
 	}
-	if len(raws) > maxFilters {
-		return nil, invalid("%d filters, the limit is %d", len(raws), maxFilters)
+	if len(raws) > relayinfo.MaxHTTPFilters {
+		return nil, invalid("%d filters, the limit is %d", len(raws), relayinfo.MaxHTTPFilters)
 	}
 	out := make([]*bridgeFilter, 0, len(raws))
 	for i, raw := range raws {
@@ -250,8 +243,8 @@ func kindList(v json.RawMessage) ([]int, error) {
 	out := make([]int, 0, len(nums))
 	for i, n := range nums {
 		k, ok := toInt(n)
-		if !ok || k < 0 || k > 65535 {
-			return nil, invalid("kinds[%d] must be an integer from 0 to 65535", i)
+		if !ok || k < 0 || k > kinds.Max {
+			return nil, invalid("kinds[%d] must be an integer from 0 to %d", i, kinds.Max)
 		}
 		out = append(out, int(k))
 	}
@@ -331,8 +324,8 @@ func fromNostr(nf nostr.Filter) (*bridgeFilter, error) {
 		return nil, invalid("a filter list has more than %d values", maxValues)
 	}
 	for _, k := range nf.Kinds {
-		if k < 0 || k > 65535 {
-			return nil, invalid("kind %d must be an integer from 0 to 65535", k)
+		if k < 0 || k > kinds.Max {
+			return nil, invalid("kind %d must be an integer from 0 to %d", k, kinds.Max)
 		}
 	}
 	if _, err := hex64s("ids", slices.Clone(nf.IDs)); err != nil {

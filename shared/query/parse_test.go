@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/buzzrelay/relay/shared/relayinfo"
 )
 
 // Every bad request is a 400 whose message says what is wrong: malformed
@@ -45,7 +47,7 @@ func TestBadRequests(t *testing.T) {
 		{fmt.Sprintf(`[{"depth_limit":5,"#e":[%q],"thread_cursor":-2}]`, id), "thread_cursor must be a unix timestamp, or -1"},
 		{fmt.Sprintf(`[{"depth_limit":5,"#e":[%q],"thread_cursor":1,"threadCursorId":"zz"}]`, id), "threadCursorId must be a 64-hex event id"},
 		{fmt.Sprintf(`[{"kinds":[1]},{"top_level":true,"#h":[%q],"until":5}]`, ch), "filter 1: top_level cursor"},
-		{"[" + strings.Repeat(`{},`, maxFilters) + "{}]", "filters, the limit is 10"},
+		{"[" + strings.Repeat(`{},`, relayinfo.MaxHTTPFilters) + "{}]", "filters, the limit is 10"},
 	} {
 		e.bad(c.body, c.want)
 	}
@@ -73,7 +75,7 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		if len(fs) > maxFilters {
+		if len(fs) > relayinfo.MaxHTTPFilters {
 			t.Fatalf("%d filters accepted", len(fs))
 		}
 		for _, fl := range fs {

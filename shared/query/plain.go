@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 
+	"github.com/buzzrelay/relay/shared/relayinfo"
 	"github.com/buzzrelay/relay/shared/store"
 )
 
@@ -22,7 +23,7 @@ func newPlainPlan(f *bridgeFilter, max int64) (*plainPlan, error) {
 		p.limit = *f.Limit
 	}
 	if f.Page > 1 {
-		if f.Page > 1_000_000 {
+		if f.Page > relayinfo.MaxPage {
 			return nil, invalid("page must be at most 1000000")
 		}
 		p.offset = (f.Page - 1) * p.limit

@@ -253,6 +253,6 @@ func TestWindowServedFirst(t *testing.T) {
 	note := e.submit(alice, 1, t0+11, "note")
 	evs := e.query(alice, fmt.Sprintf(`[{"kinds":[1]},{"kinds":[9],"#h":[%q],"top_level":true},{"kinds":[9]}]`, ch))
 	if len(evs) != 3 || evs[0].ID != m.ID || evs[1].Kind != KindWindowBounds || evs[2].ID != note.ID {
-		t.Fatalf("serving order %v", kinds(evs))
+		t.Fatalf("serving order %v", kindsOf(evs))
 	}
 }

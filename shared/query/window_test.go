@@ -73,7 +73,7 @@ func TestWindowResponse(t *testing.T) {
 	}
 	// Order on the wire: rows, aux, summaries, bounds.
 	if evs[0].Kind != 9 || evs[len(evs)-1].Kind != KindWindowBounds || evs[len(evs)-2].Kind != KindThreadSummary {
-		t.Fatalf("wire order wrong: %v", kinds(evs))
+		t.Fatalf("wire order wrong: %v", kindsOf(evs))
 	}
 
 	// Next page from the cursor: m1 only, has_more false, no cursor, d echoes it.
@@ -93,7 +93,7 @@ func TestWindowResponse(t *testing.T) {
 	}
 }
 
-func kinds(evs []*nostr.Event) []int {
+func kindsOf(evs []*nostr.Event) []int {
 	out := make([]int, len(evs))
 	for i, ev := range evs {
 		out[i] = ev.Kind

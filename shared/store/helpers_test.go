@@ -6,8 +6,8 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/shared/testkit"
 	"github.com/buzzrelay/relay/shared/store"
+	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 // freshStore opens a store on a fresh migrated database.

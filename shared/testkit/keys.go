@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/kinds"
 	"github.com/buzzrelay/relay/shared/signer"
 )
 
@@ -67,7 +68,7 @@ func (k Key) Token(t testing.TB, method, url string, body []byte, at time.Time) 
 		tags = append(tags, nostr.Tag{"payload", hex.EncodeToString(sum[:])})
 	}
 	tags = append(tags, nostr.Tag{"nonce", randomHex(8)})
-	ev := k.EventAt(t, at, 27235, "", tags...)
+	ev := k.EventAt(t, at, kinds.HTTPAuth, "", tags...)
 	b, err := json.Marshal(ev)
 	if err != nil {
 		t.Fatal(err)

@@ -24,7 +24,7 @@ const (
 
 // MaxSubIDLength is the longest subscription id accepted (NIP-11
 // max_subid_length).
-const MaxSubIDLength = 64
+const MaxSubIDLength = relayinfo.MaxSubIDLength
 
 // Message is one parsed client message.
 type Message struct {

@@ -28,6 +28,7 @@ import (
 
 	"github.com/buzzrelay/relay/shared/fanout"
 	"github.com/buzzrelay/relay/shared/ingest"
+	"github.com/buzzrelay/relay/shared/kinds"
 	"github.com/buzzrelay/relay/shared/query"
 	"github.com/buzzrelay/relay/shared/ratelimit"
 	"github.com/buzzrelay/relay/shared/reject"
@@ -174,7 +175,7 @@ func (r *Relay) limited(ctx context.Context, out *replier, conn *fanout.Connecti
 	lr := ratelimit.Request{Community: conn.Community, Pubkey: conn.Pubkey, Connection: conn.ID}
 	switch msg.Verb {
 	case VerbEvent:
-		lr.Event, lr.EventBytes, lr.NewChannel = conn.Pubkey != "", size, msg.Event.Kind == 9007
+		lr.Event, lr.EventBytes, lr.NewChannel = conn.Pubkey != "", size, msg.Event.Kind == kinds.CreateGroup
 	case VerbReq, VerbCount:
 		lr.Read = conn.Pubkey != ""
 	}
@@ -237,7 +238,7 @@ func (r *Relay) auth(ctx context.Context, out *replier, conn *fanout.Connection,
 // checkAuth validates a NIP-42 AUTH event against the connection.
 func (r *Relay) checkAuth(conn *fanout.Connection, ev *nostr.Event) *reject.Error {
 	if ev.Kind != nostr.KindClientAuthentication {
-		return reject.Invalidf("AUTH needs a kind 22242 event, got kind %d", ev.Kind)
+		return reject.Invalidf("AUTH needs a kind %d event, got kind %d", kinds.Auth, ev.Kind)
 	}
 	if !isHex64(ev.PubKey) || ev.GetID() != ev.ID {
 		return reject.Invalidf("AUTH event id does not match its content")
