@@ -53,6 +53,7 @@ import (
 	"github.com/buzzrelay/relay/shared/kinds"
 	"github.com/buzzrelay/relay/shared/nip29"
 	"github.com/buzzrelay/relay/shared/relayinfo"
+	"github.com/buzzrelay/relay/shared/store"
 )
 
 // Sender posts one WebSocket message to one connection (PostToConnection).
@@ -151,11 +152,11 @@ func (f *Fanout) deliverTo(ctx context.Context, community string, items []*item,
 		}
 	}
 	// Access of each (channel, reader) pair, in one query.
-	var pairs []access
-	seen := map[access]bool{}
+	var pairs []store.ReadPair
+	seen := map[store.ReadPair]bool{}
 	for _, c := range cands {
 		for ch := range channels {
-			p := access{Channel: ch, Reader: c.pubkey}
+			p := store.ReadPair{Channel: ch, Reader: c.pubkey}
 			if !seen[p] {
 				seen[p] = true
 				pairs = append(pairs, p)
@@ -168,11 +169,11 @@ func (f *Fanout) deliverTo(ctx context.Context, community string, items []*item,
 		return 0, 0
 	}
 	plans := make([]planned, len(cands))
-	var lostPairs []access
+	var lostPairs []store.ReadPair
 	for i := range cands {
 		plans[i].msgs, plans[i].lost = plan(&cands[i], items, readable)
 		if plans[i].lost != "" {
-			lostPairs = append(lostPairs, access{Channel: plans[i].lost, Reader: cands[i].pubkey})
+			lostPairs = append(lostPairs, store.ReadPair{Channel: plans[i].lost, Reader: cands[i].pubkey})
 		}
 	}
 	// Only a reader who was a member learns that access ended; to anyone
@@ -181,14 +182,14 @@ func (f *Fanout) deliverTo(ctx context.Context, community string, items []*item,
 	knew, err := f.Registry.st.EverMembers(ctx, community, lostPairs)
 	if err != nil {
 		f.Log.ErrorContext(ctx, "fanout: membership history", "community", community, "err", err)
-		knew = map[access]bool{}
+		knew = map[store.ReadPair]bool{}
 	}
 	jobs := map[string]*job{}
 	var order []string
 	for i := range cands {
 		c := &cands[i]
 		msgs, lost := plans[i].msgs, plans[i].lost
-		if lost != "" && !knew[access{Channel: lost, Reader: c.pubkey}] {
+		if lost != "" && !knew[store.ReadPair{Channel: lost, Reader: c.pubkey}] {
 			lost = ""
 		}
 		if len(msgs) == 0 && lost == "" {
@@ -294,7 +295,7 @@ func (f *Fanout) send(ctx context.Context, j *job) int {
 // plan decides what candidate c gets: EVENT messages for the items it
 // matches and may read, and lost, a pinned channel it can no longer read.
 // A 39005 thread summary goes only to filters that ask for kind 39005.
-func plan(c *candidate, items []*item, readable map[access]bool) (msgs [][]byte, lost string) {
+func plan(c *candidate, items []*item, readable map[store.ReadPair]bool) (msgs [][]byte, lost string) {
 	canRead := func(it *item, f *liveFilter) bool {
 		return f.mayRead(it.ev, it.channel, it.system, c.pubkey, readable)
 	}
@@ -311,7 +312,7 @@ func plan(c *candidate, items []*item, readable map[access]bool) (msgs [][]byte,
 		return false
 	}
 	for _, it := range items {
-		if it.channel != "" && c.pins(it.channel) && !readable[access{Channel: it.channel, Reader: c.pubkey}] {
+		if it.channel != "" && c.pins(it.channel) && !readable[store.ReadPair{Channel: it.channel, Reader: c.pubkey}] {
 			lost = it.channel
 		}
 		if matchesAny(it) {

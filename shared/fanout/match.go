@@ -6,7 +6,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	// Imported as rule: registry.go names the (channel, reader) pair access.
-	rule "github.com/buzzrelay/relay/shared/access"
+	"github.com/buzzrelay/relay/shared/access"
 	"github.com/buzzrelay/relay/shared/filter"
 	"github.com/buzzrelay/relay/shared/store"
 )
@@ -21,7 +21,7 @@ type liveFilter struct {
 
 func newLiveFilter(nf nostr.Filter) liveFilter {
 	f := filter.FromNostr(nf)
-	return liveFilter{f: f, named: rule.Named(&f)}
+	return liveFilter{f: f, named: access.Named(&f)}
 }
 
 // matches reports whether ev, stored in channel, matches the filter. limit
@@ -32,14 +32,14 @@ func (lf *liveFilter) names(channel string) bool { return slices.Contains(lf.nam
 
 // mayRead applies the access rule to ev, stored in channel ("" outside any;
 // system when a system channel), for reader through this filter. readable
-// is store.Readable's answer (rule.Reaches) for each (channel, reader).
+// is store.Readable's answer (access.Reaches) for each (channel, reader).
 func (lf *liveFilter) mayRead(ev *nostr.Event, channel string, system bool, reader string, readable map[store.ReadPair]bool) bool {
 	inChannel := channel != ""
-	channelReadable := inChannel && readable[store.ReadPair{Channel: channel, Reader: reader}] && rule.Shows(system, lf.names(channel))
-	return rule.MaySee(ev, reader, inChannel, channelReadable)
+	channelReadable := inChannel && readable[store.ReadPair{Channel: channel, Reader: reader}] && access.Shows(system, lf.names(channel))
+	return access.MaySee(ev, reader, inChannel, channelReadable)
 }
 
-// NamedChannels are the channels a filter names (rule.Named): only a
+// NamedChannels are the channels a filter names (access.Named): only a
 // filter that names a system channel reads it (NIP-CL).
 func NamedChannels(f nostr.Filter) []string {
 	lf := newLiveFilter(f)
@@ -60,7 +60,7 @@ func Pins(filters []nostr.Filter) []string {
 			}
 			continue
 		}
-		if d, ok := f.Tags["d"]; ok && rule.StateOnly(f.Kinds) {
+		if d, ok := f.Tags["d"]; ok && access.StateOnly(f.Kinds) {
 			for _, c := range d {
 				set[c] = true
 			}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
-	rule "github.com/buzzrelay/relay/shared/access"
+	"github.com/buzzrelay/relay/shared/access"
 	"github.com/buzzrelay/relay/shared/access/accesstest"
 	"github.com/buzzrelay/relay/shared/store"
 )
@@ -81,7 +81,7 @@ func TestLiveDeliveryAccessCases(t *testing.T) {
 			if c.Channel != nil {
 				stored = channel
 			}
-			readable := map[store.ReadPair]bool{{Channel: channel, Reader: reader}: rule.Reaches(ch, m)}
+			readable := map[store.ReadPair]bool{{Channel: channel, Reader: reader}: access.Reaches(ch, m)}
 			if !lf.matches(ev, stored) {
 				t.Fatalf("the case's event does not match its filter %s", c.Filter)
 			}

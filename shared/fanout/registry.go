@@ -156,13 +156,10 @@ func (r *Registry) subscriptions(ctx context.Context, community string, keys [][
 	return candidatesOf(r.st.SubscriptionsByKey(ctx, community, keys, r.now().Unix()))
 }
 
-// access is one (channel, reader) pair.
-type access = store.ReadPair
-
 // readable answers, for each pair, whether reader may read channel now
 // (store.Readable: access.Reaches for all pairs at once; match.go applies
 // the rest of the access rule per filter).
-func (r *Registry) readable(ctx context.Context, community string, pairs []access) (map[access]bool, error) {
+func (r *Registry) readable(ctx context.Context, community string, pairs []store.ReadPair) (map[store.ReadPair]bool, error) {
 	return r.st.Readable(ctx, community, pairs)
 }
 
