@@ -7,8 +7,6 @@ import (
 	"testing"
 
 	"github.com/nbd-wtf/go-nostr"
-
-	"github.com/buzzrelay/relay/shared/testkit"
 )
 
 // TestBuzzClient plays a Buzz desktop client end to end: it creates a
@@ -19,10 +17,8 @@ import (
 // parser checks it (parseWindow).
 func TestBuzzClient(t *testing.T) {
 	r := newRelay(t)
-	alice, bob := testkit.NewKey(t), testkit.NewKey(t)
-	ra, rb := dial(t, r), dial(t, r)
-	login(t, ra, alice)
-	login(t, rb, bob)
+	alice, ra := loggedIn(t, r)
+	bob, rb := loggedIn(t, r)
 	ba, bb := newBridge(t, r, alice), newBridge(t, r, bob)
 
 	notes, err := rb.Subscribe(ctxT(t), nostr.Filters{{Kinds: []int{44100, 44101}, Tags: nostr.TagMap{"p": {bob.Pub}}, Since: ptr(nostr.Now())}})

@@ -65,6 +65,15 @@ func dial(t *testing.T, r *Relay) *nostr.Relay {
 	return rl
 }
 
+// loggedIn is a new key with its own authenticated go-nostr connection.
+func loggedIn(t *testing.T, r *Relay) (user, *nostr.Relay) {
+	t.Helper()
+	u := testkit.NewKey(t)
+	rl := dial(t, r)
+	login(t, rl, u)
+	return u, rl
+}
+
 // login triggers the challenge (the relay sends it with the reply to the
 // first message) and answers it with relay.Auth.
 func login(t *testing.T, rl *nostr.Relay, u user) {

@@ -116,10 +116,8 @@ func TestAuthFlow(t *testing.T) {
 // WebSocket, REQ with stored events then EOSE, live delivery, CLOSE, COUNT.
 func TestPublishReqLiveCloseCount(t *testing.T) {
 	r := newRelay(t)
-	alice, bob := testkit.NewKey(t), testkit.NewKey(t)
-	ra, rb := dial(t, r), dial(t, r)
-	login(t, ra, alice)
-	login(t, rb, bob)
+	alice, ra := loggedIn(t, r)
+	bob, rb := loggedIn(t, r)
 	ch := createChannel(t, ra, alice, "open")
 	var stored []string
 	for i := range 3 {
@@ -296,10 +294,8 @@ func quiet(t *testing.T, rl *nostr.Relay, sub *nostr.Subscription, f nostr.Filte
 // channel stops receiving it and gets CLOSED restricted:.
 func TestRevocationClosesLiveSubscription(t *testing.T) {
 	r := newRelay(t)
-	alice, bob := testkit.NewKey(t), testkit.NewKey(t)
-	ra, rb := dial(t, r), dial(t, r)
-	login(t, ra, alice)
-	login(t, rb, bob)
+	alice, ra := loggedIn(t, r)
+	bob, rb := loggedIn(t, r)
 	ch := createChannel(t, ra, alice, "private")
 	publish(t, ra, alice, 9000, nostr.Tags{{"h", ch}, {"p", bob.Pub}}, "")
 

@@ -140,36 +140,31 @@ func (a *apply) run(ctx context.Context) error {
 	if kinds.Ephemeral(a.ev.Kind) {
 		return a.ephemeral(ctx)
 	}
-	switch a.ev.Kind {
-	case kinds.CreateGroup:
-		return a.createChannel(ctx)
-	case kinds.EditMetadata:
-		return a.editChannel(ctx)
-	case kinds.PutUser:
-		return a.putUser(ctx)
-	case kinds.RemoveUser:
-		return a.removeUser(ctx)
-	case kinds.DeleteEvent:
-		return a.moderationDelete(ctx)
-	case kinds.DeleteGroup:
-		return a.deleteChannel(ctx)
-	case kinds.JoinRequest:
-		return a.join(ctx)
-	case kinds.LeaveRequest:
-		return a.leave(ctx)
-	case kinds.Deletion:
-		return a.deletion(ctx)
-	case kinds.Reaction:
-		return a.reaction(ctx)
-	case kinds.Edit:
-		return a.edit(ctx)
-	case kinds.Profile, kinds.FollowList, kinds.GroupsList, kinds.Article:
-		return a.replaceable(ctx)
-	case kinds.GiftWrap:
-		return a.giftWrap(ctx)
-	default:
-		return a.message(ctx)
+	if rule, ok := rules[a.ev.Kind]; ok {
+		return rule(a, ctx)
 	}
+	return a.message(ctx)
+}
+
+// rules is the write rule of each kind with one of its own; every other
+// accepted kind is a channel message or a plain stored event (message).
+var rules = map[int]func(*apply, context.Context) error{
+	kinds.CreateGroup:  (*apply).createChannel,
+	kinds.EditMetadata: (*apply).editChannel,
+	kinds.PutUser:      (*apply).putUser,
+	kinds.RemoveUser:   (*apply).removeUser,
+	kinds.DeleteEvent:  (*apply).moderationDelete,
+	kinds.DeleteGroup:  (*apply).deleteChannel,
+	kinds.JoinRequest:  (*apply).join,
+	kinds.LeaveRequest: (*apply).leave,
+	kinds.Deletion:     (*apply).deletion,
+	kinds.Reaction:     (*apply).reaction,
+	kinds.Edit:         (*apply).edit,
+	kinds.Profile:      (*apply).replaceable,
+	kinds.FollowList:   (*apply).replaceable,
+	kinds.GroupsList:   (*apply).replaceable,
+	kinds.Article:      (*apply).replaceable,
+	kinds.GiftWrap:     (*apply).giftWrap,
 }
 
 // store inserts the client's event; a lost insert race is a duplicate.
