@@ -16,6 +16,16 @@ import (
 	"github.com/buzzrelay/relay/shared/testkit"
 )
 
+// ownedChannel is a fresh relay with a key, its bridge client and a channel
+// of visibility that key created.
+func ownedChannel(t *testing.T, visibility string) (*Relay, user, *bridge, string) {
+	t.Helper()
+	r := newRelay(t)
+	owner := testkit.NewKey(t)
+	b := newBridge(t, r, owner)
+	return r, owner, b, newChannel(t, b, visibility)
+}
+
 // newChannel creates a channel of visibility as u over the bridge.
 func newChannel(t *testing.T, b *bridge, visibility string) string {
 	t.Helper()
@@ -44,10 +54,8 @@ func roles(t *testing.T, b *bridge, ch, pk string) (admins, members string, ok b
 
 // Item 1: ["role", r] grants r, as does NIP-29's ["p", key, r].
 func TestCompatRoleTagGrantsRole(t *testing.T) {
-	r := newRelay(t)
-	alice, bob, carol := testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t)
-	ba := newBridge(t, r, alice)
-	ch := newChannel(t, ba, "private")
+	r, alice, ba, ch := ownedChannel(t, "private")
+	bob, carol := testkit.NewKey(t), testkit.NewKey(t)
 	ba.accept(signed(t, alice, 9000, nostr.Tags{{"h", ch}, {"p", bob.Pub}, {"role", "admin"}}, ""))
 	if a, m, _ := roles(t, ba, ch, bob.Pub); a != "admin" || m != "admin" {
 		t.Fatalf("after 9000 with a role tag: 39001 %q, 39002 %q, want admin", a, m)
@@ -66,10 +74,8 @@ func TestCompatRoleTagGrantsRole(t *testing.T) {
 // Item 2: a 9000 without a role keeps an existing member's role and adds a
 // new user as member.
 func TestCompatBarePutUserKeepsRole(t *testing.T) {
-	r := newRelay(t)
-	alice, bob, carol := testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t)
-	ba := newBridge(t, r, alice)
-	ch := newChannel(t, ba, "private")
+	_, alice, ba, ch := ownedChannel(t, "private")
+	bob, carol := testkit.NewKey(t), testkit.NewKey(t)
 	ba.accept(signed(t, alice, 9000, nostr.Tags{{"h", ch}, {"p", bob.Pub, "admin"}}, ""))
 	ba.accept(signed(t, alice, 9000, nostr.Tags{{"h", ch}, {"p", bob.Pub}}, ""))
 	if a, m, _ := roles(t, ba, ch, bob.Pub); a != "admin" || m != "admin" {
@@ -87,10 +93,8 @@ func TestCompatBarePutUserKeepsRole(t *testing.T) {
 
 // Item 3: a member's bare 9000 naming itself is an idempotent re-add.
 func TestCompatSelfReAdd(t *testing.T) {
-	r := newRelay(t)
-	alice, bob, eve := testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t)
-	ba := newBridge(t, r, alice)
-	ch := newChannel(t, ba, "private")
+	r, alice, ba, ch := ownedChannel(t, "private")
+	bob, eve := testkit.NewKey(t), testkit.NewKey(t)
 	ba.accept(signed(t, alice, 9000, nostr.Tags{{"h", ch}, {"p", bob.Pub}}, ""))
 	rb := dial(t, r)
 	login(t, rb, bob)
@@ -107,10 +111,8 @@ func TestCompatSelfReAdd(t *testing.T) {
 // Item 4: 39002 lists ["p", key, <relay hint>, role]; 39001 keeps
 // ["p", key, role].
 func TestCompatMembersCarryRoles(t *testing.T) {
-	r := newRelay(t)
-	alice, bob, carol := testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t)
-	ba := newBridge(t, r, alice)
-	ch := newChannel(t, ba, "open")
+	_, alice, ba, ch := ownedChannel(t, "open")
+	bob, carol := testkit.NewKey(t), testkit.NewKey(t)
 	ba.accept(signed(t, alice, 9000, nostr.Tags{{"h", ch}, {"p", bob.Pub, "admin"}}, ""))
 	ba.accept(signed(t, alice, 9000, nostr.Tags{{"h", ch}, {"p", carol.Pub}}, ""))
 	members := stateHead(t, ba, 39002, ch)

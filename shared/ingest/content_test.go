@@ -62,9 +62,7 @@ func TestThreads(t *testing.T) {
 }
 
 func TestDepthCap(t *testing.T) {
-	h := newHarness(t)
-	k := testkit.NewKey(t)
-	ch := h.channel(k)
+	h, k, ch := newChannelHarness(t)
 	parent := k.Event(t, 9, "0", nostr.Tag{"h", ch})
 	h.ok(parent)
 	first := parent.ID
@@ -188,9 +186,7 @@ func TestReplaceable(t *testing.T) {
 // TestConcurrentReplies sends 200 replies to one root at once (and 50 more to
 // one of them): every one counts.
 func TestConcurrentReplies(t *testing.T) {
-	h := newHarness(t)
-	owner := testkit.NewKey(t)
-	ch := h.channel(owner)
+	h, owner, ch := newChannelHarness(t)
 	top := owner.Event(t, 9, "root", nostr.Tag{"h", ch})
 	h.ok(top)
 	mid := owner.Event(t, 9, "mid", nostr.Tag{"h", ch}, reply(top.ID))

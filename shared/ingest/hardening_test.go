@@ -100,9 +100,7 @@ func TestConcurrentModerationCopiesAreDuplicates(t *testing.T) {
 // one above it: the first reply of a 105-deep chain counts only the
 // descendants within MaxDepth levels of it.
 func TestDeepReplyWalkIsBounded(t *testing.T) {
-	h := newHarness(t)
-	k := testkit.NewKey(t)
-	ch := h.channel(k)
+	h, k, ch := newChannelHarness(t)
 	top := k.Event(t, 9, "root", nostr.Tag{"h", ch})
 	h.ok(top)
 	parent, first := top.ID, ""

@@ -170,3 +170,11 @@ func (h *harness) noOrphans() {
 		h.t.Fatalf("%d tag or thread rows without their event", n)
 	}
 }
+
+// newChannelHarness is a fresh harness with one key and an open channel it
+// owns.
+func newChannelHarness(t *testing.T) (*harness, testkit.Key, string) {
+	h := newHarness(t)
+	owner := testkit.NewKey(t)
+	return h, owner, h.channel(owner)
+}

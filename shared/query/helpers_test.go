@@ -76,6 +76,14 @@ func (e *env) submit(u user, kind int, at int64, content string, tags ...nostr.T
 	return ev
 }
 
+// newChannelEnv is a fresh environment with one key and an open channel
+// it owns.
+func newChannelEnv(t *testing.T) (*env, user, string) {
+	e := newEnv(t)
+	owner := newUser()
+	return e, owner, e.channel(owner)
+}
+
 func (e *env) channel(owner user, extra ...nostr.Tag) string {
 	e.t.Helper()
 	id := uuid.NewString()

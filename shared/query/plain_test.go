@@ -99,9 +99,7 @@ func TestPlainFilters(t *testing.T) {
 
 // Search over Postgres full-text search; REQ and COUNT over nostr.Filter.
 func TestSearchReqCount(t *testing.T) {
-	e := newEnv(t)
-	alice := newUser()
-	ch := e.channel(alice)
+	e, alice, ch := newChannelEnv(t)
 	a := e.msg(alice, ch, t0+10, "Deploy the relay today")
 	e.msg(alice, ch, t0+11, "lunch plans")
 	got := e.query(alice, `[{"search":"deploy relay"}]`)
@@ -246,9 +244,7 @@ func TestThreadPanel(t *testing.T) {
 
 // Window filters are served first, whatever their place in the request.
 func TestWindowServedFirst(t *testing.T) {
-	e := newEnv(t)
-	alice := newUser()
-	ch := e.channel(alice)
+	e, alice, ch := newChannelEnv(t)
 	m := e.msg(alice, ch, t0+10, "x")
 	note := e.submit(alice, 1, t0+11, "note")
 	evs := e.query(alice, fmt.Sprintf(`[{"kinds":[1]},{"kinds":[9],"#h":[%q],"top_level":true},{"kinds":[9]}]`, ch))

@@ -114,9 +114,7 @@ func mustJSON(t *testing.T, v any) []byte {
 // has_more false; limits default to 50, clamp at 200, and 0 means 1; the
 // probe row of a page is never summarized.
 func TestWindowDensePaging(t *testing.T) {
-	e := newEnv(t)
-	alice := newUser()
-	ch := e.channel(alice)
+	e, alice, ch := newChannelEnv(t)
 	var all []*nostr.Event
 	for i := 0; i < 250; i++ {
 		all = append(all, e.msg(alice, ch, t0+10+int64(i/50), fmt.Sprintf("m%d", i)))
@@ -192,9 +190,7 @@ func TestWindowDensePaging(t *testing.T) {
 // (10 of them deleted, each deletion a hop-2 event) the closure is complete.
 // A second run at the real 1000 clamp with 1003 reactions on one row.
 func TestWindowAuxDrained(t *testing.T) {
-	e := newEnv(t)
-	alice := newUser()
-	ch := e.channel(alice)
+	e, alice, ch := newChannelEnv(t)
 	m := e.msg(alice, ch, t0+10, "popular")
 	var want []string
 	for i := 0; i < 30; i++ {
