@@ -32,13 +32,13 @@ const (
 // Check validates ev against now. The returned error, if any, is a
 // *reject.Error with its NIP-01 prefix.
 func Check(ev *nostr.Event, now time.Time) error {
-	if !isHex(ev.ID, 64) {
+	if !LowerHex(ev.ID, 64) {
 		return reject.Invalidf("id must be 64 lowercase hex characters")
 	}
-	if !isHex(ev.PubKey, 64) {
+	if !LowerHex(ev.PubKey, 64) {
 		return reject.Invalidf("pubkey must be 64 lowercase hex characters")
 	}
-	if !isHex(ev.Sig, 128) {
+	if !LowerHex(ev.Sig, 128) {
 		return reject.Invalidf("sig must be 128 lowercase hex characters")
 	}
 	if ev.Kind < 0 || ev.Kind > kinds.Max {
@@ -89,7 +89,10 @@ func Check(ev *nostr.Event, now time.Time) error {
 	return nil
 }
 
-func isHex(s string, n int) bool {
+// LowerHex reports whether s is n lowercase hex characters: the form
+// NIP-01 requires of an event's id, pubkey and sig, and of the event ids
+// and keys the relay reads out of tags.
+func LowerHex(s string, n int) bool {
 	if len(s) != n {
 		return false
 	}

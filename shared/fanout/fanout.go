@@ -50,6 +50,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/filter"
 	"github.com/buzzrelay/relay/shared/kinds"
 	"github.com/buzzrelay/relay/shared/nip29"
 	"github.com/buzzrelay/relay/shared/relayinfo"
@@ -324,17 +325,6 @@ func plan(c *candidate, items []*item, readable map[store.ReadPair]bool) (msgs [
 	return msgs, lost
 }
 
-// eTags are the values of ev's e tags.
-func eTags(ev *nostr.Event) []string {
-	var out []string
-	for _, t := range ev.Tags {
-		if len(t) >= 2 && t[0] == "e" {
-			out = append(out, t[1])
-		}
-	}
-	return out
-}
-
 // items loads channel, channel type and thread root of the committed
 // events (an ephemeral event is never stored: its own h tag names its
 // channel) and the candidate subscriptions of their channels, in one round
@@ -346,7 +336,7 @@ func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Ev
 	for i, ev := range events {
 		ids[i] = ev.ID
 		if kinds.Deletes(ev.Kind) {
-			targets = append(targets, eTags(ev)...)
+			targets = append(targets, filter.TagValues(ev.Tags, "e")...)
 		}
 		if kinds.Ephemeral(ev.Kind) {
 			if ch, ok := nip29.ChannelTag(ev.Tags); ok {
@@ -385,7 +375,7 @@ func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Ev
 			touch(m.Root, it)
 		}
 		if kinds.Deletes(ev.Kind) {
-			for _, id := range eTags(ev) {
+			for _, id := range filter.TagValues(ev.Tags, "e") {
 				if root, ok := metas.Roots[id]; ok {
 					touch(root, it)
 				}

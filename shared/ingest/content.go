@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/buzzrelay/relay/shared/access"
+	"github.com/buzzrelay/relay/shared/eventcheck"
 	"github.com/buzzrelay/relay/shared/kinds"
 	"github.com/buzzrelay/relay/shared/nip29"
 	"github.com/buzzrelay/relay/shared/reject"
@@ -109,7 +110,7 @@ func (a *apply) message(ctx context.Context) error {
 // optional h against the target's channel and the author's right to write
 // there.
 func (a *apply) target(ctx context.Context, id, what string) (*store.EventRef, error) {
-	if !isHex64(id) {
+	if !eventcheck.LowerHex(id, 64) {
 		return nil, reject.Invalidf("%s target %q is not a 64-hex event id", what, id)
 	}
 	ref, ch, role, err := a.tx.Target(ctx, id, a.ev.PubKey)
@@ -295,19 +296,6 @@ func (a *apply) replaceable(ctx context.Context) error {
 	return a.store(ctx, meta)
 }
 
-func isHex64(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for i := 0; i < 64; i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
-
 // ephemeral checks an ephemeral event (NIP-01 20000-29999) without storing
 // it: one with an h tag needs a channel its author may write to. Submit
 // hands it to live fan-out like a stored event.
@@ -324,7 +312,7 @@ func (a *apply) ephemeral(ctx context.Context) error {
 // search; reads give it only to its p recipient (query's access rule).
 func (a *apply) giftWrap(ctx context.Context) error {
 	p, ok := nip29.Tag(a.ev.Tags, "p")
-	if !ok || !isHex64(p) {
+	if !ok || !eventcheck.LowerHex(p, 64) {
 		return reject.Invalidf("a gift wrap needs a p tag naming its recipient's 64-hex public key")
 	}
 	return a.store(ctx, store.EventMeta{TopLevel: true, Last: true})

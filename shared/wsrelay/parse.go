@@ -122,7 +122,7 @@ func parseEvent(verb string, parts []json.RawMessage) (*Message, error) {
 		}
 		_ = json.Unmarshal(raw, &probe)
 		id, _ := probe.ID.(string)
-		if !isHex64(id) {
+		if !eventcheck.LowerHex(id, 64) {
 			id = ""
 		}
 		return nil, &ParseError{Verb: verb, EventID: id, Err: reject.Invalidf("event is not a valid nostr event: %s", jsonProblem(err))}
@@ -219,16 +219,3 @@ func clip(s string) string {
 }
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
-
-func isHex64(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}

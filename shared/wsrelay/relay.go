@@ -26,6 +26,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/eventcheck"
 	"github.com/buzzrelay/relay/shared/fanout"
 	"github.com/buzzrelay/relay/shared/ingest"
 	"github.com/buzzrelay/relay/shared/kinds"
@@ -240,7 +241,7 @@ func (r *Relay) checkAuth(conn *fanout.Connection, ev *nostr.Event) *reject.Erro
 	if ev.Kind != nostr.KindClientAuthentication {
 		return reject.Invalidf("AUTH needs a kind %d event, got kind %d", kinds.Auth, ev.Kind)
 	}
-	if !isHex64(ev.PubKey) || ev.GetID() != ev.ID {
+	if !eventcheck.LowerHex(ev.PubKey, 64) || ev.GetID() != ev.ID {
 		return reject.Invalidf("AUTH event id does not match its content")
 	}
 	if ok, err := ev.CheckSignature(); err != nil || !ok {
