@@ -121,7 +121,7 @@ func newEventsServer(t testing.TB, conns int32, routes map[string]bool) (*httpte
 	st := testkit.NewStore(t, store.Options{MaxConns: conns})
 	key := testkit.RelayKey(t)
 	log := testkit.Quiet()
-	fn := apigw.HTTP(bridge.New(st, key, ingest.New(st, key, log), nil, nil, "default", log), apigw.Origin{Scheme: "http"})
+	fn := apigw.HTTP(bridge.New(st, key, ingest.New(st, key), nil, nil, "default", log), apigw.Origin{Scheme: "http"})
 	api := &emulator.HTTPAPI{Routes: map[string]emulator.HTTPHandler{}}
 	for r := range routes {
 		api.Routes[r] = fn

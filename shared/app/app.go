@@ -134,7 +134,7 @@ func (a *App) wire(ctx context.Context, parts part) error {
 		a.Signer = a.Keys
 	}
 	if parts&writes != 0 {
-		a.Ingest = ingest.New(a.Store, a.Keys, a.Log)
+		a.Ingest = ingest.New(a.Store, a.Keys)
 	}
 	if parts&(reads|live) != 0 {
 		a.Reader = query.New(a.Store, a.signer())

@@ -26,7 +26,7 @@ func newHarness(t testing.TB) *harness {
 	t.Helper()
 	st := testkit.NewStore(t, store.Options{MaxConns: 16})
 	key := testkit.RelayKey(t)
-	return &harness{t: t, st: st, svc: ingest.New(st, key, testkit.Quiet()), relay: key}
+	return &harness{t: t, st: st, svc: ingest.New(st, key), relay: key}
 }
 
 func (h *harness) submit(ev *nostr.Event) ingest.Outcome {

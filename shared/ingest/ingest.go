@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/nbd-wtf/go-nostr"
@@ -23,13 +22,12 @@ import (
 type Service struct {
 	store  *store.Store
 	signer signer.Signer
-	log    *slog.Logger
 	now    func() time.Time
 }
 
 // New builds the write path over st, signing relay events with sg.
-func New(st *store.Store, sg signer.Signer, log *slog.Logger) *Service {
-	return &Service{store: st, signer: sg, log: log, now: time.Now}
+func New(st *store.Store, sg signer.Signer) *Service {
+	return &Service{store: st, signer: sg, now: time.Now}
 }
 
 // WithClock returns a copy of s that reads time from now (tests).
@@ -197,6 +195,4 @@ func (a *apply) sign(ctx context.Context, kind int, createdAt int64, tags nostr.
 	return ev, nil
 }
 
-var errNotFound = store.ErrNotFound
-
-func isNotFound(err error) bool { return errors.Is(err, errNotFound) }
+func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }

@@ -293,7 +293,7 @@ func TestIAMUserCanServeTheRelay(t *testing.T) {
 	pk, _ := nostr.GetPublicKey(sk)
 	ev := &nostr.Event{Kind: 9007, CreatedAt: nostr.Now(), Tags: nostr.Tags{{"h", uuid.NewString()}, {"name", "general"}}}
 	_ = ev.Sign(sk)
-	if out, err := ingest.New(st, relayKey, quiet).Submit(ctx, "default", pk, ev); err != nil || !out.Accepted {
+	if out, err := ingest.New(st, relayKey).Submit(ctx, "default", pk, ev); err != nil || !out.Accepted {
 		t.Fatalf("create channel as %s: %s (%v)", user, out.Message, err)
 	}
 	if _, err := st.Pool.Exec(ctx, `CREATE TABLE not_allowed (x int)`); err == nil {

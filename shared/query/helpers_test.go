@@ -3,8 +3,6 @@ package query
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -54,7 +52,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ing := ingest.New(st, relay, slog.New(slog.NewTextHandler(io.Discard, nil))).
+	ing := ingest.New(st, relay).
 		WithClock(func() time.Time { return time.Unix(t0+300, 0) })
 	return &env{t: t, ctx: ctx, st: st, relay: relay, ing: ing, q: New(st, relay)}
 }
