@@ -39,12 +39,7 @@ type Deliveries struct {
 func (s *Store) ForDelivery(ctx context.Context, community string, ids, targets, channels []string, now int64) (*Deliveries, error) {
 	out := &Deliveries{Events: make(map[string]Delivered, len(ids)), Roots: map[string]string{}, System: map[string]bool{}}
 	b := &pgx.Batch{}
-	b.Queue(`
-SELECT e.id, e.raw, COALESCE(e.channel_id, ''), COALESCE(c.channel_type = 'system', false), COALESCE(t.root_id, '')
-FROM events e
-LEFT JOIN channels c ON c.community_id = e.community_id AND c.id = e.channel_id
-LEFT JOIN thread_metadata t ON t.community_id = e.community_id AND t.event_id = e.id
-WHERE e.community_id = $1 AND e.id = ANY($2::text[]) AND e.deleted_at IS NULL`, community, ids).Query(func(rows pgx.Rows) error {
+	b.Queue(deliveryEventsSQL, community, ids).Query(func(rows pgx.Rows) error {
 		var id string
 		var d Delivered
 		_, err := pgx.ForEachRow(rows, []any{&id, &d.Raw, &d.Channel, &d.System, &d.Root}, func() error {
@@ -54,8 +49,7 @@ WHERE e.community_id = $1 AND e.id = ANY($2::text[]) AND e.deleted_at IS NULL`, 
 		return err
 	})
 	if len(targets) > 0 {
-		b.Queue(`SELECT event_id, root_id FROM thread_metadata
-WHERE community_id = $1 AND event_id = ANY($2::text[]) AND root_id IS NOT NULL`, community, targets).Query(func(rows pgx.Rows) error {
+		b.Queue(deliveryRootsSQL, community, targets).Query(func(rows pgx.Rows) error {
 			var id, root string
 			_, err := pgx.ForEachRow(rows, []any{&id, &root}, func() error {
 				out.Roots[id] = root
@@ -65,8 +59,7 @@ WHERE community_id = $1 AND event_id = ANY($2::text[]) AND root_id IS NOT NULL`,
 		})
 	}
 	if len(channels) > 0 {
-		b.Queue(`SELECT id FROM channels WHERE community_id = $1 AND id = ANY($2::text[]) AND channel_type = 'system'`,
-			community, channels).Query(func(rows pgx.Rows) error {
+		b.Queue(deliverySystemSQL, community, channels).Query(func(rows pgx.Rows) error {
 			var id string
 			_, err := pgx.ForEachRow(rows, []any{&id}, func() error {
 				out.System[id] = true
@@ -75,17 +68,7 @@ WHERE community_id = $1 AND event_id = ANY($2::text[]) AND root_id IS NOT NULL`,
 			return err
 		})
 	}
-	b.Queue(`
-SELECT s.connection_id, s.sub_id, s.pubkey, s.filters
-FROM ws_subscriptions s
-JOIN ws_connections c ON c.id = s.connection_id
-WHERE (s.connection_id, s.sub_id) IN (
-  SELECT k.connection_id, k.sub_id FROM ws_subscription_channels k
-  WHERE k.community_id = $1 AND k.channel_id = ANY(ARRAY[''] || $3::text[] || ARRAY(
-    SELECT DISTINCT e.channel_id FROM unnest($2::text[]) AS x(id)
-    JOIN events e ON e.community_id = $1 AND e.id = x.id
-    WHERE e.deleted_at IS NULL AND e.channel_id IS NOT NULL)))
-  AND c.expires_at > $4`, community, ids, channels, now).Query(func(rows pgx.Rows) error {
+	b.Queue(deliverySubscriptionsSQL, community, ids, channels, now).Query(func(rows pgx.Rows) error {
 		var err error
 		out.Subscriptions, err = scanSubscriptions(rows)
 		return err
@@ -95,3 +78,41 @@ WHERE (s.connection_id, s.sub_id) IN (
 	}
 	return out, nil
 }
+
+// The statements of ForDelivery reach each row by its whole key, one id at
+// a time (a LATERAL subquery with LIMIT 1, or a correlated scalar subquery,
+// which Postgres plans as a lookup per id): pgx prepares every statement and
+// Postgres may keep a generic plan made while the tables were small and
+// unanalyzed, when "community_id = $1" looks like one row. With "id =
+// ANY($2)" or a join against an unnest, that plan reads the community's
+// every event and filters them, on every delivery, a cost that grows with
+// the table (TestDeliveryPlansUseKeys).
+const (
+	deliveryEventsSQL = `
+SELECT e.id, e.raw, COALESCE(e.channel_id, ''),
+  COALESCE((SELECT c.channel_type = 'system' FROM channels c
+    WHERE c.community_id = $1 AND c.id = e.channel_id), false),
+  COALESCE((SELECT t.root_id FROM thread_metadata t
+    WHERE t.community_id = $1 AND t.event_id = e.id), '')
+FROM unnest($2::text[]) AS x(id)
+CROSS JOIN LATERAL (SELECT e.id, e.raw, e.channel_id FROM events e
+  WHERE e.community_id = $1 AND e.id = x.id AND e.deleted_at IS NULL LIMIT 1) e`
+	deliveryRootsSQL = `
+SELECT t.event_id, t.root_id FROM unnest($2::text[]) AS x(id)
+CROSS JOIN LATERAL (SELECT t.event_id, t.root_id FROM thread_metadata t
+  WHERE t.community_id = $1 AND t.event_id = x.id AND t.root_id IS NOT NULL LIMIT 1) t`
+	deliverySystemSQL = `
+SELECT x.id FROM unnest($2::text[]) AS x(id)
+WHERE (SELECT c.channel_type = 'system' FROM channels c WHERE c.community_id = $1 AND c.id = x.id)`
+	deliverySubscriptionsSQL = `
+SELECT s.connection_id, s.sub_id, s.pubkey, s.filters
+FROM ws_subscriptions s
+JOIN ws_connections c ON c.id = s.connection_id
+WHERE (s.connection_id, s.sub_id) IN (
+  SELECT k.connection_id, k.sub_id FROM ws_subscription_channels k
+  WHERE k.community_id = $1 AND k.channel_id = ANY(ARRAY[''] || $3::text[] || ARRAY(
+    SELECT (SELECT e.channel_id FROM events e
+      WHERE e.community_id = $1 AND e.id = x.id AND e.deleted_at IS NULL)
+    FROM unnest($2::text[]) AS x(id))))
+  AND c.expires_at > $4`
+)
