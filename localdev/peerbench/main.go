@@ -36,11 +36,11 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/localdev/e2e"
 	"github.com/buzzrelay/relay/localdev/wsclient"
+	"github.com/buzzrelay/relay/shared/store"
 )
 
 type options struct {
@@ -183,7 +183,7 @@ func runOne(ctx context.Context, name, adminDSN string, o options) (*result, err
 	if r.bigFresh, err = b.reqs(ctx, big, o.reqs); err != nil {
 		return nil, err
 	}
-	if err := analyze(ctx, dsn); err != nil {
+	if err := store.AnalyzeDatabase(ctx, dsn); err != nil {
 		return nil, err
 	}
 	if r.smallAnalyzed, err = b.reqs(ctx, small, o.reqs); err != nil {
@@ -499,17 +499,4 @@ func waitUp(addr string, limit time.Duration) error {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return fmt.Errorf("nothing listens on %s after %s", addr, limit)
-}
-
-// analyze runs ANALYZE on the database at dsn.
-func analyze(ctx context.Context, dsn string) error {
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		return fmt.Errorf("analyze: %w", err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "ANALYZE"); err != nil {
-		return fmt.Errorf("analyze: %w", err)
-	}
-	return nil
 }
