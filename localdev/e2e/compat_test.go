@@ -34,6 +34,15 @@ func newChannel(t *testing.T, b *bridge, visibility string) string {
 	return id
 }
 
+// newMember is a fresh key that b's key added to ch (a bare 9000), with
+// its bridge client.
+func newMember(t *testing.T, r *Relay, b *bridge, ch string) (user, *bridge) {
+	t.Helper()
+	u := testkit.NewKey(t)
+	b.accept(signed(t, b.u, 9000, nostr.Tags{{"h", ch}, {"p", u.Pub}}, ""))
+	return u, newBridge(t, r, u)
+}
+
 // openChannel starts a relay where alice has created an open channel ch;
 // ba is her bridge client.
 func openChannel(t *testing.T) (r *Relay, alice user, ba *bridge, ch string) {
@@ -144,11 +153,8 @@ func parseMembership(t *testing.T, ev nostr.Event) membershipContent {
 
 // Item 5: 44100/44101 content names the change and the channel.
 func TestCompatMembershipNotificationContent(t *testing.T) {
-	r := newRelay(t)
-	alice, bob := testkit.NewKey(t), testkit.NewKey(t)
-	ba, bb := newBridge(t, r, alice), newBridge(t, r, bob)
-	ch := newChannel(t, ba, "private")
-	ba.accept(signed(t, alice, 9000, nostr.Tags{{"h", ch}, {"p", bob.Pub}}, ""))
+	r, alice, ba, ch := ownedChannel(t, "private")
+	bob, bb := newMember(t, r, ba, ch)
 	ba.accept(signed(t, alice, 9001, nostr.Tags{{"h", ch}, {"p", bob.Pub}}, ""))
 	for kind, typ := range map[int]string{44100: "member_added", 44101: "member_removed"} {
 		evs := bb.query(map[string]any{"kinds": []int{kind}, "#p": []string{bob.Pub}})
@@ -406,11 +412,8 @@ func TestCompatDeletionOfDeletion(t *testing.T) {
 // Item 13: a member removed from a private channel cannot delete its own
 // messages there.
 func TestCompatRemovedMemberCannotDelete(t *testing.T) {
-	r := newRelay(t)
-	alice, bob := testkit.NewKey(t), testkit.NewKey(t)
-	ba, bb := newBridge(t, r, alice), newBridge(t, r, bob)
-	ch := newChannel(t, ba, "private")
-	ba.accept(signed(t, alice, 9000, nostr.Tags{{"h", ch}, {"p", bob.Pub}}, ""))
+	r, alice, ba, ch := ownedChannel(t, "private")
+	bob, bb := newMember(t, r, ba, ch)
 	kept := signed(t, bob, 9, nostr.Tags{{"h", ch}}, "kept")
 	bb.accept(kept)
 	ba.accept(signed(t, alice, 9001, nostr.Tags{{"h", ch}, {"p", bob.Pub}}, ""))

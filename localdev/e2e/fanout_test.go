@@ -20,7 +20,7 @@ import (
 // nothing, and a member removed after subscribing gets CLOSED restricted:,
 // never the event.
 func TestAsyncFanout(t *testing.T) {
-	r := newRelayWith(t, Options{FanoutInlineMax: 2, FanoutBatchSize: 3})
+	r := StartTest(t, Options{FanoutInlineMax: 2, FanoutBatchSize: 3})
 	alice := testkit.NewKey(t)
 	ra := dial(t, r)
 	login(t, ra, alice)

@@ -3,9 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -19,19 +17,7 @@ import (
 
 const wait = 10 * time.Second
 
-func newRelay(t *testing.T) *Relay {
-	t.Helper()
-	dsn := testkit.NewDatabase(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	r, err := Start(ctx, dsn, Options{Log: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(r.Close)
-	return r
-}
+func newRelay(t *testing.T) *Relay { return StartTest(t, Options{}) }
 
 // user is a client identity.
 type user = testkit.Key
@@ -221,22 +207,6 @@ func (rc *rawConn) auth(r *Relay, u user, challenge string) {
 func joinRaw(parts []json.RawMessage) string {
 	b, _ := json.Marshal(parts)
 	return string(b)
-}
-
-func newRelayWith(t *testing.T, o Options) *Relay {
-	t.Helper()
-	dsn := testkit.NewDatabase(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if o.Log == nil {
-		o.Log = slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	}
-	r, err := Start(ctx, dsn, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(r.Close)
-	return r
 }
 
 func urlPathEscape(s string) string { return url.PathEscape(s) }

@@ -15,7 +15,7 @@ import (
 // both APIs) NIP-98 `u` and the NIP-42 relay tag name that host, whatever
 // host the request reached the handlers with.
 func TestPublicURLNamesTheRelay(t *testing.T) {
-	r := newRelayWith(t, Options{Env: map[string]string{"BUZZ_PUBLIC_URL": "https://relay.example.com", "BUZZ_PUBLIC_SCHEME": ""}})
+	r := StartTest(t, Options{Env: map[string]string{"BUZZ_PUBLIC_URL": "https://relay.example.com", "BUZZ_PUBLIC_SCHEME": ""}})
 	k := testkit.NewKey(t)
 	post := func(u string) int {
 		body := []byte(`[{"kinds":[9],"limit":1}]`)

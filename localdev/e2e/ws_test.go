@@ -457,7 +457,7 @@ func TestSubscriptionLimit(t *testing.T) {
 // TestIdleTimeout: the emulator closes a silent socket (1001) and the
 // handlers' $disconnect removes its row.
 func TestIdleTimeout(t *testing.T) {
-	dsnRelay := newRelayWith(t, Options{IdleTimeout: 300 * time.Millisecond})
+	dsnRelay := StartTest(t, Options{IdleTimeout: 300 * time.Millisecond})
 	rc := dialRaw(t, dsnRelay)
 	rc.send(`["REQ","x",{}]`)
 	rc.expect("AUTH")

@@ -1,10 +1,10 @@
 // Command peerbench runs the same WebSocket load against this relay (as
 // `make dev` runs it: localdev, NIP-42, NIP-29 channels) and against khatru
-// with its Postgres event store (no auth, no groups), one after the other
-// in one run on the same Postgres server, and prints both figures and their
-// ratios. It is its own module so that khatru is never a dependency of the
-// relay; the relay is built from the repository and run as a process, as
-// khatru is (this binary re-executed with -serve-khatru).
+// with its Postgres event store (no auth, no groups; localdev/khatrupeer),
+// one after the other in one run on the same Postgres server, and prints
+// both figures and their ratios. Both are built from the repository and run
+// as processes; khatru's module is its own, so khatru is never a dependency
+// of the relay.
 //
 // Load: -inflight EVENTs in flight per socket, each waiting for its OK; one
 // socket publishing -events events into one channel, then -sockets sockets
@@ -13,23 +13,18 @@
 // times on the small and on the big channel, first as just loaded, then
 // after ANALYZE. Every REQ must return 50 events newest first, then EOSE.
 //
-// Usage (from the repository root, after `make pg`):
+// Usage (from the repository root):
 //
-//	cd localdev/peerbench && DATABASE_URL=... go run . -repo ../..
+//	source localdev/pg.sh && go run ./localdev/peerbench
 package main
 
 import (
 	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"net"
-	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,11 +35,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/coder/websocket"
-	"github.com/fiatjaf/eventstore/postgresql"
-	"github.com/fiatjaf/khatru"
-	_ "github.com/lib/pq"
+	"github.com/google/uuid"
 	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/localdev/e2e"
+	"github.com/buzzrelay/relay/localdev/wsclient"
+	"github.com/buzzrelay/relay/shared/store"
 )
 
 type options struct {
@@ -54,24 +50,17 @@ type options struct {
 
 func main() {
 	var o options
-	serve := flag.String("serve-khatru", "", "internal: serve khatru on this address over DATABASE_URL")
 	flag.IntVar(&o.events, "events", 20000, "events of the one-socket ingest (and in total over -sockets)")
 	flag.IntVar(&o.sockets, "sockets", 4, "sockets of the parallel ingest")
 	flag.IntVar(&o.small, "small", 200, "events of the small channel")
 	flag.IntVar(&o.inflight, "inflight", 200, "EVENTs in flight per socket")
 	flag.IntVar(&o.reqs, "reqs", 50, "REQs per REQ figure")
-	flag.StringVar(&o.repo, "repo", "../..", "root of the relay's repository")
+	flag.StringVar(&o.repo, "repo", ".", "root of the relay's repository (khatru is built from its localdev/khatrupeer)")
 	flag.StringVar(&o.base, "base", "", "another checkout of the relay (before a change), run between khatru and -repo in the same run for an A/B ratio")
 	baseLast := flag.Bool("base-last", false, "run -base after -repo (the later relay meets whatever load the machine has then: alternate the order between runs)")
 	only := flag.String("only", "", "run against one relay only: khatru, base or buzz")
 	flag.Parse()
 	dsn := os.Getenv("DATABASE_URL")
-	if *serve != "" {
-		if err := serveKhatru(*serve, dsn); err != nil {
-			fail(err)
-		}
-		return
-	}
 	if dsn == "" {
 		fail(errors.New("DATABASE_URL is not set: run `make pg` in the repository and export it"))
 	}
@@ -109,23 +98,9 @@ type result struct {
 
 type stats struct{ p50, p99 float64 } // ms
 
-func serveKhatru(addr, dsn string) error {
-	relay := khatru.NewRelay()
-	db := postgresql.PostgresBackend{DatabaseURL: dsn}
-	if err := db.Init(); err != nil {
-		return err
-	}
-	relay.StoreEvent = append(relay.StoreEvent, db.SaveEvent)
-	relay.QueryEvents = append(relay.QueryEvents, db.QueryEvents)
-	relay.CountEvents = append(relay.CountEvents, db.CountEvents)
-	relay.DeleteEvent = append(relay.DeleteEvent, db.DeleteEvent)
-	relay.ReplaceEvent = append(relay.ReplaceEvent, db.ReplaceEvent)
-	return http.ListenAndServe(addr, relay)
-}
-
 // runOne starts relay name over a fresh database and runs the load.
 func runOne(ctx context.Context, name, adminDSN string, o options) (*result, error) {
-	dsn, drop, err := freshDatabase(adminDSN, "peerbench_"+name)
+	dsn, drop, err := e2e.ScratchDatabase(ctx, adminDSN, "peerbench_"+name)
 	if err != nil {
 		return nil, err
 	}
@@ -137,21 +112,19 @@ func runOne(ctx context.Context, name, adminDSN string, o options) (*result, err
 	var cmd *exec.Cmd
 	switch name {
 	case "khatru":
-		self, err := os.Executable()
+		bin, err := build(filepath.Join(o.repo, "localdev", "khatrupeer"), ".", "peerbench-khatru")
 		if err != nil {
 			return nil, err
 		}
-		cmd = exec.Command(self, "-serve-khatru", addr)
+		cmd = exec.Command(bin, "-addr", addr)
 	case "buzz", "base":
 		repo := o.repo
 		if name == "base" {
 			repo = o.base
 		}
-		bin := filepath.Join(os.TempDir(), "peerbench-"+name+"-localdev")
-		build := exec.Command("go", "build", "-o", bin, "./localdev")
-		build.Dir, build.Stdout, build.Stderr = repo, os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			return nil, fmt.Errorf("build the relay in %s: %w", repo, err)
+		bin, err := build(repo, "./localdev", "peerbench-"+name+"-localdev")
+		if err != nil {
+			return nil, err
 		}
 		cmd = exec.Command(bin)
 	}
@@ -182,12 +155,12 @@ func runOne(ctx context.Context, name, adminDSN string, o options) (*result, err
 	if name == "base" {
 		kind = "buzz"
 	}
-	b := &bench{name: kind, url: wsURL, owner: newKey(), inflight: o.inflight}
+	b := &bench{name: kind, url: wsURL, owner: nostr.GeneratePrivateKey(), inflight: o.inflight}
 	if err := b.setup(ctx); err != nil {
 		return nil, err
 	}
 	r := &result{name: name}
-	big, four, small := b.channel(), b.channel(), b.channel()
+	big, four, small := uuid.NewString(), uuid.NewString(), uuid.NewString()
 	for _, ch := range []string{big, four, small} {
 		if err := b.createChannel(ctx, ch); err != nil {
 			return nil, err
@@ -210,7 +183,7 @@ func runOne(ctx context.Context, name, adminDSN string, o options) (*result, err
 	if r.bigFresh, err = b.reqs(ctx, big, o.reqs); err != nil {
 		return nil, err
 	}
-	if err := analyze(dsn); err != nil {
+	if err := store.AnalyzeDatabase(ctx, dsn); err != nil {
 		return nil, err
 	}
 	if r.smallAnalyzed, err = b.reqs(ctx, small, o.reqs); err != nil {
@@ -284,34 +257,30 @@ func fmtNum(v float64, rate bool) string {
 	return strconv.FormatFloat(v, 'f', 1, 64)
 }
 
-type key struct{ sk, pk string }
-
-func newKey() key {
-	sk := nostr.GeneratePrivateKey()
-	pk, _ := nostr.GetPublicKey(sk)
-	return key{sk, pk}
+// build builds package pkg of the module in dir into a binary named name
+// in the temporary directory and returns its path.
+func build(dir, pkg, name string) (string, error) {
+	bin := filepath.Join(os.TempDir(), name)
+	cmd := exec.Command("go", "build", "-o", bin, pkg)
+	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("build %s in %s: %w", pkg, dir, err)
+	}
+	return bin, nil
 }
 
 type bench struct {
-	name     string
+	name     string // "buzz" logs in (NIP-42) and creates its channels
 	url      string
-	owner    key
+	owner    string // secret key of every event
 	inflight int
 	seq      atomic.Int64
 	reader   *client
 }
 
-func (b *bench) channel() string {
-	var r [16]byte
-	_, _ = rand.Read(r[:])
-	h := hex.EncodeToString(r[:])
-	return h[:8] + "-" + h[8:12] + "-4" + h[13:16] + "-a" + h[17:20] + "-" + h[20:32]
-}
-
 // client is one socket: a reader goroutine hands OKs, EVENTs and EOSEs out.
 type client struct {
-	c   *websocket.Conn
-	wmu sync.Mutex
+	*wsclient.Conn
 	ok  chan okMsg
 	sub chan []json.RawMessage // EVENT, EOSE, CLOSED
 }
@@ -323,54 +292,27 @@ type okMsg struct {
 }
 
 func (b *bench) dial(ctx context.Context) (*client, error) {
-	c, _, err := websocket.Dial(ctx, b.url, nil)
+	conn, err := wsclient.Dial(ctx, b.url)
 	if err != nil {
-		return nil, fmt.Errorf("dial %s: %w", b.url, err)
-	}
-	c.SetReadLimit(1 << 20)
-	cl := &client{c: c, ok: make(chan okMsg, 4*b.inflight), sub: make(chan []json.RawMessage, 256)}
-	auth := make(chan string, 1)
-	go cl.readLoop(auth)
-	if b.name != "buzz" {
-		return cl, nil
-	}
-	// NIP-42: the challenge comes with the reply to the first message.
-	if err := cl.write(ctx, []any{"REQ", "hello", map[string]any{"limit": 0}}); err != nil {
 		return nil, err
 	}
-	var challenge string
-	select {
-	case challenge = <-auth:
-	case <-time.After(10 * time.Second):
-		return nil, errors.New("no AUTH challenge")
+	if b.name == "buzz" {
+		lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err := conn.Login(lctx, b.url, b.owner)
+		cancel()
+		if err != nil {
+			conn.Close()
+			return nil, err
+		}
 	}
-	<-cl.sub // CLOSED auth-required
-	ev := nostr.Event{Kind: 22242, CreatedAt: nostr.Now(), Tags: nostr.Tags{{"relay", b.url}, {"challenge", challenge}}}
-	if err := ev.Sign(b.owner.sk); err != nil {
-		return nil, err
-	}
-	if err := cl.write(ctx, []any{"AUTH", ev}); err != nil {
-		return nil, err
-	}
-	if ok := <-cl.ok; !ok.accepted {
-		return nil, fmt.Errorf("AUTH refused: %s", ok.reason)
-	}
+	cl := &client{Conn: conn, ok: make(chan okMsg, 4*b.inflight), sub: make(chan []json.RawMessage, 256)}
+	go cl.readLoop()
 	return cl, nil
 }
 
-func (c *client) write(ctx context.Context, v any) error {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	return c.c.Write(ctx, websocket.MessageText, data)
-}
-
-func (c *client) readLoop(auth chan string) {
+func (c *client) readLoop() {
 	for {
-		_, data, err := c.c.Read(context.Background())
+		data, err := c.Read(context.Background())
 		if err != nil {
 			close(c.sub)
 			return
@@ -379,9 +321,7 @@ func (c *client) readLoop(auth chan string) {
 		if json.Unmarshal(data, &p) != nil || len(p) < 2 {
 			continue
 		}
-		var verb string
-		_ = json.Unmarshal(p[0], &verb)
-		switch verb {
+		switch wsclient.Verb(p) {
 		case "OK":
 			var m okMsg
 			_ = json.Unmarshal(p[1], &m.id)
@@ -390,13 +330,6 @@ func (c *client) readLoop(auth chan string) {
 				_ = json.Unmarshal(p[3], &m.reason)
 			}
 			c.ok <- m
-		case "AUTH":
-			var ch string
-			_ = json.Unmarshal(p[1], &ch)
-			select {
-			case auth <- ch:
-			default:
-			}
 		case "EVENT", "EOSE", "CLOSED":
 			c.sub <- p
 		}
@@ -416,10 +349,10 @@ func (b *bench) createChannel(ctx context.Context, ch string) error {
 		return nil
 	}
 	ev := nostr.Event{Kind: 9007, CreatedAt: nostr.Now(), Tags: nostr.Tags{{"h", ch}, {"name", "peerbench " + ch[:8]}, {"visibility", "open"}}}
-	if err := ev.Sign(b.owner.sk); err != nil {
+	if err := ev.Sign(b.owner); err != nil {
 		return err
 	}
-	if err := b.reader.write(ctx, []any{"EVENT", ev}); err != nil {
+	if err := b.reader.Send(ctx, []any{"EVENT", ev}); err != nil {
 		return err
 	}
 	if ok := <-b.reader.ok; !ok.accepted {
@@ -438,13 +371,13 @@ func (b *bench) ingest(ctx context.Context, ch string, n, per int) (float64, err
 		if err != nil {
 			return 0, err
 		}
-		defer c.c.CloseNow()
+		defer c.Close()
 		socks[i] = c
 		evs[i] = make([]nostr.Event, per)
 		for j := range evs[i] {
 			ev := nostr.Event{Kind: 9, CreatedAt: nostr.Now(), Tags: nostr.Tags{{"h", ch}},
 				Content: "peerbench " + strconv.FormatInt(b.seq.Add(1), 10)}
-			if err := ev.Sign(b.owner.sk); err != nil {
+			if err := ev.Sign(b.owner); err != nil {
 				return 0, err
 			}
 			evs[i][j] = ev
@@ -477,7 +410,7 @@ func (b *bench) ingest(ctx context.Context, ch string, n, per int) (float64, err
 			}()
 			for j := range evs[i] {
 				slots <- struct{}{}
-				if err := c.write(ctx, []any{"EVENT", evs[i][j]}); err != nil {
+				if err := c.Send(ctx, []any{"EVENT", evs[i][j]}); err != nil {
 					errc <- err
 					return
 				}
@@ -503,7 +436,7 @@ func (b *bench) reqs(ctx context.Context, ch string, k int) (stats, error) {
 	for i := range k {
 		id := "q" + strconv.Itoa(i)
 		start := time.Now()
-		if err := b.reader.write(ctx, []any{"REQ", id, map[string]any{"kinds": []int{9}, "#h": []string{ch}, "limit": 50}}); err != nil {
+		if err := b.reader.Send(ctx, []any{"REQ", id, map[string]any{"kinds": []int{9}, "#h": []string{ch}, "limit": 50}}); err != nil {
 			return stats{}, err
 		}
 		var got []nostr.Event
@@ -514,9 +447,7 @@ func (b *bench) reqs(ctx context.Context, ch string, k int) (stats, error) {
 				if !ok {
 					return stats{}, errors.New("socket closed during REQ")
 				}
-				var verb string
-				_ = json.Unmarshal(p[0], &verb)
-				switch verb {
+				switch wsclient.Verb(p) {
 				case "EVENT":
 					var ev nostr.Event
 					_ = json.Unmarshal(p[2], &ev)
@@ -537,7 +468,7 @@ func (b *bench) reqs(ctx context.Context, ch string, k int) (stats, error) {
 		if !slices.IsSortedFunc(got, func(a, b nostr.Event) int { return int(b.CreatedAt - a.CreatedAt) }) {
 			return stats{}, errors.New("REQ events are not newest first")
 		}
-		if err := b.reader.write(ctx, []any{"CLOSE", id}); err != nil {
+		if err := b.reader.Send(ctx, []any{"CLOSE", id}); err != nil {
 			return stats{}, err
 		}
 	}
@@ -568,41 +499,4 @@ func waitUp(addr string, limit time.Duration) error {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return fmt.Errorf("nothing listens on %s after %s", addr, limit)
-}
-
-func freshDatabase(adminDSN, prefix string) (string, func(), error) {
-	var rb [4]byte
-	_, _ = rand.Read(rb[:])
-	name := prefix + "_" + hex.EncodeToString(rb[:])
-	db, err := sql.Open("postgres", adminDSN)
-	if err != nil {
-		return "", nil, err
-	}
-	defer db.Close()
-	if _, err := db.Exec("CREATE DATABASE " + name); err != nil {
-		return "", nil, fmt.Errorf("create database: %w", err)
-	}
-	drop := func() {
-		if db, err := sql.Open("postgres", adminDSN); err == nil {
-			_, _ = db.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
-			db.Close()
-		}
-	}
-	u, err := url.Parse(adminDSN)
-	if err != nil {
-		drop()
-		return "", nil, err
-	}
-	u.Path = "/" + name
-	return u.String(), drop, nil
-}
-
-func analyze(dsn string) error {
-	db, err := sql.Open("postgres", dsn)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	_, err = db.Exec("ANALYZE")
-	return err
 }

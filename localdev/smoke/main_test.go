@@ -15,11 +15,7 @@ import (
 func TestSmokePassesAgainstTheRelay(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	r, err := e2e.Start(ctx, testkit.NewDatabase(t), e2e.Options{Log: testkit.Quiet()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := e2e.StartTest(t, e2e.Options{Log: testkit.Quiet()})
 	var out bytes.Buffer
 	if !Run(ctx, Config{URL: r.HTTPURL, Timeout: 10 * time.Second, Wait: 10 * time.Second}, &out) {
 		t.Fatalf("smoke failed:\n%s", out.String())

@@ -34,11 +34,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/google/uuid"
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/localdev/e2e"
+	"github.com/buzzrelay/relay/localdev/wsclient"
 	"github.com/buzzrelay/relay/shared/migrate"
 	"github.com/buzzrelay/relay/shared/ratelimit"
 )
@@ -145,13 +145,13 @@ func Run(ctx context.Context, adminDSN string, o Options, progress io.Writer) (*
 	relay.Lambda.Concurrency = o.AsyncConcurrency
 
 	b := &bench{o: o, relay: relay, sent: make([]atomic.Int64, o.LatencyEvents+o.Events)}
-	owner := newKey()
+	owner := nostr.GeneratePrivateKey()
 	pubs := make([]*client, max(o.Publishers, 1))
 	for i := range pubs {
 		if pubs[i], err = b.login(ctx, owner); err != nil {
 			return nil, fmt.Errorf("publisher: %w", err)
 		}
-		defer pubs[i].c.CloseNow()
+		defer pubs[i].Close()
 	}
 	b.channel = uuid.NewString()
 	if _, err := pubs[0].publish(ctx, owner, 9007, nostr.Tags{{"h", b.channel}, {"name", "wsbench"}, {"visibility", "open"}}, ""); err != nil {
@@ -169,7 +169,7 @@ func Run(ctx context.Context, adminDSN string, o Options, progress io.Writer) (*
 	start := time.Now()
 	subs, err := b.subscribe(ctx)
 	for _, s := range subs {
-		defer s.c.CloseNow()
+		defer s.Close()
 	}
 	if err != nil {
 		return nil, err
@@ -218,18 +218,9 @@ type bench struct {
 	sent    []atomic.Int64 // unix nanos just before EVENT seq was written
 }
 
-type key struct{ sk, pk string }
-
-func newKey() key {
-	sk := nostr.GeneratePrivateKey()
-	pk, _ := nostr.GetPublicKey(sk)
-	return key{sk, pk}
-}
-
-// client is one raw WebSocket connection.
+// client is one subscriber's or publisher's socket.
 type client struct {
-	c    *websocket.Conn
-	wmu  sync.Mutex
+	*wsclient.Conn
 	oks  chan []json.RawMessage // OK messages (publishers)
 	mu   sync.Mutex
 	got  map[int]time.Duration // seq -> latency (subscribers)
@@ -242,70 +233,19 @@ func (c *client) count() int {
 	return len(c.got)
 }
 
-func (c *client) write(ctx context.Context, v any) error {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	return c.c.Write(ctx, websocket.MessageText, data)
-}
-
-func read(ctx context.Context, c *websocket.Conn) ([]json.RawMessage, error) {
-	_, data, err := c.Read(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var parts []json.RawMessage
-	if err := json.Unmarshal(data, &parts); err != nil || len(parts) == 0 {
-		return nil, fmt.Errorf("relay sent %q", data)
-	}
-	return parts, nil
-}
-
-func verb(p []json.RawMessage) string {
-	var s string
-	_ = json.Unmarshal(p[0], &s)
-	return s
-}
-
-// login opens a socket and authenticates it as k (NIP-42).
-func (b *bench) login(ctx context.Context, k key) (*client, error) {
+// login opens a socket and authenticates it as secret key sk (NIP-42).
+func (b *bench) login(ctx context.Context, sk string) (*client, error) {
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	c, _, err := websocket.Dial(dctx, b.relay.WSURL, nil)
+	conn, err := wsclient.Dial(dctx, b.relay.WSURL)
 	if err != nil {
-		return nil, fmt.Errorf("dial: %w", err)
-	}
-	c.SetReadLimit(1 << 20)
-	cl := &client{c: c, oks: make(chan []json.RawMessage, 4), got: map[int]time.Duration{}, done: make(chan struct{})}
-	if err := cl.write(dctx, []any{"REQ", "hello", map[string]any{"limit": 0}}); err != nil {
 		return nil, err
 	}
-	var challenge string
-	for challenge == "" {
-		p, err := read(dctx, c)
-		if err != nil {
-			return nil, fmt.Errorf("waiting for AUTH: %w", err)
-		}
-		if verb(p) == "AUTH" {
-			_ = json.Unmarshal(p[1], &challenge)
-		}
-	}
-	if p, err := read(dctx, c); err != nil || verb(p) != "CLOSED" {
-		return nil, fmt.Errorf("want CLOSED auth-required, got %v %v", p, err)
-	}
-	ev := nostr.Event{Kind: 22242, CreatedAt: nostr.Now(), Tags: nostr.Tags{{"relay", b.relay.WSURL}, {"challenge", challenge}}}
-	if err := ev.Sign(k.sk); err != nil {
+	if err := conn.Login(dctx, b.relay.WSURL, sk); err != nil {
+		conn.Close()
 		return nil, err
 	}
-	if err := cl.write(dctx, []any{"AUTH", ev}); err != nil {
-		return nil, err
-	}
-	if p, err := read(dctx, c); err != nil || verb(p) != "OK" || string(p[2]) != "true" {
-		return nil, fmt.Errorf("AUTH refused: %v %v", p, err)
-	}
+	cl := &client{Conn: conn, oks: make(chan []json.RawMessage, 4), got: map[int]time.Duration{}, done: make(chan struct{})}
 	go cl.readLoop(ctx, b)
 	return cl, nil
 }
@@ -314,7 +254,7 @@ func (b *bench) login(ctx context.Context, k key) (*client, error) {
 func (c *client) readLoop(ctx context.Context, b *bench) {
 	defer close(c.done)
 	for {
-		_, data, err := c.c.Read(ctx)
+		data, err := c.Read(ctx)
 		if err != nil {
 			return
 		}
@@ -335,7 +275,7 @@ func (c *client) readLoop(ctx context.Context, b *bench) {
 		if json.Unmarshal(data, &p) != nil || len(p) == 0 {
 			continue
 		}
-		if verb(p) == "OK" {
+		if wsclient.Verb(p) == "OK" {
 			c.oks <- p
 		}
 	}
@@ -360,12 +300,12 @@ func benchSeq(data []byte) (int, bool) {
 	return n, err == nil
 }
 
-func (c *client) publish(ctx context.Context, k key, kind int, tags nostr.Tags, content string) (string, error) {
+func (c *client) publish(ctx context.Context, sk string, kind int, tags nostr.Tags, content string) (string, error) {
 	ev := nostr.Event{Kind: kind, CreatedAt: nostr.Now(), Tags: tags, Content: content}
-	if err := ev.Sign(k.sk); err != nil {
+	if err := ev.Sign(sk); err != nil {
 		return "", err
 	}
-	if err := c.write(ctx, []any{"EVENT", ev}); err != nil {
+	if err := c.Send(ctx, []any{"EVENT", ev}); err != nil {
 		return "", err
 	}
 	return ev.ID, c.waitOK(ctx, ev.ID)
@@ -389,16 +329,16 @@ func (c *client) waitOK(ctx context.Context, id string) error {
 
 // send publishes event seq with content prefix+seq, stamping the send time
 // of a "bench " event first, and returns the time to its OK.
-func (b *bench) send(ctx context.Context, p *client, k key, seq int, prefix string) (time.Duration, error) {
+func (b *bench) send(ctx context.Context, p *client, sk string, seq int, prefix string) (time.Duration, error) {
 	ev := nostr.Event{Kind: 9, CreatedAt: nostr.Now(), Tags: nostr.Tags{{"h", b.channel}}, Content: prefix + strconv.Itoa(seq)}
-	if err := ev.Sign(k.sk); err != nil {
+	if err := ev.Sign(sk); err != nil {
 		return 0, err
 	}
 	start := time.Now()
 	if prefix == "bench " {
 		b.sent[seq].Store(start.UnixNano())
 	}
-	if err := p.write(ctx, []any{"EVENT", ev}); err != nil {
+	if err := p.Send(ctx, []any{"EVENT", ev}); err != nil {
 		return 0, fmt.Errorf("publish %d: %w", seq, err)
 	}
 	err := p.waitOK(ctx, ev.ID)
@@ -407,7 +347,7 @@ func (b *bench) send(ctx context.Context, p *client, k key, seq int, prefix stri
 
 // burst has the publishers send events from..to-1 as fast as their OKs
 // come back; it returns the OK latencies (sorted) and the time it took.
-func (b *bench) burst(ctx context.Context, pubs []*client, k key, from, to int, prefix string) ([]time.Duration, time.Duration, error) {
+func (b *bench) burst(ctx context.Context, pubs []*client, sk string, from, to int, prefix string) ([]time.Duration, time.Duration, error) {
 	var next atomic.Int64
 	next.Store(int64(from))
 	var mu sync.Mutex
@@ -424,7 +364,7 @@ func (b *bench) burst(ctx context.Context, pubs []*client, k key, from, to int, 
 				if seq >= int64(to) {
 					return
 				}
-				d, err := b.send(ctx, p, k, int(seq), prefix)
+				d, err := b.send(ctx, p, sk, int(seq), prefix)
 				if err != nil {
 					errc <- err
 					return
@@ -458,12 +398,12 @@ func (b *bench) subscribe(ctx context.Context) ([]*client, error) {
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			err := func() error {
-				cl, err := b.login(ctx, newKey())
+				cl, err := b.login(ctx, nostr.GeneratePrivateKey())
 				if err != nil {
 					return err
 				}
 				subs[i] = cl
-				if err := cl.write(ctx, []any{"REQ", "live", map[string]any{"kinds": []int{9}, "#h": []string{b.channel}, "limit": 0}}); err != nil {
+				if err := cl.Send(ctx, []any{"REQ", "live", map[string]any{"kinds": []int{9}, "#h": []string{b.channel}, "limit": 0}}); err != nil {
 					return err
 				}
 				return nil

@@ -7,7 +7,6 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/shared/migrate"
 	"github.com/buzzrelay/relay/shared/reject"
 	"github.com/buzzrelay/relay/shared/store"
 	"github.com/buzzrelay/relay/shared/testkit"
@@ -19,15 +18,10 @@ import (
 // nothing.
 func TestSubscribeReplacesAndLimits(t *testing.T) {
 	ctx := context.Background()
-	dsn := testkit.NewDatabase(t)
-	if err := migrate.EnsureCommunity(ctx, dsn, "c1", ""); err != nil {
+	st := testkit.NewStore(t, store.Options{MaxConns: 2})
+	if _, err := st.EnsureCommunity(ctx, "c1", ""); err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(ctx, dsn, store.Options{MaxConns: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	reg := NewRegistry(st)
 	if err := reg.Open(ctx, Connection{ID: "conn", Community: "c1", RelayURLs: []string{"ws://x"}, Challenge: "ab"}); err != nil {
 		t.Fatal(err)
@@ -64,7 +58,7 @@ func TestSubscribeReplacesAndLimits(t *testing.T) {
 		t.Fatalf("index of unpinned subscription = %v, want the any-channel bucket", got)
 	}
 	// Full: a third id is refused; replacing an existing one still works.
-	err = reg.Subscribe(ctx, "c1", "conn", "c", "pk", pinned("x"), 2)
+	err := reg.Subscribe(ctx, "c1", "conn", "c", "pk", pinned("x"), 2)
 	if rej, ok := reject.As(err); !ok || rej.Prefix != reject.Restricted {
 		t.Fatalf("third subscription: %v, want restricted:", err)
 	}

@@ -26,12 +26,7 @@ import (
 //	source localdev/pg.sh && go test -run '^$' -bench BenchmarkWindow -benchtime 2000x ./shared/query/
 func BenchmarkWindow(b *testing.B) {
 	ctx := context.Background()
-	dsn := testkit.NewDatabase(b)
-	st, err := store.Open(ctx, dsn, store.Options{MaxConns: 2})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
+	st := testkit.NewStore(b, store.Options{MaxConns: 2})
 	relay, err := signer.FromHex(nostr.GeneratePrivateKey())
 	if err != nil {
 		b.Fatal(err)

@@ -14,9 +14,8 @@ import (
 // asked with a limit above the fixture's size. Relay-signed overlays
 // (39005/39006) are synthesized, not stored, and so are not counted.
 func TestCountMatchesRows(t *testing.T) {
-	e := newEnv(t)
-	alice, bob := newUser(), newUser()
-	ch := e.channel(alice)
+	e, alice, ch := newChannelEnv(t)
+	bob := newUser()
 	e.addMember(alice, ch, bob)
 
 	var rows []*nostr.Event

@@ -42,12 +42,7 @@ func newUser() user {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	ctx := context.Background()
-	dsn := testkit.NewDatabase(t)
-	st, err := store.Open(ctx, dsn, store.Options{MaxConns: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
+	st := testkit.NewStore(t, store.Options{MaxConns: 4})
 	relay, err := signer.FromHex(nostr.GeneratePrivateKey())
 	if err != nil {
 		t.Fatal(err)

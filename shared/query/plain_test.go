@@ -15,9 +15,8 @@ import (
 // NIP-01 matching, newest first with ties by id, before_id keyset, page,
 // #h through the target's channel for reactions and deletions, limits.
 func TestPlainFilters(t *testing.T) {
-	e := newEnv(t)
-	alice, bob := newUser(), newUser()
-	ch := e.channel(alice)
+	e, alice, ch := newChannelEnv(t)
+	bob := newUser()
 	var msgs []*nostr.Event
 	for i := 0; i < 6; i++ {
 		msgs = append(msgs, e.msg([]user{alice, bob}[i%2], ch, t0+10+int64(i/3), fmt.Sprintf("m%d", i)))
@@ -163,9 +162,8 @@ func TestDiscovery(t *testing.T) {
 // thread_cursor + thread_cursor_id (and the camelCase spelling), -1 = from
 // the start, depth_limit, include_aux, and ThreadSummary.
 func TestThreadPanel(t *testing.T) {
-	e := newEnv(t)
-	alice, bob := newUser(), newUser()
-	ch := e.channel(alice)
+	e, alice, ch := newChannelEnv(t)
+	bob := newUser()
 	root := e.msg(alice, ch, t0+10, "root")
 	var replies []*nostr.Event
 	for i := 0; i < 9; i++ {

@@ -18,9 +18,8 @@ func windowBody(ch string, extra string) string {
 // then the aux closure (two hops, deleted hop-1 events' deletions included,
 // deleted hop-1 events not), one 39005 per row with replies, one 39006.
 func TestWindowResponse(t *testing.T) {
-	e := newEnv(t)
-	alice, bob := newUser(), newUser()
-	ch := e.channel(alice)
+	e, alice, ch := newChannelEnv(t)
+	bob := newUser()
 	m1 := e.msg(alice, ch, t0+10, "one")
 	m2 := e.msg(bob, ch, t0+11, "two")
 	m3 := e.msg(alice, ch, t0+12, "three")

@@ -76,6 +76,18 @@ func dropDatabase(ctx context.Context, c *pgx.Conn, name string) error {
 	return nil
 }
 
+// AnalyzeDatabase refreshes the planner statistics of every table of the
+// database at dsn, whoever created them (localdev/peerbench analyzes
+// khatru's tables as well as the relay's).
+func AnalyzeDatabase(ctx context.Context, dsn string) error {
+	return onAdmin(ctx, dsn, func(c *pgx.Conn) error {
+		if _, err := c.Exec(ctx, "ANALYZE"); err != nil {
+			return fmt.Errorf("store: analyze: %w", err)
+		}
+		return nil
+	})
+}
+
 // EnsureTemplate makes template database name exist, built the first time
 // by build on a scratch database that is then renamed into place, and
 // drops the other templates whose name starts with prefix (older

@@ -78,3 +78,23 @@ func TestEnsureTemplateBuildsOnceAndClones(t *testing.T) {
 		t.Fatal("the older template is still there")
 	}
 }
+
+// AnalyzeDatabase refreshes the statistics of every table of the database,
+// also of one the relay did not create.
+func TestAnalyzeDatabase(t *testing.T) {
+	ctx := context.Background()
+	st := testkit.NewStore(t, store.Options{MaxConns: 1})
+	if _, err := st.Pool.Exec(ctx, `CREATE TABLE peer_events AS SELECT g AS id FROM generate_series(1, 500) g`); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.AnalyzeDatabase(ctx, st.Pool.Config().ConnString()); err != nil {
+		t.Fatal(err)
+	}
+	var tuples float64
+	if err := st.Pool.QueryRow(ctx, `SELECT reltuples FROM pg_class WHERE relname = 'peer_events'`).Scan(&tuples); err != nil {
+		t.Fatal(err)
+	}
+	if tuples != 500 {
+		t.Fatalf("reltuples of peer_events = %v after AnalyzeDatabase, want 500", tuples)
+	}
+}

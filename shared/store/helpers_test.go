@@ -1,7 +1,6 @@
 package store_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/nbd-wtf/go-nostr"
@@ -13,12 +12,7 @@ import (
 // freshStore opens a store on a fresh migrated database.
 func freshStore(t *testing.T) *store.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), testkit.NewDatabase(t), store.Options{MaxConns: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	return st
+	return testkit.NewStore(t, store.Options{MaxConns: 2})
 }
 
 // keypair returns a new secret key and its public key.
