@@ -60,7 +60,7 @@ func TestAsyncFanout(t *testing.T) {
 	// carol never was a member: she gets neither the events nor a CLOSED
 	// that would tell her the channel exists and is busy (the live-CLOSED
 	// rule of docs/security.md); checked with the others at the end.
-	// 8 connections in batches of 3 connections: 3 runs per event.
+	// 8 subscriptions in parts of about 3: 3 runs per event.
 	r.Lambda.Wait()
 	if runs := r.Lambda.Runs() - before; runs != 6 {
 		t.Fatalf("fan-out function ran %d times for 2 events, want 6", runs)

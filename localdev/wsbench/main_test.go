@@ -25,7 +25,7 @@ func TestRunSmall(t *testing.T) {
 		if res.Missing != 0 || res.DeliveriesPerRun != 20*25 || res.P99ms <= 0 || res.IngestPerSecond <= 0 || res.NoListenersPerSecond <= 0 {
 			t.Fatalf("result %+v", res)
 		}
-		// 20 connections in batches of 7: 3 runs per event.
+		// 20 subscriptions in parts of about 7: 3 runs per event.
 		if async := o.InlineMax > 0; async != (res.AsyncRuns == 3*25) {
 			t.Fatalf("inline max %d: %d fan-out runs", o.InlineMax, res.AsyncRuns)
 		}

@@ -155,8 +155,8 @@ func (a *App) signer() signer.Signer {
 
 // connectLive builds live delivery over the @connections API at
 // WS_MANAGEMENT_ENDPOINT and, with FANOUT_FUNCTION set, hands audiences
-// above FANOUT_INLINE_MAX to the fan-out function in batches of
-// FANOUT_BATCH_SIZE, invoked asynchronously at LAMBDA_ENDPOINT.
+// above FANOUT_INLINE_MAX subscriptions to the fan-out function in parts
+// of about FANOUT_BATCH_SIZE, invoked asynchronously at LAMBDA_ENDPOINT.
 func (a *App) connectLive(ctx context.Context) error {
 	endpoint := a.Config.WSManagementEndpoint
 	if endpoint == "" {

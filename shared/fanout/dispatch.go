@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/nbd-wtf/go-nostr"
@@ -12,25 +13,29 @@ import (
 
 // # Fan-out off the publisher's path
 //
-// Deliver posts inline while the audience of a commit (the connections
-// holding a candidate subscription) is at most InlineMax: no extra hop, the
-// cheapest path for the usual channel. A larger audience is cut into
-// batches of BatchSize connections, each handed to the fan-out function
-// (functions/fanout) by an asynchronous invocation (Lambda's InvocationType
-// Event: the call returns once the payload is queued), so the publisher's
-// OK waits for one Invoke per batch instead of thousands of posts, and the
-// batches are delivered in parallel by as many fan-out instances.
+// Deliver posts inline while the audience of a commit (its candidate
+// subscriptions) is at most InlineMax: no extra hop, the cheapest path for
+// the usual channel. The publisher's lookup reads at most InlineMax+1 of
+// them, with their count and the subscriptions' sequence number at the
+// commit (store.ForDelivery), so its cost does not grow with the audience.
+// A larger audience is handed to the fan-out function (functions/fanout)
+// in parts of about BatchSize subscriptions, split by connection, one
+// asynchronous invocation each (Lambda's InvocationType Event: the call
+// returns once the payload is queued): the publisher's OK waits for one
+// small Invoke per part, never for the audience's rows or posts, and the
+// parts are delivered in parallel by as many fan-out instances.
 //
-// A batch carries the items as the publisher resolved them (raw event,
-// channel, system flag, the 39005 summaries already signed) and the
-// (connection, subscription) keys of its share of the audience. The fan-out
-// function reloads those subscriptions (a closed one is skipped), re-checks
-// each reader's access at delivery time, matches and posts (DeliverBatch):
-// the same code as inline delivery from there on.
+// A part carries the items as the publisher resolved them (raw event,
+// channel, system flag, the 39005 summaries already signed), the channels
+// and the cutoff. The fan-out function loads its part of the subscriptions
+// stored up to the cutoff (one opened after the commit read the event as
+// stored and does not get it again; a closed one is gone), re-checks each
+// reader's access at delivery time, matches and posts (DeliverBatch): the
+// same code as inline delivery from there on.
 //
 // Order: the events of one publisher reach a subscriber in commit order
-// when delivered inline; batches of successive commits run in parallel, so
-// a subscriber beyond the threshold may get two close events swapped (as
+// when delivered inline; parts of successive commits run in parallel, so a
+// subscriber beyond the threshold may get two close events swapped (as
 // NIP-01 allows; clients sort by created_at).
 
 // Invoker hands a payload to the fan-out function without waiting for it
@@ -45,21 +50,36 @@ const (
 	// DefaultInlineMax is the largest audience delivered inline: about
 	// InlineMax/Concurrency post round trips (tens of ms) before the OK.
 	DefaultInlineMax = 200
-	// DefaultBatchSize is the connections of one fan-out invocation: 500
-	// posts at Concurrency in flight take well under a second.
+	// DefaultBatchSize is the subscriptions of one fan-out invocation
+	// (about: a part is a hash share of the connections): 500 posts at
+	// Concurrency in flight take well under a second.
 	DefaultBatchSize = 500
 	// MaxBatchPayload keeps a batch under Lambda's 256 KB asynchronous
 	// invocation payload limit, with room for the envelope.
 	MaxBatchPayload = 240 << 10
 )
 
-// Batch is the payload of one fan-out invocation.
+// Batch is the payload of one fan-out invocation: the items and either
+// the audience Part to load or, as earlier versions sent, the Subs.
 type Batch struct {
 	Community string      `json:"community"`
 	Items     []BatchItem `json:"items"`
+	Part      *Part       `json:"part,omitempty"`
 	// Subs are [connection id, subscription id] pairs.
-	Subs [][2]string `json:"subs"`
+	Subs [][2]string `json:"subs,omitempty"`
 }
+
+// Part names one share of an audience (store.AudiencePart).
+type Part struct {
+	Index    int      `json:"index"`
+	Of       int      `json:"of"`
+	Cutoff   int64    `json:"cutoff"`
+	Channels []string `json:"channels,omitempty"`
+}
+
+// audience is the size of a commit's audience and the subscriptions'
+// sequence number at the commit.
+type audience struct{ count, cutoff int64 }
 
 // BatchItem is one event to deliver, as the committing function resolved it.
 type BatchItem struct {
@@ -82,63 +102,24 @@ func (f *Fanout) batchSize() int {
 	return f.BatchSize
 }
 
-// connections counts the distinct connections among cands.
-func connections(cands []candidate) int {
-	seen := make(map[string]struct{}, len(cands))
-	for _, c := range cands {
-		seen[c.connection] = struct{}{}
-	}
-	return len(seen)
-}
-
-// dispatch cuts the audience into batches (a connection's subscriptions
-// stay in one batch, so its messages keep their order) and invokes the
-// fan-out function for each. A batch that cannot be handed over is
-// delivered inline rather than lost.
-func (f *Fanout) dispatch(ctx context.Context, community string, items []*item, cands []candidate) {
+// handOff invokes the fan-out function for each part of the audience. A
+// part that cannot be handed over is delivered inline rather than lost.
+func (f *Fanout) handOff(ctx context.Context, community string, items []*item, aud audience) {
 	start := time.Now()
 	bitems := make([]BatchItem, len(items))
-	size := 0
+	var channels []string
 	for i, it := range items {
 		bitems[i] = BatchItem{Event: json.RawMessage(it.raw), Channel: it.channel, System: it.system}
-		size += len(it.raw) + len(it.channel) + 32
-	}
-	per := f.batchSize()
-	var batches [][]candidate
-	var cur []candidate
-	byConn := map[string][]candidate{}
-	var order []string
-	for _, c := range cands {
-		if _, ok := byConn[c.connection]; !ok {
-			order = append(order, c.connection)
+		if it.channel != "" && !slices.Contains(channels, it.channel) {
+			channels = append(channels, it.channel)
 		}
-		byConn[c.connection] = append(byConn[c.connection], c)
 	}
-	n, bytes := 0, size
-	for _, id := range order {
-		cs := byConn[id]
-		keyBytes := 0
-		for _, c := range cs {
-			keyBytes += len(c.connection) + len(c.sub) + 8
-		}
-		if n > 0 && (n >= per || bytes+keyBytes > MaxBatchPayload) {
-			batches = append(batches, cur)
-			cur, n, bytes = nil, 0, size
-		}
-		cur = append(cur, cs...)
-		n++
-		bytes += keyBytes
-	}
-	if len(cur) > 0 {
-		batches = append(batches, cur)
-	}
+	per := int64(f.batchSize())
+	parts := int((aud.count + per - 1) / per)
 	invoked, inline := 0, 0
-	for _, bc := range batches {
-		b := Batch{Community: community, Items: bitems, Subs: make([][2]string, len(bc))}
-		for i, c := range bc {
-			b.Subs[i] = [2]string{c.connection, c.sub}
-		}
-		payload, err := json.Marshal(b)
+	for i := range parts {
+		p := Part{Index: i, Of: parts, Cutoff: aud.cutoff, Channels: channels}
+		payload, err := json.Marshal(Batch{Community: community, Items: bitems, Part: &p})
 		if err == nil && len(payload) > MaxBatchPayload {
 			err = fmt.Errorf("batch of %d bytes is over the %d-byte limit", len(payload), MaxBatchPayload)
 		}
@@ -147,15 +128,27 @@ func (f *Fanout) dispatch(ctx context.Context, community string, items []*item, 
 		}
 		if err != nil {
 			f.Log.WarnContext(ctx, "fanout: async invoke failed, delivering inline", "community", community,
-				"subscriptions", len(bc), "err", err)
-			f.deliverTo(ctx, community, items, bc)
+				"part", i, "parts", parts, "err", err)
+			if err := f.deliverPart(ctx, community, items, p); err != nil {
+				f.Log.ErrorContext(ctx, "fanout: audience part", "community", community, "part", i, "err", err)
+			}
 			inline++
 			continue
 		}
 		invoked++
 	}
-	f.Log.DebugContext(ctx, "fanout: dispatched", "community", community, "events", len(items),
-		"candidates", len(cands), "batches", invoked, "inline_batches", inline, "took_ms", time.Since(start).Milliseconds())
+	f.Log.DebugContext(ctx, "fanout: handed off", "community", community, "events", len(items),
+		"audience", aud.count, "parts", invoked, "inline_parts", inline, "took_ms", time.Since(start).Milliseconds())
+}
+
+// deliverPart loads part p of the audience and delivers items to it.
+func (f *Fanout) deliverPart(ctx context.Context, community string, items []*item, p Part) error {
+	cands, err := f.Registry.audiencePart(ctx, community, p.Channels, p.Cutoff, p.Index, p.Of)
+	if err != nil {
+		return err
+	}
+	f.deliverTo(ctx, community, items, cands)
+	return nil
 }
 
 // ErrBadBatch is returned for a payload that is not a fan-out batch; it is
@@ -178,17 +171,25 @@ func (f *Fanout) DeliverBatch(ctx context.Context, payload []byte) error {
 		}
 		items = append(items, &item{ev: &ev, raw: string(bi.Event), channel: bi.Channel, system: bi.System})
 	}
-	if len(items) == 0 || len(b.Subs) == 0 {
+	if p := b.Part; p != nil && (p.Of < 1 || p.Index < 0 || p.Index >= p.Of) {
+		return fmt.Errorf("%w: part %d of %d", ErrBadBatch, p.Index, p.Of)
+	}
+	if len(items) == 0 || (b.Part == nil && len(b.Subs) == 0) {
 		return nil
 	}
 	start := time.Now()
-	cands, err := f.Registry.subscriptions(ctx, b.Community, b.Subs)
+	var cands []candidate
+	var err error
+	if p := b.Part; p != nil {
+		cands, err = f.Registry.audiencePart(ctx, b.Community, p.Channels, p.Cutoff, p.Index, p.Of)
+	} else {
+		cands, err = f.Registry.subscriptions(ctx, b.Community, b.Subs)
+	}
 	if err != nil {
 		return err
 	}
 	conns, sent := f.deliverTo(ctx, b.Community, items, cands)
 	f.Log.DebugContext(ctx, "fanout: batch delivered", "community", b.Community, "events", len(items),
-		"subscriptions", len(b.Subs), "live", len(cands), "connections", conns, "messages", sent,
-		"took_ms", time.Since(start).Milliseconds())
+		"live", len(cands), "connections", conns, "messages", sent, "took_ms", time.Since(start).Milliseconds())
 	return nil
 }

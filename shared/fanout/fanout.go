@@ -8,14 +8,15 @@
 //
 // The function that committed the event (ws-message for a WebSocket EVENT,
 // ingest for POST /events) calls Deliver before it answers, so that a
-// subscription opened after the OK gets the event as stored only. An audience of at most InlineMax connections is posted to
-// inline, in that invocation: Lambda freezes an instance once it returned,
-// so delivery cannot run in the background of the answer, and inline is
-// one hop less than anything else. A larger audience is cut into batches
-// handed to the fan-out function (functions/fanout) by asynchronous
-// invocations (dispatch.go): the committing function waits for one Invoke
-// per batch, not for thousands of posts, and the batches are delivered in
-// parallel. Postgres LISTEN/NOTIFY cannot drive Lambda (frozen between
+// subscription opened after the OK gets the event as stored only. An
+// audience of at most InlineMax subscriptions is posted to inline, in that
+// invocation: Lambda freezes an instance once it returned, so delivery
+// cannot run in the background of the answer, and inline is one hop less
+// than anything else. A larger audience is handed to the fan-out function
+// (functions/fanout) in parts, by asynchronous invocations (dispatch.go):
+// the committing function reads at most InlineMax+1 subscriptions and waits
+// for one Invoke per part, not for the audience's rows or posts, and the
+// parts are delivered in parallel. Postgres LISTEN/NOTIFY cannot drive Lambda (frozen between
 // invocations), so subscriptions live in Postgres and matching reads them.
 //
 // Its price: a VPC Lambda cannot reach execute-api without egress (a
@@ -89,9 +90,9 @@ type Fanout struct {
 	Summaries   Summarizer
 	Log         *slog.Logger
 	Concurrency int
-	// Async, when set, takes delivery to more than InlineMax connections
-	// off the committing invocation: the audience goes, in batches of
-	// BatchSize connections, to the fan-out function (dispatch.go).
+	// Async, when set, takes delivery to more than InlineMax subscriptions
+	// off the committing invocation: the audience goes, in parts of about
+	// BatchSize subscriptions, to the fan-out function (dispatch.go).
 	Async     Invoker
 	InlineMax int
 	BatchSize int
@@ -122,16 +123,16 @@ func (f *Fanout) Deliver(ctx context.Context, community string, events []*nostr.
 		return
 	}
 	start := time.Now()
-	items, cands, err := f.items(ctx, community, events)
+	items, cands, aud, err := f.items(ctx, community, events)
 	if err != nil {
 		f.Log.ErrorContext(ctx, "fanout: load events", "community", community, "err", err)
 		return
 	}
-	if len(items) == 0 || len(cands) == 0 {
+	if len(items) == 0 || (len(cands) == 0 && aud.count == 0) {
 		return
 	}
-	if f.Async != nil && connections(cands) > f.inlineMax() {
-		f.dispatch(ctx, community, items, cands)
+	if f.Async != nil && aud.count > int64(f.inlineMax()) {
+		f.handOff(ctx, community, items, aud)
 		return
 	}
 	conns, sent := f.deliverTo(ctx, community, items, cands)
@@ -330,7 +331,7 @@ func plan(c *candidate, items []*item, readable map[store.ReadPair]bool) (msgs [
 // channel) and the candidate subscriptions of their channels, in one round
 // trip; when there is a candidate, it adds a fresh 39005 summary for every
 // thread root a reply or a deleted reply changed.
-func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Event) ([]*item, []candidate, error) {
+func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Event) ([]*item, []candidate, audience, error) {
 	ids := make([]string, len(events))
 	var targets, channels []string
 	for i, ev := range events {
@@ -344,9 +345,17 @@ func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Ev
 			}
 		}
 	}
-	metas, cands, err := f.Registry.eventMeta(ctx, community, ids, targets, channels)
+	limit := 0
+	if f.Async != nil {
+		limit = f.inlineMax() + 1 // enough to tell an audience to hand off
+	}
+	metas, cands, err := f.Registry.eventMeta(ctx, community, ids, targets, channels, limit)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, audience{}, err
+	}
+	aud := audience{count: int64(len(cands))}
+	if limit > 0 {
+		aud = audience{count: metas.Audience, cutoff: metas.Cutoff}
 	}
 	var out []*item
 	roots := map[string]*item{}
@@ -362,7 +371,7 @@ func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Ev
 		if !ok && kinds.Ephemeral(ev.Kind) {
 			raw, err := json.Marshal(ev)
 			if err != nil {
-				return nil, nil, fmt.Errorf("fanout: encode ephemeral event: %w", err)
+				return nil, nil, audience{}, fmt.Errorf("fanout: encode ephemeral event: %w", err)
 			}
 			m, ok = metas.ephemeral(ev, string(raw)), true
 		}
@@ -382,8 +391,8 @@ func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Ev
 			}
 		}
 	}
-	if f.Summaries == nil || len(cands) == 0 {
-		return out, cands, nil
+	if f.Summaries == nil || aud.count == 0 {
+		return out, cands, aud, nil
 	}
 	for _, root := range order {
 		it := roots[root]
@@ -397,11 +406,11 @@ func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Ev
 		}
 		raw, err := json.Marshal(sum)
 		if err != nil {
-			return nil, nil, fmt.Errorf("fanout: encode 39005: %w", err)
+			return nil, nil, audience{}, fmt.Errorf("fanout: encode 39005: %w", err)
 		}
 		out = append(out, &item{ev: sum, raw: string(raw), channel: it.channel, system: it.system, summary: true})
 	}
-	return out, cands, nil
+	return out, cands, aud, nil
 }
 
 // eventMessage is ["EVENT", sub, raw].

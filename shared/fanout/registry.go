@@ -156,6 +156,12 @@ func (r *Registry) subscriptions(ctx context.Context, community string, keys [][
 	return candidatesOf(r.st.SubscriptionsByKey(ctx, community, keys, r.now().Unix()))
 }
 
+// audiencePart loads part of parts of the audience of channels stored up
+// to cutoff (store.AudiencePart).
+func (r *Registry) audiencePart(ctx context.Context, community string, channels []string, cutoff int64, part, parts int) ([]candidate, error) {
+	return candidatesOf(r.st.AudiencePart(ctx, community, channels, cutoff, part, parts, r.now().Unix()))
+}
+
 // readable answers, for each pair, whether reader may read channel now
 // (store.Readable: access.Reaches for all pairs at once; match.go applies
 // the rest of the access rule per filter).
@@ -178,9 +184,10 @@ func (m *metas) ephemeral(ev *nostr.Event, raw string) eventMeta {
 // eventMeta loads the stored, not deleted events among ids, the thread
 // roots of the replies among targets, which of channels are system
 // channels, and the candidate subscriptions of their channels (and of the
-// any-channel bucket), in one round trip.
-func (r *Registry) eventMeta(ctx context.Context, community string, ids, targets, channels []string) (*metas, []candidate, error) {
-	d, err := r.st.ForDelivery(ctx, community, ids, targets, channels, r.now().Unix())
+// any-channel bucket; at most limit, 0: all, with their count and cutoff),
+// in one round trip.
+func (r *Registry) eventMeta(ctx context.Context, community string, ids, targets, channels []string, limit int) (*metas, []candidate, error) {
+	d, err := r.st.ForDelivery(ctx, community, ids, targets, channels, r.now().Unix(), limit)
 	if err != nil {
 		return nil, nil, fmt.Errorf("fanout: %w", err)
 	}

@@ -37,7 +37,8 @@ func TestDeliveryPlansUseKeys(t *testing.T) {
 		"events":        "(text, text[])",
 		"roots":         "(text, text[])",
 		"system":        "(text, text[])",
-		"subscriptions": "(text, text[], text[], bigint)",
+		"subscriptions": "(text, text[], text[], bigint, bigint)",
+		"audience":      "(text, text[], text[])",
 	}
 	argsFor := func(ids []string, channel string) map[string]string {
 		arr := "'{" + strings.Join(ids, ",") + "}'"
@@ -45,7 +46,8 @@ func TestDeliveryPlansUseKeys(t *testing.T) {
 			"events":        "('default', " + arr + ")",
 			"roots":         "('default', " + arr + ")",
 			"system":        "('default', '{" + channel + "}')",
-			"subscriptions": "('default', " + arr + ", '{" + channel + "}', 0)",
+			"subscriptions": "('default', " + arr + ", '{" + channel + "}', 0, 201)",
+			"audience":      "('default', " + arr + ", '{" + channel + "}')",
 		}
 	}
 	testkit.SeedChannel(t, st, testkit.SeedOptions{Channel: testkit.ChannelID(), Events: 60, Start: 1_600_000_000, Seed: 3})

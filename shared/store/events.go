@@ -27,16 +27,23 @@ type Deliveries struct {
 	System map[string]bool
 	// Subscriptions are the live subscriptions indexed under the channels
 	// of these events (stored ones, and the channels asked about) or the
-	// any-channel bucket: the candidates of their delivery.
+	// any-channel bucket: the candidates of their delivery; at most the
+	// limit asked for.
 	Subscriptions []Subscription
+	// Audience counts the subscriptions indexed under those channels (live
+	// or not), and Cutoff is the number of the last one stored
+	// (ws_subscriptions_seq), both read after the commit: with more than
+	// the limit, the rest is the fan-out function's (AudiencePart).
+	Audience, Cutoff int64
 }
 
 // ForDelivery loads, in one round trip, the stored and not deleted events
 // among ids (with channel, channel type and thread root), the thread roots
 // of the replies among targets, which of channels are system channels, and
 // the subscriptions whose connection is live at now (unix seconds) indexed
-// under the any-channel bucket, channels, or a channel of those events.
-func (s *Store) ForDelivery(ctx context.Context, community string, ids, targets, channels []string, now int64) (*Deliveries, error) {
+// under the any-channel bucket, channels, or a channel of those events (at
+// most limit of them; 0: all), with their count and the cutoff.
+func (s *Store) ForDelivery(ctx context.Context, community string, ids, targets, channels []string, now int64, limit int) (*Deliveries, error) {
 	out := &Deliveries{Events: make(map[string]Delivered, len(ids)), Roots: map[string]string{}, System: map[string]bool{}}
 	b := &pgx.Batch{}
 	b.Queue(deliveryEventsSQL, community, ids).Query(func(rows pgx.Rows) error {
@@ -68,11 +75,20 @@ func (s *Store) ForDelivery(ctx context.Context, community string, ids, targets,
 			return err
 		})
 	}
-	b.Queue(deliverySubscriptionsSQL, community, ids, channels, now).Query(func(rows pgx.Rows) error {
+	var lim any // NULL: no limit
+	if limit > 0 {
+		lim = limit
+	}
+	b.Queue(deliverySubscriptionsSQL, community, ids, channels, now, lim).Query(func(rows pgx.Rows) error {
 		var err error
 		out.Subscriptions, err = scanSubscriptions(rows)
 		return err
 	})
+	if limit > 0 {
+		b.Queue(deliveryAudienceSQL, community, ids, channels).QueryRow(func(row pgx.Row) error {
+			return row.Scan(&out.Audience, &out.Cutoff)
+		})
+	}
 	if err := s.Pool.SendBatch(ctx, b).Close(); err != nil {
 		return nil, fmt.Errorf("store: load events for delivery: %w", err)
 	}
@@ -110,9 +126,19 @@ FROM ws_subscriptions s
 JOIN ws_connections c ON c.id = s.connection_id
 WHERE (s.connection_id, s.sub_id) IN (
   SELECT k.connection_id, k.sub_id FROM ws_subscription_channels k
-  WHERE k.community_id = $1 AND k.channel_id = ANY(ARRAY[''] || $3::text[] || ARRAY(
+  WHERE k.community_id = $1 AND k.channel_id = ANY(` + deliveryChannels + `))
+  AND c.expires_at > $4
+LIMIT $5`
+	deliveryAudienceSQL = `
+SELECT count(DISTINCT (k.connection_id, k.sub_id)),
+  (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM ws_subscriptions_seq)
+FROM ws_subscription_channels k
+WHERE k.community_id = $1 AND k.channel_id = ANY(` + deliveryChannels + `)`
+	// deliveryChannels are the channels whose subscriptions are candidates:
+	// the any-channel bucket, those asked about ($3) and those of the
+	// stored events among the ids ($2).
+	deliveryChannels = `ARRAY[''] || $3::text[] || ARRAY(
     SELECT (SELECT e.channel_id FROM events e
       WHERE e.community_id = $1 AND e.id = x.id AND e.deleted_at IS NULL)
-    FROM unnest($2::text[]) AS x(id))))
-  AND c.expires_at > $4`
+    FROM unnest($2::text[]) AS x(id))`
 )

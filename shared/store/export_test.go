@@ -6,4 +6,5 @@ var DeliveryStatements = map[string]string{
 	"roots":         deliveryRootsSQL,
 	"system":        deliverySystemSQL,
 	"subscriptions": deliverySubscriptionsSQL,
+	"audience":      deliveryAudienceSQL,
 }

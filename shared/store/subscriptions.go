@@ -24,7 +24,8 @@ type NewSubscription struct {
 	CreatedAt int64
 }
 
-// Subscribe stores (or replaces) s in one statement: it counts the
+// Subscribe stores (or replaces) s in one statement, numbering it anew
+// from ws_subscriptions_seq (see AudiencePart): it counts the
 // connection's other subscriptions, upserts s only when they are fewer than
 // max, and makes its channel index rows exactly s.Pins. stored is false
 // when it was refused; then nothing changed.
@@ -37,7 +38,8 @@ WITH others AS (
   INSERT INTO ws_subscriptions (connection_id, sub_id, community_id, pubkey, filters, created_at)
   SELECT $1, $2, $3, $4, $5, $6 FROM others WHERE others.n < $8
   ON CONFLICT (connection_id, sub_id) DO UPDATE SET community_id = EXCLUDED.community_id,
-    pubkey = EXCLUDED.pubkey, filters = EXCLUDED.filters, created_at = EXCLUDED.created_at
+    pubkey = EXCLUDED.pubkey, filters = EXCLUDED.filters, created_at = EXCLUDED.created_at,
+    seq = EXCLUDED.seq
   RETURNING connection_id, sub_id
 ), stale AS (
   DELETE FROM ws_subscription_channels k USING s
@@ -99,3 +101,26 @@ func scanSubscriptions(rows pgx.Rows) ([]Subscription, error) {
 	}
 	return out, nil
 }
+
+// AudiencePart returns part (0 ≤ part < parts) of the live subscriptions of
+// community indexed under the any-channel bucket or channels whose number
+// is at most cutoff (Deliveries.Cutoff: they were stored before the commit
+// being delivered). The parts split the audience by connection, so each
+// subscription is in exactly one and a connection's subscriptions share it.
+func (st *Store) AudiencePart(ctx context.Context, community string, channels []string, cutoff int64, part, parts int, now int64) ([]Subscription, error) {
+	rows, err := st.Pool.Query(ctx, audiencePartSQL, community, channels, cutoff, part, parts, now)
+	if err != nil {
+		return nil, fmt.Errorf("store: audience part %d of %d: %w", part, parts, err)
+	}
+	return scanSubscriptions(rows)
+}
+
+const audiencePartSQL = `
+SELECT s.connection_id, s.sub_id, s.pubkey, s.filters
+FROM ws_subscriptions s
+JOIN ws_connections c ON c.id = s.connection_id
+WHERE (s.connection_id, s.sub_id) IN (
+  SELECT k.connection_id, k.sub_id FROM ws_subscription_channels k
+  WHERE k.community_id = $1 AND k.channel_id = ANY(ARRAY[''] || $2::text[])
+    AND (hashtext(k.connection_id) & 2147483647) % $5::integer = $4::integer)
+  AND s.seq <= $3 AND c.expires_at > $6`

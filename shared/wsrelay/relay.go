@@ -277,9 +277,9 @@ func (r *Relay) event(ctx context.Context, out *replier, conn *fanout.Connection
 	// Deliver before OK, as POST /events does: once the publisher has its
 	// OK, every subscription that existed at commit has been posted to (or,
 	// for an audience above the inline threshold, handed to the fan-out
-	// function in batches that name exactly those subscriptions), and a
-	// subscription opened after the OK gets the event as stored only. The
-	// wait is bounded: at most FANOUT_INLINE_MAX connections inline.
+	// function in parts holding exactly the subscriptions stored by then),
+	// and a subscription opened after the OK gets the event as stored only. The
+	// wait is bounded: at most FANOUT_INLINE_MAX subscriptions inline.
 	if len(res.Committed) > 0 && r.Fanout != nil {
 		r.Fanout.Deliver(ctx, conn.Community, res.Committed)
 	}
