@@ -31,9 +31,10 @@ type Deliveries struct {
 	// limit asked for.
 	Subscriptions []Subscription
 	// Audience counts the subscriptions indexed under those channels (live
-	// or not), and Cutoff is the number of the last one stored
-	// (ws_subscriptions_seq), both read after the commit: with more than
-	// the limit, the rest is the fan-out function's (AudiencePart).
+	// or not; len(Subscriptions) below the limit), and Cutoff is the number
+	// of the last one stored (ws_subscriptions_seq; read only when the
+	// limit is reached), both after the commit: with more than the limit,
+	// the rest is the fan-out function's (AudiencePart).
 	Audience, Cutoff int64
 }
 
@@ -84,13 +85,15 @@ func (s *Store) ForDelivery(ctx context.Context, community string, ids, targets,
 		out.Subscriptions, err = scanSubscriptions(rows)
 		return err
 	})
-	if limit > 0 {
-		b.Queue(deliveryAudienceSQL, community, ids, channels).QueryRow(func(row pgx.Row) error {
-			return row.Scan(&out.Audience, &out.Cutoff)
-		})
-	}
 	if err := s.Pool.SendBatch(ctx, b).Close(); err != nil {
 		return nil, fmt.Errorf("store: load events for delivery: %w", err)
+	}
+	out.Audience = int64(len(out.Subscriptions))
+	if limit > 0 && len(out.Subscriptions) >= limit {
+		// Only an audience that reaches the limit costs a second round trip.
+		if err := s.Pool.QueryRow(ctx, deliveryAudienceSQL, community, ids, channels).Scan(&out.Audience, &out.Cutoff); err != nil {
+			return nil, fmt.Errorf("store: audience for delivery: %w", err)
+		}
 	}
 	return out, nil
 }
