@@ -8,3 +8,10 @@ var DeliveryStatements = map[string]string{
 	"subscriptions": deliverySubscriptionsSQL,
 	"audience":      deliveryAudienceSQL,
 }
+
+// PlainSQL is the statement and arguments of a plain read.
+func PlainSQL(community, reader string, p *PlainRead) (string, []any, bool) {
+	b := newSQL(community, reader)
+	q, ok := p.query(b)
+	return q, b.args, ok
+}

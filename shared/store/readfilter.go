@@ -62,16 +62,28 @@ func keyset(b *sqlb, c Cursor) string {
 // and the placeholder of its kinds ("" when it has none).
 func fields(b *sqlb, f *filter.Filter) (conds []string, kinds string) {
 	if f.IDs != nil {
-		conds = append(conds, "e.id = ANY("+b.arg(f.IDs)+"::text[])")
+		conds = append(conds, oneOf(b, "e.id", f.IDs, "text"))
 	}
 	if f.Authors != nil {
-		conds = append(conds, "e.pubkey = ANY("+b.arg(f.Authors)+"::text[])")
+		conds = append(conds, oneOf(b, "e.pubkey", f.Authors, "text"))
 	}
 	if f.Kinds != nil {
 		kinds = b.arg(f.Kinds)
 		conds = append(conds, "e.kind = ANY("+kinds+"::integer[])")
 	}
 	return conds, kinds
+}
+
+// oneOf is col's condition for a filter's values: an equality for one
+// value, so that an index leading with col returns its rows in the order
+// of the next columns (Postgres 15 sorts what a "col = ANY" scan returns,
+// and a table without statistics then sorts the whole channel to return a
+// page of it), else "col = ANY".
+func oneOf[T any](b *sqlb, col string, vals []T, typ string) string {
+	if len(vals) == 1 {
+		return col + " = " + b.arg(vals[0]) + "::" + typ
+	}
+	return col + " = ANY(" + b.arg(vals) + "::" + typ + "[])"
 }
 
 // tagAndSearch returns the conditions of f's tag filters and NIP-50 search
@@ -84,7 +96,7 @@ func tagAndSearch(b *sqlb, f *filter.Filter, kinds string) []string {
 	for _, name := range f.TagNames() {
 		vals := f.Tags[name]
 		if name == "h" {
-			conds = append(conds, "e.channel_id = ANY("+b.arg(vals)+"::text[])")
+			conds = append(conds, oneOf(b, "e.channel_id", vals, "text"))
 			continue
 		}
 		sub := "SELECT t.event_id FROM event_tags t WHERE t.community_id = " + pCommunity +
@@ -142,9 +154,19 @@ func (s *Snapshot) Plain(ctx context.Context, p *PlainRead) ([]Row, error) {
 		return nil, nil
 	}
 	b := s.sql()
-	w, ok := p.where(b)
+	q, ok := p.query(b)
 	if !ok {
 		return nil, nil
+	}
+	return s.rows(ctx, "plain filter", q, b.args)
+}
+
+// query is the statement of a plain read; false when it cannot match
+// anything.
+func (p *PlainRead) query(b *sqlb) (string, bool) {
+	w, ok := p.where(b)
+	if !ok {
+		return "", false
 	}
 	// One channel: lead the ORDER BY with it (the same order, since every
 	// row has that channel) so that the plan walks events_channel_time in
@@ -160,7 +182,7 @@ func (s *Snapshot) Plain(ctx context.Context, p *PlainRead) ([]Row, error) {
 	if p.Offset > 0 {
 		q += " OFFSET " + b.arg(p.Offset)
 	}
-	return s.rows(ctx, "plain filter", q, b.args)
+	return q, true
 }
 
 // idSQL selects every matching id, ignoring limit and page (COUNT).
