@@ -41,7 +41,8 @@ type Function struct {
 	// lambda:InvokeFunction on it. Built after the fan-out function.
 	Dispatches bool
 	// Fanout is the fan-out function itself: invoked asynchronously by the
-	// dispatchers, it re-checks access and posts to the batch it is given.
+	// dispatchers, it loads the part of the audience it is given, re-checks
+	// access and posts.
 	Fanout  bool
 	Memory  float64 // MB
 	Timeout float64 // seconds
