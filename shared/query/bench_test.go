@@ -84,8 +84,14 @@ func BenchmarkWindow(b *testing.B) {
 // windowBodies returns the head request and n-1 cursor requests at random
 // top-level rows of the channel.
 func windowBodies(ctx context.Context, st *store.Store, ch string, n int) ([][]byte, error) {
-	rows, err := st.Pool.Query(ctx, `SELECT created_at, id FROM events TABLESAMPLE SYSTEM (5)
-WHERE community_id = 'default' AND channel_id = $1 AND kind = 9 AND top_level AND deleted_at IS NULL LIMIT 5000`, ch)
+	// A repeatable sample, above the channel's 200 oldest top-level rows so
+	// that every cursor has a full page (50 rows and the has_more probe)
+	// below it.
+	rows, err := st.Pool.Query(ctx, `SELECT created_at, id FROM events TABLESAMPLE SYSTEM (5) REPEATABLE (7)
+WHERE community_id = 'default' AND channel_id = $1 AND kind = 9 AND top_level AND deleted_at IS NULL
+  AND created_at > (SELECT created_at FROM events WHERE community_id = 'default' AND channel_id = $1
+    AND kind = 9 AND top_level AND deleted_at IS NULL ORDER BY created_at ASC OFFSET 200 LIMIT 1)
+LIMIT 5000`, ch)
 	if err != nil {
 		return nil, fmt.Errorf("sample cursors: %w", err)
 	}
