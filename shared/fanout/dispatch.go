@@ -129,7 +129,7 @@ func (f *Fanout) handOff(ctx context.Context, community string, items []*item, a
 		if err != nil {
 			f.Log.WarnContext(ctx, "fanout: async invoke failed, delivering inline", "community", community,
 				"part", i, "parts", parts, "err", err)
-			if err := f.deliverPart(ctx, community, items, p); err != nil {
+			if _, _, err := f.deliverPart(ctx, community, items, p); err != nil {
 				f.Log.ErrorContext(ctx, "fanout: audience part", "community", community, "part", i, "err", err)
 			}
 			inline++
@@ -141,14 +141,15 @@ func (f *Fanout) handOff(ctx context.Context, community string, items []*item, a
 		"audience", aud.count, "parts", invoked, "inline_parts", inline, "took_ms", time.Since(start).Milliseconds())
 }
 
-// deliverPart loads part p of the audience and delivers items to it.
-func (f *Fanout) deliverPart(ctx context.Context, community string, items []*item, p Part) error {
+// deliverPart loads part p of the audience and delivers items to it; it
+// returns the connections posted to and the messages sent.
+func (f *Fanout) deliverPart(ctx context.Context, community string, items []*item, p Part) (int, int, error) {
 	cands, err := f.Registry.audiencePart(ctx, community, p.Channels, p.Cutoff, p.Index, p.Of)
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
-	f.deliverTo(ctx, community, items, cands)
-	return nil
+	conns, sent := f.deliverTo(ctx, community, items, cands)
+	return conns, sent, nil
 }
 
 // ErrBadBatch is returned for a payload that is not a fan-out batch; it is
@@ -178,18 +179,21 @@ func (f *Fanout) DeliverBatch(ctx context.Context, payload []byte) error {
 		return nil
 	}
 	start := time.Now()
-	var cands []candidate
-	var err error
+	var conns, sent int
 	if p := b.Part; p != nil {
-		cands, err = f.Registry.audiencePart(ctx, b.Community, p.Channels, p.Cutoff, p.Index, p.Of)
+		var err error
+		if conns, sent, err = f.deliverPart(ctx, b.Community, items, *p); err != nil {
+			return err
+		}
 	} else {
-		cands, err = f.Registry.subscriptions(ctx, b.Community, b.Subs)
+		// A payload of an earlier version names its subscriptions.
+		cands, err := f.Registry.subscriptions(ctx, b.Community, b.Subs)
+		if err != nil {
+			return err
+		}
+		conns, sent = f.deliverTo(ctx, b.Community, items, cands)
 	}
-	if err != nil {
-		return err
-	}
-	conns, sent := f.deliverTo(ctx, b.Community, items, cands)
 	f.Log.DebugContext(ctx, "fanout: batch delivered", "community", b.Community, "events", len(items),
-		"live", len(cands), "connections", conns, "messages", sent, "took_ms", time.Since(start).Milliseconds())
+		"connections", conns, "messages", sent, "took_ms", time.Since(start).Milliseconds())
 	return nil
 }

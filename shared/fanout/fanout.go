@@ -16,8 +16,9 @@
 // (functions/fanout) in parts, by asynchronous invocations (dispatch.go):
 // the committing function reads at most InlineMax+1 subscriptions and waits
 // for one Invoke per part, not for the audience's rows or posts, and the
-// parts are delivered in parallel. Postgres LISTEN/NOTIFY cannot drive Lambda (frozen between
-// invocations), so subscriptions live in Postgres and matching reads them.
+// parts are delivered in parallel. Postgres LISTEN/NOTIFY cannot drive
+// Lambda (frozen between invocations), so subscriptions live in Postgres
+// and matching reads them.
 //
 // Its price: a VPC Lambda cannot reach execute-api without egress (a
 // WebSocket API cannot be reached through an execute-api VPC endpoint), so
@@ -353,10 +354,7 @@ func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Ev
 	if err != nil {
 		return nil, nil, audience{}, err
 	}
-	aud := audience{count: int64(len(cands))}
-	if limit > 0 {
-		aud = audience{count: metas.Audience, cutoff: metas.Cutoff}
-	}
+	aud := audience{count: metas.Audience, cutoff: metas.Cutoff}
 	var out []*item
 	roots := map[string]*item{}
 	var order []string

@@ -62,10 +62,10 @@ func keyset(b *sqlb, c Cursor) string {
 // and the placeholder of its kinds ("" when it has none).
 func fields(b *sqlb, f *filter.Filter) (conds []string, kinds string) {
 	if f.IDs != nil {
-		conds = append(conds, oneOf(b, "e.id", f.IDs, "text"))
+		conds = append(conds, oneOf(b, "e.id", f.IDs))
 	}
 	if f.Authors != nil {
-		conds = append(conds, oneOf(b, "e.pubkey", f.Authors, "text"))
+		conds = append(conds, oneOf(b, "e.pubkey", f.Authors))
 	}
 	if f.Kinds != nil {
 		kinds = b.arg(f.Kinds)
@@ -79,11 +79,11 @@ func fields(b *sqlb, f *filter.Filter) (conds []string, kinds string) {
 // of the next columns (Postgres 15 sorts what a "col = ANY" scan returns,
 // and a table without statistics then sorts the whole channel to return a
 // page of it), else "col = ANY".
-func oneOf[T any](b *sqlb, col string, vals []T, typ string) string {
+func oneOf(b *sqlb, col string, vals []string) string {
 	if len(vals) == 1 {
-		return col + " = " + b.arg(vals[0]) + "::" + typ
+		return col + " = " + b.arg(vals[0]) + "::text"
 	}
-	return col + " = ANY(" + b.arg(vals) + "::" + typ + "[])"
+	return col + " = ANY(" + b.arg(vals) + "::text[])"
 }
 
 // tagAndSearch returns the conditions of f's tag filters and NIP-50 search
@@ -96,7 +96,7 @@ func tagAndSearch(b *sqlb, f *filter.Filter, kinds string) []string {
 	for _, name := range f.TagNames() {
 		vals := f.Tags[name]
 		if name == "h" {
-			conds = append(conds, oneOf(b, "e.channel_id", vals, "text"))
+			conds = append(conds, oneOf(b, "e.channel_id", vals))
 			continue
 		}
 		sub := "SELECT t.event_id FROM event_tags t WHERE t.community_id = " + pCommunity +
