@@ -171,6 +171,10 @@ func (a *App) connectLive(ctx context.Context) error {
 	// (a smaller pool closes and re-dials connections under load).
 	mgmt := apigw.NewManagement(sdk, endpoint, 16*fanout.DefaultConcurrency)
 	a.Fanout = fanout.New(fanout.NewRegistry(a.Store), mgmt, a.Reader, a.Log)
+	if a.Ingest != nil {
+		// A commit loads what delivery of its events needs, in its round trip.
+		a.Ingest = a.Ingest.WithDelivery(a.Fanout.Request)
+	}
 	if f := a.Config.Fanout; f.Function != "" {
 		a.Fanout.InlineMax, a.Fanout.BatchSize = f.InlineMax, f.BatchSize
 		a.Fanout.Async = lambdainvoke.New(sdk, f.LambdaEndpoint, f.Function, fanout.DefaultConcurrency)

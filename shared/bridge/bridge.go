@@ -70,7 +70,7 @@ type Reader interface {
 
 // Fanout delivers committed events to live subscribers (shared/fanout).
 type Fanout interface {
-	Deliver(ctx context.Context, community string, events []*nostr.Event)
+	Deliver(ctx context.Context, community string, events []*nostr.Event, at *store.Delivery)
 }
 
 // Bridge serves the HTTP routes.
@@ -193,7 +193,7 @@ func (b *Bridge) events(ctx context.Context, r Request) Response {
 		return b.Fail(ctx, "events", err)
 	}
 	if len(out.Committed) > 0 && b.Fanout != nil {
-		b.Fanout.Deliver(ctx, community, out.Committed)
+		b.Fanout.Deliver(ctx, community, out.Committed, out.Delivery)
 	}
 	return jsonResponse(http.StatusOK, eventsResponse{EventID: ev.ID, Accepted: out.Accepted, Message: out.Message})
 }

@@ -117,14 +117,27 @@ type item struct {
 
 // Deliver sends events (as committed, client event first) to every live
 // subscription of community that matches them and whose reader may read
-// them. It returns when all posts are done; failures are logged, a gone
-// connection is removed.
-func (f *Fanout) Deliver(ctx context.Context, community string, events []*nostr.Event) {
+// them. What delivery needs is loaded by the commit when it carried
+// Request(events) (at, from store.Tx.DeliveryAtCommit), else here. It
+// returns when all posts are done; failures are logged, a gone connection
+// is removed.
+func (f *Fanout) Deliver(ctx context.Context, community string, events []*nostr.Event, at *store.Delivery) {
 	if len(events) == 0 {
 		return
 	}
 	start := time.Now()
-	items, cands, aud, err := f.items(ctx, community, events)
+	var d *store.Deliveries
+	var err error
+	if at != nil {
+		d, err = at.Deliveries(ctx)
+	} else {
+		d, err = f.Registry.st.ForDelivery(ctx, community, f.Request(events))
+	}
+	if err != nil {
+		f.Log.ErrorContext(ctx, "fanout: load events", "community", community, "err", err)
+		return
+	}
+	items, cands, aud, err := f.items(ctx, community, events, d)
 	if err != nil {
 		f.Log.ErrorContext(ctx, "fanout: load events", "community", community, "err", err)
 		return
@@ -139,6 +152,30 @@ func (f *Fanout) Deliver(ctx context.Context, community string, events []*nostr.
 	conns, sent := f.deliverTo(ctx, community, items, cands)
 	f.Log.DebugContext(ctx, "fanout: delivered", "community", community, "events", len(items),
 		"candidates", len(cands), "connections", conns, "messages", sent, "took_ms", time.Since(start).Milliseconds())
+}
+
+// Request is what delivery of events (as committed, client event first)
+// needs loaded: the events, the deletion targets among their e tags (for
+// the thread roots of deleted replies), the channels of ephemeral events
+// (never stored: their own h tag names it), and at most InlineMax+1
+// candidate subscriptions when an audience above InlineMax is handed off.
+func (f *Fanout) Request(events []*nostr.Event) store.DeliveryRequest {
+	r := store.DeliveryRequest{IDs: make([]string, len(events)), Now: f.Registry.now().Unix()}
+	for i, ev := range events {
+		r.IDs[i] = ev.ID
+		if kinds.Deletes(ev.Kind) {
+			r.Targets = append(r.Targets, filter.TagValues(ev.Tags, "e")...)
+		}
+		if kinds.Ephemeral(ev.Kind) {
+			if ch, ok := nip29.ChannelTag(ev.Tags); ok {
+				r.Channels = append(r.Channels, ch)
+			}
+		}
+	}
+	if f.Async != nil {
+		r.Limit = f.inlineMax() + 1 // enough to tell an audience to hand off
+	}
+	return r
 }
 
 // deliverTo re-checks access of every candidate's reader, matches and
@@ -327,30 +364,13 @@ func plan(c *candidate, items []*item, readable map[store.ReadPair]bool) (msgs [
 	return msgs, lost
 }
 
-// items loads channel, channel type and thread root of the committed
-// events (an ephemeral event is never stored: its own h tag names its
-// channel) and the candidate subscriptions of their channels, in one round
-// trip; when there is a candidate, it adds a fresh 39005 summary for every
-// thread root a reply or a deleted reply changed.
-func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Event) ([]*item, []candidate, audience, error) {
-	ids := make([]string, len(events))
-	var targets, channels []string
-	for i, ev := range events {
-		ids[i] = ev.ID
-		if kinds.Deletes(ev.Kind) {
-			targets = append(targets, filter.TagValues(ev.Tags, "e")...)
-		}
-		if kinds.Ephemeral(ev.Kind) {
-			if ch, ok := nip29.ChannelTag(ev.Tags); ok {
-				channels = append(channels, ch)
-			}
-		}
-	}
-	limit := 0
-	if f.Async != nil {
-		limit = f.inlineMax() + 1 // enough to tell an audience to hand off
-	}
-	metas, cands, err := f.Registry.eventMeta(ctx, community, ids, targets, channels, limit)
+// items resolves the committed events against d (channel, channel type
+// and thread root; an ephemeral event is never stored: its own h tag names
+// its channel) and decodes the candidate subscriptions; when there is a
+// candidate, it adds a fresh 39005 summary for every thread root a reply or
+// a deleted reply changed.
+func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Event, d *store.Deliveries) ([]*item, []candidate, audience, error) {
+	metas, cands, err := f.Registry.eventMeta(d)
 	if err != nil {
 		return nil, nil, audience{}, err
 	}

@@ -181,16 +181,12 @@ func (m *metas) ephemeral(ev *nostr.Event, raw string) eventMeta {
 	return eventMeta{Raw: raw, Channel: ch, System: m.System[ch]}
 }
 
-// eventMeta loads the stored, not deleted events among ids, the thread
-// roots of the replies among targets, which of channels are system
-// channels, and the candidate subscriptions of their channels (and of the
-// any-channel bucket; at most limit, 0: all, with their count and cutoff),
-// in one round trip.
-func (r *Registry) eventMeta(ctx context.Context, community string, ids, targets, channels []string, limit int) (*metas, []candidate, error) {
-	d, err := r.st.ForDelivery(ctx, community, ids, targets, channels, r.now().Unix(), limit)
+// eventMeta is d, what store.ForDelivery loaded, with its candidate
+// subscriptions decoded.
+func (r *Registry) eventMeta(d *store.Deliveries) (*metas, []candidate, error) {
+	cands, err := candidatesOf(d.Subscriptions, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("fanout: %w", err)
 	}
-	cands, err := candidatesOf(d.Subscriptions, nil)
-	return &metas{d}, cands, err
+	return &metas{d}, cands, nil
 }

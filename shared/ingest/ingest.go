@@ -23,6 +23,9 @@ type Service struct {
 	store  *store.Store
 	signer signer.Signer
 	now    func() time.Time
+	// delivery, when set, names what live delivery of the committed
+	// events needs, for the commit to load it (Outcome.Delivery).
+	delivery func([]*nostr.Event) store.DeliveryRequest
 }
 
 // New builds the write path over st, signing relay events with sg.
@@ -37,6 +40,15 @@ func (s *Service) WithClock(now func() time.Time) *Service {
 	return &c
 }
 
+// WithDelivery returns a copy of s whose commits also load what live
+// delivery of their events needs, as request names it (fanout's Request):
+// in the commit's round trip (store.Tx.DeliveryAtCommit).
+func (s *Service) WithDelivery(request func([]*nostr.Event) store.DeliveryRequest) *Service {
+	c := *s
+	c.delivery = request
+	return &c
+}
+
 // Outcome is the answer to one submitted event, in NIP-01 OK terms.
 type Outcome struct {
 	Accepted bool
@@ -47,6 +59,9 @@ type Outcome struct {
 	// then relay-signed ones, for live fan-out; an ephemeral event is listed
 	// though never stored. Empty unless Accepted and new.
 	Committed []*nostr.Event
+	// Delivery is what delivery of Committed needs, loaded by the commit
+	// (nil without WithDelivery).
+	Delivery *store.Delivery
 }
 
 // maxAttempts bounds retries of a transaction that lost a deadlock or
@@ -67,6 +82,7 @@ func (s *Service) Submit(ctx context.Context, community, authed string, ev *nost
 		return refused(reject.Restrictedf("event pubkey %s is not the authenticated key", short(ev.PubKey)))
 	}
 	var out []*nostr.Event
+	var delivery *store.Delivery
 	var err error
 	for attempt := 1; attempt <= maxAttempts; attempt++ {
 		out = out[:0]
@@ -75,10 +91,14 @@ func (s *Service) Submit(ctx context.Context, community, authed string, ev *nost
 				return err
 			}
 			a := &apply{s: s, tx: tx, ev: ev, now: now.Unix()}
+			if s.delivery != nil {
+				// Asked now: the last write may commit the transaction.
+				delivery = tx.DeliveryAtCommit(func() store.DeliveryRequest { return s.delivery(a.committed()) })
+			}
 			if err := a.run(ctx); err != nil {
 				return err
 			}
-			out = append([]*nostr.Event{ev}, a.published...)
+			out = a.committed()
 			return nil
 		})
 		if err == nil || !store.IsSerialization(err) {
@@ -94,7 +114,7 @@ func (s *Service) Submit(ctx context.Context, community, authed string, ev *nost
 		}
 		return Outcome{}, fmt.Errorf("ingest: event %s kind %d in community %s: %w", ev.ID, ev.Kind, community, err)
 	}
-	return Outcome{Accepted: true, Committed: out}, nil
+	return Outcome{Accepted: true, Committed: out, Delivery: delivery}, nil
 }
 
 // refused is the verdict of a rule that refused the event; an error that is
@@ -120,6 +140,12 @@ type apply struct {
 	ev        *nostr.Event
 	now       int64
 	published []*nostr.Event
+}
+
+// committed is what this attempt stores once it commits: the client's
+// event first, then the relay-signed ones.
+func (a *apply) committed() []*nostr.Event {
+	return append([]*nostr.Event{a.ev}, a.published...)
 }
 
 func (a *apply) run(ctx context.Context) error {

@@ -40,7 +40,7 @@ func TestAudienceParts(t *testing.T) {
 			subscribe(conn, "b", channel, "") // pinned and in the any-channel bucket: one subscription
 		}
 	}
-	d, err := st.ForDelivery(ctx, community, nil, nil, []string{channel}, now, 6)
+	d, err := st.ForDelivery(ctx, community, store.DeliveryRequest{Channels: []string{channel}, Now: now, Limit: 6})
 	if err != nil {
 		t.Fatal(err)
 	}

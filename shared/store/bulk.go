@@ -61,7 +61,9 @@ func (s *Store) BulkEvents(ctx context.Context, community, channel string, evs [
 		}
 		events = append(events, []any{community, e.ID, e.Pubkey, e.CreatedAt, e.Kind, channel, e.TopLevel, nil, e.Raw, search})
 		for _, t := range e.Tags {
-			tags = append(tags, []any{community, e.ID, t[0], t[1], e.Kind, e.CreatedAt, channel})
+			if indexedTag(t[:]) {
+				tags = append(tags, []any{community, e.ID, t[0], t[1], e.Kind, e.CreatedAt, channel})
+			}
 		}
 	}
 	if _, err := s.Pool.CopyFrom(ctx, pgx.Identifier{"events"},

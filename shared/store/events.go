@@ -38,16 +38,35 @@ type Deliveries struct {
 	Audience, Cutoff int64
 }
 
-// ForDelivery loads, in one round trip, the stored and not deleted events
-// among ids (with channel, channel type and thread root), the thread roots
-// of the replies among targets, which of channels are system channels, and
-// the subscriptions whose connection is live at now (unix seconds) indexed
-// under the any-channel bucket, channels, or a channel of those events (at
-// most limit of them; 0: all), with their count and the cutoff.
-func (s *Store) ForDelivery(ctx context.Context, community string, ids, targets, channels []string, now int64, limit int) (*Deliveries, error) {
-	out := &Deliveries{Events: make(map[string]Delivered, len(ids)), Roots: map[string]string{}, System: map[string]bool{}}
+// DeliveryRequest names what live delivery needs about one batch of
+// committed events: the stored, not deleted events among IDs (with
+// channel, channel type and thread root), the thread roots of the replies
+// among Targets, which of Channels are system channels, and the
+// subscriptions whose connection is live at Now (unix seconds) indexed
+// under the any-channel bucket, Channels, or a channel of those events: at
+// most Limit of them (0: all), with their count and the cutoff.
+type DeliveryRequest struct {
+	IDs, Targets, Channels []string
+	Now                    int64
+	Limit                  int
+}
+
+// ForDelivery loads r in one round trip (two when the subscriptions reach
+// the limit).
+func (s *Store) ForDelivery(ctx context.Context, community string, r DeliveryRequest) (*Deliveries, error) {
 	b := &pgx.Batch{}
-	b.Queue(deliveryEventsSQL, community, ids).Query(func(rows pgx.Rows) error {
+	out := r.queue(b, community)
+	if err := s.Pool.SendBatch(ctx, b).Close(); err != nil {
+		return nil, fmt.Errorf("store: load events for delivery: %w", err)
+	}
+	return out, s.audience(ctx, community, r, out)
+}
+
+// queue adds the statements of r to b; their results fill the Deliveries
+// it returns once b's results are read.
+func (r DeliveryRequest) queue(b *pgx.Batch, community string) *Deliveries {
+	out := &Deliveries{Events: make(map[string]Delivered, len(r.IDs)), Roots: map[string]string{}, System: map[string]bool{}}
+	b.Queue(deliveryEventsSQL, community, r.IDs).Query(func(rows pgx.Rows) error {
 		var id string
 		var d Delivered
 		_, err := pgx.ForEachRow(rows, []any{&id, &d.Raw, &d.Channel, &d.System, &d.Root}, func() error {
@@ -56,8 +75,8 @@ func (s *Store) ForDelivery(ctx context.Context, community string, ids, targets,
 		})
 		return err
 	})
-	if len(targets) > 0 {
-		b.Queue(deliveryRootsSQL, community, targets).Query(func(rows pgx.Rows) error {
+	if len(r.Targets) > 0 {
+		b.Queue(deliveryRootsSQL, community, r.Targets).Query(func(rows pgx.Rows) error {
 			var id, root string
 			_, err := pgx.ForEachRow(rows, []any{&id, &root}, func() error {
 				out.Roots[id] = root
@@ -66,8 +85,8 @@ func (s *Store) ForDelivery(ctx context.Context, community string, ids, targets,
 			return err
 		})
 	}
-	if len(channels) > 0 {
-		b.Queue(deliverySystemSQL, community, channels).Query(func(rows pgx.Rows) error {
+	if len(r.Channels) > 0 {
+		b.Queue(deliverySystemSQL, community, r.Channels).Query(func(rows pgx.Rows) error {
 			var id string
 			_, err := pgx.ForEachRow(rows, []any{&id}, func() error {
 				out.System[id] = true
@@ -77,25 +96,73 @@ func (s *Store) ForDelivery(ctx context.Context, community string, ids, targets,
 		})
 	}
 	var lim any // NULL: no limit
-	if limit > 0 {
-		lim = limit
+	if r.Limit > 0 {
+		lim = r.Limit
 	}
-	b.Queue(deliverySubscriptionsSQL, community, ids, channels, now, lim).Query(func(rows pgx.Rows) error {
+	b.Queue(deliverySubscriptionsSQL, community, r.IDs, r.Channels, r.Now, lim).Query(func(rows pgx.Rows) error {
 		var err error
 		out.Subscriptions, err = scanSubscriptions(rows)
+		out.Audience = int64(len(out.Subscriptions))
 		return err
 	})
-	if err := s.Pool.SendBatch(ctx, b).Close(); err != nil {
-		return nil, fmt.Errorf("store: load events for delivery: %w", err)
+	return out
+}
+
+// audience completes out: only an audience that reaches the limit costs a
+// second round trip, for its count and the cutoff.
+func (s *Store) audience(ctx context.Context, community string, r DeliveryRequest, out *Deliveries) error {
+	if r.Limit <= 0 || len(out.Subscriptions) < r.Limit {
+		return nil
 	}
-	out.Audience = int64(len(out.Subscriptions))
-	if limit > 0 && len(out.Subscriptions) >= limit {
-		// Only an audience that reaches the limit costs a second round trip.
-		if err := s.Pool.QueryRow(ctx, deliveryAudienceSQL, community, ids, channels).Scan(&out.Audience, &out.Cutoff); err != nil {
-			return nil, fmt.Errorf("store: audience for delivery: %w", err)
+	if err := s.Pool.QueryRow(ctx, deliveryAudienceSQL, community, r.IDs, r.Channels).Scan(&out.Audience, &out.Cutoff); err != nil {
+		return fmt.Errorf("store: audience for delivery: %w", err)
+	}
+	return nil
+}
+
+// Delivery is a DeliveryRequest that the commit of a transaction carries:
+// its statements follow COMMIT in the commit's round trip, on the
+// transaction's connection, so the publisher's delivery costs no round
+// trip or pool connection of its own. Read after the commit, they see the
+// events as committed and the subscriptions stored by then, exactly as
+// ForDelivery called after the transaction would.
+type Delivery struct {
+	store     *Store
+	community string
+	request   func() DeliveryRequest
+	req       DeliveryRequest
+	out       *Deliveries // nil until a commit loaded it
+	err       error       // the loading failed (the commit did not)
+}
+
+// DeliveryAtCommit asks that the commit of t load request(), which is
+// called as the commit is sent (after the transaction's last write).
+func (t *Tx) DeliveryAtCommit(request func() DeliveryRequest) *Delivery {
+	d := &Delivery{store: t.store, community: t.community, request: request}
+	t.tx.after = d
+	return d
+}
+
+// queue adds d's statements to the commit's batch.
+func (d *Delivery) queue(b *pgx.Batch) {
+	d.req = d.request()
+	d.out = d.req.queue(b, d.community)
+}
+
+// failed records that the statements after a successful COMMIT failed.
+func (d *Delivery) failed(err error) { d.out, d.err = nil, err }
+
+// Deliveries is what the commit loaded, its audience completed when the
+// limit was reached; when the commit could not carry it (nothing was
+// written, or those statements failed) it is loaded now, on its own.
+func (d *Delivery) Deliveries(ctx context.Context) (*Deliveries, error) {
+	if d.out == nil {
+		if d.err == nil {
+			d.req = d.request()
 		}
+		return d.store.ForDelivery(ctx, d.community, d.req)
 	}
-	return out, nil
+	return d.out, d.store.audience(ctx, d.community, d.req, d.out)
 }
 
 // The statements of ForDelivery reach each row by its whole key, one id at

@@ -15,3 +15,6 @@ func PlainSQL(community, reader string, p *PlainRead) (string, []any, bool) {
 	q, ok := p.query(b)
 	return q, b.args, ok
 }
+
+// LoadedByCommit reports whether the commit carried d's statements.
+func LoadedByCommit(d *Delivery) bool { return d.out != nil && d.err == nil }

@@ -18,6 +18,9 @@ type lazyTx struct {
 	begun   bool
 	done    bool // committed together with the last statement
 	pending *check
+	// after, when set, rides the commit: its statements follow COMMIT in
+	// the same batch.
+	after *Delivery
 }
 
 // check is a one-row read and the verdict on its row: an error from
@@ -126,7 +129,8 @@ func (c *check) decide(row pgx.Row) error {
 }
 
 // queryRowAndCommit runs a one-row statement and COMMIT in one batch (with
-// BEGIN in front when nothing was sent yet) and scans the row into dest.
+// BEGIN in front when nothing was sent yet, and the statements of after
+// behind) and scans the row into dest.
 func (l *lazyTx) queryRowAndCommit(ctx context.Context, sql string, args []any, dest ...any) error {
 	// A pending check must be decided before anything commits.
 	if err := l.settle(ctx); err != nil {
@@ -138,6 +142,7 @@ func (l *lazyTx) queryRowAndCommit(ctx context.Context, sql string, args []any, 
 	}
 	b.Queue(sql, args...)
 	b.Queue("COMMIT")
+	l.queueAfter(b)
 	br := l.conn.SendBatch(ctx, b)
 	if !l.begun {
 		l.begun = true
@@ -150,15 +155,7 @@ func (l *lazyTx) queryRowAndCommit(ctx context.Context, sql string, args []any, 
 		_ = br.Close()
 		return err
 	}
-	if _, err := br.Exec(); err != nil {
-		_ = br.Close()
-		return err
-	}
-	if err := br.Close(); err != nil {
-		return err
-	}
-	l.done = true
-	return nil
+	return l.finish(br)
 }
 
 func (l *lazyTx) commit(ctx context.Context) error {
@@ -168,8 +165,39 @@ func (l *lazyTx) commit(ctx context.Context) error {
 	if !l.begun || l.done {
 		return nil
 	}
-	_, err := l.conn.Exec(ctx, "COMMIT")
-	return err
+	if l.after == nil {
+		_, err := l.conn.Exec(ctx, "COMMIT")
+		return err
+	}
+	b := &pgx.Batch{}
+	b.Queue("COMMIT")
+	l.queueAfter(b)
+	return l.finish(l.conn.SendBatch(ctx, b))
+}
+
+// queueAfter adds the statements that ride the commit, if any, to b.
+func (l *lazyTx) queueAfter(b *pgx.Batch) {
+	if l.after != nil {
+		l.after.queue(b)
+	}
+}
+
+// finish reads COMMIT's result, the next in br, and then the statements
+// behind it: once COMMIT succeeded the transaction is done, and a failure
+// of those is theirs (after.failed), not the transaction's.
+func (l *lazyTx) finish(br pgx.BatchResults) error {
+	if _, err := br.Exec(); err != nil {
+		_ = br.Close()
+		if l.after != nil {
+			l.after.failed(err)
+		}
+		return err
+	}
+	l.done = true
+	if err := br.Close(); err != nil && l.after != nil {
+		l.after.failed(err)
+	}
+	return nil
 }
 
 func (l *lazyTx) rollback(ctx context.Context) {

@@ -17,6 +17,7 @@ import (
 // Tx is one write transaction of one community.
 type Tx struct {
 	tx        *lazyTx
+	store     *Store
 	community string
 }
 
@@ -27,6 +28,14 @@ func (t *Tx) Community() string { return t.community }
 // must stay well under Postgres's ~2.7 kB limit). Longer values are stored in
 // raw but are not filterable.
 const maxIndexedTagValue = 512
+
+// indexedTag reports whether a tag gets an event_tags row: a single-letter
+// name and a value within maxIndexedTagValue, except h, which every read
+// matches through the event's stored channel (tagAndSearch), so its row
+// would be written on every channel message and never read.
+func indexedTag(tag []string) bool {
+	return len(tag) >= 2 && len(tag[0]) == 1 && tag[0] != "h" && len(tag[1]) <= maxIndexedTagValue
+}
 
 // addressKinds is the SQL test for a kind whose events have an address
 // (kind:pubkey:d): the replaceable kinds and NIP-01's addressable range.
@@ -61,7 +70,7 @@ func (t *Tx) InsertEvent(ctx context.Context, ev *nostr.Event, m EventMeta) (ins
 	names := make([]string, 0, len(ev.Tags))
 	values := make([]string, 0, len(ev.Tags))
 	for _, tag := range ev.Tags {
-		if len(tag) >= 2 && len(tag[0]) == 1 && len(tag[1]) <= maxIndexedTagValue {
+		if indexedTag(tag) {
 			names = append(names, tag[0])
 			values = append(values, tag[1])
 		}

@@ -192,7 +192,7 @@ func Seed(ctx context.Context, st *store.Store, o SeedOptions) (*SeedResult, err
 			row.Search = tsvector(ev.Content)
 		}
 		for _, t := range ev.Tags {
-			if len(t) >= 2 && len(t[0]) == 1 {
+			if len(t) >= 2 { // store.BulkEvents keeps the indexed ones
 				row.Tags = append(row.Tags, [2]string{t[0], t[1]})
 			}
 		}

@@ -281,7 +281,7 @@ func (r *Relay) event(ctx context.Context, out *replier, conn *fanout.Connection
 	// and a subscription opened after the OK gets the event as stored only. The
 	// wait is bounded: at most FANOUT_INLINE_MAX subscriptions inline.
 	if len(res.Committed) > 0 && r.Fanout != nil {
-		r.Fanout.Deliver(ctx, conn.Community, res.Committed)
+		r.Fanout.Deliver(ctx, conn.Community, res.Committed, res.Delivery)
 	}
 	out.send(ctx, okMessage(ev.ID, res.Accepted, res.Message))
 }
