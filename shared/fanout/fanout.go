@@ -155,21 +155,22 @@ func (f *Fanout) Deliver(ctx context.Context, community string, events []*nostr.
 }
 
 // Request is what delivery of events (as committed, client event first)
-// needs loaded: the events, the deletion targets among their e tags (for
-// the thread roots of deleted replies), the channels of ephemeral events
-// (never stored: their own h tag names it), and at most InlineMax+1
+// needs loaded: the stored events, the deletion targets among their e tags
+// (for the thread roots of deleted replies), the channels of ephemeral
+// events (never stored: their own h tag names it), and at most InlineMax+1
 // candidate subscriptions when an audience above InlineMax is handed off.
 func (f *Fanout) Request(events []*nostr.Event) store.DeliveryRequest {
-	r := store.DeliveryRequest{IDs: make([]string, len(events)), Now: f.Registry.now().Unix()}
-	for i, ev := range events {
-		r.IDs[i] = ev.ID
-		if kinds.Deletes(ev.Kind) {
-			r.Targets = append(r.Targets, filter.TagValues(ev.Tags, "e")...)
-		}
+	r := store.DeliveryRequest{Now: f.Registry.now().Unix()}
+	for _, ev := range events {
 		if kinds.Ephemeral(ev.Kind) {
 			if ch, ok := nip29.ChannelTag(ev.Tags); ok {
 				r.Channels = append(r.Channels, ch)
 			}
+			continue
+		}
+		r.IDs = append(r.IDs, ev.ID)
+		if kinds.Deletes(ev.Kind) {
+			r.Targets = append(r.Targets, filter.TagValues(ev.Tags, "e")...)
 		}
 	}
 	if f.Async != nil {

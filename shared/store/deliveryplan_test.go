@@ -34,34 +34,49 @@ func TestDeliveryPlansUseKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	types := map[string]string{
-		"events":        "(text, text[])",
-		"roots":         "(text, text[])",
-		"system":        "(text, text[])",
-		"subscriptions": "(text, text[], text[], bigint, bigint)",
-		"audience":      "(text, text[], text[])",
+		"events":                       "(text, text[])",
+		"roots":                        "(text, text[])",
+		"system":                       "(text, text[])",
+		"subscriptions":                "(text, text[], text[], bigint, bigint)",
+		"audience":                     "(text, text[], text[])",
+		"subscriptions of one channel": "(text, text, bigint, bigint)",
+		"system of one channel":        "(text, text)",
 	}
 	argsFor := func(ids []string, channel string) map[string]string {
 		arr := "'{" + strings.Join(ids, ",") + "}'"
 		return map[string]string{
-			"events":        "('default', " + arr + ")",
-			"roots":         "('default', " + arr + ")",
-			"system":        "('default', '{" + channel + "}')",
-			"subscriptions": "('default', " + arr + ", '{" + channel + "}', 0, 201)",
-			"audience":      "('default', " + arr + ", '{" + channel + "}')",
+			"events":                       "('default', " + arr + ")",
+			"roots":                        "('default', " + arr + ")",
+			"system":                       "('default', '{" + channel + "}')",
+			"subscriptions":                "('default', " + arr + ", '{" + channel + "}', 0, 201)",
+			"audience":                     "('default', " + arr + ", '{" + channel + "}')",
+			"subscriptions of one channel": "('default', '" + channel + "', 0, 201)",
+			"system of one channel":        "('default', '" + channel + "')",
 		}
 	}
 	testkit.SeedChannel(t, st, testkit.SeedOptions{Channel: testkit.ChannelID(), Events: 60, Start: 1_600_000_000, Seed: 3})
 	channel := testkit.ChannelID()
 	for name, sql := range store.DeliveryStatements {
-		if _, err := conn.Exec(ctx, "PREPARE delivery_"+name+" "+types[name]+" AS "+sql); err != nil {
+		if _, err := conn.Exec(ctx, "PREPARE delivery_"+strings.ReplaceAll(name, " ", "_")+" "+types[name]+" AS "+sql); err != nil {
 			t.Fatalf("prepare %s: %v", name, err)
 		}
-		plan := explain(t, conn, "delivery_"+name+argsFor([]string{strings.Repeat("0", 64)}, channel)[name])
+		plan := explain(t, conn, "delivery_"+strings.ReplaceAll(name, " ", "_")+argsFor([]string{strings.Repeat("0", 64)}, channel)[name])
 		for _, n := range planNodes(t, plan) {
 			key, keyed := deliveryKeys[n.Relation]
-			if keyed && !strings.Contains(n.indexConds(), key+" =") {
+			if keyed && !strings.Contains(n.indexConds(), key+" =") && !strings.Contains(n.indexConds(), key+" = ANY") {
 				t.Errorf("%s: %s on %s (index cond %q) does not look its rows up by %s\n%s",
 					name, n.Type, n.Relation, n.indexConds(), key, plan)
+			}
+			// A condition on the key is not enough: the index must lead
+			// with it (an index on (community_id, created_at, id) takes
+			// "id =" as a condition and walks the whole community). The
+			// statements of the usual commit must pass this too; the
+			// array statements do not on a table never analyzed (the
+			// planner's costs of the key and of events_time tie there and
+			// the older index wins), which lasts until the first
+			// autovacuum ANALYZE (docs/benchmarks.md).
+			if idx := n.indexNames(); keyed && idx != "" && !strings.HasSuffix(idx, "_pkey") && oneChannel[name] {
+				t.Errorf("%s: %s on %s reads index %s, not the table's key\n%s", name, n.Type, n.Relation, idx, plan)
 			}
 		}
 	}
@@ -84,7 +99,7 @@ func TestDeliveryPlansUseKeys(t *testing.T) {
 	}
 	const most = 10 // the batch's 3 events, their channel and thread rows
 	for name := range store.DeliveryStatements {
-		plan := explain(t, conn, "delivery_"+name+argsFor(ids, channel)[name])
+		plan := explain(t, conn, "delivery_"+strings.ReplaceAll(name, " ", "_")+argsFor(ids, channel)[name])
 		for _, n := range planNodes(t, plan) {
 			if got := n.Rows * n.Loops; n.Relation != "" && got > most {
 				t.Errorf("%s: %s on %s returned %.0f rows (at most %d expected): the plan reads the table, not the batch\n%s",
@@ -93,6 +108,9 @@ func TestDeliveryPlansUseKeys(t *testing.T) {
 		}
 	}
 }
+
+// oneChannel are the statements of the usual commit's delivery.
+var oneChannel = map[string]bool{"subscriptions of one channel": true, "system of one channel": true}
 
 // deliveryKeys is the column each table of the delivery lookup is reached
 // by.
@@ -120,6 +138,7 @@ type planNode struct {
 	Type      string  `json:"Node Type"`
 	Relation  string  `json:"Relation Name"`
 	IndexCond string  `json:"Index Cond"`
+	IndexName string  `json:"Index Name"`
 	Rows      float64 `json:"Actual Rows"`
 	Loops     float64 `json:"Actual Loops"`
 	Plans     []planNode
@@ -136,6 +155,19 @@ func (n planNode) indexConds() string {
 		conds = append(conds, c.indexConds())
 	}
 	return strings.Join(conds, " ")
+}
+
+// indexNames are the indexes a scan reads (its own, or those of a bitmap
+// heap scan's index scans).
+func (n planNode) indexNames() string {
+	if n.Type != "Bitmap Heap Scan" {
+		return n.IndexName
+	}
+	var names []string
+	for _, c := range n.Plans {
+		names = append(names, c.indexNames())
+	}
+	return strings.Join(names, " ")
 }
 
 // planNodes flattens an EXPLAIN (FORMAT JSON) document.

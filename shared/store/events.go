@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -63,9 +65,18 @@ func (s *Store) ForDelivery(ctx context.Context, community string, r DeliveryReq
 }
 
 // queue adds the statements of r to b; their results fill the Deliveries
-// it returns once b's results are read.
+// it returns once b's results are read. With no event to read and one
+// channel or none (the usual commit, whose events Tx.stored holds, or an
+// ephemeral event), the subscriptions and the system flag are read by
+// statements of scalar parameters, which Postgres plans once per
+// connection; array parameters keep it making a custom plan per
+// execution, costlier than running the statement.
 func (r DeliveryRequest) queue(b *pgx.Batch, community string) *Deliveries {
 	out := &Deliveries{Events: make(map[string]Delivered, len(r.IDs)), Roots: map[string]string{}, System: map[string]bool{}}
+	if len(r.IDs) == 0 && len(r.Channels) <= 1 {
+		r.queueOneChannel(b, community, out)
+		return out
+	}
 	b.Queue(deliveryEventsSQL, community, r.IDs).Query(func(rows pgx.Rows) error {
 		var id string
 		var d Delivered
@@ -76,14 +87,7 @@ func (r DeliveryRequest) queue(b *pgx.Batch, community string) *Deliveries {
 		return err
 	})
 	if len(r.Targets) > 0 {
-		b.Queue(deliveryRootsSQL, community, r.Targets).Query(func(rows pgx.Rows) error {
-			var id, root string
-			_, err := pgx.ForEachRow(rows, []any{&id, &root}, func() error {
-				out.Roots[id] = root
-				return nil
-			})
-			return err
-		})
+		queueRoots(b, community, r.Targets, out)
 	}
 	if len(r.Channels) > 0 {
 		b.Queue(deliverySystemSQL, community, r.Channels).Query(func(rows pgx.Rows) error {
@@ -95,17 +99,60 @@ func (r DeliveryRequest) queue(b *pgx.Batch, community string) *Deliveries {
 			return err
 		})
 	}
-	var lim any // NULL: no limit
-	if r.Limit > 0 {
-		lim = r.Limit
-	}
-	b.Queue(deliverySubscriptionsSQL, community, r.IDs, r.Channels, r.Now, lim).Query(func(rows pgx.Rows) error {
+	b.Queue(deliverySubscriptionsSQL, community, r.IDs, r.Channels, r.Now, r.limit()).Query(func(rows pgx.Rows) error {
 		var err error
 		out.Subscriptions, err = scanSubscriptions(rows)
 		out.Audience = int64(len(out.Subscriptions))
 		return err
 	})
 	return out
+}
+
+// queueOneChannel adds r's statements for one channel or none to b.
+func (r DeliveryRequest) queueOneChannel(b *pgx.Batch, community string, out *Deliveries) {
+	var channel string
+	if len(r.Channels) == 1 {
+		channel = r.Channels[0]
+		b.Queue(deliverySystemOneSQL, community, channel).QueryRow(func(row pgx.Row) error {
+			var system bool
+			err := row.Scan(&system)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil
+			}
+			out.System[channel] = system
+			return err
+		})
+	}
+	if len(r.Targets) > 0 {
+		queueRoots(b, community, r.Targets, out)
+	}
+	b.Queue(deliverySubscriptionsOneSQL, community, channel, r.Now, r.limit()).Query(func(rows pgx.Rows) error {
+		var err error
+		out.Subscriptions, err = scanSubscriptions(rows)
+		out.Audience = int64(len(out.Subscriptions))
+		return err
+	})
+}
+
+// limit is Limit as a statement's argument: NULL for no limit.
+func (r DeliveryRequest) limit() any {
+	if r.Limit > 0 {
+		return r.Limit
+	}
+	return nil
+}
+
+// queueRoots adds the lookup of the thread roots of the replies among
+// targets to b.
+func queueRoots(b *pgx.Batch, community string, targets []string, out *Deliveries) {
+	b.Queue(deliveryRootsSQL, community, targets).Query(func(rows pgx.Rows) error {
+		var id, root string
+		_, err := pgx.ForEachRow(rows, []any{&id, &root}, func() error {
+			out.Roots[id] = root
+			return nil
+		})
+		return err
+	})
 }
 
 // audience completes out: only an audience that reaches the limit costs a
@@ -124,45 +171,67 @@ func (s *Store) audience(ctx context.Context, community string, r DeliveryReques
 // its statements follow COMMIT in the commit's round trip, on the
 // transaction's connection, so the publisher's delivery costs no round
 // trip or pool connection of its own. Read after the commit, they see the
-// events as committed and the subscriptions stored by then, exactly as
-// ForDelivery called after the transaction would.
+// subscriptions stored by then, exactly as ForDelivery called after the
+// transaction would; the events the transaction stored are not read back
+// (Tx.stored holds them as stored), only their channels' system flags.
 type Delivery struct {
-	store     *Store
-	community string
-	request   func() DeliveryRequest
-	req       DeliveryRequest
-	out       *Deliveries // nil until a commit loaded it
-	err       error       // the loading failed (the commit did not)
+	tx      *Tx
+	request func() DeliveryRequest
+	req     DeliveryRequest // as asked
+	sent    DeliveryRequest // what the commit read: req less the stored events
+	out     *Deliveries     // nil until a commit loaded it
+	err     error           // the loading failed (the commit did not)
 }
 
 // DeliveryAtCommit asks that the commit of t load request(), which is
 // called as the commit is sent (after the transaction's last write).
 func (t *Tx) DeliveryAtCommit(request func() DeliveryRequest) *Delivery {
-	d := &Delivery{store: t.store, community: t.community, request: request}
+	d := &Delivery{tx: t, request: request}
 	t.tx.after = d
 	return d
 }
 
-// queue adds d's statements to the commit's batch.
+// queue adds d's statements to the commit's batch: the request less the
+// events the transaction stored, whose channels join the channels asked
+// about (so the usual commit reads one channel's subscriptions and system
+// flag only).
 func (d *Delivery) queue(b *pgx.Batch) {
 	d.req = d.request()
-	d.out = d.req.queue(b, d.community)
+	d.sent = DeliveryRequest{Targets: d.req.Targets, Channels: slices.Clone(d.req.Channels), Now: d.req.Now, Limit: d.req.Limit}
+	for _, id := range d.req.IDs {
+		e, ok := d.tx.stored[id]
+		switch {
+		case !ok:
+			d.sent.IDs = append(d.sent.IDs, id)
+		case e.Channel != "" && !slices.Contains(d.sent.Channels, e.Channel):
+			d.sent.Channels = append(d.sent.Channels, e.Channel)
+		}
+	}
+	d.out = d.sent.queue(b, d.tx.community)
 }
 
 // failed records that the statements after a successful COMMIT failed.
 func (d *Delivery) failed(err error) { d.out, d.err = nil, err }
 
-// Deliveries is what the commit loaded, its audience completed when the
-// limit was reached; when the commit could not carry it (nothing was
-// written, or those statements failed) it is loaded now, on its own.
+// Deliveries is what the commit loaded, with the stored events, its
+// audience completed when the limit was reached; when the commit could not
+// carry it (nothing was written, or those statements failed) it is loaded
+// now, on its own.
 func (d *Delivery) Deliveries(ctx context.Context) (*Deliveries, error) {
+	s := d.tx.store
 	if d.out == nil {
 		if d.err == nil {
 			d.req = d.request()
 		}
-		return d.store.ForDelivery(ctx, d.community, d.req)
+		return s.ForDelivery(ctx, d.tx.community, d.req)
 	}
-	return d.out, d.store.audience(ctx, d.community, d.req, d.out)
+	for _, id := range d.req.IDs {
+		if e, ok := d.tx.stored[id]; ok {
+			e.System = d.out.System[e.Channel]
+			d.out.Events[id] = e
+		}
+	}
+	return d.out, s.audience(ctx, d.tx.community, d.sent, d.out)
 }
 
 // The statements of ForDelivery reach each row by its whole key, one id at
@@ -199,6 +268,19 @@ WHERE (s.connection_id, s.sub_id) IN (
   WHERE k.community_id = $1 AND k.channel_id = ANY(` + deliveryChannels + `))
   AND c.expires_at > $4
 LIMIT $5`
+	// deliverySubscriptionsOneSQL is deliverySubscriptionsSQL for the
+	// any-channel bucket and one channel ($2), in scalar parameters.
+	deliverySubscriptionsOneSQL = `
+SELECT s.connection_id, s.sub_id, s.pubkey, s.filters
+FROM ws_subscriptions s
+JOIN ws_connections c ON c.id = s.connection_id
+WHERE (s.connection_id, s.sub_id) IN (
+  SELECT k.connection_id, k.sub_id FROM ws_subscription_channels k
+  WHERE k.community_id = $1 AND k.channel_id IN ('', $2::text))
+  AND c.expires_at > $3
+LIMIT $4`
+	deliverySystemOneSQL = `
+SELECT c.channel_type = 'system' FROM channels c WHERE c.community_id = $1 AND c.id = $2`
 	deliveryAudienceSQL = `
 SELECT count(DISTINCT (k.connection_id, k.sub_id)),
   (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM ws_subscriptions_seq)

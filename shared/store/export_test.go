@@ -2,11 +2,13 @@ package store
 
 // Statements the external tests inspect.
 var DeliveryStatements = map[string]string{
-	"events":        deliveryEventsSQL,
-	"roots":         deliveryRootsSQL,
-	"system":        deliverySystemSQL,
-	"subscriptions": deliverySubscriptionsSQL,
-	"audience":      deliveryAudienceSQL,
+	"events":                       deliveryEventsSQL,
+	"roots":                        deliveryRootsSQL,
+	"system":                       deliverySystemSQL,
+	"subscriptions":                deliverySubscriptionsSQL,
+	"audience":                     deliveryAudienceSQL,
+	"subscriptions of one channel": deliverySubscriptionsOneSQL,
+	"system of one channel":        deliverySystemOneSQL,
 }
 
 // PlainSQL is the statement and arguments of a plain read.

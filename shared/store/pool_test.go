@@ -85,27 +85,3 @@ func serverSessions(t *testing.T, name string) int {
 	return n
 }
 
-// Every connection plans a prepared statement once (generic plans), unless
-// the database URL names a plan_cache_mode of its own.
-func TestPoolUsesGenericPlans(t *testing.T) {
-	ctx := context.Background()
-	dsn := testkit.NewDatabase(t)
-	for _, c := range []struct{ dsn, want string }{
-		{dsn, "force_generic_plan"},
-		{dsn + map[bool]string{true: "&", false: "?"}[strings.Contains(dsn, "?")] + "plan_cache_mode=auto", "auto"},
-	} {
-		st, err := store.Open(ctx, c.dsn, store.Options{MaxConns: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var mode string
-		err = st.Pool.QueryRow(ctx, "SHOW plan_cache_mode").Scan(&mode)
-		st.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if mode != c.want {
-			t.Errorf("plan_cache_mode = %q, want %q", mode, c.want)
-		}
-	}
-}

@@ -37,22 +37,6 @@ type Options struct {
 	BeforeConnect func(context.Context, *pgx.ConnConfig) error
 }
 
-// Every statement is prepared once per connection (pgx's statement cache)
-// and planned once: planCacheMode is genericPlans on every connection of
-// the pool, unless the database URL names a mode of its own. Under
-// Postgres's default ("auto") a statement whose parameters fold away in a
-// custom plan (the insert's optional thread and search parts, the booleans
-// of the ban check) keeps being re-planned on every execution, which cost
-// the write path about a fifth of its database CPU (docs/benchmarks.md).
-// Every statement here is written to be right under a generic plan made on
-// an empty, unanalyzed table (TestDeliveryPlansUseKeys,
-// TestChannelPageNeedsNoStatistics); the unnamed statements of
-// SimpleProtocol are planned per execution whatever the mode.
-const (
-	planCacheMode = "plan_cache_mode"
-	genericPlans  = "force_generic_plan"
-)
-
 // DefaultIdleTimeout is Options.IdleTimeout when unset.
 const DefaultIdleTimeout = 30 * time.Second
 
@@ -85,9 +69,6 @@ func Open(ctx context.Context, dsn string, o Options) (*Store, error) {
 	}
 	if o.SimpleProtocol {
 		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
-	}
-	if _, set := cfg.ConnConfig.RuntimeParams[planCacheMode]; !set {
-		cfg.ConnConfig.RuntimeParams[planCacheMode] = genericPlans
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

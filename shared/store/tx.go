@@ -19,6 +19,9 @@ type Tx struct {
 	tx        *lazyTx
 	store     *Store
 	community string
+	// stored are the events this transaction stored, as delivery needs
+	// them (a Delivery need not read them back).
+	stored map[string]Delivered
 }
 
 // Community is the community this transaction is scoped by.
@@ -79,16 +82,24 @@ func (t *Tx) InsertEvent(ctx context.Context, ev *nostr.Event, m EventMeta) (ins
 	if th == nil {
 		th = &ThreadRow{}
 	}
+	raw := ev.String()
 	args := []any{t.community, ev.ID, ev.PubKey, int64(ev.CreatedAt), ev.Kind,
-		nullable(m.ChannelID), nullable(m.DTag), m.TopLevel, ev.String(), m.Search, ev.Content,
+		nullable(m.ChannelID), nullable(m.DTag), m.TopLevel, raw, m.Search, ev.Content,
 		names, values,
 		m.Thread != nil, nullable(th.ParentID), nullable(th.RootID), th.Depth, th.Broadcast}
 	chain := th.ParentID != "" && th.ParentID != th.RootID
+	stored := Delivered{Raw: raw, Channel: m.ChannelID, Root: th.RootID}
 	var n int
 	if m.Last && !chain {
+		// Known before the commit that carries a Delivery is sent; a repeat
+		// (n 0) commits nothing and is delivered to nobody.
+		t.remember(ev.ID, stored)
 		err = t.tx.queryRowAndCommit(ctx, insertEventSQL, args, &n)
 	} else {
 		err = t.tx.QueryRow(ctx, insertEventSQL, args...).Scan(&n)
+		if err == nil && n == 1 {
+			t.remember(ev.ID, stored)
+		}
 	}
 	if err != nil {
 		return false, fmt.Errorf("store: insert event %s: %w", ev.ID, err)
@@ -99,6 +110,14 @@ func (t *Tx) InsertEvent(ctx context.Context, ev *nostr.Event, m EventMeta) (ins
 		}
 	}
 	return n == 1, nil
+}
+
+// remember records an event this transaction stores.
+func (t *Tx) remember(id string, d Delivered) {
+	if t.stored == nil {
+		t.stored = map[string]Delivered{}
+	}
+	t.stored[id] = d
 }
 
 const insertEventSQL = `
