@@ -84,4 +84,3 @@ func serverSessions(t *testing.T, name string) int {
 	}
 	return n
 }
-
