@@ -140,8 +140,10 @@ type planNode struct {
 	IndexCond string  `json:"Index Cond"`
 	IndexName string  `json:"Index Name"`
 	Rows      float64 `json:"Actual Rows"`
-	Loops     float64 `json:"Actual Loops"`
-	Plans     []planNode
+	// RemovedByFilter are rows a scan read and dropped.
+	RemovedByFilter float64 `json:"Rows Removed by Filter"`
+	Loops           float64 `json:"Actual Loops"`
+	Plans           []planNode
 }
 
 // indexConds are the index conditions a scan reaches its rows by: its own,
