@@ -18,9 +18,19 @@ import (
 // functions/fanout's handler), reaches every member exactly once, and
 // re-checks access where it runs: a non-member's pinned subscription gets
 // nothing, and a member removed after subscribing gets CLOSED restricted:,
-// never the event.
+// never the event. It runs twice: with the function's handler in this
+// process (make dev), and as processes of functions/fanout's own binary
+// served the Lambda Runtime API (emulator.Processes), posting to the
+// @connections API over HTTP as from Lambda.
 func TestAsyncFanout(t *testing.T) {
-	r := StartTest(t, Options{FanoutInlineMax: 2, FanoutBatchSize: 3})
+	t.Run("in process", func(t *testing.T) { asyncFanout(t, Options{FanoutInlineMax: 2, FanoutBatchSize: 3}) })
+	t.Run("function processes", func(t *testing.T) {
+		asyncFanout(t, Options{FanoutInlineMax: 2, FanoutBatchSize: 3, FanoutProcesses: 2})
+	})
+}
+
+func asyncFanout(t *testing.T, o Options) {
+	r := StartTest(t, o)
 	alice := testkit.NewKey(t)
 	ra := dial(t, r)
 	login(t, ra, alice)

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"time"
 
@@ -41,6 +42,11 @@ type Options struct {
 	// InProcess serves the handlers' posts and Invokes in process, as
 	// `make dev` does (emulator.NewInProcessStack).
 	InProcess bool
+	// FanoutProcesses, when above 0, runs the fan-out function as that
+	// many processes of its own binary (emulator.Processes), at niceness
+	// FanoutNice, instead of in this process; their posts reach the
+	// @connections API over HTTP, as from Lambda.
+	FanoutProcesses, FanoutNice int
 }
 
 // Relay is a running harness relay.
@@ -52,6 +58,8 @@ type Relay struct {
 	Lambda  *emulator.LambdaAPI
 	srv     *http.Server
 	errc    chan error
+	procs   *emulator.Processes
+	tmp     string
 }
 
 // Start serves the relay over the migrated database dsn on 127.0.0.1:0.
@@ -109,8 +117,45 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 		srv:  &http.Server{Handler: stack.Handler(), ReadHeaderTimeout: 10 * time.Second},
 		errc: make(chan error, 1),
 	}
+	if o.FanoutProcesses > 0 {
+		if err := r.startFanout(ctx, o, env); err != nil {
+			ln.Close()
+			a.Store.Close()
+			return nil, err
+		}
+	}
 	go func() { r.errc <- r.srv.Serve(ln) }()
 	return r, nil
+}
+
+// startFanout builds functions/fanout and runs it as o.FanoutProcesses
+// processes with the handlers' environment.
+func (r *Relay) startFanout(ctx context.Context, o Options, env map[string]string) error {
+	dir, err := os.MkdirTemp("", "buzz-fanout-")
+	if err != nil {
+		return fmt.Errorf("e2e: fan-out function: %w", err)
+	}
+	r.tmp = dir
+	bin, err := emulator.BuildFunction(ctx, emulator.FanoutFunction, dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return err
+	}
+	var list []string
+	for k, v := range env {
+		if k == "DB_MAX_CONNS" {
+			v = "4" // one invocation at a time per process, as a Lambda instance
+		}
+		list = append(list, k+"="+v)
+	}
+	r.procs, err = emulator.StartProcesses(emulator.FanoutFunction, emulator.ProcessOptions{
+		Binary: bin, Env: list, Count: o.FanoutProcesses, Nice: o.FanoutNice, Log: o.Log})
+	if err != nil {
+		os.RemoveAll(dir)
+		return err
+	}
+	r.Lambda.Functions[emulator.FanoutFunction] = r.procs.Invoke
+	return nil
 }
 
 // Close stops the server (open sockets are dropped) and the pool.
@@ -119,6 +164,10 @@ func (r *Relay) Close() {
 	// connections to the management API.
 	r.WS.CloseAll()
 	r.Lambda.Wait()
+	if r.procs != nil {
+		r.procs.Close()
+		os.RemoveAll(r.tmp)
+	}
 	_ = r.srv.Close()
 	if err := <-r.errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		r.App.Log.Warn("e2e: serve", "err", err)

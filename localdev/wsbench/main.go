@@ -59,6 +59,9 @@ type Options struct {
 	// SDKPosts sends replies and fan-out Invokes through the AWS SDK and
 	// the emulator's HTTP APIs instead of in process.
 	SDKPosts bool
+	// FanoutProcesses runs the fan-out function as processes of its own
+	// binary at niceness FanoutNice (e2e.Options); 0: in process.
+	FanoutProcesses, FanoutNice int
 }
 
 // Result of one run.
@@ -97,6 +100,8 @@ func main() {
 	flag.IntVar(&o.BatchSize, "batch-size", 0, "connections per fan-out invocation (FANOUT_BATCH_SIZE; 0: default)")
 	flag.IntVar(&o.AsyncConcurrency, "async-concurrency", 0, "parallel runs of the emulated fan-out function (0: default)")
 	flag.BoolVar(&o.SDKPosts, "sdk-posts", false, "post replies and invoke the fan-out function through the AWS SDK and the emulator's HTTP APIs (default: in process, as make dev)")
+	flag.IntVar(&o.FanoutProcesses, "fanout-processes", 0, "run the fan-out function as this many processes of its own binary, as Lambda runs it on instances of its own (0: in this process)")
+	flag.IntVar(&o.FanoutNice, "fanout-nice", 19, "niceness of the fan-out processes (0: the relay's priority)")
 	flag.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "give up after this long")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run here")
 	flag.Parse()
@@ -137,7 +142,8 @@ func Run(ctx context.Context, adminDSN string, o Options, progress io.Writer) (*
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	// Throughput is the measure here: the per-key rate limits are off.
 	relay, err := e2e.Start(ctx, dsn, e2e.Options{MaxConns: o.DBConns, Log: log, Env: ratelimit.Off(),
-		FanoutInlineMax: o.InlineMax, FanoutBatchSize: o.BatchSize, InProcess: !o.SDKPosts})
+		FanoutInlineMax: o.InlineMax, FanoutBatchSize: o.BatchSize, InProcess: !o.SDKPosts,
+		FanoutProcesses: o.FanoutProcesses, FanoutNice: o.FanoutNice})
 	if err != nil {
 		return nil, err
 	}
