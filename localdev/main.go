@@ -13,6 +13,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -86,6 +87,23 @@ func run(ctx context.Context) error {
 	}
 	stack := newStack(a, log)
 	ws := stack.WS
+	if n, _ := strconv.Atoi(os.Getenv("BUZZ_FANOUT_PROCESSES")); n > 0 {
+		// The fan-out function as processes of its own binary, niced
+		// (BUZZ_FANOUT_NICE, default 19): as behind AWS, where it runs on
+		// instances of its own, a publisher is served first.
+		nice := 19
+		if v, err := strconv.Atoi(os.Getenv("BUZZ_FANOUT_NICE")); err == nil {
+			nice = v
+		}
+		procs, err := emulator.StartProcesses(ctx, emulator.FanoutFunction, emulator.ProcessOptions{
+			Env:   emulator.Environ(os.Environ(), map[string]string{"WS_MANAGEMENT_ENDPOINT": "http://" + addr, "DB_MAX_CONNS": "4"}),
+			Count: n, Nice: nice, Log: log, Output: os.Stderr})
+		if err != nil {
+			return err
+		}
+		defer procs.Close()
+		stack.Lambda.Functions[emulator.FanoutFunction] = procs.Invoke
+	}
 	srv := &http.Server{Addr: addr, Handler: stack.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	if p := os.Getenv("BUZZ_PPROF_ADDR"); p != "" {
 		// Profiling of this process (go tool pprof http://$BUZZ_PPROF_ADDR/debug/pprof/profile),

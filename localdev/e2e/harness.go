@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"strconv"
 	"time"
 
@@ -59,7 +58,6 @@ type Relay struct {
 	srv     *http.Server
 	errc    chan error
 	procs   *emulator.Processes
-	tmp     string
 }
 
 // Start serves the relay over the migrated database dsn on 127.0.0.1:0.
@@ -128,33 +126,22 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 	return r, nil
 }
 
-// startFanout builds functions/fanout and runs it as o.FanoutProcesses
-// processes with the handlers' environment.
+// startFanout runs functions/fanout as o.FanoutProcesses processes with
+// the handlers' environment.
 func (r *Relay) startFanout(ctx context.Context, o Options, env map[string]string) error {
-	dir, err := os.MkdirTemp("", "buzz-fanout-")
-	if err != nil {
-		return fmt.Errorf("e2e: fan-out function: %w", err)
-	}
-	r.tmp = dir
-	bin, err := emulator.BuildFunction(ctx, emulator.FanoutFunction, dir)
-	if err != nil {
-		os.RemoveAll(dir)
-		return err
-	}
-	var list []string
+	set := map[string]string{"DB_MAX_CONNS": "4"} // one invocation at a time, as a Lambda instance
 	for k, v := range env {
-		if k == "DB_MAX_CONNS" {
-			v = "4" // one invocation at a time per process, as a Lambda instance
+		if k != "DB_MAX_CONNS" {
+			set[k] = v
 		}
-		list = append(list, k+"="+v)
 	}
-	r.procs, err = emulator.StartProcesses(emulator.FanoutFunction, emulator.ProcessOptions{
-		Binary: bin, Env: list, Count: o.FanoutProcesses, Nice: o.FanoutNice, Log: o.Log})
+	procs, err := emulator.StartProcesses(ctx, emulator.FanoutFunction, emulator.ProcessOptions{
+		Env: emulator.Environ(nil, set), Count: o.FanoutProcesses, Nice: o.FanoutNice, Log: o.Log})
 	if err != nil {
-		os.RemoveAll(dir)
 		return err
 	}
-	r.Lambda.Functions[emulator.FanoutFunction] = r.procs.Invoke
+	r.procs = procs
+	r.Lambda.Functions[emulator.FanoutFunction] = procs.Invoke
 	return nil
 }
 
@@ -166,7 +153,6 @@ func (r *Relay) Close() {
 	r.Lambda.Wait()
 	if r.procs != nil {
 		r.procs.Close()
-		os.RemoveAll(r.tmp)
 	}
 	_ = r.srv.Close()
 	if err := <-r.errc; err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -46,11 +46,14 @@ type Processes struct {
 	cmds    []*exec.Cmd
 	closed  bool
 	wg      sync.WaitGroup
+	tmp     string // the build's directory, removed by Close
 }
 
 // ProcessOptions say how to run a function's processes.
 type ProcessOptions struct {
-	Binary string   // the function's executable (BuildFunction)
+	// Binary is the function's executable; "" builds functions/{name}
+	// (BuildFunction) into a directory Close removes.
+	Binary string
 	Env    []string // its environment (KEY=value), without AWS_LAMBDA_RUNTIME_API
 	Count  int      // processes (instances), at least 1
 	// Nice is the processes' niceness (0..19, nice(1)); 0 runs them at the
@@ -71,7 +74,19 @@ type invocation struct {
 // StartProcesses serves the Runtime API on a loopback port and starts the
 // processes of function name; a process that exits is started again until
 // Close.
-func StartProcesses(name string, o ProcessOptions) (*Processes, error) {
+func StartProcesses(ctx context.Context, name string, o ProcessOptions) (*Processes, error) {
+	var tmp string
+	if o.Binary == "" {
+		dir, err := os.MkdirTemp("", "buzz-"+name+"-")
+		if err != nil {
+			return nil, fmt.Errorf("emulator: build %s: %w", name, err)
+		}
+		if o.Binary, err = BuildFunction(ctx, name, dir); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		tmp = dir
+	}
 	if o.Count < 1 {
 		o.Count = 1
 	}
@@ -83,9 +98,12 @@ func StartProcesses(name string, o ProcessOptions) (*Processes, error) {
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
+		if tmp != "" {
+			os.RemoveAll(tmp)
+		}
 		return nil, fmt.Errorf("emulator: runtime API of %s: %w", name, err)
 	}
-	p := &Processes{name: name, queue: make(chan *invocation), log: o.Log, pending: map[string]*invocation{}}
+	p := &Processes{name: name, queue: make(chan *invocation), log: o.Log, pending: map[string]*invocation{}, tmp: tmp}
 	p.srv = &http.Server{Handler: http.HandlerFunc(p.serve), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = p.srv.Serve(ln) }()
 	env := append(append([]string{}, o.Env...), "AWS_LAMBDA_RUNTIME_API="+ln.Addr().String(),
@@ -252,6 +270,26 @@ func (p *Processes) Close() {
 		<-done
 	}
 	_ = p.srv.Close()
+	if p.tmp != "" {
+		os.RemoveAll(p.tmp)
+	}
+}
+
+// Environ is env as a process environment (KEY=value) with each of set
+// replacing or adding its key.
+func Environ(env []string, set map[string]string) []string {
+	out := make([]string, 0, len(env)+len(set))
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); set[k] == "" {
+			out = append(out, kv)
+		}
+	}
+	for k, v := range set {
+		if v != "" {
+			out = append(out, k+"="+v)
+		}
+	}
+	return out
 }
 
 // BuildFunction builds functions/{name} of the module in the current
