@@ -148,7 +148,7 @@ func (f *Fanout) deliverPart(ctx context.Context, community string, items []*ite
 	if err != nil {
 		return 0, 0, err
 	}
-	conns, sent := f.deliverTo(ctx, community, items, cands)
+	conns, sent := f.deliverTo(ctx, community, items, cands, nil)
 	return conns, sent, nil
 }
 
@@ -191,7 +191,7 @@ func (f *Fanout) DeliverBatch(ctx context.Context, payload []byte) error {
 		if err != nil {
 			return err
 		}
-		conns, sent = f.deliverTo(ctx, b.Community, items, cands)
+		conns, sent = f.deliverTo(ctx, b.Community, items, cands, nil)
 	}
 	f.Log.DebugContext(ctx, "fanout: batch delivered", "community", b.Community, "events", len(items),
 		"connections", conns, "messages", sent, "took_ms", time.Since(start).Milliseconds())

@@ -149,7 +149,7 @@ func (f *Fanout) Deliver(ctx context.Context, community string, events []*nostr.
 		f.handOff(ctx, community, items, aud)
 		return
 	}
-	conns, sent := f.deliverTo(ctx, community, items, cands)
+	conns, sent := f.deliverTo(ctx, community, items, cands, d.Reaches)
 	f.Log.DebugContext(ctx, "fanout: delivered", "community", community, "events", len(items),
 		"candidates", len(cands), "connections", conns, "messages", sent, "took_ms", time.Since(start).Milliseconds())
 }
@@ -179,9 +179,10 @@ func (f *Fanout) Request(events []*nostr.Event) store.DeliveryRequest {
 	return r
 }
 
-// deliverTo re-checks access of every candidate's reader, matches and
-// posts; it returns the connections posted to and the messages sent.
-func (f *Fanout) deliverTo(ctx context.Context, community string, items []*item, cands []candidate) (int, int) {
+// deliverTo re-checks access of every candidate's reader (known holds the
+// answers read with the candidates, nil for none), matches and posts; it
+// returns the connections posted to and the messages sent.
+func (f *Fanout) deliverTo(ctx context.Context, community string, items []*item, cands []candidate, known map[store.ReadPair]bool) (int, int) {
 	if err := decode(cands); err != nil {
 		f.Log.ErrorContext(ctx, "fanout: subscriptions", "community", community, "err", err)
 		return 0, 0
@@ -204,7 +205,7 @@ func (f *Fanout) deliverTo(ctx context.Context, community string, items []*item,
 			}
 		}
 	}
-	readable, err := f.Registry.readable(ctx, community, pairs)
+	readable, err := f.reachable(ctx, community, pairs, known)
 	if err != nil {
 		f.Log.ErrorContext(ctx, "fanout: access", "community", community, "err", err)
 		return 0, 0
@@ -249,6 +250,30 @@ func (f *Fanout) deliverTo(ctx context.Context, community string, items []*item,
 		}
 	}
 	return len(jobs), f.run(ctx, order, jobs)
+}
+
+// reachable answers access.Reaches for pairs: from known, read with the
+// candidates, and in one statement (Registry.readable) for the rest.
+func (f *Fanout) reachable(ctx context.Context, community string, pairs []store.ReadPair, known map[store.ReadPair]bool) (map[store.ReadPair]bool, error) {
+	var rest []store.ReadPair
+	for _, p := range pairs {
+		if _, ok := known[p]; !ok {
+			rest = append(rest, p)
+		}
+	}
+	if len(rest) == 0 {
+		return known, nil
+	}
+	got, err := f.Registry.readable(ctx, community, rest)
+	if err != nil {
+		return nil, err
+	}
+	for p, ok := range known {
+		if _, asked := got[p]; !asked {
+			got[p] = ok
+		}
+	}
+	return got, nil
 }
 
 // planned is what plan decided for one candidate.

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -96,6 +97,24 @@ func TestAccessCasesInSQL(t *testing.T) {
 				}
 				if ok[pair] != *c.Write {
 					t.Errorf("Readable = %v, want %v (the rule before NIP-CL: MayWrite)", ok[pair], *c.Write)
+				}
+				// Live delivery reads the same answer with the channel's
+				// subscriptions (the one-channel delivery statement).
+				now := time.Now().Unix()
+				if err := st.OpenConnection(ctx, store.Connection{ID: channel, Community: "default", Challenge: "c",
+					RelayURLs: []string{"ws://x"}, ConnectedAt: now, ExpiresAt: now + 60}, 0); err != nil {
+					t.Fatal(err)
+				}
+				if ok, err := st.Subscribe(ctx, store.NewSubscription{Community: "default", Pins: []string{channel}, CreatedAt: now,
+					Subscription: store.Subscription{Connection: channel, Sub: "s", Pubkey: readerPK, Filters: "[{}]"}}, 1); err != nil || !ok {
+					t.Fatalf("subscribe: %v %v", ok, err)
+				}
+				d, err := st.ForDelivery(ctx, "default", store.DeliveryRequest{Channels: []string{channel}, Now: now})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, known := d.Reaches[pair]; !known || got != *c.Write {
+					t.Errorf("delivery's read of the subscriptions: reaches %v (answered: %v), want %v", got, known, *c.Write)
 				}
 			}
 			if see := len(rows) == 1; see != c.See {

@@ -32,6 +32,11 @@ type Deliveries struct {
 	// any-channel bucket: the candidates of their delivery; at most the
 	// limit asked for.
 	Subscriptions []Subscription
+	// Reaches answers access.Reaches for (channel, reader) pairs of the
+	// subscriptions, read with them (the one-channel statement: for its
+	// channel and every subscription's reader); a pair it lacks is
+	// Readable's to answer.
+	Reaches map[ReadPair]bool
 	// Audience counts the subscriptions indexed under those channels (live
 	// or not; len(Subscriptions) below the limit), and Cutoff is the number
 	// of the last one stored (ws_subscriptions_seq; read only when the
@@ -127,10 +132,21 @@ func (r DeliveryRequest) queueOneChannel(b *pgx.Batch, community string, out *De
 		queueRoots(b, community, r.Targets, out)
 	}
 	b.Queue(deliverySubscriptionsOneSQL, community, channel, r.Now, r.limit()).Query(func(rows pgx.Rows) error {
-		var err error
-		out.Subscriptions, err = scanSubscriptions(rows)
+		var sub Subscription
+		var reaches bool
+		out.Reaches = map[ReadPair]bool{}
+		_, err := pgx.ForEachRow(rows, []any{&sub.Connection, &sub.Sub, &sub.Pubkey, &sub.Filters, &reaches}, func() error {
+			out.Subscriptions = append(out.Subscriptions, sub)
+			if channel != "" {
+				out.Reaches[ReadPair{Channel: channel, Reader: sub.Pubkey}] = reaches
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("store: read subscriptions: %w", err)
+		}
 		out.Audience = int64(len(out.Subscriptions))
-		return err
+		return nil
 	})
 }
 
@@ -234,6 +250,22 @@ func (d *Delivery) Deliveries(ctx context.Context) (*Deliveries, error) {
 	return d.out, s.audience(ctx, d.tx.community, d.sent, d.out)
 }
 
+// deliverySubscriptionsOneSQL is deliverySubscriptionsSQL for the
+// any-channel bucket and one channel ($2), in scalar parameters, with
+// whether each subscription's reader reaches that channel (access.Reaches,
+// the rule's SQL twin reachesSQL), so matching and access are one read.
+var deliverySubscriptionsOneSQL = `
+SELECT s.connection_id, s.sub_id, s.pubkey, s.filters,
+  EXISTS (SELECT 1 FROM channels c WHERE c.community_id = $1 AND c.id = $2::text
+    AND ` + reachesSQL("s.pubkey") + `)
+FROM ws_subscriptions s
+JOIN ws_connections w ON w.id = s.connection_id
+WHERE (s.connection_id, s.sub_id) IN (
+  SELECT k.connection_id, k.sub_id FROM ws_subscription_channels k
+  WHERE k.community_id = $1 AND k.channel_id IN ('', $2::text))
+  AND w.expires_at > $3
+LIMIT $4`
+
 // The statements of ForDelivery reach each row by its whole key, one id at
 // a time (a LATERAL subquery with LIMIT 1, or a correlated scalar subquery,
 // which Postgres plans as a lookup per id): pgx prepares every statement and
@@ -268,17 +300,6 @@ WHERE (s.connection_id, s.sub_id) IN (
   WHERE k.community_id = $1 AND k.channel_id = ANY(` + deliveryChannels + `))
   AND c.expires_at > $4
 LIMIT $5`
-	// deliverySubscriptionsOneSQL is deliverySubscriptionsSQL for the
-	// any-channel bucket and one channel ($2), in scalar parameters.
-	deliverySubscriptionsOneSQL = `
-SELECT s.connection_id, s.sub_id, s.pubkey, s.filters
-FROM ws_subscriptions s
-JOIN ws_connections c ON c.id = s.connection_id
-WHERE (s.connection_id, s.sub_id) IN (
-  SELECT k.connection_id, k.sub_id FROM ws_subscription_channels k
-  WHERE k.community_id = $1 AND k.channel_id IN ('', $2::text))
-  AND c.expires_at > $3
-LIMIT $4`
 	deliverySystemOneSQL = `
 SELECT c.channel_type = 'system' FROM channels c WHERE c.community_id = $1 AND c.id = $2`
 	deliveryAudienceSQL = `
