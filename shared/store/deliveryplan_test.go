@@ -149,27 +149,25 @@ type planNode struct {
 // indexConds are the index conditions a scan reaches its rows by: its own,
 // or those of a bitmap heap scan's index scans ("" for a sequential scan).
 func (n planNode) indexConds() string {
-	if n.Type != "Bitmap Heap Scan" {
-		return n.IndexCond
-	}
-	var conds []string
-	for _, c := range n.Plans {
-		conds = append(conds, c.indexConds())
-	}
-	return strings.Join(conds, " ")
+	return n.ofIndexScans(func(c planNode) string { return c.IndexCond })
 }
 
-// indexNames are the indexes a scan reads (its own, or those of a bitmap
-// heap scan's index scans).
+// indexNames are the indexes a scan reads, the same way.
 func (n planNode) indexNames() string {
+	return n.ofIndexScans(func(c planNode) string { return c.IndexName })
+}
+
+// ofIndexScans is field of n, or of a bitmap heap scan's index scans,
+// joined.
+func (n planNode) ofIndexScans(field func(planNode) string) string {
 	if n.Type != "Bitmap Heap Scan" {
-		return n.IndexName
+		return field(n)
 	}
-	var names []string
+	var out []string
 	for _, c := range n.Plans {
-		names = append(names, c.indexNames())
+		out = append(out, c.ofIndexScans(field))
 	}
-	return strings.Join(names, " ")
+	return strings.Join(out, " ")
 }
 
 // planNodes flattens an EXPLAIN (FORMAT JSON) document.
