@@ -20,3 +20,15 @@ func PlainSQL(community, reader string, p *PlainRead) (string, []any, bool) {
 
 // LoadedByCommit reports whether the commit carried d's statements.
 func LoadedByCommit(d *Delivery) bool { return d.out != nil && d.err == nil }
+
+// InsertStatements are the SQL texts of every insert shape.
+func InsertStatements() []string {
+	var out []string
+	for _, st := range insertStatements {
+		out = append(out, st.sql)
+	}
+	return out
+}
+
+// Renumber is renumber.
+var Renumber = renumber

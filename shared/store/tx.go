@@ -83,10 +83,15 @@ func (t *Tx) InsertEvent(ctx context.Context, ev *nostr.Event, m EventMeta) (ins
 		th = &ThreadRow{}
 	}
 	raw := ev.String()
-	args := []any{t.community, ev.ID, ev.PubKey, int64(ev.CreatedAt), ev.Kind,
+	insertArgs := []any{t.community, ev.ID, ev.PubKey, int64(ev.CreatedAt), ev.Kind,
 		nullable(m.ChannelID), nullable(m.DTag), m.TopLevel, raw, m.Search, ev.Content,
 		names, values,
 		m.Thread != nil, nullable(th.ParentID), nullable(th.RootID), th.Depth, th.Broadcast}
+	st := insertStatements[insertShape{search: m.Search, tags: len(names) > 0, thread: m.Thread != nil, reply: th.RootID != ""}]
+	args := make([]any, len(st.args))
+	for i, a := range st.args {
+		args[i] = insertArgs[a]
+	}
 	chain := th.ParentID != "" && th.ParentID != th.RootID
 	stored := Delivered{Raw: raw, Channel: m.ChannelID, Root: th.RootID}
 	var n int
@@ -94,9 +99,9 @@ func (t *Tx) InsertEvent(ctx context.Context, ev *nostr.Event, m EventMeta) (ins
 		// Known before the commit that carries a Delivery is sent; a repeat
 		// (n 0) commits nothing and is delivered to nobody.
 		t.remember(ev.ID, stored)
-		err = t.tx.queryRowAndCommit(ctx, insertEventSQL, args, &n)
+		err = t.tx.queryRowAndCommit(ctx, st.sql, args, &n)
 	} else {
-		err = t.tx.QueryRow(ctx, insertEventSQL, args...).Scan(&n)
+		err = t.tx.QueryRow(ctx, st.sql, args...).Scan(&n)
 		if err == nil && n == 1 {
 			t.remember(ev.ID, stored)
 		}
@@ -120,30 +125,109 @@ func (t *Tx) remember(id string, d Delivered) {
 	t.stored[id] = d
 }
 
-const insertEventSQL = `
-WITH ins AS (
+// insertShape is which parts the insert of an event has: the event row
+// always; its search vector, its tag rows, its thread row and the bump of
+// its thread's root only when it has them. Each shape is its own
+// statement: Postgres sets up the whole plan of a statement on every
+// execution, parts that write nothing included, and on the write path
+// that set-up is a good share of the database's CPU (docs/benchmarks.md).
+type insertShape struct{ search, tags, thread, reply bool }
+
+// insertStatement is one shape's SQL and, for each of its parameters in
+// order, the index of its value in insertArgs.
+type insertStatement struct {
+	sql  string
+	args []int
+}
+
+// insertStatements holds every shape's statement, built once from the
+// parts below (written against insertArgs' numbering, $1 to $18, and
+// renumbered per shape so that each names only the parameters it uses).
+var insertStatements = func() map[insertShape]insertStatement {
+	out := map[insertShape]insertStatement{}
+	for _, search := range []bool{false, true} {
+		for _, tags := range []bool{false, true} {
+			for _, thread := range []bool{false, true} {
+				for _, reply := range []bool{false, true} {
+					sh := insertShape{search, tags, thread, reply}
+					q := "WITH ins AS (" + insertEventPart(search) + ")"
+					if tags {
+						q += ", tags AS (" + insertTagsPart + ")"
+					}
+					if thread {
+						q += ", thread AS (" + insertThreadPart + ")"
+					}
+					if reply {
+						q += ", root AS (" + bumpRootPart + ")"
+					}
+					sql, args := renumber(q + "\nSELECT count(*) FROM ins")
+					out[sh] = insertStatement{sql: sql, args: args}
+				}
+			}
+		}
+	}
+	return out
+}()
+
+// insertEventPart is the event row, with its search vector ($11, the
+// content) when search.
+func insertEventPart(search bool) string {
+	vector := "NULL"
+	if search {
+		vector = "to_tsvector('simple', $11::text)"
+	}
+	return `
   INSERT INTO events (community_id, id, pubkey, created_at, kind, channel_id, d_tag, top_level, raw, search)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9,
-          CASE WHEN $10::boolean THEN to_tsvector('simple', $11::text) END)
+  VALUES ($1, $2, $3, $4, $5, $6::text, $7::text, $8, $9, ` + vector + `)
   ON CONFLICT DO NOTHING
-  RETURNING id
-), tags AS (
+  RETURNING id`
+}
+
+const (
+	insertTagsPart = `
   INSERT INTO event_tags (community_id, event_id, name, value, kind, created_at, channel_id)
-  SELECT $1, ins.id, t.name, t.value, $5, $4, $6
-  FROM ins, unnest($12::text[], $13::text[]) AS t(name, value)
-), thread AS (
+  SELECT $1, ins.id, t.name, t.value, $5, $4, $6::text
+  FROM ins, unnest($12::text[], $13::text[]) AS t(name, value)`
+	insertThreadPart = `
   INSERT INTO thread_metadata (community_id, event_id, channel_id, created_at, parent_id, root_id, depth, broadcast)
-  SELECT $1, ins.id, $6, $4, $15, $16, $17, $18 FROM ins WHERE $14::boolean
-), root AS (
-  -- a reply bumps its thread's root in the same statement, which takes the
-  -- root's row lock first (see ThreadRow)
+  SELECT $1, ins.id, $6::text, $4, $15::text, $16::text, $17, $18 FROM ins`
+	// a reply bumps its thread's root in the same statement, which takes
+	// the root's row lock first (see ThreadRow)
+	bumpRootPart = `
   UPDATE thread_metadata SET
-    reply_count = reply_count + CASE WHEN event_id = $15 THEN 1 ELSE 0 END,
+    reply_count = reply_count + CASE WHEN event_id = $15::text THEN 1 ELSE 0 END,
     descendant_count = descendant_count + 1,
     last_reply_at = GREATEST(COALESCE(last_reply_at, 0), $4)
-  WHERE community_id = $1 AND event_id = $16 AND EXISTS (SELECT 1 FROM ins)
+  WHERE community_id = $1 AND event_id = $16::text AND EXISTS (SELECT 1 FROM ins)`
 )
-SELECT count(*) FROM ins`
+
+// renumber numbers the $n placeholders of q from 1 in order of first
+// appearance and returns, for each, the index (n-1) of its value.
+func renumber(q string) (string, []int) {
+	seen := map[int]int{}
+	var args []int
+	var b strings.Builder
+	for i := 0; i < len(q); i++ {
+		if q[i] != '$' || i+1 >= len(q) || q[i+1] < '0' || q[i+1] > '9' {
+			b.WriteByte(q[i])
+			continue
+		}
+		j := i + 1
+		for j < len(q) && q[j] >= '0' && q[j] <= '9' {
+			j++
+		}
+		n, _ := strconv.Atoi(q[i+1 : j])
+		k, ok := seen[n]
+		if !ok {
+			args = append(args, n-1)
+			k = len(args)
+			seen[n] = k
+		}
+		b.WriteString("$" + strconv.Itoa(k))
+		i = j - 1
+	}
+	return b.String(), args
+}
 
 func nullable(s string) any {
 	if s == "" {
