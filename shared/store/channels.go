@@ -38,7 +38,19 @@ func (t *Tx) Channel(ctx context.Context, id string, lock bool) (*ChannelRow, er
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, fmt.Errorf("store: channel %s: %w", id, err)
 	}
+	if err == nil {
+		t.sawChannel(c)
+	}
 	return c, err
+}
+
+// sawChannel records whether a channel this transaction read is a system
+// channel: its delivery then need not read the flag again.
+func (t *Tx) sawChannel(c *ChannelRow) {
+	if t.system == nil {
+		t.system = map[string]bool{}
+	}
+	t.system[c.ID] = c.Type == "system"
 }
 
 // ChannelAndRole reads a channel and pubkey's active role in it ("" when
@@ -60,6 +72,7 @@ WHERE c.community_id = $1 AND c.id = $2`, t.community, id, pubkey).
 	if err != nil {
 		return nil, "", fmt.Errorf("store: channel %s: %w", id, err)
 	}
+	t.sawChannel(c)
 	return c, deref(role), nil
 }
 
@@ -209,6 +222,7 @@ WHERE e.community_id = $1 AND e.id = $2`, t.community, id, pubkey).
 		ch = &ChannelRow{Deleted: *cDeleted}
 		ch.ID, ch.Name, ch.About, ch.Picture = *cID, *cName, *cAbout, *cPicture
 		ch.Type, ch.Visibility, ch.Labels, ch.Creator, ch.CreatedAt = *cType, *cVis, cLabels, *cCreator, *cCreated
+		t.sawChannel(ch)
 	}
 	return ref, ch, deref(r), nil
 }

@@ -2,11 +2,13 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/nip29"
 	"github.com/buzzrelay/relay/shared/store"
 	"github.com/buzzrelay/relay/shared/testkit"
 )
@@ -76,5 +78,49 @@ func TestDeliveryRidesTheCommit(t *testing.T) {
 			t.Fatal(err)
 		}
 		check(t, idle, ev.ID, false)
+	}
+}
+
+// TestDeliverySystemFlag: a system channel's events are delivered as a
+// system channel's, whether the transaction read the channel (its flag is
+// then taken from that read) or not (it is read with the subscriptions).
+func TestDeliverySystemFlag(t *testing.T) {
+	ctx := context.Background()
+	st := freshStore(t)
+	const community = "default"
+	channel := testkit.ChannelID()
+	sk, pk := keypair()
+	if err := st.Tx(ctx, community, func(tx *store.Tx) error {
+		_, err := tx.InsertChannel(ctx, &nip29.Channel{ID: channel, Name: "sys", Type: "system", Visibility: "open",
+			Labels: []string{}, Creator: pk, CreatedAt: 1}, "")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, read := range []bool{true, false} {
+		ev := &nostr.Event{Kind: 9, CreatedAt: nostr.Now(), Tags: nostr.Tags{{"h", channel}}, Content: fmt.Sprint(read)}
+		if err := ev.Sign(sk); err != nil {
+			t.Fatal(err)
+		}
+		var d *store.Delivery
+		if err := st.Tx(ctx, community, func(tx *store.Tx) error {
+			d = tx.DeliveryAtCommit(func() store.DeliveryRequest { return store.DeliveryRequest{IDs: []string{ev.ID}} })
+			if read {
+				if _, _, err := tx.ChannelAndRole(ctx, channel, pk); err != nil {
+					return err
+				}
+			}
+			_, err := tx.InsertEvent(ctx, ev, store.EventMeta{ChannelID: channel, TopLevel: true, Last: true})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := d.Deliveries(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := got.Events[ev.ID]; !e.System || !got.System[channel] {
+			t.Fatalf("channel read in the transaction %v: delivered %+v, system flags %v; want a system channel's event", read, e, got.System)
+		}
 	}
 }

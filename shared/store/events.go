@@ -56,6 +56,8 @@ type DeliveryRequest struct {
 	IDs, Targets, Channels []string
 	Now                    int64
 	Limit                  int
+	// system are the system flags a transaction already read (Delivery).
+	system map[string]bool
 }
 
 // ForDelivery loads r in one round trip (two when the subscriptions reach
@@ -118,15 +120,19 @@ func (r DeliveryRequest) queueOneChannel(b *pgx.Batch, community string, out *De
 	var channel string
 	if len(r.Channels) == 1 {
 		channel = r.Channels[0]
-		b.Queue(deliverySystemOneSQL, community, channel).QueryRow(func(row pgx.Row) error {
-			var system bool
-			err := row.Scan(&system)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return nil
-			}
+		if system, known := r.system[channel]; known {
 			out.System[channel] = system
-			return err
-		})
+		} else {
+			b.Queue(deliverySystemOneSQL, community, channel).QueryRow(func(row pgx.Row) error {
+				var system bool
+				err := row.Scan(&system)
+				if errors.Is(err, pgx.ErrNoRows) {
+					return nil
+				}
+				out.System[channel] = system
+				return err
+			})
+		}
 	}
 	if len(r.Targets) > 0 {
 		queueRoots(b, community, r.Targets, out)
@@ -209,11 +215,12 @@ func (t *Tx) DeliveryAtCommit(request func() DeliveryRequest) *Delivery {
 
 // queue adds d's statements to the commit's batch: the request less the
 // events the transaction stored, whose channels join the channels asked
-// about (so the usual commit reads one channel's subscriptions and system
-// flag only).
+// about (so the usual commit reads one channel's subscriptions only, and
+// its system flag unless the transaction read the channel).
 func (d *Delivery) queue(b *pgx.Batch) {
 	d.req = d.request()
-	d.sent = DeliveryRequest{Targets: d.req.Targets, Channels: slices.Clone(d.req.Channels), Now: d.req.Now, Limit: d.req.Limit}
+	d.sent = DeliveryRequest{Targets: d.req.Targets, Channels: slices.Clone(d.req.Channels), Now: d.req.Now, Limit: d.req.Limit,
+		system: d.tx.system}
 	for _, id := range d.req.IDs {
 		e, ok := d.tx.stored[id]
 		switch {

@@ -22,6 +22,9 @@ type Tx struct {
 	// stored are the events this transaction stored, as delivery needs
 	// them (a Delivery need not read them back).
 	stored map[string]Delivered
+	// system says, for the channels this transaction read, whether each
+	// is a system channel.
+	system map[string]bool
 }
 
 // Community is the community this transaction is scoped by.
