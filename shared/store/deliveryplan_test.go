@@ -24,12 +24,7 @@ import (
 // 3,000-event channel, no node may return more rows than the batch needs.
 func TestDeliveryPlansUseKeys(t *testing.T) {
 	ctx := context.Background()
-	st := freshStore(t)
-	conn, err := st.Pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Release()
+	st, conn := freshConn(t)
 	if _, err := conn.Exec(ctx, "SET plan_cache_mode = force_generic_plan"); err != nil {
 		t.Fatal(err)
 	}

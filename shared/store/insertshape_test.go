@@ -13,12 +13,7 @@ import (
 // names only the parameters it uses, so every one has a type.
 func TestInsertShapesPrepare(t *testing.T) {
 	ctx := context.Background()
-	st := freshStore(t)
-	conn, err := st.Pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Release()
+	_, conn := freshConn(t)
 	shapes := store.InsertStatements()
 	if len(shapes) != 16 {
 		t.Fatalf("%d insert shapes, want 16", len(shapes))
