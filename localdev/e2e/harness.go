@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"strconv"
@@ -129,12 +130,8 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 // startFanout runs functions/fanout as o.FanoutProcesses processes with
 // the handlers' environment.
 func (r *Relay) startFanout(ctx context.Context, o Options, env map[string]string) error {
-	set := map[string]string{"DB_MAX_CONNS": "4"} // one invocation at a time, as a Lambda instance
-	for k, v := range env {
-		if k != "DB_MAX_CONNS" {
-			set[k] = v
-		}
-	}
+	set := maps.Clone(env)
+	set["DB_MAX_CONNS"] = "4" // one invocation at a time, as a Lambda instance
 	procs, err := emulator.StartProcesses(ctx, emulator.FanoutFunction, emulator.ProcessOptions{
 		Env: emulator.Environ(nil, set), Count: o.FanoutProcesses, Nice: o.FanoutNice, Log: o.Log})
 	if err != nil {

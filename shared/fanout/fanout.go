@@ -396,11 +396,11 @@ func plan(c *candidate, items []*item, readable map[store.ReadPair]bool) (msgs [
 // candidate, it adds a fresh 39005 summary for every thread root a reply or
 // a deleted reply changed.
 func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Event, d *store.Deliveries) ([]*item, []candidate, audience, error) {
-	metas, cands, err := f.Registry.eventMeta(d)
+	cands, err := candidatesOf(d.Subscriptions, nil)
 	if err != nil {
-		return nil, nil, audience{}, err
+		return nil, nil, audience{}, fmt.Errorf("fanout: %w", err)
 	}
-	aud := audience{count: metas.Audience, cutoff: metas.Cutoff}
+	aud := audience{count: d.Audience, cutoff: d.Cutoff}
 	var out []*item
 	roots := map[string]*item{}
 	var order []string
@@ -411,13 +411,13 @@ func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Ev
 		roots[root] = it
 	}
 	for _, ev := range events {
-		m, ok := metas.Events[ev.ID]
+		m, ok := d.Events[ev.ID]
 		if !ok && kinds.Ephemeral(ev.Kind) {
 			raw, err := json.Marshal(ev)
 			if err != nil {
 				return nil, nil, audience{}, fmt.Errorf("fanout: encode ephemeral event: %w", err)
 			}
-			m, ok = metas.ephemeral(ev, string(raw)), true
+			m, ok = ephemeral(d, ev, string(raw)), true
 		}
 		if !ok {
 			continue // not stored (or deleted since): nothing to deliver
@@ -429,7 +429,7 @@ func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Ev
 		}
 		if kinds.Deletes(ev.Kind) {
 			for _, id := range filter.TagValues(ev.Tags, "e") {
-				if root, ok := metas.Roots[id]; ok {
+				if root, ok := d.Roots[id]; ok {
 					touch(root, it)
 				}
 			}

@@ -169,24 +169,10 @@ func (r *Registry) readable(ctx context.Context, community string, pairs []store
 	return r.st.Readable(ctx, community, pairs)
 }
 
-// eventMeta is what delivery needs about a stored event.
-type eventMeta = store.Delivered
-
-// metas is what delivery needs about one batch of committed events.
-type metas struct{ *store.Deliveries }
-
-// ephemeral builds the meta of an ephemeral event, which is never stored.
-func (m *metas) ephemeral(ev *nostr.Event, raw string) eventMeta {
+// ephemeral is what delivery needs about an ephemeral event, which is
+// never stored: its own h tag names its channel, d says whether that is a
+// system channel.
+func ephemeral(d *store.Deliveries, ev *nostr.Event, raw string) store.Delivered {
 	ch, _ := nip29.ChannelTag(ev.Tags)
-	return eventMeta{Raw: raw, Channel: ch, System: m.System[ch]}
-}
-
-// eventMeta is d, what store.ForDelivery loaded, with its candidate
-// subscriptions decoded.
-func (r *Registry) eventMeta(d *store.Deliveries) (*metas, []candidate, error) {
-	cands, err := candidatesOf(d.Subscriptions, nil)
-	if err != nil {
-		return nil, nil, fmt.Errorf("fanout: %w", err)
-	}
-	return &metas{d}, cands, nil
+	return store.Delivered{Raw: raw, Channel: ch, System: d.System[ch]}
 }

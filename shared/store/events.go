@@ -195,7 +195,8 @@ func (s *Store) audience(ctx context.Context, community string, r DeliveryReques
 // trip or pool connection of its own. Read after the commit, they see the
 // subscriptions stored by then, exactly as ForDelivery called after the
 // transaction would; the events the transaction stored are not read back
-// (Tx.stored holds them as stored), only their channels' system flags.
+// (Tx.stored holds them as stored), nor the system flag of a channel it
+// read (Tx.system).
 type Delivery struct {
 	tx      *Tx
 	request func() DeliveryRequest
@@ -257,21 +258,35 @@ func (d *Delivery) Deliveries(ctx context.Context) (*Deliveries, error) {
 	return d.out, s.audience(ctx, d.tx.community, d.sent, d.out)
 }
 
-// deliverySubscriptionsOneSQL is deliverySubscriptionsSQL for the
-// any-channel bucket and one channel ($2), in scalar parameters, with
-// whether each subscription's reader reaches that channel (access.Reaches,
-// the rule's SQL twin reachesSQL), so matching and access are one read.
-var deliverySubscriptionsOneSQL = `
-SELECT s.connection_id, s.sub_id, s.pubkey, s.filters,
-  EXISTS (SELECT 1 FROM channels c WHERE c.community_id = $1 AND c.id = $2::text
-    AND ` + reachesSQL("s.pubkey") + `)
+// liveSubscriptionsSQL selects the subscriptions (connection, id, reader,
+// filters, then columns) indexed in community $1 under the channels that
+// indexed (a condition on ws_subscription_channels k) names, whose
+// connection is live at now, and that also (on s) holds: the one shape of
+// every candidate read of live delivery.
+func liveSubscriptionsSQL(columns, indexed, now, also string) string {
+	return `
+SELECT s.connection_id, s.sub_id, s.pubkey, s.filters` + columns + `
 FROM ws_subscriptions s
 JOIN ws_connections w ON w.id = s.connection_id
 WHERE (s.connection_id, s.sub_id) IN (
   SELECT k.connection_id, k.sub_id FROM ws_subscription_channels k
-  WHERE k.community_id = $1 AND k.channel_id IN ('', $2::text))
-  AND w.expires_at > $3
-LIMIT $4`
+  WHERE k.community_id = $1 AND ` + indexed + `)
+  AND w.expires_at > ` + now + also
+}
+
+// Candidate reads of live delivery.
+var (
+	// deliverySubscriptionsSQL: the any-channel bucket, the channels asked
+	// about and those of the stored events among the ids; at most $5.
+	deliverySubscriptionsSQL = liveSubscriptionsSQL("", "k.channel_id = ANY("+deliveryChannels+")", "$4", "\nLIMIT $5")
+	// deliverySubscriptionsOneSQL: the any-channel bucket and one channel
+	// ($2), in scalar parameters, with whether each subscription's reader
+	// reaches that channel (access.Reaches, the rule's SQL twin
+	// reachesSQL), so matching and access are one read; at most $4.
+	deliverySubscriptionsOneSQL = liveSubscriptionsSQL(`,
+  EXISTS (SELECT 1 FROM channels c WHERE c.community_id = $1 AND c.id = $2::text
+    AND `+reachesSQL("s.pubkey")+`)`, "k.channel_id IN ('', $2::text)", "$3", "\nLIMIT $4")
+)
 
 // The statements of ForDelivery reach each row by its whole key, one id at
 // a time (a LATERAL subquery with LIMIT 1, or a correlated scalar subquery,
@@ -298,15 +313,6 @@ CROSS JOIN LATERAL (SELECT t.event_id, t.root_id FROM thread_metadata t
 	deliverySystemSQL = `
 SELECT x.id FROM unnest($2::text[]) AS x(id)
 WHERE (SELECT c.channel_type = 'system' FROM channels c WHERE c.community_id = $1 AND c.id = x.id)`
-	deliverySubscriptionsSQL = `
-SELECT s.connection_id, s.sub_id, s.pubkey, s.filters
-FROM ws_subscriptions s
-JOIN ws_connections c ON c.id = s.connection_id
-WHERE (s.connection_id, s.sub_id) IN (
-  SELECT k.connection_id, k.sub_id FROM ws_subscription_channels k
-  WHERE k.community_id = $1 AND k.channel_id = ANY(` + deliveryChannels + `))
-  AND c.expires_at > $4
-LIMIT $5`
 	deliverySystemOneSQL = `
 SELECT c.channel_type = 'system' FROM channels c WHERE c.community_id = $1 AND c.id = $2`
 	deliveryAudienceSQL = `

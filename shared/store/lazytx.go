@@ -165,10 +165,6 @@ func (l *lazyTx) commit(ctx context.Context) error {
 	if !l.begun || l.done {
 		return nil
 	}
-	if l.after == nil {
-		_, err := l.conn.Exec(ctx, "COMMIT")
-		return err
-	}
 	b := &pgx.Batch{}
 	b.Queue("COMMIT")
 	l.queueAfter(b)

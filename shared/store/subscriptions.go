@@ -115,12 +115,8 @@ func (st *Store) AudiencePart(ctx context.Context, community string, channels []
 	return scanSubscriptions(rows)
 }
 
-const audiencePartSQL = `
-SELECT s.connection_id, s.sub_id, s.pubkey, s.filters
-FROM ws_subscriptions s
-JOIN ws_connections c ON c.id = s.connection_id
-WHERE (s.connection_id, s.sub_id) IN (
-  SELECT k.connection_id, k.sub_id FROM ws_subscription_channels k
-  WHERE k.community_id = $1 AND k.channel_id = ANY(ARRAY[''] || $2::text[])
-    AND (hashtext(k.connection_id) & 2147483647) % $5::integer = $4::integer)
-  AND s.seq <= $3 AND c.expires_at > $6`
+// audiencePartSQL is AudiencePart's read: one hash share of the
+// connections, subscriptions numbered up to the cutoff ($3).
+var audiencePartSQL = liveSubscriptionsSQL("",
+	`k.channel_id = ANY(ARRAY[''] || $2::text[])
+    AND (hashtext(k.connection_id) & 2147483647) % $5::integer = $4::integer`, "$6", " AND s.seq <= $3")

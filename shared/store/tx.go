@@ -148,26 +148,20 @@ type insertStatement struct {
 // renumbered per shape so that each names only the parameters it uses).
 var insertStatements = func() map[insertShape]insertStatement {
 	out := map[insertShape]insertStatement{}
-	for _, search := range []bool{false, true} {
-		for _, tags := range []bool{false, true} {
-			for _, thread := range []bool{false, true} {
-				for _, reply := range []bool{false, true} {
-					sh := insertShape{search, tags, thread, reply}
-					q := "WITH ins AS (" + insertEventPart(search) + ")"
-					if tags {
-						q += ", tags AS (" + insertTagsPart + ")"
-					}
-					if thread {
-						q += ", thread AS (" + insertThreadPart + ")"
-					}
-					if reply {
-						q += ", root AS (" + bumpRootPart + ")"
-					}
-					sql, args := renumber(q + "\nSELECT count(*) FROM ins")
-					out[sh] = insertStatement{sql: sql, args: args}
-				}
-			}
+	for bits := range 16 {
+		sh := insertShape{search: bits&1 != 0, tags: bits&2 != 0, thread: bits&4 != 0, reply: bits&8 != 0}
+		q := "WITH ins AS (" + insertEventPart(sh.search) + ")"
+		if sh.tags {
+			q += ", tags AS (" + insertTagsPart + ")"
 		}
+		if sh.thread {
+			q += ", thread AS (" + insertThreadPart + ")"
+		}
+		if sh.reply {
+			q += ", root AS (" + bumpRootPart + ")"
+		}
+		sql, args := renumber(q + "\nSELECT count(*) FROM ins")
+		out[sh] = insertStatement{sql: sql, args: args}
 	}
 	return out
 }()
