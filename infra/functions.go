@@ -41,8 +41,9 @@ type Function struct {
 	// lambda:InvokeFunction on it. Built after the fan-out function.
 	Dispatches bool
 	// Fanout is the fan-out function itself: invoked asynchronously by the
-	// dispatchers, it loads the part of the audience it is given, re-checks
-	// access and posts.
+	// dispatchers with a whole audience, it splits a large one and invokes
+	// itself with the other parts (lambda:InvokeFunction on its own ARN),
+	// loads the part it is given, re-checks access and posts.
 	Fanout  bool
 	Memory  float64 // MB
 	Timeout float64 // seconds

@@ -292,9 +292,9 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		}
 		if f.Dispatches {
 			env["FANOUT_FUNCTION"] = fns["fanout"].FunctionName()
-			if s.Egress == "ipv6" {
-				env["LAMBDA_ENDPOINT"] = lambdaDualStack
-			}
+		}
+		if (f.Dispatches || f.Fanout) && s.Egress == "ipv6" {
+			env["LAMBDA_ENDPOINT"] = lambdaDualStack
 		}
 		if s.Egress == "ipv6" && usesKMS && !s.KMSEndpoint {
 			env["AWS_ENDPOINT_URL_KMS"] = kmsDualStack
@@ -349,6 +349,20 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		}
 		if f.Dispatches {
 			fns["fanout"].GrantInvoke(fn)
+		}
+		if f.Fanout {
+			// It invokes itself with the other parts of an audience it
+			// splits (AWS_LAMBDA_FUNCTION_NAME). A policy of its own: in
+			// the role's default policy, which the function depends on,
+			// its own ARN would be a dependency cycle.
+			awsiam.NewPolicy(stack, jsii.String(f.Name+"-invokes-itself"), &awsiam.PolicyProps{
+				Roles: &[]awsiam.IRole{fn.Role()},
+				Statements: &[]awsiam.PolicyStatement{awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+					Sid:       jsii.String("InvokeOtherParts"),
+					Actions:   jsii.Strings("lambda:InvokeFunction"),
+					Resources: jsii.Strings(*fn.FunctionArn()),
+				})},
+			})
 		}
 		period := awscdk.Duration_Minutes(jsii.Number(5))
 		alarm(fn.MetricErrors(&awscloudwatch.MetricOptions{Period: period, Statistic: jsii.String("Sum")}),

@@ -1021,7 +1021,8 @@ func TestSettingsRejectMistakes(t *testing.T) {
 
 // The fan-out function: invoked asynchronously (two retries, a bounded
 // event age) by ingest and ws-message, which get its name and
-// lambda:InvokeFunction on it and nothing else gets; it posts to
+// lambda:InvokeFunction on it, and by itself (the other parts of an
+// audience it splits); nothing else gets that grant; it posts to
 // connections and signs nothing.
 func TestFanoutFunctionWiring(t *testing.T) {
 	s := defaultStack(t)
@@ -1042,18 +1043,28 @@ func TestFanoutFunctionWiring(t *testing.T) {
 		f := fnByName(name)
 		env := s.env(t, name)
 		invokes := strings.Contains(js(s.grantsOf(id)), "lambda:InvokeFunction")
-		if f.Dispatches != invokes {
-			t.Errorf("%s: lambda:InvokeFunction granted %v, want %v", name, invokes, f.Dispatches)
+		if want := f.Dispatches || f.Fanout; want != invokes {
+			t.Errorf("%s: lambda:InvokeFunction granted %v, want %v", name, invokes, want)
+		}
+		if f.Dispatches || f.Fanout {
+			if !strings.Contains(js(env["LAMBDA_ENDPOINT"]), "https://lambda.") {
+				t.Errorf("%s: LAMBDA_ENDPOINT %s, want the dual-stack endpoint under egress=ipv6", name, js(env["LAMBDA_ENDPOINT"]))
+			}
 		}
 		if f.Dispatches {
 			if js(env["FANOUT_FUNCTION"]) != js(map[string]any{"Ref": fanoutID}) {
 				t.Errorf("%s: FANOUT_FUNCTION %s", name, js(env["FANOUT_FUNCTION"]))
 			}
-			if !strings.Contains(js(env["LAMBDA_ENDPOINT"]), "https://lambda.") {
-				t.Errorf("%s: LAMBDA_ENDPOINT %s, want the dual-stack endpoint under egress=ipv6", name, js(env["LAMBDA_ENDPOINT"]))
-			}
 		} else if env["FANOUT_FUNCTION"] != nil {
 			t.Errorf("%s has FANOUT_FUNCTION", name)
+		}
+	}
+	// The fan-out function invokes itself with the other parts of an
+	// audience it splits, and no other function.
+	self := js(map[string]any{"Fn::GetAtt": []any{fanoutID, "Arn"}})
+	for _, st := range s.grantsOf(fanoutID) {
+		if strings.Contains(js(st["Action"]), "lambda:InvokeFunction") && js(st["Resource"]) != self {
+			t.Errorf("fanout may invoke %s, want only itself (%s)", js(st["Resource"]), self)
 		}
 	}
 	for _, name := range []string{"ingest", "ws-message"} {

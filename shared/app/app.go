@@ -60,6 +60,10 @@ const (
 	// liveIfSet is live when WS_MANAGEMENT_ENDPOINT is set, else nothing
 	// (with a warning): ingest without the endpoint delivers nothing live.
 	liveIfSet
+	// splits is the fan-out function's: without FANOUT_FUNCTION, the
+	// other parts of an audience it splits go to itself
+	// (AWS_LAMBDA_FUNCTION_NAME).
+	splits
 )
 
 // Logger returns the JSON logger every entry point uses (LOG_LEVEL: debug,
@@ -140,7 +144,7 @@ func (a *App) wire(ctx context.Context, parts part) error {
 		a.Reader = query.New(a.Store, a.signer())
 	}
 	if parts&live != 0 {
-		return a.connectLive(ctx)
+		return a.connectLive(ctx, parts&splits != 0)
 	}
 	return nil
 }
@@ -155,9 +159,11 @@ func (a *App) signer() signer.Signer {
 
 // connectLive builds live delivery over the @connections API at
 // WS_MANAGEMENT_ENDPOINT and, with FANOUT_FUNCTION set, hands audiences
-// above FANOUT_INLINE_MAX subscriptions to the fan-out function in parts
-// of about FANOUT_BATCH_SIZE, invoked asynchronously at LAMBDA_ENDPOINT.
-func (a *App) connectLive(ctx context.Context) error {
+// above FANOUT_INLINE_MAX subscriptions to the fan-out function, invoked
+// asynchronously at LAMBDA_ENDPOINT, which splits them in parts of about
+// FANOUT_BATCH_SIZE (self: the function is that fan-out function, which
+// falls back to its own name).
+func (a *App) connectLive(ctx context.Context, self bool) error {
 	endpoint := a.Config.WSManagementEndpoint
 	if endpoint == "" {
 		return errors.New("WS_MANAGEMENT_ENDPOINT is not set: live delivery needs the WebSocket API's @connections endpoint (https://{api-id}.execute-api.{region}.amazonaws.com/{stage})")
@@ -175,7 +181,11 @@ func (a *App) connectLive(ctx context.Context) error {
 		// A commit loads what delivery of its events needs, in its round trip.
 		a.Ingest = a.Ingest.WithDelivery(a.Fanout.Request)
 	}
-	if f := a.Config.Fanout; f.Function != "" {
+	f := a.Config.Fanout
+	if f.Function == "" && self {
+		f.Function = f.Self
+	}
+	if f.Function != "" {
 		a.Fanout.InlineMax, a.Fanout.BatchSize = f.InlineMax, f.BatchSize
 		a.Fanout.Async = lambdainvoke.New(sdk, f.LambdaEndpoint, f.Function, fanout.DefaultConcurrency)
 	}

@@ -19,7 +19,7 @@ const (
 	connectParts    = part(0)
 	messageParts    = pool | keys | writes | reads | live
 	disconnectParts = pool
-	fanoutParts     = pool | reads | live
+	fanoutParts     = pool | reads | live | splits
 	localParts      = pool | keys | writes | reads | live
 )
 

@@ -105,31 +105,37 @@ type FanoutConfig struct {
 	// LambdaEndpoint (LAMBDA_ENDPOINT) is where the function is invoked;
 	// empty: the region's Lambda endpoint.
 	LambdaEndpoint string
+	// Self (AWS_LAMBDA_FUNCTION_NAME, set by Lambda) is the running
+	// function's own name: the fan-out function invokes itself with the
+	// other parts of an audience it splits, and cannot be given its own
+	// name in its environment (the template would reference itself).
+	Self string
 }
 
 // text is every plain string setting by its variable: each name is
 // written once, here.
 func (c *Config) text() map[string]*string {
 	return map[string]*string{
-		"DATABASE_URL":            &c.DatabaseURL,
-		"BUZZ_COMMUNITY":          &c.DefaultCommunity,
-		"WS_MANAGEMENT_ENDPOINT":  &c.WSManagementEndpoint,
-		"BUZZ_PUBLIC_SCHEME":      &c.PublicScheme,
-		"BUZZ_COMMUNITY_HOST":     &c.CommunityHost,
-		"DB_IAM_USER":             &c.DBIAMUser,
-		"DB_SECRET_ARN":           &c.DBSecretARN,
-		"DB_SSLMODE":              &c.DBSSLMode,
-		"AWS_REGION":              &c.AWSRegion,
-		"RELAY_SIGNER":            &c.Key.Signer,
-		"RELAY_SECRET_KEY":        &c.Key.SecretKey,
-		"RELAY_KEY_FILE":          &c.Key.KeyFile,
-		"RELAY_KEY_CIPHERTEXT":    &c.Key.Ciphertext,
-		"RELAY_KEY_SSM_PARAMETER": &c.Key.SSMParameter,
-		"RELAY_KMS_KEY_ID":        &c.Key.KMSKeyID,
-		"RELAY_SEAL_KEY":          &c.Key.SealKey,
-		"RELAY_SEAL_KEY_FILE":     &c.Key.SealKeyFile,
-		"FANOUT_FUNCTION":         &c.Fanout.Function,
-		"LAMBDA_ENDPOINT":         &c.Fanout.LambdaEndpoint,
+		"DATABASE_URL":             &c.DatabaseURL,
+		"BUZZ_COMMUNITY":           &c.DefaultCommunity,
+		"WS_MANAGEMENT_ENDPOINT":   &c.WSManagementEndpoint,
+		"BUZZ_PUBLIC_SCHEME":       &c.PublicScheme,
+		"BUZZ_COMMUNITY_HOST":      &c.CommunityHost,
+		"DB_IAM_USER":              &c.DBIAMUser,
+		"DB_SECRET_ARN":            &c.DBSecretARN,
+		"DB_SSLMODE":               &c.DBSSLMode,
+		"AWS_REGION":               &c.AWSRegion,
+		"RELAY_SIGNER":             &c.Key.Signer,
+		"RELAY_SECRET_KEY":         &c.Key.SecretKey,
+		"RELAY_KEY_FILE":           &c.Key.KeyFile,
+		"RELAY_KEY_CIPHERTEXT":     &c.Key.Ciphertext,
+		"RELAY_KEY_SSM_PARAMETER":  &c.Key.SSMParameter,
+		"RELAY_KMS_KEY_ID":         &c.Key.KMSKeyID,
+		"RELAY_SEAL_KEY":           &c.Key.SealKey,
+		"RELAY_SEAL_KEY_FILE":      &c.Key.SealKeyFile,
+		"FANOUT_FUNCTION":          &c.Fanout.Function,
+		"LAMBDA_ENDPOINT":          &c.Fanout.LambdaEndpoint,
+		"AWS_LAMBDA_FUNCTION_NAME": &c.Fanout.Self,
 	}
 }
 

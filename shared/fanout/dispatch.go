@@ -15,15 +15,21 @@ import (
 //
 // Deliver posts inline while the audience of a commit (its candidate
 // subscriptions) is at most InlineMax: no extra hop, the cheapest path for
-// the usual channel. The publisher's lookup reads at most InlineMax+1 of
-// them, with their count and the subscriptions' sequence number at the
-// commit (store.ForDelivery), so its cost does not grow with the audience.
-// A larger audience is handed to the fan-out function (functions/fanout)
-// in parts of about BatchSize subscriptions, split by connection, one
-// asynchronous invocation each (Lambda's InvocationType Event: the call
-// returns once the payload is queued): the publisher's OK waits for one
-// small Invoke per part, never for the audience's rows or posts, and the
-// parts are delivered in parallel by as many fan-out instances.
+// the usual channel. The commit reads at most InlineMax+1 of them, and with
+// them the subscriptions' sequence number at the commit (the cutoff), so
+// its cost does not grow with the audience. A larger audience is handed to
+// the fan-out function (functions/fanout) by one asynchronous invocation
+// (Lambda's InvocationType Event: the call returns once the payload is
+// queued): the publisher's OK waits for one small Invoke, whatever the
+// audience, never for its rows, its size or its posts.
+//
+// That first run splits: it counts the audience, and when it is larger
+// than BatchSize it loads its own part, invokes the fan-out function
+// asynchronously for each other part (about BatchSize subscriptions each,
+// split by connection), then posts its part; the parts are delivered in
+// parallel by as many fan-out instances. A chain is two invocations deep
+// at most (a part never splits again), far from Lambda's recursive-loop
+// detection.
 //
 // A part carries the items as the publisher resolved them (raw event,
 // channel, system flag, the 39005 summaries already signed), the channels
@@ -75,11 +81,19 @@ type Part struct {
 	Of       int      `json:"of"`
 	Cutoff   int64    `json:"cutoff"`
 	Channels []string `json:"channels,omitempty"`
+	// Split marks the publisher's hand-off, the whole audience (part 0 of
+	// 1): the run that gets it splits a large audience into parts. A run
+	// of an earlier version ignores it and delivers the whole part.
+	Split bool `json:"split,omitempty"`
 }
 
-// audience is the size of a commit's audience and the subscriptions'
-// sequence number at the commit.
-type audience struct{ count, cutoff int64 }
+// audience is what the commit's read told about its audience: whether it
+// is over the read's limit, and the subscriptions' sequence number at the
+// commit.
+type audience struct {
+	over   bool
+	cutoff int64
+}
 
 // BatchItem is one event to deliver, as the committing function resolved it.
 type BatchItem struct {
@@ -102,43 +116,80 @@ func (f *Fanout) batchSize() int {
 	return f.BatchSize
 }
 
-// handOff invokes the fan-out function for each part of the audience. A
-// part that cannot be handed over is delivered inline rather than lost.
+// handOff invokes the fan-out function once with the whole audience of
+// items (Part.Split). An audience that cannot be handed over is delivered
+// inline rather than lost.
 func (f *Fanout) handOff(ctx context.Context, community string, items []*item, aud audience) {
 	start := time.Now()
-	bitems := make([]BatchItem, len(items))
+	b := Batch{Community: community, Items: make([]BatchItem, len(items))}
 	var channels []string
 	for i, it := range items {
-		bitems[i] = BatchItem{Event: json.RawMessage(it.raw), Channel: it.channel, System: it.system}
+		b.Items[i] = BatchItem{Event: json.RawMessage(it.raw), Channel: it.channel, System: it.system}
 		if it.channel != "" && !slices.Contains(channels, it.channel) {
 			channels = append(channels, it.channel)
 		}
 	}
-	per := int64(f.batchSize())
-	parts := int((aud.count + per - 1) / per)
-	invoked, inline := 0, 0
-	for i := range parts {
-		p := Part{Index: i, Of: parts, Cutoff: aud.cutoff, Channels: channels}
-		payload, err := json.Marshal(Batch{Community: community, Items: bitems, Part: &p})
-		if err == nil && len(payload) > MaxBatchPayload {
-			err = fmt.Errorf("batch of %d bytes is over the %d-byte limit", len(payload), MaxBatchPayload)
+	b.Part = &Part{Index: 0, Of: 1, Cutoff: aud.cutoff, Channels: channels, Split: true}
+	if err := f.invoke(ctx, b); err != nil {
+		f.Log.WarnContext(ctx, "fanout: async invoke failed, delivering inline", "community", community, "err", err)
+		if _, _, err := f.deliverPart(ctx, community, items, *b.Part); err != nil {
+			f.Log.ErrorContext(ctx, "fanout: audience", "community", community, "err", err)
 		}
-		if err == nil {
-			err = f.Async.InvokeAsync(ctx, payload)
-		}
-		if err != nil {
-			f.Log.WarnContext(ctx, "fanout: async invoke failed, delivering inline", "community", community,
-				"part", i, "parts", parts, "err", err)
-			if _, _, err := f.deliverPart(ctx, community, items, p); err != nil {
-				f.Log.ErrorContext(ctx, "fanout: audience part", "community", community, "part", i, "err", err)
-			}
-			inline++
-			continue
-		}
-		invoked++
+		return
 	}
 	f.Log.DebugContext(ctx, "fanout: handed off", "community", community, "events", len(items),
-		"audience", aud.count, "parts", invoked, "inline_parts", inline, "took_ms", time.Since(start).Milliseconds())
+		"took_ms", time.Since(start).Milliseconds())
+}
+
+// invoke hands b to the fan-out function.
+func (f *Fanout) invoke(ctx context.Context, b Batch) error {
+	payload, err := json.Marshal(b)
+	if err != nil {
+		return fmt.Errorf("fanout: encode batch: %w", err)
+	}
+	if len(payload) > MaxBatchPayload {
+		return fmt.Errorf("fanout: batch of %d bytes is over the %d-byte limit", len(payload), MaxBatchPayload)
+	}
+	return f.Async.InvokeAsync(ctx, payload)
+}
+
+// split delivers the publisher's hand-off b: with an audience of more than
+// BatchSize subscriptions (and an Invoker), its first part here and every
+// other part by an asynchronous invocation of its own, a part that cannot
+// be handed over here too. It fails (and the invocation is retried) only
+// before any part was handed over or posted to.
+func (f *Fanout) split(ctx context.Context, b Batch, items []*item) (int, int, error) {
+	p := *b.Part
+	p.Split = false
+	if f.Async != nil {
+		n, err := f.Registry.audienceSize(ctx, b.Community, p.Channels)
+		if err != nil {
+			return 0, 0, err
+		}
+		per := int64(f.batchSize())
+		p.Of = max(int((n+per-1)/per), 1)
+	}
+	first, err := f.Registry.audiencePart(ctx, b.Community, p.Channels, p.Cutoff, 0, p.Of)
+	if err != nil {
+		return 0, 0, err
+	}
+	var conns, sent int
+	for i := 1; i < p.Of; i++ {
+		other := p
+		other.Index = i
+		b.Part = &other
+		if err := f.invoke(ctx, b); err != nil {
+			f.Log.WarnContext(ctx, "fanout: async invoke failed, delivering inline", "community", b.Community,
+				"part", i, "parts", p.Of, "err", err)
+			c, s, err := f.deliverPart(ctx, b.Community, items, other)
+			if err != nil {
+				f.Log.ErrorContext(ctx, "fanout: audience part", "community", b.Community, "part", i, "err", err)
+			}
+			conns, sent = conns+c, sent+s
+		}
+	}
+	c, s := f.deliverTo(ctx, b.Community, items, first, nil)
+	return conns + c, sent + s, nil
 }
 
 // deliverPart loads part p of the audience and delivers items to it; it
@@ -180,15 +231,20 @@ func (f *Fanout) DeliverBatch(ctx context.Context, payload []byte) error {
 	}
 	start := time.Now()
 	var conns, sent int
-	if p := b.Part; p != nil {
-		var err error
+	var err error
+	switch p := b.Part; {
+	case p != nil && p.Split:
+		if conns, sent, err = f.split(ctx, b, items); err != nil {
+			return err
+		}
+	case p != nil:
 		if conns, sent, err = f.deliverPart(ctx, b.Community, items, *p); err != nil {
 			return err
 		}
-	} else {
+	default:
 		// A payload of an earlier version names its subscriptions.
-		cands, err := f.Registry.subscriptions(ctx, b.Community, b.Subs)
-		if err != nil {
+		var cands []candidate
+		if cands, err = f.Registry.subscriptions(ctx, b.Community, b.Subs); err != nil {
 			return err
 		}
 		conns, sent = f.deliverTo(ctx, b.Community, items, cands, nil)

@@ -142,10 +142,10 @@ func (f *Fanout) Deliver(ctx context.Context, community string, events []*nostr.
 		f.Log.ErrorContext(ctx, "fanout: load events", "community", community, "err", err)
 		return
 	}
-	if len(items) == 0 || (len(cands) == 0 && aud.count == 0) {
+	if len(items) == 0 || len(cands) == 0 {
 		return
 	}
-	if f.Async != nil && aud.count > int64(f.inlineMax()) {
+	if f.Async != nil && aud.over {
 		f.handOff(ctx, community, items, aud)
 		return
 	}
@@ -400,7 +400,7 @@ func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Ev
 	if err != nil {
 		return nil, nil, audience{}, fmt.Errorf("fanout: %w", err)
 	}
-	aud := audience{count: d.Audience, cutoff: d.Cutoff}
+	aud := audience{over: d.Over, cutoff: d.Cutoff}
 	var out []*item
 	roots := map[string]*item{}
 	var order []string
@@ -435,7 +435,7 @@ func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Ev
 			}
 		}
 	}
-	if f.Summaries == nil || aud.count == 0 {
+	if f.Summaries == nil || len(cands) == 0 {
 		return out, cands, aud, nil
 	}
 	for _, root := range order {

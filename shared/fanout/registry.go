@@ -162,6 +162,12 @@ func (r *Registry) audiencePart(ctx context.Context, community string, channels 
 	return candidatesOf(r.st.AudiencePart(ctx, community, channels, cutoff, part, parts, r.now().Unix()))
 }
 
+// audienceSize counts the subscriptions indexed under channels and the
+// any-channel bucket (store.AudienceSize).
+func (r *Registry) audienceSize(ctx context.Context, community string, channels []string) (int64, error) {
+	return r.st.AudienceSize(ctx, community, channels)
+}
+
 // readable answers, for each pair, whether reader may read channel now
 // (store.Readable: access.Reaches for all pairs at once; match.go applies
 // the rest of the access rule per filter).

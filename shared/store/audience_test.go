@@ -13,7 +13,8 @@ import (
 // parts that hold every subscription stored up to the cutoff exactly once,
 // a connection's subscriptions in one part; a subscription stored (or
 // replaced) after the cutoff is in none; the publisher's lookup reads at
-// most its limit, with the audience's count and the cutoff.
+// most its limit, says it was reached and reads the cutoff with it, and
+// the fan-out function counts the audience.
 func TestAudienceParts(t *testing.T) {
 	ctx := context.Background()
 	st := freshStore(t)
@@ -44,9 +45,12 @@ func TestAudienceParts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Subscriptions) != 6 || d.Audience != 50 || d.Cutoff == 0 {
-		t.Fatalf("publisher's lookup: %d subscriptions, audience %d, cutoff %d; want 6, 50, > 0",
-			len(d.Subscriptions), d.Audience, d.Cutoff)
+	if len(d.Subscriptions) != 6 || !d.Over || d.Cutoff == 0 {
+		t.Fatalf("publisher's lookup: %d subscriptions, over %v, cutoff %d; want 6, true, > 0",
+			len(d.Subscriptions), d.Over, d.Cutoff)
+	}
+	if n, err := st.AudienceSize(ctx, community, []string{channel}); err != nil || n != 50 {
+		t.Fatalf("audience size %d, %v; want 50", n, err)
 	}
 	subscribe("conn-00", "late", channel) // stored after the commit
 	subscribe("conn-01", "a", channel)    // replaced after the commit

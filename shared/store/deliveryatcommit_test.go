@@ -47,8 +47,8 @@ func TestDeliveryRidesTheCommit(t *testing.T) {
 		if e, ok := got.Events[id]; !ok || e.Channel != channel || e.Raw == "" {
 			t.Fatalf("event %s for delivery: %+v (found %v), want it stored in channel %s", id, e, ok, channel)
 		}
-		if len(got.Subscriptions) != 1 || got.Subscriptions[0].Sub != "s" || got.Audience != 1 {
-			t.Fatalf("subscriptions %+v, audience %d; want conn/s and 1", got.Subscriptions, got.Audience)
+		if len(got.Subscriptions) != 1 || got.Subscriptions[0].Sub != "s" || got.Over {
+			t.Fatalf("subscriptions %+v, over %v; want conn/s and not over", got.Subscriptions, got.Over)
 		}
 	}
 	for _, last := range []bool{true, false} {

@@ -33,7 +33,7 @@ func TestDeliveryPlansUseKeys(t *testing.T) {
 		"roots":                        "(text, text[])",
 		"system":                       "(text, text[])",
 		"subscriptions":                "(text, text[], text[], bigint, bigint)",
-		"audience":                     "(text, text[], text[])",
+		"audience size":                "(text, text[])",
 		"subscriptions of one channel": "(text, text, bigint, bigint)",
 		"system of one channel":        "(text, text)",
 	}
@@ -44,7 +44,7 @@ func TestDeliveryPlansUseKeys(t *testing.T) {
 			"roots":                        "('default', " + arr + ")",
 			"system":                       "('default', '{" + channel + "}')",
 			"subscriptions":                "('default', " + arr + ", '{" + channel + "}', 0, 201)",
-			"audience":                     "('default', " + arr + ", '{" + channel + "}')",
+			"audience size":                "('default', '{" + channel + "}')",
 			"subscriptions of one channel": "('default', '" + channel + "', 0, 201)",
 			"system of one channel":        "('default', '" + channel + "')",
 		}

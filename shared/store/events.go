@@ -37,12 +37,12 @@ type Deliveries struct {
 	// channel and every subscription's reader); a pair it lacks is
 	// Readable's to answer.
 	Reaches map[ReadPair]bool
-	// Audience counts the subscriptions indexed under those channels (live
-	// or not; len(Subscriptions) below the limit), and Cutoff is the number
-	// of the last one stored (ws_subscriptions_seq; read only when the
-	// limit is reached), both after the commit: with more than the limit,
-	// the rest is the fan-out function's (AudiencePart).
-	Audience, Cutoff int64
+	// Over reports that Subscriptions reached the limit: the audience is
+	// larger, and the rest is the fan-out function's (AudienceSize,
+	// AudiencePart). Cutoff is then the number of the last subscription
+	// stored by the commit (ws_subscriptions_seq), read with them.
+	Over   bool
+	Cutoff int64
 }
 
 // DeliveryRequest names what live delivery needs about one batch of
@@ -51,7 +51,7 @@ type Deliveries struct {
 // among Targets, which of Channels are system channels, and the
 // subscriptions whose connection is live at Now (unix seconds) indexed
 // under the any-channel bucket, Channels, or a channel of those events: at
-// most Limit of them (0: all), with their count and the cutoff.
+// most Limit of them (0: all), with the cutoff.
 type DeliveryRequest struct {
 	IDs, Targets, Channels []string
 	Now                    int64
@@ -60,15 +60,14 @@ type DeliveryRequest struct {
 	system map[string]bool
 }
 
-// ForDelivery loads r in one round trip (two when the subscriptions reach
-// the limit).
+// ForDelivery loads r in one round trip.
 func (s *Store) ForDelivery(ctx context.Context, community string, r DeliveryRequest) (*Deliveries, error) {
 	b := &pgx.Batch{}
 	out := r.queue(b, community)
 	if err := s.Pool.SendBatch(ctx, b).Close(); err != nil {
 		return nil, fmt.Errorf("store: load events for delivery: %w", err)
 	}
-	return out, s.audience(ctx, community, r, out)
+	return out, nil
 }
 
 // queue adds the statements of r to b; their results fill the Deliveries
@@ -107,10 +106,16 @@ func (r DeliveryRequest) queue(b *pgx.Batch, community string) *Deliveries {
 		})
 	}
 	b.Queue(deliverySubscriptionsSQL, community, r.IDs, r.Channels, r.Now, r.limit()).Query(func(rows pgx.Rows) error {
-		var err error
-		out.Subscriptions, err = scanSubscriptions(rows)
-		out.Audience = int64(len(out.Subscriptions))
-		return err
+		var sub Subscription
+		_, err := pgx.ForEachRow(rows, []any{&sub.Connection, &sub.Sub, &sub.Pubkey, &sub.Filters, &out.Cutoff}, func() error {
+			out.Subscriptions = append(out.Subscriptions, sub)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("store: read subscriptions: %w", err)
+		}
+		out.Over = r.Limit > 0 && len(out.Subscriptions) >= r.Limit
+		return nil
 	})
 	return out
 }
@@ -141,7 +146,7 @@ func (r DeliveryRequest) queueOneChannel(b *pgx.Batch, community string, out *De
 		var sub Subscription
 		var reaches bool
 		out.Reaches = map[ReadPair]bool{}
-		_, err := pgx.ForEachRow(rows, []any{&sub.Connection, &sub.Sub, &sub.Pubkey, &sub.Filters, &reaches}, func() error {
+		_, err := pgx.ForEachRow(rows, []any{&sub.Connection, &sub.Sub, &sub.Pubkey, &sub.Filters, &out.Cutoff, &reaches}, func() error {
 			out.Subscriptions = append(out.Subscriptions, sub)
 			if channel != "" {
 				out.Reaches[ReadPair{Channel: channel, Reader: sub.Pubkey}] = reaches
@@ -151,7 +156,7 @@ func (r DeliveryRequest) queueOneChannel(b *pgx.Batch, community string, out *De
 		if err != nil {
 			return fmt.Errorf("store: read subscriptions: %w", err)
 		}
-		out.Audience = int64(len(out.Subscriptions))
+		out.Over = r.Limit > 0 && len(out.Subscriptions) >= r.Limit
 		return nil
 	})
 }
@@ -177,16 +182,15 @@ func queueRoots(b *pgx.Batch, community string, targets []string, out *Deliverie
 	})
 }
 
-// audience completes out: only an audience that reaches the limit costs a
-// second round trip, for its count and the cutoff.
-func (s *Store) audience(ctx context.Context, community string, r DeliveryRequest, out *Deliveries) error {
-	if r.Limit <= 0 || len(out.Subscriptions) < r.Limit {
-		return nil
+// AudienceSize counts the subscriptions of community indexed under the
+// any-channel bucket or channels (live or not): what the fan-out function
+// splits into parts of an audience that Deliveries found Over its limit.
+func (s *Store) AudienceSize(ctx context.Context, community string, channels []string) (int64, error) {
+	var n int64
+	if err := s.Pool.QueryRow(ctx, audienceSizeSQL, community, channels).Scan(&n); err != nil {
+		return 0, fmt.Errorf("store: audience size: %w", err)
 	}
-	if err := s.Pool.QueryRow(ctx, deliveryAudienceSQL, community, r.IDs, r.Channels).Scan(&out.Audience, &out.Cutoff); err != nil {
-		return fmt.Errorf("store: audience for delivery: %w", err)
-	}
-	return nil
+	return n, nil
 }
 
 // Delivery is a DeliveryRequest that the commit of a transaction carries:
@@ -237,10 +241,9 @@ func (d *Delivery) queue(b *pgx.Batch) {
 // failed records that the statements after a successful COMMIT failed.
 func (d *Delivery) failed(err error) { d.out, d.err = nil, err }
 
-// Deliveries is what the commit loaded, with the stored events, its
-// audience completed when the limit was reached; when the commit could not
-// carry it (nothing was written, or those statements failed) it is loaded
-// now, on its own.
+// Deliveries is what the commit loaded, with the stored events; when the
+// commit could not carry it (nothing was written, or those statements
+// failed) it is loaded now, on its own.
 func (d *Delivery) Deliveries(ctx context.Context) (*Deliveries, error) {
 	s := d.tx.store
 	if d.out == nil {
@@ -255,7 +258,7 @@ func (d *Delivery) Deliveries(ctx context.Context) (*Deliveries, error) {
 			d.out.Events[id] = e
 		}
 	}
-	return d.out, s.audience(ctx, d.tx.community, d.sent, d.out)
+	return d.out, nil
 }
 
 // liveSubscriptionsSQL selects the subscriptions (connection, id, reader,
@@ -278,12 +281,12 @@ WHERE (s.connection_id, s.sub_id) IN (
 var (
 	// deliverySubscriptionsSQL: the any-channel bucket, the channels asked
 	// about and those of the stored events among the ids; at most $5.
-	deliverySubscriptionsSQL = liveSubscriptionsSQL("", "k.channel_id = ANY("+deliveryChannels+")", "$4", "\nLIMIT $5")
+	deliverySubscriptionsSQL = liveSubscriptionsSQL(subscriptionsCutoffSQL, "k.channel_id = ANY("+deliveryChannels+")", "$4", "\nLIMIT $5")
 	// deliverySubscriptionsOneSQL: the any-channel bucket and one channel
 	// ($2), in scalar parameters, with whether each subscription's reader
 	// reaches that channel (access.Reaches, the rule's SQL twin
 	// reachesSQL), so matching and access are one read; at most $4.
-	deliverySubscriptionsOneSQL = liveSubscriptionsSQL(`,
+	deliverySubscriptionsOneSQL = liveSubscriptionsSQL(subscriptionsCutoffSQL+`,
   EXISTS (SELECT 1 FROM channels c WHERE c.community_id = $1 AND c.id = $2::text
     AND `+reachesSQL("s.pubkey")+`)`, "k.channel_id IN ('', $2::text)", "$3", "\nLIMIT $4")
 )
@@ -315,11 +318,15 @@ SELECT x.id FROM unnest($2::text[]) AS x(id)
 WHERE (SELECT c.channel_type = 'system' FROM channels c WHERE c.community_id = $1 AND c.id = x.id)`
 	deliverySystemOneSQL = `
 SELECT c.channel_type = 'system' FROM channels c WHERE c.community_id = $1 AND c.id = $2`
-	deliveryAudienceSQL = `
-SELECT count(DISTINCT (k.connection_id, k.sub_id)),
-  (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM ws_subscriptions_seq)
+	// subscriptionsCutoffSQL is the number of the last subscription stored
+	// (the cutoff of an audience Over its limit), a column of the
+	// subscriptions a commit reads: evaluated once, and only when a row is.
+	subscriptionsCutoffSQL = `,
+  (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM ws_subscriptions_seq)`
+	audienceSizeSQL = `
+SELECT count(DISTINCT (k.connection_id, k.sub_id))
 FROM ws_subscription_channels k
-WHERE k.community_id = $1 AND k.channel_id = ANY(` + deliveryChannels + `)`
+WHERE k.community_id = $1 AND k.channel_id = ANY(ARRAY[''] || $2::text[])`
 	// deliveryChannels are the channels whose subscriptions are candidates:
 	// the any-channel bucket, those asked about ($3) and those of the
 	// stored events among the ids ($2).

@@ -6,7 +6,7 @@ var DeliveryStatements = map[string]string{
 	"roots":                        deliveryRootsSQL,
 	"system":                       deliverySystemSQL,
 	"subscriptions":                deliverySubscriptionsSQL,
-	"audience":                     deliveryAudienceSQL,
+	"audience size":                audienceSizeSQL,
 	"subscriptions of one channel": deliverySubscriptionsOneSQL,
 	"system of one channel":        deliverySystemOneSQL,
 }
