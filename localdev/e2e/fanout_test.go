@@ -71,7 +71,8 @@ func asyncFanout(t *testing.T, o Options) {
 	// carol never was a member: she gets neither the events nor a CLOSED
 	// that would tell her the channel exists and is busy (the live-CLOSED
 	// rule of docs/security.md); checked with the others at the end.
-	// 8 subscriptions in parts of about 3: 3 runs per event.
+	// 8 subscriptions in parts of about 3: per event, the publisher's one
+	// hand-off, whose run splits the audience and invokes 2 more.
 	r.Lambda.Wait()
 	if runs := r.Lambda.Runs() - before; runs != 6 {
 		t.Fatalf("fan-out function ran %d times for 2 events, want 6", runs)
