@@ -1,0 +1,286 @@
+package lambdainvoke
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
+	"github.com/aws/smithy-go/middleware"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/buzzrelay/relay/shared/awssign"
+)
+
+// captured is one request a capture server saw.
+type captured struct {
+	Method, URI string
+	Header      http.Header
+	Body        []byte
+}
+
+type response struct {
+	status int
+	code   string // X-Amzn-ErrorType
+	body   string
+}
+
+// capture is an httptest server that records every request and answers
+// with respond(n) for the n-th (0-based).
+type capture struct {
+	*httptest.Server
+	mu   sync.Mutex
+	reqs []captured
+}
+
+func newCapture(t *testing.T, respond func(n int) response) *capture {
+	c := &capture{}
+	c.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		c.mu.Lock()
+		n := len(c.reqs)
+		c.reqs = append(c.reqs, captured{Method: r.Method, URI: r.RequestURI, Header: r.Header.Clone(), Body: body})
+		c.mu.Unlock()
+		resp := respond(n)
+		if resp.code != "" {
+			w.Header().Set("X-Amzn-Errortype", resp.code)
+		}
+		w.WriteHeader(resp.status)
+		_, _ = io.WriteString(w, resp.body)
+	}))
+	t.Cleanup(c.Close)
+	return c
+}
+
+func (c *capture) requests() []captured {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]captured(nil), c.reqs...)
+}
+
+func (c *capture) last(t *testing.T) captured {
+	t.Helper()
+	r := c.requests()
+	if len(r) == 0 {
+		t.Fatal("no request captured")
+	}
+	return r[len(r)-1]
+}
+
+func accepted(int) response { return response{status: http.StatusAccepted} }
+
+func testConfig() aws.Config {
+	return aws.Config{
+		Region:      "eu-west-2",
+		Credentials: credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "FwoGZXIvYXdzEXAMPLE//token+with/odd=chars"),
+	}
+}
+
+// withoutTelemetry drops the SDK's telemetry headers (a random
+// amz-sdk-invocation-id, amz-sdk-request) before it signs, so that its
+// signature is reproducible.
+func withoutTelemetry(s *middleware.Stack) error {
+	return s.Finalize.Insert(middleware.FinalizeMiddlewareFunc("StripTelemetry", func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+		if req, ok := in.Request.(*smithyhttp.Request); ok {
+			req.Header.Del("Amz-Sdk-Invocation-Id")
+			req.Header.Del("Amz-Sdk-Request")
+		}
+		return next.HandleFinalize(ctx, in)
+	}), "Signing", middleware.Before)
+}
+
+// sdkLambda is the SDK client as New built it before.
+func sdkLambda(cfg aws.Config, endpoint string, maxConns int, apiOptions ...func(*middleware.Stack) error) *lambda.Client {
+	hc := awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
+		t.MaxIdleConnsPerHost = maxConns
+	})
+	return lambda.NewFromConfig(cfg, func(o *lambda.Options) {
+		o.BaseEndpoint = aws.String(endpoint)
+		o.HTTPClient = hc
+		o.APIOptions = append(o.APIOptions, apiOptions...)
+	})
+}
+
+func sdkInvoke(ctx context.Context, c *lambda.Client, function string, payload []byte) error {
+	out, err := c.Invoke(ctx, &lambda.InvokeInput{FunctionName: aws.String(function), InvocationType: types.InvocationTypeEvent, Payload: payload})
+	if err == nil && out.StatusCode != http.StatusAccepted {
+		err = errors.New("not 202")
+	}
+	return err
+}
+
+// InvokeAsync sends the request the SDK's client sends, with the same
+// signature, for a name, a qualified name and an ARN.
+func TestInvokeMatchesSDK(t *testing.T) {
+	srv := newCapture(t, accepted)
+	cfg := testConfig()
+	ctx := context.Background()
+	functions := []string{"buzz-fanout", "buzz-fanout:live", "arn:aws:lambda:eu-west-2:123456789012:function:buzz-fanout", "arn:aws:lambda:eu-west-2:123456789012:function:buzz-fanout:$LATEST"}
+	for _, base := range []string{srv.URL, srv.URL + "/"} {
+		for _, fn := range functions {
+			payload := []byte(`{"event":"` + fn + `","connections":["LmzSdfl8IAMCJqw="]}`)
+			if err := sdkInvoke(ctx, sdkLambda(cfg, base, 2, withoutTelemetry), fn, payload); err != nil {
+				t.Fatalf("SDK invoke %s: %v", fn, err)
+			}
+			want := srv.last(t)
+			at, err := time.Parse("20060102T150405Z", want.Header.Get("X-Amz-Date"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := New(cfg, base, fn, 2)
+			a.c.Now = func() time.Time { return at }
+			if err := a.InvokeAsync(ctx, payload); err != nil {
+				t.Fatalf("invoke %s: %v", fn, err)
+			}
+			got := srv.last(t)
+			if want.Method != got.Method || want.URI != got.URI || string(want.Body) != string(got.Body) {
+				t.Errorf("request line or body differ:\n sdk  %s %s %q\n ours %s %s %q", want.Method, want.URI, want.Body, got.Method, got.URI, got.Body)
+			}
+			if want.Header.Get("Authorization") == "" || want.Header.Get("X-Amz-Security-Token") == "" || want.Header.Get("X-Amz-Invocation-Type") != "Event" {
+				t.Fatalf("SDK request headers %v", want.Header)
+			}
+			keys := map[string]bool{}
+			for k := range want.Header {
+				keys[k] = true
+			}
+			for k := range got.Header {
+				keys[k] = true
+			}
+			for k := range keys {
+				if k == "User-Agent" {
+					continue
+				}
+				if a, b := strings.Join(want.Header[k], ", "), strings.Join(got.Header[k], ", "); a != b {
+					t.Errorf("%s: header %s differs:\n sdk  %q\n ours %q", fn, k, a, b)
+				}
+			}
+		}
+	}
+	a := New(cfg, srv.URL, "arn:aws:lambda:eu-west-2:123456789012:function:buzz-fanout", 1)
+	if err := a.InvokeAsync(ctx, []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	if got := srv.last(t).URI; got != "/2015-03-31/functions/arn%3Aaws%3Alambda%3Aeu-west-2%3A123456789012%3Afunction%3Abuzz-fanout/invocations" {
+		t.Errorf("path %q", got)
+	}
+}
+
+// Without an endpoint the client calls the one the SDK resolves.
+func TestDefaultEndpoint(t *testing.T) {
+	for region, want := range map[string]string{
+		"eu-west-2":  "https://lambda.eu-west-2.amazonaws.com",
+		"cn-north-1": "https://lambda.cn-north-1.amazonaws.com.cn",
+	} {
+		cfg := testConfig()
+		cfg.Region = region
+		if got := defaultEndpoint(cfg); got != want {
+			t.Errorf("%s: %q, want %q", region, got, want)
+		}
+	}
+	cfg := testConfig()
+	cfg.BaseEndpoint = aws.String("http://127.0.0.1:9001")
+	if got := defaultEndpoint(cfg); got != "http://127.0.0.1:9001" {
+		t.Errorf("base endpoint: %q", got)
+	}
+}
+
+// 202 is success, another 2xx an error; throttling and 5xx are retried.
+func TestInvokeStatuses(t *testing.T) {
+	const fn = "buzz-fanout"
+	fast := awssign.Retry{MaxAttempts: 3, BaseDelay: time.Millisecond, MaxDelay: 4 * time.Millisecond}
+	tests := []struct {
+		name     string
+		respond  func(n int) response
+		requests int
+		wantErr  string // "" for none
+	}{
+		{"202", accepted, 1, ""},
+		{"200", func(int) response { return response{status: 200} }, 1, "lambdainvoke: invoke buzz-fanout: status 200, want 202"},
+		{"404", func(int) response {
+			return response{404, "ResourceNotFoundException", `{"Type":"User","message":"Function not found: arn:aws:lambda:eu-west-2:123456789012:function:buzz-fanout"}`}
+		}, 1, "lambdainvoke: invoke buzz-fanout: status 404 ResourceNotFoundException: Function not found: arn:aws:lambda:eu-west-2:123456789012:function:buzz-fanout"},
+		{"429 then 202", func(n int) response {
+			if n == 0 {
+				return response{429, "TooManyRequestsException", `{"Reason":"ReservedFunctionConcurrentInvocationLimitExceeded","Type":"User","message":"Rate Exceeded."}`}
+			}
+			return response{status: 202}
+		}, 2, ""},
+		{"500 three times", func(int) response { return response{500, "ServiceException", `{"Type":"Service","message":"boom"}`} }, 3,
+			"lambdainvoke: invoke buzz-fanout: status 500 ServiceException: boom (after 3 attempts)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newCapture(t, tc.respond)
+			a := New(testConfig(), srv.URL, fn, 2)
+			a.c.Retry = fast
+			err := a.InvokeAsync(context.Background(), []byte(`{}`))
+			if got := ""; err != nil {
+				got = err.Error()
+				if got != tc.wantErr {
+					t.Errorf("error %q, want %q", got, tc.wantErr)
+				}
+			} else if tc.wantErr != "" {
+				t.Errorf("no error, want %q", tc.wantErr)
+			}
+			if n := len(srv.requests()); n != tc.requests {
+				t.Errorf("%d requests, want %d", n, tc.requests)
+			}
+		})
+	}
+	t.Run("ctx cancelled during backoff", func(t *testing.T) {
+		srv := newCapture(t, func(int) response { return response{429, "TooManyRequestsException", `{"message":"Rate Exceeded."}`} })
+		a := New(testConfig(), srv.URL, fn, 2)
+		a.c.Retry = awssign.Retry{MaxAttempts: 3, BaseDelay: 20 * time.Second, MaxDelay: 20 * time.Second}
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(200*time.Millisecond, cancel)
+		start := time.Now()
+		if err := a.InvokeAsync(ctx, []byte(`{}`)); !errors.Is(err, context.Canceled) || time.Since(start) > 5*time.Second {
+			t.Errorf("error %v after %v", err, time.Since(start))
+		}
+		if n := len(srv.requests()); n != 1 {
+			t.Errorf("%d requests, want 1", n)
+		}
+	})
+}
+
+// BenchmarkInvokeAsync compares the SDK's Invoke with InvokeAsync against
+// one local server answering 202.
+func BenchmarkInvokeAsync(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	defer srv.Close()
+	cfg := testConfig()
+	const fn = "arn:aws:lambda:eu-west-2:123456789012:function:buzz-fanout"
+	payload := []byte(`{"event":"5c83da77af1dec6d7289834998ad7aafbd9e2191396d75ec3cc27f5a77226f36","part":3,"of":12}`)
+	ctx := context.Background()
+	b.Run("sdk", func(b *testing.B) {
+		c := sdkLambda(cfg, srv.URL, 4)
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := sdkInvoke(ctx, c, fn, payload); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("direct", func(b *testing.B) {
+		a := New(cfg, srv.URL, fn, 4)
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := a.InvokeAsync(ctx, payload); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
