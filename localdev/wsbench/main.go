@@ -62,6 +62,10 @@ type Options struct {
 	// FanoutProcesses runs the fan-out function as processes of its own
 	// binary at niceness FanoutNice (e2e.Options); 0: in process.
 	FanoutProcesses, FanoutNice int
+	// ListenerProcesses opens the subscriber sockets in that many child
+	// processes of this binary at niceness ListenerNice (listeners.go);
+	// 0: in this process, beside the relay.
+	ListenerProcesses, ListenerNice int
 }
 
 // Result of one run.
@@ -89,6 +93,9 @@ type Result struct {
 }
 
 func main() {
+	if os.Getenv(listenerEnv) != "" {
+		listen()
+	}
 	var o Options
 	flag.IntVar(&o.Subs, "subs", 500, "subscriber sockets")
 	flag.IntVar(&o.LatencyEvents, "latency-events", 50, "events published one by one for the latency figures")
@@ -102,6 +109,8 @@ func main() {
 	flag.BoolVar(&o.SDKPosts, "sdk-posts", false, "post replies and invoke the fan-out function through the AWS SDK and the emulator's HTTP APIs (default: in process, as make dev)")
 	flag.IntVar(&o.FanoutProcesses, "fanout-processes", 0, "run the fan-out function as this many processes of its own binary, as Lambda runs it on instances of its own (0: in this process)")
 	flag.IntVar(&o.FanoutNice, "fanout-nice", 19, "niceness of the fan-out processes (0: the relay's priority)")
+	flag.IntVar(&o.ListenerProcesses, "listener-processes", 0, "open the subscriber sockets in this many processes of their own, as remote clients (0: in this process)")
+	flag.IntVar(&o.ListenerNice, "listener-nice", 19, "niceness of the listener processes (0: the relay's priority)")
 	flag.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "give up after this long")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run here")
 	flag.Parse()
@@ -173,9 +182,22 @@ func Run(ctx context.Context, adminDSN string, o Options, progress io.Writer) (*
 	fmt.Fprintf(progress, "wsbench: %.1f events/s with no listeners\n", noListeners)
 
 	start := time.Now()
-	subs, err := b.subscribe(ctx)
-	for _, s := range subs {
-		defer s.Close()
+	var subs []*client
+	if o.ListenerProcesses > 0 {
+		b.remotes, err = b.startListeners(ctx)
+		defer func() {
+			for _, r := range b.remotes {
+				r.stop()
+			}
+		}()
+		if err == nil {
+			err = b.waitStored(ctx)
+		}
+	} else {
+		subs, err = b.subscribe(ctx)
+		for _, s := range subs {
+			defer s.Close()
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -190,8 +212,6 @@ func Run(ctx context.Context, adminDSN string, o Options, progress io.Writer) (*
 		}
 		b.waitFor(ctx, subs, seq+1, 30*time.Second)
 	}
-	lat := b.latencies(subs, 0, o.LatencyEvents)
-	res.P50ms, res.P99ms, res.MaxMs = pct(lat, 50), pct(lat, 99), pct(lat, 100)
 
 	// Phase 2: publishers as fast as their OKs allow.
 	total := o.LatencyEvents + o.Events
@@ -202,14 +222,25 @@ func Run(ctx context.Context, adminDSN string, o Options, progress io.Writer) (*
 	}
 	b.waitFor(ctx, subs, total, 5*time.Minute)
 	deliveredIn := time.Since(start)
+	for _, r := range b.remotes {
+		got, err := r.report(b.sent)
+		if err != nil {
+			return nil, err
+		}
+		subs = append(subs, got...)
+	}
+	b.remotes = nil
+	lat := b.latencies(subs, 0, o.LatencyEvents)
+	res.P50ms, res.P99ms, res.MaxMs = pct(lat, 50), pct(lat, 99), pct(lat, 100)
 	res.IngestPerSecond = float64(o.Events) / took.Seconds()
 	res.DeliveredPerSec = float64(o.Events*o.Subs) / deliveredIn.Seconds()
 	res.ThroughputP99ms = pct(b.latencies(subs, o.LatencyEvents, total), 99)
 	res.OKp50ms, res.OKp99ms = pct(oks, 50), pct(oks, 99)
 	res.NoListenersPerSecond, res.NoListenersOKp99ms = noListeners, pct(base, 99)
 	res.RateVsNoListeners = res.IngestPerSecond / noListeners
+	res.Missing = total * o.Subs
 	for _, s := range subs {
-		res.Missing += total - s.count()
+		res.Missing -= s.count()
 		res.DeliveriesPerRun += s.count()
 	}
 	relay.Lambda.Wait()
@@ -222,6 +253,7 @@ type bench struct {
 	relay   *e2e.Relay
 	channel string
 	sent    []atomic.Int64 // unix nanos just before EVENT seq was written
+	remotes []*remote      // listener processes, until they reported
 }
 
 // client is one subscriber's or publisher's socket.
@@ -433,20 +465,24 @@ func (b *bench) subscribe(ctx context.Context) ([]*client, error) {
 	if first != nil {
 		return out, first
 	}
-	// The REQs were sent without waiting for EOSE (the read loops own the
-	// sockets now): wait until the relay stored all of them.
+	return out, b.waitStored(ctx)
+}
+
+// waitStored waits until the relay stored every subscriber's REQ: they
+// were sent without waiting for EOSE (the read loops own the sockets).
+func (b *bench) waitStored(ctx context.Context) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		var n int
 		if err := b.relay.App.Store.Pool.QueryRow(ctx, `SELECT count(*) FROM ws_subscriptions WHERE sub_id = 'live'`).Scan(&n); err != nil {
-			return out, err
+			return err
 		}
 		if n == b.o.Subs {
-			return out, nil
+			return nil
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return out, errors.New("subscriptions were not all stored within 30 s")
+	return errors.New("subscriptions were not all stored within 30 s")
 }
 
 // waitFor waits (bounded) until every subscriber has n events.
@@ -458,6 +494,11 @@ func (b *bench) waitFor(ctx context.Context, subs []*client, n int, limit time.D
 			if s.count() < n {
 				all = false
 				break
+			}
+		}
+		for _, r := range b.remotes {
+			if r.min.Load() < int64(n) {
+				all = false
 			}
 		}
 		if all {
