@@ -1,7 +1,8 @@
 // Command fanout is the fan-out Lambda: ingest and ws-message invoke it
-// asynchronously (InvocationType Event) with one batch of a large
-// audience; it re-checks each reader's access and posts through the
-// @connections API (WS_MANAGEMENT_ENDPOINT). It never signs: no relay key.
+// asynchronously (InvocationType Event) with a large audience, which it
+// splits, invoking itself for the other parts; it re-checks each reader's
+// access and posts through the @connections API (WS_MANAGEMENT_ENDPOINT).
+// It never signs: no relay key.
 package main
 
 import (

@@ -13,10 +13,10 @@
 // invocation: Lambda freezes an instance once it returned, so delivery
 // cannot run in the background of the answer, and inline is one hop less
 // than anything else. A larger audience is handed to the fan-out function
-// (functions/fanout) in parts, by asynchronous invocations (dispatch.go):
-// the committing function reads at most InlineMax+1 subscriptions and waits
-// for one Invoke per part, not for the audience's rows or posts, and the
-// parts are delivered in parallel. Postgres LISTEN/NOTIFY cannot drive
+// (functions/fanout) by one asynchronous invocation (dispatch.go): the
+// committing function reads at most InlineMax+1 subscriptions and waits
+// for one Invoke, not for the audience's size, rows or posts; that run
+// splits the audience and the parts are delivered in parallel. Postgres LISTEN/NOTIFY cannot drive
 // Lambda (frozen between invocations), so subscriptions live in Postgres
 // and matching reads them.
 //
@@ -92,8 +92,9 @@ type Fanout struct {
 	Log         *slog.Logger
 	Concurrency int
 	// Async, when set, takes delivery to more than InlineMax subscriptions
-	// off the committing invocation: the audience goes, in parts of about
-	// BatchSize subscriptions, to the fan-out function (dispatch.go).
+	// off the committing invocation: the audience goes to the fan-out
+	// function, which splits it in parts of about BatchSize subscriptions
+	// and invokes itself (Async too) for the others (dispatch.go).
 	Async     Invoker
 	InlineMax int
 	BatchSize int
