@@ -6,98 +6,20 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
 	"github.com/aws/smithy-go/middleware"
-	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/buzzrelay/relay/shared/awssign"
+	"github.com/buzzrelay/relay/shared/awssign/awssigntest"
 )
 
-// captured is one request a capture server saw.
-type captured struct {
-	Method, URI string
-	Header      http.Header
-	Body        []byte
-}
-
-type response struct {
-	status int
-	code   string // X-Amzn-ErrorType
-	body   string
-}
-
-// capture is an httptest server that records every request and answers
-// with respond(n) for the n-th (0-based).
-type capture struct {
-	*httptest.Server
-	mu   sync.Mutex
-	reqs []captured
-}
-
-func newCapture(t *testing.T, respond func(n int) response) *capture {
-	c := &capture{}
-	c.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		c.mu.Lock()
-		n := len(c.reqs)
-		c.reqs = append(c.reqs, captured{Method: r.Method, URI: r.RequestURI, Header: r.Header.Clone(), Body: body})
-		c.mu.Unlock()
-		resp := respond(n)
-		if resp.code != "" {
-			w.Header().Set("X-Amzn-Errortype", resp.code)
-		}
-		w.WriteHeader(resp.status)
-		_, _ = io.WriteString(w, resp.body)
-	}))
-	t.Cleanup(c.Close)
-	return c
-}
-
-func (c *capture) requests() []captured {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]captured(nil), c.reqs...)
-}
-
-func (c *capture) last(t *testing.T) captured {
-	t.Helper()
-	r := c.requests()
-	if len(r) == 0 {
-		t.Fatal("no request captured")
-	}
-	return r[len(r)-1]
-}
-
-func accepted(int) response { return response{status: http.StatusAccepted} }
-
-func testConfig() aws.Config {
-	return aws.Config{
-		Region:      "eu-west-2",
-		Credentials: credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "FwoGZXIvYXdzEXAMPLE//token+with/odd=chars"),
-	}
-}
-
-// withoutTelemetry drops the SDK's telemetry headers (a random
-// amz-sdk-invocation-id, amz-sdk-request) before it signs, so that its
-// signature is reproducible.
-func withoutTelemetry(s *middleware.Stack) error {
-	return s.Finalize.Insert(middleware.FinalizeMiddlewareFunc("StripTelemetry", func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
-		if req, ok := in.Request.(*smithyhttp.Request); ok {
-			req.Header.Del("Amz-Sdk-Invocation-Id")
-			req.Header.Del("Amz-Sdk-Request")
-		}
-		return next.HandleFinalize(ctx, in)
-	}), "Signing", middleware.Before)
-}
+func accepted(int) awssigntest.Response { return awssigntest.Response{Status: http.StatusAccepted} }
 
 // sdkLambda is the SDK client as New built it before.
 func sdkLambda(cfg aws.Config, endpoint string, maxConns int, apiOptions ...func(*middleware.Stack) error) *lambda.Client {
@@ -122,55 +44,35 @@ func sdkInvoke(ctx context.Context, c *lambda.Client, function string, payload [
 // InvokeAsync sends the request the SDK's client sends, with the same
 // signature, for a name, a qualified name and an ARN.
 func TestInvokeMatchesSDK(t *testing.T) {
-	srv := newCapture(t, accepted)
-	cfg := testConfig()
+	srv := awssigntest.NewCapture(t, accepted)
+	cfg := awssigntest.Config()
 	ctx := context.Background()
 	functions := []string{"buzz-fanout", "buzz-fanout:live", "arn:aws:lambda:eu-west-2:123456789012:function:buzz-fanout", "arn:aws:lambda:eu-west-2:123456789012:function:buzz-fanout:$LATEST"}
 	for _, base := range []string{srv.URL, srv.URL + "/"} {
 		for _, fn := range functions {
 			payload := []byte(`{"event":"` + fn + `","connections":["LmzSdfl8IAMCJqw="]}`)
-			if err := sdkInvoke(ctx, sdkLambda(cfg, base, 2, withoutTelemetry), fn, payload); err != nil {
+			if err := sdkInvoke(ctx, sdkLambda(cfg, base, 2, awssigntest.WithoutTelemetry), fn, payload); err != nil {
 				t.Fatalf("SDK invoke %s: %v", fn, err)
 			}
-			want := srv.last(t)
-			at, err := time.Parse("20060102T150405Z", want.Header.Get("X-Amz-Date"))
-			if err != nil {
-				t.Fatal(err)
-			}
+			want := srv.Last(t)
+			at := awssigntest.SignedAt(t, want)
 			a := New(cfg, base, fn, 2)
 			a.c.Now = func() time.Time { return at }
 			if err := a.InvokeAsync(ctx, payload); err != nil {
 				t.Fatalf("invoke %s: %v", fn, err)
 			}
-			got := srv.last(t)
-			if want.Method != got.Method || want.URI != got.URI || string(want.Body) != string(got.Body) {
-				t.Errorf("request line or body differ:\n sdk  %s %s %q\n ours %s %s %q", want.Method, want.URI, want.Body, got.Method, got.URI, got.Body)
-			}
-			if want.Header.Get("Authorization") == "" || want.Header.Get("X-Amz-Security-Token") == "" || want.Header.Get("X-Amz-Invocation-Type") != "Event" {
+			got := srv.Last(t)
+			if want.Header.Get("X-Amz-Invocation-Type") != "Event" {
 				t.Fatalf("SDK request headers %v", want.Header)
 			}
-			keys := map[string]bool{}
-			for k := range want.Header {
-				keys[k] = true
-			}
-			for k := range got.Header {
-				keys[k] = true
-			}
-			for k := range keys {
-				if k == "User-Agent" {
-					continue
-				}
-				if a, b := strings.Join(want.Header[k], ", "), strings.Join(got.Header[k], ", "); a != b {
-					t.Errorf("%s: header %s differs:\n sdk  %q\n ours %q", fn, k, a, b)
-				}
-			}
+			awssigntest.SameRequest(t, want, got)
 		}
 	}
 	a := New(cfg, srv.URL, "arn:aws:lambda:eu-west-2:123456789012:function:buzz-fanout", 1)
 	if err := a.InvokeAsync(ctx, []byte("{}")); err != nil {
 		t.Fatal(err)
 	}
-	if got := srv.last(t).URI; got != "/2015-03-31/functions/arn%3Aaws%3Alambda%3Aeu-west-2%3A123456789012%3Afunction%3Abuzz-fanout/invocations" {
+	if got := srv.Last(t).URI; got != "/2015-03-31/functions/arn%3Aaws%3Alambda%3Aeu-west-2%3A123456789012%3Afunction%3Abuzz-fanout/invocations" {
 		t.Errorf("path %q", got)
 	}
 }
@@ -181,13 +83,13 @@ func TestDefaultEndpoint(t *testing.T) {
 		"eu-west-2":  "https://lambda.eu-west-2.amazonaws.com",
 		"cn-north-1": "https://lambda.cn-north-1.amazonaws.com.cn",
 	} {
-		cfg := testConfig()
+		cfg := awssigntest.Config()
 		cfg.Region = region
 		if got := defaultEndpoint(cfg); got != want {
 			t.Errorf("%s: %q, want %q", region, got, want)
 		}
 	}
-	cfg := testConfig()
+	cfg := awssigntest.Config()
 	cfg.BaseEndpoint = aws.String("http://127.0.0.1:9001")
 	if got := defaultEndpoint(cfg); got != "http://127.0.0.1:9001" {
 		t.Errorf("base endpoint: %q", got)
@@ -200,28 +102,30 @@ func TestInvokeStatuses(t *testing.T) {
 	fast := awssign.Retry{MaxAttempts: 3, BaseDelay: time.Millisecond, MaxDelay: 4 * time.Millisecond}
 	tests := []struct {
 		name     string
-		respond  func(n int) response
+		respond  func(n int) awssigntest.Response
 		requests int
 		wantErr  string // "" for none
 	}{
 		{"202", accepted, 1, ""},
-		{"200", func(int) response { return response{status: 200} }, 1, "lambdainvoke: invoke buzz-fanout: status 200, want 202"},
-		{"404", func(int) response {
-			return response{404, "ResourceNotFoundException", `{"Type":"User","message":"Function not found: arn:aws:lambda:eu-west-2:123456789012:function:buzz-fanout"}`}
+		{"200", func(int) awssigntest.Response { return awssigntest.Response{Status: 200} }, 1, "lambdainvoke: invoke buzz-fanout: status 200, want 202"},
+		{"404", func(int) awssigntest.Response {
+			return awssigntest.Response{Status: 404, Code: "ResourceNotFoundException", Body: `{"Type":"User","message":"Function not found: arn:aws:lambda:eu-west-2:123456789012:function:buzz-fanout"}`}
 		}, 1, "lambdainvoke: invoke buzz-fanout: status 404 ResourceNotFoundException: Function not found: arn:aws:lambda:eu-west-2:123456789012:function:buzz-fanout"},
-		{"429 then 202", func(n int) response {
+		{"429 then 202", func(n int) awssigntest.Response {
 			if n == 0 {
-				return response{429, "TooManyRequestsException", `{"Reason":"ReservedFunctionConcurrentInvocationLimitExceeded","Type":"User","message":"Rate Exceeded."}`}
+				return awssigntest.Response{Status: 429, Code: "TooManyRequestsException", Body: `{"Reason":"ReservedFunctionConcurrentInvocationLimitExceeded","Type":"User","message":"Rate Exceeded."}`}
 			}
-			return response{status: 202}
+			return awssigntest.Response{Status: 202}
 		}, 2, ""},
-		{"500 three times", func(int) response { return response{500, "ServiceException", `{"Type":"Service","message":"boom"}`} }, 3,
+		{"500 three times", func(int) awssigntest.Response {
+			return awssigntest.Response{Status: 500, Code: "ServiceException", Body: `{"Type":"Service","message":"boom"}`}
+		}, 3,
 			"lambdainvoke: invoke buzz-fanout: status 500 ServiceException: boom (after 3 attempts)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := newCapture(t, tc.respond)
-			a := New(testConfig(), srv.URL, fn, 2)
+			srv := awssigntest.NewCapture(t, tc.respond)
+			a := New(awssigntest.Config(), srv.URL, fn, 2)
 			a.c.Retry = fast
 			err := a.InvokeAsync(context.Background(), []byte(`{}`))
 			if got := ""; err != nil {
@@ -232,14 +136,16 @@ func TestInvokeStatuses(t *testing.T) {
 			} else if tc.wantErr != "" {
 				t.Errorf("no error, want %q", tc.wantErr)
 			}
-			if n := len(srv.requests()); n != tc.requests {
+			if n := len(srv.Requests()); n != tc.requests {
 				t.Errorf("%d requests, want %d", n, tc.requests)
 			}
 		})
 	}
 	t.Run("ctx cancelled during backoff", func(t *testing.T) {
-		srv := newCapture(t, func(int) response { return response{429, "TooManyRequestsException", `{"message":"Rate Exceeded."}`} })
-		a := New(testConfig(), srv.URL, fn, 2)
+		srv := awssigntest.NewCapture(t, func(int) awssigntest.Response {
+			return awssigntest.Response{Status: 429, Code: "TooManyRequestsException", Body: `{"message":"Rate Exceeded."}`}
+		})
+		a := New(awssigntest.Config(), srv.URL, fn, 2)
 		a.c.Retry = awssign.Retry{MaxAttempts: 3, BaseDelay: 20 * time.Second, MaxDelay: 20 * time.Second}
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(200*time.Millisecond, cancel)
@@ -247,7 +153,7 @@ func TestInvokeStatuses(t *testing.T) {
 		if err := a.InvokeAsync(ctx, []byte(`{}`)); !errors.Is(err, context.Canceled) || time.Since(start) > 5*time.Second {
 			t.Errorf("error %v after %v", err, time.Since(start))
 		}
-		if n := len(srv.requests()); n != 1 {
+		if n := len(srv.Requests()); n != 1 {
 			t.Errorf("%d requests, want 1", n)
 		}
 	})
@@ -261,7 +167,7 @@ func BenchmarkInvokeAsync(b *testing.B) {
 		w.WriteHeader(http.StatusAccepted)
 	}))
 	defer srv.Close()
-	cfg := testConfig()
+	cfg := awssigntest.Config()
 	const fn = "arn:aws:lambda:eu-west-2:123456789012:function:buzz-fanout"
 	payload := []byte(`{"event":"5c83da77af1dec6d7289834998ad7aafbd9e2191396d75ec3cc27f5a77226f36","part":3,"of":12}`)
 	ctx := context.Background()
