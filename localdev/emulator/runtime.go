@@ -115,17 +115,22 @@ func StartProcesses(ctx context.Context, name string, o ProcessOptions) (*Proces
 	return p, nil
 }
 
+// NiceCommand is the command running binary with args at niceness nice
+// (0: as this process). nice(1) sets the niceness before exec, so every
+// thread of the Go runtime has it (setpriority on a pid changes one
+// thread).
+func NiceCommand(ctx context.Context, nice int, binary string, args ...string) *exec.Cmd {
+	if nice > 0 {
+		return exec.CommandContext(ctx, "nice", append([]string{"-n", strconv.Itoa(nice), binary}, args...)...)
+	}
+	return exec.CommandContext(ctx, binary, args...)
+}
+
 // keep runs process i until Close, starting it again when it exits.
 func (p *Processes) keep(i int, o ProcessOptions, env []string) {
 	defer p.wg.Done()
 	for {
-		args := []string{o.Binary}
-		if o.Nice > 0 {
-			// nice(1) sets the niceness before exec, so every thread of the
-			// Go runtime has it (setpriority on a pid changes one thread).
-			args = []string{"nice", "-n", strconv.Itoa(o.Nice), o.Binary}
-		}
-		cmd := exec.Command(args[0], args[1:]...)
+		cmd := NiceCommand(context.Background(), o.Nice, o.Binary)
 		cmd.Env, cmd.Stdout, cmd.Stderr = env, o.Output, o.Output
 		p.mu.Lock()
 		if p.closed {

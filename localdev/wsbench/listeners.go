@@ -17,6 +17,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/localdev/emulator"
 	"github.com/buzzrelay/relay/localdev/wsclient"
 )
 
@@ -71,11 +72,7 @@ func (b *bench) startListeners(ctx context.Context) ([]*remote, error) {
 		if i < b.o.Subs%n {
 			subs++
 		}
-		args := []string{self}
-		if b.o.ListenerNice > 0 {
-			args = []string{"nice", "-n", strconv.Itoa(b.o.ListenerNice), self}
-		}
-		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+		cmd := emulator.NiceCommand(ctx, b.o.ListenerNice, self)
 		cmd.Env = append(os.Environ(), listenerEnv+"=1")
 		cmd.Stderr = os.Stderr
 		in, err := cmd.StdinPipe()

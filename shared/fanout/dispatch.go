@@ -87,14 +87,6 @@ type Part struct {
 	Split bool `json:"split,omitempty"`
 }
 
-// audience is what the commit's read told about its audience: whether it
-// is over the read's limit, and the subscriptions' sequence number at the
-// commit.
-type audience struct {
-	over   bool
-	cutoff int64
-}
-
 // BatchItem is one event to deliver, as the committing function resolved it.
 type BatchItem struct {
 	Event   json.RawMessage `json:"event"`
@@ -117,9 +109,8 @@ func (f *Fanout) batchSize() int {
 }
 
 // handOff invokes the fan-out function once with the whole audience of
-// items (Part.Split). An audience that cannot be handed over is delivered
-// inline rather than lost.
-func (f *Fanout) handOff(ctx context.Context, community string, items []*item, aud audience) {
+// items stored up to cutoff (Part.Split).
+func (f *Fanout) handOff(ctx context.Context, community string, items []*item, cutoff int64) {
 	start := time.Now()
 	b := Batch{Community: community, Items: make([]BatchItem, len(items))}
 	var channels []string
@@ -129,16 +120,28 @@ func (f *Fanout) handOff(ctx context.Context, community string, items []*item, a
 			channels = append(channels, it.channel)
 		}
 	}
-	b.Part = &Part{Index: 0, Of: 1, Cutoff: aud.cutoff, Channels: channels, Split: true}
-	if err := f.invoke(ctx, b); err != nil {
-		f.Log.WarnContext(ctx, "fanout: async invoke failed, delivering inline", "community", community, "err", err)
-		if _, _, err := f.deliverPart(ctx, community, items, *b.Part); err != nil {
-			f.Log.ErrorContext(ctx, "fanout: audience", "community", community, "err", err)
-		}
-		return
-	}
+	b.Part = &Part{Index: 0, Of: 1, Cutoff: cutoff, Channels: channels, Split: true}
+	f.handOver(ctx, b, items)
 	f.Log.DebugContext(ctx, "fanout: handed off", "community", community, "events", len(items),
 		"took_ms", time.Since(start).Milliseconds())
+}
+
+// handOver invokes the fan-out function with b; a part that cannot be
+// handed over is delivered here rather than lost. It returns the
+// connections posted to and the messages sent here.
+func (f *Fanout) handOver(ctx context.Context, b Batch, items []*item) (int, int) {
+	err := f.invoke(ctx, b)
+	if err == nil {
+		return 0, 0
+	}
+	p := *b.Part
+	f.Log.WarnContext(ctx, "fanout: async invoke failed, delivering inline", "community", b.Community,
+		"part", p.Index, "parts", p.Of, "err", err)
+	conns, sent, err := f.deliverPart(ctx, b.Community, items, p)
+	if err != nil {
+		f.Log.ErrorContext(ctx, "fanout: audience part", "community", b.Community, "part", p.Index, "err", err)
+	}
+	return conns, sent
 }
 
 // invoke hands b to the fan-out function.
@@ -178,15 +181,8 @@ func (f *Fanout) split(ctx context.Context, b Batch, items []*item) (int, int, e
 		other := p
 		other.Index = i
 		b.Part = &other
-		if err := f.invoke(ctx, b); err != nil {
-			f.Log.WarnContext(ctx, "fanout: async invoke failed, delivering inline", "community", b.Community,
-				"part", i, "parts", p.Of, "err", err)
-			c, s, err := f.deliverPart(ctx, b.Community, items, other)
-			if err != nil {
-				f.Log.ErrorContext(ctx, "fanout: audience part", "community", b.Community, "part", i, "err", err)
-			}
-			conns, sent = conns+c, sent+s
-		}
+		c, s := f.handOver(ctx, b, items)
+		conns, sent = conns+c, sent+s
 	}
 	c, s := f.deliverTo(ctx, b.Community, items, first, nil)
 	return conns + c, sent + s, nil

@@ -138,7 +138,7 @@ func (f *Fanout) Deliver(ctx context.Context, community string, events []*nostr.
 		f.Log.ErrorContext(ctx, "fanout: load events", "community", community, "err", err)
 		return
 	}
-	items, cands, aud, err := f.items(ctx, community, events, d)
+	items, cands, err := f.items(ctx, community, events, d)
 	if err != nil {
 		f.Log.ErrorContext(ctx, "fanout: load events", "community", community, "err", err)
 		return
@@ -146,8 +146,8 @@ func (f *Fanout) Deliver(ctx context.Context, community string, events []*nostr.
 	if len(items) == 0 || len(cands) == 0 {
 		return
 	}
-	if f.Async != nil && aud.over {
-		f.handOff(ctx, community, items, aud)
+	if f.Async != nil && d.Over {
+		f.handOff(ctx, community, items, d.Cutoff)
 		return
 	}
 	conns, sent := f.deliverTo(ctx, community, items, cands, d.Reaches)
@@ -396,12 +396,11 @@ func plan(c *candidate, items []*item, readable map[store.ReadPair]bool) (msgs [
 // its channel) and decodes the candidate subscriptions; when there is a
 // candidate, it adds a fresh 39005 summary for every thread root a reply or
 // a deleted reply changed.
-func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Event, d *store.Deliveries) ([]*item, []candidate, audience, error) {
+func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Event, d *store.Deliveries) ([]*item, []candidate, error) {
 	cands, err := candidatesOf(d.Subscriptions, nil)
 	if err != nil {
-		return nil, nil, audience{}, fmt.Errorf("fanout: %w", err)
+		return nil, nil, fmt.Errorf("fanout: %w", err)
 	}
-	aud := audience{over: d.Over, cutoff: d.Cutoff}
 	var out []*item
 	roots := map[string]*item{}
 	var order []string
@@ -416,7 +415,7 @@ func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Ev
 		if !ok && kinds.Ephemeral(ev.Kind) {
 			raw, err := json.Marshal(ev)
 			if err != nil {
-				return nil, nil, audience{}, fmt.Errorf("fanout: encode ephemeral event: %w", err)
+				return nil, nil, fmt.Errorf("fanout: encode ephemeral event: %w", err)
 			}
 			m, ok = ephemeral(d, ev, string(raw)), true
 		}
@@ -437,7 +436,7 @@ func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Ev
 		}
 	}
 	if f.Summaries == nil || len(cands) == 0 {
-		return out, cands, aud, nil
+		return out, cands, nil
 	}
 	for _, root := range order {
 		it := roots[root]
@@ -451,11 +450,11 @@ func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Ev
 		}
 		raw, err := json.Marshal(sum)
 		if err != nil {
-			return nil, nil, audience{}, fmt.Errorf("fanout: encode 39005: %w", err)
+			return nil, nil, fmt.Errorf("fanout: encode 39005: %w", err)
 		}
 		out = append(out, &item{ev: sum, raw: string(raw), channel: it.channel, system: it.system, summary: true})
 	}
-	return out, cands, aud, nil
+	return out, cands, nil
 }
 
 // eventMessage is ["EVENT", sub, raw].

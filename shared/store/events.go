@@ -114,7 +114,7 @@ func (r DeliveryRequest) queue(b *pgx.Batch, community string) *Deliveries {
 		if err != nil {
 			return fmt.Errorf("store: read subscriptions: %w", err)
 		}
-		out.Over = r.Limit > 0 && len(out.Subscriptions) >= r.Limit
+		out.Over = r.reached(len(out.Subscriptions))
 		return nil
 	})
 	return out
@@ -156,10 +156,14 @@ func (r DeliveryRequest) queueOneChannel(b *pgx.Batch, community string, out *De
 		if err != nil {
 			return fmt.Errorf("store: read subscriptions: %w", err)
 		}
-		out.Over = r.Limit > 0 && len(out.Subscriptions) >= r.Limit
+		out.Over = r.reached(len(out.Subscriptions))
 		return nil
 	})
 }
+
+// reached reports whether n subscriptions read reach the limit: the
+// audience may be larger (Deliveries.Over).
+func (r DeliveryRequest) reached(n int) bool { return r.Limit > 0 && n >= r.Limit }
 
 // limit is Limit as a statement's argument: NULL for no limit.
 func (r DeliveryRequest) limit() any {
