@@ -21,6 +21,7 @@ import (
 	"github.com/buzzrelay/relay/shared/query"
 	"github.com/buzzrelay/relay/shared/ratelimit"
 	"github.com/buzzrelay/relay/shared/signer"
+	"github.com/buzzrelay/relay/shared/sigverify"
 	"github.com/buzzrelay/relay/shared/store"
 )
 
@@ -46,6 +47,9 @@ type App struct {
 	Ingest *ingest.Service
 	Reader *query.Engine
 	Fanout *fanout.Fanout
+	// Sigs checks every client signature of this instance (events, AUTH,
+	// NIP-98 tokens) and remembers the keys that sign often.
+	Sigs *sigverify.Verifier
 }
 
 // part is one piece a function kind builds.
@@ -100,7 +104,7 @@ func fromEnv(ctx context.Context, log *slog.Logger, parts part) (*App, error) {
 // build wires parts from cfg. It fails on any misconfiguration; the pool
 // connects lazily.
 func build(ctx context.Context, cfg *config.Config, log *slog.Logger, parts part) (*App, error) {
-	a := &App{Config: cfg, Log: log}
+	a := &App{Config: cfg, Log: log, Sigs: sigverify.New(sigverify.Options{})}
 	if parts&liveIfSet != 0 {
 		if cfg.WSManagementEndpoint != "" {
 			parts |= live
@@ -138,7 +142,7 @@ func (a *App) wire(ctx context.Context, parts part) error {
 		a.Signer = a.Keys
 	}
 	if parts&writes != 0 {
-		a.Ingest = ingest.New(a.Store, a.Keys)
+		a.Ingest = ingest.New(a.Store, a.Keys).WithSignatures(a.Sigs)
 	}
 	if parts&(reads|live) != 0 {
 		a.Reader = query.New(a.Store, a.signer())

@@ -14,6 +14,7 @@ func (a *App) IngestHTTP() apigw.HTTPHandler {
 		fo = a.Fanout
 	}
 	b := bridge.New(a.Store, a.Signer, a.Ingest, nil, fo, a.Config.DefaultCommunity, a.Log)
+	b.Verifier.Sigs = a.Sigs
 	b.Limiter = a.Limiter
 	b.Communities = a.Communities
 	return apigw.HTTP(b, a.origin())
@@ -23,6 +24,7 @@ func (a *App) IngestHTTP() apigw.HTTPHandler {
 // (NIP-11), POST / (NIP-86 management) and GET /healthz.
 func (a *App) QueryHTTP() apigw.HTTPHandler {
 	b := bridge.New(a.Store, a.Signer, nil, a.Reader, nil, a.Config.DefaultCommunity, a.Log)
+	b.Verifier.Sigs = a.Sigs
 	b.Limiter = a.Limiter
 	b.Communities = a.Communities
 	b.Manage = &nip86.Service{Store: a.Store, Registry: a.Communities, Sealer: a.Sealer, Log: a.Log}

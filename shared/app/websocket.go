@@ -30,6 +30,7 @@ func (a *App) WebSocket() apigw.WebSocketHandler {
 	r := wsrelay.New(reg, a.Ingest, rd, a.Fanout, s, a.Communities.ResolveID, a.Log)
 	r.Admit = a.Communities.Admit
 	r.Limiter = a.Limiter
+	r.Sigs = a.Sigs
 	return apigw.WebSocket(r, a.origin())
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/buzzrelay/relay/shared/kinds"
 	"github.com/buzzrelay/relay/shared/reject"
 	"github.com/buzzrelay/relay/shared/relayinfo"
+	"github.com/buzzrelay/relay/shared/sigverify"
 )
 
 // Limits, from relayinfo (the numbers NIP-11 advertises).
@@ -28,9 +29,10 @@ const (
 	GiftWrapMaxAge = relayinfo.GiftWrapMaxAge * time.Second
 )
 
-// Check validates ev against now. The returned error, if any, is a
+// Check validates ev against now, its signature through sigs (nil: checked
+// without remembering the key). The returned error, if any, is a
 // *reject.Error with its NIP-01 prefix.
-func Check(ev *nostr.Event, now time.Time) error {
+func Check(ev *nostr.Event, now time.Time, sigs *sigverify.Verifier) error {
 	if !LowerHex(ev.ID, 64) {
 		return reject.Invalidf("id must be 64 lowercase hex characters")
 	}
@@ -62,11 +64,8 @@ func Check(ev *nostr.Event, now time.Time) error {
 			}
 		}
 	}
-	if !ev.CheckID() {
-		return reject.Invalidf("id does not match the event's serialized hash")
-	}
-	if ok, err := ev.CheckSignature(); err != nil || !ok {
-		return reject.Invalidf("signature does not verify")
+	if err := sigs.Event(ev); err != nil {
+		return reject.Invalidf("%v", err)
 	}
 	skew := now.Sub(time.Unix(int64(ev.CreatedAt), 0))
 	limit := MaxSkew

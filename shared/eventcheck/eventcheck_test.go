@@ -9,6 +9,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/eventcheck"
+	"github.com/buzzrelay/relay/shared/sigverify"
 	"github.com/buzzrelay/relay/shared/testkit"
 )
 
@@ -64,18 +65,22 @@ func TestCheck(t *testing.T) {
 			want string
 		}{fmt.Sprintf("accepted kind %d", kind), k.Event(t, kind, ""), ""})
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			err := eventcheck.Check(c.ev, now)
-			switch {
-			case c.want == "" && err != nil:
-				t.Fatalf("want accepted, got %v", err)
-			case c.want != "" && err == nil:
-				t.Fatalf("want %q, got accepted", c.want)
-			case c.want != "" && !strings.HasPrefix(err.Error(), c.want):
-				t.Fatalf("want prefix %q, got %q", c.want, err.Error())
-			}
-		})
+	// Without remembering keys, and with every key's table built at once:
+	// the verdicts are the same.
+	for _, sigs := range []*sigverify.Verifier{nil, sigverify.New(sigverify.Options{After: 1})} {
+		for _, c := range cases {
+			t.Run(fmt.Sprintf("%s/remembering %v", c.name, sigs != nil), func(t *testing.T) {
+				err := eventcheck.Check(c.ev, now, sigs)
+				switch {
+				case c.want == "" && err != nil:
+					t.Fatalf("want accepted, got %v", err)
+				case c.want != "" && err == nil:
+					t.Fatalf("want %q, got accepted", c.want)
+				case c.want != "" && !strings.HasPrefix(err.Error(), c.want):
+					t.Fatalf("want prefix %q, got %q", c.want, err.Error())
+				}
+			})
+		}
 	}
 }
 
@@ -87,12 +92,18 @@ func FuzzCheck(f *testing.F) {
 	f.Add(good)
 	f.Add([]byte(`{"id":"","pubkey":"","created_at":0,"kind":9,"tags":[[]],"content":"","sig":""}`))
 	f.Add([]byte(`{"kind":-1,"tags":null}`))
+	sigs := sigverify.New(sigverify.Options{After: 1})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var ev nostr.Event
 		if err := ev.UnmarshalJSON(data); err != nil {
 			return
 		}
-		if eventcheck.Check(&ev, time.Unix(int64(ev.CreatedAt), 0)) == nil {
+		now := time.Unix(int64(ev.CreatedAt), 0)
+		err := eventcheck.Check(&ev, now, nil)
+		if again := eventcheck.Check(&ev, now, sigs); (again == nil) != (err == nil) {
+			t.Fatalf("verdicts differ: %v without remembering, %v with", err, again)
+		}
+		if err == nil {
 			if ok, _ := ev.CheckSignature(); !ok || !ev.CheckID() {
 				t.Fatal("accepted an event that does not verify")
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/buzzrelay/relay/shared/kinds"
 	"github.com/buzzrelay/relay/shared/reject"
 	"github.com/buzzrelay/relay/shared/signer"
+	"github.com/buzzrelay/relay/shared/sigverify"
 	"github.com/buzzrelay/relay/shared/store"
 )
 
@@ -23,6 +24,7 @@ type Service struct {
 	store  *store.Store
 	signer signer.Signer
 	now    func() time.Time
+	sigs   *sigverify.Verifier
 	// delivery, when set, names what live delivery of the committed
 	// events needs, for the commit to load it (Outcome.Delivery).
 	delivery func([]*nostr.Event) store.DeliveryRequest
@@ -30,7 +32,16 @@ type Service struct {
 
 // New builds the write path over st, signing relay events with sg.
 func New(st *store.Store, sg signer.Signer) *Service {
-	return &Service{store: st, signer: sg, now: time.Now}
+	return &Service{store: st, signer: sg, now: time.Now, sigs: sigverify.New(sigverify.Options{})}
+}
+
+// WithSignatures returns a copy of s that checks signatures through v (the
+// instance's one Verifier, shared with AUTH and NIP-98, so a key's table is
+// built once).
+func (s *Service) WithSignatures(v *sigverify.Verifier) *Service {
+	c := *s
+	c.sigs = v
+	return &c
 }
 
 // WithClock returns a copy of s that reads time from now (tests).
@@ -75,7 +86,7 @@ const maxAttempts = 3
 // the caller's to answer through reject.Map.
 func (s *Service) Submit(ctx context.Context, community, authed string, ev *nostr.Event) (Outcome, error) {
 	now := s.now()
-	if err := eventcheck.Check(ev, now); err != nil {
+	if err := eventcheck.Check(ev, now, s.sigs); err != nil {
 		return refused(err)
 	}
 	if ev.PubKey != authed && !kinds.AnyAuthor(ev.Kind) {

@@ -17,6 +17,7 @@ import (
 	"github.com/buzzrelay/relay/shared/kinds"
 	"github.com/buzzrelay/relay/shared/reject"
 	"github.com/buzzrelay/relay/shared/relayurl"
+	"github.com/buzzrelay/relay/shared/sigverify"
 )
 
 // Kind is the NIP-98 HTTP auth kind.
@@ -37,6 +38,8 @@ type ReplayGuard interface {
 type Verifier struct {
 	Replay ReplayGuard
 	Now    func() time.Time
+	// Sigs checks the token's signature (nil: without remembering keys).
+	Sigs *sigverify.Verifier
 }
 
 // Request is the part of an HTTP request a token is bound to.
@@ -66,10 +69,10 @@ func (v *Verifier) Verify(ctx context.Context, r Request) (string, error) {
 	if ev.Kind != Kind {
 		return "", fail("auth event kind is %d, want %d", ev.Kind, Kind)
 	}
-	if !ev.CheckID() {
+	switch err := v.Sigs.Event(ev); err {
+	case sigverify.ErrID:
 		return "", fail("auth event id does not match its content")
-	}
-	if ok, err := ev.CheckSignature(); err != nil || !ok {
+	case sigverify.ErrSig:
 		return "", fail("auth event signature does not verify")
 	}
 	skew := now().Sub(time.Unix(int64(ev.CreatedAt), 0))

@@ -35,6 +35,7 @@ import (
 	"github.com/buzzrelay/relay/shared/reject"
 	"github.com/buzzrelay/relay/shared/relayinfo"
 	"github.com/buzzrelay/relay/shared/relayurl"
+	"github.com/buzzrelay/relay/shared/sigverify"
 )
 
 // Request is one API Gateway WebSocket event as the relay needs it.
@@ -78,8 +79,11 @@ type Relay struct {
 	// Limiter bounds each connection's messages and each key's events and
 	// reads; nil: no limits.
 	Limiter *ratelimit.Limiter
-	now     func() time.Time
-	conns   *connCache
+	// Sigs checks AUTH signatures (nil: without remembering keys); the
+	// instance shares it with ingest.
+	Sigs  *sigverify.Verifier
+	now   func() time.Time
+	conns *connCache
 }
 
 // New wires the relay; fo may be nil.
@@ -241,10 +245,13 @@ func (r *Relay) checkAuth(conn *fanout.Connection, ev *nostr.Event) *reject.Erro
 	if ev.Kind != nostr.KindClientAuthentication {
 		return reject.Invalidf("AUTH needs a kind %d event, got kind %d", kinds.Auth, ev.Kind)
 	}
-	if !eventcheck.LowerHex(ev.PubKey, 64) || ev.GetID() != ev.ID {
+	if !eventcheck.LowerHex(ev.PubKey, 64) {
 		return reject.Invalidf("AUTH event id does not match its content")
 	}
-	if ok, err := ev.CheckSignature(); err != nil || !ok {
+	switch err := r.Sigs.Event(ev); err {
+	case sigverify.ErrID:
+		return reject.Invalidf("AUTH event id does not match its content")
+	case sigverify.ErrSig:
 		return reject.Invalidf("AUTH event signature is not valid")
 	}
 	skew := r.now().Sub(ev.CreatedAt.Time())
