@@ -23,10 +23,11 @@ import (
 // queued): the publisher's OK waits for one small Invoke, whatever the
 // audience, never for its rows, its size or its posts.
 //
-// That first run splits: it counts the audience, and when it is larger
-// than BatchSize it loads its own part, invokes the fan-out function
-// asynchronously for each other part (about BatchSize subscriptions each,
-// split by connection), then posts its part; the parts are delivered in
+// That first run splits: it cuts the audience's connections, in id order,
+// into runs of BatchSize (store.AudienceBounds), loads its own run,
+// invokes the fan-out function asynchronously for each other run (a range
+// of the index's key, so each part reads only its own entries), then posts
+// its part; the parts are delivered in
 // parallel by as many fan-out instances. A chain is two invocations deep
 // at most (a part never splits again), far from Lambda's recursive-loop
 // detection.
@@ -75,7 +76,9 @@ type Batch struct {
 	Subs [][2]string `json:"subs,omitempty"`
 }
 
-// Part names one share of an audience (store.AudiencePart).
+// Part names one share of an audience: the connections in (After,
+// Through] when Ranged (store.AudienceRange), else hash share Index of Of
+// (store.AudiencePart, the parts of an earlier version's split).
 type Part struct {
 	Index    int      `json:"index"`
 	Of       int      `json:"of"`
@@ -85,6 +88,12 @@ type Part struct {
 	// 1): the run that gets it splits a large audience into parts. A run
 	// of an earlier version ignores it and delivers the whole part.
 	Split bool `json:"split,omitempty"`
+	// Ranged parts keep Index 0 and Of 1, so that a run of an earlier
+	// version, which knows only hash shares, delivers the whole audience
+	// (some messages twice) rather than a wrong share.
+	Ranged  bool   `json:"ranged,omitempty"`
+	After   string `json:"after,omitempty"`
+	Through string `json:"through,omitempty"`
 }
 
 // BatchItem is one event to deliver, as the committing function resolved it.
@@ -162,25 +171,32 @@ func (f *Fanout) invoke(ctx context.Context, b Batch) error {
 // be handed over here too. It fails (and the invocation is retried) only
 // before any part was handed over or posted to.
 func (f *Fanout) split(ctx context.Context, b Batch, items []*item) (int, int, error) {
-	p := *b.Part
-	p.Split = false
-	if f.Async != nil {
-		n, err := f.Registry.audienceSize(ctx, b.Community, p.Channels)
-		if err != nil {
-			return 0, 0, err
-		}
-		per := int64(f.batchSize())
-		p.Of = max(int((n+per-1)/per), 1)
+	whole := *b.Part
+	whole.Split = false
+	if f.Async == nil {
+		return f.deliverPart(ctx, b.Community, items, whole)
 	}
-	first, err := f.Registry.audiencePart(ctx, b.Community, p.Channels, p.Cutoff, 0, p.Of)
+	// Runs of BatchSize connections, each a range of the index's key: a
+	// part reads its own entries only.
+	bounds, err := f.Registry.audienceBounds(ctx, b.Community, whole.Channels, f.batchSize())
+	if err != nil || len(bounds) == 0 {
+		return 0, 0, err
+	}
+	parts := make([]Part, len(bounds))
+	for i, through := range bounds {
+		parts[i] = whole
+		parts[i].Ranged, parts[i].Through = true, through
+		if i > 0 {
+			parts[i].After = bounds[i-1]
+		}
+	}
+	first, err := f.Registry.audienceRange(ctx, b.Community, whole.Channels, whole.Cutoff, parts[0].After, parts[0].Through)
 	if err != nil {
 		return 0, 0, err
 	}
 	var conns, sent int
-	for i := 1; i < p.Of; i++ {
-		other := p
-		other.Index = i
-		b.Part = &other
+	for i := 1; i < len(parts); i++ {
+		b.Part = &parts[i]
 		c, s := f.handOver(ctx, b, items)
 		conns, sent = conns+c, sent+s
 	}
@@ -191,7 +207,13 @@ func (f *Fanout) split(ctx context.Context, b Batch, items []*item) (int, int, e
 // deliverPart loads part p of the audience and delivers items to it; it
 // returns the connections posted to and the messages sent.
 func (f *Fanout) deliverPart(ctx context.Context, community string, items []*item, p Part) (int, int, error) {
-	cands, err := f.Registry.audiencePart(ctx, community, p.Channels, p.Cutoff, p.Index, p.Of)
+	var cands []candidate
+	var err error
+	if p.Ranged {
+		cands, err = f.Registry.audienceRange(ctx, community, p.Channels, p.Cutoff, p.After, p.Through)
+	} else {
+		cands, err = f.Registry.audiencePart(ctx, community, p.Channels, p.Cutoff, p.Index, p.Of)
+	}
 	if err != nil {
 		return 0, 0, err
 	}
@@ -221,6 +243,9 @@ func (f *Fanout) DeliverBatch(ctx context.Context, payload []byte) error {
 	}
 	if p := b.Part; p != nil && (p.Of < 1 || p.Index < 0 || p.Index >= p.Of) {
 		return fmt.Errorf("%w: part %d of %d", ErrBadBatch, p.Index, p.Of)
+	}
+	if p := b.Part; p != nil && p.Ranged && (p.Split || p.Through == "" || p.After >= p.Through) {
+		return fmt.Errorf("%w: range (%q, %q]", ErrBadBatch, p.After, p.Through)
 	}
 	if len(items) == 0 || (b.Part == nil && len(b.Subs) == 0) {
 		return nil

@@ -162,10 +162,16 @@ func (r *Registry) audiencePart(ctx context.Context, community string, channels 
 	return candidatesOf(r.st.AudiencePart(ctx, community, channels, cutoff, part, parts, r.now().Unix()))
 }
 
-// audienceSize counts the subscriptions indexed under channels and the
-// any-channel bucket (store.AudienceSize).
-func (r *Registry) audienceSize(ctx context.Context, community string, channels []string) (int64, error) {
-	return r.st.AudienceSize(ctx, community, channels)
+// audienceRange loads the audience of channels stored up to cutoff whose
+// connections are in (after, through] (store.AudienceRange).
+func (r *Registry) audienceRange(ctx context.Context, community string, channels []string, cutoff int64, after, through string) ([]candidate, error) {
+	return candidatesOf(r.st.AudienceRange(ctx, community, channels, cutoff, after, through, r.now().Unix()))
+}
+
+// audienceBounds splits the connections of the audience of channels into
+// runs of per (store.AudienceBounds).
+func (r *Registry) audienceBounds(ctx context.Context, community string, channels []string, per int) ([]string, error) {
+	return r.st.AudienceBounds(ctx, community, channels, per)
 }
 
 // readable answers, for each pair, whether reader may read channel now

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -13,8 +14,9 @@ import (
 // parts that hold every subscription stored up to the cutoff exactly once,
 // a connection's subscriptions in one part; a subscription stored (or
 // replaced) after the cutoff is in none; the publisher's lookup reads at
-// most its limit, says it was reached and reads the cutoff with it, and
-// the fan-out function counts the audience.
+// most its limit, says it was reached and reads the cutoff with it. The
+// parts are the ranges of AudienceBounds (runs of connections in id order)
+// and, as an earlier version splits, hash shares; both hold the same.
 func TestAudienceParts(t *testing.T) {
 	ctx := context.Background()
 	st := freshStore(t)
@@ -49,39 +51,71 @@ func TestAudienceParts(t *testing.T) {
 		t.Fatalf("publisher's lookup: %d subscriptions, over %v, cutoff %d; want 6, true, > 0",
 			len(d.Subscriptions), d.Over, d.Cutoff)
 	}
-	if n, err := st.AudienceSize(ctx, community, []string{channel}); err != nil || n != 50 {
-		t.Fatalf("audience size %d, %v; want 50", n, err)
+	bounds, err := st.AudienceBounds(ctx, community, []string{channel}, 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 40 connections in runs of 12: the 12th, 24th, 36th and the last.
+	if want := []string{"conn-11", "conn-23", "conn-35", "conn-39"}; !slices.Equal(bounds, want) {
+		t.Fatalf("audience bounds %v, want %v", bounds, want)
 	}
 	subscribe("conn-00", "late", channel) // stored after the commit
 	subscribe("conn-01", "a", channel)    // replaced after the commit
 
-	const parts = 4
-	seen := map[[2]string]int{}
-	partOf := map[string]int{}
-	for p := range parts {
-		subs, err := st.AudiencePart(ctx, community, []string{channel}, d.Cutoff, p, parts, now)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range subs {
-			seen[[2]string{s.Connection, s.Sub}]++
-			if q, ok := partOf[s.Connection]; ok && q != p {
-				t.Errorf("connection %s is in parts %d and %d", s.Connection, q, p)
+	// The ranges of the bounds, and the hash parts an earlier version's
+	// split hands over: each holds every subscription stored by the
+	// cutoff exactly once, a connection's in one share.
+	shares := map[string]func(i int) ([]store.Subscription, error){
+		"ranges": func(i int) ([]store.Subscription, error) {
+			after := ""
+			if i > 0 {
+				after = bounds[i-1]
 			}
-			partOf[s.Connection] = p
+			return st.AudienceRange(ctx, community, []string{channel}, d.Cutoff, after, bounds[i], now)
+		},
+		"hash parts": func(i int) ([]store.Subscription, error) {
+			return st.AudiencePart(ctx, community, []string{channel}, d.Cutoff, i, len(bounds), now)
+		},
+	}
+	for name, share := range shares {
+		seen := map[[2]string]int{}
+		partOf := map[string]int{}
+		for p := range bounds {
+			subs, err := share(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if name == "ranges" && len(subs) > 15 { // 12 connections, a few with two subscriptions
+				t.Errorf("range %d holds %d subscriptions", p, len(subs))
+			}
+			for _, s := range subs {
+				seen[[2]string{s.Connection, s.Sub}]++
+				if q, ok := partOf[s.Connection]; ok && q != p {
+					t.Errorf("%s: connection %s is in shares %d and %d", name, s.Connection, q, p)
+				}
+				partOf[s.Connection] = p
+			}
+		}
+		if len(seen) != 49 {
+			t.Errorf("%s hold %d subscriptions, want 49 (50 stored by the cutoff, one replaced after it)", name, len(seen))
+		}
+		for k, n := range seen {
+			if n != 1 {
+				t.Errorf("%s: %v is in %d shares", name, k, n)
+			}
+		}
+		for _, k := range [][2]string{{"conn-00", "late"}, {"conn-01", "a"}} {
+			if seen[k] != 0 {
+				t.Errorf("%s: %v was stored after the cutoff but is in a share", name, k)
+			}
 		}
 	}
-	if len(seen) != 49 {
-		t.Errorf("parts hold %d subscriptions, want 49 (50 stored by the cutoff, one replaced after it)", len(seen))
+	// Another channel's audience is the any-channel bucket alone: the "b"
+	// subscriptions of the 10 connections conn-00, conn-04 … conn-36.
+	if b, err := st.AudienceBounds(ctx, community, []string{"another-channel"}, 12); err != nil || !slices.Equal(b, []string{"conn-36"}) {
+		t.Errorf("bounds of the any-channel bucket: %v, %v; want [conn-36]", b, err)
 	}
-	for k, n := range seen {
-		if n != 1 {
-			t.Errorf("%v is in %d parts", k, n)
-		}
-	}
-	for _, k := range [][2]string{{"conn-00", "late"}, {"conn-01", "a"}} {
-		if seen[k] != 0 {
-			t.Errorf("%v was stored after the cutoff but is in a part", k)
-		}
+	if b, err := st.AudienceBounds(ctx, "no-such-community", []string{channel}, 12); err != nil || b != nil {
+		t.Errorf("bounds of no audience: %v, %v; want none", b, err)
 	}
 }

@@ -33,7 +33,8 @@ func TestDeliveryPlansUseKeys(t *testing.T) {
 		"roots":                        "(text, text[])",
 		"system":                       "(text, text[])",
 		"subscriptions":                "(text, text[], text[], bigint, bigint)",
-		"audience size":                "(text, text[])",
+		"audience bounds":              "(text, text[], integer)",
+		"audience range":               "(text, text[], bigint, text, text, bigint)",
 		"subscriptions of one channel": "(text, text, bigint, bigint)",
 		"system of one channel":        "(text, text)",
 	}
@@ -44,7 +45,8 @@ func TestDeliveryPlansUseKeys(t *testing.T) {
 			"roots":                        "('default', " + arr + ")",
 			"system":                       "('default', '{" + channel + "}')",
 			"subscriptions":                "('default', " + arr + ", '{" + channel + "}', 0, 201)",
-			"audience size":                "('default', '{" + channel + "}')",
+			"audience bounds":              "('default', '{" + channel + "}', 500)",
+			"audience range":               "('default', '{" + channel + "}', 1000, '', 'z', 0)",
 			"subscriptions of one channel": "('default', '" + channel + "', 0, 201)",
 			"system of one channel":        "('default', '" + channel + "')",
 		}

@@ -38,8 +38,8 @@ type Deliveries struct {
 	// Readable's to answer.
 	Reaches map[ReadPair]bool
 	// Over reports that Subscriptions reached the limit: the audience is
-	// larger, and the rest is the fan-out function's (AudienceSize,
-	// AudiencePart). Cutoff is then the number of the last subscription
+	// larger, and the rest is the fan-out function's (AudienceBounds,
+	// AudienceRange). Cutoff is then the number of the last subscription
 	// stored by the commit (ws_subscriptions_seq), read with them.
 	Over   bool
 	Cutoff int64
@@ -186,17 +186,6 @@ func queueRoots(b *pgx.Batch, community string, targets []string, out *Deliverie
 	})
 }
 
-// AudienceSize counts the subscriptions of community indexed under the
-// any-channel bucket or channels (live or not): what the fan-out function
-// splits into parts of an audience that Deliveries found Over its limit.
-func (s *Store) AudienceSize(ctx context.Context, community string, channels []string) (int64, error) {
-	var n int64
-	if err := s.Pool.QueryRow(ctx, audienceSizeSQL, community, channels).Scan(&n); err != nil {
-		return 0, fmt.Errorf("store: audience size: %w", err)
-	}
-	return n, nil
-}
-
 // Delivery is a DeliveryRequest that the commit of a transaction carries:
 // its statements follow COMMIT in the commit's round trip, on the
 // transaction's connection, so the publisher's delivery costs no round
@@ -271,13 +260,19 @@ func (d *Delivery) Deliveries(ctx context.Context) (*Deliveries, error) {
 // connection is live at now, and that also (on s) holds: the one shape of
 // every candidate read of live delivery.
 func liveSubscriptionsSQL(columns, indexed, now, also string) string {
+	return liveSubscriptionsOf(columns, `SELECT k.connection_id, k.sub_id FROM ws_subscription_channels k
+  WHERE k.community_id = $1 AND `+indexed, now, also)
+}
+
+// liveSubscriptionsOf is liveSubscriptionsSQL over candidates, a whole
+// query of (connection_id, sub_id) pairs.
+func liveSubscriptionsOf(columns, candidates, now, also string) string {
 	return `
 SELECT s.connection_id, s.sub_id, s.pubkey, s.filters` + columns + `
 FROM ws_subscriptions s
 JOIN ws_connections w ON w.id = s.connection_id
 WHERE (s.connection_id, s.sub_id) IN (
-  SELECT k.connection_id, k.sub_id FROM ws_subscription_channels k
-  WHERE k.community_id = $1 AND ` + indexed + `)
+  ` + candidates + `)
   AND w.expires_at > ` + now + also
 }
 
@@ -327,10 +322,6 @@ SELECT c.channel_type = 'system' FROM channels c WHERE c.community_id = $1 AND c
 	// subscriptions a commit reads: evaluated once, and only when a row is.
 	subscriptionsCutoffSQL = `,
   (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM ws_subscriptions_seq)`
-	audienceSizeSQL = `
-SELECT count(DISTINCT (k.connection_id, k.sub_id))
-FROM ws_subscription_channels k
-WHERE k.community_id = $1 AND k.channel_id = ANY(ARRAY[''] || $2::text[])`
 	// deliveryChannels are the channels whose subscriptions are candidates:
 	// the any-channel bucket, those asked about ($3) and those of the
 	// stored events among the ids ($2).

@@ -6,7 +6,8 @@ var DeliveryStatements = map[string]string{
 	"roots":                        deliveryRootsSQL,
 	"system":                       deliverySystemSQL,
 	"subscriptions":                deliverySubscriptionsSQL,
-	"audience size":                audienceSizeSQL,
+	"audience bounds":              audienceBoundsSQL,
+	"audience range":               audienceRangeSQL,
 	"subscriptions of one channel": deliverySubscriptionsOneSQL,
 	"system of one channel":        deliverySystemOneSQL,
 }

@@ -102,11 +102,46 @@ func scanSubscriptions(rows pgx.Rows) ([]Subscription, error) {
 	return out, nil
 }
 
+// AudienceBounds splits the connections with a subscription of community
+// indexed under the any-channel bucket or channels (live or not) into runs
+// of per, in connection id order, and returns the last id of each run: the
+// last one is the largest id. Run i is then AudienceRange(bounds[i-1],
+// bounds[i]], the first one from "". Nil: no connection.
+func (st *Store) AudienceBounds(ctx context.Context, community string, channels []string, per int) ([]string, error) {
+	rows, err := st.Pool.Query(ctx, audienceBoundsSQL, community, channels, max(per, 1))
+	if err != nil {
+		return nil, fmt.Errorf("store: audience bounds: %w", err)
+	}
+	bounds, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("store: audience bounds: %w", err)
+	}
+	if len(bounds) == 0 {
+		return nil, nil
+	}
+	return bounds, nil
+}
+
+// AudienceRange returns the live subscriptions of community indexed under
+// the any-channel bucket or channels, whose connection id is after after
+// and at most through, and whose number is at most cutoff
+// (Deliveries.Cutoff: they were stored before the commit being delivered).
+// Ranges split the audience by connection, so with AudienceBounds each
+// subscription is in exactly one and a connection's subscriptions share it;
+// each range reads only its own index entries.
+func (st *Store) AudienceRange(ctx context.Context, community string, channels []string, cutoff int64, after, through string, now int64) ([]Subscription, error) {
+	rows, err := st.Pool.Query(ctx, audienceRangeSQL, community, channels, cutoff, after, through, now)
+	if err != nil {
+		return nil, fmt.Errorf("store: audience range (%q, %q]: %w", after, through, err)
+	}
+	return scanSubscriptions(rows)
+}
+
 // AudiencePart returns part (0 ≤ part < parts) of the live subscriptions of
 // community indexed under the any-channel bucket or channels whose number
-// is at most cutoff (Deliveries.Cutoff: they were stored before the commit
-// being delivered). The parts split the audience by connection, so each
-// subscription is in exactly one and a connection's subscriptions share it.
+// is at most cutoff, a hash share of the connections: the parts of an
+// earlier version's split, which reads every index entry of the audience
+// for each part (AudienceRange reads only its own).
 func (st *Store) AudiencePart(ctx context.Context, community string, channels []string, cutoff int64, part, parts int, now int64) ([]Subscription, error) {
 	rows, err := st.Pool.Query(ctx, audiencePartSQL, community, channels, cutoff, part, parts, now)
 	if err != nil {
@@ -114,6 +149,32 @@ func (st *Store) AudiencePart(ctx context.Context, community string, channels []
 	}
 	return scanSubscriptions(rows)
 }
+
+// The reads of the fan-out function's split of an audience.
+const (
+	// audienceBoundsSQL: every $3-th distinct connection id of the
+	// audience, and the last.
+	audienceBoundsSQL = `
+SELECT c FROM (
+  SELECT c, row_number() OVER (ORDER BY c) AS n, count(*) OVER () AS total
+  FROM (SELECT DISTINCT k.connection_id AS c FROM ws_subscription_channels k
+    WHERE k.community_id = $1 AND k.channel_id = ANY(ARRAY[''] || $2::text[])) d
+) x
+WHERE n % $3::integer = 0 OR n = total
+ORDER BY c`
+)
+
+// audienceRangeSQL is AudienceRange's read: the connections in ($4, $5],
+// a range of the index's key, subscriptions numbered up to the cutoff ($3).
+// Each channel's entries are a lookup of their own (a LATERAL subquery that
+// OFFSET 0 keeps from being flattened), not one "= ANY" scan: a generic
+// plan made on small tables otherwise skips channel_id in the key and walks
+// the community's every entry in the range (TestDeliveryPlansUseKeys).
+var audienceRangeSQL = liveSubscriptionsOf("",
+	`SELECT k.connection_id, k.sub_id FROM unnest(ARRAY[''] || $2::text[]) AS ch(id)
+  CROSS JOIN LATERAL (SELECT k.connection_id, k.sub_id FROM ws_subscription_channels k
+    WHERE k.community_id = $1 AND k.channel_id = ch.id
+      AND k.connection_id > $4::text AND k.connection_id <= $5::text OFFSET 0) k`, "$6", " AND s.seq <= $3")
 
 // audiencePartSQL is AudiencePart's read: one hash share of the
 // connections, subscriptions numbered up to the cutoff ($3).
