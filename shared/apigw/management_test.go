@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/apigatewaymanagementapi"
 	"github.com/aws/smithy-go/middleware"
 
@@ -24,13 +23,9 @@ func ok200(int) awssigntest.Response { return awssigntest.Response{Status: http.
 
 // sdkManagement is the SDK client as NewManagement built it before.
 func sdkManagement(cfg aws.Config, endpoint string, maxConns int, apiOptions ...func(*middleware.Stack) error) *apigatewaymanagementapi.Client {
-	hc := awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
-		t.MaxIdleConns = maxConns * 2
-		t.MaxIdleConnsPerHost = maxConns
-	})
 	return apigatewaymanagementapi.NewFromConfig(cfg, func(o *apigatewaymanagementapi.Options) {
 		o.BaseEndpoint = aws.String(endpoint)
-		o.HTTPClient = hc
+		o.HTTPClient = awssigntest.SDKHTTPClient(maxConns*2, maxConns)
 		o.APIOptions = append(o.APIOptions, apiOptions...)
 	})
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
 	"github.com/aws/smithy-go/middleware"
@@ -23,12 +22,9 @@ func accepted(int) awssigntest.Response { return awssigntest.Response{Status: ht
 
 // sdkLambda is the SDK client as New built it before.
 func sdkLambda(cfg aws.Config, endpoint string, maxConns int, apiOptions ...func(*middleware.Stack) error) *lambda.Client {
-	hc := awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
-		t.MaxIdleConnsPerHost = maxConns
-	})
 	return lambda.NewFromConfig(cfg, func(o *lambda.Options) {
 		o.BaseEndpoint = aws.String(endpoint)
-		o.HTTPClient = hc
+		o.HTTPClient = awssigntest.SDKHTTPClient(0, maxConns)
 		o.APIOptions = append(o.APIOptions, apiOptions...)
 	})
 }

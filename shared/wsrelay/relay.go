@@ -245,10 +245,11 @@ func (r *Relay) checkAuth(conn *fanout.Connection, ev *nostr.Event) *reject.Erro
 	if ev.Kind != nostr.KindClientAuthentication {
 		return reject.Invalidf("AUTH needs a kind %d event, got kind %d", kinds.Auth, ev.Kind)
 	}
-	if !eventcheck.LowerHex(ev.PubKey, 64) {
-		return reject.Invalidf("AUTH event id does not match its content")
+	err := sigverify.ErrID // a pubkey that is not lowercase hex gets the id refusal, as before
+	if eventcheck.LowerHex(ev.PubKey, 64) {
+		err = r.Sigs.Event(ev)
 	}
-	switch err := r.Sigs.Event(ev); err {
+	switch err {
 	case sigverify.ErrID:
 		return reject.Invalidf("AUTH event id does not match its content")
 	case sigverify.ErrSig:

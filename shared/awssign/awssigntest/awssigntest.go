@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
@@ -79,6 +80,20 @@ func (c *Capture) Last(t testing.TB) Captured {
 		t.Fatal("no request captured")
 	}
 	return r[len(r)-1]
+}
+
+// SDKHTTPClient is the HTTP client the SDK clients were built with before
+// awssign: the SDK's buildable client with its idle pool set (0 leaves a
+// bound at its default), for the reference clients the tests compare with.
+func SDKHTTPClient(maxIdle, maxIdlePerHost int) *awshttp.BuildableClient {
+	return awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
+		if maxIdle > 0 {
+			t.MaxIdleConns = maxIdle
+		}
+		if maxIdlePerHost > 0 {
+			t.MaxIdleConnsPerHost = maxIdlePerHost
+		}
+	})
 }
 
 // Config has static credentials with a session token.
