@@ -90,6 +90,24 @@ func asyncFanout(t *testing.T, o Options) {
 			t.Fatalf("member %d got %s, want %s", i+1, ev.ID, third.ID)
 		}
 	}
+	// A reply beyond the threshold: the publisher hands it off with the
+	// root's fresh 39005, which reaches only the subscription asking for
+	// kind 39005.
+	subs[1].sendJSON([]any{"REQ", "summaries", map[string]any{"kinds": []int{39005}, "#h": []string{ch}, "limit": 0}})
+	subs[1].expect("EOSE")
+	reply := publish(t, ra, alice, 9, nostr.Tags{{"h", ch}, {"e", third.ID, "", "reply"}}, "reply")
+	got := subs[1].events(2)
+	if got["live"].ID != reply.ID {
+		t.Fatalf("member 1 got %v on live, want the reply", got["live"])
+	}
+	if sum := got["summaries"]; sum.Kind != 39005 || sum.Tags.GetFirst([]string{"e", third.ID}) == nil || replyCount(t, sum) != 1 {
+		t.Fatalf("member 1 got %v on summaries, want the root's 39005 of 1 reply", sum)
+	}
+	for i, rc := range subs[2:] {
+		if sub, ev := rc.event(); sub != "live" || ev.ID != reply.ID {
+			t.Fatalf("member %d got %s on %s, want the reply on live", i+2, ev.ID, sub)
+		}
+	}
 	r.Lambda.Wait()
 	// Nothing more for anyone: no duplicate, nothing after CLOSED.
 	for i, rc := range append(subs, carol) {

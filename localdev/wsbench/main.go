@@ -220,6 +220,8 @@ func Run(ctx context.Context, adminDSN string, o Options, progress io.Writer) (*
 	if err != nil {
 		return nil, err
 	}
+	fmt.Fprintf(progress, "wsbench: burst with listeners %.3f-%.3f (unix s)\n",
+		float64(start.UnixNano())/1e9, float64(start.Add(took).UnixNano())/1e9)
 	b.waitFor(ctx, subs, total, 5*time.Minute)
 	deliveredIn := time.Since(start)
 	for _, r := range b.remotes {

@@ -15,9 +15,12 @@ import (
 //
 // Deliver posts inline while the audience of a commit (its candidate
 // subscriptions) is at most InlineMax: no extra hop, the cheapest path for
-// the usual channel. The commit reads at most InlineMax+1 of them, and with
-// them the subscriptions' sequence number at the commit (the cutoff), so
-// its cost does not grow with the audience. A larger audience is handed to
+// the usual channel. The commit counts at most InlineMax+1 of the
+// audience's index entries (an index-only read) before it reads any
+// subscription, and with them the subscriptions' sequence number at the
+// commit (the cutoff): its cost does not grow with the audience, and an
+// audience it hands off costs it no subscription row, filter or access
+// check. A larger audience is handed to
 // the fan-out function (functions/fanout) by one asynchronous invocation
 // (Lambda's InvocationType Event: the call returns once the payload is
 // queued): the publisher's OK waits for one small Invoke, whatever the

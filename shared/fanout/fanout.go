@@ -14,9 +14,10 @@
 // cannot run in the background of the answer, and inline is one hop less
 // than anything else. A larger audience is handed to the fan-out function
 // (functions/fanout) by one asynchronous invocation (dispatch.go): the
-// committing function reads at most InlineMax+1 subscriptions and waits
+// committing function counts at most InlineMax+1 index entries and waits
 // for one Invoke, not for the audience's size, rows or posts; that run
-// splits the audience and the parts are delivered in parallel. Postgres LISTEN/NOTIFY cannot drive
+// splits the audience and the parts are delivered in parallel. Postgres
+// LISTEN/NOTIFY cannot drive
 // Lambda (frozen between invocations), so subscriptions live in Postgres
 // and matching reads them.
 //
@@ -143,11 +144,11 @@ func (f *Fanout) Deliver(ctx context.Context, community string, events []*nostr.
 		f.Log.ErrorContext(ctx, "fanout: load events", "community", community, "err", err)
 		return
 	}
-	if len(items) == 0 || len(cands) == 0 {
+	if len(items) > 0 && f.Async != nil && d.Over {
+		f.handOff(ctx, community, items, d.Cutoff)
 		return
 	}
-	if f.Async != nil && d.Over {
-		f.handOff(ctx, community, items, d.Cutoff)
+	if len(items) == 0 || len(cands) == 0 {
 		return
 	}
 	conns, sent := f.deliverTo(ctx, community, items, cands, d.Reaches)
@@ -158,8 +159,9 @@ func (f *Fanout) Deliver(ctx context.Context, community string, events []*nostr.
 // Request is what delivery of events (as committed, client event first)
 // needs loaded: the stored events, the deletion targets among their e tags
 // (for the thread roots of deleted replies), the channels of ephemeral
-// events (never stored: their own h tag names it), and at most InlineMax+1
-// candidate subscriptions when an audience above InlineMax is handed off.
+// events (never stored: their own h tag names it), and the candidate
+// subscriptions, unless the index holds more than InlineMax entries for
+// them: an audience to hand off (store.Deliveries.Over).
 func (f *Fanout) Request(events []*nostr.Event) store.DeliveryRequest {
 	r := store.DeliveryRequest{Now: f.Registry.now().Unix()}
 	for _, ev := range events {
@@ -394,8 +396,8 @@ func plan(c *candidate, items []*item, readable map[store.ReadPair]bool) (msgs [
 // items resolves the committed events against d (channel, channel type
 // and thread root; an ephemeral event is never stored: its own h tag names
 // its channel) and decodes the candidate subscriptions; when there is a
-// candidate, it adds a fresh 39005 summary for every thread root a reply or
-// a deleted reply changed.
+// candidate or an audience to hand off, it adds a fresh 39005 summary for
+// every thread root a reply or a deleted reply changed.
 func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Event, d *store.Deliveries) ([]*item, []candidate, error) {
 	cands, err := candidatesOf(d.Subscriptions, nil)
 	if err != nil {
@@ -435,7 +437,7 @@ func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Ev
 			}
 		}
 	}
-	if f.Summaries == nil || len(cands) == 0 {
+	if f.Summaries == nil || (len(cands) == 0 && !d.Over) {
 		return out, cands, nil
 	}
 	for _, root := range order {

@@ -29,18 +29,18 @@ type Deliveries struct {
 	System map[string]bool
 	// Subscriptions are the live subscriptions indexed under the channels
 	// of these events (stored ones, and the channels asked about) or the
-	// any-channel bucket: the candidates of their delivery; at most the
-	// limit asked for.
+	// any-channel bucket: the candidates of their delivery. None when Over.
 	Subscriptions []Subscription
 	// Reaches answers access.Reaches for (channel, reader) pairs of the
 	// subscriptions, read with them (the one-channel statement: for its
 	// channel and every subscription's reader); a pair it lacks is
 	// Readable's to answer.
 	Reaches map[ReadPair]bool
-	// Over reports that Subscriptions reached the limit: the audience is
-	// larger, and the rest is the fan-out function's (AudienceBounds,
-	// AudienceRange). Cutoff is then the number of the last subscription
-	// stored by the commit (ws_subscriptions_seq), read with them.
+	// Over reports that the index holds at least the limit's entries under
+	// those channels: the audience may be that large, it is the fan-out
+	// function's (AudienceBounds, AudienceRange) and Subscriptions were
+	// not read. Cutoff is the number of the last subscription stored by
+	// the commit (ws_subscriptions_seq), read in the same statement.
 	Over   bool
 	Cutoff int64
 }
@@ -50,8 +50,9 @@ type Deliveries struct {
 // channel, channel type and thread root), the thread roots of the replies
 // among Targets, which of Channels are system channels, and the
 // subscriptions whose connection is live at Now (unix seconds) indexed
-// under the any-channel bucket, Channels, or a channel of those events: at
-// most Limit of them (0: all), with the cutoff.
+// under the any-channel bucket, Channels, or a channel of those events,
+// with the cutoff, unless the index holds Limit entries or more under
+// those (Deliveries.Over; 0: no limit).
 type DeliveryRequest struct {
 	IDs, Targets, Channels []string
 	Now                    int64
@@ -106,16 +107,7 @@ func (r DeliveryRequest) queue(b *pgx.Batch, community string) *Deliveries {
 		})
 	}
 	b.Queue(deliverySubscriptionsSQL, community, r.IDs, r.Channels, r.Now, r.limit()).Query(func(rows pgx.Rows) error {
-		var sub Subscription
-		_, err := pgx.ForEachRow(rows, []any{&sub.Connection, &sub.Sub, &sub.Pubkey, &sub.Filters, &out.Cutoff}, func() error {
-			out.Subscriptions = append(out.Subscriptions, sub)
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("store: read subscriptions: %w", err)
-		}
-		out.Over = r.reached(len(out.Subscriptions))
-		return nil
+		return out.scanAudience(rows, "")
 	})
 	return out
 }
@@ -143,27 +135,35 @@ func (r DeliveryRequest) queueOneChannel(b *pgx.Batch, community string, out *De
 		queueRoots(b, community, r.Targets, out)
 	}
 	b.Queue(deliverySubscriptionsOneSQL, community, channel, r.Now, r.limit()).Query(func(rows pgx.Rows) error {
-		var sub Subscription
-		var reaches bool
-		out.Reaches = map[ReadPair]bool{}
-		_, err := pgx.ForEachRow(rows, []any{&sub.Connection, &sub.Sub, &sub.Pubkey, &sub.Filters, &out.Cutoff, &reaches}, func() error {
-			out.Subscriptions = append(out.Subscriptions, sub)
-			if channel != "" {
-				out.Reaches[ReadPair{Channel: channel, Reader: sub.Pubkey}] = reaches
-			}
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("store: read subscriptions: %w", err)
-		}
-		out.Over = r.reached(len(out.Subscriptions))
-		return nil
+		return out.scanAudience(rows, channel)
 	})
 }
 
-// reached reports whether n subscriptions read reach the limit: the
-// audience may be larger (Deliveries.Over).
-func (r DeliveryRequest) reached(n int) bool { return r.Limit > 0 && n >= r.Limit }
+// scanAudience reads the rows of a gated audience statement
+// (gatedSubscriptionsSQL) into d: Over and Cutoff from every row, and the
+// subscription the row carries, if any; with channel (the one-channel
+// statement) each row also says whether its reader reaches channel.
+func (d *Deliveries) scanAudience(rows pgx.Rows, channel string) error {
+	if channel != "" {
+		d.Reaches = map[ReadPair]bool{}
+	}
+	var sub Subscription
+	var some, reaches bool
+	_, err := pgx.ForEachRow(rows, []any{&d.Over, &d.Cutoff, &some, &sub.Connection, &sub.Sub, &sub.Pubkey, &sub.Filters, &reaches}, func() error {
+		if !some {
+			return nil
+		}
+		d.Subscriptions = append(d.Subscriptions, sub)
+		if channel != "" {
+			d.Reaches[ReadPair{Channel: channel, Reader: sub.Pubkey}] = reaches
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: read subscriptions: %w", err)
+	}
+	return nil
+}
 
 // limit is Limit as a statement's argument: NULL for no limit.
 func (r DeliveryRequest) limit() any {
@@ -276,18 +276,41 @@ WHERE (s.connection_id, s.sub_id) IN (
   AND w.expires_at > ` + now + also
 }
 
-// Candidate reads of live delivery.
+// gatedSubscriptionsSQL is the audience read of a commit: the
+// subscriptions indexed in community $1 under indexed and live at now, and
+// with each the reader's reach of a channel (reaches, a boolean
+// expression on s), unless the index holds limit entries or more under
+// indexed: then the audience is the fan-out function's, and the statement
+// reads no subscription, only that (over) and the cutoff. The entries are
+// counted by the index alone and at most limit of them, so a commit's cost
+// does not grow with its audience; they bound the audience from above (a
+// subscription may be indexed twice, its connection may be gone). Every
+// row carries over and the cutoff; one without a subscription (some
+// false) says only those. A NULL limit is no limit: nothing is over.
+func gatedSubscriptionsSQL(indexed, reaches, now, limit string) string {
+	return `
+WITH gate AS MATERIALIZED (
+  SELECT COALESCE(count(*) >= ` + limit + `, false) AS over,
+    (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM ws_subscriptions_seq) AS cutoff
+  FROM (SELECT FROM ws_subscription_channels k
+    WHERE k.community_id = $1 AND ` + indexed + ` LIMIT COALESCE(` + limit + `, 0)) x)
+SELECT gate.over, gate.cutoff, s.connection_id IS NOT NULL, COALESCE(s.connection_id, ''), COALESCE(s.sub_id, ''),
+  COALESCE(s.pubkey, ''), COALESCE(s.filters, ''), COALESCE(s.reaches, false)
+FROM gate LEFT JOIN LATERAL (` + liveSubscriptionsSQL(",\n  "+reaches+" AS reaches", indexed, now, " AND NOT gate.over") + `) s ON true`
+}
+
+// Candidate reads of live delivery (gatedSubscriptionsSQL).
 var (
 	// deliverySubscriptionsSQL: the any-channel bucket, the channels asked
-	// about and those of the stored events among the ids; at most $5.
-	deliverySubscriptionsSQL = liveSubscriptionsSQL(subscriptionsCutoffSQL, "k.channel_id = ANY("+deliveryChannels+")", "$4", "\nLIMIT $5")
+	// about and those of the stored events among the ids; over at $5.
+	deliverySubscriptionsSQL = gatedSubscriptionsSQL("k.channel_id = ANY("+deliveryChannels+")", "false", "$4", "$5")
 	// deliverySubscriptionsOneSQL: the any-channel bucket and one channel
 	// ($2), in scalar parameters, with whether each subscription's reader
 	// reaches that channel (access.Reaches, the rule's SQL twin
-	// reachesSQL), so matching and access are one read; at most $4.
-	deliverySubscriptionsOneSQL = liveSubscriptionsSQL(subscriptionsCutoffSQL+`,
-  EXISTS (SELECT 1 FROM channels c WHERE c.community_id = $1 AND c.id = $2::text
-    AND `+reachesSQL("s.pubkey")+`)`, "k.channel_id IN ('', $2::text)", "$3", "\nLIMIT $4")
+	// reachesSQL), so matching and access are one read; over at $4.
+	deliverySubscriptionsOneSQL = gatedSubscriptionsSQL("k.channel_id IN ('', $2::text)",
+		`EXISTS (SELECT 1 FROM channels c WHERE c.community_id = $1 AND c.id = $2::text
+    AND `+reachesSQL("s.pubkey")+`)`, "$3", "$4")
 )
 
 // The statements of ForDelivery reach each row by its whole key, one id at
@@ -317,11 +340,6 @@ SELECT x.id FROM unnest($2::text[]) AS x(id)
 WHERE (SELECT c.channel_type = 'system' FROM channels c WHERE c.community_id = $1 AND c.id = x.id)`
 	deliverySystemOneSQL = `
 SELECT c.channel_type = 'system' FROM channels c WHERE c.community_id = $1 AND c.id = $2`
-	// subscriptionsCutoffSQL is the number of the last subscription stored
-	// (the cutoff of an audience Over its limit), a column of the
-	// subscriptions a commit reads: evaluated once, and only when a row is.
-	subscriptionsCutoffSQL = `,
-  (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM ws_subscriptions_seq)`
 	// deliveryChannels are the channels whose subscriptions are candidates:
 	// the any-channel bucket, those asked about ($3) and those of the
 	// stored events among the ids ($2).
