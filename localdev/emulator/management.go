@@ -8,7 +8,9 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/coder/websocket"
@@ -21,11 +23,28 @@ import (
 // on /@connections/{id}, with an optional stage prefix, the id URL-encoded
 // as the AWS SDK sends it. Unknown ids answer 410 GoneException. Requests
 // are SigV4-signed by the SDK; the emulator does not verify signatures.
+//
+// # Slots
+//
+// Behind AWS, @connections is a service of its own: the posts of the
+// fan-out function's instances never take a CPU from the relay's
+// handlers. In localdev it shares the relay's process, and each post is a
+// goroutine there: thousands a second of them, runnable all at once, put
+// a publisher's next message behind every one (Go's scheduler has no
+// priorities). So a request holds one of ManagementSlots (one per CPU by
+// default) while it is worked on: requests beyond that wait their turn
+// parked, costing nothing, and a handler's goroutine waits behind at most
+// that many. A post whose socket write blocks (a client that does not
+// read) gives its slot back after slotHold, so that one slow socket never
+// holds the others up. The emulator's in-process Post, the handlers' own
+// replies in make dev, takes no slot.
 func (a *WebSocketAPI) Management() http.Handler {
 	return http.HandlerFunc(a.serveManagement)
 }
 
 func (a *WebSocketAPI) serveManagement(w http.ResponseWriter, r *http.Request) {
+	release := a.takeSlot()
+	defer release()
 	p := r.URL.EscapedPath()
 	i := strings.Index(p, "/@connections/")
 	if i < 0 {
@@ -72,6 +91,28 @@ func (a *WebSocketAPI) serveManagement(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 	default:
 		awsError(w, http.StatusMethodNotAllowed, "BadRequestException", "method not allowed")
+	}
+}
+
+// slotHold is how long a request keeps its slot (Management: Slots).
+const slotHold = 2 * time.Millisecond
+
+// takeSlot waits for a free management slot and returns its release,
+// which also runs by itself after slotHold; it releases the slot once.
+func (a *WebSocketAPI) takeSlot() func() {
+	a.slotsOnce.Do(func() {
+		n := a.ManagementSlots
+		if n <= 0 {
+			n = runtime.GOMAXPROCS(0)
+		}
+		a.slots = make(chan struct{}, n)
+	})
+	a.slots <- struct{}{}
+	free := sync.OnceFunc(func() { <-a.slots })
+	t := time.AfterFunc(slotHold, free)
+	return func() {
+		t.Stop()
+		free()
 	}
 }
 

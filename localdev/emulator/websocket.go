@@ -47,10 +47,16 @@ type WebSocketAPI struct {
 	// InFlight bounds the concurrent $default invocations of one socket
 	// (DefaultInFlight when 0; 1 serialises them in arrival order).
 	InFlight int
-	Log      *slog.Logger
+	// ManagementSlots bounds the @connections requests (management.go)
+	// worked on at once: GOMAXPROCS when 0.
+	ManagementSlots int
+	Log             *slog.Logger
 
 	mu    sync.Mutex
 	conns map[string]*socket
+
+	slotsOnce sync.Once
+	slots     chan struct{}
 }
 
 // socket is one open connection.

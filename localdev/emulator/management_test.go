@@ -1,0 +1,112 @@
+package emulator
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/coder/websocket"
+)
+
+// A slot is released once, by its holder or after slotHold, whichever
+// comes first; a request waits for a free one.
+func TestManagementSlots(t *testing.T) {
+	a := &WebSocketAPI{ManagementSlots: 2}
+	r1, r2 := a.takeSlot(), a.takeSlot()
+	if n := len(a.slots); n != 2 {
+		t.Fatalf("%d slots taken, want 2", n)
+	}
+	got := make(chan func())
+	go func() { got <- a.takeSlot() }() // waits for a slot
+	r3 := <-got                         // held over slotHold: r1's and r2's came back by themselves
+	time.Sleep(3 * slotHold)
+	r1()
+	r2()
+	r3() // after their own release: no second one
+	if n := len(a.slots); n != 0 {
+		t.Fatalf("%d slots taken after every release, want 0", n)
+	}
+	r4 := a.takeSlot()
+	if n := len(a.slots); n != 1 {
+		t.Fatalf("%d slots taken, want 1", n)
+	}
+	r4()
+	if n := len(a.slots); n != 0 {
+		t.Fatalf("%d slots taken after the release, want 0", n)
+	}
+}
+
+// One slot, and a client that never reads, whose socket buffers fill
+// until posts to it block: a post to another connection still goes
+// through, long before the blocked writes time out.
+func TestManagementSlowSocket(t *testing.T) {
+	ok := func(context.Context, events.APIGatewayWebsocketProxyRequest) (events.APIGatewayProxyResponse, error) {
+		return events.APIGatewayProxyResponse{StatusCode: 200}, nil
+	}
+	a := &WebSocketAPI{Connect: ok, Default: ok, Disconnect: ok, ManagementSlots: 1}
+	srv := httptest.NewServer(a.Wrap(http.NotFoundHandler()))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dial := func() (*websocket.Conn, string) {
+		t.Helper()
+		before := map[string]bool{}
+		for _, id := range a.Connections() {
+			before[id] = true
+		}
+		c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			for _, id := range a.Connections() {
+				if !before[id] {
+					return c, id
+				}
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	stalled, stalledID := dial()
+	defer stalled.CloseNow()
+	live, liveID := dial()
+	defer live.CloseNow()
+
+	post := func(id string, body []byte) int {
+		resp, err := srv.Client().Post(srv.URL+"/@connections/"+id, "application/octet-stream", bytes.NewReader(body))
+		if err != nil {
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	// Fill the stalled socket: 64 MB of posts, far beyond what loopback
+	// buffers hold; they block in the socket write until its 10 s timeout.
+	big := bytes.Repeat([]byte("x"), MaxMessageSize)
+	for range 512 {
+		go post(stalledID, big)
+	}
+	time.Sleep(500 * time.Millisecond) // the buffers are full and writes block by now
+
+	done := make(chan int, 1)
+	start := time.Now()
+	go func() { done <- post(liveID, []byte(`["NOTICE","through"]`)) }()
+	select {
+	case status := <-done:
+		if status != http.StatusOK {
+			t.Fatalf("post to the live connection: status %d", status)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a post to a live connection waited behind a client that does not read")
+	}
+	if _, msg, err := live.Read(ctx); err != nil || string(msg) != `["NOTICE","through"]` {
+		t.Fatalf("live read %q, %v", msg, err)
+	}
+	t.Logf("post to the live connection took %v", time.Since(start))
+	stalled.CloseNow() // the blocked writes fail now, not at their timeout
+}
