@@ -144,11 +144,14 @@ func (f *Fanout) Deliver(ctx context.Context, community string, events []*nostr.
 		f.Log.ErrorContext(ctx, "fanout: load events", "community", community, "err", err)
 		return
 	}
-	if len(items) > 0 && f.Async != nil && d.Over {
+	if len(items) == 0 {
+		return
+	}
+	if f.Async != nil && d.Over {
 		f.handOff(ctx, community, items, d.Cutoff)
 		return
 	}
-	if len(items) == 0 || len(cands) == 0 {
+	if len(cands) == 0 {
 		return
 	}
 	conns, sent := f.deliverTo(ctx, community, items, cands, d.Reaches)

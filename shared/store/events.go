@@ -148,10 +148,10 @@ func (d *Deliveries) scanAudience(rows pgx.Rows, channel string) error {
 		d.Reaches = map[ReadPair]bool{}
 	}
 	var sub Subscription
-	var some, reaches bool
-	_, err := pgx.ForEachRow(rows, []any{&d.Over, &d.Cutoff, &some, &sub.Connection, &sub.Sub, &sub.Pubkey, &sub.Filters, &reaches}, func() error {
-		if !some {
-			return nil
+	var reaches bool
+	_, err := pgx.ForEachRow(rows, []any{&d.Over, &d.Cutoff, &sub.Connection, &sub.Sub, &sub.Pubkey, &sub.Filters, &reaches}, func() error {
+		if sub.Connection == "" {
+			return nil // the gate's row alone: no subscription
 		}
 		d.Subscriptions = append(d.Subscriptions, sub)
 		if channel != "" {
@@ -281,22 +281,26 @@ WHERE (s.connection_id, s.sub_id) IN (
 // with each the reader's reach of a channel (reaches, a boolean
 // expression on s), unless the index holds limit entries or more under
 // indexed: then the audience is the fan-out function's, and the statement
-// reads no subscription, only that (over) and the cutoff. The entries are
-// counted by the index alone and at most limit of them, so a commit's cost
-// does not grow with its audience; they bound the audience from above (a
+// reads no subscription, only that (over) and the cutoff. The index is
+// read once, at most limit entries of it, so a commit's cost does not grow
+// with its audience; the entries bound the audience from above (a
 // subscription may be indexed twice, its connection may be gone). Every
-// row carries over and the cutoff; one without a subscription (some
-// false) says only those. A NULL limit is no limit: nothing is over.
+// row carries over and the cutoff; a row without a subscription (an empty
+// connection id) says only those. A NULL limit is no limit: nothing is
+// over.
 func gatedSubscriptionsSQL(indexed, reaches, now, limit string) string {
 	return `
-WITH gate AS MATERIALIZED (
+WITH entries AS MATERIALIZED (
+  SELECT k.connection_id, k.sub_id FROM ws_subscription_channels k
+  WHERE k.community_id = $1 AND ` + indexed + ` LIMIT ` + limit + `
+), gate AS (
   SELECT COALESCE(count(*) >= ` + limit + `, false) AS over,
     (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM ws_subscriptions_seq) AS cutoff
-  FROM (SELECT FROM ws_subscription_channels k
-    WHERE k.community_id = $1 AND ` + indexed + ` LIMIT COALESCE(` + limit + `, 0)) x)
-SELECT gate.over, gate.cutoff, s.connection_id IS NOT NULL, COALESCE(s.connection_id, ''), COALESCE(s.sub_id, ''),
+  FROM entries)
+SELECT gate.over, gate.cutoff, COALESCE(s.connection_id, ''), COALESCE(s.sub_id, ''),
   COALESCE(s.pubkey, ''), COALESCE(s.filters, ''), COALESCE(s.reaches, false)
-FROM gate LEFT JOIN LATERAL (` + liveSubscriptionsSQL(",\n  "+reaches+" AS reaches", indexed, now, " AND NOT gate.over") + `) s ON true`
+FROM gate LEFT JOIN LATERAL (` + liveSubscriptionsOf(",\n  "+reaches+" AS reaches",
+		"SELECT e.connection_id, e.sub_id FROM entries e", now, " AND NOT gate.over") + `) s ON true`
 }
 
 // Candidate reads of live delivery (gatedSubscriptionsSQL).
