@@ -17,7 +17,7 @@
 # Run it as a script (bash localdev/kms.sh) to only start local-kms.
 
 _buzz_kms() {
-  local version=v0.0.0-20260228092603-2a5e92d09ab6 # keep in step with shared/testkit/kms.go
+  local version=v0.0.0-20260228092603-2a5e92d09ab6 # keep in step with shared/testing/testkit/kms.go
   local root port bin gobin
   root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)" || return 1
   port="${KMS_PORT:-4599}"

@@ -19,10 +19,10 @@ import (
 	"time"
 
 	"github.com/buzzrelay/relay/localdev/emulator"
-	"github.com/buzzrelay/relay/shared/app"
-	"github.com/buzzrelay/relay/shared/config"
-	"github.com/buzzrelay/relay/shared/migrate"
-	"github.com/buzzrelay/relay/shared/relayurl"
+	"github.com/buzzrelay/relay/shared/domain/relayurl"
+	"github.com/buzzrelay/relay/shared/postgres/migrate"
+	"github.com/buzzrelay/relay/shared/wiring/app"
+	"github.com/buzzrelay/relay/shared/wiring/config"
 )
 
 func main() {

@@ -2,7 +2,7 @@
 
 -- Channel window rows (spec/bridge-channel-window.md): top-level, not deleted,
 -- newest first with ties by id. The partial predicate is the exact text the
--- window query carries (shared/query/sql.go notRowKinds), so on a freshly
+-- window query carries (shared/service/query/sql.go notRowKinds), so on a freshly
 -- loaded, unanalyzed table this is the one index that yields the rows already
 -- ordered, and the LIMIT stops after limit+1 entries however big the channel.
 -- Deleted rows and replies are not in it, so they never cost a window read;

@@ -2,7 +2,7 @@
 -- (spec/bridge-channel-window.md: depth IS NULL OR depth = 0 OR depth 1 and
 -- broadcast), not the insert-time top_level flag, so events stored without
 -- thread rows page as top-level. The partial index keeps the rest of its
--- predicate (shared/query/sql.go notRowKinds, the same text) and now holds
+-- predicate (shared/service/query/sql.go notRowKinds, the same text) and now holds
 -- replies too; the window skips them by the thread_metadata primary key.
 DROP INDEX IF EXISTS events_window;
 CREATE INDEX events_window ON events (community_id, channel_id, created_at DESC, id)

@@ -1,5 +1,5 @@
 -- The community's relay key, created once by the deploy-time migrate trigger
--- (shared/provision): the KMS ciphertext of its 32-byte secret, bound to the
+-- (shared/wiring/provision): the KMS ciphertext of its 32-byte secret, bound to the
 -- encryption context {"community": id}, and the public key it signs as. The
 -- trigger never replaces a stored key; rotation is a deliberate command.
 -- Both columns are set together or not at all.

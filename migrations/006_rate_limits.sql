@@ -1,4 +1,4 @@
--- Rate-limit counters shared by every Lambda instance (shared/ratelimit):
+-- Rate-limit counters shared by every Lambda instance (shared/service/ratelimit):
 -- one row per (community, key, fixed window). Unlogged: a crash forgets the
 -- current windows' counts, which only ever lets a key start its window
 -- afresh; it saves a WAL write on every hit.

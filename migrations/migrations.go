@@ -1,5 +1,5 @@
 // Package migrations embeds the SQL migrations, applied in file-name order by
-// shared/migrate (tern). Each file is one version; never edit an applied one.
+// shared/postgres/migrate (tern). Each file is one version; never edit an applied one.
 package migrations
 
 import "embed"

@@ -10,7 +10,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/buzzrelay/relay/shared/app"
+	"github.com/buzzrelay/relay/shared/wiring/app"
 )
 
 func main() {

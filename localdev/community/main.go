@@ -9,7 +9,7 @@
 //	go run ./localdev/community rotate-key -id ID
 //
 // A community added or changed here is served by a running relay within
-// the registry's TTL (shared/community.DefaultTTL), without a restart. Its
+// the registry's TTL (shared/service/community.DefaultTTL), without a restart. Its
 // relay key is sealed the way the relay opens it (config.Sealer): the local
 // seal key next to .localdev/relay.key, or KMS with RELAY_SIGNER=kms and
 // RELAY_KMS_KEY_ID (local-kms with AWS_ENDPOINT_URL_KMS).
@@ -24,9 +24,9 @@ import (
 	"os"
 	"strings"
 
-	"github.com/buzzrelay/relay/shared/community"
-	"github.com/buzzrelay/relay/shared/config"
-	"github.com/buzzrelay/relay/shared/store"
+	"github.com/buzzrelay/relay/shared/postgres/store"
+	"github.com/buzzrelay/relay/shared/service/community"
+	"github.com/buzzrelay/relay/shared/wiring/config"
 )
 
 func main() {

@@ -13,8 +13,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/buzzrelay/relay/shared/config"
-	"github.com/buzzrelay/relay/shared/testkit"
+	"github.com/buzzrelay/relay/shared/testing/testkit"
+	"github.com/buzzrelay/relay/shared/wiring/config"
 )
 
 type service struct {

@@ -15,9 +15,9 @@ import (
 	"github.com/coder/websocket"
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/shared/community"
-	"github.com/buzzrelay/relay/shared/relayinfo"
-	"github.com/buzzrelay/relay/shared/testkit"
+	"github.com/buzzrelay/relay/shared/domain/relayinfo"
+	"github.com/buzzrelay/relay/shared/service/community"
+	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
 
 // hosted is a client of one community of a shared relay: every request

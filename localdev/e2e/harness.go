@@ -20,8 +20,8 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/localdev/emulator"
-	"github.com/buzzrelay/relay/shared/app"
-	"github.com/buzzrelay/relay/shared/config"
+	"github.com/buzzrelay/relay/shared/wiring/app"
+	"github.com/buzzrelay/relay/shared/wiring/config"
 )
 
 // Options tune a harness relay.

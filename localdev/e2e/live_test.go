@@ -6,7 +6,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/shared/testkit"
+	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
 
 // rawEvent reads the next EVENT and returns its subscription and event.

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/buzzrelay/relay/shared/community"
-	"github.com/buzzrelay/relay/shared/testkit"
+	"github.com/buzzrelay/relay/shared/service/community"
+	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
 
 // NIP-86 bad input, from the operator and from a stranger: every answer is

@@ -8,7 +8,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/shared/testkit"
+	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
 
 // Behind one public hostname (BUZZ_PUBLIC_URL, e.g. CloudFront in front of

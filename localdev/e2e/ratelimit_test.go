@@ -13,8 +13,8 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/shared/relayinfo"
-	"github.com/buzzrelay/relay/shared/testkit"
+	"github.com/buzzrelay/relay/shared/domain/relayinfo"
+	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
 
 // twoInstances starts two relays (two App builds, as two Lambda instances

@@ -16,8 +16,8 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/shared/reject"
-	"github.com/buzzrelay/relay/shared/testkit"
+	"github.com/buzzrelay/relay/shared/domain/reject"
+	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
 
 // Database states the proxy plays.

@@ -5,7 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 
-	"github.com/buzzrelay/relay/shared/store"
+	"github.com/buzzrelay/relay/shared/postgres/store"
 )
 
 // ScratchDatabase creates an empty database named prefix_{random} on the

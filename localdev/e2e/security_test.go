@@ -14,7 +14,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/shared/testkit"
+	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
 
 // send posts body (JSON as text: some tests send what a map cannot hold)

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/buzzrelay/relay/shared/testkit"
+	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
 
 // StartTest starts a harness relay over a fresh migrated database

@@ -15,8 +15,8 @@ import (
 	"github.com/coder/websocket"
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/shared/relayinfo"
-	"github.com/buzzrelay/relay/shared/testkit"
+	"github.com/buzzrelay/relay/shared/domain/relayinfo"
+	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
 
 // TestNIP11AdvertisesWebSocketLimits: the limits the handlers enforce are

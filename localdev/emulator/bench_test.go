@@ -10,7 +10,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/shared/testkit"
+	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
 
 // BenchmarkEventsHTTP is POST /events end to end on one machine: HTTP,

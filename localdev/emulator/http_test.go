@@ -12,12 +12,12 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/localdev/emulator"
-	"github.com/buzzrelay/relay/shared/apigw"
-	"github.com/buzzrelay/relay/shared/bridge"
-	"github.com/buzzrelay/relay/shared/ingest"
-	"github.com/buzzrelay/relay/shared/signer"
-	"github.com/buzzrelay/relay/shared/store"
-	"github.com/buzzrelay/relay/shared/testkit"
+	"github.com/buzzrelay/relay/shared/domain/signer"
+	"github.com/buzzrelay/relay/shared/postgres/store"
+	"github.com/buzzrelay/relay/shared/service/ingest"
+	"github.com/buzzrelay/relay/shared/testing/testkit"
+	"github.com/buzzrelay/relay/shared/transport/apigw"
+	"github.com/buzzrelay/relay/shared/transport/bridge"
 )
 
 // TestEventsOverHTTP drives POST /events, NIP-11 and /healthz through the

@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/coder/websocket"
 
-	"github.com/buzzrelay/relay/shared/fanout"
+	"github.com/buzzrelay/relay/shared/service/fanout"
 )
 
 // The in-process path posts what a POST to @connections would: the message

@@ -15,7 +15,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/buzzrelay/relay/shared/fanout"
+	"github.com/buzzrelay/relay/shared/service/fanout"
 )
 
 // Management is the @connections API of the emulated WebSocket API:

@@ -4,7 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/buzzrelay/relay/shared/app"
+	"github.com/buzzrelay/relay/shared/wiring/app"
 )
 
 // Stack is the relay's API Gateway configuration in local form, the same

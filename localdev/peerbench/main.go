@@ -40,7 +40,7 @@ import (
 
 	"github.com/buzzrelay/relay/localdev/e2e"
 	"github.com/buzzrelay/relay/localdev/wsclient"
-	"github.com/buzzrelay/relay/shared/store"
+	"github.com/buzzrelay/relay/shared/postgres/store"
 )
 
 type options struct {

@@ -29,8 +29,8 @@ import (
 
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 
-	"github.com/buzzrelay/relay/shared/kmssigner"
-	"github.com/buzzrelay/relay/shared/ssmparam"
+	"github.com/buzzrelay/relay/shared/aws/kmssigner"
+	"github.com/buzzrelay/relay/shared/aws/ssmparam"
 )
 
 // Result is what the command prints (one JSON object on stdout).

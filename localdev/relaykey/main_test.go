@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/buzzrelay/relay/shared/config"
-	"github.com/buzzrelay/relay/shared/testkit"
+	"github.com/buzzrelay/relay/shared/testing/testkit"
+	"github.com/buzzrelay/relay/shared/wiring/config"
 )
 
 func TestCreateKeyThenRelayUsesIt(t *testing.T) {

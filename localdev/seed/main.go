@@ -15,9 +15,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/buzzrelay/relay/shared/migrate"
-	"github.com/buzzrelay/relay/shared/store"
-	"github.com/buzzrelay/relay/shared/testkit"
+	"github.com/buzzrelay/relay/shared/postgres/migrate"
+	"github.com/buzzrelay/relay/shared/postgres/store"
+	"github.com/buzzrelay/relay/shared/testing/testkit"
 	"github.com/google/uuid"
 )
 

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/buzzrelay/relay/localdev/e2e"
-	"github.com/buzzrelay/relay/shared/testkit"
+	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
 
 func TestSmokePassesAgainstTheRelay(t *testing.T) {

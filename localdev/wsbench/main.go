@@ -39,8 +39,8 @@ import (
 
 	"github.com/buzzrelay/relay/localdev/e2e"
 	"github.com/buzzrelay/relay/localdev/wsclient"
-	"github.com/buzzrelay/relay/shared/migrate"
-	"github.com/buzzrelay/relay/shared/ratelimit"
+	"github.com/buzzrelay/relay/shared/postgres/migrate"
+	"github.com/buzzrelay/relay/shared/service/ratelimit"
 )
 
 // Options of one run.

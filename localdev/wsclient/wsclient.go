@@ -13,7 +13,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/shared/kinds"
+	"github.com/buzzrelay/relay/shared/domain/kinds"
 )
 
 // ReadLimit is the largest message a Conn accepts.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/buzzrelay/relay/localdev/e2e"
 	"github.com/buzzrelay/relay/localdev/wsclient"
-	"github.com/buzzrelay/relay/shared/testkit"
+	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
 
 // Login authenticates against the relay (a REQ then answers EOSE, not

@@ -14,8 +14,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/buzzrelay/relay/shared/config"
-	"github.com/buzzrelay/relay/shared/migrate"
+	"github.com/buzzrelay/relay/shared/postgres/migrate"
+	"github.com/buzzrelay/relay/shared/wiring/config"
 )
 
 func main() {

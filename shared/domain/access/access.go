@@ -1,0 +1,94 @@
+// Package access is the relay's one rule of who may read and write what:
+// a channel (open, private, deleted, system), a recipient-only notice, and
+// which channels a filter names (NIP-CL: a system channel is read only by a
+// filter that names it). It is pure Go; shared/postgres/store holds its one SQL twin
+// (store/access.go), and testdata/cases.json runs against both.
+package access
+
+import (
+	"slices"
+
+	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/domain/filter"
+	"github.com/buzzrelay/relay/shared/domain/kinds"
+)
+
+// Channel is what the rule needs about a channel. The zero value is a
+// channel that does not exist.
+type Channel struct {
+	Exists  bool
+	Deleted bool
+	Open    bool // visibility open; private otherwise
+	System  bool // channel_type system
+}
+
+// Member is a key's standing in a channel.
+type Member int
+
+const (
+	Never   Member = iota // never a member
+	Active                // a member now
+	Removed               // was a member, removed
+)
+
+// Reaches reports whether a key may use channel at all: it exists, is not
+// deleted, and is open or has the key as an active member. A channel that
+// does not exist and a private one the key is not in look the same.
+func Reaches(c Channel, m Member) bool {
+	return c.Exists && !c.Deleted && (c.Open || m == Active)
+}
+
+// Shows reports whether a filter sees a channel: a system channel only when
+// the filter names it (NIP-CL); any other channel always.
+func Shows(system, named bool) bool { return !system || named }
+
+// MayRead reports whether a key with standing m may read channel c through
+// a filter that names it (named) or not.
+func MayRead(c Channel, m Member, named bool) bool { return Reaches(c, m) && Shows(c.System, named) }
+
+// MayWrite reports whether a key with standing m may post to channel c.
+func MayWrite(c Channel, m Member) bool { return Reaches(c, m) }
+
+// MaySee is the rule for one stored event and a reader: a recipient-only
+// kind (kinds.RecipientOnly: membership notices, gift wraps) only for a
+// reader its p tags name, whatever its channel; an event outside any channel
+// for anyone; one in a channel when channelReadable (MayRead of its channel
+// for the filter at hand).
+func MaySee(ev *nostr.Event, reader string, inChannel, channelReadable bool) bool {
+	if kinds.RecipientOnly(ev.Kind) {
+		return Recipient(ev, reader)
+	}
+	return !inChannel || channelReadable
+}
+
+// Recipient reports whether reader is one of ev's p tags.
+func Recipient(ev *nostr.Event, reader string) bool { return filter.HasTag(ev.Tags, "p", reader) }
+
+// Named are the channels a filter names: its #h values, or also its #d
+// values when all its kinds are channel-state kinds (StateOnly). Only a
+// filter that names a system channel reads it.
+func Named(f *filter.Filter) []string {
+	named := slices.Clone(f.Tags["h"])
+	if StateOnly(f.Kinds) {
+		named = append(named, f.Tags["d"]...)
+	}
+	return named
+}
+
+// StateOnly reports whether ks is a non-empty list of channel-state kinds
+// (kinds.ChannelState: 39000-39003), whose #d names the channel.
+func StateOnly(ks []int) bool {
+	if len(ks) == 0 {
+		return false
+	}
+	for _, k := range ks {
+		if !kinds.ChannelState(k) {
+			return false
+		}
+	}
+	return true
+}
+
+// Names reports whether f names channel (NIP-CL).
+func Names(f *filter.Filter, channel string) bool { return slices.Contains(Named(f), channel) }

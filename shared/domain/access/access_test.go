@@ -1,0 +1,83 @@
+package access_test
+
+import (
+	"testing"
+
+	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/domain/access"
+	"github.com/buzzrelay/relay/shared/domain/access/accesstest"
+	"github.com/buzzrelay/relay/shared/domain/filter"
+)
+
+// The Go rule answers every row of the case table (its SQL twin runs the
+// same table in shared/postgres/store).
+func TestRuleCases(t *testing.T) {
+	cases, err := accesstest.Load("testdata/cases.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) < 20 {
+		t.Fatalf("%d cases: the table is cut short", len(cases))
+	}
+	const channel = "0b7e3f5a-6c1d-4e2b-9a8f-1d2c3b4a5e6f"
+	reader, other := nostr.GeneratePrivateKey(), nostr.GeneratePrivateKey()
+	readerPK, _ := nostr.GetPublicKey(reader)
+	otherPK, _ := nostr.GetPublicKey(other)
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			ch, m := c.Rule()
+			f, err := c.FilterFor(channel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			named := access.Names(&f, channel)
+			read := access.MayRead(ch, m, named)
+			if c.Read != nil && read != *c.Read {
+				t.Errorf("MayRead = %v, want %v", read, *c.Read)
+			}
+			if c.Write != nil {
+				if got := access.MayWrite(ch, m); got != *c.Write {
+					t.Errorf("MayWrite = %v, want %v", got, *c.Write)
+				}
+			}
+			ev, err := c.Event(channel, other, readerPK, otherPK, 1_790_000_000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			inChannel := c.Channel != nil
+			if !f.Matches(ev, map[bool]string{true: channel}[inChannel]) {
+				t.Fatalf("the case's event does not match its filter %s", c.Filter)
+			}
+			see := access.MaySee(ev, readerPK, inChannel, read)
+			if see != c.See {
+				t.Errorf("MaySee = %v, want %v", see, c.See)
+			}
+		})
+	}
+}
+
+func TestNamed(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		kinds []int
+		tags  map[string][]string
+		want  []string
+	}{
+		{"#h", []int{9}, map[string][]string{"h": {"a"}, "d": {"x"}}, []string{"a"}},
+		{"#d of state kinds", []int{39000, 39003}, map[string][]string{"d": {"b"}}, []string{"b"}},
+		{"#d with another kind", []int{39000, 1}, map[string][]string{"d": {"b"}}, nil},
+		{"#d without kinds", nil, map[string][]string{"d": {"b"}}, nil},
+		{"nothing", []int{9}, nil, nil},
+	} {
+		f := filterOf(c.kinds, c.tags)
+		got := access.Named(&f)
+		if len(got) != len(c.want) || (len(got) > 0 && got[0] != c.want[0]) {
+			t.Errorf("%s: Named = %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+func filterOf(kinds []int, tags map[string][]string) filter.Filter {
+	return filter.Filter{Kinds: kinds, Tags: tags}
+}

@@ -1,0 +1,94 @@
+package relayinfo
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/buzzrelay/relay/shared/testing/mdtable"
+)
+
+// The NIP-11 document shows the limits the handlers enforce, both filter
+// limits included: max_filters for a WebSocket REQ or COUNT, and the
+// extension field max_http_filters for POST /query and POST /count.
+func TestDocumentAdvertisesLimits(t *testing.T) {
+	lim := limitation(t)
+	want := map[string]float64{
+		"max_message_length":     MaxMessageLength,
+		"max_subscriptions":      MaxSubscriptions,
+		"max_filters":            MaxFilters,
+		"max_http_filters":       MaxHTTPFilters,
+		"max_limit":              MaxLimit,
+		"default_limit":          DefaultLimit,
+		"max_event_tags":         MaxEventTags,
+		"max_content_length":     MaxContentLength,
+		"max_subid_length":       MaxSubIDLength,
+		"created_at_lower_limit": CreatedAtWindow,
+		"created_at_upper_limit": CreatedAtWindow,
+	}
+	for k, v := range want {
+		if got, ok := lim[k].(float64); !ok || got != v {
+			t.Errorf("limitation.%s = %v, want %v", k, lim[k], v)
+		}
+	}
+	if MaxMessageLength > 131072 {
+		t.Errorf("max_message_length %d is over API Gateway's 128 KB", MaxMessageLength)
+	}
+}
+
+// README.md's "## Limits" table gives, for every numeric NIP-11 limitation
+// field, the value the document advertises, and names no field the document
+// lacks.
+func TestReadmeLimitsTable(t *testing.T) {
+	header, rows, err := mdtable.Read("../../../README.md", "## Limits")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(header) != 3 {
+		t.Fatalf("README.md's limits table has %d columns, want 3 (limit, value, NIP-11 field)", len(header))
+	}
+	lim := limitation(t)
+	seen := map[string]bool{}
+	for _, cells := range rows {
+		if len(cells) != 3 {
+			t.Errorf("README.md limits row %q has %d cells, want 3", cells, len(cells))
+			continue
+		}
+		field := strings.Trim(cells[2], "`")
+		if field == "" {
+			continue
+		}
+		value, _, _ := strings.Cut(cells[1], " ")
+		want, ok := lim[field].(float64)
+		if !ok {
+			t.Errorf("README.md names limitation.%s, which NIP-11 does not show as a number", field)
+			continue
+		}
+		if got, err := strconv.ParseFloat(value, 64); err != nil || got != want {
+			t.Errorf("README.md says %s is %q, NIP-11 says %v", field, cells[1], want)
+		}
+		seen[field] = true
+	}
+	for field, v := range lim {
+		if _, num := v.(float64); num && !seen[field] {
+			t.Errorf("README.md's limits table has no row for limitation.%s", field)
+		}
+	}
+}
+
+// limitation is the NIP-11 document's limitation object as JSON shows it.
+func limitation(t *testing.T) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(New("ab"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Limitation map[string]any `json:"limitation"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc.Limitation
+}

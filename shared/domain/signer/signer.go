@@ -1,0 +1,110 @@
+// Package signer provides the relay key: the interface every relay-signed
+// event goes through, and the local implementation used by make dev and tests.
+package signer
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/nbd-wtf/go-nostr"
+)
+
+// Signer signs events with the relay's key. Implementations hold the secret in
+// memory only; Sign sets PubKey, ID and Sig on the event.
+type Signer interface {
+	PublicKey() string
+	Sign(ctx context.Context, ev *nostr.Event) error
+}
+
+// Key is a Signer over a 32-byte secp256k1 secret held in memory.
+type Key struct {
+	secret string
+	public func() string
+}
+
+// FromHex builds a Key from a 64-character hex secret. Its public key is
+// derived in the background: the first derivation loads the curve's
+// precomputed tables (tens of ms), which then overlaps the rest of a cold
+// start instead of adding to it; PublicKey waits for it.
+func FromHex(secret string) (*Key, error) {
+	secret = strings.TrimSpace(strings.ToLower(secret))
+	if len(secret) != 64 {
+		return nil, fmt.Errorf("relay secret key must be 64 hex characters, got %d", len(secret))
+	}
+	if _, err := hex.DecodeString(secret); err != nil {
+		return nil, fmt.Errorf("relay secret key: %w", err)
+	}
+	k := &Key{secret: secret, public: sync.OnceValue(func() string {
+		pub, _ := nostr.GetPublicKey(secret) // cannot fail: secret is 32 bytes of hex
+		return pub
+	})}
+	go k.public()
+	return k, nil
+}
+
+// PublicKey returns the hex x-only public key.
+func (k *Key) PublicKey() string { return k.public() }
+
+// Sign sets the relay pubkey, id and BIP-340 signature on ev.
+func (k *Key) Sign(_ context.Context, ev *nostr.Event) error {
+	if err := ev.Sign(k.secret); err != nil {
+		return fmt.Errorf("sign kind %d: %w", ev.Kind, err)
+	}
+	return nil
+}
+
+// LoadOrCreateFile reads a hex secret from path, or generates one and writes it
+// there (mode 0600) when the file does not exist yet.
+func LoadOrCreateFile(path string) (*Key, error) {
+	b, err := os.ReadFile(path)
+	if err == nil {
+		k, err := FromHex(string(b))
+		if err != nil {
+			return nil, fmt.Errorf("read relay key %s: %w", path, err)
+		}
+		return k, nil
+	}
+	if !os.IsNotExist(err) {
+		return nil, fmt.Errorf("read relay key %s: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("create key directory: %w", err)
+	}
+	sk := nostr.GeneratePrivateKey()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		if os.IsExist(err) { // another process won the race: use its key
+			return LoadOrCreateFile(path)
+		}
+		return nil, fmt.Errorf("create relay key %s: %w", path, err)
+	}
+	if _, err := f.WriteString(sk + "\n"); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("write relay key %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("write relay key %s: %w", path, err)
+	}
+	return FromHex(sk)
+}
+
+// Keyring is a Signer that holds one key per community (shared/service/community);
+// as a plain Signer it signs for the deployment's default community.
+type Keyring interface {
+	Signer
+	For(ctx context.Context, community string) (Signer, error)
+}
+
+// For returns the signer of community: sg's key for it when sg is a
+// Keyring, else sg itself (a single-community relay and the tests).
+func For(ctx context.Context, sg Signer, community string) (Signer, error) {
+	if k, ok := sg.(Keyring); ok {
+		return k.For(ctx, community)
+	}
+	return sg, nil
+}

@@ -1,0 +1,132 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/buzzrelay/relay/shared/domain/access"
+	"github.com/buzzrelay/relay/shared/domain/access/accesstest"
+	"github.com/buzzrelay/relay/shared/domain/nip29"
+	"github.com/buzzrelay/relay/shared/postgres/store"
+)
+
+// The SQL twin of the access rule answers every row of the table the Go rule
+// answers (shared/domain/access/testdata/cases.json), on a fresh Postgres: the
+// channel check of windows and threads (Snapshot.CanRead), live delivery's
+// Readable, and the event predicate every filter read carries (a plain read
+// of the case's event, and COUNT of it).
+func TestAccessCasesInSQL(t *testing.T) {
+	ctx := context.Background()
+	st := freshStore(t)
+	cases, err := accesstest.Load("../../domain/access/testdata/cases.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, ownerPK := keypair()
+	_, readerPK := keypair()
+	_, otherPK := keypair()
+	const at = int64(1_790_000_000)
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			channel := uuid.NewString()
+			ev, err := c.Event(channel, owner, readerPK, otherPK, at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = st.Tx(ctx, "default", func(tx *store.Tx) error {
+				if ch := c.Channel; ch != nil && ch.Exists {
+					if _, err := tx.InsertChannel(ctx, &nip29.Channel{ID: channel, Name: "c", Type: ch.Type, Visibility: ch.Visibility,
+						Labels: []string{}, Creator: ownerPK, CreatedAt: at}, ev.ID); err != nil {
+						return err
+					}
+					if c.Member != "never" {
+						if err := tx.PutMember(ctx, channel, readerPK, "member", at); err != nil {
+							return err
+						}
+					}
+					if c.Member == "removed" {
+						if err := tx.RemoveMember(ctx, channel, readerPK, at+1); err != nil {
+							return err
+						}
+					}
+					if ch.Deleted {
+						if err := tx.DeleteChannel(ctx, channel, at+2); err != nil {
+							return err
+						}
+					}
+				}
+				meta := store.EventMeta{TopLevel: true}
+				if c.Channel != nil {
+					meta.ChannelID = channel
+				}
+				_, err := tx.InsertEvent(ctx, ev, meta)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := c.FilterFor(channel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.IDs = []string{ev.ID}
+			var read bool
+			var rows []store.Row
+			err = st.Read(ctx, "default", readerPK, func(s *store.Snapshot) error {
+				var err error
+				if read, err = s.CanRead(ctx, channel, access.Named(&f)); err != nil {
+					return err
+				}
+				rows, err = s.Plain(ctx, &store.PlainRead{Filter: &f, Limit: 10})
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Read != nil && read != *c.Read {
+				t.Errorf("CanRead = %v, want %v", read, *c.Read)
+			}
+			if c.Write != nil {
+				pair := store.ReadPair{Channel: channel, Reader: readerPK}
+				ok, err := st.Readable(ctx, "default", []store.ReadPair{pair})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ok[pair] != *c.Write {
+					t.Errorf("Readable = %v, want %v (the rule before NIP-CL: MayWrite)", ok[pair], *c.Write)
+				}
+				// Live delivery reads the same answer with the channel's
+				// subscriptions (the one-channel delivery statement).
+				now := time.Now().Unix()
+				if err := st.OpenConnection(ctx, store.Connection{ID: channel, Community: "default", Challenge: "c",
+					RelayURLs: []string{"ws://x"}, ConnectedAt: now, ExpiresAt: now + 60}, 0); err != nil {
+					t.Fatal(err)
+				}
+				if ok, err := st.Subscribe(ctx, store.NewSubscription{Community: "default", Pins: []string{channel}, CreatedAt: now,
+					Subscription: store.Subscription{Connection: channel, Sub: "s", Pubkey: readerPK, Filters: "[{}]"}}, 1); err != nil || !ok {
+					t.Fatalf("subscribe: %v %v", ok, err)
+				}
+				d, err := st.ForDelivery(ctx, "default", store.DeliveryRequest{Channels: []string{channel}, Now: now})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, known := d.Reaches[pair]; !known || got != *c.Write {
+					t.Errorf("delivery's read of the subscriptions: reaches %v (answered: %v), want %v", got, known, *c.Write)
+				}
+			}
+			if see := len(rows) == 1; see != c.See {
+				t.Errorf("plain read sees the event: %v, want %v", see, c.See)
+			}
+			n, err := st.Count(ctx, "default", readerPK, []store.Countable{&store.PlainRead{Filter: &f}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if see := n == 1; see != c.See {
+				t.Errorf("COUNT sees the event: %v, want %v", see, c.See)
+			}
+		})
+	}
+}

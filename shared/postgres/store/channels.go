@@ -1,0 +1,228 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/buzzrelay/relay/shared/domain/nip29"
+)
+
+// ChannelRow is a channel with its stored state.
+type ChannelRow struct {
+	nip29.Channel
+	Deleted bool
+}
+
+const channelCols = `id, name, about, picture, channel_type, visibility, labels, creator, created_at, deleted_at IS NOT NULL`
+
+func scanChannel(row pgx.Row) (*ChannelRow, error) {
+	c := &ChannelRow{}
+	err := row.Scan(&c.ID, &c.Name, &c.About, &c.Picture, &c.Type, &c.Visibility, &c.Labels, &c.Creator, &c.CreatedAt, &c.Deleted)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	return c, err
+}
+
+// Channel reads a channel. lock takes a row lock, so moderation events on
+// one channel apply one after another.
+func (t *Tx) Channel(ctx context.Context, id string, lock bool) (*ChannelRow, error) {
+	q := `SELECT ` + channelCols + ` FROM channels WHERE community_id = $1 AND id = $2`
+	if lock {
+		q += ` FOR UPDATE`
+	}
+	c, err := scanChannel(t.tx.QueryRow(ctx, q, t.community, id))
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("store: channel %s: %w", id, err)
+	}
+	if err == nil {
+		t.sawChannel(c)
+	}
+	return c, err
+}
+
+// sawChannel records whether a channel this transaction read is a system
+// channel: its delivery then need not read the flag again.
+func (t *Tx) sawChannel(c *ChannelRow) {
+	if t.system == nil {
+		t.system = map[string]bool{}
+	}
+	t.system[c.ID] = c.Type == "system"
+}
+
+// ChannelAndRole reads a channel and pubkey's active role in it ("" when
+// not a member) in one round trip.
+func (t *Tx) ChannelAndRole(ctx context.Context, id, pubkey string) (*ChannelRow, string, error) {
+	c := &ChannelRow{}
+	var role *string
+	err := t.tx.QueryRow(ctx, `
+SELECT c.id, c.name, c.about, c.picture, c.channel_type, c.visibility, c.labels, c.creator, c.created_at,
+       c.deleted_at IS NOT NULL, m.role
+FROM channels c
+LEFT JOIN channel_members m ON m.community_id = c.community_id AND m.channel_id = c.id
+     AND m.pubkey = $3 AND m.removed_at IS NULL
+WHERE c.community_id = $1 AND c.id = $2`, t.community, id, pubkey).
+		Scan(&c.ID, &c.Name, &c.About, &c.Picture, &c.Type, &c.Visibility, &c.Labels, &c.Creator, &c.CreatedAt, &c.Deleted, &role)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, "", ErrNotFound
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("store: channel %s: %w", id, err)
+	}
+	t.sawChannel(c)
+	return c, deref(role), nil
+}
+
+// InsertChannel creates a channel; created is false when the id exists.
+func (t *Tx) InsertChannel(ctx context.Context, c *nip29.Channel, createEvent string) (created bool, err error) {
+	tag, err := t.tx.Exec(ctx, `
+INSERT INTO channels (community_id, id, name, about, picture, channel_type, visibility, labels, creator, created_at, create_event)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING`,
+		t.community, c.ID, c.Name, c.About, c.Picture, c.Type, c.Visibility, c.Labels, c.Creator, c.CreatedAt, createEvent)
+	if err != nil {
+		return false, fmt.Errorf("store: insert channel %s: %w", c.ID, err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// UpdateChannel writes a channel's editable fields.
+func (t *Tx) UpdateChannel(ctx context.Context, c *nip29.Channel) error {
+	if _, err := t.tx.Exec(ctx, `
+UPDATE channels SET name = $3, about = $4, picture = $5, visibility = $6, labels = $7
+WHERE community_id = $1 AND id = $2`, t.community, c.ID, c.Name, c.About, c.Picture, c.Visibility, c.Labels); err != nil {
+		return fmt.Errorf("store: update channel %s: %w", c.ID, err)
+	}
+	return nil
+}
+
+// DeleteChannel marks a channel deleted.
+func (t *Tx) DeleteChannel(ctx context.Context, id string, at int64) error {
+	if _, err := t.tx.Exec(ctx, `UPDATE channels SET deleted_at = $3 WHERE community_id = $1 AND id = $2`, t.community, id, at); err != nil {
+		return fmt.Errorf("store: delete channel %s: %w", id, err)
+	}
+	return nil
+}
+
+// Members lists the active members, owners first, then admins, then by
+// the time they were added.
+func (t *Tx) Members(ctx context.Context, channel string) ([]nip29.MemberRole, error) {
+	rows, err := t.tx.Query(ctx, `
+SELECT pubkey, role FROM channel_members
+WHERE community_id = $1 AND channel_id = $2 AND removed_at IS NULL
+ORDER BY CASE role WHEN 'owner' THEN 0 WHEN 'admin' THEN 1 ELSE 2 END, added_at, pubkey`, t.community, channel)
+	if err != nil {
+		return nil, fmt.Errorf("store: members of %s: %w", channel, err)
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (nip29.MemberRole, error) {
+		var m nip29.MemberRole
+		err := row.Scan(&m.Pubkey, &m.Role)
+		return m, err
+	})
+}
+
+// Role returns pubkey's active role in channel, "" when not a member.
+func (t *Tx) Role(ctx context.Context, channel, pubkey string) (string, error) {
+	var role string
+	err := t.tx.QueryRow(ctx, `SELECT role FROM channel_members
+WHERE community_id = $1 AND channel_id = $2 AND pubkey = $3 AND removed_at IS NULL`, t.community, channel, pubkey).Scan(&role)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("store: role in %s: %w", channel, err)
+	}
+	return role, nil
+}
+
+// PutMember adds pubkey with role, or changes the role of an active member.
+func (t *Tx) PutMember(ctx context.Context, channel, pubkey, role string, at int64) error {
+	if _, err := t.tx.Exec(ctx, `
+INSERT INTO channel_members (community_id, channel_id, pubkey, role, added_at)
+VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (community_id, channel_id, pubkey) DO UPDATE SET
+  role = EXCLUDED.role,
+  added_at = CASE WHEN channel_members.removed_at IS NULL THEN channel_members.added_at ELSE EXCLUDED.added_at END,
+  removed_at = NULL`, t.community, channel, pubkey, role, at); err != nil {
+		return fmt.Errorf("store: put member: %w", err)
+	}
+	return nil
+}
+
+// RemoveMember ends pubkey's membership.
+func (t *Tx) RemoveMember(ctx context.Context, channel, pubkey string, at int64) error {
+	if _, err := t.tx.Exec(ctx, `UPDATE channel_members SET removed_at = $4
+WHERE community_id = $1 AND channel_id = $2 AND pubkey = $3 AND removed_at IS NULL`, t.community, channel, pubkey, at); err != nil {
+		return fmt.Errorf("store: remove member: %w", err)
+	}
+	return nil
+}
+
+// StateHead returns the created_at and id of the current relay-signed
+// state event of kind for channel (ok false when there is none yet).
+func (t *Tx) StateHead(ctx context.Context, channel string, kind int) (createdAt int64, eventID string, ok bool, err error) {
+	err = t.tx.QueryRow(ctx, `SELECT created_at, event_id FROM channel_state_heads
+WHERE community_id = $1 AND channel_id = $2 AND kind = $3`, t.community, channel, kind).Scan(&createdAt, &eventID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, "", false, nil
+	}
+	if err != nil {
+		return 0, "", false, fmt.Errorf("store: state head: %w", err)
+	}
+	return createdAt, eventID, true, nil
+}
+
+// SetStateHead records eventID as the current head of kind for channel.
+func (t *Tx) SetStateHead(ctx context.Context, channel string, kind int, eventID string, createdAt int64) error {
+	if _, err := t.tx.Exec(ctx, `
+INSERT INTO channel_state_heads (community_id, channel_id, kind, event_id, created_at) VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (community_id, channel_id, kind) DO UPDATE SET event_id = EXCLUDED.event_id, created_at = EXCLUDED.created_at`,
+		t.community, channel, kind, eventID, createdAt); err != nil {
+		return fmt.Errorf("store: set state head: %w", err)
+	}
+	return nil
+}
+
+// Target looks up a stored event together with its channel and pubkey's
+// active role there, in one round trip: what a reply, reaction or edit needs
+// to know about the event it points at. ch is nil for an event outside any
+// channel; role is "" for a non-member.
+func (t *Tx) Target(ctx context.Context, id, pubkey string) (ref *EventRef, ch *ChannelRow, role string, err error) {
+	ref = &EventRef{ID: id}
+	var depth *int32
+	var root, parent, chID, d, cID, cName, cAbout, cPicture, cType, cVis, cCreator, r *string
+	var deleted, cCreated *int64
+	var cDeleted *bool
+	var cLabels []string
+	err = t.tx.QueryRow(ctx, `
+SELECT e.pubkey, e.kind, e.created_at, e.channel_id, e.d_tag, e.deleted_at, m.depth, m.root_id, m.parent_id,
+       c.id, c.name, c.about, c.picture, c.channel_type, c.visibility, c.labels, c.creator, c.created_at,
+       c.deleted_at IS NOT NULL, r.role
+FROM events e
+LEFT JOIN thread_metadata m ON m.community_id = e.community_id AND m.event_id = e.id
+LEFT JOIN channels c ON c.community_id = e.community_id AND c.id = e.channel_id
+LEFT JOIN channel_members r ON r.community_id = c.community_id AND r.channel_id = c.id
+     AND r.pubkey = $3 AND r.removed_at IS NULL
+WHERE e.community_id = $1 AND e.id = $2`, t.community, id, pubkey).
+		Scan(&ref.Pubkey, &ref.Kind, &ref.CreatedAt, &chID, &d, &deleted, &depth, &root, &parent,
+			&cID, &cName, &cAbout, &cPicture, &cType, &cVis, &cLabels, &cCreator, &cCreated, &cDeleted, &r)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil, "", ErrNotFound
+	}
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("store: target %s: %w", id, err)
+	}
+	ref.ChannelID, ref.DTag, ref.Deleted = deref(chID), deref(d), deleted != nil
+	if depth != nil {
+		ref.HasThread, ref.Depth, ref.RootID, ref.ParentID = true, int(*depth), deref(root), deref(parent)
+	}
+	if cID != nil {
+		ch = &ChannelRow{Deleted: *cDeleted}
+		ch.ID, ch.Name, ch.About, ch.Picture = *cID, *cName, *cAbout, *cPicture
+		ch.Type, ch.Visibility, ch.Labels, ch.Creator, ch.CreatedAt = *cType, *cVis, cLabels, *cCreator, *cCreated
+		t.sawChannel(ch)
+	}
+	return ref, ch, deref(r), nil
+}

@@ -1,0 +1,54 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/buzzrelay/relay/shared/postgres/store"
+	"github.com/buzzrelay/relay/shared/testing/testkit"
+)
+
+// A unique key that is taken comes back as ErrTaken naming it, and the
+// refused community leaves no row; an unknown community is ErrNotFound.
+func TestCommunityErrorsInterpretedOnce(t *testing.T) {
+	ctx := context.Background()
+	st := testkit.NewStore(t, store.Options{MaxConns: 2})
+	if err := st.CreateCommunity(ctx, &store.CommunityRow{ID: "a", Hosts: []string{"a.example"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		row  store.CommunityRow
+		what string
+	}{
+		{store.CommunityRow{ID: "a"}, "community id a"},
+		{store.CommunityRow{ID: "b", Hosts: []string{"b.example", "a.example"}}, "hostname a.example"},
+	} {
+		err := st.CreateCommunity(ctx, &c.row)
+		var te *store.TakenError
+		if !errors.Is(err, store.ErrTaken) || !errors.As(err, &te) || te.What != c.what {
+			t.Fatalf("create %+v: %v, want %s taken", c.row, err, c.what)
+		}
+	}
+	if err := st.AddCommunityHost(ctx, "default", "a.example"); !errors.Is(err, store.ErrTaken) {
+		t.Fatalf("add a taken host: %v, want ErrTaken", err)
+	}
+	cs, err := st.Communities(ctx)
+	if err != nil || len(cs) != 2 || cs[0].ID != "a" || cs[1].ID != "default" {
+		t.Fatalf("communities after the refusals: %v %v", cs, err)
+	}
+	if c, err := st.CommunityAt(ctx, "b.example", "default"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("b.example of the refused community: %+v %v", c, err)
+	}
+	for name, err := range map[string]error{
+		"disable": st.DisableCommunity(ctx, "nope"),
+		"info":    st.SetCommunityInfo(ctx, "nope", store.InfoName, "x"),
+	} {
+		if !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("%s of an unknown community: %v, want ErrNotFound", name, err)
+		}
+	}
+	if _, err := st.Community(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("read an unknown community: %v, want ErrNotFound", err)
+	}
+}

@@ -1,0 +1,84 @@
+package store_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// The store is the only door to PostgreSQL: no other package of the module
+// imports pgx (or pgconn, pgxpool, ...) in its non-test code. shared/postgres/migrate
+// may too, because tern needs a pgx connection of its own; the rows it
+// writes go through store. Test files may (a test can look at a table
+// directly), and so may the test kit through store only.
+var door = map[string]bool{
+	"github.com/buzzrelay/relay/shared/postgres/store":   true,
+	"github.com/buzzrelay/relay/shared/postgres/migrate": true,
+}
+
+const pgxModule = "github.com/jackc/pgx/v5"
+
+func TestOnlyStoreImportsPgx(t *testing.T) {
+	cmd := exec.Command("go", "list", "-json=ImportPath,Imports", "./...")
+	cmd.Dir = moduleRoot(t)
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("go list: %v\n%s", err, ee.Stderr)
+		}
+		t.Fatalf("go list: %v", err)
+	}
+	seen := 0
+	var wrong []string
+	importing := map[string]bool{}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p struct {
+			ImportPath string
+			Imports    []string
+		}
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("go list output: %v", err)
+		}
+		seen++
+		for _, imp := range p.Imports {
+			if imp != pgxModule && !strings.HasPrefix(imp, pgxModule+"/") {
+				continue
+			}
+			importing[p.ImportPath] = true
+			if !door[p.ImportPath] {
+				wrong = append(wrong, p.ImportPath+" imports "+imp)
+			}
+		}
+	}
+	if seen < 20 || !importing["github.com/buzzrelay/relay/shared/postgres/store"] {
+		t.Fatalf("go list saw %d packages, store among the pgx importers: %v; the test is not looking at the module", seen, importing["github.com/buzzrelay/relay/shared/postgres/store"])
+	}
+	sort.Strings(wrong)
+	for _, w := range wrong {
+		t.Errorf("%s: only shared/postgres/store talks to PostgreSQL; add the statement there", w)
+	}
+}
+
+// moduleRoot is the directory of the module's go.mod.
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		t.Fatalf("go env GOMOD: %v", err)
+	}
+	mod := strings.TrimSpace(string(out))
+	if mod == "" || mod == "/dev/null" {
+		t.Fatal("not inside the module")
+	}
+	return filepath.Dir(mod)
+}

@@ -1,0 +1,81 @@
+package store
+
+import (
+	"context"
+
+	"github.com/buzzrelay/relay/shared/domain/filter"
+)
+
+// notRowKinds is the fixed predicate every window read carries; the
+// events_window partial index (migrations/002_query.sql, 004) has the same
+// text, so the planner can prove the index applies. Aux kinds and
+// relay-signed state are never timeline rows.
+const notRowKinds = `e.kind <> ALL ('{5,7,9005,40003,39000,39001,39002,39003,39005,39006,44100,44101}'::integer[])`
+
+// topLevel is the spec's top-level predicate on events e: no thread
+// metadata (depth IS NULL), depth 0, or a broadcast depth-1 reply.
+const topLevel = `NOT EXISTS (SELECT 1 FROM thread_metadata tm
+    WHERE tm.community_id = e.community_id AND tm.event_id = e.id
+      AND tm.depth > 0 AND NOT (tm.depth = 1 AND tm.broadcast))`
+
+// WindowRead is the row read of one channel window
+// (spec/bridge-channel-window.md): top-level rows of Channel, newest first,
+// strictly after Cursor when set.
+type WindowRead struct {
+	Filter  *filter.Filter // every constraint but #h (the window's channel)
+	Channel string
+	Cursor  *Cursor
+	Limit   int64 // rows to read, the has_more probe included
+}
+
+// where is the window's row predicate on events e: the channel, top-level,
+// not deleted, every constraint of the filter and the cursor, before any
+// limit.
+func (w *WindowRead) where(b *sqlb) (string, bool) {
+	// Every other constraint of the filter (tags, search) applies before
+	// the limit too; #h is the window's one channel, matched here.
+	f := w.Filter.Without("h")
+	if f.Empty() {
+		return "", false
+	}
+	conds := []string{
+		"e.community_id = " + pCommunity,
+		"e.channel_id = " + b.arg(w.Channel),
+		topLevel,
+		"e.deleted_at IS NULL",
+		notRowKinds,
+	}
+	more, kinds := fields(b, f)
+	conds = append(conds, more...)
+	if f.Since != nil {
+		conds = append(conds, "e.created_at >= "+b.arg(*f.Since))
+	}
+	conds = append(conds, tagAndSearch(b, f, kinds)...)
+	if w.Cursor != nil {
+		conds = append(conds, keyset(b, *w.Cursor))
+	}
+	return and(conds), true
+}
+
+// Window returns the window's rows. The caller checks CanRead of the
+// channel first: a channel the reader cannot read has no rows, and no
+// overlays either.
+func (s *Snapshot) Window(ctx context.Context, w *WindowRead) ([]Row, error) {
+	b := s.sql()
+	cond, ok := w.where(b)
+	if !ok {
+		return nil, nil
+	}
+	q := "SELECT e.id, e.raw, e.created_at FROM events e\nWHERE " + cond +
+		"\nORDER BY e.created_at DESC, e.id ASC LIMIT " + b.arg(w.Limit)
+	return s.rows(ctx, "window rows", q, b.args)
+}
+
+// idSQL selects every top-level row id of the channel (COUNT), when readable.
+func (w *WindowRead) idSQL(b *sqlb) (string, bool) {
+	cond, ok := w.where(b)
+	if !ok {
+		return "", false
+	}
+	return "SELECT e.id FROM events e WHERE " + cond + "\n  AND " + mayReadSQL(b, b.arg(w.Channel), b.arg([]string{w.Channel})), true
+}

@@ -1,0 +1,451 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/domain/relayinfo"
+)
+
+// Tx is one write transaction of one community.
+type Tx struct {
+	tx        *lazyTx
+	store     *Store
+	community string
+	// stored are the events this transaction stored, as delivery needs
+	// them (a Delivery need not read them back).
+	stored map[string]Delivered
+	// system says, for the channels this transaction read, whether each
+	// is a system channel.
+	system map[string]bool
+}
+
+// Community is the community this transaction is scoped by.
+func (t *Tx) Community() string { return t.community }
+
+// maxIndexedTagValue bounds the tag values kept in event_tags (a btree entry
+// must stay well under Postgres's ~2.7 kB limit). Longer values are stored in
+// raw but are not filterable.
+const maxIndexedTagValue = 512
+
+// indexedTag reports whether a tag gets an event_tags row: a single-letter
+// name and a value within maxIndexedTagValue, except h, which every read
+// matches through the event's stored channel (tagAndSearch), so its row
+// would be written on every channel message and never read.
+func indexedTag(tag []string) bool {
+	return len(tag) >= 2 && len(tag[0]) == 1 && tag[0] != "h" && len(tag[1]) <= maxIndexedTagValue
+}
+
+// addressKinds is the SQL test for a kind whose events have an address
+// (kind:pubkey:d): the replaceable kinds and NIP-01's addressable range.
+var addressKinds = func() string {
+	ks := kinds.ReplaceableKinds()
+	s := make([]string, len(ks))
+	for i, k := range ks {
+		s[i] = strconv.Itoa(k)
+	}
+	return "(kind IN (" + strings.Join(s, ", ") + ") OR kind BETWEEN " +
+		strconv.Itoa(kinds.AddressableFirst) + " AND " + strconv.Itoa(kinds.AddressableLast) + ")"
+}()
+
+// EventMeta is what the relay derived about an event before storing it.
+type EventMeta struct {
+	ChannelID string // "" for events outside any channel
+	DTag      string // d tag of addressable / channel-state events
+	TopLevel  bool
+	Search    bool // index content for NIP-50 search
+	// Thread, when set, is stored with the event in the same statement
+	// (a channel message's thread metadata; see ThreadRow).
+	Thread *ThreadRow
+	// Last says the insert ends the transaction and nothing before it in
+	// the transaction wrote: COMMIT is then sent with it in one round trip.
+	// A repeat (inserted false) commits nothing but the caller's reads.
+	Last bool
+}
+
+// InsertEvent stores ev and its single-letter tags. inserted is false when
+// the id is already stored (nothing is written then).
+func (t *Tx) InsertEvent(ctx context.Context, ev *nostr.Event, m EventMeta) (inserted bool, err error) {
+	names := make([]string, 0, len(ev.Tags))
+	values := make([]string, 0, len(ev.Tags))
+	for _, tag := range ev.Tags {
+		if indexedTag(tag) {
+			names = append(names, tag[0])
+			values = append(values, tag[1])
+		}
+	}
+	th := m.Thread
+	if th == nil {
+		th = &ThreadRow{}
+	}
+	raw := ev.String()
+	insertArgs := []any{t.community, ev.ID, ev.PubKey, int64(ev.CreatedAt), ev.Kind,
+		nullable(m.ChannelID), nullable(m.DTag), m.TopLevel, raw, m.Search, ev.Content,
+		names, values,
+		m.Thread != nil, nullable(th.ParentID), nullable(th.RootID), th.Depth, th.Broadcast}
+	st := insertStatements[insertShape{search: m.Search, tags: len(names) > 0, thread: m.Thread != nil, reply: th.RootID != ""}]
+	args := make([]any, len(st.args))
+	for i, a := range st.args {
+		args[i] = insertArgs[a]
+	}
+	chain := th.ParentID != "" && th.ParentID != th.RootID
+	stored := Delivered{Raw: raw, Channel: m.ChannelID, Root: th.RootID}
+	var n int
+	if m.Last && !chain {
+		// Known before the commit that carries a Delivery is sent; a repeat
+		// (n 0) commits nothing and is delivered to nobody.
+		t.remember(ev.ID, stored)
+		err = t.tx.queryRowAndCommit(ctx, st.sql, args, &n)
+	} else {
+		err = t.tx.QueryRow(ctx, st.sql, args...).Scan(&n)
+		if err == nil && n == 1 {
+			t.remember(ev.ID, stored)
+		}
+	}
+	if err != nil {
+		return false, fmt.Errorf("store: insert event %s: %w", ev.ID, err)
+	}
+	if n == 1 && chain {
+		if err := t.adjustChain(ctx, th.RootID, th.ParentID, 1, int64(ev.CreatedAt)); err != nil {
+			return false, err
+		}
+	}
+	return n == 1, nil
+}
+
+// remember records an event this transaction stores.
+func (t *Tx) remember(id string, d Delivered) {
+	if t.stored == nil {
+		t.stored = map[string]Delivered{}
+	}
+	t.stored[id] = d
+}
+
+// insertShape is which parts the insert of an event has: the event row
+// always; its search vector, its tag rows, its thread row and the bump of
+// its thread's root only when it has them. Each shape is its own
+// statement: Postgres sets up the whole plan of a statement on every
+// execution, parts that write nothing included, and on the write path
+// that set-up is a good share of the database's CPU (docs/benchmarks.md).
+type insertShape struct{ search, tags, thread, reply bool }
+
+// insertStatement is one shape's SQL and, for each of its parameters in
+// order, the index of its value in insertArgs.
+type insertStatement struct {
+	sql  string
+	args []int
+}
+
+// insertStatements holds every shape's statement, built once from the
+// parts below (written against insertArgs' numbering, $1 to $18, and
+// renumbered per shape so that each names only the parameters it uses).
+var insertStatements = func() map[insertShape]insertStatement {
+	out := map[insertShape]insertStatement{}
+	for bits := range 16 {
+		sh := insertShape{search: bits&1 != 0, tags: bits&2 != 0, thread: bits&4 != 0, reply: bits&8 != 0}
+		q := "WITH ins AS (" + insertEventPart(sh.search) + ")"
+		if sh.tags {
+			q += ", tags AS (" + insertTagsPart + ")"
+		}
+		if sh.thread {
+			q += ", thread AS (" + insertThreadPart + ")"
+		}
+		if sh.reply {
+			q += ", root AS (" + bumpRootPart + ")"
+		}
+		sql, args := renumber(q + "\nSELECT count(*) FROM ins")
+		out[sh] = insertStatement{sql: sql, args: args}
+	}
+	return out
+}()
+
+// insertEventPart is the event row, with its search vector ($11, the
+// content) when search.
+func insertEventPart(search bool) string {
+	vector := "NULL"
+	if search {
+		vector = "to_tsvector('simple', $11::text)"
+	}
+	return `
+  INSERT INTO events (community_id, id, pubkey, created_at, kind, channel_id, d_tag, top_level, raw, search)
+  VALUES ($1, $2, $3, $4, $5, $6::text, $7::text, $8, $9, ` + vector + `)
+  ON CONFLICT DO NOTHING
+  RETURNING id`
+}
+
+const (
+	insertTagsPart = `
+  INSERT INTO event_tags (community_id, event_id, name, value, kind, created_at, channel_id)
+  SELECT $1, ins.id, t.name, t.value, $5, $4, $6::text
+  FROM ins, unnest($12::text[], $13::text[]) AS t(name, value)`
+	insertThreadPart = `
+  INSERT INTO thread_metadata (community_id, event_id, channel_id, created_at, parent_id, root_id, depth, broadcast)
+  SELECT $1, ins.id, $6::text, $4, $15::text, $16::text, $17, $18 FROM ins`
+	// a reply bumps its thread's root in the same statement, which takes
+	// the root's row lock first (see ThreadRow)
+	bumpRootPart = `
+  UPDATE thread_metadata SET
+    reply_count = reply_count + CASE WHEN event_id = $15::text THEN 1 ELSE 0 END,
+    descendant_count = descendant_count + 1,
+    last_reply_at = GREATEST(COALESCE(last_reply_at, 0), $4)
+  WHERE community_id = $1 AND event_id = $16::text AND EXISTS (SELECT 1 FROM ins)`
+)
+
+// renumber numbers the $n placeholders of q from 1 in order of first
+// appearance and returns, for each, the index (n-1) of its value.
+func renumber(q string) (string, []int) {
+	seen := map[int]int{}
+	var args []int
+	var b strings.Builder
+	for i := 0; i < len(q); i++ {
+		if q[i] != '$' || i+1 >= len(q) || q[i+1] < '0' || q[i+1] > '9' {
+			b.WriteByte(q[i])
+			continue
+		}
+		j := i + 1
+		for j < len(q) && q[j] >= '0' && q[j] <= '9' {
+			j++
+		}
+		n, _ := strconv.Atoi(q[i+1 : j])
+		k, ok := seen[n]
+		if !ok {
+			args = append(args, n-1)
+			k = len(args)
+			seen[n] = k
+		}
+		b.WriteString("$" + strconv.Itoa(k))
+		i = j - 1
+	}
+	return b.String(), args
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// EventRef is a stored event as the write rules need it.
+type EventRef struct {
+	ID        string
+	Pubkey    string
+	Kind      int
+	CreatedAt int64
+	ChannelID string
+	DTag      string
+	Deleted   bool
+	// Thread position; HasThread is false for events without thread metadata.
+	HasThread bool
+	Depth     int
+	RootID    string
+	ParentID  string
+}
+
+// ErrNotFound is returned for a missing row.
+var ErrNotFound = errors.New("not found")
+
+// Event looks up a stored event by id.
+func (t *Tx) Event(ctx context.Context, id string) (*EventRef, error) {
+	r := &EventRef{ID: id}
+	var depth *int32
+	var root, parent, ch, d *string
+	var deleted *int64
+	err := t.tx.QueryRow(ctx, `
+SELECT e.pubkey, e.kind, e.created_at, e.channel_id, e.d_tag, e.deleted_at, m.depth, m.root_id, m.parent_id
+FROM events e
+LEFT JOIN thread_metadata m ON m.community_id = e.community_id AND m.event_id = e.id
+WHERE e.community_id = $1 AND e.id = $2`, t.community, id).
+		Scan(&r.Pubkey, &r.Kind, &r.CreatedAt, &ch, &d, &deleted, &depth, &root, &parent)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: event %s: %w", id, err)
+	}
+	r.ChannelID, r.DTag, r.Deleted = deref(ch), deref(d), deleted != nil
+	if depth != nil {
+		r.HasThread, r.Depth, r.RootID, r.ParentID = true, int(*depth), deref(root), deref(parent)
+	}
+	return r, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// Addressable returns the stored, not deleted events of kind by pubkey with
+// the given d tag ("" for plain replaceable kinds).
+func (t *Tx) Addressable(ctx context.Context, kind int, pubkey, d string) ([]EventRef, error) {
+	rows, err := t.tx.Query(ctx, `
+SELECT id, created_at, channel_id FROM events
+WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND d_tag IS NOT DISTINCT FROM $4 AND deleted_at IS NULL
+  AND `+addressKinds,
+		t.community, pubkey, kind, nullable(d))
+	if err != nil {
+		return nil, fmt.Errorf("store: addressable %d:%s: %w", kind, pubkey, err)
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (EventRef, error) {
+		r := EventRef{Pubkey: pubkey, Kind: kind, DTag: d}
+		var ch *string
+		err := row.Scan(&r.ID, &r.CreatedAt, &ch)
+		r.ChannelID = deref(ch)
+		return r, err
+	})
+}
+
+// Reactions counts pubkey's live reactions (kind 7) to target, and reports
+// whether one of them has content.
+func (t *Tx) Reactions(ctx context.Context, target, pubkey, content string) (n int, same bool, err error) {
+	err = t.tx.QueryRow(ctx, `
+SELECT count(*), coalesce(bool_or(e.raw::jsonb->>'content' = $4), false)
+FROM event_tags g JOIN events e ON e.community_id = g.community_id AND e.id = g.event_id
+WHERE g.community_id = $1 AND g.name = 'e' AND g.value = $2 AND g.kind = `+strconv.Itoa(kinds.Reaction)+`
+  AND e.pubkey = $3 AND e.deleted_at IS NULL`, t.community, target, pubkey, content).Scan(&n, &same)
+	if err != nil {
+		return 0, false, fmt.Errorf("store: reactions to %s: %w", target, err)
+	}
+	return n, same, nil
+}
+
+// LockAddress takes a transaction-scoped lock on the replaceable address
+// kind:pubkey:d, so concurrent versions apply one after another.
+func (t *Tx) LockAddress(ctx context.Context, kind int, pubkey, d string) error {
+	key := t.community + "/" + strconv.Itoa(kind) + ":" + pubkey + ":" + d
+	if _, err := t.tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, key); err != nil {
+		return fmt.Errorf("store: lock address %d:%s: %w", kind, pubkey, err)
+	}
+	return nil
+}
+
+// DeleteEvents removes superseded events (replaced versions) for good,
+// with their tag rows and thread metadata.
+func (t *Tx) DeleteEvents(ctx context.Context, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if _, err := t.tx.Exec(ctx, `
+WITH tags AS (DELETE FROM event_tags WHERE community_id = $1 AND event_id = ANY($2)),
+     thread AS (DELETE FROM thread_metadata WHERE community_id = $1 AND event_id = ANY($2))
+DELETE FROM events WHERE community_id = $1 AND id = ANY($2)`, t.community, ids); err != nil {
+		return fmt.Errorf("store: delete superseded events: %w", err)
+	}
+	return nil
+}
+
+// MarkDeleted hides an event from reads (NIP-09 / 9005). It returns false
+// when the event was already deleted.
+func (t *Tx) MarkDeleted(ctx context.Context, id string, at int64) (bool, error) {
+	tag, err := t.tx.Exec(ctx, `UPDATE events SET deleted_at = $3 WHERE community_id = $1 AND id = $2 AND deleted_at IS NULL`,
+		t.community, id, at)
+	if err != nil {
+		return false, fmt.Errorf("store: mark %s deleted: %w", id, err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// ThreadRow is the thread position stored with a channel message. For a
+// reply, storing it also bumps its ancestors: reply_count on the parent,
+// descendant_count and last_reply_at on every ancestor. The root row is
+// updated first, so concurrent replies anywhere in one thread serialize on
+// it and never deadlock or lose a count.
+type ThreadRow struct {
+	ParentID, RootID string // "" for top-level messages
+	Depth            int
+	Broadcast        bool
+}
+
+// ReplyDeleted undoes a reply's contribution to its ancestors' counters,
+// root row first like an insert.
+func (t *Tx) ReplyDeleted(ctx context.Context, rootID, parentID string) error {
+	if _, err := t.tx.Exec(ctx, `
+UPDATE thread_metadata SET
+  reply_count = reply_count - CASE WHEN event_id = $3 THEN 1 ELSE 0 END,
+  descendant_count = descendant_count - 1
+WHERE community_id = $1 AND event_id = $2`, t.community, rootID, parentID); err != nil {
+		return fmt.Errorf("store: update thread root: %w", err)
+	}
+	if parentID == rootID {
+		return nil
+	}
+	return t.adjustChain(ctx, rootID, parentID, -1, 0)
+}
+
+// MaxThreadDepth caps thread depth (deeper replies are stored at this
+// depth) and the ancestor walk of one reply: a reply updates at most this
+// many ancestors besides the root, however long the chain above it is.
+const MaxThreadDepth = relayinfo.MaxThreadDepth
+
+// adjustChain updates the ancestors between parent and root (root excluded,
+// its row is updated first by the caller), at most MaxThreadDepth of them.
+func (t *Tx) adjustChain(ctx context.Context, rootID, parentID string, delta int, at int64) error {
+	if _, err := t.tx.Exec(ctx, `
+WITH RECURSIVE anc(event_id, parent_id, n) AS (
+  SELECT event_id, parent_id, 1 FROM thread_metadata WHERE community_id = $1 AND event_id = $3
+  UNION ALL
+  SELECT m.event_id, m.parent_id, anc.n + 1 FROM thread_metadata m
+  JOIN anc ON m.community_id = $1 AND m.event_id = anc.parent_id
+  WHERE anc.n < `+strconv.Itoa(MaxThreadDepth)+`
+)
+UPDATE thread_metadata m SET
+  reply_count = reply_count + CASE WHEN m.event_id = $3 THEN $4 ELSE 0 END,
+  descendant_count = descendant_count + $4,
+  last_reply_at = CASE WHEN $4 > 0 THEN GREATEST(COALESCE(last_reply_at, 0), $5) ELSE last_reply_at END
+FROM anc WHERE m.community_id = $1 AND m.event_id = anc.event_id AND m.event_id <> $2`,
+		t.community, rootID, parentID, delta, at); err != nil {
+		return fmt.Errorf("store: update thread ancestors: %w", err)
+	}
+	return nil
+}
+
+// Exists reports whether an event id is already stored (deleted or not).
+func (t *Tx) Exists(ctx context.Context, id string) (bool, error) {
+	var ok bool
+	if err := t.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM events WHERE community_id = $1 AND id = $2)`, t.community, id).Scan(&ok); err != nil {
+		return false, fmt.Errorf("store: exists %s: %w", id, err)
+	}
+	return ok, nil
+}
+
+// AddressChannel is the channel of the newest stored version (deleted or
+// not) of the addressable event kind:pubkey:d; "" when none is stored or it
+// is outside any channel.
+func (t *Tx) AddressChannel(ctx context.Context, kind int, pubkey, d string) (string, error) {
+	var ch *string
+	err := t.tx.QueryRow(ctx, `
+SELECT channel_id FROM events
+WHERE community_id = $1 AND kind = $2 AND pubkey = $3 AND d_tag IS NOT DISTINCT FROM $4
+  AND `+addressKinds+`
+ORDER BY created_at DESC, id ASC LIMIT 1`, t.community, kind, pubkey, nullable(d)).Scan(&ch)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("store: channel of address %d:%s:%s: %w", kind, pubkey, d, err)
+	}
+	return deref(ch), nil
+}
+
+// MarkAddressDeleted hides every version of the addressable event kind:pubkey:d
+// created at or before until; it returns the ids it hid.
+func (t *Tx) MarkAddressDeleted(ctx context.Context, kind int, pubkey, d string, until, at int64) ([]string, error) {
+	rows, err := t.tx.Query(ctx, `
+UPDATE events SET deleted_at = $6
+WHERE community_id = $1 AND kind = $2 AND pubkey = $3 AND d_tag IS NOT DISTINCT FROM $4 AND created_at <= $5 AND deleted_at IS NULL
+  AND `+addressKinds+`
+RETURNING id`, t.community, kind, pubkey, nullable(d), until, at)
+	if err != nil {
+		return nil, fmt.Errorf("store: delete address %d:%s:%s: %w", kind, pubkey, d, err)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}

@@ -1,0 +1,485 @@
+// Package fanout is live delivery: the registry of WebSocket connections and
+// their REQ subscriptions (tables of migrations/003_websocket.sql) and the
+// delivery of newly committed events to the subscriptions that match them,
+// through the API Gateway @connections management API (the Sender). It knows
+// no AWS type; shared/transport/apigw provides the Sender.
+//
+// # Where fan-out runs: after the commit, inline or in the fan-out function
+//
+// The function that committed the event (ws-message for a WebSocket EVENT,
+// ingest for POST /events) calls Deliver before it answers, so that a
+// subscription opened after the OK gets the event as stored only. An
+// audience of at most InlineMax subscriptions is posted to inline, in that
+// invocation: Lambda freezes an instance once it returned, so delivery
+// cannot run in the background of the answer, and inline is one hop less
+// than anything else. A larger audience is handed to the fan-out function
+// (functions/fanout) by one asynchronous invocation (dispatch.go): the
+// committing function counts at most InlineMax+1 index entries and waits
+// for one Invoke, not for the audience's size, rows or posts; that run
+// splits the audience and the parts are delivered in parallel. Postgres
+// LISTEN/NOTIFY cannot drive
+// Lambda (frozen between invocations), so subscriptions live in Postgres
+// and matching reads them.
+//
+// Its price: a VPC Lambda cannot reach execute-api without egress (a
+// WebSocket API cannot be reached through an execute-api VPC endpoint), so
+// ingest, ws-message and fanout need a NAT gateway (or to run outside the
+// VPC with a public database endpoint); ingest and ws-message also call the
+// Lambda API (a lambda interface endpoint or the same egress).
+//
+// # Matching
+//
+// A subscription is indexed by the channels its filters pin (#h, or #d on
+// filters of channel-state kinds only) plus one "any channel" bucket for
+// filters that pin none. An event of channel C looks up the rows of C and of
+// the bucket, never every subscription, then matches each candidate filter
+// precisely (go-nostr's Filter.Matches; #h through the event's stored channel,
+// so reactions, edits and deletions match their target's channel) and
+// re-checks that the subscriber may still read C (and that a filter names a
+// system channel it reads, NIP-CL). A subscription pinned to a channel its
+// reader can no longer read ends with CLOSED restricted:.
+package fanout
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/domain/filter"
+	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/domain/nip29"
+	"github.com/buzzrelay/relay/shared/domain/relayinfo"
+	"github.com/buzzrelay/relay/shared/postgres/store"
+)
+
+// Sender posts one WebSocket message to one connection (PostToConnection).
+// It returns an error wrapping ErrGone when the connection no longer exists
+// (HTTP 410) and one wrapping ErrTooLarge when the message is over the limit.
+type Sender interface {
+	Post(ctx context.Context, connectionID string, data []byte) error
+}
+
+// Errors a Sender reports.
+var (
+	ErrGone     = errors.New("connection is gone")
+	ErrTooLarge = errors.New("message is larger than the WebSocket limit")
+)
+
+// Summarizer builds the relay-signed 39005 thread summary of a root (nil
+// when the root is unknown); shared/service/query implements it.
+type Summarizer interface {
+	ThreadSummary(ctx context.Context, community, rootID string) (*nostr.Event, error)
+}
+
+// DefaultConcurrency bounds the posts in flight of one Deliver call.
+const DefaultConcurrency = 32
+
+// Fanout delivers committed events to live subscriptions. Safe for
+// concurrent use.
+type Fanout struct {
+	Registry *Registry
+	Sender   Sender
+	// Summaries, when set, makes a reply or a reply's deletion push a fresh
+	// 39005 for its root.
+	Summaries   Summarizer
+	Log         *slog.Logger
+	Concurrency int
+	// Async, when set, takes delivery to more than InlineMax subscriptions
+	// off the committing invocation: the audience goes to the fan-out
+	// function, which splits it in parts of about BatchSize subscriptions
+	// and invokes itself (Async too) for the others (dispatch.go).
+	Async     Invoker
+	InlineMax int
+	BatchSize int
+}
+
+// New wires fan-out; sum may be nil.
+func New(reg *Registry, s Sender, sum Summarizer, log *slog.Logger) *Fanout {
+	return &Fanout{Registry: reg, Sender: s, Summaries: sum, Log: log, Concurrency: DefaultConcurrency}
+}
+
+// item is one event to deliver with what the rules need about it.
+type item struct {
+	ev      *nostr.Event
+	raw     string
+	channel string // "" outside any channel
+	system  bool   // channel is a system channel
+	// summary marks a relay-signed 39005 thread summary: it goes only to
+	// filters that ask for its kind.
+	summary bool
+}
+
+// Deliver sends events (as committed, client event first) to every live
+// subscription of community that matches them and whose reader may read
+// them. What delivery needs is loaded by the commit when it carried
+// Request(events) (at, from store.Tx.DeliveryAtCommit), else here. It
+// returns when all posts are done; failures are logged, a gone connection
+// is removed.
+func (f *Fanout) Deliver(ctx context.Context, community string, events []*nostr.Event, at *store.Delivery) {
+	if len(events) == 0 {
+		return
+	}
+	start := time.Now()
+	var d *store.Deliveries
+	var err error
+	if at != nil {
+		d, err = at.Deliveries(ctx)
+	} else {
+		d, err = f.Registry.st.ForDelivery(ctx, community, f.Request(events))
+	}
+	if err != nil {
+		f.Log.ErrorContext(ctx, "fanout: load events", "community", community, "err", err)
+		return
+	}
+	items, cands, err := f.items(ctx, community, events, d)
+	if err != nil {
+		f.Log.ErrorContext(ctx, "fanout: load events", "community", community, "err", err)
+		return
+	}
+	if len(items) == 0 {
+		return
+	}
+	if f.Async != nil && d.Over {
+		f.handOff(ctx, community, items, d.Cutoff)
+		return
+	}
+	if len(cands) == 0 {
+		return
+	}
+	conns, sent := f.deliverTo(ctx, community, items, cands, d.Reaches)
+	f.Log.DebugContext(ctx, "fanout: delivered", "community", community, "events", len(items),
+		"candidates", len(cands), "connections", conns, "messages", sent, "took_ms", time.Since(start).Milliseconds())
+}
+
+// Request is what delivery of events (as committed, client event first)
+// needs loaded: the stored events, the deletion targets among their e tags
+// (for the thread roots of deleted replies), the channels of ephemeral
+// events (never stored: their own h tag names it), and the candidate
+// subscriptions, unless the index holds more than InlineMax entries for
+// them: an audience to hand off (store.Deliveries.Over).
+func (f *Fanout) Request(events []*nostr.Event) store.DeliveryRequest {
+	r := store.DeliveryRequest{Now: f.Registry.now().Unix()}
+	for _, ev := range events {
+		if kinds.Ephemeral(ev.Kind) {
+			if ch, ok := nip29.ChannelTag(ev.Tags); ok {
+				r.Channels = append(r.Channels, ch)
+			}
+			continue
+		}
+		r.IDs = append(r.IDs, ev.ID)
+		if kinds.Deletes(ev.Kind) {
+			r.Targets = append(r.Targets, filter.TagValues(ev.Tags, "e")...)
+		}
+	}
+	if f.Async != nil {
+		r.Limit = f.inlineMax() + 1 // enough to tell an audience to hand off
+	}
+	return r
+}
+
+// deliverTo re-checks access of every candidate's reader (known holds the
+// answers read with the candidates, nil for none), matches and posts; it
+// returns the connections posted to and the messages sent.
+func (f *Fanout) deliverTo(ctx context.Context, community string, items []*item, cands []candidate, known map[store.ReadPair]bool) (int, int) {
+	if err := decode(cands); err != nil {
+		f.Log.ErrorContext(ctx, "fanout: subscriptions", "community", community, "err", err)
+		return 0, 0
+	}
+	channels := map[string]bool{}
+	for _, it := range items {
+		if it.channel != "" {
+			channels[it.channel] = true
+		}
+	}
+	// Access of each (channel, reader) pair, in one query.
+	var pairs []store.ReadPair
+	seen := map[store.ReadPair]bool{}
+	for _, c := range cands {
+		for ch := range channels {
+			p := store.ReadPair{Channel: ch, Reader: c.pubkey}
+			if !seen[p] {
+				seen[p] = true
+				pairs = append(pairs, p)
+			}
+		}
+	}
+	readable, err := f.reachable(ctx, community, pairs, known)
+	if err != nil {
+		f.Log.ErrorContext(ctx, "fanout: access", "community", community, "err", err)
+		return 0, 0
+	}
+	plans := make([]planned, len(cands))
+	var lostPairs []store.ReadPair
+	for i := range cands {
+		plans[i].msgs, plans[i].lost = plan(&cands[i], items, readable)
+		if plans[i].lost != "" {
+			lostPairs = append(lostPairs, store.ReadPair{Channel: plans[i].lost, Reader: cands[i].pubkey})
+		}
+	}
+	// Only a reader who was a member learns that access ended; to anyone
+	// else a private channel looks like an id that does not exist (no
+	// events, no CLOSED).
+	knew, err := f.Registry.st.EverMembers(ctx, community, lostPairs)
+	if err != nil {
+		f.Log.ErrorContext(ctx, "fanout: membership history", "community", community, "err", err)
+		knew = map[store.ReadPair]bool{}
+	}
+	jobs := map[string]*job{}
+	var order []string
+	for i := range cands {
+		c := &cands[i]
+		msgs, lost := plans[i].msgs, plans[i].lost
+		if lost != "" && !knew[store.ReadPair{Channel: lost, Reader: c.pubkey}] {
+			lost = ""
+		}
+		if len(msgs) == 0 && lost == "" {
+			continue
+		}
+		j := jobs[c.connection]
+		if j == nil {
+			j = &job{connection: c.connection}
+			jobs[c.connection] = j
+			order = append(order, c.connection)
+		}
+		j.msgs = append(j.msgs, msgs...)
+		if lost != "" {
+			j.closed = append(j.closed, closing{sub: c.sub, at: len(j.msgs)})
+			j.msgs = append(j.msgs, closedMessage(c.sub, "restricted: you can no longer read channel "+lost))
+		}
+	}
+	return len(jobs), f.run(ctx, order, jobs)
+}
+
+// reachable answers access.Reaches for pairs: from known, read with the
+// candidates, and in one statement (Registry.readable) for the rest.
+func (f *Fanout) reachable(ctx context.Context, community string, pairs []store.ReadPair, known map[store.ReadPair]bool) (map[store.ReadPair]bool, error) {
+	var rest []store.ReadPair
+	for _, p := range pairs {
+		if _, ok := known[p]; !ok {
+			rest = append(rest, p)
+		}
+	}
+	if len(rest) == 0 {
+		return known, nil
+	}
+	got, err := f.Registry.readable(ctx, community, rest)
+	if err != nil {
+		return nil, err
+	}
+	for p, ok := range known {
+		if _, asked := got[p]; !asked {
+			got[p] = ok
+		}
+	}
+	return got, nil
+}
+
+// planned is what plan decided for one candidate.
+type planned struct {
+	msgs [][]byte
+	lost string
+}
+
+// job is everything one connection gets from one Deliver call, sent in order.
+type job struct {
+	connection string
+	msgs       [][]byte
+	closed     []closing // subscriptions this delivery ends
+}
+
+// closing is a subscription to end and the index of its CLOSED in msgs.
+type closing struct {
+	sub string
+	at  int
+}
+
+// run posts the jobs, Concurrency connections at a time, and returns the
+// number of messages posted.
+func (f *Fanout) run(ctx context.Context, order []string, jobs map[string]*job) int {
+	n := f.Concurrency
+	if n <= 0 {
+		n = DefaultConcurrency
+	}
+	sem := make(chan struct{}, n)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	sent := 0
+	for _, id := range order {
+		j := jobs[id]
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			k := f.send(ctx, j)
+			mu.Lock()
+			sent += k
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return sent
+}
+
+// send posts one job's messages in order; a gone connection is removed.
+func (f *Fanout) send(ctx context.Context, j *job) int {
+	// End them before their CLOSED goes out. Deliveries of concurrent
+	// commits may all find the same subscription lost: only the one whose
+	// delete removed it sends CLOSED, so the client gets one.
+	skip := map[int]bool{}
+	for _, c := range j.closed {
+		ended, err := f.Registry.end(ctx, j.connection, c.sub)
+		if err != nil {
+			f.Log.ErrorContext(ctx, "fanout: end subscription", "connection", j.connection, "sub", c.sub, "err", err)
+		}
+		skip[c.at] = err == nil && !ended
+	}
+	sent := 0
+	for i, m := range j.msgs {
+		if skip[i] {
+			continue
+		}
+		err := f.Sender.Post(ctx, j.connection, m)
+		switch {
+		case err == nil:
+			sent++
+		case errors.Is(err, ErrGone):
+			if err := f.Registry.Close(ctx, j.connection); err != nil {
+				f.Log.ErrorContext(ctx, "fanout: remove gone connection", "connection", j.connection, "err", err)
+			} else {
+				f.Log.InfoContext(ctx, "fanout: removed gone connection", "connection", j.connection)
+			}
+			return sent
+		default:
+			f.Log.WarnContext(ctx, "fanout: post failed", "connection", j.connection, "err", err)
+		}
+	}
+	return sent
+}
+
+// plan decides what candidate c gets: EVENT messages for the items it
+// matches and may read, and lost, a pinned channel it can no longer read.
+// A 39005 thread summary goes only to filters that ask for kind 39005.
+func plan(c *candidate, items []*item, readable map[store.ReadPair]bool) (msgs [][]byte, lost string) {
+	canRead := func(it *item, f *liveFilter) bool {
+		return f.mayRead(it.ev, it.channel, it.system, c.pubkey, readable)
+	}
+	matchesAny := func(it *item) bool {
+		for i := range c.filters {
+			f := &c.filters[i]
+			if it.summary && !slices.Contains(f.f.Kinds, it.ev.Kind) {
+				continue
+			}
+			if f.matches(it.ev, it.channel) && canRead(it, f) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, it := range items {
+		if it.channel != "" && c.pins(it.channel) && !readable[store.ReadPair{Channel: it.channel, Reader: c.pubkey}] {
+			lost = it.channel
+		}
+		if matchesAny(it) {
+			if m := eventMessage(c.sub, it.raw); len(m) <= relayinfo.MaxMessageLength {
+				msgs = append(msgs, m)
+			}
+		}
+	}
+	return msgs, lost
+}
+
+// items resolves the committed events against d (channel, channel type
+// and thread root; an ephemeral event is never stored: its own h tag names
+// its channel) and decodes the candidate subscriptions; when there is a
+// candidate or an audience to hand off, it adds a fresh 39005 summary for
+// every thread root a reply or a deleted reply changed.
+func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Event, d *store.Deliveries) ([]*item, []candidate, error) {
+	cands, err := candidatesOf(d.Subscriptions, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("fanout: %w", err)
+	}
+	var out []*item
+	roots := map[string]*item{}
+	var order []string
+	touch := func(root string, it *item) {
+		if roots[root] == nil {
+			order = append(order, root)
+		}
+		roots[root] = it
+	}
+	for _, ev := range events {
+		m, ok := d.Events[ev.ID]
+		if !ok && kinds.Ephemeral(ev.Kind) {
+			raw, err := json.Marshal(ev)
+			if err != nil {
+				return nil, nil, fmt.Errorf("fanout: encode ephemeral event: %w", err)
+			}
+			m, ok = ephemeral(d, ev, string(raw)), true
+		}
+		if !ok {
+			continue // not stored (or deleted since): nothing to deliver
+		}
+		it := &item{ev: ev, raw: m.Raw, channel: m.Channel, system: m.System}
+		out = append(out, it)
+		if m.Root != "" {
+			touch(m.Root, it)
+		}
+		if kinds.Deletes(ev.Kind) {
+			for _, id := range filter.TagValues(ev.Tags, "e") {
+				if root, ok := d.Roots[id]; ok {
+					touch(root, it)
+				}
+			}
+		}
+	}
+	if f.Summaries == nil || (len(cands) == 0 && !d.Over) {
+		return out, cands, nil
+	}
+	for _, root := range order {
+		it := roots[root]
+		sum, err := f.Summaries.ThreadSummary(ctx, community, root)
+		if err != nil {
+			f.Log.WarnContext(ctx, "fanout: thread summary", "root", root, "err", err)
+			continue
+		}
+		if sum == nil {
+			continue
+		}
+		raw, err := json.Marshal(sum)
+		if err != nil {
+			return nil, nil, fmt.Errorf("fanout: encode 39005: %w", err)
+		}
+		out = append(out, &item{ev: sum, raw: string(raw), channel: it.channel, system: it.system, summary: true})
+	}
+	return out, cands, nil
+}
+
+// eventMessage is ["EVENT", sub, raw].
+func eventMessage(sub, raw string) []byte {
+	s, _ := json.Marshal(sub)
+	var b strings.Builder
+	b.Grow(len(raw) + len(s) + 12)
+	b.WriteString(`["EVENT",`)
+	b.Write(s)
+	b.WriteByte(',')
+	b.WriteString(raw)
+	b.WriteByte(']')
+	return []byte(b.String())
+}
+
+// EventMessage is ["EVENT", sub, raw] (raw is the event's JSON).
+func EventMessage(sub, raw string) []byte { return eventMessage(sub, raw) }
+
+// closedMessage is ["CLOSED", sub, reason].
+func closedMessage(sub, reason string) []byte {
+	b, _ := json.Marshal([]string{"CLOSED", sub, reason})
+	return b
+}

@@ -1,0 +1,77 @@
+package fanout
+
+import (
+	"slices"
+
+	"github.com/nbd-wtf/go-nostr"
+
+	// Imported as rule: registry.go names the (channel, reader) pair access.
+	"github.com/buzzrelay/relay/shared/domain/access"
+	"github.com/buzzrelay/relay/shared/domain/filter"
+	"github.com/buzzrelay/relay/shared/postgres/store"
+)
+
+// liveFilter is one stored REQ filter prepared for matching: the same
+// filter.Filter REQ and COUNT read through, so live delivery means what the
+// stored read means (#h is the event's stored channel, not its h tag).
+type liveFilter struct {
+	f     filter.Filter
+	named []string // channels this filter names (NIP-CL)
+}
+
+func newLiveFilter(nf nostr.Filter) liveFilter {
+	f := filter.FromNostr(nf)
+	return liveFilter{f: f, named: access.Named(&f)}
+}
+
+// matches reports whether ev, stored in channel, matches the filter. limit
+// does not apply to live events.
+func (lf *liveFilter) matches(ev *nostr.Event, channel string) bool { return lf.f.Matches(ev, channel) }
+
+func (lf *liveFilter) names(channel string) bool { return slices.Contains(lf.named, channel) }
+
+// mayRead applies the access rule to ev, stored in channel ("" outside any;
+// system when a system channel), for reader through this filter. readable
+// is store.Readable's answer (access.Reaches) for each (channel, reader).
+func (lf *liveFilter) mayRead(ev *nostr.Event, channel string, system bool, reader string, readable map[store.ReadPair]bool) bool {
+	inChannel := channel != ""
+	channelReadable := inChannel && readable[store.ReadPair{Channel: channel, Reader: reader}] && access.Shows(system, lf.names(channel))
+	return access.MaySee(ev, reader, inChannel, channelReadable)
+}
+
+// NamedChannels are the channels a filter names (access.Named): only a
+// filter that names a system channel reads it (NIP-CL).
+func NamedChannels(f nostr.Filter) []string {
+	lf := newLiveFilter(f)
+	return lf.named
+}
+
+// Pins are the fan-out index keys of a subscription: the channels its
+// filters pin, and "" when a filter pins none (the any-channel bucket). A
+// filter with #h pins its channels; one of channel-state kinds only, its
+// #d; one with an empty #h or #d matches nothing and pins nothing.
+func Pins(filters []nostr.Filter) []string {
+	set := map[string]bool{}
+	for _, nf := range filters {
+		f := filter.FromNostr(nf)
+		if h, ok := f.Tags["h"]; ok {
+			for _, c := range h {
+				set[c] = true
+			}
+			continue
+		}
+		if d, ok := f.Tags["d"]; ok && access.StateOnly(f.Kinds) {
+			for _, c := range d {
+				set[c] = true
+			}
+			continue
+		}
+		set[""] = true
+	}
+	out := make([]string, 0, len(set))
+	for c := range set {
+		out = append(out, c)
+	}
+	slices.Sort(out)
+	return out
+}

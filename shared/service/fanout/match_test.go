@@ -1,0 +1,111 @@
+package fanout
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/domain/access"
+	"github.com/buzzrelay/relay/shared/domain/access/accesstest"
+	"github.com/buzzrelay/relay/shared/postgres/store"
+)
+
+func TestPins(t *testing.T) {
+	got := Pins([]nostr.Filter{
+		{Kinds: []int{9}, Tags: nostr.TagMap{"h": {"c1", "c2"}}},
+		{Kinds: []int{39000}, Tags: nostr.TagMap{"d": {"c3"}}},
+		{Kinds: []int{39000, 1}, Tags: nostr.TagMap{"d": {"x"}}}, // not state kinds only: bucket
+		{Tags: nostr.TagMap{"h": {}}},                            // matches nothing: no pin
+	})
+	if want := []string{"", "c1", "c2", "c3"}; !slices.Equal(got, want) {
+		t.Fatalf("Pins = %q, want %q", got, want)
+	}
+	if got := Pins([]nostr.Filter{{Kinds: []int{9}, Tags: nostr.TagMap{"h": {"c"}}}}); !slices.Equal(got, []string{"c"}) {
+		t.Fatalf("a pinned filter is in the bucket: %q", got)
+	}
+}
+
+func TestLiveFilterMatchesChannelNotTag(t *testing.T) {
+	reaction := &nostr.Event{Kind: 7, Tags: nostr.Tags{{"e", "target"}}, CreatedAt: 10}
+	f := newLiveFilter(nostr.Filter{Kinds: []int{7, 9}, Tags: nostr.TagMap{"h": {"c"}}})
+	if !f.matches(reaction, "c") {
+		t.Fatal("a reaction stored in channel c must match #h:[c] without an h tag")
+	}
+	if f.matches(reaction, "other") || f.matches(reaction, "") {
+		t.Fatal("#h must match the stored channel only")
+	}
+	since := nostr.Timestamp(20)
+	sf := newLiveFilter(nostr.Filter{Since: &since})
+	if sf.matches(reaction, "c") {
+		t.Fatal("since must apply to live events")
+	}
+	s := newLiveFilter(nostr.Filter{Search: "Hello World"})
+	if !s.matches(&nostr.Event{Content: "world, hello!"}, "") || s.matches(&nostr.Event{Content: "hello"}, "") {
+		t.Fatal("search must need every word")
+	}
+	named := newLiveFilter(nostr.Filter{Kinds: []int{39000}, Tags: nostr.TagMap{"d": {"sys"}}})
+	plain := newLiveFilter(nostr.Filter{Kinds: []int{9}, Tags: nostr.TagMap{"d": {"sys"}}})
+	if !named.names("sys") || plain.names("sys") {
+		t.Fatal("#d names a channel only on channel-state kinds")
+	}
+}
+
+// Live delivery decides what a subscriber sees by the access case table
+// (shared/domain/access/testdata/cases.json): the event matches the case's filter,
+// and with store.Readable's answer for the pair (access.Reaches; the SQL of
+// it runs the same table in shared/postgres/store) mayRead is the case's see.
+func TestLiveDeliveryAccessCases(t *testing.T) {
+	cases, err := accesstest.Load("../../domain/access/testdata/cases.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const channel = "5d0c3d0e-2f41-4b8e-8f5a-9b2a1c3d4e5f"
+	author := nostr.GeneratePrivateKey()
+	reader, _ := nostr.GetPublicKey(nostr.GeneratePrivateKey())
+	other, _ := nostr.GetPublicKey(nostr.GeneratePrivateKey())
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			nf, err := c.NostrFilter(channel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lf := newLiveFilter(nf)
+			ev, err := c.Event(channel, author, reader, other, 1_790_000_000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ch, m := c.Rule()
+			stored := ""
+			if c.Channel != nil {
+				stored = channel
+			}
+			readable := map[store.ReadPair]bool{{Channel: channel, Reader: reader}: access.Reaches(ch, m)}
+			if !lf.matches(ev, stored) {
+				t.Fatalf("the case's event does not match its filter %s", c.Filter)
+			}
+			if got := lf.mayRead(ev, stored, ch.System, reader, readable); got != c.See {
+				t.Errorf("mayRead = %v, want %v", got, c.See)
+			}
+		})
+	}
+}
+
+// Live matching keeps the read path's case rule (filter.Hex64, lower-case
+// channel ids): an id, author or channel sent in upper case matches, and
+// pins the channel as stored.
+func TestLiveFilterCaseRule(t *testing.T) {
+	sk := nostr.GeneratePrivateKey()
+	ev := &nostr.Event{Kind: 9, CreatedAt: 10, Tags: nostr.Tags{{"h", "c0ffee"}}}
+	if err := ev.Sign(sk); err != nil {
+		t.Fatal(err)
+	}
+	f := newLiveFilter(nostr.Filter{IDs: []string{strings.ToUpper(ev.ID)}, Authors: []string{strings.ToUpper(ev.PubKey)}, Tags: nostr.TagMap{"h": {"C0FFEE"}}})
+	if !f.matches(ev, "c0ffee") || !f.names("c0ffee") {
+		t.Fatal("upper-case ids, authors and #h must match as the stored read does")
+	}
+	if got := Pins([]nostr.Filter{{Tags: nostr.TagMap{"h": {"C0FFEE"}}}}); !slices.Equal(got, []string{"c0ffee"}) {
+		t.Fatalf("Pins = %q, want the stored (lower-case) channel", got)
+	}
+}

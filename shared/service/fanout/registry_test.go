@@ -1,0 +1,74 @@
+package fanout
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/domain/reject"
+	"github.com/buzzrelay/relay/shared/postgres/store"
+	"github.com/buzzrelay/relay/shared/testing/testkit"
+)
+
+// TestSubscribeReplacesAndLimits: storing a subscription is one statement
+// that replaces one of the same id (its channel index rows become exactly
+// the new filters' pins) and, past the limit, refuses a new id changing
+// nothing.
+func TestSubscribeReplacesAndLimits(t *testing.T) {
+	ctx := context.Background()
+	st := testkit.NewStore(t, store.Options{MaxConns: 2})
+	if _, err := st.EnsureCommunity(ctx, "c1", ""); err != nil {
+		t.Fatal(err)
+	}
+	reg := NewRegistry(st)
+	if err := reg.Open(ctx, Connection{ID: "conn", Community: "c1", RelayURLs: []string{"ws://x"}, Challenge: "ab"}); err != nil {
+		t.Fatal(err)
+	}
+	pinned := func(chs ...string) []nostr.Filter {
+		return []nostr.Filter{{Kinds: []int{9}, Tags: nostr.TagMap{"h": chs}}}
+	}
+	index := func(sub string) []string {
+		rows, err := st.Pool.Query(ctx, `SELECT channel_id FROM ws_subscription_channels WHERE connection_id = 'conn' AND sub_id = $1 ORDER BY 1`, sub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for rows.Next() {
+			var c string
+			_ = rows.Scan(&c)
+			out = append(out, c)
+		}
+		return out
+	}
+	if err := reg.Subscribe(ctx, "c1", "conn", "a", "pk", pinned("x", "y"), 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.Subscribe(ctx, "c1", "conn", "a", "pk", pinned("y", "z"), 2); err != nil {
+		t.Fatal(err)
+	}
+	if got := index("a"); !slices.Equal(got, []string{"y", "z"}) {
+		t.Fatalf("index of replaced subscription = %v, want [y z]", got)
+	}
+	if err := reg.Subscribe(ctx, "c1", "conn", "b", "pk", []nostr.Filter{{Kinds: []int{9}}}, 2); err != nil {
+		t.Fatal(err)
+	}
+	if got := index("b"); !slices.Equal(got, []string{""}) {
+		t.Fatalf("index of unpinned subscription = %v, want the any-channel bucket", got)
+	}
+	// Full: a third id is refused; replacing an existing one still works.
+	err := reg.Subscribe(ctx, "c1", "conn", "c", "pk", pinned("x"), 2)
+	if rej, ok := reject.As(err); !ok || rej.Prefix != reject.Restricted {
+		t.Fatalf("third subscription: %v, want restricted:", err)
+	}
+	if got := index("c"); len(got) != 0 {
+		t.Fatalf("refused subscription left index rows %v", got)
+	}
+	if err := reg.Subscribe(ctx, "c1", "conn", "b", "pk", pinned("x"), 2); err != nil {
+		t.Fatalf("replacing at the limit: %v", err)
+	}
+	if got := index("b"); !slices.Equal(got, []string{"x"}) {
+		t.Fatalf("index of b = %v, want [x]", got)
+	}
+}

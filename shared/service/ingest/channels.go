@@ -1,0 +1,413 @@
+package ingest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/domain/nip29"
+	"github.com/buzzrelay/relay/shared/domain/reject"
+	"github.com/buzzrelay/relay/shared/postgres/store"
+)
+
+// channelID reads the h tag every moderation event needs.
+func (a *apply) channelID() (string, error) {
+	h, ok := nip29.ChannelTag(a.ev.Tags)
+	if !ok || h == "" {
+		return "", reject.Invalidf("kind %d needs an h tag naming the channel", a.ev.Kind)
+	}
+	return h, nil
+}
+
+// moderated loads the channel named by h, locked, with the author's role.
+// The channel must exist and not be deleted.
+func (a *apply) moderated(ctx context.Context) (*store.ChannelRow, string, error) {
+	h, err := a.channelID()
+	if err != nil {
+		return nil, "", err
+	}
+	ch, err := a.tx.Channel(ctx, h, true)
+	if isNotFound(err) || (err == nil && ch.Deleted) {
+		return nil, "", noChannel(h)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	// A copy that committed while this one waited for the channel lock is
+	// a repeat, not a second request.
+	if dup, err := a.tx.Exists(ctx, a.ev.ID); err != nil || dup {
+		if err == nil {
+			err = reject.Duplicatef("event %s is already stored", a.ev.ID)
+		}
+		return nil, "", err
+	}
+	role, err := a.tx.Role(ctx, h, a.ev.PubKey)
+	if err != nil {
+		return nil, "", err
+	}
+	if ch.Visibility != nip29.Open && role == "" {
+		return nil, "", noChannel(h)
+	}
+	return ch, role, nil
+}
+
+func requireAdmin(role string, what string) error {
+	if nip29.RoleRank(role) < nip29.RoleRank(nip29.Admin) {
+		return reject.Restrictedf("only a channel owner or admin may %s", what)
+	}
+	return nil
+}
+
+func (a *apply) storeInChannel(ctx context.Context, ch string) error {
+	return a.store(ctx, store.EventMeta{ChannelID: ch, TopLevel: true})
+}
+
+func (a *apply) createChannel(ctx context.Context) error {
+	c, err := nip29.ParseCreate(a.ev)
+	if err != nil {
+		return err
+	}
+	ch := &nip29.Channel{
+		ID: c.ID, Name: c.Name, About: c.About, Picture: c.Picture,
+		Type: c.Type, Visibility: c.Visibility, Labels: c.Labels,
+		Creator: a.ev.PubKey, CreatedAt: int64(a.ev.CreatedAt),
+	}
+	created, err := a.tx.InsertChannel(ctx, ch, a.ev.ID)
+	if err != nil {
+		return err
+	}
+	if !created {
+		return reject.Duplicatef("channel %s already exists", c.ID)
+	}
+	if err := a.tx.PutMember(ctx, c.ID, a.ev.PubKey, nip29.Owner, a.now); err != nil {
+		return err
+	}
+	return a.finish(ctx, ch, 0, "")
+}
+
+func (a *apply) editChannel(ctx context.Context) error {
+	ch, role, err := a.moderated(ctx)
+	if err != nil {
+		return err
+	}
+	e, err := nip29.ParseEdit(a.ev)
+	if err != nil {
+		return err
+	}
+	if err := requireAdmin(role, "edit channel metadata"); err != nil {
+		return err
+	}
+	c := ch.Channel
+	if e.Name != nil {
+		c.Name = *e.Name
+	}
+	if e.About != nil {
+		c.About = *e.About
+	}
+	if e.Picture != nil {
+		c.Picture = *e.Picture
+	}
+	if e.Visibility != nil {
+		c.Visibility = *e.Visibility
+	}
+	if e.LabelsSet {
+		c.Labels = e.Labels
+	}
+	if err := a.tx.UpdateChannel(ctx, &c); err != nil {
+		return err
+	}
+	return a.finish(ctx, &c, 0, "")
+}
+
+func (a *apply) putUser(ctx context.Context) error {
+	ch, role, err := a.moderated(ctx)
+	if err != nil {
+		return err
+	}
+	p, err := nip29.ParsePutUser(a.ev)
+	if err != nil {
+		return err
+	}
+	current, err := a.tx.Role(ctx, ch.ID, p.Pubkey)
+	if err != nil {
+		return err
+	}
+	// A 9000 without a role keeps an existing member's role: a re-add,
+	// which a member may also send for themselves. It changes nothing.
+	if p.Role == "" && current != "" {
+		if p.Pubkey != a.ev.PubKey {
+			if err := requireAdmin(role, "add users or change roles"); err != nil {
+				return err
+			}
+		}
+		return a.storeInChannel(ctx, ch.ID)
+	}
+	if p.Role == "" {
+		p.Role = nip29.Member
+	}
+	if err := requireAdmin(role, "add users or change roles"); err != nil {
+		return err
+	}
+	if nip29.RoleRank(p.Role) > nip29.RoleRank(role) {
+		return reject.Restrictedf("a channel %s cannot grant the %s role", role, p.Role)
+	}
+	if current == p.Role {
+		return reject.Duplicatef("%s already has the %s role", short(p.Pubkey), p.Role)
+	}
+	if current == nip29.Owner {
+		if role != nip29.Owner {
+			return reject.Restrictedf("only an owner may change an owner's role")
+		}
+		if err := a.keepAnOwner(ctx, ch.ID, p.Pubkey); err != nil {
+			return err
+		}
+	}
+	if err := a.tx.PutMember(ctx, ch.ID, p.Pubkey, p.Role, a.now); err != nil {
+		return err
+	}
+	notify := 0
+	if current == "" {
+		notify = kinds.MemberAdded
+	}
+	return a.finish(ctx, &ch.Channel, notify, p.Pubkey)
+}
+
+// keepAnOwner refuses a change that would leave the channel without an
+// owner once leaving is gone.
+func (a *apply) keepAnOwner(ctx context.Context, channel, leaving string) error {
+	members, err := a.tx.Members(ctx, channel)
+	if err != nil {
+		return err
+	}
+	for _, m := range members {
+		if m.Role == nip29.Owner && m.Pubkey != leaving {
+			return nil
+		}
+	}
+	return reject.Restrictedf("the last owner cannot leave, be removed or be demoted; make another member owner first")
+}
+
+func (a *apply) removeUser(ctx context.Context) error {
+	ch, role, err := a.moderated(ctx)
+	if err != nil {
+		return err
+	}
+	target, err := nip29.Target(a.ev)
+	if err != nil {
+		return err
+	}
+	if err := requireAdmin(role, "remove users"); err != nil {
+		return err
+	}
+	current, err := a.tx.Role(ctx, ch.ID, target)
+	if err != nil {
+		return err
+	}
+	if current == "" {
+		return reject.Invalidf("%s is not a member of channel %s", short(target), ch.ID)
+	}
+	if current == nip29.Owner {
+		if role != nip29.Owner {
+			return reject.Restrictedf("only an owner may remove an owner")
+		}
+		if err := a.keepAnOwner(ctx, ch.ID, target); err != nil {
+			return err
+		}
+	}
+	if err := a.tx.RemoveMember(ctx, ch.ID, target, a.now); err != nil {
+		return err
+	}
+	return a.finish(ctx, &ch.Channel, kinds.MemberRemoved, target)
+}
+
+func (a *apply) join(ctx context.Context) error {
+	ch, role, err := a.moderated(ctx)
+	if err != nil {
+		return err
+	}
+	if role != "" {
+		return reject.Duplicatef("already a member of channel %s", ch.ID)
+	}
+	if err := a.tx.PutMember(ctx, ch.ID, a.ev.PubKey, nip29.Member, a.now); err != nil {
+		return err
+	}
+	return a.finish(ctx, &ch.Channel, kinds.MemberAdded, a.ev.PubKey)
+}
+
+func (a *apply) leave(ctx context.Context) error {
+	ch, role, err := a.moderated(ctx)
+	if err != nil {
+		return err
+	}
+	if role == "" {
+		return reject.Invalidf("not a member of channel %s", ch.ID)
+	}
+	if role == nip29.Owner {
+		if err := a.keepAnOwner(ctx, ch.ID, a.ev.PubKey); err != nil {
+			return err
+		}
+	}
+	if err := a.tx.RemoveMember(ctx, ch.ID, a.ev.PubKey, a.now); err != nil {
+		return err
+	}
+	return a.finish(ctx, &ch.Channel, kinds.MemberRemoved, a.ev.PubKey)
+}
+
+func (a *apply) deleteChannel(ctx context.Context) error {
+	ch, role, err := a.moderated(ctx)
+	if err != nil {
+		return err
+	}
+	if role != nip29.Owner {
+		return reject.Restrictedf("only a channel owner may delete the channel")
+	}
+	if err := a.storeInChannel(ctx, ch.ID); err != nil {
+		return err
+	}
+	return a.tx.DeleteChannel(ctx, ch.ID, a.now)
+}
+
+func (a *apply) moderationDelete(ctx context.Context) error {
+	ch, role, err := a.moderated(ctx)
+	if err != nil {
+		return err
+	}
+	var targets []string
+	for _, t := range a.ev.Tags {
+		if len(t) >= 2 && t[0] == "e" {
+			targets = append(targets, t[1])
+		}
+	}
+	if len(targets) == 0 {
+		return reject.Invalidf("delete-event needs at least one e tag naming the event")
+	}
+	// Before any target is looked up: a non-member of a private channel
+	// learns nothing about its events.
+	if err := mayWrite(ch, role, ch.ID); err != nil {
+		return err
+	}
+	admin := nip29.RoleRank(role) >= nip29.RoleRank(nip29.Admin)
+	refs := make([]*store.EventRef, 0, len(targets))
+	for _, id := range targets {
+		ref, err := a.tx.Event(ctx, id)
+		if isNotFound(err) || (err == nil && ref.ChannelID != ch.ID) {
+			return reject.Invalidf("event %s is not stored in channel %s", id, ch.ID)
+		}
+		if err != nil {
+			return err
+		}
+		if kinds.RelayOnly(ref.Kind) {
+			return reject.Restrictedf("event %s is signed by the relay and cannot be deleted", id)
+		}
+		if ref.Pubkey != a.ev.PubKey && !admin {
+			return reject.Restrictedf("only the author or a channel owner or admin may delete event %s", id)
+		}
+		if err := undeletable(ref); err != nil {
+			return err
+		}
+		refs = append(refs, ref)
+	}
+	if err := a.storeInChannel(ctx, ch.ID); err != nil {
+		return err
+	}
+	for _, ref := range refs {
+		if err := a.hide(ctx, ref); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hide marks a target deleted and takes a deleted reply out of its thread's
+// counters.
+func (a *apply) hide(ctx context.Context, ref *store.EventRef) error {
+	fresh, err := a.tx.MarkDeleted(ctx, ref.ID, a.now)
+	if err != nil || !fresh {
+		return err
+	}
+	if ref.HasThread && ref.ParentID != "" {
+		return a.tx.ReplyDeleted(ctx, ref.RootID, ref.ParentID)
+	}
+	return nil
+}
+
+// finish stores the moderation event itself, notifies target with a
+// 44100/44101 when notify names one, and republishes the channel's state.
+func (a *apply) finish(ctx context.Context, ch *nip29.Channel, notify int, target string) error {
+	if err := a.storeInChannel(ctx, ch.ID); err != nil {
+		return err
+	}
+	if notify != 0 {
+		if err := a.notify(ctx, ch, notify, target); err != nil {
+			return err
+		}
+	}
+	return a.publishState(ctx, ch)
+}
+
+// notify publishes a 44100/44101 for target; never for system channels.
+// Its content is what Buzz clients parse:
+// {"type":"member_added"|"member_removed","channel_id":"<uuid>"}.
+func (a *apply) notify(ctx context.Context, ch *nip29.Channel, kind int, target string) error {
+	if ch.Type == nip29.TypeSystem {
+		return nil
+	}
+	typ := "member_added"
+	if kind == kinds.MemberRemoved {
+		typ = "member_removed"
+	}
+	content, err := json.Marshal(struct {
+		Type      string `json:"type"`
+		ChannelID string `json:"channel_id"`
+	}{typ, ch.ID})
+	if err != nil {
+		return fmt.Errorf("ingest: encode kind %d content: %w", kind, err)
+	}
+	_, err = a.sign(ctx, kind, a.now, nostr.Tags{{"p", target}, {"h", ch.ID}}, string(content),
+		store.EventMeta{ChannelID: ch.ID, TopLevel: true})
+	return err
+}
+
+// publishState signs fresh 39000/39001/39002 heads for ch, replacing the
+// previous ones; each created_at is max(now, previous+1).
+func (a *apply) publishState(ctx context.Context, ch *nip29.Channel) error {
+	members, err := a.tx.Members(ctx, ch.ID)
+	if err != nil {
+		return err
+	}
+	for _, k := range []int{kinds.GroupMetadata, kinds.GroupAdmins, kinds.GroupMembers} {
+		var tags nostr.Tags
+		switch k {
+		case kinds.GroupMetadata:
+			tags = nip29.MetadataTags(ch)
+		case kinds.GroupAdmins:
+			tags = nip29.AdminsTags(ch, members)
+		default:
+			tags = nip29.MembersTags(ch, members)
+		}
+		prevAt, prevID, ok, err := a.tx.StateHead(ctx, ch.ID, k)
+		if err != nil {
+			return err
+		}
+		at := a.now
+		if ok && at <= prevAt {
+			at = prevAt + 1
+		}
+		ev, err := a.sign(ctx, k, at, tags, "", store.EventMeta{ChannelID: ch.ID, DTag: ch.ID, TopLevel: true})
+		if err != nil {
+			return err
+		}
+		if ok {
+			if err := a.tx.DeleteEvents(ctx, []string{prevID}); err != nil {
+				return err
+			}
+		}
+		if err := a.tx.SetStateHead(ctx, ch.ID, k, ev.ID, at); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,319 @@
+package ingest
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/buzzrelay/relay/shared/domain/access"
+	"github.com/buzzrelay/relay/shared/domain/eventcheck"
+	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/domain/nip29"
+	"github.com/buzzrelay/relay/shared/domain/reject"
+	"github.com/buzzrelay/relay/shared/domain/relayinfo"
+	"github.com/buzzrelay/relay/shared/postgres/store"
+)
+
+// MaxDepth caps thread depth; deeper replies are stored at this depth.
+const MaxDepth = store.MaxThreadDepth
+
+// writable checks that the author may post into channel h: it exists, is not
+// deleted, and is open or has the author as an active member.
+func (a *apply) writable(ctx context.Context, h string) (*store.ChannelRow, error) {
+	ch, role, err := a.tx.ChannelAndRole(ctx, h, a.ev.PubKey)
+	if err != nil && !isNotFound(err) {
+		return nil, err
+	}
+	return ch, mayWrite(ch, role, h)
+}
+
+// mayWrite applies the write rule to a channel row (nil when missing) and
+// the author's role in it. A missing channel and a private one the author
+// is not a member of get the same refusal: it is no oracle for what exists.
+func mayWrite(ch *store.ChannelRow, role, h string) error {
+	m := access.Never
+	if role != "" {
+		m = access.Active
+	}
+	if !access.MayWrite(ch.Rule(), m) {
+		return noChannel(h)
+	}
+	return nil
+}
+
+// noChannel is the one refusal for a channel that does not exist, is
+// deleted, or is private to the sender.
+func noChannel(h string) error {
+	return reject.Restrictedf("channel %s does not exist or you are not a member", h)
+}
+
+// notStored is the one refusal for a target event that is not stored, is
+// deleted, or sits in a channel the sender may not write to; it names no
+// channel.
+func notStored(what, id string) error {
+	return reject.Invalidf("%s target %s is not stored", what, id)
+}
+
+// MaxReactionsPerAuthor bounds the reactions one key keeps on one event
+// (a reaction is one per author and content), so the aux closure of a
+// window grows with the number of reacting keys, not with one key's
+// persistence.
+const MaxReactionsPerAuthor = relayinfo.MaxReactionsPerKey
+
+// message stores a channel message or a plain note, with its thread position.
+func (a *apply) message(ctx context.Context) error {
+	h, hasH := nip29.ChannelTag(a.ev.Tags)
+	if !hasH || h == "" {
+		if kinds.InChannel(a.ev.Kind) {
+			return reject.Invalidf("kind %d needs an h tag naming its channel", a.ev.Kind)
+		}
+		return a.store(ctx, store.EventMeta{TopLevel: true, Search: kinds.Searchable(a.ev.Kind), Last: true})
+	}
+	row := &store.ThreadRow{}
+	top := true
+	r, isReply := nip29.ParseReply(a.ev.Tags)
+	if !isReply {
+		if _, err := a.writable(ctx, h); err != nil {
+			return err
+		}
+	} else {
+		// One lookup gives the parent, its channel and the author's role.
+		parent, ch, role, err := a.tx.Target(ctx, r.Parent, a.ev.PubKey)
+		if isNotFound(err) || (err == nil && (parent.ChannelID != h || parent.Deleted || !parent.HasThread)) {
+			if _, werr := a.writable(ctx, h); werr != nil {
+				return werr
+			}
+			return reject.Invalidf("reply parent %s is not a message in channel %s", r.Parent, h)
+		}
+		if err != nil {
+			return err
+		}
+		if err := mayWrite(ch, role, h); err != nil {
+			return err
+		}
+		root := parent.RootID
+		if parent.Depth == 0 || root == "" {
+			root = parent.ID
+		}
+		if r.Root != "" && r.Root != root {
+			return reject.Invalidf("root tag %s does not match the parent's thread root %s", r.Root, root)
+		}
+		row.ParentID, row.RootID = parent.ID, root
+		row.Depth = min(parent.Depth+1, MaxDepth)
+		row.Broadcast = r.Broadcast && row.Depth == 1
+		top = row.Broadcast
+	}
+	return a.store(ctx, store.EventMeta{ChannelID: h, TopLevel: top, Search: kinds.Searchable(a.ev.Kind), Thread: row, Last: true})
+}
+
+// target loads the event a reaction or edit points at, and checks an
+// optional h against the target's channel and the author's right to write
+// there.
+func (a *apply) target(ctx context.Context, id, what string) (*store.EventRef, error) {
+	if !eventcheck.LowerHex(id, 64) {
+		return nil, reject.Invalidf("%s target %q is not a 64-hex event id", what, id)
+	}
+	ref, ch, role, err := a.tx.Target(ctx, id, a.ev.PubKey)
+	if isNotFound(err) || (err == nil && ref.Deleted) {
+		return nil, notStored(what, id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if ref.ChannelID != "" && mayWrite(ch, role, ref.ChannelID) != nil {
+		return nil, notStored(what, id)
+	}
+	if h, ok := nip29.ChannelTag(a.ev.Tags); ok && h != ref.ChannelID {
+		return nil, reject.Invalidf("h tag %s is not the channel of the target event", h)
+	}
+	return ref, nil
+}
+
+func (a *apply) reaction(ctx context.Context) error {
+	var id string
+	for _, t := range a.ev.Tags {
+		if len(t) >= 2 && t[0] == "e" {
+			id = t[1]
+		}
+	}
+	if id == "" {
+		return reject.Invalidf("reaction needs an e tag naming its target")
+	}
+	ref, err := a.target(ctx, id, "reaction")
+	if err != nil {
+		return err
+	}
+	n, same, err := a.tx.Reactions(ctx, ref.ID, a.ev.PubKey, a.ev.Content)
+	if err != nil {
+		return err
+	}
+	if same {
+		return reject.Duplicatef("you already reacted %q to %s", short(a.ev.Content), ref.ID)
+	}
+	if n >= MaxReactionsPerAuthor {
+		return reject.New(reject.RateLimited, "%d reactions to %s from one key is the limit", MaxReactionsPerAuthor, ref.ID)
+	}
+	return a.store(ctx, store.EventMeta{ChannelID: ref.ChannelID, TopLevel: true, Last: true})
+}
+
+func (a *apply) edit(ctx context.Context) error {
+	id, ok := nip29.Tag(a.ev.Tags, "e")
+	if !ok {
+		return reject.Invalidf("edit needs an e tag naming the edited event")
+	}
+	ref, err := a.target(ctx, id, "edit")
+	if err != nil {
+		return err
+	}
+	if ref.Pubkey != a.ev.PubKey {
+		return reject.Restrictedf("only the author of %s may edit it", id)
+	}
+	return a.store(ctx, store.EventMeta{ChannelID: ref.ChannelID, TopLevel: true, Search: true, Last: true})
+}
+
+// deletion applies a NIP-09 kind 5 with exactly one e or a target, which
+// only its author may delete.
+func (a *apply) deletion(ctx context.Context) error {
+	var targets [][]string
+	for _, t := range a.ev.Tags {
+		if len(t) >= 2 && (t[0] == "e" || t[0] == "a") {
+			targets = append(targets, t)
+		}
+	}
+	if len(targets) != 1 {
+		return reject.Invalidf("a deletion must name exactly one target (e or a tag), this one names %d", len(targets))
+	}
+	t := targets[0]
+	if t[0] == "a" {
+		return a.deleteAddress(ctx, t[1])
+	}
+	ref, ch, role, err := a.tx.Target(ctx, t[1], a.ev.PubKey)
+	if isNotFound(err) {
+		return notStored("deletion", t[1])
+	}
+	if err != nil {
+		return err
+	}
+	var access error
+	if ref.ChannelID != "" {
+		access = mayWrite(ch, role, ref.ChannelID)
+	}
+	if ref.Pubkey != a.ev.PubKey {
+		if access != nil { // someone else's event the sender may not see
+			return notStored("deletion", t[1])
+		}
+		return reject.Restrictedf("only the author of %s may delete it", t[1])
+	}
+	// The author knows the event; a member removed from its private
+	// channel may no longer delete there.
+	if access != nil {
+		return access
+	}
+	if err := undeletable(ref); err != nil {
+		return err
+	}
+	if err := a.store(ctx, store.EventMeta{ChannelID: ref.ChannelID, TopLevel: true}); err != nil {
+		return err
+	}
+	return a.hide(ctx, ref)
+}
+
+// undeletable refuses a deletion of a deletion: NIP-09 gives it no effect,
+// and the first deletion stays readable.
+func undeletable(ref *store.EventRef) error {
+	if kinds.Deletes(ref.Kind) {
+		return reject.Invalidf("event %s is a deletion, and a deletion cannot be deleted", ref.ID)
+	}
+	return nil
+}
+
+func (a *apply) deleteAddress(ctx context.Context, addr string) error {
+	parts := strings.SplitN(addr, ":", 3)
+	if len(parts) != 3 {
+		return reject.Invalidf("a tag %q must be kind:pubkey:d", addr)
+	}
+	kind, err := strconv.Atoi(parts[0])
+	if err != nil || kind < 0 || kind > kinds.Max {
+		return reject.Invalidf("a tag %q has no valid kind", addr)
+	}
+	if parts[1] != a.ev.PubKey {
+		return reject.Restrictedf("only the author of %s may delete it", addr)
+	}
+	// The deletion lives in its target's channel, as an e deletion does, so
+	// it is read under that channel's access rule and never leaks the
+	// address of an event in a private channel.
+	channel, err := a.tx.AddressChannel(ctx, kind, parts[1], parts[2])
+	if err != nil {
+		return err
+	}
+	if err := a.store(ctx, store.EventMeta{ChannelID: channel, TopLevel: true}); err != nil {
+		return err
+	}
+	_, err = a.tx.MarkAddressDeleted(ctx, kind, parts[1], parts[2], int64(a.ev.CreatedAt), a.now)
+	return err
+}
+
+// replaceable keeps only the newest 0/3/10009 per author and the newest
+// 30023 per author and d tag (ties: the lower id wins, as NIP-01 says).
+func (a *apply) replaceable(ctx context.Context) error {
+	d := ""
+	if kinds.InAddressableRange(a.ev.Kind) {
+		v, ok := nip29.Tag(a.ev.Tags, "d")
+		if !ok {
+			return reject.Invalidf("kind %d is addressable and needs a d tag", a.ev.Kind)
+		}
+		d = v
+	}
+	meta := store.EventMeta{DTag: d, TopLevel: true, Search: kinds.Searchable(a.ev.Kind)}
+	if h, ok := nip29.ChannelTag(a.ev.Tags); ok && a.ev.Kind == kinds.Article {
+		if _, err := a.writable(ctx, h); err != nil {
+			return err
+		}
+		meta.ChannelID = h
+	}
+	// Concurrent versions of one address serialize here, so only the
+	// newest survives.
+	if err := a.tx.LockAddress(ctx, a.ev.Kind, a.ev.PubKey, d); err != nil {
+		return err
+	}
+	prev, err := a.tx.Addressable(ctx, a.ev.Kind, a.ev.PubKey, d)
+	if err != nil {
+		return err
+	}
+	var old []string
+	for _, p := range prev {
+		if p.ID == a.ev.ID {
+			return reject.Duplicatef("event %s is already stored", a.ev.ID)
+		}
+		if p.CreatedAt > int64(a.ev.CreatedAt) || (p.CreatedAt == int64(a.ev.CreatedAt) && p.ID < a.ev.ID) {
+			return reject.Duplicatef("a newer version of this kind %d event is stored", a.ev.Kind)
+		}
+		old = append(old, p.ID)
+	}
+	if err := a.tx.DeleteEvents(ctx, old); err != nil {
+		return err
+	}
+	return a.store(ctx, meta)
+}
+
+// ephemeral checks an ephemeral event (NIP-01 20000-29999) without storing
+// it: one with an h tag needs a channel its author may write to. Submit
+// hands it to live fan-out like a stored event.
+func (a *apply) ephemeral(ctx context.Context) error {
+	if h, ok := nip29.ChannelTag(a.ev.Tags); ok {
+		if _, err := a.writable(ctx, h); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// giftWrap stores a NIP-59 gift wrap outside any channel, never indexed for
+// search; reads give it only to its p recipient (query's access rule).
+func (a *apply) giftWrap(ctx context.Context) error {
+	p, ok := nip29.Tag(a.ev.Tags, "p")
+	if !ok || !eventcheck.LowerHex(p, 64) {
+		return reject.Invalidf("a gift wrap needs a p tag naming its recipient's 64-hex public key")
+	}
+	return a.store(ctx, store.EventMeta{TopLevel: true, Last: true})
+}

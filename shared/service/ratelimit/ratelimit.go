@@ -1,0 +1,203 @@
+// Package ratelimit bounds what one key and one WebSocket connection may
+// ask of the relay, across every stateless instance: counters live in
+// Postgres (migrations/006_rate_limits.sql, shared/postgres/store ratelimits.go),
+// fixed windows, and one check is one statement that adds the request's cost to every counter it touches
+// and returns their totals. Channel owners and the allow-list are exempt.
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/buzzrelay/relay/shared/domain/reject"
+	"github.com/buzzrelay/relay/shared/postgres/store"
+)
+
+// Limits are the per-key and per-connection budgets; 0 disables one.
+type Limits struct {
+	EventsPerMinute     int64 // events one key submits (HTTP and WebSocket)
+	EventBytesPerMinute int64 // bytes of those events
+	ChannelsPerHour     int64 // 9007 channel creations by one key
+	ReadsPerMinute      int64 // REQ, COUNT, /query and /count by one key
+	MessagesPerMinute   int64 // WebSocket messages on one connection
+	// Allow lists pubkeys that no limit applies to (the relay's operators,
+	// bots); owners of a channel are exempt too.
+	Allow map[string]bool
+}
+
+// Defaults are the limits when the environment sets none. They are sized
+// so that a busy client, an agent or a test suite working from one key never
+// meets them (a window paged over hundreds of rows, a channel per test),
+// while a single-key flood (hundreds of events per second) is cut within the
+// first second of its window.
+var Defaults = Limits{
+	EventsPerMinute:     600,
+	EventBytesPerMinute: 16 << 20,
+	ChannelsPerHour:     300,
+	ReadsPerMinute:      3000,
+	MessagesPerMinute:   6000,
+}
+
+// settings maps each limit's environment variable to its field in l.
+func (l *Limits) settings() map[string]*int64 {
+	return map[string]*int64{
+		"RATE_EVENTS_PER_MIN":      &l.EventsPerMinute,
+		"RATE_EVENT_BYTES_PER_MIN": &l.EventBytesPerMinute,
+		"RATE_CHANNELS_PER_HOUR":   &l.ChannelsPerHour,
+		"RATE_READS_PER_MIN":       &l.ReadsPerMinute,
+		"RATE_WS_MESSAGES_PER_MIN": &l.MessagesPerMinute,
+	}
+}
+
+// Off is the environment that turns every limit off, for benchmarks whose
+// measure is throughput.
+func Off() map[string]string {
+	var l Limits
+	env := map[string]string{}
+	for name := range l.settings() {
+		env[name] = "0"
+	}
+	return env
+}
+
+// FromEnv reads RATE_EVENTS_PER_MIN, RATE_EVENT_BYTES_PER_MIN,
+// RATE_CHANNELS_PER_HOUR, RATE_READS_PER_MIN, RATE_WS_MESSAGES_PER_MIN
+// (whole numbers, 0 = no limit) and RATE_ALLOW (comma-separated hex
+// pubkeys) over Defaults.
+func FromEnv(getenv func(string) string) (Limits, error) {
+	l := Defaults
+	for name, p := range l.settings() {
+		if v := getenv(name); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 {
+				return Limits{}, fmt.Errorf("%s must be a whole number (0 = no limit), got %q", name, v)
+			}
+			*p = n
+		}
+	}
+	l.Allow = map[string]bool{}
+	for _, pk := range strings.Split(getenv("RATE_ALLOW"), ",") {
+		if pk = strings.ToLower(strings.TrimSpace(pk)); pk != "" {
+			l.Allow[pk] = true
+		}
+	}
+	return l, nil
+}
+
+// Request is what one client request costs.
+type Request struct {
+	Community  string
+	Pubkey     string // "" before authentication
+	Connection string // WebSocket connection id, "" on HTTP
+	Event      bool   // an event submission
+	EventBytes int
+	NewChannel bool // a 9007
+	Read       bool // REQ, COUNT, /query, /count
+}
+
+// Exceeded is a refusal: rate-limited: with when to try again.
+type Exceeded struct {
+	Err        *reject.Error
+	RetryAfter time.Duration
+}
+
+func (e *Exceeded) Error() string { return e.Err.Error() }
+func (e *Exceeded) Unwrap() error { return e.Err }
+
+// Wait is RetryAfter, for the wire's Retry-After (reject.Waiter).
+func (e *Exceeded) Wait() time.Duration { return e.RetryAfter }
+
+// Limiter checks requests against Limits. A nil *Limiter allows everything.
+type Limiter struct {
+	st  *store.Store
+	l   Limits
+	now func() time.Time
+}
+
+// New builds a limiter over st.
+func New(st *store.Store, l Limits) *Limiter { return &Limiter{st: st, l: l, now: time.Now} }
+
+// Limits returns the limiter's limits (NIP-11 advertises them).
+func (lm *Limiter) Limits() Limits {
+	if lm == nil {
+		return Limits{}
+	}
+	return lm.l
+}
+
+type counter struct {
+	key    string
+	window int64 // seconds
+	limit  int64
+	cost   int64
+	what   string
+}
+
+// Check counts r and returns an *Exceeded when it passes a limit (the
+// request is counted either way: hammering does not reset the window).
+func (lm *Limiter) Check(ctx context.Context, r Request) error {
+	if lm == nil || (r.Pubkey != "" && lm.l.Allow[r.Pubkey]) {
+		return nil
+	}
+	var cs []counter
+	add := func(key string, window, limit, cost int64, what string) {
+		if limit > 0 && cost > 0 {
+			cs = append(cs, counter{key, window, limit, cost, what})
+		}
+	}
+	if r.Connection != "" {
+		add("conn:"+r.Connection, 60, lm.l.MessagesPerMinute, 1, "messages per minute on this connection")
+	}
+	if r.Pubkey != "" {
+		if r.Event {
+			add("ev:"+r.Pubkey, 60, lm.l.EventsPerMinute, 1, "events per minute")
+			add("evb:"+r.Pubkey, 60, lm.l.EventBytesPerMinute, int64(r.EventBytes), "event bytes per minute")
+		}
+		if r.NewChannel {
+			add("ch:"+r.Pubkey, 3600, lm.l.ChannelsPerHour, 1, "new channels per hour")
+		}
+		if r.Read {
+			add("rd:"+r.Pubkey, 60, lm.l.ReadsPerMinute, 1, "reads per minute")
+		}
+	}
+	if len(cs) == 0 {
+		return nil
+	}
+	now := lm.now().Unix()
+	hits := make([]store.RateHit, len(cs))
+	for i, c := range cs {
+		hits[i] = store.RateHit{Key: c.key, WindowStart: now - now%c.window, Cost: c.cost}
+	}
+	// About one call in 64 also prunes windows older than an hour.
+	var prune int64
+	if now%64 == 0 {
+		prune = now - 3600
+	}
+	totals, err := lm.st.HitRateCounters(ctx, r.Community, r.Pubkey, hits, prune)
+	if err != nil {
+		return fmt.Errorf("ratelimit: %w", err)
+	}
+	for _, c := range cs {
+		if h, ok := totals[c.key]; ok && h > c.limit {
+			retry := time.Duration(c.window-now%c.window) * time.Second
+			return &Exceeded{
+				Err:        reject.New(reject.RateLimited, "over %d %s; try again in %d s", c.limit, c.what, int64(retry/time.Second)),
+				RetryAfter: retry,
+			}
+		}
+	}
+	return nil
+}
+
+// RetryAfter returns how long an Exceeded in err asks to wait.
+func RetryAfter(err error) (time.Duration, bool) {
+	var ex *Exceeded
+	if errors.As(err, &ex) {
+		return ex.RetryAfter, true
+	}
+	return 0, false
+}

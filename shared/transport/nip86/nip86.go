@@ -1,0 +1,169 @@
+// Package nip86 is the NIP-86 relay management API of a community: JSON-RPC
+// style requests ({"method", "params"}) over HTTP POST with Content-Type
+// application/nostr+json+rpc, authenticated by NIP-98 (the bridge verifies
+// the token for the community served at the request's host). Only the
+// community's operator keys may call it; the relay-specific methods
+// addcommunity and disablecommunity belong to the operators of the
+// deployment's default community.
+package nip86
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+
+	"github.com/buzzrelay/relay/shared/domain/reject"
+	"github.com/buzzrelay/relay/shared/postgres/store"
+	"github.com/buzzrelay/relay/shared/service/community"
+)
+
+// ContentType is the media type of NIP-86 requests and answers.
+const ContentType = "application/nostr+json+rpc"
+
+// Request is one call.
+type Request struct {
+	Method string            `json:"method"`
+	Params []json.RawMessage `json:"params"`
+}
+
+// Response is its answer: Result on success, Error otherwise.
+type Response struct {
+	Result any    `json:"result,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// Service answers NIP-86 calls. Safe for concurrent use.
+type Service struct {
+	Store    *store.Store
+	Registry *community.Registry
+	Sealer   community.Sealer // nil: addcommunity is unavailable
+	Log      *slog.Logger
+}
+
+// Methods lists the supported methods, in supportedmethods order.
+var Methods = []string{
+	"supportedmethods",
+	"banpubkey", "listbannedpubkeys", "allowpubkey", "listallowedpubkeys",
+	"banevent",
+	"changerelayname", "changerelaydescription", "changerelayicon",
+	"addcommunity", "disablecommunity",
+}
+
+// ErrForbidden is a call by a key that is not an operator.
+var ErrForbidden = errors.New("nip86: not an operator")
+
+// Serve runs body as pubkey's call to community c. A non-nil error is
+// ErrForbidden (403) or an internal failure; a bad call is an answer with
+// Error set (400 by the caller's choice), never a change.
+func (s *Service) Serve(ctx context.Context, c *community.Community, pubkey string, body []byte) (Response, error) {
+	var req Request
+	if err := json.Unmarshal(body, &req); err != nil || req.Method == "" {
+		return Response{Error: "invalid: body must be {\"method\": ..., \"params\": [...]}"}, nil
+	}
+	if !c.Operator(pubkey) {
+		return Response{}, ErrForbidden
+	}
+	res, err := s.call(ctx, c, pubkey, req)
+	if err != nil {
+		if r, ok := reject.As(err); ok {
+			return Response{Error: r.Error()}, nil
+		}
+		if errors.Is(err, community.ErrNoCommunity) {
+			return Response{Error: "invalid: " + err.Error()}, nil
+		}
+		return Response{}, err
+	}
+	s.Registry.Forget()
+	return Response{Result: res}, nil
+}
+
+func (s *Service) call(ctx context.Context, c *community.Community, pubkey string, req Request) (any, error) {
+	p := params(req.Params)
+	switch req.Method {
+	case "supportedmethods":
+		return Methods, nil
+	case "banpubkey", "allowpubkey":
+		pk, err := p.str(0, "pubkey")
+		if err != nil {
+			return nil, err
+		}
+		rule := community.RuleBan
+		if req.Method == "allowpubkey" {
+			rule = community.RuleAllow
+		}
+		return true, community.SetPubkeyRule(ctx, s.Store, c.ID, pk, rule, p.opt(1))
+	case "listbannedpubkeys":
+		return community.PubkeyRules(ctx, s.Store, c.ID, community.RuleBan)
+	case "listallowedpubkeys":
+		return community.PubkeyRules(ctx, s.Store, c.ID, community.RuleAllow)
+	case "banevent":
+		id, err := p.str(0, "event id")
+		if err != nil {
+			return nil, err
+		}
+		return true, community.BanEvent(ctx, s.Store, c.ID, id, p.opt(1))
+	case "changerelayname", "changerelaydescription", "changerelayicon":
+		v, err := p.str(0, "value")
+		if err != nil {
+			return nil, err
+		}
+		field := map[string]string{"changerelayname": community.FieldName, "changerelaydescription": community.FieldAbout, "changerelayicon": community.FieldPicture}[req.Method]
+		return true, community.SetInfo(ctx, s.Store, c.ID, field, v)
+	case "addcommunity", "disablecommunity":
+		if c.ID != s.Registry.Fallback() {
+			return nil, reject.Restrictedf("%s is for the operators of the deployment's default community", req.Method)
+		}
+		id, err := p.str(0, "community id")
+		if err != nil {
+			return nil, err
+		}
+		if req.Method == "disablecommunity" {
+			if id == c.ID {
+				return nil, reject.Invalidf("the default community cannot be disabled through itself")
+			}
+			return true, community.Disable(ctx, s.Store, id)
+		}
+		host, err := p.str(1, "hostname")
+		if err != nil {
+			return nil, err
+		}
+		if s.Sealer == nil {
+			return nil, errors.New("nip86: addcommunity: no sealer configured for relay keys")
+		}
+		pub, err := community.Create(ctx, s.Store, s.Sealer, community.Spec{
+			ID: id, Hosts: []string{host}, Name: p.opt(2), Operators: []string{pubkey},
+		})
+		if err != nil {
+			return nil, err
+		}
+		return map[string]string{"id": id, "host": host, "relay_pubkey": pub}, nil
+	}
+	return nil, reject.Invalidf("unsupported method %q", req.Method)
+}
+
+type params []json.RawMessage
+
+// str is the required string parameter i.
+func (p params) str(i int, what string) (string, error) {
+	if i >= len(p) {
+		return "", reject.Invalidf("missing parameter %d (%s)", i+1, what)
+	}
+	var s string
+	if err := json.Unmarshal(p[i], &s); err != nil || s == "" {
+		return "", reject.Invalidf("parameter %d (%s) must be a non-empty string", i+1, what)
+	}
+	return s, nil
+}
+
+// opt is the optional string parameter i ("" when absent or not a string).
+func (p params) opt(i int) string {
+	if i >= len(p) {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(p[i], &s) != nil {
+		return ""
+	}
+	return s
+}

@@ -1,0 +1,202 @@
+// Package app builds, once per cold start, what one function kind needs and
+// nothing more (functions.go), and the handlers it starts (http.go,
+// websocket.go). localdev builds every part in one App (Local).
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/buzzrelay/relay/shared/aws/awssdk"
+	"github.com/buzzrelay/relay/shared/aws/lambdainvoke"
+	"github.com/buzzrelay/relay/shared/domain/signer"
+	"github.com/buzzrelay/relay/shared/domain/sigverify"
+	"github.com/buzzrelay/relay/shared/postgres/store"
+	"github.com/buzzrelay/relay/shared/service/community"
+	"github.com/buzzrelay/relay/shared/service/fanout"
+	"github.com/buzzrelay/relay/shared/service/ingest"
+	"github.com/buzzrelay/relay/shared/service/query"
+	"github.com/buzzrelay/relay/shared/service/ratelimit"
+	"github.com/buzzrelay/relay/shared/transport/apigw"
+	"github.com/buzzrelay/relay/shared/wiring/config"
+)
+
+// App is the wired core of one function kind: the parts it does not use
+// are nil.
+type App struct {
+	Config *config.Config
+	Log    *slog.Logger
+	// Store, Communities and Limiter: the pool (lazy), Host → community,
+	// the rate limits (RATE_*). Nil on a function without a database.
+	Store       *store.Store
+	Communities *community.Registry
+	Limiter     *ratelimit.Limiter
+	// Keys is every community's relay key and Signer is Keys; Sealer opens
+	// and seals community keys (nil: only the configured key). Nil on a
+	// function that signs nothing.
+	Keys   *community.Keys
+	Signer signer.Signer
+	Sealer community.Sealer
+	// Ingest is the write path, Reader the read path (it signs the
+	// 39005/39006 overlays with Keys), Fanout live delivery over the
+	// @connections API; nil where the function does not use them.
+	Ingest *ingest.Service
+	Reader *query.Engine
+	Fanout *fanout.Fanout
+	// Sigs checks every client signature of this instance (events, AUTH,
+	// NIP-98 tokens) and remembers the keys that sign often.
+	Sigs *sigverify.Verifier
+}
+
+// part is one piece a function kind builds.
+type part uint8
+
+const (
+	pool   part = 1 << iota // Store, Communities, Limiter
+	keys                    // Keys, Signer, Sealer
+	writes                  // Ingest (with pool, keys)
+	reads                   // Reader (with pool; signs when keys is built)
+	live                    // Fanout (with pool, reads); WS_MANAGEMENT_ENDPOINT required
+	// liveIfSet is live when WS_MANAGEMENT_ENDPOINT is set, else nothing
+	// (with a warning): ingest without the endpoint delivers nothing live.
+	liveIfSet
+	// splits is the fan-out function's: without FANOUT_FUNCTION, the
+	// other parts of an audience it splits go to itself
+	// (AWS_LAMBDA_FUNCTION_NAME).
+	splits
+)
+
+// Logger returns the JSON logger every entry point uses (LOG_LEVEL: debug,
+// info, warn, error; default info).
+func Logger() *slog.Logger {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(strings.ToLower(os.Getenv("LOG_LEVEL")))); err != nil || os.Getenv("LOG_LEVEL") == "" {
+		level = slog.LevelInfo
+	}
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+}
+
+// Fatal logs err and exits; for main functions only.
+func Fatal(log *slog.Logger, msg string, err error) {
+	log.Error(msg, "err", err)
+	os.Exit(1)
+}
+
+// Local wires every part from cfg, for localdev and the end-to-end tests:
+// one process serves every function's handler.
+func Local(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error) {
+	return build(ctx, cfg, log, localParts)
+}
+
+// fromEnv reads the environment and builds parts.
+func fromEnv(ctx context.Context, log *slog.Logger, parts part) (*App, error) {
+	cfg, err := config.FromEnv()
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return build(ctx, cfg, log, parts)
+}
+
+// build wires parts from cfg. It fails on any misconfiguration; the pool
+// connects lazily.
+func build(ctx context.Context, cfg *config.Config, log *slog.Logger, parts part) (*App, error) {
+	a := &App{Config: cfg, Log: log, Sigs: sigverify.New(sigverify.Options{})}
+	if parts&liveIfSet != 0 {
+		if cfg.WSManagementEndpoint != "" {
+			parts |= live
+		} else {
+			log.Warn("WS_MANAGEMENT_ENDPOINT is not set: events posted over HTTP reach WebSocket subscribers only on their next REQ")
+		}
+	}
+	if parts == 0 {
+		return a, nil
+	}
+	var err error
+	if a.Store, err = cfg.Store(ctx); err != nil {
+		return nil, fmt.Errorf("database: %w", err)
+	}
+	if err := a.wire(ctx, parts); err != nil {
+		a.Store.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *App) wire(ctx context.Context, parts part) error {
+	cfg := a.Config
+	a.Communities = community.NewRegistry(a.Store, cfg.DefaultCommunity)
+	a.Limiter = ratelimit.New(a.Store, cfg.Limits)
+	if parts&keys != 0 {
+		sg, err := cfg.Signer(ctx)
+		if err != nil {
+			return fmt.Errorf("relay key: %w", err)
+		}
+		if a.Sealer, err = cfg.Sealer(ctx); err != nil {
+			return err
+		}
+		a.Keys = community.NewKeys(a.Communities, a.Sealer, sg)
+		a.Signer = a.Keys
+	}
+	if parts&writes != 0 {
+		a.Ingest = ingest.New(a.Store, a.Keys).WithSignatures(a.Sigs)
+	}
+	if parts&(reads|live) != 0 {
+		a.Reader = query.New(a.Store, a.signer())
+	}
+	if parts&live != 0 {
+		return a.connectLive(ctx, parts&splits != 0)
+	}
+	return nil
+}
+
+// signer is Signer as an interface that is nil when no key was built.
+func (a *App) signer() signer.Signer {
+	if a.Keys == nil {
+		return nil
+	}
+	return a.Keys
+}
+
+// connectLive builds live delivery over the @connections API at
+// WS_MANAGEMENT_ENDPOINT and, with FANOUT_FUNCTION set, hands audiences
+// above FANOUT_INLINE_MAX subscriptions to the fan-out function, invoked
+// asynchronously at LAMBDA_ENDPOINT, which splits them in parts of about
+// FANOUT_BATCH_SIZE (self: the function is that fan-out function, which
+// falls back to its own name).
+func (a *App) connectLive(ctx context.Context, self bool) error {
+	endpoint := a.Config.WSManagementEndpoint
+	if endpoint == "" {
+		return errors.New("WS_MANAGEMENT_ENDPOINT is not set: live delivery needs the WebSocket API's @connections endpoint (https://{api-id}.execute-api.{region}.amazonaws.com/{stage})")
+	}
+	sdk, err := awssdk.Load(ctx, a.Config.AWSRegion, endpoint)
+	if err != nil {
+		return fmt.Errorf("fanout: %w", err)
+	}
+	// Idle connections for every post in flight: one instance's replies
+	// and deliveries, or, in localdev, every emulated fan-out run at once
+	// (a smaller pool closes and re-dials connections under load).
+	mgmt := apigw.NewManagement(sdk, endpoint, 16*fanout.DefaultConcurrency)
+	a.Fanout = fanout.New(fanout.NewRegistry(a.Store), mgmt, a.Reader, a.Log)
+	if a.Ingest != nil {
+		// A commit loads what delivery of its events needs, in its round trip.
+		a.Ingest = a.Ingest.WithDelivery(a.Fanout.Request)
+	}
+	f := a.Config.Fanout
+	if f.Function == "" && self {
+		f.Function = f.Self
+	}
+	if f.Function != "" {
+		a.Fanout.InlineMax, a.Fanout.BatchSize = f.InlineMax, f.BatchSize
+		a.Fanout.Async = lambdainvoke.New(sdk, f.LambdaEndpoint, f.Function, fanout.DefaultConcurrency)
+	}
+	return nil
+}
+
+// origin is how clients address the relay (BUZZ_PUBLIC_SCHEME / BUZZ_PUBLIC_URL).
+func (a *App) origin() apigw.Origin {
+	return apigw.Origin{Scheme: a.Config.PublicScheme, Host: a.Config.PublicHost, HostHeader: a.Config.HostHeader}
+}

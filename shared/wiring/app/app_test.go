@@ -1,0 +1,128 @@
+package app
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/testing/testkit"
+	"github.com/buzzrelay/relay/shared/wiring/config"
+)
+
+func testEnv(t *testing.T) map[string]string {
+	return map[string]string{
+		"DATABASE_URL":           testkit.NewDatabase(t),
+		"RELAY_SECRET_KEY":       nostr.GeneratePrivateKey(),
+		"RELAY_SEAL_KEY":         nostr.GeneratePrivateKey(),
+		"WS_MANAGEMENT_ENDPOINT": "http://127.0.0.1:9", // nothing listens: no post is made here
+		"BUZZ_PUBLIC_SCHEME":     "http",
+	}
+}
+
+// Each function kind builds what its handler uses and nothing more: the
+// query function has no write path, ws-connect no database, ws-disconnect
+// and fanout no relay key.
+func TestEachKindBuildsOnlyWhatItUses(t *testing.T) {
+	env := testEnv(t)
+	quiet := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	ctx := context.Background()
+	for _, c := range []struct {
+		name                                string
+		parts                               part
+		noEndpoint                          bool
+		store, keys, ingest, reader, fanout bool
+	}{
+		{"ingest", ingestParts, false, true, true, true, true, true},
+		{"ingest without WS_MANAGEMENT_ENDPOINT", ingestParts, true, true, true, true, false, false},
+		{"query", queryParts, false, true, true, false, true, false},
+		{"ws-connect", connectParts, false, false, false, false, false, false},
+		{"ws-message", messageParts, false, true, true, true, true, true},
+		{"ws-disconnect", disconnectParts, false, true, false, false, false, false},
+		{"fanout", fanoutParts, false, true, false, false, true, true},
+		{"localdev", localParts, false, true, true, true, true, true},
+	} {
+		e := map[string]string{}
+		for k, v := range env {
+			e[k] = v
+		}
+		if c.noEndpoint {
+			delete(e, "WS_MANAGEMENT_ENDPOINT")
+		}
+		cfg, err := config.Load(func(k string) string { return e[k] })
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := build(ctx, cfg, quiet, c.parts)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		got := [5]bool{a.Store != nil, a.Keys != nil, a.Ingest != nil, a.Reader != nil, a.Fanout != nil}
+		if want := [5]bool{c.store, c.keys, c.ingest, c.reader, c.fanout}; got != want {
+			t.Errorf("%s: built store, keys, ingest, reader, fanout = %v, want %v", c.name, got, want)
+		}
+		if a.Store != nil {
+			a.Store.Close()
+		}
+	}
+}
+
+// The constructors the mains call read the environment and answer with the
+// routes of their function only.
+func TestFunctionConstructors(t *testing.T) {
+	for k, v := range testEnv(t) {
+		t.Setenv(k, v)
+	}
+	quiet := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	ctx := context.Background()
+	post := func(path string) events.APIGatewayV2HTTPRequest {
+		return events.APIGatewayV2HTTPRequest{RawPath: path, Headers: map[string]string{"host": "127.0.0.1"},
+			RequestContext: events.APIGatewayV2HTTPRequestContext{HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "POST", Path: path}}}
+	}
+	ingest, err := IngestFunction(ctx, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	query, err := QueryFunction(ctx, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		h    func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
+		path string
+		want int
+	}{
+		{"ingest POST /events", ingest, "/events", http.StatusUnauthorized}, // served: no NIP-98 token
+		{"ingest POST /query", ingest, "/query", http.StatusNotFound},
+		{"query POST /query", query, "/query", http.StatusUnauthorized},
+		{"query POST /events", query, "/events", http.StatusNotFound},
+	} {
+		if resp, err := c.h(ctx, post(c.path)); err != nil || resp.StatusCode != c.want {
+			t.Errorf("%s: %d %v, want %d", c.name, resp.StatusCode, err, c.want)
+		}
+	}
+	ws := events.APIGatewayWebsocketProxyRequest{RequestContext: events.APIGatewayWebsocketProxyRequestContext{
+		ConnectionID: "c1", DomainName: "127.0.0.1", EventType: "CONNECT"}}
+	for name, build := range map[string]func(context.Context, *slog.Logger) (func(context.Context, events.APIGatewayWebsocketProxyRequest) (events.APIGatewayProxyResponse, error), error){
+		"ws-connect": ConnectFunction, "ws-message": MessageFunction, "ws-disconnect": DisconnectFunction,
+	} {
+		h, err := build(ctx, quiet)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if resp, err := h(ctx, ws); err != nil || resp.StatusCode != http.StatusOK {
+			t.Errorf("%s $connect: %d %v", name, resp.StatusCode, err)
+		}
+	}
+	if _, err := FanoutFunction(ctx, quiet); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := AuthorizeFunction(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,32 @@
+package app
+
+import (
+	"github.com/buzzrelay/relay/shared/transport/apigw"
+	"github.com/buzzrelay/relay/shared/transport/bridge"
+	"github.com/buzzrelay/relay/shared/transport/nip86"
+)
+
+// IngestHTTP is functions/ingest's handler: POST /events, with live fan-out
+// when a.Fanout is set.
+func (a *App) IngestHTTP() apigw.HTTPHandler {
+	var fo bridge.Fanout
+	if a.Fanout != nil {
+		fo = a.Fanout
+	}
+	b := bridge.New(a.Store, a.Signer, a.Ingest, nil, fo, a.Config.DefaultCommunity, a.Log)
+	b.Verifier.Sigs = a.Sigs
+	b.Limiter = a.Limiter
+	b.Communities = a.Communities
+	return apigw.HTTP(b, a.origin())
+}
+
+// QueryHTTP is functions/query's handler: POST /query, POST /count, GET /
+// (NIP-11), POST / (NIP-86 management) and GET /healthz.
+func (a *App) QueryHTTP() apigw.HTTPHandler {
+	b := bridge.New(a.Store, a.Signer, nil, a.Reader, nil, a.Config.DefaultCommunity, a.Log)
+	b.Verifier.Sigs = a.Sigs
+	b.Limiter = a.Limiter
+	b.Communities = a.Communities
+	b.Manage = &nip86.Service{Store: a.Store, Registry: a.Communities, Sealer: a.Sealer, Log: a.Log}
+	return apigw.HTTP(b, a.origin())
+}
