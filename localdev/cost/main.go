@@ -5,6 +5,7 @@
 //	go run ./localdev/cost                       # community, idle
 //	go run ./localdev/cost -profile managed
 //	go run ./localdev/cost -messages 1e6 -reqs 2e5 -events-per-req 20 -db-hours 100
+//	go run ./localdev/cost -media-gb 50 -media-uploads 2e4 -media-downloads 5e5 -media-mb 2
 //
 // The last line is `total: $N.NN/month`. docs/deploy.md's cost tables are
 // its output. Free tiers are left out; a month is 730 hours.
@@ -22,6 +23,12 @@ import (
 // pages (us-east-1, on-demand).
 const PricesDate = "2026-12-03"
 
+// S3PricesDate dates the S3 Standard lines (S3GBMonth, S3PutPerThousand,
+// S3GetPerThousand): us-east-1 list prices as published for S3 Standard
+// (first 50 TB), taken on this date from secondary copies of the pricing
+// page, whose tables render client-side.
+const S3PricesDate = "2026-12-04"
+
 // prices are US dollars, us-east-1.
 var prices = struct {
 	ACUHour, StorageGBMonth, IOPerMillion        float64 // Aurora Serverless v2 (Aurora Standard)
@@ -34,6 +41,10 @@ var prices = struct {
 	TransferOutGB                                float64 // to the internet, first 10 TB
 	NATGatewayHour, NATGatewayGB, PublicIPv4Hour float64
 	T4gNanoHour, GP3GBMonth                      float64
+	// S3 Standard (media): storage (first 50 TB), PUT/COPY/POST/LIST and
+	// GET/HEAD requests per 1,000 (DELETE is free); transfer out of S3 to
+	// the internet is TransferOutGB.
+	S3GBMonth, S3PutPerThousand, S3GetPerThousand float64
 }{
 	ACUHour: 0.12, StorageGBMonth: 0.10, IOPerMillion: 0.20,
 	KMSKeyMonth: 1.00, KMSRotationMonth: 1.00,
@@ -45,6 +56,7 @@ var prices = struct {
 	TransferOutGB:  0.09,
 	NATGatewayHour: 0.045, NATGatewayGB: 0.045, PublicIPv4Hour: 0.005,
 	T4gNanoHour: 0.0042, GP3GBMonth: 0.08,
+	S3GBMonth: 0.023, S3PutPerThousand: 0.005, S3GetPerThousand: 0.0004,
 }
 
 // Per-request assumptions (see docs/deploy.md): function time at 512 MB,
@@ -60,6 +72,17 @@ const (
 	// alarms of profile=managed: errors and throttles of six functions,
 	// and HTTP 5xx.
 	managedAlarms = 13
+	// Media (docs/deploy.md, "Media"): an upload is at worst a staged
+	// presigned PUT, the relay's read of it to verify the SHA-256 and a
+	// COPY to blobs/ (a direct upload is one PUT); two HTTP API requests
+	// (the upload or its presign, and the completion), each a function
+	// run, plus the hashing at about 100 MB/s. A download is one HTTP
+	// request whose function answers with a redirect, and one presigned
+	// S3 GET that sends the bytes.
+	putsPerUpload     = 2
+	getsPerUpload     = 1
+	requestsPerUpload = 2
+	hashSecondsPerGB  = 10
 )
 
 // Usage is one month of traffic.
@@ -78,6 +101,9 @@ type Usage struct {
 	StoredGB                             float64
 	SentKB                               float64 // average sent message / response
 	KeyYear                              int     // age of the KMS key, in years (1 = first year)
+	// Media: GB stored in S3 on average over the month, uploads and
+	// downloads of blobs of MediaMB on average.
+	MediaGB, MediaUploads, MediaDownloads, MediaMB float64
 }
 
 // Line is one item of the bill.
@@ -116,13 +142,19 @@ func Bill(u Usage) ([]Line, error) {
 	// Network.
 	sent := u.REQs*(u.EventsPerReq+1) + (u.Messages - u.REQs) + u.Fanout
 	outGB := (sent + u.Queries) * u.SentKB / 1e6
+	// Media bytes that pass a function: every upload is read once (a
+	// direct body, or the staged object to verify it); downloads go from
+	// S3 to the client and never do.
+	mediaInGB := u.MediaUploads * u.MediaMB / 1e3
+	mediaOutGB := u.MediaDownloads * u.MediaMB / 1e3
+	mediaReqs := u.MediaUploads*requestsPerUpload + u.MediaDownloads
 	switch egress {
 	case "ipv6":
 		add(0, "egress-only internet gateway (IPv6, no hourly charge)")
 	case "nat-gateway":
 		add(hoursPerMonth*p.NATGatewayHour, "NAT gateway %d h x $%.3f", hoursPerMonth, p.NATGatewayHour)
 		add(hoursPerMonth*p.PublicIPv4Hour, "NAT public IPv4 %d h x $%.3f", hoursPerMonth, p.PublicIPv4Hour)
-		add(outGB*p.NATGatewayGB, "NAT processing %.2f GB x $%.3f", outGB, p.NATGatewayGB)
+		add((outGB+mediaInGB)*p.NATGatewayGB, "NAT processing %.2f GB x $%.3f", outGB+mediaInGB, p.NATGatewayGB)
 	case "nat-instance":
 		add(hoursPerMonth*p.T4gNanoHour, "NAT instance t4g.nano %d h x $%.4f", hoursPerMonth, p.T4gNanoHour)
 		add(8*p.GP3GBMonth, "NAT instance 8 GB gp3 x $%.2f", p.GP3GBMonth)
@@ -132,6 +164,14 @@ func Bill(u Usage) ([]Line, error) {
 		return nil, fmt.Errorf("egress must be ipv6, nat-gateway or nat-instance, got %q", egress)
 	}
 	add(outGB*p.TransferOutGB, "data transfer out %.2f GB x $%.2f", outGB, p.TransferOutGB)
+
+	// Media in S3 ($0 with nothing stored and no traffic).
+	add(u.MediaGB*p.S3GBMonth, "S3 media storage %.1f GB-month x $%.3f", u.MediaGB, p.S3GBMonth)
+	puts := u.MediaUploads * putsPerUpload
+	add(puts/1e3*p.S3PutPerThousand, "S3 PUT/COPY requests %s x $%.3f/1000", m(puts), p.S3PutPerThousand)
+	gets := u.MediaUploads*getsPerUpload + u.MediaDownloads
+	add(gets/1e3*p.S3GetPerThousand, "S3 GET requests %s x $%.4f/1000", m(gets), p.S3GetPerThousand)
+	add(mediaOutGB*p.TransferOutGB, "S3 media transfer out %.2f GB x $%.2f", mediaOutGB, p.TransferOutGB)
 
 	// Database.
 	add(u.DBHours*u.DBACU*p.ACUHour, "Aurora compute %.0f h awake x %.1f ACU x $%.2f ($0 while paused)", u.DBHours, u.DBACU, p.ACUHour)
@@ -151,10 +191,11 @@ func Bill(u Usage) ([]Line, error) {
 	ws := u.Messages + sent
 	add(ws/1e6*p.WSMessagePerMillion, "WebSocket messages %s received + %s sent x $%.2f/M", m(u.Messages), m(sent), p.WSMessagePerMillion)
 	add(u.ConnMinutes/1e6*p.WSConnMinutePerMillion, "WebSocket connection minutes %s x $%.2f/M", m(u.ConnMinutes), p.WSConnMinutePerMillion)
-	add(u.Queries/1e6*p.HTTPPerMillion, "HTTP API requests %s x $%.2f/M", m(u.Queries), p.HTTPPerMillion)
-	inv := u.Messages + u.Queries
+	httpReqs := u.Queries + mediaReqs
+	add(httpReqs/1e6*p.HTTPPerMillion, "HTTP API requests %s x $%.2f/M", m(httpReqs), p.HTTPPerMillion)
+	inv := u.Messages + httpReqs
 	add(inv/1e6*p.LambdaPerMillion, "Lambda requests %s x $%.2f/M", m(inv), p.LambdaPerMillion)
-	gbs := (u.Messages*messageSeconds + u.Queries*querySeconds) * lambdaGB
+	gbs := (u.Messages*messageSeconds + httpReqs*querySeconds + mediaInGB*hashSecondsPerGB) * lambdaGB
 	add(gbs*p.LambdaGBSecondArm, "Lambda %.0f GB-s x $%.10f (arm64)", gbs, p.LambdaGBSecondArm)
 	logGB := inv * logBytesPerInv / 1e9
 	add(logGB*p.LogsIngestGB, "CloudWatch Logs %.2f GB x $%.2f", logGB, p.LogsIngestGB)
@@ -176,7 +217,7 @@ func Total(lines []Line) float64 {
 
 // Print writes the bill, one line per item and the total last.
 func Print(w io.Writer, u Usage, lines []Line) {
-	fmt.Fprintf(w, "profile %s, us-east-1 list prices of %s, %d-hour month, no free tier\n", u.Profile, PricesDate, hoursPerMonth)
+	fmt.Fprintf(w, "profile %s, us-east-1 list prices of %s (S3 %s), %d-hour month, no free tier\n", u.Profile, PricesDate, S3PricesDate, hoursPerMonth)
 	for _, l := range lines {
 		fmt.Fprintf(w, "  %-86s $%8.2f\n", l.Item, l.USD)
 	}
@@ -198,9 +239,17 @@ func main() {
 	flag.Float64Var(&u.StoredGB, "gb", 1, "Aurora storage, GB")
 	flag.Float64Var(&u.SentKB, "kb", 1, "average KB per sent message or HTTP response")
 	flag.IntVar(&u.KeyYear, "key-year", 3, "age of the KMS key in years (rotation surcharges from year 2)")
+	flag.Float64Var(&u.MediaGB, "media-gb", 0, "media blobs stored in S3, GB on average over the month")
+	flag.Float64Var(&u.MediaUploads, "media-uploads", 0, "media uploads a month")
+	flag.Float64Var(&u.MediaDownloads, "media-downloads", 0, "media downloads a month (each sends -media-mb out of S3)")
+	flag.Float64Var(&u.MediaMB, "media-mb", 1, "average size of an uploaded or downloaded blob, MB")
 	flag.Parse()
 	if u.REQs > u.Messages {
 		fmt.Fprintln(os.Stderr, "cost: -reqs cannot exceed -messages")
+		os.Exit(2)
+	}
+	if u.MediaGB < 0 || u.MediaUploads < 0 || u.MediaDownloads < 0 || u.MediaMB < 0 {
+		fmt.Fprintln(os.Stderr, "cost: media figures cannot be negative")
 		os.Exit(2)
 	}
 	if u.KeyYear < 1 {

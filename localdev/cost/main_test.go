@@ -49,6 +49,27 @@ func TestBill(t *testing.T) {
 			map[string]float64{"HTTP API requests": 1.00, "Lambda 25000 GB-s": 0.333335, "CloudWatch Logs": 0.15, "Aurora I/O": 0.40}},
 		{"connection minutes", with(func(u *Usage) { u.ConnMinutes = 43800 }), 1.50 + 0.01095, map[string]float64{"WebSocket connection minutes": 0.01095}},
 		{"stored GB", with(func(u *Usage) { u.StoredGB = 20 }), 3.40, nil},
+		// Issue 30: media costs nothing idle; the idle bill stays $1.50.
+		{"media idle", with(func(u *Usage) { u.MediaMB = 2 }), 1.50,
+			map[string]float64{"S3 media storage": 0, "S3 PUT/COPY requests": 0, "S3 GET requests": 0, "S3 media transfer out": 0}},
+		// 100 GB stored all month: $2.30, nothing else.
+		{"media stored", with(func(u *Usage) { u.MediaGB = 100 }), 1.50 + 2.30, map[string]float64{"S3 media storage 100.0 GB-month": 2.30}},
+		// 10,000 uploads of 2 MB: 20,000 PUT/COPY ($0.10), 10,000 verifying
+		// GETs ($0.004), 20,000 HTTP requests and function runs, 20 GB
+		// hashed (200 s) on top of 0.05 s per request: (1000 + 200) s x
+		// 0.5 GB = 600 GB-s; no transfer out.
+		{"media uploads", with(func(u *Usage) { u.MediaUploads = 1e4; u.MediaMB = 2 }), math.NaN(),
+			map[string]float64{"S3 PUT/COPY requests": 0.10, "S3 GET requests": 0.004, "S3 media transfer out": 0,
+				"HTTP API requests": 0.02, "Lambda requests": 0.004, "Lambda 600 GB-s": 600 * 0.0000133334}},
+		// 1M downloads of 1 MB: 1M presigned GETs ($0.40) and 1,000 GB out
+		// of S3 ($90), 1M redirects (HTTP API and Lambda).
+		{"media downloads", with(func(u *Usage) { u.MediaDownloads = 1e6; u.MediaMB = 1 }), math.NaN(),
+			map[string]float64{"S3 GET requests": 0.40, "S3 media transfer out 1000.00 GB": 90.00, "S3 PUT/COPY requests": 0,
+				"HTTP API requests": 1.00, "Lambda requests": 0.20, "data transfer out": 0}},
+		// Behind a NAT gateway every uploaded byte is processed once (the
+		// function reads it); downloads bypass the functions.
+		{"media behind NAT", with(func(u *Usage) { u.Egress = "nat-gateway"; u.MediaUploads = 1e3; u.MediaDownloads = 1e5; u.MediaMB = 10 }), math.NaN(),
+			map[string]float64{"NAT processing 10.00 GB": 0.45}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			lines, err := Bill(c.u)
@@ -79,10 +100,10 @@ func TestPrintEndsWithTotal(t *testing.T) {
 	var b strings.Builder
 	Print(&b, u, lines)
 	out := strings.Split(strings.TrimSpace(b.String()), "\n")
-	if last := out[len(out)-1]; last != fmt.Sprintf("total: $%.2f/month", 1.50) {
+	if last := out[len(out)-1]; last != fmt.Sprintf("total: $%.2f/month", 1.50) || Total(lines) >= 3 {
 		t.Errorf("last line %q", last)
 	}
-	if !strings.Contains(out[0], PricesDate) {
+	if !strings.Contains(out[0], PricesDate) || !strings.Contains(out[0], "S3 "+S3PricesDate) {
 		t.Errorf("first line %q does not date the prices", out[0])
 	}
 	if len(out) != len(lines)+2 {
