@@ -19,6 +19,8 @@ import (
 
 type service struct {
 	Image       string            `yaml:"image"`
+	Entrypoint  []string          `yaml:"entrypoint"`
+	NetworkMode string            `yaml:"network_mode"`
 	WorkingDir  string            `yaml:"working_dir"`
 	Command     []string          `yaml:"command"`
 	Environment map[string]string `yaml:"environment"`
@@ -67,7 +69,7 @@ func TestServicesAndImages(t *testing.T) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	if strings.Join(names, " ") != "kms migrate postgres relay" {
+	if strings.Join(names, " ") != "kms migrate postgres relay s3" {
 		t.Fatalf("services %v", names)
 	}
 	// Public images from Docker Hub, pinned to a tag (no registry host, no
@@ -77,6 +79,7 @@ func TestServicesAndImages(t *testing.T) {
 		"kms":      regexp.MustCompile(`^nsmithuk/local-kms:\d+(\.\d+)*$`),
 		"migrate":  regexp.MustCompile(`^golang:1\.26(\.\d+)?-bookworm$`),
 		"relay":    regexp.MustCompile(`^golang:1\.26(\.\d+)?-bookworm$`),
+		"s3":       regexp.MustCompile(`^minio/minio:RELEASE\.\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}Z$`),
 	}
 	for n, s := range f.Services {
 		if !want[n].MatchString(s.Image) {
@@ -88,7 +91,7 @@ func TestServicesAndImages(t *testing.T) {
 			}
 		}
 	}
-	for _, v := range []string{"pgdata", "gomod", "gocache"} {
+	for _, v := range []string{"pgdata", "gomod", "gocache", "media"} {
 		if _, ok := f.Volumes[v]; !ok {
 			t.Errorf("volume %s not declared", v)
 		}
@@ -199,4 +202,51 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// TestMedia: issue 30's S3-compatible store. MinIO runs in the relay's
+// network, so the endpoint the relay signs presigned URLs for
+// (127.0.0.1:9000) is the one a browser on the host reaches too; the
+// bucket exists before MinIO starts; the relay's credentials and region
+// are MinIO's.
+func TestMedia(t *testing.T) {
+	f := load(t)
+	s3, relay := f.Services["s3"], f.Services["relay"]
+	env := relay.Environment
+	if s3.NetworkMode != "service:relay" {
+		t.Errorf("s3: network_mode %q, want service:relay (one address for the relay and the host)", s3.NetworkMode)
+	}
+	if len(s3.Ports) != 0 || !contains(relay.Ports, "127.0.0.1:9000:9000") {
+		t.Errorf("MinIO's port is published by the relay service it shares a network with: s3 %v, relay %v", s3.Ports, relay.Ports)
+	}
+	u, err := url.Parse(env["AWS_ENDPOINT_URL_S3"])
+	if err != nil || u.Scheme != "http" || u.Host != "127.0.0.1:9000" {
+		t.Errorf("relay: AWS_ENDPOINT_URL_S3 %q, want http://127.0.0.1:9000", env["AWS_ENDPOINT_URL_S3"])
+	}
+	bucket := env["MEDIA_BUCKET"]
+	if !regexp.MustCompile(`^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$`).MatchString(bucket) {
+		t.Fatalf("relay: MEDIA_BUCKET %q is not an S3 bucket name", bucket)
+	}
+	ep := strings.Join(s3.Entrypoint, " ")
+	if len(s3.Entrypoint) != 3 || s3.Entrypoint[0] != "sh" ||
+		!strings.Contains(ep, "mkdir -p /data/"+bucket+" ") || !strings.Contains(ep, "exec minio server /data --address :"+u.Port()) {
+		t.Errorf("s3: entrypoint %q must create /data/%s and serve /data on :%s", ep, bucket, u.Port())
+	}
+	if !contains(s3.Volumes, "media:/data") {
+		t.Errorf("s3: volumes %v, want media:/data", s3.Volumes)
+	}
+	me := s3.Environment
+	if env["AWS_ACCESS_KEY_ID"] != me["MINIO_ROOT_USER"] || env["AWS_SECRET_ACCESS_KEY"] != me["MINIO_ROOT_PASSWORD"] {
+		t.Errorf("relay credentials %q/%q are not MinIO's root user", env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"])
+	}
+	// MinIO's own rules: a user of 3+ characters, a password of 8+.
+	if len(me["MINIO_ROOT_USER"]) < 3 || len(me["MINIO_ROOT_PASSWORD"]) < 8 {
+		t.Errorf("MinIO root credentials too short: %v", me)
+	}
+	if me["MINIO_SITE_REGION"] != env["AWS_REGION"] {
+		t.Errorf("MinIO region %q, relay signs for %q", me["MINIO_SITE_REGION"], env["AWS_REGION"])
+	}
+	if s3.Healthcheck == nil || len(s3.Healthcheck.Test) == 0 {
+		t.Error("s3: no healthcheck")
+	}
 }
