@@ -3,11 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/constructs-go/constructs/v10"
@@ -89,6 +91,15 @@ type Settings struct {
 	// router copies the viewer's Host into it) instead of BUZZ_PUBLIC_URL,
 	// and a $connect authorizer carries it to every WebSocket event.
 	Hostnames []string
+	// Media deploys the media bucket, its routes and grants (context
+	// "media", default true; false leaves MEDIA_BUCKET unset: media off).
+	// The limits below are the functions' MEDIA_* variables (context
+	// mediaMaxBytes, mediaDirectMaxBytes, mediaKeyBytesPerDay,
+	// mediaCommunityBytesStored, mediaPresignTTL; defaults in media.go).
+	Media                                                   bool
+	MediaMaxBytes, MediaDirectMaxBytes, MediaKeyBytesPerDay int64
+	MediaCommunityBytesStored                               int64
+	MediaPresignTTL                                         string
 }
 
 // Slug is the community in the characters every AWS name accepts.
@@ -111,11 +122,11 @@ func (s Settings) PublicURL() string {
 var profiles = map[string]map[string]string{
 	"community": {
 		"egress": "ipv6", "deletionProtection": "false", "retainData": "false", "keyRotation": "false",
-		"logRetentionDays": "7", "alarms": "false",
+		"logRetentionDays": "7", "alarms": "false", "media": "true",
 	},
 	"managed": {
 		"egress": "nat-gateway", "deletionProtection": "true", "retainData": "true", "keyRotation": "true",
-		"logRetentionDays": "90", "alarms": "true",
+		"logRetentionDays": "90", "alarms": "true", "media": "true",
 	},
 }
 
@@ -211,7 +222,7 @@ func SettingsFrom(node constructs.Node) (Settings, error) {
 	var err error
 	for key, dst := range map[string]*bool{
 		"kmsEndpoint": &s.KMSEndpoint, "deletionProtection": &s.DeletionProtection, "retainData": &s.RetainData,
-		"keyRotation": &s.KeyRotation, "alarms": &s.Alarms,
+		"keyRotation": &s.KeyRotation, "alarms": &s.Alarms, "media": &s.Media,
 	} {
 		if *dst, err = boolean(key); err != nil {
 			return s, err
@@ -250,6 +261,9 @@ func SettingsFrom(node constructs.Node) (Settings, error) {
 		return s, fmt.Errorf("context reservedConcurrency must be a whole number from 0 (none) to 1000, got %q", str("reservedConcurrency", "0"))
 	}
 	s.ReservedConcurrency = int(rc)
+	if err := s.readMedia(str); err != nil {
+		return s, err
+	}
 	if s.AlarmEmail != "" && !emailRE.MatchString(s.AlarmEmail) {
 		return s, fmt.Errorf("context alarmEmail %q is not an email address", s.AlarmEmail)
 	}
@@ -280,4 +294,39 @@ func SettingsFrom(node constructs.Node) (Settings, error) {
 		return s, fmt.Errorf("asset directory %s does not exist: run `make build` first (or pass -c assetDir=DIR)", s.AssetDir)
 	}
 	return s, nil
+}
+
+// readMedia reads and checks the media limits (see media.go).
+func (s *Settings) readMedia(str func(key, def string) string) error {
+	whole := func(key string, def, min, max int64) (int64, error) {
+		v := str(key, strconv.FormatInt(def, 10))
+		// JSON context numbers arrive as float64 (1e+08): accept any
+		// whole number in range.
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f != math.Trunc(f) || f < float64(min) || f > float64(max) {
+			return 0, fmt.Errorf("context %s must be a whole number of bytes from %d to %d, got %q", key, min, max, v)
+		}
+		return int64(f), nil
+	}
+	var err error
+	if s.MediaMaxBytes, err = whole("mediaMaxBytes", DefaultMediaMaxBytes, 1, MediaMaxCeiling); err != nil {
+		return err
+	}
+	if s.MediaDirectMaxBytes, err = whole("mediaDirectMaxBytes", DefaultMediaDirectMaxBytes, 1, MediaDirectCeiling); err != nil {
+		return fmt.Errorf("%w (a larger body would pass Lambda's 6 MB payload once base64-encoded)", err)
+	}
+	if s.MediaDirectMaxBytes > s.MediaMaxBytes {
+		return fmt.Errorf("context mediaDirectMaxBytes (%d) cannot exceed mediaMaxBytes (%d)", s.MediaDirectMaxBytes, s.MediaMaxBytes)
+	}
+	if s.MediaKeyBytesPerDay, err = whole("mediaKeyBytesPerDay", DefaultMediaKeyBytesPerDay, 1, math.MaxInt64/2); err != nil {
+		return err
+	}
+	if s.MediaCommunityBytesStored, err = whole("mediaCommunityBytesStored", DefaultMediaCommunityBytesStored, 1, math.MaxInt64/2); err != nil {
+		return err
+	}
+	s.MediaPresignTTL = str("mediaPresignTTL", DefaultMediaPresignTTL)
+	if d, err := time.ParseDuration(s.MediaPresignTTL); err != nil || d < time.Minute || d > time.Hour {
+		return fmt.Errorf("context mediaPresignTTL must be a Go duration from 1m to 1h, got %q", s.MediaPresignTTL)
+	}
+	return nil
 }

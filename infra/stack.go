@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsrds"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/customresources"
@@ -43,6 +44,7 @@ const MigrateResourceType = "Custom::BuzzMigrate"
 //	six provided.al2023 arm64 functions; migrate runs as a custom resource
 //	  that creates the relay key and hands its ciphertext to the handlers
 //	HTTP API + WebSocket API (dualstack, throttled), optional CloudFront
+//	media bucket (private S3, SSE-S3, lifecycle) for Blossom, -c media
 //	log groups with retention; alarms, budget, reserved concurrency opt-in
 func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error) {
 	zips := map[string]string{}
@@ -190,16 +192,30 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		})
 	}
 
+	// --- media ------------------------------------------------------------
+	var media awss3.Bucket
+	if s.Media {
+		media = newMediaBucket(stack, s)
+	}
+
 	// --- APIs ------------------------------------------------------------
+	cors := &awsapigatewayv2.CorsPreflightOptions{
+		AllowOrigins: jsii.Strings("*"),
+		AllowMethods: &[]awsapigatewayv2.CorsHttpMethod{awsapigatewayv2.CorsHttpMethod_GET, awsapigatewayv2.CorsHttpMethod_POST, awsapigatewayv2.CorsHttpMethod_OPTIONS},
+		AllowHeaders: jsii.Strings("Authorization", "Content-Type", "Accept"),
+		MaxAge:       awscdk.Duration_Hours(jsii.Number(1)),
+	}
+	if s.Media {
+		// Blossom from a browser: BUD-01/02/06 methods and headers, and
+		// the refusal's reason readable by the page.
+		*cors.AllowMethods = append(*cors.AllowMethods, awsapigatewayv2.CorsHttpMethod_PUT, awsapigatewayv2.CorsHttpMethod_HEAD, awsapigatewayv2.CorsHttpMethod_DELETE)
+		*cors.AllowHeaders = append(*cors.AllowHeaders, *jsii.Strings("X-SHA-256", "X-Content-Length", "X-Content-Type", "Range")...)
+		cors.ExposeHeaders = jsii.Strings("X-Reason", "Location", "Content-Length", "Content-Type")
+	}
 	httpApi := awsapigatewayv2.NewHttpApi(stack, jsii.String("HttpApi"), &awsapigatewayv2.HttpApiProps{
 		Description:   jsii.String("buzz relay HTTP bridge, community " + s.Community),
 		IpAddressType: awsapigatewayv2.IpAddressType_DUAL_STACK,
-		CorsPreflight: &awsapigatewayv2.CorsPreflightOptions{
-			AllowOrigins: jsii.Strings("*"),
-			AllowMethods: &[]awsapigatewayv2.CorsHttpMethod{awsapigatewayv2.CorsHttpMethod_GET, awsapigatewayv2.CorsHttpMethod_POST, awsapigatewayv2.CorsHttpMethod_OPTIONS},
-			AllowHeaders: jsii.Strings("Authorization", "Content-Type", "Accept"),
-			MaxAge:       awscdk.Duration_Hours(jsii.Number(1)),
-		},
+		CorsPreflight: cors,
 	})
 	// The $default stage keeps its logical id (a new one would collide on
 	// the name); its throttle is set on the generated resource.
@@ -299,6 +315,9 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		if s.Egress == "ipv6" && usesKMS && !s.KMSEndpoint {
 			env["AWS_ENDPOINT_URL_KMS"] = kmsDualStack
 		}
+		if media != nil && f.ServesMedia() {
+			mediaEnv(stack, s, media, env)
+		}
 		logs := awslogs.NewLogGroup(stack, jsii.String(f.Name+"-logs"), &awslogs.LogGroupProps{
 			Retention:     s.LogRetention,
 			RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
@@ -346,6 +365,9 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		}
 		if f.Posts {
 			wsStage.GrantManagementApiAccess(fn)
+		}
+		if media != nil && f.ServesMedia() {
+			grantMedia(f.Name, media, func(st awsiam.PolicyStatement) { fn.AddToRolePolicy(st) })
 		}
 		if f.Dispatches {
 			fns["fanout"].GrantInvoke(fn)
@@ -415,7 +437,10 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 
 	// --- routes ----------------------------------------------------------
 	httpRoute := func(fn, method, path string) {
-		m := map[string]awsapigatewayv2.HttpMethod{"GET": awsapigatewayv2.HttpMethod_GET, "POST": awsapigatewayv2.HttpMethod_POST}[method]
+		m := map[string]awsapigatewayv2.HttpMethod{
+			"GET": awsapigatewayv2.HttpMethod_GET, "POST": awsapigatewayv2.HttpMethod_POST, "PUT": awsapigatewayv2.HttpMethod_PUT,
+			"HEAD": awsapigatewayv2.HttpMethod_HEAD, "DELETE": awsapigatewayv2.HttpMethod_DELETE,
+		}[method]
 		httpApi.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
 			Path:        jsii.String(path),
 			Methods:     &[]awsapigatewayv2.HttpMethod{m},
@@ -428,6 +453,11 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 	httpRoute("query", "GET", "/")
 	httpRoute("query", "POST", "/") // NIP-86 relay management
 	httpRoute("query", "GET", "/healthz")
+	if s.Media {
+		for _, r := range MediaRoutes {
+			httpRoute(r.Function, r.Method, r.Path)
+		}
+	}
 
 	connect := &awsapigatewayv2.WebSocketRouteOptions{
 		Integration: awsapigatewayv2integrations.NewWebSocketLambdaIntegration(jsii.String("ws-connect"), fns["ws-connect"], nil),
@@ -468,6 +498,9 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 	out("RelayPubkey", cr.GetAttString(jsii.String("RelayPubkey")), "the relay's pubkey (NIP-11 self), created by the first deploy")
 	out("RelayKeyKmsKeyArn", kek.KeyArn(), "KMS key that encrypts the relay key")
 	out("DbSecretArn", dbSecret.SecretArn(), "Aurora master credentials (read by migrate only)")
+	if media != nil {
+		out("MediaBucketName", media.BucketName(), "private S3 bucket of the media (Blossom) blobs; retained when the stack is deleted")
+	}
 	if alarms != nil {
 		out("AlarmTopicArn", alarms.TopicArn(), "SNS topic of the alarms")
 	}

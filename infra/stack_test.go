@@ -356,6 +356,10 @@ func TestRoutesAndDualstackAPIs(t *testing.T) {
 		"GET /": "query", "POST /": "query", "GET /healthz": "query",
 		"$connect": "ws-connect", "$default": "ws-message", "$disconnect": "ws-disconnect",
 	}
+	// Issue 30: the media routes (on by default).
+	for _, r := range MediaRoutes {
+		want[r.Method+" "+r.Path] = r.Function
+	}
 	got := map[string]string{}
 	integ := s.ofType("AWS::ApiGatewayV2::Integration")
 	for id, r := range s.ofType("AWS::ApiGatewayV2::Route") {
