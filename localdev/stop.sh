@@ -136,9 +136,22 @@ reset() {
   fi
   echo "reset: deleting this checkout's local data:"
   if [ -d "$local_dir" ]; then
-    echo "  $local_dir/ ($(du -sh "$local_dir" 2>/dev/null | cut -f1)): the local Postgres data, local-kms data,"
-    echo "    the local relay key (relay.key: the relay's public key changes), logs:"
-    find "$local_dir" -mindepth 1 -maxdepth 1 -printf '      %f\n' | sort
+    echo "  $local_dir/ ($(du -sh "$local_dir" 2>/dev/null | cut -f1)):"
+    local entry what
+    while read -r entry; do
+      case "$entry" in
+      pgdata) what="the local Postgres cluster (every event, channel and community)" ;;
+      pg-clusters) what="the list of clusters stop.sh reads" ;;
+      kms) what="local-kms's data, pid file and log" ;;
+      relay.key) what="the local relay key: the relay's public key changes" ;;
+      relay-key.kms) what="the relay key's ciphertext made by localdev/kms.sh" ;;
+      seal.key) what="the local key sealing the communities' relay keys" ;;
+      bin) what="commands built here (e.g. nip98token)" ;;
+      *.log) what="a log" ;;
+      *) what="$(du -sh "$local_dir/$entry" 2>/dev/null | cut -f1)" ;;
+      esac
+      echo "    $entry: $what"
+    done < <(find "$local_dir" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort)
   fi
   for dir in "${outside[@]}"; do
     echo "  $dir/ ($(du -sh "$dir" 2>/dev/null | cut -f1)): a Postgres cluster of this checkout kept outside it"
