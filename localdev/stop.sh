@@ -31,11 +31,19 @@ clusters() {
   } | awk 'NF && !seen[$0]++'
 }
 
+# statfield PID N prints field N of /proc/PID/stat counted after the
+# command name (which may hold spaces): 1 is the state, 20 the start time.
+statfield() {
+  local stat
+  stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+  echo "${stat##*) }" | awk -v n="$2" '{print $n}'
+}
+
 # alive PID [NAME]: the process runs, not a zombie waiting for its parent
 # (and its command name contains NAME).
 alive() {
   kill -0 "$1" 2>/dev/null || return 1
-  [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ] || return 1
+  [ "$(statfield "$1" 1)" != Z ] || return 1
   [ -z "${2:-}" ] || grep -q "$2" "/proc/$1/comm" 2>/dev/null
 }
 
@@ -50,7 +58,7 @@ postmaster() {
 # pid is not the one the file recorded).
 started_after() {
   local ticks hz boot start mtime
-  ticks=$(awk '{print $22}' "/proc/$1/stat" 2>/dev/null) || return 1
+  ticks=$(statfield "$1" 20) && [ -n "$ticks" ] || return 1
   hz=$(getconf CLK_TCK)
   boot=$(awk '/^btime/ {print $2}' /proc/stat)
   start=$((boot + ticks / hz))

@@ -78,6 +78,7 @@ func run(write bool, doc string, out io.Writer) error {
 		var problems []string
 		if want != table {
 			problems = append(problems, fmt.Sprintf("the table in %s differs from the tree; run go run ./localdev/archmap -write", doc))
+			problems = append(problems, rowDiff(table, want)...)
 		}
 		for _, p := range missing {
 			problems = append(problems, fmt.Sprintf("%s has no description in %s", p, doc))
@@ -306,4 +307,34 @@ func render(rows []row) string {
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", r.pkg, r.desc, r.internal, r.outside)
 	}
 	return b.String()
+}
+
+// rowDiff names the packages whose rows differ between two tables.
+func rowDiff(have, want string) []string {
+	rows := func(t string) map[string]string {
+		m := map[string]string{}
+		for _, line := range strings.Split(t, "\n") {
+			if cells := splitRow(strings.TrimSpace(line)); strings.HasPrefix(line, "| `") && len(cells) > 0 {
+				m[strings.Trim(cells[0], "`")] = line
+			}
+		}
+		return m
+	}
+	h, w := rows(have), rows(want)
+	var out []string
+	for p, line := range w {
+		switch old, ok := h[p]; {
+		case !ok:
+			out = append(out, "  not in the table: "+p)
+		case old != line:
+			out = append(out, "  row differs: "+p)
+		}
+	}
+	for p := range h {
+		if _, ok := w[p]; !ok {
+			out = append(out, "  no longer in the tree: "+p)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -57,3 +57,13 @@ func TestSplitDoc(t *testing.T) {
 		t.Error("a document without markers was accepted")
 	}
 }
+
+func TestRowDiff(t *testing.T) {
+	have := header + "| `a` | x | | |\n| `b` | y | | |\n"
+	want := header + "| `a` | x | `b` | |\n| `c` | z | | |\n"
+	got := rowDiff(have, want)
+	exp := []string{"  no longer in the tree: b", "  not in the table: c", "  row differs: a"}
+	if !slices.Equal(got, exp) {
+		t.Errorf("rowDiff = %q, want %q", got, exp)
+	}
+}
