@@ -88,6 +88,27 @@ func TestStopAndReset(t *testing.T) {
 		t.Errorf("a second make stop says: %q", out)
 	}
 
+	// A pid file older than the process it names (the pid was reused) is
+	// left alone.
+	other := exec.Command("sleep", "600")
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = other.Process.Kill(); _ = other.Wait() })
+	if err := os.WriteFile(pidFile, []byte(strconv.Itoa(other.Process.Pid)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(pidFile, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := runScript(dir, env, "localdev/stop.sh"); err != nil || !strings.Contains(out, "left alone") {
+		t.Errorf("stop.sh with a stale pid file: %v\n%s", err, out)
+	}
+	if !procAlive(other.Process.Pid) {
+		t.Error("stop.sh stopped a process its stale pid file did not start")
+	}
+
 	// make test stops a cluster it started, also on failure; the recipe's
 	// $(MAKE) is replaced by a script that starts the cluster and fails.
 	fake := filepath.Join(dir, "fakemake")
