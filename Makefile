@@ -55,8 +55,8 @@ test-smoke:
 # fail a target with a bare "context deadline exceeded" as the time runs out
 # on a busy machine (go.dev/issue/75804); 50,000 runs take 2-10 s here.
 FUZZTIME ?= 50000x
-FUZZ_TARGETS := FuzzParse:./shared/wsrelay FuzzParse:./shared/query FuzzNostrFilter:./shared/query \
-  FuzzCheck:./shared/eventcheck FuzzParse:./shared/nip98 FuzzVerify:./shared/sigverify
+FUZZ_TARGETS := FuzzParse:./shared/transport/wsrelay FuzzParse:./shared/service/query FuzzNostrFilter:./shared/service/query \
+  FuzzCheck:./shared/domain/eventcheck FuzzParse:./shared/domain/nip98 FuzzVerify:./shared/domain/sigverify
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 	  $(GO) test -run '^$$' -fuzz "^$${t%%:*}$$" -fuzztime $(FUZZTIME) "$${t#*:}" || exit 1; \
