@@ -62,7 +62,7 @@ fuzz:
 	  $(GO) test -run '^$$' -fuzz "^$${t%%:*}$$" -fuzztime $(FUZZTIME) "$${t#*:}" || exit 1; \
 	done
 
-# Start (or reuse) the local Postgres and print its DATABASE_URL.
+# Start (or reuse) the local Postgres and print its DATABASE_URL (make stop stops it).
 pg:
 	@source localdev/pg.sh && echo "DATABASE_URL=$$DATABASE_URL"
 
