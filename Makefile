@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 FUNCTIONS := ingest query ws-connect ws-authorize ws-message ws-disconnect fanout migrate
 
-.PHONY: dev test test-core test-smoke test-infra smoke build synth deploy bench pg clean fuzz
+.PHONY: dev test test-all test-core test-smoke test-infra smoke build synth deploy bench pg clean fuzz stop reset
 
 # Run the relay locally: private Postgres under .localdev/ (unless DATABASE_URL
 # is set), migrations, then HTTP + WebSocket on 127.0.0.1:8080 (BUZZ_ADDR).
@@ -12,8 +12,25 @@ dev:
 
 # Same Postgres bootstrap, then every test of the core, the smoke checks
 # against `make dev`, and the tests of the CDK app; then the fuzz targets.
-test: test-core test-smoke test-infra
+# A Postgres cluster of this checkout that was not running before is stopped
+# at the end, also when a test fails or make is interrupted; one that was
+# running stays.
+test:
+	@if localdev/stop.sh --running >/dev/null; then keep=1; else keep=0; fi; \
+	trap '[ $$keep = 1 ] || localdev/stop.sh --postgres' EXIT; \
+	$(MAKE) --no-print-directory test-all
+
+test-all: test-core test-smoke test-infra
 	@$(MAKE) --no-print-directory fuzz
+
+# Stop every local service this checkout's scripts started (the Postgres
+# clusters of localdev/pg.sh, local-kms, any pid file under .localdev/).
+stop:
+	@localdev/stop.sh
+
+# Stop them, say what is deleted, then delete .localdev/ (local data).
+reset:
+	@localdev/stop.sh --reset
 
 test-core:
 	@source localdev/pg.sh && $(GO) vet ./... && $(GO) test -count=1 -timeout 20m ./...
@@ -38,14 +55,14 @@ test-smoke:
 # fail a target with a bare "context deadline exceeded" as the time runs out
 # on a busy machine (go.dev/issue/75804); 50,000 runs take 2-10 s here.
 FUZZTIME ?= 50000x
-FUZZ_TARGETS := FuzzParse:./shared/wsrelay FuzzParse:./shared/query FuzzNostrFilter:./shared/query \
-  FuzzCheck:./shared/eventcheck FuzzParse:./shared/nip98 FuzzVerify:./shared/sigverify
+FUZZ_TARGETS := FuzzParse:./shared/transport/wsrelay FuzzParse:./shared/service/query FuzzNostrFilter:./shared/service/query \
+  FuzzCheck:./shared/domain/eventcheck FuzzParse:./shared/domain/nip98 FuzzVerify:./shared/domain/sigverify
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 	  $(GO) test -run '^$$' -fuzz "^$${t%%:*}$$" -fuzztime $(FUZZTIME) "$${t#*:}" || exit 1; \
 	done
 
-# Start (or reuse) the local Postgres and print its DATABASE_URL.
+# Start (or reuse) the local Postgres and print its DATABASE_URL (make stop stops it).
 pg:
 	@source localdev/pg.sh && echo "DATABASE_URL=$$DATABASE_URL"
 

@@ -6,7 +6,11 @@
 #     installing Debian's postgresql package when they are missing and we are root;
 #   - initdb refuses to run as root, so as root the cluster belongs to the
 #     postgres user;
-#   - listens on 127.0.0.1:${BUZZ_PG_PORT:-54329}, trust auth on loopback only.
+#   - listens on 127.0.0.1:${BUZZ_PG_PORT:-54329}, trust auth on loopback only;
+#   - records its data directory in .localdev/pg-clusters, where
+#     localdev/stop.sh (make stop, make reset) finds it;
+#   - exports BUZZ_PG_STARTED=1 when this call started the cluster, 0 when
+#     it was already running.
 
 buzz_pg_fail() { echo "localdev/pg.sh: $*" >&2; return 1; }
 
@@ -54,6 +58,9 @@ buzz_pg_main() {
     mkdir -p "$datadir" && chmod 700 "$datadir"
   fi
   logfile=$datadir/server.log
+  # localdev/stop.sh (make stop, make reset) finds the clusters through this list.
+  mkdir -p "$root/.localdev" && { grep -qxF "$datadir" "$root/.localdev/pg-clusters" 2>/dev/null ||
+    echo "$datadir" >>"$root/.localdev/pg-clusters"; }
 
   if [ ! -f "$datadir/PG_VERSION" ]; then
     "${runas[@]}" "$bindir/initdb" -D "$datadir" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >/dev/null ||
@@ -69,6 +76,7 @@ CONF
   if "${runas[@]}" "$bindir/pg_ctl" -D "$datadir" status >/dev/null 2>&1; then
     # Already running (an earlier make dev/test): use the port it listens on.
     port=$(sed -n 4p "$datadir/postmaster.pid" 2>/dev/null || echo "$port")
+    export BUZZ_PG_STARTED=0
   else
     # Another server may hold the port (a cluster of another checkout):
     # take the next free one; the port is chosen at each start.
@@ -78,6 +86,7 @@ CONF
     done
     "${runas[@]}" "$bindir/pg_ctl" -D "$datadir" -l "$logfile" -o "-p $port" -w -t 60 start >/dev/null ||
       { buzz_pg_fail "Postgres did not start; see $logfile"; tail -20 "$logfile" >&2; return 1; }
+    export BUZZ_PG_STARTED=1
   fi
   "$bindir/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname='buzz'" | grep -q 1 ||
     "$bindir/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres -qc "CREATE DATABASE buzz" ||

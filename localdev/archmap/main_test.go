@@ -1,0 +1,69 @@
+package main
+
+import (
+	"bytes"
+	"slices"
+	"testing"
+)
+
+// TestArchitectureTable fails when docs/architecture.md's package table
+// differs from the tree or a package has no description.
+func TestArchitectureTable(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(false, "docs/architecture.md", &out); err != nil {
+		t.Fatalf("%v\n(refresh with: go run ./localdev/archmap -write, then describe any package it names)", err)
+	}
+}
+
+func TestRowsKeepDescriptions(t *testing.T) {
+	pkgs := []pkg{
+		{rel: "shared/domain/kinds"},
+		{rel: "shared/service/new", doc: "Package new does a thing.", internal: []string{"shared/domain/kinds"}, outside: []string{"github.com/jackc/pgx/v5"}},
+		{rel: "shared/service/bare", internal: []string{"localdev/e2e"}},
+	}
+	rows, missing := buildRows(pkgs, map[string]string{"shared/domain/kinds": "the kinds \\| table"})
+	if !slices.Equal(missing, []string{"shared/service/bare"}) {
+		t.Errorf("missing = %v", missing)
+	}
+	table := render(rows)
+	desc, err := parseTable(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if desc["shared/domain/kinds"] != "the kinds \\| table" || desc["shared/service/new"] != "Package new does a thing." {
+		t.Errorf("descriptions after a round trip: %q", desc)
+	}
+	if !rows[1].filled || rows[0].filled {
+		t.Errorf("filled flags: %+v", rows)
+	}
+	if rows[1].internal != "`domain/kinds`" || rows[1].outside != "jackc/pgx/v5" || rows[2].internal != "`localdev/e2e`" {
+		t.Errorf("dependency cells: %+v", rows)
+	}
+	if again := render(rows); again != table {
+		t.Errorf("render is not stable")
+	}
+}
+
+func TestSplitDoc(t *testing.T) {
+	doc := "# A\n\n" + beginMarker + "\n" + header + "| `x` | y | | |\n" + endMarker + "\n\ntail\n"
+	before, table, after, err := splitDoc(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before+table+after != doc || table != header+"| `x` | y | | |\n" {
+		t.Errorf("split: %q | %q | %q", before, table, after)
+	}
+	if _, _, _, err := splitDoc("no markers"); err == nil {
+		t.Error("a document without markers was accepted")
+	}
+}
+
+func TestRowDiff(t *testing.T) {
+	have := header + "| `a` | x | | |\n| `b` | y | | |\n"
+	want := header + "| `a` | x | `b` | |\n| `c` | z | | |\n"
+	got := rowDiff(have, want)
+	exp := []string{"  no longer in the tree: b", "  not in the table: c", "  row differs: a"}
+	if !slices.Equal(got, exp) {
+		t.Errorf("rowDiff = %q, want %q", got, exp)
+	}
+}
