@@ -21,6 +21,8 @@ import (
 	"github.com/buzzrelay/relay/shared/service/ingest"
 	"github.com/buzzrelay/relay/shared/service/query"
 	"github.com/buzzrelay/relay/shared/service/ratelimit"
+	"github.com/buzzrelay/relay/shared/service/relay"
+	"github.com/buzzrelay/relay/shared/service/sessions"
 	"github.com/buzzrelay/relay/shared/transport/apigw"
 	"github.com/buzzrelay/relay/shared/wiring/config"
 )
@@ -47,6 +49,10 @@ type App struct {
 	Ingest *ingest.Service
 	Reader *query.Engine
 	Fanout *fanout.Fanout
+	// Sessions are the WebSocket connections and subscriptions; Core is
+	// the use cases over all of the above, which both transports call.
+	Sessions *sessions.Registry
+	Core     *relay.Relay
 	// Sigs checks every client signature of this instance (events, AUTH,
 	// NIP-98 tokens) and remembers the keys that sign often.
 	Sigs *sigverify.Verifier
@@ -130,6 +136,7 @@ func (a *App) wire(ctx context.Context, parts part) error {
 	cfg := a.Config
 	a.Communities = community.NewRegistry(a.Store, cfg.DefaultCommunity)
 	a.Limiter = ratelimit.New(a.Store, cfg.Limits)
+	a.Sessions = sessions.NewRegistry(a.Store)
 	if parts&keys != 0 {
 		sg, err := cfg.Signer(ctx)
 		if err != nil {
@@ -148,9 +155,25 @@ func (a *App) wire(ctx context.Context, parts part) error {
 		a.Reader = query.New(a.Store, a.signer())
 	}
 	if parts&live != 0 {
-		return a.connectLive(ctx, parts&splits != 0)
+		if err := a.connectLive(ctx, parts&splits != 0); err != nil {
+			return err
+		}
 	}
+	a.Core = a.core()
 	return nil
+}
+
+// core is the use cases over the parts built (an interface left nil where
+// its part is).
+func (a *App) core() *relay.Relay {
+	c := &relay.Relay{Ingest: a.Ingest, Sessions: a.Sessions, Limiter: a.Limiter, Log: a.Log}
+	if a.Reader != nil {
+		c.Reader = a.Reader
+	}
+	if a.Fanout != nil {
+		c.Fanout = a.Fanout
+	}
+	return c
 }
 
 // signer is Signer as an interface that is nil when no key was built.
@@ -180,7 +203,7 @@ func (a *App) connectLive(ctx context.Context, self bool) error {
 	// and deliveries, or, in localdev, every emulated fan-out run at once
 	// (a smaller pool closes and re-dials connections under load).
 	mgmt := apigw.NewManagement(sdk, endpoint, 16*fanout.DefaultConcurrency)
-	a.Fanout = fanout.New(fanout.NewRegistry(a.Store), mgmt, a.Reader, a.Log)
+	a.Fanout = fanout.New(a.Store, a.Sessions, mgmt, a.Reader, a.Log)
 	if a.Ingest != nil {
 		// A commit loads what delivery of its events needs, in its round trip.
 		a.Ingest = a.Ingest.WithDelivery(a.Fanout.Request)
