@@ -5,7 +5,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
-	// Imported as rule: registry.go names the (channel, reader) pair access.
+	// Imported as rule: audience.go names the (channel, reader) pair access.
 	"github.com/buzzrelay/relay/shared/domain/access"
 	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/postgres/store"

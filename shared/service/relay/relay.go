@@ -53,12 +53,13 @@ type Caller struct {
 
 // Request is one read.
 type Request struct {
-	// Body is a POST /query or /count body: a JSON array of filters the
-	// query engine parses and validates.
-	Body []byte
 	// Filters are a REQ's or COUNT's filters, decoded by the WebSocket
-	// codec (used when Body is nil).
+	// codec.
 	Filters []nostr.Filter
+	// Body, when there are no Filters, is a POST /query or /count body: a
+	// JSON array of filters the query engine parses and validates (an
+	// empty one is refused there).
+	Body []byte
 	// Sub is a REQ's subscription id (Subscribe, Close).
 	Sub string
 }
@@ -137,7 +138,7 @@ func (r *Relay) Publish(ctx context.Context, c Caller, ev *nostr.Event) (Publish
 	return Published{Accepted: out.Accepted, Message: out.Message}, nil
 }
 
-// Read answers a one-shot read (POST /query: req.Body; else req.Filters),
+// Read answers a one-shot read (req.Filters, else POST /query's req.Body),
 // newest first, under the same limits and access rule as a REQ.
 func (r *Relay) Read(ctx context.Context, c Caller, req Request) ([]json.RawMessage, error) {
 	if err := r.reading(ctx, c, errReadAuth); err != nil {
@@ -145,10 +146,10 @@ func (r *Relay) Read(ctx context.Context, c Caller, req Request) ([]json.RawMess
 	}
 	var evs []json.RawMessage
 	var err error
-	if req.Body != nil {
-		evs, err = r.Reader.Query(ctx, c.Community, c.Pubkey, req.Body)
-	} else {
+	if req.Filters != nil {
 		evs, err = r.Reader.Req(ctx, c.Community, c.Pubkey, req.Filters)
+	} else {
+		evs, err = r.Reader.Query(ctx, c.Community, c.Pubkey, req.Body)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("relay: read: %w", err)
@@ -156,18 +157,17 @@ func (r *Relay) Read(ctx context.Context, c Caller, req Request) ([]json.RawMess
 	return evs, nil
 }
 
-// Count answers a NIP-45 COUNT or POST /count (req.Body; else
-// req.Filters).
+// Count answers a NIP-45 COUNT (req.Filters) or POST /count (req.Body).
 func (r *Relay) Count(ctx context.Context, c Caller, req Request) (int64, error) {
 	if err := r.reading(ctx, c, errCountAuth); err != nil {
 		return 0, err
 	}
 	var n int64
 	var err error
-	if req.Body != nil {
-		n, err = r.Reader.Count(ctx, c.Community, c.Pubkey, req.Body)
-	} else {
+	if req.Filters != nil {
 		n, err = r.Reader.CountFilters(ctx, c.Community, c.Pubkey, req.Filters)
+	} else {
+		n, err = r.Reader.Count(ctx, c.Community, c.Pubkey, req.Body)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("relay: count: %w", err)

@@ -184,9 +184,6 @@ func (b *Bridge) read(ctx context.Context, r Request, count bool) Response {
 		return b.Fail(ctx, "read", err)
 	}
 	req := relay.Request{Body: r.Body}
-	if req.Body == nil {
-		req.Body = []byte{} // an empty body is the query engine's to refuse
-	}
 	if count {
 		n, err := b.Core.Count(ctx, caller, req)
 		if err != nil {
