@@ -58,15 +58,16 @@ type App struct {
 	Sigs *sigverify.Verifier
 }
 
-// part is one piece a function kind builds.
-type part uint8
+// Parts are the pieces a function kind builds; each kind's set is named in
+// functions.go.
+type Parts uint8
 
 const (
-	pool   part = 1 << iota // Store, Communities, Limiter
-	keys                    // Keys, Signer, Sealer
-	writes                  // Ingest (with pool, keys)
-	reads                   // Reader (with pool; signs when keys is built)
-	live                    // Fanout (with pool, reads); WS_MANAGEMENT_ENDPOINT required
+	pool   Parts = 1 << iota // Store, Communities, Limiter
+	keys                     // Keys, Signer, Sealer
+	writes                   // Ingest (with pool, keys)
+	reads                    // Reader (with pool; signs when keys is built)
+	live                     // Fanout (with pool, reads); WS_MANAGEMENT_ENDPOINT required
 	// liveIfSet is live when WS_MANAGEMENT_ENDPOINT is set, else nothing
 	// (with a warning): ingest without the endpoint delivers nothing live.
 	liveIfSet
@@ -99,7 +100,7 @@ func Local(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 }
 
 // fromEnv reads the environment and builds parts.
-func fromEnv(ctx context.Context, log *slog.Logger, parts part) (*App, error) {
+func fromEnv(ctx context.Context, log *slog.Logger, parts Parts) (*App, error) {
 	cfg, err := config.FromEnv()
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
@@ -109,7 +110,7 @@ func fromEnv(ctx context.Context, log *slog.Logger, parts part) (*App, error) {
 
 // build wires parts from cfg. It fails on any misconfiguration; the pool
 // connects lazily.
-func build(ctx context.Context, cfg *config.Config, log *slog.Logger, parts part) (*App, error) {
+func build(ctx context.Context, cfg *config.Config, log *slog.Logger, parts Parts) (*App, error) {
 	a := &App{Config: cfg, Log: log, Sigs: sigverify.New(sigverify.Options{})}
 	if parts&liveIfSet != 0 {
 		if cfg.WSManagementEndpoint != "" {
@@ -132,7 +133,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, parts part
 	return a, nil
 }
 
-func (a *App) wire(ctx context.Context, parts part) error {
+func (a *App) wire(ctx context.Context, parts Parts) error {
 	cfg := a.Config
 	a.Communities = community.NewRegistry(a.Store, cfg.DefaultCommunity)
 	a.Limiter = ratelimit.New(a.Store, cfg.Limits)

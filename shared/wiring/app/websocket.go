@@ -13,7 +13,7 @@ import (
 // $disconnect: the event says which) over the parts a has. Without a
 // database ($connect) it touches nothing; with one, $connect refuses a host
 // that serves no community; $default needs the write and read paths and
-// live delivery (MessageFunction builds them).
+// live delivery (MessageParts builds them).
 func (a *App) WebSocket() apigw.WebSocketHandler {
 	if a.Store == nil {
 		return apigw.WebSocket(wsrelay.New(nil, nil, nil, nil, a.Log), a.origin())
