@@ -16,7 +16,7 @@ type Function struct {
 	// Needs the relay key: gets the KMS key configuration and kms:Decrypt
 	// on the one key. ingest, query and ws-message sign 39000-39006 and
 	// 44100/44101 and serve NIP-11 self; ws-connect and ws-disconnect are
-	// built without a key (app.ConnectFunction, app.DisconnectFunction)
+	// built without a key (app.ConnectParts, app.DisconnectParts)
 	// and migrate signs nothing.
 	Signs bool
 	// Posts to WebSocket connections (fan-out, replies): gets

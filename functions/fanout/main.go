@@ -15,9 +15,9 @@ import (
 
 func main() {
 	log := app.Logger()
-	h, err := app.FanoutFunction(context.Background(), log)
+	a, err := app.Build(context.Background(), log, app.FanoutParts)
 	if err != nil {
 		app.Fatal(log, "fanout: cold start", err)
 	}
-	lambda.Start(h)
+	lambda.Start(a.FanoutBatch()) // fanout.DeliverBatch
 }

@@ -13,9 +13,9 @@ import (
 
 func main() {
 	log := app.Logger()
-	h, err := app.IngestFunction(context.Background(), log)
+	a, err := app.Build(context.Background(), log, app.IngestParts)
 	if err != nil {
 		app.Fatal(log, "ingest: cold start", err)
 	}
-	lambda.Start(h)
+	lambda.Start(a.IngestHTTP()) // apigw → bridge → relay.Publish
 }

@@ -12,9 +12,9 @@ import (
 
 func main() {
 	log := app.Logger()
-	h, err := app.QueryFunction(context.Background(), log)
+	a, err := app.Build(context.Background(), log, app.QueryParts)
 	if err != nil {
 		app.Fatal(log, "query: cold start", err)
 	}
-	lambda.Start(h)
+	lambda.Start(a.QueryHTTP()) // apigw → bridge → relay.Read/Count, nip86
 }

@@ -6,6 +6,8 @@
 package main
 
 import (
+	"context"
+
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/buzzrelay/relay/shared/wiring/app"
@@ -13,9 +15,9 @@ import (
 
 func main() {
 	log := app.Logger()
-	h, err := app.AuthorizeFunction()
+	a, err := app.Build(context.Background(), log, app.AuthorizeParts)
 	if err != nil {
 		app.Fatal(log, "ws-authorize: cold start", err)
 	}
-	lambda.Start(h)
+	lambda.Start(a.Authorizer()) // apigw.Authorize
 }

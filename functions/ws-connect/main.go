@@ -13,9 +13,9 @@ import (
 
 func main() {
 	log := app.Logger()
-	h, err := app.ConnectFunction(context.Background(), log)
+	a, err := app.Build(context.Background(), log, app.ConnectParts)
 	if err != nil {
 		app.Fatal(log, "ws-connect: cold start", err)
 	}
-	lambda.Start(h)
+	lambda.Start(a.WebSocket()) // apigw → wsrelay.Connect
 }

@@ -12,9 +12,9 @@ import (
 
 func main() {
 	log := app.Logger()
-	h, err := app.DisconnectFunction(context.Background(), log)
+	a, err := app.Build(context.Background(), log, app.DisconnectParts)
 	if err != nil {
 		app.Fatal(log, "ws-disconnect: cold start", err)
 	}
-	lambda.Start(h)
+	lambda.Start(a.WebSocket()) // apigw → wsrelay → sessions
 }

@@ -13,9 +13,9 @@ import (
 
 func main() {
 	log := app.Logger()
-	h, err := app.MessageFunction(context.Background(), log)
+	a, err := app.Build(context.Background(), log, app.MessageParts)
 	if err != nil {
 		app.Fatal(log, "ws-message: cold start", err)
 	}
-	lambda.Start(h)
+	lambda.Start(a.WebSocket()) // apigw → wsrelay → relay
 }

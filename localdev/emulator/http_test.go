@@ -15,6 +15,7 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/signer"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/ingest"
+	"github.com/buzzrelay/relay/shared/service/relay"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 	"github.com/buzzrelay/relay/shared/transport/apigw"
 	"github.com/buzzrelay/relay/shared/transport/bridge"
@@ -121,7 +122,7 @@ func newEventsServer(t testing.TB, conns int32, routes map[string]bool) (*httpte
 	st := testkit.NewStore(t, store.Options{MaxConns: conns})
 	key := testkit.RelayKey(t)
 	log := testkit.Quiet()
-	fn := apigw.HTTP(bridge.New(st, key, ingest.New(st, key), nil, nil, "default", log), apigw.Origin{Scheme: "http"})
+	fn := apigw.HTTP(bridge.New(st, key, &relay.Relay{Ingest: ingest.New(st, key), Log: log}, "default", log), apigw.Origin{Scheme: "http"})
 	api := &emulator.HTTPAPI{Routes: map[string]emulator.HTTPHandler{}}
 	for r := range routes {
 		api.Routes[r] = fn

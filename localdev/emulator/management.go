@@ -15,7 +15,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/buzzrelay/relay/shared/service/fanout"
+	"github.com/buzzrelay/relay/shared/service/sessions"
 )
 
 // Management is the @connections API of the emulated WebSocket API:
@@ -63,7 +63,7 @@ func (a *WebSocketAPI) serveManagement(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		switch err := a.Post(r.Context(), id, data); {
-		case errors.Is(err, fanout.ErrTooLarge):
+		case errors.Is(err, sessions.ErrTooLarge):
 			awsError(w, http.StatusRequestEntityTooLarge, "PayloadTooLargeException", "message is larger than 128 KB")
 		case err != nil:
 			awsError(w, http.StatusGone, "GoneException", "connection "+id+" is gone")
@@ -117,22 +117,22 @@ func (a *WebSocketAPI) takeSlot() func() {
 }
 
 // Post is PostToConnection without the HTTP hop, for handlers that run in
-// the emulator's process (localdev's in-process path; fanout.Sender): the
+// the emulator's process (localdev's in-process path; sessions.Sender): the
 // same checks and the same socket write as a POST to @connections. It
-// returns an error wrapping fanout.ErrGone for an unknown or closed
-// connection and fanout.ErrTooLarge for a message over 128 KB.
+// returns an error wrapping sessions.ErrGone for an unknown or closed
+// connection and sessions.ErrTooLarge for a message over 128 KB.
 func (a *WebSocketAPI) Post(ctx context.Context, id string, data []byte) error {
 	if len(data) > MaxMessageSize {
-		return fmt.Errorf("emulator: post to %s: %w", id, fanout.ErrTooLarge)
+		return fmt.Errorf("emulator: post to %s: %w", id, sessions.ErrTooLarge)
 	}
 	s := a.lookup(id)
 	if s == nil {
-		return fmt.Errorf("emulator: post to %s: %w", id, fanout.ErrGone)
+		return fmt.Errorf("emulator: post to %s: %w", id, sessions.ErrGone)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := s.c.Write(ctx, websocket.MessageText, data); err != nil {
-		return fmt.Errorf("emulator: post to %s: %w (%v)", id, fanout.ErrGone, err)
+		return fmt.Errorf("emulator: post to %s: %w (%v)", id, sessions.ErrGone, err)
 	}
 	s.touch()
 	return nil

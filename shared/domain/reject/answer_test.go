@@ -24,7 +24,7 @@ import (
 // The one mapping: every prefix, an unavailable database, a rate limit with
 // its wait, a canceled request and an unexpected error, each to its HTTP
 // status, wire text and Retry-After.
-var prefixes = []reject.Prefix{reject.Invalid, reject.Restricted, reject.AuthRequired, reject.Duplicate, reject.Blocked, reject.RateLimited, reject.Internal}
+var prefixes = reject.Prefixes
 
 func TestMap(t *testing.T) {
 	wrap := func(err error) error { return fmt.Errorf("store: acquire connection: %w", err) }

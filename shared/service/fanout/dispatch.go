@@ -181,7 +181,7 @@ func (f *Fanout) split(ctx context.Context, b Batch, items []*item) (int, int, e
 	}
 	// Runs of BatchSize connections, each a range of the index's key: a
 	// part reads its own entries only.
-	bounds, err := f.Registry.audienceBounds(ctx, b.Community, whole.Channels, f.batchSize())
+	bounds, err := f.audienceBounds(ctx, b.Community, whole.Channels, f.batchSize())
 	if err != nil || len(bounds) == 0 {
 		return 0, 0, err
 	}
@@ -193,7 +193,7 @@ func (f *Fanout) split(ctx context.Context, b Batch, items []*item) (int, int, e
 			parts[i].After = bounds[i-1]
 		}
 	}
-	first, err := f.Registry.audienceRange(ctx, b.Community, whole.Channels, whole.Cutoff, parts[0].After, parts[0].Through)
+	first, err := f.audienceRange(ctx, b.Community, whole.Channels, whole.Cutoff, parts[0].After, parts[0].Through)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -213,9 +213,9 @@ func (f *Fanout) deliverPart(ctx context.Context, community string, items []*ite
 	var cands []candidate
 	var err error
 	if p.Ranged {
-		cands, err = f.Registry.audienceRange(ctx, community, p.Channels, p.Cutoff, p.After, p.Through)
+		cands, err = f.audienceRange(ctx, community, p.Channels, p.Cutoff, p.After, p.Through)
 	} else {
-		cands, err = f.Registry.audiencePart(ctx, community, p.Channels, p.Cutoff, p.Index, p.Of)
+		cands, err = f.audiencePart(ctx, community, p.Channels, p.Cutoff, p.Index, p.Of)
 	}
 	if err != nil {
 		return 0, 0, err
@@ -268,7 +268,7 @@ func (f *Fanout) DeliverBatch(ctx context.Context, payload []byte) error {
 	default:
 		// A payload of an earlier version names its subscriptions.
 		var cands []candidate
-		if cands, err = f.Registry.subscriptions(ctx, b.Community, b.Subs); err != nil {
+		if cands, err = f.subscriptions(ctx, b.Community, b.Subs); err != nil {
 			return err
 		}
 		conns, sent = f.deliverTo(ctx, b.Community, items, cands, nil)

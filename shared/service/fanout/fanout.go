@@ -1,8 +1,10 @@
-// Package fanout is live delivery: the registry of WebSocket connections and
-// their REQ subscriptions (tables of migrations/003_websocket.sql) and the
-// delivery of newly committed events to the subscriptions that match them,
-// through the API Gateway @connections management API (the Sender). It knows
-// no AWS type; shared/transport/apigw provides the Sender.
+// Package fanout is live delivery: newly committed events go to the
+// subscriptions that match them (stored by shared/service/sessions, indexed
+// by the channels their filters pin), through the API Gateway @connections
+// management API (sessions.Sender). It keeps no session: it reads the
+// audience, matches, posts, and ends only what delivery itself ends (a
+// subscription whose reader lost access, a connection that is gone). It
+// knows no AWS type; shared/transport/apigw provides the Sender.
 //
 // # Where fan-out runs: after the commit, inline or in the fan-out function
 //
@@ -47,7 +49,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -56,21 +57,10 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/nip29"
+	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/buzzrelay/relay/shared/postgres/store"
-)
-
-// Sender posts one WebSocket message to one connection (PostToConnection).
-// It returns an error wrapping ErrGone when the connection no longer exists
-// (HTTP 410) and one wrapping ErrTooLarge when the message is over the limit.
-type Sender interface {
-	Post(ctx context.Context, connectionID string, data []byte) error
-}
-
-// Errors a Sender reports.
-var (
-	ErrGone     = errors.New("connection is gone")
-	ErrTooLarge = errors.New("message is larger than the WebSocket limit")
+	"github.com/buzzrelay/relay/shared/service/sessions"
 )
 
 // Summarizer builds the relay-signed 39005 thread summary of a root (nil
@@ -85,8 +75,11 @@ const DefaultConcurrency = 32
 // Fanout delivers committed events to live subscriptions. Safe for
 // concurrent use.
 type Fanout struct {
-	Registry *Registry
-	Sender   Sender
+	// Store reads what delivery needs (the audience, access); Sessions
+	// ends what delivery ends; Sender posts.
+	Store    *store.Store
+	Sessions *sessions.Registry
+	Sender   sessions.Sender
 	// Summaries, when set, makes a reply or a reply's deletion push a fresh
 	// 39005 for its root.
 	Summaries   Summarizer
@@ -101,10 +94,14 @@ type Fanout struct {
 	BatchSize int
 }
 
-// New wires fan-out; sum may be nil.
-func New(reg *Registry, s Sender, sum Summarizer, log *slog.Logger) *Fanout {
-	return &Fanout{Registry: reg, Sender: s, Summaries: sum, Log: log, Concurrency: DefaultConcurrency}
+// New wires fan-out over st and the sessions of reg; sum may be nil.
+func New(st *store.Store, reg *sessions.Registry, s sessions.Sender, sum Summarizer, log *slog.Logger) *Fanout {
+	return &Fanout{Store: st, Sessions: reg, Sender: s, Summaries: sum, Log: log, Concurrency: DefaultConcurrency}
 }
+
+// now is the sessions' clock: a subscription is live until its
+// connection expires.
+func (f *Fanout) now() time.Time { return f.Sessions.Now() }
 
 // item is one event to deliver with what the rules need about it.
 type item struct {
@@ -133,7 +130,7 @@ func (f *Fanout) Deliver(ctx context.Context, community string, events []*nostr.
 	if at != nil {
 		d, err = at.Deliveries(ctx)
 	} else {
-		d, err = f.Registry.st.ForDelivery(ctx, community, f.Request(events))
+		d, err = f.Store.ForDelivery(ctx, community, f.Request(events))
 	}
 	if err != nil {
 		f.Log.ErrorContext(ctx, "fanout: load events", "community", community, "err", err)
@@ -166,7 +163,7 @@ func (f *Fanout) Deliver(ctx context.Context, community string, events []*nostr.
 // subscriptions, unless the index holds more than InlineMax entries for
 // them: an audience to hand off (store.Deliveries.Over).
 func (f *Fanout) Request(events []*nostr.Event) store.DeliveryRequest {
-	r := store.DeliveryRequest{Now: f.Registry.now().Unix()}
+	r := store.DeliveryRequest{Now: f.now().Unix()}
 	for _, ev := range events {
 		if kinds.Ephemeral(ev.Kind) {
 			if ch, ok := nip29.ChannelTag(ev.Tags); ok {
@@ -227,7 +224,7 @@ func (f *Fanout) deliverTo(ctx context.Context, community string, items []*item,
 	// Only a reader who was a member learns that access ended; to anyone
 	// else a private channel looks like an id that does not exist (no
 	// events, no CLOSED).
-	knew, err := f.Registry.st.EverMembers(ctx, community, lostPairs)
+	knew, err := f.Store.EverMembers(ctx, community, lostPairs)
 	if err != nil {
 		f.Log.ErrorContext(ctx, "fanout: membership history", "community", community, "err", err)
 		knew = map[store.ReadPair]bool{}
@@ -252,14 +249,14 @@ func (f *Fanout) deliverTo(ctx context.Context, community string, items []*item,
 		j.msgs = append(j.msgs, msgs...)
 		if lost != "" {
 			j.closed = append(j.closed, closing{sub: c.sub, at: len(j.msgs)})
-			j.msgs = append(j.msgs, closedMessage(c.sub, "restricted: you can no longer read channel "+lost))
+			j.msgs = append(j.msgs, sessions.ClosedMessage(c.sub, reject.Restrictedf("you can no longer read channel %s", lost)))
 		}
 	}
 	return len(jobs), f.run(ctx, order, jobs)
 }
 
 // reachable answers access.Reaches for pairs: from known, read with the
-// candidates, and in one statement (Registry.readable) for the rest.
+// candidates, and in one statement (Fanout.readable) for the rest.
 func (f *Fanout) reachable(ctx context.Context, community string, pairs []store.ReadPair, known map[store.ReadPair]bool) (map[store.ReadPair]bool, error) {
 	var rest []store.ReadPair
 	for _, p := range pairs {
@@ -270,7 +267,7 @@ func (f *Fanout) reachable(ctx context.Context, community string, pairs []store.
 	if len(rest) == 0 {
 		return known, nil
 	}
-	got, err := f.Registry.readable(ctx, community, rest)
+	got, err := f.readable(ctx, community, rest)
 	if err != nil {
 		return nil, err
 	}
@@ -335,7 +332,7 @@ func (f *Fanout) send(ctx context.Context, j *job) int {
 	// delete removed it sends CLOSED, so the client gets one.
 	skip := map[int]bool{}
 	for _, c := range j.closed {
-		ended, err := f.Registry.end(ctx, j.connection, c.sub)
+		ended, err := f.Sessions.End(ctx, j.connection, c.sub)
 		if err != nil {
 			f.Log.ErrorContext(ctx, "fanout: end subscription", "connection", j.connection, "sub", c.sub, "err", err)
 		}
@@ -350,8 +347,8 @@ func (f *Fanout) send(ctx context.Context, j *job) int {
 		switch {
 		case err == nil:
 			sent++
-		case errors.Is(err, ErrGone):
-			if err := f.Registry.Close(ctx, j.connection); err != nil {
+		case errors.Is(err, sessions.ErrGone):
+			if err := f.Sessions.Close(ctx, j.connection); err != nil {
 				f.Log.ErrorContext(ctx, "fanout: remove gone connection", "connection", j.connection, "err", err)
 			} else {
 				f.Log.InfoContext(ctx, "fanout: removed gone connection", "connection", j.connection)
@@ -388,7 +385,7 @@ func plan(c *candidate, items []*item, readable map[store.ReadPair]bool) (msgs [
 			lost = it.channel
 		}
 		if matchesAny(it) {
-			if m := eventMessage(c.sub, it.raw); len(m) <= relayinfo.MaxMessageLength {
+			if m := sessions.EventMessage(c.sub, it.raw); len(m) <= relayinfo.MaxMessageLength {
 				msgs = append(msgs, m)
 			}
 		}
@@ -460,26 +457,4 @@ func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Ev
 		out = append(out, &item{ev: sum, raw: string(raw), channel: it.channel, system: it.system, summary: true})
 	}
 	return out, cands, nil
-}
-
-// eventMessage is ["EVENT", sub, raw].
-func eventMessage(sub, raw string) []byte {
-	s, _ := json.Marshal(sub)
-	var b strings.Builder
-	b.Grow(len(raw) + len(s) + 12)
-	b.WriteString(`["EVENT",`)
-	b.Write(s)
-	b.WriteByte(',')
-	b.WriteString(raw)
-	b.WriteByte(']')
-	return []byte(b.String())
-}
-
-// EventMessage is ["EVENT", sub, raw] (raw is the event's JSON).
-func EventMessage(sub, raw string) []byte { return eventMessage(sub, raw) }
-
-// closedMessage is ["CLOSED", sub, reason].
-func closedMessage(sub, reason string) []byte {
-	b, _ := json.Marshal([]string{"CLOSED", sub, reason})
-	return b
 }

@@ -5,7 +5,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
-	// Imported as rule: registry.go names the (channel, reader) pair access.
+	// Imported as rule: audience.go names the (channel, reader) pair access.
 	"github.com/buzzrelay/relay/shared/domain/access"
 	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/postgres/store"
@@ -44,34 +44,4 @@ func (lf *liveFilter) mayRead(ev *nostr.Event, channel string, system bool, read
 func NamedChannels(f nostr.Filter) []string {
 	lf := newLiveFilter(f)
 	return lf.named
-}
-
-// Pins are the fan-out index keys of a subscription: the channels its
-// filters pin, and "" when a filter pins none (the any-channel bucket). A
-// filter with #h pins its channels; one of channel-state kinds only, its
-// #d; one with an empty #h or #d matches nothing and pins nothing.
-func Pins(filters []nostr.Filter) []string {
-	set := map[string]bool{}
-	for _, nf := range filters {
-		f := filter.FromNostr(nf)
-		if h, ok := f.Tags["h"]; ok {
-			for _, c := range h {
-				set[c] = true
-			}
-			continue
-		}
-		if d, ok := f.Tags["d"]; ok && access.StateOnly(f.Kinds) {
-			for _, c := range d {
-				set[c] = true
-			}
-			continue
-		}
-		set[""] = true
-	}
-	out := make([]string, 0, len(set))
-	for c := range set {
-		out = append(out, c)
-	}
-	slices.Sort(out)
-	return out
 }

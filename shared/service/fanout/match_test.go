@@ -1,7 +1,6 @@
 package fanout
 
 import (
-	"slices"
 	"strings"
 	"testing"
 
@@ -11,21 +10,6 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/access/accesstest"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 )
-
-func TestPins(t *testing.T) {
-	got := Pins([]nostr.Filter{
-		{Kinds: []int{9}, Tags: nostr.TagMap{"h": {"c1", "c2"}}},
-		{Kinds: []int{39000}, Tags: nostr.TagMap{"d": {"c3"}}},
-		{Kinds: []int{39000, 1}, Tags: nostr.TagMap{"d": {"x"}}}, // not state kinds only: bucket
-		{Tags: nostr.TagMap{"h": {}}},                            // matches nothing: no pin
-	})
-	if want := []string{"", "c1", "c2", "c3"}; !slices.Equal(got, want) {
-		t.Fatalf("Pins = %q, want %q", got, want)
-	}
-	if got := Pins([]nostr.Filter{{Kinds: []int{9}, Tags: nostr.TagMap{"h": {"c"}}}}); !slices.Equal(got, []string{"c"}) {
-		t.Fatalf("a pinned filter is in the bucket: %q", got)
-	}
-}
 
 func TestLiveFilterMatchesChannelNotTag(t *testing.T) {
 	reaction := &nostr.Event{Kind: 7, Tags: nostr.Tags{{"e", "target"}}, CreatedAt: 10}
@@ -93,8 +77,8 @@ func TestLiveDeliveryAccessCases(t *testing.T) {
 }
 
 // Live matching keeps the read path's case rule (filter.Hex64, lower-case
-// channel ids): an id, author or channel sent in upper case matches, and
-// pins the channel as stored.
+// channel ids): an id, author or channel sent in upper case matches
+// (sessions.Pins pins the channel as stored).
 func TestLiveFilterCaseRule(t *testing.T) {
 	sk := nostr.GeneratePrivateKey()
 	ev := &nostr.Event{Kind: 9, CreatedAt: 10, Tags: nostr.Tags{{"h", "c0ffee"}}}
@@ -104,8 +88,5 @@ func TestLiveFilterCaseRule(t *testing.T) {
 	f := newLiveFilter(nostr.Filter{IDs: []string{strings.ToUpper(ev.ID)}, Authors: []string{strings.ToUpper(ev.PubKey)}, Tags: nostr.TagMap{"h": {"C0FFEE"}}})
 	if !f.matches(ev, "c0ffee") || !f.names("c0ffee") {
 		t.Fatal("upper-case ids, authors and #h must match as the stored read does")
-	}
-	if got := Pins([]nostr.Filter{{Tags: nostr.TagMap{"h": {"C0FFEE"}}}}); !slices.Equal(got, []string{"c0ffee"}) {
-		t.Fatalf("Pins = %q, want the stored (lower-case) channel", got)
 	}
 }

@@ -89,8 +89,8 @@ func (s *Service) Submit(ctx context.Context, community, authed string, ev *nost
 	if err := eventcheck.Check(ev, now, s.sigs); err != nil {
 		return refused(err)
 	}
-	if ev.PubKey != authed && !kinds.AnyAuthor(ev.Kind) {
-		return refused(reject.Restrictedf("event pubkey %s is not the authenticated key", short(ev.PubKey)))
+	if err := Authored(ev, authed); err != nil {
+		return refused(err)
 	}
 	var out []*nostr.Event
 	var delivery *store.Delivery
@@ -126,6 +126,17 @@ func (s *Service) Submit(ctx context.Context, community, authed string, ev *nost
 		return Outcome{}, fmt.Errorf("ingest: event %s kind %d in community %s: %w", ev.ID, ev.Kind, community, err)
 	}
 	return Outcome{Accepted: true, Committed: out, Delivery: delivery}, nil
+}
+
+// Authored is the authorship rule: an event is signed by the key that
+// authenticated its request (authed), unless its kind may carry another
+// author (kinds.AnyAuthor, NIP-59 gift wraps). Submit applies it;
+// shared/service/relay asks it first, before any limit or database work.
+func Authored(ev *nostr.Event, authed string) error {
+	if ev.PubKey != authed && !kinds.AnyAuthor(ev.Kind) {
+		return reject.Restrictedf("event pubkey %s is not the authenticated key", short(ev.PubKey))
+	}
+	return nil
 }
 
 // refused is the verdict of a rule that refused the event; an error that is

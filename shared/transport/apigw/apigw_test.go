@@ -46,7 +46,7 @@ func TestPublicOrigin(t *testing.T) {
 // refused one answers 503, never 500.
 func TestConnect(t *testing.T) {
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	h := WebSocket(wsrelay.New(nil, nil, nil, nil, nil, nil, log), Origin{Scheme: "https"})
+	h := WebSocket(wsrelay.New(nil, nil, nil, nil, log), Origin{Scheme: "https"})
 	ok, err := h(context.Background(), events.APIGatewayWebsocketProxyRequest{RequestContext: events.APIGatewayWebsocketProxyRequestContext{
 		ConnectionID: "c1", DomainName: "relay.example.com", EventType: "CONNECT"}})
 	if err != nil || ok.StatusCode != 200 {

@@ -2,31 +2,34 @@
 // POST /query, POST /count (all NIP-98 authenticated), the NIP-11 document
 // on GET / and GET /healthz. The apigw package adapts API Gateway events to
 // Request and Response; localdev calls it through the same adapter.
+//
+// It is a codec over the use cases of shared/service/relay: it resolves the
+// community from the Host, verifies the NIP-98 token, decodes the body,
+// calls Publish, Read or Count and encodes the answer; every error becomes
+// its HTTP status and JSON body in one place (answer.go).
 package bridge
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/domain/eventcheck"
-	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/nip98"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/buzzrelay/relay/shared/domain/signer"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/community"
-	"github.com/buzzrelay/relay/shared/service/ingest"
 	"github.com/buzzrelay/relay/shared/service/ratelimit"
+	"github.com/buzzrelay/relay/shared/service/relay"
 	"github.com/buzzrelay/relay/shared/transport/nip86"
 )
 
@@ -62,39 +65,32 @@ type Response struct {
 	Body    []byte
 }
 
-// Reader answers /query and /count (implemented by shared/service/query).
-type Reader interface {
-	Query(ctx context.Context, community, reader string, body []byte) ([]json.RawMessage, error)
-	Count(ctx context.Context, community, reader string, body []byte) (int64, error)
-}
-
-// Fanout delivers committed events to live subscribers (shared/service/fanout).
-type Fanout interface {
-	Deliver(ctx context.Context, community string, events []*nostr.Event, at *store.Delivery)
-}
-
 // Bridge serves the HTTP routes.
 type Bridge struct {
-	Store    *store.Store
-	Ingest   *ingest.Service // nil on a function that takes no writes
-	Reader   Reader          // nil on a function that serves no reads
-	Fanout   Fanout          // nil: no live delivery from this function
-	Signer   signer.Signer
-	Verifier *nip98.Verifier
-	Log      *slog.Logger
+	Store *store.Store
+	// Core is the use cases; Writes and Reads say which of its routes this
+	// function serves (POST /events; POST /query and /count).
+	Core          *relay.Relay
+	Writes, Reads bool
+	Signer        signer.Signer
+	Verifier      *nip98.Verifier
+	Log           *slog.Logger
 	// Manage serves NIP-86 (POST / with application/nostr+json+rpc); nil:
 	// not on this function.
 	Manage *nip86.Service
 	// Communities maps a request's Host to its community.
 	Communities *community.Registry
-	// Limiter bounds each key's events and reads; nil: no limits.
-	Limiter *ratelimit.Limiter
+	// Limits are advertised in NIP-11 (the use cases enforce them); nil:
+	// none.
+	Limits *ratelimit.Limiter
 }
 
-// New wires a bridge; ing, rd and fo may be nil.
-func New(st *store.Store, sg signer.Signer, ing *ingest.Service, rd Reader, fo Fanout, defaultCommunity string, log *slog.Logger) *Bridge {
+// New wires a bridge over the use cases of core, serving POST /events when
+// core has ingest and POST /query and /count when it has a reader.
+func New(st *store.Store, sg signer.Signer, core *relay.Relay, defaultCommunity string, log *slog.Logger) *Bridge {
 	return &Bridge{
-		Store: st, Ingest: ing, Reader: rd, Fanout: fo, Signer: sg, Log: log,
+		Store: st, Core: core, Writes: core.Ingest != nil, Reads: core.Reader != nil,
+		Signer: sg, Log: log, Limits: core.Limiter,
 		Verifier:    &nip98.Verifier{Replay: st},
 		Communities: community.NewRegistry(st, defaultCommunity),
 	}
@@ -114,41 +110,38 @@ func (b *Bridge) Serve(ctx context.Context, r Request) Response {
 		return b.manage(ctx, r)
 	case path == "/healthz" && r.Method == http.MethodGet:
 		return b.health(ctx, r)
-	case path == "/events" && r.Method == http.MethodPost && b.Ingest != nil:
+	case path == "/events" && r.Method == http.MethodPost && b.Writes:
 		return b.events(ctx, r)
-	case (path == "/query" || path == "/count") && r.Method == http.MethodPost && b.Reader != nil:
+	case (path == "/query" || path == "/count") && r.Method == http.MethodPost && b.Reads:
 		return b.read(ctx, r, path == "/count")
 	}
-	return errorJSON(http.StatusNotFound, "invalid: no route for "+r.Method+" "+r.Path)
+	return b.Fail(ctx, "route", because(errNoRoute, reject.Invalidf("no route for %s %s", r.Method, r.Path)))
 }
 
 // authenticate resolves the community and verifies the NIP-98 token
-// against that community's replay table.
-func (b *Bridge) authenticate(ctx context.Context, r Request) (community, pubkey string, resp *Response) {
-	c, pubkey, resp := b.authenticateAs(ctx, r, false)
-	if resp != nil {
-		return "", "", resp
+// against that community's replay table: the caller of the use cases.
+func (b *Bridge) authenticate(ctx context.Context, r Request) (relay.Caller, error) {
+	c, pubkey, err := b.authenticateAs(ctx, r, false)
+	if err != nil {
+		return relay.Caller{}, err
 	}
-	return c.ID, pubkey, nil
+	return relay.Caller{Community: c.ID, Pubkey: pubkey, Size: len(r.Body)}, nil
 }
 
 // authenticateAs is authenticate; payload requires the token to bind the
 // body (NIP-86).
-func (b *Bridge) authenticateAs(ctx context.Context, r Request, payload bool) (c *community.Community, pubkey string, resp *Response) {
+func (b *Bridge) authenticateAs(ctx context.Context, r Request, payload bool) (*community.Community, string, error) {
 	if len(r.Body) > relayinfo.MaxHTTPBodyLength {
-		e := errorJSON(http.StatusRequestEntityTooLarge, "invalid: request body is larger than 1 MiB")
-		return nil, "", &e
+		return nil, "", because(errTooLarge, reject.Invalidf("request body is larger than 1 MiB"))
 	}
 	if err := eventcheck.UTF8("request body", r.Body); err != nil {
-		e := errorJSON(http.StatusBadRequest, err.Error())
-		return nil, "", &e
+		return nil, "", err
 	}
 	c, err := b.Communities.Resolve(ctx, r.Host)
 	if err != nil {
-		e := b.unresolved(ctx, err)
-		return nil, "", &e
+		return nil, "", unresolved(err)
 	}
-	pubkey, err = b.Verifier.Verify(ctx, nip98.Request{
+	pubkey, err := b.Verifier.Verify(ctx, nip98.Request{
 		Community:      c.ID,
 		Authorization:  r.Headers["authorization"],
 		Method:         r.Method,
@@ -157,8 +150,7 @@ func (b *Bridge) authenticateAs(ctx context.Context, r Request, payload bool) (c
 		RequirePayload: payload,
 	})
 	if err != nil {
-		e := b.Fail(ctx, "nip98", err)
-		return nil, "", &e
+		return nil, "", fmt.Errorf("nip98: %w", err)
 	}
 	return c, pubkey, nil
 }
@@ -171,51 +163,35 @@ type eventsResponse struct {
 }
 
 func (b *Bridge) events(ctx context.Context, r Request) Response {
-	community, pubkey, fail := b.authenticate(ctx, r)
-	if fail != nil {
-		return *fail
-	}
-	var ev nostr.Event
-	if err := json.Unmarshal(r.Body, &ev); err != nil {
-		return errorJSON(http.StatusBadRequest, "invalid: body must be one JSON nostr event: "+err.Error())
-	}
-	if ev.PubKey != pubkey && !kinds.AnyAuthor(ev.Kind) {
-		return errorJSON(http.StatusForbidden, "restricted: event pubkey is not the key that signed the NIP-98 token")
-	}
-	if err := b.Limiter.Check(ctx, ratelimit.Request{Community: community, Pubkey: pubkey,
-		Event: true, EventBytes: len(r.Body), NewChannel: ev.Kind == kinds.CreateGroup}); err != nil {
-		if resp, limited := b.limited(ctx, err); limited {
-			return resp
-		}
-	}
-	out, err := b.Ingest.Submit(ctx, community, pubkey, &ev)
+	caller, err := b.authenticate(ctx, r)
 	if err != nil {
 		return b.Fail(ctx, "events", err)
 	}
-	if len(out.Committed) > 0 && b.Fanout != nil {
-		b.Fanout.Deliver(ctx, community, out.Committed, out.Delivery)
+	var ev nostr.Event
+	if err := json.Unmarshal(r.Body, &ev); err != nil {
+		return b.Fail(ctx, "events", reject.Invalidf("body must be one JSON nostr event: %s", err))
+	}
+	out, err := b.Core.Publish(ctx, caller, &ev)
+	if err != nil {
+		return b.Fail(ctx, "events", err)
 	}
 	return jsonResponse(http.StatusOK, eventsResponse{EventID: ev.ID, Accepted: out.Accepted, Message: out.Message})
 }
 
 func (b *Bridge) read(ctx context.Context, r Request, count bool) Response {
-	community, pubkey, fail := b.authenticate(ctx, r)
-	if fail != nil {
-		return *fail
+	caller, err := b.authenticate(ctx, r)
+	if err != nil {
+		return b.Fail(ctx, "read", err)
 	}
-	if err := b.Limiter.Check(ctx, ratelimit.Request{Community: community, Pubkey: pubkey, Read: true}); err != nil {
-		if resp, limited := b.limited(ctx, err); limited {
-			return resp
-		}
-	}
+	req := relay.Request{Body: r.Body}
 	if count {
-		n, err := b.Reader.Count(ctx, community, pubkey, r.Body)
+		n, err := b.Core.Count(ctx, caller, req)
 		if err != nil {
 			return b.Fail(ctx, "count", err)
 		}
 		return jsonResponse(http.StatusOK, map[string]int64{"count": n})
 	}
-	evs, err := b.Reader.Query(ctx, community, pubkey, r.Body)
+	evs, err := b.Core.Read(ctx, caller, req)
 	if err != nil {
 		return b.Fail(ctx, "query", err)
 	}
@@ -225,48 +201,20 @@ func (b *Bridge) read(ctx context.Context, r Request, count bool) Response {
 	return jsonResponse(http.StatusOK, evs)
 }
 
-// limited answers a limiter error: 429 with Retry-After when a limit was
-// passed. A limiter that cannot reach its counters lets the request through
-// (logged): the request itself then meets the same database.
-func (b *Bridge) limited(ctx context.Context, err error) (Response, bool) {
-	if _, ok := ratelimit.RetryAfter(err); !ok {
-		b.Log.WarnContext(ctx, "rate limit check failed", "err", err)
-		return Response{}, false
-	}
-	return b.Fail(ctx, "rate limit", err), true
-}
-
 // manage serves one NIP-86 call of the community at the request's host.
 func (b *Bridge) manage(ctx context.Context, r Request) Response {
-	c, pubkey, fail := b.authenticateAs(ctx, r, true)
-	if fail != nil {
-		return *fail
-	}
-	out, err := b.Manage.Serve(ctx, c, pubkey, r.Body)
-	switch {
-	case errors.Is(err, nip86.ErrForbidden):
-		return rpcResponse(http.StatusForbidden, nip86.Response{Error: "restricted: only this community's operators may manage it"})
-	case err != nil:
+	c, pubkey, err := b.authenticateAs(ctx, r, true)
+	if err != nil {
 		return b.Fail(ctx, "nip86", err)
-	case out.Error != "":
-		return rpcResponse(http.StatusBadRequest, out)
 	}
-	return rpcResponse(http.StatusOK, out)
-}
-
-func rpcResponse(status int, v nip86.Response) Response {
-	r := jsonResponse(status, v)
-	r.Headers["content-type"] = nip86.ContentType
-	return r
-}
-
-// unresolved answers a request whose Host serves no community: 404, never
-// another community's data.
-func (b *Bridge) unresolved(ctx context.Context, err error) Response {
-	if community.Unknown(err) {
-		return errorJSON(http.StatusNotFound, "invalid: no community is served at this host")
+	res, err := b.Manage.Serve(ctx, c, pubkey, r.Body)
+	status, out, ok := nip86.Answer(res, err)
+	if !ok {
+		return b.Fail(ctx, "nip86", err)
 	}
-	return b.Fail(ctx, "community", err)
+	resp := jsonResponse(status, out)
+	resp.Headers["content-type"] = nip86.ContentType
+	return resp
 }
 
 // info is the NIP-11 document of the community served at the request's
@@ -274,7 +222,7 @@ func (b *Bridge) unresolved(ctx context.Context, err error) Response {
 func (b *Bridge) info(ctx context.Context, r Request) Response {
 	c, err := b.Communities.Resolve(ctx, r.Host)
 	if err != nil {
-		return b.unresolved(ctx, err)
+		return b.Fail(ctx, "community", unresolved(err))
 	}
 	if !strings.Contains(r.Headers["accept"], "application/nostr+json") {
 		return Response{Status: http.StatusOK, Headers: cors(map[string]string{"content-type": "text/plain; charset=utf-8"}),
@@ -286,8 +234,8 @@ func (b *Bridge) info(ctx context.Context, r Request) Response {
 	}
 	doc := relayinfo.New(sg.PublicKey())
 	doc.Describe(c.Name, c.About, c.Picture)
-	if b.Limiter != nil {
-		l := b.Limiter.Limits()
+	if b.Limits != nil {
+		l := b.Limits.Limits()
 		doc.RateLimits = &relayinfo.RateLimits{EventsPerMinute: l.EventsPerMinute, EventBytesPerMinute: l.EventBytesPerMinute,
 			ChannelsPerHour: l.ChannelsPerHour, ReadsPerMinute: l.ReadsPerMinute, WSMessagesPerMinute: l.MessagesPerMinute}
 	}
@@ -309,17 +257,6 @@ func (b *Bridge) health(ctx context.Context, r Request) Response {
 		return b.Fail(ctx, "deep health check", err)
 	}
 	return jsonResponse(http.StatusOK, map[string]bool{"ok": true, "database": true})
-}
-
-// Fail is the response to err, as reject.Map says (status, prefixed text,
-// Retry-After), logged by reject.Report under op.
-func (b *Bridge) Fail(ctx context.Context, op string, err error) Response {
-	a := reject.Report(ctx, b.Log, "bridge: "+op, err)
-	r := errorJSON(a.Status, a.Text)
-	if a.RetryAfter > 0 {
-		r.Headers["retry-after"] = strconv.Itoa(a.RetryAfter)
-	}
-	return r
 }
 
 func jsonResponse(status int, v any) Response {

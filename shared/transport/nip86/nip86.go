@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/http"
 
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/postgres/store"
@@ -51,31 +52,49 @@ var Methods = []string{
 }
 
 // ErrForbidden is a call by a key that is not an operator.
-var ErrForbidden = errors.New("nip86: not an operator")
+var ErrForbidden = reject.Restrictedf("only this community's operators may manage it")
 
-// Serve runs body as pubkey's call to community c. A non-nil error is
-// ErrForbidden (403) or an internal failure; a bad call is an answer with
-// Error set (400 by the caller's choice), never a change.
-func (s *Service) Serve(ctx context.Context, c *community.Community, pubkey string, body []byte) (Response, error) {
+// Serve runs body as pubkey's call to community c and returns its result.
+// A refusal is a reject error (ErrForbidden for a key that is not an
+// operator; nothing changed); any other error is an internal failure.
+// Answer turns both into the wire's answer.
+func (s *Service) Serve(ctx context.Context, c *community.Community, pubkey string, body []byte) (any, error) {
 	var req Request
 	if err := json.Unmarshal(body, &req); err != nil || req.Method == "" {
-		return Response{Error: "invalid: body must be {\"method\": ..., \"params\": [...]}"}, nil
+		return nil, reject.Invalidf("body must be {\"method\": ..., \"params\": [...]}")
 	}
 	if !c.Operator(pubkey) {
-		return Response{}, ErrForbidden
+		return nil, ErrForbidden
 	}
 	res, err := s.call(ctx, c, pubkey, req)
 	if err != nil {
-		if r, ok := reject.As(err); ok {
-			return Response{Error: r.Error()}, nil
-		}
 		if errors.Is(err, community.ErrNoCommunity) {
-			return Response{Error: "invalid: " + err.Error()}, nil
+			return nil, reject.Invalidf("%s", err)
 		}
-		return Response{}, err
+		return nil, err
 	}
 	s.Registry.Forget()
-	return Response{Result: res}, nil
+	return res, nil
+}
+
+// Answer is NIP-86's one mapping from a call's outcome to its answer: the
+// HTTP status and the Response, whose error is the refusal's NIP-01
+// prefixed text: 403 for a key that is not an operator, 400 for any other
+// refusal (a bad call, whatever its prefix), 200 with the result. ok is
+// false for an error that is not a refusal: the transport answers it as
+// any internal failure.
+func Answer(result any, err error) (status int, resp Response, ok bool) {
+	if err == nil {
+		return http.StatusOK, Response{Result: result}, true
+	}
+	r, refused := reject.As(err)
+	switch {
+	case !refused:
+		return 0, Response{}, false
+	case errors.Is(err, ErrForbidden):
+		return http.StatusForbidden, Response{Error: r.Error()}, true
+	}
+	return http.StatusBadRequest, Response{Error: r.Error()}, true
 }
 
 func (s *Service) call(ctx context.Context, c *community.Community, pubkey string, req Request) (any, error) {

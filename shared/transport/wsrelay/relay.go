@@ -1,13 +1,14 @@
-// Package wsrelay is the WebSocket relay, free of any AWS type: NIP-01
+// Package wsrelay is the WebSocket codec, free of any AWS type: NIP-01
 // (EVENT, REQ, CLOSE), NIP-42 (AUTH) and NIP-45 (COUNT) over API Gateway's
 // model of a WebSocket, where every client message is one invocation and
-// every reply is a post to the connection (fanout.Sender), never a return
-// value. Connection state lives in Postgres (fanout.Registry) because
-// invocations of one connection may land on different instances.
+// every reply is a post to the connection (sessions.Sender), never a return
+// value. Connection state lives in Postgres (shared/service/sessions)
+// because invocations of one connection may land on different instances.
 //
-// Writes go through the same ingest core as POST /events; reads through the
-// same query engine and access rules as POST /query. Live delivery of
-// committed events is shared/service/fanout.
+// It decodes a message, authenticates the connection (NIP-42), calls the
+// use case (shared/service/relay: the same Publish, Subscribe and Count as
+// POST /events, /query and /count) and encodes the answer; every error
+// becomes its wire form in one place (fail, unanswered.go).
 package wsrelay
 
 import (
@@ -18,7 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,10 +32,8 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/buzzrelay/relay/shared/domain/relayurl"
 	"github.com/buzzrelay/relay/shared/domain/sigverify"
-	"github.com/buzzrelay/relay/shared/service/fanout"
-	"github.com/buzzrelay/relay/shared/service/ingest"
-	"github.com/buzzrelay/relay/shared/service/query"
-	"github.com/buzzrelay/relay/shared/service/ratelimit"
+	"github.com/buzzrelay/relay/shared/service/relay"
+	"github.com/buzzrelay/relay/shared/service/sessions"
 )
 
 // Request is one API Gateway WebSocket event as the relay needs it.
@@ -52,22 +50,17 @@ type Request struct {
 	Body  []byte
 }
 
-// Reader is the read engine (shared/service/query).
-type Reader interface {
-	Req(ctx context.Context, community, reader string, filters []nostr.Filter) ([]json.RawMessage, error)
-	CountFilters(ctx context.Context, community, reader string, filters []nostr.Filter) (int64, error)
-}
-
 // AuthWindow is how far a NIP-42 AUTH event's created_at may be from now.
 const AuthWindow = 60 * time.Second
 
 // Relay serves the three WebSocket routes. Safe for concurrent use.
 type Relay struct {
-	Registry *fanout.Registry
-	Ingest   *ingest.Service
-	Reader   Reader
-	Fanout   *fanout.Fanout // nil: committed events are not delivered live
-	Sender   fanout.Sender
+	// Sessions keeps connections (challenge, authenticated key); Core is
+	// the use cases every message other than AUTH goes to; Sender posts
+	// the answers.
+	Sessions *sessions.Registry
+	Core     *relay.Relay
+	Sender   sessions.Sender
 	// Community resolves the community served at a host.
 	Community func(ctx context.Context, host string) (string, error)
 	// Admit, when set, is asked at $connect whether host serves a
@@ -76,9 +69,6 @@ type Relay struct {
 	// refusal.
 	Admit func(ctx context.Context, host string) error
 	Log   *slog.Logger
-	// Limiter bounds each connection's messages and each key's events and
-	// reads; nil: no limits.
-	Limiter *ratelimit.Limiter
 	// Sigs checks AUTH signatures (nil: without remembering keys); the
 	// instance shares it with ingest.
 	Sigs  *sigverify.Verifier
@@ -86,10 +76,10 @@ type Relay struct {
 	conns *connCache
 }
 
-// New wires the relay; fo may be nil.
-func New(reg *fanout.Registry, ing *ingest.Service, rd Reader, fo *fanout.Fanout, s fanout.Sender,
+// New wires the relay over the sessions of reg and the use cases of core.
+func New(reg *sessions.Registry, core *relay.Relay, s sessions.Sender,
 	community func(context.Context, string) (string, error), log *slog.Logger) *Relay {
-	return &Relay{Registry: reg, Ingest: ing, Reader: rd, Fanout: fo, Sender: s, Community: community,
+	return &Relay{Sessions: reg, Core: core, Sender: s, Community: community,
 		Log: log, now: time.Now, conns: newConnCache()}
 }
 
@@ -115,7 +105,7 @@ func (r *Relay) Connect(ctx context.Context, req Request) error {
 	return nil
 }
 
-func (r *Relay) open(ctx context.Context, req Request) (*fanout.Connection, error) {
+func (r *Relay) open(ctx context.Context, req Request) (*sessions.Connection, error) {
 	if req.ConnectionID == "" || req.Host == "" {
 		return nil, errors.New("wsrelay: connect without connection id or host")
 	}
@@ -123,13 +113,13 @@ func (r *Relay) open(ctx context.Context, req Request) (*fanout.Connection, erro
 	if err != nil {
 		return nil, fmt.Errorf("wsrelay: community for %s: %w", req.Host, err)
 	}
-	c := fanout.Connection{
+	c := sessions.Connection{
 		ID:        req.ConnectionID,
 		Community: community,
 		RelayURLs: RelayURLs(req.Scheme, req.Host, req.Stage),
 		Challenge: challenge(),
 	}
-	if err := r.Registry.Open(ctx, c); err != nil {
+	if err := r.Sessions.Open(ctx, c); err != nil {
 		return nil, err
 	}
 	return &c, nil
@@ -138,7 +128,7 @@ func (r *Relay) open(ctx context.Context, req Request) (*fanout.Connection, erro
 // Disconnect forgets the connection and its subscriptions ($disconnect).
 func (r *Relay) Disconnect(ctx context.Context, req Request) error {
 	r.conns.drop(req.ConnectionID)
-	return r.Registry.Close(ctx, req.ConnectionID)
+	return r.Sessions.Close(ctx, req.ConnectionID)
 }
 
 // Message serves one client message ($default). Every answer is posted to
@@ -147,65 +137,57 @@ func (r *Relay) Message(ctx context.Context, req Request) {
 	out := &replier{r: r, conn: req.ConnectionID}
 	conn, err := r.connection(ctx, req)
 	if err != nil {
-		out.unanswered(ctx, req.Body, r.failure(ctx, "load connection", err))
+		out.unanswered(ctx, req.Body, "load connection", err)
 		return
 	}
 	msg := out.parse(ctx, req.Body)
 	if msg == nil {
 		return
 	}
-	if r.limited(ctx, out, conn, msg, len(req.Body)) {
-		return
-	}
+	c := relay.Caller{Community: conn.Community, Pubkey: conn.Pubkey, Connection: conn.ID, Size: len(req.Body)}
 	switch msg.Verb {
 	case VerbAuth:
-		r.auth(ctx, out, conn, msg.Event)
+		r.auth(ctx, out, conn, c, msg)
 	case VerbEvent:
-		r.event(ctx, out, conn, msg.Event)
+		res, err := r.Core.Publish(ctx, c, msg.Event)
+		if err != nil {
+			out.fail(ctx, "event", answerTo(msg), err)
+			return
+		}
+		out.send(ctx, okMessage(msg.Event.ID, res.Accepted, res.Message))
 	case VerbReq:
-		r.req(ctx, out, conn, msg)
+		evs, err := r.Core.Subscribe(ctx, c, relay.Request{Sub: msg.SubID, Filters: msg.Filters})
+		if err != nil {
+			out.fail(ctx, "req", answerTo(msg), err)
+			return
+		}
+		out.sendAll(ctx, msg.SubID, evs)
+		out.send(ctx, array("EOSE", msg.SubID))
 	case VerbCount:
-		r.count(ctx, out, conn, msg)
+		n, err := r.Core.Count(ctx, c, relay.Request{Filters: msg.Filters})
+		if err != nil {
+			out.fail(ctx, "count", answerTo(msg), err)
+			return
+		}
+		b, _ := json.Marshal([]any{"COUNT", msg.SubID, map[string]int64{"count": n}})
+		out.send(ctx, b)
 	case VerbClose:
-		if err := r.Registry.Unsubscribe(ctx, conn.ID, msg.SubID); err != nil {
-			out.send(ctx, notice(r.failure(ctx, "close "+msg.SubID, err)))
+		if err := r.Core.Close(ctx, c, relay.Request{Sub: msg.SubID}); err != nil {
+			out.fail(ctx, "close "+msg.SubID, answerTo(msg), err)
 		}
 	}
-}
-
-// limited counts msg against the connection's and the key's limits and,
-// when one is passed, answers rate-limited: (OK false for EVENT, CLOSED for
-// REQ/COUNT, else NOTICE). A check that cannot run lets msg through.
-func (r *Relay) limited(ctx context.Context, out *replier, conn *fanout.Connection, msg *Message, size int) bool {
-	lr := ratelimit.Request{Community: conn.Community, Pubkey: conn.Pubkey, Connection: conn.ID}
-	switch msg.Verb {
-	case VerbEvent:
-		lr.Event, lr.EventBytes, lr.NewChannel = conn.Pubkey != "", size, msg.Event.Kind == kinds.CreateGroup
-	case VerbReq, VerbCount:
-		lr.Read = conn.Pubkey != ""
-	}
-	err := r.Limiter.Check(ctx, lr)
-	if err == nil {
-		return false
-	}
-	if _, ok := ratelimit.RetryAfter(err); !ok {
-		r.Log.WarnContext(ctx, "wsrelay: rate limit check failed", "err", err)
-		return false
-	}
-	out.refuse(ctx, msg, reject.Map(err).Text)
-	return true
 }
 
 // connection is the connection of req: from this instance's cache once
 // authenticated, else from the registry (re-opened when $connect was lost),
 // sending the AUTH challenge on its first message.
-func (r *Relay) connection(ctx context.Context, req Request) (*fanout.Connection, error) {
+func (r *Relay) connection(ctx context.Context, req Request) (*sessions.Connection, error) {
 	if c, ok := r.conns.get(req.ConnectionID, r.now().Unix()); ok {
 		return c, nil
 	}
 	out := &replier{r: r, conn: req.ConnectionID}
-	conn, err := r.Registry.Get(ctx, req.ConnectionID)
-	if errors.Is(err, fanout.ErrUnknownConnection) {
+	conn, err := r.Sessions.Get(ctx, req.ConnectionID)
+	if errors.Is(err, sessions.ErrUnknownConnection) {
 		// $connect was lost or the row expired: start over.
 		conn, err = r.open(ctx, req)
 	}
@@ -213,7 +195,7 @@ func (r *Relay) connection(ctx context.Context, req Request) (*fanout.Connection
 		return nil, err
 	}
 	if conn.Pubkey == "" && !conn.ChallengeSent {
-		first, err := r.Registry.MarkChallengeSent(ctx, conn.ID)
+		first, err := r.Sessions.MarkChallengeSent(ctx, conn.ID)
 		if err != nil {
 			r.Log.ErrorContext(ctx, "wsrelay: challenge", "connection", conn.ID, "err", err)
 		}
@@ -226,13 +208,22 @@ func (r *Relay) connection(ctx context.Context, req Request) (*fanout.Connection
 	return conn, nil
 }
 
-func (r *Relay) auth(ctx context.Context, out *replier, conn *fanout.Connection, ev *nostr.Event) {
-	if rej := r.checkAuth(conn, ev); rej != nil {
-		out.send(ctx, okMessage(ev.ID, false, rej.Error()))
-		return
+// auth serves a NIP-42 AUTH: counted against the connection's limit, the
+// event checked against the connection's challenge and URLs, its key
+// recorded as the connection's.
+func (r *Relay) auth(ctx context.Context, out *replier, conn *sessions.Connection, c relay.Caller, msg *Message) {
+	ev := msg.Event
+	err := r.Core.Admit(ctx, c)
+	if err == nil {
+		if rej := r.checkAuth(conn, ev); rej != nil {
+			err = rej
+		}
 	}
-	if err := r.Registry.Authenticate(ctx, conn.ID, ev.PubKey); err != nil {
-		out.send(ctx, okMessage(ev.ID, false, r.failure(ctx, "authenticate", err)))
+	if err == nil {
+		err = r.Sessions.Authenticate(ctx, conn.ID, ev.PubKey)
+	}
+	if err != nil {
+		out.fail(ctx, "authenticate", answerTo(msg), err)
 		return
 	}
 	conn.Pubkey = ev.PubKey
@@ -241,7 +232,7 @@ func (r *Relay) auth(ctx context.Context, out *replier, conn *fanout.Connection,
 }
 
 // checkAuth validates a NIP-42 AUTH event against the connection.
-func (r *Relay) checkAuth(conn *fanout.Connection, ev *nostr.Event) *reject.Error {
+func (r *Relay) checkAuth(conn *sessions.Connection, ev *nostr.Event) *reject.Error {
 	if ev.Kind != nostr.KindClientAuthentication {
 		return reject.Invalidf("AUTH needs a kind %d event, got kind %d", kinds.Auth, ev.Kind)
 	}
@@ -272,79 +263,6 @@ func (r *Relay) checkAuth(conn *fanout.Connection, ev *nostr.Event) *reject.Erro
 	return reject.Invalidf("AUTH relay tag %q does not name this relay (%s)", clip(relay), strings.Join(conn.RelayURLs, " or "))
 }
 
-func (r *Relay) event(ctx context.Context, out *replier, conn *fanout.Connection, ev *nostr.Event) {
-	if conn.Pubkey == "" {
-		out.send(ctx, okMessage(ev.ID, false, "auth-required: publishing needs NIP-42 AUTH first; answer the AUTH challenge"))
-		return
-	}
-	res, err := r.Ingest.Submit(ctx, conn.Community, conn.Pubkey, ev)
-	if err != nil {
-		out.send(ctx, okMessage(ev.ID, false, r.failure(ctx, "event", err)))
-		return
-	}
-	// Deliver before OK, as POST /events does: once the publisher has its
-	// OK, every subscription that existed at commit has been posted to (or,
-	// for an audience above the inline threshold, handed to the fan-out
-	// function in parts holding exactly the subscriptions stored by then),
-	// and a subscription opened after the OK gets the event as stored only. The
-	// wait is bounded: at most FANOUT_INLINE_MAX subscriptions inline.
-	if len(res.Committed) > 0 && r.Fanout != nil {
-		r.Fanout.Deliver(ctx, conn.Community, res.Committed, res.Delivery)
-	}
-	out.send(ctx, okMessage(ev.ID, res.Accepted, res.Message))
-}
-
-func (r *Relay) req(ctx context.Context, out *replier, conn *fanout.Connection, msg *Message) {
-	if conn.Pubkey == "" {
-		out.send(ctx, array("CLOSED", msg.SubID, "auth-required: reading needs NIP-42 AUTH first; answer the AUTH challenge"))
-		return
-	}
-	// Store the subscription before reading, so an event committed while
-	// the stored events are read is delivered live rather than lost. A
-	// search is one-shot (NIP-50, as Buzz serves it): nothing live after
-	// EOSE, so it is not stored, and it ends a live one of the same id.
-	var err error
-	if slices.ContainsFunc(msg.Filters, query.IsSearch) {
-		err = r.Registry.Unsubscribe(ctx, conn.ID, msg.SubID)
-	} else {
-		err = r.Registry.Subscribe(ctx, conn.Community, conn.ID, msg.SubID, conn.Pubkey, msg.Filters, relayinfo.MaxSubscriptions)
-	}
-	if err != nil {
-		out.send(ctx, array("CLOSED", msg.SubID, r.failure(ctx, "subscribe", err)))
-		return
-	}
-	evs, err := r.Reader.Req(ctx, conn.Community, conn.Pubkey, msg.Filters)
-	if err != nil {
-		if uerr := r.Registry.Unsubscribe(ctx, conn.ID, msg.SubID); uerr != nil {
-			r.Log.ErrorContext(ctx, "wsrelay: drop failed subscription", "err", uerr)
-		}
-		out.send(ctx, array("CLOSED", msg.SubID, r.failure(ctx, "req", err)))
-		return
-	}
-	out.sendAll(ctx, msg.SubID, evs)
-	out.send(ctx, array("EOSE", msg.SubID))
-}
-
-func (r *Relay) count(ctx context.Context, out *replier, conn *fanout.Connection, msg *Message) {
-	if conn.Pubkey == "" {
-		out.send(ctx, array("CLOSED", msg.SubID, "auth-required: COUNT needs NIP-42 AUTH first; answer the AUTH challenge"))
-		return
-	}
-	n, err := r.Reader.CountFilters(ctx, conn.Community, conn.Pubkey, msg.Filters)
-	if err != nil {
-		out.send(ctx, array("CLOSED", msg.SubID, r.failure(ctx, "count", err)))
-		return
-	}
-	b, _ := json.Marshal([]any{"COUNT", msg.SubID, map[string]int64{"count": n}})
-	out.send(ctx, b)
-}
-
-// failure renders err for the client as reject.Map says (logged by
-// reject.Report).
-func (r *Relay) failure(ctx context.Context, op string, err error) string {
-	return reject.Report(ctx, r.Log, "wsrelay: "+op, err).Text
-}
-
 // replier posts the answers of one invocation to its connection, in order.
 type replier struct {
 	r    *Relay
@@ -360,11 +278,11 @@ func (p *replier) send(ctx context.Context, msg []byte) {
 	err := p.r.Sender.Post(ctx, p.conn, msg)
 	switch {
 	case err == nil:
-	case errors.Is(err, fanout.ErrGone):
+	case errors.Is(err, sessions.ErrGone):
 		p.gone.Store(true)
 		p.once.Do(func() {
 			p.r.conns.drop(p.conn)
-			if err := p.r.Registry.Close(ctx, p.conn); err != nil {
+			if err := p.r.Sessions.Close(ctx, p.conn); err != nil {
 				p.r.Log.ErrorContext(ctx, "wsrelay: remove gone connection", "connection", p.conn, "err", err)
 			}
 		})
@@ -378,7 +296,7 @@ func (p *replier) send(ctx context.Context, msg []byte) {
 func (p *replier) sendAll(ctx context.Context, sub string, evs []json.RawMessage) {
 	skipped := 0
 	for _, raw := range evs {
-		m := fanout.EventMessage(sub, string(raw))
+		m := sessions.EventMessage(sub, string(raw))
 		if len(m) > relayinfo.MaxMessageLength {
 			skipped++
 			continue
@@ -386,18 +304,7 @@ func (p *replier) sendAll(ctx context.Context, sub string, evs []json.RawMessage
 		p.send(ctx, m)
 	}
 	if skipped > 0 {
-		p.send(ctx, notice(fmt.Sprintf("error: %d stored events of %s are larger than the %d-byte WebSocket message limit; read them with POST /query", skipped, sub, relayinfo.MaxMessageLength)))
-	}
-}
-
-func (p *replier) parseError(ctx context.Context, pe *ParseError) {
-	switch {
-	case (pe.Verb == VerbEvent || pe.Verb == VerbAuth) && pe.EventID != "":
-		p.send(ctx, okMessage(pe.EventID, false, pe.Err.Error()))
-	case (pe.Verb == VerbReq || pe.Verb == VerbCount) && pe.SubID != "":
-		p.send(ctx, array("CLOSED", pe.SubID, pe.Err.Error()))
-	default:
-		p.send(ctx, notice(pe.Err.Error()))
+		p.fail(ctx, "req", target{}, reject.New(reject.Internal, "%d stored events of %s are larger than the %d-byte WebSocket message limit; read them with POST /query", skipped, sub, relayinfo.MaxMessageLength))
 	}
 }
 

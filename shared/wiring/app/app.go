@@ -21,6 +21,8 @@ import (
 	"github.com/buzzrelay/relay/shared/service/ingest"
 	"github.com/buzzrelay/relay/shared/service/query"
 	"github.com/buzzrelay/relay/shared/service/ratelimit"
+	"github.com/buzzrelay/relay/shared/service/relay"
+	"github.com/buzzrelay/relay/shared/service/sessions"
 	"github.com/buzzrelay/relay/shared/transport/apigw"
 	"github.com/buzzrelay/relay/shared/wiring/config"
 )
@@ -47,20 +49,25 @@ type App struct {
 	Ingest *ingest.Service
 	Reader *query.Engine
 	Fanout *fanout.Fanout
+	// Sessions are the WebSocket connections and subscriptions; Core is
+	// the use cases over all of the above, which both transports call.
+	Sessions *sessions.Registry
+	Core     *relay.Relay
 	// Sigs checks every client signature of this instance (events, AUTH,
 	// NIP-98 tokens) and remembers the keys that sign often.
 	Sigs *sigverify.Verifier
 }
 
-// part is one piece a function kind builds.
-type part uint8
+// Parts are the pieces a function kind builds; each kind's set is named in
+// functions.go.
+type Parts uint8
 
 const (
-	pool   part = 1 << iota // Store, Communities, Limiter
-	keys                    // Keys, Signer, Sealer
-	writes                  // Ingest (with pool, keys)
-	reads                   // Reader (with pool; signs when keys is built)
-	live                    // Fanout (with pool, reads); WS_MANAGEMENT_ENDPOINT required
+	pool   Parts = 1 << iota // Store, Communities, Limiter
+	keys                     // Keys, Signer, Sealer
+	writes                   // Ingest (with pool, keys)
+	reads                    // Reader (with pool; signs when keys is built)
+	live                     // Fanout (with pool, reads); WS_MANAGEMENT_ENDPOINT required
 	// liveIfSet is live when WS_MANAGEMENT_ENDPOINT is set, else nothing
 	// (with a warning): ingest without the endpoint delivers nothing live.
 	liveIfSet
@@ -93,7 +100,7 @@ func Local(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 }
 
 // fromEnv reads the environment and builds parts.
-func fromEnv(ctx context.Context, log *slog.Logger, parts part) (*App, error) {
+func fromEnv(ctx context.Context, log *slog.Logger, parts Parts) (*App, error) {
 	cfg, err := config.FromEnv()
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
@@ -103,7 +110,7 @@ func fromEnv(ctx context.Context, log *slog.Logger, parts part) (*App, error) {
 
 // build wires parts from cfg. It fails on any misconfiguration; the pool
 // connects lazily.
-func build(ctx context.Context, cfg *config.Config, log *slog.Logger, parts part) (*App, error) {
+func build(ctx context.Context, cfg *config.Config, log *slog.Logger, parts Parts) (*App, error) {
 	a := &App{Config: cfg, Log: log, Sigs: sigverify.New(sigverify.Options{})}
 	if parts&liveIfSet != 0 {
 		if cfg.WSManagementEndpoint != "" {
@@ -126,10 +133,11 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, parts part
 	return a, nil
 }
 
-func (a *App) wire(ctx context.Context, parts part) error {
+func (a *App) wire(ctx context.Context, parts Parts) error {
 	cfg := a.Config
 	a.Communities = community.NewRegistry(a.Store, cfg.DefaultCommunity)
 	a.Limiter = ratelimit.New(a.Store, cfg.Limits)
+	a.Sessions = sessions.NewRegistry(a.Store)
 	if parts&keys != 0 {
 		sg, err := cfg.Signer(ctx)
 		if err != nil {
@@ -148,9 +156,25 @@ func (a *App) wire(ctx context.Context, parts part) error {
 		a.Reader = query.New(a.Store, a.signer())
 	}
 	if parts&live != 0 {
-		return a.connectLive(ctx, parts&splits != 0)
+		if err := a.connectLive(ctx, parts&splits != 0); err != nil {
+			return err
+		}
 	}
+	a.Core = a.core()
 	return nil
+}
+
+// core is the use cases over the parts built (an interface left nil where
+// its part is).
+func (a *App) core() *relay.Relay {
+	c := &relay.Relay{Ingest: a.Ingest, Sessions: a.Sessions, Limiter: a.Limiter, Log: a.Log}
+	if a.Reader != nil {
+		c.Reader = a.Reader
+	}
+	if a.Fanout != nil {
+		c.Fanout = a.Fanout
+	}
+	return c
 }
 
 // signer is Signer as an interface that is nil when no key was built.
@@ -180,7 +204,7 @@ func (a *App) connectLive(ctx context.Context, self bool) error {
 	// and deliveries, or, in localdev, every emulated fan-out run at once
 	// (a smaller pool closes and re-dials connections under load).
 	mgmt := apigw.NewManagement(sdk, endpoint, 16*fanout.DefaultConcurrency)
-	a.Fanout = fanout.New(fanout.NewRegistry(a.Store), mgmt, a.Reader, a.Log)
+	a.Fanout = fanout.New(a.Store, a.Sessions, mgmt, a.Reader, a.Log)
 	if a.Ingest != nil {
 		// A commit loads what delivery of its events needs, in its round trip.
 		a.Ingest = a.Ingest.WithDelivery(a.Fanout.Request)

@@ -33,17 +33,17 @@ func TestEachKindBuildsOnlyWhatItUses(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range []struct {
 		name                                string
-		parts                               part
+		parts                               Parts
 		noEndpoint                          bool
 		store, keys, ingest, reader, fanout bool
 	}{
-		{"ingest", ingestParts, false, true, true, true, true, true},
-		{"ingest without WS_MANAGEMENT_ENDPOINT", ingestParts, true, true, true, true, false, false},
-		{"query", queryParts, false, true, true, false, true, false},
-		{"ws-connect", connectParts, false, false, false, false, false, false},
-		{"ws-message", messageParts, false, true, true, true, true, true},
-		{"ws-disconnect", disconnectParts, false, true, false, false, false, false},
-		{"fanout", fanoutParts, false, true, false, false, true, true},
+		{"ingest", IngestParts, false, true, true, true, true, true},
+		{"ingest without WS_MANAGEMENT_ENDPOINT", IngestParts, true, true, true, true, false, false},
+		{"query", QueryParts, false, true, true, false, true, false},
+		{"ws-connect", ConnectParts, false, false, false, false, false, false},
+		{"ws-message", MessageParts, false, true, true, true, true, true},
+		{"ws-disconnect", DisconnectParts, false, true, false, false, false, false},
+		{"fanout", FanoutParts, false, true, false, false, true, true},
 		{"localdev", localParts, false, true, true, true, true, true},
 	} {
 		e := map[string]string{}
@@ -71,8 +71,18 @@ func TestEachKindBuildsOnlyWhatItUses(t *testing.T) {
 	}
 }
 
-// The constructors the mains call read the environment and answer with the
-// routes of their function only.
+// handlerOf is what a main does: Build, then the handler of its routes.
+func handlerOf[H any](ctx context.Context, log *slog.Logger, parts Parts, handler func(*App) H) (H, error) {
+	a, err := Build(ctx, log, parts)
+	if err != nil {
+		var none H
+		return none, err
+	}
+	return handler(a), nil
+}
+
+// What each main builds from the environment answers with the routes of
+// its function only.
 func TestFunctionConstructors(t *testing.T) {
 	for k, v := range testEnv(t) {
 		t.Setenv(k, v)
@@ -83,11 +93,11 @@ func TestFunctionConstructors(t *testing.T) {
 		return events.APIGatewayV2HTTPRequest{RawPath: path, Headers: map[string]string{"host": "127.0.0.1"},
 			RequestContext: events.APIGatewayV2HTTPRequestContext{HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "POST", Path: path}}}
 	}
-	ingest, err := IngestFunction(ctx, quiet)
+	ingest, err := handlerOf(ctx, quiet, IngestParts, (*App).IngestHTTP)
 	if err != nil {
 		t.Fatal(err)
 	}
-	query, err := QueryFunction(ctx, quiet)
+	query, err := handlerOf(ctx, quiet, QueryParts, (*App).QueryHTTP)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,10 +118,10 @@ func TestFunctionConstructors(t *testing.T) {
 	}
 	ws := events.APIGatewayWebsocketProxyRequest{RequestContext: events.APIGatewayWebsocketProxyRequestContext{
 		ConnectionID: "c1", DomainName: "127.0.0.1", EventType: "CONNECT"}}
-	for name, build := range map[string]func(context.Context, *slog.Logger) (func(context.Context, events.APIGatewayWebsocketProxyRequest) (events.APIGatewayProxyResponse, error), error){
-		"ws-connect": ConnectFunction, "ws-message": MessageFunction, "ws-disconnect": DisconnectFunction,
+	for name, parts := range map[string]Parts{
+		"ws-connect": ConnectParts, "ws-message": MessageParts, "ws-disconnect": DisconnectParts,
 	} {
-		h, err := build(ctx, quiet)
+		h, err := handlerOf(ctx, quiet, parts, (*App).WebSocket)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -119,10 +129,10 @@ func TestFunctionConstructors(t *testing.T) {
 			t.Errorf("%s $connect: %d %v", name, resp.StatusCode, err)
 		}
 	}
-	if _, err := FanoutFunction(ctx, quiet); err != nil {
+	if _, err := handlerOf(ctx, quiet, FanoutParts, (*App).FanoutBatch); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := AuthorizeFunction(); err != nil {
+	if _, err := handlerOf(ctx, quiet, AuthorizeParts, (*App).Authorizer); err != nil {
 		t.Fatal(err)
 	}
 }

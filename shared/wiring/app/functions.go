@@ -2,84 +2,54 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 
 	"github.com/buzzrelay/relay/shared/transport/apigw"
-	"github.com/buzzrelay/relay/shared/wiring/config"
 )
 
-// One constructor per function kind: each reads the environment once and
-// builds only what its handler uses.
-
-// What each function kind builds.
+// What each function kind builds at cold start: a main passes its set to
+// Build and starts the handler of its routes, so that it reads as its
+// wiring (functions/*/main.go):
+//
+//	ingest         IngestParts      a.IngestHTTP()   apigw → bridge → relay.Publish
+//	query          QueryParts       a.QueryHTTP()    apigw → bridge → relay.Read/Count, nip86
+//	ws-connect     ConnectParts     a.WebSocket()    apigw → wsrelay (no database)
+//	ws-message     MessageParts     a.WebSocket()    apigw → wsrelay → relay
+//	ws-disconnect  DisconnectParts  a.WebSocket()    apigw → wsrelay → sessions
+//	fanout         FanoutParts      a.FanoutBatch()  fanout.DeliverBatch
+//	ws-authorize   AuthorizeParts   a.Authorizer()   apigw (the host only)
 const (
-	ingestParts     = pool | keys | writes | liveIfSet
-	queryParts      = pool | keys | reads
-	connectParts    = part(0)
-	messageParts    = pool | keys | writes | reads | live
-	disconnectParts = pool
-	fanoutParts     = pool | reads | live | splits
-	localParts      = pool | keys | writes | reads | live
+	// IngestParts: POST /events. It signs relay events (39000-39006) and,
+	// with WS_MANAGEMENT_ENDPOINT set, delivers what it stores live.
+	IngestParts = pool | keys | writes | liveIfSet
+	// QueryParts: POST /query, POST /count, GET / (NIP-11), POST /
+	// (NIP-86) and GET /healthz; the read side only, no write path. The
+	// relay keys sign the 39005/39006 overlays and NIP-86's addcommunity
+	// seals a new community's key.
+	QueryParts = pool | keys | reads
+	// ConnectParts: $connect, from the environment alone (no pool, no
+	// relay key, no AWS call); the first message registers the connection.
+	ConnectParts = Parts(0)
+	// MessageParts: $default (AUTH, EVENT, REQ, CLOSE, COUNT), with
+	// replies and live delivery posted to connections.
+	MessageParts = pool | keys | writes | reads | live
+	// DisconnectParts: $disconnect, the pool only; it forgets the
+	// connection and signs nothing.
+	DisconnectParts = pool
+	// FanoutParts: one batch that ingest or ws-message handed over
+	// (shared/service/fanout, dispatch.go). It signs nothing.
+	FanoutParts = pool | reads | live | splits
+	// AuthorizeParts: the $connect authorizer, from the environment alone
+	// (BUZZ_HOST_HEADER).
+	AuthorizeParts = Parts(0)
+	localParts     = pool | keys | writes | reads | live
 )
 
-// start reads the environment, builds parts and returns the handler that
-// handler makes of them.
-func start[H any](ctx context.Context, log *slog.Logger, parts part, handler func(*App) H) (H, error) {
-	a, err := fromEnv(ctx, log, parts)
-	if err != nil {
-		var none H
-		return none, err
-	}
-	return handler(a), nil
+// Build reads the environment once and builds parts: a main's cold start.
+func Build(ctx context.Context, log *slog.Logger, parts Parts) (*App, error) {
+	return fromEnv(ctx, log, parts)
 }
 
-// IngestFunction is functions/ingest: POST /events. It signs relay events
-// (39000-39006) and, with WS_MANAGEMENT_ENDPOINT set, delivers what it
-// stores live.
-func IngestFunction(ctx context.Context, log *slog.Logger) (apigw.HTTPHandler, error) {
-	return start(ctx, log, ingestParts, (*App).IngestHTTP)
-}
-
-// QueryFunction is functions/query: POST /query, POST /count, GET /
-// (NIP-11), POST / (NIP-86) and GET /healthz. It builds the read side only:
-// no write path; the relay keys sign the 39005/39006 overlays and NIP-86's
-// addcommunity seals a new community's key.
-func QueryFunction(ctx context.Context, log *slog.Logger) (apigw.HTTPHandler, error) {
-	return start(ctx, log, queryParts, (*App).QueryHTTP)
-}
-
-// ConnectFunction is functions/ws-connect ($connect): built from the
-// environment alone, no pool, no relay key, no AWS call; the first message
-// registers the connection.
-func ConnectFunction(ctx context.Context, log *slog.Logger) (apigw.WebSocketHandler, error) {
-	return start(ctx, log, connectParts, (*App).WebSocket)
-}
-
-// MessageFunction is functions/ws-message ($default): AUTH, EVENT, REQ,
-// CLOSE, COUNT, with replies and live delivery posted to connections.
-func MessageFunction(ctx context.Context, log *slog.Logger) (apigw.WebSocketHandler, error) {
-	return start(ctx, log, messageParts, (*App).WebSocket)
-}
-
-// DisconnectFunction is functions/ws-disconnect ($disconnect): the pool
-// only; it forgets the connection and signs nothing.
-func DisconnectFunction(ctx context.Context, log *slog.Logger) (apigw.WebSocketHandler, error) {
-	return start(ctx, log, disconnectParts, (*App).WebSocket)
-}
-
-// FanoutFunction is functions/fanout: it delivers one batch that ingest or
-// ws-message handed over (shared/service/fanout, dispatch.go). It signs nothing.
-func FanoutFunction(ctx context.Context, log *slog.Logger) (func(context.Context, json.RawMessage) error, error) {
-	return start(ctx, log, fanoutParts, (*App).FanoutBatch)
-}
-
-// AuthorizeFunction is functions/ws-authorize built from the environment
-// alone (BUZZ_HOST_HEADER): no pool, no key, no AWS call.
-func AuthorizeFunction() (apigw.WebSocketAuthorizer, error) {
-	cfg, err := config.FromEnv()
-	if err != nil {
-		return nil, err
-	}
-	return apigw.Authorize((&App{Config: cfg}).origin()), nil
-}
+// Authorizer is functions/ws-authorize's handler: it records the host the
+// client addressed and allows every connection.
+func (a *App) Authorizer() apigw.WebSocketAuthorizer { return apigw.Authorize(a.origin()) }

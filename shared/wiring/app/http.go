@@ -9,24 +9,24 @@ import (
 // IngestHTTP is functions/ingest's handler: POST /events, with live fan-out
 // when a.Fanout is set.
 func (a *App) IngestHTTP() apigw.HTTPHandler {
-	var fo bridge.Fanout
-	if a.Fanout != nil {
-		fo = a.Fanout
-	}
-	b := bridge.New(a.Store, a.Signer, a.Ingest, nil, fo, a.Config.DefaultCommunity, a.Log)
-	b.Verifier.Sigs = a.Sigs
-	b.Limiter = a.Limiter
-	b.Communities = a.Communities
+	b := a.bridge()
+	b.Reads = false
 	return apigw.HTTP(b, a.origin())
 }
 
 // QueryHTTP is functions/query's handler: POST /query, POST /count, GET /
 // (NIP-11), POST / (NIP-86 management) and GET /healthz.
 func (a *App) QueryHTTP() apigw.HTTPHandler {
-	b := bridge.New(a.Store, a.Signer, nil, a.Reader, nil, a.Config.DefaultCommunity, a.Log)
-	b.Verifier.Sigs = a.Sigs
-	b.Limiter = a.Limiter
-	b.Communities = a.Communities
+	b := a.bridge()
+	b.Writes = false
 	b.Manage = &nip86.Service{Store: a.Store, Registry: a.Communities, Sealer: a.Sealer, Log: a.Log}
 	return apigw.HTTP(b, a.origin())
+}
+
+// bridge is the HTTP codec over a's use cases.
+func (a *App) bridge() *bridge.Bridge {
+	b := bridge.New(a.Store, a.Signer, a.Core, a.Config.DefaultCommunity, a.Log)
+	b.Verifier.Sigs = a.Sigs
+	b.Communities = a.Communities
+	return b
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/buzzrelay/relay/shared/service/fanout"
+	"github.com/buzzrelay/relay/shared/service/sessions"
 	"github.com/buzzrelay/relay/shared/transport/apigw"
 	"github.com/buzzrelay/relay/shared/transport/wsrelay"
 )
@@ -13,23 +13,17 @@ import (
 // $disconnect: the event says which) over the parts a has. Without a
 // database ($connect) it touches nothing; with one, $connect refuses a host
 // that serves no community; $default needs the write and read paths and
-// live delivery (MessageFunction builds them).
+// live delivery (MessageParts builds them).
 func (a *App) WebSocket() apigw.WebSocketHandler {
 	if a.Store == nil {
-		return apigw.WebSocket(wsrelay.New(nil, nil, nil, nil, nil, nil, a.Log), a.origin())
+		return apigw.WebSocket(wsrelay.New(nil, nil, nil, nil, a.Log), a.origin())
 	}
-	reg := fanout.NewRegistry(a.Store)
-	var s fanout.Sender
+	var s sessions.Sender
 	if a.Fanout != nil {
-		reg, s = a.Fanout.Registry, a.Fanout.Sender
+		s = a.Fanout.Sender
 	}
-	var rd wsrelay.Reader
-	if a.Reader != nil {
-		rd = a.Reader
-	}
-	r := wsrelay.New(reg, a.Ingest, rd, a.Fanout, s, a.Communities.ResolveID, a.Log)
+	r := wsrelay.New(a.Sessions, a.Core, s, a.Communities.ResolveID, a.Log)
 	r.Admit = a.Communities.Admit
-	r.Limiter = a.Limiter
 	r.Sigs = a.Sigs
 	return apigw.WebSocket(r, a.origin())
 }

@@ -19,8 +19,8 @@ import (
 	"github.com/buzzrelay/relay/migrations"
 	"github.com/buzzrelay/relay/shared/aws/kmssigner"
 	"github.com/buzzrelay/relay/shared/postgres/store"
-	"github.com/buzzrelay/relay/shared/service/fanout"
 	"github.com/buzzrelay/relay/shared/service/ingest"
+	"github.com/buzzrelay/relay/shared/service/sessions"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 	"github.com/buzzrelay/relay/shared/wiring/config"
 )
@@ -282,7 +282,7 @@ func TestIAMUserCanServeTheRelay(t *testing.T) {
 	if _, err := st.Pool.Exec(ctx, `INSERT INTO later_table VALUES (1)`); err != nil {
 		t.Fatalf("later table: %v", err)
 	}
-	if err := fanout.NewRegistry(st).Open(ctx, fanout.Connection{ID: "c1", Community: "default", RelayURLs: []string{"wss://x"}, Challenge: "0abc"}); err != nil {
+	if err := sessions.NewRegistry(st).Open(ctx, sessions.Connection{ID: "c1", Community: "default", RelayURLs: []string{"wss://x"}, Challenge: "0abc"}); err != nil {
 		t.Fatalf("register connection: %v", err)
 	}
 	if _, err := st.SeenNIP98(ctx, "default", strings.Repeat("ab", 31)+"00", time.Now().Unix(), time.Now().Unix()+60); err != nil {

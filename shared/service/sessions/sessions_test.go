@@ -1,4 +1,4 @@
-package fanout
+package sessions
 
 import (
 	"context"
@@ -70,5 +70,28 @@ func TestSubscribeReplacesAndLimits(t *testing.T) {
 	}
 	if got := index("b"); !slices.Equal(got, []string{"x"}) {
 		t.Fatalf("index of b = %v, want [x]", got)
+	}
+}
+
+func TestPins(t *testing.T) {
+	got := Pins([]nostr.Filter{
+		{Kinds: []int{9}, Tags: nostr.TagMap{"h": {"c1", "c2"}}},
+		{Kinds: []int{39000}, Tags: nostr.TagMap{"d": {"c3"}}},
+		{Kinds: []int{39000, 1}, Tags: nostr.TagMap{"d": {"x"}}}, // not state kinds only: bucket
+		{Tags: nostr.TagMap{"h": {}}},                            // matches nothing: no pin
+	})
+	if want := []string{"", "c1", "c2", "c3"}; !slices.Equal(got, want) {
+		t.Fatalf("Pins = %q, want %q", got, want)
+	}
+	if got := Pins([]nostr.Filter{{Kinds: []int{9}, Tags: nostr.TagMap{"h": {"c"}}}}); !slices.Equal(got, []string{"c"}) {
+		t.Fatalf("a pinned filter is in the bucket: %q", got)
+	}
+}
+
+// Pins keep the read path's case rule: an upper-case #h pins the channel
+// as stored (lower case).
+func TestPinsCaseRule(t *testing.T) {
+	if got := Pins([]nostr.Filter{{Tags: nostr.TagMap{"h": {"C0FFEE"}}}}); !slices.Equal(got, []string{"c0ffee"}) {
+		t.Fatalf("Pins = %q, want the stored (lower-case) channel", got)
 	}
 }

@@ -1,0 +1,99 @@
+package fanout
+
+// The audience of a delivery: the subscriptions shared/service/sessions
+// stored, read for matching (never written here).
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/domain/nip29"
+	"github.com/buzzrelay/relay/shared/postgres/store"
+)
+
+// candidate is a live subscription that may match an event.
+type candidate struct {
+	connection, sub, pubkey string
+	raw                     string // its filters' JSON, decoded by decode
+	filters                 []liveFilter
+	named                   []string
+}
+
+func candidatesOf(subs []store.Subscription, err error) ([]candidate, error) {
+	if err != nil {
+		return nil, fmt.Errorf("fanout: %w", err)
+	}
+	out := make([]candidate, len(subs))
+	for i, s := range subs {
+		out[i] = candidate{connection: s.Connection, sub: s.Sub, pubkey: s.Pubkey, raw: s.Filters}
+	}
+	return out, nil
+}
+
+// decode parses the filters of every candidate. Dispatch to the fan-out
+// function needs only their keys, so only delivery decodes.
+func decode(cands []candidate) error {
+	for i := range cands {
+		c := &cands[i]
+		if c.filters != nil {
+			continue
+		}
+		var fs []nostr.Filter
+		if err := json.Unmarshal([]byte(c.raw), &fs); err != nil {
+			return fmt.Errorf("fanout: decode filters of %s/%s: %w", c.connection, c.sub, err)
+		}
+		c.filters = make([]liveFilter, 0, len(fs))
+		for _, f := range fs {
+			lf := newLiveFilter(f)
+			c.filters = append(c.filters, lf)
+			c.named = append(c.named, lf.named...)
+		}
+	}
+	return nil
+}
+
+// pins reports whether one of the subscription's filters names channel.
+func (c *candidate) pins(channel string) bool { return slices.Contains(c.named, channel) }
+
+// subscriptions returns the live subscriptions of community among keys ([connection,
+// sub] pairs); a closed one is absent.
+func (f *Fanout) subscriptions(ctx context.Context, community string, keys [][2]string) ([]candidate, error) {
+	return candidatesOf(f.Store.SubscriptionsByKey(ctx, community, keys, f.now().Unix()))
+}
+
+// audiencePart loads part of parts of the audience of channels stored up
+// to cutoff (store.AudiencePart).
+func (f *Fanout) audiencePart(ctx context.Context, community string, channels []string, cutoff int64, part, parts int) ([]candidate, error) {
+	return candidatesOf(f.Store.AudiencePart(ctx, community, channels, cutoff, part, parts, f.now().Unix()))
+}
+
+// audienceRange loads the audience of channels stored up to cutoff whose
+// connections are in (after, through] (store.AudienceRange).
+func (f *Fanout) audienceRange(ctx context.Context, community string, channels []string, cutoff int64, after, through string) ([]candidate, error) {
+	return candidatesOf(f.Store.AudienceRange(ctx, community, channels, cutoff, after, through, f.now().Unix()))
+}
+
+// audienceBounds splits the connections of the audience of channels into
+// runs of per (store.AudienceBounds).
+func (f *Fanout) audienceBounds(ctx context.Context, community string, channels []string, per int) ([]string, error) {
+	return f.Store.AudienceBounds(ctx, community, channels, per)
+}
+
+// readable answers, for each pair, whether reader may read channel now
+// (store.Readable: access.Reaches for all pairs at once; match.go applies
+// the rest of the access rule per filter).
+func (f *Fanout) readable(ctx context.Context, community string, pairs []store.ReadPair) (map[store.ReadPair]bool, error) {
+	return f.Store.Readable(ctx, community, pairs)
+}
+
+// ephemeral is what delivery needs about an ephemeral event, which is
+// never stored: its own h tag names its channel, d says whether that is a
+// system channel.
+func ephemeral(d *store.Deliveries, ev *nostr.Event, raw string) store.Delivered {
+	ch, _ := nip29.ChannelTag(ev.Tags)
+	return store.Delivered{Raw: raw, Channel: ch, System: d.System[ch]}
+}

@@ -1,0 +1,253 @@
+// Package relay is the use-case layer under both transports: what a
+// client may ask of the relay, whichever door it came through. The HTTP
+// bridge (POST /events, /query, /count) and the WebSocket relay (EVENT,
+// REQ, CLOSE, COUNT) are codecs over it: they authenticate the caller
+// (NIP-98, NIP-42), decode, call one method here and encode its answer or
+// error through their one error table.
+//
+// Each method owns, in this order, what every door must do alike: the
+// authorship rule, the rate limits (which let a request through when their
+// counters cannot be reached: the request then meets the same database),
+// authentication required, the work itself (ingest for a write, the query
+// engine for a read, the subscription for a REQ), and, for a write, live
+// delivery before the answer. Its errors are domain errors: a refusal is a
+// *reject.Error carrying its NIP-01 prefix, anything else an internal
+// failure the transport's table turns into its opaque answer.
+//
+// A new capability (an upload, a new kind's path) is one more method here
+// and one more route in each codec that offers it.
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+
+	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/domain/reject"
+	"github.com/buzzrelay/relay/shared/domain/relayinfo"
+	"github.com/buzzrelay/relay/shared/postgres/store"
+	"github.com/buzzrelay/relay/shared/service/ingest"
+	"github.com/buzzrelay/relay/shared/service/query"
+	"github.com/buzzrelay/relay/shared/service/ratelimit"
+	"github.com/buzzrelay/relay/shared/service/sessions"
+)
+
+// Caller is who asks, as the transport authenticated them.
+type Caller struct {
+	Community string
+	// Pubkey is the authenticated key: the NIP-98 token's signer over HTTP,
+	// the NIP-42 AUTH key over WebSocket ("" before AUTH).
+	Pubkey string
+	// Connection is the WebSocket connection ("" over HTTP): its message
+	// limit counts the call, and a REQ's subscription belongs to it.
+	Connection string
+	// Size is the bytes of the message or body that carried the call (the
+	// event-bytes limit counts it).
+	Size int
+}
+
+// Request is one read.
+type Request struct {
+	// Filters are a REQ's or COUNT's filters, decoded by the WebSocket
+	// codec.
+	Filters []nostr.Filter
+	// Body, when there are no Filters, is a POST /query or /count body: a
+	// JSON array of filters the query engine parses and validates (an
+	// empty one is refused there).
+	Body []byte
+	// Sub is a REQ's subscription id (Subscribe, Close).
+	Sub string
+}
+
+// Published is the verdict on one published event, in NIP-01 OK terms.
+type Published struct {
+	Accepted bool
+	// Message is "" on plain success, else NIP-01 prefixed: a duplicate
+	// (Accepted) or a rule's refusal.
+	Message string
+}
+
+// Reader is the read engine (shared/service/query).
+type Reader interface {
+	Query(ctx context.Context, community, reader string, body []byte) ([]json.RawMessage, error)
+	Count(ctx context.Context, community, reader string, body []byte) (int64, error)
+	Req(ctx context.Context, community, reader string, filters []nostr.Filter) ([]json.RawMessage, error)
+	CountFilters(ctx context.Context, community, reader string, filters []nostr.Filter) (int64, error)
+}
+
+// Deliverer delivers committed events to live subscribers
+// (shared/service/fanout).
+type Deliverer interface {
+	Deliver(ctx context.Context, community string, events []*nostr.Event, at *store.Delivery)
+}
+
+// Relay runs the use cases. Parts a function does not build are nil, and
+// a method that needs one it lacks is not offered by that function's
+// routes. Safe for concurrent use.
+type Relay struct {
+	Ingest   *ingest.Service    // writes; nil: none
+	Reader   Reader             // reads; nil: none
+	Fanout   Deliverer          // live delivery after commit; nil: none
+	Sessions *sessions.Registry // WebSocket subscriptions; nil: none
+	// Limiter bounds each key's events and reads and each connection's
+	// messages; nil: no limits.
+	Limiter *ratelimit.Limiter
+	Log     *slog.Logger
+}
+
+// Refusals of a caller that has not authenticated (WebSocket before AUTH).
+var (
+	errPublishAuth = reject.New(reject.AuthRequired, "publishing needs NIP-42 AUTH first; answer the AUTH challenge")
+	errReadAuth    = reject.New(reject.AuthRequired, "reading needs NIP-42 AUTH first; answer the AUTH challenge")
+	errCountAuth   = reject.New(reject.AuthRequired, "COUNT needs NIP-42 AUTH first; answer the AUTH challenge")
+)
+
+// Publish submits ev for c: the authorship rule, the limits, ingest (every
+// rule in one transaction) and, once committed, live delivery to every
+// subscription that existed at commit (or, for an audience above the
+// inline threshold, its hand-off to the fan-out function) before the
+// verdict returns: a subscription opened after the answer gets the event
+// as stored only. A rule's refusal is a Published with Accepted false; an
+// error is a refusal before ingest (restricted:, rate-limited:,
+// auth-required:) or no verdict at all.
+func (r *Relay) Publish(ctx context.Context, c Caller, ev *nostr.Event) (Published, error) {
+	if c.Pubkey != "" {
+		if err := ingest.Authored(ev, c.Pubkey); err != nil {
+			return Published{}, err
+		}
+	}
+	authed := c.Pubkey != ""
+	if err := r.limit(ctx, c, ratelimit.Request{Event: authed, EventBytes: c.Size, NewChannel: ev.Kind == kinds.CreateGroup}); err != nil {
+		return Published{}, err
+	}
+	if !authed {
+		return Published{}, errPublishAuth
+	}
+	out, err := r.Ingest.Submit(ctx, c.Community, c.Pubkey, ev)
+	if err != nil {
+		return Published{}, fmt.Errorf("relay: publish: %w", err)
+	}
+	if len(out.Committed) > 0 && r.Fanout != nil {
+		r.Fanout.Deliver(ctx, c.Community, out.Committed, out.Delivery)
+	}
+	return Published{Accepted: out.Accepted, Message: out.Message}, nil
+}
+
+// Read answers a one-shot read (req.Filters, else POST /query's req.Body),
+// newest first, under the same limits and access rule as a REQ.
+func (r *Relay) Read(ctx context.Context, c Caller, req Request) ([]json.RawMessage, error) {
+	if err := r.reading(ctx, c, errReadAuth); err != nil {
+		return nil, err
+	}
+	var evs []json.RawMessage
+	var err error
+	if req.Filters != nil {
+		evs, err = r.Reader.Req(ctx, c.Community, c.Pubkey, req.Filters)
+	} else {
+		evs, err = r.Reader.Query(ctx, c.Community, c.Pubkey, req.Body)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("relay: read: %w", err)
+	}
+	return evs, nil
+}
+
+// Count answers a NIP-45 COUNT (req.Filters) or POST /count (req.Body).
+func (r *Relay) Count(ctx context.Context, c Caller, req Request) (int64, error) {
+	if err := r.reading(ctx, c, errCountAuth); err != nil {
+		return 0, err
+	}
+	var n int64
+	var err error
+	if req.Filters != nil {
+		n, err = r.Reader.CountFilters(ctx, c.Community, c.Pubkey, req.Filters)
+	} else {
+		n, err = r.Reader.Count(ctx, c.Community, c.Pubkey, req.Body)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("relay: count: %w", err)
+	}
+	return n, nil
+}
+
+// Subscribe serves a REQ of c's connection: it stores subscription req.Sub
+// first (indexed by the channels its filters pin), so that an event
+// committed while the stored events are read is delivered live rather
+// than lost, then reads the stored events, newest first; the transport
+// sends them and EOSE. A search is one-shot (NIP-50, as Buzz serves it):
+// nothing live after EOSE, so it is not stored, and it ends a live
+// subscription of the same id. A read that fails drops the subscription.
+func (r *Relay) Subscribe(ctx context.Context, c Caller, req Request) ([]json.RawMessage, error) {
+	if err := r.reading(ctx, c, errReadAuth); err != nil {
+		return nil, err
+	}
+	var err error
+	if slices.ContainsFunc(req.Filters, query.IsSearch) {
+		err = r.Sessions.Unsubscribe(ctx, c.Connection, req.Sub)
+	} else {
+		err = r.Sessions.Subscribe(ctx, c.Community, c.Connection, req.Sub, c.Pubkey, req.Filters, relayinfo.MaxSubscriptions)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("relay: subscribe %s: %w", req.Sub, err)
+	}
+	evs, err := r.Reader.Req(ctx, c.Community, c.Pubkey, req.Filters)
+	if err != nil {
+		if uerr := r.Sessions.Unsubscribe(ctx, c.Connection, req.Sub); uerr != nil {
+			r.Log.ErrorContext(ctx, "relay: drop failed subscription", "connection", c.Connection, "sub", req.Sub, "err", uerr)
+		}
+		return nil, fmt.Errorf("relay: req: %w", err)
+	}
+	return evs, nil
+}
+
+// Close ends subscription req.Sub of c's connection (CLOSE; nothing if
+// there is none).
+func (r *Relay) Close(ctx context.Context, c Caller, req Request) error {
+	if err := r.limit(ctx, c, ratelimit.Request{}); err != nil {
+		return err
+	}
+	if err := r.Sessions.Unsubscribe(ctx, c.Connection, req.Sub); err != nil {
+		return fmt.Errorf("relay: close %s: %w", req.Sub, err)
+	}
+	return nil
+}
+
+// Admit counts a message that asks for none of the above (a NIP-42 AUTH)
+// against c's connection's limit.
+func (r *Relay) Admit(ctx context.Context, c Caller) error {
+	return r.limit(ctx, c, ratelimit.Request{})
+}
+
+// reading is the start of every read: the read limit, then
+// authentication (unauth: the refusal naming the verb).
+func (r *Relay) reading(ctx context.Context, c Caller, unauth *reject.Error) error {
+	if err := r.limit(ctx, c, ratelimit.Request{Read: c.Pubkey != ""}); err != nil {
+		return err
+	}
+	if c.Pubkey == "" {
+		return unauth
+	}
+	return nil
+}
+
+// limit counts one call of c (what lr says it costs) against the limits in
+// one statement, and refuses it rate-limited: (with when to try again)
+// past one. A check that cannot run lets the call through, logged: the
+// call then meets the same database and answers for itself.
+func (r *Relay) limit(ctx context.Context, c Caller, lr ratelimit.Request) error {
+	lr.Community, lr.Pubkey, lr.Connection = c.Community, c.Pubkey, c.Connection
+	err := r.Limiter.Check(ctx, lr)
+	if err == nil {
+		return nil
+	}
+	if _, ok := ratelimit.RetryAfter(err); ok {
+		return err
+	}
+	r.Log.WarnContext(ctx, "relay: rate limit check failed", "err", err)
+	return nil
+}
