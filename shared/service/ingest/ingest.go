@@ -80,16 +80,14 @@ type Outcome struct {
 const maxAttempts = 3
 
 // Submit checks and applies ev on behalf of authed, the pubkey that
-// authenticated the request. Nothing is stored unless every rule passes. A
+// authenticated the request; the caller (shared/service/relay, the one door)
+// has already applied the authorship rule. Nothing is stored unless every rule passes. A
 // rule's verdict (accepted, duplicate, refused) is the Outcome; an error
 // means no verdict could be reached (the database failed or is away) and is
 // the caller's to answer through reject.Map.
 func (s *Service) Submit(ctx context.Context, community, authed string, ev *nostr.Event) (Outcome, error) {
 	now := s.now()
 	if err := eventcheck.Check(ev, now, s.sigs); err != nil {
-		return refused(err)
-	}
-	if err := Authored(ev, authed); err != nil {
 		return refused(err)
 	}
 	var out []*nostr.Event
@@ -126,17 +124,6 @@ func (s *Service) Submit(ctx context.Context, community, authed string, ev *nost
 		return Outcome{}, fmt.Errorf("ingest: event %s kind %d in community %s: %w", ev.ID, ev.Kind, community, err)
 	}
 	return Outcome{Accepted: true, Committed: out, Delivery: delivery}, nil
-}
-
-// Authored is the authorship rule: an event is signed by the key that
-// authenticated its request (authed), unless its kind may carry another
-// author (kinds.AnyAuthor, NIP-59 gift wraps). Submit applies it;
-// shared/service/relay asks it first, before any limit or database work.
-func Authored(ev *nostr.Event, authed string) error {
-	if ev.PubKey != authed && !kinds.AnyAuthor(ev.Kind) {
-		return reject.Restrictedf("event pubkey %s is not the authenticated key", short(ev.PubKey))
-	}
-	return nil
 }
 
 // refused is the verdict of a rule that refused the event; an error that is

@@ -107,6 +107,17 @@ var (
 	errCountAuth   = reject.New(reject.AuthRequired, "COUNT needs NIP-42 AUTH first; answer the AUTH challenge")
 )
 
+// authored is the authorship rule: an event is signed by the key that
+// authenticated its request (authed), unless its kind may carry another
+// author (kinds.AnyAuthor, NIP-59 gift wraps). It is asked before any limit
+// or database work.
+func authored(ev *nostr.Event, authed string) error {
+	if ev.PubKey != authed && !kinds.AnyAuthor(ev.Kind) {
+		return reject.Restrictedf("event pubkey %.12s… is not the authenticated key", ev.PubKey)
+	}
+	return nil
+}
+
 // Publish submits ev for c: the authorship rule, the limits, ingest (every
 // rule in one transaction) and, once committed, live delivery to every
 // subscription that existed at commit (or, for an audience above the
@@ -117,7 +128,7 @@ var (
 // auth-required:) or no verdict at all.
 func (r *Relay) Publish(ctx context.Context, c Caller, ev *nostr.Event) (Published, error) {
 	if c.Pubkey != "" {
-		if err := ingest.Authored(ev, c.Pubkey); err != nil {
+		if err := authored(ev, c.Pubkey); err != nil {
 			return Published{}, err
 		}
 	}
