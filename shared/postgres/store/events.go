@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 
 	"github.com/jackc/pgx/v5"
@@ -65,8 +64,8 @@ type DeliveryRequest struct {
 func (s *Store) ForDelivery(ctx context.Context, community string, r DeliveryRequest) (*Deliveries, error) {
 	b := &pgx.Batch{}
 	out := r.queue(b, community)
-	if err := s.Pool.SendBatch(ctx, b).Close(); err != nil {
-		return nil, fmt.Errorf("store: load events for delivery: %w", err)
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return nil, errorf("load events for delivery: %w", err)
 	}
 	return out, nil
 }
@@ -160,7 +159,7 @@ func (d *Deliveries) scanAudience(rows pgx.Rows, channel string) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("store: read subscriptions: %w", err)
+		return errorf("read subscriptions: %w", err)
 	}
 	return nil
 }

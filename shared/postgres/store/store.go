@@ -6,18 +6,15 @@ package store
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // Store wraps the pool a cold start builds once.
 type Store struct {
-	Pool *pgxpool.Pool
+	pool *pgxpool.Pool
 }
 
 // Options tune the pool.
@@ -45,7 +42,7 @@ const DefaultIdleTimeout = 30 * time.Second
 func Open(ctx context.Context, dsn string, o Options) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("store: parse database url: %w", err)
+		return nil, errorf("parse database url: %w", err)
 	}
 	if o.MaxConns > 0 {
 		cfg.MaxConns = o.MaxConns
@@ -72,18 +69,18 @@ func Open(ctx context.Context, dsn string, o Options) (*Store, error) {
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("store: new pool: %w", err)
+		return nil, errorf("new pool: %w", err)
 	}
-	return &Store{Pool: pool}, nil
+	return &Store{pool: pool}, nil
 }
 
 // Close releases the pool.
-func (s *Store) Close() { s.Pool.Close() }
+func (s *Store) Close() { s.pool.Close() }
 
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error {
-	if err := s.Pool.Ping(ctx); err != nil {
-		return fmt.Errorf("store: ping: %w", err)
+	if err := s.pool.Ping(ctx); err != nil {
+		return errorf("ping: %w", err)
 	}
 	return nil
 }
@@ -92,9 +89,9 @@ func (s *Store) Ping(ctx context.Context) error {
 // returns nil, rolled back otherwise (including on panic). BEGIN travels
 // with the transaction's first statement, saving a round trip per write.
 func (s *Store) Tx(ctx context.Context, community string, fn func(*Tx) error) (err error) {
-	conn, err := s.Pool.Acquire(ctx)
+	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
-		return fmt.Errorf("store: acquire connection: %w", err)
+		return errorf("acquire connection: %w", err)
 	}
 	// A connection released inside a transaction (a failed ROLLBACK) is
 	// closed by the pool, never reused.
@@ -111,20 +108,14 @@ func (s *Store) Tx(ctx context.Context, community string, fn func(*Tx) error) (e
 	}()
 	if err = fn(&Tx{tx: tx, store: s, community: community}); err != nil {
 		if cerr := tx.settle(ctx); cerr != nil {
-			return cerr // a deferred check's refusal comes first
+			return classify(cerr) // a deferred check's refusal comes first
 		}
-		return err
+		return classify(err)
 	}
 	if err = tx.commit(ctx); err != nil {
-		return fmt.Errorf("store: commit: %w", err)
+		return errorf("commit: %w", err)
 	}
 	return nil
-}
-
-// IsSerialization reports whether err is a retryable conflict.
-func IsSerialization(err error) bool {
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
 }
 
 // EverMembers reports, for each pair, whether reader has ever been a member
@@ -146,21 +137,21 @@ func (s *Store) pairsWhere(ctx context.Context, community string, pairs []ReadPa
 	for i, p := range pairs {
 		chs[i], rds[i] = p.Channel, p.Reader
 	}
-	rows, err := s.Pool.Query(ctx, `SELECT x.ch, x.rd FROM unnest($2::text[], $3::text[]) AS x(ch, rd)
+	rows, err := s.pool.Query(ctx, `SELECT x.ch, x.rd FROM unnest($2::text[], $3::text[]) AS x(ch, rd)
 WHERE EXISTS (`+exists+`)`, community, chs, rds)
 	if err != nil {
-		return nil, fmt.Errorf("store: %s: %w", what, err)
+		return nil, errorf("%s: %w", what, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var p ReadPair
 		if err := rows.Scan(&p.Channel, &p.Reader); err != nil {
-			return nil, fmt.Errorf("store: %s: %w", what, err)
+			return nil, errorf("%s: %w", what, err)
 		}
 		out[p] = true
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: %s: %w", what, err)
+		return nil, errorf("%s: %w", what, err)
 	}
 	return out, nil
 }

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -35,11 +34,11 @@ func (t *Tx) Community() string { return t.community }
 // raw but are not filterable.
 const maxIndexedTagValue = 512
 
-// indexedTag reports whether a tag gets an event_tags row: a single-letter
+// IndexedTag reports whether a tag gets an event_tags row: a single-letter
 // name and a value within maxIndexedTagValue, except h, which every read
 // matches through the event's stored channel (tagAndSearch), so its row
 // would be written on every channel message and never read.
-func indexedTag(tag []string) bool {
+func IndexedTag(tag []string) bool {
 	return len(tag) >= 2 && len(tag[0]) == 1 && tag[0] != "h" && len(tag[1]) <= maxIndexedTagValue
 }
 
@@ -76,7 +75,7 @@ func (t *Tx) InsertEvent(ctx context.Context, ev *nostr.Event, m EventMeta) (ins
 	names := make([]string, 0, len(ev.Tags))
 	values := make([]string, 0, len(ev.Tags))
 	for _, tag := range ev.Tags {
-		if indexedTag(tag) {
+		if IndexedTag(tag) {
 			names = append(names, tag[0])
 			values = append(values, tag[1])
 		}
@@ -110,7 +109,7 @@ func (t *Tx) InsertEvent(ctx context.Context, ev *nostr.Event, m EventMeta) (ins
 		}
 	}
 	if err != nil {
-		return false, fmt.Errorf("store: insert event %s: %w", ev.ID, err)
+		return false, errorf("insert event %s: %w", ev.ID, err)
 	}
 	if n == 1 && chain {
 		if err := t.adjustChain(ctx, th.RootID, th.ParentID, 1, int64(ev.CreatedAt)); err != nil {
@@ -268,7 +267,7 @@ WHERE e.community_id = $1 AND e.id = $2`, t.community, id).
 		return nil, ErrNotFound
 	}
 	if err != nil {
-		return nil, fmt.Errorf("store: event %s: %w", id, err)
+		return nil, errorf("event %s: %w", id, err)
 	}
 	r.ChannelID, r.DTag, r.Deleted = deref(ch), deref(d), deleted != nil
 	if depth != nil {
@@ -293,7 +292,7 @@ WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND d_tag IS NOT DISTINCT 
   AND `+addressKinds,
 		t.community, pubkey, kind, nullable(d))
 	if err != nil {
-		return nil, fmt.Errorf("store: addressable %d:%s: %w", kind, pubkey, err)
+		return nil, errorf("addressable %d:%s: %w", kind, pubkey, err)
 	}
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (EventRef, error) {
 		r := EventRef{Pubkey: pubkey, Kind: kind, DTag: d}
@@ -313,7 +312,7 @@ FROM event_tags g JOIN events e ON e.community_id = g.community_id AND e.id = g.
 WHERE g.community_id = $1 AND g.name = 'e' AND g.value = $2 AND g.kind = `+strconv.Itoa(kinds.Reaction)+`
   AND e.pubkey = $3 AND e.deleted_at IS NULL`, t.community, target, pubkey, content).Scan(&n, &same)
 	if err != nil {
-		return 0, false, fmt.Errorf("store: reactions to %s: %w", target, err)
+		return 0, false, errorf("reactions to %s: %w", target, err)
 	}
 	return n, same, nil
 }
@@ -323,7 +322,7 @@ WHERE g.community_id = $1 AND g.name = 'e' AND g.value = $2 AND g.kind = `+strco
 func (t *Tx) LockAddress(ctx context.Context, kind int, pubkey, d string) error {
 	key := t.community + "/" + strconv.Itoa(kind) + ":" + pubkey + ":" + d
 	if _, err := t.tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, key); err != nil {
-		return fmt.Errorf("store: lock address %d:%s: %w", kind, pubkey, err)
+		return errorf("lock address %d:%s: %w", kind, pubkey, err)
 	}
 	return nil
 }
@@ -338,7 +337,7 @@ func (t *Tx) DeleteEvents(ctx context.Context, ids []string) error {
 WITH tags AS (DELETE FROM event_tags WHERE community_id = $1 AND event_id = ANY($2)),
      thread AS (DELETE FROM thread_metadata WHERE community_id = $1 AND event_id = ANY($2))
 DELETE FROM events WHERE community_id = $1 AND id = ANY($2)`, t.community, ids); err != nil {
-		return fmt.Errorf("store: delete superseded events: %w", err)
+		return errorf("delete superseded events: %w", err)
 	}
 	return nil
 }
@@ -349,7 +348,7 @@ func (t *Tx) MarkDeleted(ctx context.Context, id string, at int64) (bool, error)
 	tag, err := t.tx.Exec(ctx, `UPDATE events SET deleted_at = $3 WHERE community_id = $1 AND id = $2 AND deleted_at IS NULL`,
 		t.community, id, at)
 	if err != nil {
-		return false, fmt.Errorf("store: mark %s deleted: %w", id, err)
+		return false, errorf("mark %s deleted: %w", id, err)
 	}
 	return tag.RowsAffected() == 1, nil
 }
@@ -373,7 +372,7 @@ UPDATE thread_metadata SET
   reply_count = reply_count - CASE WHEN event_id = $3 THEN 1 ELSE 0 END,
   descendant_count = descendant_count - 1
 WHERE community_id = $1 AND event_id = $2`, t.community, rootID, parentID); err != nil {
-		return fmt.Errorf("store: update thread root: %w", err)
+		return errorf("update thread root: %w", err)
 	}
 	if parentID == rootID {
 		return nil
@@ -403,7 +402,7 @@ UPDATE thread_metadata m SET
   last_reply_at = CASE WHEN $4 > 0 THEN GREATEST(COALESCE(last_reply_at, 0), $5) ELSE last_reply_at END
 FROM anc WHERE m.community_id = $1 AND m.event_id = anc.event_id AND m.event_id <> $2`,
 		t.community, rootID, parentID, delta, at); err != nil {
-		return fmt.Errorf("store: update thread ancestors: %w", err)
+		return errorf("update thread ancestors: %w", err)
 	}
 	return nil
 }
@@ -412,7 +411,7 @@ FROM anc WHERE m.community_id = $1 AND m.event_id = anc.event_id AND m.event_id 
 func (t *Tx) Exists(ctx context.Context, id string) (bool, error) {
 	var ok bool
 	if err := t.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM events WHERE community_id = $1 AND id = $2)`, t.community, id).Scan(&ok); err != nil {
-		return false, fmt.Errorf("store: exists %s: %w", id, err)
+		return false, errorf("exists %s: %w", id, err)
 	}
 	return ok, nil
 }
@@ -431,7 +430,7 @@ ORDER BY created_at DESC, id ASC LIMIT 1`, t.community, kind, pubkey, nullable(d
 		return "", nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("store: channel of address %d:%s:%s: %w", kind, pubkey, d, err)
+		return "", errorf("channel of address %d:%s:%s: %w", kind, pubkey, d, err)
 	}
 	return deref(ch), nil
 }
@@ -445,7 +444,7 @@ WHERE community_id = $1 AND kind = $2 AND pubkey = $3 AND d_tag IS NOT DISTINCT 
   AND `+addressKinds+`
 RETURNING id`, t.community, kind, pubkey, nullable(d), until, at)
 	if err != nil {
-		return nil, fmt.Errorf("store: delete address %d:%s:%s: %w", kind, pubkey, d, err)
+		return nil, errorf("delete address %d:%s:%s: %w", kind, pubkey, d, err)
 	}
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }

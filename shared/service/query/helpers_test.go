@@ -12,6 +12,7 @@ import (
 
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/signer"
+	"github.com/buzzrelay/relay/shared/postgres/dbtest"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/ingest"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
@@ -24,6 +25,7 @@ type env struct {
 	t     *testing.T
 	ctx   context.Context
 	st    *store.Store
+	db    *dbtest.DB // seeding, EXPLAIN, planner settings
 	relay *signer.Key
 	ing   *ingest.Service
 	q     *Engine
@@ -42,14 +44,14 @@ func newUser() user {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	ctx := context.Background()
-	st := testkit.NewStore(t, store.Options{MaxConns: 4})
+	st, db := testkit.NewStoreDB(t, store.Options{MaxConns: 4})
 	relay, err := signer.FromHex(nostr.GeneratePrivateKey())
 	if err != nil {
 		t.Fatal(err)
 	}
 	ing := ingest.New(st, relay).
 		WithClock(func() time.Time { return time.Unix(t0+300, 0) })
-	return &env{t: t, ctx: ctx, st: st, relay: relay, ing: ing, q: New(st, relay)}
+	return &env{t: t, ctx: ctx, st: st, db: db, relay: relay, ing: ing, q: New(st, relay)}
 }
 
 // submit signs and submits an event through the real write path.
