@@ -84,3 +84,41 @@ func (s *Store) Readable(ctx context.Context, community string, pairs []ReadPair
   WHERE c.community_id = $1 AND c.id = x.ch
     AND `+reachesSQL("x.rd"))
 }
+
+// EverMembers reports, for each pair, whether reader has ever been a member
+// of channel (removed or not): who may be told that access ended.
+func (s *Store) EverMembers(ctx context.Context, community string, pairs []ReadPair) (map[ReadPair]bool, error) {
+	return s.pairsWhere(ctx, community, pairs, "membership history", `SELECT 1 FROM channel_members m
+  WHERE m.community_id = $1 AND m.channel_id = x.ch AND m.pubkey = x.rd`)
+}
+
+// pairsWhere returns the pairs x(ch, rd) for which EXISTS (exists) holds,
+// in one statement.
+func (s *Store) pairsWhere(ctx context.Context, community string, pairs []ReadPair, what, exists string) (map[ReadPair]bool, error) {
+	out := make(map[ReadPair]bool, len(pairs))
+	if len(pairs) == 0 {
+		return out, nil
+	}
+	chs := make([]string, len(pairs))
+	rds := make([]string, len(pairs))
+	for i, p := range pairs {
+		chs[i], rds[i] = p.Channel, p.Reader
+	}
+	rows, err := s.pool.Query(ctx, `SELECT x.ch, x.rd FROM unnest($2::text[], $3::text[]) AS x(ch, rd)
+WHERE EXISTS (`+exists+`)`, community, chs, rds)
+	if err != nil {
+		return nil, errorf("%s: %w", what, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var p ReadPair
+		if err := rows.Scan(&p.Channel, &p.Reader); err != nil {
+			return nil, errorf("%s: %w", what, err)
+		}
+		out[p] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, errorf("%s: %w", what, err)
+	}
+	return out, nil
+}

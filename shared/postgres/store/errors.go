@@ -114,3 +114,6 @@ func taken(err error, what string) error {
 	}
 	return err
 }
+
+// ErrNotFound is returned for a missing row.
+var ErrNotFound = errors.New("not found")

@@ -1,8 +1,6 @@
-// Package store is the relay's only door to PostgreSQL (pgx). It owns every
-// SQL statement: the write path (Tx), the read path (Snapshot, one read-only
-// transaction, with the filter compiler, keyset and the access predicates
-// of access.go); callers pass the community id each statement is scoped by.
 package store
+
+// The pool and the write transaction: Store, Open, Ping, Tx.
 
 import (
 	"context"
@@ -118,40 +116,18 @@ func (s *Store) Tx(ctx context.Context, community string, fn func(*Tx) error) (e
 	return nil
 }
 
-// EverMembers reports, for each pair, whether reader has ever been a member
-// of channel (removed or not): who may be told that access ended.
-func (s *Store) EverMembers(ctx context.Context, community string, pairs []ReadPair) (map[ReadPair]bool, error) {
-	return s.pairsWhere(ctx, community, pairs, "membership history", `SELECT 1 FROM channel_members m
-  WHERE m.community_id = $1 AND m.channel_id = x.ch AND m.pubkey = x.rd`)
+// Tx is one write transaction of one community.
+type Tx struct {
+	tx        *lazyTx
+	store     *Store
+	community string
+	// stored are the events this transaction stored, as delivery needs
+	// them (a Delivery need not read them back).
+	stored map[string]Delivered
+	// system says, for the channels this transaction read, whether each
+	// is a system channel.
+	system map[string]bool
 }
 
-// pairsWhere returns the pairs x(ch, rd) for which EXISTS (exists) holds,
-// in one statement.
-func (s *Store) pairsWhere(ctx context.Context, community string, pairs []ReadPair, what, exists string) (map[ReadPair]bool, error) {
-	out := make(map[ReadPair]bool, len(pairs))
-	if len(pairs) == 0 {
-		return out, nil
-	}
-	chs := make([]string, len(pairs))
-	rds := make([]string, len(pairs))
-	for i, p := range pairs {
-		chs[i], rds[i] = p.Channel, p.Reader
-	}
-	rows, err := s.pool.Query(ctx, `SELECT x.ch, x.rd FROM unnest($2::text[], $3::text[]) AS x(ch, rd)
-WHERE EXISTS (`+exists+`)`, community, chs, rds)
-	if err != nil {
-		return nil, errorf("%s: %w", what, err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var p ReadPair
-		if err := rows.Scan(&p.Channel, &p.Reader); err != nil {
-			return nil, errorf("%s: %w", what, err)
-		}
-		out[p] = true
-	}
-	if err := rows.Err(); err != nil {
-		return nil, errorf("%s: %w", what, err)
-	}
-	return out, nil
-}
+// Community is the community this transaction is scoped by.
+func (t *Tx) Community() string { return t.community }
