@@ -3,6 +3,7 @@ package nip29
 import (
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 )
 
@@ -53,7 +54,7 @@ func ParsePutUser(ev *nostr.Event) (*PutUser, error) {
 	if p == nil {
 		return nil, reject.Invalidf("put-user needs a p tag naming the user")
 	}
-	if r, ok := Tag(ev.Tags, "role"); ok && r != "" {
+	if r, ok := filter.TagValue(ev.Tags, "role"); ok && r != "" {
 		if p.Role != "" && p.Role != r {
 			return nil, reject.Invalidf("the p tag's role %q and the role tag %q disagree", p.Role, r)
 		}
@@ -67,7 +68,7 @@ func ParsePutUser(ev *nostr.Event) (*PutUser, error) {
 
 // Target reads the single p tag of a 9001.
 func Target(ev *nostr.Event) (string, error) {
-	v, ok := Tag(ev.Tags, "p")
+	v, ok := filter.TagValue(ev.Tags, "p")
 	if !ok {
 		return "", reject.Invalidf("remove-user needs a p tag naming the user")
 	}

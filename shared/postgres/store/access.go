@@ -7,6 +7,7 @@ import (
 
 	"github.com/buzzrelay/relay/shared/domain/access"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/domain/nip29"
 )
 
 // The SQL twin of shared/domain/access: every read path (plain, window, thread,
@@ -70,7 +71,7 @@ func (c *ChannelRow) Rule() access.Channel {
 	if c == nil {
 		return access.Channel{}
 	}
-	return access.Channel{Exists: true, Deleted: c.Deleted, Open: c.Visibility == "open", System: c.Type == "system"}
+	return access.Channel{Exists: true, Deleted: c.Deleted, Open: c.Visibility == nip29.Open, System: c.Type == nip29.TypeSystem}
 }
 
 // ReadPair is one (channel, reader) question for Readable.

@@ -49,7 +49,7 @@ func (t *Tx) sawChannel(c *ChannelRow) {
 	if t.system == nil {
 		t.system = map[string]bool{}
 	}
-	t.system[c.ID] = c.Type == "system"
+	t.system[c.ID] = c.Rule().System
 }
 
 // ChannelAndRole reads a channel and pubkey's active role in it ("" when

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/signer"
 	"github.com/buzzrelay/relay/shared/postgres/dbtest"
@@ -209,7 +210,7 @@ func tagValue(ev *nostr.Event, name string) string {
 // bounds returns the one 39006 of a window response, checked for signature.
 func (e *env) bounds(evs []*nostr.Event) (*nostr.Event, boundsJSON) {
 	e.t.Helper()
-	b := byKind(evs, KindWindowBounds)
+	b := byKind(evs, kinds.WindowBounds)
 	if len(b) != 1 {
 		e.t.Fatalf("want exactly one 39006, got %d", len(b))
 	}
