@@ -41,7 +41,7 @@ import (
 	"github.com/buzzrelay/relay/localdev/wsclient"
 	"github.com/buzzrelay/relay/shared/postgres/dbtest"
 	"github.com/buzzrelay/relay/shared/postgres/migrate"
-	"github.com/buzzrelay/relay/shared/service/ratelimit"
+	"github.com/buzzrelay/relay/shared/wiring/config"
 )
 
 // Options of one run.
@@ -151,7 +151,7 @@ func Run(ctx context.Context, adminDSN string, o Options, progress io.Writer) (*
 	defer drop()
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	// Throughput is the measure here: the per-key rate limits are off.
-	relay, err := e2e.Start(ctx, dsn, e2e.Options{MaxConns: o.DBConns, Log: log, Env: ratelimit.Off(),
+	relay, err := e2e.Start(ctx, dsn, e2e.Options{MaxConns: o.DBConns, Log: log, Env: config.RateLimitsOff(),
 		FanoutInlineMax: o.InlineMax, FanoutBatchSize: o.BatchSize, InProcess: !o.SDKPosts,
 		FanoutProcesses: o.FanoutProcesses, FanoutNice: o.FanoutNice})
 	if err != nil {
