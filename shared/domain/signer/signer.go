@@ -74,8 +74,8 @@ func LoadOrCreateFile(path string) (*Key, error) {
 
 // LoadOrCreateHex returns the hex secret in the file at path, trimmed; when
 // the file does not exist yet it writes create's secret there first (mode
-// 0600, its directory 0700). Of two processes creating it at once, both
-// get the one that won. what names the secret in errors ("relay key").
+// 0600, its directory 0700). Of processes creating it at once, all get
+// the one that won. what names the secret in errors ("relay key").
 func LoadOrCreateHex(path, what string, create func() (string, error)) (string, error) {
 	b, err := os.ReadFile(path)
 	if err == nil {
@@ -91,19 +91,26 @@ func LoadOrCreateHex(path, what string, create func() (string, error)) (string, 
 	if err != nil {
 		return "", fmt.Errorf("new %s: %w", what, err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	// Written whole to a temporary file, then linked into place: a reader
+	// never sees a half-written file, and of two creators the first link
+	// wins.
+	f, err := os.CreateTemp(filepath.Dir(path), ".new-*") // mode 0600
 	if err != nil {
-		if os.IsExist(err) { // another process won the race: use its secret
-			return LoadOrCreateHex(path, what, create)
-		}
 		return "", fmt.Errorf("create %s %s: %w", what, path, err)
 	}
+	defer os.Remove(f.Name())
 	if _, err := f.WriteString(secret + "\n"); err != nil {
 		f.Close()
 		return "", fmt.Errorf("write %s %s: %w", what, path, err)
 	}
 	if err := f.Close(); err != nil {
 		return "", fmt.Errorf("write %s %s: %w", what, path, err)
+	}
+	if err := os.Link(f.Name(), path); err != nil {
+		if os.IsExist(err) { // another process won the race: use its secret
+			return LoadOrCreateHex(path, what, create)
+		}
+		return "", fmt.Errorf("create %s %s: %w", what, path, err)
 	}
 	return secret, nil
 }
