@@ -48,7 +48,7 @@ func (s *Snapshot) Aux(ctx context.Context, a *AuxRead) ([]AuxRow, error) {
 	}
 	conds = append(conds, maySeeSQL(b, a.Channels))
 	q := tagged + "SELECT e.id, e.raw, e.kind, e.created_at, e.deleted_at IS NOT NULL FROM tagged JOIN events e ON e.id = tagged.event_id\nWHERE " + and(conds) +
-		"\nORDER BY e.created_at DESC, e.id ASC LIMIT " + b.arg(a.Limit)
+		"\nORDER BY " + keysetOrder + " LIMIT " + b.arg(a.Limit)
 	res, err := s.query(ctx, q, b.args...)
 	if err != nil {
 		return nil, errorf("aux closure: %w", err)

@@ -66,9 +66,7 @@ func (s *Snapshot) Window(ctx context.Context, w *WindowRead) ([]Row, error) {
 	if !ok {
 		return nil, nil
 	}
-	q := "SELECT e.id, e.raw, e.created_at FROM events e\nWHERE " + cond +
-		"\nORDER BY e.created_at DESC, e.id ASC LIMIT " + b.arg(w.Limit)
-	return s.rows(ctx, "window rows", q, b.args)
+	return s.rows(ctx, "window rows", rowsSQL(cond, "", b.arg(w.Limit)), b.args)
 }
 
 // idSQL selects every top-level row id of the channel (COUNT), when readable.
