@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"strconv"
-	"strings"
 
 	"github.com/buzzrelay/relay/shared/domain/access"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
@@ -42,14 +40,7 @@ func mayReadSQL(b *sqlb, ch, named string) string {
 
 // recipientOnly is kinds.RecipientOnlyKinds as an SQL list (the kinds
 // access.MaySee shows only to their p).
-var recipientOnly = func() string {
-	ks := kinds.RecipientOnlyKinds()
-	s := make([]string, len(ks))
-	for i, k := range ks {
-		s[i] = strconv.Itoa(k)
-	}
-	return "(" + strings.Join(s, ", ") + ")"
-}()
+var recipientOnly = "(" + sqlInts(kinds.RecipientOnlyKinds(), ", ") + ")"
 
 // maySeeSQL is access.MaySee on events e for a filter naming the channels
 // named: recipient-only kinds only for their p, events outside any channel,

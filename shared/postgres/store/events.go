@@ -27,15 +27,8 @@ func IndexedTag(tag []string) bool {
 
 // addressKinds is the SQL test for a kind whose events have an address
 // (kind:pubkey:d): the replaceable kinds and NIP-01's addressable range.
-var addressKinds = func() string {
-	ks := kinds.ReplaceableKinds()
-	s := make([]string, len(ks))
-	for i, k := range ks {
-		s[i] = strconv.Itoa(k)
-	}
-	return "(kind IN (" + strings.Join(s, ", ") + ") OR kind BETWEEN " +
-		strconv.Itoa(kinds.AddressableFirst) + " AND " + strconv.Itoa(kinds.AddressableLast) + ")"
-}()
+var addressKinds = "(kind IN (" + sqlInts(kinds.ReplaceableKinds(), ", ") + ") OR kind BETWEEN " +
+	strconv.Itoa(kinds.AddressableFirst) + " AND " + strconv.Itoa(kinds.AddressableLast) + ")"
 
 // EventMeta is what the relay derived about an event before storing it.
 type EventMeta struct {

@@ -49,6 +49,16 @@ func and(conds []string) string {
 	return strings.Join(conds, "\n  AND ")
 }
 
+// sqlInts spells ks in SQL, joined by sep: the kinds' tables as fixed
+// statement text.
+func sqlInts(ks []int, sep string) string {
+	s := make([]string, len(ks))
+	for i, k := range ks {
+		s[i] = strconv.Itoa(k)
+	}
+	return strings.Join(s, sep)
+}
+
 // keysetOrder is the order of every page of events e a read returns,
 // newest first: the keyset a Cursor is a position in.
 const keysetOrder = "e.created_at DESC, e.id ASC"
