@@ -3,6 +3,7 @@ package nip29
 import (
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/domain/eventcheck"
 	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 )
@@ -41,7 +42,7 @@ func ParsePutUser(ev *nostr.Event) (*PutUser, error) {
 	var p *PutUser
 	for _, t := range ev.Tags {
 		if len(t) >= 2 && t[0] == "p" {
-			if !nostr.IsValid32ByteHex(t[1]) {
+			if !eventcheck.LowerHex(t[1], 64) {
 				return nil, reject.Invalidf("p tag %q is not a 64-hex public key", t[1])
 			}
 			p = &PutUser{Pubkey: t[1]}
@@ -72,7 +73,7 @@ func Target(ev *nostr.Event) (string, error) {
 	if !ok {
 		return "", reject.Invalidf("remove-user needs a p tag naming the user")
 	}
-	if !nostr.IsValid32ByteHex(v) {
+	if !eventcheck.LowerHex(v, 64) {
 		return "", reject.Invalidf("p tag %q is not a 64-hex public key", v)
 	}
 	return v, nil
