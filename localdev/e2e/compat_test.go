@@ -374,7 +374,7 @@ func TestCompatRowsWithoutThreadMetadataAreTopLevel(t *testing.T) {
 		t.Fatal("a reply with thread metadata is a window row")
 	}
 	// An import that brought the event without its thread row.
-	if _, err := r.App.Store.Pool.Exec(ctxT(t), `DELETE FROM thread_metadata WHERE event_id = $1`, reply.ID); err != nil {
+	if _, err := testkit.OpenDB(t, r.DSN).Exec(ctxT(t), `DELETE FROM thread_metadata WHERE event_id = $1`, reply.ID); err != nil {
 		t.Fatal(err)
 	}
 	p := ba.window(ch, 1, nil, nil)

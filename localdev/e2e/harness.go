@@ -53,6 +53,7 @@ type Options struct {
 type Relay struct {
 	HTTPURL string // http://127.0.0.1:port
 	WSURL   string // ws://127.0.0.1:port
+	DSN     string // the database it serves
 	App     *app.App
 	WS      *emulator.WebSocketAPI
 	Lambda  *emulator.LambdaAPI
@@ -112,7 +113,7 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 	ws := stack.WS
 	ws.IdleTimeout, ws.Lifetime = o.IdleTimeout, o.Lifetime
 	r := &Relay{
-		HTTPURL: "http://" + addr, WSURL: "ws://" + addr, App: a, WS: ws, Lambda: stack.Lambda,
+		HTTPURL: "http://" + addr, WSURL: "ws://" + addr, DSN: dsn, App: a, WS: ws, Lambda: stack.Lambda,
 		srv:  &http.Server{Handler: stack.Handler(), ReadHeaderTimeout: 10 * time.Second},
 		errc: make(chan error, 1),
 	}

@@ -5,7 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 
-	"github.com/buzzrelay/relay/shared/postgres/store"
+	"github.com/buzzrelay/relay/shared/postgres/dbtest"
 )
 
 // ScratchDatabase creates an empty database named prefix_{random} on the
@@ -15,10 +15,10 @@ func ScratchDatabase(ctx context.Context, adminDSN, prefix string) (string, func
 	var rb [6]byte
 	_, _ = rand.Read(rb[:])
 	name := prefix + "_" + hex.EncodeToString(rb[:])
-	dsn, err := store.CreateDatabase(ctx, adminDSN, name, "")
+	dsn, err := dbtest.CreateDatabase(ctx, adminDSN, name, "")
 	if err != nil {
 		return "", nil, err
 	}
-	drop := func() { _ = store.DropDatabase(context.Background(), adminDSN, name) }
+	drop := func() { _ = dbtest.DropDatabase(context.Background(), adminDSN, name) }
 	return dsn, drop, nil
 }

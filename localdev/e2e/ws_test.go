@@ -314,7 +314,7 @@ func TestRevocationClosesLiveSubscription(t *testing.T) {
 		t.Fatalf("closed with %q", reason)
 	}
 	var n int
-	if err := r.App.Store.Pool.QueryRow(ctx, `SELECT count(*) FROM ws_subscriptions WHERE pubkey = $1 AND filters LIKE '%' || $2 || '%'`, bob.Pub, ch).Scan(&n); err != nil || n != 0 {
+	if err := testkit.OpenDB(t, r.DSN).QueryRow(ctx, `SELECT count(*) FROM ws_subscriptions WHERE pubkey = $1 AND filters LIKE '%' || $2 || '%'`, bob.Pub, ch).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("closed subscription rows = %d, %v", n, err)
 	}
 }
@@ -335,7 +335,8 @@ func TestGoneConnectionIsRemoved(t *testing.T) {
 	}
 	eose(t, sub)
 	var id string
-	if err := r.App.Store.Pool.QueryRow(ctx, `SELECT id FROM ws_connections WHERE pubkey = $1`, carol.Pub).Scan(&id); err != nil {
+	db := testkit.OpenDB(t, r.DSN)
+	if err := db.QueryRow(ctx, `SELECT id FROM ws_connections WHERE pubkey = $1`, carol.Pub).Scan(&id); err != nil {
 		t.Fatal(err)
 	}
 	if !r.WS.Forget(id) {
@@ -345,7 +346,7 @@ func TestGoneConnectionIsRemoved(t *testing.T) {
 	deadline := time.Now().Add(wait)
 	for {
 		var n int
-		if err := r.App.Store.Pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM ws_connections WHERE id = $1) + (SELECT count(*) FROM ws_subscriptions WHERE connection_id = $1)`, id).Scan(&n); err != nil {
+		if err := db.QueryRow(ctx, `SELECT (SELECT count(*) FROM ws_connections WHERE id = $1) + (SELECT count(*) FROM ws_subscriptions WHERE connection_id = $1)`, id).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		if n == 0 {
@@ -469,9 +470,10 @@ func TestIdleTimeout(t *testing.T) {
 		t.Fatalf("idle socket: %v, want close 1001", err)
 	}
 	deadline := time.Now().Add(wait)
+	db := testkit.OpenDB(t, dsnRelay.DSN)
 	for {
 		var n int
-		_ = dsnRelay.App.Store.Pool.QueryRow(ctx, `SELECT count(*) FROM ws_connections`).Scan(&n)
+		_ = db.QueryRow(ctx, `SELECT count(*) FROM ws_connections`).Scan(&n)
 		if n == 0 {
 			return
 		}
@@ -527,9 +529,10 @@ func TestManagementAPI(t *testing.T) {
 func waitClosed(t *testing.T, r *Relay, sub string) {
 	t.Helper()
 	deadline := time.Now().Add(wait)
+	db := testkit.OpenDB(t, r.DSN)
 	for {
 		var n int
-		if err := r.App.Store.Pool.QueryRow(context.Background(), `SELECT count(*) FROM ws_subscriptions WHERE sub_id = $1`, sub).Scan(&n); err != nil {
+		if err := db.QueryRow(context.Background(), `SELECT count(*) FROM ws_subscriptions WHERE sub_id = $1`, sub).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		if n == 0 {

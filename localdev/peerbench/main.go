@@ -40,7 +40,7 @@ import (
 
 	"github.com/buzzrelay/relay/localdev/e2e"
 	"github.com/buzzrelay/relay/localdev/wsclient"
-	"github.com/buzzrelay/relay/shared/postgres/store"
+	"github.com/buzzrelay/relay/shared/postgres/dbtest"
 )
 
 type options struct {
@@ -183,7 +183,7 @@ func runOne(ctx context.Context, name, adminDSN string, o options) (*result, err
 	if r.bigFresh, err = b.reqs(ctx, big, o.reqs); err != nil {
 		return nil, err
 	}
-	if err := store.AnalyzeDatabase(ctx, dsn); err != nil {
+	if err := dbtest.AnalyzeDatabase(ctx, dsn); err != nil {
 		return nil, err
 	}
 	if r.smallAnalyzed, err = b.reqs(ctx, small, o.reqs); err != nil {

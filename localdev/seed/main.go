@@ -15,8 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/buzzrelay/relay/shared/postgres/dbtest"
 	"github.com/buzzrelay/relay/shared/postgres/migrate"
-	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 	"github.com/google/uuid"
 )
@@ -42,11 +42,11 @@ func run() error {
 	if _, err := migrate.Up(ctx, *dsn); err != nil {
 		return err
 	}
-	st, err := store.Open(ctx, *dsn, store.Options{})
+	db, err := dbtest.Open(ctx, *dsn)
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
-	defer st.Close()
+	defer db.Close()
 	start := time.Now().Unix() - 86400*365
 	for i, c := range strings.Split(*counts, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(c))
@@ -55,7 +55,7 @@ func run() error {
 		}
 		ch := uuid.NewString()
 		t0 := time.Now()
-		res, err := testkit.Seed(ctx, st, testkit.SeedOptions{Community: *community, Channel: ch, Events: n,
+		res, err := testkit.Seed(ctx, db, testkit.SeedOptions{Community: *community, Channel: ch, Events: n,
 			Start: start, PerSecond: *perSecond, Seed: uint64(i + 1), Sign: *sign})
 		if err != nil {
 			return err
@@ -64,7 +64,7 @@ func run() error {
 			ch, n, res.TopLevel, res.Replies, res.Reactions, res.Edits, res.Deletions, time.Since(t0).Round(time.Millisecond))
 	}
 	t0 := time.Now()
-	if err := st.Analyze(ctx); err != nil {
+	if err := db.Analyze(ctx); err != nil {
 		return err
 	}
 	fmt.Printf("analyzed in %s\n", time.Since(t0).Round(time.Millisecond))

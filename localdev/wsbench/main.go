@@ -39,8 +39,9 @@ import (
 
 	"github.com/buzzrelay/relay/localdev/e2e"
 	"github.com/buzzrelay/relay/localdev/wsclient"
+	"github.com/buzzrelay/relay/shared/postgres/dbtest"
 	"github.com/buzzrelay/relay/shared/postgres/migrate"
-	"github.com/buzzrelay/relay/shared/service/ratelimit"
+	"github.com/buzzrelay/relay/shared/wiring/config"
 )
 
 // Options of one run.
@@ -150,7 +151,7 @@ func Run(ctx context.Context, adminDSN string, o Options, progress io.Writer) (*
 	defer drop()
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	// Throughput is the measure here: the per-key rate limits are off.
-	relay, err := e2e.Start(ctx, dsn, e2e.Options{MaxConns: o.DBConns, Log: log, Env: ratelimit.Off(),
+	relay, err := e2e.Start(ctx, dsn, e2e.Options{MaxConns: o.DBConns, Log: log, Env: config.RateLimitsOff(),
 		FanoutInlineMax: o.InlineMax, FanoutBatchSize: o.BatchSize, InProcess: !o.SDKPosts,
 		FanoutProcesses: o.FanoutProcesses, FanoutNice: o.FanoutNice})
 	if err != nil {
@@ -158,8 +159,13 @@ func Run(ctx context.Context, adminDSN string, o Options, progress io.Writer) (*
 	}
 	defer relay.Close()
 	relay.Lambda.Concurrency = o.AsyncConcurrency
+	db, err := dbtest.Open(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
 
-	b := &bench{o: o, relay: relay, sent: make([]atomic.Int64, o.LatencyEvents+o.Events)}
+	b := &bench{o: o, relay: relay, db: db, sent: make([]atomic.Int64, o.LatencyEvents+o.Events)}
 	owner := nostr.GeneratePrivateKey()
 	pubs := make([]*client, max(o.Publishers, 1))
 	for i := range pubs {
@@ -253,6 +259,7 @@ func Run(ctx context.Context, adminDSN string, o Options, progress io.Writer) (*
 type bench struct {
 	o       Options
 	relay   *e2e.Relay
+	db      *dbtest.DB // the bench's own look at the relay's tables
 	channel string
 	sent    []atomic.Int64 // unix nanos just before EVENT seq was written
 	remotes []*remote      // listener processes, until they reported
@@ -476,7 +483,7 @@ func (b *bench) waitStored(ctx context.Context) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		var n int
-		if err := b.relay.App.Store.Pool.QueryRow(ctx, `SELECT count(*) FROM ws_subscriptions WHERE sub_id = 'live'`).Scan(&n); err != nil {
+		if err := b.db.QueryRow(ctx, `SELECT count(*) FROM ws_subscriptions WHERE sub_id = 'live'`).Scan(&n); err != nil {
 			return err
 		}
 		if n == b.o.Subs {

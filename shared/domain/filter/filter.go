@@ -191,6 +191,17 @@ func HasTag(tags nostr.Tags, name string, vals ...string) bool {
 	return false
 }
 
+// TagValue returns the value of the first tag named name (one with a
+// value), and whether there is one.
+func TagValue(tags nostr.Tags, name string) (string, bool) {
+	for _, t := range tags {
+		if len(t) >= 2 && t[0] == name {
+			return t[1], true
+		}
+	}
+	return "", false
+}
+
 // TagValues returns the values of tags named name, in order.
 func TagValues(tags nostr.Tags, name string) []string {
 	var out []string

@@ -5,6 +5,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 )
 
@@ -51,14 +52,14 @@ func ParseCreate(ev *nostr.Event) (*Create, error) {
 	if !ValidChannelID(c.ID) {
 		return nil, reject.Invalidf("channel id %q must be a UUID", c.ID)
 	}
-	c.Name, _ = Tag(ev.Tags, "name")
+	c.Name, _ = filter.TagValue(ev.Tags, "name")
 	if strings.TrimSpace(c.Name) == "" {
 		return nil, reject.Invalidf("channel create needs a non-empty name tag")
 	}
-	c.About, _ = Tag(ev.Tags, "about")
-	c.Picture, _ = Tag(ev.Tags, "picture")
+	c.About, _ = filter.TagValue(ev.Tags, "about")
+	c.Picture, _ = filter.TagValue(ev.Tags, "picture")
 	c.Type = TypeStream
-	if v, ok := Tag(ev.Tags, "channel_type"); ok {
+	if v, ok := filter.TagValue(ev.Tags, "channel_type"); ok {
 		if !IsType(v) {
 			return nil, reject.Invalidf("channel_type %q must be one of %s", v, strings.Join(Types, ", "))
 		}
@@ -68,7 +69,7 @@ func ParseCreate(ev *nostr.Event) (*Create, error) {
 	if c.Type == TypeSystem {
 		c.Visibility = Private
 	}
-	if v, ok := Tag(ev.Tags, "visibility"); ok {
+	if v, ok := filter.TagValue(ev.Tags, "visibility"); ok {
 		if !contains(Visibilities, v) {
 			return nil, reject.Invalidf("visibility %q must be open or private", v)
 		}

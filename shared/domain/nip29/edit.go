@@ -5,6 +5,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 )
 
@@ -18,19 +19,19 @@ type Edit struct {
 // ParseEdit reads a 9002's name, about, picture, visibility and labels.
 func ParseEdit(ev *nostr.Event) (*Edit, error) {
 	e := &Edit{}
-	if v, ok := Tag(ev.Tags, "name"); ok {
+	if v, ok := filter.TagValue(ev.Tags, "name"); ok {
 		if strings.TrimSpace(v) == "" {
 			return nil, reject.Invalidf("name cannot be empty")
 		}
 		e.Name = &v
 	}
-	if v, ok := Tag(ev.Tags, "about"); ok {
+	if v, ok := filter.TagValue(ev.Tags, "about"); ok {
 		e.About = &v
 	}
-	if v, ok := Tag(ev.Tags, "picture"); ok {
+	if v, ok := filter.TagValue(ev.Tags, "picture"); ok {
 		e.Picture = &v
 	}
-	if v, ok := Tag(ev.Tags, "visibility"); ok {
+	if v, ok := filter.TagValue(ev.Tags, "visibility"); ok {
 		if !contains(Visibilities, v) {
 			return nil, reject.Invalidf("visibility %q must be open or private", v)
 		}

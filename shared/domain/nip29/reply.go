@@ -1,6 +1,7 @@
 package nip29
 
 import (
+	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/nbd-wtf/go-nostr"
 )
 
@@ -23,7 +24,7 @@ func ParseReply(tags nostr.Tags) (r Reply, ok bool) {
 			}
 		}
 	}
-	if v, has := Tag(tags, "broadcast"); has && (v == "1" || v == "true") {
+	if v, has := filter.TagValue(tags, "broadcast"); has && (v == "1" || v == "true") {
 		r.Broadcast = true
 	}
 	return r, r.Parent != ""

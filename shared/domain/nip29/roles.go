@@ -3,6 +3,8 @@ package nip29
 import (
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/domain/eventcheck"
+	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 )
 
@@ -40,7 +42,7 @@ func ParsePutUser(ev *nostr.Event) (*PutUser, error) {
 	var p *PutUser
 	for _, t := range ev.Tags {
 		if len(t) >= 2 && t[0] == "p" {
-			if !nostr.IsValid32ByteHex(t[1]) {
+			if !eventcheck.LowerHex(t[1], 64) {
 				return nil, reject.Invalidf("p tag %q is not a 64-hex public key", t[1])
 			}
 			p = &PutUser{Pubkey: t[1]}
@@ -53,7 +55,7 @@ func ParsePutUser(ev *nostr.Event) (*PutUser, error) {
 	if p == nil {
 		return nil, reject.Invalidf("put-user needs a p tag naming the user")
 	}
-	if r, ok := Tag(ev.Tags, "role"); ok && r != "" {
+	if r, ok := filter.TagValue(ev.Tags, "role"); ok && r != "" {
 		if p.Role != "" && p.Role != r {
 			return nil, reject.Invalidf("the p tag's role %q and the role tag %q disagree", p.Role, r)
 		}
@@ -67,11 +69,11 @@ func ParsePutUser(ev *nostr.Event) (*PutUser, error) {
 
 // Target reads the single p tag of a 9001.
 func Target(ev *nostr.Event) (string, error) {
-	v, ok := Tag(ev.Tags, "p")
+	v, ok := filter.TagValue(ev.Tags, "p")
 	if !ok {
 		return "", reject.Invalidf("remove-user needs a p tag naming the user")
 	}
-	if !nostr.IsValid32ByteHex(v) {
+	if !eventcheck.LowerHex(v, 64) {
 		return "", reject.Invalidf("p tag %q is not a 64-hex public key", v)
 	}
 	return v, nil

@@ -3,6 +3,8 @@ package nip29
 import (
 	"strings"
 
+	"github.com/buzzrelay/relay/shared/domain/filter"
+	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/nbd-wtf/go-nostr"
 )
 
@@ -19,7 +21,7 @@ func contains(list []string, s string) bool {
 // ChannelTag returns the channel id of the first h tag, lowercased: channel
 // ids are UUIDs, compared case-insensitively and stored in lower case.
 func ChannelTag(tags nostr.Tags) (string, bool) {
-	v, ok := Tag(tags, "h")
+	v, ok := filter.TagValue(tags, "h")
 	return strings.ToLower(v), ok
 }
 
@@ -45,12 +47,21 @@ func ValidChannelID(s string) bool {
 	return true
 }
 
-// Tag returns the value of the first tag named name, and whether there is one.
-func Tag(tags nostr.Tags, name string) (string, bool) {
-	for _, t := range tags {
-		if len(t) >= 2 && t[0] == name {
-			return t[1], true
-		}
+// Targets is the event ids an event aims at through its e tags: a
+// reaction's (7) last e tag (NIP-25), an edit's (40003) first, every e tag
+// of anything else (the deletions 5 and 9005). An e tag that is not the
+// target (a quoted message, say) is not one. The write path checks the
+// target it names; the read path's aux closure follows the same tags.
+func Targets(kind int, tags nostr.Tags) []string {
+	es := filter.TagValues(tags, "e")
+	if len(es) == 0 {
+		return nil
 	}
-	return "", false
+	switch kind {
+	case kinds.Reaction:
+		return es[len(es)-1:]
+	case kinds.Edit:
+		return es[:1]
+	}
+	return es
 }

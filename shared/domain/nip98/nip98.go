@@ -14,6 +14,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/relayurl"
@@ -79,7 +80,7 @@ func (v *Verifier) Verify(ctx context.Context, r Request) (string, error) {
 	if skew > MaxSkew || skew < -MaxSkew {
 		return "", fail("auth event created_at is %d s from the relay's clock; the limit is %d s", int64(skew.Seconds()), int64(MaxSkew.Seconds()))
 	}
-	u, ok := tag(ev, "u")
+	u, ok := filter.TagValue(ev.Tags, "u")
 	if !ok {
 		return "", fail("auth event has no u tag")
 	}
@@ -89,14 +90,14 @@ func (v *Verifier) Verify(ctx context.Context, r Request) (string, error) {
 	if relayurl.Normalize(u) != relayurl.Normalize(r.URL) {
 		return "", fail("auth event u tag %q does not match the request URL %q", u, r.URL)
 	}
-	m, ok := tag(ev, "method")
+	m, ok := filter.TagValue(ev.Tags, "method")
 	if !ok {
 		return "", fail("auth event has no method tag")
 	}
 	if !strings.EqualFold(m, r.Method) {
 		return "", fail("auth event method %q does not match %s", m, r.Method)
 	}
-	p, ok := tag(ev, "payload")
+	p, ok := filter.TagValue(ev.Tags, "payload")
 	if !ok && r.RequirePayload {
 		return "", fail("auth event has no payload tag; this request must bind its body")
 	}
@@ -141,15 +142,6 @@ func Parse(header string) (*nostr.Event, error) {
 		return nil, fail("Authorization token is not a JSON nostr event")
 	}
 	return &ev, nil
-}
-
-func tag(ev *nostr.Event, name string) (string, bool) {
-	for _, t := range ev.Tags {
-		if len(t) >= 2 && t[0] == name {
-			return t[1], true
-		}
-	}
-	return "", false
 }
 
 func fail(format string, args ...any) error {

@@ -115,9 +115,9 @@ func FuzzParse(f *testing.F) {
 // created before the database server started is never accepted.
 func TestTokenOlderThanRestartIsRefused(t *testing.T) {
 	ctx := context.Background()
-	st := openStore(t)
+	st, db := testkit.NewStoreDB(t, store.Options{})
 	var started time.Time
-	if err := st.Pool.QueryRow(ctx, `SELECT pg_postmaster_start_time()`).Scan(&started); err != nil {
+	if err := db.QueryRow(ctx, `SELECT pg_postmaster_start_time()`).Scan(&started); err != nil {
 		t.Fatal(err)
 	}
 	// The relay's clock is just after the start, so both tokens are inside

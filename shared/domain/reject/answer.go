@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 )
 
@@ -112,32 +111,23 @@ func Report(ctx context.Context, log *slog.Logger, op string, err error) Answer 
 	return a
 }
 
+// ErrUnavailable marks an error that means the database cannot be reached
+// right now: the store (the only package that reads a database error)
+// wraps such errors so that errors.Is(err, ErrUnavailable) holds.
+var ErrUnavailable = errors.New("database unavailable")
+
 // unavailable reports whether err means the database cannot be reached
-// right now and the same request will likely work in a few seconds: a
-// connection that could not be made or timed out (Aurora resuming from a
-// pause), a server that is starting up or shutting down, a connection lost
-// mid-way. An authentication or configuration error is not unavailability:
-// retrying will not help. The driver's errors are recognised by what they
-// report (SQLSTATE, SafeToRetry), not by type, so this package needs no
-// database driver.
+// right now and the same request will likely work in a few seconds: an
+// error the store classified as such (ErrUnavailable: Aurora resuming from
+// a pause, a server starting up or shutting down, a connection lost
+// mid-way), or a network failure or timeout on the way to it. An
+// authentication or configuration error is not unavailability: retrying
+// will not help.
 func unavailable(err error) bool {
 	if err == nil {
 		return false
 	}
-	var pe interface{ SQLState() string }
-	if errors.As(err, &pe) {
-		switch code := pe.SQLState(); {
-		case code == "57P03", // cannot_connect_now: "the database system is starting up"
-			code == "57P01", code == "57P02", // admin / crash shutdown
-			code == "57P05",               // idle_session_timeout closed the session
-			code == "53300",               // too_many_connections (capacity still scaling)
-			strings.HasPrefix(code, "08"): // connection exception
-			return true
-		}
-		return false
-	}
-	var retry interface{ SafeToRetry() bool }
-	if errors.As(err, &retry) && retry.SafeToRetry() {
+	if errors.Is(err, ErrUnavailable) {
 		return true
 	}
 	var ne net.Error

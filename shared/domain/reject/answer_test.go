@@ -47,7 +47,7 @@ func TestMap(t *testing.T) {
 		{"wrapped rejection", fmt.Errorf("wsrelay: community: %w", reject.Restrictedf("no community")), reject.Refused, 403, "restricted: no community", 0},
 		{"rate limit exceeded", limited, reject.Refused, 429, "rate-limited: over 4 events per minute; try again in 12 s", 12},
 		{"rate limit exceeded, wrapped", fmt.Errorf("check: %w", limited), reject.Refused, 429, "rate-limited: over 4 events per minute; try again in 12 s", 12},
-		{"database starting up", wrap(&pgconn.PgError{Code: "57P03", Message: "the database system is starting up"}), reject.Unavailable, 503, reject.Resuming, 5},
+		{"database unavailable (classified by the store)", wrap(fmt.Errorf("starting up: %w", reject.ErrUnavailable)), reject.Unavailable, 503, reject.Resuming, 5},
 		{"connect timeout", wrap(context.DeadlineExceeded), reject.Unavailable, 503, reject.Resuming, 5},
 		{"connection refused", wrap(&net.OpError{Op: "dial", Err: errors.New("connection refused")}), reject.Unavailable, 503, reject.Resuming, 5},
 		{"context canceled", wrap(context.Canceled), reject.Canceled, 503, reject.Opaque, 0},
@@ -98,11 +98,10 @@ func TestUnavailable(t *testing.T) {
 		want bool
 	}{
 		{"nil", nil, false},
-		{"starting up", wrap(&pgconn.PgError{Code: "57P03", Message: "the database system is starting up"}), true},
-		{"admin shutdown", &pgconn.PgError{Code: "57P01"}, true},
-		{"idle session timeout", &pgconn.PgError{Code: "57P05"}, true},
-		{"connection failure", &pgconn.PgError{Code: "08006"}, true},
-		{"too many connections", &pgconn.PgError{Code: "53300"}, true},
+		// The SQLSTATE codes are the store's to read (store/errors.go,
+		// TestClassify); reject sees its mark.
+		{"classified by the store", wrap(fmt.Errorf("store: begin read: %w", reject.ErrUnavailable)), true},
+		{"a server error the store did not classify", wrap(&pgconn.PgError{Code: "57P03"}), false},
 		{"deadline", wrap(context.DeadlineExceeded), true},
 		{"refused", wrap(&net.OpError{Op: "dial", Err: errors.New("connection refused")}), true},
 		{"eof", wrap(io.ErrUnexpectedEOF), true},
@@ -155,7 +154,7 @@ func TestUnreachableDatabaseIsUnavailable(t *testing.T) {
 		start := time.Now()
 		err = st.Ping(context.Background())
 		st.Close()
-		if reject.Map(err).Class != reject.Unavailable {
+		if reject.Map(err).Class != reject.Unavailable || !errors.Is(err, reject.ErrUnavailable) {
 			t.Errorf("%s: %v is not classified as unavailable", addr, err)
 		}
 		if d := time.Since(start); d > 5*time.Second {

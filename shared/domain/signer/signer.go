@@ -61,36 +61,58 @@ func (k *Key) Sign(_ context.Context, ev *nostr.Event) error {
 // LoadOrCreateFile reads a hex secret from path, or generates one and writes it
 // there (mode 0600) when the file does not exist yet.
 func LoadOrCreateFile(path string) (*Key, error) {
-	b, err := os.ReadFile(path)
-	if err == nil {
-		k, err := FromHex(string(b))
-		if err != nil {
-			return nil, fmt.Errorf("read relay key %s: %w", path, err)
-		}
-		return k, nil
+	h, err := LoadOrCreateHex(path, "relay key", func() (string, error) { return nostr.GeneratePrivateKey(), nil })
+	if err != nil {
+		return nil, err
 	}
-	if !os.IsNotExist(err) {
+	k, err := FromHex(h)
+	if err != nil {
 		return nil, fmt.Errorf("read relay key %s: %w", path, err)
 	}
+	return k, nil
+}
+
+// LoadOrCreateHex returns the hex secret in the file at path, trimmed; when
+// the file does not exist yet it writes create's secret there first (mode
+// 0600, its directory 0700). Of processes creating it at once, all get
+// the one that won. what names the secret in errors ("relay key").
+func LoadOrCreateHex(path, what string, create func() (string, error)) (string, error) {
+	b, err := os.ReadFile(path)
+	if err == nil {
+		return strings.TrimSpace(string(b)), nil
+	}
+	if !os.IsNotExist(err) {
+		return "", fmt.Errorf("read %s %s: %w", what, path, err)
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("create key directory: %w", err)
+		return "", fmt.Errorf("create %s directory: %w", what, err)
 	}
-	sk := nostr.GeneratePrivateKey()
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	secret, err := create()
 	if err != nil {
-		if os.IsExist(err) { // another process won the race: use its key
-			return LoadOrCreateFile(path)
-		}
-		return nil, fmt.Errorf("create relay key %s: %w", path, err)
+		return "", fmt.Errorf("new %s: %w", what, err)
 	}
-	if _, err := f.WriteString(sk + "\n"); err != nil {
+	// Written whole to a temporary file, then linked into place: a reader
+	// never sees a half-written file, and of two creators the first link
+	// wins.
+	f, err := os.CreateTemp(filepath.Dir(path), ".new-*") // mode 0600
+	if err != nil {
+		return "", fmt.Errorf("create %s %s: %w", what, path, err)
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.WriteString(secret + "\n"); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("write relay key %s: %w", path, err)
+		return "", fmt.Errorf("write %s %s: %w", what, path, err)
 	}
 	if err := f.Close(); err != nil {
-		return nil, fmt.Errorf("write relay key %s: %w", path, err)
+		return "", fmt.Errorf("write %s %s: %w", what, path, err)
 	}
-	return FromHex(sk)
+	if err := os.Link(f.Name(), path); err != nil {
+		if os.IsExist(err) { // another process won the race: use its secret
+			return LoadOrCreateHex(path, what, create)
+		}
+		return "", fmt.Errorf("create %s %s: %w", what, path, err)
+	}
+	return secret, nil
 }
 
 // Keyring is a Signer that holds one key per community (shared/service/community);

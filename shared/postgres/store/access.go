@@ -2,11 +2,10 @@ package store
 
 import (
 	"context"
-	"strconv"
-	"strings"
 
 	"github.com/buzzrelay/relay/shared/domain/access"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/domain/nip29"
 )
 
 // The SQL twin of shared/domain/access: every read path (plain, window, thread,
@@ -41,14 +40,7 @@ func mayReadSQL(b *sqlb, ch, named string) string {
 
 // recipientOnly is kinds.RecipientOnlyKinds as an SQL list (the kinds
 // access.MaySee shows only to their p).
-var recipientOnly = func() string {
-	ks := kinds.RecipientOnlyKinds()
-	s := make([]string, len(ks))
-	for i, k := range ks {
-		s[i] = strconv.Itoa(k)
-	}
-	return "(" + strings.Join(s, ", ") + ")"
-}()
+var recipientOnly = "(" + sqlInts(kinds.RecipientOnlyKinds(), ", ") + ")"
 
 // maySeeSQL is access.MaySee on events e for a filter naming the channels
 // named: recipient-only kinds only for their p, events outside any channel,
@@ -70,7 +62,7 @@ func (c *ChannelRow) Rule() access.Channel {
 	if c == nil {
 		return access.Channel{}
 	}
-	return access.Channel{Exists: true, Deleted: c.Deleted, Open: c.Visibility == "open", System: c.Type == "system"}
+	return access.Channel{Exists: true, Deleted: c.Deleted, Open: c.Visibility == nip29.Open, System: c.Type == nip29.TypeSystem}
 }
 
 // ReadPair is one (channel, reader) question for Readable.
@@ -83,4 +75,42 @@ func (s *Store) Readable(ctx context.Context, community string, pairs []ReadPair
 	return s.pairsWhere(ctx, community, pairs, "check read access", `SELECT 1 FROM channels c
   WHERE c.community_id = $1 AND c.id = x.ch
     AND `+reachesSQL("x.rd"))
+}
+
+// EverMembers reports, for each pair, whether reader has ever been a member
+// of channel (removed or not): who may be told that access ended.
+func (s *Store) EverMembers(ctx context.Context, community string, pairs []ReadPair) (map[ReadPair]bool, error) {
+	return s.pairsWhere(ctx, community, pairs, "membership history", `SELECT 1 FROM channel_members m
+  WHERE m.community_id = $1 AND m.channel_id = x.ch AND m.pubkey = x.rd`)
+}
+
+// pairsWhere returns the pairs x(ch, rd) for which EXISTS (exists) holds,
+// in one statement.
+func (s *Store) pairsWhere(ctx context.Context, community string, pairs []ReadPair, what, exists string) (map[ReadPair]bool, error) {
+	out := make(map[ReadPair]bool, len(pairs))
+	if len(pairs) == 0 {
+		return out, nil
+	}
+	chs := make([]string, len(pairs))
+	rds := make([]string, len(pairs))
+	for i, p := range pairs {
+		chs[i], rds[i] = p.Channel, p.Reader
+	}
+	rows, err := s.pool.Query(ctx, `SELECT x.ch, x.rd FROM unnest($2::text[], $3::text[]) AS x(ch, rd)
+WHERE EXISTS (`+exists+`)`, community, chs, rds)
+	if err != nil {
+		return nil, errorf("%s: %w", what, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var p ReadPair
+		if err := rows.Scan(&p.Channel, &p.Reader); err != nil {
+			return nil, errorf("%s: %w", what, err)
+		}
+		out[p] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, errorf("%s: %w", what, err)
+	}
+	return out, nil
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/domain/reject"
@@ -35,4 +36,52 @@ func (t *Tx) CheckBans(ctx context.Context, ev *nostr.Event, authed string) erro
 		},
 	})
 	return nil
+}
+
+// PubkeyRule is a row of community_pubkey_rules.
+type PubkeyRule struct{ Pubkey, Reason string }
+
+// SetPubkeyRule gives pubkey rule ("ban" or "allow") in community id,
+// replacing the rule it had.
+func (s *Store) SetPubkeyRule(ctx context.Context, id, pubkey, rule, reason string, at int64) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO community_pubkey_rules (community_id, pubkey, rule, reason, created_at)
+VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (community_id, pubkey) DO UPDATE SET rule = EXCLUDED.rule, reason = EXCLUDED.reason, created_at = EXCLUDED.created_at`,
+		id, pubkey, rule, reason, at)
+	if err != nil {
+		return errorf("community %s: %s pubkey: %w", id, rule, err)
+	}
+	return nil
+}
+
+// PubkeyRules lists community id's pubkeys under rule, oldest first.
+func (s *Store) PubkeyRules(ctx context.Context, id, rule string) ([]PubkeyRule, error) {
+	rows, err := s.pool.Query(ctx, `SELECT pubkey, reason FROM community_pubkey_rules
+WHERE community_id = $1 AND rule = $2 ORDER BY created_at, pubkey`, id, rule)
+	if err != nil {
+		return nil, errorf("community %s: list %s: %w", id, rule, err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (PubkeyRule, error) {
+		var p PubkeyRule
+		return p, r.Scan(&p.Pubkey, &p.Reason)
+	})
+	if err != nil {
+		return nil, errorf("community %s: list %s: %w", id, rule, err)
+	}
+	return out, nil
+}
+
+// BanEvent records eventID as banned in community id and marks the event
+// deleted, in one transaction.
+func (s *Store) BanEvent(ctx context.Context, id, eventID, reason string, at int64) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO community_banned_events (community_id, event_id, reason, created_at)
+VALUES ($1, $2, $3, $4) ON CONFLICT (community_id, event_id) DO UPDATE SET reason = EXCLUDED.reason`, id, eventID, reason, at); err != nil {
+			return errorf("community %s: ban event: %w", id, err)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE events SET deleted_at = $3 WHERE community_id = $1 AND id = $2 AND deleted_at IS NULL`, id, eventID, at); err != nil {
+			return errorf("community %s: ban event: %w", id, err)
+		}
+		return nil
+	})
 }

@@ -24,7 +24,7 @@ func TestCheckBansComesFirst(t *testing.T) {
 	st := freshStore(t)
 	banned, bannedPK := keypair()
 	free, _ := keypair()
-	if _, err := st.Pool.Exec(ctx, `INSERT INTO community_pubkey_rules (community_id, pubkey, rule, created_at) VALUES ('default', $1, 'ban', 0)`, bannedPK); err != nil {
+	if _, err := store.PoolOf(st).Exec(ctx, `INSERT INTO community_pubkey_rules (community_id, pubkey, rule, created_at) VALUES ('default', $1, 'ban', 0)`, bannedPK); err != nil {
 		t.Fatal(err)
 	}
 	errRule := reject.Invalidf("a rule refused it")
@@ -62,7 +62,7 @@ func TestCheckBansComesFirst(t *testing.T) {
 					return step(tx, ev)
 				})
 				var stored bool
-				if qerr := st.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM events WHERE id = $1)`, ev.ID).Scan(&stored); qerr != nil {
+				if qerr := store.PoolOf(st).QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM events WHERE id = $1)`, ev.ID).Scan(&stored); qerr != nil {
 					t.Fatal(qerr)
 				}
 				if sk == banned {

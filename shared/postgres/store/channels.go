@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
@@ -36,7 +35,7 @@ func (t *Tx) Channel(ctx context.Context, id string, lock bool) (*ChannelRow, er
 	}
 	c, err := scanChannel(t.tx.QueryRow(ctx, q, t.community, id))
 	if err != nil && !errors.Is(err, ErrNotFound) {
-		return nil, fmt.Errorf("store: channel %s: %w", id, err)
+		return nil, errorf("channel %s: %w", id, err)
 	}
 	if err == nil {
 		t.sawChannel(c)
@@ -50,7 +49,7 @@ func (t *Tx) sawChannel(c *ChannelRow) {
 	if t.system == nil {
 		t.system = map[string]bool{}
 	}
-	t.system[c.ID] = c.Type == "system"
+	t.system[c.ID] = c.Rule().System
 }
 
 // ChannelAndRole reads a channel and pubkey's active role in it ("" when
@@ -70,7 +69,7 @@ WHERE c.community_id = $1 AND c.id = $2`, t.community, id, pubkey).
 		return nil, "", ErrNotFound
 	}
 	if err != nil {
-		return nil, "", fmt.Errorf("store: channel %s: %w", id, err)
+		return nil, "", errorf("channel %s: %w", id, err)
 	}
 	t.sawChannel(c)
 	return c, deref(role), nil
@@ -83,7 +82,7 @@ INSERT INTO channels (community_id, id, name, about, picture, channel_type, visi
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING`,
 		t.community, c.ID, c.Name, c.About, c.Picture, c.Type, c.Visibility, c.Labels, c.Creator, c.CreatedAt, createEvent)
 	if err != nil {
-		return false, fmt.Errorf("store: insert channel %s: %w", c.ID, err)
+		return false, errorf("insert channel %s: %w", c.ID, err)
 	}
 	return tag.RowsAffected() == 1, nil
 }
@@ -93,7 +92,7 @@ func (t *Tx) UpdateChannel(ctx context.Context, c *nip29.Channel) error {
 	if _, err := t.tx.Exec(ctx, `
 UPDATE channels SET name = $3, about = $4, picture = $5, visibility = $6, labels = $7
 WHERE community_id = $1 AND id = $2`, t.community, c.ID, c.Name, c.About, c.Picture, c.Visibility, c.Labels); err != nil {
-		return fmt.Errorf("store: update channel %s: %w", c.ID, err)
+		return errorf("update channel %s: %w", c.ID, err)
 	}
 	return nil
 }
@@ -101,7 +100,7 @@ WHERE community_id = $1 AND id = $2`, t.community, c.ID, c.Name, c.About, c.Pict
 // DeleteChannel marks a channel deleted.
 func (t *Tx) DeleteChannel(ctx context.Context, id string, at int64) error {
 	if _, err := t.tx.Exec(ctx, `UPDATE channels SET deleted_at = $3 WHERE community_id = $1 AND id = $2`, t.community, id, at); err != nil {
-		return fmt.Errorf("store: delete channel %s: %w", id, err)
+		return errorf("delete channel %s: %w", id, err)
 	}
 	return nil
 }
@@ -114,7 +113,7 @@ SELECT pubkey, role FROM channel_members
 WHERE community_id = $1 AND channel_id = $2 AND removed_at IS NULL
 ORDER BY CASE role WHEN 'owner' THEN 0 WHEN 'admin' THEN 1 ELSE 2 END, added_at, pubkey`, t.community, channel)
 	if err != nil {
-		return nil, fmt.Errorf("store: members of %s: %w", channel, err)
+		return nil, errorf("members of %s: %w", channel, err)
 	}
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (nip29.MemberRole, error) {
 		var m nip29.MemberRole
@@ -132,7 +131,7 @@ WHERE community_id = $1 AND channel_id = $2 AND pubkey = $3 AND removed_at IS NU
 		return "", nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("store: role in %s: %w", channel, err)
+		return "", errorf("role in %s: %w", channel, err)
 	}
 	return role, nil
 }
@@ -146,7 +145,7 @@ ON CONFLICT (community_id, channel_id, pubkey) DO UPDATE SET
   role = EXCLUDED.role,
   added_at = CASE WHEN channel_members.removed_at IS NULL THEN channel_members.added_at ELSE EXCLUDED.added_at END,
   removed_at = NULL`, t.community, channel, pubkey, role, at); err != nil {
-		return fmt.Errorf("store: put member: %w", err)
+		return errorf("put member: %w", err)
 	}
 	return nil
 }
@@ -155,7 +154,7 @@ ON CONFLICT (community_id, channel_id, pubkey) DO UPDATE SET
 func (t *Tx) RemoveMember(ctx context.Context, channel, pubkey string, at int64) error {
 	if _, err := t.tx.Exec(ctx, `UPDATE channel_members SET removed_at = $4
 WHERE community_id = $1 AND channel_id = $2 AND pubkey = $3 AND removed_at IS NULL`, t.community, channel, pubkey, at); err != nil {
-		return fmt.Errorf("store: remove member: %w", err)
+		return errorf("remove member: %w", err)
 	}
 	return nil
 }
@@ -169,7 +168,7 @@ WHERE community_id = $1 AND channel_id = $2 AND kind = $3`, t.community, channel
 		return 0, "", false, nil
 	}
 	if err != nil {
-		return 0, "", false, fmt.Errorf("store: state head: %w", err)
+		return 0, "", false, errorf("state head: %w", err)
 	}
 	return createdAt, eventID, true, nil
 }
@@ -180,7 +179,7 @@ func (t *Tx) SetStateHead(ctx context.Context, channel string, kind int, eventID
 INSERT INTO channel_state_heads (community_id, channel_id, kind, event_id, created_at) VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (community_id, channel_id, kind) DO UPDATE SET event_id = EXCLUDED.event_id, created_at = EXCLUDED.created_at`,
 		t.community, channel, kind, eventID, createdAt); err != nil {
-		return fmt.Errorf("store: set state head: %w", err)
+		return errorf("set state head: %w", err)
 	}
 	return nil
 }
@@ -212,7 +211,7 @@ WHERE e.community_id = $1 AND e.id = $2`, t.community, id, pubkey).
 		return nil, nil, "", ErrNotFound
 	}
 	if err != nil {
-		return nil, nil, "", fmt.Errorf("store: target %s: %w", id, err)
+		return nil, nil, "", errorf("target %s: %w", id, err)
 	}
 	ref.ChannelID, ref.DTag, ref.Deleted = deref(chID), deref(d), deleted != nil
 	if depth != nil {

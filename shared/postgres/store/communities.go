@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -46,41 +45,41 @@ func scanCommunity(row pgx.Row) (*CommunityRow, error) {
 // CommunityAt reads the community host is a hostname of, or community
 // fallback while no community has any hostname; ErrNotFound when neither.
 func (s *Store) CommunityAt(ctx context.Context, host, fallback string) (*CommunityRow, error) {
-	c, err := scanCommunity(s.Pool.QueryRow(ctx, selectCommunity+`
+	c, err := scanCommunity(s.pool.QueryRow(ctx, selectCommunity+`
 WHERE c.id = (SELECT community_id FROM community_hosts WHERE host = $1)
    OR (c.id = $2 AND NOT EXISTS (SELECT 1 FROM community_hosts))`, host, fallback))
 	if err != nil && !errors.Is(err, ErrNotFound) {
-		return nil, fmt.Errorf("store: community at host %q: %w", host, err)
+		return nil, errorf("community at host %q: %w", host, err)
 	}
 	return c, err
 }
 
 // Community reads community id, disabled or not; ErrNotFound when unknown.
 func (s *Store) Community(ctx context.Context, id string) (*CommunityRow, error) {
-	c, err := scanCommunity(s.Pool.QueryRow(ctx, selectCommunity+` WHERE c.id = $1`, id))
+	c, err := scanCommunity(s.pool.QueryRow(ctx, selectCommunity+` WHERE c.id = $1`, id))
 	if err != nil && !errors.Is(err, ErrNotFound) {
-		return nil, fmt.Errorf("store: community %q: %w", id, err)
+		return nil, errorf("community %q: %w", id, err)
 	}
 	return c, err
 }
 
 // Communities reads every community, by id.
 func (s *Store) Communities(ctx context.Context) ([]*CommunityRow, error) {
-	rows, err := s.Pool.Query(ctx, selectCommunity+` ORDER BY c.id`)
+	rows, err := s.pool.Query(ctx, selectCommunity+` ORDER BY c.id`)
 	if err != nil {
-		return nil, fmt.Errorf("store: list communities: %w", err)
+		return nil, errorf("list communities: %w", err)
 	}
 	defer rows.Close()
 	var out []*CommunityRow
 	for rows.Next() {
 		c, err := scanCommunity(rows)
 		if err != nil {
-			return nil, fmt.Errorf("store: list communities: %w", err)
+			return nil, errorf("list communities: %w", err)
 		}
 		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: list communities: %w", err)
+		return nil, errorf("list communities: %w", err)
 	}
 	return out, nil
 }
@@ -93,10 +92,10 @@ func (s *Store) CreateCommunity(ctx context.Context, c *CommunityRow) error {
 	if ops == nil {
 		ops = []string{}
 	}
-	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO communities (id, name, about, picture, operators, relay_key_ciphertext, relay_pubkey)
 VALUES ($1, $2, $3, $4, $5, $6, $7)`, c.ID, c.Name, c.About, c.Picture, ops, c.Ciphertext, nullable(c.RelayPubkey)); err != nil {
-			return fmt.Errorf("store: create community %s: %w", c.ID, taken(err, "community id "+c.ID))
+			return errorf("create community %s: %w", c.ID, taken(err, "community id "+c.ID))
 		}
 		for _, h := range c.Hosts {
 			if err := addHost(ctx, tx, c.ID, h); err != nil {
@@ -114,7 +113,7 @@ type execer interface {
 
 func addHost(ctx context.Context, q execer, id, host string) error {
 	if _, err := q.Exec(ctx, `INSERT INTO community_hosts (host, community_id) VALUES ($1, $2)`, host, id); err != nil {
-		return fmt.Errorf("store: community %s: add host: %w", id, taken(err, "hostname "+host))
+		return errorf("community %s: add host: %w", id, taken(err, "hostname "+host))
 	}
 	return nil
 }
@@ -122,7 +121,7 @@ func addHost(ctx context.Context, q execer, id, host string) error {
 // AddCommunityHost makes community id serve host too; a host another
 // community serves is a *TakenError.
 func (s *Store) AddCommunityHost(ctx context.Context, id, host string) error {
-	return addHost(ctx, s.Pool, id, host)
+	return addHost(ctx, s.pool, id, host)
 }
 
 // EnsureCommunity stores community id unless it exists and, when host is
@@ -130,16 +129,16 @@ func (s *Store) AddCommunityHost(ctx context.Context, id, host string) error {
 // the community host belongs to afterwards ("" without a host), so the
 // caller sees a host another community holds.
 func (s *Store) EnsureCommunity(ctx context.Context, id, host string) (hostOwner string, err error) {
-	if _, err := s.Pool.Exec(ctx, `INSERT INTO communities (id) VALUES ($1) ON CONFLICT (id) DO NOTHING`, id); err != nil {
-		return "", fmt.Errorf("store: ensure community %s: %w", id, err)
+	if _, err := s.pool.Exec(ctx, `INSERT INTO communities (id) VALUES ($1) ON CONFLICT (id) DO NOTHING`, id); err != nil {
+		return "", errorf("ensure community %s: %w", id, err)
 	}
 	if host == "" {
 		return "", nil
 	}
-	err = s.Pool.QueryRow(ctx, `INSERT INTO community_hosts (host, community_id) VALUES ($1, $2)
+	err = s.pool.QueryRow(ctx, `INSERT INTO community_hosts (host, community_id) VALUES ($1, $2)
 ON CONFLICT (host) DO UPDATE SET host = EXCLUDED.host RETURNING community_id`, host, id).Scan(&hostOwner)
 	if err != nil {
-		return "", fmt.Errorf("store: ensure community %s host %s: %w", id, host, err)
+		return "", errorf("ensure community %s host %s: %w", id, host, err)
 	}
 	return hostOwner, nil
 }
@@ -147,12 +146,12 @@ ON CONFLICT (host) DO UPDATE SET host = EXCLUDED.host RETURNING community_id`, h
 // updateCommunity runs a statement that must change community id's row
 // ($1 is the id); ErrNotFound when there is none.
 func (s *Store) updateCommunity(ctx context.Context, id, what, sql string, args ...any) error {
-	tag, err := s.Pool.Exec(ctx, sql, append([]any{id}, args...)...)
+	tag, err := s.pool.Exec(ctx, sql, append([]any{id}, args...)...)
 	if err != nil {
-		return fmt.Errorf("store: community %s: %s: %w", id, what, err)
+		return errorf("community %s: %s: %w", id, what, err)
 	}
 	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("store: community %q: %w", id, ErrNotFound)
+		return errorf("community %q: %w", id, ErrNotFound)
 	}
 	return nil
 }
@@ -176,10 +175,10 @@ func (s *Store) SetCommunityKey(ctx context.Context, id string, ciphertext []byt
 // always when replace is set; stored is false when another key stood (a
 // concurrent run stored its own first).
 func (s *Store) StoreRelayKey(ctx context.Context, id string, ciphertext []byte, pubkey string, replace bool) (stored bool, err error) {
-	tag, err := s.Pool.Exec(ctx, `UPDATE communities SET relay_key_ciphertext = $2, relay_pubkey = $3
+	tag, err := s.pool.Exec(ctx, `UPDATE communities SET relay_key_ciphertext = $2, relay_pubkey = $3
 WHERE id = $1 AND (relay_key_ciphertext IS NULL OR $4)`, id, ciphertext, pubkey, replace)
 	if err != nil {
-		return false, fmt.Errorf("store: store relay key of %s: %w", id, err)
+		return false, errorf("store relay key of %s: %w", id, err)
 	}
 	return tag.RowsAffected() == 1, nil
 }
@@ -188,12 +187,12 @@ WHERE id = $1 AND (relay_key_ciphertext IS NULL OR $4)`, id, ciphertext, pubkey,
 // ErrNotFound when the community is unknown.
 func (s *Store) RelayKey(ctx context.Context, id string) (ciphertext []byte, pubkey string, err error) {
 	var pub *string
-	err = s.Pool.QueryRow(ctx, `SELECT relay_key_ciphertext, relay_pubkey FROM communities WHERE id = $1`, id).Scan(&ciphertext, &pub)
+	err = s.pool.QueryRow(ctx, `SELECT relay_key_ciphertext, relay_pubkey FROM communities WHERE id = $1`, id).Scan(&ciphertext, &pub)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, "", fmt.Errorf("store: relay key of %s: %w", id, ErrNotFound)
+		return nil, "", errorf("relay key of %s: %w", id, ErrNotFound)
 	}
 	if err != nil {
-		return nil, "", fmt.Errorf("store: relay key of %s: %w", id, err)
+		return nil, "", errorf("relay key of %s: %w", id, err)
 	}
 	return ciphertext, deref(pub), nil
 }
@@ -215,7 +214,7 @@ var setInfo = map[string]string{
 func (s *Store) SetCommunityInfo(ctx context.Context, id, field, value string) error {
 	sql, ok := setInfo[field]
 	if !ok {
-		return fmt.Errorf("store: community %s: unknown field %q", id, field)
+		return errorf("community %s: unknown field %q", id, field)
 	}
 	return s.updateCommunity(ctx, id, "set "+field, sql, value)
 }
@@ -223,52 +222,4 @@ func (s *Store) SetCommunityInfo(ctx context.Context, id, field, value string) e
 // AddCommunityOperator adds pubkey to community id's operators (once).
 func (s *Store) AddCommunityOperator(ctx context.Context, id, pubkey string) error {
 	return s.updateCommunity(ctx, id, "add operator", `UPDATE communities SET operators = array_append(array_remove(operators, $2), $2) WHERE id = $1`, pubkey)
-}
-
-// PubkeyRule is a row of community_pubkey_rules.
-type PubkeyRule struct{ Pubkey, Reason string }
-
-// SetPubkeyRule gives pubkey rule ("ban" or "allow") in community id,
-// replacing the rule it had.
-func (s *Store) SetPubkeyRule(ctx context.Context, id, pubkey, rule, reason string, at int64) error {
-	_, err := s.Pool.Exec(ctx, `INSERT INTO community_pubkey_rules (community_id, pubkey, rule, reason, created_at)
-VALUES ($1, $2, $3, $4, $5)
-ON CONFLICT (community_id, pubkey) DO UPDATE SET rule = EXCLUDED.rule, reason = EXCLUDED.reason, created_at = EXCLUDED.created_at`,
-		id, pubkey, rule, reason, at)
-	if err != nil {
-		return fmt.Errorf("store: community %s: %s pubkey: %w", id, rule, err)
-	}
-	return nil
-}
-
-// PubkeyRules lists community id's pubkeys under rule, oldest first.
-func (s *Store) PubkeyRules(ctx context.Context, id, rule string) ([]PubkeyRule, error) {
-	rows, err := s.Pool.Query(ctx, `SELECT pubkey, reason FROM community_pubkey_rules
-WHERE community_id = $1 AND rule = $2 ORDER BY created_at, pubkey`, id, rule)
-	if err != nil {
-		return nil, fmt.Errorf("store: community %s: list %s: %w", id, rule, err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (PubkeyRule, error) {
-		var p PubkeyRule
-		return p, r.Scan(&p.Pubkey, &p.Reason)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("store: community %s: list %s: %w", id, rule, err)
-	}
-	return out, nil
-}
-
-// BanEvent records eventID as banned in community id and marks the event
-// deleted, in one transaction.
-func (s *Store) BanEvent(ctx context.Context, id, eventID, reason string, at int64) error {
-	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO community_banned_events (community_id, event_id, reason, created_at)
-VALUES ($1, $2, $3, $4) ON CONFLICT (community_id, event_id) DO UPDATE SET reason = EXCLUDED.reason`, id, eventID, reason, at); err != nil {
-			return fmt.Errorf("store: community %s: ban event: %w", id, err)
-		}
-		if _, err := tx.Exec(ctx, `UPDATE events SET deleted_at = $3 WHERE community_id = $1 AND id = $2 AND deleted_at IS NULL`, id, eventID, at); err != nil {
-			return fmt.Errorf("store: community %s: ban event: %w", id, err)
-		}
-		return nil
-	})
 }

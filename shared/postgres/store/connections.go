@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -28,7 +27,7 @@ type Connection struct {
 // challenge state and key); when pruneBefore is not 0 it also deletes the
 // connections that expired before it.
 func (s *Store) OpenConnection(ctx context.Context, c Connection, pruneBefore int64) error {
-	_, err := s.Pool.Exec(ctx, `
+	_, err := s.pool.Exec(ctx, `
 INSERT INTO ws_connections (id, community_id, relay_urls, challenge, connected_at, expires_at)
 VALUES ($1, $2, $3, $4, $5, $6)
 ON CONFLICT (id) DO UPDATE SET community_id = EXCLUDED.community_id, relay_urls = EXCLUDED.relay_urls,
@@ -36,11 +35,11 @@ ON CONFLICT (id) DO UPDATE SET community_id = EXCLUDED.community_id, relay_urls 
   connected_at = EXCLUDED.connected_at, expires_at = EXCLUDED.expires_at`,
 		c.ID, c.Community, c.RelayURLs, c.Challenge, c.ConnectedAt, c.ExpiresAt)
 	if err != nil {
-		return fmt.Errorf("store: record connection %s: %w", c.ID, err)
+		return errorf("record connection %s: %w", c.ID, err)
 	}
 	if pruneBefore != 0 {
-		if _, err := s.Pool.Exec(ctx, `DELETE FROM ws_connections WHERE expires_at < $1`, pruneBefore); err != nil {
-			return fmt.Errorf("store: prune expired connections: %w", err)
+		if _, err := s.pool.Exec(ctx, `DELETE FROM ws_connections WHERE expires_at < $1`, pruneBefore); err != nil {
+			return errorf("prune expired connections: %w", err)
 		}
 	}
 	return nil
@@ -51,7 +50,7 @@ ON CONFLICT (id) DO UPDATE SET community_id = EXCLUDED.community_id, relay_urls 
 func (s *Store) Connection(ctx context.Context, id string, now int64) (*Connection, error) {
 	c := &Connection{ID: id}
 	var pk *string
-	err := s.Pool.QueryRow(ctx, `
+	err := s.pool.QueryRow(ctx, `
 SELECT community_id, relay_urls, challenge, challenge_sent, pubkey, connected_at, expires_at
 FROM ws_connections WHERE id = $1 AND expires_at > $2`, id, now).
 		Scan(&c.Community, &c.RelayURLs, &c.Challenge, &c.ChallengeSent, &pk, &c.ConnectedAt, &c.ExpiresAt)
@@ -59,7 +58,7 @@ FROM ws_connections WHERE id = $1 AND expires_at > $2`, id, now).
 		return nil, ErrUnknownConnection
 	}
 	if err != nil {
-		return nil, fmt.Errorf("store: load connection %s: %w", id, err)
+		return nil, errorf("load connection %s: %w", id, err)
 	}
 	if pk != nil {
 		c.Pubkey = *pk
@@ -70,10 +69,10 @@ FROM ws_connections WHERE id = $1 AND expires_at > $2`, id, now).
 // MarkChallengeSent records that the AUTH challenge of connection id went
 // out; first is false when another invocation already recorded it.
 func (s *Store) MarkChallengeSent(ctx context.Context, id string) (first bool, err error) {
-	tag, err := s.Pool.Exec(ctx,
+	tag, err := s.pool.Exec(ctx,
 		`UPDATE ws_connections SET challenge_sent = true WHERE id = $1 AND NOT challenge_sent`, id)
 	if err != nil {
-		return false, fmt.Errorf("store: mark challenge sent: %w", err)
+		return false, errorf("mark challenge sent: %w", err)
 	}
 	return tag.RowsAffected() == 1, nil
 }
@@ -81,9 +80,9 @@ func (s *Store) MarkChallengeSent(ctx context.Context, id string) (first bool, e
 // AuthenticateConnection records pubkey as connection id's authenticated
 // key; ErrUnknownConnection when there is no such row.
 func (s *Store) AuthenticateConnection(ctx context.Context, id, pubkey string) error {
-	tag, err := s.Pool.Exec(ctx, `UPDATE ws_connections SET pubkey = $2 WHERE id = $1`, id, pubkey)
+	tag, err := s.pool.Exec(ctx, `UPDATE ws_connections SET pubkey = $2 WHERE id = $1`, id, pubkey)
 	if err != nil {
-		return fmt.Errorf("store: authenticate connection: %w", err)
+		return errorf("authenticate connection: %w", err)
 	}
 	if tag.RowsAffected() == 0 {
 		return ErrUnknownConnection
@@ -93,8 +92,8 @@ func (s *Store) AuthenticateConnection(ctx context.Context, id, pubkey string) e
 
 // CloseConnection deletes connection id and (by cascade) its subscriptions.
 func (s *Store) CloseConnection(ctx context.Context, id string) error {
-	if _, err := s.Pool.Exec(ctx, `DELETE FROM ws_connections WHERE id = $1`, id); err != nil {
-		return fmt.Errorf("store: delete connection %s: %w", id, err)
+	if _, err := s.pool.Exec(ctx, `DELETE FROM ws_connections WHERE id = $1`, id); err != nil {
+		return errorf("delete connection %s: %w", id, err)
 	}
 	return nil
 }

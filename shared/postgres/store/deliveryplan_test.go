@@ -51,7 +51,7 @@ func TestDeliveryPlansUseKeys(t *testing.T) {
 			"system of one channel":        "('default', '" + channel + "')",
 		}
 	}
-	testkit.SeedChannel(t, st, testkit.SeedOptions{Channel: testkit.ChannelID(), Events: 60, Start: 1_600_000_000, Seed: 3})
+	testkit.SeedChannel(t, dbOf(st), testkit.SeedOptions{Channel: testkit.ChannelID(), Events: 60, Start: 1_600_000_000, Seed: 3})
 	channel := testkit.ChannelID()
 	for name, sql := range store.DeliveryStatements {
 		if _, err := conn.Exec(ctx, "PREPARE delivery_"+strings.ReplaceAll(name, " ", "_")+" "+types[name]+" AS "+sql); err != nil {
@@ -78,7 +78,7 @@ func TestDeliveryPlansUseKeys(t *testing.T) {
 		}
 	}
 
-	testkit.SeedChannel(t, st, testkit.SeedOptions{Channel: channel, Events: 3000, Start: 1_700_000_000, Seed: 7})
+	testkit.SeedChannel(t, dbOf(st), testkit.SeedOptions{Channel: channel, Events: 3000, Start: 1_700_000_000, Seed: 7})
 	var ids []string
 	rows, err := conn.Query(ctx, `SELECT id FROM events WHERE community_id = 'default' AND channel_id = $1 ORDER BY created_at DESC LIMIT 3`, channel)
 	if err != nil {

@@ -7,34 +7,53 @@ import (
 	"io"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 )
 
 // The store is the only door to PostgreSQL: no other package of the module
-// imports pgx (or pgconn, pgxpool, ...) in its non-test code. shared/postgres/migrate
-// may too, because tern needs a pgx connection of its own; the rows it
-// writes go through store. Test files may (a test can look at a table
-// directly), and so may the test kit through store only.
+// imports pgx (or pgconn, pgxpool, ...) in its non-test code. Two more
+// packages under shared/postgres/ may: migrate, because tern needs a pgx
+// connection of its own (the rows it writes go through store), and dbtest,
+// what only tests, the seed command and the benchmarks do (whole databases,
+// bulk loads, a direct look at a table), which no function binary links
+// (TestFunctionsLinkNoTestCode). Test files may import pgx too.
 var door = map[string]bool{
 	"github.com/buzzrelay/relay/shared/postgres/store":   true,
 	"github.com/buzzrelay/relay/shared/postgres/migrate": true,
+	"github.com/buzzrelay/relay/shared/postgres/dbtest":  true,
+}
+
+// testOnly are the packages no Lambda binary may link: the test kits and
+// the test-database package.
+var testOnly = []string{
+	"github.com/buzzrelay/relay/shared/testing",
+	"github.com/buzzrelay/relay/shared/postgres/dbtest",
+}
+
+// TestFunctionsLinkNoTestCode: no function binary (functions/*) links the
+// test kits or the test-database code (cloning databases, bulk loads).
+func TestFunctionsLinkNoTestCode(t *testing.T) {
+	deps := strings.Fields(string(goList(t, "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", "./functions/...")))
+	if !slices.Contains(deps, "github.com/buzzrelay/relay/shared/postgres/store") ||
+		!slices.Contains(deps, "github.com/buzzrelay/relay/functions/ingest") {
+		t.Fatalf("go list -deps ./functions/... lists %d packages, without the store or functions/ingest: the test is not looking at the binaries", len(deps))
+	}
+	for _, d := range deps {
+		for _, p := range testOnly {
+			if d == p || strings.HasPrefix(d, p+"/") {
+				t.Errorf("a function binary links %s: test-only code (it would ship in every Lambda zip)", d)
+			}
+		}
+	}
 }
 
 const pgxModule = "github.com/jackc/pgx/v5"
 
 func TestOnlyStoreImportsPgx(t *testing.T) {
-	cmd := exec.Command("go", "list", "-json=ImportPath,Imports", "./...")
-	cmd.Dir = moduleRoot(t)
-	out, err := cmd.Output()
-	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			t.Fatalf("go list: %v\n%s", err, ee.Stderr)
-		}
-		t.Fatalf("go list: %v", err)
-	}
+	out := goList(t, "-json=ImportPath,Imports", "./...")
 	seen := 0
 	var wrong []string
 	importing := map[string]bool{}
@@ -67,6 +86,23 @@ func TestOnlyStoreImportsPgx(t *testing.T) {
 	for _, w := range wrong {
 		t.Errorf("%s: only shared/postgres/store talks to PostgreSQL; add the statement there", w)
 	}
+}
+
+// goList runs go list with args at the module's root and returns its
+// output.
+func goList(t *testing.T, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"list"}, args...)...)
+	cmd.Dir = moduleRoot(t)
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("go list: %v\n%s", err, ee.Stderr)
+		}
+		t.Fatalf("go list: %v", err)
+	}
+	return out
 }
 
 // moduleRoot is the directory of the module's go.mod.

@@ -3,352 +3,359 @@ package store
 import (
 	"context"
 	"errors"
-	"fmt"
-	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/domain/kinds"
 )
 
-// Delivered is what live delivery needs about one stored event: its JSON,
-// its channel ("" outside any), whether that is a system channel, and its
-// thread root ("" for a top-level event).
-type Delivered struct {
-	Raw, Channel, Root string
-	System             bool
+// maxIndexedTagValue bounds the tag values kept in event_tags (a btree entry
+// must stay well under Postgres's ~2.7 kB limit). Longer values are stored in
+// raw but are not filterable.
+const maxIndexedTagValue = 512
+
+// IndexedTag reports whether a tag gets an event_tags row: a single-letter
+// name and a value within maxIndexedTagValue, except h, which every read
+// matches through the event's stored channel (tagAndSearch), so its row
+// would be written on every channel message and never read.
+func IndexedTag(tag []string) bool {
+	return len(tag) >= 2 && len(tag[0]) == 1 && tag[0] != "h" && len(tag[1]) <= maxIndexedTagValue
 }
 
-// Deliveries is what live delivery needs about one batch of committed
-// events.
-type Deliveries struct {
-	// Events are the stored, not deleted events of the batch by id.
-	Events map[string]Delivered
-	// Roots maps the replies among the batch's deletion targets to their
-	// thread roots.
-	Roots map[string]string
-	// System are the system channels among the channels asked about.
-	System map[string]bool
-	// Subscriptions are the live subscriptions indexed under the channels
-	// of these events (stored ones, and the channels asked about) or the
-	// any-channel bucket: the candidates of their delivery. None when Over.
-	Subscriptions []Subscription
-	// Reaches answers access.Reaches for (channel, reader) pairs of the
-	// subscriptions, read with them (the one-channel statement: for its
-	// channel and every subscription's reader); a pair it lacks is
-	// Readable's to answer.
-	Reaches map[ReadPair]bool
-	// Over reports that the index holds at least the limit's entries under
-	// those channels: the audience may be that large, it is the fan-out
-	// function's (AudienceBounds, AudienceRange) and Subscriptions were
-	// not read. Cutoff is the number of the last subscription stored by
-	// the commit (ws_subscriptions_seq), read in the same statement.
-	Over   bool
-	Cutoff int64
+// addressKinds is the SQL test for a kind whose events have an address
+// (kind:pubkey:d): the replaceable kinds and NIP-01's addressable range.
+var addressKinds = "(kind IN (" + sqlInts(kinds.ReplaceableKinds(), ", ") + ") OR kind BETWEEN " +
+	strconv.Itoa(kinds.AddressableFirst) + " AND " + strconv.Itoa(kinds.AddressableLast) + ")"
+
+// EventMeta is what the relay derived about an event before storing it.
+type EventMeta struct {
+	ChannelID string // "" for events outside any channel
+	DTag      string // d tag of addressable / channel-state events
+	TopLevel  bool
+	Search    bool // index content for NIP-50 search
+	// Thread, when set, is stored with the event in the same statement
+	// (a channel message's thread metadata; see ThreadRow).
+	Thread *ThreadRow
+	// Last says the insert ends the transaction and nothing before it in
+	// the transaction wrote: COMMIT is then sent with it in one round trip.
+	// A repeat (inserted false) commits nothing but the caller's reads.
+	Last bool
 }
 
-// DeliveryRequest names what live delivery needs about one batch of
-// committed events: the stored, not deleted events among IDs (with
-// channel, channel type and thread root), the thread roots of the replies
-// among Targets, which of Channels are system channels, and the
-// subscriptions whose connection is live at Now (unix seconds) indexed
-// under the any-channel bucket, Channels, or a channel of those events,
-// with the cutoff, unless the index holds Limit entries or more under
-// those (Deliveries.Over; 0: no limit).
-type DeliveryRequest struct {
-	IDs, Targets, Channels []string
-	Now                    int64
-	Limit                  int
-	// system are the system flags a transaction already read (Delivery).
-	system map[string]bool
-}
-
-// ForDelivery loads r in one round trip.
-func (s *Store) ForDelivery(ctx context.Context, community string, r DeliveryRequest) (*Deliveries, error) {
-	b := &pgx.Batch{}
-	out := r.queue(b, community)
-	if err := s.Pool.SendBatch(ctx, b).Close(); err != nil {
-		return nil, fmt.Errorf("store: load events for delivery: %w", err)
-	}
-	return out, nil
-}
-
-// queue adds the statements of r to b; their results fill the Deliveries
-// it returns once b's results are read. With no event to read and one
-// channel or none (the usual commit, whose events Tx.stored holds, or an
-// ephemeral event), the subscriptions and the system flag are read by
-// statements of scalar parameters, which Postgres plans once per
-// connection; array parameters keep it making a custom plan per
-// execution, costlier than running the statement.
-func (r DeliveryRequest) queue(b *pgx.Batch, community string) *Deliveries {
-	out := &Deliveries{Events: make(map[string]Delivered, len(r.IDs)), Roots: map[string]string{}, System: map[string]bool{}}
-	if len(r.IDs) == 0 && len(r.Channels) <= 1 {
-		r.queueOneChannel(b, community, out)
-		return out
-	}
-	b.Queue(deliveryEventsSQL, community, r.IDs).Query(func(rows pgx.Rows) error {
-		var id string
-		var d Delivered
-		_, err := pgx.ForEachRow(rows, []any{&id, &d.Raw, &d.Channel, &d.System, &d.Root}, func() error {
-			out.Events[id] = d
-			return nil
-		})
-		return err
-	})
-	if len(r.Targets) > 0 {
-		queueRoots(b, community, r.Targets, out)
-	}
-	if len(r.Channels) > 0 {
-		b.Queue(deliverySystemSQL, community, r.Channels).Query(func(rows pgx.Rows) error {
-			var id string
-			_, err := pgx.ForEachRow(rows, []any{&id}, func() error {
-				out.System[id] = true
-				return nil
-			})
-			return err
-		})
-	}
-	b.Queue(deliverySubscriptionsSQL, community, r.IDs, r.Channels, r.Now, r.limit()).Query(func(rows pgx.Rows) error {
-		return out.scanAudience(rows, "")
-	})
-	return out
-}
-
-// queueOneChannel adds r's statements for one channel or none to b.
-func (r DeliveryRequest) queueOneChannel(b *pgx.Batch, community string, out *Deliveries) {
-	var channel string
-	if len(r.Channels) == 1 {
-		channel = r.Channels[0]
-		if system, known := r.system[channel]; known {
-			out.System[channel] = system
-		} else {
-			b.Queue(deliverySystemOneSQL, community, channel).QueryRow(func(row pgx.Row) error {
-				var system bool
-				err := row.Scan(&system)
-				if errors.Is(err, pgx.ErrNoRows) {
-					return nil
-				}
-				out.System[channel] = system
-				return err
-			})
+// InsertEvent stores ev and its single-letter tags. inserted is false when
+// the id is already stored (nothing is written then).
+func (t *Tx) InsertEvent(ctx context.Context, ev *nostr.Event, m EventMeta) (inserted bool, err error) {
+	names := make([]string, 0, len(ev.Tags))
+	values := make([]string, 0, len(ev.Tags))
+	for _, tag := range ev.Tags {
+		if IndexedTag(tag) {
+			names = append(names, tag[0])
+			values = append(values, tag[1])
 		}
 	}
-	if len(r.Targets) > 0 {
-		queueRoots(b, community, r.Targets, out)
+	th := m.Thread
+	if th == nil {
+		th = &ThreadRow{}
 	}
-	b.Queue(deliverySubscriptionsOneSQL, community, channel, r.Now, r.limit()).Query(func(rows pgx.Rows) error {
-		return out.scanAudience(rows, channel)
-	})
-}
-
-// scanAudience reads the rows of a gated audience statement
-// (gatedSubscriptionsSQL) into d: Over and Cutoff from every row, and the
-// subscription the row carries, if any; with channel (the one-channel
-// statement) each row also says whether its reader reaches channel.
-func (d *Deliveries) scanAudience(rows pgx.Rows, channel string) error {
-	if channel != "" {
-		d.Reaches = map[ReadPair]bool{}
+	raw := ev.String()
+	insertArgs := []any{t.community, ev.ID, ev.PubKey, int64(ev.CreatedAt), ev.Kind,
+		nullable(m.ChannelID), nullable(m.DTag), m.TopLevel, raw, m.Search, ev.Content,
+		names, values,
+		m.Thread != nil, nullable(th.ParentID), nullable(th.RootID), th.Depth, th.Broadcast}
+	st := insertStatements[insertShape{search: m.Search, tags: len(names) > 0, thread: m.Thread != nil, reply: th.RootID != ""}]
+	args := make([]any, len(st.args))
+	for i, a := range st.args {
+		args[i] = insertArgs[a]
 	}
-	var sub Subscription
-	var reaches bool
-	_, err := pgx.ForEachRow(rows, []any{&d.Over, &d.Cutoff, &sub.Connection, &sub.Sub, &sub.Pubkey, &sub.Filters, &reaches}, func() error {
-		if sub.Connection == "" {
-			return nil // the gate's row alone: no subscription
+	chain := th.ParentID != "" && th.ParentID != th.RootID
+	stored := Delivered{Raw: raw, Channel: m.ChannelID, Root: th.RootID}
+	var n int
+	if m.Last && !chain {
+		// Known before the commit that carries a Delivery is sent; a repeat
+		// (n 0) commits nothing and is delivered to nobody.
+		t.remember(ev.ID, stored)
+		err = t.tx.queryRowAndCommit(ctx, st.sql, args, &n)
+	} else {
+		err = t.tx.QueryRow(ctx, st.sql, args...).Scan(&n)
+		if err == nil && n == 1 {
+			t.remember(ev.ID, stored)
 		}
-		d.Subscriptions = append(d.Subscriptions, sub)
-		if channel != "" {
-			d.Reaches[ReadPair{Channel: channel, Reader: sub.Pubkey}] = reaches
-		}
-		return nil
-	})
+	}
 	if err != nil {
-		return fmt.Errorf("store: read subscriptions: %w", err)
+		return false, errorf("insert event %s: %w", ev.ID, err)
 	}
-	return nil
+	if n == 1 && chain {
+		if err := t.adjustChain(ctx, th.RootID, th.ParentID, 1, int64(ev.CreatedAt)); err != nil {
+			return false, err
+		}
+	}
+	return n == 1, nil
 }
 
-// limit is Limit as a statement's argument: NULL for no limit.
-func (r DeliveryRequest) limit() any {
-	if r.Limit > 0 {
-		return r.Limit
-	}
-	return nil
+// insertShape is which parts the insert of an event has: the event row
+// always; its search vector, its tag rows, its thread row and the bump of
+// its thread's root only when it has them. Each shape is its own
+// statement: Postgres sets up the whole plan of a statement on every
+// execution, parts that write nothing included, and on the write path
+// that set-up is a good share of the database's CPU (docs/benchmarks.md).
+type insertShape struct{ search, tags, thread, reply bool }
+
+// insertStatement is one shape's SQL and, for each of its parameters in
+// order, the index of its value in insertArgs.
+type insertStatement struct {
+	sql  string
+	args []int
 }
 
-// queueRoots adds the lookup of the thread roots of the replies among
-// targets to b.
-func queueRoots(b *pgx.Batch, community string, targets []string, out *Deliveries) {
-	b.Queue(deliveryRootsSQL, community, targets).Query(func(rows pgx.Rows) error {
-		var id, root string
-		_, err := pgx.ForEachRow(rows, []any{&id, &root}, func() error {
-			out.Roots[id] = root
-			return nil
-		})
-		return err
+// insertStatements holds every shape's statement, built once from the
+// parts below (written against insertArgs' numbering, $1 to $18, and
+// renumbered per shape so that each names only the parameters it uses).
+var insertStatements = func() map[insertShape]insertStatement {
+	out := map[insertShape]insertStatement{}
+	for bits := range 16 {
+		sh := insertShape{search: bits&1 != 0, tags: bits&2 != 0, thread: bits&4 != 0, reply: bits&8 != 0}
+		q := "WITH ins AS (" + insertEventPart(sh.search) + ")"
+		if sh.tags {
+			q += ", tags AS (" + insertTagsPart + ")"
+		}
+		if sh.thread {
+			q += ", thread AS (" + insertThreadPart + ")"
+		}
+		if sh.reply {
+			q += ", root AS (" + bumpRootPart + ")"
+		}
+		sql, args := renumber(q + "\nSELECT count(*) FROM ins")
+		out[sh] = insertStatement{sql: sql, args: args}
+	}
+	return out
+}()
+
+// insertEventPart is the event row, with its search vector ($11, the
+// content) when search.
+func insertEventPart(search bool) string {
+	vector := "NULL"
+	if search {
+		vector = "to_tsvector('simple', $11::text)"
+	}
+	return `
+  INSERT INTO events (community_id, id, pubkey, created_at, kind, channel_id, d_tag, top_level, raw, search)
+  VALUES ($1, $2, $3, $4, $5, $6::text, $7::text, $8, $9, ` + vector + `)
+  ON CONFLICT DO NOTHING
+  RETURNING id`
+}
+
+const (
+	insertTagsPart = `
+  INSERT INTO event_tags (community_id, event_id, name, value, kind, created_at, channel_id)
+  SELECT $1, ins.id, t.name, t.value, $5, $4, $6::text
+  FROM ins, unnest($12::text[], $13::text[]) AS t(name, value)`
+	insertThreadPart = `
+  INSERT INTO thread_metadata (community_id, event_id, channel_id, created_at, parent_id, root_id, depth, broadcast)
+  SELECT $1, ins.id, $6::text, $4, $15::text, $16::text, $17, $18 FROM ins`
+	// a reply bumps its thread's root in the same statement, which takes
+	// the root's row lock first (see ThreadRow)
+	bumpRootPart = `
+  UPDATE thread_metadata SET
+    reply_count = reply_count + CASE WHEN event_id = $15::text THEN 1 ELSE 0 END,
+    descendant_count = descendant_count + 1,
+    last_reply_at = GREATEST(COALESCE(last_reply_at, 0), $4)
+  WHERE community_id = $1 AND event_id = $16::text AND EXISTS (SELECT 1 FROM ins)`
+)
+
+// renumber numbers the $n placeholders of q from 1 in order of first
+// appearance and returns, for each, the index (n-1) of its value.
+func renumber(q string) (string, []int) {
+	seen := map[int]int{}
+	var args []int
+	var b strings.Builder
+	for i := 0; i < len(q); i++ {
+		if q[i] != '$' || i+1 >= len(q) || q[i+1] < '0' || q[i+1] > '9' {
+			b.WriteByte(q[i])
+			continue
+		}
+		j := i + 1
+		for j < len(q) && q[j] >= '0' && q[j] <= '9' {
+			j++
+		}
+		n, _ := strconv.Atoi(q[i+1 : j])
+		k, ok := seen[n]
+		if !ok {
+			args = append(args, n-1)
+			k = len(args)
+			seen[n] = k
+		}
+		b.WriteString("$" + strconv.Itoa(k))
+		i = j - 1
+	}
+	return b.String(), args
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// EventRef is a stored event as the write rules need it.
+type EventRef struct {
+	ID        string
+	Pubkey    string
+	Kind      int
+	CreatedAt int64
+	ChannelID string
+	DTag      string
+	Deleted   bool
+	// Thread position; HasThread is false for events without thread metadata.
+	HasThread bool
+	Depth     int
+	RootID    string
+	ParentID  string
+}
+
+// Event looks up a stored event by id.
+func (t *Tx) Event(ctx context.Context, id string) (*EventRef, error) {
+	r := &EventRef{ID: id}
+	var depth *int32
+	var root, parent, ch, d *string
+	var deleted *int64
+	err := t.tx.QueryRow(ctx, `
+SELECT e.pubkey, e.kind, e.created_at, e.channel_id, e.d_tag, e.deleted_at, m.depth, m.root_id, m.parent_id
+FROM events e
+LEFT JOIN thread_metadata m ON m.community_id = e.community_id AND m.event_id = e.id
+WHERE e.community_id = $1 AND e.id = $2`, t.community, id).
+		Scan(&r.Pubkey, &r.Kind, &r.CreatedAt, &ch, &d, &deleted, &depth, &root, &parent)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, errorf("event %s: %w", id, err)
+	}
+	r.ChannelID, r.DTag, r.Deleted = deref(ch), deref(d), deleted != nil
+	if depth != nil {
+		r.HasThread, r.Depth, r.RootID, r.ParentID = true, int(*depth), deref(root), deref(parent)
+	}
+	return r, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// Addressable returns the stored, not deleted events of kind by pubkey with
+// the given d tag ("" for plain replaceable kinds).
+func (t *Tx) Addressable(ctx context.Context, kind int, pubkey, d string) ([]EventRef, error) {
+	rows, err := t.tx.Query(ctx, `
+SELECT id, created_at, channel_id FROM events
+WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND d_tag IS NOT DISTINCT FROM $4 AND deleted_at IS NULL
+  AND `+addressKinds,
+		t.community, pubkey, kind, nullable(d))
+	if err != nil {
+		return nil, errorf("addressable %d:%s: %w", kind, pubkey, err)
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (EventRef, error) {
+		r := EventRef{Pubkey: pubkey, Kind: kind, DTag: d}
+		var ch *string
+		err := row.Scan(&r.ID, &r.CreatedAt, &ch)
+		r.ChannelID = deref(ch)
+		return r, err
 	})
 }
 
-// Delivery is a DeliveryRequest that the commit of a transaction carries:
-// its statements follow COMMIT in the commit's round trip, on the
-// transaction's connection, so the publisher's delivery costs no round
-// trip or pool connection of its own. Read after the commit, they see the
-// subscriptions stored by then, exactly as ForDelivery called after the
-// transaction would; the events the transaction stored are not read back
-// (Tx.stored holds them as stored), nor the system flag of a channel it
-// read (Tx.system).
-type Delivery struct {
-	tx      *Tx
-	request func() DeliveryRequest
-	req     DeliveryRequest // as asked
-	sent    DeliveryRequest // what the commit read: req less the stored events
-	out     *Deliveries     // nil until a commit loaded it
-	err     error           // the loading failed (the commit did not)
-}
-
-// DeliveryAtCommit asks that the commit of t load request(), which is
-// called as the commit is sent (after the transaction's last write).
-func (t *Tx) DeliveryAtCommit(request func() DeliveryRequest) *Delivery {
-	d := &Delivery{tx: t, request: request}
-	t.tx.after = d
-	return d
-}
-
-// queue adds d's statements to the commit's batch: the request less the
-// events the transaction stored, whose channels join the channels asked
-// about (so the usual commit reads one channel's subscriptions only, and
-// its system flag unless the transaction read the channel).
-func (d *Delivery) queue(b *pgx.Batch) {
-	d.req = d.request()
-	d.sent = DeliveryRequest{Targets: d.req.Targets, Channels: slices.Clone(d.req.Channels), Now: d.req.Now, Limit: d.req.Limit,
-		system: d.tx.system}
-	for _, id := range d.req.IDs {
-		e, ok := d.tx.stored[id]
-		switch {
-		case !ok:
-			d.sent.IDs = append(d.sent.IDs, id)
-		case e.Channel != "" && !slices.Contains(d.sent.Channels, e.Channel):
-			d.sent.Channels = append(d.sent.Channels, e.Channel)
-		}
+// Reactions counts pubkey's live reactions (kind 7) to target, and reports
+// whether one of them has content.
+func (t *Tx) Reactions(ctx context.Context, target, pubkey, content string) (n int, same bool, err error) {
+	err = t.tx.QueryRow(ctx, `
+SELECT count(*), coalesce(bool_or(e.raw::jsonb->>'content' = $4), false)
+FROM event_tags g JOIN events e ON e.community_id = g.community_id AND e.id = g.event_id
+WHERE g.community_id = $1 AND g.name = 'e' AND g.value = $2 AND g.kind = `+strconv.Itoa(kinds.Reaction)+`
+  AND e.pubkey = $3 AND e.deleted_at IS NULL`, t.community, target, pubkey, content).Scan(&n, &same)
+	if err != nil {
+		return 0, false, errorf("reactions to %s: %w", target, err)
 	}
-	d.out = d.sent.queue(b, d.tx.community)
+	return n, same, nil
 }
 
-// failed records that the statements after a successful COMMIT failed.
-func (d *Delivery) failed(err error) { d.out, d.err = nil, err }
-
-// Deliveries is what the commit loaded, with the stored events; when the
-// commit could not carry it (nothing was written, or those statements
-// failed) it is loaded now, on its own.
-func (d *Delivery) Deliveries(ctx context.Context) (*Deliveries, error) {
-	s := d.tx.store
-	if d.out == nil {
-		if d.err == nil {
-			d.req = d.request()
-		}
-		return s.ForDelivery(ctx, d.tx.community, d.req)
+// LockAddress takes a transaction-scoped lock on the replaceable address
+// kind:pubkey:d, so concurrent versions apply one after another.
+func (t *Tx) LockAddress(ctx context.Context, kind int, pubkey, d string) error {
+	key := t.community + "/" + strconv.Itoa(kind) + ":" + pubkey + ":" + d
+	if _, err := t.tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, key); err != nil {
+		return errorf("lock address %d:%s: %w", kind, pubkey, err)
 	}
-	for _, id := range d.req.IDs {
-		if e, ok := d.tx.stored[id]; ok {
-			e.System = d.out.System[e.Channel]
-			d.out.Events[id] = e
-		}
+	return nil
+}
+
+// DeleteEvents removes superseded events (replaced versions) for good,
+// with their tag rows and thread metadata.
+func (t *Tx) DeleteEvents(ctx context.Context, ids []string) error {
+	if len(ids) == 0 {
+		return nil
 	}
-	return d.out, nil
+	if _, err := t.tx.Exec(ctx, `
+WITH tags AS (DELETE FROM event_tags WHERE community_id = $1 AND event_id = ANY($2)),
+     thread AS (DELETE FROM thread_metadata WHERE community_id = $1 AND event_id = ANY($2))
+DELETE FROM events WHERE community_id = $1 AND id = ANY($2)`, t.community, ids); err != nil {
+		return errorf("delete superseded events: %w", err)
+	}
+	return nil
 }
 
-// liveSubscriptionsSQL selects the subscriptions (connection, id, reader,
-// filters, then columns) indexed in community $1 under the channels that
-// indexed (a condition on ws_subscription_channels k) names, whose
-// connection is live at now, and that also (on s) holds: the one shape of
-// every candidate read of live delivery.
-func liveSubscriptionsSQL(columns, indexed, now, also string) string {
-	return liveSubscriptionsOf(columns, `SELECT k.connection_id, k.sub_id FROM ws_subscription_channels k
-  WHERE k.community_id = $1 AND `+indexed, now, also)
+// MarkDeleted hides an event from reads (NIP-09 / 9005). It returns false
+// when the event was already deleted.
+func (t *Tx) MarkDeleted(ctx context.Context, id string, at int64) (bool, error) {
+	tag, err := t.tx.Exec(ctx, `UPDATE events SET deleted_at = $3 WHERE community_id = $1 AND id = $2 AND deleted_at IS NULL`,
+		t.community, id, at)
+	if err != nil {
+		return false, errorf("mark %s deleted: %w", id, err)
+	}
+	return tag.RowsAffected() == 1, nil
 }
 
-// liveSubscriptionsOf is liveSubscriptionsSQL over candidates, a whole
-// query of (connection_id, sub_id) pairs.
-func liveSubscriptionsOf(columns, candidates, now, also string) string {
-	return `
-SELECT s.connection_id, s.sub_id, s.pubkey, s.filters` + columns + `
-FROM ws_subscriptions s
-JOIN ws_connections w ON w.id = s.connection_id
-WHERE (s.connection_id, s.sub_id) IN (
-  ` + candidates + `)
-  AND w.expires_at > ` + now + also
+// Exists reports whether an event id is already stored (deleted or not).
+func (t *Tx) Exists(ctx context.Context, id string) (bool, error) {
+	var ok bool
+	if err := t.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM events WHERE community_id = $1 AND id = $2)`, t.community, id).Scan(&ok); err != nil {
+		return false, errorf("exists %s: %w", id, err)
+	}
+	return ok, nil
 }
 
-// gatedSubscriptionsSQL is the audience read of a commit: the
-// subscriptions indexed in community $1 under indexed and live at now, and
-// with each the reader's reach of a channel (reaches, a boolean
-// expression on s), unless the index holds limit entries or more under
-// indexed: then the audience is the fan-out function's, and the statement
-// reads no subscription, only that (over) and the cutoff. The index is
-// read once, at most limit entries of it, so a commit's cost does not grow
-// with its audience; the entries bound the audience from above (a
-// subscription may be indexed twice, its connection may be gone). Every
-// row carries over and the cutoff; a row without a subscription (an empty
-// connection id) says only those. A NULL limit is no limit: nothing is
-// over.
-func gatedSubscriptionsSQL(indexed, reaches, now, limit string) string {
-	return `
-WITH entries AS MATERIALIZED (
-  SELECT k.connection_id, k.sub_id FROM ws_subscription_channels k
-  WHERE k.community_id = $1 AND ` + indexed + ` LIMIT ` + limit + `
-), gate AS (
-  SELECT COALESCE(count(*) >= ` + limit + `, false) AS over,
-    (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM ws_subscriptions_seq) AS cutoff
-  FROM entries)
-SELECT gate.over, gate.cutoff, COALESCE(s.connection_id, ''), COALESCE(s.sub_id, ''),
-  COALESCE(s.pubkey, ''), COALESCE(s.filters, ''), COALESCE(s.reaches, false)
-FROM gate LEFT JOIN LATERAL (` + liveSubscriptionsOf(",\n  "+reaches+" AS reaches",
-		"SELECT e.connection_id, e.sub_id FROM entries e", now, " AND NOT gate.over") + `) s ON true`
+// AddressChannel is the channel of the newest stored version (deleted or
+// not) of the addressable event kind:pubkey:d; "" when none is stored or it
+// is outside any channel.
+func (t *Tx) AddressChannel(ctx context.Context, kind int, pubkey, d string) (string, error) {
+	var ch *string
+	err := t.tx.QueryRow(ctx, `
+SELECT channel_id FROM events
+WHERE community_id = $1 AND kind = $2 AND pubkey = $3 AND d_tag IS NOT DISTINCT FROM $4
+  AND `+addressKinds+`
+ORDER BY created_at DESC, id ASC LIMIT 1`, t.community, kind, pubkey, nullable(d)).Scan(&ch)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", errorf("channel of address %d:%s:%s: %w", kind, pubkey, d, err)
+	}
+	return deref(ch), nil
 }
 
-// Candidate reads of live delivery (gatedSubscriptionsSQL).
-var (
-	// deliverySubscriptionsSQL: the any-channel bucket, the channels asked
-	// about and those of the stored events among the ids; over at $5.
-	deliverySubscriptionsSQL = gatedSubscriptionsSQL("k.channel_id = ANY("+deliveryChannels+")", "false", "$4", "$5")
-	// deliverySubscriptionsOneSQL: the any-channel bucket and one channel
-	// ($2), in scalar parameters, with whether each subscription's reader
-	// reaches that channel (access.Reaches, the rule's SQL twin
-	// reachesSQL), so matching and access are one read; over at $4.
-	deliverySubscriptionsOneSQL = gatedSubscriptionsSQL("k.channel_id IN ('', $2::text)",
-		`EXISTS (SELECT 1 FROM channels c WHERE c.community_id = $1 AND c.id = $2::text
-    AND `+reachesSQL("s.pubkey")+`)`, "$3", "$4")
-)
-
-// The statements of ForDelivery reach each row by its whole key, one id at
-// a time (a LATERAL subquery with LIMIT 1, or a correlated scalar subquery,
-// which Postgres plans as a lookup per id): pgx prepares every statement and
-// Postgres may keep a generic plan made while the tables were small and
-// unanalyzed, when "community_id = $1" looks like one row. With "id =
-// ANY($2)" or a join against an unnest, that plan reads the community's
-// every event and filters them, on every delivery, a cost that grows with
-// the table (TestDeliveryPlansUseKeys).
-const (
-	deliveryEventsSQL = `
-SELECT e.id, e.raw, COALESCE(e.channel_id, ''),
-  COALESCE((SELECT c.channel_type = 'system' FROM channels c
-    WHERE c.community_id = $1 AND c.id = e.channel_id), false),
-  COALESCE((SELECT t.root_id FROM thread_metadata t
-    WHERE t.community_id = $1 AND t.event_id = e.id), '')
-FROM unnest($2::text[]) AS x(id)
-CROSS JOIN LATERAL (SELECT e.id, e.raw, e.channel_id FROM events e
-  WHERE e.community_id = $1 AND e.id = x.id AND e.deleted_at IS NULL LIMIT 1) e`
-	deliveryRootsSQL = `
-SELECT t.event_id, t.root_id FROM unnest($2::text[]) AS x(id)
-CROSS JOIN LATERAL (SELECT t.event_id, t.root_id FROM thread_metadata t
-  WHERE t.community_id = $1 AND t.event_id = x.id AND t.root_id IS NOT NULL LIMIT 1) t`
-	deliverySystemSQL = `
-SELECT x.id FROM unnest($2::text[]) AS x(id)
-WHERE (SELECT c.channel_type = 'system' FROM channels c WHERE c.community_id = $1 AND c.id = x.id)`
-	deliverySystemOneSQL = `
-SELECT c.channel_type = 'system' FROM channels c WHERE c.community_id = $1 AND c.id = $2`
-	// deliveryChannels are the channels whose subscriptions are candidates:
-	// the any-channel bucket, those asked about ($3) and those of the
-	// stored events among the ids ($2).
-	deliveryChannels = `ARRAY[''] || $3::text[] || ARRAY(
-    SELECT (SELECT e.channel_id FROM events e
-      WHERE e.community_id = $1 AND e.id = x.id AND e.deleted_at IS NULL)
-    FROM unnest($2::text[]) AS x(id))`
-)
+// MarkAddressDeleted hides every version of the addressable event kind:pubkey:d
+// created at or before until; it returns the ids it hid.
+func (t *Tx) MarkAddressDeleted(ctx context.Context, kind int, pubkey, d string, until, at int64) ([]string, error) {
+	rows, err := t.tx.Query(ctx, `
+UPDATE events SET deleted_at = $6
+WHERE community_id = $1 AND kind = $2 AND pubkey = $3 AND d_tag IS NOT DISTINCT FROM $4 AND created_at <= $5 AND deleted_at IS NULL
+  AND `+addressKinds+`
+RETURNING id`, t.community, kind, pubkey, nullable(d), until, at)
+	if err != nil {
+		return nil, errorf("delete address %d:%s:%s: %w", kind, pubkey, d, err)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}

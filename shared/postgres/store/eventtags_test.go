@@ -33,7 +33,7 @@ func TestEventTagsIndexWhatReadsUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	var names string
-	if err := st.Pool.QueryRow(ctx, `SELECT string_agg(name, ',' ORDER BY name) FROM event_tags WHERE event_id = $1`, ev.ID).Scan(&names); err != nil {
+	if err := store.PoolOf(st).QueryRow(ctx, `SELECT string_agg(name, ',' ORDER BY name) FROM event_tags WHERE event_id = $1`, ev.ID).Scan(&names); err != nil {
 		t.Fatal(err)
 	}
 	if names != "e,p" {

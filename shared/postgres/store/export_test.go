@@ -1,5 +1,7 @@
 package store
 
+import "github.com/jackc/pgx/v5/pgxpool"
+
 // Statements the external tests inspect.
 var DeliveryStatements = map[string]string{
 	"events":                       deliveryEventsSQL,
@@ -33,3 +35,7 @@ func InsertStatements() []string {
 
 // Renumber is renumber.
 var Renumber = renumber
+
+// PoolOf is the store's own pool, for the tests that count its
+// connections or hold one of them.
+func PoolOf(s *Store) *pgxpool.Pool { return s.pool }

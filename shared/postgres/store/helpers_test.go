@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/postgres/dbtest"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
@@ -22,13 +23,16 @@ func freshStore(t *testing.T) *store.Store {
 func freshConn(t *testing.T) (*store.Store, *pgxpool.Conn) {
 	t.Helper()
 	st := freshStore(t)
-	conn, err := st.Pool.Acquire(context.Background())
+	conn, err := store.PoolOf(st).Acquire(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(conn.Release)
 	return st, conn
 }
+
+// dbOf is the store's own pool as a dbtest.DB, for bulk seeding.
+func dbOf(st *store.Store) *dbtest.DB { return &dbtest.DB{Pool: store.PoolOf(st)} }
 
 // keypair returns a new secret key and its public key.
 func keypair() (sk, pk string) {

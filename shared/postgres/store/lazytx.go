@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -123,7 +122,7 @@ func (l *lazyTx) settle(ctx context.Context) error {
 // decide scans the check's row and returns its verdict.
 func (c *check) decide(row pgx.Row) error {
 	if err := row.Scan(c.dest...); err != nil {
-		return fmt.Errorf("store: %s: %w", c.name, err)
+		return errorf("%s: %w", c.name, err)
 	}
 	return c.verdict()
 }

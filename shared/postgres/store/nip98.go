@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -36,13 +35,13 @@ ON CONFLICT DO NOTHING`,
 		b.Queue(`DELETE FROM nip98_seen WHERE expires_at < $1`, time.Now().Unix())
 	}
 	b.Queue("COMMIT")
-	br := s.Pool.SendBatch(ctx, b)
+	br := s.pool.SendBatch(ctx, b)
 	defer br.Close()
 	var inserted int64
 	for i := 0; i < b.Len(); i++ {
 		tag, err := br.Exec()
 		if err != nil {
-			return false, fmt.Errorf("store: record nip98 token: %w", err)
+			return false, errorf("record nip98 token: %w", err)
 		}
 		if i == 2 {
 			inserted = tag.RowsAffected()

@@ -27,7 +27,7 @@ func TestIdlePoolDropsToZeroConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if n := st.Pool.Stat().TotalConns(); n != 0 {
+	if n := store.PoolOf(st).Stat().TotalConns(); n != 0 {
 		t.Fatalf("a fresh pool holds %d connections, want 0 (it connects lazily)", n)
 	}
 	// Four requests at once open four connections.
@@ -36,22 +36,22 @@ func TestIdlePoolDropsToZeroConnections(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := st.Pool.Exec(ctx, "SELECT pg_sleep(0.2)"); err != nil {
+			if _, err := store.PoolOf(st).Exec(ctx, "SELECT pg_sleep(0.2)"); err != nil {
 				t.Error(err)
 			}
 		}()
 	}
 	wg.Wait()
 	name := databaseName(t, dsn)
-	if n, s := st.Pool.Stat().TotalConns(), serverSessions(t, name); n != 4 || s != 4 {
+	if n, s := store.PoolOf(st).Stat().TotalConns(), serverSessions(t, name); n != 4 || s != 4 {
 		t.Fatalf("after 4 concurrent requests: pool %d, server sessions %d, want 4 and 4", n, s)
 	}
 	idleSince := time.Now()
 	deadline := idleSince.Add(10 * idle)
-	for time.Now().Before(deadline) && (st.Pool.Stat().TotalConns() > 0 || serverSessions(t, name) > 0) {
+	for time.Now().Before(deadline) && (store.PoolOf(st).Stat().TotalConns() > 0 || serverSessions(t, name) > 0) {
 		time.Sleep(50 * time.Millisecond)
 	}
-	if n, s := st.Pool.Stat().TotalConns(), serverSessions(t, name); n != 0 || s != 0 {
+	if n, s := store.PoolOf(st).Stat().TotalConns(), serverSessions(t, name); n != 0 || s != 0 {
 		t.Fatalf("idle for %s (idle timeout %s): pool %d, server sessions %d, want 0", 10*idle, idle, n, s)
 	}
 	t.Logf("idle timeout %s: pool and server at 0 connections %s after the last request", idle, time.Since(idleSince).Round(10*time.Millisecond))

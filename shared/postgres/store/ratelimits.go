@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -27,9 +26,9 @@ func (s *Store) HitRateCounters(ctx context.Context, community, pubkey string, h
 	for i, h := range hits {
 		keys[i], starts[i], costs[i] = h.Key, h.WindowStart, h.Cost
 	}
-	rows, err := s.Pool.Query(ctx, hitSQL, community, pubkey, keys, starts, costs, pruneBefore != 0, pruneBefore)
+	rows, err := s.pool.Query(ctx, hitSQL, community, pubkey, keys, starts, costs, pruneBefore != 0, pruneBefore)
 	if err != nil {
-		return nil, fmt.Errorf("store: count rate: %w", err)
+		return nil, errorf("count rate: %w", err)
 	}
 	totals := map[string]int64{}
 	var key string
@@ -38,7 +37,7 @@ func (s *Store) HitRateCounters(ctx context.Context, community, pubkey string, h
 		totals[key] = n
 		return nil
 	}); err != nil {
-		return nil, fmt.Errorf("store: count rate: %w", err)
+		return nil, errorf("count rate: %w", err)
 	}
 	return totals, nil
 }

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 )
 
 // AuxRead is one page of an aux closure hop: the events of Kinds in
@@ -49,22 +48,22 @@ func (s *Snapshot) Aux(ctx context.Context, a *AuxRead) ([]AuxRow, error) {
 	}
 	conds = append(conds, maySeeSQL(b, a.Channels))
 	q := tagged + "SELECT e.id, e.raw, e.kind, e.created_at, e.deleted_at IS NOT NULL FROM tagged JOIN events e ON e.id = tagged.event_id\nWHERE " + and(conds) +
-		"\nORDER BY e.created_at DESC, e.id ASC LIMIT " + b.arg(a.Limit)
+		"\nORDER BY " + keysetOrder + " LIMIT " + b.arg(a.Limit)
 	res, err := s.query(ctx, q, b.args...)
 	if err != nil {
-		return nil, fmt.Errorf("store: aux closure: %w", err)
+		return nil, errorf("aux closure: %w", err)
 	}
 	defer res.Close()
 	var out []AuxRow
 	for res.Next() {
 		var r AuxRow
 		if err := res.Scan(&r.ID, &r.Raw, &r.Kind, &r.CreatedAt, &r.Deleted); err != nil {
-			return nil, fmt.Errorf("store: aux closure: %w", err)
+			return nil, errorf("aux closure: %w", err)
 		}
 		out = append(out, r)
 	}
 	if err := res.Err(); err != nil {
-		return nil, fmt.Errorf("store: aux closure: %w", err)
+		return nil, errorf("aux closure: %w", err)
 	}
 	return out, nil
 }

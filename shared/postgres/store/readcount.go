@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"strings"
 )
 
@@ -28,8 +27,8 @@ func (s *Store) Count(ctx context.Context, community, reader string, reads []Cou
 	q := "SELECT count(*) FROM (" + strings.Join(parts, "\nUNION\n") + ") ids"
 	traced(ctx, q, b.args)
 	var n int64
-	if err := s.Pool.QueryRow(ctx, q, b.args...).Scan(&n); err != nil {
-		return 0, fmt.Errorf("store: count: %w", err)
+	if err := s.pool.QueryRow(ctx, q, b.args...).Scan(&n); err != nil {
+		return 0, errorf("count: %w", err)
 	}
 	return n, nil
 }

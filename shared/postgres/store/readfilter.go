@@ -49,7 +49,32 @@ func and(conds []string) string {
 	return strings.Join(conds, "\n  AND ")
 }
 
-// keyset adds the (created_at DESC, id ASC) "strictly after" condition of a
+// sqlInts spells ks in SQL, joined by sep: the kinds' tables as fixed
+// statement text.
+func sqlInts(ks []int, sep string) string {
+	s := make([]string, len(ks))
+	for i, k := range ks {
+		s[i] = strconv.Itoa(k)
+	}
+	return strings.Join(s, sep)
+}
+
+// keysetOrder is the order of every page of events e a read returns,
+// newest first: the keyset a Cursor is a position in.
+const keysetOrder = "e.created_at DESC, e.id ASC"
+
+// rowsSQL is the statement of a page of rows: the events e matching where
+// in keysetOrder (led by lead, when not ""), at most limit of them.
+func rowsSQL(where, lead, limit string) string {
+	order := keysetOrder
+	if lead != "" {
+		order = lead + ", " + order
+	}
+	return "SELECT e.id, e.raw, e.created_at FROM events e\nWHERE " + where +
+		"\nORDER BY " + order + " LIMIT " + limit
+}
+
+// keyset adds the keysetOrder "strictly after" condition of a
 // cursor on alias e. The created_at <= bound gives the index a range; the
 // OR settles ties inside the cursor's second.
 func keyset(b *sqlb, c Cursor) string {
@@ -190,12 +215,11 @@ func (p *PlainRead) query(b *sqlb) (string, bool) {
 	// order and stops at the limit. Left to estimates, a just-loaded or
 	// skewed table gets a walk of events_time filtering out every newer
 	// event of other channels (100 ms instead of 0.5 ms at 20,000 rows).
-	order := "e.created_at DESC, e.id ASC"
+	lead := ""
 	if h := p.Filter.Tags["h"]; len(h) == 1 {
-		order = "e.channel_id, " + order
+		lead = "e.channel_id"
 	}
-	q := "SELECT e.id, e.raw, e.created_at FROM events e\nWHERE " + w +
-		"\nORDER BY " + order + " LIMIT " + b.arg(p.Limit)
+	q := rowsSQL(w, lead, b.arg(p.Limit))
 	if p.Offset > 0 {
 		q += " OFFSET " + b.arg(p.Offset)
 	}

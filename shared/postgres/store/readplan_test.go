@@ -19,9 +19,9 @@ import (
 func TestChannelPageNeedsNoStatistics(t *testing.T) {
 	st := freshStore(t)
 	ch := testkit.ChannelID()
-	testkit.SeedChannel(t, st, testkit.SeedOptions{Channel: ch, Events: 3000, Start: 1_700_000_000, Seed: 11})
+	testkit.SeedChannel(t, dbOf(st), testkit.SeedOptions{Channel: ch, Events: 3000, Start: 1_700_000_000, Seed: 11})
 	// Another channel's newer events, as in a community with more than one.
-	testkit.SeedChannel(t, st, testkit.SeedOptions{Channel: testkit.ChannelID(), Events: 3000, Start: 1_710_000_000, Seed: 12})
+	testkit.SeedChannel(t, dbOf(st), testkit.SeedOptions{Channel: testkit.ChannelID(), Events: 3000, Start: 1_710_000_000, Seed: 12})
 	assertPageWalk(t, st, ch)
 }
 
@@ -32,13 +32,13 @@ func TestChannelPageNeedsNoStatistics(t *testing.T) {
 func TestChannelPageSurvivesStaleStatistics(t *testing.T) {
 	ctx := context.Background()
 	st := freshStore(t)
-	if _, err := st.Pool.Exec(ctx, "ALTER TABLE events SET (autovacuum_enabled = off)"); err != nil {
+	if _, err := store.PoolOf(st).Exec(ctx, "ALTER TABLE events SET (autovacuum_enabled = off)"); err != nil {
 		t.Fatal(err)
 	}
 	old, busy := testkit.ChannelID(), testkit.ChannelID()
-	testkit.SeedChannel(t, st, testkit.SeedOptions{Channel: old, Events: 3000, Start: 1_700_000_000, Seed: 11})
-	testkit.Analyze(t, st)
-	testkit.SeedChannel(t, st, testkit.SeedOptions{Channel: busy, Events: 3000, Start: 1_710_000_000, Seed: 12})
+	testkit.SeedChannel(t, dbOf(st), testkit.SeedOptions{Channel: old, Events: 3000, Start: 1_700_000_000, Seed: 11})
+	testkit.Analyze(t, dbOf(st))
+	testkit.SeedChannel(t, dbOf(st), testkit.SeedOptions{Channel: busy, Events: 3000, Start: 1_710_000_000, Seed: 12})
 	t.Run("channel the statistics call dominant", func(t *testing.T) { assertPageWalk(t, st, old) })
 	t.Run("channel the statistics do not know", func(t *testing.T) { assertPageWalk(t, st, busy) })
 }
@@ -54,7 +54,7 @@ func assertPageWalk(t *testing.T, st *store.Store, ch string) {
 		t.Fatal("the filter matches nothing")
 	}
 	var plan []byte
-	if err := st.Pool.QueryRow(context.Background(), "EXPLAIN (ANALYZE, FORMAT JSON) "+q, args...).Scan(&plan); err != nil {
+	if err := store.PoolOf(st).QueryRow(context.Background(), "EXPLAIN (ANALYZE, FORMAT JSON) "+q, args...).Scan(&plan); err != nil {
 		t.Fatal(err)
 	}
 	byChannel := false

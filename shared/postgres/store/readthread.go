@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	"github.com/jackc/pgx/v5"
@@ -147,7 +146,7 @@ func scanSummaries(res pgx.Rows) (map[string]*Summary, error) {
 	for res.Next() {
 		s := &Summary{}
 		if err := res.Scan(&s.Root, &s.Channel, &s.ReplyCount, &s.Descendants, &s.LastReplyAt, &s.Participants); err != nil {
-			return nil, fmt.Errorf("store: thread summaries: %w", err)
+			return nil, errorf("thread summaries: %w", err)
 		}
 		if s.Participants == nil {
 			s.Participants = []string{}
@@ -155,7 +154,7 @@ func scanSummaries(res pgx.Rows) (map[string]*Summary, error) {
 		out[s.Root] = s
 	}
 	if err := res.Err(); err != nil {
-		return nil, fmt.Errorf("store: thread summaries: %w", err)
+		return nil, errorf("thread summaries: %w", err)
 	}
 	return out, nil
 }
@@ -168,7 +167,7 @@ func (s *Snapshot) Summaries(ctx context.Context, roots []string) (map[string]*S
 	}
 	res, err := s.query(ctx, summarySQL, s.community, roots)
 	if err != nil {
-		return nil, fmt.Errorf("store: thread summaries: %w", err)
+		return nil, errorf("thread summaries: %w", err)
 	}
 	return scanSummaries(res)
 }
@@ -178,9 +177,9 @@ func (s *Snapshot) Summaries(ctx context.Context, roots []string) (map[string]*S
 // live fan-out checks each subscriber.
 func (s *Store) ThreadSummary(ctx context.Context, community, root string) (*Summary, error) {
 	traced(ctx, threadSQL, []any{community, []string{root}})
-	res, err := s.Pool.Query(ctx, threadSQL, community, []string{root})
+	res, err := s.pool.Query(ctx, threadSQL, community, []string{root})
 	if err != nil {
-		return nil, fmt.Errorf("store: thread summary: %w", err)
+		return nil, errorf("thread summary: %w", err)
 	}
 	sums, err := scanSummaries(res)
 	if err != nil {

@@ -4,13 +4,15 @@ import (
 	"context"
 
 	"github.com/buzzrelay/relay/shared/domain/filter"
+	"github.com/buzzrelay/relay/shared/domain/kinds"
 )
 
-// notRowKinds is the fixed predicate every window read carries; the
-// events_window partial index (migrations/002_query.sql, 004) has the same
-// text, so the planner can prove the index applies. Aux kinds and
-// relay-signed state are never timeline rows.
-const notRowKinds = `e.kind <> ALL ('{5,7,9005,40003,39000,39001,39002,39003,39005,39006,44100,44101}'::integer[])`
+// notRowKinds is the fixed predicate every window read carries, spelled
+// from kinds.NotRowKinds; the events_window partial index
+// (migrations/002_query.sql, 004) has the same text, so the planner can
+// prove the index applies. Aux kinds and relay-signed state are never
+// timeline rows.
+var notRowKinds = "e.kind <> ALL ('{" + sqlInts(kinds.NotRowKinds(), ",") + "}'::integer[])"
 
 // topLevel is the spec's top-level predicate on events e: no thread
 // metadata (depth IS NULL), depth 0, or a broadcast depth-1 reply.
@@ -66,9 +68,7 @@ func (s *Snapshot) Window(ctx context.Context, w *WindowRead) ([]Row, error) {
 	if !ok {
 		return nil, nil
 	}
-	q := "SELECT e.id, e.raw, e.created_at FROM events e\nWHERE " + cond +
-		"\nORDER BY e.created_at DESC, e.id ASC LIMIT " + b.arg(w.Limit)
-	return s.rows(ctx, "window rows", q, b.args)
+	return s.rows(ctx, "window rows", rowsSQL(cond, "", b.arg(w.Limit)), b.args)
 }
 
 // idSQL selects every top-level row id of the channel (COUNT), when readable.

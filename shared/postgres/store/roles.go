@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -16,15 +15,15 @@ func (s *Store) EnsureLoginRole(ctx context.Context, user, iamRole string) error
 	u := pgx.Identifier{user}.Sanitize()
 	var exists, hasIAM bool
 	var db string
-	err := s.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1),
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1),
   EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $2), current_database()`, user, iamRole).Scan(&exists, &hasIAM, &db)
 	if err != nil {
-		return fmt.Errorf("store: look up role %s: %w", user, err)
+		return errorf("look up role %s: %w", user, err)
 	}
 	if !exists {
 		// A concurrent run may create it first: that one stands.
-		if _, err := s.Pool.Exec(ctx, "CREATE ROLE "+u+" LOGIN"); err != nil && sqlState(err) != codeDuplicateObject {
-			return fmt.Errorf("store: create role %s: %w", user, err)
+		if _, err := s.pool.Exec(ctx, "CREATE ROLE "+u+" LOGIN"); err != nil && sqlState(err) != codeDuplicateObject {
+			return errorf("create role %s: %w", user, err)
 		}
 	}
 	stmts := []string{"ALTER ROLE " + u + " LOGIN"}
@@ -40,8 +39,8 @@ func (s *Store) EnsureLoginRole(ctx context.Context, user, iamRole string) error
 		"ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT USAGE, SELECT, UPDATE ON SEQUENCES TO "+u,
 	)
 	for _, q := range stmts {
-		if _, err := s.Pool.Exec(ctx, q); err != nil {
-			return fmt.Errorf("store: %s: %w", q, err)
+		if _, err := s.pool.Exec(ctx, q); err != nil {
+			return errorf("%s: %w", q, err)
 		}
 	}
 	return nil

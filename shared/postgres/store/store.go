@@ -1,23 +1,18 @@
-// Package store is the relay's only door to PostgreSQL (pgx). It owns every
-// SQL statement: the write path (Tx), the read path (Snapshot, one read-only
-// transaction, with the filter compiler, keyset and the access predicates
-// of access.go); callers pass the community id each statement is scoped by.
 package store
+
+// The pool and the write transaction: Store, Open, Ping, Tx.
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // Store wraps the pool a cold start builds once.
 type Store struct {
-	Pool *pgxpool.Pool
+	pool *pgxpool.Pool
 }
 
 // Options tune the pool.
@@ -45,7 +40,7 @@ const DefaultIdleTimeout = 30 * time.Second
 func Open(ctx context.Context, dsn string, o Options) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("store: parse database url: %w", err)
+		return nil, errorf("parse database url: %w", err)
 	}
 	if o.MaxConns > 0 {
 		cfg.MaxConns = o.MaxConns
@@ -72,18 +67,18 @@ func Open(ctx context.Context, dsn string, o Options) (*Store, error) {
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("store: new pool: %w", err)
+		return nil, errorf("new pool: %w", err)
 	}
-	return &Store{Pool: pool}, nil
+	return &Store{pool: pool}, nil
 }
 
 // Close releases the pool.
-func (s *Store) Close() { s.Pool.Close() }
+func (s *Store) Close() { s.pool.Close() }
 
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error {
-	if err := s.Pool.Ping(ctx); err != nil {
-		return fmt.Errorf("store: ping: %w", err)
+	if err := s.pool.Ping(ctx); err != nil {
+		return errorf("ping: %w", err)
 	}
 	return nil
 }
@@ -92,9 +87,9 @@ func (s *Store) Ping(ctx context.Context) error {
 // returns nil, rolled back otherwise (including on panic). BEGIN travels
 // with the transaction's first statement, saving a round trip per write.
 func (s *Store) Tx(ctx context.Context, community string, fn func(*Tx) error) (err error) {
-	conn, err := s.Pool.Acquire(ctx)
+	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
-		return fmt.Errorf("store: acquire connection: %w", err)
+		return errorf("acquire connection: %w", err)
 	}
 	// A connection released inside a transaction (a failed ROLLBACK) is
 	// closed by the pool, never reused.
@@ -111,56 +106,28 @@ func (s *Store) Tx(ctx context.Context, community string, fn func(*Tx) error) (e
 	}()
 	if err = fn(&Tx{tx: tx, store: s, community: community}); err != nil {
 		if cerr := tx.settle(ctx); cerr != nil {
-			return cerr // a deferred check's refusal comes first
+			return classify(cerr) // a deferred check's refusal comes first
 		}
-		return err
+		return classify(err)
 	}
 	if err = tx.commit(ctx); err != nil {
-		return fmt.Errorf("store: commit: %w", err)
+		return errorf("commit: %w", err)
 	}
 	return nil
 }
 
-// IsSerialization reports whether err is a retryable conflict.
-func IsSerialization(err error) bool {
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
+// Tx is one write transaction of one community.
+type Tx struct {
+	tx        *lazyTx
+	store     *Store
+	community string
+	// stored are the events this transaction stored, as delivery needs
+	// them (a Delivery need not read them back).
+	stored map[string]Delivered
+	// system says, for the channels this transaction read, whether each
+	// is a system channel.
+	system map[string]bool
 }
 
-// EverMembers reports, for each pair, whether reader has ever been a member
-// of channel (removed or not): who may be told that access ended.
-func (s *Store) EverMembers(ctx context.Context, community string, pairs []ReadPair) (map[ReadPair]bool, error) {
-	return s.pairsWhere(ctx, community, pairs, "membership history", `SELECT 1 FROM channel_members m
-  WHERE m.community_id = $1 AND m.channel_id = x.ch AND m.pubkey = x.rd`)
-}
-
-// pairsWhere returns the pairs x(ch, rd) for which EXISTS (exists) holds,
-// in one statement.
-func (s *Store) pairsWhere(ctx context.Context, community string, pairs []ReadPair, what, exists string) (map[ReadPair]bool, error) {
-	out := make(map[ReadPair]bool, len(pairs))
-	if len(pairs) == 0 {
-		return out, nil
-	}
-	chs := make([]string, len(pairs))
-	rds := make([]string, len(pairs))
-	for i, p := range pairs {
-		chs[i], rds[i] = p.Channel, p.Reader
-	}
-	rows, err := s.Pool.Query(ctx, `SELECT x.ch, x.rd FROM unnest($2::text[], $3::text[]) AS x(ch, rd)
-WHERE EXISTS (`+exists+`)`, community, chs, rds)
-	if err != nil {
-		return nil, fmt.Errorf("store: %s: %w", what, err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var p ReadPair
-		if err := rows.Scan(&p.Channel, &p.Reader); err != nil {
-			return nil, fmt.Errorf("store: %s: %w", what, err)
-		}
-		out[p] = true
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: %s: %w", what, err)
-	}
-	return out, nil
-}
+// Community is the community this transaction is scoped by.
+func (t *Tx) Community() string { return t.community }

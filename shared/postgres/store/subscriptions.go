@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -31,7 +30,7 @@ type NewSubscription struct {
 // when it was refused; then nothing changed.
 func (st *Store) Subscribe(ctx context.Context, s NewSubscription, max int) (stored bool, err error) {
 	var others int
-	err = st.Pool.QueryRow(ctx, `
+	err = st.pool.QueryRow(ctx, `
 WITH others AS (
   SELECT count(*) AS n FROM ws_subscriptions WHERE connection_id = $1 AND sub_id <> $2
 ), s AS (
@@ -53,7 +52,7 @@ WITH others AS (
 SELECT others.n, EXISTS (SELECT 1 FROM s) FROM others`,
 		s.Connection, s.Sub, s.Community, s.Pubkey, s.Filters, s.CreatedAt, s.Pins, max).Scan(&others, &stored)
 	if err != nil {
-		return false, fmt.Errorf("store: store subscription: %w", err)
+		return false, errorf("store subscription: %w", err)
 	}
 	return stored, nil
 }
@@ -61,10 +60,10 @@ SELECT others.n, EXISTS (SELECT 1 FROM s) FROM others`,
 // EndSubscription removes subscription sub of connection and reports
 // whether it was there.
 func (st *Store) EndSubscription(ctx context.Context, connection, sub string) (bool, error) {
-	tag, err := st.Pool.Exec(ctx,
+	tag, err := st.pool.Exec(ctx,
 		`DELETE FROM ws_subscriptions WHERE connection_id = $1 AND sub_id = $2`, connection, sub)
 	if err != nil {
-		return false, fmt.Errorf("store: end subscription: %w", err)
+		return false, errorf("end subscription: %w", err)
 	}
 	return tag.RowsAffected() > 0, nil
 }
@@ -78,14 +77,14 @@ func (st *Store) SubscriptionsByKey(ctx context.Context, community string, keys 
 	for i, k := range keys {
 		conns[i], subs[i] = k[0], k[1]
 	}
-	rows, err := st.Pool.Query(ctx, `
+	rows, err := st.pool.Query(ctx, `
 SELECT s.connection_id, s.sub_id, s.pubkey, s.filters
 FROM unnest($1::text[], $2::text[]) AS k(connection_id, sub_id)
 JOIN ws_subscriptions s ON s.connection_id = k.connection_id AND s.sub_id = k.sub_id
 JOIN ws_connections c ON c.id = s.connection_id
 WHERE c.expires_at > $3 AND s.community_id = $4`, conns, subs, now, community)
 	if err != nil {
-		return nil, fmt.Errorf("store: load subscriptions by key: %w", err)
+		return nil, errorf("load subscriptions by key: %w", err)
 	}
 	return scanSubscriptions(rows)
 }
@@ -97,7 +96,7 @@ func scanSubscriptions(rows pgx.Rows) ([]Subscription, error) {
 		return s, err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("store: read subscriptions: %w", err)
+		return nil, errorf("read subscriptions: %w", err)
 	}
 	return out, nil
 }
@@ -108,13 +107,13 @@ func scanSubscriptions(rows pgx.Rows) ([]Subscription, error) {
 // last one is the largest id. Run i is then AudienceRange(bounds[i-1],
 // bounds[i]], the first one from "". Nil: no connection.
 func (st *Store) AudienceBounds(ctx context.Context, community string, channels []string, per int) ([]string, error) {
-	rows, err := st.Pool.Query(ctx, audienceBoundsSQL, community, channels, max(per, 1))
+	rows, err := st.pool.Query(ctx, audienceBoundsSQL, community, channels, max(per, 1))
 	if err != nil {
-		return nil, fmt.Errorf("store: audience bounds: %w", err)
+		return nil, errorf("audience bounds: %w", err)
 	}
 	bounds, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
-		return nil, fmt.Errorf("store: audience bounds: %w", err)
+		return nil, errorf("audience bounds: %w", err)
 	}
 	if len(bounds) == 0 {
 		return nil, nil
@@ -130,9 +129,9 @@ func (st *Store) AudienceBounds(ctx context.Context, community string, channels 
 // subscription is in exactly one and a connection's subscriptions share it;
 // each range reads only its own index entries.
 func (st *Store) AudienceRange(ctx context.Context, community string, channels []string, cutoff int64, after, through string, now int64) ([]Subscription, error) {
-	rows, err := st.Pool.Query(ctx, audienceRangeSQL, community, channels, cutoff, after, through, now)
+	rows, err := st.pool.Query(ctx, audienceRangeSQL, community, channels, cutoff, after, through, now)
 	if err != nil {
-		return nil, fmt.Errorf("store: audience range (%q, %q]: %w", after, through, err)
+		return nil, errorf("audience range (%q, %q]: %w", after, through, err)
 	}
 	return scanSubscriptions(rows)
 }
@@ -143,9 +142,9 @@ func (st *Store) AudienceRange(ctx context.Context, community string, channels [
 // earlier version's split, which reads every index entry of the audience
 // for each part (AudienceRange reads only its own).
 func (st *Store) AudiencePart(ctx context.Context, community string, channels []string, cutoff int64, part, parts int, now int64) ([]Subscription, error) {
-	rows, err := st.Pool.Query(ctx, audiencePartSQL, community, channels, cutoff, part, parts, now)
+	rows, err := st.pool.Query(ctx, audiencePartSQL, community, channels, cutoff, part, parts, now)
 	if err != nil {
-		return nil, fmt.Errorf("store: audience part %d of %d: %w", part, parts, err)
+		return nil, errorf("audience part %d of %d: %w", part, parts, err)
 	}
 	return scanSubscriptions(rows)
 }

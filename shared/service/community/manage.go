@@ -9,9 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nbd-wtf/go-nostr"
-
 	"github.com/buzzrelay/relay/shared/aws/kmssigner"
+	"github.com/buzzrelay/relay/shared/domain/eventcheck"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 )
@@ -60,7 +59,7 @@ func CheckPicture(p string) error {
 
 // CheckPubkey accepts a 64-character lowercase hex pubkey.
 func CheckPubkey(pk string) error {
-	if !nostr.IsValid32ByteHex(pk) {
+	if !eventcheck.LowerHex(pk, 64) {
 		return reject.Invalidf("pubkey must be 64 lowercase hex characters, got %q", pk)
 	}
 	return nil
@@ -259,7 +258,7 @@ func PubkeyRules(ctx context.Context, st *store.Store, id, rule string) ([]Pubke
 // BanEvent records event id as banned in community id and marks it
 // deleted, so no read serves it and a resubmission is refused.
 func BanEvent(ctx context.Context, st *store.Store, id, eventID, reason string) error {
-	if !nostr.IsValid32ByteHex(eventID) {
+	if !eventcheck.LowerHex(eventID, 64) {
 		return reject.Invalidf("event id must be 64 lowercase hex characters, got %q", eventID)
 	}
 	return st.BanEvent(ctx, id, eventID, reason, time.Now().Unix())

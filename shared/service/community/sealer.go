@@ -8,8 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/buzzrelay/relay/shared/aws/kmssigner"
@@ -77,39 +75,21 @@ func LocalSealerFromHex(h string) (*LocalSealer, error) {
 // LoadOrCreateLocalSealer reads the hex key at path, creating it (mode
 // 0600) on first use.
 func LoadOrCreateLocalSealer(path string) (*LocalSealer, error) {
-	b, err := os.ReadFile(path)
-	if err == nil {
-		s, err := LocalSealerFromHex(string(b))
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", path, err)
+	h, err := signer.LoadOrCreateHex(path, "local seal key", func() (string, error) {
+		key := make([]byte, 32)
+		if _, err := rand.Read(key); err != nil {
+			return "", err
 		}
-		return s, nil
-	}
-	if !os.IsNotExist(err) {
-		return nil, fmt.Errorf("read local seal key: %w", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("create local seal key directory: %w", err)
-	}
-	key := make([]byte, 32)
-	if _, err := rand.Read(key); err != nil {
-		return nil, fmt.Errorf("random local seal key: %w", err)
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		return hex.EncodeToString(key), nil
+	})
 	if err != nil {
-		if os.IsExist(err) {
-			return LoadOrCreateLocalSealer(path)
-		}
-		return nil, fmt.Errorf("create local seal key %s: %w", path, err)
+		return nil, err
 	}
-	if _, err := f.WriteString(hex.EncodeToString(key) + "\n"); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("write local seal key %s: %w", path, err)
+	s, err := LocalSealerFromHex(h)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	if err := f.Close(); err != nil {
-		return nil, fmt.Errorf("write local seal key %s: %w", path, err)
-	}
-	return NewLocalSealer(key)
+	return s, nil
 }
 
 func aad(community string) []byte { return []byte(kmssigner.ContextKey + "=" + community) }

@@ -48,8 +48,8 @@ func (a *apply) moderated(ctx context.Context) (*store.ChannelRow, string, error
 	if err != nil {
 		return nil, "", err
 	}
-	if ch.Visibility != nip29.Open && role == "" {
-		return nil, "", noChannel(h)
+	if err := mayWrite(ch, role, h); err != nil {
+		return nil, "", err
 	}
 	return ch, role, nil
 }
@@ -275,12 +275,7 @@ func (a *apply) moderationDelete(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var targets []string
-	for _, t := range a.ev.Tags {
-		if len(t) >= 2 && t[0] == "e" {
-			targets = append(targets, t[1])
-		}
-	}
+	targets := nip29.Targets(kinds.DeleteEvent, a.ev.Tags)
 	if len(targets) == 0 {
 		return reject.Invalidf("delete-event needs at least one e tag naming the event")
 	}

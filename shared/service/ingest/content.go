@@ -7,6 +7,7 @@ import (
 
 	"github.com/buzzrelay/relay/shared/domain/access"
 	"github.com/buzzrelay/relay/shared/domain/eventcheck"
+	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/nip29"
 	"github.com/buzzrelay/relay/shared/domain/reject"
@@ -130,16 +131,11 @@ func (a *apply) target(ctx context.Context, id, what string) (*store.EventRef, e
 }
 
 func (a *apply) reaction(ctx context.Context) error {
-	var id string
-	for _, t := range a.ev.Tags {
-		if len(t) >= 2 && t[0] == "e" {
-			id = t[1]
-		}
-	}
-	if id == "" {
+	ids := nip29.Targets(kinds.Reaction, a.ev.Tags)
+	if len(ids) == 0 || ids[0] == "" {
 		return reject.Invalidf("reaction needs an e tag naming its target")
 	}
-	ref, err := a.target(ctx, id, "reaction")
+	ref, err := a.target(ctx, ids[0], "reaction")
 	if err != nil {
 		return err
 	}
@@ -157,10 +153,11 @@ func (a *apply) reaction(ctx context.Context) error {
 }
 
 func (a *apply) edit(ctx context.Context) error {
-	id, ok := nip29.Tag(a.ev.Tags, "e")
-	if !ok {
+	ids := nip29.Targets(kinds.Edit, a.ev.Tags)
+	if len(ids) == 0 {
 		return reject.Invalidf("edit needs an e tag naming the edited event")
 	}
+	id := ids[0]
 	ref, err := a.target(ctx, id, "edit")
 	if err != nil {
 		return err
@@ -258,7 +255,7 @@ func (a *apply) deleteAddress(ctx context.Context, addr string) error {
 func (a *apply) replaceable(ctx context.Context) error {
 	d := ""
 	if kinds.InAddressableRange(a.ev.Kind) {
-		v, ok := nip29.Tag(a.ev.Tags, "d")
+		v, ok := filter.TagValue(a.ev.Tags, "d")
 		if !ok {
 			return reject.Invalidf("kind %d is addressable and needs a d tag", a.ev.Kind)
 		}
@@ -311,7 +308,7 @@ func (a *apply) ephemeral(ctx context.Context) error {
 // giftWrap stores a NIP-59 gift wrap outside any channel, never indexed for
 // search; reads give it only to its p recipient (query's access rule).
 func (a *apply) giftWrap(ctx context.Context) error {
-	p, ok := nip29.Tag(a.ev.Tags, "p")
+	p, ok := filter.TagValue(a.ev.Tags, "p")
 	if !ok || !eventcheck.LowerHex(p, 64) {
 		return reject.Invalidf("a gift wrap needs a p tag naming its recipient's 64-hex public key")
 	}

@@ -52,7 +52,7 @@ func TestConcurrentReplaceableKeepsNewest(t *testing.T) {
 			}
 		}
 		var id string
-		if err := h.st.Pool.QueryRow(context.Background(), `SELECT string_agg(id, ',') FROM events WHERE kind = $1 AND deleted_at IS NULL`, kind).Scan(&id); err != nil {
+		if err := h.db.QueryRow(context.Background(), `SELECT string_agg(id, ',') FROM events WHERE kind = $1 AND deleted_at IS NULL`, kind).Scan(&id); err != nil {
 			t.Fatal(err)
 		}
 		if id != evs[9].ID {

@@ -8,6 +8,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/domain/signer"
+	"github.com/buzzrelay/relay/shared/postgres/dbtest"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/ingest"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
@@ -18,15 +19,16 @@ const community = "default"
 type harness struct {
 	t     testing.TB
 	st    *store.Store
+	db    *dbtest.DB // the tables, looked at directly
 	svc   *ingest.Service
 	relay *signer.Key
 }
 
 func newHarness(t testing.TB) *harness {
 	t.Helper()
-	st := testkit.NewStore(t, store.Options{MaxConns: 16})
+	st, db := testkit.NewStoreDB(t, store.Options{MaxConns: 16})
 	key := testkit.RelayKey(t)
-	return &harness{t: t, st: st, svc: ingest.New(st, key), relay: key}
+	return &harness{t: t, st: st, db: db, svc: ingest.New(st, key), relay: key}
 }
 
 func (h *harness) submit(ev *nostr.Event) ingest.Outcome {
@@ -69,7 +71,7 @@ func (h *harness) refused(ev *nostr.Event, prefix string) {
 func (h *harness) counts() string {
 	h.t.Helper()
 	var s string
-	err := h.st.Pool.QueryRow(context.Background(), `SELECT concat_ws(',',
+	err := h.db.QueryRow(context.Background(), `SELECT concat_ws(',',
   (SELECT count(*) FROM events), (SELECT count(*) FROM event_tags), (SELECT count(*) FROM channels),
   (SELECT count(*) FROM channel_members), (SELECT count(*) FROM thread_metadata), (SELECT count(*) FROM channel_state_heads),
   (SELECT coalesce(sum(reply_count + descendant_count), 0) FROM thread_metadata),
@@ -95,7 +97,7 @@ func (h *harness) channel(owner testkit.Key, extra ...nostr.Tag) string {
 func (h *harness) head(channel string, kind int) *nostr.Event {
 	h.t.Helper()
 	var raw string
-	err := h.st.Pool.QueryRow(context.Background(), `SELECT e.raw FROM channel_state_heads s
+	err := h.db.QueryRow(context.Background(), `SELECT e.raw FROM channel_state_heads s
 JOIN events e ON e.community_id = s.community_id AND e.id = s.event_id
 WHERE s.channel_id = $1 AND s.kind = $2`, channel, kind).Scan(&raw)
 	if err != nil {
@@ -122,7 +124,7 @@ func (h *harness) thread(id string) thread {
 	h.t.Helper()
 	var th thread
 	var root, parent *string
-	err := h.st.Pool.QueryRow(context.Background(), `SELECT m.depth, m.reply_count, m.descendant_count, m.root_id, m.parent_id, m.broadcast, e.top_level, m.last_reply_at
+	err := h.db.QueryRow(context.Background(), `SELECT m.depth, m.reply_count, m.descendant_count, m.root_id, m.parent_id, m.broadcast, e.top_level, m.last_reply_at
 FROM thread_metadata m JOIN events e ON e.community_id = m.community_id AND e.id = m.event_id WHERE m.event_id = $1`, id).
 		Scan(&th.Depth, &th.Replies, &th.Descendants, &root, &parent, &th.Broadcast, &th.TopLevel, &th.LastReplyAt)
 	if err != nil {
@@ -140,7 +142,7 @@ FROM thread_metadata m JOIN events e ON e.community_id = m.community_id AND e.id
 func (h *harness) scalar(q string, args ...any) int {
 	h.t.Helper()
 	var n int
-	if err := h.st.Pool.QueryRow(context.Background(), q, args...).Scan(&n); err != nil {
+	if err := h.db.QueryRow(context.Background(), q, args...).Scan(&n); err != nil {
 		h.t.Fatal(err)
 	}
 	return n

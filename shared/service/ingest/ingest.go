@@ -1,6 +1,9 @@
 // Package ingest is the write path shared by POST /events and WebSocket
 // EVENT: it checks an event, applies the NIP-29 / NIP-CL / thread rules in one
 // database transaction, and publishes the relay-signed state that changed.
+// pipeline.go lists every policy in the order it runs, and the rule of each
+// kind; channels.go holds the NIP-29 moderation rules, content.go the
+// messages, replies, reactions, edits, deletions and replaceables.
 package ingest
 
 import (
@@ -11,8 +14,6 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/shared/domain/eventcheck"
-	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/signer"
 	"github.com/buzzrelay/relay/shared/domain/sigverify"
@@ -80,15 +81,16 @@ type Outcome struct {
 const maxAttempts = 3
 
 // Submit checks and applies ev on behalf of authed, the pubkey that
-// authenticated the request; the caller (shared/service/relay, the one door)
-// has already applied the authorship rule. Nothing is stored unless every rule passes. A
+// authenticated the request. Nothing is stored unless every rule passes. A
 // rule's verdict (accepted, duplicate, refused) is the Outcome; an error
 // means no verdict could be reached (the database failed or is away) and is
 // the caller's to answer through reject.Map.
 func (s *Service) Submit(ctx context.Context, community, authed string, ev *nostr.Event) (Outcome, error) {
 	now := s.now()
-	if err := eventcheck.Check(ev, now, s.sigs); err != nil {
-		return refused(err)
+	for _, p := range beforeTx {
+		if err := p.check(s, ev, authed, now); err != nil {
+			return refused(err)
+		}
 	}
 	var out []*nostr.Event
 	var delivery *store.Delivery
@@ -96,10 +98,7 @@ func (s *Service) Submit(ctx context.Context, community, authed string, ev *nost
 	for attempt := 1; attempt <= maxAttempts; attempt++ {
 		out = out[:0]
 		err = s.store.Tx(ctx, community, func(tx *store.Tx) error {
-			if err := tx.CheckBans(ctx, ev, authed); err != nil {
-				return err
-			}
-			a := &apply{s: s, tx: tx, ev: ev, now: now.Unix()}
+			a := &apply{s: s, tx: tx, ev: ev, authed: authed, now: now.Unix()}
 			if s.delivery != nil {
 				// Asked now: the last write may commit the transaction.
 				delivery = tx.DeliveryAtCommit(func() store.DeliveryRequest { return s.delivery(a.committed()) })
@@ -147,6 +146,7 @@ type apply struct {
 	s         *Service
 	tx        *store.Tx
 	ev        *nostr.Event
+	authed    string // the pubkey that authenticated the request
 	now       int64
 	published []*nostr.Event
 }
@@ -155,49 +155,6 @@ type apply struct {
 // event first, then the relay-signed ones.
 func (a *apply) committed() []*nostr.Event {
 	return append([]*nostr.Event{a.ev}, a.published...)
-}
-
-func (a *apply) run(ctx context.Context) error {
-	// Moderation events change state before they are stored, so a repeat
-	// must be caught first. Other kinds store the event before any side
-	// effect, and the insert itself detects a repeat.
-	if kinds.Moderation(a.ev.Kind) {
-		dup, err := a.tx.Exists(ctx, a.ev.ID)
-		if err != nil {
-			return err
-		}
-		if dup {
-			return reject.Duplicatef("event %s is already stored", a.ev.ID)
-		}
-	}
-	if kinds.Ephemeral(a.ev.Kind) {
-		return a.ephemeral(ctx)
-	}
-	if rule, ok := rules[a.ev.Kind]; ok {
-		return rule(a, ctx)
-	}
-	return a.message(ctx)
-}
-
-// rules is the write rule of each kind with one of its own; every other
-// accepted kind is a channel message or a plain stored event (message).
-var rules = map[int]func(*apply, context.Context) error{
-	kinds.CreateGroup:  (*apply).createChannel,
-	kinds.EditMetadata: (*apply).editChannel,
-	kinds.PutUser:      (*apply).putUser,
-	kinds.RemoveUser:   (*apply).removeUser,
-	kinds.DeleteEvent:  (*apply).moderationDelete,
-	kinds.DeleteGroup:  (*apply).deleteChannel,
-	kinds.JoinRequest:  (*apply).join,
-	kinds.LeaveRequest: (*apply).leave,
-	kinds.Deletion:     (*apply).deletion,
-	kinds.Reaction:     (*apply).reaction,
-	kinds.Edit:         (*apply).edit,
-	kinds.Profile:      (*apply).replaceable,
-	kinds.FollowList:   (*apply).replaceable,
-	kinds.GroupsList:   (*apply).replaceable,
-	kinds.Article:      (*apply).replaceable,
-	kinds.GiftWrap:     (*apply).giftWrap,
 }
 
 // store inserts the client's event; a lost insert race is a duplicate.

@@ -6,8 +6,8 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/shared/domain/filter"
 	kindtable "github.com/buzzrelay/relay/shared/domain/kinds" // window_test.go has a kinds helper
+	"github.com/buzzrelay/relay/shared/domain/nip29"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 )
 
@@ -64,17 +64,7 @@ func aimsAt(kind int, raw string, targets map[string]bool) bool {
 	if err := json.Unmarshal([]byte(raw), &ev); err != nil {
 		return false
 	}
-	es := filter.TagValues(ev.Tags, "e")
-	if len(es) == 0 {
-		return false
-	}
-	switch kind {
-	case 7:
-		return targets[es[len(es)-1]]
-	case 40003:
-		return targets[es[0]]
-	}
-	for _, id := range es {
+	for _, id := range nip29.Targets(kind, ev.Tags) {
 		if targets[id] {
 			return true
 		}

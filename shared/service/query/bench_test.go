@@ -13,6 +13,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/domain/signer"
+	"github.com/buzzrelay/relay/shared/postgres/dbtest"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
@@ -26,7 +27,7 @@ import (
 //	source localdev/pg.sh && go test -run '^$' -bench BenchmarkWindow -benchtime 2000x ./shared/query/
 func BenchmarkWindow(b *testing.B) {
 	ctx := context.Background()
-	st := testkit.NewStore(b, store.Options{MaxConns: 2})
+	st, db := testkit.NewStoreDB(b, store.Options{MaxConns: 2})
 	relay, err := signer.FromHex(nostr.GeneratePrivateKey())
 	if err != nil {
 		b.Fatal(err)
@@ -40,19 +41,19 @@ func BenchmarkWindow(b *testing.B) {
 	for i, s := range sizes {
 		ch := uuid.NewString()
 		t := time.Now()
-		if _, err := testkit.Seed(ctx, st, testkit.SeedOptions{Channel: ch, Events: s.events, Start: start, PerSecond: 5, Seed: uint64(i + 1)}); err != nil {
+		if _, err := testkit.Seed(ctx, db, testkit.SeedOptions{Channel: ch, Events: s.events, Start: start, PerSecond: 5, Seed: uint64(i + 1)}); err != nil {
 			b.Fatal(err)
 		}
 		b.Logf("seeded %s in %s", s.name, time.Since(t).Round(time.Millisecond))
 		channels[s.name] = ch
 	}
-	if err := st.Analyze(ctx); err != nil {
+	if err := db.Analyze(ctx); err != nil {
 		b.Fatal(err)
 	}
 	q := New(st, relay)
 	reader := nostr.GeneratePrivateKey()
 	for _, s := range sizes {
-		bodies, err := windowBodies(ctx, st, channels[s.name], 64)
+		bodies, err := windowBodies(ctx, db, channels[s.name], 64)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -83,11 +84,11 @@ func BenchmarkWindow(b *testing.B) {
 
 // windowBodies returns the head request and n-1 cursor requests at random
 // top-level rows of the channel.
-func windowBodies(ctx context.Context, st *store.Store, ch string, n int) ([][]byte, error) {
+func windowBodies(ctx context.Context, db *dbtest.DB, ch string, n int) ([][]byte, error) {
 	// A repeatable sample, above the channel's 200 oldest top-level rows so
 	// that every cursor has a full page (50 rows and the has_more probe)
 	// below it.
-	rows, err := st.Pool.Query(ctx, `SELECT created_at, id FROM events TABLESAMPLE SYSTEM (5) REPEATABLE (7)
+	rows, err := db.Query(ctx, `SELECT created_at, id FROM events TABLESAMPLE SYSTEM (5) REPEATABLE (7)
 WHERE community_id = 'default' AND channel_id = $1 AND kind = 9 AND top_level AND deleted_at IS NULL
   AND created_at > (SELECT created_at FROM events WHERE community_id = 'default' AND channel_id = $1
     AND kind = 9 AND top_level AND deleted_at IS NULL ORDER BY created_at ASC OFFSET 200 LIMIT 1)

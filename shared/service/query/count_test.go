@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/nbd-wtf/go-nostr"
 )
 
@@ -123,7 +124,7 @@ func returned(e *env, reader user, filter string) int {
 	stored := func(evs []*nostr.Event) int {
 		n := 0
 		for _, ev := range evs {
-			if ev.Kind != KindThreadSummary && ev.Kind != KindWindowBounds {
+			if ev.Kind != kinds.ThreadSummary && ev.Kind != kinds.WindowBounds {
 				n++
 			}
 		}

@@ -19,14 +19,14 @@ import (
 // the custom plan and the generic plan a prepared statement may switch to.
 func TestExplainUsesIndexes(t *testing.T) {
 	e := newEnv(t)
-	if _, err := e.st.Pool.Exec(e.ctx, `ALTER TABLE events SET (autovacuum_enabled = false);
+	if _, err := e.db.Exec(e.ctx, `ALTER TABLE events SET (autovacuum_enabled = false);
 ALTER TABLE event_tags SET (autovacuum_enabled = false);
 ALTER TABLE thread_metadata SET (autovacuum_enabled = false)`); err != nil {
 		t.Fatal(err)
 	}
 	agent := newUser()
 	ch := uuid.NewString()
-	if _, err := testkit.Seed(e.ctx, e.st, testkit.SeedOptions{Channel: ch, Events: 40_000, Start: t0 - 100_000, PerSecond: 5, Seed: 7}); err != nil {
+	if _, err := testkit.Seed(e.ctx, e.db, testkit.SeedOptions{Channel: ch, Events: 40_000, Start: t0 - 100_000, PerSecond: 5, Seed: 7}); err != nil {
 		t.Fatal(err)
 	}
 	other := e.channel(agent, nostr.Tag{"t", "agent-config"})
@@ -35,12 +35,12 @@ ALTER TABLE thread_metadata SET (autovacuum_enabled = false)`); err != nil {
 
 	var cursorAt int64
 	var cursorID string
-	if err := e.st.Pool.QueryRow(e.ctx, `SELECT created_at, id FROM events WHERE channel_id = $1 AND kind = 9 AND top_level
+	if err := e.db.QueryRow(e.ctx, `SELECT created_at, id FROM events WHERE channel_id = $1 AND kind = 9 AND top_level
 ORDER BY created_at DESC, id OFFSET 20000 LIMIT 1`, ch).Scan(&cursorAt, &cursorID); err != nil {
 		t.Fatal(err)
 	}
 	var threadRoot string
-	if err := e.st.Pool.QueryRow(e.ctx, `SELECT event_id FROM thread_metadata WHERE channel_id = $1 AND reply_count > 0 LIMIT 1`, ch).Scan(&threadRoot); err != nil {
+	if err := e.db.QueryRow(e.ctx, `SELECT event_id FROM thread_metadata WHERE channel_id = $1 AND reply_count > 0 LIMIT 1`, ch).Scan(&threadRoot); err != nil {
 		t.Fatal(err)
 	}
 	requests := []string{
@@ -76,7 +76,7 @@ ORDER BY created_at DESC, id OFFSET 20000 LIMIT 1`, ch).Scan(&cursorAt, &cursorI
 		}
 	}
 	check("unanalyzed")
-	if err := e.st.Analyze(e.ctx); err != nil {
+	if err := e.db.Analyze(e.ctx); err != nil {
 		t.Fatal(err)
 	}
 	check("analyzed")
@@ -86,7 +86,7 @@ ORDER BY created_at DESC, id OFFSET 20000 LIMIT 1`, ch).Scan(&cursorAt, &cursorI
 // in the plan of sql, "" when there are none.
 func seqScans(t *testing.T, e *env, mode, sql string, args []any) string {
 	t.Helper()
-	conn, err := e.st.Pool.Acquire(e.ctx)
+	conn, err := e.db.Acquire(e.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

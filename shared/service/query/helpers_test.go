@@ -10,8 +10,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/signer"
+	"github.com/buzzrelay/relay/shared/postgres/dbtest"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/ingest"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
@@ -24,6 +26,7 @@ type env struct {
 	t     *testing.T
 	ctx   context.Context
 	st    *store.Store
+	db    *dbtest.DB // seeding, EXPLAIN, planner settings
 	relay *signer.Key
 	ing   *ingest.Service
 	q     *Engine
@@ -42,14 +45,14 @@ func newUser() user {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	ctx := context.Background()
-	st := testkit.NewStore(t, store.Options{MaxConns: 4})
+	st, db := testkit.NewStoreDB(t, store.Options{MaxConns: 4})
 	relay, err := signer.FromHex(nostr.GeneratePrivateKey())
 	if err != nil {
 		t.Fatal(err)
 	}
 	ing := ingest.New(st, relay).
 		WithClock(func() time.Time { return time.Unix(t0+300, 0) })
-	return &env{t: t, ctx: ctx, st: st, relay: relay, ing: ing, q: New(st, relay)}
+	return &env{t: t, ctx: ctx, st: st, db: db, relay: relay, ing: ing, q: New(st, relay)}
 }
 
 // submit signs and submits an event through the real write path.
@@ -207,7 +210,7 @@ func tagValue(ev *nostr.Event, name string) string {
 // bounds returns the one 39006 of a window response, checked for signature.
 func (e *env) bounds(evs []*nostr.Event) (*nostr.Event, boundsJSON) {
 	e.t.Helper()
-	b := byKind(evs, KindWindowBounds)
+	b := byKind(evs, kinds.WindowBounds)
 	if len(b) != 1 {
 		e.t.Fatalf("want exactly one 39006, got %d", len(b))
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/domain/filter"
+	"github.com/buzzrelay/relay/shared/domain/kinds"
 )
 
 // NIP-01 matching, newest first with ties by id, before_id keyset, page,
@@ -246,7 +247,7 @@ func TestWindowServedFirst(t *testing.T) {
 	m := e.msg(alice, ch, t0+10, "x")
 	note := e.submit(alice, 1, t0+11, "note")
 	evs := e.query(alice, fmt.Sprintf(`[{"kinds":[1]},{"kinds":[9],"#h":[%q],"top_level":true},{"kinds":[9]}]`, ch))
-	if len(evs) != 3 || evs[0].ID != m.ID || evs[1].Kind != KindWindowBounds || evs[2].ID != note.ID {
+	if len(evs) != 3 || evs[0].ID != m.ID || evs[1].Kind != kinds.WindowBounds || evs[2].ID != note.ID {
 		t.Fatalf("serving order %v", kindsOf(evs))
 	}
 }

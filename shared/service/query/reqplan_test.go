@@ -18,14 +18,14 @@ import (
 // of the other channel (docs/benchmarks.md, issue 12).
 func TestOneChannelReqWalksChannelIndex(t *testing.T) {
 	e := newEnv(t)
-	if _, err := e.st.Pool.Exec(e.ctx, `ALTER TABLE events SET (autovacuum_enabled = false)`); err != nil {
+	if _, err := e.db.Exec(e.ctx, `ALTER TABLE events SET (autovacuum_enabled = false)`); err != nil {
 		t.Fatal(err)
 	}
 	old, busy := uuid.NewString(), uuid.NewString()
-	if _, err := testkit.Seed(e.ctx, e.st, testkit.SeedOptions{Channel: old, Events: 10_000, Start: t0 - 200_000, PerSecond: 5, Seed: 3}); err != nil {
+	if _, err := testkit.Seed(e.ctx, e.db, testkit.SeedOptions{Channel: old, Events: 10_000, Start: t0 - 200_000, PerSecond: 5, Seed: 3}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := testkit.Seed(e.ctx, e.st, testkit.SeedOptions{Channel: busy, Events: 20_000, Start: t0 - 100_000, PerSecond: 5, Seed: 4}); err != nil {
+	if _, err := testkit.Seed(e.ctx, e.db, testkit.SeedOptions{Channel: busy, Events: 20_000, Start: t0 - 100_000, PerSecond: 5, Seed: 4}); err != nil {
 		t.Fatal(err)
 	}
 	reader := newUser()
@@ -43,7 +43,7 @@ func TestOneChannelReqWalksChannelIndex(t *testing.T) {
 			}
 			found = true
 			var plan []byte
-			if err := e.st.Pool.QueryRow(e.ctx, "EXPLAIN (FORMAT JSON) "+sql, argss[i]...).Scan(&plan); err != nil {
+			if err := e.db.QueryRow(e.ctx, "EXPLAIN (FORMAT JSON) "+sql, argss[i]...).Scan(&plan); err != nil {
 				t.Fatal(err)
 			}
 			var root []map[string]any
@@ -74,7 +74,7 @@ func TestOneChannelReqWalksChannelIndex(t *testing.T) {
 		}
 	}
 	check("just loaded")
-	if err := e.st.Analyze(e.ctx); err != nil {
+	if err := e.db.Analyze(e.ctx); err != nil {
 		t.Fatal(err)
 	}
 	check("analyzed")

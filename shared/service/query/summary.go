@@ -7,6 +7,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 )
 
@@ -29,7 +30,7 @@ func (e *Engine) summaryEvent(ctx context.Context, community, channel string, s 
 		return nil, fmt.Errorf("query: encode thread summary: %w", err)
 	}
 	ev := &nostr.Event{
-		Kind:      KindThreadSummary,
+		Kind:      kinds.ThreadSummary,
 		CreatedAt: nostr.Timestamp(e.now().Unix()),
 		Tags:      nostr.Tags{{"e", s.Root}, {"d", s.Root}, {"h", channel}},
 		Content:   string(content),

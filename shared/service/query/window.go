@@ -8,14 +8,8 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/postgres/store"
-)
-
-// Relay-signed overlay kinds of the channel window; synthesized at query
-// time, never stored.
-const (
-	KindThreadSummary = 39005
-	KindWindowBounds  = 39006
 )
 
 // windowPlan is one validated top_level filter.
@@ -125,7 +119,7 @@ func (e *Engine) boundsEvent(ctx context.Context, community string, w *windowPla
 		return nil, fmt.Errorf("query: encode window bounds: %w", err)
 	}
 	ev := &nostr.Event{
-		Kind:      KindWindowBounds,
+		Kind:      kinds.WindowBounds,
 		CreatedAt: nostr.Timestamp(e.now().Unix()),
 		Tags:      nostr.Tags{{"d", w.channel + ":" + suffix}, {"h", w.channel}},
 		Content:   string(content),

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/nbd-wtf/go-nostr"
 )
 
@@ -50,7 +51,7 @@ func TestWindowResponse(t *testing.T) {
 	if has(evs, react2.ID) || has(evs, rReact.ID) {
 		t.Fatal("deleted hop-1 reaction or a reply's reaction in the closure")
 	}
-	sums := byKind(evs, KindThreadSummary)
+	sums := byKind(evs, kinds.ThreadSummary)
 	if len(sums) != 1 || tagValue(sums[0], "e") != m2.ID || tagValue(sums[0], "d") != m2.ID || tagValue(sums[0], "h") != ch {
 		t.Fatalf("want one 39005 for m2, got %v", sums)
 	}
@@ -71,7 +72,7 @@ func TestWindowResponse(t *testing.T) {
 		t.Fatalf("39006 content %s", b.Content)
 	}
 	// Order on the wire: rows, aux, summaries, bounds.
-	if evs[0].Kind != 9 || evs[len(evs)-1].Kind != KindWindowBounds || evs[len(evs)-2].Kind != KindThreadSummary {
+	if evs[0].Kind != 9 || evs[len(evs)-1].Kind != kinds.WindowBounds || evs[len(evs)-2].Kind != kinds.ThreadSummary {
 		t.Fatalf("wire order wrong: %v", kindsOf(evs))
 	}
 
@@ -84,7 +85,7 @@ func TestWindowResponse(t *testing.T) {
 	if tagValue(b, "d") != fmt.Sprintf("%s:%d:%s", ch, t0+11, m2.ID) || c.HasMore || c.NextCursor != nil {
 		t.Fatalf("page 2 bounds %v %s", b.Tags, b.Content)
 	}
-	if len(byKind(evs, KindThreadSummary)) != 0 || len(byKind(evs, 7)) != 0 {
+	if len(byKind(evs, kinds.ThreadSummary)) != 0 || len(byKind(evs, 7)) != 0 {
 		t.Fatal("overlays or closure without include_summaries / include_aux")
 	}
 	if strings := string(mustJSON(t, b)); !json.Valid([]byte(strings)) {
@@ -141,10 +142,10 @@ func TestWindowDensePaging(t *testing.T) {
 		if len(rows) > 25 {
 			t.Fatalf("page %d has %d rows", pages, len(rows))
 		}
-		if pages == 1 && len(byKind(evs, KindThreadSummary)) != 0 {
+		if pages == 1 && len(byKind(evs, kinds.ThreadSummary)) != 0 {
 			t.Fatal("the probe row was summarized")
 		}
-		if pages == 2 && len(byKind(evs, KindThreadSummary)) != 1 {
+		if pages == 2 && len(byKind(evs, kinds.ThreadSummary)) != 1 {
 			t.Fatal("page 2 misses the summary of its first row")
 		}
 		got = append(got, ids(rows)...)

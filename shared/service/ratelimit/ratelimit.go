@@ -9,8 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/buzzrelay/relay/shared/domain/reject"
@@ -29,7 +27,8 @@ type Limits struct {
 	Allow map[string]bool
 }
 
-// Defaults are the limits when the environment sets none. They are sized
+// Defaults are the limits when the environment sets none (the
+// environment is read once, by shared/wiring/config). They are sized
 // so that a busy client, an agent or a test suite working from one key never
 // meets them (a window paged over hundreds of rows, a channel per test),
 // while a single-key flood (hundreds of events per second) is cut within the
@@ -40,52 +39,6 @@ var Defaults = Limits{
 	ChannelsPerHour:     300,
 	ReadsPerMinute:      3000,
 	MessagesPerMinute:   6000,
-}
-
-// settings maps each limit's environment variable to its field in l.
-func (l *Limits) settings() map[string]*int64 {
-	return map[string]*int64{
-		"RATE_EVENTS_PER_MIN":      &l.EventsPerMinute,
-		"RATE_EVENT_BYTES_PER_MIN": &l.EventBytesPerMinute,
-		"RATE_CHANNELS_PER_HOUR":   &l.ChannelsPerHour,
-		"RATE_READS_PER_MIN":       &l.ReadsPerMinute,
-		"RATE_WS_MESSAGES_PER_MIN": &l.MessagesPerMinute,
-	}
-}
-
-// Off is the environment that turns every limit off, for benchmarks whose
-// measure is throughput.
-func Off() map[string]string {
-	var l Limits
-	env := map[string]string{}
-	for name := range l.settings() {
-		env[name] = "0"
-	}
-	return env
-}
-
-// FromEnv reads RATE_EVENTS_PER_MIN, RATE_EVENT_BYTES_PER_MIN,
-// RATE_CHANNELS_PER_HOUR, RATE_READS_PER_MIN, RATE_WS_MESSAGES_PER_MIN
-// (whole numbers, 0 = no limit) and RATE_ALLOW (comma-separated hex
-// pubkeys) over Defaults.
-func FromEnv(getenv func(string) string) (Limits, error) {
-	l := Defaults
-	for name, p := range l.settings() {
-		if v := getenv(name); v != "" {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil || n < 0 {
-				return Limits{}, fmt.Errorf("%s must be a whole number (0 = no limit), got %q", name, v)
-			}
-			*p = n
-		}
-	}
-	l.Allow = map[string]bool{}
-	for _, pk := range strings.Split(getenv("RATE_ALLOW"), ",") {
-		if pk = strings.ToLower(strings.TrimSpace(pk)); pk != "" {
-			l.Allow[pk] = true
-		}
-	}
-	return l, nil
 }
 
 // Request is what one client request costs.

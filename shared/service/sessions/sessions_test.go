@@ -18,7 +18,7 @@ import (
 // nothing.
 func TestSubscribeReplacesAndLimits(t *testing.T) {
 	ctx := context.Background()
-	st := testkit.NewStore(t, store.Options{MaxConns: 2})
+	st, db := testkit.NewStoreDB(t, store.Options{MaxConns: 2})
 	if _, err := st.EnsureCommunity(ctx, "c1", ""); err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func TestSubscribeReplacesAndLimits(t *testing.T) {
 		return []nostr.Filter{{Kinds: []int{9}, Tags: nostr.TagMap{"h": chs}}}
 	}
 	index := func(sub string) []string {
-		rows, err := st.Pool.Query(ctx, `SELECT channel_id FROM ws_subscription_channels WHERE connection_id = 'conn' AND sub_id = $1 ORDER BY 1`, sub)
+		rows, err := db.Query(ctx, `SELECT channel_id FROM ws_subscription_channels WHERE connection_id = 'conn' AND sub_id = $1 ORDER BY 1`, sub)
 		if err != nil {
 			t.Fatal(err)
 		}

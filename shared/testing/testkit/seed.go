@@ -2,7 +2,7 @@ package testkit
 
 // Seeded channels: a synthetic channel bulk-loaded for query tests and
 // benchmarks: top-level messages, replies with their thread metadata,
-// reactions, edits and deletions, written with COPY (through store) in the
+// reactions, edits and deletions, written with COPY (through dbtest) in the
 // exact shape the write path stores (events, event_tags, thread_metadata,
 // channels, channel_members). Event ids are real (NIP-01 hashes of the
 // stored JSON); signatures are not, unless SeedOptions.Sign is set (the
@@ -19,7 +19,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/shared/postgres/store"
+	"github.com/buzzrelay/relay/shared/postgres/dbtest"
 )
 
 // SeedOptions describe one channel to load.
@@ -72,7 +72,7 @@ var seedWords = []string{"deploy", "review", "lunch", "standup", "incident", "re
 // Seed writes the channel (creating it, open, with its creator as owner)
 // and returns counts. It does not ANALYZE; call st.Analyze after the last
 // one.
-func Seed(ctx context.Context, st *store.Store, o SeedOptions) (*SeedResult, error) {
+func Seed(ctx context.Context, db *dbtest.DB, o SeedOptions) (*SeedResult, error) {
 	if o.Community == "" {
 		o.Community = "default"
 	}
@@ -97,12 +97,12 @@ func Seed(ctx context.Context, st *store.Store, o SeedOptions) (*SeedResult, err
 		pubs[i] = pk
 	}
 	creator := pubs[0]
-	if err := st.BulkChannel(ctx, o.Community, o.Channel, "seed-"+o.Channel[:8], creator, randomHex(32), o.Start); err != nil {
+	if err := db.BulkChannel(ctx, o.Community, o.Channel, "seed-"+o.Channel[:8], creator, randomHex(32), o.Start); err != nil {
 		return nil, fmt.Errorf("seed: %w", err)
 	}
 
 	res := &SeedResult{Oldest: o.Start}
-	var events []store.BulkEvent
+	var events []dbtest.BulkEvent
 	threads := map[string]*seedThread{}
 	var order []string  // thread_metadata rows in insert order
 	var recent []string // recent messages (reply and reaction targets)
@@ -110,7 +110,7 @@ func Seed(ctx context.Context, st *store.Store, o SeedOptions) (*SeedResult, err
 	deleted := map[string]int64{}
 	flush := func(final bool) error {
 		if len(events) >= o.Batch || (final && len(events) > 0) {
-			if err := st.BulkEvents(ctx, o.Community, o.Channel, events); err != nil {
+			if err := db.BulkEvents(ctx, o.Community, o.Channel, events); err != nil {
 				return fmt.Errorf("seed: %w", err)
 			}
 			events = events[:0]
@@ -187,12 +187,12 @@ func Seed(ctx context.Context, st *store.Store, o SeedOptions) (*SeedResult, err
 			ev.Sig = randomHexFrom(r, 64)
 		}
 		topLevel := th == nil || th.depth == 0
-		row := store.BulkEvent{ID: ev.ID, Pubkey: ev.PubKey, CreatedAt: at, Kind: ev.Kind, TopLevel: topLevel, Raw: ev.String()}
+		row := dbtest.BulkEvent{ID: ev.ID, Pubkey: ev.PubKey, CreatedAt: at, Kind: ev.Kind, TopLevel: topLevel, Raw: ev.String()}
 		if search {
 			row.Search = tsvector(ev.Content)
 		}
 		for _, t := range ev.Tags {
-			if len(t) >= 2 { // store.BulkEvents keeps the indexed ones
+			if len(t) >= 2 { // dbtest.BulkEvents keeps the indexed ones
 				row.Tags = append(row.Tags, [2]string{t[0], t[1]})
 			}
 		}
@@ -226,25 +226,25 @@ func Seed(ctx context.Context, st *store.Store, o SeedOptions) (*SeedResult, err
 	if err := flush(true); err != nil {
 		return nil, err
 	}
-	rows := make([]store.BulkThread, 0, len(order))
+	rows := make([]dbtest.BulkThread, 0, len(order))
 	for _, id := range order {
 		t := threads[id]
-		rows = append(rows, store.BulkThread{EventID: id, CreatedAt: t.createdAt, Parent: t.parent, Root: t.root, Depth: t.depth,
+		rows = append(rows, dbtest.BulkThread{EventID: id, CreatedAt: t.createdAt, Parent: t.parent, Root: t.root, Depth: t.depth,
 			Replies: t.replies, Descendant: t.descendants, LastReplyAt: t.lastReply})
 	}
-	if err := st.BulkThreads(ctx, o.Community, o.Channel, rows); err != nil {
+	if err := db.BulkThreads(ctx, o.Community, o.Channel, rows); err != nil {
 		return nil, fmt.Errorf("seed: %w", err)
 	}
-	if err := st.BulkDeleted(ctx, o.Community, deleted); err != nil {
+	if err := db.BulkDeleted(ctx, o.Community, deleted); err != nil {
 		return nil, fmt.Errorf("seed: %w", err)
 	}
 	return res, nil
 }
 
 // SeedChannel is Seed failing t on error.
-func SeedChannel(t testing.TB, st *store.Store, o SeedOptions) *SeedResult {
+func SeedChannel(t testing.TB, db *dbtest.DB, o SeedOptions) *SeedResult {
 	t.Helper()
-	res, err := Seed(context.Background(), st, o)
+	res, err := Seed(context.Background(), db, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,9 +253,9 @@ func SeedChannel(t testing.TB, st *store.Store, o SeedOptions) *SeedResult {
 
 // Analyze refreshes the planner statistics after seeding, failing t on
 // error.
-func Analyze(t testing.TB, st *store.Store) {
+func Analyze(t testing.TB, db *dbtest.DB) {
 	t.Helper()
-	if err := st.Analyze(context.Background()); err != nil {
+	if err := db.Analyze(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }

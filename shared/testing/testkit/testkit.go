@@ -2,7 +2,10 @@
 // fresh migrated database on the real Postgres that `make test` starts
 // (never a mock: a test that cannot reach it fails, it does not skip),
 // keys and signed events, NIP-98 tokens, bulk-seeded channels and a local
-// KMS. It reaches the database through shared/postgres/store only.
+// KMS. It reaches the database through shared/postgres/store, and through
+// shared/postgres/dbtest for what only tests do (cloning databases, bulk
+// loads, a direct look at a table). No function binary links it
+// (shared/postgres/store/door_test.go).
 package testkit
 
 import (
@@ -18,6 +21,7 @@ import (
 	"time"
 
 	"github.com/buzzrelay/relay/migrations"
+	"github.com/buzzrelay/relay/shared/postgres/dbtest"
 	"github.com/buzzrelay/relay/shared/postgres/migrate"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 )
@@ -62,14 +66,14 @@ func NewDatabase(t testing.TB) string {
 func newDatabase(t testing.TB, ctx context.Context, admin, template string) string {
 	t.Helper()
 	name := "t_" + randomHex(6)
-	dsn, err := store.CreateDatabase(ctx, admin, name, template)
+	dsn, err := dbtest.CreateDatabase(ctx, admin, name, template)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		_ = store.DropDatabase(ctx, admin, name)
+		_ = dbtest.DropDatabase(ctx, admin, name)
 	})
 	return dsn
 }
@@ -86,6 +90,34 @@ func NewStore(t testing.TB, o store.Options) *store.Store {
 	}
 	t.Cleanup(st.Close)
 	return st
+}
+
+// NewStoreDB is NewStore and a dbtest.DB on the same database, for the
+// statements only tests run (a look at a table, EXPLAIN, bulk seeding);
+// both are closed when the test ends.
+func NewStoreDB(t testing.TB, o store.Options) (*store.Store, *dbtest.DB) {
+	t.Helper()
+	dsn := NewDatabase(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	st, err := store.Open(ctx, dsn, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	return st, OpenDB(t, dsn)
+}
+
+// OpenDB opens a dbtest.DB on the database at dsn, closed when the test
+// ends.
+func OpenDB(t testing.TB, dsn string) *dbtest.DB {
+	t.Helper()
+	db, err := dbtest.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	return db
 }
 
 func migratedTemplate(ctx context.Context, admin string) (string, error) {
@@ -106,7 +138,7 @@ func migratedTemplate(ctx context.Context, admin string) (string, error) {
 		return "", err
 	}
 	name := templatePrefix + hex.EncodeToString(h.Sum(nil))[:16]
-	err = store.EnsureTemplate(ctx, admin, templatePrefix, name, func(ctx context.Context, dsn string) error {
+	err = dbtest.EnsureTemplate(ctx, admin, templatePrefix, name, func(ctx context.Context, dsn string) error {
 		_, err := migrate.Run(ctx, dsn, slog.New(slog.DiscardHandler))
 		return err
 	})

@@ -27,6 +27,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/domain/eventcheck"
+	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
@@ -251,10 +252,10 @@ func (r *Relay) checkAuth(conn *sessions.Connection, ev *nostr.Event) *reject.Er
 		return reject.Invalidf("AUTH event created_at is %d s from the relay's clock; it must be within %d s",
 			int64(skew/time.Second), int64(AuthWindow/time.Second))
 	}
-	if ch := tagValue(ev, "challenge"); ch != conn.Challenge {
+	if ch, _ := filter.TagValue(ev.Tags, "challenge"); ch != conn.Challenge {
 		return reject.Invalidf("AUTH challenge tag does not match the challenge this relay sent on this connection")
 	}
-	relay := tagValue(ev, "relay")
+	relay, _ := filter.TagValue(ev.Tags, "relay")
 	for _, u := range conn.RelayURLs {
 		if relayurl.Normalize(relay) == u {
 			return nil
@@ -318,15 +319,6 @@ func notice(msg string) []byte { return array("NOTICE", msg) }
 func array(parts ...string) []byte {
 	b, _ := json.Marshal(parts)
 	return b
-}
-
-func tagValue(ev *nostr.Event, name string) string {
-	for _, t := range ev.Tags {
-		if len(t) >= 2 && t[0] == name {
-			return t[1]
-		}
-	}
-	return ""
 }
 
 func challenge() string {

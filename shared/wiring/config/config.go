@@ -223,7 +223,7 @@ func Load(getenv func(string) string) (*Config, error) {
 	if c.Fanout.BatchSize, err = positive(getenv, "FANOUT_BATCH_SIZE"); err != nil {
 		return nil, err
 	}
-	if c.Limits, err = ratelimit.FromEnv(getenv); err != nil {
+	if c.Limits, err = rateLimits(getenv); err != nil {
 		return nil, fmt.Errorf("rate limits: %w", err)
 	}
 	return c, nil

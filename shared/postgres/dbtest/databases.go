@@ -1,4 +1,4 @@
-package store
+package dbtest
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 func DatabaseDSN(adminDSN, name string) (string, error) {
 	u, err := url.Parse(adminDSN)
 	if err != nil || u.Scheme == "" {
-		return "", fmt.Errorf("store: database url must be a postgres:// URL: %v", err)
+		return "", fmt.Errorf("dbtest: database url must be a postgres:// URL: %v", err)
 	}
 	u.Path = "/" + name
 	return u.String(), nil
@@ -26,7 +26,7 @@ func DatabaseDSN(adminDSN, name string) (string, error) {
 func onAdmin(ctx context.Context, adminDSN string, fn func(*pgx.Conn) error) error {
 	conn, err := pgx.Connect(ctx, adminDSN)
 	if err != nil {
-		return fmt.Errorf("store: connect to %s: %w", redact(adminDSN), err)
+		return fmt.Errorf("dbtest: connect to %s: %w", redact(adminDSN), err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	return fn(conn)
@@ -53,7 +53,7 @@ func CreateDatabase(ctx context.Context, adminDSN, name, template string) (strin
 	}
 	err = onAdmin(ctx, adminDSN, func(c *pgx.Conn) error {
 		if _, err := c.Exec(ctx, q); err != nil {
-			return fmt.Errorf("store: create database %s: %w", name, err)
+			return fmt.Errorf("dbtest: create database %s: %w", name, err)
 		}
 		return nil
 	})
@@ -71,7 +71,7 @@ func dropDatabase(ctx context.Context, c *pgx.Conn, name string) error {
 	// A template cannot be dropped; unknown databases fail here, harmlessly.
 	_, _ = c.Exec(ctx, "ALTER DATABASE "+id+" WITH IS_TEMPLATE false")
 	if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+id+" WITH (FORCE)"); err != nil {
-		return fmt.Errorf("store: drop database %s: %w", name, err)
+		return fmt.Errorf("dbtest: drop database %s: %w", name, err)
 	}
 	return nil
 }
@@ -82,7 +82,7 @@ func dropDatabase(ctx context.Context, c *pgx.Conn, name string) error {
 func AnalyzeDatabase(ctx context.Context, dsn string) error {
 	return onAdmin(ctx, dsn, func(c *pgx.Conn) error {
 		if _, err := c.Exec(ctx, "ANALYZE"); err != nil {
-			return fmt.Errorf("store: analyze: %w", err)
+			return fmt.Errorf("dbtest: analyze: %w", err)
 		}
 		return nil
 	})
@@ -97,23 +97,23 @@ func AnalyzeDatabase(ctx context.Context, dsn string) error {
 func EnsureTemplate(ctx context.Context, adminDSN, prefix, name string, build func(ctx context.Context, dsn string) error) error {
 	return onAdmin(ctx, adminDSN, func(c *pgx.Conn) error {
 		if _, err := c.Exec(ctx, `SELECT pg_advisory_lock(hashtext($1))`, prefix); err != nil {
-			return fmt.Errorf("store: lock templates: %w", err)
+			return fmt.Errorf("dbtest: lock templates: %w", err)
 		}
 		// Closing the connection releases the lock.
 		var exists bool
 		if err := c.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
-			return fmt.Errorf("store: look up template %s: %w", name, err)
+			return fmt.Errorf("dbtest: look up template %s: %w", name, err)
 		}
 		if exists {
 			return nil
 		}
 		rows, err := c.Query(ctx, `SELECT datname FROM pg_database WHERE starts_with(datname, $1) AND datname <> $2`, prefix, name)
 		if err != nil {
-			return fmt.Errorf("store: list templates: %w", err)
+			return fmt.Errorf("dbtest: list templates: %w", err)
 		}
 		old, err := pgx.CollectRows(rows, pgx.RowTo[string])
 		if err != nil {
-			return fmt.Errorf("store: list templates: %w", err)
+			return fmt.Errorf("dbtest: list templates: %w", err)
 		}
 		// Best effort: an older template, or the scratch database of a
 		// build that failed, goes; one busy right now stays for the next
@@ -124,14 +124,14 @@ func EnsureTemplate(ctx context.Context, adminDSN, prefix, name string, build fu
 		scratch := name + "_build"
 		sid := pgx.Identifier{scratch}.Sanitize()
 		if _, err := c.Exec(ctx, "CREATE DATABASE "+sid); err != nil {
-			return fmt.Errorf("store: create %s: %w", scratch, err)
+			return fmt.Errorf("dbtest: create %s: %w", scratch, err)
 		}
 		dsn, err := DatabaseDSN(adminDSN, scratch)
 		if err != nil {
 			return err
 		}
 		if err := build(ctx, dsn); err != nil {
-			return fmt.Errorf("store: build template %s: %w", name, err)
+			return fmt.Errorf("dbtest: build template %s: %w", name, err)
 		}
 		id := pgx.Identifier{name}.Sanitize()
 		for _, q := range []string{
@@ -139,7 +139,7 @@ func EnsureTemplate(ctx context.Context, adminDSN, prefix, name string, build fu
 			"ALTER DATABASE " + id + " WITH IS_TEMPLATE true ALLOW_CONNECTIONS false",
 		} {
 			if _, err := c.Exec(ctx, q); err != nil {
-				return fmt.Errorf("store: %s: %w", q, err)
+				return fmt.Errorf("dbtest: %s: %w", q, err)
 			}
 		}
 		return nil

@@ -1,4 +1,4 @@
-package store_test
+package dbtest_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/buzzrelay/relay/shared/postgres/store"
+	"github.com/buzzrelay/relay/shared/postgres/dbtest"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
 
@@ -25,17 +25,17 @@ func TestEnsureTemplateBuildsOnceAndClones(t *testing.T) {
 	var builds atomic.Int32
 	build := func(ctx context.Context, dsn string) error {
 		builds.Add(1)
-		st, err := store.Open(ctx, dsn, store.Options{MaxConns: 1})
+		st, err := dbtest.Open(ctx, dsn)
 		if err != nil {
 			return err
 		}
 		defer st.Close()
-		_, err = st.Pool.Exec(ctx, `CREATE TABLE marker (v text); INSERT INTO marker VALUES ('built')`)
+		_, err = st.Exec(ctx, `CREATE TABLE marker (v text); INSERT INTO marker VALUES ('built')`)
 		return err
 	}
 	t.Cleanup(func() {
 		for _, v := range []string{"v1", "v2"} {
-			_ = store.DropDatabase(context.Background(), admin, prefix+v)
+			_ = dbtest.DropDatabase(context.Background(), admin, prefix+v)
 		}
 	})
 	var wg sync.WaitGroup
@@ -43,7 +43,7 @@ func TestEnsureTemplateBuildsOnceAndClones(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := store.EnsureTemplate(ctx, admin, prefix, prefix+"v1", build); err != nil {
+			if err := dbtest.EnsureTemplate(ctx, admin, prefix, prefix+"v1", build); err != nil {
 				t.Error(err)
 			}
 		}()
@@ -54,27 +54,27 @@ func TestEnsureTemplateBuildsOnceAndClones(t *testing.T) {
 	}
 	for i := range 2 { // clones at once never find the template busy
 		name := prefix + "clone" + string(rune('a'+i))
-		dsn, err := store.CreateDatabase(ctx, admin, name, prefix+"v1")
+		dsn, err := dbtest.CreateDatabase(ctx, admin, name, prefix+"v1")
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = store.DropDatabase(context.Background(), admin, name) })
-		st, err := store.Open(ctx, dsn, store.Options{MaxConns: 1})
+		t.Cleanup(func() { _ = dbtest.DropDatabase(context.Background(), admin, name) })
+		st, err := dbtest.Open(ctx, dsn)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var v string
-		err = st.Pool.QueryRow(ctx, `SELECT v FROM marker`).Scan(&v)
+		err = st.QueryRow(ctx, `SELECT v FROM marker`).Scan(&v)
 		st.Close()
 		if err != nil || v != "built" {
 			t.Fatalf("clone %s: %q %v", name, v, err)
 		}
 	}
-	if err := store.EnsureTemplate(ctx, admin, prefix, prefix+"v2", build); err != nil || builds.Load() != 2 {
+	if err := dbtest.EnsureTemplate(ctx, admin, prefix, prefix+"v2", build); err != nil || builds.Load() != 2 {
 		t.Fatalf("v2: %v, %d builds", err, builds.Load())
 	}
-	if _, err := store.CreateDatabase(ctx, admin, prefix+"old", prefix+"v1"); err == nil {
-		_ = store.DropDatabase(ctx, admin, prefix+"old")
+	if _, err := dbtest.CreateDatabase(ctx, admin, prefix+"old", prefix+"v1"); err == nil {
+		_ = dbtest.DropDatabase(ctx, admin, prefix+"old")
 		t.Fatal("the older template is still there")
 	}
 }
@@ -83,15 +83,15 @@ func TestEnsureTemplateBuildsOnceAndClones(t *testing.T) {
 // also of one the relay did not create.
 func TestAnalyzeDatabase(t *testing.T) {
 	ctx := context.Background()
-	st := testkit.NewStore(t, store.Options{MaxConns: 1})
-	if _, err := st.Pool.Exec(ctx, `CREATE TABLE peer_events AS SELECT g AS id FROM generate_series(1, 500) g`); err != nil {
+	st := testkit.OpenDB(t, testkit.NewDatabase(t))
+	if _, err := st.Exec(ctx, `CREATE TABLE peer_events AS SELECT g AS id FROM generate_series(1, 500) g`); err != nil {
 		t.Fatal(err)
 	}
-	if err := store.AnalyzeDatabase(ctx, st.Pool.Config().ConnString()); err != nil {
+	if err := dbtest.AnalyzeDatabase(ctx, st.Config().ConnString()); err != nil {
 		t.Fatal(err)
 	}
 	var tuples float64
-	if err := st.Pool.QueryRow(ctx, `SELECT reltuples FROM pg_class WHERE relname = 'peer_events'`).Scan(&tuples); err != nil {
+	if err := st.QueryRow(ctx, `SELECT reltuples FROM pg_class WHERE relname = 'peer_events'`).Scan(&tuples); err != nil {
 		t.Fatal(err)
 	}
 	if tuples != 500 {

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -19,16 +18,16 @@ type Snapshot struct {
 
 // Read runs fn in one Snapshot of community for reader.
 func (s *Store) Read(ctx context.Context, community, reader string, fn func(*Snapshot) error) error {
-	tx, err := s.Pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
-		return fmt.Errorf("store: begin read: %w", err)
+		return errorf("begin read: %w", err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 	if err := fn(&Snapshot{tx: tx, community: community, reader: reader}); err != nil {
-		return err
+		return classify(err)
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("store: commit read: %w", err)
+		return errorf("commit read: %w", err)
 	}
 	return nil
 }
@@ -72,7 +71,7 @@ func (s *Snapshot) CanRead(ctx context.Context, channel string, named []string) 
 	b := s.sql()
 	var ok bool
 	if err := s.queryRow(ctx, "SELECT "+mayReadSQL(b, b.arg(channel), b.arg(nonNil(named))), b.args...).Scan(&ok); err != nil {
-		return false, fmt.Errorf("store: can read %s: %w", channel, err)
+		return false, errorf("can read %s: %w", channel, err)
 	}
 	return ok, nil
 }
@@ -95,19 +94,19 @@ type Cursor struct {
 func (s *Snapshot) rows(ctx context.Context, what, q string, args []any) ([]Row, error) {
 	res, err := s.query(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("store: %s: %w", what, err)
+		return nil, errorf("%s: %w", what, err)
 	}
 	defer res.Close()
 	var out []Row
 	for res.Next() {
 		var r Row
 		if err := res.Scan(&r.ID, &r.Raw, &r.CreatedAt); err != nil {
-			return nil, fmt.Errorf("store: %s: %w", what, err)
+			return nil, errorf("%s: %w", what, err)
 		}
 		out = append(out, r)
 	}
 	if err := res.Err(); err != nil {
-		return nil, fmt.Errorf("store: %s: %w", what, err)
+		return nil, errorf("%s: %w", what, err)
 	}
 	return out, nil
 }
@@ -121,7 +120,7 @@ func (s *Snapshot) ThreadRoot(ctx context.Context, root string) (channel string,
 		return "", 0, false, nil
 	}
 	if err != nil {
-		return "", 0, false, fmt.Errorf("store: thread root: %w", err)
+		return "", 0, false, errorf("thread root: %w", err)
 	}
 	return channel, depth, true, nil
 }

@@ -1,0 +1,361 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Delivered is what live delivery needs about one stored event: its JSON,
+// its channel ("" outside any), whether that is a system channel, and its
+// thread root ("" for a top-level event).
+type Delivered struct {
+	Raw, Channel, Root string
+	System             bool
+}
+
+// Deliveries is what live delivery needs about one batch of committed
+// events.
+type Deliveries struct {
+	// Events are the stored, not deleted events of the batch by id.
+	Events map[string]Delivered
+	// Roots maps the replies among the batch's deletion targets to their
+	// thread roots.
+	Roots map[string]string
+	// System are the system channels among the channels asked about.
+	System map[string]bool
+	// Subscriptions are the live subscriptions indexed under the channels
+	// of these events (stored ones, and the channels asked about) or the
+	// any-channel bucket: the candidates of their delivery. None when Over.
+	Subscriptions []Subscription
+	// Reaches answers access.Reaches for (channel, reader) pairs of the
+	// subscriptions, read with them (the one-channel statement: for its
+	// channel and every subscription's reader); a pair it lacks is
+	// Readable's to answer.
+	Reaches map[ReadPair]bool
+	// Over reports that the index holds at least the limit's entries under
+	// those channels: the audience may be that large, it is the fan-out
+	// function's (AudienceBounds, AudienceRange) and Subscriptions were
+	// not read. Cutoff is the number of the last subscription stored by
+	// the commit (ws_subscriptions_seq), read in the same statement.
+	Over   bool
+	Cutoff int64
+}
+
+// DeliveryRequest names what live delivery needs about one batch of
+// committed events: the stored, not deleted events among IDs (with
+// channel, channel type and thread root), the thread roots of the replies
+// among Targets, which of Channels are system channels, and the
+// subscriptions whose connection is live at Now (unix seconds) indexed
+// under the any-channel bucket, Channels, or a channel of those events,
+// with the cutoff, unless the index holds Limit entries or more under
+// those (Deliveries.Over; 0: no limit).
+type DeliveryRequest struct {
+	IDs, Targets, Channels []string
+	Now                    int64
+	Limit                  int
+	// system are the system flags a transaction already read (Delivery).
+	system map[string]bool
+}
+
+// ForDelivery loads r in one round trip.
+func (s *Store) ForDelivery(ctx context.Context, community string, r DeliveryRequest) (*Deliveries, error) {
+	b := &pgx.Batch{}
+	out := r.queue(b, community)
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return nil, errorf("load events for delivery: %w", err)
+	}
+	return out, nil
+}
+
+// queue adds the statements of r to b; their results fill the Deliveries
+// it returns once b's results are read. With no event to read and one
+// channel or none (the usual commit, whose events Tx.stored holds, or an
+// ephemeral event), the subscriptions and the system flag are read by
+// statements of scalar parameters, which Postgres plans once per
+// connection; array parameters keep it making a custom plan per
+// execution, costlier than running the statement.
+func (r DeliveryRequest) queue(b *pgx.Batch, community string) *Deliveries {
+	out := &Deliveries{Events: make(map[string]Delivered, len(r.IDs)), Roots: map[string]string{}, System: map[string]bool{}}
+	if len(r.IDs) == 0 && len(r.Channels) <= 1 {
+		r.queueOneChannel(b, community, out)
+		return out
+	}
+	b.Queue(deliveryEventsSQL, community, r.IDs).Query(func(rows pgx.Rows) error {
+		var id string
+		var d Delivered
+		_, err := pgx.ForEachRow(rows, []any{&id, &d.Raw, &d.Channel, &d.System, &d.Root}, func() error {
+			out.Events[id] = d
+			return nil
+		})
+		return err
+	})
+	if len(r.Targets) > 0 {
+		queueRoots(b, community, r.Targets, out)
+	}
+	if len(r.Channels) > 0 {
+		b.Queue(deliverySystemSQL, community, r.Channels).Query(func(rows pgx.Rows) error {
+			var id string
+			_, err := pgx.ForEachRow(rows, []any{&id}, func() error {
+				out.System[id] = true
+				return nil
+			})
+			return err
+		})
+	}
+	b.Queue(deliverySubscriptionsSQL, community, r.IDs, r.Channels, r.Now, r.limit()).Query(func(rows pgx.Rows) error {
+		return out.scanAudience(rows, "")
+	})
+	return out
+}
+
+// queueOneChannel adds r's statements for one channel or none to b.
+func (r DeliveryRequest) queueOneChannel(b *pgx.Batch, community string, out *Deliveries) {
+	var channel string
+	if len(r.Channels) == 1 {
+		channel = r.Channels[0]
+		if system, known := r.system[channel]; known {
+			out.System[channel] = system
+		} else {
+			b.Queue(deliverySystemOneSQL, community, channel).QueryRow(func(row pgx.Row) error {
+				var system bool
+				err := row.Scan(&system)
+				if errors.Is(err, pgx.ErrNoRows) {
+					return nil
+				}
+				out.System[channel] = system
+				return err
+			})
+		}
+	}
+	if len(r.Targets) > 0 {
+		queueRoots(b, community, r.Targets, out)
+	}
+	b.Queue(deliverySubscriptionsOneSQL, community, channel, r.Now, r.limit()).Query(func(rows pgx.Rows) error {
+		return out.scanAudience(rows, channel)
+	})
+}
+
+// scanAudience reads the rows of a gated audience statement
+// (gatedSubscriptionsSQL) into d: Over and Cutoff from every row, and the
+// subscription the row carries, if any; with channel (the one-channel
+// statement) each row also says whether its reader reaches channel.
+func (d *Deliveries) scanAudience(rows pgx.Rows, channel string) error {
+	if channel != "" {
+		d.Reaches = map[ReadPair]bool{}
+	}
+	var sub Subscription
+	var reaches bool
+	_, err := pgx.ForEachRow(rows, []any{&d.Over, &d.Cutoff, &sub.Connection, &sub.Sub, &sub.Pubkey, &sub.Filters, &reaches}, func() error {
+		if sub.Connection == "" {
+			return nil // the gate's row alone: no subscription
+		}
+		d.Subscriptions = append(d.Subscriptions, sub)
+		if channel != "" {
+			d.Reaches[ReadPair{Channel: channel, Reader: sub.Pubkey}] = reaches
+		}
+		return nil
+	})
+	if err != nil {
+		return errorf("read subscriptions: %w", err)
+	}
+	return nil
+}
+
+// limit is Limit as a statement's argument: NULL for no limit.
+func (r DeliveryRequest) limit() any {
+	if r.Limit > 0 {
+		return r.Limit
+	}
+	return nil
+}
+
+// queueRoots adds the lookup of the thread roots of the replies among
+// targets to b.
+func queueRoots(b *pgx.Batch, community string, targets []string, out *Deliveries) {
+	b.Queue(deliveryRootsSQL, community, targets).Query(func(rows pgx.Rows) error {
+		var id, root string
+		_, err := pgx.ForEachRow(rows, []any{&id, &root}, func() error {
+			out.Roots[id] = root
+			return nil
+		})
+		return err
+	})
+}
+
+// Delivery is a DeliveryRequest that the commit of a transaction carries:
+// its statements follow COMMIT in the commit's round trip, on the
+// transaction's connection, so the publisher's delivery costs no round
+// trip or pool connection of its own. Read after the commit, they see the
+// subscriptions stored by then, exactly as ForDelivery called after the
+// transaction would; the events the transaction stored are not read back
+// (Tx.stored holds them as stored), nor the system flag of a channel it
+// read (Tx.system).
+type Delivery struct {
+	tx      *Tx
+	request func() DeliveryRequest
+	req     DeliveryRequest // as asked
+	sent    DeliveryRequest // what the commit read: req less the stored events
+	out     *Deliveries     // nil until a commit loaded it
+	err     error           // the loading failed (the commit did not)
+}
+
+// DeliveryAtCommit asks that the commit of t load request(), which is
+// called as the commit is sent (after the transaction's last write).
+func (t *Tx) DeliveryAtCommit(request func() DeliveryRequest) *Delivery {
+	d := &Delivery{tx: t, request: request}
+	t.tx.after = d
+	return d
+}
+
+// queue adds d's statements to the commit's batch: the request less the
+// events the transaction stored, whose channels join the channels asked
+// about (so the usual commit reads one channel's subscriptions only, and
+// its system flag unless the transaction read the channel).
+func (d *Delivery) queue(b *pgx.Batch) {
+	d.req = d.request()
+	d.sent = DeliveryRequest{Targets: d.req.Targets, Channels: slices.Clone(d.req.Channels), Now: d.req.Now, Limit: d.req.Limit,
+		system: d.tx.system}
+	for _, id := range d.req.IDs {
+		e, ok := d.tx.stored[id]
+		switch {
+		case !ok:
+			d.sent.IDs = append(d.sent.IDs, id)
+		case e.Channel != "" && !slices.Contains(d.sent.Channels, e.Channel):
+			d.sent.Channels = append(d.sent.Channels, e.Channel)
+		}
+	}
+	d.out = d.sent.queue(b, d.tx.community)
+}
+
+// failed records that the statements after a successful COMMIT failed.
+func (d *Delivery) failed(err error) { d.out, d.err = nil, err }
+
+// Deliveries is what the commit loaded, with the stored events; when the
+// commit could not carry it (nothing was written, or those statements
+// failed) it is loaded now, on its own.
+func (d *Delivery) Deliveries(ctx context.Context) (*Deliveries, error) {
+	s := d.tx.store
+	if d.out == nil {
+		if d.err == nil {
+			d.req = d.request()
+		}
+		return s.ForDelivery(ctx, d.tx.community, d.req)
+	}
+	for _, id := range d.req.IDs {
+		if e, ok := d.tx.stored[id]; ok {
+			e.System = d.out.System[e.Channel]
+			d.out.Events[id] = e
+		}
+	}
+	return d.out, nil
+}
+
+// liveSubscriptionsSQL selects the subscriptions (connection, id, reader,
+// filters, then columns) indexed in community $1 under the channels that
+// indexed (a condition on ws_subscription_channels k) names, whose
+// connection is live at now, and that also (on s) holds: the one shape of
+// every candidate read of live delivery.
+func liveSubscriptionsSQL(columns, indexed, now, also string) string {
+	return liveSubscriptionsOf(columns, `SELECT k.connection_id, k.sub_id FROM ws_subscription_channels k
+  WHERE k.community_id = $1 AND `+indexed, now, also)
+}
+
+// liveSubscriptionsOf is liveSubscriptionsSQL over candidates, a whole
+// query of (connection_id, sub_id) pairs.
+func liveSubscriptionsOf(columns, candidates, now, also string) string {
+	return `
+SELECT s.connection_id, s.sub_id, s.pubkey, s.filters` + columns + `
+FROM ws_subscriptions s
+JOIN ws_connections w ON w.id = s.connection_id
+WHERE (s.connection_id, s.sub_id) IN (
+  ` + candidates + `)
+  AND w.expires_at > ` + now + also
+}
+
+// gatedSubscriptionsSQL is the audience read of a commit: the
+// subscriptions indexed in community $1 under indexed and live at now, and
+// with each the reader's reach of a channel (reaches, a boolean
+// expression on s), unless the index holds limit entries or more under
+// indexed: then the audience is the fan-out function's, and the statement
+// reads no subscription, only that (over) and the cutoff. The index is
+// read once, at most limit entries of it, so a commit's cost does not grow
+// with its audience; the entries bound the audience from above (a
+// subscription may be indexed twice, its connection may be gone). Every
+// row carries over and the cutoff; a row without a subscription (an empty
+// connection id) says only those. A NULL limit is no limit: nothing is
+// over.
+func gatedSubscriptionsSQL(indexed, reaches, now, limit string) string {
+	return `
+WITH entries AS MATERIALIZED (
+  SELECT k.connection_id, k.sub_id FROM ws_subscription_channels k
+  WHERE k.community_id = $1 AND ` + indexed + ` LIMIT ` + limit + `
+), gate AS (
+  SELECT COALESCE(count(*) >= ` + limit + `, false) AS over,
+    (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM ws_subscriptions_seq) AS cutoff
+  FROM entries)
+SELECT gate.over, gate.cutoff, COALESCE(s.connection_id, ''), COALESCE(s.sub_id, ''),
+  COALESCE(s.pubkey, ''), COALESCE(s.filters, ''), COALESCE(s.reaches, false)
+FROM gate LEFT JOIN LATERAL (` + liveSubscriptionsOf(",\n  "+reaches+" AS reaches",
+		"SELECT e.connection_id, e.sub_id FROM entries e", now, " AND NOT gate.over") + `) s ON true`
+}
+
+// Candidate reads of live delivery (gatedSubscriptionsSQL).
+var (
+	// deliverySubscriptionsSQL: the any-channel bucket, the channels asked
+	// about and those of the stored events among the ids; over at $5.
+	deliverySubscriptionsSQL = gatedSubscriptionsSQL("k.channel_id = ANY("+deliveryChannels+")", "false", "$4", "$5")
+	// deliverySubscriptionsOneSQL: the any-channel bucket and one channel
+	// ($2), in scalar parameters, with whether each subscription's reader
+	// reaches that channel (access.Reaches, the rule's SQL twin
+	// reachesSQL), so matching and access are one read; over at $4.
+	deliverySubscriptionsOneSQL = gatedSubscriptionsSQL("k.channel_id IN ('', $2::text)",
+		`EXISTS (SELECT 1 FROM channels c WHERE c.community_id = $1 AND c.id = $2::text
+    AND `+reachesSQL("s.pubkey")+`)`, "$3", "$4")
+)
+
+// The statements of ForDelivery reach each row by its whole key, one id at
+// a time (a LATERAL subquery with LIMIT 1, or a correlated scalar subquery,
+// which Postgres plans as a lookup per id): pgx prepares every statement and
+// Postgres may keep a generic plan made while the tables were small and
+// unanalyzed, when "community_id = $1" looks like one row. With "id =
+// ANY($2)" or a join against an unnest, that plan reads the community's
+// every event and filters them, on every delivery, a cost that grows with
+// the table (TestDeliveryPlansUseKeys).
+const (
+	deliveryEventsSQL = `
+SELECT e.id, e.raw, COALESCE(e.channel_id, ''),
+  COALESCE((SELECT c.channel_type = 'system' FROM channels c
+    WHERE c.community_id = $1 AND c.id = e.channel_id), false),
+  COALESCE((SELECT t.root_id FROM thread_metadata t
+    WHERE t.community_id = $1 AND t.event_id = e.id), '')
+FROM unnest($2::text[]) AS x(id)
+CROSS JOIN LATERAL (SELECT e.id, e.raw, e.channel_id FROM events e
+  WHERE e.community_id = $1 AND e.id = x.id AND e.deleted_at IS NULL LIMIT 1) e`
+	deliveryRootsSQL = `
+SELECT t.event_id, t.root_id FROM unnest($2::text[]) AS x(id)
+CROSS JOIN LATERAL (SELECT t.event_id, t.root_id FROM thread_metadata t
+  WHERE t.community_id = $1 AND t.event_id = x.id AND t.root_id IS NOT NULL LIMIT 1) t`
+	deliverySystemSQL = `
+SELECT x.id FROM unnest($2::text[]) AS x(id)
+WHERE (SELECT c.channel_type = 'system' FROM channels c WHERE c.community_id = $1 AND c.id = x.id)`
+	deliverySystemOneSQL = `
+SELECT c.channel_type = 'system' FROM channels c WHERE c.community_id = $1 AND c.id = $2`
+	// deliveryChannels are the channels whose subscriptions are candidates:
+	// the any-channel bucket, those asked about ($3) and those of the
+	// stored events among the ids ($2).
+	deliveryChannels = `ARRAY[''] || $3::text[] || ARRAY(
+    SELECT (SELECT e.channel_id FROM events e
+      WHERE e.community_id = $1 AND e.id = x.id AND e.deleted_at IS NULL)
+    FROM unnest($2::text[]) AS x(id))`
+)
+
+// remember records an event this transaction stores.
+func (t *Tx) remember(id string, d Delivered) {
+	if t.stored == nil {
+		t.stored = map[string]Delivered{}
+	}
+	t.stored[id] = d
+}

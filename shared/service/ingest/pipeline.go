@@ -1,0 +1,122 @@
+package ingest
+
+// The write path's policies, in the order they run: each a small named
+// function, the first refusal wins. Submit runs beforeTx, then inTx in the
+// event's one transaction; the kind's rule is kindRules' entry for its
+// kind (NIP-29 moderation 9000-9022, NIP-CL and Buzz content), else
+// message (a channel message or reply, or a plain stored event).
+
+import (
+	"context"
+	"time"
+
+	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/domain/eventcheck"
+	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/domain/reject"
+)
+
+// beforeTx are the checks that need no database, in order. A refusal is
+// the verdict; nothing is read or written. (Authorship, the event signed by
+// the authenticated key, is the use case's: shared/service/relay asks it
+// before any limit.)
+var beforeTx = []struct {
+	name  string
+	check func(s *Service, ev *nostr.Event, authed string, now time.Time) error
+}{
+	{"shape, id, signature, clock, size and accepted kind", checkEvent},
+}
+
+// inTx are the policies run in the event's transaction, in order; a
+// refusal rolls everything back.
+var inTx = []struct {
+	name string
+	run  func(a *apply, ctx context.Context) error
+}{
+	// Its verdict travels with the next statement, and comes first.
+	{"event or pubkey banned in the community", refuseBanned},
+	// Moderation events change state before they are stored, so a repeat
+	// must be caught first. Other kinds store the event before any side
+	// effect, and the insert itself detects a repeat.
+	{"moderation event already applied", refuseRepeatedModeration},
+	{"the kind's write rule", kindRule},
+}
+
+// kindRules is the write rule of each kind with one of its own, in kind
+// order; every other accepted kind is a message.
+var kindRules = []struct {
+	kind int
+	name string
+	rule func(a *apply, ctx context.Context) error
+}{
+	{kinds.Profile, "profile: replaceable", (*apply).replaceable},
+	{kinds.FollowList, "follow list: replaceable", (*apply).replaceable},
+	{kinds.Deletion, "NIP-09 deletion of one's own event", (*apply).deletion},
+	{kinds.Reaction, "reaction to a readable event", (*apply).reaction},
+	{kinds.GiftWrap, "gift wrap to one recipient", (*apply).giftWrap},
+	{kinds.PutUser, "put user: admin adds or changes a role", (*apply).putUser},
+	{kinds.RemoveUser, "remove user: admin removes a member", (*apply).removeUser},
+	{kinds.EditMetadata, "edit metadata: admin changes the channel", (*apply).editChannel},
+	{kinds.DeleteEvent, "delete event: moderator hides events", (*apply).moderationDelete},
+	{kinds.CreateGroup, "create group", (*apply).createChannel},
+	{kinds.DeleteGroup, "delete group: owner", (*apply).deleteChannel},
+	{kinds.JoinRequest, "join an open channel", (*apply).join},
+	{kinds.LeaveRequest, "leave a channel", (*apply).leave},
+	{kinds.GroupsList, "groups list: replaceable", (*apply).replaceable},
+	{kinds.Article, "article: addressable", (*apply).replaceable},
+	{kinds.Edit, "edit of one's own message", (*apply).edit},
+}
+
+// rules is kindRules by kind.
+var rules = func() map[int]func(*apply, context.Context) error {
+	m := make(map[int]func(*apply, context.Context) error, len(kindRules))
+	for _, r := range kindRules {
+		m[r.kind] = r.rule
+	}
+	return m
+}()
+
+func checkEvent(s *Service, ev *nostr.Event, _ string, now time.Time) error {
+	return eventcheck.Check(ev, now, s.sigs)
+}
+
+func refuseBanned(a *apply, ctx context.Context) error {
+	return a.tx.CheckBans(ctx, a.ev, a.authed)
+}
+
+func refuseRepeatedModeration(a *apply, ctx context.Context) error {
+	if !kinds.Moderation(a.ev.Kind) {
+		return nil
+	}
+	dup, err := a.tx.Exists(ctx, a.ev.ID)
+	if err != nil {
+		return err
+	}
+	if dup {
+		return reject.Duplicatef("event %s is already stored", a.ev.ID)
+	}
+	return nil
+}
+
+// kindRule runs the kind's rule: an ephemeral event (never stored) only
+// needs a channel it may write to.
+func kindRule(a *apply, ctx context.Context) error {
+	if kinds.Ephemeral(a.ev.Kind) {
+		return a.ephemeral(ctx)
+	}
+	if rule, ok := rules[a.ev.Kind]; ok {
+		return rule(a, ctx)
+	}
+	return a.message(ctx)
+}
+
+// run applies the inTx policies to one attempt.
+func (a *apply) run(ctx context.Context) error {
+	for _, p := range inTx {
+		if err := p.run(a, ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
