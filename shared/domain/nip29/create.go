@@ -37,23 +37,32 @@ type Create struct {
 	ID, Name, About, Picture string
 	Type, Visibility         string
 	Labels                   []string
+	Flags                    Flags
+	SupportedKinds           []int
+	Parent                   string
 }
 
-// ParseCreate reads a 9007: h (UUID), name required, optional visibility,
-// channel_type, about, picture and labels. A system channel is private unless
-// it asks for ["visibility","open"]; other channels default to open.
+// ParseCreate reads a 9007. Only h is required (NIP-29: a group id, see
+// ValidGroupID); name, about, picture, Buzz's channel_type, visibility and t
+// labels, NIP-29's flags, supported_kinds and parent are optional. A system
+// channel is private unless it asks for ["visibility","open"]; other
+// channels default to open. NIP-29 flag tags, when present, set the flags
+// after visibility.
 func ParseCreate(ev *nostr.Event) (*Create, error) {
 	c := &Create{}
-	var ok bool
-	if c.ID, ok = ChannelTag(ev.Tags); !ok {
-		return nil, reject.Invalidf("channel create needs an h tag with the channel id")
+	raw, ok := Tag(ev.Tags, "h")
+	if !ok || raw == "" {
+		return nil, reject.Invalidf("channel create needs an h tag with the group id")
 	}
-	if !ValidChannelID(c.ID) {
-		return nil, reject.Invalidf("channel id %q must be a UUID", c.ID)
+	if !ValidGroupID(raw) {
+		return nil, reject.Invalidf("group id %q must be %s", short(raw), GroupIDRule)
 	}
-	c.Name, _ = Tag(ev.Tags, "name")
-	if strings.TrimSpace(c.Name) == "" {
-		return nil, reject.Invalidf("channel create needs a non-empty name tag")
+	c.ID = CanonicalGroupID(raw)
+	if v, ok := Tag(ev.Tags, "name"); ok {
+		if strings.TrimSpace(v) == "" {
+			return nil, reject.Invalidf("a name tag cannot be blank")
+		}
+		c.Name = v
 	}
 	c.About, _ = Tag(ev.Tags, "about")
 	c.Picture, _ = Tag(ev.Tags, "picture")
@@ -74,10 +83,36 @@ func ParseCreate(ev *nostr.Event) (*Create, error) {
 		}
 		c.Visibility = v
 	}
+	c.Flags = VisibilityFlags(c.Visibility, c.Type)
+	flags, present, err := ParseFlags(ev.Tags)
+	if err != nil {
+		return nil, err
+	}
+	if present {
+		c.Flags = flags
+		c.Visibility = flags.Visibility()
+	}
+	if c.SupportedKinds, _, err = ParseSupportedKinds(ev.Tags); err != nil {
+		return nil, err
+	}
+	if c.Parent, _, err = ParseParent(ev.Tags); err != nil {
+		return nil, err
+	}
+	if c.Parent == c.ID && c.Parent != "" {
+		return nil, reject.Invalidf("a group cannot be its own parent")
+	}
 	labels, _, err := Labels(ev.Tags)
 	if err != nil {
 		return nil, err
 	}
 	c.Labels = labels
 	return c, nil
+}
+
+// short cuts a client's value for a refusal.
+func short(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
 }

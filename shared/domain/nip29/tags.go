@@ -16,16 +16,44 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// ChannelTag returns the channel id of the first h tag, lowercased: channel
-// ids are UUIDs, compared case-insensitively and stored in lower case.
-func ChannelTag(tags nostr.Tags) (string, bool) {
-	v, ok := Tag(tags, "h")
-	return strings.ToLower(v), ok
+// MaxGroupIDLength bounds a group id: NIP-29 allows any random string, this
+// relay takes 1 to 64 characters from a-z, A-Z, 0-9, - and _ (a UUID is 36).
+const MaxGroupIDLength = 64
+
+// ValidGroupID reports whether s is a group id this relay takes: 1 to
+// MaxGroupIDLength characters from a-z, A-Z, 0-9, - and _.
+func ValidGroupID(s string) bool {
+	if len(s) == 0 || len(s) > MaxGroupIDLength {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
-// ValidChannelID accepts a lowercase hyphenated UUID (ChannelTag lowers the
-// form a client sent).
-func ValidChannelID(s string) bool {
+// CanonicalGroupID is the form a group id is stored, signed and compared in:
+// a UUID in any case becomes lower case (Buzz's channel ids compare
+// case-insensitively); any other id is kept exactly as sent.
+func CanonicalGroupID(s string) string {
+	if isUUID(s) {
+		return strings.ToLower(s)
+	}
+	return s
+}
+
+// ChannelTag returns the group id of the first h tag in its canonical form
+// (CanonicalGroupID).
+func ChannelTag(tags nostr.Tags) (string, bool) {
+	v, ok := Tag(tags, "h")
+	return CanonicalGroupID(v), ok
+}
+
+// isUUID reports whether s is a hyphenated UUID in either case.
+func isUUID(s string) bool {
 	if len(s) != 36 {
 		return false
 	}
@@ -37,7 +65,7 @@ func ValidChannelID(s string) bool {
 				return false
 			}
 		default:
-			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
 				return false
 			}
 		}
