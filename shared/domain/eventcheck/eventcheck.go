@@ -5,6 +5,7 @@
 package eventcheck
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/domain/nip29"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/buzzrelay/relay/shared/domain/sigverify"
@@ -81,10 +83,58 @@ func Check(ev *nostr.Event, now time.Time, sigs *sigverify.Verifier) error {
 	if kinds.RelayOnly(ev.Kind) {
 		return reject.Restrictedf("kind %d is signed only by the relay", ev.Kind)
 	}
+	h, inGroup := groupTag(ev.Tags)
+	if inGroup && !kinds.Personal(ev.Kind) && !nip29.ValidGroupID(h) {
+		return reject.Invalidf("h tag %q is not a group id (%s)", cut(h), nip29.GroupIDRule)
+	}
 	if !kinds.Accepted(ev.Kind) {
-		return reject.Restrictedf("unknown event kind %d", ev.Kind)
+		// NIP-29: a group may take any kind (the kinds table's default row).
+		if _, ok := kinds.InGroup(ev.Kind); !ok || !inGroup {
+			return reject.Restrictedf("unknown event kind %d", ev.Kind)
+		}
+	}
+	if ev.Kind == kinds.Comment {
+		return comment(ev.Tags)
 	}
 	return nil
+}
+
+// groupTag returns the first h tag's value, and whether there is one.
+func groupTag(tags nostr.Tags) (string, bool) {
+	for _, t := range tags {
+		if len(t) >= 2 && t[0] == "h" {
+			return t[1], true
+		}
+	}
+	return "", false
+}
+
+// comment checks a NIP-22 kind 1111: its root scope (E, A or I) with the
+// root's kind (K), and its parent (e, a or i) with the parent's kind (k).
+func comment(tags nostr.Tags) error {
+	has := func(names ...string) bool {
+		for _, t := range tags {
+			if len(t) >= 2 && t[1] != "" && slices.Contains(names, t[0]) {
+				return true
+			}
+		}
+		return false
+	}
+	if !has("E", "A", "I") || !has("K") {
+		return reject.Invalidf("a kind 1111 comment needs its root tags: E, A or I, and K (NIP-22)")
+	}
+	if !has("e", "a", "i") || !has("k") {
+		return reject.Invalidf("a kind 1111 comment needs its parent tags: e, a or i, and k (NIP-22)")
+	}
+	return nil
+}
+
+// cut shortens a client's value for a refusal.
+func cut(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
 }
 
 // LowerHex reports whether s is n lowercase hex characters: the form

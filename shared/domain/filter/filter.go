@@ -6,6 +6,7 @@
 package filter
 
 import (
+	"github.com/buzzrelay/relay/shared/domain/nip29"
 	"slices"
 	"sort"
 	"strings"
@@ -52,11 +53,11 @@ func TagName(name string) bool {
 	return len(name) == 1 && (name[0] >= 'a' && name[0] <= 'z' || name[0] >= 'A' && name[0] <= 'Z')
 }
 
-// Channels normalizes #h values in place: channel ids are UUIDs, compared
-// case-insensitively and stored in lower case.
+// Channels normalizes #h values in place to the form group ids are stored
+// in (nip29.CanonicalGroupID: a UUID in lower case, any other id as sent).
 func Channels(vals []string) {
 	for i, v := range vals {
-		vals[i] = strings.ToLower(v)
+		vals[i] = nip29.CanonicalGroupID(v)
 	}
 }
 
