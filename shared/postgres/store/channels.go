@@ -16,14 +16,17 @@ type ChannelRow struct {
 	Deleted bool
 }
 
-const channelCols = `id, name, about, picture, channel_type, visibility, labels, creator, created_at, deleted_at IS NOT NULL`
+const channelCols = `id, name, about, picture, channel_type, visibility, labels, creator, created_at, deleted_at IS NOT NULL,
+  restricted, hidden, closed, supported_kinds, coalesce(parent, '')`
 
 func scanChannel(row pgx.Row) (*ChannelRow, error) {
 	c := &ChannelRow{}
-	err := row.Scan(&c.ID, &c.Name, &c.About, &c.Picture, &c.Type, &c.Visibility, &c.Labels, &c.Creator, &c.CreatedAt, &c.Deleted)
+	err := row.Scan(&c.ID, &c.Name, &c.About, &c.Picture, &c.Type, &c.Visibility, &c.Labels, &c.Creator, &c.CreatedAt, &c.Deleted,
+		&c.Restricted, &c.Hidden, &c.Closed, &c.SupportedKinds, &c.Parent)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrNotFound
 	}
+	c.Private = c.Visibility == nip29.Private
 	return c, err
 }
 
@@ -60,12 +63,14 @@ func (t *Tx) ChannelAndRole(ctx context.Context, id, pubkey string) (*ChannelRow
 	var role *string
 	err := t.tx.QueryRow(ctx, `
 SELECT c.id, c.name, c.about, c.picture, c.channel_type, c.visibility, c.labels, c.creator, c.created_at,
-       c.deleted_at IS NOT NULL, m.role
+       c.deleted_at IS NOT NULL, c.restricted, c.hidden, c.closed, c.supported_kinds, coalesce(c.parent, ''), m.role
 FROM channels c
 LEFT JOIN channel_members m ON m.community_id = c.community_id AND m.channel_id = c.id
      AND m.pubkey = $3 AND m.removed_at IS NULL
 WHERE c.community_id = $1 AND c.id = $2`, t.community, id, pubkey).
-		Scan(&c.ID, &c.Name, &c.About, &c.Picture, &c.Type, &c.Visibility, &c.Labels, &c.Creator, &c.CreatedAt, &c.Deleted, &role)
+		Scan(&c.ID, &c.Name, &c.About, &c.Picture, &c.Type, &c.Visibility, &c.Labels, &c.Creator, &c.CreatedAt, &c.Deleted,
+			&c.Restricted, &c.Hidden, &c.Closed, &c.SupportedKinds, &c.Parent, &role)
+	c.Private = c.Visibility == nip29.Private
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, "", ErrNotFound
 	}
@@ -79,9 +84,11 @@ WHERE c.community_id = $1 AND c.id = $2`, t.community, id, pubkey).
 // InsertChannel creates a channel; created is false when the id exists.
 func (t *Tx) InsertChannel(ctx context.Context, c *nip29.Channel, createEvent string) (created bool, err error) {
 	tag, err := t.tx.Exec(ctx, `
-INSERT INTO channels (community_id, id, name, about, picture, channel_type, visibility, labels, creator, created_at, create_event)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING`,
-		t.community, c.ID, c.Name, c.About, c.Picture, c.Type, c.Visibility, c.Labels, c.Creator, c.CreatedAt, createEvent)
+INSERT INTO channels (community_id, id, name, about, picture, channel_type, visibility, labels, creator, created_at, create_event,
+  restricted, hidden, closed, supported_kinds, parent)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, nullif($16, '')) ON CONFLICT DO NOTHING`,
+		t.community, c.ID, c.Name, c.About, c.Picture, c.Type, c.Visibility, nonNil(c.Labels), c.Creator, c.CreatedAt, createEvent,
+		c.Restricted, c.Hidden, c.Closed, c.SupportedKinds, c.Parent)
 	if err != nil {
 		return false, fmt.Errorf("store: insert channel %s: %w", c.ID, err)
 	}
@@ -91,8 +98,10 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING`,
 // UpdateChannel writes a channel's editable fields.
 func (t *Tx) UpdateChannel(ctx context.Context, c *nip29.Channel) error {
 	if _, err := t.tx.Exec(ctx, `
-UPDATE channels SET name = $3, about = $4, picture = $5, visibility = $6, labels = $7
-WHERE community_id = $1 AND id = $2`, t.community, c.ID, c.Name, c.About, c.Picture, c.Visibility, c.Labels); err != nil {
+UPDATE channels SET name = $3, about = $4, picture = $5, visibility = $6, labels = $7,
+  restricted = $8, hidden = $9, closed = $10, supported_kinds = $11, parent = nullif($12, '')
+WHERE community_id = $1 AND id = $2`, t.community, c.ID, c.Name, c.About, c.Picture, c.Visibility, nonNil(c.Labels),
+		c.Restricted, c.Hidden, c.Closed, c.SupportedKinds, c.Parent); err != nil {
 		return fmt.Errorf("store: update channel %s: %w", c.ID, err)
 	}
 	return nil
@@ -192,14 +201,15 @@ ON CONFLICT (community_id, channel_id, kind) DO UPDATE SET event_id = EXCLUDED.e
 func (t *Tx) Target(ctx context.Context, id, pubkey string) (ref *EventRef, ch *ChannelRow, role string, err error) {
 	ref = &EventRef{ID: id}
 	var depth *int32
-	var root, parent, chID, d, cID, cName, cAbout, cPicture, cType, cVis, cCreator, r *string
+	var root, parent, chID, d, cID, cName, cAbout, cPicture, cType, cVis, cCreator, cParent, r *string
 	var deleted, cCreated *int64
-	var cDeleted *bool
+	var cDeleted, cRestricted, cHidden, cClosed *bool
+	var cKinds []int
 	var cLabels []string
 	err = t.tx.QueryRow(ctx, `
 SELECT e.pubkey, e.kind, e.created_at, e.channel_id, e.d_tag, e.deleted_at, m.depth, m.root_id, m.parent_id,
        c.id, c.name, c.about, c.picture, c.channel_type, c.visibility, c.labels, c.creator, c.created_at,
-       c.deleted_at IS NOT NULL, r.role
+       c.deleted_at IS NOT NULL, c.restricted, c.hidden, c.closed, c.supported_kinds, c.parent, r.role
 FROM events e
 LEFT JOIN thread_metadata m ON m.community_id = e.community_id AND m.event_id = e.id
 LEFT JOIN channels c ON c.community_id = e.community_id AND c.id = e.channel_id
@@ -207,7 +217,8 @@ LEFT JOIN channel_members r ON r.community_id = c.community_id AND r.channel_id 
      AND r.pubkey = $3 AND r.removed_at IS NULL
 WHERE e.community_id = $1 AND e.id = $2`, t.community, id, pubkey).
 		Scan(&ref.Pubkey, &ref.Kind, &ref.CreatedAt, &chID, &d, &deleted, &depth, &root, &parent,
-			&cID, &cName, &cAbout, &cPicture, &cType, &cVis, &cLabels, &cCreator, &cCreated, &cDeleted, &r)
+			&cID, &cName, &cAbout, &cPicture, &cType, &cVis, &cLabels, &cCreator, &cCreated, &cDeleted,
+			&cRestricted, &cHidden, &cClosed, &cKinds, &cParent, &r)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil, "", ErrNotFound
 	}
@@ -222,7 +233,84 @@ WHERE e.community_id = $1 AND e.id = $2`, t.community, id, pubkey).
 		ch = &ChannelRow{Deleted: *cDeleted}
 		ch.ID, ch.Name, ch.About, ch.Picture = *cID, *cName, *cAbout, *cPicture
 		ch.Type, ch.Visibility, ch.Labels, ch.Creator, ch.CreatedAt = *cType, *cVis, cLabels, *cCreator, *cCreated
+		ch.Private, ch.Restricted, ch.Hidden, ch.Closed = *cVis == nip29.Private, *cRestricted, *cHidden, *cClosed
+		ch.SupportedKinds, ch.Parent = cKinds, deref(cParent)
 		t.sawChannel(ch)
 	}
 	return ref, ch, deref(r), nil
+}
+
+// ParentChain returns the ancestors of group parent, nearest first, up to
+// limit of them, as long as each exists and is not deleted: a subgroup's
+// parent that does not exist (or was deleted) makes it a root (NIP-29).
+func (t *Tx) ParentChain(ctx context.Context, parent string, limit int) ([]string, error) {
+	rows, err := t.tx.Query(ctx, `
+WITH RECURSIVE up(id, parent, n) AS (
+  SELECT id, parent, 1 FROM channels WHERE community_id = $1 AND id = $2 AND deleted_at IS NULL
+  UNION ALL
+  SELECT c.id, c.parent, up.n + 1 FROM channels c JOIN up ON c.community_id = $1 AND c.id = up.parent
+  WHERE c.deleted_at IS NULL AND up.n < $3
+)
+SELECT id FROM up ORDER BY n`, t.community, parent, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: parents of %s: %w", parent, err)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// LiveParent returns parent when it names a group that exists and is not
+// deleted, else "" (the group is then a root, NIP-29).
+func (t *Tx) LiveParent(ctx context.Context, parent string) (string, error) {
+	if parent == "" {
+		return "", nil
+	}
+	chain, err := t.ParentChain(ctx, parent, 1)
+	if err != nil || len(chain) == 0 {
+		return "", err
+	}
+	return parent, nil
+}
+
+// Invite is one invite code of a group (9009 create-invite).
+type Invite struct {
+	Channel, Code, EventID, CreatedBy string
+	CreatedAt                         int64
+	ExpiresAt                         int64 // 0: never
+}
+
+// PutInvite stores an invite code; a code the group already has is kept
+// as it is (created is false).
+func (t *Tx) PutInvite(ctx context.Context, in Invite) (created bool, err error) {
+	tag, err := t.tx.Exec(ctx, `
+INSERT INTO group_invites (community_id, channel_id, code, event_id, created_by, created_at, expires_at)
+VALUES ($1, $2, $3, $4, $5, $6, nullif($7, 0)) ON CONFLICT DO NOTHING`,
+		t.community, in.Channel, in.Code, in.EventID, in.CreatedBy, in.CreatedAt, in.ExpiresAt)
+	if err != nil {
+		return false, fmt.Errorf("store: put invite: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// InviteValid reports whether code is a live invite of channel at now: not
+// revoked and not past its expiry.
+func (t *Tx) InviteValid(ctx context.Context, channel, code string, now int64) (bool, error) {
+	var ok bool
+	err := t.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM group_invites
+WHERE community_id = $1 AND channel_id = $2 AND code = $3 AND revoked_at IS NULL
+  AND (expires_at IS NULL OR expires_at > $4))`, t.community, channel, code, now).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("store: invite of %s: %w", channel, err)
+	}
+	return ok, nil
+}
+
+// RevokeInvites revokes the codes the 9009 eventID created in channel; n is
+// how many it revoked (0: eventID is no 9009 of the group).
+func (t *Tx) RevokeInvites(ctx context.Context, channel, eventID string, at int64) (n int64, err error) {
+	tag, err := t.tx.Exec(ctx, `UPDATE group_invites SET revoked_at = $4
+WHERE community_id = $1 AND channel_id = $2 AND event_id = $3 AND revoked_at IS NULL`, t.community, channel, eventID, at)
+	if err != nil {
+		return 0, fmt.Errorf("store: revoke invites: %w", err)
+	}
+	return tag.RowsAffected(), nil
 }

@@ -85,8 +85,8 @@ func TestLiveDeliveryAccessCases(t *testing.T) {
 			if !lf.matches(ev, stored) {
 				t.Fatalf("the case's event does not match its filter %s", c.Filter)
 			}
-			if got := lf.mayRead(ev, stored, ch.System, reader, readable); got != c.See {
-				t.Errorf("mayRead = %v, want %v", got, c.See)
+			if got := lf.mayRead(ev, stored, ch.System, reader, readable); got != c.WantLive() {
+				t.Errorf("mayRead = %v, want %v", got, c.WantLive())
 			}
 		})
 	}
@@ -97,15 +97,21 @@ func TestLiveDeliveryAccessCases(t *testing.T) {
 // pins the channel as stored.
 func TestLiveFilterCaseRule(t *testing.T) {
 	sk := nostr.GeneratePrivateKey()
-	ev := &nostr.Event{Kind: 9, CreatedAt: 10, Tags: nostr.Tags{{"h", "c0ffee"}}}
+	// Issue 28: a UUID channel id compares case-insensitively (was: any
+	// id); any other NIP-29 group id is kept as sent.
+	const ch = "c0ffee00-0000-4000-8000-000000000000"
+	ev := &nostr.Event{Kind: 9, CreatedAt: 10, Tags: nostr.Tags{{"h", ch}}}
 	if err := ev.Sign(sk); err != nil {
 		t.Fatal(err)
 	}
-	f := newLiveFilter(nostr.Filter{IDs: []string{strings.ToUpper(ev.ID)}, Authors: []string{strings.ToUpper(ev.PubKey)}, Tags: nostr.TagMap{"h": {"C0FFEE"}}})
-	if !f.matches(ev, "c0ffee") || !f.names("c0ffee") {
-		t.Fatal("upper-case ids, authors and #h must match as the stored read does")
+	f := newLiveFilter(nostr.Filter{IDs: []string{strings.ToUpper(ev.ID)}, Authors: []string{strings.ToUpper(ev.PubKey)}, Tags: nostr.TagMap{"h": {strings.ToUpper(ch)}}})
+	if !f.matches(ev, ch) || !f.names(ch) {
+		t.Fatal("upper-case ids, authors and a UUID #h must match as the stored read does")
 	}
-	if got := Pins([]nostr.Filter{{Tags: nostr.TagMap{"h": {"C0FFEE"}}}}); !slices.Equal(got, []string{"c0ffee"}) {
+	if got := Pins([]nostr.Filter{{Tags: nostr.TagMap{"h": {strings.ToUpper(ch)}}}}); !slices.Equal(got, []string{ch}) {
 		t.Fatalf("Pins = %q, want the stored (lower-case) channel", got)
+	}
+	if got := Pins([]nostr.Filter{{Tags: nostr.TagMap{"h": {"MyGroup"}}}}); !slices.Equal(got, []string{"MyGroup"}) {
+		t.Fatalf("Pins = %q, want a non-UUID group id as sent", got)
 	}
 }
