@@ -125,6 +125,12 @@ func ParseParent(tags nostr.Tags) (parent string, present bool, err error) {
 	return parent, present, nil
 }
 
+// MaxGroupDepth bounds a chain of subgroups (parent of parent ...).
+const MaxGroupDepth = 16
+
+// MaxInviteCodeLength bounds a 9009 invite code.
+const MaxInviteCodeLength = 128
+
 // GroupIDRule says what a group id may be, for refusals.
 const GroupIDRule = "1 to 64 characters from a-z, A-Z, 0-9, - and _"
 

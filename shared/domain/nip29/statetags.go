@@ -97,3 +97,14 @@ func MembersTags(ch *Channel, members []MemberRole) nostr.Tags {
 	}
 	return tags
 }
+
+// RolesTags builds a 39003's tags: d, identity, then ["role", name,
+// description] for each role this relay gives privileges to (NIP-29).
+func RolesTags(ch *Channel) nostr.Tags {
+	tags := nostr.Tags{{"d", ch.ID}}
+	tags = append(tags, identity(ch)...)
+	for _, r := range RoleDescriptions {
+		tags = append(tags, nostr.Tag{"role", r[0], r[1]})
+	}
+	return tags
+}

@@ -46,12 +46,14 @@ func indexedTag(tag []string) bool {
 // addressKinds is the SQL test for a kind whose events have an address
 // (kind:pubkey:d): the replaceable kinds and NIP-01's addressable range.
 var addressKinds = func() string {
-	ks := kinds.ReplaceableKinds()
-	s := make([]string, len(ks))
-	for i, k := range ks {
-		s[i] = strconv.Itoa(k)
+	var s []string
+	for _, k := range kinds.ReplaceableKinds() {
+		if k < kinds.ReplaceableFirst || k > kinds.ReplaceableLast {
+			s = append(s, strconv.Itoa(k))
+		}
 	}
 	return "(kind IN (" + strings.Join(s, ", ") + ") OR kind BETWEEN " +
+		strconv.Itoa(kinds.ReplaceableFirst) + " AND " + strconv.Itoa(kinds.ReplaceableLast) + " OR kind BETWEEN " +
 		strconv.Itoa(kinds.AddressableFirst) + " AND " + strconv.Itoa(kinds.AddressableLast) + ")"
 }()
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/buzzrelay/relay/shared/domain/eventcheck"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/domain/nip29"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/signer"
 	"github.com/buzzrelay/relay/shared/domain/sigverify"
@@ -94,9 +95,10 @@ func (s *Service) Submit(ctx context.Context, community, authed string, ev *nost
 	}
 	var out []*nostr.Event
 	var delivery *store.Delivery
+	var verdict error
 	var err error
 	for attempt := 1; attempt <= maxAttempts; attempt++ {
-		out = out[:0]
+		out, verdict = out[:0], nil
 		err = s.store.Tx(ctx, community, func(tx *store.Tx) error {
 			if err := tx.CheckBans(ctx, ev, authed); err != nil {
 				return err
@@ -109,7 +111,7 @@ func (s *Service) Submit(ctx context.Context, community, authed string, ev *nost
 			if err := a.run(ctx); err != nil {
 				return err
 			}
-			out = a.committed()
+			out, verdict = a.committed(), a.verdict
 			return nil
 		})
 		if err == nil || !store.IsSerialization(err) {
@@ -124,6 +126,9 @@ func (s *Service) Submit(ctx context.Context, community, authed string, ev *nost
 			return refused(r)
 		}
 		return Outcome{}, fmt.Errorf("ingest: event %s kind %d in community %s: %w", ev.ID, ev.Kind, community, err)
+	}
+	if verdict != nil {
+		return refused(verdict)
 	}
 	return Outcome{Accepted: true, Committed: out, Delivery: delivery}, nil
 }
@@ -151,11 +156,21 @@ type apply struct {
 	ev        *nostr.Event
 	now       int64
 	published []*nostr.Event
+	// verdict, when set, is the refusal the client gets although the
+	// transaction commits what the rule kept (a closed group's join request
+	// pending review, NIP-29).
+	verdict error
+	// unlisted: the client's event is neither stored nor delivered (a 9009,
+	// whose codes only the relay keeps).
+	unlisted bool
 }
 
 // committed is what this attempt stores once it commits: the client's
 // event first, then the relay-signed ones.
 func (a *apply) committed() []*nostr.Event {
+	if a.unlisted {
+		return append([]*nostr.Event(nil), a.published...)
+	}
 	return append([]*nostr.Event{a.ev}, a.published...)
 }
 
@@ -178,6 +193,11 @@ func (a *apply) run(ctx context.Context) error {
 	if rule, ok := rules[a.ev.Kind]; ok {
 		return rule(a, ctx)
 	}
+	_, inGroup := nip29.ChannelTag(a.ev.Tags)
+	switch kinds.StorageOf(a.ev.Kind, inGroup) {
+	case kinds.StoreReplaceable, kinds.StoreAddressable:
+		return a.replaceable(ctx)
+	}
 	return a.message(ctx)
 }
 
@@ -192,12 +212,10 @@ var rules = map[int]func(*apply, context.Context) error{
 	kinds.DeleteGroup:  (*apply).deleteChannel,
 	kinds.JoinRequest:  (*apply).join,
 	kinds.LeaveRequest: (*apply).leave,
+	kinds.CreateInvite: (*apply).createInvite,
 	kinds.Deletion:     (*apply).deletion,
 	kinds.Reaction:     (*apply).reaction,
 	kinds.Edit:         (*apply).edit,
-	kinds.Profile:      (*apply).replaceable,
-	kinds.FollowList:   (*apply).replaceable,
-	kinds.GroupsList:   (*apply).replaceable,
 	kinds.Article:      (*apply).replaceable,
 	kinds.GiftWrap:     (*apply).giftWrap,
 }
