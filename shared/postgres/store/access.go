@@ -111,3 +111,12 @@ func (s *Store) Readable(ctx context.Context, community string, pairs []ReadPair
   WHERE c.community_id = $1 AND c.id = x.ch
     AND `+reachesSQL("x.rd"))
 }
+
+// MetadataReadable answers access.MetadataReaches for many (channel, reader)
+// pairs in one statement: live delivery of the channel-state kinds
+// (39000-39003), which follow NIP-29's hidden flag, not private.
+func (s *Store) MetadataReadable(ctx context.Context, community string, pairs []ReadPair) (map[ReadPair]bool, error) {
+	return s.pairsWhere(ctx, community, pairs, "check metadata access", `SELECT 1 FROM channels c
+  WHERE c.community_id = $1 AND c.id = x.ch
+    AND `+metadataReachesSQL("x.rd"))
+}

@@ -114,6 +114,14 @@ func TestAccessCasesInSQL(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				ch, m := c.Rule()
+				meta, err := st.MetadataReadable(ctx, "default", []store.ReadPair{pair})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if meta[pair] != access.MetadataReaches(ch, m) {
+					t.Errorf("MetadataReadable = %v, want %v (access.MetadataReaches)", meta[pair], access.MetadataReaches(ch, m))
+				}
 				if got, known := d.Reaches[pair]; !known || got != c.WantReaches() {
 					t.Errorf("delivery's read of the subscriptions: reaches %v (answered: %v), want %v", got, known, c.WantReaches())
 				}

@@ -54,8 +54,9 @@ func TestLiveFilterMatchesChannelNotTag(t *testing.T) {
 
 // Live delivery decides what a subscriber sees by the access case table
 // (shared/domain/access/testdata/cases.json): the event matches the case's filter,
-// and with store.Readable's answer for the pair (access.Reaches; the SQL of
-// it runs the same table in shared/postgres/store) mayRead is the case's see.
+// and with store.Readable's answer for the pair (access.Reaches) and
+// store.MetadataReadable's (access.MetadataReaches; the SQL of both runs the
+// same table in shared/postgres/store) mayRead is the case's see.
 func TestLiveDeliveryAccessCases(t *testing.T) {
 	cases, err := accesstest.Load("../../domain/access/testdata/cases.json")
 	if err != nil {
@@ -82,11 +83,12 @@ func TestLiveDeliveryAccessCases(t *testing.T) {
 				stored = channel
 			}
 			readable := map[store.ReadPair]bool{{Channel: channel, Reader: reader}: access.Reaches(ch, m)}
+			meta := map[store.ReadPair]bool{{Channel: channel, Reader: reader}: access.MetadataReaches(ch, m)}
 			if !lf.matches(ev, stored) {
 				t.Fatalf("the case's event does not match its filter %s", c.Filter)
 			}
-			if got := lf.mayRead(ev, stored, ch.System, reader, readable); got != c.WantLive() {
-				t.Errorf("mayRead = %v, want %v", got, c.WantLive())
+			if got := lf.mayRead(ev, stored, ch.System, reader, readable, meta); got != c.See {
+				t.Errorf("mayRead = %v, want %v", got, c.See)
 			}
 		})
 	}

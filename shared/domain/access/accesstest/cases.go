@@ -32,11 +32,6 @@ type Case struct {
 	// read answer, when it differs from Write (a restricted group); nil:
 	// the same as Write.
 	Reaches *bool `json:"reaches"`
-	// Live is what live delivery decides when it differs from See: live
-	// delivery reads Reaches for every kind, so the channel-state kinds of a
-	// private group that is not hidden, or of a hidden group that is not
-	// private, are not yet told apart there (issue 28, remaining). nil: See.
-	Live *bool `json:"live"`
 }
 
 // WantReaches is the case's Reaches.
@@ -47,13 +42,6 @@ func (c *Case) WantReaches() bool {
 	return c.Write != nil && *c.Write
 }
 
-// WantLive is the case's Live.
-func (c *Case) WantLive() bool {
-	if c.Live != nil {
-		return *c.Live
-	}
-	return c.See
-}
 
 // CaseChannel is a case's channel as stored.
 type CaseChannel struct {
