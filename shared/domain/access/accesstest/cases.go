@@ -42,7 +42,6 @@ func (c *Case) WantReaches() bool {
 	return c.Write != nil && *c.Write
 }
 
-
 // CaseChannel is a case's channel as stored.
 type CaseChannel struct {
 	Exists     bool   `json:"exists"`
