@@ -6,13 +6,14 @@
 package filter
 
 import (
-	"github.com/buzzrelay/relay/shared/domain/nip29"
 	"slices"
 	"sort"
 	"strings"
 	"unicode"
 
 	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/domain/nip29"
 )
 
 // Filter is one NIP-01 filter, normalized. A nil slice means "no
