@@ -94,7 +94,7 @@ func TestParseFlags(t *testing.T) {
 		{"each", tags([]string{"private"}, []string{"restricted"}, []string{"hidden"}, []string{"closed"}), nip29.Flags{Private: true, Restricted: true, Hidden: true, Closed: true}, true, ""},
 		{"negations only", tags([]string{"public"}, []string{"open"}), nip29.Flags{}, true, ""},
 		{"value", tags([]string{"hidden", "1"}), nip29.Flags{}, false, "invalid: the hidden flag takes no value"},
-		{"contradiction", tags([]string{"public"}, []string{"private"}), nip29.Flags{}, false, "invalid: the public tag contradicts"},
+		{"an echoed public beside private", tags([]string{"public"}, []string{"private"}, []string{"open"}), nip29.Flags{Private: true}, true, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, present, err := nip29.ParseFlags(c.tags)

@@ -51,7 +51,8 @@ func (f Flags) Visibility() string {
 // ParseFlags reads NIP-29's flag tags. present is false when the event names
 // no flag at all; otherwise the flags it names are set and the others unset
 // (a 9002 carries the whole metadata, NIP-29), public and open naming a flag
-// unset. A flag tag with a value is refused.
+// unset unless the flag itself is named too. A flag tag with a value is
+// refused.
 func ParseFlags(tags nostr.Tags) (f Flags, present bool, err error) {
 	for _, t := range tags {
 		if len(t) == 0 || !contains(flagTags, t[0]) {
@@ -72,11 +73,8 @@ func ParseFlags(tags nostr.Tags) (f Flags, present bool, err error) {
 			f.Closed = true
 		}
 	}
-	for _, t := range tags {
-		if len(t) == 1 && ((t[0] == FlagPublic && f.Private) || (t[0] == FlagOpen && f.Closed)) {
-			return Flags{}, false, reject.Invalidf("the %s tag contradicts the flags beside it", t[0])
-		}
-	}
+	// public and open only name the flags: beside private or closed (a
+	// client echoing an older 39000, as welshman's edit does) the flag wins.
 	return f, present, nil
 }
 
@@ -146,4 +144,19 @@ func Supports(ks []int, kind int) bool {
 		}
 	}
 	return false
+}
+
+// WithoutTypeEcho drops the t tags whose value is channelType from a 9002's
+// tags: a client that edits by sending back the group's 39000 (welshman's
+// makeRoomEditEvent does) echoes its NIP-CL identity tag ["t", <type>],
+// which names the group's own type and makes it look like no other.
+func WithoutTypeEcho(tags nostr.Tags, channelType string) nostr.Tags {
+	out := make(nostr.Tags, 0, len(tags))
+	for _, t := range tags {
+		if len(t) >= 2 && t[0] == "t" && t[1] == channelType {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
 }

@@ -100,7 +100,11 @@ func (a *apply) editChannel(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	e, err := nip29.ParseEdit(a.ev)
+	// A client may edit by sending back the group's 39000 (welshman): its
+	// identity tag ["t", <type>] is an echo, not a label.
+	edit := *a.ev
+	edit.Tags = nip29.WithoutTypeEcho(a.ev.Tags, ch.Type)
+	e, err := nip29.ParseEdit(&edit)
 	if err != nil {
 		return err
 	}
