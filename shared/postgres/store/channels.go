@@ -314,3 +314,27 @@ WHERE community_id = $1 AND channel_id = $2 AND event_id = $3 AND revoked_at IS 
 	}
 	return tag.RowsAffected(), nil
 }
+
+// Children lists the groups whose parent is id and that are not deleted,
+// locked: a deleted parent's children become roots (NIP-29) and their
+// 39000 is published again.
+func (t *Tx) Children(ctx context.Context, id string) ([]*ChannelRow, error) {
+	rows, err := t.tx.Query(ctx, `SELECT `+channelCols+` FROM channels
+WHERE community_id = $1 AND parent = $2 AND deleted_at IS NULL ORDER BY id FOR UPDATE`, t.community, id)
+	if err != nil {
+		return nil, fmt.Errorf("store: children of %s: %w", id, err)
+	}
+	defer rows.Close()
+	var out []*ChannelRow
+	for rows.Next() {
+		c, err := scanChannel(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: children of %s: %w", id, err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: children of %s: %w", id, err)
+	}
+	return out, nil
+}

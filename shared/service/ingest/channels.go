@@ -379,7 +379,20 @@ func (a *apply) deleteChannel(ctx context.Context) error {
 	if err := a.storeInChannel(ctx, ch.ID); err != nil {
 		return err
 	}
-	return a.tx.DeleteChannel(ctx, ch.ID, a.now)
+	if err := a.tx.DeleteChannel(ctx, ch.ID, a.now); err != nil {
+		return err
+	}
+	// Its subgroups become roots (NIP-29): their 39000 drops the parent.
+	children, err := a.tx.Children(ctx, ch.ID)
+	if err != nil {
+		return err
+	}
+	for _, c := range children {
+		if err := a.publishState(ctx, &c.Channel); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (a *apply) moderationDelete(ctx context.Context) error {

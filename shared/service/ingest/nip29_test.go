@@ -129,11 +129,18 @@ func TestNIP29Subgroups(t *testing.T) {
 	if hasTag(h.head(nip, 39000), "parent") {
 		t.Fatal("promoted to root")
 	}
-	// A deleted parent: the next 39000 of the child is a root's.
+	// A deleted parent: its children become roots, their 39000 published
+	// again in the deletion's transaction.
+	h.ok(owner.Event(t, 9002, "", nostr.Tag{"h", nip}, nostr.Tag{"parent", nostrG}))
+	if !hasTag(h.head(nostrG, 39000), "parent", tech) {
+		t.Fatal("nostr is under tech")
+	}
 	h.ok(owner.Event(t, 9008, "", nostr.Tag{"h", tech}))
-	h.ok(owner.Event(t, 9002, "", nostr.Tag{"h", nostrG}, nostr.Tag{"about", "x"}))
 	if hasTag(h.head(nostrG, 39000), "parent") {
 		t.Fatal("a deleted parent makes a root")
+	}
+	if !hasTag(h.head(nip, 39000), "parent", nostrG) {
+		t.Fatal("a grandchild keeps its own live parent")
 	}
 }
 
