@@ -83,9 +83,9 @@ func Check(ev *nostr.Event, now time.Time, sigs *sigverify.Verifier) error {
 	if kinds.RelayOnly(ev.Kind) {
 		return reject.Restrictedf("kind %d is signed only by the relay", ev.Kind)
 	}
-	h, inGroup := groupTag(ev.Tags)
+	h, inGroup := nip29.Tag(ev.Tags, "h")
 	if inGroup && !kinds.Personal(ev.Kind) && !nip29.ValidGroupID(h) {
-		return reject.Invalidf("h tag %q is not a group id (%s)", cut(h), nip29.GroupIDRule)
+		return reject.Invalidf("h tag %q is not a group id (%s)", nip29.Clip(h), nip29.GroupIDRule)
 	}
 	if !kinds.Accepted(ev.Kind) {
 		// NIP-29: a group may take any kind (the kinds table's default row).
@@ -97,16 +97,6 @@ func Check(ev *nostr.Event, now time.Time, sigs *sigverify.Verifier) error {
 		return comment(ev.Tags)
 	}
 	return nil
-}
-
-// groupTag returns the first h tag's value, and whether there is one.
-func groupTag(tags nostr.Tags) (string, bool) {
-	for _, t := range tags {
-		if len(t) >= 2 && t[0] == "h" {
-			return t[1], true
-		}
-	}
-	return "", false
 }
 
 // comment checks a NIP-22 kind 1111: its root scope (E, A or I) with the
@@ -129,13 +119,6 @@ func comment(tags nostr.Tags) error {
 	return nil
 }
 
-// cut shortens a client's value for a refusal.
-func cut(s string) string {
-	if len(s) > 80 {
-		return s[:80] + "…"
-	}
-	return s
-}
 
 // LowerHex reports whether s is n lowercase hex characters: the form
 // NIP-01 requires of an event's id, pubkey and sig, and of the event ids

@@ -55,7 +55,7 @@ func ParseCreate(ev *nostr.Event) (*Create, error) {
 		return nil, reject.Invalidf("channel create needs an h tag with the group id")
 	}
 	if !ValidGroupID(raw) {
-		return nil, reject.Invalidf("group id %q must be %s", short(raw), GroupIDRule)
+		return nil, reject.Invalidf("group id %q must be %s", Clip(raw), GroupIDRule)
 	}
 	c.ID = CanonicalGroupID(raw)
 	if v, ok := Tag(ev.Tags, "name"); ok {
@@ -98,9 +98,6 @@ func ParseCreate(ev *nostr.Event) (*Create, error) {
 	if c.Parent, _, err = ParseParent(ev.Tags); err != nil {
 		return nil, err
 	}
-	if c.Parent == c.ID && c.Parent != "" {
-		return nil, reject.Invalidf("a group cannot be its own parent")
-	}
 	labels, _, err := Labels(ev.Tags)
 	if err != nil {
 		return nil, err
@@ -109,8 +106,8 @@ func ParseCreate(ev *nostr.Event) (*Create, error) {
 	return c, nil
 }
 
-// short cuts a client's value for a refusal.
-func short(s string) string {
+// Clip cuts a client's value to 80 bytes for a refusal.
+func Clip(s string) string {
 	if len(s) > 80 {
 		return s[:80] + "…"
 	}

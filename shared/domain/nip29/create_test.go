@@ -29,7 +29,6 @@ func TestParseCreate(t *testing.T) {
 		{"too long", ev([]string{"h", strings.Repeat("x", 65)}), "", "", "invalid: group id"},
 		{"empty h", ev([]string{"h", ""}), "", "", "invalid: channel create needs an h tag"},
 		{"flag with a value", ev([]string{"h", id}, []string{"private", "yes"}), "", "", "invalid: the private flag takes no value"},
-		{"self parent", ev([]string{"h", id}, []string{"parent", id}), "", "", "invalid: a group cannot be its own parent"},
 		{"bad supported kind", ev([]string{"h", id}, []string{"supported_kinds", "9", "x"}), "", "", "invalid: supported_kinds"},
 		{"uppercase uuid is stored lowercase", ev([]string{"h", strings.ToUpper(id)}, []string{"name", "n"}), "stream", "open", ""},
 		{"valueless t", ev([]string{"h", id}, []string{"name", "n"}, []string{"t"}), "", "", "invalid: a t tag needs a value"},

@@ -93,6 +93,7 @@ func TestNIP29BadInput(t *testing.T) {
 		"9009 without a code":           owner.Event(t, 9009, "", nostr.Tag{"h", id}),
 		"9009 with an empty code":       owner.Event(t, 9009, "", nostr.Tag{"h", id}, nostr.Tag{"code", ""}),
 		"self parent":                   owner.Event(t, 9002, "", nostr.Tag{"h", id}, nostr.Tag{"parent", id}),
+		"9007 self parent":              owner.Event(t, 9007, "", nostr.Tag{"h", "selfish"}, nostr.Tag{"parent", "selfish"}),
 		"1111 without root tags":        owner.Event(t, 1111, "c", nostr.Tag{"h", id}, nostr.Tag{"e", strings.Repeat("a", 64)}, nostr.Tag{"k", "11"}),
 		"1111 without parent tags":      owner.Event(t, 1111, "c", nostr.Tag{"h", id}, nostr.Tag{"E", strings.Repeat("a", 64)}, nostr.Tag{"K", "11"}),
 	} {
