@@ -119,7 +119,6 @@ func comment(tags nostr.Tags) error {
 	return nil
 }
 
-
 // LowerHex reports whether s is n lowercase hex characters: the form
 // NIP-01 requires of an event's id, pubkey and sig, and of the event ids
 // and keys the relay reads out of tags.
