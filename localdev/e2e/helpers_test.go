@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -91,7 +93,29 @@ func publish(t *testing.T, rl *nostr.Relay, u user, kind int, tags nostr.Tags, c
 	return ev
 }
 
-func createChannelID() string { return uuid.NewString() }
+// createChannelID is a new channel id: a UUID, as Buzz clients make them,
+// or with BUZZ_E2E_GROUP_IDS=nip29 a NIP-29 id as generic clients make them
+// (mixed-case letters, digits, - and _), so every Buzz behaviour the suite
+// checks can be run for non-UUID groups too (issue 28).
+func createChannelID() string {
+	if os.Getenv("BUZZ_E2E_GROUP_IDS") == "nip29" {
+		return nip29GroupID()
+	}
+	return uuid.NewString()
+}
+
+// nip29GroupID is a random id in the form generic NIP-29 clients send.
+func nip29GroupID() string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return "Gx" + string(b)
+}
 
 func createChannel(t *testing.T, rl *nostr.Relay, u user, visibility string) string {
 	t.Helper()

@@ -141,11 +141,16 @@ func TestAuxClosureOnlyTargets(t *testing.T) {
 }
 
 // TestWriteRefusalsAreNoOracle (item 4): every write an outsider aims at a
-// private channel or one of its events is refused exactly as the same write
-// aimed at a random id, and no refusal names the private channel.
+// private and hidden channel or one of its events is refused exactly as the
+// same write aimed at a random id, and no refusal names the channel.
+// (Issue 28: NIP-29's hidden flag is what hides a group's existence; a
+// private group that is not hidden shows its metadata, so it was made hidden
+// here, where before every private channel was.)
 func TestWriteRefusalsAreNoOracle(t *testing.T) {
 	r, alice, bob, ra, _ := twoUsers(t)
-	priv := createChannel(t, ra, alice, "private")
+	priv := createChannelID()
+	publish(t, ra, alice, 9007, nostr.Tags{{"h", priv}, {"name", "hidden"}, {"visibility", "private"},
+		{"private"}, {"restricted"}, {"closed"}, {"hidden"}}, "")
 	secret := publish(t, ra, alice, 9, nostr.Tags{{"h", priv}}, "secret")
 	randomCh, randomEv := createChannelID(), strings.Repeat("ab", 32)
 

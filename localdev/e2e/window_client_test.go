@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/domain/groupid"
 )
 
 // cursor is a channel-window cursor: the (created_at, id) of a row.
@@ -83,7 +85,8 @@ func parseWindow(t *testing.T, r *Relay, evs []nostr.Event, ch string, at *curso
 	if at != nil {
 		suffix = fmt.Sprintf("%d:%s", at.CreatedAt, strings.ToLower(at.ID))
 	}
-	want := strings.ToLower(ch) + ":" + suffix
+	// The channel as stored: a UUID lower-cased, any other group id as sent.
+	want := groupid.Canonical(ch) + ":" + suffix
 	if d := bounds[0].Tags.GetD(); d != want {
 		t.Fatalf("39006 d %q, want %q", d, want)
 	}

@@ -21,6 +21,10 @@ type Channel struct {
 	Deleted bool
 	Open    bool // visibility open; private otherwise
 	System  bool // channel_type system
+	// NIP-29's restricted (only members write) and hidden (only members
+	// read the group's metadata, 39000-39003) flags; Open is !private.
+	Restricted bool
+	Hidden     bool
 }
 
 // Member is a key's standing in a channel.
@@ -47,8 +51,28 @@ func Shows(system, named bool) bool { return !system || named }
 // a filter that names it (named) or not.
 func MayRead(c Channel, m Member, named bool) bool { return Reaches(c, m) && Shows(c.System, named) }
 
-// MayWrite reports whether a key with standing m may post to channel c.
-func MayWrite(c Channel, m Member) bool { return Reaches(c, m) }
+// MayWrite reports whether a key with standing m may post to channel c: a
+// member, or anyone to a group neither private nor restricted.
+func MayWrite(c Channel, m Member) bool {
+	return Reaches(c, m) && (m == Active || !c.Restricted)
+}
+
+// MetadataReaches reports whether a key may read channel c's metadata
+// (the channel-state kinds, 39000-39003): it exists, is not deleted, and is
+// not hidden or has the key as an active member (NIP-29: only hidden hides
+// metadata; private hides messages).
+func MetadataReaches(c Channel, m Member) bool {
+	return c.Exists && !c.Deleted && (!c.Hidden || m == Active)
+}
+
+// MayReadKind is MayRead for events of kind in c: the channel-state kinds
+// follow MetadataReaches, every other kind Reaches.
+func MayReadKind(c Channel, m Member, named bool, kind int) bool {
+	if kinds.ChannelState(kind) {
+		return MetadataReaches(c, m) && Shows(c.System, named)
+	}
+	return MayRead(c, m, named)
+}
 
 // MaySee is the rule for one stored event and a reader: a recipient-only
 // kind (kinds.RecipientOnly: membership notices, gift wraps) only for a

@@ -49,7 +49,7 @@ func TestRuleCases(t *testing.T) {
 			if !f.Matches(ev, map[bool]string{true: channel}[inChannel]) {
 				t.Fatalf("the case's event does not match its filter %s", c.Filter)
 			}
-			see := access.MaySee(ev, readerPK, inChannel, read)
+			see := access.MaySee(ev, readerPK, inChannel, access.MayReadKind(ch, m, named, c.Kind))
 			if see != c.See {
 				t.Errorf("MaySee = %v, want %v", see, c.See)
 			}

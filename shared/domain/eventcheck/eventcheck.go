@@ -5,6 +5,7 @@
 package eventcheck
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/domain/filter"
+	"github.com/buzzrelay/relay/shared/domain/groupid"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
@@ -81,8 +84,38 @@ func Check(ev *nostr.Event, now time.Time, sigs *sigverify.Verifier) error {
 	if kinds.RelayOnly(ev.Kind) {
 		return reject.Restrictedf("kind %d is signed only by the relay", ev.Kind)
 	}
+	h, inGroup := filter.TagValue(ev.Tags, "h")
+	if inGroup && !kinds.Personal(ev.Kind) && !groupid.Valid(h) {
+		return reject.Invalidf("h tag %q is not a group id (%s)", groupid.Clip(h), groupid.Rule)
+	}
 	if !kinds.Accepted(ev.Kind) {
-		return reject.Restrictedf("unknown event kind %d", ev.Kind)
+		// NIP-29: a group may take any kind (the kinds table's default row).
+		if _, ok := kinds.InGroup(ev.Kind); !ok || !inGroup {
+			return reject.Restrictedf("unknown event kind %d", ev.Kind)
+		}
+	}
+	if ev.Kind == kinds.Comment {
+		return comment(ev.Tags)
+	}
+	return nil
+}
+
+// comment checks a NIP-22 kind 1111: its root scope (E, A or I) with the
+// root's kind (K), and its parent (e, a or i) with the parent's kind (k).
+func comment(tags nostr.Tags) error {
+	has := func(names ...string) bool {
+		for _, t := range tags {
+			if len(t) >= 2 && t[1] != "" && slices.Contains(names, t[0]) {
+				return true
+			}
+		}
+		return false
+	}
+	if !has("E", "A", "I") || !has("K") {
+		return reject.Invalidf("a kind 1111 comment needs its root tags: E, A or I, and K (NIP-22)")
+	}
+	if !has("e", "a", "i") || !has("k") {
+		return reject.Invalidf("a kind 1111 comment needs its parent tags: e, a or i, and k (NIP-22)")
 	}
 	return nil
 }

@@ -51,6 +51,15 @@ func TestCheck(t *testing.T) {
 		{"relay-only 44101", k.Event(t, 44101, ""), "restricted:"},
 		{"auth event", k.Event(t, 22242, ""), "invalid: kind 22242"},
 		{"unknown kind", k.Event(t, 4242, ""), "restricted: unknown event kind"},
+		// Issue 28: any kind in a group, NIP-22 comments, group ids.
+		{"any kind in a group", k.Event(t, 4242, "", nostr.Tag{"h", "MyGroup_1"}), ""},
+		{"relay-generated range in a group", k.Event(t, 39004, "", nostr.Tag{"h", "g"}), "restricted: unknown event kind"},
+		{"h with a forbidden character", k.Event(t, 9, "hi", nostr.Tag{"h", "a/b"}), "invalid: h tag"},
+		{"h too long", k.Event(t, 9, "hi", nostr.Tag{"h", strings.Repeat("g", 65)}), "invalid: h tag"},
+		{"h on a personal kind is ignored", k.Event(t, 0, "{}", nostr.Tag{"h", "a/b"}), ""},
+		{"comment", k.Event(t, 1111, "c", nostr.Tag{"E", strings.Repeat("a", 64)}, nostr.Tag{"K", "11"}, nostr.Tag{"e", strings.Repeat("a", 64)}, nostr.Tag{"k", "11"}), ""},
+		{"comment without root tags", k.Event(t, 1111, "c", nostr.Tag{"e", strings.Repeat("a", 64)}, nostr.Tag{"k", "11"}), "invalid: a kind 1111 comment needs its root tags"},
+		{"comment without parent tags", k.Event(t, 1111, "c", nostr.Tag{"E", strings.Repeat("a", 64)}, nostr.Tag{"K", "11"}), "invalid: a kind 1111 comment needs its parent tags"},
 		{"kind out of range", resign(func(e *nostr.Event) { e.Kind = 70000 }), "invalid: kind 70000"},
 		{"ephemeral", k.Event(t, 20001, ""), ""},
 		{"ephemeral range end", k.Event(t, 29999, ""), ""},
@@ -58,7 +67,7 @@ func TestCheck(t *testing.T) {
 		{"gift wrap older", k.EventAt(t, now.Add(-eventcheck.GiftWrapMaxAge-time.Second), 1059, ""), "invalid: created_at"},
 		{"gift wrap from the future", k.EventAt(t, now.Add(901*time.Second), 1059, ""), "invalid: created_at"},
 	}
-	for _, kind := range []int{0, 1, 3, 5, 7, 9, 10, 11, 12, 1059, 40003, 9000, 9001, 9002, 9005, 9007, 9008, 9021, 9022, 10009, 30023} {
+	for _, kind := range []int{0, 1, 3, 5, 7, 9, 10, 11, 12, 1059, 40003, 9000, 9001, 9002, 9005, 9007, 9008, 9021, 9022, 10009, 30023, 10002, 10050, 10000, 10030, 30000, 30030, 9009} {
 		cases = append(cases, struct {
 			name string
 			ev   *nostr.Event

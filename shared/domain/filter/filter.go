@@ -12,6 +12,8 @@ import (
 	"unicode"
 
 	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/domain/groupid"
 )
 
 // Filter is one NIP-01 filter, normalized. A nil slice means "no
@@ -52,11 +54,11 @@ func TagName(name string) bool {
 	return len(name) == 1 && (name[0] >= 'a' && name[0] <= 'z' || name[0] >= 'A' && name[0] <= 'Z')
 }
 
-// Channels normalizes #h values in place: channel ids are UUIDs, compared
-// case-insensitively and stored in lower case.
+// Channels normalizes #h values in place to the form group ids are stored
+// in (groupid.Canonical: a UUID in lower case, any other id as sent).
 func Channels(vals []string) {
 	for i, v := range vals {
-		vals[i] = strings.ToLower(v)
+		vals[i] = groupid.Canonical(v)
 	}
 }
 

@@ -33,7 +33,7 @@ func TestHex64(t *testing.T) {
 func TestFromNostrNormalizes(t *testing.T) {
 	var nf nostr.Filter
 	id := strings.Repeat("AB", 32)
-	if err := json.Unmarshal([]byte(`{"ids":["`+id+`"],"authors":["`+id+`"],"#h":["ABC-D"],"#e":["X"],"#hh":["y"],"#p":[],"limit":5}`), &nf); err != nil {
+	if err := json.Unmarshal([]byte(`{"ids":["`+id+`"],"authors":["`+id+`"],"#h":["9B353519-F4FE-4757-AEF4-BEC6CC0AE54C","ABC-D"],"#e":["X"],"#hh":["y"],"#p":[],"limit":5}`), &nf); err != nil {
 		t.Fatal(err)
 	}
 	f := FromNostr(nf)
@@ -41,8 +41,9 @@ func TestFromNostrNormalizes(t *testing.T) {
 	if f.IDs[0] != low || f.Authors[0] != low {
 		t.Fatalf("ids/authors not lower-cased: %q %q", f.IDs, f.Authors)
 	}
-	if f.Tags["h"][0] != "abc-d" || f.Tags["e"][0] != "X" {
-		t.Fatalf("#h must be lower-cased, other tags kept: %q", f.Tags)
+	// Issue 28: a UUID #h is lower-cased, any other group id kept as sent.
+	if f.Tags["h"][0] != "9b353519-f4fe-4757-aef4-bec6cc0ae54c" || f.Tags["h"][1] != "ABC-D" || f.Tags["e"][0] != "X" {
+		t.Fatalf("a UUID #h must be lower-cased, other ids and tags kept: %q", f.Tags)
 	}
 	if _, ok := f.Tags["hh"]; ok {
 		t.Fatal("a tag name of two letters is not filterable")

@@ -27,11 +27,33 @@ const (
 	DeleteEvent  = 9005  // NIP-29 delete event (moderation)
 	CreateGroup  = 9007  // NIP-29 create channel
 	DeleteGroup  = 9008  // NIP-29 delete channel
+	CreateInvite = 9009  // NIP-29 create invite
 	JoinRequest  = 9021  // NIP-29 join request
 	LeaveRequest = 9022  // NIP-29 leave request
 	GroupsList   = 10009 // NIP-51 simple groups list
 	Article      = 30023 // NIP-23 long-form article
 	Edit         = 40003 // Buzz message edit
+)
+
+// Kinds and ranges NIP-29 clients send (issue 28): NIP-22 comments, and the
+// user-owned lists they keep on their community relay, outside any group.
+const (
+	Comment     = 1111  // NIP-22 comment
+	RelayList   = 10002 // NIP-65 relay list
+	DMRelayList = 10050 // NIP-17 DM relay list
+	// ListsFirst..ListsLast are NIP-51's standard lists (replaceable),
+	// SetsFirst..SetsLast its sets (addressable).
+	ListsFirst = 10000
+	ListsLast  = 10030
+	SetsFirst  = 30000
+	SetsLast   = 30030
+	// ReplaceableFirst and ReplaceableLast are NIP-01's replaceable range.
+	ReplaceableFirst = 10000
+	ReplaceableLast  = 19999
+	// GroupStateFirst and GroupStateLast are NIP-29's relay-generated range
+	// (39000-39009): never taken from a client, whatever the row.
+	GroupStateFirst = 39000
+	GroupStateLast  = 39009
 )
 
 // Kinds a client signs for authentication: AUTH (NIP-42) goes in an AUTH
@@ -48,7 +70,7 @@ const (
 	GroupMetadata = 39000 // NIP-29 channel metadata
 	GroupAdmins   = 39001 // NIP-29 channel admins
 	GroupMembers  = 39002 // NIP-29 channel members
-	GroupRoles    = 39003 // NIP-29 channel roles (never published here)
+	GroupRoles    = 39003 // NIP-29 channel roles
 	ThreadSummary = 39005 // channel window thread summary overlay
 	WindowBounds  = 39006 // channel window bounds overlay
 	MemberAdded   = 44100 // membership notification: added
@@ -81,6 +103,9 @@ const (
 	StoreReplaceable Storage = "replaceable" // the newest per author is kept
 	StoreAddressable Storage = "addressable" // the newest per author and d tag is kept
 	StoreNever       Storage = "never"       // delivered or synthesized, never stored
+	// StoreByRange: as NIP-01's ranges say (10000-19999 replaceable,
+	// 30000-39999 addressable, any other regular).
+	StoreByRange Storage = "by range"
 )
 
 // Kind is one row of the table: a kind number (or, for ranges, First..Last)
@@ -116,15 +141,22 @@ type Kind struct {
 	AnyAuthor bool
 	// Ephemeral: delivered live to subscribers who may read it, never stored.
 	Ephemeral bool
+	// Personal: a user's own list or profile, kept outside any group (an h
+	// tag on it is ignored).
+	Personal bool
+	// GroupDefault: the row of every kind without a row of its own, sent
+	// with a group's h tag (NIP-29: groups may accept any kind). Lookup
+	// never answers with it; InGroup does.
+	GroupDefault bool
 }
 
 // table lists every kind the relay gives a meaning to, single kinds before
 // the one range (a single kind inside it overrides it). Keep README.md's
 // "Event kinds" table equal to it.
 var table = []Kind{
-	{First: Profile, Name: "profile metadata", Accepted: true, Storage: StoreReplaceable},
+	{First: Profile, Name: "profile metadata", Accepted: true, Storage: StoreReplaceable, Personal: true},
 	{First: Note, Name: "short text note", Accepted: true, Storage: StoreRegular, Searchable: true},
-	{First: FollowList, Name: "follow list", Accepted: true, Storage: StoreReplaceable},
+	{First: FollowList, Name: "follow list", Accepted: true, Storage: StoreReplaceable, Personal: true},
 	{First: Deletion, Name: "deletion", Accepted: true, Storage: StoreRegular, Aux: true, Deletes: true},
 	{First: Reaction, Name: "reaction", Accepted: true, Storage: StoreRegular, Aux: true},
 	{First: Chat, Name: "chat message", Accepted: true, Storage: StoreRegular, Searchable: true, InChannel: true},
@@ -138,21 +170,30 @@ var table = []Kind{
 	{First: DeleteEvent, Name: "delete event", Accepted: true, Storage: StoreRegular, Aux: true, Deletes: true},
 	{First: CreateGroup, Name: "create channel", Accepted: true, Storage: StoreRegular},
 	{First: DeleteGroup, Name: "delete channel", Accepted: true, Storage: StoreRegular},
+	{First: CreateInvite, Name: "create invite", Accepted: true, Storage: StoreNever},
 	{First: JoinRequest, Name: "join request", Accepted: true, Storage: StoreRegular},
 	{First: LeaveRequest, Name: "leave request", Accepted: true, Storage: StoreRegular},
-	{First: GroupsList, Name: "simple groups list", Accepted: true, Storage: StoreReplaceable},
+	{First: GroupsList, Name: "simple groups list", Accepted: true, Storage: StoreReplaceable, Personal: true},
 	{First: Auth, Name: "AUTH", Storage: StoreNever},
 	{First: Article, Name: "long-form article", Accepted: true, Storage: StoreAddressable, Searchable: true},
 	{First: GroupMetadata, Name: "channel metadata", RelayOnly: true, Storage: StoreAddressable, ChannelState: true},
 	{First: GroupAdmins, Name: "channel admins", RelayOnly: true, Storage: StoreAddressable, ChannelState: true},
 	{First: GroupMembers, Name: "channel members", RelayOnly: true, Storage: StoreAddressable, ChannelState: true},
-	{First: GroupRoles, Name: "channel roles", RelayOnly: true, Storage: StoreNever, ChannelState: true},
+	{First: GroupRoles, Name: "channel roles", RelayOnly: true, Storage: StoreAddressable, ChannelState: true},
 	{First: ThreadSummary, Name: "thread summary", RelayOnly: true, Storage: StoreNever, Overlay: true},
 	{First: WindowBounds, Name: "window bounds", RelayOnly: true, Storage: StoreNever, Overlay: true},
 	{First: Edit, Name: "message edit", Accepted: true, Storage: StoreRegular, Aux: true, Searchable: true},
 	{First: MemberAdded, Name: "member added", RelayOnly: true, Storage: StoreRegular, Notice: true, RecipientOnly: true},
 	{First: MemberRemoved, Name: "member removed", RelayOnly: true, Storage: StoreRegular, Notice: true, RecipientOnly: true},
 	{First: EphemeralFirst, Last: EphemeralLast, Name: "ephemeral", Accepted: true, Storage: StoreNever, Ephemeral: true},
+	// Issue 28: NIP-22 comments, the user-owned kinds of NIP-29 clients, and
+	// the default row of any other kind in a group.
+	{First: Comment, Name: "comment", Accepted: true, Storage: StoreRegular, Searchable: true},
+	{First: RelayList, Name: "relay list", Accepted: true, Storage: StoreReplaceable, Personal: true},
+	{First: DMRelayList, Name: "DM relay list", Accepted: true, Storage: StoreReplaceable, Personal: true},
+	{First: ListsFirst, Last: ListsLast, Name: "NIP-51 lists", Accepted: true, Storage: StoreReplaceable, Personal: true},
+	{First: SetsFirst, Last: SetsLast, Name: "NIP-51 sets", Accepted: true, Storage: StoreAddressable, Personal: true},
+	{First: 0, Last: Max, Name: "any other kind in a group", Accepted: true, Storage: StoreByRange, InChannel: true, GroupDefault: true},
 }
 
 // byKind indexes the single-kind rows; built once at start, read only.
@@ -179,12 +220,57 @@ func Lookup(kind int) (Kind, bool) {
 		return table[i], true
 	}
 	for _, r := range table {
-		if r.First < r.Last && r.First <= kind && kind <= r.Last {
+		if r.First < r.Last && !r.GroupDefault && r.First <= kind && kind <= r.Last {
 			return r, true
 		}
 	}
 	return Kind{}, false
 }
+
+// InGroup returns the row of kind sent with a group's h tag: its own row,
+// else the group default row (any kind a client may send to a group, NIP-29),
+// which never covers NIP-29's relay-generated range 39000-39009. ok is false
+// for a kind a group cannot take.
+func InGroup(kind int) (Kind, bool) {
+	if k, ok := Lookup(kind); ok {
+		return k, true
+	}
+	if kind < 0 || kind > Max || (kind >= GroupStateFirst && kind <= GroupStateLast) {
+		return Kind{}, false
+	}
+	for _, r := range table {
+		if r.GroupDefault {
+			return r, true
+		}
+	}
+	return Kind{}, false
+}
+
+// StorageOf is how the relay keeps kind sent with (inGroup) or without a
+// group's h tag: its row's storage, a range row's resolved by NIP-01.
+func StorageOf(kind int, inGroup bool) Storage {
+	k, ok := Lookup(kind)
+	if !ok && inGroup {
+		k, ok = InGroup(kind)
+	}
+	if !ok {
+		return StoreNever
+	}
+	if k.Storage != StoreByRange {
+		return k.Storage
+	}
+	switch {
+	case kind >= ReplaceableFirst && kind <= ReplaceableLast:
+		return StoreReplaceable
+	case InAddressableRange(kind):
+		return StoreAddressable
+	}
+	return StoreRegular
+}
+
+// Personal reports whether kind is a user's own list or profile, kept
+// outside any group.
+func Personal(kind int) bool { return is(kind, func(k Kind) bool { return k.Personal }) }
 
 func is(kind int, p func(Kind) bool) bool {
 	k, ok := Lookup(kind)
@@ -226,7 +312,7 @@ func AnyAuthor(kind int) bool { return is(kind, func(k Kind) bool { return k.Any
 func Ephemeral(kind int) bool { return is(kind, func(k Kind) bool { return k.Ephemeral }) }
 
 // Replaceable reports whether the relay keeps only the newest event of kind
-// per author (0, 3, 10009).
+// per author (0, 3, 10002, 10009, 10050, NIP-51 lists).
 func Replaceable(kind int) bool {
 	return is(kind, func(k Kind) bool { return k.Storage == StoreReplaceable })
 }
@@ -260,7 +346,8 @@ func DeletionKinds() []int { return Where(func(k Kind) bool { return k.Deletes }
 // RecipientOnlyKinds are the kinds only their p recipients may read.
 func RecipientOnlyKinds() []int { return Where(func(k Kind) bool { return k.RecipientOnly }) }
 
-// ReplaceableKinds are the kinds kept once per author (0, 3, 10009).
+// ReplaceableKinds are the single kinds kept once per author (0, 3, 10002,
+// 10009, 10050; ranges are left out).
 func ReplaceableKinds() []int {
 	return Where(func(k Kind) bool { return k.Storage == StoreReplaceable })
 }

@@ -15,11 +15,12 @@ var before = struct {
 	accepted, relayOnly, searchable, needsChannel, replaceable, recipientOnly []int
 	aux, auxDelete, notRow                                                    []int
 }{
-	accepted:      []int{0, 1, 3, 5, 7, 9, 10, 11, 12, 9000, 9001, 9002, 9005, 9007, 9008, 9021, 9022, 10009, 30023, 1059, 40003},
+	// Issue 28 adds 1111, 10002, 10050 and NIP-51's ranges (lists51, sets51).
+	accepted:      []int{0, 1, 3, 5, 7, 9, 10, 11, 12, 9000, 9001, 9002, 9005, 9007, 9008, 9021, 9022, 10009, 30023, 1059, 40003, 1111, 10002, 10050, 9009},
 	relayOnly:     []int{39000, 39001, 39002, 39003, 39005, 39006, 44100, 44101}, // and 22242, refused as AUTH
-	searchable:    []int{1, 9, 10, 11, 12, 30023, 40003},
+	searchable:    []int{1, 9, 10, 11, 12, 30023, 40003, 1111},
 	needsChannel:  []int{9, 10, 11, 12},
-	replaceable:   []int{0, 3, 10009},
+	replaceable:   []int{0, 3, 10002, 10009, 10050},
 	recipientOnly: []int{44100, 44101, 1059},
 	aux:           []int{5, 7, 9005, 40003},
 	auxDelete:     []int{5, 9005},
@@ -29,16 +30,18 @@ var before = struct {
 func TestTableMatchesTodaysRules(t *testing.T) {
 	for k := 0; k <= Max; k++ {
 		ephemeral := k >= 20000 && k < 30000 && k != 22242
+		lists51 := k >= 10000 && k <= 10030
+		sets51 := k >= 30000 && k <= 30030
 		checks := []struct {
 			name      string
 			got, want bool
 		}{
-			{"Accepted", Accepted(k), slices.Contains(before.accepted, k) || ephemeral},
+			{"Accepted", Accepted(k), slices.Contains(before.accepted, k) || ephemeral || lists51 || sets51},
 			{"RelayOnly", RelayOnly(k), slices.Contains(before.relayOnly, k)},
 			{"Ephemeral", Ephemeral(k), ephemeral},
 			{"Searchable", Searchable(k), slices.Contains(before.searchable, k)},
 			{"InChannel", InChannel(k), slices.Contains(before.needsChannel, k)},
-			{"Replaceable", Replaceable(k), slices.Contains(before.replaceable, k)},
+			{"Replaceable", Replaceable(k), slices.Contains(before.replaceable, k) || lists51},
 			{"RecipientOnly", RecipientOnly(k), slices.Contains(before.recipientOnly, k)},
 			{"AnyAuthor", AnyAuthor(k), k == 1059},
 			{"Deletes", Deletes(k), k == 5 || k == 9005},
@@ -89,6 +92,9 @@ func TestTableIsConsistent(t *testing.T) {
 		if k.Accepted && k.RelayOnly {
 			t.Errorf("kind %d: both accepted and relay-only", k.First)
 		}
+		if k.GroupDefault {
+			continue
+		}
 		if (k.Storage == StoreAddressable) != (k.Storage != StoreNever && InAddressableRange(k.First)) {
 			t.Errorf("kind %d: storage %s does not fit NIP-01's ranges", k.First, k.Storage)
 		}
@@ -123,5 +129,27 @@ func TestMigrationsSpellNotRowKinds(t *testing.T) {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("migrations/%s has no %s", f, want)
 		}
+	}
+}
+
+// Any kind a client may send goes to a group (issue 28), except NIP-29's
+// relay-generated range and the relay's own kinds; its storage is NIP-01's.
+func TestInGroup(t *testing.T) {
+	for _, c := range []struct {
+		kind    int
+		ok      bool
+		storage Storage
+	}{
+		{2, true, StoreRegular}, {1111, true, StoreRegular}, {31922, true, StoreAddressable},
+		{10123, true, StoreReplaceable}, {9, true, StoreRegular}, {39000, true, StoreAddressable},
+		{39004, false, StoreNever}, {39009, false, StoreNever}, {39010, true, StoreAddressable},
+	} {
+		_, ok := InGroup(c.kind)
+		if ok != c.ok || StorageOf(c.kind, true) != c.storage {
+			t.Errorf("kind %d: InGroup %v storage %s, want %v %s", c.kind, ok, StorageOf(c.kind, true), c.ok, c.storage)
+		}
+	}
+	if StorageOf(2, false) != StoreNever || Personal(9) || !Personal(10000) || !Personal(30003) || Personal(30023) {
+		t.Error("outside a group an unknown kind is not stored; NIP-51's ranges are personal, 30023 is not")
 	}
 }

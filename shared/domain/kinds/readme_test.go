@@ -22,6 +22,9 @@ func rowOf(k Kind) (key string, r readmeRow) {
 	if k.Last != k.First {
 		key += "-" + strconv.Itoa(k.Last)
 	}
+	if k.GroupDefault {
+		key = "any other"
+	}
 	r = readmeRow{name: k.Name, stored: string(k.Storage), sentBy: "AUTH only"}
 	switch {
 	case k.Accepted:
@@ -36,7 +39,7 @@ func rowOf(k Kind) (key string, r readmeRow) {
 		{k.ChannelState, "channel state"}, {k.Overlay, "overlay"}, {k.Notice, "notice"},
 		{k.Aux, "aux"}, {k.Deletes, "deletes"}, {k.Searchable, "searchable"},
 		{k.InChannel, "in channel"}, {k.RecipientOnly, "recipient only"},
-		{k.AnyAuthor, "any author"}, {k.Ephemeral, "ephemeral"},
+		{k.AnyAuthor, "any author"}, {k.Ephemeral, "ephemeral"}, {k.Personal, "personal"},
 	} {
 		if t.on {
 			r.traits = append(r.traits, t.name)

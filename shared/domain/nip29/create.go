@@ -6,6 +6,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/domain/filter"
+	"github.com/buzzrelay/relay/shared/domain/groupid"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 )
 
@@ -38,23 +39,32 @@ type Create struct {
 	ID, Name, About, Picture string
 	Type, Visibility         string
 	Labels                   []string
+	Flags                    Flags
+	SupportedKinds           []int
+	Parent                   string
 }
 
-// ParseCreate reads a 9007: h (UUID), name required, optional visibility,
-// channel_type, about, picture and labels. A system channel is private unless
-// it asks for ["visibility","open"]; other channels default to open.
+// ParseCreate reads a 9007. Only h is required (NIP-29: a group id, see
+// ValidGroupID); name, about, picture, Buzz's channel_type, visibility and t
+// labels, NIP-29's flags, supported_kinds and parent are optional. A system
+// channel is private unless it asks for ["visibility","open"]; other
+// channels default to open. NIP-29 flag tags, when present, set the flags
+// after visibility.
 func ParseCreate(ev *nostr.Event) (*Create, error) {
 	c := &Create{}
-	var ok bool
-	if c.ID, ok = ChannelTag(ev.Tags); !ok {
-		return nil, reject.Invalidf("channel create needs an h tag with the channel id")
+	raw, ok := filter.TagValue(ev.Tags, "h")
+	if !ok || raw == "" {
+		return nil, reject.Invalidf("channel create needs an h tag with the group id")
 	}
-	if !ValidChannelID(c.ID) {
-		return nil, reject.Invalidf("channel id %q must be a UUID", c.ID)
+	if !groupid.Valid(raw) {
+		return nil, reject.Invalidf("group id %q must be %s", groupid.Clip(raw), groupid.Rule)
 	}
-	c.Name, _ = filter.TagValue(ev.Tags, "name")
-	if strings.TrimSpace(c.Name) == "" {
-		return nil, reject.Invalidf("channel create needs a non-empty name tag")
+	c.ID = groupid.Canonical(raw)
+	if v, ok := filter.TagValue(ev.Tags, "name"); ok {
+		if strings.TrimSpace(v) == "" {
+			return nil, reject.Invalidf("a name tag cannot be blank")
+		}
+		c.Name = v
 	}
 	c.About, _ = filter.TagValue(ev.Tags, "about")
 	c.Picture, _ = filter.TagValue(ev.Tags, "picture")
@@ -74,6 +84,21 @@ func ParseCreate(ev *nostr.Event) (*Create, error) {
 			return nil, reject.Invalidf("visibility %q must be open or private", v)
 		}
 		c.Visibility = v
+	}
+	c.Flags = VisibilityFlags(c.Visibility, c.Type)
+	flags, present, err := ParseFlags(ev.Tags)
+	if err != nil {
+		return nil, err
+	}
+	if present {
+		c.Flags = flags
+		c.Visibility = flags.Visibility()
+	}
+	if c.SupportedKinds, _, err = ParseSupportedKinds(ev.Tags); err != nil {
+		return nil, err
+	}
+	if c.Parent, _, err = ParseParent(ev.Tags); err != nil {
+		return nil, err
 	}
 	labels, _, err := Labels(ev.Tags)
 	if err != nil {

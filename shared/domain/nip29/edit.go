@@ -14,9 +14,19 @@ type Edit struct {
 	Name, About, Picture, Visibility *string
 	Labels                           []string
 	LabelsSet                        bool
+	// Flags, when set, replace the group's NIP-29 flags: a 9002 naming any
+	// flag carries them all (NIP-29); Buzz's visibility maps onto them.
+	Flags *Flags
+	// SupportedKinds replaces the group's when KindsSet.
+	SupportedKinds []int
+	KindsSet       bool
+	// Parent replaces the group's parent when ParentSet ("": a root).
+	Parent    string
+	ParentSet bool
 }
 
-// ParseEdit reads a 9002's name, about, picture, visibility and labels.
+// ParseEdit reads a 9002's name, about, picture, visibility, labels, NIP-29
+// flags, supported_kinds and parent.
 func ParseEdit(ev *nostr.Event) (*Edit, error) {
 	e := &Edit{}
 	if v, ok := filter.TagValue(ev.Tags, "name"); ok {
@@ -37,12 +47,22 @@ func ParseEdit(ev *nostr.Event) (*Edit, error) {
 		}
 		e.Visibility = &v
 	}
-	// NIP-29's bare public/private tags are honoured too.
-	for _, t := range ev.Tags {
-		if len(t) == 1 && (t[0] == "public" || t[0] == "private") {
-			v := map[string]string{"public": Open, "private": Private}[t[0]]
-			e.Visibility = &v
+	flags, present, err := ParseFlags(ev.Tags)
+	if err != nil {
+		return nil, err
+	}
+	if present {
+		if e.Visibility != nil && *e.Visibility != flags.Visibility() {
+			return nil, reject.Invalidf("visibility %q and the private flag disagree", *e.Visibility)
 		}
+		v := flags.Visibility()
+		e.Flags, e.Visibility = &flags, &v
+	}
+	if e.SupportedKinds, e.KindsSet, err = ParseSupportedKinds(ev.Tags); err != nil {
+		return nil, err
+	}
+	if e.Parent, e.ParentSet, err = ParseParent(ev.Tags); err != nil {
+		return nil, err
 	}
 	labels, present, err := Labels(ev.Tags)
 	if err != nil {

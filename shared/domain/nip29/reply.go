@@ -1,8 +1,9 @@
 package nip29
 
 import (
-	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/domain/filter"
 )
 
 // Reply is the thread position a message asks for.

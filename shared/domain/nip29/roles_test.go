@@ -25,8 +25,14 @@ func TestParsePutUser(t *testing.T) {
 		{"both agree", ev([]string{"p", pk, "member"}, []string{"role", "member"}), "member", ""},
 		{"both disagree", ev([]string{"p", pk, "member"}, []string{"role", "admin"}), "", "invalid: the p tag's role"},
 		{"empty role tag is none", ev([]string{"p", pk}, []string{"role", ""}), "", ""},
-		{"unknown role", ev([]string{"p", pk}, []string{"role", "moderator"}), "", "invalid: role \"moderator\""},
-		{"unknown p role", ev([]string{"p", pk, "king"}), "", "invalid: role \"king\""},
+		// Issue 28: NIP-29 lets clients name roles; unknown names are
+		// stored without privilege (they were refused before).
+		{"unknown role", ev([]string{"p", pk}, []string{"role", "moderator"}), "moderator", ""},
+		{"unknown p role", ev([]string{"p", pk, "king"}), "king", ""},
+		{"several p roles: the privileged one", ev([]string{"p", pk, "gardener", "admin"}), "admin", ""},
+		{"Buzz 39002 form", ev([]string{"p", pk, "", "admin"}), "admin", ""},
+		{"role too long", ev([]string{"p", pk, strings.Repeat("r", 33)}), "", "invalid: role"},
+		{"role with a space", ev([]string{"p", pk}, []string{"role", "a b"}), "", "invalid: role"},
 		{"no p", ev([]string{"role", "admin"}), "", "invalid: put-user needs a p tag"},
 		{"bad key", ev([]string{"p", "xyz"}), "", "invalid: p tag"},
 	} {

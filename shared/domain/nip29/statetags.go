@@ -13,6 +13,12 @@ type Channel struct {
 	Labels                   []string
 	Creator                  string
 	CreatedAt                int64
+	// NIP-29: the flags (Flags.Private is Visibility private), the kinds
+	// the group takes (nil: every kind) and its parent group ("" for a
+	// root; one that does not exist is published as a root).
+	Flags
+	SupportedKinds []int
+	Parent         string
 }
 
 // MemberRole is one active member.
@@ -30,13 +36,15 @@ func identity(ch *Channel) nostr.Tags {
 }
 
 // MetadataTags builds a 39000's tags: d, identity, created_at, then NIP-29's
-// name/about/picture, public|private, open|closed and hidden for a private
-// system channel.
+// name (when set), about, picture, Buzz's channel_type, public|private,
+// open|closed, restricted, hidden, supported_kinds and parent.
 func MetadataTags(ch *Channel) nostr.Tags {
 	tags := nostr.Tags{{"d", ch.ID}}
 	tags = append(tags, identity(ch)...)
 	tags = append(tags, nostr.Tag{"created_at", strconv.FormatInt(ch.CreatedAt, 10)})
-	tags = append(tags, nostr.Tag{"name", ch.Name})
+	if ch.Name != "" {
+		tags = append(tags, nostr.Tag{"name", ch.Name})
+	}
 	if ch.About != "" {
 		tags = append(tags, nostr.Tag{"about", ch.About})
 	}
@@ -44,13 +52,23 @@ func MetadataTags(ch *Channel) nostr.Tags {
 		tags = append(tags, nostr.Tag{"picture", ch.Picture})
 	}
 	tags = append(tags, nostr.Tag{"channel_type", ch.Type})
-	if ch.Visibility == Private {
-		tags = append(tags, nostr.Tag{"private"}, nostr.Tag{"closed"})
-		if ch.Type == TypeSystem {
-			tags = append(tags, nostr.Tag{"hidden"})
+	tags = append(tags, map[bool]nostr.Tag{true: {FlagPrivate}, false: {FlagPublic}}[ch.Private])
+	tags = append(tags, map[bool]nostr.Tag{true: {FlagClosed}, false: {FlagOpen}}[ch.Closed])
+	if ch.Hidden {
+		tags = append(tags, nostr.Tag{FlagHidden})
+	}
+	if ch.Restricted {
+		tags = append(tags, nostr.Tag{FlagRestricted})
+	}
+	if ch.SupportedKinds != nil {
+		t := nostr.Tag{"supported_kinds"}
+		for _, k := range ch.SupportedKinds {
+			t = append(t, strconv.Itoa(k))
 		}
-	} else {
-		tags = append(tags, nostr.Tag{"public"}, nostr.Tag{"open"})
+		tags = append(tags, t)
+	}
+	if ch.Parent != "" {
+		tags = append(tags, nostr.Tag{"parent", ch.Parent})
 	}
 	return tags
 }
@@ -76,6 +94,17 @@ func MembersTags(ch *Channel, members []MemberRole) nostr.Tags {
 	tags = append(tags, identity(ch)...)
 	for _, m := range members {
 		tags = append(tags, nostr.Tag{"p", m.Pubkey, "", m.Role})
+	}
+	return tags
+}
+
+// RolesTags builds a 39003's tags: d, identity, then ["role", name,
+// description] for each role this relay gives privileges to (NIP-29).
+func RolesTags(ch *Channel) nostr.Tags {
+	tags := nostr.Tags{{"d", ch.ID}}
+	tags = append(tags, identity(ch)...)
+	for _, r := range RoleDescriptions {
+		tags = append(tags, nostr.Tag{"role", r[0], r[1]})
 	}
 	return tags
 }

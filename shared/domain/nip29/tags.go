@@ -1,11 +1,11 @@
 package nip29
 
 import (
-	"strings"
+	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/domain/filter"
+	"github.com/buzzrelay/relay/shared/domain/groupid"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
-	"github.com/nbd-wtf/go-nostr"
 )
 
 // contains reports whether list holds s.
@@ -18,33 +18,11 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// ChannelTag returns the channel id of the first h tag, lowercased: channel
-// ids are UUIDs, compared case-insensitively and stored in lower case.
+// ChannelTag returns the group id of the first h tag in its canonical form
+// (groupid.Canonical).
 func ChannelTag(tags nostr.Tags) (string, bool) {
 	v, ok := filter.TagValue(tags, "h")
-	return strings.ToLower(v), ok
-}
-
-// ValidChannelID accepts a lowercase hyphenated UUID (ChannelTag lowers the
-// form a client sent).
-func ValidChannelID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < 36; i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-				return false
-			}
-		}
-	}
-	return true
+	return groupid.Canonical(v), ok
 }
 
 // Targets is the event ids an event aims at through its e tags: a

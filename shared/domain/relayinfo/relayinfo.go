@@ -123,7 +123,7 @@ func New(relayPubkey string) Document {
 		Description:   "Serverless NIP-29 group relay with Buzz's HTTP bridge and channel window",
 		Pubkey:        relayPubkey,
 		Self:          relayPubkey,
-		SupportedNIPs: []int{1, 9, 10, 11, 29, 42, 45, 50, 98},
+		SupportedNIPs: []int{1, 9, 10, 11, 22, 29, 42, 45, 50, 98},
 		Software:      Software,
 		Version:       Version,
 		Limitation: Limitation{

@@ -2,6 +2,7 @@ package relayinfo
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -91,4 +92,18 @@ func limitation(t *testing.T) map[string]any {
 		t.Fatal(err)
 	}
 	return doc.Limitation
+}
+
+// Issue 28: NIP-11 advertises NIP-29 (and NIP-22 comments) for generic
+// group clients.
+func TestSupportedNIPsIncludeGroups(t *testing.T) {
+	doc := New("ab")
+	if doc.Self != "ab" {
+		t.Errorf("self = %q", doc.Self)
+	}
+	for _, want := range []int{22, 29} {
+		if !slices.Contains(doc.SupportedNIPs, want) {
+			t.Errorf("supported_nips %v lacks %d", doc.SupportedNIPs, want)
+		}
+	}
 }

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"strconv"
+	"strings"
 
 	"github.com/buzzrelay/relay/shared/domain/access"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
@@ -24,6 +26,26 @@ func reachesSQL(reader string) string {
         AND m.pubkey = ` + reader + ` AND m.removed_at IS NULL))`
 }
 
+// metadataReachesSQL is access.MetadataReaches on channel row c: not
+// deleted, not hidden or with the reader as an active member.
+func metadataReachesSQL(reader string) string {
+	return `c.deleted_at IS NULL
+    AND (NOT c.hidden OR EXISTS (
+      SELECT 1 FROM channel_members m
+      WHERE m.community_id = c.community_id AND m.channel_id = c.id
+        AND m.pubkey = ` + reader + ` AND m.removed_at IS NULL))`
+}
+
+// channelStateKinds is kinds.ChannelState's kinds as an SQL list.
+var channelStateKinds = func() string {
+	ks := kinds.Where(func(k kinds.Kind) bool { return k.ChannelState })
+	s := make([]string, len(ks))
+	for i, k := range ks {
+		s[i] = strconv.Itoa(k)
+	}
+	return "(" + strings.Join(s, ", ") + ")"
+}()
+
 // showsSQL is access.Shows on channel row c: a system channel only when it
 // is one of named (a text[] placeholder: the channels the filter names).
 func showsSQL(named string) string {
@@ -44,13 +66,19 @@ var recipientOnly = "(" + sqlInts(kinds.RecipientOnlyKinds(), ", ") + ")"
 
 // maySeeSQL is access.MaySee on events e for a filter naming the channels
 // named: recipient-only kinds only for their p, events outside any channel,
-// and events of channels the reader may read.
+// and events of channels the reader may read (access.MayReadKind: the
+// channel-state kinds by the hidden flag, the others by private).
 func maySeeSQL(b *sqlb, named []string) string {
 	n := b.arg(nonNil(named))
-	return `((e.kind NOT IN ` + recipientOnly + ` AND (e.channel_id IS NULL OR e.channel_id IN (SELECT c.id FROM channels c
+	return `((e.kind NOT IN ` + recipientOnly + ` AND (e.channel_id IS NULL
+  OR (e.kind NOT IN ` + channelStateKinds + ` AND e.channel_id IN (SELECT c.id FROM channels c
   WHERE c.community_id = ` + pCommunity + `
     AND ` + showsSQL(n) + `
-    AND ` + reachesSQL(b.readerArg()) + `)))
+    AND ` + reachesSQL(b.readerArg()) + `))
+  OR (e.kind IN ` + channelStateKinds + ` AND e.channel_id IN (SELECT c.id FROM channels c
+  WHERE c.community_id = ` + pCommunity + `
+    AND ` + showsSQL(n) + `
+    AND ` + metadataReachesSQL(b.readerArg()) + `))))
   OR (e.kind IN ` + recipientOnly + ` AND e.id IN (
     SELECT p.event_id FROM event_tags p WHERE p.community_id = ` + pCommunity + `
       AND p.name = 'p' AND p.value = ` + b.readerArg() + ` AND p.kind IN ` + recipientOnly + `)))`
@@ -62,7 +90,8 @@ func (c *ChannelRow) Rule() access.Channel {
 	if c == nil {
 		return access.Channel{}
 	}
-	return access.Channel{Exists: true, Deleted: c.Deleted, Open: c.Visibility == nip29.Open, System: c.Type == nip29.TypeSystem}
+	return access.Channel{Exists: true, Deleted: c.Deleted, Open: c.Visibility == nip29.Open, System: c.Type == nip29.TypeSystem,
+		Restricted: c.Restricted, Hidden: c.Hidden}
 }
 
 // ReadPair is one (channel, reader) question for Readable.
@@ -113,4 +142,13 @@ WHERE EXISTS (`+exists+`)`, community, chs, rds)
 		return nil, errorf("%s: %w", what, err)
 	}
 	return out, nil
+}
+
+// MetadataReadable answers access.MetadataReaches for many (channel, reader)
+// pairs in one statement: live delivery of the channel-state kinds
+// (39000-39003), which follow NIP-29's hidden flag, not private.
+func (s *Store) MetadataReadable(ctx context.Context, community string, pairs []ReadPair) (map[ReadPair]bool, error) {
+	return s.pairsWhere(ctx, community, pairs, "check metadata access", `SELECT 1 FROM channels c
+  WHERE c.community_id = $1 AND c.id = x.ch
+    AND `+metadataReachesSQL("x.rd"))
 }

@@ -38,8 +38,9 @@ func TestAccessCasesInSQL(t *testing.T) {
 			}
 			err = st.Tx(ctx, "default", func(tx *store.Tx) error {
 				if ch := c.Channel; ch != nil && ch.Exists {
+					flags := nip29.Flags{Private: ch.Visibility == nip29.Private, Restricted: ch.Restricted, Hidden: ch.Hidden, Closed: ch.Closed}
 					if _, err := tx.InsertChannel(ctx, &nip29.Channel{ID: channel, Name: "c", Type: ch.Type, Visibility: ch.Visibility,
-						Labels: []string{}, Creator: ownerPK, CreatedAt: at}, ev.ID); err != nil {
+						Labels: []string{}, Creator: ownerPK, CreatedAt: at, Flags: flags}, ev.ID); err != nil {
 						return err
 					}
 					if c.Member != "never" {
@@ -95,8 +96,8 @@ func TestAccessCasesInSQL(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if ok[pair] != *c.Write {
-					t.Errorf("Readable = %v, want %v (the rule before NIP-CL: MayWrite)", ok[pair], *c.Write)
+				if ok[pair] != c.WantReaches() {
+					t.Errorf("Readable = %v, want %v (the rule before NIP-CL: Reaches)", ok[pair], c.WantReaches())
 				}
 				// Live delivery reads the same answer with the channel's
 				// subscriptions (the one-channel delivery statement).
@@ -113,8 +114,16 @@ func TestAccessCasesInSQL(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got, known := d.Reaches[pair]; !known || got != *c.Write {
-					t.Errorf("delivery's read of the subscriptions: reaches %v (answered: %v), want %v", got, known, *c.Write)
+				ch, m := c.Rule()
+				meta, err := st.MetadataReadable(ctx, "default", []store.ReadPair{pair})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if meta[pair] != access.MetadataReaches(ch, m) {
+					t.Errorf("MetadataReadable = %v, want %v (access.MetadataReaches)", meta[pair], access.MetadataReaches(ch, m))
+				}
+				if got, known := d.Reaches[pair]; !known || got != c.WantReaches() {
+					t.Errorf("delivery's read of the subscriptions: reaches %v (answered: %v), want %v", got, known, c.WantReaches())
 				}
 			}
 			if see := len(rows) == 1; see != c.See {

@@ -15,14 +15,17 @@ type ChannelRow struct {
 	Deleted bool
 }
 
-const channelCols = `id, name, about, picture, channel_type, visibility, labels, creator, created_at, deleted_at IS NOT NULL`
+const channelCols = `id, name, about, picture, channel_type, visibility, labels, creator, created_at, deleted_at IS NOT NULL,
+  restricted, hidden, closed, supported_kinds, coalesce(parent, '')`
 
 func scanChannel(row pgx.Row) (*ChannelRow, error) {
 	c := &ChannelRow{}
-	err := row.Scan(&c.ID, &c.Name, &c.About, &c.Picture, &c.Type, &c.Visibility, &c.Labels, &c.Creator, &c.CreatedAt, &c.Deleted)
+	err := row.Scan(&c.ID, &c.Name, &c.About, &c.Picture, &c.Type, &c.Visibility, &c.Labels, &c.Creator, &c.CreatedAt, &c.Deleted,
+		&c.Restricted, &c.Hidden, &c.Closed, &c.SupportedKinds, &c.Parent)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrNotFound
 	}
+	c.Private = c.Visibility == nip29.Private
 	return c, err
 }
 
@@ -59,12 +62,14 @@ func (t *Tx) ChannelAndRole(ctx context.Context, id, pubkey string) (*ChannelRow
 	var role *string
 	err := t.tx.QueryRow(ctx, `
 SELECT c.id, c.name, c.about, c.picture, c.channel_type, c.visibility, c.labels, c.creator, c.created_at,
-       c.deleted_at IS NOT NULL, m.role
+       c.deleted_at IS NOT NULL, c.restricted, c.hidden, c.closed, c.supported_kinds, coalesce(c.parent, ''), m.role
 FROM channels c
 LEFT JOIN channel_members m ON m.community_id = c.community_id AND m.channel_id = c.id
      AND m.pubkey = $3 AND m.removed_at IS NULL
 WHERE c.community_id = $1 AND c.id = $2`, t.community, id, pubkey).
-		Scan(&c.ID, &c.Name, &c.About, &c.Picture, &c.Type, &c.Visibility, &c.Labels, &c.Creator, &c.CreatedAt, &c.Deleted, &role)
+		Scan(&c.ID, &c.Name, &c.About, &c.Picture, &c.Type, &c.Visibility, &c.Labels, &c.Creator, &c.CreatedAt, &c.Deleted,
+			&c.Restricted, &c.Hidden, &c.Closed, &c.SupportedKinds, &c.Parent, &role)
+	c.Private = c.Visibility == nip29.Private
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, "", ErrNotFound
 	}
@@ -78,9 +83,11 @@ WHERE c.community_id = $1 AND c.id = $2`, t.community, id, pubkey).
 // InsertChannel creates a channel; created is false when the id exists.
 func (t *Tx) InsertChannel(ctx context.Context, c *nip29.Channel, createEvent string) (created bool, err error) {
 	tag, err := t.tx.Exec(ctx, `
-INSERT INTO channels (community_id, id, name, about, picture, channel_type, visibility, labels, creator, created_at, create_event)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING`,
-		t.community, c.ID, c.Name, c.About, c.Picture, c.Type, c.Visibility, c.Labels, c.Creator, c.CreatedAt, createEvent)
+INSERT INTO channels (community_id, id, name, about, picture, channel_type, visibility, labels, creator, created_at, create_event,
+  restricted, hidden, closed, supported_kinds, parent)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, nullif($16, '')) ON CONFLICT DO NOTHING`,
+		t.community, c.ID, c.Name, c.About, c.Picture, c.Type, c.Visibility, nonNil(c.Labels), c.Creator, c.CreatedAt, createEvent,
+		c.Restricted, c.Hidden, c.Closed, c.SupportedKinds, c.Parent)
 	if err != nil {
 		return false, errorf("insert channel %s: %w", c.ID, err)
 	}
@@ -90,8 +97,10 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING`,
 // UpdateChannel writes a channel's editable fields.
 func (t *Tx) UpdateChannel(ctx context.Context, c *nip29.Channel) error {
 	if _, err := t.tx.Exec(ctx, `
-UPDATE channels SET name = $3, about = $4, picture = $5, visibility = $6, labels = $7
-WHERE community_id = $1 AND id = $2`, t.community, c.ID, c.Name, c.About, c.Picture, c.Visibility, c.Labels); err != nil {
+UPDATE channels SET name = $3, about = $4, picture = $5, visibility = $6, labels = $7,
+  restricted = $8, hidden = $9, closed = $10, supported_kinds = $11, parent = nullif($12, '')
+WHERE community_id = $1 AND id = $2`, t.community, c.ID, c.Name, c.About, c.Picture, c.Visibility, nonNil(c.Labels),
+		c.Restricted, c.Hidden, c.Closed, c.SupportedKinds, c.Parent); err != nil {
 		return errorf("update channel %s: %w", c.ID, err)
 	}
 	return nil
@@ -191,14 +200,15 @@ ON CONFLICT (community_id, channel_id, kind) DO UPDATE SET event_id = EXCLUDED.e
 func (t *Tx) Target(ctx context.Context, id, pubkey string) (ref *EventRef, ch *ChannelRow, role string, err error) {
 	ref = &EventRef{ID: id}
 	var depth *int32
-	var root, parent, chID, d, cID, cName, cAbout, cPicture, cType, cVis, cCreator, r *string
+	var root, parent, chID, d, cID, cName, cAbout, cPicture, cType, cVis, cCreator, cParent, r *string
 	var deleted, cCreated *int64
-	var cDeleted *bool
+	var cDeleted, cRestricted, cHidden, cClosed *bool
+	var cKinds []int
 	var cLabels []string
 	err = t.tx.QueryRow(ctx, `
 SELECT e.pubkey, e.kind, e.created_at, e.channel_id, e.d_tag, e.deleted_at, m.depth, m.root_id, m.parent_id,
        c.id, c.name, c.about, c.picture, c.channel_type, c.visibility, c.labels, c.creator, c.created_at,
-       c.deleted_at IS NOT NULL, r.role
+       c.deleted_at IS NOT NULL, c.restricted, c.hidden, c.closed, c.supported_kinds, c.parent, r.role
 FROM events e
 LEFT JOIN thread_metadata m ON m.community_id = e.community_id AND m.event_id = e.id
 LEFT JOIN channels c ON c.community_id = e.community_id AND c.id = e.channel_id
@@ -206,7 +216,8 @@ LEFT JOIN channel_members r ON r.community_id = c.community_id AND r.channel_id 
      AND r.pubkey = $3 AND r.removed_at IS NULL
 WHERE e.community_id = $1 AND e.id = $2`, t.community, id, pubkey).
 		Scan(&ref.Pubkey, &ref.Kind, &ref.CreatedAt, &chID, &d, &deleted, &depth, &root, &parent,
-			&cID, &cName, &cAbout, &cPicture, &cType, &cVis, &cLabels, &cCreator, &cCreated, &cDeleted, &r)
+			&cID, &cName, &cAbout, &cPicture, &cType, &cVis, &cLabels, &cCreator, &cCreated, &cDeleted,
+			&cRestricted, &cHidden, &cClosed, &cKinds, &cParent, &r)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil, "", ErrNotFound
 	}
@@ -221,6 +232,8 @@ WHERE e.community_id = $1 AND e.id = $2`, t.community, id, pubkey).
 		ch = &ChannelRow{Deleted: *cDeleted}
 		ch.ID, ch.Name, ch.About, ch.Picture = *cID, *cName, *cAbout, *cPicture
 		ch.Type, ch.Visibility, ch.Labels, ch.Creator, ch.CreatedAt = *cType, *cVis, cLabels, *cCreator, *cCreated
+		ch.Private, ch.Restricted, ch.Hidden, ch.Closed = *cVis == nip29.Private, *cRestricted, *cHidden, *cClosed
+		ch.SupportedKinds, ch.Parent = cKinds, deref(cParent)
 		t.sawChannel(ch)
 	}
 	return ref, ch, deref(r), nil

@@ -27,8 +27,17 @@ func IndexedTag(tag []string) bool {
 
 // addressKinds is the SQL test for a kind whose events have an address
 // (kind:pubkey:d): the replaceable kinds and NIP-01's addressable range.
-var addressKinds = "(kind IN (" + sqlInts(kinds.ReplaceableKinds(), ", ") + ") OR kind BETWEEN " +
-	strconv.Itoa(kinds.AddressableFirst) + " AND " + strconv.Itoa(kinds.AddressableLast) + ")"
+var addressKinds = func() string {
+	var ks []int
+	for _, k := range kinds.ReplaceableKinds() {
+		if k < kinds.ReplaceableFirst || k > kinds.ReplaceableLast {
+			ks = append(ks, k)
+		}
+	}
+	return "(kind IN (" + sqlInts(ks, ", ") + ") OR kind BETWEEN " +
+		strconv.Itoa(kinds.ReplaceableFirst) + " AND " + strconv.Itoa(kinds.ReplaceableLast) + " OR kind BETWEEN " +
+		strconv.Itoa(kinds.AddressableFirst) + " AND " + strconv.Itoa(kinds.AddressableLast) + ")"
+}()
 
 // EventMeta is what the relay derived about an event before storing it.
 type EventMeta struct {

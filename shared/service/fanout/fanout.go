@@ -213,10 +213,15 @@ func (f *Fanout) deliverTo(ctx context.Context, community string, items []*item,
 		f.Log.ErrorContext(ctx, "fanout: access", "community", community, "err", err)
 		return 0, 0
 	}
+	meta, err := f.metadataReachable(ctx, community, items, cands)
+	if err != nil {
+		f.Log.ErrorContext(ctx, "fanout: metadata access", "community", community, "err", err)
+		return 0, 0
+	}
 	plans := make([]planned, len(cands))
 	var lostPairs []store.ReadPair
 	for i := range cands {
-		plans[i].msgs, plans[i].lost = plan(&cands[i], items, readable)
+		plans[i].msgs, plans[i].lost = plan(&cands[i], items, readable, meta)
 		if plans[i].lost != "" {
 			lostPairs = append(lostPairs, store.ReadPair{Channel: plans[i].lost, Reader: cands[i].pubkey})
 		}
@@ -253,6 +258,30 @@ func (f *Fanout) deliverTo(ctx context.Context, community string, items []*item,
 		}
 	}
 	return len(jobs), f.run(ctx, order, jobs)
+}
+
+// metadataReachable answers access.MetadataReaches for the channels of the
+// channel-state events among items (NIP-29's hidden flag) and every
+// candidate's reader, in one statement; none without such events.
+func (f *Fanout) metadataReachable(ctx context.Context, community string, items []*item, cands []candidate) (map[store.ReadPair]bool, error) {
+	var pairs []store.ReadPair
+	seen := map[store.ReadPair]bool{}
+	for _, it := range items {
+		if it.channel == "" || !kinds.ChannelState(it.ev.Kind) {
+			continue
+		}
+		for _, c := range cands {
+			p := store.ReadPair{Channel: it.channel, Reader: c.pubkey}
+			if !seen[p] {
+				seen[p] = true
+				pairs = append(pairs, p)
+			}
+		}
+	}
+	if len(pairs) == 0 {
+		return nil, nil
+	}
+	return f.Store.MetadataReadable(ctx, community, pairs)
 }
 
 // reachable answers access.Reaches for pairs: from known, read with the
@@ -364,9 +393,9 @@ func (f *Fanout) send(ctx context.Context, j *job) int {
 // plan decides what candidate c gets: EVENT messages for the items it
 // matches and may read, and lost, a pinned channel it can no longer read.
 // A 39005 thread summary goes only to filters that ask for kind 39005.
-func plan(c *candidate, items []*item, readable map[store.ReadPair]bool) (msgs [][]byte, lost string) {
+func plan(c *candidate, items []*item, readable, meta map[store.ReadPair]bool) (msgs [][]byte, lost string) {
 	canRead := func(it *item, f *liveFilter) bool {
-		return f.mayRead(it.ev, it.channel, it.system, c.pubkey, readable)
+		return f.mayRead(it.ev, it.channel, it.system, c.pubkey, readable, meta)
 	}
 	matchesAny := func(it *item) bool {
 		for i := range c.filters {

@@ -8,6 +8,7 @@ import (
 	// Imported as rule: audience.go names the (channel, reader) pair access.
 	"github.com/buzzrelay/relay/shared/domain/access"
 	"github.com/buzzrelay/relay/shared/domain/filter"
+	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 )
 
@@ -32,10 +33,16 @@ func (lf *liveFilter) names(channel string) bool { return slices.Contains(lf.nam
 
 // mayRead applies the access rule to ev, stored in channel ("" outside any;
 // system when a system channel), for reader through this filter. readable
-// is store.Readable's answer (access.Reaches) for each (channel, reader).
-func (lf *liveFilter) mayRead(ev *nostr.Event, channel string, system bool, reader string, readable map[store.ReadPair]bool) bool {
+// is store.Readable's answer (access.Reaches) for each (channel, reader),
+// meta store.MetadataReadable's (access.MetadataReaches), which the
+// channel-state kinds follow (access.MayReadKind).
+func (lf *liveFilter) mayRead(ev *nostr.Event, channel string, system bool, reader string, readable, meta map[store.ReadPair]bool) bool {
 	inChannel := channel != ""
-	channelReadable := inChannel && readable[store.ReadPair{Channel: channel, Reader: reader}] && access.Shows(system, lf.names(channel))
+	reach := readable
+	if kinds.ChannelState(ev.Kind) {
+		reach = meta
+	}
+	channelReadable := inChannel && reach[store.ReadPair{Channel: channel, Reader: reader}] && access.Shows(system, lf.names(channel))
 	return access.MaySee(ev, reader, inChannel, channelReadable)
 }
 

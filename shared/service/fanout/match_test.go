@@ -1,6 +1,7 @@
 package fanout
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/access"
 	"github.com/buzzrelay/relay/shared/domain/access/accesstest"
 	"github.com/buzzrelay/relay/shared/postgres/store"
+	"github.com/buzzrelay/relay/shared/service/sessions"
 )
 
 func TestLiveFilterMatchesChannelNotTag(t *testing.T) {
@@ -38,8 +40,9 @@ func TestLiveFilterMatchesChannelNotTag(t *testing.T) {
 
 // Live delivery decides what a subscriber sees by the access case table
 // (shared/domain/access/testdata/cases.json): the event matches the case's filter,
-// and with store.Readable's answer for the pair (access.Reaches; the SQL of
-// it runs the same table in shared/postgres/store) mayRead is the case's see.
+// and with store.Readable's answer for the pair (access.Reaches) and
+// store.MetadataReadable's (access.MetadataReaches; the SQL of both runs the
+// same table in shared/postgres/store) mayRead is the case's see.
 func TestLiveDeliveryAccessCases(t *testing.T) {
 	cases, err := accesstest.Load("../../domain/access/testdata/cases.json")
 	if err != nil {
@@ -66,10 +69,11 @@ func TestLiveDeliveryAccessCases(t *testing.T) {
 				stored = channel
 			}
 			readable := map[store.ReadPair]bool{{Channel: channel, Reader: reader}: access.Reaches(ch, m)}
+			meta := map[store.ReadPair]bool{{Channel: channel, Reader: reader}: access.MetadataReaches(ch, m)}
 			if !lf.matches(ev, stored) {
 				t.Fatalf("the case's event does not match its filter %s", c.Filter)
 			}
-			if got := lf.mayRead(ev, stored, ch.System, reader, readable); got != c.See {
+			if got := lf.mayRead(ev, stored, ch.System, reader, readable, meta); got != c.See {
 				t.Errorf("mayRead = %v, want %v", got, c.See)
 			}
 		})
@@ -81,12 +85,21 @@ func TestLiveDeliveryAccessCases(t *testing.T) {
 // (sessions.Pins pins the channel as stored).
 func TestLiveFilterCaseRule(t *testing.T) {
 	sk := nostr.GeneratePrivateKey()
-	ev := &nostr.Event{Kind: 9, CreatedAt: 10, Tags: nostr.Tags{{"h", "c0ffee"}}}
+	// Issue 28: a UUID channel id compares case-insensitively (was: any
+	// id); any other NIP-29 group id is kept as sent.
+	const ch = "c0ffee00-0000-4000-8000-000000000000"
+	ev := &nostr.Event{Kind: 9, CreatedAt: 10, Tags: nostr.Tags{{"h", ch}}}
 	if err := ev.Sign(sk); err != nil {
 		t.Fatal(err)
 	}
-	f := newLiveFilter(nostr.Filter{IDs: []string{strings.ToUpper(ev.ID)}, Authors: []string{strings.ToUpper(ev.PubKey)}, Tags: nostr.TagMap{"h": {"C0FFEE"}}})
-	if !f.matches(ev, "c0ffee") || !f.names("c0ffee") {
-		t.Fatal("upper-case ids, authors and #h must match as the stored read does")
+	f := newLiveFilter(nostr.Filter{IDs: []string{strings.ToUpper(ev.ID)}, Authors: []string{strings.ToUpper(ev.PubKey)}, Tags: nostr.TagMap{"h": {strings.ToUpper(ch)}}})
+	if !f.matches(ev, ch) || !f.names(ch) {
+		t.Fatal("upper-case ids, authors and a UUID #h must match as the stored read does")
+	}
+	if got := sessions.Pins([]nostr.Filter{{Tags: nostr.TagMap{"h": {strings.ToUpper(ch)}}}}); !slices.Equal(got, []string{ch}) {
+		t.Fatalf("Pins = %q, want the stored (lower-case) channel", got)
+	}
+	if got := sessions.Pins([]nostr.Filter{{Tags: nostr.TagMap{"h": {"MyGroup"}}}}); !slices.Equal(got, []string{"MyGroup"}) {
+		t.Fatalf("Pins = %q, want a non-UUID group id as sent", got)
 	}
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/nip29"
 	"github.com/buzzrelay/relay/shared/domain/reject"
@@ -48,8 +50,10 @@ func (a *apply) moderated(ctx context.Context) (*store.ChannelRow, string, error
 	if err != nil {
 		return nil, "", err
 	}
-	if err := mayWrite(ch, role, h); err != nil {
-		return nil, "", err
+	// A hidden group is not there for a non-member (NIP-29: only hidden
+	// hides metadata); a join request may still bring an invite code.
+	if ch.Hidden && role == "" && a.ev.Kind != kinds.JoinRequest {
+		return nil, "", noChannel(h)
 	}
 	return ch, role, nil
 }
@@ -74,6 +78,10 @@ func (a *apply) createChannel(ctx context.Context) error {
 		ID: c.ID, Name: c.Name, About: c.About, Picture: c.Picture,
 		Type: c.Type, Visibility: c.Visibility, Labels: c.Labels,
 		Creator: a.ev.PubKey, CreatedAt: int64(a.ev.CreatedAt),
+		Flags: c.Flags, SupportedKinds: c.SupportedKinds, Parent: c.Parent,
+	}
+	if err := a.checkParent(ctx, ch.ID, ch.Parent); err != nil {
+		return err
 	}
 	created, err := a.tx.InsertChannel(ctx, ch, a.ev.ID)
 	if err != nil {
@@ -93,7 +101,11 @@ func (a *apply) editChannel(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	e, err := nip29.ParseEdit(a.ev)
+	// A client may edit by sending back the group's 39000 (welshman): its
+	// identity tag ["t", <type>] is an echo, not a label.
+	edit := *a.ev
+	edit.Tags = nip29.WithoutTypeEcho(a.ev.Tags, ch.Type)
+	e, err := nip29.ParseEdit(&edit)
 	if err != nil {
 		return err
 	}
@@ -110,11 +122,23 @@ func (a *apply) editChannel(ctx context.Context) error {
 	if e.Picture != nil {
 		c.Picture = *e.Picture
 	}
-	if e.Visibility != nil {
-		c.Visibility = *e.Visibility
+	if e.Flags != nil {
+		c.Flags = *e.Flags
+	} else if e.Visibility != nil {
+		c.Flags = nip29.VisibilityFlags(*e.Visibility, c.Type)
 	}
+	c.Visibility = c.Flags.Visibility()
 	if e.LabelsSet {
 		c.Labels = e.Labels
+	}
+	if e.KindsSet {
+		c.SupportedKinds = e.SupportedKinds
+	}
+	if e.ParentSet {
+		if err := a.checkParent(ctx, c.ID, e.Parent); err != nil {
+			return err
+		}
+		c.Parent = e.Parent
 	}
 	if err := a.tx.UpdateChannel(ctx, &c); err != nil {
 		return err
@@ -223,18 +247,107 @@ func (a *apply) removeUser(ctx context.Context) error {
 	return a.finish(ctx, &ch.Channel, kinds.MemberRemoved, target)
 }
 
+// join applies a 9021 (NIP-29): a member's is a duplicate; a valid invite
+// code admits at once, whatever the flags; a group that is not closed
+// admits; a closed group's request without a code is kept for the admins
+// (readable under the group's read rule) and refused as pending review;
+// a wrong code is refused for good.
 func (a *apply) join(ctx context.Context) error {
 	ch, role, err := a.moderated(ctx)
 	if err != nil {
 		return err
 	}
 	if role != "" {
-		return reject.Duplicatef("already a member of channel %s", ch.ID)
+		return reject.Duplicatef("already a member of group %s", ch.ID)
+	}
+	code, hasCode := filter.TagValue(a.ev.Tags, "code")
+	valid := false
+	if hasCode && code != "" {
+		if valid, err = a.tx.InviteValid(ctx, ch.ID, code, a.now); err != nil {
+			return err
+		}
+	}
+	switch {
+	case valid:
+	case ch.Hidden:
+		return noChannel(ch.ID)
+	case hasCode:
+		return reject.Restrictedf("the invite code is not valid for group %s (final: ask an admin for a new one)", ch.ID)
+	case ch.Closed:
+		if err := a.storeInChannel(ctx, ch.ID); err != nil {
+			return err
+		}
+		a.verdict = reject.Restrictedf("group %s is closed: your join request is pending review by its admins", ch.ID)
+		return nil
 	}
 	if err := a.tx.PutMember(ctx, ch.ID, a.ev.PubKey, nip29.Member, a.now); err != nil {
 		return err
 	}
 	return a.finish(ctx, &ch.Channel, kinds.MemberAdded, a.ev.PubKey)
+}
+
+// createInvite applies a 9009 (NIP-29 create-invite): an owner or admin
+// stores one or more codes, usable until a 9005 of this 9009 revokes them
+// or its NIP-40 expiration passes. The event itself is not stored or
+// delivered: the group's readers would read its codes.
+func (a *apply) createInvite(ctx context.Context) error {
+	ch, role, err := a.moderated(ctx)
+	if err != nil {
+		return err
+	}
+	var codes []string
+	for _, t := range a.ev.Tags {
+		if len(t) >= 1 && t[0] == "code" {
+			if len(t) < 2 || t[1] == "" || len(t[1]) > nip29.MaxInviteCodeLength {
+				return reject.Invalidf("a code tag needs a code of 1 to %d characters", nip29.MaxInviteCodeLength)
+			}
+			codes = append(codes, t[1])
+		}
+	}
+	if len(codes) == 0 {
+		return reject.Invalidf("create-invite needs a code tag")
+	}
+	var expires int64
+	if v, ok := filter.TagValue(a.ev.Tags, "expiration"); ok {
+		if expires, err = strconv.ParseInt(v, 10, 64); err != nil || expires <= 0 {
+			return reject.Invalidf("expiration %q is not a unix time", v)
+		}
+	}
+	if err := requireAdmin(role, "create invites"); err != nil {
+		return err
+	}
+	for _, c := range codes {
+		if _, err := a.tx.PutInvite(ctx, store.Invite{Channel: ch.ID, Code: c, EventID: a.ev.ID, CreatedBy: a.ev.PubKey,
+			CreatedAt: int64(a.ev.CreatedAt), ExpiresAt: expires}); err != nil {
+			return err
+		}
+	}
+	a.unlisted = true
+	return nil
+}
+
+// checkParent refuses a parent that would make a cycle (NIP-29 subgroups);
+// a parent that does not exist is kept and published as a root.
+func (a *apply) checkParent(ctx context.Context, group, parent string) error {
+	if parent == "" {
+		return nil
+	}
+	if parent == group {
+		return reject.Invalidf("a group cannot be its own parent")
+	}
+	chain, err := a.tx.ParentChain(ctx, parent, nip29.MaxGroupDepth)
+	if err != nil {
+		return err
+	}
+	for _, id := range chain {
+		if id == group {
+			return reject.Invalidf("parent %s would make a cycle: it is under group %s", parent, group)
+		}
+	}
+	if len(chain) >= nip29.MaxGroupDepth {
+		return reject.Invalidf("parent %s is nested too deep (at most %d levels)", parent, nip29.MaxGroupDepth)
+	}
+	return nil
 }
 
 func (a *apply) leave(ctx context.Context) error {
@@ -267,7 +380,20 @@ func (a *apply) deleteChannel(ctx context.Context) error {
 	if err := a.storeInChannel(ctx, ch.ID); err != nil {
 		return err
 	}
-	return a.tx.DeleteChannel(ctx, ch.ID, a.now)
+	if err := a.tx.DeleteChannel(ctx, ch.ID, a.now); err != nil {
+		return err
+	}
+	// Its subgroups become roots (NIP-29): their 39000 drops the parent.
+	children, err := a.tx.Children(ctx, ch.ID)
+	if err != nil {
+		return err
+	}
+	for _, c := range children {
+		if err := a.publishState(ctx, &c.Channel); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (a *apply) moderationDelete(ctx context.Context) error {
@@ -288,6 +414,16 @@ func (a *apply) moderationDelete(ctx context.Context) error {
 	refs := make([]*store.EventRef, 0, len(targets))
 	for _, id := range targets {
 		ref, err := a.tx.Event(ctx, id)
+		if isNotFound(err) && admin {
+			// A 9005 of a 9009 revokes its invite codes.
+			n, rerr := a.tx.RevokeInvites(ctx, ch.ID, id, a.now)
+			if rerr != nil {
+				return rerr
+			}
+			if n > 0 {
+				continue
+			}
+		}
 		if isNotFound(err) || (err == nil && ref.ChannelID != ch.ID) {
 			return reject.Invalidf("event %s is not stored in channel %s", id, ch.ID)
 		}
@@ -373,11 +509,17 @@ func (a *apply) publishState(ctx context.Context, ch *nip29.Channel) error {
 	if err != nil {
 		return err
 	}
-	for _, k := range []int{kinds.GroupMetadata, kinds.GroupAdmins, kinds.GroupMembers} {
+	published := *ch
+	if published.Parent, err = a.tx.LiveParent(ctx, ch.Parent); err != nil {
+		return err
+	}
+	for _, k := range []int{kinds.GroupMetadata, kinds.GroupAdmins, kinds.GroupMembers, kinds.GroupRoles} {
 		var tags nostr.Tags
 		switch k {
 		case kinds.GroupMetadata:
-			tags = nip29.MetadataTags(ch)
+			tags = nip29.MetadataTags(&published)
+		case kinds.GroupRoles:
+			tags = nip29.RolesTags(ch)
 		case kinds.GroupAdmins:
 			tags = nip29.AdminsTags(ch, members)
 		default:
@@ -386,6 +528,9 @@ func (a *apply) publishState(ctx context.Context, ch *nip29.Channel) error {
 		prevAt, prevID, ok, err := a.tx.StateHead(ctx, ch.ID, k)
 		if err != nil {
 			return err
+		}
+		if ok && k == kinds.GroupRoles {
+			continue // the roles are the same for every group: published once
 		}
 		at := a.now
 		if ok && at <= prevAt {

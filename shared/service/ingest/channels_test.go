@@ -3,6 +3,7 @@ package ingest_test
 import (
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,8 +19,9 @@ func TestCreateChannelPublishesState(t *testing.T) {
 	create := owner.EventAt(t, time.Now().Add(-30*time.Second), 9007, "", nostr.Tag{"h", id}, nostr.Tag{"name", "agent-config"},
 		nostr.Tag{"about", "config"}, nostr.Tag{"channel_type", "workflow"}, nostr.Tag{"t", "agent-config"}, nostr.Tag{"t", "ops"}, nostr.Tag{"t", "agent-config"})
 	out := h.ok(create)
-	if len(out.Committed) != 4 || out.Committed[0].ID != create.ID {
-		t.Fatalf("committed %d events, want the create and 39000/39001/39002", len(out.Committed))
+	// Issue 28: the 39003 roles are published with the group.
+	if len(out.Committed) != 5 || out.Committed[0].ID != create.ID {
+		t.Fatalf("committed %d events, want the create and 39000/39001/39002/39003", len(out.Committed))
 	}
 	identity := nostr.Tags{{"t", "workflow"}, {"t", "agent-config"}, {"t", "ops"}, {"P", owner.Pub}}
 	for _, kind := range []int{39000, 39001, 39002} {
@@ -79,8 +81,10 @@ func TestCreateRules(t *testing.T) {
 		t.Fatalf("re-create: %+v", out)
 	}
 	h.refused(owner.Event(t, 9007, "", nostr.Tag{"name", "x"}), "invalid: channel create needs an h tag")
-	h.refused(owner.Event(t, 9007, "", nostr.Tag{"h", "not-a-uuid"}, nostr.Tag{"name", "x"}), "invalid: channel id")
-	h.refused(owner.Event(t, 9007, "", nostr.Tag{"h", testkit.ChannelID()}), "invalid: channel create needs a non-empty name")
+	// Issue 28: any NIP-29 id and no required name (was: UUID and name).
+	h.refused(owner.Event(t, 9007, "", nostr.Tag{"h", "not a uuid!"}, nostr.Tag{"name", "x"}), "invalid:")
+	h.refused(owner.Event(t, 9007, "", nostr.Tag{"h", strings.Repeat("g", 65)}), "invalid:")
+	h.ok(owner.Event(t, 9007, "", nostr.Tag{"h", testkit.ChannelID()}))
 	h.refused(owner.Event(t, 9007, "", nostr.Tag{"h", testkit.ChannelID()}, nostr.Tag{"name", "x"}, nostr.Tag{"channel_type", "voice"}), "invalid: channel_type")
 	h.refused(owner.Event(t, 9007, "", nostr.Tag{"h", testkit.ChannelID()}, nostr.Tag{"name", "x"}, nostr.Tag{"visibility", "secret"}), "invalid: visibility")
 	for _, bad := range [][]nostr.Tag{
@@ -176,10 +180,12 @@ func TestMembership(t *testing.T) {
 		t.Fatal("39001/39002 do not list the new admin")
 	}
 	h.refused(admin.Event(t, 9000, "", nostr.Tag{"h", private}, nostr.Tag{"p", alice.Pub, "owner"}), "restricted: a channel admin cannot grant the owner role")
-	h.refused(alice.Event(t, 9000, "", nostr.Tag{"h", private}, nostr.Tag{"p", bob.Pub}), "restricted: channel "+private+" does not exist or you are not a member")
+	// Issue 28: a private group that is not hidden shows its metadata, so
+	// a non-member is told what it may not do (was: "does not exist").
+	h.refused(alice.Event(t, 9000, "", nostr.Tag{"h", private}, nostr.Tag{"p", bob.Pub}), "restricted: only a channel owner or admin")
 	h.refused(admin.Event(t, 9000, "", nostr.Tag{"h", private}, nostr.Tag{"p", "nothex"}), "invalid: p tag")
 	h.refused(admin.Event(t, 9000, "", nostr.Tag{"h", private}), "invalid: put-user needs a p tag")
-	h.refused(admin.Event(t, 9000, "", nostr.Tag{"h", private}, nostr.Tag{"p", alice.Pub, "king"}), "invalid: role")
+	h.refused(admin.Event(t, 9000, "", nostr.Tag{"h", private}, nostr.Tag{"p", alice.Pub, strings.Repeat("k", 40)}), "invalid: role")
 	h.refused(admin.Event(t, 9000, "", nostr.Tag{"h", private}, nostr.Tag{"p", owner.Pub, "member"}), "restricted: only an owner may change an owner's role")
 	h.refused(owner.Event(t, 9000, "", nostr.Tag{"h", private}, nostr.Tag{"p", owner.Pub, "member"}), "restricted: the last owner")
 	h.ok(admin.Event(t, 9000, "", nostr.Tag{"h", private}, nostr.Tag{"p", alice.Pub}))
@@ -187,8 +193,19 @@ func TestMembership(t *testing.T) {
 	// Joining: open channels only.
 	out = h.ok(bob.Event(t, 9021, "", nostr.Tag{"h", open}))
 	notified(out.Committed, 44100, bob.Pub, open)
-	// A private channel and a random id get the same refusal.
-	h.refused(bob.Event(t, 9021, "", nostr.Tag{"h", private}), "restricted: channel "+private+" does not exist or you are not a member")
+	// Issue 28: a Buzz private channel is closed, not hidden (NIP-29): a
+	// join request is kept for its admins and refused as pending review
+	// (was: the refusal of a channel that does not exist).
+	pending := bob.Event(t, 9021, "", nostr.Tag{"h", private})
+	if o := h.submit(pending); o.Accepted || !strings.HasPrefix(o.Message, "restricted: group "+private+" is closed: your join request is pending review") || len(o.Committed) != 0 {
+		t.Fatalf("join of a closed group: %+v", o)
+	}
+	if n := h.scalar(`SELECT count(*) FROM events WHERE id = $1 AND channel_id = $2`, pending.ID, private); n != 1 {
+		t.Fatal("a pending join request is kept in the group for its admins")
+	}
+	if n := h.scalar(`SELECT count(*) FROM channel_members WHERE channel_id = $1 AND pubkey = $2`, private, bob.Pub); n != 0 {
+		t.Fatal("a pending join request admits nobody")
+	}
 	unknown := testkit.ChannelID()
 	h.refused(bob.Event(t, 9021, "", nostr.Tag{"h", unknown}), "restricted: channel "+unknown+" does not exist or you are not a member")
 	if o := h.submit(bob.Event(t, 9021, "", nostr.Tag{"h", open})); o.Message[:10] != "duplicate:" {
@@ -205,7 +222,7 @@ func TestMembership(t *testing.T) {
 		t.Fatal("removed member still in 39002")
 	}
 	h.refused(owner.Event(t, 9022, "", nostr.Tag{"h", private}), "restricted: the last owner")
-	h.refused(alice.Event(t, 9022, "", nostr.Tag{"h", private}), "restricted: channel "+private+" does not exist or you are not a member")
+	h.refused(alice.Event(t, 9022, "", nostr.Tag{"h", private}), "invalid: not a member of channel "+private)
 	out = h.ok(bob.Event(t, 9022, "", nostr.Tag{"h", open}))
 	notified(out.Committed, 44101, bob.Pub, open)
 	// Promote admin to owner, then the first owner may leave.

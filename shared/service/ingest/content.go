@@ -25,7 +25,18 @@ func (a *apply) writable(ctx context.Context, h string) (*store.ChannelRow, erro
 	if err != nil && !isNotFound(err) {
 		return nil, err
 	}
-	return ch, mayWrite(ch, role, h)
+	if err := mayWrite(ch, role, h); err != nil {
+		return nil, err
+	}
+	return ch, a.supported(ch)
+}
+
+// supported refuses a kind outside the group's supported_kinds (NIP-29).
+func (a *apply) supported(ch *store.ChannelRow) error {
+	if !nip29.Supports(ch.SupportedKinds, a.ev.Kind) {
+		return reject.Restrictedf("group %s does not take kind %d (supported_kinds)", ch.ID, a.ev.Kind)
+	}
+	return nil
 }
 
 // mayWrite applies the write rule to a channel row (nil when missing) and
@@ -90,6 +101,9 @@ func (a *apply) message(ctx context.Context) error {
 			return err
 		}
 		if err := mayWrite(ch, role, h); err != nil {
+			return err
+		}
+		if err := a.supported(ch); err != nil {
 			return err
 		}
 		root := parent.RootID
@@ -250,8 +264,10 @@ func (a *apply) deleteAddress(ctx context.Context, addr string) error {
 	return err
 }
 
-// replaceable keeps only the newest 0/3/10009 per author and the newest
-// 30023 per author and d tag (ties: the lower id wins, as NIP-01 says).
+// replaceable keeps only the newest replaceable event per author and kind
+// and the newest addressable one per author, kind and d tag (ties: the
+// lower id wins, as NIP-01 says). One with a group's h lives in the group
+// (under its write rule), except the personal kinds, whose h is ignored.
 func (a *apply) replaceable(ctx context.Context) error {
 	d := ""
 	if kinds.InAddressableRange(a.ev.Kind) {
@@ -262,7 +278,7 @@ func (a *apply) replaceable(ctx context.Context) error {
 		d = v
 	}
 	meta := store.EventMeta{DTag: d, TopLevel: true, Search: kinds.Searchable(a.ev.Kind)}
-	if h, ok := nip29.ChannelTag(a.ev.Tags); ok && a.ev.Kind == kinds.Article {
+	if h, ok := nip29.ChannelTag(a.ev.Tags); ok && !kinds.Personal(a.ev.Kind) {
 		if _, err := a.writable(ctx, h); err != nil {
 			return err
 		}

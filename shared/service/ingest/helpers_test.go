@@ -77,7 +77,9 @@ func (h *harness) counts() string {
   (SELECT coalesce(sum(reply_count + descendant_count), 0) FROM thread_metadata),
   (SELECT count(*) FROM events WHERE deleted_at IS NOT NULL),
   (SELECT count(*) FROM channel_members WHERE removed_at IS NULL),
-  (SELECT string_agg(name || visibility || array_to_string(labels, '+'), ';' ORDER BY id) FROM channels))`).Scan(&s)
+  (SELECT string_agg(name || visibility || array_to_string(labels, '+'), ';' ORDER BY id) FROM channels),
+  (SELECT string_agg(concat_ws('/', restricted, hidden, closed, supported_kinds, parent), ';' ORDER BY id) FROM channels),
+  (SELECT count(*) FROM group_invites), (SELECT count(*) FROM group_invites WHERE revoked_at IS NOT NULL))`).Scan(&s)
 	if err != nil {
 		h.t.Fatal(err)
 	}

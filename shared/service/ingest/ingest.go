@@ -94,9 +94,10 @@ func (s *Service) Submit(ctx context.Context, community, authed string, ev *nost
 	}
 	var out []*nostr.Event
 	var delivery *store.Delivery
+	var verdict error
 	var err error
 	for attempt := 1; attempt <= maxAttempts; attempt++ {
-		out = out[:0]
+		out, verdict = out[:0], nil
 		err = s.store.Tx(ctx, community, func(tx *store.Tx) error {
 			a := &apply{s: s, tx: tx, ev: ev, authed: authed, now: now.Unix()}
 			if s.delivery != nil {
@@ -106,7 +107,7 @@ func (s *Service) Submit(ctx context.Context, community, authed string, ev *nost
 			if err := a.run(ctx); err != nil {
 				return err
 			}
-			out = a.committed()
+			out, verdict = a.committed(), a.verdict
 			return nil
 		})
 		if err == nil || !store.IsSerialization(err) {
@@ -121,6 +122,9 @@ func (s *Service) Submit(ctx context.Context, community, authed string, ev *nost
 			return refused(r)
 		}
 		return Outcome{}, fmt.Errorf("ingest: event %s kind %d in community %s: %w", ev.ID, ev.Kind, community, err)
+	}
+	if verdict != nil {
+		return refused(verdict)
 	}
 	return Outcome{Accepted: true, Committed: out, Delivery: delivery}, nil
 }
@@ -149,11 +153,21 @@ type apply struct {
 	authed    string // the pubkey that authenticated the request
 	now       int64
 	published []*nostr.Event
+	// verdict, when set, is the refusal the client gets although the
+	// transaction commits what the rule kept (a closed group's join request
+	// pending review, NIP-29).
+	verdict error
+	// unlisted: the client's event is neither stored nor delivered (a 9009,
+	// whose codes only the relay keeps).
+	unlisted bool
 }
 
 // committed is what this attempt stores once it commits: the client's
 // event first, then the relay-signed ones.
 func (a *apply) committed() []*nostr.Event {
+	if a.unlisted {
+		return append([]*nostr.Event(nil), a.published...)
+	}
 	return append([]*nostr.Event{a.ev}, a.published...)
 }
 

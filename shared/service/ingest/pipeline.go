@@ -14,6 +14,7 @@ import (
 
 	"github.com/buzzrelay/relay/shared/domain/eventcheck"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/domain/nip29"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 )
 
@@ -50,8 +51,6 @@ var kindRules = []struct {
 	name string
 	rule func(a *apply, ctx context.Context) error
 }{
-	{kinds.Profile, "profile: replaceable", (*apply).replaceable},
-	{kinds.FollowList, "follow list: replaceable", (*apply).replaceable},
 	{kinds.Deletion, "NIP-09 deletion of one's own event", (*apply).deletion},
 	{kinds.Reaction, "reaction to a readable event", (*apply).reaction},
 	{kinds.GiftWrap, "gift wrap to one recipient", (*apply).giftWrap},
@@ -63,7 +62,7 @@ var kindRules = []struct {
 	{kinds.DeleteGroup, "delete group: owner", (*apply).deleteChannel},
 	{kinds.JoinRequest, "join an open channel", (*apply).join},
 	{kinds.LeaveRequest, "leave a channel", (*apply).leave},
-	{kinds.GroupsList, "groups list: replaceable", (*apply).replaceable},
+	{kinds.CreateInvite, "create invite: admin adds codes, kept by the relay", (*apply).createInvite},
 	{kinds.Article, "article: addressable", (*apply).replaceable},
 	{kinds.Edit, "edit of one's own message", (*apply).edit},
 }
@@ -107,6 +106,13 @@ func kindRule(a *apply, ctx context.Context) error {
 	}
 	if rule, ok := rules[a.ev.Kind]; ok {
 		return rule(a, ctx)
+	}
+	// Every other kind is stored by NIP-01's ranges (replaceable and
+	// addressable: one per address), else as a message.
+	_, inGroup := nip29.ChannelTag(a.ev.Tags)
+	switch kinds.StorageOf(a.ev.Kind, inGroup) {
+	case kinds.StoreReplaceable, kinds.StoreAddressable:
+		return a.replaceable(ctx)
 	}
 	return a.message(ctx)
 }

@@ -7,13 +7,17 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 )
 
-// A non-member of a private channel gets nothing of it from any path: window
-// rows and overlays, aux, summaries, thread panel, plain filters, discovery,
-// COUNT, search and WebSocket REQ/COUNT. A member gets all of it.
+// A non-member of a private and hidden channel gets nothing of it from any
+// path: window rows and overlays, aux, summaries, thread panel, plain
+// filters, discovery, COUNT, search and WebSocket REQ/COUNT. A member gets
+// all of it. (Issue 28: only NIP-29's hidden flag hides the metadata; a
+// private channel that is not hidden is TestPrivateNotHidden. Before, every
+// private channel was created this way.)
 func TestPrivateChannelAccess(t *testing.T) {
 	e := newEnv(t)
 	owner, member, outsider := newUser(), newUser(), newUser()
-	ch := e.channel(owner, nostr.Tag{"visibility", "private"}, nostr.Tag{"t", "secret-label"})
+	ch := e.channel(owner, nostr.Tag{"visibility", "private"}, nostr.Tag{"t", "secret-label"},
+		nostr.Tag{"private"}, nostr.Tag{"restricted"}, nostr.Tag{"closed"}, nostr.Tag{"hidden"})
 	e.addMember(owner, ch, member)
 	root := e.msg(owner, ch, t0+10, "zebra secret")
 	rep := e.reply(member, ch, root, t0+11, "zebra reply", false)
@@ -66,6 +70,43 @@ func TestPrivateChannelAccess(t *testing.T) {
 	}
 	if evs := e.query(owner, `[{"kinds":[44100,44101]}]`); len(evs) != 0 {
 		t.Fatalf("44100/44101 readable by someone other than their p")
+	}
+}
+
+// A private channel that is not hidden (Buzz's visibility=private, NIP-29's
+// private without hidden): a non-member reads its metadata (39000-39003) by
+// every discovery path, and none of its messages, reactions or threads.
+func TestPrivateNotHidden(t *testing.T) {
+	e := newEnv(t)
+	owner, member, outsider := newUser(), newUser(), newUser()
+	ch := e.channel(owner, nostr.Tag{"visibility", "private"}, nostr.Tag{"t", "secret-label"})
+	e.addMember(owner, ch, member)
+	root := e.msg(owner, ch, t0+10, "zebra secret")
+	e.react(member, root, t0+12)
+	for name, c := range map[string]struct {
+		body  string
+		kinds []int
+	}{
+		"window":   {windowBody(ch, `,"include_aux":true,"include_summaries":true`), nil},
+		"plain #h": {fmt.Sprintf(`[{"#h":[%q]}]`, ch), []int{39000, 39001, 39002, 39003}},
+		"plain":    {`[{"kinds":[9,7]}]`, nil},
+		"#d":       {fmt.Sprintf(`[{"kinds":[39000,39001,39002],"#d":[%q]}]`, ch), []int{39000, 39001, 39002}},
+		"#t":       {`[{"kinds":[39000],"#t":["secret-label"]}]`, []int{39000}},
+		"search":   {`[{"search":"zebra"}]`, nil},
+	} {
+		evs := e.query(outsider, c.body)
+		got := kindsOf(evs)
+		if len(got) != len(c.kinds) {
+			t.Errorf("%s: outsider got kinds %v, want %v", name, got, c.kinds)
+		}
+		for _, k := range got {
+			if k < 39000 || k > 39003 {
+				t.Errorf("%s: outsider got a kind %d event of a private channel", name, k)
+			}
+		}
+		if n := e.count(outsider, c.body); n != int64(len(c.kinds)) {
+			t.Errorf("%s: outsider COUNT %d, want %d", name, n, len(c.kinds))
+		}
 	}
 }
 

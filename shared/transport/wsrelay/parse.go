@@ -9,6 +9,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/domain/eventcheck"
+	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 )
@@ -169,9 +170,7 @@ func clean(f nostr.Filter) nostr.Filter {
 			delete(f.Tags, k)
 		}
 	}
-	for i, v := range f.Tags["h"] {
-		f.Tags["h"][i] = strings.ToLower(v)
-	}
+	filter.Channels(f.Tags["h"])
 	if len(f.Tags) == 0 {
 		f.Tags = nil
 	}

@@ -28,6 +28,18 @@ type Case struct {
 	Read   *bool           `json:"read"`  // MayRead through Filter; nil without a channel
 	Write  *bool           `json:"write"` // MayWrite; nil without a channel
 	See    bool            `json:"see"`   // MaySee of the event through Filter
+	// Reaches is access.Reaches, what store.Readable and live delivery's
+	// read answer, when it differs from Write (a restricted group); nil:
+	// the same as Write.
+	Reaches *bool `json:"reaches"`
+}
+
+// WantReaches is the case's Reaches.
+func (c *Case) WantReaches() bool {
+	if c.Reaches != nil {
+		return *c.Reaches
+	}
+	return c.Write != nil && *c.Write
 }
 
 // CaseChannel is a case's channel as stored.
@@ -36,6 +48,10 @@ type CaseChannel struct {
 	Visibility string `json:"visibility"`
 	Type       string `json:"type"`
 	Deleted    bool   `json:"deleted"`
+	// NIP-29 flags beyond private (Visibility): issue 28.
+	Restricted bool `json:"restricted"`
+	Hidden     bool `json:"hidden"`
+	Closed     bool `json:"closed"`
 }
 
 // Load reads the case table at path.
@@ -57,7 +73,8 @@ func Load(path string) ([]Case, error) {
 func (c *Case) Rule() (access.Channel, access.Member) {
 	var ch access.Channel
 	if c.Channel != nil {
-		ch = access.Channel{Exists: c.Channel.Exists, Deleted: c.Channel.Deleted, Open: c.Channel.Visibility == "open", System: c.Channel.Type == "system"}
+		ch = access.Channel{Exists: c.Channel.Exists, Deleted: c.Channel.Deleted, Open: c.Channel.Visibility == "open", System: c.Channel.Type == "system",
+			Restricted: c.Channel.Restricted, Hidden: c.Channel.Hidden}
 	}
 	m := map[string]access.Member{"never": access.Never, "active": access.Active, "removed": access.Removed}[c.Member]
 	return ch, m

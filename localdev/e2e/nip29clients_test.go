@@ -1,0 +1,95 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestNIP29Clients drives two NIP-29 client libraries nobody here wrote,
+// NDK 3.0.3 and welshman 0.8.15 (the library of Flotilla), pinned exactly in
+// nip29clients/package-lock.json and installed with `npm ci`, through a
+// group client's flows with their own helpers and default ids
+// (nip29clients/nip29clients.mjs): create, metadata and each flag for a
+// member, a non-member and an outsider, joining with and without an invite
+// code, pending requests, roles and 39003, subgroups, kind 11 threads with
+// NIP-22 comments read back by their tag filters, supported_kinds, and bad
+// input. Without node on PATH it is skipped; BUZZ_REQUIRE_INTEROP=1 makes
+// that a failure.
+func TestNIP29Clients(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		if os.Getenv("BUZZ_REQUIRE_INTEROP") == "1" {
+			t.Fatal("node is not on PATH")
+		}
+		t.Skip("node is not on PATH; install Node 20 to run the NIP-29 client tests")
+	}
+	dir, err := filepath.Abs("nip29clients")
+	if err != nil {
+		t.Fatal(err)
+	}
+	npmCIPinned(t, dir, map[string]string{
+		"@nostr-dev-kit/ndk": "3.0.3", "@welshman/net": "0.8.15", "@welshman/util": "0.8.15",
+		"@welshman/signer": "0.8.15", "@welshman/lib": "0.8.15", "nostr-tools": "2.25.2", "ws": "8.18.3",
+	})
+
+	r := newRelay(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "nip29clients.mjs", r.WSURL, r.HTTPURL)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("node nip29clients.mjs: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
+	}
+	var got struct {
+		Checks []struct {
+			Name   string `json:"name"`
+			OK     bool   `json:"ok"`
+			Detail string `json:"detail"`
+		} `json:"checks"`
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &got); err != nil {
+		t.Fatalf("output %q: %v (stderr %s)", stdout.String(), err, stderr.String())
+	}
+	if len(got.Checks) < 50 {
+		t.Errorf("%d checks ran: the script stopped early (stderr %s)", len(got.Checks), stderr.String())
+	}
+	for _, c := range got.Checks {
+		if !c.OK {
+			t.Errorf("%s: failed (%s)", c.Name, c.Detail)
+		}
+	}
+}
+
+// npmCIPinned installs dir's locked packages with `npm ci` unless every
+// pinned version is already there.
+func npmCIPinned(t *testing.T, dir string, pins map[string]string) {
+	t.Helper()
+	ok := true
+	for pkg, v := range pins {
+		ok = ok && installed(dir, pkg, v)
+	}
+	if ok {
+		return
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Fatal("node is installed but npm is not; it is needed to install the NIP-29 client libraries")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
+	}
+}

@@ -1,0 +1,110 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// NIP-29's group structure beyond channels.go (issue 28): subgroups (parent
+// chains, children) and invite codes (9009).
+
+// ParentChain returns the ancestors of group parent, nearest first, up to
+// limit of them, as long as each exists and is not deleted: a subgroup's
+// parent that does not exist (or was deleted) makes it a root (NIP-29).
+func (t *Tx) ParentChain(ctx context.Context, parent string, limit int) ([]string, error) {
+	rows, err := t.tx.Query(ctx, `
+WITH RECURSIVE up(id, parent, n) AS (
+  SELECT id, parent, 1 FROM channels WHERE community_id = $1 AND id = $2 AND deleted_at IS NULL
+  UNION ALL
+  SELECT c.id, c.parent, up.n + 1 FROM channels c JOIN up ON c.community_id = $1 AND c.id = up.parent
+  WHERE c.deleted_at IS NULL AND up.n < $3
+)
+SELECT id FROM up ORDER BY n`, t.community, parent, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: parents of %s: %w", parent, err)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// LiveParent returns parent when it names a group that exists and is not
+// deleted, else "" (the group is then a root, NIP-29).
+func (t *Tx) LiveParent(ctx context.Context, parent string) (string, error) {
+	if parent == "" {
+		return "", nil
+	}
+	chain, err := t.ParentChain(ctx, parent, 1)
+	if err != nil || len(chain) == 0 {
+		return "", err
+	}
+	return parent, nil
+}
+
+// Invite is one invite code of a group (9009 create-invite).
+type Invite struct {
+	Channel, Code, EventID, CreatedBy string
+	CreatedAt                         int64
+	ExpiresAt                         int64 // 0: never
+}
+
+// PutInvite stores an invite code; a code the group already has is kept
+// as it is (created is false).
+func (t *Tx) PutInvite(ctx context.Context, in Invite) (created bool, err error) {
+	tag, err := t.tx.Exec(ctx, `
+INSERT INTO group_invites (community_id, channel_id, code, event_id, created_by, created_at, expires_at)
+VALUES ($1, $2, $3, $4, $5, $6, nullif($7, 0)) ON CONFLICT DO NOTHING`,
+		t.community, in.Channel, in.Code, in.EventID, in.CreatedBy, in.CreatedAt, in.ExpiresAt)
+	if err != nil {
+		return false, fmt.Errorf("store: put invite: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// InviteValid reports whether code is a live invite of channel at now: not
+// revoked and not past its expiry.
+func (t *Tx) InviteValid(ctx context.Context, channel, code string, now int64) (bool, error) {
+	var ok bool
+	err := t.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM group_invites
+WHERE community_id = $1 AND channel_id = $2 AND code = $3 AND revoked_at IS NULL
+  AND (expires_at IS NULL OR expires_at > $4))`, t.community, channel, code, now).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("store: invite of %s: %w", channel, err)
+	}
+	return ok, nil
+}
+
+// RevokeInvites revokes the codes the 9009 eventID created in channel; n is
+// how many it revoked (0: eventID is no 9009 of the group).
+func (t *Tx) RevokeInvites(ctx context.Context, channel, eventID string, at int64) (n int64, err error) {
+	tag, err := t.tx.Exec(ctx, `UPDATE group_invites SET revoked_at = $4
+WHERE community_id = $1 AND channel_id = $2 AND event_id = $3 AND revoked_at IS NULL`, t.community, channel, eventID, at)
+	if err != nil {
+		return 0, fmt.Errorf("store: revoke invites: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}
+
+// Children lists the groups whose parent is id and that are not deleted,
+// locked: a deleted parent's children become roots (NIP-29) and their
+// 39000 is published again.
+func (t *Tx) Children(ctx context.Context, id string) ([]*ChannelRow, error) {
+	rows, err := t.tx.Query(ctx, `SELECT `+channelCols+` FROM channels
+WHERE community_id = $1 AND parent = $2 AND deleted_at IS NULL ORDER BY id FOR UPDATE`, t.community, id)
+	if err != nil {
+		return nil, fmt.Errorf("store: children of %s: %w", id, err)
+	}
+	defer rows.Close()
+	var out []*ChannelRow
+	for rows.Next() {
+		c, err := scanChannel(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: children of %s: %w", id, err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: children of %s: %w", id, err)
+	}
+	return out, nil
+}
