@@ -128,7 +128,9 @@ func TestCheckAuth(t *testing.T) {
 		{name: "media verb", edit: func(e *nostr.Event) { e.Tags[0][1] = "media" }, need: upload},
 		{name: "several x", edit: func(e *nostr.Event) { e.Tags = append(e.Tags, nostr.Tag{"x", hashB}) }, need: upload},
 		{name: "server tag naming us", edit: func(e *nostr.Event) { e.Tags = append(e.Tags, nostr.Tag{"server", "https://Relay.Example/"}) }, need: upload},
-		{name: "bare server tag", edit: func(e *nostr.Event) { e.Tags = append(e.Tags, nostr.Tag{"server", "other.example"}, nostr.Tag{"server", "relay.example"}) }, need: upload},
+		{name: "bare server tag", edit: func(e *nostr.Event) {
+			e.Tags = append(e.Tags, nostr.Tag{"server", "other.example"}, nostr.Tag{"server", "relay.example"})
+		}, need: upload},
 		{name: "another server", edit: func(e *nostr.Event) { e.Tags = append(e.Tags, nostr.Tag{"server", "https://cdn.other.example"}) }, need: upload, reason: "bound to other servers"},
 		{name: "wrong kind", edit: func(e *nostr.Event) { e.Kind = 27235 }, need: upload, reason: "kind is 27235"},
 		{name: "wrong verb", edit: func(e *nostr.Event) { e.Tags[0][1] = "delete" }, need: upload, reason: `t tag is "delete"`},
