@@ -408,3 +408,9 @@ func (s *Service) Delete(ctx context.Context, community, pubkey, hash string) er
 	}
 	return nil
 }
+
+// Hash is the lowercase hex SHA-256 of b.
+func Hash(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}

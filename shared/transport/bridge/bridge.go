@@ -89,6 +89,11 @@ type Bridge struct {
 	Communities *community.Registry
 	// Limiter bounds each key's events and reads; nil: no limits.
 	Limiter *ratelimit.Limiter
+	// Media serves the Blossom media routes first (shared/transport/blossom;
+	// ok false: not a media route); nil: media off. MediaInfo is what
+	// NIP-11 says of it.
+	Media     func(context.Context, Request) (Response, bool)
+	MediaInfo *relayinfo.Media
 }
 
 // New wires a bridge; ing, rd and fo may be nil.
@@ -102,6 +107,11 @@ func New(st *store.Store, sg signer.Signer, ing *ingest.Service, rd Reader, fo F
 
 // Serve routes one request.
 func (b *Bridge) Serve(ctx context.Context, r Request) Response {
+	if b.Media != nil {
+		if resp, ok := b.Media(ctx, r); ok {
+			return resp
+		}
+	}
 	path := strings.TrimRight(r.Path, "/")
 	if r.Method == http.MethodOptions {
 		return Response{Status: http.StatusNoContent, Headers: cors(nil)}
@@ -291,6 +301,7 @@ func (b *Bridge) info(ctx context.Context, r Request) Response {
 		doc.RateLimits = &relayinfo.RateLimits{EventsPerMinute: l.EventsPerMinute, EventBytesPerMinute: l.EventBytesPerMinute,
 			ChannelsPerHour: l.ChannelsPerHour, ReadsPerMinute: l.ReadsPerMinute, WSMessagesPerMinute: l.MessagesPerMinute}
 	}
+	doc.Media = b.MediaInfo
 	body, _ := json.Marshal(doc)
 	return Response{Status: http.StatusOK, Headers: cors(map[string]string{"content-type": "application/nostr+json"}), Body: body}
 }

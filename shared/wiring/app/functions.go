@@ -14,13 +14,13 @@ import (
 
 // What each function kind builds.
 const (
-	ingestParts     = pool | keys | writes | liveIfSet
-	queryParts      = pool | keys | reads
+	ingestParts     = pool | keys | writes | liveIfSet | blobs
+	queryParts      = pool | keys | reads | blobs
 	connectParts    = part(0)
 	messageParts    = pool | keys | writes | reads | live
 	disconnectParts = pool
 	fanoutParts     = pool | reads | live | splits
-	localParts      = pool | keys | writes | reads | live
+	localParts      = pool | keys | writes | reads | live | blobs
 )
 
 // start reads the environment, builds parts and returns the handler that

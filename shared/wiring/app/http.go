@@ -2,6 +2,7 @@ package app
 
 import (
 	"github.com/buzzrelay/relay/shared/transport/apigw"
+	"github.com/buzzrelay/relay/shared/transport/blossom"
 	"github.com/buzzrelay/relay/shared/transport/bridge"
 	"github.com/buzzrelay/relay/shared/transport/nip86"
 )
@@ -17,6 +18,7 @@ func (a *App) IngestHTTP() apigw.HTTPHandler {
 	b.Verifier.Sigs = a.Sigs
 	b.Limiter = a.Limiter
 	b.Communities = a.Communities
+	a.attachMedia(b, blossom.Write)
 	return apigw.HTTP(b, a.origin())
 }
 
@@ -28,5 +30,6 @@ func (a *App) QueryHTTP() apigw.HTTPHandler {
 	b.Limiter = a.Limiter
 	b.Communities = a.Communities
 	b.Manage = &nip86.Service{Store: a.Store, Registry: a.Communities, Sealer: a.Sealer, Log: a.Log}
+	a.attachMedia(b, blossom.Read)
 	return apigw.HTTP(b, a.origin())
 }
