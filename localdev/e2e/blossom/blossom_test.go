@@ -49,9 +49,8 @@ func TestBlossomClient(t *testing.T) {
 	r := e2e.StartTest(t, e2e.Options{Media: true})
 	q := e2e.StartTest(t, e2e.Options{Media: true, Env: map[string]string{"MEDIA_KEY_BYTES_PER_DAY": "1572864"}})
 	member, stranger, banned := testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t)
-	for _, rl := range []*e2e.Relay{r, q} {
-		join(t, rl, member)
-	}
+	ch := join(t, r, member)
+	join(t, q, member)
 	join(t, r, banned)
 	ban(t, r, banned.Pub)
 
@@ -83,14 +82,33 @@ func TestBlossomClient(t *testing.T) {
 	if len(got.Checks) < 30 {
 		t.Errorf("only %d checks ran: %v", len(got.Checks), got.Checks)
 	}
+	// NIP-94: the uploaded blob's file metadata, shared in the channel.
+	meta := member.Event(t, 1063, "a picture", nostr.Tag{"h", ch}, nostr.Tag{"url", r.HTTPURL + "/" + strings.Repeat("a", 64) + ".png"},
+		nostr.Tag{"x", strings.Repeat("a", 64)}, nostr.Tag{"m", "image/png"})
+	if ok, msg := post(t, r, member, meta); !ok {
+		t.Errorf("kind 1063 in a channel refused: %s", msg)
+	}
+	if ok, _ := post(t, r, member, member.Event(t, 1063, "no channel", nostr.Tag{"x", strings.Repeat("a", 64)})); ok {
+		t.Error("kind 1063 without an h tag accepted")
+	}
 }
 
 // join makes k a member: it creates a channel over POST /events (NIP-98),
-// which makes its creator the owner.
-func join(t *testing.T, r *e2e.Relay, k testkit.Key) {
+// which makes its creator the owner; it returns the channel id.
+func join(t testing.TB, r *e2e.Relay, k testkit.Key) string {
 	t.Helper()
-	ev := k.Event(t, 9007, "", nostr.Tag{"h", testkit.ChannelID()}, nostr.Tag{"name", "media"},
+	ch := testkit.ChannelID()
+	ev := k.Event(t, 9007, "", nostr.Tag{"h", ch}, nostr.Tag{"name", "media"},
 		nostr.Tag{"channel_type", "stream"}, nostr.Tag{"visibility", "private"})
+	if ok, msg := post(t, r, k, ev); !ok {
+		t.Fatalf("create channel: %s", msg)
+	}
+	return ch
+}
+
+// post sends ev over POST /events with k's NIP-98 token.
+func post(t testing.TB, r *e2e.Relay, k testkit.Key, ev *nostr.Event) (bool, string) {
+	t.Helper()
 	body, _ := json.Marshal(ev)
 	url := r.HTTPURL + "/events"
 	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
@@ -106,9 +124,7 @@ func join(t *testing.T, r *e2e.Relay, k testkit.Key) {
 		Message  string `json:"message"`
 	}
 	_ = json.NewDecoder(resp.Body).Decode(&out)
-	if resp.StatusCode != 200 || !out.Accepted {
-		t.Fatalf("create channel: %d %+v", resp.StatusCode, out)
-	}
+	return resp.StatusCode == 200 && out.Accepted, out.Message
 }
 
 // ban bans pubkey in the relay's default community (NIP-86 banpubkey's row).
