@@ -39,7 +39,8 @@ test-smoke:
 # on a busy machine (go.dev/issue/75804); 50,000 runs take 2-10 s here.
 FUZZTIME ?= 50000x
 FUZZ_TARGETS := FuzzParse:./shared/wsrelay FuzzParse:./shared/query FuzzNostrFilter:./shared/query \
-  FuzzCheck:./shared/eventcheck FuzzParse:./shared/nip98 FuzzVerify:./shared/sigverify
+  FuzzCheck:./shared/eventcheck FuzzParse:./shared/nip98 FuzzVerify:./shared/sigverify \
+  FuzzParse:./shared/domain/blossom
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 	  $(GO) test -run '^$$' -fuzz "^$${t%%:*}$$" -fuzztime $(FUZZTIME) "$${t#*:}" || exit 1; \
