@@ -59,7 +59,7 @@ func randomBlob(b *testing.B, n int) ([]byte, string) {
 }
 
 // auth is a kind 24242 upload authorization header for hash.
-func (br *benchRelay) auth(b *testing.B, verb, hash string) string {
+func (br *benchRelay) auth(b testing.TB, verb, hash string) string {
 	ev := &nostr.Event{Kind: blossom.AuthKind, CreatedAt: nostr.Now(), Content: "bench",
 		Tags: nostr.Tags{{"t", verb}, {"x", hash}, {"expiration", strconv.FormatInt(time.Now().Unix()+600, 10)}}}
 	if err := br.key.Sign(ev); err != nil {
@@ -69,7 +69,7 @@ func (br *benchRelay) auth(b *testing.B, verb, hash string) string {
 	return "Nostr " + base64.StdEncoding.EncodeToString(raw)
 }
 
-func (br *benchRelay) upload(b *testing.B, body []byte, hash string) {
+func (br *benchRelay) upload(b testing.TB, body []byte, hash string) {
 	req, _ := http.NewRequest(http.MethodPut, br.r.HTTPURL+"/upload", bytes.NewReader(body))
 	req.Header.Set("X-SHA-256", hash)
 	req.Header.Set("Content-Type", "application/octet-stream")

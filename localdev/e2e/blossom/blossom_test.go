@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/buzzrelay/relay/localdev/e2e"
 	"github.com/buzzrelay/relay/shared/domain/blossom"
+	"github.com/buzzrelay/relay/shared/service/media"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
 
@@ -134,5 +136,50 @@ func ban(t *testing.T, r *e2e.Relay, pubkey string) {
 	id := r.App.Config.DefaultCommunity
 	if err := r.App.Store.SetPubkeyRule(ctx, id, pubkey, "ban", "e2e", time.Now().Unix()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestOperatorDeletesBlob: a community operator removes a member's blob
+// through NIP-86 deleteblob; a non-hash parameter is refused.
+func TestOperatorDeletesBlob(t *testing.T) {
+	r := e2e.StartTest(t, e2e.Options{Media: true})
+	member, op := testkit.NewKey(t), testkit.NewKey(t)
+	join(t, r, member)
+	ctx := context.Background()
+	if err := r.App.Store.AddCommunityOperator(ctx, r.App.Config.DefaultCommunity, op.Pub); err != nil {
+		t.Fatal(err)
+	}
+	r.App.Communities.Forget()
+	br := &benchRelay{r: r, key: member}
+	body := bytes.Repeat([]byte("operator"), 1000)
+	h := media.Hash(body)
+	br.upload(t, body, h)
+	rpc := func(params ...string) map[string]any {
+		raw, _ := json.Marshal(map[string]any{"method": "deleteblob", "params": params})
+		req, _ := http.NewRequest(http.MethodPost, r.HTTPURL+"/", bytes.NewReader(raw))
+		req.Header.Set("Content-Type", "application/nostr+json+rpc")
+		req.Header.Set("Authorization", op.Token(t, http.MethodPost, r.HTTPURL+"/", raw, time.Now()))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		return out
+	}
+	if out := rpc("nothex"); !strings.HasPrefix(fmt.Sprint(out["error"]), "invalid:") {
+		t.Fatalf("deleteblob of a non-hash: %v", out)
+	}
+	if out := rpc(h); out["result"] != true {
+		t.Fatalf("deleteblob: %v", out)
+	}
+	resp, err := http.Head(r.HTTPURL + "/" + h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("HEAD after the operator's delete: %d", resp.StatusCode)
 	}
 }

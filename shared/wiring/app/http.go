@@ -31,5 +31,8 @@ func (a *App) QueryHTTP() apigw.HTTPHandler {
 	b.Communities = a.Communities
 	b.Manage = &nip86.Service{Store: a.Store, Registry: a.Communities, Sealer: a.Sealer, Log: a.Log}
 	a.attachMedia(b, blossom.Read)
+	if a.Media != nil {
+		b.Manage.Blobs = a.Media
+	}
 	return apigw.HTTP(b, a.origin())
 }
