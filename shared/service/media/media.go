@@ -147,8 +147,7 @@ func (s *Service) Upload(ctx context.Context, c Claim, body []byte) (store.Blob,
 	if c.Size >= 0 && c.Size != n {
 		return store.Blob{}, false, blossom.Refuse(http.StatusBadRequest, reject.Invalid, "the body is %d bytes, not the %d announced", n, c.Size)
 	}
-	sum := sha256.Sum256(body)
-	if got := hex.EncodeToString(sum[:]); got != c.SHA256 {
+	if got := Hash(body); got != c.SHA256 {
 		return store.Blob{}, false, blossom.Refuse(http.StatusConflict, reject.Invalid, "the body's SHA-256 is %s, not the announced %s", got, c.SHA256)
 	}
 	if _, err := s.mayUpload(ctx, c.Community, c.Pubkey); err != nil {
