@@ -3,7 +3,7 @@
 // Usage: node blossom.mjs '<json config>'; prints one JSON line
 // {checks, failures, figures}. Run by TestBlossomClient (blossom_test.go).
 import { createHash, randomBytes } from "node:crypto";
-import { Actions, createUploadAuth, createDeleteAuth, encodeAuthorizationHeader } from "blossom-client-sdk";
+import { Actions, createUploadAuth, createDeleteAuth, createListAuth, encodeAuthorizationHeader } from "blossom-client-sdk";
 import { finalizeEvent, getPublicKey } from "nostr-tools/pure";
 import { getToken } from "nostr-tools/nip98";
 import { hexToBytes } from "@noble/hashes/utils";
@@ -21,6 +21,7 @@ const sha = (b) => createHash("sha256").update(b).digest("hex");
 const blob = (n, type = "application/octet-stream") => new Blob([randomBytes(n)], { type });
 const bytesOf = async (b) => Buffer.from(await b.arrayBuffer());
 const onAuthAs = (hex) => async (_server, hash, type) => createUploadAuth(signerOf(hex), hash, { type: type ?? "upload" });
+let e;
 const errOf = async (p) => { try { await p; return null; } catch (e) { return e; } };
 // blossom-client-sdk throws its HTTPError (not exported by the index) for a 4xx.
 const isHTTP = (e) => e !== null && typeof e?.status === "number";
@@ -43,8 +44,11 @@ figures.range_ms = performance.now() - t0;
 check("download with Range", ranged.status === 206 && part.equals((await bytesOf(pic)).subarray(100, 200)), [ranged.status, part.length]);
 const whole = await downloadBlob(server, picHash);
 check("downloadBlob", sha(await bytesOf(whole)) === picHash);
-const listed = await listBlobs(server, getPublicKey(hexToBytes(cfg.member)));
-check("list", listed.length === 1 && listed[0].sha256 === picHash, listed);
+const listAs = (hex) => listBlobs(server, getPublicKey(hexToBytes(cfg.member)), { onAuth: async () => createListAuth(signerOf(hex)) });
+const listed = await listAs(cfg.member);
+check("list (401, then signed)", listed.length === 1 && listed[0].sha256 === picHash, listed);
+e = await errOf(listAs(cfg.stranger));
+check("list by a non-member refused", isHTTP(e) && e.status === 403, e?.message);
 const again = await uploadBlob(server, pic, { onAuth: onAuthAs(cfg.member) });
 check("same blob again is stored once", again.sha256 === picHash && again.uploaded === desc.uploaded, again);
 
@@ -64,7 +68,7 @@ r = await preflight({ "X-SHA-256": someHash, "X-Content-Length": String(50 << 20
 check("preflight 200 for a large blob, pointing at the presign path", r.status === 200 && r.headers.get("x-upload-path") === "/media/upload", [r.status, [...r.headers]]);
 
 // --- who may upload
-let e = await errOf(uploadBlob(server, blob(1000), { onAuth: onAuthAs(cfg.stranger) }));
+e = await errOf(uploadBlob(server, blob(1000), { onAuth: onAuthAs(cfg.stranger) }));
 check("non-member refused", isHTTP(e) && e.status === 403 && e.message.startsWith("restricted:"), e?.message);
 e = await errOf(uploadBlob(server, blob(1000), { onAuth: onAuthAs(cfg.banned) }));
 check("banned key refused", isHTTP(e) && e.status === 403 && e.message.startsWith("blocked:"), e?.message);

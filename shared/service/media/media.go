@@ -65,7 +65,7 @@ type Claim struct {
 // Errors the service refuses with; each carries its BUD status.
 var (
 	errBanned    = blossom.Refuse(http.StatusForbidden, reject.Blocked, "this pubkey is banned from this community")
-	errNotMember = blossom.Refuse(http.StatusForbidden, reject.Restricted, "only members of this community's channels may upload media here")
+	errNotMember = blossom.Refuse(http.StatusForbidden, reject.Restricted, "only members of this community's channels may upload or list media here")
 	errStored    = blossom.Refuse(http.StatusRequestEntityTooLarge, reject.Restricted, "this community's media storage is full")
 )
 
@@ -366,9 +366,12 @@ func (s *Service) Download(ctx context.Context, community, hash string) (string,
 	return url, b, nil
 }
 
-// List is BUD-02's list: the blobs pubkey uploaded to community, newest
-// first, uploaded in [since, until] (0: unbounded).
-func (s *Service) List(ctx context.Context, community, pubkey string, since, until int64) ([]store.OwnedBlob, error) {
+// List is BUD-02's list, for a member reader: the blobs pubkey uploaded
+// to community, newest first, uploaded in [since, until] (0: unbounded).
+func (s *Service) List(ctx context.Context, community, reader, pubkey string, since, until int64) ([]store.OwnedBlob, error) {
+	if _, err := s.mayUpload(ctx, community, reader); err != nil {
+		return nil, err
+	}
 	out, err := s.Store.BlobsOf(ctx, community, pubkey, since, until, ListLimit)
 	if err != nil {
 		return nil, fmt.Errorf("media: %w", err)

@@ -109,8 +109,11 @@ func TestDirectUploadOnceDownloadDelete(t *testing.T) {
 	if !bytes.Equal(got, body) || resp.Header.Get("Content-Type") != "image/png" {
 		t.Fatalf("download: %d bytes, type %q", len(got), resp.Header.Get("Content-Type"))
 	}
-	if l, _ := f.svc.List(ctx, community, other, 0, 0); len(l) != 1 || l[0].SHA256 != h {
+	if l, _ := f.svc.List(ctx, community, f.member, other, 0, 0); len(l) != 1 || l[0].SHA256 != h {
 		t.Fatalf("list: %+v", l)
+	}
+	if _, err := f.svc.List(ctx, community, testkit.NewKey(t).Pub, other, 0, 0); blossom.Status(err) != http.StatusForbidden {
+		t.Fatalf("a stranger's list: %v", err)
 	}
 	// A stranger may not delete it; the first owner's delete leaves it to the second.
 	status(t, f.svc.Delete(ctx, community, testkit.NewKey(t).Pub, h), http.StatusForbidden)

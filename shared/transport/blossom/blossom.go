@@ -366,10 +366,15 @@ func (c *Codec) head(ctx context.Context, community, hash string) (bridge.Respon
 		"content-type": b.Type, "content-length": strconv.FormatInt(b.Size, 10), "accept-ranges": "bytes"})}, nil
 }
 
-// list is BUD-02's GET /list/<pubkey>?since=&until=.
+// list is BUD-02's GET /list/<pubkey>?since=&until=, for members (a
+// kind 24242 list authorization; without one, 401).
 func (c *Codec) list(ctx context.Context, r bridge.Request, community, pubkey string) (bridge.Response, error) {
 	if _, err := blossom.ParseHash(pubkey); err != nil {
 		return bridge.Response{}, blossom.Refuse(http.StatusBadRequest, reject.Invalid, "a pubkey must be 64 lowercase hex characters")
+	}
+	reader, err := c.authorize(ctx, r, community, blossom.Need{Verbs: []string{blossom.VerbList}})
+	if err != nil {
+		return bridge.Response{}, err
 	}
 	var bounds [2]int64
 	for i, k := range []string{"since", "until"} {
@@ -381,7 +386,7 @@ func (c *Codec) list(ctx context.Context, r bridge.Request, community, pubkey st
 			bounds[i] = n
 		}
 	}
-	blobs, err := c.Media.List(ctx, community, pubkey, bounds[0], bounds[1])
+	blobs, err := c.Media.List(ctx, community, reader, pubkey, bounds[0], bounds[1])
 	if err != nil {
 		return bridge.Response{}, err
 	}
