@@ -183,3 +183,45 @@ func TestOperatorDeletesBlob(t *testing.T) {
 		t.Fatalf("HEAD after the operator's delete: %d", resp.StatusCode)
 	}
 }
+
+// TestMediaRoutesOffAndCORS: without MEDIA_BUCKET the media routes are not
+// served (404); with it, a browser's preflight gets BUD-01's CORS headers,
+// and a refusal its reason in X-Reason.
+func TestMediaRoutesOffAndCORS(t *testing.T) {
+	h := strings.Repeat("a", 64)
+	off := e2e.StartTest(t, e2e.Options{})
+	for _, c := range [][2]string{{"GET", "/" + h}, {"PUT", "/upload"}, {"HEAD", "/upload"}, {"GET", "/list/" + h}} {
+		req, _ := http.NewRequest(c[0], off.HTTPURL+c[1], nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("media off: %s %s = %d, want 404", c[0], c[1], resp.StatusCode)
+		}
+	}
+	on := e2e.StartTest(t, e2e.Options{Media: true})
+	req, _ := http.NewRequest(http.MethodOptions, on.HTTPURL+"/upload", nil)
+	req.Header.Set("Origin", "https://app.example")
+	req.Header.Set("Access-Control-Request-Method", "PUT")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.Header.Get("Access-Control-Allow-Origin") != "*" || !strings.Contains(resp.Header.Get("Access-Control-Allow-Methods"), "PUT") {
+		t.Errorf("CORS preflight: %d %v", resp.StatusCode, resp.Header)
+	}
+	req, _ = http.NewRequest(http.MethodDelete, on.HTTPURL+"/"+h, nil)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body struct{ Message string }
+	_ = json.NewDecoder(resp.Body).Decode(&body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(resp.Header.Get("X-Reason"), "auth-required:") || body.Message != resp.Header.Get("X-Reason") {
+		t.Errorf("DELETE without auth: %d %q %q", resp.StatusCode, resp.Header.Get("X-Reason"), body.Message)
+	}
+}
