@@ -69,13 +69,17 @@ func (b *Bucket) Put(ctx context.Context, key string, body []byte, contentType s
 	return nil
 }
 
-// Head returns the size of the object at key; ErrNotFound when absent.
-func (b *Bucket) Head(ctx context.Context, key string) (int64, error) {
+// Head returns the size of the object at key; found is false when the
+// bucket holds none (err is then nil).
+func (b *Bucket) Head(ctx context.Context, key string) (size int64, found bool, err error) {
 	out, err := b.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &b.Name, Key: &key})
 	if err != nil {
-		return 0, fmt.Errorf("s3blobs: head %s: %w", key, notFound(err))
+		if err = notFound(err); errors.Is(err, ErrNotFound) {
+			return 0, false, nil
+		}
+		return 0, false, fmt.Errorf("s3blobs: head %s: %w", key, err)
 	}
-	return aws.ToInt64(out.ContentLength), nil
+	return aws.ToInt64(out.ContentLength), true, nil
 }
 
 // Open streams the object at key (from offset, to its end when length is

@@ -35,11 +35,14 @@ func TestBucket(t *testing.T) {
 	if err := b.Put(ctx, "blobs/c/x", body, "text/plain"); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := b.Head(ctx, "blobs/c/x"); err != nil || n != int64(len(body)) {
-		t.Fatalf("head: %d %v", n, err)
+	if n, found, err := b.Head(ctx, "blobs/c/x"); err != nil || !found || n != int64(len(body)) {
+		t.Fatalf("head: %d %v %v", n, found, err)
 	}
-	if _, err := b.Head(ctx, "blobs/c/none"); !errors.Is(err, s3blobs.ErrNotFound) {
-		t.Fatalf("head of nothing: %v", err)
+	if _, found, err := b.Head(ctx, "blobs/c/none"); err != nil || found {
+		t.Fatalf("head of nothing: %v %v", found, err)
+	}
+	if _, err := b.Open(ctx, "blobs/c/none", 0, 0); !errors.Is(err, s3blobs.ErrNotFound) {
+		t.Fatalf("open of nothing: %v", err)
 	}
 	r, err := b.Open(ctx, "blobs/c/x", 4, 3)
 	if err != nil {
@@ -56,10 +59,10 @@ func TestBucket(t *testing.T) {
 	if err := b.Delete(ctx, "blobs/c/x"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Head(ctx, "blobs/c/x"); !errors.Is(err, s3blobs.ErrNotFound) {
-		t.Fatalf("deleted object: %v", err)
+	if _, found, err := b.Head(ctx, "blobs/c/x"); err != nil || found {
+		t.Fatalf("deleted object: %v %v", found, err)
 	}
-	if n, err := b.Head(ctx, "trash/c/x"); err != nil || n != 16 {
+	if n, found, err := b.Head(ctx, "trash/c/x"); err != nil || !found || n != 16 {
 		t.Fatalf("copy: %d %v", n, err)
 	}
 }

@@ -30,7 +30,8 @@ import (
 // Objects is the media bucket (shared/aws/s3blobs.Bucket).
 type Objects interface {
 	Put(ctx context.Context, key string, body []byte, contentType string) error
-	Head(ctx context.Context, key string) (int64, error)
+	// Head's found is false (err nil) for a key the bucket does not hold.
+	Head(ctx context.Context, key string) (size int64, found bool, err error)
 	Open(ctx context.Context, key string, offset, length int64) (io.ReadCloser, error)
 	Copy(ctx context.Context, src, dst, contentType string) error
 	Delete(ctx context.Context, key string) error
@@ -290,8 +291,11 @@ func (s *Service) complete(ctx context.Context, community, hash string) (store.B
 	var refusal error
 	for _, u := range ups {
 		key := blossom.UploadKey(community, u.ID)
-		size, err := s.Objects.Head(ctx, key)
+		size, found, err := s.Objects.Head(ctx, key)
 		if err != nil {
+			return store.Blob{}, fmt.Errorf("media: %w", err)
+		}
+		if !found {
 			if s.Now().Unix() > u.ExpiresAt {
 				s.drop(ctx, u, false)
 			}
