@@ -11,6 +11,7 @@ import (
 
 	"github.com/buzzrelay/relay/shared/domain/nip98"
 	"github.com/buzzrelay/relay/shared/domain/reject"
+	"github.com/buzzrelay/relay/shared/domain/relayurl"
 	"github.com/buzzrelay/relay/shared/domain/sigverify"
 )
 
@@ -104,27 +105,21 @@ func CheckAuth(ev *nostr.Event, n Need, sigs *sigverify.Verifier) (string, error
 	return ev.PubKey, nil
 }
 
-// ServerHost is the lowercase hostname a server tag names: a URL or a bare
-// domain, port dropped.
+// ServerHost is the hostname a server tag names (a URL or a bare domain)
+// as relayurl.Hostname spells it.
 func ServerHost(v string) string {
 	v = strings.TrimSpace(v)
 	if strings.Contains(v, "://") {
 		if u, err := url.Parse(v); err == nil {
-			return strings.ToLower(u.Hostname())
+			return relayurl.Hostname(u.Host)
 		}
 		return ""
 	}
 	h, _, _ := strings.Cut(v, "/")
-	return hostname(h)
+	return relayurl.Hostname(h)
 }
 
-// hostname is host without its port, lowercase.
-func hostname(host string) string {
-	if u, err := url.Parse("//" + host); err == nil && u.Hostname() != "" {
-		return strings.ToLower(u.Hostname())
-	}
-	return strings.ToLower(host)
-}
+func hostname(host string) string { return relayurl.Hostname(host) }
 
 func authFail(format string, args ...any) error {
 	return Refuse(http.StatusUnauthorized, reject.AuthRequired, format, args...)
