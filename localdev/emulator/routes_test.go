@@ -1,6 +1,14 @@
 package emulator
 
-import "testing"
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+)
 
 func TestPathParameters(t *testing.T) {
 	for _, c := range []struct {
@@ -28,5 +36,28 @@ func TestPathParameters(t *testing.T) {
 	}
 	if _, _, ok := a.lookup("DELETE", "/abc"); ok {
 		t.Error("another method matched")
+	}
+}
+
+// A body whose event passes Lambda's 6 MB invoke payload never reaches the
+// function: 413, as behind API Gateway.
+func TestInvokePayloadLimit(t *testing.T) {
+	called := 0
+	a := &HTTPAPI{Routes: map[string]HTTPHandler{"PUT /upload": func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+		called++
+		return events.APIGatewayV2HTTPResponse{StatusCode: 200}, nil
+	}}}
+	for _, c := range []struct {
+		size, status int
+	}{{4 << 20, 200}, {5 << 20, 413}, {11 << 20, 413}} {
+		body := bytes.Repeat([]byte{0xff}, c.size) // not UTF-8: base64-encoded
+		w := httptest.NewRecorder()
+		a.ServeHTTP(w, httptest.NewRequest(http.MethodPut, "/upload", bytes.NewReader(body)))
+		if w.Code != c.status {
+			t.Errorf("%d bytes: %d, want %d", c.size, w.Code, c.status)
+		}
+	}
+	if called != 1 {
+		t.Errorf("the function ran %d times, want 1", called)
 	}
 }

@@ -265,3 +265,46 @@ func TestLargeUploadCompletedAndTamperedRefused(t *testing.T) {
 	status(t, err, http.StatusConflict)
 	_ = time.Second
 }
+
+// Members uploading the same new blob at once: it is stored once, its
+// bytes counted once, every uploader an owner.
+func TestConcurrentUploadsStoreOnce(t *testing.T) {
+	ctx := context.Background()
+	f := setup(t, blossom.Defaults)
+	body, h := blob(100_000, 60)
+	keys := []string{f.member}
+	for range 3 {
+		k := testkit.NewKey(t).Pub
+		join(t, f.st, k)
+		keys = append(keys, k)
+	}
+	errs := make(chan error, len(keys))
+	created := make(chan bool, len(keys))
+	for _, k := range keys {
+		go func() {
+			_, c, err := f.svc.Upload(ctx, media.Claim{Community: community, Pubkey: k, SHA256: h, Size: -1}, body)
+			errs <- err
+			created <- c
+		}()
+	}
+	n := 0
+	for range keys {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+		if <-created {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d uploads created the blob, want 1", n)
+	}
+	if _, stored, _ := f.st.MediaUsage(ctx, community, f.member, 0); stored != 100_000 {
+		t.Fatalf("stored %d bytes, want 100000", stored)
+	}
+	for _, k := range keys {
+		if l, err := f.svc.List(ctx, community, f.member, k, 0, 0); err != nil || len(l) != 1 {
+			t.Fatalf("owners: %v %v", l, err)
+		}
+	}
+}
