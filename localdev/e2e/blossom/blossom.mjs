@@ -158,6 +158,14 @@ if (cfg.quotaServer) {
   await uploadBlob(q, blob(1 << 20), { onAuth: onAuthAs(cfg.member) });
   e = await errOf(uploadBlob(q, blob(1 << 20), { onAuth: onAuthAs(cfg.member) }));
   check("bytes per day quota", isHTTP(e) && e.status === 429 && e.message.startsWith("rate-limited:"), e?.message);
+  // 2.5 MiB stored per community: a second member's 1 MiB fits, a third's does not.
+  const [m2, m3] = cfg.quotaMembers;
+  e = await errOf(uploadBlob(q, blob(1 << 20), { onAuth: onAuthAs(m2) }));
+  check("second member within the community's storage", e === null, e?.message);
+  const third = blob(1 << 20);
+  e = await errOf(uploadBlob(q, third, { onAuth: onAuthAs(m3) }));
+  check("bytes stored quota", isHTTP(e) && e.status === 413 && e.message.includes("storage is full"), e?.message);
+  check("bytes stored quota stored nothing", !(await hasBlob(q, sha(await bytesOf(third)))));
 }
 
 console.log(JSON.stringify({ checks, failures, figures }));

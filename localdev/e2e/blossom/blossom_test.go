@@ -27,7 +27,7 @@ import (
 )
 
 // TestBlossomClient: upload with BUD-06 preflight, download with Range,
-// list, delete, the bytes-per-day quota, a non-member and a banned key
+// list, delete, the bytes-per-day and bytes-stored quotas, a non-member and a banned key
 // refused, Buzz's /media routes with NIP-98, a 50 MB upload through the
 // presigned path the deployed shape needs, a tampered upload refused and
 // not stored, and bad input (24242 for another server, verb or hash,
@@ -49,10 +49,14 @@ func TestBlossomClient(t *testing.T) {
 	e2e.NPMCI(t, dir, map[string]string{"blossom-client-sdk": "5.1.0", "nostr-tools": "2.25.2"})
 
 	r := e2e.StartTest(t, e2e.Options{Media: true})
-	q := e2e.StartTest(t, e2e.Options{Media: true, Env: map[string]string{"MEDIA_KEY_BYTES_PER_DAY": "1572864"}})
+	q := e2e.StartTest(t, e2e.Options{Media: true, Env: map[string]string{
+		"MEDIA_KEY_BYTES_PER_DAY": "1572864", "MEDIA_COMMUNITY_BYTES_STORED": "2621440"}})
 	member, stranger, banned := testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t)
+	m2, m3 := testkit.NewKey(t), testkit.NewKey(t)
 	ch := join(t, r, member)
-	join(t, q, member)
+	for _, k := range []testkit.Key{member, m2, m3} {
+		join(t, q, k)
+	}
 	join(t, r, banned)
 	ban(t, r, banned.Pub)
 
@@ -60,7 +64,7 @@ func TestBlossomClient(t *testing.T) {
 	defer cancel()
 	cfg, _ := json.Marshal(map[string]any{
 		"server": r.HTTPURL, "quotaServer": q.HTTPURL, "member": member.Secret, "stranger": stranger.Secret,
-		"banned": banned.Secret, "maxBytes": blossom.Defaults.MaxBytes,
+		"banned": banned.Secret, "maxBytes": blossom.Defaults.MaxBytes, "quotaMembers": []string{m2.Secret, m3.Secret},
 	})
 	cmd := exec.CommandContext(ctx, node, "blossom.mjs", string(cfg))
 	cmd.Dir = dir
