@@ -196,8 +196,8 @@ func TrashKey(community, hash string) string { return "trash/" + community + "/"
 // Day is the UTC day number of t, the window of the bytes-per-day quota.
 func Day(t time.Time) int64 { return t.Unix() / 86400 }
 
-// Describef is fmt.Sprintf for human-readable sizes in refusals.
-func Describef(n int64) string {
+// HumanSize spells a byte count for people (refusals): whole GiB or MiB, else bytes.
+func HumanSize(n int64) string {
 	switch {
 	case n >= 1<<30 && n%(1<<30) == 0:
 		return fmt.Sprintf("%d GiB", n>>30)

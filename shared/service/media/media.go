@@ -71,7 +71,7 @@ var (
 )
 
 func dayQuota(limit int64) error {
-	return blossom.Refuse(http.StatusTooManyRequests, reject.RateLimited, "over %s of uploads per day for this key; try again tomorrow (UTC)", blossom.Describef(limit))
+	return blossom.Refuse(http.StatusTooManyRequests, reject.RateLimited, "over %s of uploads per day for this key; try again tomorrow (UTC)", blossom.HumanSize(limit))
 }
 
 // mayUpload checks pubkey's standing in community: banned, then member.
