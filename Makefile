@@ -8,7 +8,7 @@ FUNCTIONS := ingest query ws-connect ws-authorize ws-message ws-disconnect fanou
 # Run the relay locally: private Postgres under .localdev/ (unless DATABASE_URL
 # is set), migrations, then HTTP + WebSocket on 127.0.0.1:8080 (BUZZ_ADDR).
 dev:
-	@source localdev/pg.sh && $(GO) run ./localdev
+	@source localdev/pg.sh && source localdev/s3.sh && $(GO) run ./localdev
 
 # Same Postgres bootstrap, then every test of the core, the smoke checks
 # against `make dev`, and the tests of the CDK app; then the fuzz targets.
@@ -56,7 +56,8 @@ test-smoke:
 # on a busy machine (go.dev/issue/75804); 50,000 runs take 2-10 s here.
 FUZZTIME ?= 50000x
 FUZZ_TARGETS := FuzzParse:./shared/transport/wsrelay FuzzParse:./shared/service/query FuzzNostrFilter:./shared/service/query \
-  FuzzCheck:./shared/domain/eventcheck FuzzParse:./shared/domain/nip98 FuzzVerify:./shared/domain/sigverify
+  FuzzCheck:./shared/domain/eventcheck FuzzParse:./shared/domain/nip98 FuzzVerify:./shared/domain/sigverify \
+  FuzzParse:./shared/domain/blossom
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 	  $(GO) test -run '^$$' -fuzz "^$${t%%:*}$$" -fuzztime $(FUZZTIME) "$${t#*:}" || exit 1; \

@@ -84,8 +84,10 @@ type MediaGrant struct {
 //     its SHA-256, copies it to blobs/ and deletes it, moves a deleted
 //     blob to trash/ (and back), and aborts a multipart upload it gives up.
 //   - query serves the reading routes (GET/HEAD /<sha256>, GET /list,
-//     GET/HEAD /media/<sha256>): it presigns GETs of blobs/ and reads
-//     uploads/ to tell whether a staged upload has arrived.
+//     GET/HEAD /media/<sha256>): it presigns GETs of blobs/ and, when a
+//     staged upload has arrived, completes it (shared/service/media): reads
+//     it from uploads/, copies it to blobs/ once its SHA-256 matches, and
+//     deletes the staged object. It writes nothing else.
 //
 // Both may list the bucket (MediaListers): without s3:ListBucket, S3
 // answers a HEAD or GET of a missing key with 403 instead of 404, and the
@@ -97,8 +99,8 @@ var MediaGrants = map[string][]MediaGrant{
 		{Sid: "MediaTrash", Prefix: MediaTrashPrefix, Actions: []string{"s3:DeleteObject", "s3:GetObject", "s3:PutObject"}},
 	},
 	"query": {
-		{Sid: "MediaBlobs", Prefix: MediaBlobsPrefix, Actions: []string{"s3:GetObject"}},
-		{Sid: "MediaUploads", Prefix: MediaUploadsPrefix, Actions: []string{"s3:GetObject"}},
+		{Sid: "MediaBlobs", Prefix: MediaBlobsPrefix, Actions: []string{"s3:GetObject", "s3:PutObject"}},
+		{Sid: "MediaUploads", Prefix: MediaUploadsPrefix, Actions: []string{"s3:DeleteObject", "s3:GetObject"}},
 	},
 }
 

@@ -113,6 +113,10 @@ func run(ctx context.Context) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	fmt.Printf("Buzz relay (schema v%d) on http://%s  ws://%s\nrelay pubkey %s\n", m.Version, addr, addr, a.Signer.PublicKey())
+	if a.Media != nil {
+		// localdev/s3.sh (make dev) set MEDIA_BUCKET and AWS_ENDPOINT_URL_S3.
+		fmt.Printf("media (Blossom) in bucket %s at %s\n", cfg.Media.Bucket, cfg.Media.Endpoint)
+	}
 	select {
 	case err := <-errc:
 		return fmt.Errorf("listen on %s: %w", addr, err)

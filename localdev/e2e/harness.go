@@ -14,12 +14,14 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"time"
 
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/localdev/emulator"
+	"github.com/buzzrelay/relay/localdev/s3local"
 	"github.com/buzzrelay/relay/shared/wiring/app"
 	"github.com/buzzrelay/relay/shared/wiring/config"
 )
@@ -47,6 +49,11 @@ type Options struct {
 	// FanoutNice, instead of in this process; their posts reach the
 	// @connections API over HTTP, as from Lambda.
 	FanoutProcesses, FanoutNice int
+	// Media turns the Blossom media service on over a local S3 server
+	// (localdev/s3local) of the relay's own, on a free port, its data in
+	// MediaDir (default: a temporary folder removed on Close).
+	Media    bool
+	MediaDir string
 }
 
 // Relay is a running harness relay.
@@ -57,9 +64,13 @@ type Relay struct {
 	App     *app.App
 	WS      *emulator.WebSocketAPI
 	Lambda  *emulator.LambdaAPI
-	srv     *http.Server
-	errc    chan error
-	procs   *emulator.Processes
+	// S3URL is the local S3 server's address when Options.Media is set.
+	S3URL string
+	srv   *http.Server
+	errc  chan error
+	procs *emulator.Processes
+	s3    *s3local.Server
+	s3dir string // removed on Close
 }
 
 // Start serves the relay over the migrated database dsn on 127.0.0.1:0.
@@ -92,17 +103,36 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 	if o.FanoutBatchSize > 0 {
 		env["FANOUT_BATCH_SIZE"] = strconv.Itoa(o.FanoutBatchSize)
 	}
+	var s3 *s3local.Server
+	var s3dir string
+	if o.Media {
+		if s3, s3dir, err = startS3(o); err != nil {
+			ln.Close()
+			return nil, err
+		}
+		env["MEDIA_BUCKET"], env["AWS_ENDPOINT_URL_S3"] = MediaBucket, s3.URL
+	}
 	for k, v := range o.Env {
 		env[k] = v
+	}
+	stopS3 := func() {
+		if s3 != nil {
+			_ = s3.Close()
+		}
+		if s3dir != "" {
+			_ = os.RemoveAll(s3dir)
+		}
 	}
 	cfg, err := config.Load(func(k string) string { return env[k] })
 	if err != nil {
 		ln.Close()
+		stopS3()
 		return nil, fmt.Errorf("e2e: config: %w", err)
 	}
 	a, err := app.Local(ctx, cfg, o.Log)
 	if err != nil {
 		ln.Close()
+		stopS3()
 		return nil, fmt.Errorf("e2e: build: %w", err)
 	}
 	newStack := emulator.NewStack
@@ -116,6 +146,10 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 		HTTPURL: "http://" + addr, WSURL: "ws://" + addr, DSN: dsn, App: a, WS: ws, Lambda: stack.Lambda,
 		srv:  &http.Server{Handler: stack.Handler(), ReadHeaderTimeout: 10 * time.Second},
 		errc: make(chan error, 1),
+		s3:   s3, s3dir: s3dir,
+	}
+	if s3 != nil {
+		r.S3URL = s3.URL
 	}
 	if o.FanoutProcesses > 0 {
 		if err := r.startFanout(ctx, o, env); err != nil {
@@ -157,4 +191,33 @@ func (r *Relay) Close() {
 		r.App.Log.Warn("e2e: serve", "err", err)
 	}
 	r.App.Store.Close()
+	if r.s3 != nil {
+		_ = r.s3.Close()
+	}
+	if r.s3dir != "" {
+		_ = os.RemoveAll(r.s3dir)
+	}
+}
+
+// MediaBucket is the bucket of a harness relay's local S3 server.
+const MediaBucket = "buzz-media"
+
+// startS3 serves the local S3 server of a relay with Options.Media.
+func startS3(o Options) (*s3local.Server, string, error) {
+	dir, tmp := o.MediaDir, ""
+	if dir == "" {
+		d, err := os.MkdirTemp("", "buzz-s3-")
+		if err != nil {
+			return nil, "", fmt.Errorf("e2e: s3 folder: %w", err)
+		}
+		dir, tmp = d, d
+	}
+	s, err := s3local.Start("127.0.0.1:0", dir, o.Log, MediaBucket)
+	if err != nil {
+		if tmp != "" {
+			_ = os.RemoveAll(tmp)
+		}
+		return nil, "", fmt.Errorf("e2e: %w", err)
+	}
+	return s, tmp, nil
 }

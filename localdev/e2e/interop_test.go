@@ -70,29 +70,5 @@ func TestInteropNostrTools(t *testing.T) {
 // npmCI installs the locked packages unless the pinned versions are there.
 func npmCI(t *testing.T, dir string) {
 	t.Helper()
-	if installed(dir, "nostr-tools", "2.25.2") && installed(dir, "ws", "8.18.3") {
-		return
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Fatal("node is installed but npm is not; it is needed to install nostr-tools")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
-	}
-}
-
-func installed(dir, pkg, version string) bool {
-	b, err := os.ReadFile(filepath.Join(dir, "node_modules", pkg, "package.json"))
-	if err != nil {
-		return false
-	}
-	var p struct {
-		Version string `json:"version"`
-	}
-	return json.Unmarshal(b, &p) == nil && p.Version == version
+	NPMCI(t, dir, map[string]string{"nostr-tools": "2.25.2", "ws": "8.18.3"})
 }

@@ -34,7 +34,7 @@ func TestNIP29Clients(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	npmCIPinned(t, dir, map[string]string{
+	NPMCI(t, dir, map[string]string{
 		"@nostr-dev-kit/ndk": "3.0.3", "@welshman/net": "0.8.15", "@welshman/util": "0.8.15",
 		"@welshman/signer": "0.8.15", "@welshman/lib": "0.8.15", "nostr-tools": "2.25.2", "ws": "8.18.3",
 	})
@@ -67,29 +67,5 @@ func TestNIP29Clients(t *testing.T) {
 		if !c.OK {
 			t.Errorf("%s: failed (%s)", c.Name, c.Detail)
 		}
-	}
-}
-
-// npmCIPinned installs dir's locked packages with `npm ci` unless every
-// pinned version is already there.
-func npmCIPinned(t *testing.T, dir string, pins map[string]string) {
-	t.Helper()
-	ok := true
-	for pkg, v := range pins {
-		ok = ok && installed(dir, pkg, v)
-	}
-	if ok {
-		return
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Fatal("node is installed but npm is not; it is needed to install the NIP-29 client libraries")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
 	}
 }

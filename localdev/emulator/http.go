@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -26,6 +27,10 @@ type HTTPHandler = func(context.Context, events.APIGatewayV2HTTPRequest) (events
 const (
 	MaxPayload         = 10 << 20
 	IntegrationTimeout = 30 * time.Second
+	// MaxInvokePayload is Lambda's synchronous invocation payload limit:
+	// an event larger than this (a binary body base64-encoded above about
+	// 4.5 MB) never reaches the function.
+	MaxInvokePayload = 6 << 20
 )
 
 // HTTPAPI routes requests by "METHOD /path" route keys, as API Gateway does.
@@ -35,12 +40,11 @@ type HTTPAPI struct {
 
 // ServeHTTP converts, invokes and writes back one request.
 func (a *HTTPAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	key := r.Method + " " + r.URL.Path
-	h, ok := a.Routes[key]
+	key, h, ok := a.lookup(r.Method, r.URL.Path)
 	if !ok && r.Method == http.MethodOptions {
 		for k, v := range a.Routes {
-			if strings.HasSuffix(k, " "+r.URL.Path) {
-				h, ok = v, true
+			if _, path, _ := strings.Cut(k, " "); pathMatches(path, r.URL.Path) {
+				key, h, ok = k, v, true
 				break
 			}
 		}
@@ -59,6 +63,12 @@ func (a *HTTPAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ev := HTTPEvent(r, key, body)
+	if len(body) > MaxInvokePayload/2 {
+		if raw, err := json.Marshal(ev); err != nil || len(raw) > MaxInvokePayload {
+			http.Error(w, `{"message":"Request Entity Too Large"}`, http.StatusRequestEntityTooLarge)
+			return
+		}
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), IntegrationTimeout)
 	defer cancel()
 	resp, err := h(ctx, ev)
@@ -85,6 +95,41 @@ func (a *HTTPAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(status)
 	_, _ = w.Write(out)
+}
+
+// lookup finds the route of method and path: its exact key, else a key
+// whose path has {name} segments, each matching one path segment, as API
+// Gateway's path parameters do (an exact route wins).
+func (a *HTTPAPI) lookup(method, path string) (string, HTTPHandler, bool) {
+	key := method + " " + path
+	if h, ok := a.Routes[key]; ok {
+		return key, h, true
+	}
+	for k, h := range a.Routes {
+		if m, p, _ := strings.Cut(k, " "); m == method && strings.Contains(p, "{") && pathMatches(p, path) {
+			return k, h, true
+		}
+	}
+	return "", nil, false
+}
+
+// pathMatches reports whether path matches a route path with {name}
+// segments.
+func pathMatches(route, path string) bool {
+	rs, ps := strings.Split(route, "/"), strings.Split(path, "/")
+	if len(rs) != len(ps) {
+		return false
+	}
+	for i := range rs {
+		if strings.HasPrefix(rs[i], "{") && strings.HasSuffix(rs[i], "}") {
+			if ps[i] == "" {
+				return false
+			}
+		} else if rs[i] != ps[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // HTTPEvent builds the API Gateway v2 event for r, as API Gateway would:

@@ -19,6 +19,14 @@ type Stack struct {
 	Lambda *LambdaAPI
 }
 
+// The media routes (MEDIA_BUCKET set), as infra/ declares them: uploads
+// and deletes to ingest, downloads, HEAD and list to query.
+var (
+	MediaWriteRoutes = []string{"PUT /upload", "HEAD /upload", "PUT /media/upload", "HEAD /media/upload",
+		"POST /media/upload", "DELETE /{blob}", "DELETE /media/{blob}"}
+	MediaReadRoutes = []string{"GET /{blob}", "HEAD /{blob}", "GET /list/{pubkey}", "GET /media/{blob}", "HEAD /media/{blob}"}
+)
+
 // FanoutFunction is the name the fan-out function has in localdev
 // (FANOUT_FUNCTION; LAMBDA_ENDPOINT is the address the stack serves on).
 const FanoutFunction = "fanout"
@@ -59,15 +67,25 @@ func newStack(a *app.App, log *slog.Logger, inProcess bool) *Stack {
 	lambda.Functions[FanoutFunction] = a.FanoutBatch()
 	ws.Connect, ws.Default, ws.Disconnect = a.WebSocket(), a.WebSocket(), a.WebSocket()
 	queryFn := a.QueryHTTP()
+	ingestFn := a.IngestHTTP()
+	routes := map[string]HTTPHandler{
+		"POST /events": ingestFn,
+		"POST /query":  queryFn,
+		"POST /count":  queryFn,
+		"GET /":        queryFn,
+		"POST /":       queryFn, // NIP-86 management
+		"GET /healthz": queryFn,
+	}
+	if a.Media != nil {
+		for _, k := range MediaWriteRoutes {
+			routes[k] = ingestFn
+		}
+		for _, k := range MediaReadRoutes {
+			routes[k] = queryFn
+		}
+	}
 	return &Stack{
-		HTTP: &HTTPAPI{Routes: map[string]HTTPHandler{
-			"POST /events": a.IngestHTTP(),
-			"POST /query":  queryFn,
-			"POST /count":  queryFn,
-			"GET /":        queryFn,
-			"POST /":       queryFn, // NIP-86 management
-			"GET /healthz": queryFn,
-		}},
+		HTTP:   &HTTPAPI{Routes: routes},
 		WS:     ws,
 		Lambda: lambda,
 	}

@@ -21,6 +21,7 @@ const (
 	Thread       = 11    // thread / forum post
 	ThreadReply  = 12    // NIP-29 threaded reply (deprecated)
 	GiftWrap     = 1059  // NIP-59 gift wrap
+	FileMetadata = 1063  // NIP-94 file metadata (a blob shared in a channel)
 	PutUser      = 9000  // NIP-29 put user
 	RemoveUser   = 9001  // NIP-29 remove user
 	EditMetadata = 9002  // NIP-29 edit channel metadata
@@ -164,6 +165,7 @@ var table = []Kind{
 	{First: Thread, Name: "thread post", Accepted: true, Storage: StoreRegular, Searchable: true, InChannel: true},
 	{First: ThreadReply, Name: "threaded reply (deprecated)", Accepted: true, Storage: StoreRegular, Searchable: true, InChannel: true},
 	{First: GiftWrap, Name: "gift wrap", Accepted: true, Storage: StoreRegular, RecipientOnly: true, AnyAuthor: true},
+	{First: FileMetadata, Name: "file metadata", Accepted: true, Storage: StoreRegular, Searchable: true, InChannel: true},
 	{First: PutUser, Name: "put user", Accepted: true, Storage: StoreRegular},
 	{First: RemoveUser, Name: "remove user", Accepted: true, Storage: StoreRegular},
 	{First: EditMetadata, Name: "edit channel metadata", Accepted: true, Storage: StoreRegular},

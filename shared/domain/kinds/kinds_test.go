@@ -10,16 +10,17 @@ import (
 
 // The rules as the code spelled them before this table existed
 // (eventcheck, ingest, query, fanout, store at 1a5d2cc). Every kind in
-// 0..Max must get the same answer from the table.
+// 0..Max must get the same answer from the table. Kinds added since are
+// appended to the lists (1063, NIP-94 file metadata, with issue 30).
 var before = struct {
 	accepted, relayOnly, searchable, needsChannel, replaceable, recipientOnly []int
 	aux, auxDelete, notRow                                                    []int
 }{
-	// Issue 28 adds 1111, 10002, 10050 and NIP-51's ranges (lists51, sets51).
-	accepted:      []int{0, 1, 3, 5, 7, 9, 10, 11, 12, 9000, 9001, 9002, 9005, 9007, 9008, 9021, 9022, 10009, 30023, 1059, 40003, 1111, 10002, 10050, 9009},
+	// Issue 30 adds 1063 (NIP-94 file metadata, in a channel). Issue 28 adds 1111, 10002, 10050 and NIP-51's ranges (lists51, sets51).
+	accepted:      []int{0, 1, 3, 5, 7, 9, 10, 11, 12, 9000, 9001, 9002, 9005, 9007, 9008, 9021, 9022, 10009, 30023, 1059, 40003, 1111, 10002, 10050, 9009, 1063},
 	relayOnly:     []int{39000, 39001, 39002, 39003, 39005, 39006, 44100, 44101}, // and 22242, refused as AUTH
-	searchable:    []int{1, 9, 10, 11, 12, 30023, 40003, 1111},
-	needsChannel:  []int{9, 10, 11, 12},
+	searchable:    []int{1, 9, 10, 11, 12, 30023, 40003, 1111, 1063},
+	needsChannel:  []int{9, 10, 11, 12, 1063},
 	replaceable:   []int{0, 3, 10002, 10009, 10050},
 	recipientOnly: []int{44100, 44101, 1059},
 	aux:           []int{5, 7, 9005, 40003},

@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"net/url"
 	"strings"
 	"time"
@@ -129,13 +130,17 @@ func Parse(header string) (*nostr.Event, error) {
 		return nil, fail("Authorization must use the Nostr scheme (NIP-98)")
 	}
 	token = strings.TrimSpace(token)
-	raw, err := base64.StdEncoding.DecodeString(token)
-	if err != nil {
-		if raw, err = base64.RawStdEncoding.DecodeString(token); err != nil {
-			if raw, err = base64.URLEncoding.DecodeString(token); err != nil {
-				return nil, fail("Authorization token is not base64")
-			}
+	// Standard or URL alphabet, padded or not (blossom-client-sdk sends
+	// unpadded base64url).
+	var raw []byte
+	err := errors.New("empty")
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if raw, err = enc.DecodeString(token); err == nil {
+			break
 		}
+	}
+	if err != nil {
+		return nil, fail("Authorization token is not base64")
 	}
 	var ev nostr.Event
 	if err := json.Unmarshal(raw, &ev); err != nil {

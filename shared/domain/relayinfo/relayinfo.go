@@ -85,6 +85,34 @@ type Document struct {
 	// RateLimits are the per-key and per-connection limits (not a NIP-11
 	// field; 0 = none); absent when the relay applies none.
 	RateLimits *RateLimits `json:"rate_limits,omitempty"`
+	// Media is the Blossom media service on the relay's hostname (not a
+	// NIP-11 field); absent when media is off.
+	Media *Media `json:"media,omitempty"`
+}
+
+// MediaEndpoints are the Blossom (BUD-01, 02, 06) and Buzz media routes
+// the relay's hostname serves when media is on.
+var MediaEndpoints = []string{
+	"GET /<sha256>[.ext]", "HEAD /<sha256>[.ext]", "PUT /upload", "HEAD /upload", "DELETE /<sha256>",
+	"GET /list/<pubkey>", "PUT /media/upload", "HEAD /media/upload", "POST /media/upload",
+	"GET /media/<sha256>", "HEAD /media/<sha256>", "DELETE /media/<sha256>",
+}
+
+// Media is the media service's endpoints and limits as NIP-11 shows them
+// (shared/domain/blossom's Limits).
+type Media struct {
+	Endpoints []string `json:"endpoints"`
+	// MaxBlobBytes is the largest blob; DirectUploadMaxBytes the largest
+	// body PUT /upload takes (larger: POST /media/upload for a presigned
+	// upload URL).
+	MaxBlobBytes         int64 `json:"max_blob_bytes"`
+	DirectUploadMaxBytes int64 `json:"direct_upload_max_bytes"`
+	KeyBytesPerDay       int64 `json:"key_bytes_per_day"`
+	CommunityBytesStored int64 `json:"community_bytes_stored"`
+	// PresignSeconds is how long a presigned upload or download URL lives.
+	PresignSeconds int64 `json:"presign_seconds"`
+	// Uploaders says who may upload.
+	Uploaders string `json:"uploaders"`
 }
 
 // RateLimits is shared/ratelimit's Limits as NIP-11 shows them.

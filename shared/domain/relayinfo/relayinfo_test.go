@@ -107,3 +107,23 @@ func TestSupportedNIPsIncludeGroups(t *testing.T) {
 		}
 	}
 }
+
+// The media block appears only when the relay serves media.
+func TestMediaBlock(t *testing.T) {
+	d := New("pk")
+	b, _ := json.Marshal(d)
+	if strings.Contains(string(b), `"media"`) {
+		t.Fatalf("media block without media: %s", b)
+	}
+	d.Media = &Media{Endpoints: MediaEndpoints, MaxBlobBytes: 100, DirectUploadMaxBytes: 10}
+	b, _ = json.Marshal(d)
+	var got struct {
+		Media struct {
+			Endpoints    []string `json:"endpoints"`
+			MaxBlobBytes int64    `json:"max_blob_bytes"`
+		} `json:"media"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil || got.Media.MaxBlobBytes != 100 || len(got.Media.Endpoints) != len(MediaEndpoints) {
+		t.Fatalf("media block: %s", b)
+	}
+}

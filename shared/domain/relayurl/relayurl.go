@@ -34,6 +34,17 @@ func Loopback(host string) bool {
 	return false
 }
 
+// Hostname is host (a Host header, a hostname with or without a port or
+// brackets) as communities and Blossom server tags compare it: lowercase,
+// without port, brackets or a trailing dot.
+func Hostname(host string) string {
+	host = strings.ToLower(strings.TrimSpace(host))
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return strings.TrimSuffix(strings.Trim(host, "[]"), ".")
+}
+
 // Normalize lowercases scheme and host, drops the scheme's default port
 // (80 for http and ws, 443 for https and wss) and a trailing slash, and
 // spells a loopback host localhost (with its port), so equivalent spellings

@@ -56,3 +56,14 @@ func TestLoopback(t *testing.T) {
 		t.Fatalf("LoopbackNames = %v", n)
 	}
 }
+
+func TestHostname(t *testing.T) {
+	for in, want := range map[string]string{
+		"Relay.Example:443": "relay.example", "relay.example.": "relay.example", "[::1]:8080": "::1",
+		" localhost ": "localhost", "127.0.0.1": "127.0.0.1",
+	} {
+		if got := relayurl.Hostname(in); got != want {
+			t.Errorf("Hostname(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

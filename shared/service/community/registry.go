@@ -11,12 +11,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/buzzrelay/relay/shared/domain/reject"
+	"github.com/buzzrelay/relay/shared/domain/relayurl"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 )
 
@@ -89,14 +88,7 @@ func NewRegistry(st *store.Store, fallback string) *Registry {
 func (r *Registry) Fallback() string { return r.fallback }
 
 // NormalizeHost lowercases host and drops its port and a trailing dot.
-func NormalizeHost(host string) string {
-	host = strings.ToLower(strings.TrimSpace(host))
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
-	return host
-}
+func NormalizeHost(host string) string { return relayurl.Hostname(host) }
 
 // Resolve returns the enabled community served at host, or an error that
 // Unknown recognises (a 404 on HTTP, a refused socket on WebSocket).

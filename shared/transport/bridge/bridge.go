@@ -83,6 +83,11 @@ type Bridge struct {
 	// Limits are advertised in NIP-11 (the use cases enforce them); nil:
 	// none.
 	Limits *ratelimit.Limiter
+	// Media serves the Blossom media routes first (shared/transport/blossom;
+	// ok false: not a media route); nil: media off. MediaInfo is what
+	// NIP-11 says of it.
+	Media     func(context.Context, Request) (Response, bool)
+	MediaInfo *relayinfo.Media
 }
 
 // New wires a bridge over the use cases of core, serving POST /events when
@@ -98,6 +103,11 @@ func New(st *store.Store, sg signer.Signer, core *relay.Relay, defaultCommunity 
 
 // Serve routes one request.
 func (b *Bridge) Serve(ctx context.Context, r Request) Response {
+	if b.Media != nil {
+		if resp, ok := b.Media(ctx, r); ok {
+			return resp
+		}
+	}
 	path := strings.TrimRight(r.Path, "/")
 	if r.Method == http.MethodOptions {
 		return Response{Status: http.StatusNoContent, Headers: cors(nil)}
@@ -239,6 +249,7 @@ func (b *Bridge) info(ctx context.Context, r Request) Response {
 		doc.RateLimits = &relayinfo.RateLimits{EventsPerMinute: l.EventsPerMinute, EventBytesPerMinute: l.EventBytesPerMinute,
 			ChannelsPerHour: l.ChannelsPerHour, ReadsPerMinute: l.ReadsPerMinute, WSMessagesPerMinute: l.MessagesPerMinute}
 	}
+	doc.Media = b.MediaInfo
 	body, _ := json.Marshal(doc)
 	return Response{Status: http.StatusOK, Headers: cors(map[string]string{"content-type": "application/nostr+json"}), Body: body}
 }

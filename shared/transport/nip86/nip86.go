@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/buzzrelay/relay/shared/domain/blossom"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/community"
@@ -40,6 +41,14 @@ type Service struct {
 	Registry *community.Registry
 	Sealer   community.Sealer // nil: addcommunity is unavailable
 	Log      *slog.Logger
+	// Blobs deletes media blobs (shared/service/media); nil: media is off.
+	Blobs BlobDeleter
+}
+
+// BlobDeleter deletes a community's blob as pubkey (an operator: every
+// upload of it).
+type BlobDeleter interface {
+	Delete(ctx context.Context, community, pubkey, hash string) error
 }
 
 // Methods lists the supported methods, in supportedmethods order.
@@ -49,6 +58,7 @@ var Methods = []string{
 	"banevent",
 	"changerelayname", "changerelaydescription", "changerelayicon",
 	"addcommunity", "disablecommunity",
+	"deleteblob",
 }
 
 // ErrForbidden is a call by a key that is not an operator.
@@ -129,6 +139,18 @@ func (s *Service) call(ctx context.Context, c *community.Community, pubkey strin
 		}
 		field := map[string]string{"changerelayname": community.FieldName, "changerelaydescription": community.FieldAbout, "changerelayicon": community.FieldPicture}[req.Method]
 		return true, community.SetInfo(ctx, s.Store, c.ID, field, v)
+	case "deleteblob":
+		h, err := p.str(0, "sha256")
+		if err != nil {
+			return nil, err
+		}
+		if s.Blobs == nil {
+			return nil, reject.Invalidf("media is not enabled on this relay")
+		}
+		if _, err := blossom.ParseHash(h); err != nil {
+			return nil, err
+		}
+		return true, s.Blobs.Delete(ctx, c.ID, pubkey, h)
 	case "addcommunity", "disablecommunity":
 		if c.ID != s.Registry.Fallback() {
 			return nil, reject.Restrictedf("%s is for the operators of the deployment's default community", req.Method)

@@ -19,6 +19,7 @@ import (
 	"github.com/buzzrelay/relay/shared/service/community"
 	"github.com/buzzrelay/relay/shared/service/fanout"
 	"github.com/buzzrelay/relay/shared/service/ingest"
+	"github.com/buzzrelay/relay/shared/service/media"
 	"github.com/buzzrelay/relay/shared/service/query"
 	"github.com/buzzrelay/relay/shared/service/ratelimit"
 	"github.com/buzzrelay/relay/shared/service/relay"
@@ -56,6 +57,9 @@ type App struct {
 	// Sigs checks every client signature of this instance (events, AUTH,
 	// NIP-98 tokens) and remembers the keys that sign often.
 	Sigs *sigverify.Verifier
+	// Media is the Blossom media service over the S3 bucket (MEDIA_BUCKET);
+	// nil when media is off or the function serves none (media.go).
+	Media *media.Service
 }
 
 // Parts are the pieces a function kind builds; each kind's set is named in
@@ -75,6 +79,8 @@ const (
 	// other parts of an audience it splits go to itself
 	// (AWS_LAMBDA_FUNCTION_NAME).
 	splits
+	// blobs is Media (with pool) when MEDIA_BUCKET is set.
+	blobs
 )
 
 // Logger returns the JSON logger every entry point uses (LOG_LEVEL: debug,
@@ -148,6 +154,11 @@ func (a *App) wire(ctx context.Context, parts Parts) error {
 		}
 		a.Keys = community.NewKeys(a.Communities, a.Sealer, sg)
 		a.Signer = a.Keys
+	}
+	if parts&blobs != 0 && cfg.Media.On() {
+		if err := a.openMedia(ctx); err != nil {
+			return err
+		}
 	}
 	if parts&writes != 0 {
 		a.Ingest = ingest.New(a.Store, a.Keys).WithSignatures(a.Sigs)

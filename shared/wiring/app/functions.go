@@ -21,12 +21,12 @@ import (
 const (
 	// IngestParts: POST /events. It signs relay events (39000-39006) and,
 	// with WS_MANAGEMENT_ENDPOINT set, delivers what it stores live.
-	IngestParts = pool | keys | writes | liveIfSet
+	IngestParts = pool | keys | writes | liveIfSet | blobs
 	// QueryParts: POST /query, POST /count, GET / (NIP-11), POST /
 	// (NIP-86) and GET /healthz; the read side only, no write path. The
 	// relay keys sign the 39005/39006 overlays and NIP-86's addcommunity
 	// seals a new community's key.
-	QueryParts = pool | keys | reads
+	QueryParts = pool | keys | reads | blobs
 	// ConnectParts: $connect, from the environment alone (no pool, no
 	// relay key, no AWS call); the first message registers the connection.
 	ConnectParts = Parts(0)
@@ -42,7 +42,7 @@ const (
 	// AuthorizeParts: the $connect authorizer, from the environment alone
 	// (BUZZ_HOST_HEADER).
 	AuthorizeParts = Parts(0)
-	localParts     = pool | keys | writes | reads | live
+	localParts     = pool | keys | writes | reads | live | blobs
 )
 
 // Build reads the environment once and builds parts: a main's cold start.

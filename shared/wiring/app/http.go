@@ -2,6 +2,7 @@ package app
 
 import (
 	"github.com/buzzrelay/relay/shared/transport/apigw"
+	"github.com/buzzrelay/relay/shared/transport/blossom"
 	"github.com/buzzrelay/relay/shared/transport/bridge"
 	"github.com/buzzrelay/relay/shared/transport/nip86"
 )
@@ -11,6 +12,7 @@ import (
 func (a *App) IngestHTTP() apigw.HTTPHandler {
 	b := a.bridge()
 	b.Reads = false
+	a.attachMedia(b, blossom.Write)
 	return apigw.HTTP(b, a.origin())
 }
 
@@ -20,6 +22,10 @@ func (a *App) QueryHTTP() apigw.HTTPHandler {
 	b := a.bridge()
 	b.Writes = false
 	b.Manage = &nip86.Service{Store: a.Store, Registry: a.Communities, Sealer: a.Sealer, Log: a.Log}
+	a.attachMedia(b, blossom.Read)
+	if a.Media != nil {
+		b.Manage.Blobs = a.Media
+	}
 	return apigw.HTTP(b, a.origin())
 }
 

@@ -80,6 +80,8 @@ type Config struct {
 	Fanout FanoutConfig
 	// Limits are the rate limits (RATE_*, shared/service/ratelimit).
 	Limits ratelimit.Limits
+	// Media is the Blossom media service (MEDIA_*, media.go).
+	Media MediaConfig
 }
 
 // KeyConfig is RELAY_*: which relay key signs and what seals community keys.
@@ -225,6 +227,9 @@ func Load(getenv func(string) string) (*Config, error) {
 	}
 	if c.Limits, err = rateLimits(getenv); err != nil {
 		return nil, fmt.Errorf("rate limits: %w", err)
+	}
+	if c.Media, err = loadMedia(getenv); err != nil {
+		return nil, fmt.Errorf("media: %w", err)
 	}
 	return c, nil
 }

@@ -1,0 +1,176 @@
+// Package s3blobs is the media bucket through the AWS SDK's S3 client:
+// put, head, a streaming reader for verification, copy, delete, and
+// presigned PUT and GET URLs (the bytes of large uploads and of every
+// download go between the client and S3, not through a function).
+package s3blobs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/buzzrelay/relay/shared/aws/awssdk"
+)
+
+// ErrNotFound is an object the bucket does not hold.
+var ErrNotFound = errors.New("s3blobs: no such object")
+
+// Bucket is one S3 bucket.
+type Bucket struct {
+	Name    string
+	client  *s3.Client
+	presign *s3.PresignClient
+}
+
+// Open builds the client from the SDK configuration (awssdk.Load). With
+// endpoint set (AWS_ENDPOINT_URL_S3, the local S3 server) requests use it
+// with path-style addressing, so presigned URLs name it too.
+func Open(ctx context.Context, region, bucket, endpoint string) (*Bucket, error) {
+	if bucket == "" {
+		return nil, errors.New("s3blobs: no bucket name")
+	}
+	cfg, err := awssdk.Load(ctx, region, endpoint)
+	if err != nil {
+		return nil, fmt.Errorf("s3blobs: %w", err)
+	}
+	// Checksums only where S3 requires them: the SDK's default adds a
+	// CRC32 trailer (aws-chunked) to every PUT, which S3-compatible
+	// local servers do not all read.
+	cfg.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
+	cfg.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
+	client := s3.NewFromConfig(cfg, func(o *s3.Options) {
+		if endpoint != "" {
+			o.BaseEndpoint = aws.String(endpoint)
+			o.UsePathStyle = true
+		}
+	})
+	return &Bucket{Name: bucket, client: client, presign: s3.NewPresignClient(client)}, nil
+}
+
+// Put stores body under key.
+func (b *Bucket) Put(ctx context.Context, key string, body []byte, contentType string) error {
+	_, err := b.client.PutObject(ctx, &s3.PutObjectInput{
+		Bucket: &b.Name, Key: &key, Body: bytes.NewReader(body),
+		ContentLength: aws.Int64(int64(len(body))), ContentType: nonEmpty(contentType),
+	})
+	if err != nil {
+		return fmt.Errorf("s3blobs: put %s: %w", key, err)
+	}
+	return nil
+}
+
+// Head returns the size of the object at key; found is false when the
+// bucket holds none (err is then nil).
+func (b *Bucket) Head(ctx context.Context, key string) (size int64, found bool, err error) {
+	out, err := b.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &b.Name, Key: &key})
+	if err != nil {
+		if err = notFound(err); errors.Is(err, ErrNotFound) {
+			return 0, false, nil
+		}
+		return 0, false, fmt.Errorf("s3blobs: head %s: %w", key, err)
+	}
+	return aws.ToInt64(out.ContentLength), true, nil
+}
+
+// Open streams the object at key (from offset, to its end when length is
+// 0): the relay reads a staged upload once to check its hash.
+func (b *Bucket) Open(ctx context.Context, key string, offset, length int64) (io.ReadCloser, error) {
+	in := &s3.GetObjectInput{Bucket: &b.Name, Key: &key}
+	if offset > 0 || length > 0 {
+		r := "bytes=" + strconv.FormatInt(offset, 10) + "-"
+		if length > 0 {
+			r += strconv.FormatInt(offset+length-1, 10)
+		}
+		in.Range = &r
+	}
+	out, err := b.client.GetObject(ctx, in)
+	if err != nil {
+		return nil, fmt.Errorf("s3blobs: get %s: %w", key, notFound(err))
+	}
+	return out.Body, nil
+}
+
+// Copy copies src to dst within the bucket, with contentType.
+func (b *Bucket) Copy(ctx context.Context, src, dst, contentType string) error {
+	_, err := b.client.CopyObject(ctx, &s3.CopyObjectInput{
+		Bucket: &b.Name, Key: &dst, CopySource: aws.String(b.Name + "/" + src),
+		ContentType: nonEmpty(contentType), MetadataDirective: types.MetadataDirectiveReplace,
+	})
+	if err != nil {
+		return fmt.Errorf("s3blobs: copy %s to %s: %w", src, dst, notFound(err))
+	}
+	return nil
+}
+
+// Delete removes the object at key (absent is not an error).
+func (b *Bucket) Delete(ctx context.Context, key string) error {
+	if _, err := b.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &b.Name, Key: &key}); err != nil {
+		return fmt.Errorf("s3blobs: delete %s: %w", key, err)
+	}
+	return nil
+}
+
+// PresignPut is a URL that uploads exactly size bytes to key until ttl
+// passes; the signed headers the client must send come with it.
+func (b *Bucket) PresignPut(ctx context.Context, key string, size int64, contentType string, ttl time.Duration) (string, http.Header, error) {
+	req, err := b.presign.PresignPutObject(ctx, &s3.PutObjectInput{
+		Bucket: &b.Name, Key: &key, ContentLength: aws.Int64(size), ContentType: nonEmpty(contentType),
+	}, s3.WithPresignExpires(ttl))
+	if err != nil {
+		return "", nil, fmt.Errorf("s3blobs: presign put %s: %w", key, err)
+	}
+	return req.URL, req.SignedHeader, nil
+}
+
+// PresignGet is a URL that downloads key (S3 serves Range) with the given
+// Content-Type until ttl passes.
+func (b *Bucket) PresignGet(ctx context.Context, key, contentType string, ttl time.Duration) (string, error) {
+	req, err := b.presign.PresignGetObject(ctx, &s3.GetObjectInput{
+		Bucket: &b.Name, Key: &key, ResponseContentType: nonEmpty(contentType),
+	}, s3.WithPresignExpires(ttl))
+	if err != nil {
+		return "", fmt.Errorf("s3blobs: presign get %s: %w", key, err)
+	}
+	return req.URL, nil
+}
+
+// CreateBucket makes the bucket (localdev and tests; in AWS the stack
+// owns it). An existing bucket is not an error.
+func (b *Bucket) CreateBucket(ctx context.Context) error {
+	_, err := b.client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &b.Name})
+	var owned *types.BucketAlreadyOwnedByYou
+	var exists *types.BucketAlreadyExists
+	if err != nil && !errors.As(err, &owned) && !errors.As(err, &exists) {
+		return fmt.Errorf("s3blobs: create bucket %s: %w", b.Name, err)
+	}
+	return nil
+}
+
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// notFound maps S3's "no such key" answers to ErrNotFound.
+func notFound(err error) error {
+	var nsk *types.NoSuchKey
+	var nf *types.NotFound
+	var api smithy.APIError
+	if errors.As(err, &nsk) || errors.As(err, &nf) ||
+		(errors.As(err, &api) && (api.ErrorCode() == "NotFound" || api.ErrorCode() == "NoSuchKey")) {
+		return fmt.Errorf("%w (%v)", ErrNotFound, err)
+	}
+	return err
+}

@@ -1,0 +1,263 @@
+package store
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Media (migrations/011_blobs.sql): Blossom blobs' metadata, owners, staged
+// uploads and quotas. The bytes live in S3 (shared/aws/s3blobs); every
+// write here is one transaction.
+
+// Blob is a row of blobs.
+type Blob struct {
+	SHA256    string
+	Size      int64
+	Type      string
+	CreatedAt int64
+}
+
+// OwnedBlob is a blob with when one key uploaded it (BUD-02 list).
+type OwnedBlob struct {
+	Blob
+	UploadedAt int64
+}
+
+// Upload is a staged upload (blob_uploads): a presigned S3 PUT the relay
+// completes.
+type Upload struct {
+	Community, ID, SHA256, Type, Pubkey string
+	Size, CreatedAt, ExpiresAt          int64
+}
+
+// Quota refusals: the write would pass a limit; nothing was changed.
+var (
+	ErrKeyDayQuota = errors.New("store: the key's media bytes per day would pass its limit")
+	ErrStoredQuota = errors.New("store: the community's stored media bytes would pass its limit")
+)
+
+// MediaStanding is what a key may do with a community's media.
+type MediaStanding struct {
+	// Banned: NIP-86 banpubkey.
+	Banned bool
+	// Member: a current member of any channel, on the allow list, or an
+	// operator.
+	Member bool
+	// Operator: one of the community's operators (may delete any blob).
+	Operator bool
+}
+
+// MediaStanding reads pubkey's standing in community in one statement.
+func (s *Store) MediaStanding(ctx context.Context, community, pubkey string) (MediaStanding, error) {
+	var m MediaStanding
+	err := s.pool.QueryRow(ctx, `SELECT
+  EXISTS (SELECT 1 FROM community_pubkey_rules WHERE community_id = $1 AND pubkey = $2 AND rule = 'ban'),
+  EXISTS (SELECT 1 FROM channel_members WHERE community_id = $1 AND pubkey = $2 AND removed_at IS NULL)
+    OR EXISTS (SELECT 1 FROM community_pubkey_rules WHERE community_id = $1 AND pubkey = $2 AND rule = 'allow'),
+  EXISTS (SELECT 1 FROM communities WHERE id = $1 AND $2 = ANY (operators))`, community, pubkey).Scan(&m.Banned, &m.Member, &m.Operator)
+	if err != nil {
+		return MediaStanding{}, errorf("media standing: %w", err)
+	}
+	m.Member = m.Member || m.Operator
+	return m, nil
+}
+
+// Blob reads one blob of community; ErrNotFound when it holds none.
+func (s *Store) Blob(ctx context.Context, community, sha256 string) (*Blob, error) {
+	b := Blob{SHA256: sha256}
+	err := s.pool.QueryRow(ctx, `SELECT size, type, created_at FROM blobs WHERE community_id = $1 AND sha256 = $2`,
+		community, sha256).Scan(&b.Size, &b.Type, &b.CreatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, errorf("blob: %w", err)
+	}
+	return &b, nil
+}
+
+// MediaUsage is what pubkey uploaded on day and what community stores.
+func (s *Store) MediaUsage(ctx context.Context, community, pubkey string, day int64) (keyDay, stored int64, err error) {
+	err = s.pool.QueryRow(ctx, `SELECT
+  coalesce((SELECT bytes FROM media_key_days WHERE community_id = $1 AND pubkey = $2 AND day = $3), 0),
+  coalesce((SELECT bytes FROM media_stored WHERE community_id = $1), 0)`, community, pubkey, day).Scan(&keyDay, &stored)
+	if err != nil {
+		return 0, 0, errorf("media usage: %w", err)
+	}
+	return keyDay, stored, nil
+}
+
+// ChargeKeyDay adds bytes to what pubkey uploaded on day, unless the total
+// would pass limit (ErrKeyDayQuota, nothing added; limit 0: none). The
+// key's days older than a week are pruned by the same statement.
+func (s *Store) ChargeKeyDay(ctx context.Context, community, pubkey string, day, bytes, limit int64) error {
+	var total int64
+	err := s.pool.QueryRow(ctx, `WITH prune AS (
+  DELETE FROM media_key_days WHERE community_id = $1 AND pubkey = $2 AND day < $3 - 7
+)
+INSERT INTO media_key_days AS d (community_id, pubkey, day, bytes)
+SELECT $1, $2, $3::bigint, $4::bigint WHERE $5::bigint = 0 OR $4::bigint <= $5::bigint
+ON CONFLICT (community_id, pubkey, day) DO UPDATE SET bytes = d.bytes + EXCLUDED.bytes
+  WHERE $5::bigint = 0 OR d.bytes + EXCLUDED.bytes <= $5::bigint
+RETURNING bytes`, community, pubkey, day, bytes, limit).Scan(&total)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return ErrKeyDayQuota
+	case err != nil:
+		return errorf("charge media bytes: %w", err)
+	}
+	return nil
+}
+
+// NewBlob is one upload to record.
+type NewBlob struct {
+	Community, SHA256, Type, Pubkey string
+	Size, At                        int64
+	// StoredLimit bounds the community's stored bytes (0: none).
+	StoredLimit int64
+	// Upload, when set, is the staged upload this completes: its row goes
+	// in the same transaction.
+	Upload string
+}
+
+// AddBlob records an upload in one transaction: the blob (when new, its
+// size charged to the community's stored bytes unless that passes
+// StoredLimit: ErrStoredQuota, nothing written), pubkey as an owner, and
+// the staged upload's row dropped. It returns the blob as stored (the
+// first upload's type and time) and whether this upload created it.
+func (s *Store) AddBlob(ctx context.Context, b NewBlob) (Blob, bool, error) {
+	var out Blob
+	var created bool
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var stored *int64
+		err := tx.QueryRow(ctx, `WITH ins AS (
+  INSERT INTO blobs (community_id, sha256, size, type, created_at) VALUES ($1, $2, $3, $4, $5)
+  ON CONFLICT (community_id, sha256) DO NOTHING
+  RETURNING size
+)
+INSERT INTO media_stored AS m (community_id, bytes) SELECT $1, size FROM ins
+ON CONFLICT (community_id) DO UPDATE SET bytes = m.bytes + EXCLUDED.bytes
+RETURNING bytes`, b.Community, b.SHA256, b.Size, b.Type, b.At).Scan(&stored)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows): // already stored
+		case err != nil:
+			return err
+		default:
+			created = true
+			if b.StoredLimit > 0 && *stored > b.StoredLimit {
+				return ErrStoredQuota
+			}
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO blob_owners (community_id, sha256, pubkey, uploaded_at) VALUES ($1, $2, $3, $4)
+ON CONFLICT (community_id, sha256, pubkey) DO NOTHING`, b.Community, b.SHA256, b.Pubkey, b.At); err != nil {
+			return err
+		}
+		if b.Upload != "" {
+			if _, err := tx.Exec(ctx, `DELETE FROM blob_uploads WHERE community_id = $1 AND upload_id = $2`, b.Community, b.Upload); err != nil {
+				return err
+			}
+		}
+		out.SHA256 = b.SHA256
+		return tx.QueryRow(ctx, `SELECT size, type, created_at FROM blobs WHERE community_id = $1 AND sha256 = $2`,
+			b.Community, b.SHA256).Scan(&out.Size, &out.Type, &out.CreatedAt)
+	})
+	if errors.Is(err, ErrStoredQuota) {
+		return Blob{}, false, ErrStoredQuota
+	}
+	if err != nil {
+		return Blob{}, false, errorf("add blob: %w", err)
+	}
+	return out, created, nil
+}
+
+// RemoveBlob removes pubkey's ownership of a blob (every owner's when
+// anyOwner, an operator's delete) in one transaction; the blob whose last
+// owner goes is deleted and its bytes leave the community's stored total.
+// owned is false when there was nothing of pubkey's to remove; gone says
+// the blob row was deleted (its S3 object is then to be moved to trash).
+func (s *Store) RemoveBlob(ctx context.Context, community, sha256, pubkey string, anyOwner bool) (owned, gone bool, err error) {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `DELETE FROM blob_owners WHERE community_id = $1 AND sha256 = $2 AND ($4 OR pubkey = $3)`,
+			community, sha256, pubkey, anyOwner)
+		if err != nil {
+			return err
+		}
+		if owned = tag.RowsAffected() > 0; !owned {
+			return nil
+		}
+		var size int64
+		err = tx.QueryRow(ctx, `DELETE FROM blobs b WHERE community_id = $1 AND sha256 = $2
+  AND NOT EXISTS (SELECT 1 FROM blob_owners o WHERE o.community_id = $1 AND o.sha256 = $2)
+RETURNING size`, community, sha256).Scan(&size)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		gone = true
+		_, err = tx.Exec(ctx, `UPDATE media_stored SET bytes = greatest(bytes - $2, 0) WHERE community_id = $1`, community, size)
+		return err
+	})
+	if err != nil {
+		return false, false, errorf("remove blob: %w", err)
+	}
+	return owned, gone, nil
+}
+
+// BlobsOf lists the blobs pubkey uploaded to community, newest upload
+// first, uploaded in [since, until] (0: unbounded), at most limit.
+func (s *Store) BlobsOf(ctx context.Context, community, pubkey string, since, until int64, limit int) ([]OwnedBlob, error) {
+	rows, err := s.pool.Query(ctx, `SELECT b.sha256, b.size, b.type, b.created_at, o.uploaded_at
+FROM blob_owners o JOIN blobs b ON b.community_id = o.community_id AND b.sha256 = o.sha256
+WHERE o.community_id = $1 AND o.pubkey = $2 AND ($3 = 0 OR o.uploaded_at >= $3) AND ($4 = 0 OR o.uploaded_at <= $4)
+ORDER BY o.uploaded_at DESC, b.sha256 LIMIT $5`, community, pubkey, since, until, limit)
+	if err != nil {
+		return nil, errorf("list blobs: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (OwnedBlob, error) {
+		var b OwnedBlob
+		return b, r.Scan(&b.SHA256, &b.Size, &b.Type, &b.CreatedAt, &b.UploadedAt)
+	})
+	if err != nil {
+		return nil, errorf("list blobs: %w", err)
+	}
+	return out, nil
+}
+
+// StageUpload records a presigned upload awaiting completion.
+func (s *Store) StageUpload(ctx context.Context, u Upload) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO blob_uploads (community_id, upload_id, sha256, size, type, pubkey, created_at, expires_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, u.Community, u.ID, u.SHA256, u.Size, u.Type, u.Pubkey, u.CreatedAt, u.ExpiresAt)
+	if err != nil {
+		return errorf("stage upload: %w", taken(err, "upload id "+u.ID))
+	}
+	return nil
+}
+
+// StagedUploads lists community's staged uploads of a hash, oldest first.
+func (s *Store) StagedUploads(ctx context.Context, community, sha256 string) ([]Upload, error) {
+	rows, err := s.pool.Query(ctx, `SELECT upload_id, size, type, pubkey, created_at, expires_at FROM blob_uploads
+WHERE community_id = $1 AND sha256 = $2 ORDER BY created_at, upload_id LIMIT 16`, community, sha256)
+	if err != nil {
+		return nil, errorf("staged uploads: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Upload, error) {
+		u := Upload{Community: community, SHA256: sha256}
+		return u, r.Scan(&u.ID, &u.Size, &u.Type, &u.Pubkey, &u.CreatedAt, &u.ExpiresAt)
+	})
+	if err != nil {
+		return nil, errorf("staged uploads: %w", err)
+	}
+	return out, nil
+}
+
+// DropUpload forgets a staged upload.
+func (s *Store) DropUpload(ctx context.Context, community, id string) error {
+	if _, err := s.pool.Exec(ctx, `DELETE FROM blob_uploads WHERE community_id = $1 AND upload_id = $2`, community, id); err != nil {
+		return errorf("drop upload: %w", err)
+	}
+	return nil
+}
