@@ -81,6 +81,9 @@ func Check(ev *nostr.Event, now time.Time, sigs *sigverify.Verifier) error {
 	if kinds.RelayOnly(ev.Kind) {
 		return reject.Restrictedf("kind %d is signed only by the relay", ev.Kind)
 	}
+	if missing, ok := kinds.NeedsEngine(ev.Kind); ok {
+		return reject.Restrictedf("kind %d needs %s, which this relay does not run", ev.Kind, missing)
+	}
 	if !kinds.Accepted(ev.Kind) {
 		return reject.Restrictedf("unknown event kind %d", ev.Kind)
 	}

@@ -2,15 +2,25 @@ package store
 
 import (
 	"context"
+	"strconv"
+	"strings"
 
 	"github.com/buzzrelay/relay/shared/domain/filter"
+	"github.com/buzzrelay/relay/shared/domain/kinds"
 )
 
 // notRowKinds is the fixed predicate every window read carries; the
-// events_window partial index (migrations/002_query.sql, 004) has the same
-// text, so the planner can prove the index applies. Aux kinds and
-// relay-signed state are never timeline rows.
-const notRowKinds = `e.kind <> ALL ('{5,7,9005,40003,39000,39001,39002,39003,39005,39006,44100,44101}'::integer[])`
+// events_window partial index (its newest definition, migrations/010) has
+// the same text, so the planner can prove the index applies. Aux kinds and
+// relay-signed state are never timeline rows (kinds.NotRowKinds).
+var notRowKinds = func() string {
+	ks := kinds.NotRowKinds()
+	s := make([]string, len(ks))
+	for i, k := range ks {
+		s[i] = strconv.Itoa(k)
+	}
+	return `e.kind <> ALL ('{` + strings.Join(s, ",") + `}'::integer[])`
+}()
 
 // topLevel is the spec's top-level predicate on events e: no thread
 // metadata (depth IS NULL), depth 0, or a broadcast depth-1 reply.

@@ -44,14 +44,18 @@ func indexedTag(tag []string) bool {
 }
 
 // addressKinds is the SQL test for a kind whose events have an address
-// (kind:pubkey:d): the replaceable kinds and NIP-01's addressable range.
+// (kind:pubkey:d): the replaceable kinds below NIP-01's replaceable range,
+// that range and the addressable range (the events_replaceable index's
+// predicate, migrations/010).
 var addressKinds = func() string {
-	ks := kinds.ReplaceableKinds()
-	s := make([]string, len(ks))
-	for i, k := range ks {
-		s[i] = strconv.Itoa(k)
+	var s []string
+	for _, k := range kinds.ReplaceableKinds() {
+		if k < kinds.ReplaceableFirst {
+			s = append(s, strconv.Itoa(k))
+		}
 	}
 	return "(kind IN (" + strings.Join(s, ", ") + ") OR kind BETWEEN " +
+		strconv.Itoa(kinds.ReplaceableFirst) + " AND " + strconv.Itoa(kinds.ReplaceableLast) + " OR kind BETWEEN " +
 		strconv.Itoa(kinds.AddressableFirst) + " AND " + strconv.Itoa(kinds.AddressableLast) + ")"
 }()
 

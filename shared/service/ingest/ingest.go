@@ -178,11 +178,16 @@ func (a *apply) run(ctx context.Context) error {
 	if rule, ok := rules[a.ev.Kind]; ok {
 		return rule(a, ctx)
 	}
+	if storedAsState(a.ev.Kind) {
+		return a.replaceable(ctx)
+	}
 	return a.message(ctx)
 }
 
-// rules is the write rule of each kind with one of its own; every other
-// accepted kind is a channel message or a plain stored event (message).
+// rules is the write rule of each kind with one of its own (buzzkinds.go
+// adds Buzz's); every other accepted kind is kept once per address when its
+// row is replaceable or addressable, else it is a channel message or a plain
+// stored event (message).
 var rules = map[int]func(*apply, context.Context) error{
 	kinds.CreateGroup:  (*apply).createChannel,
 	kinds.EditMetadata: (*apply).editChannel,
