@@ -1,0 +1,409 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nbd-wtf/go-nostr"
+)
+
+// The Buzz client's kinds (issue 29), each read model played end to end the
+// way Buzz's own test client exercises it (crates/buzz-test-client/tests:
+// author-only reminders and push leases, shared personas, p-gated agent
+// metrics and observer frames, forum threads, read state): post, read back
+// by the author and by another key over REQ, /query, COUNT, ids look-ups,
+// search and live delivery, and delete; the other key gets nothing and
+// cannot learn the event exists.
+
+// watcher is a key's live subscription to everything from now on; a
+// sentinel note published after the events under test arrives first when
+// none of them reached it.
+type watcher struct {
+	t   *testing.T
+	sub *nostr.Subscription
+}
+
+func watch(t *testing.T, rl *nostr.Relay) *watcher {
+	t.Helper()
+	sub, err := rl.Subscribe(ctxT(t), nostr.Filters{{Since: ptr(nostr.Now() - 1)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Stored events of the last second come first (go-nostr sends EOSE only
+	// once they are taken).
+	for {
+		select {
+		case <-sub.Events:
+			continue
+		case <-sub.EndOfStoredEvents:
+		case reason := <-sub.ClosedReason:
+			t.Fatalf("live subscription closed: %s", reason)
+		case <-time.After(wait):
+			t.Fatal("no EOSE")
+		}
+		return &watcher{t: t, sub: sub}
+	}
+}
+
+// sees reports whether the watcher gets id live: it publishes a sentinel
+// note by u after the event under test and reads until the sentinel has
+// come and a short grace has passed (go-nostr hands events over from one
+// goroutine each, so their order is not guaranteed), or until id comes.
+func (w *watcher) sees(rl *nostr.Relay, u user, id string) bool {
+	w.t.Helper()
+	sentinel := publish(w.t, rl, u, 1, nil, "sentinel "+id[:8])
+	deadline := time.After(wait)
+	var grace <-chan time.Time
+	for {
+		select {
+		case ev := <-w.sub.Events:
+			switch ev.ID {
+			case id:
+				return true
+			case sentinel.ID:
+				grace = time.After(300 * time.Millisecond)
+			}
+		case reason := <-w.sub.ClosedReason:
+			w.t.Fatalf("live subscription closed: %s", reason)
+		case <-grace:
+			return false
+		case <-deadline:
+			w.t.Fatal("the sentinel never arrived")
+		}
+	}
+}
+
+// readable is every read path a reader has to one event: REQ by kind and
+// by id over WebSocket, /query by kind, by author and by id, COUNT over
+// /count by kind and by id.
+func readable(t *testing.T, rl *nostr.Relay, b *bridge, ev nostr.Event) map[string]bool {
+	t.Helper()
+	reqSees := func(f nostr.Filter) bool {
+		evs, err := rl.QuerySync(ctxT(t), f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range evs {
+			if e.ID == ev.ID {
+				return true
+			}
+		}
+		return false
+	}
+	return map[string]bool{
+		"REQ kinds":     reqSees(nostr.Filter{Kinds: []int{ev.Kind}}),
+		"REQ ids":       reqSees(nostr.Filter{IDs: []string{ev.ID}}),
+		"REQ kindless":  reqSees(nostr.Filter{Authors: []string{ev.PubKey}}),
+		"query kinds":   hasID(b.query(map[string]any{"kinds": []int{ev.Kind}}), ev.ID),
+		"query ids":     hasID(b.query(map[string]any{"ids": []string{ev.ID}}), ev.ID),
+		"query authors": hasID(b.query(map[string]any{"authors": []string{ev.PubKey}}), ev.ID),
+		"count kinds":   b.count(map[string]any{"kinds": []int{ev.Kind}, "authors": []string{ev.PubKey}}) == 1,
+		"count ids":     b.count(map[string]any{"ids": []string{ev.ID}}) == 1,
+	}
+}
+
+func wantReadable(t *testing.T, who string, got map[string]bool, want bool) {
+	t.Helper()
+	for path, ok := range got {
+		if ok != want {
+			t.Errorf("%s over %s: readable %v, want %v", who, path, ok, want)
+		}
+	}
+}
+
+// notStoredAnswer is the answer to a reaction and a deletion naming id by
+// b's key, with id replaced by ID: compared with the answer for an id
+// nothing is stored under, it must be the same (no existence oracle).
+func notStoredAnswer(t *testing.T, b *bridge, id string) string {
+	t.Helper()
+	var out []string
+	for _, ev := range []nostr.Event{
+		signed(t, b.u, 7, nostr.Tags{{"e", id}}, "+"),
+		signed(t, b.u, 5, nostr.Tags{{"e", id}}, ""),
+	} {
+		a := b.submit(ev)
+		if a.Accepted {
+			t.Fatalf("kind %d naming %s accepted", ev.Kind, id[:8])
+		}
+		out = append(out, strings.ReplaceAll(a.Message, id, "ID"))
+	}
+	return strings.Join(out, " | ")
+}
+
+func unknownID(t *testing.T, u user) string {
+	return signed(t, u, 1, nil, "never stored").ID
+}
+
+func TestBuzzAuthorOnlyKinds(t *testing.T) {
+	r := newRelay(t)
+	alice, ra := loggedIn(t, r)
+	bob, rb := loggedIn(t, r)
+	ba, bb := newBridge(t, r, alice), newBridge(t, r, bob)
+	wa, wb := watch(t, ra), watch(t, rb)
+
+	for _, kind := range []int{30300, 30350, 30179} {
+		tags := nostr.Tags{{"d", "slot-1"}}
+		if kind == 30300 {
+			tags = append(tags, nostr.Tag{"not_before", "1893456000"})
+		}
+		ev := signed(t, alice, kind, tags, "nip44-ciphertext")
+		ba.accept(ev)
+
+		wantReadable(t, "the author", readable(t, ra, ba, ev), true)
+		wantReadable(t, "another key", readable(t, rb, bb, ev), false)
+		if !wa.sees(ra, alice, ev.ID) {
+			t.Errorf("kind %d: the author's live subscription missed it", kind)
+		}
+		if wb.sees(ra, alice, ev.ID) {
+			t.Errorf("kind %d: another key's live subscription got it", kind)
+		}
+		if got, want := notStoredAnswer(t, bb, ev.ID), notStoredAnswer(t, bb, unknownID(t, bob)); got != want {
+			t.Errorf("kind %d: another key's reaction and deletion answer %q, for an unknown id %q", kind, got, want)
+		}
+
+		// A newer version replaces it; the author's deletion hides it.
+		newer := signedAt(t, alice, ev.CreatedAt+1, kind, tags, "nip44-ciphertext v2")
+		ba.accept(newer)
+		if evs := ba.query(map[string]any{"kinds": []int{kind}, "authors": []string{alice.Pub}}); len(evs) != 1 || evs[0].ID != newer.ID {
+			t.Errorf("kind %d after replacement: %v, want only the newer version", kind, idsOf(evs))
+		}
+		ba.accept(signed(t, alice, 5, nostr.Tags{{"e", newer.ID}}, ""))
+		if evs := ba.query(map[string]any{"ids": []string{newer.ID}}); len(evs) != 0 {
+			t.Errorf("kind %d: deleted, still read by its author", kind)
+		}
+	}
+	// Author-only kinds are never searchable, even by their author.
+	ev := signed(t, alice, 30300, nostr.Tags{{"d", "s"}}, "zanzibar")
+	ba.accept(ev)
+	if evs := ba.query(map[string]any{"search": "zanzibar"}); len(evs) != 0 {
+		t.Errorf("an author-only event is in search results: %v", idsOf(evs))
+	}
+}
+
+func TestBuzzSharedGatedKinds(t *testing.T) {
+	r := newRelay(t)
+	alice, ra := loggedIn(t, r)
+	bob, rb := loggedIn(t, r)
+	ba, bb := newBridge(t, r, alice), newBridge(t, r, bob)
+	wb := watch(t, rb)
+
+	persona := signed(t, alice, 30175, nostr.Tags{{"d", "helper"}}, `{"display_name":"Helper"}`)
+	ba.accept(persona)
+	wantReadable(t, "the author, unshared", readable(t, ra, ba, persona), true)
+	wantReadable(t, "another key, unshared", readable(t, rb, bb, persona), false)
+	if wb.sees(ra, alice, persona.ID) {
+		t.Error("an unshared persona reached another key live")
+	}
+
+	shared := signedAt(t, alice, persona.CreatedAt+1, 30175, nostr.Tags{{"d", "helper"}, {"shared", "true"}}, `{"display_name":"Helper"}`)
+	ba.accept(shared)
+	if !wb.sees(ra, alice, shared.ID) {
+		t.Error("a shared persona did not reach another key live")
+	}
+	wantReadable(t, "another key, shared", readable(t, rb, bb, shared), true)
+	if evs := bb.query(map[string]any{"ids": []string{persona.ID}}); len(evs) != 0 {
+		t.Error("the replaced unshared version is still readable")
+	}
+
+	// Buzz's ingest checks on the shared tag, and the catalog's d tag.
+	for name, tags := range map[string]nostr.Tags{
+		"shared false":         {{"d", "x"}, {"shared", "false"}},
+		"two shared tags":      {{"d", "x"}, {"shared", "true"}, {"shared", "true"}},
+		"three-element":        {{"d", "x"}, {"shared", "true", "yes"}},
+		"catalog without d":    {{"shared", "true"}},
+		"catalog with empty d": {{"d", ""}},
+	} {
+		kind := 30175
+		if strings.HasPrefix(name, "catalog") {
+			kind = 30178
+		}
+		a := ba.submit(signed(t, alice, kind, tags, "{}"))
+		if a.Accepted || !strings.HasPrefix(a.Message, "invalid:") {
+			t.Errorf("%s: %+v, want invalid:", name, a)
+		}
+	}
+	catalog := signed(t, alice, 30178, nostr.Tags{{"d", "team-1"}}, `{"name":"team"}`)
+	ba.accept(catalog)
+	wantReadable(t, "another key, unshared catalog", readable(t, rb, bb, catalog), false)
+}
+
+func TestBuzzPGatedKinds(t *testing.T) {
+	r := newRelay(t)
+	agent, ra := loggedIn(t, r)
+	owner, ro := loggedIn(t, r)
+	carol, rc := loggedIn(t, r)
+	ba, bo, bc := newBridge(t, r, agent), newBridge(t, r, owner), newBridge(t, r, carol)
+	wo, wc := watch(t, ro), watch(t, rc)
+
+	metric := signed(t, agent, 44200, nostr.Tags{{"p", owner.Pub}, {"agent", agent.Pub}}, "nip44-ciphertext")
+	ba.accept(metric)
+	wantReadable(t, "the p", readable(t, ro, bo, metric), true)
+	wantReadable(t, "a third key", readable(t, rc, bc, metric), false)
+	wantReadable(t, "the author, not the p", readable(t, ra, ba, metric), false)
+	if !wo.sees(ra, agent, metric.ID) || wc.sees(ra, agent, metric.ID) {
+		t.Error("44200 live: only its p gets it")
+	}
+	if got, want := notStoredAnswer(t, bc, metric.ID), notStoredAnswer(t, bc, unknownID(t, carol)); got != want {
+		t.Errorf("a third key's reaction and deletion answer %q, for an unknown id %q", got, want)
+	}
+	if a := ba.submit(signed(t, agent, 44200, nostr.Tags{{"agent", agent.Pub}}, "x")); a.Accepted || !strings.HasPrefix(a.Message, "invalid:") {
+		t.Errorf("44200 without p: %+v, want invalid:", a)
+	}
+
+	// The observer frame is ephemeral: live only, only to its p.
+	frame := signed(t, agent, 24200, nostr.Tags{{"p", owner.Pub}}, "frame")
+	if err := ra.Publish(ctxT(t), frame); err != nil {
+		t.Fatal(err)
+	}
+	if !wo.sees(ra, agent, frame.ID) || wc.sees(ra, agent, frame.ID) {
+		t.Error("24200 live: only its p gets it")
+	}
+	if evs := bo.query(map[string]any{"ids": []string{frame.ID}}); len(evs) != 0 {
+		t.Error("an ephemeral frame was stored")
+	}
+	wantPrefix(t, refused(t, ra, signed(t, agent, 24200, nil, "frame")), "invalid:")
+
+	// The relay-signed 30622 is the relay's alone.
+	wantPrefix(t, refused(t, ra, signed(t, agent, 30622, nostr.Tags{{"d", agent.Pub}, {"p", agent.Pub}}, "")), "restricted:")
+}
+
+func TestBuzzUserOwnedState(t *testing.T) {
+	r := newRelay(t)
+	alice, ra := loggedIn(t, r)
+	bob, rb := loggedIn(t, r)
+	ba, bb := newBridge(t, r, alice), newBridge(t, r, bob)
+	wb := watch(t, rb)
+	for _, c := range []struct {
+		kind int
+		tags nostr.Tags
+	}{
+		{30078, nostr.Tags{{"d", "read-state:desktop"}, {"t", "read-state"}}},
+		{10100, nil},
+		{30315, nostr.Tags{{"d", "general"}}},
+		{30174, nostr.Tags{{"d", "hmac"}}},
+		{30176, nostr.Tags{{"d", "team"}}},
+		{30177, nostr.Tags{{"d", bob.Pub}}},
+		{30620, nostr.Tags{{"d", "wf"}}},
+	} {
+		ev := signed(t, alice, c.kind, c.tags, "v1")
+		ba.accept(ev)
+		wantReadable(t, "another key", readable(t, rb, bb, ev), true)
+		if !wb.sees(ra, alice, ev.ID) {
+			t.Errorf("kind %d did not reach another key live", c.kind)
+		}
+		newer := signedAt(t, alice, ev.CreatedAt+1, c.kind, c.tags, "v2")
+		ba.accept(newer)
+		if evs := bb.query(map[string]any{"kinds": []int{c.kind}, "authors": []string{alice.Pub}}); len(evs) != 1 || evs[0].ID != newer.ID {
+			t.Errorf("kind %d: %d versions read, want the newest only", c.kind, len(evs))
+		}
+		if a := ba.submit(ev); !strings.HasPrefix(a.Message, "duplicate:") {
+			t.Errorf("kind %d: an older version answers %q, want duplicate:", c.kind, a.Message)
+		}
+	}
+}
+
+func TestBuzzChannelContent(t *testing.T) {
+	r := newRelay(t)
+	alice, ra := loggedIn(t, r)
+	bob, rb := loggedIn(t, r)
+	ba, bb := newBridge(t, r, alice), newBridge(t, r, bob)
+	ch := newChannel(t, ba, "private")
+	member, bm := newMember(t, r, ba, ch)
+	rm := dial(t, r)
+	login(t, rm, member)
+	wm, wb := watch(t, rm), watch(t, rb)
+
+	msg := signed(t, alice, 40002, nostr.Tags{{"h", ch}}, "quokka sighting")
+	ba.accept(msg)
+	if !wm.sees(ra, alice, msg.ID) || wb.sees(ra, alice, msg.ID) {
+		t.Error("40002 live: the member gets it, the outsider does not")
+	}
+	wantReadable(t, "a member", readable(t, rm, bm, msg), true)
+	wantReadable(t, "an outsider", readable(t, rb, bb, msg), false)
+	if evs := bm.query(map[string]any{"search": "quokka"}); !hasID(evs, msg.ID) {
+		t.Error("40002 is not searchable by a member")
+	}
+	if evs := bb.query(map[string]any{"search": "quokka"}); len(evs) != 0 {
+		t.Error("an outsider finds a private 40002 by search")
+	}
+
+	// The forum: a post, a comment replying to it, a vote in the aux closure.
+	post := signed(t, alice, 45001, nostr.Tags{{"h", ch}, {"title", "RFC"}}, "forum post")
+	ba.accept(post)
+	comment := signed(t, member, 45003, nostr.Tags{{"h", ch}, {"e", post.ID, "", "reply"}}, "a comment")
+	bm.accept(comment)
+	vote := signed(t, member, 45002, nostr.Tags{{"h", ch}, {"e", post.ID}}, "+")
+	bm.accept(vote)
+	if a := bm.submit(signed(t, member, 45002, nostr.Tags{{"e", post.ID}}, "-")); !strings.HasPrefix(a.Message, "duplicate:") {
+		t.Errorf("a second vote on one post: %+v, want duplicate:", a)
+	}
+	if a := bb.submit(signed(t, bob, 45002, nostr.Tags{{"e", post.ID}}, "+")); a.Accepted || !strings.HasPrefix(a.Message, "invalid:") {
+		t.Errorf("an outsider's vote: %+v, want invalid: (not stored)", a)
+	}
+	if a := bm.submit(signed(t, member, 45003, nostr.Tags{{"h", ch}, {"e", post.ID}}, "no marker")); a.Accepted || !strings.HasPrefix(a.Message, "invalid:") {
+		t.Errorf("a comment without a reply marker: %+v, want invalid:", a)
+	}
+	win := bm.query(map[string]any{"kinds": []int{45001, 45003, 45002}, "#h": []string{ch}, "top_level": true, "include_aux": true, "include_summaries": true})
+	var rows []string
+	var aux, sum bool
+	for _, ev := range win {
+		switch ev.Kind {
+		case 45001, 45003:
+			rows = append(rows, ev.ID)
+		case 45002:
+			aux = aux || ev.ID == vote.ID
+		case 39005:
+			sum = sum || (ev.Tags.GetD() == post.ID && replyCount(t, ev) == 1)
+		}
+	}
+	if len(rows) != 1 || rows[0] != post.ID || !aux || !sum {
+		t.Errorf("forum window: rows %v (want the post only), vote in aux %v, summary with one reply %v", rows, aux, sum)
+	}
+	if evs := bb.query(map[string]any{"kinds": []int{45001, 45002, 45003}}); len(evs) != 0 {
+		t.Errorf("an outsider reads %d forum events", len(evs))
+	}
+
+	// Jobs, pins, diffs and canvases are channel content too.
+	for _, kind := range []int{43001, 43004, 40004, 40005, 40006, 40007, 40008, 40100} {
+		ev := signed(t, alice, kind, nostr.Tags{{"h", ch}}, "content")
+		ba.accept(ev)
+		if !hasID(bm.query(map[string]any{"ids": []string{ev.ID}}), ev.ID) || len(bb.query(map[string]any{"ids": []string{ev.ID}})) != 0 {
+			t.Errorf("kind %d: a member reads it, an outsider does not", kind)
+		}
+		if a := ba.submit(signed(t, alice, kind, nil, "no channel")); a.Accepted || !strings.HasPrefix(a.Message, "invalid:") {
+			t.Errorf("kind %d without h: %+v, want invalid:", kind, a)
+		}
+	}
+	ba.accept(signed(t, alice, 5, nostr.Tags{{"e", msg.ID}}, ""))
+	if evs := bm.query(map[string]any{"ids": []string{msg.ID}}); len(evs) != 0 {
+		t.Error("a deleted 40002 is still read")
+	}
+
+	// Typing indicators: live to members under the channel's rule.
+	typing := signed(t, member, 20002, nostr.Tags{{"h", ch}}, "")
+	if err := rm.Publish(ctxT(t), typing); err != nil {
+		t.Fatal(err)
+	}
+	if wb.sees(rm, member, typing.ID) {
+		t.Error("an outsider got a private channel's typing indicator")
+	}
+	wantPrefix(t, refused(t, rb, signed(t, bob, 20002, nostr.Tags{{"h", ch}}, "")), "restricted:")
+}
+
+func TestBuzzEngineKindsRefused(t *testing.T) {
+	r := newRelay(t)
+	alice, ra := loggedIn(t, r)
+	ba := newBridge(t, r, alice)
+	for kind, want := range map[int]string{46020: "workflow engine", 46001: "workflow engine", 48100: "huddle",
+		30617: "git hosting", 1621: "git hosting"} {
+		reason := refused(t, ra, signed(t, alice, kind, nil, ""))
+		wantPrefix(t, reason, "restricted:")
+		if !strings.Contains(reason, want) {
+			t.Errorf("kind %d refused with %q, want it to name %q", kind, reason, want)
+		}
+		if a := ba.submit(signed(t, alice, kind, nil, "")); a.Accepted || !strings.Contains(a.Message, want) {
+			t.Errorf("kind %d over /events: %+v", kind, a)
+		}
+	}
+}
