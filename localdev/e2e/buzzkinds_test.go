@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -171,6 +172,20 @@ func TestBuzzAuthorOnlyKinds(t *testing.T) {
 		ba.accept(signed(t, alice, 5, nostr.Tags{{"e", newer.ID}}, ""))
 		if evs := ba.query(map[string]any{"ids": []string{newer.ID}}); len(evs) != 0 {
 			t.Errorf("kind %d: deleted, still read by its author", kind)
+		}
+		// The deletion itself is not readable: its e tag would name the id.
+		if evs := bb.query(map[string]any{"kinds": []int{5}, "#e": []string{newer.ID}}); len(evs) != 0 {
+			t.Errorf("kind %d: another key reads the deletion naming it", kind)
+		}
+		addr := fmt.Sprintf("%d:%s:slot-2", kind, alice.Pub)
+		v := signed(t, alice, kind, nostr.Tags{{"d", "slot-2"}}, "x")
+		ba.accept(v)
+		ba.accept(signed(t, alice, 5, nostr.Tags{{"a", addr}}, ""))
+		if evs := ba.query(map[string]any{"ids": []string{v.ID}}); len(evs) != 0 {
+			t.Errorf("kind %d: deleted by address, still read by its author", kind)
+		}
+		if evs := bb.query(map[string]any{"kinds": []int{5}, "authors": []string{alice.Pub}}); len(evs) != 0 {
+			t.Errorf("kind %d: another key reads %d deletions of author-only events", kind, len(evs))
 		}
 	}
 	// Author-only kinds are never searchable, even by their author.

@@ -1,6 +1,10 @@
 package kinds
 
-import "testing"
+import (
+	"os"
+	"strings"
+	"testing"
+)
 
 // A kind inside a range row and a single row gets the single row; a kind
 // inside the job range (43001-43006) gets the job row, not the ephemeral
@@ -79,6 +83,20 @@ func TestReplaceableKindsInIndexedRange(t *testing.T) {
 	for _, k := range ReplaceableKinds() {
 		if k != Profile && k != FollowList && (k < ReplaceableFirst || k > ReplaceableLast) {
 			t.Errorf("replaceable kind %d is outside 0, 3 and %d-%d", k, ReplaceableFirst, ReplaceableLast)
+		}
+	}
+}
+
+// README's compatibility section names what each engine kind group lacks.
+func TestReadmeNamesEngines(t *testing.T) {
+	b, err := os.ReadFile("../../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(string(b)), " ") // lines wrap anywhere
+	for _, e := range Engines() {
+		if !strings.Contains(text, e.Missing) {
+			t.Errorf("README.md does not say that kinds %v need %s", e.Kinds, e.Missing)
 		}
 	}
 }

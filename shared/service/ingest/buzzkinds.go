@@ -132,3 +132,8 @@ func storedAsState(kind int) bool {
 	k, ok := kinds.Lookup(kind)
 	return ok && (k.Storage == kinds.StoreReplaceable || k.Storage == kinds.StoreAddressable)
 }
+
+// gatedDeletion: a deletion (kind 5) of an event of a reader-gated kind
+// (kinds.Gated) hides its target but is not stored itself: stored, anyone
+// could read its e or a tag and learn the id or address of an event only
+// its author (or its p) may know exists.

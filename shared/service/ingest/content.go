@@ -212,8 +212,10 @@ func (a *apply) deletion(ctx context.Context) error {
 	if err := undeletable(ref); err != nil {
 		return err
 	}
-	if err := a.store(ctx, store.EventMeta{ChannelID: ref.ChannelID, TopLevel: true}); err != nil {
-		return err
+	if !kinds.Gated(ref.Kind) { // see gatedDeletion
+		if err := a.store(ctx, store.EventMeta{ChannelID: ref.ChannelID, TopLevel: true}); err != nil {
+			return err
+		}
 	}
 	return a.hide(ctx, ref)
 }
@@ -246,8 +248,10 @@ func (a *apply) deleteAddress(ctx context.Context, addr string) error {
 	if err != nil {
 		return err
 	}
-	if err := a.store(ctx, store.EventMeta{ChannelID: channel, TopLevel: true}); err != nil {
-		return err
+	if !kinds.Gated(kind) { // see gatedDeletion
+		if err := a.store(ctx, store.EventMeta{ChannelID: channel, TopLevel: true}); err != nil {
+			return err
+		}
 	}
 	_, err = a.tx.MarkAddressDeleted(ctx, kind, parts[1], parts[2], int64(a.ev.CreatedAt), a.now)
 	return err
