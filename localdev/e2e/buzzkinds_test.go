@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -420,5 +422,69 @@ func TestBuzzEngineKindsRefused(t *testing.T) {
 		if a := ba.submit(signed(t, alice, kind, nil, "")); a.Accepted || !strings.Contains(a.Message, want) {
 			t.Errorf("kind %d over /events: %+v", kind, a)
 		}
+	}
+}
+
+// NIP-RS read state over the bridge as a Buzz client loads it: the exact
+// read_state_snapshot filter gets the whole set as one object, any other
+// shape a 400, and NIP-11 advertises the extension with its caps.
+func TestBuzzReadStateSnapshot(t *testing.T) {
+	r := newRelay(t)
+	alice, _ := loggedIn(t, r)
+	bob, _ := loggedIn(t, r)
+	ba, bb := newBridge(t, r, alice), newBridge(t, r, bob)
+	slot := "read-state:" + strings.Repeat("a", 32)
+	st := signed(t, alice, 30078, nostr.Tags{{"d", slot}, {"t", "read-state"}}, "nip44")
+	ba.accept(st)
+	bb.accept(signed(t, bob, 30078, nostr.Tags{{"d", slot}, {"t", "read-state"}}, "bob's"))
+
+	body := []byte(`[{"kinds":[30078],"authors":["` + alice.Pub + `"],"read_state_snapshot":1}]`)
+	status, out := ba.post("/query", body)
+	var snap struct {
+		Version   int           `json:"read_state_snapshot"`
+		Complete  bool          `json:"complete"`
+		Community string        `json:"community_id"`
+		Pubkey    string        `json:"pubkey"`
+		ID        string        `json:"snapshot_id"`
+		Events    []nostr.Event `json:"events"`
+	}
+	if status != 200 || json.Unmarshal(out, &snap) != nil {
+		t.Fatalf("snapshot: %d %s", status, out)
+	}
+	if !snap.Complete || snap.Version != 1 || snap.Pubkey != alice.Pub || len(snap.Events) != 1 || snap.Events[0].ID != st.ID || snap.ID == "" {
+		t.Errorf("snapshot %s", out)
+	}
+	if status, out := bb.post("/query", body); status != 400 || !strings.Contains(string(out), "invalid:") || strings.Contains(string(out), `"complete"`) {
+		t.Errorf("another key's snapshot: %d %s, want 400 invalid:", status, out)
+	}
+	mixed := []byte(`[{"kinds":[30078],"authors":["` + alice.Pub + `"],"read_state_snapshot":1},{"kinds":[0]}]`)
+	if status, _ := ba.post("/query", mixed); status != 400 {
+		t.Errorf("a snapshot mixed with another filter: %d, want 400", status)
+	}
+	// The ordinary query is unchanged.
+	if evs := ba.query(map[string]any{"kinds": []int{30078}, "authors": []string{alice.Pub}}); len(evs) != 1 {
+		t.Errorf("ordinary 30078 query: %d events", len(evs))
+	}
+
+	req, _ := http.NewRequest(http.MethodGet, r.HTTPURL, nil)
+	req.Header.Set("Accept", "application/nostr+json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var info struct {
+		RS *struct {
+			Community string `json:"community_id"`
+			MaxEvents int    `json:"max_events"`
+			MaxBytes  int    `json:"max_event_array_bytes"`
+			Version   int    `json:"version"`
+		} `json:"read_state_snapshot"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&info); err != nil || info.RS == nil {
+		t.Fatalf("NIP-11 read_state_snapshot: %v %+v", err, info)
+	}
+	if info.RS.Community != snap.Community || info.RS.MaxEvents != 4096 || info.RS.MaxBytes <= 0 || info.RS.Version != 1 {
+		t.Errorf("NIP-11 read_state_snapshot %+v, snapshot community %q", *info.RS, snap.Community)
 	}
 }

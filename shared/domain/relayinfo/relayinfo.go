@@ -85,6 +85,9 @@ type Document struct {
 	// RateLimits are the per-key and per-connection limits (not a NIP-11
 	// field; 0 = none); absent when the relay applies none.
 	RateLimits *RateLimits `json:"rate_limits,omitempty"`
+	// ReadStateSnapshot advertises NIP-RS's read_state_snapshot on POST
+	// /query (Buzz's field; readstate.go).
+	ReadStateSnapshot *ReadStateSnapshot `json:"read_state_snapshot,omitempty"`
 }
 
 // RateLimits is shared/ratelimit's Limits as NIP-11 shows them.

@@ -26,6 +26,7 @@ import (
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/community"
 	"github.com/buzzrelay/relay/shared/service/ingest"
+	"github.com/buzzrelay/relay/shared/service/query"
 	"github.com/buzzrelay/relay/shared/service/ratelimit"
 	"github.com/buzzrelay/relay/shared/transport/nip86"
 )
@@ -66,6 +67,12 @@ type Response struct {
 type Reader interface {
 	Query(ctx context.Context, community, reader string, body []byte) ([]json.RawMessage, error)
 	Count(ctx context.Context, community, reader string, body []byte) (int64, error)
+}
+
+// ReadStateReader answers NIP-RS read_state_snapshot bodies on /query
+// (shared/service/query).
+type ReadStateReader interface {
+	ReadStateSnapshot(ctx context.Context, community, reader string, body []byte) (*query.ReadStateSnapshot, error)
 }
 
 // Fanout delivers committed events to live subscribers (shared/service/fanout).
@@ -215,6 +222,13 @@ func (b *Bridge) read(ctx context.Context, r Request, count bool) Response {
 		}
 		return jsonResponse(http.StatusOK, map[string]int64{"count": n})
 	}
+	if rs, ok := b.Reader.(ReadStateReader); ok && query.WantsReadStateSnapshot(r.Body) {
+		snap, err := rs.ReadStateSnapshot(ctx, community, pubkey, r.Body)
+		if err != nil {
+			return b.Fail(ctx, "read-state snapshot", err)
+		}
+		return jsonResponse(http.StatusOK, snap)
+	}
 	evs, err := b.Reader.Query(ctx, community, pubkey, r.Body)
 	if err != nil {
 		return b.Fail(ctx, "query", err)
@@ -286,6 +300,7 @@ func (b *Bridge) info(ctx context.Context, r Request) Response {
 	}
 	doc := relayinfo.New(sg.PublicKey())
 	doc.Describe(c.Name, c.About, c.Picture)
+	doc.AdvertiseReadStateSnapshot(c.ID)
 	if b.Limiter != nil {
 		l := b.Limiter.Limits()
 		doc.RateLimits = &relayinfo.RateLimits{EventsPerMinute: l.EventsPerMinute, EventBytesPerMinute: l.EventBytesPerMinute,
