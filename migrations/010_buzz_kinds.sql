@@ -14,3 +14,8 @@ CREATE INDEX events_window ON events (community_id, channel_id, created_at DESC,
 DROP INDEX IF EXISTS events_replaceable;
 CREATE INDEX events_replaceable ON events (community_id, pubkey, kind, d_tag)
     WHERE kind IN (0, 3) OR kind BETWEEN 10000 AND 19999 OR kind BETWEEN 30000 AND 39999;
+
+-- NIP-CW's community row mode: when true, thread replies at any depth are
+-- channel-window rows (changed by the community's operators through NIP-86,
+-- echoed in every 39006).
+ALTER TABLE communities ADD COLUMN thread_replies_in_channel boolean NOT NULL DEFAULT false;

@@ -4,11 +4,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/service/community"
+	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
 
 // The Buzz client's kinds (issue 29), each read model played end to end the
@@ -486,5 +490,68 @@ func TestBuzzReadStateSnapshot(t *testing.T) {
 	}
 	if info.RS.Community != snap.Community || info.RS.MaxEvents != 4096 || info.RS.MaxBytes <= 0 || info.RS.Version != 1 {
 		t.Errorf("NIP-11 read_state_snapshot %+v, snapshot community %q", *info.RS, snap.Community)
+	}
+}
+
+// NIP-CW's community row mode end to end: only an operator turns on
+// thread_replies_in_channel (NIP-86), a member's window then has the
+// replies as rows, and every 39006 says which mode it was served under.
+func TestBuzzThreadRepliesInChannel(t *testing.T) {
+	r := newRelay(t)
+	ctx := ctxT(t)
+	op, stranger := testkit.NewKey(t), testkit.NewKey(t)
+	if err := community.AddHost(ctx, r.App.Store, "default", "rows.test"); err != nil {
+		t.Fatal(err)
+	}
+	if err := community.AddOperator(ctx, r.App.Store, "default", op.Pub); err != nil {
+		t.Fatal(err)
+	}
+	h := onHost(t, r, "rows.test")
+	alice := testkit.NewKey(t)
+	ch := createChannelID()
+	h.accept(alice, signed(t, alice, 9007, nostr.Tags{{"h", ch}, {"name", "rows"}, {"visibility", "open"}}, ""))
+	root := signed(t, alice, 9, nostr.Tags{{"h", ch}}, "root")
+	h.accept(alice, root)
+	reply := signed(t, alice, 9, nostr.Tags{{"h", ch}, {"e", root.ID, "", "reply"}}, "reply")
+	h.accept(alice, reply)
+
+	mode := func() ([]string, bool) {
+		t.Helper()
+		var rows []string
+		var on *bool
+		for _, ev := range h.events(alice, map[string]any{"kinds": []int{9}, "#h": []string{ch}, "top_level": true, "limit": 10}) {
+			switch ev.Kind {
+			case 9:
+				rows = append(rows, ev.ID)
+			case 39006:
+				var c struct {
+					On *bool `json:"thread_replies_in_channel"`
+				}
+				_ = json.Unmarshal([]byte(ev.Content), &c)
+				on = c.On
+			}
+		}
+		if on == nil {
+			t.Fatal("39006 without thread_replies_in_channel")
+		}
+		return rows, *on
+	}
+	if rows, on := mode(); on || len(rows) != 1 || rows[0] != root.ID {
+		t.Fatalf("default: rows %v, mode %v", rows, on)
+	}
+	if st, m := h.rpc(stranger, "setthreadrepliesinchannel", true); st != http.StatusForbidden {
+		t.Fatalf("a stranger sets the row mode: %d %v", st, m)
+	}
+	if st, m := h.rpc(op, "setthreadrepliesinchannel", "yes"); st == http.StatusOK && m["error"] == nil {
+		t.Fatalf("a non-boolean row mode: %d %v", st, m)
+	}
+	if rows, on := mode(); on || len(rows) != 1 {
+		t.Fatalf("after refused calls: rows %v, mode %v", rows, on)
+	}
+	if st, m := h.rpc(op, "setthreadrepliesinchannel", true); st != http.StatusOK || m["result"] != true {
+		t.Fatalf("the operator sets the row mode: %d %v", st, m)
+	}
+	if rows, on := mode(); !on || len(rows) != 2 || !slices.Contains(rows, reply.ID) || !slices.Contains(rows, root.ID) {
+		t.Fatalf("projection: rows %v, mode %v", rows, on)
 	}
 }

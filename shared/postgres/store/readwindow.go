@@ -36,6 +36,9 @@ type WindowRead struct {
 	Channel string
 	Cursor  *Cursor
 	Limit   int64 // rows to read, the has_more probe included
+	// Replies is NIP-CW's community row mode thread_replies_in_channel
+	// (Snapshot.ThreadRepliesInChannel): replies at any depth are rows too.
+	Replies bool
 }
 
 // where is the window's row predicate on events e: the channel, top-level,
@@ -51,9 +54,11 @@ func (w *WindowRead) where(b *sqlb) (string, bool) {
 	conds := []string{
 		"e.community_id = " + pCommunity,
 		"e.channel_id = " + b.arg(w.Channel),
-		topLevel,
 		"e.deleted_at IS NULL",
 		notRowKinds,
+	}
+	if !w.Replies {
+		conds = append(conds[:2], append([]string{topLevel}, conds[2:]...)...)
 	}
 	more, kinds := fields(b, f)
 	conds = append(conds, more...)

@@ -48,6 +48,7 @@ var Methods = []string{
 	"banevent",
 	"changerelayname", "changerelaydescription", "changerelayicon",
 	"addcommunity", "disablecommunity",
+	"setthreadrepliesinchannel",
 }
 
 // ErrForbidden is a call by a key that is not an operator.
@@ -110,6 +111,12 @@ func (s *Service) call(ctx context.Context, c *community.Community, pubkey strin
 		}
 		field := map[string]string{"changerelayname": community.FieldName, "changerelaydescription": community.FieldAbout, "changerelayicon": community.FieldPicture}[req.Method]
 		return true, community.SetInfo(ctx, s.Store, c.ID, field, v)
+	case "setthreadrepliesinchannel": // NIP-CW's community row mode
+		var on bool
+		if len(p) < 1 || json.Unmarshal(p[0], &on) != nil {
+			return nil, reject.Invalidf("parameter 1 (thread_replies_in_channel) must be true or false")
+		}
+		return true, s.Store.SetThreadRepliesInChannel(ctx, c.ID, on)
 	case "addcommunity", "disablecommunity":
 		if c.ID != s.Registry.Fallback() {
 			return nil, reject.Restrictedf("%s is for the operators of the deployment's default community", req.Method)
