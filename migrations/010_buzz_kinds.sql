@@ -19,3 +19,43 @@ CREATE INDEX events_replaceable ON events (community_id, pubkey, kind, d_tag)
 -- channel-window rows (changed by the community's operators through NIP-86,
 -- echoed in every 39006).
 ALTER TABLE communities ADD COLUMN thread_replies_in_channel boolean NOT NULL DEFAULT false;
+
+-- Buzz's moderation commands (9040-9044) act on the bans NIP-86 manages:
+-- a ban may expire, and a timeout is a write block until its expiry.
+ALTER TABLE community_pubkey_rules ADD COLUMN expires_at bigint;
+ALTER TABLE community_pubkey_rules DROP CONSTRAINT community_pubkey_rules_rule_check;
+ALTER TABLE community_pubkey_rules ADD CONSTRAINT community_pubkey_rules_rule_check
+    CHECK (rule IN ('ban', 'allow', 'timeout'));
+
+-- One audit row per accepted moderation command (9040-9044).
+CREATE TABLE moderation_actions (
+    community_id  text    NOT NULL REFERENCES communities (id),
+    event_id      text    COLLATE "C" NOT NULL,
+    actor         text    COLLATE "C" NOT NULL,
+    kind          integer NOT NULL,
+    target        text    COLLATE "C" NOT NULL,
+    reason        text    NOT NULL DEFAULT '',
+    expires_at    bigint,
+    created_at    bigint  NOT NULL,
+    PRIMARY KEY (community_id, event_id)
+);
+
+-- NIP-56 reports (1984): a queue for the community's operators, never an
+-- event any member can read or receive live.
+CREATE TABLE moderation_reports (
+    community_id   text    NOT NULL REFERENCES communities (id),
+    id             text    COLLATE "C" NOT NULL,
+    reporter       text    COLLATE "C" NOT NULL,
+    target_pubkey  text    COLLATE "C" NOT NULL,
+    target_event   text    COLLATE "C",
+    report_type    text    NOT NULL DEFAULT '',
+    content        text    NOT NULL DEFAULT '',
+    raw            text    NOT NULL,
+    created_at     bigint  NOT NULL,
+    status         text    NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'resolved', 'dismissed')),
+    resolved_by    text    COLLATE "C",
+    resolution     text,
+    resolved_at    bigint,
+    PRIMARY KEY (community_id, id)
+);
+CREATE INDEX moderation_reports_open ON moderation_reports (community_id, created_at) WHERE status = 'open';

@@ -555,3 +555,193 @@ func TestBuzzThreadRepliesInChannel(t *testing.T) {
 		t.Fatalf("projection: rows %v, mode %v", rows, on)
 	}
 }
+
+// rpc is a NIP-86 call by b's key to the relay's default community.
+func (b *bridge) rpc(method string, params ...any) (int, map[string]any) {
+	b.t.Helper()
+	if params == nil {
+		params = []any{}
+	}
+	body, _ := json.Marshal(map[string]any{"method": method, "params": params})
+	req, _ := http.NewRequest(http.MethodPost, b.r.HTTPURL+"/", strings.NewReader(string(body)))
+	req.Header.Set("Authorization", b.token(b.url+"/", body))
+	req.Header.Set("Content-Type", "application/nostr+json+rpc")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&m)
+	return resp.StatusCode, m
+}
+
+// Buzz's moderation as a Buzz client and its moderators use it: reports
+// go to the operators' queue only; 9040-9044 from a moderator act on the
+// bans NIP-86 lists (and NIP-86's bans are lifted by 9041), each with an
+// audit row; a timed-out key's writes are blocked until the expiry.
+func TestBuzzModeration(t *testing.T) {
+	r := newRelay(t)
+	ctx := ctxT(t)
+	op := testkit.NewKey(t)
+	if err := community.AddOperator(ctx, r.App.Store, "default", op.Pub); err != nil {
+		t.Fatal(err)
+	}
+	alice, ra := loggedIn(t, r)
+	bob, _ := loggedIn(t, r)
+	_, rc := loggedIn(t, r)
+	bo, ba, bb := newBridge(t, r, op), newBridge(t, r, alice), newBridge(t, r, bob)
+	wc := watch(t, rc)
+	ch := newChannel(t, ba, "open")
+	spam := signed(t, bob, 9, nostr.Tags{{"h", ch}}, "buy now")
+	bb.accept(spam)
+
+	// A report: accepted, queued, never served nor delivered.
+	report := signed(t, alice, 1984, nostr.Tags{{"e", spam.ID, "spam"}, {"p", bob.Pub}}, "unsolicited ads")
+	if err := ra.Publish(ctx, report); err != nil {
+		t.Fatal(err)
+	}
+	if wc.sees(ra, alice, report.ID) {
+		t.Error("a report reached a member live")
+	}
+	for _, b := range []*bridge{ba, bb, bo} {
+		if evs := b.query(map[string]any{"kinds": []int{1984}}); len(evs) != 0 {
+			t.Errorf("a report is readable: %d events", len(evs))
+		}
+		if n := b.count(map[string]any{"ids": []string{report.ID}}); n != 0 {
+			t.Errorf("a report is counted: %d", n)
+		}
+	}
+	if a := ba.submit(signed(t, alice, 1984, nostr.Tags{{"e", spam.ID}}, "")); a.Accepted || !strings.HasPrefix(a.Message, "invalid:") {
+		t.Errorf("a report without p: %+v", a)
+	}
+	st, m := bo.rpc("listeventsneedingmoderation")
+	if st != http.StatusOK || !strings.Contains(js(m["result"]), spam.ID) || !strings.Contains(js(m["result"]), report.ID) {
+		t.Fatalf("listeventsneedingmoderation: %d %v", st, m)
+	}
+	if st, _ := ba.rpc("listeventsneedingmoderation"); st != http.StatusForbidden {
+		t.Errorf("a member lists the queue: %d", st)
+	}
+
+	commands := 0
+	command := func(kind int, tags nostr.Tags) eventsAnswer {
+		t.Helper()
+		// A fresh content each time: the same command twice in one second
+		// would be the same event, a duplicate:.
+		a := bo.submit(signed(t, op, kind, tags, fmt.Sprint("command ", commands, " ", time.Now().UnixNano())))
+		if a.Accepted && a.Message == "" {
+			commands++
+		}
+		return a
+	}
+	post := func() eventsAnswer { return bb.submit(signed(t, bob, 9, nostr.Tags{{"h", ch}}, fmt.Sprint("hello ", time.Now().UnixNano()))) }
+
+	// Only moderators command.
+	if a := ba.submit(signed(t, alice, 9040, nostr.Tags{{"p", bob.Pub}}, "")); a.Accepted || !strings.HasPrefix(a.Message, "restricted:") {
+		t.Errorf("a member's ban: %+v", a)
+	}
+	// Timeout: blocked until the expiry, lifted by 9043.
+	for name, tags := range map[string]nostr.Tags{
+		"no expiration":   {{"p", bob.Pub}},
+		"past expiration": {{"p", bob.Pub}, {"expiration", "1000"}},
+		"no p":            {{"expiration", fmt.Sprint(time.Now().Unix() + 60)}},
+	} {
+		if a := command(9042, tags); a.Accepted || !strings.HasPrefix(a.Message, "invalid:") {
+			t.Errorf("timeout with %s: %+v", name, a)
+		}
+	}
+	if a := command(9042, nostr.Tags{{"p", bob.Pub}, {"expiration", fmt.Sprint(time.Now().Unix() + 3600)}, {"reason", "cool off"}}); !a.Accepted {
+		t.Fatalf("timeout: %+v", a)
+	}
+	if a := post(); a.Accepted || !strings.HasPrefix(a.Message, "blocked:") {
+		t.Errorf("a timed-out key posts: %+v", a)
+	}
+	if evs := bb.query(map[string]any{"ids": []string{spam.ID}}); len(evs) != 1 {
+		t.Error("a timed-out key can no longer read")
+	}
+	if a := command(9043, nostr.Tags{{"p", bob.Pub}}); !a.Accepted {
+		t.Fatalf("untimeout: %+v", a)
+	}
+	if a := post(); !a.Accepted {
+		t.Errorf("after the untimeout: %+v", a)
+	}
+	short := command(9042, nostr.Tags{{"p", bob.Pub}, {"expiration", fmt.Sprint(time.Now().Unix() + 2)}})
+	if !short.Accepted {
+		t.Fatalf("short timeout: %+v", short)
+	}
+	if a := post(); a.Accepted {
+		t.Error("posted during a short timeout")
+	}
+	time.Sleep(3 * time.Second)
+	if a := post(); !a.Accepted {
+		t.Errorf("after the timeout expired: %+v", a)
+	}
+
+	// Ban: the ban NIP-86 lists; 9041 lifts it, and lifts NIP-86's too.
+	ban := signed(t, op, 9040, nostr.Tags{{"p", bob.Pub}, {"reason", "spam"}}, "")
+	if a := bo.submit(ban); !a.Accepted {
+		t.Fatalf("ban: %+v", a)
+	}
+	commands++
+	if a := bo.submit(ban); !strings.HasPrefix(a.Message, "duplicate:") {
+		t.Errorf("the same ban again: %+v", a)
+	}
+	if st, m := bo.rpc("listbannedpubkeys"); st != http.StatusOK || !strings.Contains(js(m["result"]), bob.Pub) {
+		t.Errorf("NIP-86 does not list the 9040 ban: %d %v", st, m)
+	}
+	if a := post(); a.Accepted || !strings.HasPrefix(a.Message, "blocked:") {
+		t.Errorf("a banned key posts: %+v", a)
+	}
+	if a := command(9042, nostr.Tags{{"p", bob.Pub}, {"expiration", fmt.Sprint(time.Now().Unix() + 1)}}); !a.Accepted {
+		t.Fatalf("timeout over a ban: %+v", a)
+	}
+	time.Sleep(2 * time.Second)
+	if a := post(); a.Accepted {
+		t.Error("a timeout replaced a ban")
+	}
+	if a := command(9041, nostr.Tags{{"p", bob.Pub}}); !a.Accepted {
+		t.Fatalf("unban: %+v", a)
+	}
+	if st, m := bo.rpc("listbannedpubkeys"); st != http.StatusOK || strings.Contains(js(m["result"]), bob.Pub) {
+		t.Errorf("NIP-86 still lists bob after 9041: %v", m)
+	}
+	if st, _ := bo.rpc("banpubkey", bob.Pub, "via NIP-86"); st != http.StatusOK {
+		t.Fatal("NIP-86 ban")
+	}
+	if a := post(); a.Accepted {
+		t.Error("posted under a NIP-86 ban")
+	}
+	if a := command(9041, nostr.Tags{{"p", bob.Pub}}); !a.Accepted {
+		t.Fatalf("unban of a NIP-86 ban: %+v", a)
+	}
+	if a := post(); !a.Accepted {
+		t.Errorf("after 9041 lifted the NIP-86 ban: %+v", a)
+	}
+
+	// Resolve the report: it leaves the queue; a second resolve is refused.
+	resolve := nostr.Tags{{"report", report.ID}, {"status", "resolved"}, {"action", "dismiss"}}
+	if a := command(9044, nostr.Tags{{"report", report.ID}, {"status", "maybe"}}); a.Accepted {
+		t.Error("a resolve with an unknown status")
+	}
+	if a := command(9044, resolve); !a.Accepted {
+		t.Fatalf("resolve: %+v", a)
+	}
+	if st, m := bo.rpc("listeventsneedingmoderation"); st != http.StatusOK || strings.Contains(js(m["result"]), report.ID) {
+		t.Errorf("the resolved report is still listed: %v", m)
+	}
+	if a := command(9044, resolve); a.Accepted || !strings.HasPrefix(a.Message, "invalid:") {
+		t.Errorf("resolving a resolved report: %+v", a)
+	}
+
+	// One audit row per accepted command; the commands are not events.
+	acts, err := r.App.Store.ModerationActions(ctx, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(acts) != commands {
+		t.Errorf("%d audit rows, %d accepted commands", len(acts), commands)
+	}
+	if evs := ba.query(map[string]any{"kinds": []int{9040, 9041, 9042, 9043, 9044}}); len(evs) != 0 {
+		t.Errorf("moderation commands are readable: %d", len(evs))
+	}
+}

@@ -50,6 +50,18 @@ const (
 	ForumComment      = 45003 // comment on a forum post (a reply)
 )
 
+// Moderation: Buzz's commands from the community's moderators (executed,
+// audited, never stored as events) and NIP-56 reports (queued for the
+// operators, never stored as events).
+const (
+	Report              = 1984
+	ModerationBan       = 9040 // p target, optional expiration and reason
+	ModerationUnban     = 9041
+	ModerationTimeout   = 9042 // p target until its expiration tag
+	ModerationUntimeout = 9043
+	ModerationResolve   = 9044 // report, status and action tags
+)
+
 // Ephemeral kinds Buzz names, delivered live under their channel's rules.
 const (
 	PresenceUpdate  = 20001

@@ -191,6 +191,14 @@ var table = []Kind{
 	{First: ForumPost, Name: "forum post", Accepted: true, Storage: StoreRegular, Searchable: true, InChannel: true},
 	{First: ForumVote, Name: "forum vote", Accepted: true, Storage: StoreRegular, Aux: true},
 	{First: ForumComment, Name: "forum comment", Accepted: true, Storage: StoreRegular, Searchable: true, InChannel: true},
+	// Moderation commands and reports: accepted, acted on, never stored
+	// as events.
+	{First: Report, Name: "report", Accepted: true, Storage: StoreNever},
+	{First: ModerationBan, Name: "ban", Accepted: true, Storage: StoreNever},
+	{First: ModerationUnban, Name: "unban", Accepted: true, Storage: StoreNever},
+	{First: ModerationTimeout, Name: "timeout", Accepted: true, Storage: StoreNever},
+	{First: ModerationUntimeout, Name: "untimeout", Accepted: true, Storage: StoreNever},
+	{First: ModerationResolve, Name: "resolve report", Accepted: true, Storage: StoreNever},
 	// Ephemeral, delivered live under the channel's rules.
 	{First: PresenceUpdate, Name: "presence update", Accepted: true, Storage: StoreNever, Ephemeral: true},
 	{First: TypingIndicator, Name: "typing indicator", Accepted: true, Storage: StoreNever, Ephemeral: true},

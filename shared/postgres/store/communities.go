@@ -231,10 +231,7 @@ type PubkeyRule struct{ Pubkey, Reason string }
 // SetPubkeyRule gives pubkey rule ("ban" or "allow") in community id,
 // replacing the rule it had.
 func (s *Store) SetPubkeyRule(ctx context.Context, id, pubkey, rule, reason string, at int64) error {
-	_, err := s.Pool.Exec(ctx, `INSERT INTO community_pubkey_rules (community_id, pubkey, rule, reason, created_at)
-VALUES ($1, $2, $3, $4, $5)
-ON CONFLICT (community_id, pubkey) DO UPDATE SET rule = EXCLUDED.rule, reason = EXCLUDED.reason, created_at = EXCLUDED.created_at`,
-		id, pubkey, rule, reason, at)
+	_, err := s.Pool.Exec(ctx, putPubkeyRule, id, pubkey, rule, reason, at, nil) // moderation.go
 	if err != nil {
 		return fmt.Errorf("store: community %s: %s pubkey: %w", id, rule, err)
 	}

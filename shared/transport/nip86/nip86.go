@@ -49,6 +49,7 @@ var Methods = []string{
 	"changerelayname", "changerelaydescription", "changerelayicon",
 	"addcommunity", "disablecommunity",
 	"setthreadrepliesinchannel",
+	"listeventsneedingmoderation",
 }
 
 // ErrForbidden is a call by a key that is not an operator.
@@ -111,6 +112,21 @@ func (s *Service) call(ctx context.Context, c *community.Community, pubkey strin
 		}
 		field := map[string]string{"changerelayname": community.FieldName, "changerelaydescription": community.FieldAbout, "changerelayicon": community.FieldPicture}[req.Method]
 		return true, community.SetInfo(ctx, s.Store, c.ID, field, v)
+	case "listeventsneedingmoderation": // the open NIP-56 reports (1984), resolved by 9044
+		reports, err := s.Store.OpenReports(ctx, c.ID)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]map[string]any, len(reports))
+		for i, r := range reports {
+			id := r.TargetEvent
+			if id == "" {
+				id = r.ID
+			}
+			out[i] = map[string]any{"id": id, "reason": r.Type + ": " + r.Content, "report": r.ID,
+				"reporter": r.Reporter, "pubkey": r.TargetPubkey, "created_at": r.CreatedAt}
+		}
+		return out, nil
 	case "setthreadrepliesinchannel": // NIP-CW's community row mode
 		var on bool
 		if len(p) < 1 || json.Unmarshal(p[0], &on) != nil {
