@@ -634,7 +634,9 @@ func TestBuzzModeration(t *testing.T) {
 		}
 		return a
 	}
-	post := func() eventsAnswer { return bb.submit(signed(t, bob, 9, nostr.Tags{{"h", ch}}, fmt.Sprint("hello ", time.Now().UnixNano()))) }
+	post := func() eventsAnswer {
+		return bb.submit(signed(t, bob, 9, nostr.Tags{{"h", ch}}, fmt.Sprint("hello ", time.Now().UnixNano())))
+	}
 
 	// Only moderators command.
 	if a := ba.submit(signed(t, alice, 9040, nostr.Tags{{"p", bob.Pub}}, "")); a.Accepted || !strings.HasPrefix(a.Message, "restricted:") {
