@@ -1,11 +1,12 @@
--- Buzz's kinds (issue 29). The forum vote (45002) joins the aux closure, so
--- it is never a channel-window row: the events_window partial index takes
--- it into its not-row list (shared/domain/kinds NotRowKinds; the window
+-- Buzz's kinds (issue 29). The forum vote (45002) joins the aux closure and
+-- the thread window's bounds (39007) the overlays, so neither is ever a
+-- channel-window row: the events_window partial index takes them into its
+-- not-row list (shared/domain/kinds NotRowKinds; the window
 -- read carries the same text, shared/postgres/store/readwindow.go).
 DROP INDEX IF EXISTS events_window;
 CREATE INDEX events_window ON events (community_id, channel_id, created_at DESC, id)
     WHERE deleted_at IS NULL AND channel_id IS NOT NULL
-      AND kind <> ALL ('{5,7,9005,40003,45002,39000,39001,39002,39003,39005,39006,44100,44101}'::integer[]);
+      AND kind <> ALL ('{5,7,9005,40003,45002,39000,39001,39002,39003,39005,39006,39007,44100,44101}'::integer[]);
 
 -- Replaceable versions by author, kind and d: 0, 3 and NIP-01's whole
 -- replaceable (10000-19999) and addressable (30000-39999) ranges, so a

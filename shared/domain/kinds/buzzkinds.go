@@ -50,6 +50,10 @@ const (
 	ForumComment      = 45003 // comment on a forum post (a reply)
 )
 
+// ThreadWindowBounds is the relay-signed bounds overlay of Buzz's thread
+// window (one per served thread window, never stored).
+const ThreadWindowBounds = 39007
+
 // Moderation: Buzz's commands from the community's moderators (executed,
 // audited, never stored as events) and NIP-56 reports (queued for the
 // operators, never stored as events).

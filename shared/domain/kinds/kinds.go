@@ -155,6 +155,7 @@ var table = []Kind{
 	{First: GroupRoles, Name: "channel roles", RelayOnly: true, Storage: StoreNever, ChannelState: true},
 	{First: ThreadSummary, Name: "thread summary", RelayOnly: true, Storage: StoreNever, Overlay: true},
 	{First: WindowBounds, Name: "window bounds", RelayOnly: true, Storage: StoreNever, Overlay: true},
+	{First: ThreadWindowBounds, Name: "thread window bounds", RelayOnly: true, Storage: StoreNever, Overlay: true},
 	{First: Edit, Name: "message edit", Accepted: true, Storage: StoreRegular, Aux: true, Searchable: true},
 	{First: MemberAdded, Name: "member added", RelayOnly: true, Storage: StoreRegular, Notice: true, RecipientOnly: true},
 	{First: MemberRemoved, Name: "member removed", RelayOnly: true, Storage: StoreRegular, Notice: true, RecipientOnly: true},

@@ -34,7 +34,7 @@ var buzz = struct {
 	accepted: []int{10100, 30078, 30174, 30176, 30177, 30315, 30620, 30179, 30300, 30350, 30175, 30178, 44200,
 		40002, 40004, 40005, 40006, 40007, 40008, 40100, 43001, 43002, 43003, 43004, 43005, 43006, 45001, 45002, 45003,
 		1984, 9040, 9041, 9042, 9043, 9044},
-	relayOnly:     []int{30622},
+	relayOnly:     []int{30622, 39007},
 	searchable:    []int{40002, 40006, 40008, 40100, 45001, 45003},
 	needsChannel:  []int{40002, 40004, 40005, 40006, 40007, 40008, 40100, 43001, 43002, 43003, 43004, 43005, 43006, 45001, 45003},
 	replaceable:   []int{10100},
@@ -72,7 +72,7 @@ func TestTableMatchesTodaysRules(t *testing.T) {
 			{"Deletes", Deletes(k), k == 5 || k == 9005},
 			{"Aux", Aux(k), in(k, before.aux, buzz.aux)},
 			{"ChannelState", ChannelState(k), k >= 39000 && k <= 39003},
-			{"Overlay", Overlay(k), k == 39005 || k == 39006},
+			{"Overlay", Overlay(k), k == 39005 || k == 39006 || k == 39007},
 			{"Moderation", Moderation(k), k >= 9000 && k <= 9030},
 			{"InAddressableRange", InAddressableRange(k), k >= 30000 && k <= 39999},
 		}
@@ -88,7 +88,7 @@ func TestTableMatchesTodaysRules(t *testing.T) {
 	}{
 		{"AuxKinds", AuxKinds(), []int{5, 7, 9005, 40003, 45002}},
 		{"DeletionKinds", DeletionKinds(), before.auxDelete},
-		{"NotRowKinds", NotRowKinds(), []int{5, 7, 9005, 40003, 45002, 39000, 39001, 39002, 39003, 39005, 39006, 44100, 44101}},
+		{"NotRowKinds", NotRowKinds(), []int{5, 7, 9005, 40003, 45002, 39000, 39001, 39002, 39003, 39005, 39006, 39007, 44100, 44101}},
 		{"ReplaceableKinds", ReplaceableKinds(), []int{0, 3, 10009, 10100}},
 		{"RecipientOnlyKinds", RecipientOnlyKinds(), []int{1059, 24200, 30622, 44100, 44101, 44200}},
 		{"AuthorOnlyKinds", AuthorOnlyKinds(), buzz.authorOnly},
