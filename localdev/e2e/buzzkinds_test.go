@@ -747,3 +747,54 @@ func TestBuzzModeration(t *testing.T) {
 		t.Errorf("moderation commands are readable: %d", len(evs))
 	}
 }
+
+// Buzz's thread window over the bridge: the replies of one root paged with
+// the 39007 bounds, and nothing for an outsider of a private channel.
+func TestBuzzThreadWindow(t *testing.T) {
+	r := newRelay(t)
+	alice, _ := loggedIn(t, r)
+	bob, _ := loggedIn(t, r)
+	ba, bb := newBridge(t, r, alice), newBridge(t, r, bob)
+	ch := newChannel(t, ba, "private")
+	now := nostr.Now()
+	root := signedAt(t, alice, now-100, 9, nostr.Tags{{"h", ch}}, "root")
+	ba.accept(root)
+	var replies []nostr.Event
+	for i := range 3 {
+		rp := signedAt(t, alice, now-90+nostr.Timestamp(i), 9, nostr.Tags{{"h", ch}, {"e", root.ID, "", "reply"}}, fmt.Sprint("reply ", i))
+		ba.accept(rp)
+		replies = append(replies, rp)
+	}
+	page := func(b *bridge, extra map[string]any) ([]string, map[string]any, int) {
+		f := map[string]any{"thread_window": true, "#h": []string{ch}, "#e": []string{root.ID}, "kinds": []int{9}, "limit": 2}
+		for k, v := range extra {
+			f[k] = v
+		}
+		var rows []string
+		var bounds map[string]any
+		n := 0
+		for _, ev := range b.query(f) {
+			switch ev.Kind {
+			case 9:
+				rows = append(rows, ev.ID)
+			case 39007:
+				n++
+				checkRelaySigned(t, r, ev)
+				_ = json.Unmarshal([]byte(ev.Content), &bounds)
+			}
+		}
+		return rows, bounds, n
+	}
+	rows, bounds, n := page(ba, nil)
+	if n != 1 || len(rows) != 2 || rows[0] != replies[2].ID || rows[1] != replies[1].ID || bounds["has_more"] != true {
+		t.Fatalf("page 1: rows %v bounds %v (%d)", rows, bounds, n)
+	}
+	next := bounds["next_cursor"].(map[string]any)
+	rows, bounds, _ = page(ba, map[string]any{"until": next["created_at"], "before_id": next["id"]})
+	if len(rows) != 1 || rows[0] != replies[0].ID || bounds["has_more"] != false || bounds["next_cursor"] != nil {
+		t.Fatalf("page 2: rows %v bounds %v", rows, bounds)
+	}
+	if rows, _, n := page(bb, nil); len(rows) != 0 || n != 0 {
+		t.Fatalf("outsider: %d rows, %d bounds", len(rows), n)
+	}
+}
