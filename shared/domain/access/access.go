@@ -75,15 +75,33 @@ func MayReadKind(c Channel, m Member, named bool, kind int) bool {
 }
 
 // MaySee is the rule for one stored event and a reader: a recipient-only
-// kind (kinds.RecipientOnly: membership notices, gift wraps) only for a
-// reader its p tags name, whatever its channel; an event outside any channel
-// for anyone; one in a channel when channelReadable (MayRead of its channel
-// for the filter at hand).
+// kind (kinds.RecipientOnly: membership notices, gift wraps, Buzz's #p-gated
+// kinds) only for a reader its p tags name, whatever its channel; an
+// author-only kind (kinds.AuthorOnly) only for its author; a shared-gated
+// kind (kinds.SharedGated) for its author, or for anyone when it is shared
+// (kinds.Shared); then an event outside any channel for anyone, one in a
+// channel when channelReadable (MayRead of its channel for the filter at
+// hand).
 func MaySee(ev *nostr.Event, reader string, inChannel, channelReadable bool) bool {
-	if kinds.RecipientOnly(ev.Kind) {
+	switch {
+	case kinds.RecipientOnly(ev.Kind):
 		return Recipient(ev, reader)
+	case kinds.AuthorOnly(ev.Kind):
+		return ev.PubKey == reader
+	case kinds.SharedGated(ev.Kind) && ev.PubKey != reader && !Shared(ev):
+		return false
 	}
 	return !inChannel || channelReadable
+}
+
+// Shared reports whether ev carries exactly one ["shared","true"] tag
+// (kinds.Shared), which opens a shared-gated kind to every reader.
+func Shared(ev *nostr.Event) bool {
+	tags := make([][]string, len(ev.Tags))
+	for i, t := range ev.Tags {
+		tags[i] = t
+	}
+	return kinds.Shared(tags)
 }
 
 // Recipient reports whether reader is one of ev's p tags.

@@ -41,7 +41,7 @@ func TestRuleCases(t *testing.T) {
 					t.Errorf("MayWrite = %v, want %v", got, *c.Write)
 				}
 			}
-			ev, err := c.Event(channel, other, readerPK, otherPK, 1_790_000_000)
+			ev, err := c.Event(channel, c.SignedBy(other, reader), readerPK, otherPK, 1_790_000_000)
 			if err != nil {
 				t.Fatal(err)
 			}

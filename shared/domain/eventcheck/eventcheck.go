@@ -84,6 +84,9 @@ func Check(ev *nostr.Event, now time.Time, sigs *sigverify.Verifier) error {
 	if kinds.RelayOnly(ev.Kind) {
 		return reject.Restrictedf("kind %d is signed only by the relay", ev.Kind)
 	}
+	if missing, ok := kinds.NeedsEngine(ev.Kind); ok {
+		return reject.Restrictedf("kind %d needs %s, which this relay does not run", ev.Kind, missing)
+	}
 	h, inGroup := filter.TagValue(ev.Tags, "h")
 	if inGroup && !kinds.Personal(ev.Kind) && !groupid.Valid(h) {
 		return reject.Invalidf("h tag %q is not a group id (%s)", groupid.Clip(h), groupid.Rule)

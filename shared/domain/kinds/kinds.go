@@ -149,6 +149,12 @@ type Kind struct {
 	// with a group's h tag (NIP-29: groups may accept any kind). Lookup
 	// never answers with it; InGroup does.
 	GroupDefault bool
+	// AuthorOnly: only its author may read it (Buzz's AUTHOR_ONLY_KINDS):
+	// nobody else learns that it exists.
+	AuthorOnly bool
+	// SharedGated: only its author may read it unless it carries exactly
+	// one ["shared","true"] tag (Buzz's SHARED_GATED_KINDS).
+	SharedGated bool
 }
 
 // table lists every kind the relay gives a meaning to, single kinds before
@@ -184,9 +190,56 @@ var table = []Kind{
 	{First: GroupRoles, Name: "channel roles", RelayOnly: true, Storage: StoreAddressable, ChannelState: true},
 	{First: ThreadSummary, Name: "thread summary", RelayOnly: true, Storage: StoreNever, Overlay: true},
 	{First: WindowBounds, Name: "window bounds", RelayOnly: true, Storage: StoreNever, Overlay: true},
+	{First: ThreadWindowBounds, Name: "thread window bounds", RelayOnly: true, Storage: StoreNever, Overlay: true},
 	{First: Edit, Name: "message edit", Accepted: true, Storage: StoreRegular, Aux: true, Searchable: true},
 	{First: MemberAdded, Name: "member added", RelayOnly: true, Storage: StoreRegular, Notice: true, RecipientOnly: true},
 	{First: MemberRemoved, Name: "member removed", RelayOnly: true, Storage: StoreRegular, Notice: true, RecipientOnly: true},
+	// Buzz's kinds (block/buzz crates/buzz-core/src/kind.rs), grouped by
+	// read model: buzzkinds.go names them.
+	// User-owned global state: stored outside any channel, read by anyone.
+	{First: AgentProfile, Name: "agent profile", Accepted: true, Storage: StoreReplaceable},
+	{First: ReadState, Name: "read state", Accepted: true, Storage: StoreAddressable},
+	{First: AgentEngram, Name: "agent engram", Accepted: true, Storage: StoreAddressable},
+	{First: Team, Name: "agent team", Accepted: true, Storage: StoreAddressable},
+	{First: ManagedAgent, Name: "managed agent", Accepted: true, Storage: StoreAddressable},
+	{First: UserStatus, Name: "user status", Accepted: true, Storage: StoreAddressable},
+	{First: WorkflowDef, Name: "workflow definition", Accepted: true, Storage: StoreAddressable},
+	// Author-only.
+	{First: PrivateManagedAgent, Name: "private managed agent", Accepted: true, Storage: StoreAddressable, AuthorOnly: true},
+	{First: EventReminder, Name: "event reminder", Accepted: true, Storage: StoreAddressable, AuthorOnly: true},
+	{First: PushLease, Name: "push lease", Accepted: true, Storage: StoreAddressable, AuthorOnly: true},
+	// Shared-gated.
+	{First: Persona, Name: "agent persona", Accepted: true, Storage: StoreAddressable, SharedGated: true},
+	{First: TeamCatalog, Name: "team catalog", Accepted: true, Storage: StoreAddressable, SharedGated: true},
+	// #p-gated.
+	{First: AgentObserverFrame, Name: "agent observer frame", Accepted: true, Storage: StoreNever, Ephemeral: true, RecipientOnly: true},
+	{First: AgentTurnMetric, Name: "agent turn metric", Accepted: true, Storage: StoreRegular, RecipientOnly: true},
+	{First: DMVisibility, Name: "DM visibility", RelayOnly: true, Storage: StoreAddressable, RecipientOnly: true},
+	// Channel content.
+	{First: StreamMessageV2, Name: "stream message v2", Accepted: true, Storage: StoreRegular, Searchable: true, InChannel: true},
+	{First: MessagePinned, Name: "pinned message", Accepted: true, Storage: StoreRegular, InChannel: true},
+	{First: MessageBookmarked, Name: "bookmarked message", Accepted: true, Storage: StoreRegular, InChannel: true},
+	{First: MessageScheduled, Name: "scheduled message", Accepted: true, Storage: StoreRegular, Searchable: true, InChannel: true},
+	{First: StreamReminder, Name: "stream reminder", Accepted: true, Storage: StoreRegular, InChannel: true},
+	{First: MessageDiff, Name: "diff message", Accepted: true, Storage: StoreRegular, Searchable: true, InChannel: true},
+	{First: Canvas, Name: "canvas", Accepted: true, Storage: StoreRegular, Searchable: true, InChannel: true},
+	{First: JobRequest, Last: JobError, Name: "agent job", Accepted: true, Storage: StoreRegular, InChannel: true},
+	{First: ForumPost, Name: "forum post", Accepted: true, Storage: StoreRegular, Searchable: true, InChannel: true},
+	{First: ForumVote, Name: "forum vote", Accepted: true, Storage: StoreRegular, Aux: true},
+	{First: ForumComment, Name: "forum comment", Accepted: true, Storage: StoreRegular, Searchable: true, InChannel: true},
+	// Moderation commands and reports: accepted, acted on, never stored
+	// as events.
+	{First: Report, Name: "report", Accepted: true, Storage: StoreNever},
+	{First: ModerationBan, Name: "ban", Accepted: true, Storage: StoreNever},
+	{First: ModerationUnban, Name: "unban", Accepted: true, Storage: StoreNever},
+	{First: ModerationTimeout, Name: "timeout", Accepted: true, Storage: StoreNever},
+	{First: ModerationUntimeout, Name: "untimeout", Accepted: true, Storage: StoreNever},
+	{First: ModerationResolve, Name: "resolve report", Accepted: true, Storage: StoreNever},
+	// Ephemeral, delivered live under the channel's rules.
+	{First: PresenceUpdate, Name: "presence update", Accepted: true, Storage: StoreNever, Ephemeral: true},
+	{First: TypingIndicator, Name: "typing indicator", Accepted: true, Storage: StoreNever, Ephemeral: true},
+	{First: Pairing, Name: "device pairing", Accepted: true, Storage: StoreNever, Ephemeral: true},
+	{First: HuddleReaction, Name: "huddle reaction", Accepted: true, Storage: StoreNever, Ephemeral: true},
 	{First: EphemeralFirst, Last: EphemeralLast, Name: "ephemeral", Accepted: true, Storage: StoreNever, Ephemeral: true},
 	// Issue 28: NIP-22 comments, the user-owned kinds of NIP-29 clients, and
 	// the default row of any other kind in a group.
@@ -221,10 +274,16 @@ func Lookup(kind int) (Kind, bool) {
 	if i, ok := byKind[kind]; ok {
 		return table[i], true
 	}
-	for _, r := range table {
-		if r.First < r.Last && !r.GroupDefault && r.First <= kind && kind <= r.Last {
-			return r, true
+	// The narrowest range holding kind (jobs inside nothing, the ephemeral
+	// range around its named kinds).
+	best := -1
+	for i, r := range table {
+		if r.First < r.Last && !r.GroupDefault && r.First <= kind && kind <= r.Last && (best < 0 || r.Last-r.First < table[best].Last-table[best].First) {
+			best = i
 		}
+	}
+	if best >= 0 {
+		return table[best], true
 	}
 	return Kind{}, false
 }

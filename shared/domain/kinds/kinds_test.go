@@ -28,7 +28,33 @@ var before = struct {
 	notRow:        []int{5, 7, 9005, 40003, 39000, 39001, 39002, 39003, 39005, 39006, 44100, 44101},
 }
 
+// What issue 29 (Buzz's kinds and their read models) added to before.
+var buzz = struct {
+	accepted, relayOnly, searchable, needsChannel, replaceable, recipientOnly []int
+	aux, authorOnly, sharedGated                                              []int
+}{
+	accepted: []int{10100, 30078, 30174, 30176, 30177, 30315, 30620, 30179, 30300, 30350, 30175, 30178, 44200,
+		40002, 40004, 40005, 40006, 40007, 40008, 40100, 43001, 43002, 43003, 43004, 43005, 43006, 45001, 45002, 45003,
+		1984, 9040, 9041, 9042, 9043, 9044},
+	relayOnly:     []int{30622, 39007},
+	searchable:    []int{40002, 40006, 40008, 40100, 45001, 45003},
+	needsChannel:  []int{40002, 40004, 40005, 40006, 40007, 40008, 40100, 43001, 43002, 43003, 43004, 43005, 43006, 45001, 45003},
+	replaceable:   []int{10100},
+	recipientOnly: []int{24200, 44200, 30622},
+	aux:           []int{45002},
+	authorOnly:    []int{30179, 30300, 30350},
+	sharedGated:   []int{30175, 30178},
+}
+
 func TestTableMatchesTodaysRules(t *testing.T) {
+	in := func(k int, lists ...[]int) bool {
+		for _, l := range lists {
+			if slices.Contains(l, k) {
+				return true
+			}
+		}
+		return false
+	}
 	for k := 0; k <= Max; k++ {
 		ephemeral := k >= 20000 && k < 30000 && k != 22242
 		lists51 := k >= 10000 && k <= 10030
@@ -37,18 +63,20 @@ func TestTableMatchesTodaysRules(t *testing.T) {
 			name      string
 			got, want bool
 		}{
-			{"Accepted", Accepted(k), slices.Contains(before.accepted, k) || ephemeral || lists51 || sets51},
-			{"RelayOnly", RelayOnly(k), slices.Contains(before.relayOnly, k)},
+			{"Accepted", Accepted(k), in(k, before.accepted, buzz.accepted) || ephemeral || lists51 || sets51},
+			{"RelayOnly", RelayOnly(k), in(k, before.relayOnly, buzz.relayOnly)},
 			{"Ephemeral", Ephemeral(k), ephemeral},
-			{"Searchable", Searchable(k), slices.Contains(before.searchable, k)},
-			{"InChannel", InChannel(k), slices.Contains(before.needsChannel, k)},
-			{"Replaceable", Replaceable(k), slices.Contains(before.replaceable, k) || lists51},
-			{"RecipientOnly", RecipientOnly(k), slices.Contains(before.recipientOnly, k)},
+			{"Searchable", Searchable(k), in(k, before.searchable, buzz.searchable)},
+			{"InChannel", InChannel(k), in(k, before.needsChannel, buzz.needsChannel)},
+			{"Replaceable", Replaceable(k), in(k, before.replaceable, buzz.replaceable) || lists51},
+			{"RecipientOnly", RecipientOnly(k), in(k, before.recipientOnly, buzz.recipientOnly)},
+			{"AuthorOnly", AuthorOnly(k), in(k, buzz.authorOnly)},
+			{"SharedGated", SharedGated(k), in(k, buzz.sharedGated)},
 			{"AnyAuthor", AnyAuthor(k), k == 1059},
 			{"Deletes", Deletes(k), k == 5 || k == 9005},
-			{"Aux", Aux(k), slices.Contains(before.aux, k)},
+			{"Aux", Aux(k), in(k, before.aux, buzz.aux)},
 			{"ChannelState", ChannelState(k), k >= 39000 && k <= 39003},
-			{"Overlay", Overlay(k), k == 39005 || k == 39006},
+			{"Overlay", Overlay(k), k == 39005 || k == 39006 || k == 39007},
 			{"Moderation", Moderation(k), k >= 9000 && k <= 9030},
 			{"InAddressableRange", InAddressableRange(k), k >= 30000 && k <= 39999},
 		}
@@ -62,11 +90,13 @@ func TestTableMatchesTodaysRules(t *testing.T) {
 		name      string
 		got, want []int
 	}{
-		{"AuxKinds", AuxKinds(), before.aux},
+		{"AuxKinds", AuxKinds(), []int{5, 7, 9005, 40003, 45002}},
 		{"DeletionKinds", DeletionKinds(), before.auxDelete},
-		{"NotRowKinds", NotRowKinds(), before.notRow},
-		{"ReplaceableKinds", ReplaceableKinds(), before.replaceable},
-		{"RecipientOnlyKinds", RecipientOnlyKinds(), []int{1059, 44100, 44101}},
+		{"NotRowKinds", NotRowKinds(), []int{5, 7, 9005, 40003, 45002, 39000, 39001, 39002, 39003, 39005, 39006, 39007, 44100, 44101}},
+		{"ReplaceableKinds", ReplaceableKinds(), []int{0, 3, 10002, 10009, 10050, 10100}},
+		{"RecipientOnlyKinds", RecipientOnlyKinds(), []int{1059, 24200, 30622, 44100, 44101, 44200}},
+		{"AuthorOnlyKinds", AuthorOnlyKinds(), buzz.authorOnly},
+		{"SharedGatedKinds", SharedGatedKinds(), buzz.sharedGated},
 	}
 	for _, l := range lists {
 		if !slices.Equal(l.got, l.want) {
@@ -116,21 +146,44 @@ func TestTableIsConsistent(t *testing.T) {
 
 // The events_window partial index spells the not-row list in SQL; the
 // window read's predicate must be the same text for the planner to use it.
+// The index's newest definition is the one in force.
 func TestMigrationsSpellNotRowKinds(t *testing.T) {
 	var parts []string
 	for _, k := range NotRowKinds() {
 		parts = append(parts, strconv.Itoa(k))
 	}
 	want := "kind <> ALL ('{" + strings.Join(parts, ",") + "}'::integer[])"
-	for _, f := range []string{"002_query.sql", "004_window_depth.sql"} {
-		b, err := os.ReadFile("../../../migrations/" + f)
+	f, text := newestDefinition(t, "CREATE INDEX events_window")
+	if !strings.Contains(text, want) {
+		t.Errorf("migrations/%s has no %s", f, want)
+	}
+}
+
+// newestDefinition returns the last migration (in file-name order) whose
+// text holds marker, and its text.
+func newestDefinition(t *testing.T, marker string) (string, string) {
+	t.Helper()
+	entries, err := os.ReadDir("../../../migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var name, text string
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".sql") {
+			continue
+		}
+		b, err := os.ReadFile("../../../migrations/" + e.Name())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(string(b), want) {
-			t.Errorf("migrations/%s has no %s", f, want)
+		if strings.Contains(string(b), marker) {
+			name, text = e.Name(), string(b)
 		}
 	}
+	if name == "" {
+		t.Fatalf("no migration holds %q", marker)
+	}
+	return name, text
 }
 
 // Any kind a client may send goes to a group (issue 28), except NIP-29's

@@ -40,6 +40,7 @@ func rowOf(k Kind) (key string, r readmeRow) {
 		{k.Aux, "aux"}, {k.Deletes, "deletes"}, {k.Searchable, "searchable"},
 		{k.InChannel, "in channel"}, {k.RecipientOnly, "recipient only"},
 		{k.AnyAuthor, "any author"}, {k.Ephemeral, "ephemeral"}, {k.Personal, "personal"},
+		{k.AuthorOnly, "author only"}, {k.SharedGated, "shared gated"},
 	} {
 		if t.on {
 			r.traits = append(r.traits, t.name)

@@ -26,7 +26,7 @@ func ChannelTag(tags nostr.Tags) (string, bool) {
 }
 
 // Targets is the event ids an event aims at through its e tags: a
-// reaction's (7) last e tag (NIP-25), an edit's (40003) first, every e tag
+// reaction's (7) or forum vote's (45002) last e tag (NIP-25), an edit's (40003) first, every e tag
 // of anything else (the deletions 5 and 9005). An e tag that is not the
 // target (a quoted message, say) is not one. The write path checks the
 // target it names; the read path's aux closure follows the same tags.
@@ -36,7 +36,7 @@ func Targets(kind int, tags nostr.Tags) []string {
 		return nil
 	}
 	switch kind {
-	case kinds.Reaction:
+	case kinds.Reaction, kinds.ForumVote: // a forum vote aims like a reaction
 		return es[len(es)-1:]
 	case kinds.Edit:
 		return es[:1]

@@ -79,6 +79,9 @@ func (p Prefix) Status() int {
 func Map(err error) Answer {
 	if r, ok := As(err); ok {
 		a := Answer{Class: Refused, Status: r.Prefix.Status(), Text: r.Error()}
+		if r.Status != 0 {
+			a.Status = r.Status
+		}
 		var w Waiter
 		if errors.As(err, &w) && w.Wait() > 0 {
 			a.RetryAfter = int((w.Wait() + time.Second - 1) / time.Second)
@@ -133,4 +136,12 @@ func unavailable(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed)
+}
+
+// TooLargef is an invalid: rejection answered over HTTP with 413: the
+// request is well formed but its answer is too large to give whole.
+func TooLargef(format string, args ...any) *Error {
+	e := New(Invalid, format, args...)
+	e.Status = http.StatusRequestEntityTooLarge
+	return e
 }

@@ -26,6 +26,9 @@ const (
 type Error struct {
 	Prefix Prefix
 	Reason string
+	// Status, when set, is the HTTP status instead of the prefix's (413 for
+	// an answer too large to give whole, TooLargef).
+	Status int
 }
 
 func (e *Error) Error() string { return string(e.Prefix) + ": " + e.Reason }

@@ -88,6 +88,9 @@ type Document struct {
 	// Media is the Blossom media service on the relay's hostname (not a
 	// NIP-11 field); absent when media is off.
 	Media *Media `json:"media,omitempty"`
+	// ReadStateSnapshot advertises NIP-RS's read_state_snapshot on POST
+	// /query (Buzz's field; readstate.go).
+	ReadStateSnapshot *ReadStateSnapshot `json:"read_state_snapshot,omitempty"`
 }
 
 // MediaEndpoints are the Blossom (BUD-01, 02, 06) and Buzz media routes

@@ -60,17 +60,35 @@ func mayReadSQL(b *sqlb, ch, named string) string {
     AND ` + reachesSQL(b.readerArg()) + `)`
 }
 
-// recipientOnly is kinds.RecipientOnlyKinds as an SQL list (the kinds
-// access.MaySee shows only to their p).
-var recipientOnly = "(" + sqlInts(kinds.RecipientOnlyKinds(), ", ") + ")"
+// recipientOnly, authorOnly and sharedGated are kinds.RecipientOnlyKinds,
+// AuthorOnlyKinds and SharedGatedKinds as SQL lists (the kinds access.MaySee
+// gates by reader whatever their channel); readerGated is the first two.
+var (
+	recipientOnly = sqlKinds(kinds.RecipientOnlyKinds())
+	authorOnly    = sqlKinds(kinds.AuthorOnlyKinds())
+	sharedGated   = sqlKinds(kinds.SharedGatedKinds())
+	readerGated   = sqlKinds(append(kinds.RecipientOnlyKinds(), kinds.AuthorOnlyKinds()...))
+)
+
+func sqlKinds(ks []int) string { return "(" + sqlInts(ks, ", ") + ")" }
+
+// sharedSQL is kinds.Shared on events e: exactly one tag named shared, and
+// it is ["shared","true"] (read from the stored JSON; only evaluated for
+// the shared-gated kinds, whose ingest refuses any other shape).
+const sharedSQL = `COALESCE((SELECT count(*) = 1 AND bool_and(jsonb_array_length(t) = 2 AND t->>1 = 'true')
+    FROM jsonb_array_elements((e.raw::jsonb)->'tags') t WHERE t->>0 = 'shared'), false)`
 
 // maySeeSQL is access.MaySee on events e for a filter naming the channels
-// named: recipient-only kinds only for their p, events outside any channel,
-// and events of channels the reader may read (access.MayReadKind: the
-// channel-state kinds by the hidden flag, the others by private).
+// named: recipient-only kinds only for their p, author-only kinds only for
+// their author, shared-gated kinds for their author or when shared, then
+// events outside any channel and events of channels the reader may read
+// (access.MayReadKind: the channel-state kinds by the hidden flag, the
+// others by private).
 func maySeeSQL(b *sqlb, named []string) string {
 	n := b.arg(nonNil(named))
-	return `((e.kind NOT IN ` + recipientOnly + ` AND (e.channel_id IS NULL
+	return `((e.kind NOT IN ` + readerGated + `
+  AND (e.kind NOT IN ` + sharedGated + ` OR e.pubkey = ` + b.readerArg() + ` OR CASE WHEN e.kind IN ` + sharedGated + ` THEN ` + sharedSQL + ` ELSE false END)
+  AND (e.channel_id IS NULL
   OR (e.kind NOT IN ` + channelStateKinds + ` AND e.channel_id IN (SELECT c.id FROM channels c
   WHERE c.community_id = ` + pCommunity + `
     AND ` + showsSQL(n) + `
@@ -79,6 +97,7 @@ func maySeeSQL(b *sqlb, named []string) string {
   WHERE c.community_id = ` + pCommunity + `
     AND ` + showsSQL(n) + `
     AND ` + metadataReachesSQL(b.readerArg()) + `))))
+  OR (e.kind IN ` + authorOnly + ` AND e.pubkey = ` + b.readerArg() + `)
   OR (e.kind IN ` + recipientOnly + ` AND e.id IN (
     SELECT p.event_id FROM event_tags p WHERE p.community_id = ` + pCommunity + `
       AND p.name = 'p' AND p.value = ` + b.readerArg() + ` AND p.kind IN ` + recipientOnly + `)))`

@@ -26,13 +26,13 @@ func TestAccessCasesInSQL(t *testing.T) {
 		t.Fatal(err)
 	}
 	owner, ownerPK := keypair()
-	_, readerPK := keypair()
+	readerSK, readerPK := keypair()
 	_, otherPK := keypair()
 	const at = int64(1_790_000_000)
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
 			channel := uuid.NewString()
-			ev, err := c.Event(channel, owner, readerPK, otherPK, at)
+			ev, err := c.Event(channel, c.SignedBy(owner, readerSK), readerPK, otherPK, at)
 			if err != nil {
 				t.Fatal(err)
 			}

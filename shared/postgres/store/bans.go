@@ -11,7 +11,9 @@ import (
 
 // CheckBans refuses, with blocked:, an event the community's operators
 // banned (NIP-86 banevent) or one signed or submitted by a banned pubkey
-// (banpubkey). One statement, reading the tables of migration 007; it
+// (banpubkey, or a moderator's 9040 until its expiry), or whose pubkey a
+// moderator timed out (9042) until the expiry. One statement, reading the
+// tables of migrations 007 and 010; it
 // costs no round trip of its own: it travels with the transaction's next
 // statement (or its commit), and its refusal comes before whatever that
 // statement or the rules after it decided, as if it had run first.
@@ -21,7 +23,10 @@ func (t *Tx) CheckBans(ctx context.Context, ev *nostr.Event, authed string) erro
 		name: "check bans",
 		sql: `SELECT CASE
   WHEN EXISTS (SELECT 1 FROM community_banned_events WHERE community_id = $1 AND event_id = $2) THEN 'event'
-  WHEN EXISTS (SELECT 1 FROM community_pubkey_rules WHERE community_id = $1 AND rule = 'ban' AND pubkey = ANY ($3)) THEN 'pubkey'
+  WHEN EXISTS (SELECT 1 FROM community_pubkey_rules WHERE community_id = $1 AND rule = 'ban' AND pubkey = ANY ($3)
+    AND (expires_at IS NULL OR expires_at > extract(epoch FROM now()))) THEN 'pubkey'
+  WHEN EXISTS (SELECT 1 FROM community_pubkey_rules WHERE community_id = $1 AND rule = 'timeout' AND pubkey = ANY ($3)
+    AND expires_at > extract(epoch FROM now())) THEN 'timeout'
   ELSE '' END`,
 		args: []any{t.community, ev.ID, []string{ev.PubKey, authed}},
 		dest: []any{&what},
@@ -31,6 +36,8 @@ func (t *Tx) CheckBans(ctx context.Context, ev *nostr.Event, authed string) erro
 				return reject.New(reject.Blocked, "this event was removed by the community's operators")
 			case "pubkey":
 				return reject.New(reject.Blocked, "this pubkey is banned from this community")
+			case "timeout":
+				return reject.New(reject.Blocked, "this pubkey is timed out in this community until the timeout expires")
 			}
 			return nil
 		},
@@ -44,10 +51,7 @@ type PubkeyRule struct{ Pubkey, Reason string }
 // SetPubkeyRule gives pubkey rule ("ban" or "allow") in community id,
 // replacing the rule it had.
 func (s *Store) SetPubkeyRule(ctx context.Context, id, pubkey, rule, reason string, at int64) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO community_pubkey_rules (community_id, pubkey, rule, reason, created_at)
-VALUES ($1, $2, $3, $4, $5)
-ON CONFLICT (community_id, pubkey) DO UPDATE SET rule = EXCLUDED.rule, reason = EXCLUDED.reason, created_at = EXCLUDED.created_at`,
-		id, pubkey, rule, reason, at)
+	_, err := s.pool.Exec(ctx, putPubkeyRule, id, pubkey, rule, reason, at, nil) // moderation.go
 	if err != nil {
 		return errorf("community %s: %s pubkey: %w", id, rule, err)
 	}

@@ -44,7 +44,7 @@ func IsSerialization(err error) bool {
 	return code == codeSerializationFailure || code == codeDeadlockDetected
 }
 
-// errorf is fmt.Errorf("store: "+format, args...), classified.
+// errorf is errorf(""+format, args...), classified.
 func errorf(format string, args ...any) error {
 	return classify(fmt.Errorf("store: "+format, args...))
 }

@@ -26,11 +26,13 @@ func IndexedTag(tag []string) bool {
 }
 
 // addressKinds is the SQL test for a kind whose events have an address
-// (kind:pubkey:d): the replaceable kinds and NIP-01's addressable range.
+// (kind:pubkey:d): the replaceable kinds below NIP-01's replaceable range,
+// that range and the addressable range (the events_replaceable index's
+// predicate, migrations/009 and 010).
 var addressKinds = func() string {
 	var ks []int
 	for _, k := range kinds.ReplaceableKinds() {
-		if k < kinds.ReplaceableFirst || k > kinds.ReplaceableLast {
+		if k < kinds.ReplaceableFirst {
 			ks = append(ks, k)
 		}
 	}

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -23,7 +22,7 @@ WITH RECURSIVE up(id, parent, n) AS (
 )
 SELECT id FROM up ORDER BY n`, t.community, parent, limit)
 	if err != nil {
-		return nil, fmt.Errorf("store: parents of %s: %w", parent, err)
+		return nil, errorf("parents of %s: %w", parent, err)
 	}
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
@@ -56,7 +55,7 @@ INSERT INTO group_invites (community_id, channel_id, code, event_id, created_by,
 VALUES ($1, $2, $3, $4, $5, $6, nullif($7, 0)) ON CONFLICT DO NOTHING`,
 		t.community, in.Channel, in.Code, in.EventID, in.CreatedBy, in.CreatedAt, in.ExpiresAt)
 	if err != nil {
-		return false, fmt.Errorf("store: put invite: %w", err)
+		return false, errorf("put invite: %w", err)
 	}
 	return tag.RowsAffected() == 1, nil
 }
@@ -69,7 +68,7 @@ func (t *Tx) InviteValid(ctx context.Context, channel, code string, now int64) (
 WHERE community_id = $1 AND channel_id = $2 AND code = $3 AND revoked_at IS NULL
   AND (expires_at IS NULL OR expires_at > $4))`, t.community, channel, code, now).Scan(&ok)
 	if err != nil {
-		return false, fmt.Errorf("store: invite of %s: %w", channel, err)
+		return false, errorf("invite of %s: %w", channel, err)
 	}
 	return ok, nil
 }
@@ -80,7 +79,7 @@ func (t *Tx) RevokeInvites(ctx context.Context, channel, eventID string, at int6
 	tag, err := t.tx.Exec(ctx, `UPDATE group_invites SET revoked_at = $4
 WHERE community_id = $1 AND channel_id = $2 AND event_id = $3 AND revoked_at IS NULL`, t.community, channel, eventID, at)
 	if err != nil {
-		return 0, fmt.Errorf("store: revoke invites: %w", err)
+		return 0, errorf("revoke invites: %w", err)
 	}
 	return tag.RowsAffected(), nil
 }
@@ -92,19 +91,19 @@ func (t *Tx) Children(ctx context.Context, id string) ([]*ChannelRow, error) {
 	rows, err := t.tx.Query(ctx, `SELECT `+channelCols+` FROM channels
 WHERE community_id = $1 AND parent = $2 AND deleted_at IS NULL ORDER BY id FOR UPDATE`, t.community, id)
 	if err != nil {
-		return nil, fmt.Errorf("store: children of %s: %w", id, err)
+		return nil, errorf("children of %s: %w", id, err)
 	}
 	defer rows.Close()
 	var out []*ChannelRow
 	for rows.Next() {
 		c, err := scanChannel(rows)
 		if err != nil {
-			return nil, fmt.Errorf("store: children of %s: %w", id, err)
+			return nil, errorf("children of %s: %w", id, err)
 		}
 		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: children of %s: %w", id, err)
+		return nil, errorf("children of %s: %w", id, err)
 	}
 	return out, nil
 }

@@ -9,7 +9,7 @@ import (
 
 // notRowKinds is the fixed predicate every window read carries, spelled
 // from kinds.NotRowKinds; the events_window partial index
-// (migrations/002_query.sql, 004) has the same text, so the planner can
+// (its newest definition, migrations/010) has the same text, so the planner can
 // prove the index applies. Aux kinds and relay-signed state are never
 // timeline rows.
 var notRowKinds = "e.kind <> ALL ('{" + sqlInts(kinds.NotRowKinds(), ",") + "}'::integer[])"
@@ -28,6 +28,9 @@ type WindowRead struct {
 	Channel string
 	Cursor  *Cursor
 	Limit   int64 // rows to read, the has_more probe included
+	// Replies is NIP-CW's community row mode thread_replies_in_channel
+	// (Snapshot.ThreadRepliesInChannel): replies at any depth are rows too.
+	Replies bool
 }
 
 // where is the window's row predicate on events e: the channel, top-level,
@@ -43,9 +46,11 @@ func (w *WindowRead) where(b *sqlb) (string, bool) {
 	conds := []string{
 		"e.community_id = " + pCommunity,
 		"e.channel_id = " + b.arg(w.Channel),
-		topLevel,
 		"e.deleted_at IS NULL",
 		notRowKinds,
+	}
+	if !w.Replies {
+		conds = append(conds[:2], append([]string{topLevel}, conds[2:]...)...)
 	}
 	more, kinds := fields(b, f)
 	conds = append(conds, more...)

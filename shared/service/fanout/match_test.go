@@ -50,7 +50,8 @@ func TestLiveDeliveryAccessCases(t *testing.T) {
 	}
 	const channel = "5d0c3d0e-2f41-4b8e-8f5a-9b2a1c3d4e5f"
 	author := nostr.GeneratePrivateKey()
-	reader, _ := nostr.GetPublicKey(nostr.GeneratePrivateKey())
+	readerSK := nostr.GeneratePrivateKey()
+	reader, _ := nostr.GetPublicKey(readerSK)
 	other, _ := nostr.GetPublicKey(nostr.GeneratePrivateKey())
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
@@ -59,7 +60,7 @@ func TestLiveDeliveryAccessCases(t *testing.T) {
 				t.Fatal(err)
 			}
 			lf := newLiveFilter(nf)
-			ev, err := c.Event(channel, author, reader, other, 1_790_000_000)
+			ev, err := c.Event(channel, c.SignedBy(author, readerSK), reader, other, 1_790_000_000)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -129,7 +129,7 @@ func (a *apply) target(ctx context.Context, id, what string) (*store.EventRef, e
 		return nil, reject.Invalidf("%s target %q is not a 64-hex event id", what, id)
 	}
 	ref, ch, role, err := a.tx.Target(ctx, id, a.ev.PubKey)
-	if isNotFound(err) || (err == nil && ref.Deleted) {
+	if isNotFound(err) || (err == nil && (ref.Deleted || a.hiddenFrom(ref))) {
 		return nil, notStored(what, id)
 	}
 	if err != nil {
@@ -199,7 +199,7 @@ func (a *apply) deletion(ctx context.Context) error {
 		return a.deleteAddress(ctx, t[1])
 	}
 	ref, ch, role, err := a.tx.Target(ctx, t[1], a.ev.PubKey)
-	if isNotFound(err) {
+	if isNotFound(err) || (err == nil && a.hiddenFrom(ref)) {
 		return notStored("deletion", t[1])
 	}
 	if err != nil {
@@ -223,8 +223,10 @@ func (a *apply) deletion(ctx context.Context) error {
 	if err := undeletable(ref); err != nil {
 		return err
 	}
-	if err := a.store(ctx, store.EventMeta{ChannelID: ref.ChannelID, TopLevel: true}); err != nil {
-		return err
+	if !kinds.Gated(ref.Kind) { // see gatedDeletion
+		if err := a.store(ctx, store.EventMeta{ChannelID: ref.ChannelID, TopLevel: true}); err != nil {
+			return err
+		}
 	}
 	return a.hide(ctx, ref)
 }
@@ -257,8 +259,10 @@ func (a *apply) deleteAddress(ctx context.Context, addr string) error {
 	if err != nil {
 		return err
 	}
-	if err := a.store(ctx, store.EventMeta{ChannelID: channel, TopLevel: true}); err != nil {
-		return err
+	if !kinds.Gated(kind) { // see gatedDeletion
+		if err := a.store(ctx, store.EventMeta{ChannelID: channel, TopLevel: true}); err != nil {
+			return err
+		}
 	}
 	_, err = a.tx.MarkAddressDeleted(ctx, kind, parts[1], parts[2], int64(a.ev.CreatedAt), a.now)
 	return err
@@ -313,6 +317,11 @@ func (a *apply) replaceable(ctx context.Context) error {
 // it: one with an h tag needs a channel its author may write to. Submit
 // hands it to live fan-out like a stored event.
 func (a *apply) ephemeral(ctx context.Context) error {
+	if kinds.RecipientOnly(a.ev.Kind) {
+		if err := a.recipientEphemeral(); err != nil {
+			return err
+		}
+	}
 	if h, ok := nip29.ChannelTag(a.ev.Tags); ok {
 		if _, err := a.writable(ctx, h); err != nil {
 			return err
@@ -321,12 +330,16 @@ func (a *apply) ephemeral(ctx context.Context) error {
 	return nil
 }
 
-// giftWrap stores a NIP-59 gift wrap outside any channel, never indexed for
-// search; reads give it only to its p recipient (query's access rule).
+// giftWrap stores a NIP-59 gift wrap (or another client-sent recipient-only
+// kind: Buzz's 44200) outside any channel, never indexed for search; reads
+// give it only to its p recipient (query's access rule).
 func (a *apply) giftWrap(ctx context.Context) error {
 	p, ok := filter.TagValue(a.ev.Tags, "p")
 	if !ok || !eventcheck.LowerHex(p, 64) {
-		return reject.Invalidf("a gift wrap needs a p tag naming its recipient's 64-hex public key")
+		if a.ev.Kind == kinds.GiftWrap {
+			return reject.Invalidf("a gift wrap needs a p tag naming its recipient's 64-hex public key")
+		}
+		return reject.Invalidf("kind %d needs a p tag naming its recipient's 64-hex public key", a.ev.Kind)
 	}
 	return a.store(ctx, store.EventMeta{TopLevel: true, Last: true})
 }

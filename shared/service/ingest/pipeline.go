@@ -65,6 +65,12 @@ var kindRules = []struct {
 	{kinds.CreateInvite, "create invite: admin adds codes, kept by the relay", (*apply).createInvite},
 	{kinds.Article, "article: addressable", (*apply).replaceable},
 	{kinds.Edit, "edit of one's own message", (*apply).edit},
+	// Buzz's kinds with rules of their own (buzzkinds.go).
+	{kinds.Persona, "agent persona: shared tag checked, replaceable", (*apply).sharedGated},
+	{kinds.TeamCatalog, "team catalog: shared and d tags checked, replaceable", (*apply).sharedGated},
+	{kinds.AgentTurnMetric, "agent turn metric to one recipient", (*apply).giftWrap},
+	{kinds.ForumVote, "forum vote: one per key and target", (*apply).vote},
+	{kinds.ForumComment, "forum comment: a reply", (*apply).forumComment},
 }
 
 // rules is kindRules by kind.

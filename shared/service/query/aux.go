@@ -54,7 +54,8 @@ func (e *Engine) auxClosure(ctx context.Context, s *store.Snapshot, targets, nam
 }
 
 // aimsAt reports whether an aux event's target is one of targets: a
-// reaction's last e tag, an edit's first, any e tag of a deletion (5, 9005).
+// reaction's (or forum vote's) last e tag, an edit's first, any e tag of a
+// deletion (5, 9005).
 // An e tag that is not the target (a quoted private message, say) does not
 // pull the event into another channel's closure.
 func aimsAt(kind int, raw string, targets map[string]bool) bool {

@@ -61,8 +61,18 @@ func newRequest(fs []*bridgeFilter, plainDefault int64) (*request, error) {
 		return nil, err
 	}
 	req := &request{}
+	threadWindows := 0
 	for i, f := range fs {
 		switch {
+		case f.ThreadWindow:
+			if threadWindows++; threadWindows > MaxThreadWindows {
+				return nil, invalid("at most %d thread windows per query", MaxThreadWindows)
+			}
+			t, err := newThreadWindowPlan(f)
+			if err != nil {
+				return nil, at(i, err)
+			}
+			req.others = append(req.others, t)
 		case f.TopLevel:
 			w, err := newWindowPlan(f)
 			if err != nil {

@@ -48,6 +48,7 @@ type bridgeFilter struct {
 	DepthLimit       *int64
 	ThreadCursor     *int64
 	ThreadCursorID   string
+	ThreadWindow     bool // Buzz's thread window (threadwindow.go)
 }
 
 func invalid(format string, args ...any) error { return reject.Invalidf(format, args...) }
@@ -130,6 +131,8 @@ func parseFilter(raw json.RawMessage) (*bridgeFilter, error) {
 			}
 		case "top_level":
 			f.TopLevel, err = boolean(key, v)
+		case "thread_window":
+			f.ThreadWindow, err = boolean(key, v)
 		case "include_summaries":
 			f.IncludeSummaries, err = boolean(key, v)
 		case "include_aux":

@@ -48,7 +48,16 @@ func (w *windowPlan) serve(ctx context.Context, e *Engine, s *store.Snapshot, ou
 	if err != nil || !ok {
 		return err // a channel the caller cannot read: no rows, no overlays
 	}
-	rows, err := s.Window(ctx, w.read())
+	// The community row mode, read in the snapshot the rows come from,
+	// decides the row predicate before the limit and the probe, and is
+	// echoed in the 39006.
+	replies, err := s.ThreadRepliesInChannel(ctx)
+	if err != nil {
+		return err
+	}
+	read := w.read()
+	read.Replies = replies
+	rows, err := s.Window(ctx, read)
 	if err != nil {
 		return err
 	}
@@ -90,7 +99,7 @@ func (w *windowPlan) serve(ctx context.Context, e *Engine, s *store.Snapshot, ou
 		last := rows[len(rows)-1]
 		next = &cursorJSON{CreatedAt: last.CreatedAt, ID: last.ID}
 	}
-	ev, err := e.boundsEvent(ctx, s.Community(), w, hasMore, next)
+	ev, err := e.boundsEvent(ctx, s.Community(), w, boundsJSON{HasMore: hasMore, NextCursor: next, ThreadRepliesInChannel: replies})
 	if err != nil {
 		return err
 	}
@@ -105,16 +114,19 @@ type cursorJSON struct {
 type boundsJSON struct {
 	HasMore    bool        `json:"has_more"`
 	NextCursor *cursorJSON `json:"next_cursor"`
+	// ThreadRepliesInChannel echoes the community row mode the page was
+	// computed under (NIP-CW): a cursor from one mode is not for the other.
+	ThreadRepliesInChannel bool `json:"thread_replies_in_channel"`
 }
 
 // boundsEvent signs the one 39006 of a window response. Its d tag echoes the
 // request cursor: "<channel>:head" or "<channel>:<created_at>:<id>".
-func (e *Engine) boundsEvent(ctx context.Context, community string, w *windowPlan, hasMore bool, next *cursorJSON) (*nostr.Event, error) {
+func (e *Engine) boundsEvent(ctx context.Context, community string, w *windowPlan, b boundsJSON) (*nostr.Event, error) {
 	suffix := "head"
 	if c := w.cursor; c != nil {
 		suffix = strconv.FormatInt(c.CreatedAt, 10) + ":" + c.ID
 	}
-	content, err := json.Marshal(boundsJSON{HasMore: hasMore, NextCursor: next})
+	content, err := json.Marshal(b)
 	if err != nil {
 		return nil, fmt.Errorf("query: encode window bounds: %w", err)
 	}

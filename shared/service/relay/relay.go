@@ -77,6 +77,7 @@ type Reader interface {
 	Query(ctx context.Context, community, reader string, body []byte) ([]json.RawMessage, error)
 	Count(ctx context.Context, community, reader string, body []byte) (int64, error)
 	Req(ctx context.Context, community, reader string, filters []nostr.Filter) ([]json.RawMessage, error)
+	ReadStateSnapshot(ctx context.Context, community, reader string, body []byte) (*query.ReadStateSnapshot, error)
 	CountFilters(ctx context.Context, community, reader string, filters []nostr.Filter) (int64, error)
 }
 
@@ -166,6 +167,24 @@ func (r *Relay) Read(ctx context.Context, c Caller, req Request) ([]json.RawMess
 		return nil, fmt.Errorf("relay: read: %w", err)
 	}
 	return evs, nil
+}
+
+// WantsReadStateSnapshot reports whether a POST /query body asks for a
+// NIP-RS read_state_snapshot (ReadStateSnapshot) rather than events.
+func WantsReadStateSnapshot(body []byte) bool { return query.WantsReadStateSnapshot(body) }
+
+// ReadStateSnapshot answers a NIP-RS read_state_snapshot body of POST
+// /query for c: the read limits, then the whole snapshot from one database
+// snapshot, or a refusal (never a partial list).
+func (r *Relay) ReadStateSnapshot(ctx context.Context, c Caller, body []byte) (*query.ReadStateSnapshot, error) {
+	if err := r.reading(ctx, c, errReadAuth); err != nil {
+		return nil, err
+	}
+	snap, err := r.Reader.ReadStateSnapshot(ctx, c.Community, c.Pubkey, body)
+	if err != nil {
+		return nil, fmt.Errorf("relay: read-state snapshot: %w", err)
+	}
+	return snap, nil
 }
 
 // Count answers a NIP-45 COUNT (req.Filters) or POST /count (req.Body).

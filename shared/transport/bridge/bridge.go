@@ -201,6 +201,13 @@ func (b *Bridge) read(ctx context.Context, r Request, count bool) Response {
 		}
 		return jsonResponse(http.StatusOK, map[string]int64{"count": n})
 	}
+	if relay.WantsReadStateSnapshot(r.Body) {
+		snap, err := b.Core.ReadStateSnapshot(ctx, caller, r.Body)
+		if err != nil {
+			return b.Fail(ctx, "read-state snapshot", err)
+		}
+		return jsonResponse(http.StatusOK, snap)
+	}
 	evs, err := b.Core.Read(ctx, caller, req)
 	if err != nil {
 		return b.Fail(ctx, "query", err)
@@ -244,6 +251,7 @@ func (b *Bridge) info(ctx context.Context, r Request) Response {
 	}
 	doc := relayinfo.New(sg.PublicKey())
 	doc.Describe(c.Name, c.About, c.Picture)
+	doc.AdvertiseReadStateSnapshot(c.ID)
 	if b.Limits != nil {
 		l := b.Limits.Limits()
 		doc.RateLimits = &relayinfo.RateLimits{EventsPerMinute: l.EventsPerMinute, EventBytesPerMinute: l.EventBytesPerMinute,

@@ -59,6 +59,8 @@ var Methods = []string{
 	"changerelayname", "changerelaydescription", "changerelayicon",
 	"addcommunity", "disablecommunity",
 	"deleteblob",
+	"setthreadrepliesinchannel",
+	"listeventsneedingmoderation",
 }
 
 // ErrForbidden is a call by a key that is not an operator.
@@ -151,6 +153,27 @@ func (s *Service) call(ctx context.Context, c *community.Community, pubkey strin
 			return nil, err
 		}
 		return true, s.Blobs.Delete(ctx, c.ID, pubkey, h)
+	case "listeventsneedingmoderation": // the open NIP-56 reports (1984), resolved by 9044
+		reports, err := s.Store.OpenReports(ctx, c.ID)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]map[string]any, len(reports))
+		for i, r := range reports {
+			id := r.TargetEvent
+			if id == "" {
+				id = r.ID
+			}
+			out[i] = map[string]any{"id": id, "reason": r.Type + ": " + r.Content, "report": r.ID,
+				"reporter": r.Reporter, "pubkey": r.TargetPubkey, "created_at": r.CreatedAt}
+		}
+		return out, nil
+	case "setthreadrepliesinchannel": // NIP-CW's community row mode
+		var on bool
+		if len(p) < 1 || json.Unmarshal(p[0], &on) != nil {
+			return nil, reject.Invalidf("parameter 1 (thread_replies_in_channel) must be true or false")
+		}
+		return true, s.Store.SetThreadRepliesInChannel(ctx, c.ID, on)
 	case "addcommunity", "disablecommunity":
 		if c.ID != s.Registry.Fallback() {
 			return nil, reject.Restrictedf("%s is for the operators of the deployment's default community", req.Method)

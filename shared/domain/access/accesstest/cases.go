@@ -23,6 +23,11 @@ type Case struct {
 	Member  string       `json:"member"`  // never, active, removed
 	Kind    int          `json:"kind"`
 	P       string       `json:"p"` // the event's p tag: "reader", "other" or none
+	// Author is who signs the event: "reader", or (empty) a key that is
+	// neither reader nor other.
+	Author string `json:"author"`
+	// Tags are more tags of the event (e.g. Buzz's ["shared","true"]).
+	Tags [][]string `json:"tags"`
 	// Filter is a NIP-01 filter; "$ch" stands for the case's channel id.
 	Filter json.RawMessage `json:"filter"`
 	Read   *bool           `json:"read"`  // MayRead through Filter; nil without a channel
@@ -96,8 +101,8 @@ func (c *Case) FilterFor(channel string) (filter.Filter, error) {
 	return filter.FromNostr(nf), err
 }
 
-// Event is the case's event in channel, signed by author; reader and other
-// are the keys "reader" and "other" in P.
+// Event is the case's event in channel, signed by author (see SignedBy);
+// reader and other are the keys "reader" and "other" in P.
 func (c *Case) Event(channel, author, reader, other string, at int64) (*nostr.Event, error) {
 	ev := &nostr.Event{Kind: c.Kind, CreatedAt: nostr.Timestamp(at), Tags: nostr.Tags{}}
 	if c.Channel != nil {
@@ -105,6 +110,9 @@ func (c *Case) Event(channel, author, reader, other string, at int64) (*nostr.Ev
 		if kinds.ChannelState(c.Kind) {
 			ev.Tags = append(ev.Tags, nostr.Tag{"d", channel})
 		}
+	}
+	for _, t := range c.Tags {
+		ev.Tags = append(ev.Tags, nostr.Tag(t))
 	}
 	switch c.P {
 	case "reader":
@@ -116,4 +124,13 @@ func (c *Case) Event(channel, author, reader, other string, at int64) (*nostr.Ev
 		return nil, fmt.Errorf("case %q: sign: %w", c.Name, err)
 	}
 	return ev, nil
+}
+
+// SignedBy is the secret key that signs the case's event: readerSK when
+// Author is "reader", else author.
+func (c *Case) SignedBy(author, readerSK string) string {
+	if c.Author == "reader" {
+		return readerSK
+	}
+	return author
 }

@@ -1,0 +1,156 @@
+package kinds
+
+// Buzz's kinds (block/buzz crates/buzz-core/src/kind.rs) that this relay
+// stores and serves with Buzz's read models; their rows are in table.
+
+// User-owned global state: stored outside any channel, readable by anyone.
+const (
+	AgentProfile = 10100 // agent metadata and owner reference (replaceable)
+	ReadState    = 30078 // NIP-78 / NIP-RS per-client read state
+	AgentEngram  = 30174 // NIP-AE agent memory record
+	Team         = 30176 // NIP-AP agent team
+	ManagedAgent = 30177 // NIP-AP managed agent (public projection)
+	UserStatus   = 30315 // NIP-38 user status
+	WorkflowDef  = 30620 // workflow definition (stored, never executed here)
+)
+
+// Author-only: readable by nobody but the author.
+const (
+	PrivateManagedAgent = 30179 // NIP-PMA owner-encrypted managed agent
+	EventReminder       = 30300 // NIP-ER event reminder
+	PushLease           = 30350 // NIP-PL encrypted push lease
+)
+
+// Shared-gated: author-only unless the event carries ["shared","true"].
+const (
+	Persona     = 30175 // NIP-AP agent persona
+	TeamCatalog = 30178 // NIP-AP team catalog projection
+)
+
+// #p-gated: readable only by the keys its p tags name.
+const (
+	AgentObserverFrame = 24200 // ephemeral owner-scoped agent telemetry
+	AgentTurnMetric    = 44200 // NIP-AM per-turn metric, encrypted to the owner
+	DMVisibility       = 30622 // NIP-DV per-viewer hidden DMs, relay-signed
+)
+
+// Channel content.
+const (
+	StreamMessageV2   = 40002 // stream message, a message like 9
+	MessagePinned     = 40004 // a stream message pinned in a channel
+	MessageBookmarked = 40005 // a stream message bookmarked by a user
+	MessageScheduled  = 40006 // a stream message scheduled for later
+	StreamReminder    = 40007 // a reminder on a message or a time
+	MessageDiff       = 40008 // a unified diff message
+	Canvas            = 40100 // a channel's shared document
+	JobRequest        = 43001 // agent job requested (43001-43006: the job protocol)
+	JobError          = 43006 // agent job failed
+	ForumPost         = 45001 // forum thread root
+	ForumVote         = 45002 // vote on a forum post or comment (aux)
+	ForumComment      = 45003 // comment on a forum post (a reply)
+)
+
+// ThreadWindowBounds is the relay-signed bounds overlay of Buzz's thread
+// window (one per served thread window, never stored).
+const ThreadWindowBounds = 39007
+
+// Moderation: Buzz's commands from the community's moderators (executed,
+// audited, never stored as events) and NIP-56 reports (queued for the
+// operators, never stored as events).
+const (
+	Report              = 1984
+	ModerationBan       = 9040 // p target, optional expiration and reason
+	ModerationUnban     = 9041
+	ModerationTimeout   = 9042 // p target until its expiration tag
+	ModerationUntimeout = 9043
+	ModerationResolve   = 9044 // report, status and action tags
+)
+
+// Ephemeral kinds Buzz names, delivered live under their channel's rules.
+const (
+	PresenceUpdate  = 20001
+	TypingIndicator = 20002
+	Pairing         = 24134 // NIP-AB device pairing
+	HuddleReaction  = 24810
+)
+
+// SharedTag is the tag that opens a shared-gated kind to every reader:
+// exactly ["shared","true"], once.
+const SharedTag, SharedValue = "shared", "true"
+
+// AuthorOnly reports whether only kind's author may read it (30179, 30300,
+// 30350).
+func AuthorOnly(kind int) bool { return is(kind, func(k Kind) bool { return k.AuthorOnly }) }
+
+// SharedGated reports whether kind is author-only unless shared (30175,
+// 30178).
+func SharedGated(kind int) bool { return is(kind, func(k Kind) bool { return k.SharedGated }) }
+
+// Gated reports whether some readers may not see an event of kind whatever
+// its channel: recipient-only, author-only and shared-gated kinds. Another
+// key's write naming such an event (a reaction, an edit, a deletion) is
+// answered as if the event were not stored.
+func Gated(kind int) bool {
+	return is(kind, func(k Kind) bool { return k.RecipientOnly || k.AuthorOnly || k.SharedGated })
+}
+
+// AuthorOnlyKinds are the kinds only their author may read.
+func AuthorOnlyKinds() []int { return Where(func(k Kind) bool { return k.AuthorOnly }) }
+
+// SharedGatedKinds are the kinds author-only unless shared.
+func SharedGatedKinds() []int { return Where(func(k Kind) bool { return k.SharedGated }) }
+
+// Shared reports whether tags open a shared-gated event to every reader:
+// exactly one tag named shared, and it is ["shared","true"]. Any other
+// shape fails closed (ingest refuses it, so a stored event has none).
+func Shared(tags [][]string) bool {
+	n := 0
+	for _, t := range tags {
+		if len(t) == 0 || t[0] != SharedTag {
+			continue
+		}
+		if len(t) != 2 || t[1] != SharedValue {
+			return false
+		}
+		n++
+	}
+	return n == 1
+}
+
+// Engine is a group of Buzz kinds that need a server-side engine this relay
+// does not run: they are refused with restricted: naming it.
+type Engine struct {
+	Kinds   []int
+	Missing string // what the relay does not run, as the refusal names it
+	Reason  string // README's compatibility section says why
+}
+
+// engines lists Buzz's engine kinds (kind.rs), refused.
+var engines = []Engine{
+	{Kinds: []int{46001, 46002, 46003, 46004, 46005, 46006, 46007, 46010, 46011, 46012, 46020, 46030, 46031},
+		Missing: "a workflow engine", Reason: "workflow runs, steps and approvals are produced and consumed by Buzz's workflow executor"},
+	{Kinds: []int{48100, 48101, 48102, 48103, 48106},
+		Missing: "a huddle audio service", Reason: "huddle lifecycle events come from Buzz's audio/video service"},
+	{Kinds: []int{1617, 1618, 1619, 1621, 1630, 1631, 1632, 1633, 30617, 30618, 30621},
+		Missing: "git hosting", Reason: "NIP-34 repositories, patches and their status need Buzz's git server to push and check against"},
+}
+
+// NeedsEngine returns what kind needs that the relay does not run, and
+// whether it is one of Buzz's engine kinds.
+func NeedsEngine(kind int) (string, bool) {
+	for _, e := range engines {
+		for _, k := range e.Kinds {
+			if k == kind {
+				return e.Missing, true
+			}
+		}
+	}
+	return "", false
+}
+
+// Engines returns the engine groups (README's compatibility section).
+func Engines() []Engine {
+	out := make([]Engine, len(engines))
+	copy(out, engines)
+	return out
+}

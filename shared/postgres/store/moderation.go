@@ -1,0 +1,144 @@
+package store
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Moderation: the bans NIP-86 manages and Buzz's moderation commands
+// (9040-9044) act on, their audit rows, and the NIP-56 report queue
+// (migrations/010).
+
+// putPubkeyRule is the one statement that gives a pubkey a rule, for both
+// doors: NIP-86 banpubkey/allowpubkey (Store.SetPubkeyRule) and the
+// moderation commands (Tx.PutPubkeyRule). $1 community, $2 pubkey, $3 rule
+// (ban, allow, timeout), $4 reason, $5 created_at, $6 expires_at (NULL:
+// never). A timeout never replaces a ban.
+const putPubkeyRule = `INSERT INTO community_pubkey_rules (community_id, pubkey, rule, reason, created_at, expires_at)
+VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (community_id, pubkey) DO UPDATE SET rule = EXCLUDED.rule, reason = EXCLUDED.reason,
+  created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
+WHERE NOT (EXCLUDED.rule = 'timeout' AND community_pubkey_rules.rule = 'ban')`
+
+// IsOperator reports whether pubkey is one of the community's operators
+// (its moderators).
+func (t *Tx) IsOperator(ctx context.Context, pubkey string) (bool, error) {
+	var ok bool
+	err := t.tx.QueryRow(ctx, `SELECT $2 = ANY(operators) FROM communities WHERE id = $1`, t.community, pubkey).Scan(&ok)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, errorf("operator %s: %w", pubkey, err)
+	}
+	return ok, nil
+}
+
+// PutPubkeyRule gives pubkey rule in the transaction's community
+// (putPubkeyRule); expires nil never expires.
+func (t *Tx) PutPubkeyRule(ctx context.Context, pubkey, rule, reason string, expires *int64, at int64) error {
+	if _, err := t.tx.Exec(ctx, putPubkeyRule, t.community, pubkey, rule, reason, at, expires); err != nil {
+		return errorf("%s %s: %w", rule, pubkey, err)
+	}
+	return nil
+}
+
+// LiftPubkeyRule removes pubkey's rule when it is rule; false when it had
+// none such.
+func (t *Tx) LiftPubkeyRule(ctx context.Context, pubkey, rule string) (bool, error) {
+	tag, err := t.tx.Exec(ctx, `DELETE FROM community_pubkey_rules WHERE community_id = $1 AND pubkey = $2 AND rule = $3`,
+		t.community, pubkey, rule)
+	if err != nil {
+		return false, errorf("lift %s of %s: %w", rule, pubkey, err)
+	}
+	return tag.RowsAffected() > 0, nil
+}
+
+// ModerationAction is one audit row.
+type ModerationAction struct {
+	EventID, Actor, Target, Reason string
+	Kind                           int
+	Expires                        *int64
+	CreatedAt                      int64
+}
+
+// AuditModeration writes a's audit row; false when the command was already
+// recorded (a repeat).
+func (t *Tx) AuditModeration(ctx context.Context, a ModerationAction) (bool, error) {
+	tag, err := t.tx.Exec(ctx, `INSERT INTO moderation_actions (community_id, event_id, actor, kind, target, reason, expires_at, created_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
+		t.community, a.EventID, a.Actor, a.Kind, a.Target, a.Reason, a.Expires, a.CreatedAt)
+	if err != nil {
+		return false, errorf("audit moderation %s: %w", a.EventID, err)
+	}
+	return tag.RowsAffected() > 0, nil
+}
+
+// Report is one NIP-56 report in the queue.
+type Report struct {
+	ID, Reporter, TargetPubkey, TargetEvent, Type, Content, Raw string
+	CreatedAt                                                   int64
+	Status                                                      string
+}
+
+// FileReport queues r; false when it is already queued.
+func (t *Tx) FileReport(ctx context.Context, r Report) (bool, error) {
+	var target *string
+	if r.TargetEvent != "" {
+		target = &r.TargetEvent
+	}
+	tag, err := t.tx.Exec(ctx, `INSERT INTO moderation_reports (community_id, id, reporter, target_pubkey, target_event, report_type, content, raw, created_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING`,
+		t.community, r.ID, r.Reporter, r.TargetPubkey, target, r.Type, r.Content, r.Raw, r.CreatedAt)
+	if err != nil {
+		return false, errorf("file report %s: %w", r.ID, err)
+	}
+	return tag.RowsAffected() > 0, nil
+}
+
+// ResolveReport closes the open report id with status (resolved or
+// dismissed); false when no such report is open.
+func (t *Tx) ResolveReport(ctx context.Context, id, by, status, resolution string, at int64) (bool, error) {
+	tag, err := t.tx.Exec(ctx, `UPDATE moderation_reports SET status = $3, resolved_by = $4, resolution = $5, resolved_at = $6
+WHERE community_id = $1 AND id = $2 AND status = 'open'`, t.community, id, status, by, resolution, at)
+	if err != nil {
+		return false, errorf("resolve report %s: %w", id, err)
+	}
+	return tag.RowsAffected() > 0, nil
+}
+
+// OpenReports lists community's open reports, oldest first.
+func (s *Store) OpenReports(ctx context.Context, community string) ([]Report, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, reporter, target_pubkey, coalesce(target_event, ''), report_type, content, raw, created_at, status
+FROM moderation_reports WHERE community_id = $1 AND status = 'open' ORDER BY created_at, id`, community)
+	if err != nil {
+		return nil, errorf("open reports of %s: %w", community, err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Report, error) {
+		var p Report
+		return p, r.Scan(&p.ID, &p.Reporter, &p.TargetPubkey, &p.TargetEvent, &p.Type, &p.Content, &p.Raw, &p.CreatedAt, &p.Status)
+	})
+	if err != nil {
+		return nil, errorf("open reports of %s: %w", community, err)
+	}
+	return out, nil
+}
+
+// ModerationActions lists community's audit rows, oldest first.
+func (s *Store) ModerationActions(ctx context.Context, community string) ([]ModerationAction, error) {
+	rows, err := s.pool.Query(ctx, `SELECT event_id, actor, kind, target, reason, expires_at, created_at
+FROM moderation_actions WHERE community_id = $1 ORDER BY created_at, event_id`, community)
+	if err != nil {
+		return nil, errorf("moderation actions of %s: %w", community, err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ModerationAction, error) {
+		var a ModerationAction
+		return a, r.Scan(&a.EventID, &a.Actor, &a.Kind, &a.Target, &a.Reason, &a.Expires, &a.CreatedAt)
+	})
+	if err != nil {
+		return nil, errorf("moderation actions of %s: %w", community, err)
+	}
+	return out, nil
+}

@@ -1,0 +1,79 @@
+package store
+
+import (
+	"context"
+
+	"github.com/buzzrelay/relay/shared/domain/filter"
+)
+
+// ThreadWindowRead is the row read of one NIP-CW thread window (Buzz's
+// bridge thread_window): the replies at any depth of Root in Channel, newest
+// first, strictly after Cursor when set, with the window's own keyset and
+// not-row kinds.
+type ThreadWindowRead struct {
+	Filter  *filter.Filter // every constraint but #h (the channel) and #e (the root)
+	Channel string
+	Root    string
+	Cursor  *Cursor
+	Limit   int64 // rows to read, the has_more probe included
+}
+
+func (w *ThreadWindowRead) where(b *sqlb) (string, bool) {
+	f := w.Filter.Without("h").Without("e")
+	if f.Empty() {
+		return "", false
+	}
+	conds := []string{
+		"e.community_id = " + pCommunity,
+		"e.channel_id = " + b.arg(w.Channel),
+		"e.deleted_at IS NULL",
+		notRowKinds,
+		`e.id IN (SELECT tm.event_id FROM thread_metadata tm
+    WHERE tm.community_id = ` + pCommunity + ` AND tm.root_id = ` + b.arg(w.Root) + `)`,
+	}
+	more, kinds := fields(b, f)
+	conds = append(conds, more...)
+	if f.Since != nil {
+		conds = append(conds, "e.created_at >= "+b.arg(*f.Since))
+	}
+	conds = append(conds, tagAndSearch(b, f, kinds)...)
+	if w.Cursor != nil {
+		conds = append(conds, keyset(b, *w.Cursor))
+	}
+	return and(conds), true
+}
+
+// RootIn reports whether root is a stored, not deleted event of channel:
+// a thread window of any other root is not served.
+func (s *Snapshot) RootIn(ctx context.Context, channel, root string) (bool, error) {
+	var ok bool
+	err := s.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM events
+WHERE community_id = $1 AND id = $2 AND channel_id = $3 AND deleted_at IS NULL)`, s.community, root, channel).Scan(&ok)
+	if err != nil {
+		return false, errorf("thread root %s: %w", root, err)
+	}
+	return ok, nil
+}
+
+// ThreadWindow returns the thread window's rows. The caller checks CanRead
+// of the channel and RootIn first.
+func (s *Snapshot) ThreadWindow(ctx context.Context, w *ThreadWindowRead) ([]Row, error) {
+	b := s.sql()
+	cond, ok := w.where(b)
+	if !ok {
+		return nil, nil
+	}
+	q := "SELECT e.id, e.raw, e.created_at FROM events e\nWHERE " + cond +
+		"\nORDER BY e.created_at DESC, e.id ASC LIMIT " + b.arg(w.Limit)
+	return s.rows(ctx, "thread window rows", q, b.args)
+}
+
+// idSQL selects every reply row of the thread (COUNT), when the channel is
+// readable.
+func (w *ThreadWindowRead) idSQL(b *sqlb) (string, bool) {
+	cond, ok := w.where(b)
+	if !ok {
+		return "", false
+	}
+	return "SELECT e.id FROM events e WHERE " + cond + "\n  AND " + mayReadSQL(b, b.arg(w.Channel), b.arg([]string{w.Channel})), true
+}

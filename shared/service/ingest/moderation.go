@@ -1,0 +1,171 @@
+package ingest
+
+import (
+	"context"
+	"slices"
+	"strconv"
+
+	"github.com/buzzrelay/relay/shared/domain/eventcheck"
+	"github.com/buzzrelay/relay/shared/domain/filter"
+	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/domain/reject"
+	"github.com/buzzrelay/relay/shared/postgres/store"
+)
+
+// Buzz's moderation commands (9040-9044) and NIP-56 reports (1984). A
+// command comes from one of the community's operators (its moderators),
+// acts on the same bans NIP-86 manages (store.putPubkeyRule: one rule, two
+// doors), and writes an audit row, all in this event's one transaction; a
+// report joins the operators' queue. Neither is stored as an event, so no
+// read serves it and no subscriber receives it.
+
+func init() {
+	for _, k := range []int{kinds.ModerationBan, kinds.ModerationUnban, kinds.ModerationTimeout, kinds.ModerationUntimeout, kinds.ModerationResolve} {
+		rules[k] = (*apply).moderationCommand
+	}
+	rules[kinds.Report] = (*apply).report
+}
+
+// ResolveStatuses and ResolveActions are 9044's vocabulary (Buzz's
+// handlers/moderation_commands.rs).
+var (
+	ResolveStatuses = []string{"resolved", "dismissed"}
+	ResolveActions  = []string{"delete", "kick", "ban", "timeout", "dismiss", "escalate"}
+)
+
+// MaxReasonBytes bounds a command's reason and a report's content kept in
+// the audit and the queue.
+const MaxReasonBytes = 4096
+
+func (a *apply) moderationCommand(ctx context.Context) error {
+	op, err := a.tx.IsOperator(ctx, a.ev.PubKey)
+	if err != nil {
+		return err
+	}
+	if !op {
+		return reject.Restrictedf("kind %d is for this community's moderators", a.ev.Kind)
+	}
+	reason, _ := filter.TagValue(a.ev.Tags, "reason")
+	if len(reason) > MaxReasonBytes {
+		return reject.Invalidf("reason is longer than %d bytes", MaxReasonBytes)
+	}
+	act := store.ModerationAction{EventID: a.ev.ID, Actor: a.ev.PubKey, Kind: a.ev.Kind, Reason: reason, CreatedAt: a.now}
+	var run func() error
+	switch a.ev.Kind {
+	case kinds.ModerationResolve:
+		id, ok := filter.TagValue(a.ev.Tags, "report")
+		if !ok || !eventcheck.LowerHex(id, 64) {
+			return reject.Invalidf("a resolve needs a report tag naming the report's 64-hex event id")
+		}
+		status, _ := filter.TagValue(a.ev.Tags, "status")
+		if !slices.Contains(ResolveStatuses, status) {
+			return reject.Invalidf("status must be one of %v", ResolveStatuses)
+		}
+		action, hasAction := filter.TagValue(a.ev.Tags, "action")
+		if hasAction && !slices.Contains(ResolveActions, action) {
+			return reject.Invalidf("action must be one of %v", ResolveActions)
+		}
+		act.Target = id
+		run = func() error {
+			ok, err := a.tx.ResolveReport(ctx, id, a.ev.PubKey, status, action, a.now)
+			if err == nil && !ok {
+				err = reject.Invalidf("report %s is not open", id)
+			}
+			return err
+		}
+	default:
+		p, ok := filter.TagValue(a.ev.Tags, "p")
+		if !ok || !eventcheck.LowerHex(p, 64) {
+			return reject.Invalidf("kind %d needs a p tag naming the 64-hex public key it acts on", a.ev.Kind)
+		}
+		act.Target = p
+		expires, err := a.expiration(a.ev.Kind == kinds.ModerationTimeout)
+		if err != nil {
+			return err
+		}
+		act.Expires = expires
+		run = func() error {
+			switch a.ev.Kind {
+			case kinds.ModerationBan:
+				return a.tx.PutPubkeyRule(ctx, p, "ban", reason, expires, a.now)
+			case kinds.ModerationTimeout:
+				return a.tx.PutPubkeyRule(ctx, p, "timeout", reason, expires, a.now)
+			case kinds.ModerationUnban:
+				_, err := a.tx.LiftPubkeyRule(ctx, p, "ban")
+				return err
+			default: // untimeout
+				_, err := a.tx.LiftPubkeyRule(ctx, p, "timeout")
+				return err
+			}
+		}
+	}
+	// The audit row first: a repeat of the command is caught before it acts.
+	fresh, err := a.tx.AuditModeration(ctx, act)
+	if err != nil {
+		return err
+	}
+	if !fresh {
+		return reject.Duplicatef("event %s is already applied", a.ev.ID)
+	}
+	return run()
+}
+
+// expiration reads the command's expiration tag: unix seconds in the
+// future; required when need.
+func (a *apply) expiration(need bool) (*int64, error) {
+	v, ok := filter.TagValue(a.ev.Tags, "expiration")
+	if !ok {
+		if need {
+			return nil, reject.Invalidf("kind %d needs an expiration tag (unix seconds)", a.ev.Kind)
+		}
+		return nil, nil
+	}
+	at, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || at <= a.now {
+		return nil, reject.Invalidf("expiration %q must be unix seconds in the future", v)
+	}
+	return &at, nil
+}
+
+// report queues a NIP-56 report: a p tag names the reported key, an
+// optional e tag the reported event, the report type is the third element
+// of that tag.
+func (a *apply) report(ctx context.Context) error {
+	r := store.Report{ID: a.ev.ID, Reporter: a.ev.PubKey, Content: a.ev.Content, CreatedAt: int64(a.ev.CreatedAt)}
+	for _, t := range a.ev.Tags {
+		switch {
+		case len(t) >= 2 && t[0] == "p" && r.TargetPubkey == "":
+			r.TargetPubkey = t[1]
+			if len(t) >= 3 && r.Type == "" {
+				r.Type = t[2]
+			}
+		case len(t) >= 2 && t[0] == "e" && r.TargetEvent == "":
+			r.TargetEvent = t[1]
+			if len(t) >= 3 {
+				r.Type = t[2]
+			}
+		}
+	}
+	if !eventcheck.LowerHex(r.TargetPubkey, 64) {
+		return reject.Invalidf("a report needs a p tag naming the reported 64-hex public key")
+	}
+	if r.TargetEvent != "" && !eventcheck.LowerHex(r.TargetEvent, 64) {
+		return reject.Invalidf("a report's e tag must name a 64-hex event id")
+	}
+	if len(r.Content) > MaxReasonBytes {
+		return reject.Invalidf("a report's content is longer than %d bytes", MaxReasonBytes)
+	}
+	raw, err := a.ev.MarshalJSON()
+	if err != nil {
+		return reject.Invalidf("a report that cannot be encoded")
+	}
+	r.Raw = string(raw)
+	fresh, err := a.tx.FileReport(ctx, r)
+	if err != nil {
+		return err
+	}
+	if !fresh {
+		return reject.Duplicatef("report %s is already queued", a.ev.ID)
+	}
+	return nil
+}

@@ -1,0 +1,137 @@
+package query
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/domain/kinds"
+)
+
+type threadPage struct {
+	rows, aux []string
+	bounds    []*nostr.Event
+	hasMore   bool
+	next      *cursorJSON
+}
+
+func (e *env) threadWindow(reader user, ch, root string, limit int, at *cursorJSON) threadPage {
+	e.t.Helper()
+	f := map[string]any{"thread_window": true, "#h": []string{ch}, "#e": []string{root}, "kinds": []int{9}, "limit": limit, "include_aux": true}
+	if at != nil {
+		f["until"], f["before_id"] = at.CreatedAt, at.ID
+	}
+	body, _ := json.Marshal([]any{f})
+	var p threadPage
+	for _, ev := range e.query(reader, string(body)) {
+		switch ev.Kind {
+		case 9:
+			p.rows = append(p.rows, ev.ID)
+		case kinds.ThreadWindowBounds:
+			p.bounds = append(p.bounds, ev)
+			var c threadBoundsJSON
+			if err := json.Unmarshal([]byte(ev.Content), &c); err != nil || c.Version != 1 || c.Direction != "older" {
+				e.t.Fatalf("39007 content %s", ev.Content)
+			}
+			p.hasMore, p.next = c.HasMore, c.NextCursor
+		default:
+			p.aux = append(p.aux, ev.ID)
+		}
+	}
+	return p
+}
+
+// The thread window as Buzz's bridge serves it: the root's replies at any
+// depth, newest first, paged with the channel window's keyset; the probe
+// row neither sent nor closed over; the aux closure of the root and the
+// rows; one signed 39007 bound to the request; nothing for a channel the
+// reader cannot read or a root outside the channel.
+func TestThreadWindow(t *testing.T) {
+	e, owner, ch := newChannelEnv(t)
+	root := e.msg(owner, ch, t0+1, "root")
+	var replies []*nostr.Event
+	parent := root
+	for i := range 5 {
+		r := e.reply(owner, ch, parent, t0+10+int64(i), fmt.Sprint("reply ", i), false)
+		replies = append(replies, r)
+		if i == 2 {
+			parent = r // replies 3 and 4 are deeper
+		}
+	}
+	other := e.msg(owner, ch, t0+2, "another thread")
+	e.reply(owner, ch, other, t0+30, "elsewhere", false)
+	onRoot := e.react(owner, root, t0+40)
+	onOldest := e.react(owner, replies[0], t0+41) // on the probe row of page 1
+	onNewest := e.react(owner, replies[4], t0+42)
+	undo := e.del(owner, onNewest, t0+43)
+
+	p := e.threadWindow(owner, ch, root.ID, 4, nil)
+	if want := []string{replies[4].ID, replies[3].ID, replies[2].ID, replies[1].ID}; !slices.Equal(p.rows, want) {
+		t.Fatalf("page 1 rows %v, want %v", p.rows, want)
+	}
+	if !p.hasMore || p.next == nil || p.next.ID != replies[1].ID {
+		t.Errorf("page 1: has_more %v next %+v, want the last row as the scan position", p.hasMore, p.next)
+	}
+	if !slices.Contains(p.aux, onRoot.ID) || !slices.Contains(p.aux, undo.ID) || slices.Contains(p.aux, onOldest.ID) || slices.Contains(p.aux, onNewest.ID) {
+		t.Errorf("page 1 aux %v: want the root's reaction and the deletion, not the probe row's reaction nor the deleted one", p.aux)
+	}
+	if len(p.bounds) != 1 {
+		t.Fatalf("%d bounds", len(p.bounds))
+	}
+	b := p.bounds[0]
+	if ok, _ := b.CheckSignature(); !ok || b.PubKey != e.relay.PublicKey() {
+		t.Error("39007 is not signed by the relay")
+	}
+	if d := b.Tags.GetD(); d != ch+":"+root.ID+":head" || b.Tags.GetFirst([]string{"e", root.ID}) == nil || b.Tags.GetFirst([]string{"h", ch}) == nil {
+		t.Errorf("39007 tags %v", b.Tags)
+	}
+	p2 := e.threadWindow(owner, ch, root.ID, 4, p.next)
+	if !slices.Equal(p2.rows, []string{replies[0].ID}) || p2.hasMore || p2.next != nil {
+		t.Errorf("page 2: rows %v has_more %v", p2.rows, p2.hasMore)
+	}
+	if d := p2.bounds[0].Tags.GetD(); d != fmt.Sprintf("%s:%s:%d:%s", ch, root.ID, p.next.CreatedAt, p.next.ID) {
+		t.Errorf("page 2 d %q", d)
+	}
+	// A thread without replies is a served, exhausted window.
+	if p := e.threadWindow(owner, ch, e.msg(owner, ch, t0+50, "quiet").ID, 10, nil); len(p.rows) != 0 || len(p.bounds) != 1 || p.hasMore {
+		t.Errorf("empty thread: %+v", p)
+	}
+	// Not served: an outsider of a private channel, a root of another
+	// channel, a deleted root, a root that does not exist.
+	priv := e.channel(owner, nostr.Tag{"visibility", "private"})
+	proot := e.msg(owner, priv, t0+1, "p")
+	e.reply(owner, priv, proot, t0+2, "pr", false)
+	if p := e.threadWindow(newUser(), priv, proot.ID, 10, nil); len(p.rows)+len(p.bounds)+len(p.aux) != 0 {
+		t.Errorf("outsider: %+v", p)
+	}
+	if p := e.threadWindow(owner, ch, proot.ID, 10, nil); len(p.rows)+len(p.bounds) != 0 {
+		t.Errorf("root of another channel: %+v", p)
+	}
+	e.del(owner, other, t0+60)
+	if p := e.threadWindow(owner, ch, other.ID, 10, nil); len(p.rows)+len(p.bounds) != 0 {
+		t.Errorf("deleted root: %+v", p)
+	}
+	if p := e.threadWindow(owner, ch, strings.Repeat("a", 64), 10, nil); len(p.rows)+len(p.bounds) != 0 {
+		t.Errorf("unknown root: %+v", p)
+	}
+
+	// Bad requests are 400s.
+	h, r := ch, root.ID
+	e.bad(`[{"thread_window":"yes","#h":["`+h+`"],"#e":["`+r+`"]}]`, "thread_window")
+	e.bad(`[{"thread_window":true,"#e":["`+r+`"]}]`, "#h")
+	e.bad(`[{"thread_window":true,"#h":["`+h+`"],"#e":["`+r+`","`+r+`"]}]`, "#e")
+	e.bad(`[{"thread_window":true,"#h":["`+h+`"],"#e":["`+r+`"],"until":5}]`, "both until and before_id")
+	five := strings.Repeat(`{"thread_window":true,"#h":["`+h+`"],"#e":["`+r+`"]},`, 5)
+	e.bad("["+strings.TrimSuffix(five, ",")+"]", "at most 4 thread windows")
+	// thread_window false is the legacy read.
+	legacy := e.query(owner, `[{"thread_window":false,"#h":["`+h+`"],"#e":["`+r+`"],"depth_limit":10}]`)
+	for _, ev := range legacy {
+		if ev.Kind == kinds.ThreadWindowBounds {
+			t.Error("thread_window false served a thread window")
+		}
+	}
+}
