@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -20,18 +18,7 @@ import (
 // `npm ci` when they are missing. Without node on PATH it is skipped
 // (BUZZ_REQUIRE_INTEROP=1 makes that a failure).
 func TestInteropNostrTools(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		if os.Getenv("BUZZ_REQUIRE_INTEROP") == "1" {
-			t.Fatal("node is not on PATH")
-		}
-		t.Skip("node is not on PATH; install Node 20 to run the nostr-tools interop test")
-	}
-	dir, err := filepath.Abs("interop")
-	if err != nil {
-		t.Fatal(err)
-	}
-	npmCI(t, dir)
+	node, dir := NodePackages(t, "interop", "nostr-tools interop test", map[string]string{"nostr-tools": "2.25.2", "ws": "8.18.3"})
 
 	r := newRelay(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -65,10 +52,4 @@ func TestInteropNostrTools(t *testing.T) {
 	if got.QueryStatus != 200 || !slices.Contains(got.QueryIDs, got.StoredID) || !slices.Contains(got.QueryIDs, got.LiveID) {
 		t.Errorf("/query with nostr-tools NIP-98: status %d ids %v, want both %s and %s", got.QueryStatus, got.QueryIDs, got.StoredID, got.LiveID)
 	}
-}
-
-// npmCI installs the locked packages unless the pinned versions are there.
-func npmCI(t *testing.T, dir string) {
-	t.Helper()
-	NPMCI(t, dir, map[string]string{"nostr-tools": "2.25.2", "ws": "8.18.3"})
 }

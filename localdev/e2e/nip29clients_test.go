@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -23,18 +21,7 @@ import (
 // input. Without node on PATH it is skipped; BUZZ_REQUIRE_INTEROP=1 makes
 // that a failure.
 func TestNIP29Clients(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		if os.Getenv("BUZZ_REQUIRE_INTEROP") == "1" {
-			t.Fatal("node is not on PATH")
-		}
-		t.Skip("node is not on PATH; install Node 20 to run the NIP-29 client tests")
-	}
-	dir, err := filepath.Abs("nip29clients")
-	if err != nil {
-		t.Fatal(err)
-	}
-	NPMCI(t, dir, map[string]string{
+	node, dir := NodePackages(t, "nip29clients", "NIP-29 client tests", map[string]string{
 		"@nostr-dev-kit/ndk": "3.0.3", "@welshman/net": "0.8.15", "@welshman/util": "0.8.15",
 		"@welshman/signer": "0.8.15", "@welshman/lib": "0.8.15", "nostr-tools": "2.25.2", "ws": "8.18.3",
 	})

@@ -32,6 +32,28 @@ func StartTest(t testing.TB, o Options) *Relay {
 	return r
 }
 
+// NodePackages is the prologue of every test that runs a real JavaScript
+// client: node's path, and dir (relative to the test's folder) made absolute
+// with its pinned packages installed (NPMCI). Without node on PATH the test
+// is skipped, naming what (the client it would have run);
+// BUZZ_REQUIRE_INTEROP=1 (set by .ci/run) makes that a failure.
+func NodePackages(t testing.TB, dir, what string, pins map[string]string) (node, abs string) {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		if os.Getenv("BUZZ_REQUIRE_INTEROP") == "1" {
+			t.Fatal("node is not on PATH")
+		}
+		t.Skip("node is not on PATH; install Node 20 to run the " + what)
+	}
+	abs, err = filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	NPMCI(t, abs, pins)
+	return node, abs
+}
+
 // NPMCI installs a folder's locked npm packages (npm ci) unless each of
 // pins (package name to version) is installed already.
 func NPMCI(t testing.TB, dir string, pins map[string]string) {

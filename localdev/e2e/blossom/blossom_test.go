@@ -11,9 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -35,18 +33,7 @@ import (
 // lowercase hex), each a 4xx with X-Reason. Without node it is skipped
 // (BUZZ_REQUIRE_INTEROP=1 makes that a failure).
 func TestBlossomClient(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		if os.Getenv("BUZZ_REQUIRE_INTEROP") == "1" {
-			t.Fatal("node is not on PATH")
-		}
-		t.Skip("node is not on PATH; install Node 20 to run the blossom-client-sdk test")
-	}
-	dir, err := filepath.Abs(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e2e.NPMCI(t, dir, map[string]string{"blossom-client-sdk": "5.1.0", "nostr-tools": "2.25.2"})
+	node, dir := e2e.NodePackages(t, ".", "blossom-client-sdk test", map[string]string{"blossom-client-sdk": "5.1.0", "nostr-tools": "2.25.2"})
 
 	r := e2e.StartTest(t, e2e.Options{Media: true})
 	q := e2e.StartTest(t, e2e.Options{Media: true, Env: map[string]string{

@@ -23,24 +23,9 @@ func (w *ThreadWindowRead) where(b *sqlb) (string, bool) {
 	if f.Empty() {
 		return "", false
 	}
-	conds := []string{
-		"e.community_id = " + pCommunity,
-		"e.channel_id = " + b.arg(w.Channel),
-		"e.deleted_at IS NULL",
-		notRowKinds,
-		`e.id IN (SELECT tm.event_id FROM thread_metadata tm
-    WHERE tm.community_id = ` + pCommunity + ` AND tm.root_id = ` + b.arg(w.Root) + `)`,
-	}
-	more, kinds := fields(b, f)
-	conds = append(conds, more...)
-	if f.Since != nil {
-		conds = append(conds, "e.created_at >= "+b.arg(*f.Since))
-	}
-	conds = append(conds, tagAndSearch(b, f, kinds)...)
-	if w.Cursor != nil {
-		conds = append(conds, keyset(b, *w.Cursor))
-	}
-	return and(conds), true
+	root := `e.id IN (SELECT tm.event_id FROM thread_metadata tm
+    WHERE tm.community_id = ` + pCommunity + ` AND tm.root_id = ` + b.arg(w.Root) + `)`
+	return windowWhere(b, f, w.Channel, root, w.Cursor), true
 }
 
 // RootIn reports whether root is a stored, not deleted event of channel:

@@ -43,25 +43,36 @@ func (w *WindowRead) where(b *sqlb) (string, bool) {
 	if f.Empty() {
 		return "", false
 	}
+	rows := ""
+	if !w.Replies {
+		rows = topLevel
+	}
+	return windowWhere(b, f, w.Channel, rows, w.Cursor), true
+}
+
+// windowWhere is the keyset window's row predicate on events e, shared by
+// the channel window and the thread window: the channel, the window's own
+// row predicate (rows; "" for none), not deleted, never a not-row kind,
+// every constraint of f and the cursor, all before any limit.
+func windowWhere(b *sqlb, f *filter.Filter, channel, rows string, cursor *Cursor) string {
 	conds := []string{
 		"e.community_id = " + pCommunity,
-		"e.channel_id = " + b.arg(w.Channel),
-		"e.deleted_at IS NULL",
-		notRowKinds,
+		"e.channel_id = " + b.arg(channel),
 	}
-	if !w.Replies {
-		conds = append(conds[:2], append([]string{topLevel}, conds[2:]...)...)
+	if rows != "" {
+		conds = append(conds, rows)
 	}
+	conds = append(conds, "e.deleted_at IS NULL", notRowKinds)
 	more, kinds := fields(b, f)
 	conds = append(conds, more...)
 	if f.Since != nil {
 		conds = append(conds, "e.created_at >= "+b.arg(*f.Since))
 	}
 	conds = append(conds, tagAndSearch(b, f, kinds)...)
-	if w.Cursor != nil {
-		conds = append(conds, keyset(b, *w.Cursor))
+	if cursor != nil {
+		conds = append(conds, keyset(b, *cursor))
 	}
-	return and(conds), true
+	return and(conds)
 }
 
 // Window returns the window's rows. The caller checks CanRead of the
