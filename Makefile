@@ -12,12 +12,13 @@ dev:
 
 # Same Postgres bootstrap, then every test of the core, the smoke checks
 # against `make dev`, and the tests of the CDK app; then the fuzz targets.
-# A Postgres cluster of this checkout that was not running before is stopped
-# at the end, also when a test fails or make is interrupted; one that was
-# running stays.
+# When this checkout's Postgres was not running before, every local service
+# the run started (Postgres, the local S3 server, local-kms) is stopped at
+# the end, also when a test fails or make is interrupted; when it was running
+# (a `make dev` elsewhere), everything stays.
 test:
 	@if localdev/stop.sh --running >/dev/null; then keep=1; else keep=0; fi; \
-	trap '[ $$keep = 1 ] || localdev/stop.sh --postgres' EXIT; \
+	trap '[ $$keep = 1 ] || localdev/stop.sh' EXIT; \
 	$(MAKE) --no-print-directory test-all
 
 test-all: test-core test-smoke test-infra

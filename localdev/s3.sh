@@ -5,7 +5,7 @@
 #   MEDIA_BUCKET (default buzz-media)  AWS_ENDPOINT_URL_S3=http://127.0.0.1:$BUZZ_S3_PORT
 # It builds the command into .localdev/s3/s3, keeps the buckets under
 # .localdev/s3/data, its log in .localdev/s3/s3.log and its pid in
-# .localdev/s3/pid (`make stop` stops it). With MEDIA_BUCKET set and
+# .localdev/s3/s3.pid (`make stop` stops it). With MEDIA_BUCKET set and
 # AWS_ENDPOINT_URL_S3 pointing elsewhere (a real bucket) it does nothing;
 # BUZZ_MEDIA=0 turns media off. Run it as a script to only start the server.
 
@@ -27,7 +27,7 @@ _buzz_s3() {
   if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
     (cd "$root" && go build -o "$dir/s3" ./localdev/s3) || { echo "s3.sh: go build ./localdev/s3 failed" >&2; return 1; }
     nohup "$dir/s3" -addr "127.0.0.1:$port" -dir "$dir/data" -buckets "$bucket" >"$dir/s3.log" 2>&1 &
-    echo $! >"$dir/pid"
+    echo $! >"$dir/s3.pid"
     for i in $(seq 1 100); do
       (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
       sleep 0.1
@@ -36,7 +36,7 @@ _buzz_s3() {
       echo "s3.sh: the local S3 server did not start on port $port, see $dir/s3.log" >&2
       return 1
     fi
-    echo "s3.sh: local S3 on 127.0.0.1:$port (pid $(cat "$dir/pid"), data in $dir/data)" >&2
+    echo "s3.sh: local S3 on 127.0.0.1:$port (pid $(cat "$dir/s3.pid"), data in $dir/data)" >&2
   fi
   export MEDIA_BUCKET="$bucket"
   export AWS_ENDPOINT_URL_S3="http://127.0.0.1:$port"

@@ -1,7 +1,6 @@
 package fanout
 
 import (
-	"slices"
 	"strings"
 	"testing"
 
@@ -10,7 +9,6 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/access"
 	"github.com/buzzrelay/relay/shared/domain/access/accesstest"
 	"github.com/buzzrelay/relay/shared/postgres/store"
-	"github.com/buzzrelay/relay/shared/service/sessions"
 )
 
 func TestLiveFilterMatchesChannelNotTag(t *testing.T) {
@@ -96,11 +94,5 @@ func TestLiveFilterCaseRule(t *testing.T) {
 	f := newLiveFilter(nostr.Filter{IDs: []string{strings.ToUpper(ev.ID)}, Authors: []string{strings.ToUpper(ev.PubKey)}, Tags: nostr.TagMap{"h": {strings.ToUpper(ch)}}})
 	if !f.matches(ev, ch) || !f.names(ch) {
 		t.Fatal("upper-case ids, authors and a UUID #h must match as the stored read does")
-	}
-	if got := sessions.Pins([]nostr.Filter{{Tags: nostr.TagMap{"h": {strings.ToUpper(ch)}}}}); !slices.Equal(got, []string{ch}) {
-		t.Fatalf("Pins = %q, want the stored (lower-case) channel", got)
-	}
-	if got := sessions.Pins([]nostr.Filter{{Tags: nostr.TagMap{"h": {"MyGroup"}}}}); !slices.Equal(got, []string{"MyGroup"}) {
-		t.Fatalf("Pins = %q, want a non-UUID group id as sent", got)
 	}
 }

@@ -19,13 +19,6 @@ import (
 // report joins the operators' queue. Neither is stored as an event, so no
 // read serves it and no subscriber receives it.
 
-func init() {
-	for _, k := range []int{kinds.ModerationBan, kinds.ModerationUnban, kinds.ModerationTimeout, kinds.ModerationUntimeout, kinds.ModerationResolve} {
-		rules[k] = (*apply).moderationCommand
-	}
-	rules[kinds.Report] = (*apply).report
-}
-
 // ResolveStatuses and ResolveActions are 9044's vocabulary (Buzz's
 // handlers/moderation_commands.rs).
 var (

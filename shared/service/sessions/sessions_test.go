@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/nbd-wtf/go-nostr"
@@ -88,10 +89,15 @@ func TestPins(t *testing.T) {
 	}
 }
 
-// Pins keep the read path's case rule: an upper-case #h pins the channel
-// as stored (lower case).
+// Pins keep the read path's case rule (groupid.Canonical): an upper-case
+// UUID #h pins the channel as stored (lower case); any other group id is
+// kept exactly as sent (NIP-29 ids are case-sensitive).
 func TestPinsCaseRule(t *testing.T) {
-	if got := Pins([]nostr.Filter{{Tags: nostr.TagMap{"h": {"C0FFEE"}}}}); !slices.Equal(got, []string{"c0ffee"}) {
+	const ch = "c0ffee00-0000-4000-8000-000000000000"
+	if got := Pins([]nostr.Filter{{Tags: nostr.TagMap{"h": {strings.ToUpper(ch)}}}}); !slices.Equal(got, []string{ch}) {
 		t.Fatalf("Pins = %q, want the stored (lower-case) channel", got)
+	}
+	if got := Pins([]nostr.Filter{{Tags: nostr.TagMap{"h": {"MyGroup"}}}}); !slices.Equal(got, []string{"MyGroup"}) {
+		t.Fatalf("Pins = %q, want a non-UUID group id as sent", got)
 	}
 }
