@@ -2,10 +2,7 @@ package store
 
 import (
 	"context"
-	"errors"
 	"strconv"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 )
@@ -46,19 +43,6 @@ SELECT id, raw, created_at FROM events
 WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND deleted_at IS NULL AND `+addressKinds+`
 ORDER BY created_at DESC, id ASC`, []any{s.community, s.reader, kind})
 	return rows, false, err
-}
-
-// ThreadRepliesInChannel is the snapshot community's NIP-CW row mode.
-func (s *Snapshot) ThreadRepliesInChannel(ctx context.Context) (bool, error) {
-	var on bool
-	err := s.queryRow(ctx, `SELECT thread_replies_in_channel FROM communities WHERE id = $1`, s.community).Scan(&on)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return false, nil
-	}
-	if err != nil {
-		return false, errorf("row mode of %s: %w", s.community, err)
-	}
-	return on, nil
 }
 
 // SetThreadRepliesInChannel sets community id's NIP-CW row mode.

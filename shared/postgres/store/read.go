@@ -76,6 +76,19 @@ func (s *Snapshot) CanRead(ctx context.Context, channel string, named []string) 
 	return ok, nil
 }
 
+// CanReadWindow is CanRead of a channel window together with the community's
+// NIP-CW row mode (thread_replies_in_channel), both read in one statement of
+// the snapshot the rows come from: a window costs no round trip for its mode.
+func (s *Snapshot) CanReadWindow(ctx context.Context, channel string) (ok, replies bool, err error) {
+	b := s.sql()
+	q := "SELECT " + mayReadSQL(b, b.arg(channel), b.arg([]string{channel})) +
+		", COALESCE((SELECT thread_replies_in_channel FROM communities WHERE id = " + pCommunity + "), false)"
+	if err := s.queryRow(ctx, q, b.args...).Scan(&ok, &replies); err != nil {
+		return false, false, errorf("can read window of %s: %w", channel, err)
+	}
+	return ok, replies, nil
+}
+
 // Row is one stored event a read returns.
 type Row struct {
 	ID        string

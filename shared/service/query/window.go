@@ -44,16 +44,12 @@ func (w *windowPlan) read() *store.WindowRead {
 }
 
 func (w *windowPlan) serve(ctx context.Context, e *Engine, s *store.Snapshot, out *output) error {
-	ok, err := s.CanRead(ctx, w.channel, []string{w.channel})
+	// The community row mode, read with the access check in the snapshot
+	// the rows come from, decides the row predicate before the limit and
+	// the probe, and is echoed in the 39006.
+	ok, replies, err := s.CanReadWindow(ctx, w.channel)
 	if err != nil || !ok {
 		return err // a channel the caller cannot read: no rows, no overlays
-	}
-	// The community row mode, read in the snapshot the rows come from,
-	// decides the row predicate before the limit and the probe, and is
-	// echoed in the 39006.
-	replies, err := s.ThreadRepliesInChannel(ctx)
-	if err != nil {
-		return err
 	}
 	read := w.read()
 	read.Replies = replies
