@@ -51,6 +51,11 @@ const (
 	// The thread panel's limit: default and clamp.
 	ThreadDefaultLimit = 100
 	ThreadMaxLimit     = 500
+	// MaxAuxPerHop caps each hop of the channel window's aux closure
+	// (NIP-CW: a relay may cap each hop; Buzz caps at 1000). A capped hop
+	// keeps the newest events, created_at DESC then id ASC; NIP-CW names no
+	// truncation signal, so 39006 carries none and nothing is advertised.
+	MaxAuxPerHop = 1000
 	// MaxDepthLimit caps a filter's depth_limit: no thread is deeper than
 	// MaxThreadDepth, and a root's depth plus this fits an int4.
 	MaxDepthLimit = 1 << 20

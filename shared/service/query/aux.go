@@ -8,6 +8,7 @@ import (
 
 	kindtable "github.com/buzzrelay/relay/shared/domain/kinds" // window_test.go has a kinds helper
 	"github.com/buzzrelay/relay/shared/domain/nip29"
+	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 )
 
@@ -24,7 +25,8 @@ var (
 // hop-1 events that are themselves deleted (those are not sent, but their
 // deletions are). Each hop is drained page by page past the DB clamp; every
 // event goes out once and only when the reader may read it. named are the
-// channels the request names (a window's or thread's own channel).
+// channels the request names (a window's or thread's own channel). Each hop
+// stops at relayinfo.MaxAuxPerHop events (see drainAux).
 func (e *Engine) auxClosure(ctx context.Context, s *store.Snapshot, targets, named []string, out *output) error {
 	if len(targets) == 0 {
 		return nil
@@ -73,16 +75,22 @@ func aimsAt(kind int, raw string, targets map[string]bool) bool {
 	return false
 }
 
-// drainAux reads every readable event of kinds in the named channels whose
-// target is one of targets, newest first, a page of e.auxPage at a time.
+// drainAux reads the readable events of kinds in the named channels whose
+// target is one of targets, newest first (created_at DESC, id ASC), a page
+// of at most e.auxPage at a time, and stops at relayinfo.MaxAuxPerHop: a
+// capped hop keeps the newest events. Each page asks the store for no more
+// than the hop still has room for, so a hop reads about the cap's rows (plus
+// the few whose e tag names a target without aiming at it), never the
+// whole set.
 func (e *Engine) drainAux(ctx context.Context, s *store.Snapshot, targets []string, kinds []int, named []string, withDeleted bool) ([]store.AuxRow, error) {
 	set := make(map[string]bool, len(targets))
 	for _, id := range targets {
 		set[id] = true
 	}
 	var all []store.AuxRow
-	read := &store.AuxRead{Targets: targets, Kinds: kinds, Channels: named, WithDeleted: withDeleted, Limit: e.auxPage}
+	read := &store.AuxRead{Targets: targets, Kinds: kinds, Channels: named, WithDeleted: withDeleted}
 	for {
+		read.Limit = min(e.auxPage, relayinfo.MaxAuxPerHop-len(all))
 		page, err := s.Aux(ctx, read)
 		if err != nil {
 			return nil, err
@@ -92,7 +100,7 @@ func (e *Engine) drainAux(ctx context.Context, s *store.Snapshot, targets []stri
 				all = append(all, ev)
 			}
 		}
-		if len(page) < e.auxPage {
+		if len(page) < read.Limit || len(all) >= relayinfo.MaxAuxPerHop {
 			return all, nil
 		}
 		last := page[len(page)-1]

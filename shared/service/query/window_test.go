@@ -1,12 +1,15 @@
 package query
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/nbd-wtf/go-nostr"
 )
 
@@ -188,7 +191,6 @@ func TestWindowDensePaging(t *testing.T) {
 
 // An aux hop is drained page by page: with a page of 7 and 30 reactions
 // (10 of them deleted, each deletion a hop-2 event) the closure is complete.
-// A second run at the real 1000 clamp with 1003 reactions on one row.
 func TestWindowAuxDrained(t *testing.T) {
 	e, alice, ch := newChannelEnv(t)
 	m := e.msg(alice, ch, t0+10, "popular")
@@ -212,14 +214,50 @@ func TestWindowAuxDrained(t *testing.T) {
 	if n := len(byKind(evs, 7)) + len(byKind(evs, 5)); n != 30 {
 		t.Fatalf("closure has %d events, want 30", n)
 	}
+}
 
-	e.q.auxPage = plainMaxLimit
-	m2 := e.msg(alice, ch, t0+30, "very popular")
-	for i := 0; i < 1003; i++ {
-		e.submit(newUser(), 7, t0+31, "+", nostr.Tag{"e", m2.ID})
+// A hop over relayinfo.MaxAuxPerHop keeps exactly the cap's newest events in
+// keyset order (created_at DESC, id ASC), and every aux statement asks the
+// database for no more than the hop still has room for: the whole hop reads
+// at most the cap's rows, whatever the page size.
+func TestWindowAuxHopCapped(t *testing.T) {
+	e, alice, ch := newChannelEnv(t)
+	m := e.msg(alice, ch, t0+30, "very popular")
+	var all []*nostr.Event
+	for i := 0; i < relayinfo.MaxAuxPerHop+3; i++ {
+		all = append(all, e.submit(newUser(), 7, t0+31+int64(i%7), "+", nostr.Tag{"e", m.ID}))
 	}
-	evs = e.query(alice, windowBody(ch, `,"limit":1,"include_aux":true`))
-	if n := len(byKind(evs, 7)); n != 1003 {
-		t.Fatalf("closure at the 1000 clamp has %d reactions, want 1003", n)
+	slices.SortFunc(all, func(a, b *nostr.Event) int {
+		if a.CreatedAt != b.CreatedAt {
+			return cmp.Compare(b.CreatedAt, a.CreatedAt)
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	want := ids(all[:relayinfo.MaxAuxPerHop])
+	for _, page := range []int{plainMaxLimit, 300} {
+		e.q.auxPage = page
+		var limits []int
+		e.q.trace = func(sql string, args []any) {
+			if strings.Contains(sql, "WITH tagged") {
+				limits = append(limits, args[len(args)-1].(int))
+			}
+		}
+		evs := e.query(alice, windowBody(ch, `,"limit":1,"include_aux":true`))
+		e.q.trace = nil
+		if got := ids(byKind(evs, 7)); !slices.Equal(got, want) {
+			t.Fatalf("page %d: closure has %d reactions, want the %d newest in keyset order", page, len(got), len(want))
+		}
+		// Hop 1 reads up to the cap and stops; hop 2 (no deletions) reads
+		// one short page.
+		hop1 := 0
+		for _, l := range limits[:len(limits)-1] {
+			if l > page {
+				t.Fatalf("page %d: an aux statement asked for %d rows", page, l)
+			}
+			hop1 += l
+		}
+		if hop1 != relayinfo.MaxAuxPerHop {
+			t.Fatalf("page %d: hop 1 asked for %d rows in all (%v), want %d", page, hop1, limits, relayinfo.MaxAuxPerHop)
+		}
 	}
 }
