@@ -35,16 +35,21 @@ func TestBuzzDMChannels(t *testing.T) {
 	if got := dmOf(ba, alice, ""); got != dm {
 		t.Fatalf("alice's 44100 names %s, bob's %s", got, dm)
 	}
-	// Buzz clients list their DMs from the members lists naming them.
+	// Buzz clients list their DMs from the 39000s and 39002s naming them.
 	for _, b := range []*bridge{ba, bb} {
-		found := false
-		for _, m := range b.query(map[string]any{"kinds": []int{39002}, "#p": []string{b.u.Pub}}) {
-			if d := m.Tags.GetD(); d == dm {
-				found = true
+		for _, k := range []int{39000, 39002} {
+			found := false
+			for _, m := range b.query(map[string]any{"kinds": []int{k}, "#p": []string{b.u.Pub}}) {
+				if d := m.Tags.GetD(); d == dm {
+					found = true
+				}
+			}
+			if !found {
+				t.Fatalf("%s's %d look-up does not find the DM", b.u.Pub[:8], k)
 			}
 		}
-		if !found {
-			t.Fatalf("%s's 39002 look-up does not find the DM", b.u.Pub[:8])
+		if got := bc.query(map[string]any{"kinds": []int{39000, 39002}, "#p": []string{b.u.Pub}}); len(got) != 0 {
+			t.Fatalf("carol finds %s's DM state by #p", b.u.Pub[:8])
 		}
 	}
 	meta := stateHead(t, bb, 39000, dm)

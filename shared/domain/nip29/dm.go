@@ -85,3 +85,13 @@ func hexKey(s string) bool {
 	}
 	return true
 }
+
+// DMMetadataTags are a DM's 39000 tags: the metadata, then one p per
+// participant (Buzz clients list their DMs by {"kinds":[39000],"#p":[me]}).
+func DMMetadataTags(ch *Channel, members []MemberRole) nostr.Tags {
+	tags := MetadataTags(ch)
+	for _, m := range members {
+		tags = append(tags, nostr.Tag{"p", m.Pubkey})
+	}
+	return tags
+}

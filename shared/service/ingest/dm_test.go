@@ -24,7 +24,7 @@ func TestDMChannels(t *testing.T) {
 		}
 	}
 	meta := h.head(dm, 39000)
-	if !hasTag(meta, "hidden") || !hasTag(meta, "private") || !hasTag(meta, "t", "dm") {
+	if !hasTag(meta, "hidden") || !hasTag(meta, "private") || !hasTag(meta, "t", "dm") || !hasTag(meta, "p", alice.Pub) || !hasTag(meta, "p", bob.Pub) {
 		t.Fatalf("39000 of a DM: %v", meta.Tags)
 	}
 	if m := h.head(dm, 39002); !hasTag(m, "p", alice.Pub) || !hasTag(m, "p", bob.Pub) || hasTag(m, "p", carol.Pub) {
