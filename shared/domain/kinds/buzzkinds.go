@@ -50,6 +50,16 @@ const (
 	ForumComment      = 45003 // comment on a forum post (a reply)
 )
 
+// Buzz's DM channels: open (p tags name the other participants), add
+// member (h the DM, p the new keys) and hide (h the DM). Buzz declares a
+// 41001 "DM created" as well but its relay never publishes one: a new DM is
+// announced by its 39000-39003 and a 44100 for each participant.
+const (
+	DMOpen      = 41010
+	DMAddMember = 41011
+	DMHide      = 41012
+)
+
 // ThreadWindowBounds is the relay-signed bounds overlay of Buzz's thread
 // window (one per served thread window, never stored).
 const ThreadWindowBounds = 39007

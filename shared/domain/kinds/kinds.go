@@ -223,6 +223,10 @@ var table = []Kind{
 	{First: StreamReminder, Name: "stream reminder", Accepted: true, Storage: StoreRegular, InChannel: true},
 	{First: MessageDiff, Name: "diff message", Accepted: true, Storage: StoreRegular, Searchable: true, InChannel: true},
 	{First: Canvas, Name: "canvas", Accepted: true, Storage: StoreRegular, Searchable: true, InChannel: true},
+	// DM channels: acted on; open and add member stored in the DM.
+	{First: DMOpen, Name: "DM open", Accepted: true, Storage: StoreRegular},
+	{First: DMAddMember, Name: "DM add member", Accepted: true, Storage: StoreRegular},
+	{First: DMHide, Name: "DM hide", Accepted: true, Storage: StoreNever},
 	{First: JobRequest, Last: JobError, Name: "agent job", Accepted: true, Storage: StoreRegular, InChannel: true},
 	{First: ForumPost, Name: "forum post", Accepted: true, Storage: StoreRegular, Searchable: true, InChannel: true},
 	{First: ForumVote, Name: "forum vote", Accepted: true, Storage: StoreRegular, Aux: true},

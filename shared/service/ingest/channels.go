@@ -517,7 +517,11 @@ func (a *apply) publishState(ctx context.Context, ch *nip29.Channel) error {
 		var tags nostr.Tags
 		switch k {
 		case kinds.GroupMetadata:
-			tags = nip29.MetadataTags(&published)
+			if ch.Type == nip29.TypeDM {
+				tags = nip29.DMMetadataTags(&published, members)
+			} else {
+				tags = nip29.MetadataTags(&published)
+			}
 		case kinds.GroupRoles:
 			tags = nip29.RolesTags(ch)
 		case kinds.GroupAdmins:
