@@ -1,10 +1,6 @@
 package e2e
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -21,15 +17,6 @@ func TestInteropNostrTools(t *testing.T) {
 	node, dir := NodePackages(t, "interop", "nostr-tools interop test", map[string]string{"nostr-tools": "2.25.2", "ws": "8.18.3"})
 
 	r := newRelay(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "interop.mjs", r.WSURL, r.HTTPURL)
-	cmd.Dir = dir
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("node interop.mjs: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
-	}
 	var got struct {
 		Pubkey           string   `json:"pubkey"`
 		BeforeAuth       string   `json:"beforeAuth"`
@@ -39,10 +26,7 @@ func TestInteropNostrTools(t *testing.T) {
 		QueryStatus      int      `json:"queryStatus"`
 		QueryIDs         []string `json:"queryIds"`
 	}
-	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &got); err != nil {
-		t.Fatalf("interop output %q: %v (stderr %s)", stdout.String(), err, stderr.String())
-	}
+	RunNode(t, node, dir, 60*time.Second, &got, "interop.mjs", r.WSURL, r.HTTPURL)
 	if !strings.HasPrefix(got.BeforeAuth, "auth-required:") {
 		t.Errorf("publish before AUTH: %q, want auth-required:", got.BeforeAuth)
 	}

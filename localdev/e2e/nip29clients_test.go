@@ -1,11 +1,6 @@
 package e2e
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"os/exec"
-	"strings"
 	"testing"
 	"time"
 )
@@ -27,15 +22,6 @@ func TestNIP29Clients(t *testing.T) {
 	})
 
 	r := newRelay(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "nip29clients.mjs", r.WSURL, r.HTTPURL)
-	cmd.Dir = dir
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("node nip29clients.mjs: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
-	}
 	var got struct {
 		Checks []struct {
 			Name   string `json:"name"`
@@ -43,12 +29,9 @@ func TestNIP29Clients(t *testing.T) {
 			Detail string `json:"detail"`
 		} `json:"checks"`
 	}
-	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &got); err != nil {
-		t.Fatalf("output %q: %v (stderr %s)", stdout.String(), err, stderr.String())
-	}
+	stderr := RunNode(t, node, dir, 3*time.Minute, &got, "nip29clients.mjs", r.WSURL, r.HTTPURL)
 	if len(got.Checks) < 50 {
-		t.Errorf("%d checks ran: the script stopped early (stderr %s)", len(got.Checks), stderr.String())
+		t.Errorf("%d checks ran: the script stopped early (stderr %s)", len(got.Checks), stderr)
 	}
 	for _, c := range got.Checks {
 		if !c.OK {

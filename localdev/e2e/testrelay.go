@@ -1,12 +1,14 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,6 +54,28 @@ func NodePackages(t testing.TB, dir, what string, pins map[string]string) (node,
 	}
 	NPMCI(t, abs, pins)
 	return node, abs
+}
+
+// RunNode runs script with node in dir (its args after it) within timeout
+// and decodes the last line it prints, a JSON object, into out; a failed run
+// or an unreadable last line fails the test with both outputs. It returns
+// what the script wrote to stderr.
+func RunNode(t testing.TB, node, dir string, timeout time.Duration, out any, script string, args ...string) (stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, append([]string{script}, args...)...)
+	cmd.Dir = dir
+	var stdout, errout bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &errout
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("node %s: %v\nstdout: %s\nstderr: %s", script, err, stdout.String(), errout.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), out); err != nil {
+		t.Fatalf("node %s output %q: %v (stderr %s)", script, stdout.String(), err, errout.String())
+	}
+	return errout.String()
 }
 
 // NPMCI installs a folder's locked npm packages (npm ci) unless each of

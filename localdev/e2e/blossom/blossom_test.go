@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -47,27 +46,15 @@ func TestBlossomClient(t *testing.T) {
 	join(t, r, banned)
 	ban(t, r, banned.Pub)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
 	cfg, _ := json.Marshal(map[string]any{
 		"server": r.HTTPURL, "quotaServer": q.HTTPURL, "member": member.Secret, "stranger": stranger.Secret,
 		"banned": banned.Secret, "maxBytes": blossom.Defaults.MaxBytes, "quotaMembers": []string{m2.Secret, m3.Secret},
 	})
-	cmd := exec.CommandContext(ctx, node, "blossom.mjs", string(cfg))
-	cmd.Dir = dir
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("node blossom.mjs: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
-	}
 	var got struct {
 		Checks, Failures []string
 		Figures          map[string]any
 	}
-	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &got); err != nil {
-		t.Fatalf("output %q: %v (stderr %s)", stdout.String(), err, stderr.String())
-	}
+	e2e.RunNode(t, node, dir, 4*time.Minute, &got, "blossom.mjs", string(cfg))
 	t.Logf("%d checks; figures %v", len(got.Checks), got.Figures)
 	for _, f := range got.Failures {
 		t.Error(f)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/domain/eventcheck"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 )
 
@@ -32,7 +33,7 @@ func DMParticipants(ev *nostr.Event) ([]string, error) {
 		if len(t) < 1 || t[0] != "p" {
 			continue
 		}
-		if len(t) < 2 || !hexKey(t[1]) {
+		if len(t) < 2 || !eventcheck.LowerHex(t[1], 64) {
 			return nil, reject.Invalidf("a p tag needs a 64-character lower-case hex key")
 		}
 		others++
@@ -71,19 +72,6 @@ func DMChannelID(sorted []string) string {
 	b[8] = b[8]&0x3f | 0x80 // RFC 4122 variant
 	x := hex.EncodeToString(b)
 	return fmt.Sprintf("%s-%s-%s-%s-%s", x[0:8], x[8:12], x[12:16], x[16:20], x[20:32])
-}
-
-func hexKey(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // DMMetadataTags are a DM's 39000 tags: the metadata, then one p per

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/domain/eventcheck"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/nip29"
 	"github.com/buzzrelay/relay/shared/domain/reject"
@@ -49,7 +50,7 @@ func (a *apply) dmAddMember(ctx context.Context) error {
 		if len(t) < 1 || t[0] != "p" {
 			continue
 		}
-		if len(t) < 2 || !validKey(t[1]) {
+		if len(t) < 2 || !eventcheck.LowerHex(t[1], 64) {
 			return reject.Invalidf("a p tag needs a 64-character lower-case hex key")
 		}
 		if !set[t[1]] {
@@ -200,17 +201,4 @@ func (a *apply) publishVisibility(ctx context.Context, viewer string) error {
 	}
 	_, err = a.sign(ctx, kinds.DMVisibility, at, tags, "", store.EventMeta{DTag: viewer, TopLevel: true})
 	return err
-}
-
-func validKey(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }
