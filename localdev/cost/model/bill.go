@@ -9,6 +9,9 @@ import (
 const (
 	// QuerySeconds is the query function's run time per HTTP request.
 	QuerySeconds = 0.050
+	// AuthorizeSeconds is the $connect authorizer's run time (deployed
+	// with -c hostnames; no database).
+	AuthorizeSeconds = 0.005
 	// IOPerTrip is Aurora I/Os per database round trip.
 	IOPerTrip = 1.0
 	// IOPerQuery is Aurora I/Os per HTTP query.
@@ -109,6 +112,9 @@ func Bill(u Usage, s Stack, p Prices) ([]Line, Lifecycle, error) {
 	}
 	for _, name := range ActionOrder {
 		act(name, life.Count[name], 0)
+	}
+	if _, ok := s.Function("ws-authorize"); ok { // -c hostnames: the $connect authorizer runs first
+		run("ws-authorize", life.Count[ActConnect], AuthorizeSeconds)
 	}
 	act(ActREQ, u.REQs, u.EventsPerReq)
 	act(ActEvent, u.Messages-u.REQs, 0)
