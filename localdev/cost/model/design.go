@@ -2,8 +2,9 @@ package model
 
 import (
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 )
 
 // The client actions a design prices. The first six are the WebSocket
@@ -87,14 +88,7 @@ var Designs = map[string]Design{
 }
 
 // DesignNames are the designs, sorted.
-func DesignNames() []string {
-	var out []string
-	for n := range Designs {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
+func DesignNames() []string { return slices.Sorted(maps.Keys(Designs)) }
 
 // Posting is how a function posts its frames: PostSeconds per
 // @connections round trip, InFlight posts at a time (the code posts a

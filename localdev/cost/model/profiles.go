@@ -2,7 +2,8 @@ package model
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 )
 
 // profileStacks are the stacks infra/settings.go's profiles synthesize
@@ -54,14 +55,7 @@ var relayFunctions = []Function{
 var relayDatabase = Database{Instances: 1, MinACU: 0, AutoPauseSeconds: DefaultAutoPauseSeconds, PoolIdleSeconds: 30}
 
 // Profiles are the profile names, sorted.
-func Profiles() []string {
-	var out []string
-	for p := range profileStacks {
-		out = append(out, p)
-	}
-	sort.Strings(out)
-	return out
-}
+func Profiles() []string { return slices.Sorted(maps.Keys(profileStacks)) }
 
 // Assumed is the stack of profile with egress ("" = the profile's own).
 func Assumed(profile, egress string) (Stack, error) {
