@@ -183,7 +183,7 @@ func Bill(u Usage, s Stack, p Prices) ([]Line, Lifecycle, error) {
 		add(float64(db.Instances)*HoursPerMonth*acu*p.ACUHour, "Aurora compute %d instance(s) x %d h x %.1f ACU x $%.2f (min capacity %g: never pauses)", db.Instances, HoursPerMonth, acu, p.ACUHour, db.MinACU)
 	} else {
 		add(float64(db.Instances)*u.DBHours*acu*p.ACUHour, "Aurora compute %.0f h awake x %.1f ACU x $%.2f ($0 while paused)", u.DBHours, acu, p.ACUHour)
-		h := life.AwakeSeconds / 3600
+		h := max(min(life.AwakeSeconds/3600, HoursPerMonth-u.DBHours), 0) // never more than the month
 		add(float64(db.Instances)*h*acu*p.ACUHour, "Aurora compute, modelled wakes: %d resumes, %.1f h awake x %.1f ACU x $%.2f", life.Resumes, h, acu, p.ACUHour)
 	}
 	add(u.StoredGB*p.StorageGBMonth, "Aurora storage %.1f GB x $%.2f (backups up to that size free)", u.StoredGB, p.StorageGBMonth)

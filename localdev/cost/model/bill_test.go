@@ -95,6 +95,9 @@ func TestBill(t *testing.T) {
 		// function reads it); downloads bypass the functions.
 		{"media behind NAT", "community", "nat-gateway", with(func(u *Usage) { u.MediaUploads = 1e3; u.MediaDownloads = 1e5; u.MediaMB = 10 }), math.NaN(),
 			map[string]float64{"NAT processing 10.00 GB": 0.45}},
+		// Awake all month by hand: the modelled wakes add nothing.
+		{"awake and connected", "community", "", with(func(u *Usage) { u.DBHours = 730; u.Clients.N = 1 }), math.NaN(),
+			map[string]float64{"Aurora compute 730 h": 43.80, "Aurora compute, modelled wakes": 0}},
 		// Issue 31's goal: under $3 with nobody connected, and with one
 		// always-open client once its reconnects need no database.
 		{"1 connected, lastcommit", "community", "", with(func(u *Usage) { u.Design = "lastcommit"; u.Clients.N = 1 }), math.NaN(),
