@@ -1,0 +1,124 @@
+package model
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+)
+
+// The client actions a design prices. The first six are the WebSocket
+// lifecycle of an always-open client (Lifecycle); EVENT and REQ are the
+// traffic of Usage.Messages.
+const (
+	ActConnect    = "$connect"
+	ActEarlyREQ   = "REQ before AUTH" // answered CLOSED auth-required
+	ActAuth       = "AUTH"            // the challenge, then OK
+	ActResumeREQ  = "REQ since"       // a reconnect's REQ with since at or after the last commit: EOSE only
+	ActHeartbeat  = "heartbeat"       // NDK's probe: REQ {kinds:[99999],limit:0} answered EOSE, then CLOSE
+	ActDisconnect = "$disconnect"
+	ActEvent      = "EVENT" // any message answered with one frame (EVENT's OK)
+	ActREQ        = "REQ"   // a REQ's EOSE; each stored event adds a post
+)
+
+// ActionOrder is the order the design table is printed in.
+var ActionOrder = []string{ActConnect, ActEarlyREQ, ActAuth, ActResumeREQ, ActHeartbeat, ActDisconnect, ActEvent, ActREQ}
+
+// Action is what one client action costs in a design.
+type Action struct {
+	Function    string  // the function API Gateway runs for it
+	Invocations float64 // of Function (a heartbeat is two messages)
+	Seconds     float64 // run time of all its invocations besides the posts
+	Received    float64 // client messages API Gateway meters ($connect and $disconnect are not messages)
+	Posts       float64 // frames posted through @connections, each a sent message
+	DBTrips     float64 // database round trips: any wakes a paused Aurora
+	S3Gets      float64
+	S3Puts      float64
+}
+
+// Design is one way the relay serves these actions: which touch the
+// database and what else they call.
+type Design struct {
+	Name, About string
+	Actions     map[string]Action
+	// Notes are the design's assumptions, printed with the bill.
+	Notes []string
+}
+
+// Designs are the ways the model can price. "current" is the code as it
+// is (round trips and posts as localdev/roundtrips counts them,
+// docs/benchmarks.md: first message 2, AUTH 2, REQ with nothing stored 3,
+// with stored events 4, EVENT 4, CLOSE 1); "lastcommit" is the path of issue 31's "An open
+// app should not keep Aurora awake", as planned: its S3 requests are
+// assumptions until the code lands, then this table follows it.
+var Designs = map[string]Design{
+	"current": {
+		Name:  "current",
+		About: "every message and $disconnect run database statements; $connect does not",
+		Actions: map[string]Action{
+			ActConnect:    {Function: "ws-connect", Invocations: 1, Seconds: 0.005},
+			ActEarlyREQ:   {Function: "ws-message", Invocations: 1, Seconds: 0.010, Received: 1, Posts: 1, DBTrips: 2},
+			ActAuth:       {Function: "ws-message", Invocations: 1, Seconds: 0.010, Received: 1, Posts: 2, DBTrips: 2},
+			ActResumeREQ:  {Function: "ws-message", Invocations: 1, Seconds: 0.015, Received: 1, Posts: 1, DBTrips: 3},
+			ActHeartbeat:  {Function: "ws-message", Invocations: 2, Seconds: 0.025, Received: 2, Posts: 1, DBTrips: 4},
+			ActDisconnect: {Function: "ws-disconnect", Invocations: 1, Seconds: 0.010, DBTrips: 1},
+			ActEvent:      {Function: "ws-message", Invocations: 1, Seconds: 0.020, Received: 1, Posts: 1, DBTrips: 4},
+			ActREQ:        {Function: "ws-message", Invocations: 1, Seconds: 0.015, Received: 1, Posts: 1, DBTrips: 4},
+		},
+		Notes: []string{
+			"the first message registers the connection (its challenge), AUTH stores the key, a REQ stores its subscription and reads, CLOSE deletes it, $disconnect deletes the connection's rows: each wakes a paused Aurora",
+		},
+	},
+	"lastcommit": {
+		Name:  "lastcommit",
+		About: "no database for $connect, AUTH, heartbeats, $disconnect and a REQ since the last commit (issue 31, planned)",
+		Actions: map[string]Action{
+			ActConnect:    {Function: "ws-connect", Invocations: 1, Seconds: 0.005},
+			ActEarlyREQ:   {Function: "ws-message", Invocations: 1, Seconds: 0.010, Received: 1, Posts: 1},
+			ActAuth:       {Function: "ws-message", Invocations: 1, Seconds: 0.010, Received: 1, Posts: 2, S3Puts: 1},
+			ActResumeREQ:  {Function: "ws-message", Invocations: 1, Seconds: 0.015, Received: 1, Posts: 1, S3Gets: 1, S3Puts: 1},
+			ActHeartbeat:  {Function: "ws-message", Invocations: 2, Seconds: 0.025, Received: 2, Posts: 1, S3Gets: 1, S3Puts: 1},
+			ActDisconnect: {Function: "ws-disconnect", Invocations: 1, Seconds: 0.005},
+			ActEvent:      {Function: "ws-message", Invocations: 1, Seconds: 0.020, Received: 1, Posts: 1, DBTrips: 4},
+			ActREQ:        {Function: "ws-message", Invocations: 1, Seconds: 0.015, Received: 1, Posts: 1, DBTrips: 4},
+		},
+		Notes: []string{
+			"assumed until it lands: the challenge needs no stored row; AUTH keeps the connection's key in one S3 PUT; a REQ since the last commit reads the last-commit mark (one S3 GET) and keeps its subscription in one S3 PUT; a limit-0 REQ is answered the same way; $disconnect deletes nothing (rows expire)",
+		},
+	},
+}
+
+// DesignNames are the designs, sorted.
+func DesignNames() []string { return slices.Sorted(maps.Keys(Designs)) }
+
+// Posting is how a function posts its frames: PostSeconds per
+// @connections round trip, InFlight posts at a time (the code posts a
+// REQ's events one after another, in order: 1).
+type Posting struct {
+	PostSeconds float64
+	InFlight    float64
+}
+
+// Seconds is the run time of a with extra more posts (a REQ's stored
+// events): the posts go out InFlight at a time.
+func (p Posting) Seconds(a Action, extra float64) float64 {
+	posts := a.Posts + extra
+	if posts == 0 {
+		return a.Seconds
+	}
+	return a.Seconds + math.Ceil(posts/max(p.InFlight, 1))*p.PostSeconds
+}
+
+// Check makes sure every action of d runs a function s deploys.
+func (d Design) Check(s Stack) error {
+	for _, name := range ActionOrder {
+		a, ok := d.Actions[name]
+		if !ok {
+			return fmt.Errorf("design %s does not price %s", d.Name, name)
+		}
+		if _, ok := s.Function(a.Function); !ok {
+			return fmt.Errorf("design %s: %s runs function %q, which the stack does not deploy", d.Name, name, a.Function)
+		}
+	}
+	return nil
+}

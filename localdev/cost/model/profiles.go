@@ -1,0 +1,76 @@
+package model
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// profileStacks are the stacks infra/settings.go's profiles synthesize
+// with their default egress, as the bill assumes them when no template is
+// given. infra's TestCostModelMatchesTemplate synthesizes each profile and
+// egress and fails listing every difference (Diff), so a change to the
+// template that costs money is made here too.
+var profileStacks = map[string]Stack{
+	"community": {
+		Functions: relayFunctions,
+		LogGroups: 8, LogRetentionDays: 7,
+		KMSKeys: 1, Secrets: 1, Buckets: 1,
+		Database: relayDatabase,
+	},
+	"managed": {
+		Functions: relayFunctions,
+		LogGroups: 8, LogRetentionDays: 90,
+		// errors and throttles of the seven functions, HTTP 5xx
+		Alarms:  15,
+		KMSKeys: 1, Rotating: 1, Secrets: 1, Buckets: 1, Topics: 1,
+		Database: relayDatabase,
+	},
+}
+
+// profileEgress is each profile's default egress (infra/settings.go).
+var profileEgress = map[string]string{"community": "ipv6", "managed": "nat-gateway"}
+
+// networks are the egress choices (-c egress) as the template has them.
+var networks = map[string]Network{
+	"ipv6":         {Egress: "ipv6"},
+	"nat-gateway":  {Egress: "nat-gateway", NATGateways: 1, PublicIPv4: 1},
+	"nat-instance": {Egress: "nat-instance", NATInstances: []string{"t4g.nano"}, PublicIPv4: 1, Alarms: 1},
+}
+
+// relayFunctions are infra.Functions as deployed without -c hostnames, and
+// the CDK provider framework's onEvent function of the migrate custom
+// resource (run only by deploys).
+var relayFunctions = []Function{
+	{"MigrateProviderframeworkonEvent", 128, "x86_64"},
+	{"fanout", 512, "arm64"},
+	{"ingest", 512, "arm64"},
+	{"migrate", 256, "arm64"},
+	{"query", 512, "arm64"},
+	{"ws-connect", 256, "arm64"},
+	{"ws-disconnect", 256, "arm64"},
+	{"ws-message", 512, "arm64"},
+}
+
+var relayDatabase = Database{Instances: 1, MinACU: 0, AutoPauseSeconds: DefaultAutoPauseSeconds, PoolIdleSeconds: 30}
+
+// Profiles are the profile names, sorted.
+func Profiles() []string { return slices.Sorted(maps.Keys(profileStacks)) }
+
+// Assumed is the stack of profile with egress ("" = the profile's own).
+func Assumed(profile, egress string) (Stack, error) {
+	s, ok := profileStacks[profile]
+	if !ok {
+		return Stack{}, fmt.Errorf("profile must be community or managed, got %q", profile)
+	}
+	if egress == "" {
+		egress = profileEgress[profile]
+	}
+	n, ok := networks[egress]
+	if !ok {
+		return Stack{}, fmt.Errorf("egress must be ipv6, nat-gateway or nat-instance, got %q", egress)
+	}
+	s.Network = n
+	s.Functions = append([]Function(nil), s.Functions...)
+	return s, nil
+}
