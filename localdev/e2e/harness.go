@@ -54,6 +54,9 @@ type Options struct {
 	// MediaDir (default: a temporary folder removed on Close).
 	Media    bool
 	MediaDir string
+	// Costs are the emulated API Gateway and Lambda costs
+	// (emulator.Costs; the zero value: none).
+	Costs emulator.Costs
 }
 
 // Relay is a running harness relay.
@@ -141,7 +144,7 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 	}
 	stack := newStack(a, o.Log)
 	ws := stack.WS
-	ws.IdleTimeout, ws.Lifetime = o.IdleTimeout, o.Lifetime
+	ws.IdleTimeout, ws.Lifetime, ws.Costs = o.IdleTimeout, o.Lifetime, o.Costs
 	r := &Relay{
 		HTTPURL: "http://" + addr, WSURL: "ws://" + addr, DSN: dsn, App: a, WS: ws, Lambda: stack.Lambda,
 		srv:  &http.Server{Handler: stack.Handler(), ReadHeaderTimeout: 10 * time.Second},

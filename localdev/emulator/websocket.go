@@ -50,10 +50,14 @@ type WebSocketAPI struct {
 	// ManagementSlots bounds the @connections requests (management.go)
 	// worked on at once: GOMAXPROCS when 0.
 	ManagementSlots int
-	Log             *slog.Logger
+	// Costs are API Gateway's and Lambda's prices the emulator adds
+	// (costs.go); the zero value adds none.
+	Costs Costs
+	Log   *slog.Logger
 
-	mu    sync.Mutex
-	conns map[string]*socket
+	mu       sync.Mutex
+	conns    map[string]*socket
+	connects bucket // new connections per second (Costs.ConnectRate)
 
 	slotsOnce sync.Once
 	slots     chan struct{}
@@ -70,6 +74,12 @@ type socket struct {
 	userAgent   string
 	forgotten   atomic.Bool // Forget: no $disconnect for this one
 	done        chan struct{}
+	// out holds the posts API Gateway accepted for the client, written by
+	// the socket's one writer until quit; dropped says why the emulator
+	// closed a client that did not take them.
+	out     chan []byte
+	quit    chan struct{}
+	dropped atomic.Value // string
 }
 
 func (s *socket) touch() { s.lastActive.Store(time.Now().UnixNano()) }
@@ -123,11 +133,18 @@ func (a *WebSocketAPI) log() *slog.Logger {
 
 // ServeHTTP runs $connect, upgrades, and serves the socket until it closes.
 func (a *WebSocketAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !a.connects.take(a.Costs.ConnectRate, a.Costs.ConnectRate, time.Now()) {
+		// API Gateway's answer past the account's new-connection quota.
+		http.Error(w, `{"message":"Too Many Requests"}`, http.StatusTooManyRequests)
+		return
+	}
 	id := connectionID()
 	src, _, _ := net.SplitHostPort(r.RemoteAddr)
-	s := &socket{id: id, host: r.Host, connectedAt: time.Now(), sourceIP: src, userAgent: r.UserAgent(), done: make(chan struct{})}
+	s := &socket{id: id, host: r.Host, connectedAt: time.Now(), sourceIP: src, userAgent: r.UserAgent(),
+		done: make(chan struct{}), out: make(chan []byte, a.Costs.outboundBuffer()), quit: make(chan struct{})}
 	ev := a.event(s, "CONNECT", "$connect", "")
 	ev.Headers, ev.MultiValueHeaders = connectHeaders(r, src)
+	spend(a.Costs.InvokeOverhead)
 	ctx, cancel := context.WithTimeout(r.Context(), IntegrationTimeout)
 	resp, err := a.Connect(ctx, ev)
 	cancel()
@@ -155,7 +172,9 @@ func (a *WebSocketAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a.conns[id] = s
 	a.mu.Unlock()
 
+	go s.write()
 	code, reason := a.serve(s)
+	close(s.quit)
 	a.mu.Lock()
 	delete(a.conns, id)
 	a.mu.Unlock()
@@ -215,6 +234,9 @@ func (a *WebSocketAPI) serve(s *socket) (websocket.StatusCode, string) {
 			if w, ok := why.Load().(string); ok {
 				return websocket.StatusGoingAway, w
 			}
+			if w, ok := s.dropped.Load().(string); ok {
+				return websocket.StatusPolicyViolation, w
+			}
 			if s.forgotten.Load() {
 				return websocket.StatusGoingAway, "forgotten"
 			}
@@ -238,12 +260,29 @@ func (a *WebSocketAPI) serve(s *socket) (websocket.StatusCode, string) {
 		running.Add(1)
 		go func() {
 			defer func() { <-sem; running.Done() }()
+			spend(a.Costs.InvokeOverhead)
 			ictx, icancel := context.WithTimeout(context.Background(), IntegrationTimeout)
 			defer icancel()
 			if _, err := a.Default(ictx, ev); err != nil {
 				a.log().Warn("emulator: $default handler failed", "connection", s.id, "err", err)
 			}
 		}()
+	}
+}
+
+// write hands the accepted posts to the client, one at a time, until the
+// socket ends; a write that fails (the socket was closed under it, or a
+// client that stopped reading was dropped) ends it.
+func (s *socket) write() {
+	for {
+		select {
+		case <-s.quit:
+			return
+		case m := <-s.out:
+			if err := s.c.Write(context.Background(), websocket.MessageText, m); err != nil {
+				return
+			}
+		}
 	}
 }
 
