@@ -23,7 +23,7 @@ const (
 	// flight at once: a REQ's stored events (wsrelay) and the connections
 	// of a live delivery (fanout). With it a REQ answered with n events
 	// takes about ceil(n/PostsInFlight)+1 post latencies to its EOSE.
-	PostsInFlight = 32
+	PostsInFlight = 64
 	// PostTimeout bounds one post; past it the recipient is dropped.
 	PostTimeout = 3 * time.Second
 )
