@@ -1,7 +1,11 @@
 package emulator
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -62,6 +66,38 @@ type Costs struct {
 	// OutboundBuffer is the accepted posts a connection holds for its
 	// client (APIGW_OUTBOUND_BUFFER; 0: DefaultOutboundBuffer).
 	OutboundBuffer int
+	// HTTPThrottle and WSThrottle are the stages' throttles: requests (the
+	// HTTP API) and messages, $connect included (the WebSocket API) a
+	// second, past which API Gateway answers 429 Too Many Requests. Read
+	// from infra/throttles.json, the defaults the CDK stack deploys, with
+	// APIGW_THROTTLES=on (not implied by APIGW_COSTS: a benchmark opening
+	// thousands of sockets would wait on them); zero: none.
+	HTTPThrottle, WSThrottle Throttle
+}
+
+// Throttle is a stage's steady rate (a second) and burst.
+type Throttle struct{ Rate, Burst float64 }
+
+// ThrottlesFile is where the stage throttles' defaults live, relative to
+// the repository's root (the CDK stack embeds the same file).
+const ThrottlesFile = "infra/throttles.json"
+
+// StageThrottles reads the HTTP and WebSocket stages' throttles from
+// ThrottlesFile, looked for from dir upwards.
+func StageThrottles(dir string) (httpStage, wsStage Throttle, err error) {
+	for d := dir; ; d = filepath.Dir(d) {
+		data, rerr := os.ReadFile(filepath.Join(d, ThrottlesFile))
+		if rerr == nil {
+			var m map[string]float64
+			if err := json.Unmarshal(data, &m); err != nil {
+				return httpStage, wsStage, fmt.Errorf("emulator: %s: %w", ThrottlesFile, err)
+			}
+			return Throttle{m["httpThrottleRate"], m["httpThrottleBurst"]}, Throttle{m["wsThrottleRate"], m["wsThrottleBurst"]}, nil
+		}
+		if filepath.Dir(d) == d {
+			return httpStage, wsStage, fmt.Errorf("emulator: no %s in %s or above", ThrottlesFile, dir)
+		}
+	}
 }
 
 // CostsFromEnv reads the costs: APIGW_COSTS=on sets every default above,
@@ -94,6 +130,19 @@ func CostsFromEnv(getenv func(string) string) (Costs, error) {
 		}
 		c.ConnectRate = x
 	}
+	switch v := getenv("APIGW_THROTTLES"); v {
+	case "", "off", "0", "false":
+	case "on", "1", "true":
+		wd, err := os.Getwd()
+		if err != nil {
+			return c, fmt.Errorf("emulator: stage throttles: %w", err)
+		}
+		if c.HTTPThrottle, c.WSThrottle, err = StageThrottles(wd); err != nil {
+			return c, err
+		}
+	default:
+		return c, fmt.Errorf("APIGW_THROTTLES must be on or off, got %q", v)
+	}
 	if v := getenv("APIGW_OUTBOUND_BUFFER"); v != "" {
 		x, err := strconv.Atoi(v)
 		if err != nil || x < 1 {
@@ -109,6 +158,27 @@ func (c Costs) outboundBuffer() int {
 		return DefaultOutboundBuffer
 	}
 	return c.OutboundBuffer
+}
+
+// throttled answers 429 past t, as an HTTP API stage does.
+func throttled(t Throttle, b *bucket, next http.Handler) http.Handler {
+	if t.Rate <= 0 {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !b.take(t.Rate, t.Burst, time.Now()) {
+			tooMany(w)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// tooMany is API Gateway's throttling answer.
+func tooMany(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusTooManyRequests)
+	_, _ = w.Write([]byte(`{"message":"Too Many Requests"}`))
 }
 
 // spend waits d (nothing when d is 0).

@@ -55,9 +55,11 @@ type WebSocketAPI struct {
 	Costs Costs
 	Log   *slog.Logger
 
-	mu       sync.Mutex
-	conns    map[string]*socket
-	connects bucket // new connections per second (Costs.ConnectRate)
+	mu        sync.Mutex
+	conns     map[string]*socket
+	connects  bucket // new connections per second (Costs.ConnectRate)
+	stageRate bucket // the WebSocket stage's throttle (Costs.WSThrottle)
+	httpRate  bucket // the HTTP stage's throttle (Costs.HTTPThrottle)
 
 	slotsOnce sync.Once
 	slots     chan struct{}
@@ -105,6 +107,7 @@ func headerHas(h http.Header, name, token string) bool {
 // same address as next (the HTTP routes); everything else goes to next.
 func (a *WebSocketAPI) Wrap(next http.Handler) http.Handler {
 	mgmt := a.Management()
+	next = throttled(a.Costs.HTTPThrottle, &a.httpRate, next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case IsWebSocketUpgrade(r) && (r.URL.Path == "/" || r.URL.Path == ""):
@@ -133,9 +136,12 @@ func (a *WebSocketAPI) log() *slog.Logger {
 
 // ServeHTTP runs $connect, upgrades, and serves the socket until it closes.
 func (a *WebSocketAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !a.connects.take(a.Costs.ConnectRate, a.Costs.ConnectRate, time.Now()) {
-		// API Gateway's answer past the account's new-connection quota.
-		http.Error(w, `{"message":"Too Many Requests"}`, http.StatusTooManyRequests)
+	now := time.Now()
+	if !a.connects.take(a.Costs.ConnectRate, max(a.Costs.ConnectRate, 1), now) ||
+		!a.stageRate.take(a.Costs.WSThrottle.Rate, a.Costs.WSThrottle.Burst, now) {
+		// API Gateway's answer past the account's new-connection quota or
+		// the stage's throttle.
+		tooMany(w)
 		return
 	}
 	id := connectionID()
@@ -256,6 +262,12 @@ func (a *WebSocketAPI) serve(s *socket) (websocket.StatusCode, string) {
 		}
 		ev := a.event(s, "MESSAGE", "$default", body)
 		ev.IsBase64Encoded = b64
+		if !a.stageRate.take(a.Costs.WSThrottle.Rate, a.Costs.WSThrottle.Burst, time.Now()) {
+			// Throttled by the stage: not invoked; the client is told so
+			// (the emulator's form of API Gateway's answer).
+			go a.Post(ctx, s.id, []byte(`{"message":"Too Many Requests","connectionId":"`+s.id+`","requestId":"`+ev.RequestContext.RequestID+`"}`))
+			continue
+		}
 		sem <- struct{}{}
 		running.Add(1)
 		go func() {
