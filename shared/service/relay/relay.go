@@ -10,7 +10,8 @@
 // counters cannot be reached: the request then meets the same database),
 // authentication required, the work itself (ingest for a write, the query
 // engine for a read, the subscription for a REQ), and, for a write, live
-// delivery before the answer. Its errors are domain errors: a refusal is a
+// delivery (before the answer, or for WebSocket after its OK:
+// PublishThenDeliver). Its errors are domain errors: a refusal is a
 // *reject.Error carrying its NIP-01 prefix, anything else an internal
 // failure the transport's table turns into its opaque answer.
 //
