@@ -56,25 +56,7 @@ func TestManagementSlowSocket(t *testing.T) {
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	dial := func() (*websocket.Conn, string) {
-		t.Helper()
-		before := map[string]bool{}
-		for _, id := range a.Connections() {
-			before[id] = true
-		}
-		c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for {
-			for _, id := range a.Connections() {
-				if !before[id] {
-					return c, id
-				}
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
+	dial := func() (*websocket.Conn, string) { return dialNew(ctx, t, a, srv) }
 	stalled, stalledID := dial()
 	defer stalled.CloseNow()
 	live, liveID := dial()
@@ -133,25 +115,7 @@ func TestPostNeverWaitsForClient(t *testing.T) {
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	dial := func() (*websocket.Conn, string) {
-		t.Helper()
-		before := map[string]bool{}
-		for _, id := range a.Connections() {
-			before[id] = true
-		}
-		c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for {
-			for _, id := range a.Connections() {
-				if !before[id] {
-					return c, id
-				}
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
+	dial := func() (*websocket.Conn, string) { return dialNew(ctx, t, a, srv) }
 	stalled, stalledID := dial()
 	defer stalled.CloseNow()
 	live, liveID := dial()
@@ -192,4 +156,26 @@ func TestPostNeverWaitsForClient(t *testing.T) {
 		t.Fatalf("post to the live connection after the drop: %v", err)
 	}
 	t.Logf("%d posts of 128 KB accepted before the drop", accepted)
+}
+
+// dialNew opens a socket to srv and returns it with the connection id a
+// gave it.
+func dialNew(ctx context.Context, t *testing.T, a *WebSocketAPI, srv *httptest.Server) (*websocket.Conn, string) {
+	t.Helper()
+	before := map[string]bool{}
+	for _, id := range a.Connections() {
+		before[id] = true
+	}
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		for _, id := range a.Connections() {
+			if !before[id] {
+				return c, id
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
