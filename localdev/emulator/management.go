@@ -43,6 +43,13 @@ func (a *WebSocketAPI) Management() http.Handler {
 }
 
 func (a *WebSocketAPI) serveManagement(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost {
+		// API Gateway's time for a post, spent without a slot.
+		if err := a.postLatency(r.Context()); err != nil {
+			awsError(w, http.StatusGatewayTimeout, "InternalServerErrorException", "request ended")
+			return
+		}
+	}
 	release := a.takeSlot()
 	defer release()
 	p := r.URL.EscapedPath()
@@ -62,7 +69,7 @@ func (a *WebSocketAPI) serveManagement(w http.ResponseWriter, r *http.Request) {
 			awsError(w, http.StatusBadRequest, "BadRequestException", "could not read body")
 			return
 		}
-		switch err := a.Post(r.Context(), id, data); {
+		switch err := a.accept(id, data); {
 		case errors.Is(err, sessions.ErrTooLarge):
 			awsError(w, http.StatusRequestEntityTooLarge, "PayloadTooLargeException", "message is larger than 128 KB")
 		case err != nil:
@@ -132,17 +139,32 @@ func (a *WebSocketAPI) takeSlot() func() {
 // answers Gone, as does every later post. No post ever waits for a
 // client. data must not be changed after Post returns.
 func (a *WebSocketAPI) Post(ctx context.Context, id string, data []byte) error {
+	if err := a.postLatency(ctx); err != nil {
+		return fmt.Errorf("emulator: post to %s: %w", id, err)
+	}
+	return a.accept(id, data)
+}
+
+// postLatency spends Costs.PostLatency, or less when ctx ends first.
+func (a *WebSocketAPI) postLatency(ctx context.Context) error {
+	d := a.Costs.PostLatency
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// accept takes data into connection id's outbound buffer (Post).
+func (a *WebSocketAPI) accept(id string, data []byte) error {
 	if len(data) > MaxMessageSize {
 		return fmt.Errorf("emulator: post to %s: %w", id, sessions.ErrTooLarge)
-	}
-	if d := a.Costs.PostLatency; d > 0 {
-		t := time.NewTimer(d)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("emulator: post to %s: %w", id, ctx.Err())
-		}
 	}
 	s := a.lookup(id)
 	if s == nil {
