@@ -86,6 +86,8 @@ type Fanout struct {
 	Summaries   Summarizer
 	Log         *slog.Logger
 	Concurrency int
+	// PostTimeout bounds each post (sessions.PostTimeout when 0).
+	PostTimeout time.Duration
 	// Async, when set, takes delivery to more than InlineMax subscriptions
 	// off the committing invocation: the audience goes to the fan-out
 	// function, which splits it in parts of about BatchSize subscriptions
@@ -374,12 +376,12 @@ func (f *Fanout) send(ctx context.Context, j *job) int {
 		if skip[i] {
 			continue
 		}
-		err := sessions.Post(ctx, f.Sender, j.connection, m)
+		err := sessions.Post(ctx, f.Sender, j.connection, m, f.PostTimeout)
 		switch {
 		case err == nil:
 			sent++
 		case errors.Is(err, sessions.ErrGone):
-			// Gone, or too slow to take a post (sessions.PostTimeout):
+			// Gone, or too slow to take a post (PostTimeout):
 			// dropped, so that no later delivery waits on it either.
 			if err := f.Sessions.Drop(ctx, f.Sender, j.connection, err); err != nil {
 				f.Log.ErrorContext(ctx, "fanout: remove gone connection", "connection", j.connection, "err", err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/sessions"
@@ -51,13 +52,13 @@ func (s *stuckSender) Disconnect(_ context.Context, id string) error {
 
 // TestStuckRecipientHoldsNoOne: a recipient whose post never completes
 // does not hold the other connections' deliveries (they are all posted
-// while its post still hangs), is dropped after sessions.PostTimeout
+// while its post still hangs), is dropped after its PostTimeout
 // (its socket closed, its session forgotten) and gets none of its
 // remaining messages.
 func TestStuckRecipientHoldsNoOne(t *testing.T) {
 	st := testkit.NewStore(t, store.Options{MaxConns: 2})
 	s := &stuckSender{stuck: "stuck", posts: map[string]int{}}
-	f := &Fanout{Sessions: sessions.NewRegistry(st), Sender: s, Log: testkit.Quiet(), Concurrency: 2}
+	f := &Fanout{Sessions: sessions.NewRegistry(st), Sender: s, Log: testkit.Quiet(), Concurrency: 2, PostTimeout: time.Second}
 	msgs := func(n int) [][]byte {
 		out := make([][]byte, n)
 		for i := range out {

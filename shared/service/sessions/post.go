@@ -24,19 +24,24 @@ const (
 	// of a live delivery (fanout). With it a REQ answered with n events
 	// takes about ceil(n/PostsInFlight)+1 post latencies to its EOSE.
 	PostsInFlight = 64
-	// PostTimeout bounds one post; past it the recipient is dropped.
-	PostTimeout = 3 * time.Second
+	// PostTimeout bounds one post by default; past it the recipient is
+	// dropped. API Gateway accepts a post in tens of milliseconds; 10 s is
+	// far past any healthy post, even in the emulator on a loaded machine.
+	PostTimeout = 10 * time.Second
 )
 
-// ErrTimeout marks a post that took longer than PostTimeout; it wraps
-// ErrGone, so the recipient is dropped like a gone one.
-var ErrTimeout = fmt.Errorf("post took longer than %v: %w", PostTimeout, ErrGone)
+// ErrTimeout marks a post that ran out of its time; it wraps ErrGone, so
+// the recipient is dropped like a gone one.
+var ErrTimeout = fmt.Errorf("post timed out: %w", ErrGone)
 
-// Post posts data to connection id through s within PostTimeout: a post
-// that runs out of that time (not of ctx's) is ErrTimeout, which wraps
-// ErrGone.
-func Post(ctx context.Context, s Sender, id string, data []byte) error {
-	pctx, cancel := context.WithTimeout(ctx, PostTimeout)
+// Post posts data to connection id through s within timeout (PostTimeout
+// when 0): a post that runs out of that time (not of ctx's) is
+// ErrTimeout, which wraps ErrGone.
+func Post(ctx context.Context, s Sender, id string, data []byte, timeout time.Duration) error {
+	if timeout <= 0 {
+		timeout = PostTimeout
+	}
+	pctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	err := s.Post(pctx, id, data)
 	if err != nil && ctx.Err() == nil && errors.Is(pctx.Err(), context.DeadlineExceeded) && !errors.Is(err, ErrGone) {

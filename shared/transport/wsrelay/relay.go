@@ -278,7 +278,7 @@ func (p *replier) send(ctx context.Context, msg []byte) {
 	if p.gone.Load() {
 		return
 	}
-	err := sessions.Post(ctx, p.r.Sender, p.conn, msg)
+	err := sessions.Post(ctx, p.r.Sender, p.conn, msg, 0)
 	switch {
 	case err == nil:
 	case errors.Is(err, sessions.ErrGone):
