@@ -52,15 +52,7 @@ func TestManagementSlowSocket(t *testing.T) {
 		return events.APIGatewayProxyResponse{StatusCode: 200}, nil
 	}
 	a := &WebSocketAPI{Connect: ok, Default: ok, Disconnect: ok, ManagementSlots: 1}
-	srv := httptest.NewServer(a.Wrap(http.NotFoundHandler()))
-	defer srv.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	dial := func() (*websocket.Conn, string) { return dialNew(ctx, t, a, srv) }
-	stalled, stalledID := dial()
-	defer stalled.CloseNow()
-	live, liveID := dial()
-	defer live.CloseNow()
+	ctx, srv, stalled, stalledID, live, liveID := twoSockets(t, a)
 
 	post := func(id string, body []byte) int {
 		resp, err := srv.Client().Post(srv.URL+"/@connections/"+id, "application/octet-stream", bytes.NewReader(body))
@@ -111,15 +103,7 @@ func TestPostNeverWaitsForClient(t *testing.T) {
 		return events.APIGatewayProxyResponse{StatusCode: 200}, nil
 	}
 	a := &WebSocketAPI{Connect: ok, Default: ok, Disconnect: bye, Costs: Costs{OutboundBuffer: 4}}
-	srv := httptest.NewServer(a.Wrap(http.NotFoundHandler()))
-	defer srv.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	dial := func() (*websocket.Conn, string) { return dialNew(ctx, t, a, srv) }
-	stalled, stalledID := dial()
-	defer stalled.CloseNow()
-	live, liveID := dial()
-	defer live.CloseNow()
+	ctx, _, _, stalledID, live, liveID := twoSockets(t, a)
 
 	big := bytes.Repeat([]byte("x"), MaxMessageSize)
 	accepted := 0
@@ -156,6 +140,22 @@ func TestPostNeverWaitsForClient(t *testing.T) {
 		t.Fatalf("post to the live connection after the drop: %v", err)
 	}
 	t.Logf("%d posts of 128 KB accepted before the drop", accepted)
+}
+
+// twoSockets serves a and opens two sockets to it (closed with the test):
+// one the test will not read, one it will.
+func twoSockets(t *testing.T, a *WebSocketAPI) (ctx context.Context, srv *httptest.Server,
+	stalled *websocket.Conn, stalledID string, live *websocket.Conn, liveID string) {
+	t.Helper()
+	srv = httptest.NewServer(a.Wrap(http.NotFoundHandler()))
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	stalled, stalledID = dialNew(ctx, t, a, srv)
+	t.Cleanup(func() { stalled.CloseNow() })
+	live, liveID = dialNew(ctx, t, a, srv)
+	t.Cleanup(func() { live.CloseNow() })
+	return ctx, srv, stalled, stalledID, live, liveID
 }
 
 // dialNew opens a socket to srv and returns it with the connection id a
