@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 FUNCTIONS := ingest query ws-connect ws-authorize ws-message ws-disconnect fanout migrate
 
-.PHONY: dev test test-all test-core test-smoke test-infra smoke build synth deploy bench pg clean fuzz stop reset
+.PHONY: dev test test-all test-core test-smoke test-infra smoke build synth deploy bench bench-ws pg clean fuzz stop reset
 
 # Run the relay locally: private Postgres under .localdev/ (unless DATABASE_URL
 # is set), migrations, then HTTP + WebSocket on 127.0.0.1:8080 (BUZZ_ADDR).
@@ -78,6 +78,12 @@ build:
 
 bench:
 	@source localdev/pg.sh && $(GO) test -run '^$$' -bench . -benchtime 3s ./...
+
+# wsbench with API Gateway's costs off, then on (APIGW_COSTS, docs/benchmarks.md);
+# `APIGW_COSTS=on make bench` runs the Go benchmarks with them.
+bench-ws:
+	@source localdev/pg.sh && $(GO) run ./localdev/wsbench -subs 500 -stuck 1 && \
+	  $(GO) run ./localdev/wsbench -subs 500 -stuck 1 -costs
 
 clean:
 	rm -rf build

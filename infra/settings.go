@@ -1,6 +1,8 @@
 package main
 
 import (
+	_ "embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -117,6 +119,21 @@ func (s Settings) PublicURL() string {
 	}
 	return "https://" + s.Domain
 }
+
+// throttlesJSON holds the stage throttles' defaults, the one copy both
+// this stack and the localdev emulator (APIGW_THROTTLES=on) read.
+//
+//go:embed throttles.json
+var throttlesJSON []byte
+
+// defaultThrottles are throttles.json's values by context key.
+var defaultThrottles = func() map[string]float64 {
+	m := map[string]float64{}
+	if err := json.Unmarshal(throttlesJSON, &m); err != nil {
+		panic("infra: throttles.json: " + err.Error())
+	}
+	return m
+}()
 
 // profiles are the defaults of each profile, as context values.
 var profiles = map[string]map[string]string{
@@ -246,10 +263,10 @@ func SettingsFrom(node constructs.Node) (Settings, error) {
 		dst           *float64
 		def, min, max float64
 	}{
-		{"httpThrottleRate", &s.HTTPRate, 50, 1, 10000},
-		{"httpThrottleBurst", &s.HTTPBurst, 100, 1, 5000},
-		{"wsThrottleRate", &s.WSRate, 100, 1, 10000},
-		{"wsThrottleBurst", &s.WSBurst, 200, 1, 5000},
+		{"httpThrottleRate", &s.HTTPRate, defaultThrottles["httpThrottleRate"], 1, 10000},
+		{"httpThrottleBurst", &s.HTTPBurst, defaultThrottles["httpThrottleBurst"], 1, 5000},
+		{"wsThrottleRate", &s.WSRate, defaultThrottles["wsThrottleRate"], 1, 10000},
+		{"wsThrottleBurst", &s.WSBurst, defaultThrottles["wsThrottleBurst"], 1, 5000},
 		{"budgetUSD", &s.BudgetUSD, 0, 0, 1e6},
 	} {
 		if *n.dst, err = number(n.key, n.def, n.min, n.max); err != nil {

@@ -54,6 +54,11 @@ type Options struct {
 	// MediaDir (default: a temporary folder removed on Close).
 	Media    bool
 	MediaDir string
+	// Costs are the emulated API Gateway and Lambda costs
+	// (emulator.Costs); when zero, the environment's (APIGW_COSTS=on,
+	// ...: emulator.CostsFromEnv), so that `APIGW_COSTS=on make bench`
+	// runs the benchmarks with them.
+	Costs emulator.Costs
 }
 
 // Relay is a running harness relay.
@@ -141,7 +146,15 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 	}
 	stack := newStack(a, o.Log)
 	ws := stack.WS
-	ws.IdleTimeout, ws.Lifetime = o.IdleTimeout, o.Lifetime
+	if o.Costs == (emulator.Costs{}) {
+		if o.Costs, err = emulator.CostsFromEnv(os.Getenv); err != nil {
+			a.Store.Close()
+			ln.Close()
+			stopS3()
+			return nil, fmt.Errorf("e2e: %w", err)
+		}
+	}
+	ws.IdleTimeout, ws.Lifetime, ws.Costs = o.IdleTimeout, o.Lifetime, o.Costs
 	r := &Relay{
 		HTTPURL: "http://" + addr, WSURL: "ws://" + addr, DSN: dsn, App: a, WS: ws, Lambda: stack.Lambda,
 		srv:  &http.Server{Handler: stack.Handler(), ReadHeaderTimeout: 10 * time.Second},

@@ -12,9 +12,11 @@ import (
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
 
-// TestReqStoredEventsInOrder: the stored events of a WebSocket REQ arrive
-// newest first (created_at descending; ties by id, as the read engine
-// orders), only the newest limit of them, and EOSE comes after the last.
+// TestReqStoredEventsInOrder: a WebSocket REQ gets the newest limit of
+// its stored events (created_at descending; ties by id, as the read engine
+// orders), each once, and EOSE after the last of them. They are posted
+// concurrently (wsrelay's sendAll, README: Compatibility), so they may
+// arrive in another order: the client sorts them.
 func TestReqStoredEventsInOrder(t *testing.T) {
 	r := newRelay(t)
 	alice := testkit.NewKey(t)
@@ -56,9 +58,11 @@ func TestReqStoredEventsInOrder(t *testing.T) {
 	if len(got) != limit {
 		t.Fatalf("%d stored events, want %d", len(got), limit)
 	}
-	// The newest limit, newest first; equal created_at by id, ascending.
+	// The newest limit, in the engine's order once sorted; equal
+	// created_at by id, ascending.
 	want := append([]nostr.Event(nil), published...)
 	sortNewestFirst(want)
+	sortNewestFirst(got)
 	for i := range got {
 		if got[i].ID != want[i].ID {
 			t.Fatalf("event %d is %s (created_at %d), want %s (created_at %d)", i, got[i].Content, got[i].CreatedAt, want[i].Content, want[i].CreatedAt)

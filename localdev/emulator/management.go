@@ -34,15 +34,22 @@ import (
 // priorities). So a request holds one of ManagementSlots (one per CPU by
 // default) while it is worked on: requests beyond that wait their turn
 // parked, costing nothing, and a handler's goroutine waits behind at most
-// that many. A post whose socket write blocks (a client that does not
-// read) gives its slot back after slotHold, so that one slow socket never
-// holds the others up. The emulator's in-process Post, the handlers' own
+// that many. A request keeps its slot at most slotHold (a post waiting out
+// Costs.PostLatency gives it back). No post waits for a client (Post: the
+// outbound buffer). The emulator's in-process Post, the handlers' own
 // replies in make dev, takes no slot.
 func (a *WebSocketAPI) Management() http.Handler {
 	return http.HandlerFunc(a.serveManagement)
 }
 
 func (a *WebSocketAPI) serveManagement(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost {
+		// API Gateway's time for a post, spent without a slot.
+		if err := a.postLatency(r.Context()); err != nil {
+			awsError(w, http.StatusGatewayTimeout, "InternalServerErrorException", "request ended")
+			return
+		}
+	}
 	release := a.takeSlot()
 	defer release()
 	p := r.URL.EscapedPath()
@@ -62,7 +69,7 @@ func (a *WebSocketAPI) serveManagement(w http.ResponseWriter, r *http.Request) {
 			awsError(w, http.StatusBadRequest, "BadRequestException", "could not read body")
 			return
 		}
-		switch err := a.Post(r.Context(), id, data); {
+		switch err := a.accept(id, data); {
 		case errors.Is(err, sessions.ErrTooLarge):
 			awsError(w, http.StatusRequestEntityTooLarge, "PayloadTooLargeException", "message is larger than 128 KB")
 		case err != nil:
@@ -86,8 +93,10 @@ func (a *WebSocketAPI) serveManagement(w http.ResponseWriter, r *http.Request) {
 			"identity":     map[string]string{"sourceIp": s.sourceIP, "userAgent": s.userAgent},
 		})
 	case http.MethodDelete:
-		// API Gateway answers at once and closes the socket behind it.
-		go func() { _ = s.c.Close(websocket.StatusNormalClosure, "closed by the server") }()
+		if a.DeleteConnection(r.Context(), id) != nil {
+			awsError(w, http.StatusGone, "GoneException", "connection "+id+" is gone")
+			return
+		}
 		w.WriteHeader(http.StatusNoContent)
 	default:
 		awsError(w, http.StatusMethodNotAllowed, "BadRequestException", "method not allowed")
@@ -118,10 +127,42 @@ func (a *WebSocketAPI) takeSlot() func() {
 
 // Post is PostToConnection without the HTTP hop, for handlers that run in
 // the emulator's process (localdev's in-process path; sessions.Sender): the
-// same checks and the same socket write as a POST to @connections. It
+// same checks and the same outbound buffer as a POST to @connections. It
 // returns an error wrapping sessions.ErrGone for an unknown or closed
 // connection and sessions.ErrTooLarge for a message over 128 KB.
+//
+// As in API Gateway, a post returns once the message is accepted (after
+// Costs.PostLatency), not once the client read it: it goes into the
+// connection's bounded outbound buffer, which the socket's writer drains.
+// A client that does not read fills it; the post that finds it full
+// drops the client (the socket closes with 1008, $disconnect runs) and
+// answers Gone, as does every later post. No post ever waits for a
+// client. data must not be changed after Post returns.
 func (a *WebSocketAPI) Post(ctx context.Context, id string, data []byte) error {
+	if err := a.postLatency(ctx); err != nil {
+		return fmt.Errorf("emulator: post to %s: %w", id, err)
+	}
+	return a.accept(id, data)
+}
+
+// postLatency spends Costs.PostLatency, or less when ctx ends first.
+func (a *WebSocketAPI) postLatency(ctx context.Context) error {
+	d := a.Costs.PostLatency
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// accept takes data into connection id's outbound buffer (Post).
+func (a *WebSocketAPI) accept(id string, data []byte) error {
 	if len(data) > MaxMessageSize {
 		return fmt.Errorf("emulator: post to %s: %w", id, sessions.ErrTooLarge)
 	}
@@ -129,13 +170,37 @@ func (a *WebSocketAPI) Post(ctx context.Context, id string, data []byte) error {
 	if s == nil {
 		return fmt.Errorf("emulator: post to %s: %w", id, sessions.ErrGone)
 	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := s.c.Write(ctx, websocket.MessageText, data); err != nil {
-		return fmt.Errorf("emulator: post to %s: %w (%v)", id, sessions.ErrGone, err)
+	select {
+	case s.out <- data:
+		s.touch()
+		return nil
+	default:
+		a.drop(s, fmt.Sprintf("%d messages waiting: the client does not read", cap(s.out)))
+		return fmt.Errorf("emulator: post to %s: %w (outbound buffer full)", id, sessions.ErrGone)
 	}
-	s.touch()
+}
+
+// DeleteConnection is DeleteConnection without the HTTP hop: it answers
+// at once and closes the socket behind it, as API Gateway does.
+func (a *WebSocketAPI) DeleteConnection(_ context.Context, id string) error {
+	s := a.lookup(id)
+	if s == nil {
+		return fmt.Errorf("emulator: delete connection %s: %w", id, sessions.ErrGone)
+	}
+	go func() { _ = s.c.Close(websocket.StatusNormalClosure, "closed by the server") }()
 	return nil
+}
+
+// drop closes s, a client that does not take its messages: it is gone for
+// every later post at once; its socket ends and $disconnect runs.
+func (a *WebSocketAPI) drop(s *socket, why string) {
+	s.dropped.CompareAndSwap(nil, why)
+	a.mu.Lock()
+	if a.conns[s.id] == s {
+		delete(a.conns, s.id)
+	}
+	a.mu.Unlock()
+	s.c.CloseNow()
 }
 
 // awsError writes an error the AWS SDK's REST-JSON deserializer recognizes.

@@ -3,6 +3,7 @@ package emulator
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/coder/websocket"
+
+	"github.com/buzzrelay/relay/shared/service/sessions"
 )
 
 // A slot is released once, by its holder or after slotHold, whichever
@@ -49,33 +52,7 @@ func TestManagementSlowSocket(t *testing.T) {
 		return events.APIGatewayProxyResponse{StatusCode: 200}, nil
 	}
 	a := &WebSocketAPI{Connect: ok, Default: ok, Disconnect: ok, ManagementSlots: 1}
-	srv := httptest.NewServer(a.Wrap(http.NotFoundHandler()))
-	defer srv.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	dial := func() (*websocket.Conn, string) {
-		t.Helper()
-		before := map[string]bool{}
-		for _, id := range a.Connections() {
-			before[id] = true
-		}
-		c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for {
-			for _, id := range a.Connections() {
-				if !before[id] {
-					return c, id
-				}
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
-	stalled, stalledID := dial()
-	defer stalled.CloseNow()
-	live, liveID := dial()
-	defer live.CloseNow()
+	ctx, srv, stalled, stalledID, live, liveID := twoSockets(t, a)
 
 	post := func(id string, body []byte) int {
 		resp, err := srv.Client().Post(srv.URL+"/@connections/"+id, "application/octet-stream", bytes.NewReader(body))
@@ -109,4 +86,96 @@ func TestManagementSlowSocket(t *testing.T) {
 	}
 	t.Logf("post to the live connection took %v", time.Since(start))
 	stalled.CloseNow() // the blocked writes fail now, not at their timeout
+}
+
+// A post is accepted into the connection's bounded outbound buffer and
+// never waits for the client: posting to a client that never reads goes
+// on, each post returning, until the buffer (and the socket's) are full;
+// that post drops the client (Gone), every later post is Gone, $disconnect
+// runs with the reason, and another connection is served throughout.
+func TestPostNeverWaitsForClient(t *testing.T) {
+	ok := func(context.Context, events.APIGatewayWebsocketProxyRequest) (events.APIGatewayProxyResponse, error) {
+		return events.APIGatewayProxyResponse{StatusCode: 200}, nil
+	}
+	disconnected := make(chan string, 4)
+	bye := func(_ context.Context, ev events.APIGatewayWebsocketProxyRequest) (events.APIGatewayProxyResponse, error) {
+		disconnected <- ev.RequestContext.ConnectionID + " " + *ev.RequestContext.DisconnectReason
+		return events.APIGatewayProxyResponse{StatusCode: 200}, nil
+	}
+	a := &WebSocketAPI{Connect: ok, Default: ok, Disconnect: bye, Costs: Costs{OutboundBuffer: 4}}
+	ctx, _, _, stalledID, live, liveID := twoSockets(t, a)
+
+	big := bytes.Repeat([]byte("x"), MaxMessageSize)
+	accepted := 0
+	var err error
+	for accepted < 100000 {
+		if err = a.Post(ctx, stalledID, big); err != nil {
+			break
+		}
+		accepted++
+		if accepted%16 == 0 { // the live connection is served all along
+			if err := a.Post(ctx, liveID, []byte(`["NOTICE","through"]`)); err != nil {
+				t.Fatalf("post to the live connection: %v", err)
+			}
+			if _, msg, err := live.Read(ctx); err != nil || string(msg) != `["NOTICE","through"]` {
+				t.Fatalf("live read %q, %v", msg, err)
+			}
+		}
+	}
+	if !errors.Is(err, sessions.ErrGone) {
+		t.Fatalf("after %d accepted posts to a client that does not read: %v, want Gone", accepted, err)
+	}
+	if err := a.Post(ctx, stalledID, []byte(`["NOTICE","late"]`)); !errors.Is(err, sessions.ErrGone) {
+		t.Fatalf("post after the drop: %v, want Gone", err)
+	}
+	select {
+	case d := <-disconnected:
+		if !strings.HasPrefix(d, stalledID+" ") || !strings.Contains(d, "does not read") {
+			t.Fatalf("$disconnect %q, want %s's with why", d, stalledID)
+		}
+	case <-ctx.Done():
+		t.Fatal("no $disconnect for the dropped client")
+	}
+	if err := a.Post(ctx, liveID, []byte(`["NOTICE","after"]`)); err != nil {
+		t.Fatalf("post to the live connection after the drop: %v", err)
+	}
+	t.Logf("%d posts of 128 KB accepted before the drop", accepted)
+}
+
+// twoSockets serves a and opens two sockets to it (closed with the test):
+// one the test will not read, one it will.
+func twoSockets(t *testing.T, a *WebSocketAPI) (ctx context.Context, srv *httptest.Server,
+	stalled *websocket.Conn, stalledID string, live *websocket.Conn, liveID string) {
+	t.Helper()
+	srv = httptest.NewServer(a.Wrap(http.NotFoundHandler()))
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	stalled, stalledID = dialNew(ctx, t, a, srv)
+	t.Cleanup(func() { stalled.CloseNow() })
+	live, liveID = dialNew(ctx, t, a, srv)
+	t.Cleanup(func() { live.CloseNow() })
+	return ctx, srv, stalled, stalledID, live, liveID
+}
+
+// dialNew opens a socket to srv and returns it with the connection id a
+// gave it.
+func dialNew(ctx context.Context, t *testing.T, a *WebSocketAPI, srv *httptest.Server) (*websocket.Conn, string) {
+	t.Helper()
+	before := map[string]bool{}
+	for _, id := range a.Connections() {
+		before[id] = true
+	}
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		for _, id := range a.Connections() {
+			if !before[id] {
+				return c, id
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 
@@ -59,7 +60,7 @@ func newStack(a *app.App, log *slog.Logger, inProcess bool) *Stack {
 	ws := &WebSocketAPI{Log: log}
 	lambda := &LambdaAPI{Functions: map[string]AsyncHandler{}, Log: log}
 	if inProcess && a.Fanout != nil {
-		a.Fanout.Sender = ws
+		a.Fanout.Sender = inProcessSender{ws}
 		if a.Fanout.Async != nil {
 			a.Fanout.Async = lambda.Invoker(FanoutFunction)
 		}
@@ -89,4 +90,13 @@ func newStack(a *app.App, log *slog.Logger, inProcess bool) *Stack {
 		WS:     ws,
 		Lambda: lambda,
 	}
+}
+
+// inProcessSender is the WebSocketAPI as the handlers' sessions.Sender,
+// with DeleteConnection under the name apigw.Management gives it.
+type inProcessSender struct{ *WebSocketAPI }
+
+// Disconnect closes the connection from the server side.
+func (s inProcessSender) Disconnect(ctx context.Context, id string) error {
+	return s.DeleteConnection(ctx, id)
 }

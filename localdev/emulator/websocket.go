@@ -50,10 +50,16 @@ type WebSocketAPI struct {
 	// ManagementSlots bounds the @connections requests (management.go)
 	// worked on at once: GOMAXPROCS when 0.
 	ManagementSlots int
-	Log             *slog.Logger
+	// Costs are API Gateway's and Lambda's prices the emulator adds
+	// (costs.go); the zero value adds none.
+	Costs Costs
+	Log   *slog.Logger
 
-	mu    sync.Mutex
-	conns map[string]*socket
+	mu        sync.Mutex
+	conns     map[string]*socket
+	connects  bucket // new connections per second (Costs.ConnectRate)
+	stageRate bucket // the WebSocket stage's throttle (Costs.WSThrottle)
+	httpRate  bucket // the HTTP stage's throttle (Costs.HTTPThrottle)
 
 	slotsOnce sync.Once
 	slots     chan struct{}
@@ -70,6 +76,12 @@ type socket struct {
 	userAgent   string
 	forgotten   atomic.Bool // Forget: no $disconnect for this one
 	done        chan struct{}
+	// out holds the posts API Gateway accepted for the client, written by
+	// the socket's one writer until quit; dropped says why the emulator
+	// closed a client that did not take them.
+	out     chan []byte
+	quit    chan struct{}
+	dropped atomic.Value // string
 }
 
 func (s *socket) touch() { s.lastActive.Store(time.Now().UnixNano()) }
@@ -95,6 +107,7 @@ func headerHas(h http.Header, name, token string) bool {
 // same address as next (the HTTP routes); everything else goes to next.
 func (a *WebSocketAPI) Wrap(next http.Handler) http.Handler {
 	mgmt := a.Management()
+	next = throttled(a.Costs.HTTPThrottle, &a.httpRate, next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case IsWebSocketUpgrade(r) && (r.URL.Path == "/" || r.URL.Path == ""):
@@ -123,11 +136,21 @@ func (a *WebSocketAPI) log() *slog.Logger {
 
 // ServeHTTP runs $connect, upgrades, and serves the socket until it closes.
 func (a *WebSocketAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	now := time.Now()
+	if !a.connects.take(a.Costs.ConnectRate, max(a.Costs.ConnectRate, 1), now) ||
+		!a.stageRate.take(a.Costs.WSThrottle.Rate, a.Costs.WSThrottle.Burst, now) {
+		// API Gateway's answer past the account's new-connection quota or
+		// the stage's throttle.
+		tooMany(w)
+		return
+	}
 	id := connectionID()
 	src, _, _ := net.SplitHostPort(r.RemoteAddr)
-	s := &socket{id: id, host: r.Host, connectedAt: time.Now(), sourceIP: src, userAgent: r.UserAgent(), done: make(chan struct{})}
+	s := &socket{id: id, host: r.Host, connectedAt: time.Now(), sourceIP: src, userAgent: r.UserAgent(),
+		done: make(chan struct{}), out: make(chan []byte, a.Costs.outboundBuffer()), quit: make(chan struct{})}
 	ev := a.event(s, "CONNECT", "$connect", "")
 	ev.Headers, ev.MultiValueHeaders = connectHeaders(r, src)
+	spend(a.Costs.InvokeOverhead)
 	ctx, cancel := context.WithTimeout(r.Context(), IntegrationTimeout)
 	resp, err := a.Connect(ctx, ev)
 	cancel()
@@ -155,7 +178,9 @@ func (a *WebSocketAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a.conns[id] = s
 	a.mu.Unlock()
 
+	go s.write()
 	code, reason := a.serve(s)
+	close(s.quit)
 	a.mu.Lock()
 	delete(a.conns, id)
 	a.mu.Unlock()
@@ -215,6 +240,9 @@ func (a *WebSocketAPI) serve(s *socket) (websocket.StatusCode, string) {
 			if w, ok := why.Load().(string); ok {
 				return websocket.StatusGoingAway, w
 			}
+			if w, ok := s.dropped.Load().(string); ok {
+				return websocket.StatusPolicyViolation, w
+			}
 			if s.forgotten.Load() {
 				return websocket.StatusGoingAway, "forgotten"
 			}
@@ -234,16 +262,39 @@ func (a *WebSocketAPI) serve(s *socket) (websocket.StatusCode, string) {
 		}
 		ev := a.event(s, "MESSAGE", "$default", body)
 		ev.IsBase64Encoded = b64
+		if !a.stageRate.take(a.Costs.WSThrottle.Rate, a.Costs.WSThrottle.Burst, time.Now()) {
+			// Throttled by the stage: not invoked; the client is told so
+			// (the emulator's form of API Gateway's answer).
+			go a.Post(ctx, s.id, []byte(`{"message":"Too Many Requests","connectionId":"`+s.id+`","requestId":"`+ev.RequestContext.RequestID+`"}`))
+			continue
+		}
 		sem <- struct{}{}
 		running.Add(1)
 		go func() {
 			defer func() { <-sem; running.Done() }()
+			spend(a.Costs.InvokeOverhead)
 			ictx, icancel := context.WithTimeout(context.Background(), IntegrationTimeout)
 			defer icancel()
 			if _, err := a.Default(ictx, ev); err != nil {
 				a.log().Warn("emulator: $default handler failed", "connection", s.id, "err", err)
 			}
 		}()
+	}
+}
+
+// write hands the accepted posts to the client, one at a time, until the
+// socket ends; a write that fails (the socket was closed under it, or a
+// client that stopped reading was dropped) ends it.
+func (s *socket) write() {
+	for {
+		select {
+		case <-s.quit:
+			return
+		case m := <-s.out:
+			if err := s.c.Write(context.Background(), websocket.MessageText, m); err != nil {
+				return
+			}
+		}
 	}
 }
 

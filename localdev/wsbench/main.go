@@ -10,11 +10,20 @@
 //     their OKs come back, while every subscriber listens; the ingest rate
 //     is accepted events per second, with the OK latency (EVENT written to
 //     OK read) of the publishers. The same burst runs once before any
-//     subscriber connects: the rate with no listeners.
+//     subscriber connects: the rate with no listeners;
+//  3. REQ: -req-runs fresh sockets each ask for -req-events stored events
+//     of the channel and time the REQ to its EOSE.
+//
+// -stuck sockets subscribe like the others and then never read: they are
+// left out of the delivery figures, and the OK latencies show whether
+// they hold a publisher. API Gateway's costs (localdev/emulator/costs.go)
+// come from the environment as for `make dev` (APIGW_COSTS=on,
+// APIGW_POST_LATENCY=20ms, ...) or -costs and -post-latency.
 //
 // Every subscriber must receive every event. Usage (after `make pg`):
 //
 //	DATABASE_URL=... go run ./localdev/wsbench -subs 500
+//	DATABASE_URL=... go run ./localdev/wsbench -subs 500 -stuck 1 -costs -post-latency 20ms
 package main
 
 import (
@@ -38,6 +47,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/localdev/e2e"
+	"github.com/buzzrelay/relay/localdev/emulator"
 	"github.com/buzzrelay/relay/localdev/wsclient"
 	"github.com/buzzrelay/relay/shared/postgres/dbtest"
 	"github.com/buzzrelay/relay/shared/postgres/migrate"
@@ -67,6 +77,13 @@ type Options struct {
 	// processes of this binary at niceness ListenerNice (listeners.go);
 	// 0: in this process, beside the relay.
 	ListenerProcesses, ListenerNice int
+	// Stuck sockets subscribe and never read again.
+	Stuck int
+	// ReqEvents is the limit of the REQ phase's filter, ReqRuns its REQs
+	// (0: no REQ phase).
+	ReqEvents, ReqRuns int
+	// Costs are the emulated API Gateway and Lambda costs.
+	Costs emulator.Costs
 }
 
 // Result of one run.
@@ -91,6 +108,17 @@ type Result struct {
 	NoListenersOKp99ms   float64 `json:"no_listeners_ok_p99_ms"`
 	RateVsNoListeners    float64 `json:"rate_vs_no_listeners"`
 	AsyncRuns            int64   `json:"fanout_function_runs"`
+	// OK latency of the one-at-a-time phase (the publisher alone).
+	LatencyOKp50ms float64 `json:"latency_phase_ok_p50_ms"`
+	LatencyOKp99ms float64 `json:"latency_phase_ok_p99_ms"`
+	Stuck          int     `json:"stuck_subscribers"`
+	// REQ phase: events per answer and REQ-to-EOSE times.
+	ReqEvents     int     `json:"req_events"`
+	ReqRuns       int     `json:"req_runs"`
+	ReqEOSEp50ms  float64 `json:"req_eose_p50_ms"`
+	ReqEOSEp99ms  float64 `json:"req_eose_p99_ms"`
+	PostLatencyMs float64 `json:"post_latency_ms"`
+	InvokeMs      float64 `json:"invoke_overhead_ms"`
 }
 
 func main() {
@@ -112,9 +140,31 @@ func main() {
 	flag.IntVar(&o.FanoutNice, "fanout-nice", 19, "niceness of the fan-out processes (0: the relay's priority)")
 	flag.IntVar(&o.ListenerProcesses, "listener-processes", 0, "open the subscriber sockets in this many processes of their own, as remote clients (0: in this process)")
 	flag.IntVar(&o.ListenerNice, "listener-nice", 19, "niceness of the listener processes (0: the relay's priority)")
+	flag.IntVar(&o.Stuck, "stuck", 0, "subscriber sockets that never read after their REQ (not counted in the delivery figures)")
+	flag.IntVar(&o.ReqEvents, "req-events", 50, "stored events each REQ of the REQ phase asks for")
+	flag.IntVar(&o.ReqRuns, "req-runs", 20, "REQs of the REQ phase (0: none)")
+	costs := flag.Bool("costs", false, "API Gateway's and Lambda's costs on (as APIGW_COSTS=on)")
+	postLatency := flag.Duration("post-latency", -1, "latency of each @connections post (APIGW_POST_LATENCY; -1: from the environment)")
 	flag.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "give up after this long")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run here")
 	flag.Parse()
+	getenv := os.Getenv
+	if *costs {
+		getenv = func(k string) string {
+			if k == "APIGW_COSTS" {
+				return "on"
+			}
+			return os.Getenv(k)
+		}
+	}
+	var err error
+	if o.Costs, err = emulator.CostsFromEnv(getenv); err != nil {
+		fmt.Fprintln(os.Stderr, "wsbench:", err)
+		os.Exit(1)
+	}
+	if *postLatency >= 0 {
+		o.Costs.PostLatency = *postLatency
+	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		if err != nil {
@@ -153,7 +203,7 @@ func Run(ctx context.Context, adminDSN string, o Options, progress io.Writer) (*
 	// Throughput is the measure here: the per-key rate limits are off.
 	relay, err := e2e.Start(ctx, dsn, e2e.Options{MaxConns: o.DBConns, Log: log, Env: config.RateLimitsOff(),
 		FanoutInlineMax: o.InlineMax, FanoutBatchSize: o.BatchSize, InProcess: !o.SDKPosts,
-		FanoutProcesses: o.FanoutProcesses, FanoutNice: o.FanoutNice})
+		FanoutProcesses: o.FanoutProcesses, FanoutNice: o.FanoutNice, Costs: o.Costs})
 	if err != nil {
 		return nil, err
 	}
@@ -208,16 +258,34 @@ func Run(ctx context.Context, adminDSN string, o Options, progress io.Writer) (*
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Subs: o.Subs, SetupSeconds: time.Since(start).Seconds(), LatencyEvents: o.LatencyEvents, Events: o.Events, Publishers: len(pubs)}
+	for range o.Stuck {
+		c, err := b.stuck(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("stuck subscriber: %w", err)
+		}
+		defer c.Close()
+	}
+	if o.Stuck > 0 {
+		if err := b.waitStoredN(ctx, o.Subs+o.Stuck); err != nil {
+			return nil, err
+		}
+	}
+	res := &Result{Subs: o.Subs, SetupSeconds: time.Since(start).Seconds(), LatencyEvents: o.LatencyEvents, Events: o.Events, Publishers: len(pubs),
+		Stuck: o.Stuck, PostLatencyMs: float64(o.Costs.PostLatency.Microseconds()) / 1000, InvokeMs: float64(o.Costs.InvokeOverhead.Microseconds()) / 1000}
 	fmt.Fprintf(progress, "wsbench: %d subscribers ready in %.1fs\n", o.Subs, res.SetupSeconds)
 
 	// Phase 1: one event at a time.
+	var latOKs []time.Duration
 	for seq := range o.LatencyEvents {
-		if _, err := b.send(ctx, pubs[0], owner, seq, "bench "); err != nil {
+		d, err := b.send(ctx, pubs[0], owner, seq, "bench ")
+		if err != nil {
 			return nil, err
 		}
+		latOKs = append(latOKs, d)
 		b.waitFor(ctx, subs, seq+1, 30*time.Second)
 	}
+	slices.Sort(latOKs)
+	res.LatencyOKp50ms, res.LatencyOKp99ms = pct(latOKs, 50), pct(latOKs, 99)
 
 	// Phase 2: publishers as fast as their OKs allow.
 	total := o.LatencyEvents + o.Events
@@ -253,7 +321,71 @@ func Run(ctx context.Context, adminDSN string, o Options, progress io.Writer) (*
 	}
 	relay.Lambda.Wait()
 	res.AsyncRuns = relay.Lambda.Runs()
+
+	// Phase 3: REQs answered with ReqEvents stored events each.
+	if o.ReqRuns > 0 {
+		reqs, err := b.reqs(ctx, owner)
+		if err != nil {
+			return nil, fmt.Errorf("req phase: %w", err)
+		}
+		res.ReqEvents, res.ReqRuns = o.ReqEvents, o.ReqRuns
+		res.ReqEOSEp50ms, res.ReqEOSEp99ms = pct(reqs, 50), pct(reqs, 99)
+	}
 	return res, nil
+}
+
+// reqs times ReqRuns REQs, each on a fresh socket of sk, from the REQ
+// written to its EOSE read; each answer must hold ReqEvents events.
+func (b *bench) reqs(ctx context.Context, sk string) ([]time.Duration, error) {
+	var out []time.Duration
+	for i := range b.o.ReqRuns {
+		c, err := b.dial(ctx, sk)
+		if err != nil {
+			return nil, err
+		}
+		sub := "q" + strconv.Itoa(i)
+		start := time.Now()
+		err = c.Send(ctx, []any{"REQ", sub, map[string]any{"kinds": []int{9}, "#h": []string{b.channel}, "limit": b.o.ReqEvents}})
+		n := 0
+		for err == nil {
+			var p []json.RawMessage
+			if p, err = c.Next(ctx); err != nil {
+				break
+			}
+			if v := wsclient.Verb(p); v == "EVENT" {
+				n++
+			} else if v == "EOSE" {
+				break
+			} else if v == "CLOSED" {
+				err = fmt.Errorf("REQ closed: %s", p[len(p)-1])
+			}
+		}
+		took := time.Since(start)
+		c.Close()
+		if err != nil {
+			return nil, err
+		}
+		if n != b.o.ReqEvents {
+			return nil, fmt.Errorf("REQ answered with %d events before EOSE, want %d", n, b.o.ReqEvents)
+		}
+		out = append(out, took)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// stuck opens a socket that subscribes to the channel and never reads
+// again: its messages pile up in the relay's (the emulator's) buffers.
+func (b *bench) stuck(ctx context.Context) (*wsclient.Conn, error) {
+	c, err := b.dial(ctx, nostr.GeneratePrivateKey())
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Send(ctx, []any{"REQ", "live", map[string]any{"kinds": []int{9}, "#h": []string{b.channel}, "limit": 0}}); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
 }
 
 type bench struct {
@@ -280,16 +412,33 @@ func (c *client) count() int {
 	return len(c.got)
 }
 
-// login opens a socket and authenticates it as secret key sk (NIP-42).
-func (b *bench) login(ctx context.Context, sk string) (*client, error) {
-	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+// dial opens a socket and authenticates it as secret key sk (NIP-42); a
+// refused upgrade (the emulated new-connection quota's 429) is tried again.
+func (b *bench) dial(ctx context.Context, sk string) (*wsclient.Conn, error) {
+	dctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	conn, err := wsclient.Dial(dctx, b.relay.WSURL)
+	var conn *wsclient.Conn
+	var err error
+	for wait := 20 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		if conn, err = wsclient.Dial(dctx, b.relay.WSURL); err == nil || dctx.Err() != nil {
+			break
+		}
+		time.Sleep(wait)
+	}
 	if err != nil {
 		return nil, err
 	}
 	if err := conn.Login(dctx, b.relay.WSURL, sk); err != nil {
 		conn.Close()
+		return nil, err
+	}
+	return conn, nil
+}
+
+// login opens a socket authenticated as sk (dial) and reads it.
+func (b *bench) login(ctx context.Context, sk string) (*client, error) {
+	conn, err := b.dial(ctx, sk)
+	if err != nil {
 		return nil, err
 	}
 	cl := &client{Conn: conn, oks: make(chan []json.RawMessage, 4), got: map[int]time.Duration{}, done: make(chan struct{})}
@@ -479,14 +628,17 @@ func (b *bench) subscribe(ctx context.Context) ([]*client, error) {
 
 // waitStored waits until the relay stored every subscriber's REQ: they
 // were sent without waiting for EOSE (the read loops own the sockets).
-func (b *bench) waitStored(ctx context.Context) error {
+func (b *bench) waitStored(ctx context.Context) error { return b.waitStoredN(ctx, b.o.Subs) }
+
+// waitStoredN waits until n live subscriptions are stored.
+func (b *bench) waitStoredN(ctx context.Context, n int) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		var n int
-		if err := b.db.QueryRow(ctx, `SELECT count(*) FROM ws_subscriptions WHERE sub_id = 'live'`).Scan(&n); err != nil {
+		var got int
+		if err := b.db.QueryRow(ctx, `SELECT count(*) FROM ws_subscriptions WHERE sub_id = 'live'`).Scan(&got); err != nil {
 			return err
 		}
-		if n == b.o.Subs {
+		if got == n {
 			return nil
 		}
 		time.Sleep(50 * time.Millisecond)

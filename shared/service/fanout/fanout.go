@@ -69,8 +69,9 @@ type Summarizer interface {
 	ThreadSummary(ctx context.Context, community, rootID string) (*nostr.Event, error)
 }
 
-// DefaultConcurrency bounds the posts in flight of one Deliver call.
-const DefaultConcurrency = 32
+// DefaultConcurrency bounds the posts in flight of one Deliver call: the
+// connections posted to at once (each one's messages go in order).
+const DefaultConcurrency = sessions.PostsInFlight
 
 // Fanout delivers committed events to live subscriptions. Safe for
 // concurrent use.
@@ -85,6 +86,8 @@ type Fanout struct {
 	Summaries   Summarizer
 	Log         *slog.Logger
 	Concurrency int
+	// PostTimeout bounds each post (sessions.PostTimeout when 0).
+	PostTimeout time.Duration
 	// Async, when set, takes delivery to more than InlineMax subscriptions
 	// off the committing invocation: the audience goes to the fan-out
 	// function, which splits it in parts of about BatchSize subscriptions
@@ -354,7 +357,8 @@ func (f *Fanout) run(ctx context.Context, order []string, jobs map[string]*job) 
 	return sent
 }
 
-// send posts one job's messages in order; a gone connection is removed.
+// send posts one job's messages in order; a gone connection (or one whose
+// post timed out) is dropped and gets none of the rest.
 func (f *Fanout) send(ctx context.Context, j *job) int {
 	// End them before their CLOSED goes out. Deliveries of concurrent
 	// commits may all find the same subscription lost: only the one whose
@@ -372,12 +376,14 @@ func (f *Fanout) send(ctx context.Context, j *job) int {
 		if skip[i] {
 			continue
 		}
-		err := f.Sender.Post(ctx, j.connection, m)
+		err := sessions.Post(ctx, f.Sender, j.connection, m, f.PostTimeout)
 		switch {
 		case err == nil:
 			sent++
 		case errors.Is(err, sessions.ErrGone):
-			if err := f.Sessions.Close(ctx, j.connection); err != nil {
+			// Gone, or too slow to take a post (PostTimeout):
+			// dropped, so that no later delivery waits on it either.
+			if err := f.Sessions.Drop(ctx, f.Sender, j.connection, err); err != nil {
 				f.Log.ErrorContext(ctx, "fanout: remove gone connection", "connection", j.connection, "err", err)
 			} else {
 				f.Log.InfoContext(ctx, "fanout: removed gone connection", "connection", j.connection)

@@ -10,7 +10,8 @@
 // counters cannot be reached: the request then meets the same database),
 // authentication required, the work itself (ingest for a write, the query
 // engine for a read, the subscription for a REQ), and, for a write, live
-// delivery before the answer. Its errors are domain errors: a refusal is a
+// delivery (before the answer, or for WebSocket after its OK:
+// PublishThenDeliver). Its errors are domain errors: a refusal is a
 // *reject.Error carrying its NIP-01 prefix, anything else an internal
 // failure the transport's table turns into its opaque answer.
 //
@@ -123,31 +124,45 @@ func authored(ev *nostr.Event, authed string) error {
 // rule in one transaction) and, once committed, live delivery to every
 // subscription that existed at commit (or, for an audience above the
 // inline threshold, its hand-off to the fan-out function) before the
-// verdict returns: a subscription opened after the answer gets the event
-// as stored only. A rule's refusal is a Published with Accepted false; an
+// verdict returns. A rule's refusal is a Published with Accepted false; an
 // error is a refusal before ingest (restricted:, rate-limited:,
-// auth-required:) or no verdict at all.
+// auth-required:) or no verdict at all. POST /events answers with it.
 func (r *Relay) Publish(ctx context.Context, c Caller, ev *nostr.Event) (Published, error) {
+	var out Published
+	err := r.PublishThenDeliver(ctx, c, ev, func(p Published) { out = p })
+	return out, err
+}
+
+// PublishThenDeliver is Publish for a transport whose answer is a post of
+// its own (WebSocket's OK): answer gets the verdict as soon as the commit
+// decided it, before live delivery runs, and PublishThenDeliver returns
+// once delivery is done (the invocation keeps running until then). So no
+// recipient, however slow, delays the publisher's OK. Delivery still goes
+// only to the subscriptions stored at the commit (read in its round trip,
+// or up to its cutoff when handed off): one opened after the OK gets the
+// event as stored, not twice. On an error answer is not called.
+func (r *Relay) PublishThenDeliver(ctx context.Context, c Caller, ev *nostr.Event, answer func(Published)) error {
 	if c.Pubkey != "" {
 		if err := authored(ev, c.Pubkey); err != nil {
-			return Published{}, err
+			return err
 		}
 	}
 	authed := c.Pubkey != ""
 	if err := r.limit(ctx, c, ratelimit.Request{Event: authed, EventBytes: c.Size, NewChannel: ev.Kind == kinds.CreateGroup}); err != nil {
-		return Published{}, err
+		return err
 	}
 	if !authed {
-		return Published{}, errPublishAuth
+		return errPublishAuth
 	}
 	out, err := r.Ingest.Submit(ctx, c.Community, c.Pubkey, ev)
 	if err != nil {
-		return Published{}, fmt.Errorf("relay: publish: %w", err)
+		return fmt.Errorf("relay: publish: %w", err)
 	}
+	answer(Published{Accepted: out.Accepted, Message: out.Message})
 	if len(out.Committed) > 0 && r.Fanout != nil {
 		r.Fanout.Deliver(ctx, c.Community, out.Committed, out.Delivery)
 	}
-	return Published{Accepted: out.Accepted, Message: out.Message}, nil
+	return nil
 }
 
 // Read answers a one-shot read (req.Filters, else POST /query's req.Body),

@@ -224,3 +224,54 @@ func TestSubscriptionLifecycle(t *testing.T) {
 		t.Fatalf("CLOSE of an unknown id: %v", err)
 	}
 }
+
+// heldDeliverer is a Deliverer whose delivery waits, as for a recipient
+// that never takes its messages, until released.
+type heldDeliverer struct {
+	started, release, finished chan struct{}
+}
+
+func (d *heldDeliverer) Deliver(context.Context, string, []*nostr.Event, *store.Delivery) {
+	close(d.started)
+	<-d.release
+	close(d.finished)
+}
+
+// TestAnswerBeforeDelivery: PublishThenDeliver (WebSocket EVENT) gives the
+// publisher its verdict while delivery is still held by a recipient that
+// does not read, and returns only once delivery ended.
+func TestAnswerBeforeDelivery(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t, ratelimit.Limits{})
+	alice := testkit.NewKey(t)
+	channel := testkit.ChannelID()
+	if out, err := h.core.Publish(ctx, relay.Caller{Community: community, Pubkey: alice.Pub},
+		alice.Event(t, 9007, "", nostr.Tag{"h", channel}, nostr.Tag{"name", "c"})); err != nil || !out.Accepted {
+		t.Fatalf("create channel: %+v %v", out, err)
+	}
+	d := &heldDeliverer{started: make(chan struct{}), release: make(chan struct{}), finished: make(chan struct{})}
+	h.core.Fanout = d
+	answered := make(chan relay.Published, 1)
+	returned := make(chan error, 1)
+	go func() {
+		returned <- h.core.PublishThenDeliver(ctx, relay.Caller{Community: community, Pubkey: alice.Pub},
+			alice.Event(t, 9, "hello", nostr.Tag{"h", channel}), func(p relay.Published) { answered <- p })
+	}()
+	got := <-answered
+	if !got.Accepted {
+		t.Fatalf("verdict %+v, want accepted", got)
+	}
+	select {
+	case <-d.finished:
+		t.Fatal("delivery had ended before the answer")
+	case err := <-returned:
+		t.Fatalf("returned (%v) while delivery was held", err)
+	default:
+	}
+	<-d.started
+	close(d.release)
+	if err := <-returned; err != nil {
+		t.Fatal(err)
+	}
+	<-d.finished
+}

@@ -150,20 +150,20 @@ func (r *Relay) Message(ctx context.Context, req Request) {
 	case VerbAuth:
 		r.auth(ctx, out, conn, c, msg)
 	case VerbEvent:
-		res, err := r.Core.Publish(ctx, c, msg.Event)
+		// The OK goes out before live delivery runs: no recipient delays it.
+		err := r.Core.PublishThenDeliver(ctx, c, msg.Event, func(res relay.Published) {
+			out.send(ctx, okMessage(msg.Event.ID, res.Accepted, res.Message))
+		})
 		if err != nil {
 			out.fail(ctx, "event", answerTo(msg), err)
-			return
 		}
-		out.send(ctx, okMessage(msg.Event.ID, res.Accepted, res.Message))
 	case VerbReq:
 		evs, err := r.Core.Subscribe(ctx, c, relay.Request{Sub: msg.SubID, Filters: msg.Filters})
 		if err != nil {
 			out.fail(ctx, "req", answerTo(msg), err)
 			return
 		}
-		out.sendAll(ctx, msg.SubID, evs)
-		out.send(ctx, array("EOSE", msg.SubID))
+		out.answerReq(ctx, msg.SubID, evs)
 	case VerbCount:
 		n, err := r.Core.Count(ctx, c, relay.Request{Filters: msg.Filters})
 		if err != nil {
@@ -264,7 +264,9 @@ func (r *Relay) checkAuth(conn *sessions.Connection, ev *nostr.Event) *reject.Er
 	return reject.Invalidf("AUTH relay tag %q does not name this relay (%s)", clip(relay), strings.Join(conn.RelayURLs, " or "))
 }
 
-// replier posts the answers of one invocation to its connection, in order.
+// replier posts the answers of one invocation to its connection. A post
+// that finds the connection gone (or times out, sessions.Post) drops it
+// once; no post is made after that.
 type replier struct {
 	r    *Relay
 	conn string
@@ -276,14 +278,14 @@ func (p *replier) send(ctx context.Context, msg []byte) {
 	if p.gone.Load() {
 		return
 	}
-	err := p.r.Sender.Post(ctx, p.conn, msg)
+	err := sessions.Post(ctx, p.r.Sender, p.conn, msg, 0)
 	switch {
 	case err == nil:
 	case errors.Is(err, sessions.ErrGone):
 		p.gone.Store(true)
 		p.once.Do(func() {
 			p.r.conns.drop(p.conn)
-			if err := p.r.Sessions.Close(ctx, p.conn); err != nil {
+			if err := p.r.Sessions.Drop(ctx, p.r.Sender, p.conn, err); err != nil {
 				p.r.Log.ErrorContext(ctx, "wsrelay: remove gone connection", "connection", p.conn, "err", err)
 			}
 		})
@@ -292,18 +294,42 @@ func (p *replier) send(ctx context.Context, msg []byte) {
 	}
 }
 
-// sendAll posts the stored events of sub one after another, in the order
-// the read engine gave them (newest first); EOSE follows the last.
+// answerReq posts the stored events of sub, then its EOSE once every one
+// of them was accepted (sendAll).
+func (p *replier) answerReq(ctx context.Context, sub string, evs []json.RawMessage) {
+	p.sendAll(ctx, sub, evs)
+	p.send(ctx, array("EOSE", sub))
+}
+
+// sendAll posts the stored events of sub, sessions.PostsInFlight at a time,
+// and returns once every post was answered: a REQ answered with n events
+// costs about ceil(n/PostsInFlight) post latencies, not n. Concurrent
+// posts may be accepted, and so reach the client, in another order than
+// the read engine's (newest first); every one is accepted before the EOSE
+// that follows (README, Compatibility). Once the connection is gone no
+// further post starts.
 func (p *replier) sendAll(ctx context.Context, sub string, evs []json.RawMessage) {
 	skipped := 0
+	sem := make(chan struct{}, sessions.PostsInFlight)
+	var wg sync.WaitGroup
 	for _, raw := range evs {
 		m := sessions.EventMessage(sub, string(raw))
 		if len(m) > relayinfo.MaxMessageLength {
 			skipped++
 			continue
 		}
-		p.send(ctx, m)
+		sem <- struct{}{}
+		if p.gone.Load() {
+			<-sem
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			p.send(ctx, m)
+		}()
 	}
+	wg.Wait()
 	if skipped > 0 {
 		p.fail(ctx, "req", target{}, reject.New(reject.Internal, "%d stored events of %s are larger than the %d-byte WebSocket message limit; read them with POST /query", skipped, sub, relayinfo.MaxMessageLength))
 	}
