@@ -797,4 +797,77 @@ func TestBuzzThreadWindow(t *testing.T) {
 	if rows, _, n := page(bb, nil); len(rows) != 0 || n != 0 {
 		t.Fatalf("outsider: %d rows, %d bounds", len(rows), n)
 	}
+
+	// The same window over a WebSocket REQ, as Buzz serves it there: the
+	// same rows and the same 39007 (its d binds host, reader and request
+	// alike on both doors), then EOSE, and nothing live afterwards.
+	head := ofKind(ba.query(map[string]any{"thread_window": true, "#h": []string{ch}, "#e": []string{root.ID}, "kinds": []int{9}, "limit": 2}), 39007)
+	if len(head) != 1 {
+		t.Fatalf("%d bounds over /query", len(head))
+	}
+	rc := dialRaw(t, r)
+	rc.send(`["REQ","warmup",{"kinds":[1],"limit":0}]`)
+	challenge := str(t, rc.expect("AUTH")[1])
+	rc.expect("CLOSED")
+	rc.auth(r, alice, challenge)
+	window := map[string]any{"thread_window": true, "#h": []string{ch}, "#e": []string{root.ID}, "kinds": []int{9}, "limit": 2}
+	wsPage := func(sub string, filters ...any) (rows []string, bounds []nostr.Event) {
+		t.Helper()
+		rc.sendJSON(append([]any{"REQ", sub}, filters...))
+		for {
+			parts := rc.read()
+			switch verb := str(t, parts[0]); verb {
+			case "EOSE":
+				return rows, bounds
+			case "EVENT":
+				var ev nostr.Event
+				if err := json.Unmarshal(parts[2], &ev); err != nil {
+					t.Fatal(err)
+				}
+				if ev.Kind == 39007 {
+					bounds = append(bounds, ev)
+				} else {
+					rows = append(rows, ev.ID)
+				}
+			default:
+				t.Fatalf("REQ %s: %s", sub, joinRaw(parts))
+			}
+		}
+	}
+	wsRows, wsBounds := wsPage("tw", window)
+	if !slices.Equal(wsRows, []string{replies[2].ID, replies[1].ID}) || len(wsBounds) != 1 {
+		t.Fatalf("REQ thread window: rows %v, %d bounds", wsRows, len(wsBounds))
+	}
+	checkRelaySigned(t, r, wsBounds[0])
+	if got, want := wsBounds[0].Tags.GetD(), head[0].Tags.GetD(); got != want || !strings.HasPrefix(got, "tw:1:") {
+		t.Errorf("39007 d over REQ %q, over /query %q", got, want)
+	}
+	late := signed(t, alice, 9, nostr.Tags{{"h", ch}, {"e", root.ID, "", "reply"}}, "after EOSE")
+	ba.accept(late)
+	rc.send(`["REQ","probe",{"kinds":[1],"limit":0}]`)
+	if parts := rc.expect("EOSE"); str(t, parts[1]) != "probe" {
+		t.Fatalf("the thread window stayed live: %s", joinRaw(parts))
+	}
+	// Refused as on /query (CLOSED invalid:): a bad value, a thread window
+	// mixed with another filter, a half cursor.
+	for name, filters := range map[string][]any{
+		"bad value":   {map[string]any{"thread_window": "yes", "#h": []string{ch}, "#e": []string{root.ID}}},
+		"mixed":       {window, map[string]any{"kinds": []int{9}}},
+		"half cursor": {map[string]any{"thread_window": true, "#h": []string{ch}, "#e": []string{root.ID}, "until": 5}},
+	} {
+		rc.sendJSON(append([]any{"REQ", "bad"}, filters...))
+		if c := rc.expect("CLOSED"); !strings.HasPrefix(str(t, c[2]), "invalid:") {
+			t.Errorf("%s: %s", name, joinRaw(c))
+		}
+	}
+	// An outsider of the private channel: EOSE and nothing else.
+	rb := dialRaw(t, r)
+	rb.send(`["REQ","warmup",{"kinds":[1],"limit":0}]`)
+	challenge = str(t, rb.expect("AUTH")[1])
+	rb.expect("CLOSED")
+	rb.auth(r, bob, challenge)
+	rb.sendJSON([]any{"REQ", "tw", window})
+	if parts := rb.expect("EOSE"); str(t, parts[1]) != "tw" {
+		t.Fatalf("outsider: %s", joinRaw(parts))
+	}
 }

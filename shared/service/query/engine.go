@@ -8,6 +8,7 @@
 package query
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -120,8 +121,10 @@ func at(i int, err error) error {
 }
 
 // Query serves POST /query: body is a JSON array of filters with bridge
-// extensions. It returns the flat array of events, each once.
-func (e *Engine) Query(ctx context.Context, community, reader string, body []byte) ([]json.RawMessage, error) {
+// extensions. It returns the flat array of events, each once. host is the
+// hostname the request reached the community at (a thread window's 39007
+// binds it).
+func (e *Engine) Query(ctx context.Context, community, host, reader string, body []byte) ([]json.RawMessage, error) {
 	fs, err := parseBody(body)
 	if err != nil {
 		return nil, err
@@ -130,7 +133,60 @@ func (e *Engine) Query(ctx context.Context, community, reader string, body []byt
 	if err != nil {
 		return nil, err
 	}
+	req.at(host)
 	return e.serveWithin(ctx, community, reader, req, e.httpBudget)
+}
+
+// ThreadWindows serves a WebSocket REQ whose filters (raw, as the client
+// sent them: go-nostr's filter drops the extension) ask for thread
+// windows: the same plans, keyset, access rule and relay-signed 39007 as on
+// POST /query. Every filter must be a thread window (Buzz closes a REQ
+// mixing them with other filters). No byte budget: the WebSocket codec
+// sends each event as a message of its own.
+func (e *Engine) ThreadWindows(ctx context.Context, community, host, reader string, filters []json.RawMessage) ([]json.RawMessage, error) {
+	if len(filters) > relayinfo.MaxFilters {
+		return nil, invalid("%d filters, the limit is %d", len(filters), relayinfo.MaxFilters)
+	}
+	fs := make([]*bridgeFilter, len(filters))
+	for i, raw := range filters {
+		f, err := parseFilter(raw)
+		if err != nil {
+			return nil, at(i, err)
+		}
+		if !f.ThreadWindow {
+			return nil, invalid("mixed thread_window and other filters: send the thread windows in a REQ of their own")
+		}
+		fs[i] = f
+	}
+	req, err := newRequest(fs, plainMaxLimit)
+	if err != nil {
+		return nil, err
+	}
+	req.at(host)
+	return e.serve(ctx, community, reader, req)
+}
+
+// IsThreadWindow reports whether a raw filter opts in to a thread window:
+// a "thread_window" field that is not false (absent or false is a plain
+// filter, as Buzz has it; any other value is then refused by the plan).
+func IsThreadWindow(raw json.RawMessage) bool {
+	var probe struct {
+		ThreadWindow json.RawMessage `json:"thread_window"`
+	}
+	if json.Unmarshal(raw, &probe) != nil {
+		return false
+	}
+	v := bytes.TrimSpace(probe.ThreadWindow)
+	return len(v) > 0 && string(v) != "false" && string(v) != "null"
+}
+
+// at records the host the request reached on the plans that bind it.
+func (r *request) at(host string) {
+	for _, p := range r.others {
+		if t, ok := p.(*threadWindowPlan); ok {
+			t.host = host
+		}
+	}
 }
 
 // Count serves POST /count: the number of distinct events matching any of
