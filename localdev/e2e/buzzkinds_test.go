@@ -105,9 +105,26 @@ func readable(t *testing.T, rl *nostr.Relay, b *bridge, ev nostr.Event) map[stri
 		"query kinds":   hasID(b.query(map[string]any{"kinds": []int{ev.Kind}}), ev.ID),
 		"query ids":     hasID(b.query(map[string]any{"ids": []string{ev.ID}}), ev.ID),
 		"query authors": hasID(b.query(map[string]any{"authors": []string{ev.PubKey}}), ev.ID),
-		"count kinds":   b.count(map[string]any{"kinds": []int{ev.Kind}, "authors": []string{ev.PubKey}}) == 1,
+		"count kinds":   countSees(t, b, map[string]any{"kinds": []int{ev.Kind}, "authors": []string{ev.PubKey}}),
 		"count ids":     b.count(map[string]any{"ids": []string{ev.ID}}) == 1,
 	}
+}
+
+// countSees reports whether /count of f counts one event; a refusal with
+// restricted: (NIP-ER: another key's reminders) counts none.
+func countSees(t *testing.T, b *bridge, f map[string]any) bool {
+	t.Helper()
+	body, _ := json.Marshal([]any{f})
+	status, out := b.post("/count", body)
+	if status == http.StatusForbidden && strings.Contains(string(out), `"restricted: `) {
+		return false
+	}
+	if status != http.StatusOK {
+		t.Fatalf("/count %s: %d %s", body, status, out)
+	}
+	var c struct{ Count int }
+	_ = json.Unmarshal(out, &c)
+	return c.Count == 1
 }
 
 func wantReadable(t *testing.T, who string, got map[string]bool, want bool) {
@@ -192,6 +209,45 @@ func TestBuzzAuthorOnlyKinds(t *testing.T) {
 		}
 		if evs := bb.query(map[string]any{"kinds": []int{5}, "authors": []string{alice.Pub}}); len(evs) != 0 {
 			t.Errorf("kind %d: another key reads %d deletions of author-only events", kind, len(evs))
+		}
+	}
+	// NIP-ER's write rules (malformed or duplicate not_before, expiration
+	// not after it, the d tag) and its read rule: a read of only another
+	// key's reminders is refused with restricted: on every path, whether
+	// any exists or not, and a not_before in the future is no refusal.
+	for _, c := range []struct {
+		tags nostr.Tags
+		want string
+	}{
+		{nostr.Tags{{"d", "x"}, {"not_before", "0123"}}, "invalid: malformed not_before"},
+		{nostr.Tags{{"d", "x"}, {"not_before", "1"}, {"not_before", "2"}}, "invalid: malformed not_before"},
+		{nostr.Tags{{"d", "x"}, {"not_before", "1893456000"}, {"expiration", "1893456000"}}, "invalid: expiration before not_before"},
+		{nostr.Tags{{"not_before", "1893456000"}}, "invalid: "},
+	} {
+		if a := ba.submit(signed(t, alice, 30300, c.tags, "c")); a.Accepted || !strings.HasPrefix(a.Message, c.want) {
+			t.Errorf("reminder %v: accepted %v %q, want %q", c.tags, a.Accepted, a.Message, c.want)
+		}
+	}
+	due := signed(t, alice, 30300, nostr.Tags{{"d", "later"}, {"not_before", "4102444800"}, {"expiration", "4102444801"}}, "c")
+	ba.accept(due)
+	for _, author := range []string{alice.Pub, unknownID(t, bob)} {
+		f := map[string]any{"kinds": []int{30300}, "authors": []string{author}}
+		body, _ := json.Marshal([]any{f})
+		for _, path := range []string{"/query", "/count"} {
+			if status, out := bb.post(path, body); status != http.StatusForbidden || !strings.HasPrefix(string(out), `{"error":"restricted: `) {
+				t.Errorf("another key's reminders over %s: %d %s", path, status, out)
+			}
+		}
+		for _, verb := range []string{"REQ", "COUNT"} {
+			rc := dialRaw(t, r)
+			rc.send(`["REQ","warmup",{"kinds":[1],"limit":0}]`)
+			challenge := str(t, rc.expect("AUTH")[1])
+			rc.expect("CLOSED")
+			rc.auth(r, bob, challenge)
+			rc.sendJSON([]any{verb, "r", f})
+			if c := rc.expect("CLOSED"); !strings.HasPrefix(str(t, c[2]), "restricted: ") {
+				t.Errorf("another key's reminders over %s: %s", verb, joinRaw(c))
+			}
 		}
 	}
 	// Author-only kinds are never searchable, even by their author.

@@ -17,7 +17,9 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/domain/access"
 	"github.com/buzzrelay/relay/shared/domain/filter"
+	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/buzzrelay/relay/shared/domain/signer"
@@ -47,6 +49,7 @@ func New(st *store.Store, sg signer.Signer) *Engine {
 type request struct {
 	windows []*windowPlan
 	others  []plan
+	filters []*bridgeFilter // every filter, for the request-wide rules (refused)
 }
 
 // plan is a validated window, thread or plain filter.
@@ -61,7 +64,7 @@ func newRequest(fs []*bridgeFilter, plainDefault int64) (*request, error) {
 	if err := searchAlone(fs); err != nil {
 		return nil, err
 	}
-	req := &request{}
+	req := &request{filters: fs}
 	threadWindows := 0
 	for i, f := range fs {
 		switch {
@@ -180,6 +183,18 @@ func IsThreadWindow(raw json.RawMessage) bool {
 	return len(v) > 0 && string(v) != "false" && string(v) != "null"
 }
 
+// refused is the request-wide rule that depends on the reader: a filter
+// asking only for other keys' NIP-ER reminders (access.OthersReminders) is
+// refused with restricted:, as NIP-ER asks, on every read path.
+func (r *request) refused(reader string) error {
+	for i, f := range r.filters {
+		if access.OthersReminders(&f.Filter, reader) {
+			return reject.Restrictedf("filter %d: reminders (kind %d) are readable only by their author", i, kinds.EventReminder)
+		}
+	}
+	return nil
+}
+
 // at records the host the request reached on the plans that bind it.
 func (r *request) at(host string) {
 	for _, p := range r.others {
@@ -245,7 +260,7 @@ func nostrRequest(filters []nostr.Filter) (*request, error) {
 	if err := searchAlone(fs); err != nil {
 		return nil, err
 	}
-	req := &request{}
+	req := &request{filters: fs}
 	for i, f := range fs {
 		p, err := newPlainPlan(f, plainMaxLimit)
 		if err != nil {
@@ -271,6 +286,9 @@ func (e *Engine) serve(ctx context.Context, community, reader string, req *reque
 // serveWithin serves req; with budget > 0, a response whose events would
 // pass budget bytes is refused with invalid: instead of sent broken.
 func (e *Engine) serveWithin(ctx context.Context, community, reader string, req *request, budget int) ([]json.RawMessage, error) {
+	if err := req.refused(reader); err != nil {
+		return nil, err
+	}
 	out := &output{seen: map[string]bool{}, events: []json.RawMessage{}, budget: budget}
 	ctx = e.traced(ctx)
 	err := e.st.Read(ctx, community, reader, func(s *store.Snapshot) error {
@@ -296,6 +314,9 @@ func (e *Engine) serveWithin(ctx context.Context, community, reader string, req 
 }
 
 func (e *Engine) count(ctx context.Context, community, reader string, req *request) (int64, error) {
+	if err := req.refused(reader); err != nil {
+		return 0, err
+	}
 	reads := make([]store.Countable, 0, len(req.windows)+len(req.others))
 	for _, w := range req.windows {
 		reads = append(reads, w.counted())
