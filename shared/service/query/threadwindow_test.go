@@ -186,3 +186,70 @@ func TestThreadBinding(t *testing.T) {
 		}
 	}
 }
+
+// NIP-CW's algorithm statement by statement, for the thread window: the
+// limit+1 probe runs after every predicate (kinds, authors, deletion), so
+// an exact final page says has_more false even when replies the
+// predicates drop lie beyond it; the cursor is the scan position (the last
+// row retained), and the next page starts strictly after it, same-second
+// replies ordered by id ascending; the mode of the community
+// (thread_replies_in_channel) does not change the thread window's rows.
+func TestThreadWindowNIPCWStatements(t *testing.T) {
+	e, owner, ch := newChannelEnv(t)
+	other := newUser()
+	e.submit(other, 9021, t0, "", nostr.Tag{"h", ch}) // joins the open channel
+	root := e.msg(owner, ch, t0+1, "root")
+	// Two replies of kind 9 by the owner in the same second, and replies
+	// the predicates drop: an older 40002, an older reply by another key,
+	// an older deleted reply.
+	same := []*nostr.Event{
+		e.reply(owner, ch, root, t0+20, "same second a", false),
+		e.reply(owner, ch, root, t0+20, "same second b", false),
+	}
+	slices.SortFunc(same, func(a, b *nostr.Event) int { return strings.Compare(a.ID, b.ID) })
+	e.submit(owner, 40002, t0+10, "v2", nostr.Tag{"h", ch}, nostr.Tag{"e", root.ID, "", "reply"})
+	e.reply(other, ch, root, t0+11, "by another key", false)
+	gone := e.reply(owner, ch, root, t0+12, "deleted", false)
+	e.del(owner, gone, t0+30)
+
+	page := func(limit int, at *cursorJSON) threadPage {
+		t.Helper()
+		f := map[string]any{"thread_window": true, "#h": []string{ch}, "#e": []string{root.ID}, "kinds": []int{9}, "authors": []string{owner.pk}, "limit": limit}
+		if at != nil {
+			f["until"], f["before_id"] = at.CreatedAt, at.ID
+		}
+		body, _ := json.Marshal([]any{f})
+		var p threadPage
+		for _, ev := range e.query(owner, string(body)) {
+			if ev.Kind == kinds.ThreadWindowBounds {
+				var c threadBoundsJSON
+				_ = json.Unmarshal([]byte(ev.Content), &c)
+				p.hasMore, p.next = c.HasMore, c.NextCursor
+				p.bounds = append(p.bounds, ev)
+			} else {
+				p.rows = append(p.rows, ev.ID)
+			}
+		}
+		return p
+	}
+	// Exact final page: two rows match, limit 2, nothing after them does.
+	if p := page(2, nil); !slices.Equal(p.rows, []string{same[0].ID, same[1].ID}) || p.hasMore || p.next != nil {
+		t.Errorf("exact page: rows %v has_more %v next %+v, want both same-second replies (id ascending) and has_more false", p.rows, p.hasMore, p.next)
+	}
+	// Limit 1: the cursor is the row retained; the next page is the other
+	// reply of the same second, then nothing.
+	p1 := page(1, nil)
+	if !slices.Equal(p1.rows, []string{same[0].ID}) || !p1.hasMore || p1.next == nil || p1.next.ID != same[0].ID || p1.next.CreatedAt != t0+20 {
+		t.Fatalf("page 1: rows %v has_more %v next %+v", p1.rows, p1.hasMore, p1.next)
+	}
+	p2 := page(1, p1.next)
+	if !slices.Equal(p2.rows, []string{same[1].ID}) || p2.hasMore || p2.next != nil {
+		t.Errorf("page 2: rows %v has_more %v next %+v", p2.rows, p2.hasMore, p2.next)
+	}
+	// The community's row mode is the channel window's: the thread window
+	// serves the same rows under either.
+	e.rowMode(true)
+	if p := page(2, nil); !slices.Equal(p.rows, []string{same[0].ID, same[1].ID}) || p.hasMore {
+		t.Errorf("with thread_replies_in_channel: rows %v has_more %v", p.rows, p.hasMore)
+	}
+}
