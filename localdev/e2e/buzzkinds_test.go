@@ -927,3 +927,84 @@ func TestBuzzThreadWindow(t *testing.T) {
 		t.Fatalf("outsider: %s", joinRaw(parts))
 	}
 }
+
+// Buzz's ephemeral kinds are delivered live and never stored: presence
+// (20001) and device pairing (24134) outside any channel reach any
+// subscriber; typing (20002) and huddle reactions (24810) in a private
+// channel reach its members only, and an outsider may not send them there.
+func TestBuzzEphemeralKinds(t *testing.T) {
+	r := newRelay(t)
+	alice, ra := loggedIn(t, r)
+	bob, rb := loggedIn(t, r)
+	ba := newBridge(t, r, alice)
+	ch := newChannel(t, ba, "private")
+	member, _ := newMember(t, r, ba, ch)
+	rm := dial(t, r)
+	login(t, rm, member)
+	wm, wb := watch(t, rm), watch(t, rb)
+	for _, c := range []struct {
+		kind    int
+		tags    nostr.Tags
+		outside bool // reaches a key outside the channel
+	}{
+		{20001, nil, true},
+		{24134, nil, true},
+		{20002, nostr.Tags{{"h", ch}}, false},
+		{24810, nostr.Tags{{"h", ch}, {"e", unknownID(t, alice)}}, false},
+	} {
+		ev := signed(t, alice, c.kind, c.tags, "ephemeral")
+		if err := ra.Publish(ctxT(t), ev); err != nil {
+			t.Fatalf("kind %d: %v", c.kind, err)
+		}
+		if !wm.sees(ra, alice, ev.ID) {
+			t.Errorf("kind %d: a member's live subscription missed it", c.kind)
+		}
+		if got := wb.sees(ra, alice, ev.ID); got != c.outside {
+			t.Errorf("kind %d: an outsider got it live: %v, want %v", c.kind, got, c.outside)
+		}
+		if evs := ba.query(map[string]any{"ids": []string{ev.ID}}); len(evs) != 0 {
+			t.Errorf("kind %d was stored", c.kind)
+		}
+		if n := ba.count(map[string]any{"kinds": []int{c.kind}}); n != 0 {
+			t.Errorf("kind %d counts %d stored", c.kind, n)
+		}
+		if !c.outside {
+			wantPrefix(t, refused(t, rb, signed(t, bob, c.kind, c.tags, "")), "restricted:")
+		}
+	}
+}
+
+// Deletion of each gated read model by its author: the event is gone for
+// every reader it was readable by, and the deletion names it to no one
+// else (user-owned state and shared personas: anyone could read them, so
+// their deletions are ordinary; a p-gated metric: only the p read it).
+func TestBuzzGatedDeletions(t *testing.T) {
+	r := newRelay(t)
+	alice, _ := loggedIn(t, r)
+	bob, rb := loggedIn(t, r)
+	ba, bb := newBridge(t, r, alice), newBridge(t, r, bob)
+	for _, c := range []struct {
+		name string
+		kind int
+		tags nostr.Tags
+	}{
+		{"user-owned read state", 30078, nostr.Tags{{"d", "read-state:x"}, {"t", "read-state"}}},
+		{"shared persona", 30175, nostr.Tags{{"d", "p"}, {"shared", "true"}}},
+		{"p-gated metric", 44200, nostr.Tags{{"p", bob.Pub}}},
+	} {
+		ev := signed(t, alice, c.kind, c.tags, "v1")
+		ba.accept(ev)
+		wantReadable(t, c.name+": bob before the deletion", readable(t, rb, bb, ev), true)
+		ba.accept(signed(t, alice, 5, nostr.Tags{{"e", ev.ID}}, ""))
+		wantReadable(t, c.name+": bob after the deletion", readable(t, rb, bb, ev), false)
+		if c.kind == 44200 {
+			// The metric's author never read it; the deletion by the author is
+			// not readable by a third key either.
+			carol, _ := loggedIn(t, r)
+			bc := newBridge(t, r, carol)
+			if evs := bc.query(map[string]any{"kinds": []int{5}, "#e": []string{ev.ID}}); len(evs) != 0 {
+				t.Errorf("%s: a third key reads the deletion naming it", c.name)
+			}
+		}
+	}
+}
