@@ -147,19 +147,14 @@ func (e *Engine) Query(ctx context.Context, community, host, reader string, body
 // mixing them with other filters). No byte budget: the WebSocket codec
 // sends each event as a message of its own.
 func (e *Engine) ThreadWindows(ctx context.Context, community, host, reader string, filters []json.RawMessage) ([]json.RawMessage, error) {
-	if len(filters) > relayinfo.MaxFilters {
-		return nil, invalid("%d filters, the limit is %d", len(filters), relayinfo.MaxFilters)
+	fs, err := parseEach(filters, parseFilter)
+	if err != nil {
+		return nil, err
 	}
-	fs := make([]*bridgeFilter, len(filters))
-	for i, raw := range filters {
-		f, err := parseFilter(raw)
-		if err != nil {
-			return nil, at(i, err)
-		}
+	for _, f := range fs {
 		if !f.ThreadWindow {
 			return nil, invalid("mixed thread_window and other filters: send the thread windows in a REQ of their own")
 		}
-		fs[i] = f
 	}
 	req, err := newRequest(fs, plainMaxLimit)
 	if err != nil {
@@ -245,17 +240,35 @@ func (e *Engine) CountFilters(ctx context.Context, community, reader string, fil
 	return e.count(ctx, community, reader, req)
 }
 
-func nostrRequest(filters []nostr.Filter) (*request, error) {
-	if len(filters) > relayinfo.MaxFilters {
-		return nil, invalid("%d filters, the limit is %d", len(filters), relayinfo.MaxFilters)
+// filterCount refuses a request of more than limit filters.
+func filterCount(n, limit int) error {
+	if n > limit {
+		return invalid("%d filters, the limit is %d", n, limit)
+	}
+	return nil
+}
+
+// parseEach parses a WebSocket message's filters (at most
+// relayinfo.MaxFilters) with parse; a refusal names the filter.
+func parseEach[T any](filters []T, parse func(T) (*bridgeFilter, error)) ([]*bridgeFilter, error) {
+	if err := filterCount(len(filters), relayinfo.MaxFilters); err != nil {
+		return nil, err
 	}
 	fs := make([]*bridgeFilter, len(filters))
-	for i, nf := range filters {
-		f, err := fromNostr(nf)
+	for i, raw := range filters {
+		f, err := parse(raw)
 		if err != nil {
 			return nil, at(i, err)
 		}
 		fs[i] = f
+	}
+	return fs, nil
+}
+
+func nostrRequest(filters []nostr.Filter) (*request, error) {
+	fs, err := parseEach(filters, fromNostr)
+	if err != nil {
+		return nil, err
 	}
 	if err := searchAlone(fs); err != nil {
 		return nil, err
