@@ -105,9 +105,26 @@ func readable(t *testing.T, rl *nostr.Relay, b *bridge, ev nostr.Event) map[stri
 		"query kinds":   hasID(b.query(map[string]any{"kinds": []int{ev.Kind}}), ev.ID),
 		"query ids":     hasID(b.query(map[string]any{"ids": []string{ev.ID}}), ev.ID),
 		"query authors": hasID(b.query(map[string]any{"authors": []string{ev.PubKey}}), ev.ID),
-		"count kinds":   b.count(map[string]any{"kinds": []int{ev.Kind}, "authors": []string{ev.PubKey}}) == 1,
+		"count kinds":   countSees(t, b, map[string]any{"kinds": []int{ev.Kind}, "authors": []string{ev.PubKey}}),
 		"count ids":     b.count(map[string]any{"ids": []string{ev.ID}}) == 1,
 	}
+}
+
+// countSees reports whether /count of f counts one event; a refusal with
+// restricted: (NIP-ER: another key's reminders) counts none.
+func countSees(t *testing.T, b *bridge, f map[string]any) bool {
+	t.Helper()
+	body, _ := json.Marshal([]any{f})
+	status, out := b.post("/count", body)
+	if status == http.StatusForbidden && strings.Contains(string(out), `"restricted: `) {
+		return false
+	}
+	if status != http.StatusOK {
+		t.Fatalf("/count %s: %d %s", body, status, out)
+	}
+	var c struct{ Count int }
+	_ = json.Unmarshal(out, &c)
+	return c.Count == 1
 }
 
 func wantReadable(t *testing.T, who string, got map[string]bool, want bool) {
@@ -192,6 +209,45 @@ func TestBuzzAuthorOnlyKinds(t *testing.T) {
 		}
 		if evs := bb.query(map[string]any{"kinds": []int{5}, "authors": []string{alice.Pub}}); len(evs) != 0 {
 			t.Errorf("kind %d: another key reads %d deletions of author-only events", kind, len(evs))
+		}
+	}
+	// NIP-ER's write rules (malformed or duplicate not_before, expiration
+	// not after it, the d tag) and its read rule: a read of only another
+	// key's reminders is refused with restricted: on every path, whether
+	// any exists or not, and a not_before in the future is no refusal.
+	for _, c := range []struct {
+		tags nostr.Tags
+		want string
+	}{
+		{nostr.Tags{{"d", "x"}, {"not_before", "0123"}}, "invalid: malformed not_before"},
+		{nostr.Tags{{"d", "x"}, {"not_before", "1"}, {"not_before", "2"}}, "invalid: malformed not_before"},
+		{nostr.Tags{{"d", "x"}, {"not_before", "1893456000"}, {"expiration", "1893456000"}}, "invalid: expiration before not_before"},
+		{nostr.Tags{{"not_before", "1893456000"}}, "invalid: "},
+	} {
+		if a := ba.submit(signed(t, alice, 30300, c.tags, "c")); a.Accepted || !strings.HasPrefix(a.Message, c.want) {
+			t.Errorf("reminder %v: accepted %v %q, want %q", c.tags, a.Accepted, a.Message, c.want)
+		}
+	}
+	due := signed(t, alice, 30300, nostr.Tags{{"d", "later"}, {"not_before", "4102444800"}, {"expiration", "4102444801"}}, "c")
+	ba.accept(due)
+	for _, author := range []string{alice.Pub, unknownID(t, bob)} {
+		f := map[string]any{"kinds": []int{30300}, "authors": []string{author}}
+		body, _ := json.Marshal([]any{f})
+		for _, path := range []string{"/query", "/count"} {
+			if status, out := bb.post(path, body); status != http.StatusForbidden || !strings.HasPrefix(string(out), `{"error":"restricted: `) {
+				t.Errorf("another key's reminders over %s: %d %s", path, status, out)
+			}
+		}
+		for _, verb := range []string{"REQ", "COUNT"} {
+			rc := dialRaw(t, r)
+			rc.send(`["REQ","warmup",{"kinds":[1],"limit":0}]`)
+			challenge := str(t, rc.expect("AUTH")[1])
+			rc.expect("CLOSED")
+			rc.auth(r, bob, challenge)
+			rc.sendJSON([]any{verb, "r", f})
+			if c := rc.expect("CLOSED"); !strings.HasPrefix(str(t, c[2]), "restricted: ") {
+				t.Errorf("another key's reminders over %s: %s", verb, joinRaw(c))
+			}
 		}
 	}
 	// Author-only kinds are never searchable, even by their author.
@@ -796,5 +852,159 @@ func TestBuzzThreadWindow(t *testing.T) {
 	}
 	if rows, _, n := page(bb, nil); len(rows) != 0 || n != 0 {
 		t.Fatalf("outsider: %d rows, %d bounds", len(rows), n)
+	}
+
+	// The same window over a WebSocket REQ, as Buzz serves it there: the
+	// same rows and the same 39007 (its d binds host, reader and request
+	// alike on both doors), then EOSE, and nothing live afterwards.
+	head := ofKind(ba.query(map[string]any{"thread_window": true, "#h": []string{ch}, "#e": []string{root.ID}, "kinds": []int{9}, "limit": 2}), 39007)
+	if len(head) != 1 {
+		t.Fatalf("%d bounds over /query", len(head))
+	}
+	rc := dialRaw(t, r)
+	rc.send(`["REQ","warmup",{"kinds":[1],"limit":0}]`)
+	challenge := str(t, rc.expect("AUTH")[1])
+	rc.expect("CLOSED")
+	rc.auth(r, alice, challenge)
+	window := map[string]any{"thread_window": true, "#h": []string{ch}, "#e": []string{root.ID}, "kinds": []int{9}, "limit": 2}
+	wsPage := func(sub string, filters ...any) (rows []string, bounds []nostr.Event) {
+		t.Helper()
+		rc.sendJSON(append([]any{"REQ", sub}, filters...))
+		for {
+			parts := rc.read()
+			switch verb := str(t, parts[0]); verb {
+			case "EOSE":
+				return rows, bounds
+			case "EVENT":
+				var ev nostr.Event
+				if err := json.Unmarshal(parts[2], &ev); err != nil {
+					t.Fatal(err)
+				}
+				if ev.Kind == 39007 {
+					bounds = append(bounds, ev)
+				} else {
+					rows = append(rows, ev.ID)
+				}
+			default:
+				t.Fatalf("REQ %s: %s", sub, joinRaw(parts))
+			}
+		}
+	}
+	wsRows, wsBounds := wsPage("tw", window)
+	if !slices.Equal(wsRows, []string{replies[2].ID, replies[1].ID}) || len(wsBounds) != 1 {
+		t.Fatalf("REQ thread window: rows %v, %d bounds", wsRows, len(wsBounds))
+	}
+	checkRelaySigned(t, r, wsBounds[0])
+	if got, want := wsBounds[0].Tags.GetD(), head[0].Tags.GetD(); got != want || !strings.HasPrefix(got, "tw:1:") {
+		t.Errorf("39007 d over REQ %q, over /query %q", got, want)
+	}
+	late := signed(t, alice, 9, nostr.Tags{{"h", ch}, {"e", root.ID, "", "reply"}}, "after EOSE")
+	ba.accept(late)
+	rc.send(`["REQ","probe",{"kinds":[1],"limit":0}]`)
+	if parts := rc.expect("EOSE"); str(t, parts[1]) != "probe" {
+		t.Fatalf("the thread window stayed live: %s", joinRaw(parts))
+	}
+	// Refused as on /query (CLOSED invalid:): a bad value, a thread window
+	// mixed with another filter, a half cursor.
+	for name, filters := range map[string][]any{
+		"bad value":   {map[string]any{"thread_window": "yes", "#h": []string{ch}, "#e": []string{root.ID}}},
+		"mixed":       {window, map[string]any{"kinds": []int{9}}},
+		"half cursor": {map[string]any{"thread_window": true, "#h": []string{ch}, "#e": []string{root.ID}, "until": 5}},
+	} {
+		rc.sendJSON(append([]any{"REQ", "bad"}, filters...))
+		if c := rc.expect("CLOSED"); !strings.HasPrefix(str(t, c[2]), "invalid:") {
+			t.Errorf("%s: %s", name, joinRaw(c))
+		}
+	}
+	// An outsider of the private channel: EOSE and nothing else.
+	rb := dialRaw(t, r)
+	rb.send(`["REQ","warmup",{"kinds":[1],"limit":0}]`)
+	challenge = str(t, rb.expect("AUTH")[1])
+	rb.expect("CLOSED")
+	rb.auth(r, bob, challenge)
+	rb.sendJSON([]any{"REQ", "tw", window})
+	if parts := rb.expect("EOSE"); str(t, parts[1]) != "tw" {
+		t.Fatalf("outsider: %s", joinRaw(parts))
+	}
+}
+
+// Buzz's ephemeral kinds are delivered live and never stored: presence
+// (20001) and device pairing (24134) outside any channel reach any
+// subscriber; typing (20002) and huddle reactions (24810) in a private
+// channel reach its members only, and an outsider may not send them there.
+func TestBuzzEphemeralKinds(t *testing.T) {
+	r := newRelay(t)
+	alice, ra := loggedIn(t, r)
+	bob, rb := loggedIn(t, r)
+	ba := newBridge(t, r, alice)
+	ch := newChannel(t, ba, "private")
+	member, _ := newMember(t, r, ba, ch)
+	rm := dial(t, r)
+	login(t, rm, member)
+	wm, wb := watch(t, rm), watch(t, rb)
+	for _, c := range []struct {
+		kind    int
+		tags    nostr.Tags
+		outside bool // reaches a key outside the channel
+	}{
+		{20001, nil, true},
+		{24134, nil, true},
+		{20002, nostr.Tags{{"h", ch}}, false},
+		{24810, nostr.Tags{{"h", ch}, {"e", unknownID(t, alice)}}, false},
+	} {
+		ev := signed(t, alice, c.kind, c.tags, "ephemeral")
+		if err := ra.Publish(ctxT(t), ev); err != nil {
+			t.Fatalf("kind %d: %v", c.kind, err)
+		}
+		if !wm.sees(ra, alice, ev.ID) {
+			t.Errorf("kind %d: a member's live subscription missed it", c.kind)
+		}
+		if got := wb.sees(ra, alice, ev.ID); got != c.outside {
+			t.Errorf("kind %d: an outsider got it live: %v, want %v", c.kind, got, c.outside)
+		}
+		if evs := ba.query(map[string]any{"ids": []string{ev.ID}}); len(evs) != 0 {
+			t.Errorf("kind %d was stored", c.kind)
+		}
+		if n := ba.count(map[string]any{"kinds": []int{c.kind}}); n != 0 {
+			t.Errorf("kind %d counts %d stored", c.kind, n)
+		}
+		if !c.outside {
+			wantPrefix(t, refused(t, rb, signed(t, bob, c.kind, c.tags, "")), "restricted:")
+		}
+	}
+}
+
+// Deletion of each gated read model by its author: the event is gone for
+// every reader it was readable by, and the deletion names it to no one
+// else (user-owned state and shared personas: anyone could read them, so
+// their deletions are ordinary; a p-gated metric: only the p read it).
+func TestBuzzGatedDeletions(t *testing.T) {
+	r := newRelay(t)
+	alice, _ := loggedIn(t, r)
+	bob, rb := loggedIn(t, r)
+	ba, bb := newBridge(t, r, alice), newBridge(t, r, bob)
+	for _, c := range []struct {
+		name string
+		kind int
+		tags nostr.Tags
+	}{
+		{"user-owned read state", 30078, nostr.Tags{{"d", "read-state:x"}, {"t", "read-state"}}},
+		{"shared persona", 30175, nostr.Tags{{"d", "p"}, {"shared", "true"}}},
+		{"p-gated metric", 44200, nostr.Tags{{"p", bob.Pub}}},
+	} {
+		ev := signed(t, alice, c.kind, c.tags, "v1")
+		ba.accept(ev)
+		wantReadable(t, c.name+": bob before the deletion", readable(t, rb, bb, ev), true)
+		ba.accept(signed(t, alice, 5, nostr.Tags{{"e", ev.ID}}, ""))
+		wantReadable(t, c.name+": bob after the deletion", readable(t, rb, bb, ev), false)
+		if c.kind == 44200 {
+			// The metric's author never read it; the deletion by the author is
+			// not readable by a third key either.
+			carol, _ := loggedIn(t, r)
+			bc := newBridge(t, r, carol)
+			if evs := bc.query(map[string]any{"kinds": []int{5}, "#e": []string{ev.ID}}); len(evs) != 0 {
+				t.Errorf("%s: a third key reads the deletion naming it", c.name)
+			}
+		}
 	}
 }

@@ -134,3 +134,22 @@ func StateOnly(ks []int) bool {
 
 // Names reports whether f names channel (NIP-CL).
 func Names(f *filter.Filter, channel string) bool { return slices.Contains(Named(f), channel) }
+
+// OthersReminders reports whether f asks only for NIP-ER reminders (kind
+// 30300, author-only) and only for keys other than reader's: NIP-ER has a
+// relay close such a request with restricted: rather than answer it empty.
+// The verdict depends on the filter and the reader alone, never on what is
+// stored, so it tells nothing about whether any reminder exists. A filter
+// with other kinds, or naming the reader too, is served with the others'
+// reminders left out (MaySee).
+func OthersReminders(f *filter.Filter, reader string) bool {
+	if len(f.Kinds) == 0 || len(f.Authors) == 0 {
+		return false
+	}
+	for _, k := range f.Kinds {
+		if k != kinds.EventReminder {
+			return false
+		}
+	}
+	return !slices.Contains(f.Authors, reader)
+}

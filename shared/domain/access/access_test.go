@@ -81,3 +81,29 @@ func TestNamed(t *testing.T) {
 func filterOf(kinds []int, tags map[string][]string) filter.Filter {
 	return filter.Filter{Kinds: kinds, Tags: tags}
 }
+
+// NIP-ER: a filter of only reminders and only of other keys is refused;
+// any other kind, no authors, or the reader among the authors is served.
+func TestOthersReminders(t *testing.T) {
+	const me, you = "aa", "bb"
+	for _, c := range []struct {
+		name    string
+		kinds   []int
+		authors []string
+		want    bool
+	}{
+		{"another key's reminders", []int{30300}, []string{you}, true},
+		{"repeated kind", []int{30300, 30300}, []string{you}, true},
+		{"own reminders", []int{30300}, []string{me}, false},
+		{"own and another key's", []int{30300}, []string{you, me}, false},
+		{"no authors", []int{30300}, nil, false},
+		{"mixed kinds", []int{30300, 1}, []string{you}, false},
+		{"another author-only kind", []int{30350}, []string{you}, false},
+		{"no kinds", nil, []string{you}, false},
+	} {
+		f := filter.Filter{Kinds: c.kinds, Authors: c.authors}
+		if got := access.OthersReminders(&f, me); got != c.want {
+			t.Errorf("%s: OthersReminders = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

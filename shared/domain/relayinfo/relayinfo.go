@@ -78,15 +78,18 @@ const (
 
 // Document is the NIP-11 relay information document.
 type Document struct {
-	Name          string     `json:"name"`
-	Description   string     `json:"description"`
-	Icon          string     `json:"icon,omitempty"`
-	Pubkey        string     `json:"pubkey"`
-	Self          string     `json:"self"`
-	SupportedNIPs []int      `json:"supported_nips"`
-	Software      string     `json:"software"`
-	Version       string     `json:"version"`
-	Limitation    Limitation `json:"limitation"`
+	Name          string `json:"name"`
+	Description   string `json:"description"`
+	Icon          string `json:"icon,omitempty"`
+	Pubkey        string `json:"pubkey"`
+	Self          string `json:"self"`
+	SupportedNIPs []int  `json:"supported_nips"`
+	// SupportedExtensions names the draft NIPs served that have no number
+	// yet, as they ask to be advertised: "nip-er" (NIP-ER reminders).
+	SupportedExtensions []string   `json:"supported_extensions"`
+	Software            string     `json:"software"`
+	Version             string     `json:"version"`
+	Limitation          Limitation `json:"limitation"`
 	// RateLimits are the per-key and per-connection limits (not a NIP-11
 	// field; 0 = none); absent when the relay applies none.
 	RateLimits *RateLimits `json:"rate_limits,omitempty"`
@@ -150,18 +153,29 @@ type Limitation struct {
 	CreatedAtUpperLimit int64 `json:"created_at_upper_limit"`
 	PaymentRequired     bool  `json:"payment_required"`
 	MaxSubidLength      int   `json:"max_subid_length"`
+	// DueDeliveryMode is NIP-ER's: "lazy", a reminder is served on every
+	// read by its author and never pushed again when its not_before passes.
+	DueDeliveryMode string `json:"due_delivery_mode"`
 }
+
+// NIP-ER's advertisement: the extension's name in supported_extensions and
+// how due reminders are delivered.
+const (
+	ExtensionNIPER  = "nip-er"
+	DueDeliveryLazy = "lazy"
+)
 
 // New describes the relay whose key is relayPubkey.
 func New(relayPubkey string) Document {
 	return Document{
-		Name:          "Buzz relay",
-		Description:   "Serverless NIP-29 group relay with Buzz's HTTP bridge and channel window",
-		Pubkey:        relayPubkey,
-		Self:          relayPubkey,
-		SupportedNIPs: []int{1, 9, 10, 11, 22, 29, 42, 45, 50, 98},
-		Software:      Software,
-		Version:       Version,
+		Name:                "Buzz relay",
+		Description:         "Serverless NIP-29 group relay with Buzz's HTTP bridge and channel window",
+		Pubkey:              relayPubkey,
+		Self:                relayPubkey,
+		SupportedNIPs:       []int{1, 9, 10, 11, 22, 29, 42, 45, 50, 98},
+		SupportedExtensions: []string{ExtensionNIPER},
+		Software:            Software,
+		Version:             Version,
 		Limitation: Limitation{
 			MaxMessageLength:    MaxMessageLength,
 			MaxSubscriptions:    MaxSubscriptions,
@@ -176,6 +190,7 @@ func New(relayPubkey string) Document {
 			CreatedAtLowerLimit: CreatedAtWindow,
 			CreatedAtUpperLimit: CreatedAtWindow,
 			MaxSubidLength:      MaxSubIDLength,
+			DueDeliveryMode:     DueDeliveryLazy,
 		},
 	}
 }

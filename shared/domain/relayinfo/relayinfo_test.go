@@ -127,3 +127,22 @@ func TestMediaBlock(t *testing.T) {
 		t.Fatalf("media block: %s", b)
 	}
 }
+
+// NIP-ER is advertised as its draft asks: "nip-er" in supported_extensions
+// (never a number in supported_nips) and due_delivery_mode "lazy" (served
+// on read, never pushed when due).
+func TestAdvertisesNIPER(t *testing.T) {
+	b, _ := json.Marshal(New("ab"))
+	var doc struct {
+		Extensions []string `json:"supported_extensions"`
+		Limitation struct {
+			DueDeliveryMode string `json:"due_delivery_mode"`
+		} `json:"limitation"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(doc.Extensions, "nip-er") || doc.Limitation.DueDeliveryMode != "lazy" {
+		t.Errorf("NIP-11: supported_extensions %v, due_delivery_mode %q", doc.Extensions, doc.Limitation.DueDeliveryMode)
+	}
+}

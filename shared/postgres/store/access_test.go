@@ -9,6 +9,7 @@ import (
 
 	"github.com/buzzrelay/relay/shared/domain/access"
 	"github.com/buzzrelay/relay/shared/domain/access/accesstest"
+	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/nip29"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 )
@@ -59,7 +60,7 @@ func TestAccessCasesInSQL(t *testing.T) {
 						}
 					}
 				}
-				meta := store.EventMeta{TopLevel: true}
+				meta := store.EventMeta{TopLevel: true, Search: kinds.Searchable(c.Kind)}
 				if c.Channel != nil {
 					meta.ChannelID = channel
 				}
@@ -128,6 +129,21 @@ func TestAccessCasesInSQL(t *testing.T) {
 			}
 			if see := len(rows) == 1; see != c.See {
 				t.Errorf("plain read sees the event: %v, want %v", see, c.See)
+			}
+			// NIP-50 search: the same rule, for the searchable kinds.
+			sf := f
+			sf.Search = accesstest.SearchWord
+			var found []store.Row
+			err = st.Read(ctx, "default", readerPK, func(s *store.Snapshot) error {
+				var err error
+				found, err = s.Plain(ctx, &store.PlainRead{Filter: &sf, Limit: 10})
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if see, want := len(found) == 1, c.See && kinds.Searchable(c.Kind); see != want {
+				t.Errorf("search finds the event: %v, want %v", see, want)
 			}
 			n, err := st.Count(ctx, "default", readerPK, []store.Countable{&store.PlainRead{Filter: &f}})
 			if err != nil {

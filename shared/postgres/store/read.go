@@ -35,6 +35,9 @@ func (s *Store) Read(ctx context.Context, community, reader string, fn func(*Sna
 // Community is the community the snapshot reads.
 func (s *Snapshot) Community() string { return s.community }
 
+// Reader is the key the snapshot's access rule is decided for.
+func (s *Snapshot) Reader() string { return s.reader }
+
 // Trace is a hook that sees every read statement and its arguments (tests
 // that explain the plans).
 type Trace func(sql string, args []any)

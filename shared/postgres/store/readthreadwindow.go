@@ -7,13 +7,14 @@ import (
 )
 
 // ThreadWindowRead is the row read of one NIP-CW thread window (Buzz's
-// bridge thread_window): the replies at any depth of Root in Channel, newest
+// bridge thread_window): the replies of Root in Channel down to Depth, newest
 // first, strictly after Cursor when set, with the window's own keyset and
 // not-row kinds.
 type ThreadWindowRead struct {
 	Filter  *filter.Filter // every constraint but #h (the channel) and #e (the root)
 	Channel string
 	Root    string
+	Depth   int64 // the deepest reply read (thread_metadata.depth; the root is 0)
 	Cursor  *Cursor
 	Limit   int64 // rows to read, the has_more probe included
 }
@@ -24,7 +25,8 @@ func (w *ThreadWindowRead) where(b *sqlb) (string, bool) {
 		return "", false
 	}
 	root := `e.id IN (SELECT tm.event_id FROM thread_metadata tm
-    WHERE tm.community_id = ` + pCommunity + ` AND tm.root_id = ` + b.arg(w.Root) + `)`
+    WHERE tm.community_id = ` + pCommunity + ` AND tm.root_id = ` + b.arg(w.Root) +
+		` AND tm.depth <= ` + b.arg(w.Depth) + `)`
 	return windowWhere(b, f, w.Channel, root, w.Cursor), true
 }
 

@@ -54,6 +54,15 @@ func (a *apply) sharedGated(ctx context.Context) error {
 	return a.replaceable(ctx)
 }
 
+// reminder checks a NIP-ER reminder's tags (eventcheck.Reminder); then it
+// is a replaceable event like any other, readable by its author only.
+func (a *apply) reminder(ctx context.Context) error {
+	if err := eventcheck.Reminder(a.ev.Tags); err != nil {
+		return err
+	}
+	return a.replaceable(ctx)
+}
+
 // vote stores a forum vote (45002) in the channel of the post or comment
 // its last e tag names, one per key and target: to change it, the key
 // deletes its vote (kind 5) and votes again.

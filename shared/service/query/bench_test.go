@@ -62,7 +62,7 @@ func BenchmarkWindow(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				t := time.Now()
-				evs, err := q.Query(ctx, "default", reader, bodies[i%len(bodies)])
+				evs, err := q.Query(ctx, "default", "relay.test", reader, bodies[i%len(bodies)])
 				if err != nil {
 					b.Fatal(err)
 				}

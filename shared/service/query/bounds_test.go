@@ -23,7 +23,7 @@ func TestWindowOverResponseLimitIsInvalid(t *testing.T) {
 		t.Fatalf("full closure: %d events, want 14", len(got))
 	}
 	e.q.httpBudget = 4000
-	_, err := e.q.Query(e.ctx, "default", owner.pk, []byte(body))
+	_, err := e.q.Query(e.ctx, "default", testHost, owner.pk, []byte(body))
 	if r, ok := asInvalid(err); !ok || !strings.Contains(r.Reason, "response would be over 4000 bytes") {
 		t.Fatalf("over the budget: %v", err)
 	}

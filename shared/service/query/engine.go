@@ -8,6 +8,7 @@
 package query
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,7 +17,9 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/domain/access"
 	"github.com/buzzrelay/relay/shared/domain/filter"
+	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/buzzrelay/relay/shared/domain/signer"
@@ -46,6 +49,7 @@ func New(st *store.Store, sg signer.Signer) *Engine {
 type request struct {
 	windows []*windowPlan
 	others  []plan
+	filters []*bridgeFilter // every filter, for the request-wide rules (refused)
 }
 
 // plan is a validated window, thread or plain filter.
@@ -60,7 +64,7 @@ func newRequest(fs []*bridgeFilter, plainDefault int64) (*request, error) {
 	if err := searchAlone(fs); err != nil {
 		return nil, err
 	}
-	req := &request{}
+	req := &request{filters: fs}
 	threadWindows := 0
 	for i, f := range fs {
 		switch {
@@ -120,8 +124,10 @@ func at(i int, err error) error {
 }
 
 // Query serves POST /query: body is a JSON array of filters with bridge
-// extensions. It returns the flat array of events, each once.
-func (e *Engine) Query(ctx context.Context, community, reader string, body []byte) ([]json.RawMessage, error) {
+// extensions. It returns the flat array of events, each once. host is the
+// hostname the request reached the community at (a thread window's 39007
+// binds it).
+func (e *Engine) Query(ctx context.Context, community, host, reader string, body []byte) ([]json.RawMessage, error) {
 	fs, err := parseBody(body)
 	if err != nil {
 		return nil, err
@@ -130,7 +136,67 @@ func (e *Engine) Query(ctx context.Context, community, reader string, body []byt
 	if err != nil {
 		return nil, err
 	}
+	req.at(host)
 	return e.serveWithin(ctx, community, reader, req, e.httpBudget)
+}
+
+// ThreadWindows serves a WebSocket REQ whose filters (raw, as the client
+// sent them: go-nostr's filter drops the extension) ask for thread
+// windows: the same plans, keyset, access rule and relay-signed 39007 as on
+// POST /query. Every filter must be a thread window (Buzz closes a REQ
+// mixing them with other filters). No byte budget: the WebSocket codec
+// sends each event as a message of its own.
+func (e *Engine) ThreadWindows(ctx context.Context, community, host, reader string, filters []json.RawMessage) ([]json.RawMessage, error) {
+	fs, err := parseEach(filters, parseFilter)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range fs {
+		if !f.ThreadWindow {
+			return nil, invalid("mixed thread_window and other filters: send the thread windows in a REQ of their own")
+		}
+	}
+	req, err := newRequest(fs, plainMaxLimit)
+	if err != nil {
+		return nil, err
+	}
+	req.at(host)
+	return e.serve(ctx, community, reader, req)
+}
+
+// IsThreadWindow reports whether a raw filter opts in to a thread window:
+// a "thread_window" field that is not false (absent or false is a plain
+// filter, as Buzz has it; any other value is then refused by the plan).
+func IsThreadWindow(raw json.RawMessage) bool {
+	var probe struct {
+		ThreadWindow json.RawMessage `json:"thread_window"`
+	}
+	if json.Unmarshal(raw, &probe) != nil {
+		return false
+	}
+	v := bytes.TrimSpace(probe.ThreadWindow)
+	return len(v) > 0 && string(v) != "false" && string(v) != "null"
+}
+
+// refused is the request-wide rule that depends on the reader: a filter
+// asking only for other keys' NIP-ER reminders (access.OthersReminders) is
+// refused with restricted:, as NIP-ER asks, on every read path.
+func (r *request) refused(reader string) error {
+	for i, f := range r.filters {
+		if access.OthersReminders(&f.Filter, reader) {
+			return reject.Restrictedf("filter %d: reminders (kind %d) are readable only by their author", i, kinds.EventReminder)
+		}
+	}
+	return nil
+}
+
+// at records the host the request reached on the plans that bind it.
+func (r *request) at(host string) {
+	for _, p := range r.others {
+		if t, ok := p.(*threadWindowPlan); ok {
+			t.host = host
+		}
+	}
 }
 
 // Count serves POST /count: the number of distinct events matching any of
@@ -174,22 +240,40 @@ func (e *Engine) CountFilters(ctx context.Context, community, reader string, fil
 	return e.count(ctx, community, reader, req)
 }
 
-func nostrRequest(filters []nostr.Filter) (*request, error) {
-	if len(filters) > relayinfo.MaxFilters {
-		return nil, invalid("%d filters, the limit is %d", len(filters), relayinfo.MaxFilters)
+// filterCount refuses a request of more than limit filters.
+func filterCount(n, limit int) error {
+	if n > limit {
+		return invalid("%d filters, the limit is %d", n, limit)
+	}
+	return nil
+}
+
+// parseEach parses a WebSocket message's filters (at most
+// relayinfo.MaxFilters) with parse; a refusal names the filter.
+func parseEach[T any](filters []T, parse func(T) (*bridgeFilter, error)) ([]*bridgeFilter, error) {
+	if err := filterCount(len(filters), relayinfo.MaxFilters); err != nil {
+		return nil, err
 	}
 	fs := make([]*bridgeFilter, len(filters))
-	for i, nf := range filters {
-		f, err := fromNostr(nf)
+	for i, raw := range filters {
+		f, err := parse(raw)
 		if err != nil {
 			return nil, at(i, err)
 		}
 		fs[i] = f
 	}
+	return fs, nil
+}
+
+func nostrRequest(filters []nostr.Filter) (*request, error) {
+	fs, err := parseEach(filters, fromNostr)
+	if err != nil {
+		return nil, err
+	}
 	if err := searchAlone(fs); err != nil {
 		return nil, err
 	}
-	req := &request{}
+	req := &request{filters: fs}
 	for i, f := range fs {
 		p, err := newPlainPlan(f, plainMaxLimit)
 		if err != nil {
@@ -215,6 +299,9 @@ func (e *Engine) serve(ctx context.Context, community, reader string, req *reque
 // serveWithin serves req; with budget > 0, a response whose events would
 // pass budget bytes is refused with invalid: instead of sent broken.
 func (e *Engine) serveWithin(ctx context.Context, community, reader string, req *request, budget int) ([]json.RawMessage, error) {
+	if err := req.refused(reader); err != nil {
+		return nil, err
+	}
 	out := &output{seen: map[string]bool{}, events: []json.RawMessage{}, budget: budget}
 	ctx = e.traced(ctx)
 	err := e.st.Read(ctx, community, reader, func(s *store.Snapshot) error {
@@ -240,6 +327,9 @@ func (e *Engine) serveWithin(ctx context.Context, community, reader string, req 
 }
 
 func (e *Engine) count(ctx context.Context, community, reader string, req *request) (int64, error) {
+	if err := req.refused(reader); err != nil {
+		return 0, err
+	}
 	reads := make([]store.Countable, 0, len(req.windows)+len(req.others))
 	for _, w := range req.windows {
 		reads = append(reads, w.counted())

@@ -22,6 +22,9 @@ import (
 // t0 is the fixture clock: every fixture event is created near it.
 const t0 = int64(1_790_000_000)
 
+// testHost is the hostname the fixture requests reach the community at.
+const testHost = "relay.test"
+
 type env struct {
 	t     *testing.T
 	ctx   context.Context
@@ -120,7 +123,7 @@ func (e *env) del(u user, target *nostr.Event, at int64) *nostr.Event {
 // query posts body as reader and decodes the events.
 func (e *env) query(reader user, body string) []*nostr.Event {
 	e.t.Helper()
-	raws, err := e.q.Query(e.ctx, "default", reader.pk, []byte(body))
+	raws, err := e.q.Query(e.ctx, "default", testHost, reader.pk, []byte(body))
 	if err != nil {
 		e.t.Fatalf("query %s: %v", body, err)
 	}
@@ -157,7 +160,7 @@ func (e *env) count(reader user, body string) int64 {
 // bad asserts body is a 400 (reject.Invalid) whose message contains want.
 func (e *env) bad(body, want string) {
 	e.t.Helper()
-	_, err := e.q.Query(e.ctx, "default", strings.Repeat("a", 64), []byte(body))
+	_, err := e.q.Query(e.ctx, "default", testHost, strings.Repeat("a", 64), []byte(body))
 	r, ok := reject.As(err)
 	if !ok || r.Prefix != reject.Invalid {
 		e.t.Fatalf("query %s: want invalid, got %v", body, err)

@@ -63,8 +63,8 @@ func parseBody(body []byte) ([]*bridgeFilter, error) {
 	if err := json.Unmarshal(trimmed, &raws); err != nil {
 		return nil, invalid("body must be a JSON array of filters: %s", jsonProblem(err))
 	}
-	if len(raws) > relayinfo.MaxHTTPFilters {
-		return nil, invalid("%d filters, the limit is %d", len(raws), relayinfo.MaxHTTPFilters)
+	if err := filterCount(len(raws), relayinfo.MaxHTTPFilters); err != nil {
+		return nil, err
 	}
 	out := make([]*bridgeFilter, 0, len(raws))
 	for i, raw := range raws {

@@ -52,7 +52,7 @@ func TestBadRequests(t *testing.T) {
 		e.bad(c.body, c.want)
 	}
 	// Unknown fields are ignored, null is absent.
-	if _, err := e.q.Query(e.ctx, "default", id, []byte(`[{"kinds":[1],"feed_types":["x"],"#buzz-channel":["y"],"until":null}]`)); err != nil {
+	if _, err := e.q.Query(e.ctx, "default", testHost, id, []byte(`[{"kinds":[1],"feed_types":["x"],"#buzz-channel":["y"],"until":null}]`)); err != nil {
 		t.Fatalf("unknown fields: %v", err)
 	}
 }

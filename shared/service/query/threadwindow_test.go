@@ -10,6 +10,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/postgres/store"
 )
 
 type threadPage struct {
@@ -86,14 +87,14 @@ func TestThreadWindow(t *testing.T) {
 	if ok, _ := b.CheckSignature(); !ok || b.PubKey != e.relay.PublicKey() {
 		t.Error("39007 is not signed by the relay")
 	}
-	if d := b.Tags.GetD(); d != ch+":"+root.ID+":head" || b.Tags.GetFirst([]string{"e", root.ID}) == nil || b.Tags.GetFirst([]string{"h", ch}) == nil {
+	if d := b.Tags.GetD(); d != threadBinding(testHost, owner.pk, ch, root.ID, 4, 100, []int{9}, nil, true) || b.Tags.GetFirst([]string{"e", root.ID}) == nil || b.Tags.GetFirst([]string{"h", ch}) == nil {
 		t.Errorf("39007 tags %v", b.Tags)
 	}
 	p2 := e.threadWindow(owner, ch, root.ID, 4, p.next)
 	if !slices.Equal(p2.rows, []string{replies[0].ID}) || p2.hasMore || p2.next != nil {
 		t.Errorf("page 2: rows %v has_more %v", p2.rows, p2.hasMore)
 	}
-	if d := p2.bounds[0].Tags.GetD(); d != fmt.Sprintf("%s:%s:%d:%s", ch, root.ID, p.next.CreatedAt, p.next.ID) {
+	if d := p2.bounds[0].Tags.GetD(); d != threadBinding(testHost, owner.pk, ch, root.ID, 4, 100, []int{9}, &store.Cursor{CreatedAt: p.next.CreatedAt, ID: p.next.ID}, true) {
 		t.Errorf("page 2 d %q", d)
 	}
 	// A thread without replies is a served, exhausted window.
@@ -127,11 +128,128 @@ func TestThreadWindow(t *testing.T) {
 	e.bad(`[{"thread_window":true,"#h":["`+h+`"],"#e":["`+r+`"],"until":5}]`, "both until and before_id")
 	five := strings.Repeat(`{"thread_window":true,"#h":["`+h+`"],"#e":["`+r+`"]},`, 5)
 	e.bad("["+strings.TrimSuffix(five, ",")+"]", "at most 4 thread windows")
+	e.bad(`[{"thread_window":true,"#h":["`+h+`"],"#e":["`+r+`"],"depth_limit":0}]`, "depth_limit")
+	e.bad(`[{"thread_window":true,"#h":["`+h+`"],"#e":["`+r+`"],"depth_limit":101}]`, "depth_limit")
+	e.bad(`[{"thread_window":true,"#h":["`+h+`"],"#e":["`+r+`"],"top_level":true}]`, "top_level")
+	// depth_limit bounds the depth below the root: 1 is the direct replies.
+	direct := e.query(owner, `[{"thread_window":true,"#h":["`+h+`"],"#e":["`+r+`"],"kinds":[9],"depth_limit":1}]`)
+	var got []string
+	for _, ev := range direct {
+		if ev.Kind == 9 {
+			got = append(got, ev.ID)
+		}
+	}
+	if want := []string{replies[2].ID, replies[1].ID, replies[0].ID}; !slices.Equal(got, want) {
+		t.Errorf("depth_limit 1 rows %v, want the direct replies %v", got, want)
+	}
 	// thread_window false is the legacy read.
 	legacy := e.query(owner, `[{"thread_window":false,"#h":["`+h+`"],"#e":["`+r+`"],"depth_limit":10}]`)
 	for _, ev := range legacy {
 		if ev.Kind == kinds.ThreadWindowBounds {
 			t.Error("thread_window false served a thread window")
 		}
+	}
+}
+
+// The 39007 d tag is Buzz's request binding: Buzz's own vector (buzz-core
+// thread_window's binding test: a nil channel, root and reader "ab"×32,
+// kinds [9], host relay.example, defaults filled in), and every argument
+// changes it.
+func TestThreadBinding(t *testing.T) {
+	ab := strings.Repeat("ab", 32)
+	nilChannel := "00000000-0000-0000-0000-000000000000"
+	base := func() (string, string, string, string, int64, int64, []int, *store.Cursor, bool) {
+		return "relay.example", ab, nilChannel, ab, 50, 100, []int{9}, nil, false
+	}
+	want := "tw:1:5252322dfd797ddb1d5f1150acd4cf914b9fc09e39bcf3048d25aed514b3546d"
+	if got := threadBinding(base()); got != want {
+		t.Fatalf("binding %s, want Buzz's %s", got, want)
+	}
+	cd := strings.Repeat("cd", 32)
+	for name, change := range map[string]func(h, r, c, root *string, limit, depth *int64, k *[]int, cur **store.Cursor, aux *bool){
+		"host":        func(h, _, _, _ *string, _, _ *int64, _ *[]int, _ **store.Cursor, _ *bool) { *h = "other.example" },
+		"reader":      func(_, r, _, _ *string, _, _ *int64, _ *[]int, _ **store.Cursor, _ *bool) { *r = cd },
+		"channel":     func(_, _, c, _ *string, _, _ *int64, _ *[]int, _ **store.Cursor, _ *bool) { *c = "general" },
+		"root":        func(_, _, _, root *string, _, _ *int64, _ *[]int, _ **store.Cursor, _ *bool) { *root = cd },
+		"limit":       func(_, _, _, _ *string, l, _ *int64, _ *[]int, _ **store.Cursor, _ *bool) { *l = 49 },
+		"depth_limit": func(_, _, _, _ *string, _, d *int64, _ *[]int, _ **store.Cursor, _ *bool) { *d = 1 },
+		"kinds":       func(_, _, _, _ *string, _, _ *int64, k *[]int, _ **store.Cursor, _ *bool) { *k = []int{40002} },
+		"cursor": func(_, _, _, _ *string, _, _ *int64, _ *[]int, c **store.Cursor, _ *bool) {
+			*c = &store.Cursor{CreatedAt: 0, ID: ab}
+		},
+		"include_aux": func(_, _, _, _ *string, _, _ *int64, _ *[]int, _ **store.Cursor, a *bool) { *a = true },
+	} {
+		h, r, c, root, limit, depth, k, cur, aux := base()
+		change(&h, &r, &c, &root, &limit, &depth, &k, &cur, &aux)
+		if threadBinding(h, r, c, root, limit, depth, k, cur, aux) == want {
+			t.Errorf("%s does not change the binding", name)
+		}
+	}
+}
+
+// NIP-CW's algorithm statement by statement, for the thread window: the
+// limit+1 probe runs after every predicate (kinds, authors, deletion), so
+// an exact final page says has_more false even when replies the
+// predicates drop lie beyond it; the cursor is the scan position (the last
+// row retained), and the next page starts strictly after it, same-second
+// replies ordered by id ascending; the mode of the community
+// (thread_replies_in_channel) does not change the thread window's rows.
+func TestThreadWindowNIPCWStatements(t *testing.T) {
+	e, owner, ch := newChannelEnv(t)
+	other := newUser()
+	e.submit(other, 9021, t0, "", nostr.Tag{"h", ch}) // joins the open channel
+	root := e.msg(owner, ch, t0+1, "root")
+	// Two replies of kind 9 by the owner in the same second, and replies
+	// the predicates drop: an older 40002, an older reply by another key,
+	// an older deleted reply.
+	same := []*nostr.Event{
+		e.reply(owner, ch, root, t0+20, "same second a", false),
+		e.reply(owner, ch, root, t0+20, "same second b", false),
+	}
+	slices.SortFunc(same, func(a, b *nostr.Event) int { return strings.Compare(a.ID, b.ID) })
+	e.submit(owner, 40002, t0+10, "v2", nostr.Tag{"h", ch}, nostr.Tag{"e", root.ID, "", "reply"})
+	e.reply(other, ch, root, t0+11, "by another key", false)
+	gone := e.reply(owner, ch, root, t0+12, "deleted", false)
+	e.del(owner, gone, t0+30)
+
+	page := func(limit int, at *cursorJSON) threadPage {
+		t.Helper()
+		f := map[string]any{"thread_window": true, "#h": []string{ch}, "#e": []string{root.ID}, "kinds": []int{9}, "authors": []string{owner.pk}, "limit": limit}
+		if at != nil {
+			f["until"], f["before_id"] = at.CreatedAt, at.ID
+		}
+		body, _ := json.Marshal([]any{f})
+		var p threadPage
+		for _, ev := range e.query(owner, string(body)) {
+			if ev.Kind == kinds.ThreadWindowBounds {
+				var c threadBoundsJSON
+				_ = json.Unmarshal([]byte(ev.Content), &c)
+				p.hasMore, p.next = c.HasMore, c.NextCursor
+				p.bounds = append(p.bounds, ev)
+			} else {
+				p.rows = append(p.rows, ev.ID)
+			}
+		}
+		return p
+	}
+	// Exact final page: two rows match, limit 2, nothing after them does.
+	if p := page(2, nil); !slices.Equal(p.rows, []string{same[0].ID, same[1].ID}) || p.hasMore || p.next != nil {
+		t.Errorf("exact page: rows %v has_more %v next %+v, want both same-second replies (id ascending) and has_more false", p.rows, p.hasMore, p.next)
+	}
+	// Limit 1: the cursor is the row retained; the next page is the other
+	// reply of the same second, then nothing.
+	p1 := page(1, nil)
+	if !slices.Equal(p1.rows, []string{same[0].ID}) || !p1.hasMore || p1.next == nil || p1.next.ID != same[0].ID || p1.next.CreatedAt != t0+20 {
+		t.Fatalf("page 1: rows %v has_more %v next %+v", p1.rows, p1.hasMore, p1.next)
+	}
+	p2 := page(1, p1.next)
+	if !slices.Equal(p2.rows, []string{same[1].ID}) || p2.hasMore || p2.next != nil {
+		t.Errorf("page 2: rows %v has_more %v next %+v", p2.rows, p2.hasMore, p2.next)
+	}
+	// The community's row mode is the channel window's: the thread window
+	// serves the same rows under either.
+	e.rowMode(true)
+	if p := page(2, nil); !slices.Equal(p.rows, []string{same[0].ID, same[1].ID}) || p.hasMore {
+		t.Errorf("with thread_replies_in_channel: rows %v has_more %v", p.rows, p.hasMore)
 	}
 }

@@ -50,6 +50,9 @@ type Caller struct {
 	// Size is the bytes of the message or body that carried the call (the
 	// event-bytes limit counts it).
 	Size int
+	// Host is the hostname the community was reached at (normalized as
+	// communities are registered): a thread window's 39007 binds it.
+	Host string
 }
 
 // Request is one read.
@@ -61,6 +64,11 @@ type Request struct {
 	// JSON array of filters the query engine parses and validates (an
 	// empty one is refused there).
 	Body []byte
+	// ThreadWindows, when set instead of Filters, are a REQ's filters as
+	// the client sent them, which ask for NIP-CW thread windows (the
+	// WebSocket codec decides with query.IsThreadWindow): served one-shot
+	// by the query engine's thread-window plans.
+	ThreadWindows []json.RawMessage
 	// Sub is a REQ's subscription id (Subscribe, Close).
 	Sub string
 }
@@ -75,7 +83,8 @@ type Published struct {
 
 // Reader is the read engine (shared/service/query).
 type Reader interface {
-	Query(ctx context.Context, community, reader string, body []byte) ([]json.RawMessage, error)
+	Query(ctx context.Context, community, host, reader string, body []byte) ([]json.RawMessage, error)
+	ThreadWindows(ctx context.Context, community, host, reader string, filters []json.RawMessage) ([]json.RawMessage, error)
 	Count(ctx context.Context, community, reader string, body []byte) (int64, error)
 	Req(ctx context.Context, community, reader string, filters []nostr.Filter) ([]json.RawMessage, error)
 	ReadStateSnapshot(ctx context.Context, community, reader string, body []byte) (*query.ReadStateSnapshot, error)
@@ -176,13 +185,17 @@ func (r *Relay) Read(ctx context.Context, c Caller, req Request) ([]json.RawMess
 	if req.Filters != nil {
 		evs, err = r.Reader.Req(ctx, c.Community, c.Pubkey, req.Filters)
 	} else {
-		evs, err = r.Reader.Query(ctx, c.Community, c.Pubkey, req.Body)
+		evs, err = r.Reader.Query(ctx, c.Community, c.Host, c.Pubkey, req.Body)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("relay: read: %w", err)
 	}
 	return evs, nil
 }
+
+// IsThreadWindow reports whether a REQ's raw filter asks for a NIP-CW
+// thread window (Request.ThreadWindows).
+func IsThreadWindow(raw json.RawMessage) bool { return query.IsThreadWindow(raw) }
 
 // WantsReadStateSnapshot reports whether a POST /query body asks for a
 // NIP-RS read_state_snapshot (ReadStateSnapshot) rather than events.
@@ -226,10 +239,23 @@ func (r *Relay) Count(ctx context.Context, c Caller, req Request) (int64, error)
 // than lost, then reads the stored events, newest first; the transport
 // sends them and EOSE. A search is one-shot (NIP-50, as Buzz serves it):
 // nothing live after EOSE, so it is not stored, and it ends a live
-// subscription of the same id. A read that fails drops the subscription.
+// subscription of the same id. Thread windows (req.ThreadWindows) are
+// one-shot the same way, as Buzz serves them over WebSocket: their pages,
+// aux closure and 39007 bounds, then EOSE. A read that fails drops the
+// subscription.
 func (r *Relay) Subscribe(ctx context.Context, c Caller, req Request) ([]json.RawMessage, error) {
 	if err := r.reading(ctx, c, errReadAuth); err != nil {
 		return nil, err
+	}
+	if req.ThreadWindows != nil {
+		if err := r.Sessions.Unsubscribe(ctx, c.Connection, req.Sub); err != nil {
+			return nil, fmt.Errorf("relay: subscribe %s: %w", req.Sub, err)
+		}
+		evs, err := r.Reader.ThreadWindows(ctx, c.Community, c.Host, c.Pubkey, req.ThreadWindows)
+		if err != nil {
+			return nil, fmt.Errorf("relay: thread window req: %w", err)
+		}
+		return evs, nil
 	}
 	var err error
 	if slices.ContainsFunc(req.Filters, query.IsSearch) {

@@ -135,7 +135,7 @@ func (b *Bridge) authenticate(ctx context.Context, r Request) (relay.Caller, err
 	if err != nil {
 		return relay.Caller{}, err
 	}
-	return relay.Caller{Community: c.ID, Pubkey: pubkey, Size: len(r.Body)}, nil
+	return relay.Caller{Community: c.ID, Pubkey: pubkey, Size: len(r.Body), Host: community.NormalizeHost(r.Host)}, nil
 }
 
 // authenticateAs is authenticate; payload requires the token to bind the

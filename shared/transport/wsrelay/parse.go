@@ -12,6 +12,7 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
+	"github.com/buzzrelay/relay/shared/service/relay"
 )
 
 // Verbs of client messages.
@@ -32,7 +33,11 @@ type Message struct {
 	Verb    string
 	SubID   string         // REQ, CLOSE, COUNT
 	Filters []nostr.Filter // REQ, COUNT
-	Event   *nostr.Event   // EVENT, AUTH
+	// ThreadWindows are a REQ's filters as sent, instead of Filters, when
+	// one of them asks for a NIP-CW thread window (relay.IsThreadWindow):
+	// go-nostr's filter would drop the extension and serve a plain read.
+	ThreadWindows []json.RawMessage
+	Event         *nostr.Event // EVENT, AUTH
 	// EventID is the id of a malformed EVENT/AUTH when it could be read, so
 	// the OK false names it.
 	EventID string
@@ -147,16 +152,21 @@ func parseReq(verb string, parts []json.RawMessage) (*Message, error) {
 		return nil, fail(reject.Invalidf("%d filters, the limit is %d per %s", n, relayinfo.MaxFilters, verb))
 	}
 	filters := make([]nostr.Filter, 0, len(parts)-2)
+	windows := false
 	for i, raw := range parts[2:] {
 		raw = bytes.TrimSpace(raw)
 		if len(raw) == 0 || raw[0] != '{' {
 			return nil, fail(reject.Invalidf("filter %d must be a JSON object", i))
 		}
+		windows = windows || verb == VerbReq && relay.IsThreadWindow(raw)
 		var f nostr.Filter
 		if err := json.Unmarshal(raw, &f); err != nil {
 			return nil, fail(reject.Invalidf("filter %d: %s", i, jsonProblem(err)))
 		}
 		filters = append(filters, clean(f))
+	}
+	if windows {
+		return &Message{Verb: verb, SubID: sub, ThreadWindows: parts[2:]}, nil
 	}
 	return &Message{Verb: verb, SubID: sub, Filters: filters}, nil
 }

@@ -35,6 +35,23 @@ func TestParse(t *testing.T) {
 	if _, bad := f.Tags["hh"]; bad || len(f.Tags["h"]) != 1 || !f.LimitZero {
 		t.Fatalf("filter not cleaned: %+v", f)
 	}
+	// A REQ asking for a thread window keeps its filters as sent (the
+	// extension); thread_window false or null, and COUNT, are plain reads.
+	for msg, windows := range map[string]int{
+		`["REQ","t",{"thread_window":true,"#h":["c"]},{"kinds":[1]}]`: 2,
+		`["REQ","t",{"thread_window":"yes"}]`:                         1,
+		`["REQ","t",{"thread_window":false,"kinds":[1]}]`:             0,
+		`["REQ","t",{"thread_window":null}]`:                          0,
+		`["COUNT","t",{"thread_window":true}]`:                        0,
+	} {
+		m, err := Parse([]byte(msg))
+		if err != nil {
+			t.Fatalf("%s: %v", msg, err)
+		}
+		if len(m.ThreadWindows) != windows || windows > 0 && m.Filters != nil {
+			t.Errorf("%s: %d thread windows, %d filters", msg, len(m.ThreadWindows), len(m.Filters))
+		}
+	}
 	bad := []struct{ msg, verb, sub, id string }{
 		{`nope`, "", "", ""},
 		{`["HELLO"]`, "", "", ""},

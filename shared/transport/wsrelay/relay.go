@@ -145,7 +145,7 @@ func (r *Relay) Message(ctx context.Context, req Request) {
 	if msg == nil {
 		return
 	}
-	c := relay.Caller{Community: conn.Community, Pubkey: conn.Pubkey, Connection: conn.ID, Size: len(req.Body)}
+	c := relay.Caller{Community: conn.Community, Pubkey: conn.Pubkey, Connection: conn.ID, Size: len(req.Body), Host: relayurl.Hostname(req.Host)}
 	switch msg.Verb {
 	case VerbAuth:
 		r.auth(ctx, out, conn, c, msg)
@@ -158,7 +158,7 @@ func (r *Relay) Message(ctx context.Context, req Request) {
 			out.fail(ctx, "event", answerTo(msg), err)
 		}
 	case VerbReq:
-		evs, err := r.Core.Subscribe(ctx, c, relay.Request{Sub: msg.SubID, Filters: msg.Filters})
+		evs, err := r.Core.Subscribe(ctx, c, relay.Request{Sub: msg.SubID, Filters: msg.Filters, ThreadWindows: msg.ThreadWindows})
 		if err != nil {
 			out.fail(ctx, "req", answerTo(msg), err)
 			return

@@ -101,10 +101,14 @@ func (c *Case) FilterFor(channel string) (filter.Filter, error) {
 	return filter.FromNostr(nf), err
 }
 
+// SearchWord is the content of every case's event: a NIP-50 search for it
+// finds the event when its kind is searchable and the reader sees it.
+const SearchWord = "quetzal"
+
 // Event is the case's event in channel, signed by author (see SignedBy);
 // reader and other are the keys "reader" and "other" in P.
 func (c *Case) Event(channel, author, reader, other string, at int64) (*nostr.Event, error) {
-	ev := &nostr.Event{Kind: c.Kind, CreatedAt: nostr.Timestamp(at), Tags: nostr.Tags{}}
+	ev := &nostr.Event{Kind: c.Kind, CreatedAt: nostr.Timestamp(at), Tags: nostr.Tags{}, Content: SearchWord}
 	if c.Channel != nil {
 		ev.Tags = append(ev.Tags, nostr.Tag{"h", channel})
 		if kinds.ChannelState(c.Kind) {
