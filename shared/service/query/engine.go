@@ -174,6 +174,13 @@ func (e *Engine) CountFilters(ctx context.Context, community, reader string, fil
 	return e.count(ctx, community, reader, req)
 }
 
+// CheckFilters refuses the filters of a REQ or COUNT the engine would
+// refuse (invalid:), without reading anything.
+func CheckFilters(filters []nostr.Filter) error {
+	_, err := nostrRequest(filters)
+	return err
+}
+
 func nostrRequest(filters []nostr.Filter) (*request, error) {
 	if len(filters) > relayinfo.MaxFilters {
 		return nil, invalid("%d filters, the limit is %d", len(filters), relayinfo.MaxFilters)
