@@ -357,7 +357,11 @@ func (d *Idle) Collect(ctx context.Context, community string, v int64) (*Fold, e
 		case len(parts) == 3 && parts[0] == "p":
 			id, err1 := unname(parts[1])
 			sub, err2 := unname(parts[2])
-			if err1 != nil || err2 != nil || gone[id] {
+			if err1 != nil || err2 != nil {
+				continue
+			}
+			if gone[id] { // listed after its gone mark ("g" < "p"): dropped unfolded
+				f.keys = append(f.keys, k)
 				continue
 			}
 			b, found, err := d.obj.Get(ctx, k)
@@ -380,20 +384,7 @@ func (d *Idle) Collect(ctx context.Context, community string, v int64) (*Fold, e
 			f.keys = append(f.keys, k)
 		}
 	}
-	// A pending subscription listed before its connection's gone mark.
-	f.Connections = dropGone(f.Connections, gone, func(c Connection) string { return c.ID })
-	f.Subs = dropGone(f.Subs, gone, func(s store.NewSubscription) string { return s.Connection })
 	return f, nil
-}
-
-func dropGone[T any](xs []T, gone map[string]bool, id func(T) string) []T {
-	out := xs[:0]
-	for _, x := range xs {
-		if !gone[id(x)] {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 // Done deletes what f folded, once its commit went through.
