@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -117,7 +118,8 @@ func TestIdleReconnectRunsNoStatement(t *testing.T) {
 	time.Sleep(1100 * time.Millisecond) // a since after the last commit's second
 	before := r.App.Store.Statements()
 	old.c.CloseNow()
-	waitKey(t, bucket, "sessions/c/")
+	// The $disconnect's mark for the next write of the community.
+	waitKey(t, bucket, "sessions/c/"+base64.RawURLEncoding.EncodeToString([]byte(r.App.Config.DefaultCommunity))+"/s/g/")
 	if n := r.App.Store.Statements() - before; n != 0 {
 		t.Fatalf("$disconnect ran %d statements", n)
 	}
