@@ -75,23 +75,28 @@ func (rc *rawConn) reqAll(sub string, filter map[string]any) []string {
 	}
 }
 
+// eventually polls done until it holds, failing t with what after wait.
+func eventually(t *testing.T, what string, done func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(wait)
+	for !done() {
+		if time.Now().After(deadline) {
+			t.Fatal(what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // waitKey waits until the bucket holds a key under prefix.
 func waitKey(t *testing.T, b *s3blobs.Bucket, prefix string) {
 	t.Helper()
-	deadline := time.Now().Add(wait)
-	for {
+	eventually(t, "nothing under "+prefix, func() bool {
 		keys, err := b.List(ctxT(t), prefix, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(keys) > 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("nothing under %s", prefix)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return len(keys) > 0
+	})
 }
 
 // TestIdleReconnectRunsNoStatement: with the sessions' idle state in S3,
@@ -196,17 +201,10 @@ SELECT 'expired', community_id, '{}', 'x', $1, 1, 2 FROM ws_connections WHERE id
 		t.Fatalf("before the commit: %d rows (%v), want 3: $disconnect needs no database", rows, err)
 	}
 	ba.accept(signed(t, alice, 9, nostr.Tags{{"h", ch}}, "to the stale"))
-	deadline := time.Now().Add(wait)
-	for {
+	eventually(t, "stale connections left after a commit", func() bool {
 		if err := db.QueryRow(ctx, `SELECT count(*) FROM ws_connections WHERE id = ANY($1)`, []string{crashed, closed, "expired"}).Scan(&rows); err != nil {
 			t.Fatal(err)
 		}
-		if rows == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d stale connections left after a commit", rows)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return rows == 0
+	})
 }

@@ -16,11 +16,7 @@ import (
 // bucket as other instances would.
 func localIdle(t *testing.T, latest int64) (*sessions.Idle, func() *sessions.Idle) {
 	t.Helper()
-	srv, err := s3local.Start("127.0.0.1:0", t.TempDir(), nil, "media")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
+	srv := s3local.ForTest(t, "media")
 	b, err := s3blobs.Open(context.Background(), "", "media", srv.URL)
 	if err != nil {
 		t.Fatal(err)
