@@ -127,7 +127,10 @@ func (t *Tx) FoldSessions(f SessionFold) {
 	if t.tx.begun {
 		return
 	}
-	lead := []queued{{sql: `DELETE FROM ws_connections WHERE expires_at <= $1 OR id = ANY($2::text[])`,
+	// Rows another write is deleting (or writing) are skipped, not
+	// waited for: concurrent writes never queue behind one sweep.
+	lead := []queued{{sql: `DELETE FROM ws_connections WHERE id IN (
+  SELECT id FROM ws_connections WHERE expires_at <= $1 OR id = ANY($2::text[]) FOR UPDATE SKIP LOCKED)`,
 		args: []any{f.Now, nonNil(f.Gone)}}}
 	for _, c := range f.Connections {
 		lead = append(lead, queued{sql: openConnectionSQL, args: openConnectionArgs(c)})
