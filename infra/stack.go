@@ -318,6 +318,9 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		if media != nil && f.ServesMedia() {
 			mediaEnv(stack, s, media, env)
 		}
+		if media != nil && SessionFunctions[f.Name] {
+			sessionEnv(stack, s, media, env)
+		}
 		logs := awslogs.NewLogGroup(stack, jsii.String(f.Name+"-logs"), &awslogs.LogGroupProps{
 			Retention:     s.LogRetention,
 			RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
@@ -368,6 +371,9 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		}
 		if media != nil && f.ServesMedia() {
 			grantMedia(f.Name, media, func(st awsiam.PolicyStatement) { fn.AddToRolePolicy(st) })
+		}
+		if media != nil && SessionFunctions[f.Name] {
+			grantSessions(media, func(st awsiam.PolicyStatement) { fn.AddToRolePolicy(st) })
 		}
 		if f.Dispatches {
 			fns["fanout"].GrantInvoke(fn)

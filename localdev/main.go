@@ -122,6 +122,11 @@ func run(ctx context.Context) error {
 		// localdev/s3.sh (make dev) set MEDIA_BUCKET and AWS_ENDPOINT_URL_S3.
 		fmt.Printf("media (Blossom) in bucket %s at %s\n", cfg.Media.Bucket, cfg.Media.Endpoint)
 	}
+	if a.Idle != nil {
+		// localdev/s3.sh (make dev) set SESSION_BUCKET: AUTH, a resuming
+		// REQ and $disconnect need no database statement.
+		fmt.Printf("WebSocket sessions' idle state in bucket %s under %s\n", cfg.Session.Bucket, cfg.Session.Prefix)
+	}
 	select {
 	case err := <-errc:
 		return fmt.Errorf("listen on %s: %w", addr, err)

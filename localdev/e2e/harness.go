@@ -59,6 +59,10 @@ type Options struct {
 	// ...: emulator.CostsFromEnv), so that `APIGW_COSTS=on make bench`
 	// runs the benchmarks with them.
 	Costs emulator.Costs
+	// Sessions keeps the WebSocket sessions' idle state in a bucket of
+	// the same local S3 server (SESSION_BUCKET): AUTH, a REQ for what a
+	// client has seen and $disconnect run no database statement.
+	Sessions bool
 }
 
 // Relay is a running harness relay.
@@ -69,7 +73,8 @@ type Relay struct {
 	App     *app.App
 	WS      *emulator.WebSocketAPI
 	Lambda  *emulator.LambdaAPI
-	// S3URL is the local S3 server's address when Options.Media is set.
+	// S3URL is the local S3 server's address when Options.Media or
+	// Options.Sessions is set.
 	S3URL string
 	srv   *http.Server
 	errc  chan error
@@ -110,12 +115,18 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 	}
 	var s3 *s3local.Server
 	var s3dir string
-	if o.Media {
+	if o.Media || o.Sessions {
 		if s3, s3dir, err = startS3(o); err != nil {
 			ln.Close()
 			return nil, err
 		}
-		env["MEDIA_BUCKET"], env["AWS_ENDPOINT_URL_S3"] = MediaBucket, s3.URL
+		env["AWS_ENDPOINT_URL_S3"] = s3.URL
+	}
+	if o.Media {
+		env["MEDIA_BUCKET"] = MediaBucket
+	}
+	if o.Sessions {
+		env["SESSION_BUCKET"] = MediaBucket
 	}
 	for k, v := range o.Env {
 		env[k] = v

@@ -26,6 +26,11 @@ func StartTest(t testing.TB, o Options) *Relay {
 	if o.Log == nil {
 		o.Log = slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	}
+	if os.Getenv("BUZZ_E2E_SESSIONS") == "1" {
+		// The whole suite with the sessions' idle state in S3, as make
+		// dev runs.
+		o.Sessions = true
+	}
 	r, err := Start(ctx, dsn, o)
 	if err != nil {
 		t.Fatal(err)

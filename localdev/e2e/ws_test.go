@@ -528,19 +528,12 @@ func TestManagementAPI(t *testing.T) {
 // waitClosed waits until no connection holds subscription sub.
 func waitClosed(t *testing.T, r *Relay, sub string) {
 	t.Helper()
-	deadline := time.Now().Add(wait)
 	db := testkit.OpenDB(t, r.DSN)
-	for {
+	eventually(t, "subscription "+sub+" was not closed", func() bool {
 		var n int
 		if err := db.QueryRow(context.Background(), `SELECT count(*) FROM ws_subscriptions WHERE sub_id = $1`, sub).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
-		if n == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("subscription %s was not closed", sub)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return n == 0
+	})
 }

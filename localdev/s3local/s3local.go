@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"testing"
 	"time"
 
 	"github.com/johannesboyne/gofakes3"
@@ -69,3 +70,15 @@ func Start(addr, dir string, log *slog.Logger, buckets ...string) (*Server, erro
 
 // Close stops the server.
 func (s *Server) Close() error { return s.srv.Close() }
+
+// ForTest serves a fresh local S3 server with buckets over a temporary
+// folder for the test t, closed when t ends.
+func ForTest(t testing.TB, buckets ...string) *Server {
+	t.Helper()
+	s, err := Start("127.0.0.1:0", t.TempDir(), nil, buckets...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}

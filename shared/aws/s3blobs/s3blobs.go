@@ -100,6 +100,49 @@ func (b *Bucket) Open(ctx context.Context, key string, offset, length int64) (io
 	return out.Body, nil
 }
 
+// Get reads the whole (small) object at key; found is false when the
+// bucket holds none (err is then nil).
+func (b *Bucket) Get(ctx context.Context, key string) (body []byte, found bool, err error) {
+	rc, err := b.Open(ctx, key, 0, 0)
+	if errors.Is(err, ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	defer rc.Close()
+	if body, err = io.ReadAll(rc); err != nil {
+		return nil, false, fmt.Errorf("s3blobs: read %s: %w", key, err)
+	}
+	return body, true, nil
+}
+
+// List returns the keys under prefix in ascending order, at most limit of
+// them (0: every key, a page of up to 1000 per request).
+func (b *Bucket) List(ctx context.Context, prefix string, limit int) ([]string, error) {
+	in := &s3.ListObjectsV2Input{Bucket: &b.Name, Prefix: &prefix}
+	if limit > 0 && limit < 1000 {
+		in.MaxKeys = aws.Int32(int32(limit))
+	}
+	var keys []string
+	for {
+		out, err := b.client.ListObjectsV2(ctx, in)
+		if err != nil {
+			return nil, fmt.Errorf("s3blobs: list %s: %w", prefix, err)
+		}
+		for _, o := range out.Contents {
+			keys = append(keys, aws.ToString(o.Key))
+			if limit > 0 && len(keys) == limit {
+				return keys, nil
+			}
+		}
+		if !aws.ToBool(out.IsTruncated) || out.NextContinuationToken == nil {
+			return keys, nil
+		}
+		in.ContinuationToken = out.NextContinuationToken
+	}
+}
+
 // Copy copies src to dst within the bucket, with contentType.
 func (b *Bucket) Copy(ctx context.Context, src, dst, contentType string) error {
 	_, err := b.client.CopyObject(ctx, &s3.CopyObjectInput{

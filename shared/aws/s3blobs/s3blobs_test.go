@@ -16,11 +16,7 @@ import (
 // local serves a fresh local S3 server and opens its bucket.
 func local(t *testing.T) *s3blobs.Bucket {
 	t.Helper()
-	srv, err := s3local.Start("127.0.0.1:0", t.TempDir(), nil, "media")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
+	srv := s3local.ForTest(t, "media")
 	b, err := s3blobs.Open(context.Background(), "", "media", srv.URL)
 	if err != nil {
 		t.Fatal(err)

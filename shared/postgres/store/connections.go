@@ -23,17 +23,25 @@ type Connection struct {
 	ExpiresAt     int64
 }
 
-// OpenConnection records c, replacing a row with the same id (and its
-// challenge state and key); when pruneBefore is not 0 it also deletes the
-// connections that expired before it.
-func (s *Store) OpenConnection(ctx context.Context, c Connection, pruneBefore int64) error {
-	_, err := s.pool.Exec(ctx, `
-INSERT INTO ws_connections (id, community_id, relay_urls, challenge, connected_at, expires_at)
-VALUES ($1, $2, $3, $4, $5, $6)
+// openConnectionSQL records a connection ($1 id, $2 community, $3 relay
+// URLs, $4 challenge, $5 connected, $6 expires, $7 key or "", $8 challenge
+// sent), replacing a row with the same id (and its challenge state and key).
+const openConnectionSQL = `
+INSERT INTO ws_connections (id, community_id, relay_urls, challenge, connected_at, expires_at, pubkey, challenge_sent)
+VALUES ($1, $2, $3, $4, $5, $6, NULLIF($7::text, ''), $8)
 ON CONFLICT (id) DO UPDATE SET community_id = EXCLUDED.community_id, relay_urls = EXCLUDED.relay_urls,
-  challenge = EXCLUDED.challenge, challenge_sent = false, pubkey = NULL,
-  connected_at = EXCLUDED.connected_at, expires_at = EXCLUDED.expires_at`,
-		c.ID, c.Community, c.RelayURLs, c.Challenge, c.ConnectedAt, c.ExpiresAt)
+  challenge = EXCLUDED.challenge, challenge_sent = EXCLUDED.challenge_sent, pubkey = EXCLUDED.pubkey,
+  connected_at = EXCLUDED.connected_at, expires_at = EXCLUDED.expires_at`
+
+func openConnectionArgs(c Connection) []any {
+	return []any{c.ID, c.Community, nonNil(c.RelayURLs), c.Challenge, c.ConnectedAt, c.ExpiresAt, c.Pubkey, c.ChallengeSent}
+}
+
+// OpenConnection records c, replacing a row with the same id (and its
+// challenge state and key, which become c's); when pruneBefore is not 0 it
+// also deletes the connections that expired before it.
+func (s *Store) OpenConnection(ctx context.Context, c Connection, pruneBefore int64) error {
+	_, err := s.pool.Exec(ctx, openConnectionSQL, openConnectionArgs(c)...)
 	if err != nil {
 		return errorf("record connection %s: %w", c.ID, err)
 	}
@@ -96,4 +104,39 @@ func (s *Store) CloseConnection(ctx context.Context, id string) error {
 		return errorf("delete connection %s: %w", id, err)
 	}
 	return nil
+}
+
+// SessionFold is what a write transaction does to the WebSocket tables
+// before anything else (Tx.FoldSessions): connections that went away
+// (Gone) and those expired at Now are deleted, then the connections and
+// subscriptions registered outside the database (Connections, Subs) are
+// stored, so the commit's audience read finds them.
+type SessionFold struct {
+	Now         int64
+	Gone        []string
+	Connections []Connection
+	Subs        []NewSubscription
+	// MaxSubs bounds a connection's subscriptions, as Subscribe's max.
+	MaxSubs int
+}
+
+// FoldSessions queues f to ride the transaction's BEGIN (no round trip of
+// its own). Called again (a retried transaction's fresh Tx), it replaces
+// nothing: each Tx folds once, before its first statement.
+func (t *Tx) FoldSessions(f SessionFold) {
+	if t.tx.begun {
+		return
+	}
+	// Rows another write is deleting (or writing) are skipped, not
+	// waited for: concurrent writes never queue behind one sweep.
+	lead := []queued{{sql: `DELETE FROM ws_connections WHERE id IN (
+  SELECT id FROM ws_connections WHERE expires_at <= $1 OR id = ANY($2::text[]) FOR UPDATE SKIP LOCKED)`,
+		args: []any{f.Now, nonNil(f.Gone)}}}
+	for _, c := range f.Connections {
+		lead = append(lead, queued{sql: openConnectionSQL, args: openConnectionArgs(c)})
+	}
+	for _, s := range f.Subs {
+		lead = append(lead, queued{sql: subscribeSQL, args: subscribeArgs(s, f.MaxSubs)})
+	}
+	t.tx.lead = lead
 }

@@ -370,3 +370,15 @@ RETURNING id`, t.community, kind, pubkey, nullable(d), until, at)
 	}
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
+
+// LatestCreatedAt is the highest created_at of community's stored events
+// (0 for none).
+func (s *Store) LatestCreatedAt(ctx context.Context, community string) (int64, error) {
+	var at int64
+	err := s.pool.QueryRow(ctx,
+		`SELECT coalesce(max(created_at), 0) FROM events WHERE community_id = $1`, community).Scan(&at)
+	if err != nil {
+		return 0, errorf("latest event of %s: %w", community, err)
+	}
+	return at, nil
+}

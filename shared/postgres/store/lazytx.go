@@ -20,6 +20,41 @@ type lazyTx struct {
 	// after, when set, rides the commit: its statements follow COMMIT in
 	// the same batch.
 	after *Delivery
+	// lead are statements that ride BEGIN: sent right behind it, in the
+	// same batch, before anything else of the transaction.
+	lead []queued
+}
+
+// queued is one statement and its arguments.
+type queued struct {
+	sql  string
+	args []any
+}
+
+// queueBegin adds BEGIN and the lead statements to b, unless BEGIN went.
+func (l *lazyTx) queueBegin(b *pgx.Batch) {
+	if l.begun {
+		return
+	}
+	b.Queue("BEGIN")
+	for _, q := range l.lead {
+		b.Queue(q.sql, q.args...)
+	}
+}
+
+// readBegin consumes the results queueBegin queued (nothing if BEGIN had
+// gone) and records that BEGIN went.
+func (l *lazyTx) readBegin(br pgx.BatchResults) error {
+	if l.begun {
+		return nil
+	}
+	l.begun = true
+	for range 1 + len(l.lead) {
+		if _, err := br.Exec(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // check is a one-row read and the verdict on its row: an error from
@@ -66,10 +101,16 @@ func (l *lazyTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, 
 		return nil, err
 	}
 	if !l.begun {
-		if _, err := l.conn.Exec(ctx, "BEGIN"); err != nil {
+		b := &pgx.Batch{}
+		l.queueBegin(b)
+		br := l.conn.SendBatch(ctx, b)
+		err := l.readBegin(br)
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
 			return nil, err
 		}
-		l.begun = true
 	}
 	return l.conn.Query(ctx, sql, args...)
 }
@@ -80,9 +121,7 @@ func (l *lazyTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, 
 // returned instead of the statement's result.
 func (l *lazyTx) begin(ctx context.Context, sql string, args []any) (pgx.BatchResults, error) {
 	b := &pgx.Batch{}
-	if !l.begun {
-		b.Queue("BEGIN")
-	}
+	l.queueBegin(b)
 	c := l.pending
 	l.pending = nil
 	if c != nil {
@@ -90,12 +129,9 @@ func (l *lazyTx) begin(ctx context.Context, sql string, args []any) (pgx.BatchRe
 	}
 	b.Queue(sql, args...)
 	br := l.conn.SendBatch(ctx, b)
-	if !l.begun {
-		l.begun = true
-		if _, err := br.Exec(); err != nil {
-			_ = br.Close()
-			return nil, err
-		}
+	if err := l.readBegin(br); err != nil {
+		_ = br.Close()
+		return nil, err
 	}
 	if c != nil {
 		if err := c.decide(br.QueryRow()); err != nil {
@@ -136,19 +172,14 @@ func (l *lazyTx) queryRowAndCommit(ctx context.Context, sql string, args []any, 
 		return err
 	}
 	b := &pgx.Batch{}
-	if !l.begun {
-		b.Queue("BEGIN")
-	}
+	l.queueBegin(b)
 	b.Queue(sql, args...)
 	b.Queue("COMMIT")
 	l.queueAfter(b)
 	br := l.conn.SendBatch(ctx, b)
-	if !l.begun {
-		l.begun = true
-		if _, err := br.Exec(); err != nil {
-			_ = br.Close()
-			return err
-		}
+	if err := l.readBegin(br); err != nil {
+		_ = br.Close()
+		return err
 	}
 	if err := br.QueryRow().Scan(dest...); err != nil {
 		_ = br.Close()

@@ -12,7 +12,8 @@ import (
 
 // Store wraps the pool a cold start builds once.
 type Store struct {
-	pool *pgxpool.Pool
+	pool  *pgxpool.Pool
+	count *statementCounter
 }
 
 // Options tune the pool.
@@ -65,11 +66,13 @@ func Open(ctx context.Context, dsn string, o Options) (*Store, error) {
 	if o.SimpleProtocol {
 		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
 	}
+	count := &statementCounter{}
+	cfg.ConnConfig.Tracer = count
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, errorf("new pool: %w", err)
 	}
-	return &Store{pool: pool}, nil
+	return &Store{pool: pool, count: count}, nil
 }
 
 // Close releases the pool.

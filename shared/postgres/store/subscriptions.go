@@ -30,7 +30,15 @@ type NewSubscription struct {
 // when it was refused; then nothing changed.
 func (st *Store) Subscribe(ctx context.Context, s NewSubscription, max int) (stored bool, err error) {
 	var others int
-	err = st.pool.QueryRow(ctx, `
+	err = st.pool.QueryRow(ctx, subscribeSQL, subscribeArgs(s, max)...).Scan(&others, &stored)
+	if err != nil {
+		return false, errorf("store subscription: %w", err)
+	}
+	return stored, nil
+}
+
+// subscribeSQL is Subscribe's statement (its arguments: subscribeArgs).
+const subscribeSQL = `
 WITH others AS (
   SELECT count(*) AS n FROM ws_subscriptions WHERE connection_id = $1 AND sub_id <> $2
 ), s AS (
@@ -49,12 +57,10 @@ WITH others AS (
   SELECT $3, p, s.connection_id, s.sub_id FROM s, unnest($7::text[]) AS p
   ON CONFLICT DO NOTHING
 )
-SELECT others.n, EXISTS (SELECT 1 FROM s) FROM others`,
-		s.Connection, s.Sub, s.Community, s.Pubkey, s.Filters, s.CreatedAt, s.Pins, max).Scan(&others, &stored)
-	if err != nil {
-		return false, errorf("store subscription: %w", err)
-	}
-	return stored, nil
+SELECT others.n, EXISTS (SELECT 1 FROM s) FROM others`
+
+func subscribeArgs(s NewSubscription, max int) []any {
+	return []any{s.Connection, s.Sub, s.Community, s.Pubkey, s.Filters, s.CreatedAt, nonNil(s.Pins), max}
 }
 
 // EndSubscription removes subscription sub of connection and reports

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/nbd-wtf/go-nostr"
@@ -29,6 +30,23 @@ type Service struct {
 	// delivery, when set, names what live delivery of the committed
 	// events needs, for the commit to load it (Outcome.Delivery).
 	delivery func([]*nostr.Event) store.DeliveryRequest
+	// folder, when set, is asked before each write transaction
+	// (WithFolder).
+	folder Folder
+}
+
+// Folder prepares a write of community that may store events created up
+// to upTo (shared/service/sessions.Idle.Folder): before the transaction it
+// may do work outside the database; fold runs first in the transaction;
+// done runs once the transaction committed events. An error fails the
+// write before the transaction.
+type Folder func(ctx context.Context, community string, upTo int64) (fold func(*store.Tx), done func(context.Context), err error)
+
+// WithFolder returns a copy of s whose writes are prepared by f.
+func (s *Service) WithFolder(f Folder) *Service {
+	c := *s
+	c.folder = f
+	return &c
 }
 
 // New builds the write path over st, signing relay events with sg.
@@ -96,9 +114,26 @@ func (s *Service) Submit(ctx context.Context, community, authed string, ev *nost
 	var delivery *store.Delivery
 	var verdict error
 	var err error
+	fold, done := func(*store.Tx) {}, func(context.Context) {}
+	upTo := max(int64(ev.CreatedAt), now.Unix())
+	prepare := func() error {
+		if s.folder == nil {
+			upTo = math.MaxInt64
+			return nil
+		}
+		if fold, done, err = s.folder(ctx, community, upTo); err != nil {
+			return fmt.Errorf("ingest: prepare write of %s: %w", community, err)
+		}
+		return nil
+	}
+	if err := prepare(); err != nil {
+		return Outcome{}, err
+	}
+	later := 0
 	for attempt := 1; attempt <= maxAttempts; attempt++ {
 		out, verdict = out[:0], nil
 		err = s.store.Tx(ctx, community, func(tx *store.Tx) error {
+			fold(tx)
 			a := &apply{s: s, tx: tx, ev: ev, authed: authed, now: now.Unix()}
 			if s.delivery != nil {
 				// Asked now: the last write may commit the transaction.
@@ -108,8 +143,22 @@ func (s *Service) Submit(ctx context.Context, community, authed string, ev *nost
 				return err
 			}
 			out, verdict = a.committed(), a.verdict
+			if hi := latest(out); hi > upTo {
+				// A relay-signed event after its predecessor: prepared
+				// for too early a time, the write starts over.
+				upTo = hi
+				return errLater
+			}
 			return nil
 		})
+		if errors.Is(err, errLater) && later < maxAttempts {
+			later++
+			if err = prepare(); err != nil {
+				return Outcome{}, err
+			}
+			attempt--
+			continue
+		}
 		if err == nil || !store.IsSerialization(err) {
 			break
 		}
@@ -126,7 +175,22 @@ func (s *Service) Submit(ctx context.Context, community, authed string, ev *nost
 	if verdict != nil {
 		return refused(verdict)
 	}
+	if len(out) > 0 {
+		done(ctx)
+	}
 	return Outcome{Accepted: true, Committed: out, Delivery: delivery}, nil
+}
+
+// errLater rolls back a write whose events are newer than its preparation.
+var errLater = errors.New("ingest: events newer than prepared")
+
+// latest is the highest created_at of evs (0 for none).
+func latest(evs []*nostr.Event) int64 {
+	var hi int64
+	for _, e := range evs {
+		hi = max(hi, int64(e.CreatedAt))
+	}
+	return hi
 }
 
 // refused is the verdict of a rule that refused the event; an error that is

@@ -265,6 +265,16 @@ func parseEach[T any](filters []T, parse func(T) (*bridgeFilter, error)) ([]*bri
 	return fs, nil
 }
 
+// CheckFilters refuses the filters of reader's REQ or COUNT the engine
+// would refuse (invalid:, restricted:), without reading anything.
+func CheckFilters(filters []nostr.Filter, reader string) error {
+	req, err := nostrRequest(filters)
+	if err != nil {
+		return err
+	}
+	return req.refused(reader)
+}
+
 func nostrRequest(filters []nostr.Filter) (*request, error) {
 	fs, err := parseEach(filters, fromNostr)
 	if err != nil {

@@ -22,6 +22,7 @@ package relay
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -53,6 +54,13 @@ type Caller struct {
 	// Host is the hostname the community was reached at (normalized as
 	// communities are registered): a thread window's 39007 binds it.
 	Host string
+	// Session is the WebSocket connection's state (nil over HTTP); with
+	// Idle set, a REQ may be answered from it without the database.
+	Session *sessions.Connection
+	// Register, when set, stores the connection in the database; a REQ
+	// calls it before storing a subscription there (a connection
+	// authenticated through Idle has no row until it needs one).
+	Register func(ctx context.Context) error
 }
 
 // Request is one read.
@@ -105,6 +113,10 @@ type Relay struct {
 	Reader   Reader             // reads; nil: none
 	Fanout   Deliverer          // live delivery after commit; nil: none
 	Sessions *sessions.Registry // WebSocket subscriptions; nil: none
+	// Idle, when set, answers a REQ for what its connection has already
+	// seen (every since above the community's last-commit mark) without
+	// the database; nil: every REQ reads the database.
+	Idle *sessions.Idle
 	// Limiter bounds each key's events and reads and each connection's
 	// messages; nil: no limits.
 	Limiter *ratelimit.Limiter
@@ -244,6 +256,19 @@ func (r *Relay) Count(ctx context.Context, c Caller, req Request) (int64, error)
 // aux closure and 39007 bounds, then EOSE. A read that fails drops the
 // subscription.
 func (r *Relay) Subscribe(ctx context.Context, c Caller, req Request) ([]json.RawMessage, error) {
+	search := slices.ContainsFunc(req.Filters, query.IsSearch)
+	if r.subscribeIdle(ctx, c, req, search) {
+		return nil, nil
+	}
+	if r.Idle != nil && c.Session != nil {
+		// A pending subscription of the same id (this REQ's, or an
+		// earlier one's) would replace what the database stores now.
+		defer func() {
+			if err := r.Idle.DropPending(ctx, c.Community, c.Connection, req.Sub); err != nil {
+				r.Log.WarnContext(ctx, "relay: drop pending subscription", "connection", c.Connection, "sub", req.Sub, "err", err)
+			}
+		}()
+	}
 	if err := r.reading(ctx, c, errReadAuth); err != nil {
 		return nil, err
 	}
@@ -257,8 +282,13 @@ func (r *Relay) Subscribe(ctx context.Context, c Caller, req Request) ([]json.Ra
 		}
 		return evs, nil
 	}
+	if c.Register != nil {
+		if err := c.Register(ctx); err != nil {
+			return nil, fmt.Errorf("relay: register connection: %w", err)
+		}
+	}
 	var err error
-	if slices.ContainsFunc(req.Filters, query.IsSearch) {
+	if search {
 		err = r.Sessions.Unsubscribe(ctx, c.Connection, req.Sub)
 	} else {
 		err = r.Sessions.Subscribe(ctx, c.Community, c.Connection, req.Sub, c.Pubkey, req.Filters, relayinfo.MaxSubscriptions)
@@ -276,11 +306,35 @@ func (r *Relay) Subscribe(ctx context.Context, c Caller, req Request) ([]json.Ra
 	return evs, nil
 }
 
+// subscribeIdle answers a REQ without the database when Idle allows it:
+// an authenticated connection, valid filters, no search, every since
+// above the community's last-commit mark (sessions.Idle.SubscribeIdle):
+// then there is nothing stored to send, and the subscription is folded
+// into the database by the next commit, before its audience read. The
+// database's rate limits do not count such a REQ (they would wake it).
+// A subscription it leaves pending when the database answers after all
+// is dropped by Subscribe.
+func (r *Relay) subscribeIdle(ctx context.Context, c Caller, req Request, search bool) bool {
+	if r.Idle == nil || c.Session == nil || c.Pubkey == "" || search || req.ThreadWindows != nil || query.CheckFilters(req.Filters, c.Pubkey) != nil {
+		return false
+	}
+	answered, err := r.Idle.SubscribeIdle(ctx, c.Community, c.Session, req.Sub, req.Filters)
+	if err != nil && !errors.Is(err, sessions.ErrMoved) {
+		r.Log.WarnContext(ctx, "relay: REQ from the last-commit mark", "connection", c.Connection, "err", err)
+	}
+	return answered
+}
+
 // Close ends subscription req.Sub of c's connection (CLOSE; nothing if
 // there is none).
 func (r *Relay) Close(ctx context.Context, c Caller, req Request) error {
 	if err := r.limit(ctx, c, ratelimit.Request{}); err != nil {
 		return err
+	}
+	if r.Idle != nil && c.Session != nil {
+		if err := r.Idle.DropPending(ctx, c.Community, c.Connection, req.Sub); err != nil {
+			return fmt.Errorf("relay: close %s: %w", req.Sub, err)
+		}
 	}
 	if err := r.Sessions.Unsubscribe(ctx, c.Connection, req.Sub); err != nil {
 		return fmt.Errorf("relay: close %s: %w", req.Sub, err)
@@ -297,6 +351,11 @@ func (r *Relay) Admit(ctx context.Context, c Caller) error {
 // reading is the start of every read: the read limit, then
 // authentication (unauth: the refusal naming the verb).
 func (r *Relay) reading(ctx context.Context, c Caller, unauth *reject.Error) error {
+	if c.Pubkey == "" && r.Idle != nil && c.Session != nil {
+		// A reconnecting client's first REQ: its refusal needs no
+		// database (its limit would wake it).
+		return unauth
+	}
 	if err := r.limit(ctx, c, ratelimit.Request{Read: c.Pubkey != ""}); err != nil {
 		return err
 	}

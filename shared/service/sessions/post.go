@@ -56,16 +56,24 @@ type Disconnecter interface {
 	Disconnect(ctx context.Context, connectionID string) error
 }
 
-// Drop forgets connection id, whose post failed with ErrGone, and its
-// subscriptions: no later delivery posts to it. When the post only timed
-// out, the socket may still be open: s closes it too (when it can), so the
-// client learns that it must reconnect rather than miss events silently.
+// Drop forgets connection id, whose post failed with cause (ErrGone or
+// ErrTimeout), and its subscriptions: no later delivery posts to it; the
+// socket is hung up first when it may still be open (Hangup).
 func (r *Registry) Drop(ctx context.Context, s Sender, id string, cause error) error {
-	var derr error
-	if d, ok := s.(Disconnecter); ok && errors.Is(cause, ErrTimeout) {
-		if err := d.Disconnect(ctx, id); err != nil && !errors.Is(err, ErrGone) {
-			derr = fmt.Errorf("sessions: disconnect %s: %w", id, err)
-		}
+	return errors.Join(Hangup(ctx, s, id, cause), r.Close(ctx, id))
+}
+
+// Hangup closes connection id's socket when its post only timed out
+// (cause ErrTimeout) and s can (Disconnecter): the socket may still be
+// open, and the client must learn to reconnect rather than miss events
+// silently. A gone socket needs nothing.
+func Hangup(ctx context.Context, s Sender, id string, cause error) error {
+	d, ok := s.(Disconnecter)
+	if !ok || !errors.Is(cause, ErrTimeout) {
+		return nil
 	}
-	return errors.Join(derr, r.Close(ctx, id))
+	if err := d.Disconnect(ctx, id); err != nil && !errors.Is(err, ErrGone) {
+		return fmt.Errorf("sessions: disconnect %s: %w", id, err)
+	}
+	return nil
 }

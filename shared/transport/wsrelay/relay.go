@@ -72,7 +72,13 @@ type Relay struct {
 	Log   *slog.Logger
 	// Sigs checks AUTH signatures (nil: without remembering keys); the
 	// instance shares it with ingest.
-	Sigs  *sigverify.Verifier
+	Sigs *sigverify.Verifier
+	// Idle, when set, keeps connections outside the database: the
+	// challenge derived from the connection id, the AUTH key and the
+	// community in the object store, $disconnect a mark there; a
+	// connection gets its row when a REQ stores a subscription in the
+	// database (sessions.Idle). Nil: connections live in the database.
+	Idle  *sessions.Idle
 	now   func() time.Time
 	conns *connCache
 }
@@ -126,10 +132,36 @@ func (r *Relay) open(ctx context.Context, req Request) (*sessions.Connection, er
 	return &c, nil
 }
 
-// Disconnect forgets the connection and its subscriptions ($disconnect).
+// Disconnect forgets the connection and its subscriptions ($disconnect);
+// with Idle, without the database (the next commit deletes its rows).
 func (r *Relay) Disconnect(ctx context.Context, req Request) error {
-	r.conns.drop(req.ConnectionID)
-	return r.Sessions.Close(ctx, req.ConnectionID)
+	return r.forget(ctx, req.ConnectionID, nil)
+}
+
+// forget drops connection id: its cached state, its rows (with Idle, a
+// mark the next commit of its community folds).
+func (r *Relay) forget(ctx context.Context, id string, cause error) error {
+	c, cached := r.conns.get(id, r.now().Unix())
+	r.conns.drop(id)
+	if r.Idle == nil {
+		return r.Sessions.Drop(ctx, r.Sender, id, cause)
+	}
+	if err := sessions.Hangup(ctx, r.Sender, id, cause); err != nil {
+		return err
+	}
+	community := ""
+	if cached {
+		community = c.Community
+	} else {
+		st, found, err := r.Idle.LoadConn(ctx, id)
+		if err != nil {
+			return err
+		}
+		if found {
+			community = st.Community
+		}
+	}
+	return r.Idle.Gone(ctx, id, community)
 }
 
 // Message serves one client message ($default). Every answer is posted to
@@ -146,6 +178,10 @@ func (r *Relay) Message(ctx context.Context, req Request) {
 		return
 	}
 	c := relay.Caller{Community: conn.Community, Pubkey: conn.Pubkey, Connection: conn.ID, Size: len(req.Body), Host: relayurl.Hostname(req.Host)}
+	if r.Idle != nil {
+		c.Session = conn
+		c.Register = func(ctx context.Context) error { return r.register(ctx, conn) }
+	}
 	switch msg.Verb {
 	case VerbAuth:
 		r.auth(ctx, out, conn, c, msg)
@@ -186,6 +222,9 @@ func (r *Relay) connection(ctx context.Context, req Request) (*sessions.Connecti
 	if c, ok := r.conns.get(req.ConnectionID, r.now().Unix()); ok {
 		return c, nil
 	}
+	if r.Idle != nil {
+		return r.idleConnection(ctx, req)
+	}
 	out := &replier{r: r, conn: req.ConnectionID}
 	conn, err := r.Sessions.Get(ctx, req.ConnectionID)
 	if errors.Is(err, sessions.ErrUnknownConnection) {
@@ -209,18 +248,69 @@ func (r *Relay) connection(ctx context.Context, req Request) (*sessions.Connecti
 	return conn, nil
 }
 
+// idleConnection is connection() with Idle: the connection's AUTH state
+// from the object store, else a new one whose challenge (derived from its
+// id) this instance sends once. No database statement, unless the host's
+// community is not recorded there.
+func (r *Relay) idleConnection(ctx context.Context, req Request) (*sessions.Connection, error) {
+	id := req.ConnectionID
+	if id == "" || req.Host == "" {
+		return nil, errors.New("wsrelay: message without connection id or host")
+	}
+	conn := &sessions.Connection{ID: id, RelayURLs: RelayURLs(req.Scheme, req.Host, req.Stage),
+		Challenge: r.Idle.Challenge(id), ChallengeSent: true}
+	st, found, err := r.Idle.LoadConn(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if found {
+		conn.Community, conn.Pubkey, conn.ConnectedAt = st.Community, st.Pubkey, st.ConnectedAt
+		conn.ExpiresAt = st.ConnectedAt + int64(sessions.Lifetime/time.Second)
+		r.conns.put(conn)
+		return conn, nil
+	}
+	if conn.Community, err = r.Idle.Community(ctx, hostOnly(req.Host), r.Community); err != nil {
+		return nil, fmt.Errorf("wsrelay: community for %s: %w", req.Host, err)
+	}
+	conn.ConnectedAt = r.now().Unix()
+	conn.ExpiresAt = conn.ConnectedAt + int64(sessions.Lifetime/time.Second)
+	if r.conns.first(r.conns.challenged, id) {
+		(&replier{r: r, conn: id}).send(ctx, array("AUTH", conn.Challenge))
+	}
+	return conn, nil
+}
+
+// register stores conn in the database once per instance (Idle: before
+// its first subscription there).
+func (r *Relay) register(ctx context.Context, conn *sessions.Connection) error {
+	if !r.conns.first(r.conns.registered, conn.ID) {
+		return nil
+	}
+	if err := r.Sessions.Open(ctx, *conn); err != nil {
+		r.conns.forget(r.conns.registered, conn.ID)
+		return err
+	}
+	return nil
+}
+
 // auth serves a NIP-42 AUTH: counted against the connection's limit, the
 // event checked against the connection's challenge and URLs, its key
 // recorded as the connection's.
 func (r *Relay) auth(ctx context.Context, out *replier, conn *sessions.Connection, c relay.Caller, msg *Message) {
 	ev := msg.Event
-	err := r.Core.Admit(ctx, c)
+	var err error
+	if r.Idle == nil { // with Idle, the database's limits would wake it
+		err = r.Core.Admit(ctx, c)
+	}
 	if err == nil {
 		if rej := r.checkAuth(conn, ev); rej != nil {
 			err = rej
 		}
 	}
-	if err == nil {
+	if err == nil && r.Idle != nil {
+		err = r.Idle.SaveConn(ctx, conn.ID, sessions.IdleConn{Community: conn.Community, Pubkey: ev.PubKey, ConnectedAt: conn.ConnectedAt})
+		r.conns.forget(r.conns.registered, conn.ID) // the row, if any, names the old key
+	} else if err == nil {
 		err = r.Sessions.Authenticate(ctx, conn.ID, ev.PubKey)
 	}
 	if err != nil {
@@ -284,8 +374,7 @@ func (p *replier) send(ctx context.Context, msg []byte) {
 	case errors.Is(err, sessions.ErrGone):
 		p.gone.Store(true)
 		p.once.Do(func() {
-			p.r.conns.drop(p.conn)
-			if err := p.r.Sessions.Drop(ctx, p.r.Sender, p.conn, err); err != nil {
+			if err := p.r.forget(ctx, p.conn, err); err != nil {
 				p.r.Log.ErrorContext(ctx, "wsrelay: remove gone connection", "connection", p.conn, "err", err)
 			}
 		})

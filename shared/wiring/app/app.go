@@ -60,11 +60,14 @@ type App struct {
 	// Media is the Blossom media service over the S3 bucket (MEDIA_BUCKET);
 	// nil when media is off or the function serves none (media.go).
 	Media *media.Service
+	// Idle keeps what lets an open app stay off the database
+	// (SESSION_BUCKET); nil: sessions live in the database (idle.go).
+	Idle *sessions.Idle
 }
 
 // Parts are the pieces a function kind builds; each kind's set is named in
 // functions.go.
-type Parts uint8
+type Parts uint16
 
 const (
 	pool   Parts = 1 << iota // Store, Communities, Limiter
@@ -81,6 +84,8 @@ const (
 	splits
 	// blobs is Media (with pool) when MEDIA_BUCKET is set.
 	blobs
+	// idle is Idle (with pool) when SESSION_BUCKET is set.
+	idle
 )
 
 // Logger returns the JSON logger every entry point uses (LOG_LEVEL: debug,
@@ -160,8 +165,18 @@ func (a *App) wire(ctx context.Context, parts Parts) error {
 			return err
 		}
 	}
+	if parts&idle != 0 && cfg.Session.On() {
+		if err := a.openIdle(ctx); err != nil {
+			return err
+		}
+	}
 	if parts&writes != 0 {
 		a.Ingest = ingest.New(a.Store, a.Keys).WithSignatures(a.Sigs)
+		if a.Idle != nil {
+			// Each write raises the last-commit mark and folds pending
+			// subscriptions and gone connections before its commit.
+			a.Ingest = a.Ingest.WithFolder(a.Idle.Folder(a.Log))
+		}
 	}
 	if parts&(reads|live) != 0 {
 		a.Reader = query.New(a.Store, a.signer())
@@ -178,7 +193,7 @@ func (a *App) wire(ctx context.Context, parts Parts) error {
 // core is the use cases over the parts built (an interface left nil where
 // its part is).
 func (a *App) core() *relay.Relay {
-	c := &relay.Relay{Ingest: a.Ingest, Sessions: a.Sessions, Limiter: a.Limiter, Log: a.Log}
+	c := &relay.Relay{Ingest: a.Ingest, Sessions: a.Sessions, Idle: a.Idle, Limiter: a.Limiter, Log: a.Log}
 	if a.Reader != nil {
 		c.Reader = a.Reader
 	}

@@ -21,7 +21,7 @@ import (
 const (
 	// IngestParts: POST /events. It signs relay events (39000-39006) and,
 	// with WS_MANAGEMENT_ENDPOINT set, delivers what it stores live.
-	IngestParts = pool | keys | writes | liveIfSet | blobs
+	IngestParts = pool | keys | writes | liveIfSet | blobs | idle
 	// QueryParts: POST /query, POST /count, GET / (NIP-11), POST /
 	// (NIP-86) and GET /healthz; the read side only, no write path. The
 	// relay keys sign the 39005/39006 overlays and NIP-86's addcommunity
@@ -31,18 +31,21 @@ const (
 	// relay key, no AWS call); the first message registers the connection.
 	ConnectParts = Parts(0)
 	// MessageParts: $default (AUTH, EVENT, REQ, CLOSE, COUNT), with
-	// replies and live delivery posted to connections.
-	MessageParts = pool | keys | writes | reads | live
-	// DisconnectParts: $disconnect, the pool only; it forgets the
-	// connection and signs nothing.
-	DisconnectParts = pool
+	// replies and live delivery posted to connections; with
+	// SESSION_BUCKET set, AUTH and a REQ for what the client has seen need
+	// no database statement (shared/service/sessions.Idle).
+	MessageParts = pool | keys | writes | reads | live | idle
+	// DisconnectParts: $disconnect: it forgets the connection (with
+	// SESSION_BUCKET set, in the bucket only: no database statement) and
+	// signs nothing.
+	DisconnectParts = pool | idle
 	// FanoutParts: one batch that ingest or ws-message handed over
 	// (shared/service/fanout, dispatch.go). It signs nothing.
 	FanoutParts = pool | reads | live | splits
 	// AuthorizeParts: the $connect authorizer, from the environment alone
 	// (BUZZ_HOST_HEADER).
 	AuthorizeParts = Parts(0)
-	localParts     = pool | keys | writes | reads | live | blobs
+	localParts     = pool | keys | writes | reads | live | blobs | idle
 )
 
 // Build reads the environment once and builds parts: a main's cold start.

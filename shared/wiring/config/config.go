@@ -82,6 +82,9 @@ type Config struct {
 	Limits ratelimit.Limits
 	// Media is the Blossom media service (MEDIA_*, media.go).
 	Media MediaConfig
+	// Session is where connections keep their idle state (SESSION_*,
+	// session.go).
+	Session SessionConfig
 }
 
 // KeyConfig is RELAY_*: which relay key signs and what seals community keys.
@@ -231,6 +234,7 @@ func Load(getenv func(string) string) (*Config, error) {
 	if c.Media, err = loadMedia(getenv); err != nil {
 		return nil, fmt.Errorf("media: %w", err)
 	}
+	c.Session = loadSession(getenv)
 	return c, nil
 }
 

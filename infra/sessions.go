@@ -1,0 +1,48 @@
+package main
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// The WebSocket sessions' idle state (shared/service/sessions.Idle) lives
+// in the media bucket under SessionPrefix, so an open app does not keep
+// Aurora awake: a connection's AUTH key, each community's last-commit
+// mark, subscriptions pending their fold and $disconnect marks. With media
+// off there is no bucket and SESSION_BUCKET is unset: sessions live in the
+// database as before.
+//
+// SessionPrefix is SESSION_PREFIX's default (shared/wiring/config).
+const SessionPrefix = "sessions/"
+
+// SessionFunctions are the functions that read and write that state:
+// ws-message (AUTH, REQ, CLOSE), ws-disconnect ($disconnect) and the write
+// paths that fold it before their commit (ws-message and ingest).
+var SessionFunctions = map[string]bool{"ingest": true, "ws-message": true, "ws-disconnect": true}
+
+// sessionEnv names the bucket to a session function (and S3's dual-stack
+// endpoint under IPv6 egress, as mediaEnv does).
+func sessionEnv(stack awscdk.Stack, s Settings, bucket awss3.Bucket, env map[string]*string) {
+	env["SESSION_BUCKET"] = bucket.BucketName()
+	if s.Egress == "ipv6" {
+		env["AWS_ENDPOINT_URL_S3"] = jsii.String("https://s3.dualstack." + *stack.Region() + ".amazonaws.com")
+	}
+}
+
+// grantSessions lets a session function get, put and delete the objects
+// under SessionPrefix and list that prefix only.
+func grantSessions(bucket awss3.Bucket, add func(awsiam.PolicyStatement)) {
+	add(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       jsii.String("SessionState"),
+		Actions:   jsii.Strings("s3:DeleteObject", "s3:GetObject", "s3:PutObject"),
+		Resources: jsii.Strings(*bucket.ArnForObjects(jsii.String(SessionPrefix + "*"))),
+	}))
+	add(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:        jsii.String("SessionList"),
+		Actions:    jsii.Strings("s3:ListBucket"),
+		Resources:  jsii.Strings(*bucket.BucketArn()),
+		Conditions: &map[string]any{"StringLike": map[string]any{"s3:prefix": SessionPrefix + "*"}},
+	}))
+}

@@ -1,0 +1,423 @@
+package sessions
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/domain/relayinfo"
+	"github.com/buzzrelay/relay/shared/postgres/store"
+)
+
+// Objects is the object store the idle state lives in (the stack's bucket
+// through shared/aws/s3blobs; the local S3 server in make dev). It must be
+// strongly read-after-write consistent for Put, Get, List and Delete, as
+// S3 is.
+type Objects interface {
+	Put(ctx context.Context, key string, body []byte, contentType string) error
+	Get(ctx context.Context, key string) (body []byte, found bool, err error)
+	// List returns the keys under prefix in ascending order, at most
+	// limit (0: all).
+	List(ctx context.Context, prefix string, limit int) ([]string, error)
+	Delete(ctx context.Context, key string) error
+}
+
+// Idle keeps what lets an open app stay off the database, in an object
+// store under one prefix, so that a paused Aurora stays paused while a
+// client reconnects and resumes what it has already seen:
+//
+//   - conn/{id}: a connection's authenticated key and community, written
+//     by AUTH (the NIP-42 challenge needs no storage: Challenge derives it
+//     from the connection id);
+//   - c/{community}/mark/{inverted}: the community's last-commit mark, the
+//     highest created_at any commit stored (one key per raise, the highest
+//     listed first);
+//   - c/{community}/s/p/{conn}/{sub}: a subscription a REQ answered from
+//     the mark, pending until the next commit of the community folds it
+//     into ws_subscriptions (store.SessionFold) before its audience read;
+//   - c/{community}/s/g/{conn}: a connection whose $disconnect came, its
+//     rows deleted by the next commit's fold.
+//
+// Safe for concurrent use.
+type Idle struct {
+	obj    Objects
+	prefix string
+	mac    []byte
+	now    func() time.Time
+
+	mu    sync.Mutex
+	marks map[string]int64 // community → a mark known to exist
+
+	// Latest, when set, is the highest created_at stored in a community
+	// (the database): the first mark of a community starts there. Nil: it
+	// starts relayinfo.CreatedAtWindow ahead of the clock.
+	Latest func(ctx context.Context, community string) (int64, error)
+}
+
+// NewIdle keeps the idle state in obj under prefix; key keys the NIP-42
+// challenges it derives.
+func NewIdle(obj Objects, prefix string, key []byte) *Idle {
+	return &Idle{obj: obj, prefix: prefix, mac: key, now: time.Now, marks: map[string]int64{}}
+}
+
+// Challenge is connection id's NIP-42 challenge: a keyed MAC of the id, the
+// same on every instance, stored nowhere.
+func (d *Idle) Challenge(id string) string {
+	m := hmac.New(sha256.New, d.mac)
+	m.Write([]byte("nip42-challenge\x00" + id))
+	return hex.EncodeToString(m.Sum(nil)[:16])
+}
+
+// name encodes a client-chosen or gateway-chosen string as one key segment.
+func name(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+
+func unname(s string) (string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	return string(b), err
+}
+
+func (d *Idle) connKey(id string) string { return d.prefix + "conn/" + name(id) }
+func (d *Idle) markPrefix(community string) string {
+	return d.prefix + "c/" + name(community) + "/mark/"
+}
+func (d *Idle) foldPrefix(community string) string { return d.prefix + "c/" + name(community) + "/s/" }
+func (d *Idle) pendingKey(community, conn, sub string) string {
+	return d.foldPrefix(community) + "p/" + name(conn) + "/" + name(sub)
+}
+func (d *Idle) goneKey(community, conn string) string {
+	return d.foldPrefix(community) + "g/" + name(conn)
+}
+
+// markKey orders marks highest first: S3 lists keys in ascending order.
+func (d *Idle) markKey(community string, v int64) string {
+	return d.markPrefix(community) + fmt.Sprintf("%019d", math.MaxInt64-v)
+}
+
+// Mark is the community's last-commit mark: no stored event of it has a
+// created_at above it. ok is false when there is none yet (then nothing
+// is known and the database answers).
+func (d *Idle) Mark(ctx context.Context, community string) (mark int64, ok bool, err error) {
+	keys, err := d.obj.List(ctx, d.markPrefix(community), 1)
+	if err != nil {
+		return 0, false, fmt.Errorf("sessions: read mark of %s: %w", community, err)
+	}
+	if len(keys) == 0 {
+		return 0, false, nil
+	}
+	inv, err := strconv.ParseInt(strings.TrimPrefix(keys[0], d.markPrefix(community)), 10, 64)
+	if err != nil {
+		return 0, false, fmt.Errorf("sessions: mark key %s: %w", keys[0], err)
+	}
+	m := math.MaxInt64 - inv
+	d.remember(community, m)
+	return m, true, nil
+}
+
+func (d *Idle) remember(community string, m int64) {
+	d.mu.Lock()
+	if m > d.marks[community] {
+		d.marks[community] = m
+	}
+	d.mu.Unlock()
+}
+
+// Raise makes the community's mark at least v, before a commit that may
+// store events created up to v. The first mark of a community also covers
+// the events stored before it (Latest).
+func (d *Idle) Raise(ctx context.Context, community string, v int64) error {
+	d.mu.Lock()
+	known := d.marks[community]
+	d.mu.Unlock()
+	if known >= v {
+		return nil // a mark ≥ v exists: marks never go down
+	}
+	cur, ok, err := d.Mark(ctx, community)
+	if err != nil {
+		return err
+	}
+	if ok && cur >= v {
+		return nil
+	}
+	if !ok {
+		first := d.now().Unix() + relayinfo.CreatedAtWindow
+		if d.Latest != nil {
+			if first, err = d.Latest(ctx, community); err != nil {
+				return fmt.Errorf("sessions: first mark of %s: %w", community, err)
+			}
+		}
+		v = max(v, first)
+	}
+	if err := d.obj.Put(ctx, d.markKey(community, v), nil, ""); err != nil {
+		return fmt.Errorf("sessions: raise mark of %s: %w", community, err)
+	}
+	d.remember(community, v)
+	if ok { // the lower key is no longer read
+		if err := d.obj.Delete(ctx, d.markKey(community, cur)); err != nil {
+			return fmt.Errorf("sessions: drop old mark of %s: %w", community, err)
+		}
+	}
+	return nil
+}
+
+// IdleConn is what AUTH keeps of a connection outside the database.
+type IdleConn struct {
+	Community   string `json:"community"`
+	Pubkey      string `json:"pubkey"`
+	ConnectedAt int64  `json:"connected_at"`
+}
+
+// SaveConn records c as connection id's state (AUTH).
+func (d *Idle) SaveConn(ctx context.Context, id string, c IdleConn) error {
+	b, _ := json.Marshal(c)
+	if err := d.obj.Put(ctx, d.connKey(id), b, "application/json"); err != nil {
+		return fmt.Errorf("sessions: save connection %s: %w", id, err)
+	}
+	return nil
+}
+
+// LoadConn returns connection id's state; found is false when there is
+// none (the connection has not authenticated, or it is gone).
+func (d *Idle) LoadConn(ctx context.Context, id string) (c IdleConn, found bool, err error) {
+	b, found, err := d.obj.Get(ctx, d.connKey(id))
+	if err != nil || !found {
+		return c, false, err
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		return c, false, fmt.Errorf("sessions: connection %s: %w", id, err)
+	}
+	return c, true, nil
+}
+
+// Gone records that connection id went away ($disconnect): its state is
+// dropped and, when its community is known, a mark asks the next commit of
+// that community to delete its rows. No database statement.
+func (d *Idle) Gone(ctx context.Context, id, community string) error {
+	if community != "" {
+		if err := d.obj.Put(ctx, d.goneKey(community, id), nil, ""); err != nil {
+			return fmt.Errorf("sessions: record %s gone: %w", id, err)
+		}
+	}
+	if err := d.obj.Delete(ctx, d.connKey(id)); err != nil {
+		return fmt.Errorf("sessions: drop connection %s: %w", id, err)
+	}
+	return nil
+}
+
+// HostTTL is how long a host's community, as the database last named it,
+// serves a new connection without asking the database again.
+const HostTTL = time.Hour
+
+type hostEntry struct {
+	Community string `json:"community"`
+	At        int64  `json:"at"`
+}
+
+func (d *Idle) hostKey(host string) string { return d.prefix + "host/" + name(host) }
+
+// Community is the community served at host: as recorded within HostTTL,
+// else from resolve (the database), then recorded.
+func (d *Idle) Community(ctx context.Context, host string, resolve func(context.Context, string) (string, error)) (string, error) {
+	now := d.now().Unix()
+	b, found, err := d.obj.Get(ctx, d.hostKey(host))
+	if err != nil {
+		return "", fmt.Errorf("sessions: community of %s: %w", host, err)
+	}
+	var e hostEntry
+	if found && json.Unmarshal(b, &e) == nil && e.Community != "" && now-e.At < int64(HostTTL/time.Second) {
+		return e.Community, nil
+	}
+	c, err := resolve(ctx, host)
+	if err != nil {
+		return "", err
+	}
+	b, _ = json.Marshal(hostEntry{Community: c, At: now})
+	if err := d.obj.Put(ctx, d.hostKey(host), b, "application/json"); err != nil {
+		return "", fmt.Errorf("sessions: record community of %s: %w", host, err)
+	}
+	return c, nil
+}
+
+// pending is one subscription a REQ answered from the mark.
+type pending struct {
+	Pubkey      string          `json:"pubkey"`
+	Filters     json.RawMessage `json:"filters"`
+	Pins        []string        `json:"pins"`
+	CreatedAt   int64           `json:"created_at"`
+	ConnectedAt int64           `json:"connected_at"`
+}
+
+// ErrMoved means the community's mark moved while a REQ was being answered
+// from it: the database must answer (the pending subscription stays until
+// the database path replaces and drops it).
+var ErrMoved = errors.New("sessions: the community's mark moved")
+
+// SubscribeIdle answers a REQ of an authenticated connection without the
+// database when every filter's since is above the community's mark: no
+// stored event can match, so the answer is EOSE alone. It stores the
+// subscription as pending, then reads the mark again: a commit that raised
+// it in between may have listed the pending subscriptions before this one
+// was written, so the database answers instead (ErrMoved). A commit that
+// raises it later folds this one before its audience read. answered is
+// false (and nothing written) when the mark does not allow it.
+func (d *Idle) SubscribeIdle(ctx context.Context, community string, conn *Connection, sub string, filters []nostr.Filter) (answered bool, err error) {
+	m, ok, err := d.Mark(ctx, community)
+	if err != nil || !ok || !Above(filters, m) {
+		return false, err
+	}
+	raw, err := json.Marshal(filters)
+	if err != nil {
+		return false, fmt.Errorf("sessions: encode filters: %w", err)
+	}
+	p, _ := json.Marshal(pending{Pubkey: conn.Pubkey, Filters: raw, Pins: Pins(filters),
+		CreatedAt: d.now().Unix(), ConnectedAt: conn.ConnectedAt})
+	if err := d.obj.Put(ctx, d.pendingKey(community, conn.ID, sub), p, "application/json"); err != nil {
+		return false, fmt.Errorf("sessions: pending subscription: %w", err)
+	}
+	again, _, err := d.Mark(ctx, community)
+	if err != nil {
+		return false, err
+	}
+	if again != m {
+		return false, ErrMoved
+	}
+	return true, nil
+}
+
+// DropPending forgets pending subscription sub of connection conn (CLOSE,
+// or a REQ the database answered).
+func (d *Idle) DropPending(ctx context.Context, community, conn, sub string) error {
+	if err := d.obj.Delete(ctx, d.pendingKey(community, conn, sub)); err != nil {
+		return fmt.Errorf("sessions: drop pending %s: %w", sub, err)
+	}
+	return nil
+}
+
+// Above reports whether every filter has a since above mark: then no event
+// stored up to the mark matches any of them.
+func Above(filters []nostr.Filter, mark int64) bool {
+	if len(filters) == 0 {
+		return false
+	}
+	for _, f := range filters {
+		if f.Since == nil || int64(*f.Since) <= mark {
+			return false
+		}
+	}
+	return true
+}
+
+// Fold is what the next commit of a community folds into the database,
+// and the keys to delete once it committed.
+type Fold struct {
+	store.SessionFold
+	keys []string
+}
+
+// Collect raises the community's mark to at least v (the highest
+// created_at the commit may store), then lists what is pending, in that
+// order: a REQ that read the mark before the raise and wrote its pending
+// subscription after this list reads the raised mark on its re-check.
+func (d *Idle) Collect(ctx context.Context, community string, v int64) (*Fold, error) {
+	if err := d.Raise(ctx, community, v); err != nil {
+		return nil, err
+	}
+	pre := d.foldPrefix(community)
+	keys, err := d.obj.List(ctx, pre, 0)
+	if err != nil {
+		return nil, fmt.Errorf("sessions: list pending of %s: %w", community, err)
+	}
+	now := d.now().Unix()
+	f := &Fold{SessionFold: store.SessionFold{Now: now, MaxSubs: relayinfo.MaxSubscriptions}}
+	gone := map[string]bool{}
+	conns := map[string]bool{}
+	for _, k := range keys {
+		parts := strings.Split(strings.TrimPrefix(k, pre), "/")
+		switch {
+		case len(parts) == 2 && parts[0] == "g":
+			id, err := unname(parts[1])
+			if err != nil {
+				continue
+			}
+			gone[id] = true
+			f.Gone = append(f.Gone, id)
+			f.keys = append(f.keys, k)
+		case len(parts) == 3 && parts[0] == "p":
+			id, err1 := unname(parts[1])
+			sub, err2 := unname(parts[2])
+			if err1 != nil || err2 != nil {
+				continue
+			}
+			if gone[id] { // listed after its gone mark ("g" < "p"): dropped unfolded
+				f.keys = append(f.keys, k)
+				continue
+			}
+			b, found, err := d.obj.Get(ctx, k)
+			if err != nil {
+				return nil, fmt.Errorf("sessions: read pending %s: %w", k, err)
+			}
+			var p pending
+			if !found || json.Unmarshal(b, &p) != nil {
+				continue // folded by a commit that ran alongside
+			}
+			if !conns[id] {
+				conns[id] = true
+				f.Connections = append(f.Connections, Connection{ID: id, Community: community,
+					Challenge: d.Challenge(id), ChallengeSent: true, Pubkey: p.Pubkey,
+					ConnectedAt: p.ConnectedAt, ExpiresAt: p.ConnectedAt + int64(Lifetime/time.Second)})
+			}
+			f.Subs = append(f.Subs, store.NewSubscription{
+				Subscription: store.Subscription{Connection: id, Sub: sub, Pubkey: p.Pubkey, Filters: string(p.Filters)},
+				Community:    community, Pins: p.Pins, CreatedAt: p.CreatedAt})
+			f.keys = append(f.keys, k)
+		}
+	}
+	return f, nil
+}
+
+// Done deletes what f folded, once its commit went through.
+func (d *Idle) Done(ctx context.Context, f *Fold) error {
+	var errs []error
+	for _, k := range f.keys {
+		if err := d.obj.Delete(ctx, k); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("sessions: drop folded: %w", err)
+	}
+	return nil
+}
+
+// Folder is Collect as the write path's preparation
+// (shared/service/ingest.Folder): the fold rides the transaction's BEGIN,
+// and what it folded is deleted once it committed (a failed delete is
+// logged; the next commit folds the same rows again, which changes
+// nothing).
+func (d *Idle) Folder(log *slog.Logger) func(ctx context.Context, community string, upTo int64) (func(*store.Tx), func(context.Context), error) {
+	return func(ctx context.Context, community string, upTo int64) (func(*store.Tx), func(context.Context), error) {
+		f, err := d.Collect(ctx, community, upTo)
+		if err != nil {
+			return nil, nil, err
+		}
+		fold := func(tx *store.Tx) { tx.FoldSessions(f.SessionFold) }
+		done := func(ctx context.Context) {
+			if err := d.Done(ctx, f); err != nil {
+				log.WarnContext(ctx, "sessions: folded state not dropped", "community", community, "err", err)
+			}
+		}
+		return fold, done, nil
+	}
+}
