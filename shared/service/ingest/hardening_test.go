@@ -164,6 +164,7 @@ WHERE xmin = (SELECT xmin FROM events WHERE id = $1)`, del.ID).Scan(&n); err != 
 		t.Fatalf("deleting the reply at depth %d wrote %d thread rows, want at most %d", chain+1, n, want)
 	}
 }
+
 // reaction per content and at most MaxReactionsPerAuthor on one event.
 func TestReactionsPerAuthorAreCapped(t *testing.T) {
 	h := newHarness(t)
