@@ -188,7 +188,7 @@ func (p *PlainRead) where(b *sqlb) (string, bool) {
 		}
 	}
 	conds = append(conds, tagAndSearch(b, f, kinds)...)
-	conds = append(conds, maySeeSQL(b, access.Named(f)))
+	conds = append(conds, maySeeSQL(b, access.Named(f), f.Kinds, f.Tags["h"]))
 	return and(conds), true
 }
 
