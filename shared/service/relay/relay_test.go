@@ -3,6 +3,7 @@ package relay_test
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/domain/reject"
+	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/ingest"
 	"github.com/buzzrelay/relay/shared/service/query"
@@ -222,5 +224,77 @@ func TestSubscriptionLifecycle(t *testing.T) {
 	}
 	if err := h.core.Close(ctx, c, relay.Request{Sub: "never"}); err != nil {
 		t.Fatalf("CLOSE of an unknown id: %v", err)
+	}
+}
+
+// TestConcurrentREQsHoldTheLimit: REQs sent at once on one socket, each a
+// new subscription id, are stored and answered exactly up to the limit
+// (subscription and read in one round trip); every other gets
+// restricted: and no events, and a REQ whose filters are invalid ends a
+// live subscription of its id rather than leave it under a CLOSED id.
+func TestConcurrentREQsHoldTheLimit(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t, ratelimit.Limits{})
+	alice := testkit.NewKey(t)
+	channel := testkit.ChannelID()
+	owner := relay.Caller{Community: community, Pubkey: alice.Pub}
+	for _, ev := range []*nostr.Event{
+		alice.Event(t, 9007, "", nostr.Tag{"h", channel}, nostr.Tag{"name", "c"}),
+		alice.Event(t, 9, "one", nostr.Tag{"h", channel}),
+	} {
+		if out, err := h.core.Publish(ctx, owner, ev); err != nil || !out.Accepted {
+			t.Fatalf("publish: %+v %v", out, err)
+		}
+	}
+	if err := h.core.Sessions.Open(ctx, sessions.Connection{ID: "conn", Community: community, RelayURLs: []string{"ws://x"}, Challenge: "ab"}); err != nil {
+		t.Fatal(err)
+	}
+	c := relay.Caller{Community: community, Pubkey: alice.Pub, Connection: "conn"}
+	const sent = 200
+	answered := make([]int, sent)
+	errs := make([]error, sent)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range sent {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			evs, err := h.core.Subscribe(ctx, c, relay.Request{Sub: "s" + strconv.Itoa(i),
+				Filters: []nostr.Filter{{Kinds: []int{9}, Tags: nostr.TagMap{"h": {channel}}}}})
+			answered[i], errs[i] = len(evs), err
+		}()
+	}
+	close(start)
+	wg.Wait()
+	served := 0
+	for i, err := range errs {
+		switch {
+		case err == nil && answered[i] == 1:
+			served++
+		case prefixOf(err) == reject.Restricted && answered[i] == 0:
+		default:
+			t.Fatalf("REQ %d: %d events, %v; want the message or restricted:", i, answered[i], err)
+		}
+	}
+	subs, err := h.st.SubscriptionsByKey(ctx, community, func() [][2]string {
+		keys := make([][2]string, sent)
+		for i := range keys {
+			keys[i] = [2]string{"conn", "s" + strconv.Itoa(i)}
+		}
+		return keys
+	}(), time.Now().Unix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if served != relayinfo.MaxSubscriptions || len(subs) != relayinfo.MaxSubscriptions {
+		t.Fatalf("%d REQs at once: %d served, %d stored; want exactly %d", sent, served, len(subs), relayinfo.MaxSubscriptions)
+	}
+	live := subs[0].Sub
+	if _, err := h.core.Subscribe(ctx, c, relay.Request{Sub: live, Filters: []nostr.Filter{{Kinds: []int{9}, Tags: nostr.TagMap{"h": {channel}}, Limit: -1}}}); prefixOf(err) != reject.Invalid {
+		t.Fatalf("REQ with invalid filters: %v, want invalid:", err)
+	}
+	if left, err := h.st.SubscriptionsByKey(ctx, community, [][2]string{{"conn", live}}, time.Now().Unix()); err != nil || len(left) != 0 {
+		t.Fatalf("subscription %s after its invalid REQ: %v %v, want ended", live, left, err)
 	}
 }
