@@ -11,10 +11,9 @@
 // publishing -events/-sockets each into another; -small events into a third
 // channel. Then REQ {"kinds":[9],"#h":[ch],"limit":50} until EOSE, -reqs
 // times on the small and on the big channel, and a deep page of the big
-// channel (the same REQ with until 10 % of the way from its oldest event to
-// its newest: about 0.9 × -events rows below the newest; the one-socket
-// ingest dates its events one second apart, ending now), first as just
-// loaded, then after
+// channel (the same REQ with until the date of its oldest 10 %, which the
+// one-socket ingest dates 600 s back: 0.9 × -events rows are newer), first
+// as just loaded, then after
 // ANALYZE. Every REQ must return 50 events newest first, then EOSE.
 //
 // Each relay gets a fresh database, dropped after the run; with -keep P the
@@ -191,8 +190,11 @@ func runOne(ctx context.Context, name, adminDSN string, o options) (*result, err
 		}
 	}
 	// The deep page: 90 % of the big channel is newer than its until.
-	until := nostr.Now() - nostr.Timestamp(o.events) + nostr.Timestamp(o.events/10)
-	if r.ingest1, err = b.ingest(ctx, big, 1, o.events); err != nil {
+	until := nostr.Now() - deepAge
+	b.deepAt = until
+	r.ingest1, err = b.ingest(ctx, big, 1, o.events)
+	b.deepAt = 0
+	if err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(os.Stderr, "peerbench: %s ingest 1 socket: %.0f events/s\n", name, r.ingest1)
@@ -303,8 +305,13 @@ func build(dir, pkg, name string) (string, error) {
 	return bin, nil
 }
 
+// deepAge is how far back the big channel's oldest 10 % are dated (inside
+// the relay's created_at window, relayinfo.CreatedAtWindow).
+const deepAge = 600
+
 type bench struct {
-	name     string // "buzz" logs in (NIP-42) and creates its channels
+	deepAt   nostr.Timestamp // date of the next one-socket ingest's oldest 10 % (0: now)
+	name     string          // "buzz" logs in (NIP-42) and creates its channels
 	url      string
 	owner    string // secret key of every event
 	inflight int
@@ -408,11 +415,10 @@ func (b *bench) ingest(ctx context.Context, ch string, n, per int) (float64, err
 		defer c.Close()
 		socks[i] = c
 		evs[i] = make([]nostr.Event, per)
-		now := nostr.Now()
 		for j := range evs[i] {
-			at := now
-			if n == 1 { // one second apart, the newest now: the deep page's dates
-				at = now - nostr.Timestamp(per-1-j)
+			at := nostr.Now()
+			if n == 1 && j < per/10 && b.deepAt != 0 { // the deep page's rows
+				at = b.deepAt
 			}
 			ev := nostr.Event{Kind: 9, CreatedAt: at, Tags: nostr.Tags{{"h", ch}},
 				Content: "peerbench " + strconv.FormatInt(b.seq.Add(1), 10)}
@@ -448,7 +454,15 @@ func (b *bench) ingest(ctx context.Context, ch string, n, per int) (float64, err
 				done <- nil
 			}()
 			for j := range evs[i] {
-				slots <- struct{}{}
+				select {
+				case slots <- struct{}{}:
+				case err := <-done: // refused, or no OK in time
+					if err == nil {
+						err = errors.New("OKs ended before the events")
+					}
+					errc <- err
+					return
+				}
 				if err := c.Send(ctx, []any{"EVENT", evs[i][j]}); err != nil {
 					errc <- err
 					return
