@@ -175,15 +175,14 @@ func TestLimits(t *testing.T) {
 	}
 }
 
-// TestSubscriptionLifecycle: a REQ stores its subscription before it reads
-// (so an event committed meanwhile is delivered live), answers the stored
-// events, and CLOSE ends it; a search is one-shot and ends a live
-// subscription of the same id.
-func TestSubscriptionLifecycle(t *testing.T) {
+// newSocket is a harness with a channel holding one message and c, its
+// owner authenticated on connection "conn".
+func newSocket(t *testing.T) (h *harness, c relay.Caller, channel string) {
+	t.Helper()
 	ctx := context.Background()
-	h := newHarness(t, ratelimit.Limits{})
+	h = newHarness(t, ratelimit.Limits{})
 	alice := testkit.NewKey(t)
-	channel := testkit.ChannelID()
+	channel = testkit.ChannelID()
 	owner := relay.Caller{Community: community, Pubkey: alice.Pub}
 	for _, ev := range []*nostr.Event{
 		alice.Event(t, 9007, "", nostr.Tag{"h", channel}, nostr.Tag{"name", "c"}),
@@ -196,7 +195,16 @@ func TestSubscriptionLifecycle(t *testing.T) {
 	if err := h.core.Sessions.Open(ctx, sessions.Connection{ID: "conn", Community: community, RelayURLs: []string{"ws://x"}, Challenge: "ab"}); err != nil {
 		t.Fatal(err)
 	}
-	c := relay.Caller{Community: community, Pubkey: alice.Pub, Connection: "conn"}
+	return h, relay.Caller{Community: community, Pubkey: alice.Pub, Connection: "conn"}, channel
+}
+
+// TestSubscriptionLifecycle: a REQ stores its subscription before it reads
+// (so an event committed meanwhile is delivered live), answers the stored
+// events, and CLOSE ends it; a search is one-shot and ends a live
+// subscription of the same id.
+func TestSubscriptionLifecycle(t *testing.T) {
+	ctx := context.Background()
+	h, c, channel := newSocket(t)
 	live := func(sub string) bool {
 		t.Helper()
 		subs, err := h.st.SubscriptionsByKey(ctx, community, [][2]string{{"conn", sub}}, time.Now().Unix())
@@ -234,22 +242,7 @@ func TestSubscriptionLifecycle(t *testing.T) {
 // live subscription of its id rather than leave it under a CLOSED id.
 func TestConcurrentREQsHoldTheLimit(t *testing.T) {
 	ctx := context.Background()
-	h := newHarness(t, ratelimit.Limits{})
-	alice := testkit.NewKey(t)
-	channel := testkit.ChannelID()
-	owner := relay.Caller{Community: community, Pubkey: alice.Pub}
-	for _, ev := range []*nostr.Event{
-		alice.Event(t, 9007, "", nostr.Tag{"h", channel}, nostr.Tag{"name", "c"}),
-		alice.Event(t, 9, "one", nostr.Tag{"h", channel}),
-	} {
-		if out, err := h.core.Publish(ctx, owner, ev); err != nil || !out.Accepted {
-			t.Fatalf("publish: %+v %v", out, err)
-		}
-	}
-	if err := h.core.Sessions.Open(ctx, sessions.Connection{ID: "conn", Community: community, RelayURLs: []string{"ws://x"}, Challenge: "ab"}); err != nil {
-		t.Fatal(err)
-	}
-	c := relay.Caller{Community: community, Pubkey: alice.Pub, Connection: "conn"}
+	h, c, channel := newSocket(t)
 	const sent = 200
 	answered := make([]int, sent)
 	errs := make([]error, sent)
