@@ -246,20 +246,11 @@ func TestConcurrentREQsHoldTheLimit(t *testing.T) {
 	const sent = 200
 	answered := make([]int, sent)
 	errs := make([]error, sent)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range sent {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			evs, err := h.core.Subscribe(ctx, c, relay.Request{Sub: "s" + strconv.Itoa(i),
-				Filters: []nostr.Filter{{Kinds: []int{9}, Tags: nostr.TagMap{"h": {channel}}}}})
-			answered[i], errs[i] = len(evs), err
-		}()
-	}
-	close(start)
-	wg.Wait()
+	testkit.AtOnce(sent, func(i int) {
+		evs, err := h.core.Subscribe(ctx, c, relay.Request{Sub: "s" + strconv.Itoa(i),
+			Filters: []nostr.Filter{{Kinds: []int{9}, Tags: nostr.TagMap{"h": {channel}}}}})
+		answered[i], errs[i] = len(evs), err
+	})
 	served := 0
 	for i, err := range errs {
 		switch {

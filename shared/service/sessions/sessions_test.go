@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/nbd-wtf/go-nostr"
@@ -120,19 +119,10 @@ func TestSubscribeLimitExactUnderConcurrency(t *testing.T) {
 	}
 	const sent, max = 300, relayinfo.MaxSubscriptions
 	errs := make([]error, sent)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range sent {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			errs[i] = reg.Subscribe(ctx, "c1", "conn", fmt.Sprintf("s%03d", i), "pk",
-				[]nostr.Filter{{Kinds: []int{9}, Tags: nostr.TagMap{"h": {fmt.Sprint(i)}}}}, max)
-		}()
-	}
-	close(start)
-	wg.Wait()
+	testkit.AtOnce(sent, func(i int) {
+		errs[i] = reg.Subscribe(ctx, "c1", "conn", fmt.Sprintf("s%03d", i), "pk",
+			[]nostr.Filter{{Kinds: []int{9}, Tags: nostr.TagMap{"h": {fmt.Sprint(i)}}}}, max)
+	})
 	stored := 0
 	for i, err := range errs {
 		if err == nil {
