@@ -10,8 +10,17 @@
 // socket publishing -events events into one channel, then -sockets sockets
 // publishing -events/-sockets each into another; -small events into a third
 // channel. Then REQ {"kinds":[9],"#h":[ch],"limit":50} until EOSE, -reqs
-// times on the small and on the big channel, first as just loaded, then
-// after ANALYZE. Every REQ must return 50 events newest first, then EOSE.
+// times on the small and on the big channel, and a deep page of the big
+// channel (the same REQ with until the date of its oldest 10 %, which the
+// one-socket ingest dates 600 s back: 0.9 × -events rows are newer), first
+// as just loaded, then after
+// ANALYZE. Every REQ must return 50 events newest first, then EOSE.
+//
+// Each relay gets a fresh database, dropped after the run; with -keep P the
+// databases are P_khatru, P_base and P_buzz, made on first use and kept, so
+// a later run with the same P meets a long-lived database (the earlier
+// runs' channels and events, statistics as autovacuum left them);
+// -fill N first publishes N more channels of -small events each.
 //
 // Usage (from the repository root):
 //
@@ -44,8 +53,8 @@ import (
 )
 
 type options struct {
-	events, sockets, small, inflight, reqs int
-	repo, base                             string
+	events, sockets, small, inflight, reqs, fill int
+	repo, base, keep                             string
 }
 
 func main() {
@@ -59,6 +68,8 @@ func main() {
 	flag.StringVar(&o.base, "base", "", "another checkout of the relay (before a change), run between khatru and -repo in the same run for an A/B ratio")
 	baseLast := flag.Bool("base-last", false, "run -base after -repo (the later relay meets whatever load the machine has then: alternate the order between runs)")
 	only := flag.String("only", "", "run against one relay only: khatru, base or buzz")
+	flag.StringVar(&o.keep, "keep", "", "prefix of kept databases (long-lived: reused by every run with this prefix); empty: fresh databases, dropped")
+	flag.IntVar(&o.fill, "fill", 0, "channels of -small events published before the measured load (a long-lived database's other channels)")
 	flag.Parse()
 	dsn := os.Getenv("DATABASE_URL")
 	if dsn == "" {
@@ -90,17 +101,17 @@ func fail(err error) {
 
 // result is one relay's figures.
 type result struct {
-	name                      string
-	ingest1, ingestN          float64 // events/s
-	smallFresh, bigFresh      stats
-	smallAnalyzed, bigAnalyze stats
+	name                                    string
+	ingest1, ingestN                        float64 // events/s
+	smallFresh, bigFresh, deepFresh         stats
+	smallAnalyzed, bigAnalyze, deepAnalyzed stats
 }
 
 type stats struct{ p50, p99 float64 } // ms
 
 // runOne starts relay name over a fresh database and runs the load.
 func runOne(ctx context.Context, name, adminDSN string, o options) (*result, error) {
-	dsn, drop, err := e2e.ScratchDatabase(ctx, adminDSN, "peerbench_"+name)
+	dsn, drop, err := database(ctx, adminDSN, name, o.keep)
 	if err != nil {
 		return nil, err
 	}
@@ -160,13 +171,30 @@ func runOne(ctx context.Context, name, adminDSN string, o options) (*result, err
 		return nil, err
 	}
 	r := &result{name: name}
+	for i := range o.fill {
+		ch := uuid.NewString()
+		if err := b.createChannel(ctx, ch); err != nil {
+			return nil, err
+		}
+		if _, err := b.ingest(ctx, ch, 1, o.small); err != nil {
+			return nil, err
+		}
+		if (i+1)%100 == 0 {
+			fmt.Fprintf(os.Stderr, "peerbench: %s filled %d channels\n", name, i+1)
+		}
+	}
 	big, four, small := uuid.NewString(), uuid.NewString(), uuid.NewString()
 	for _, ch := range []string{big, four, small} {
 		if err := b.createChannel(ctx, ch); err != nil {
 			return nil, err
 		}
 	}
-	if r.ingest1, err = b.ingest(ctx, big, 1, o.events); err != nil {
+	// The deep page: 90 % of the big channel is newer than its until.
+	until := nostr.Now() - deepAge
+	b.deepAt = until
+	r.ingest1, err = b.ingest(ctx, big, 1, o.events)
+	b.deepAt = 0
+	if err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(os.Stderr, "peerbench: %s ingest 1 socket: %.0f events/s\n", name, r.ingest1)
@@ -177,19 +205,25 @@ func runOne(ctx context.Context, name, adminDSN string, o options) (*result, err
 	if _, err = b.ingest(ctx, small, 1, o.small); err != nil {
 		return nil, err
 	}
-	if r.smallFresh, err = b.reqs(ctx, small, o.reqs); err != nil {
+	if r.smallFresh, err = b.reqs(ctx, small, 0, o.reqs); err != nil {
 		return nil, err
 	}
-	if r.bigFresh, err = b.reqs(ctx, big, o.reqs); err != nil {
+	if r.bigFresh, err = b.reqs(ctx, big, 0, o.reqs); err != nil {
+		return nil, err
+	}
+	if r.deepFresh, err = b.reqs(ctx, big, until, o.reqs); err != nil {
 		return nil, err
 	}
 	if err := dbtest.AnalyzeDatabase(ctx, dsn); err != nil {
 		return nil, err
 	}
-	if r.smallAnalyzed, err = b.reqs(ctx, small, o.reqs); err != nil {
+	if r.smallAnalyzed, err = b.reqs(ctx, small, 0, o.reqs); err != nil {
 		return nil, err
 	}
-	if r.bigAnalyze, err = b.reqs(ctx, big, o.reqs); err != nil {
+	if r.bigAnalyze, err = b.reqs(ctx, big, 0, o.reqs); err != nil {
+		return nil, err
+	}
+	if r.deepAnalyzed, err = b.reqs(ctx, big, until, o.reqs); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -215,8 +249,10 @@ func print(o options, rs []*result) {
 		{fmt.Sprintf("ingest, %d sockets × %d (events/s)", o.sockets, o.events/o.sockets), func(r *result) float64 { return r.ingestN }, true},
 		{fmt.Sprintf("REQ p50, %d-event channel, just loaded (ms)", o.small), func(r *result) float64 { return r.smallFresh.p50 }, false},
 		{fmt.Sprintf("REQ p50, %d-event channel, just loaded (ms)", o.events), func(r *result) float64 { return r.bigFresh.p50 }, false},
+		{fmt.Sprintf("REQ p50, deep page of the %d-event channel, just loaded (ms)", o.events), func(r *result) float64 { return r.deepFresh.p50 }, false},
 		{fmt.Sprintf("REQ p50, %d-event channel, analyzed (ms)", o.small), func(r *result) float64 { return r.smallAnalyzed.p50 }, false},
 		{fmt.Sprintf("REQ p50, %d-event channel, analyzed (ms)", o.events), func(r *result) float64 { return r.bigAnalyze.p50 }, false},
+		{fmt.Sprintf("REQ p50, deep page of the %d-event channel, analyzed (ms)", o.events), func(r *result) float64 { return r.deepAnalyzed.p50 }, false},
 		{fmt.Sprintf("REQ p99, %d-event channel, analyzed (ms)", o.events), func(r *result) float64 { return r.bigAnalyze.p99 }, false},
 	}
 	b := find("base")
@@ -269,8 +305,13 @@ func build(dir, pkg, name string) (string, error) {
 	return bin, nil
 }
 
+// deepAge is how far back the big channel's oldest 10 % are dated (inside
+// the relay's created_at window, relayinfo.CreatedAtWindow).
+const deepAge = 600
+
 type bench struct {
-	name     string // "buzz" logs in (NIP-42) and creates its channels
+	deepAt   nostr.Timestamp // date of the next one-socket ingest's oldest 10 % (0: now)
+	name     string          // "buzz" logs in (NIP-42) and creates its channels
 	url      string
 	owner    string // secret key of every event
 	inflight int
@@ -375,7 +416,11 @@ func (b *bench) ingest(ctx context.Context, ch string, n, per int) (float64, err
 		socks[i] = c
 		evs[i] = make([]nostr.Event, per)
 		for j := range evs[i] {
-			ev := nostr.Event{Kind: 9, CreatedAt: nostr.Now(), Tags: nostr.Tags{{"h", ch}},
+			at := nostr.Now()
+			if n == 1 && j < per/10 && b.deepAt != 0 { // the deep page's rows
+				at = b.deepAt
+			}
+			ev := nostr.Event{Kind: 9, CreatedAt: at, Tags: nostr.Tags{{"h", ch}},
 				Content: "peerbench " + strconv.FormatInt(b.seq.Add(1), 10)}
 			if err := ev.Sign(b.owner); err != nil {
 				return 0, err
@@ -409,7 +454,15 @@ func (b *bench) ingest(ctx context.Context, ch string, n, per int) (float64, err
 				done <- nil
 			}()
 			for j := range evs[i] {
-				slots <- struct{}{}
+				select {
+				case slots <- struct{}{}:
+				case err := <-done: // refused, or no OK in time
+					if err == nil {
+						err = errors.New("OKs ended before the events")
+					}
+					errc <- err
+					return
+				}
 				if err := c.Send(ctx, []any{"EVENT", evs[i][j]}); err != nil {
 					errc <- err
 					return
@@ -429,14 +482,18 @@ func (b *bench) ingest(ctx context.Context, ch string, n, per int) (float64, err
 	return float64(n*per) / took.Seconds(), nil
 }
 
-// reqs runs the REQ k times on the reader socket and checks each answer:
-// 50 events, newest first, then EOSE.
-func (b *bench) reqs(ctx context.Context, ch string, k int) (stats, error) {
+// reqs runs the REQ k times on the reader socket (with until, when not 0)
+// and checks each answer: 50 events, newest first, then EOSE.
+func (b *bench) reqs(ctx context.Context, ch string, until nostr.Timestamp, k int) (stats, error) {
 	var ds []time.Duration
+	f := map[string]any{"kinds": []int{9}, "#h": []string{ch}, "limit": 50}
+	if until != 0 {
+		f["until"] = until
+	}
 	for i := range k {
 		id := "q" + strconv.Itoa(i)
 		start := time.Now()
-		if err := b.reader.Send(ctx, []any{"REQ", id, map[string]any{"kinds": []int{9}, "#h": []string{ch}, "limit": 50}}); err != nil {
+		if err := b.reader.Send(ctx, []any{"REQ", id, f}); err != nil {
 			return stats{}, err
 		}
 		var got []nostr.Event
@@ -478,6 +535,22 @@ func (b *bench) reqs(ctx context.Context, ch string, k int) (stats, error) {
 		return float64(ds[i].Microseconds()) / 1000
 	}
 	return stats{p50: at(50), p99: at(99)}, nil
+}
+
+// database is relay name's database: a fresh one dropped by drop, or with
+// keep the database keep_name, made when missing and kept.
+func database(ctx context.Context, adminDSN, name, keep string) (dsn string, drop func(), err error) {
+	if keep == "" {
+		return e2e.ScratchDatabase(ctx, adminDSN, "peerbench_"+name)
+	}
+	db := keep + "_" + name
+	if dsn, err = dbtest.CreateDatabase(ctx, adminDSN, db, ""); err != nil {
+		if dsn, err = dbtest.DatabaseDSN(adminDSN, db); err != nil {
+			return "", nil, err
+		}
+		fmt.Fprintf(os.Stderr, "peerbench: %s reuses database %s\n", name, db)
+	}
+	return dsn, func() {}, nil
 }
 
 func freeAddr() (string, error) {

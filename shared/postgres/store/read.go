@@ -112,19 +112,18 @@ func (s *Snapshot) rows(ctx context.Context, what, q string, args []any) ([]Row,
 	if err != nil {
 		return nil, errorf("%s: %w", what, err)
 	}
-	defer res.Close()
-	var out []Row
-	for res.Next() {
-		var r Row
-		if err := res.Scan(&r.ID, &r.Raw, &r.CreatedAt); err != nil {
-			return nil, errorf("%s: %w", what, err)
-		}
-		out = append(out, r)
-	}
-	if err := res.Err(); err != nil {
+	out, err := pgx.CollectRows(res, scanRow)
+	if err != nil {
 		return nil, errorf("%s: %w", what, err)
 	}
 	return out, nil
+}
+
+// scanRow scans one (id, raw, created_at) row.
+func scanRow(row pgx.CollectableRow) (Row, error) {
+	var r Row
+	err := row.Scan(&r.ID, &r.Raw, &r.CreatedAt)
+	return r, err
 }
 
 // ThreadRoot returns the channel and depth of a thread root; ok false for

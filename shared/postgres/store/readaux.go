@@ -46,7 +46,7 @@ func (s *Snapshot) Aux(ctx context.Context, a *AuxRead) ([]AuxRow, error) {
 	if a.After != nil {
 		conds = append(conds, keyset(b, *a.After))
 	}
-	conds = append(conds, maySeeSQL(b, a.Channels))
+	conds = append(conds, maySeeSQL(b, a.Channels, a.Kinds, a.Channels))
 	q := tagged + "SELECT e.id, e.raw, e.kind, e.created_at, e.deleted_at IS NOT NULL FROM tagged JOIN events e ON e.id = tagged.event_id\nWHERE " + and(conds) +
 		"\nORDER BY " + keysetOrder + " LIMIT " + b.arg(a.Limit)
 	res, err := s.query(ctx, q, b.args...)

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/buzzrelay/relay/shared/domain/access"
 	"github.com/buzzrelay/relay/shared/domain/filter"
 )
@@ -186,7 +188,7 @@ func (p *PlainRead) where(b *sqlb) (string, bool) {
 		}
 	}
 	conds = append(conds, tagAndSearch(b, f, kinds)...)
-	conds = append(conds, maySeeSQL(b, access.Named(f)))
+	conds = append(conds, maySeeSQL(b, access.Named(f), f.Kinds, f.Tags["h"]))
 	return and(conds), true
 }
 
@@ -233,4 +235,61 @@ func (p *PlainRead) idSQL(b *sqlb) (string, bool) {
 		return "", false
 	}
 	return "SELECT e.id FROM events e WHERE " + w, true
+}
+
+// ReadPlain returns the rows of each of reads the reader may see (as
+// Snapshot.Plain, one slice per read), all in one round trip: several
+// reads share a read-only REPEATABLE READ transaction, a single one is a
+// statement of its own (one snapshot either way). With sub not nil, the
+// subscription is stored first (queueSubscribe, limit max) in its own
+// transaction of the same batch, committed before the reads take their
+// snapshot: an event committed in between is in the rows or delivered
+// live. stored is false when sub was refused (the reads' rows are then
+// dropped); true when sub is nil.
+func (s *Store) ReadPlain(ctx context.Context, community, reader string, reads []*PlainRead, sub *NewSubscription, max int) (rows [][]Row, stored bool, err error) {
+	b := &pgx.Batch{}
+	verdict := new(bool)
+	*verdict = true
+	if sub != nil {
+		verdict = queueSubscribe(b, *sub, max)
+	}
+	rows = make([][]Row, len(reads))
+	type statement struct {
+		i    int
+		sql  string
+		args []any
+	}
+	var sts []statement
+	for i, p := range reads {
+		if p.Limit == 0 {
+			continue
+		}
+		sb := newSQL(community, reader)
+		if q, ok := p.query(sb); ok {
+			sts = append(sts, statement{i, q, sb.args})
+		}
+	}
+	if len(sts) > 1 {
+		b.Queue("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+	}
+	for _, st := range sts {
+		traced(ctx, st.sql, st.args)
+		b.Queue(st.sql, st.args...).Query(func(res pgx.Rows) error {
+			var err error
+			rows[st.i], err = pgx.CollectRows(res, scanRow)
+			return err
+		})
+	}
+	if len(sts) > 1 {
+		b.Queue("COMMIT")
+	}
+	if b.Len() > 0 {
+		if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+			return nil, false, errorf("plain read: %w", err)
+		}
+	}
+	if !*verdict {
+		return nil, false, nil
+	}
+	return rows, true, nil
 }

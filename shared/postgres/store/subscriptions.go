@@ -23,21 +23,43 @@ type NewSubscription struct {
 	CreatedAt int64
 }
 
-// Subscribe stores (or replaces) s in one statement, numbering it anew
-// from ws_subscriptions_seq (see AudiencePart): it counts the
-// connection's other subscriptions, upserts s only when they are fewer than
-// max, and makes its channel index rows exactly s.Pins. stored is false
+// Subscribe stores (or replaces) s, numbering it anew from
+// ws_subscriptions_seq (see AudiencePart), in one round trip: a
+// transaction that locks the connection's row, counts its other
+// subscriptions, upserts s only when they are fewer than max, and makes
+// its channel index rows exactly s.Pins (queueSubscribe). stored is false
 // when it was refused; then nothing changed.
 func (st *Store) Subscribe(ctx context.Context, s NewSubscription, max int) (stored bool, err error) {
-	var others int
-	err = st.pool.QueryRow(ctx, subscribeSQL, subscribeArgs(s, max)...).Scan(&others, &stored)
+	b := &pgx.Batch{}
+	sub := queueSubscribe(b, s, max)
+	err = st.pool.SendBatch(ctx, b).Close()
 	if err != nil {
 		return false, errorf("store subscription: %w", err)
 	}
-	return stored, nil
+	return *sub, nil
 }
 
-// subscribeSQL is Subscribe's statement (its arguments: subscribeArgs).
+// queueSubscribe queues on b the transaction that stores s (Subscribe) and
+// returns where its verdict lands once b's results are read. The limit is
+// exact under concurrency: the lock on the connection's row (no key
+// update, so the foreign keys' key-share locks pass) orders concurrent
+// subscribes of one connection, and the count after it, a statement of its
+// own under READ COMMITTED, sees every subscription committed before the
+// lock was granted. One statement alone could not: its snapshot predates
+// the lock it waits for.
+func queueSubscribe(b *pgx.Batch, s NewSubscription, max int) *bool {
+	stored := new(bool)
+	b.Queue("BEGIN")
+	b.Queue(`SELECT 1 FROM ws_connections WHERE id = $1 FOR NO KEY UPDATE`, s.Connection)
+	b.Queue(subscribeSQL, subscribeArgs(s, max)...).
+		QueryRow(func(row pgx.Row) error { return row.Scan(stored) })
+	b.Queue("COMMIT")
+	return stored
+}
+
+// subscribeSQL counts the connection's other subscriptions ($1, other than
+// $2), upserts the subscription when they are fewer than $8 and makes its
+// channel index rows exactly $7; it returns whether it stored.
 const subscribeSQL = `
 WITH others AS (
   SELECT count(*) AS n FROM ws_subscriptions WHERE connection_id = $1 AND sub_id <> $2
@@ -57,8 +79,9 @@ WITH others AS (
   SELECT $3, p, s.connection_id, s.sub_id FROM s, unnest($7::text[]) AS p
   ON CONFLICT DO NOTHING
 )
-SELECT others.n, EXISTS (SELECT 1 FROM s) FROM others`
+SELECT EXISTS (SELECT 1 FROM s)`
 
+// subscribeArgs are subscribeSQL's arguments for s under limit max.
 func subscribeArgs(s NewSubscription, max int) []any {
 	return []any{s.Connection, s.Sub, s.Community, s.Pubkey, s.Filters, s.CreatedAt, nonNil(s.Pins), max}
 }

@@ -125,6 +125,46 @@ func TestDeepReplyWalkIsBounded(t *testing.T) {
 }
 
 // TestReactionsPerAuthorAreCapped (issue 11 item 14): one key keeps one
+
+// TestDeepReplyRowsTouchedBounded: a reply at depth 1,200 of a chain
+// (stored at the cap) writes at most MaxDepth+2 thread rows in its
+// transaction (its own, the root, MaxDepth ancestors), and its deletion at
+// most MaxDepth+1 (the root and MaxDepth ancestors), however long the
+// chain above it: rows counted by the writing transaction's id (xmin).
+func TestDeepReplyRowsTouchedBounded(t *testing.T) {
+	h := newHarness(t)
+	k := testkit.NewKey(t)
+	ch := h.channel(k)
+	top := k.Event(t, 9, "root", nostr.Tag{"h", ch})
+	h.ok(top)
+	parent := top.ID
+	const chain = 1200
+	for i := range chain {
+		ev := k.Event(t, 9, fmt.Sprint(i), nostr.Tag{"h", ch}, root(top.ID), reply(parent))
+		h.ok(ev)
+		parent = ev.ID
+	}
+	last := k.Event(t, 9, "deepest", nostr.Tag{"h", ch}, root(top.ID), reply(parent))
+	h.ok(last)
+	var n int
+	if err := h.db.QueryRow(context.Background(), `SELECT count(*) FROM thread_metadata
+WHERE xmin = (SELECT xmin FROM thread_metadata WHERE event_id = $1)`, last.ID).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if want := ingest.MaxDepth + 2; n != want {
+		t.Fatalf("reply at depth %d wrote %d thread rows, want %d (itself, the root, %d ancestors)", chain+1, n, want, ingest.MaxDepth)
+	}
+	del := k.Event(t, 5, "", nostr.Tag{"e", last.ID})
+	h.ok(del)
+	if err := h.db.QueryRow(context.Background(), `SELECT count(*) FROM thread_metadata
+WHERE xmin = (SELECT xmin FROM events WHERE id = $1)`, del.ID).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if want := ingest.MaxDepth + 1; n > want {
+		t.Fatalf("deleting the reply at depth %d wrote %d thread rows, want at most %d", chain+1, n, want)
+	}
+}
+
 // reaction per content and at most MaxReactionsPerAuthor on one event.
 func TestReactionsPerAuthorAreCapped(t *testing.T) {
 	h := newHarness(t)

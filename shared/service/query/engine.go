@@ -217,18 +217,38 @@ func (e *Engine) Count(ctx context.Context, community, reader string, body []byt
 // 1000, the same access and system-channel rules. The events of all filters
 // come newest first, (created_at DESC, id ASC), each once.
 func (e *Engine) Req(ctx context.Context, community, reader string, filters []nostr.Filter) ([]json.RawMessage, error) {
-	req, err := nostrRequest(filters)
+	evs, _, err := e.ReqSubscribed(ctx, community, reader, filters, nil, 0)
+	return evs, err
+}
+
+// ReqSubscribed is Req that first stores sub (when not nil; at most max
+// subscriptions per connection), committed before the read takes its
+// snapshot, and reads in the same round trip (store.ReadPlain): the
+// filters are validated before either. stored is false when sub was
+// refused for the limit (then no events); true when sub is nil.
+func (e *Engine) ReqSubscribed(ctx context.Context, community, reader string, filters []nostr.Filter, sub *store.NewSubscription, max int) (evs []json.RawMessage, stored bool, err error) {
+	ps, err := nostrPlans(filters, reader)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	evs, err := e.serve(ctx, community, reader, req)
-	if err != nil {
-		return nil, err
+	reads := make([]*store.PlainRead, len(ps))
+	for i, p := range ps {
+		reads[i] = p.read()
 	}
-	if len(req.others) > 1 {
-		newestFirst(evs)
+	rows, stored, err := e.st.ReadPlain(e.traced(ctx), community, reader, reads, sub, max)
+	if err != nil || !stored {
+		return nil, stored, err
 	}
-	return evs, nil
+	out := &output{seen: map[string]bool{}, events: []json.RawMessage{}}
+	for _, rs := range rows {
+		for _, r := range rs {
+			out.add(r.ID, r.Raw)
+		}
+	}
+	if len(reads) > 1 {
+		newestFirst(out.events)
+	}
+	return out.events, true, nil
 }
 
 // CountFilters serves a WebSocket COUNT.
@@ -268,30 +288,53 @@ func parseEach[T any](filters []T, parse func(T) (*bridgeFilter, error)) ([]*bri
 // CheckFilters refuses the filters of reader's REQ or COUNT the engine
 // would refuse (invalid:, restricted:), without reading anything.
 func CheckFilters(filters []nostr.Filter, reader string) error {
-	req, err := nostrRequest(filters)
-	if err != nil {
-		return err
-	}
-	return req.refused(reader)
+	_, err := nostrPlans(filters, reader)
+	return err
 }
 
+// nostrRequest is a COUNT's request: its filters, each a plain plan.
 func nostrRequest(filters []nostr.Filter) (*request, error) {
-	fs, err := parseEach(filters, fromNostr)
+	fs, ps, err := parseNostr(filters)
 	if err != nil {
-		return nil, err
-	}
-	if err := searchAlone(fs); err != nil {
 		return nil, err
 	}
 	req := &request{filters: fs}
-	for i, f := range fs {
-		p, err := newPlainPlan(f, plainMaxLimit)
-		if err != nil {
-			return nil, at(i, err)
-		}
+	for _, p := range ps {
 		req.others = append(req.others, p)
 	}
 	return req, nil
+}
+
+// nostrPlans validates reader's REQ or COUNT filters, each one a plain
+// plan, and refuses what reader may not ask (request.refused).
+func nostrPlans(filters []nostr.Filter, reader string) ([]*plainPlan, error) {
+	fs, ps, err := parseNostr(filters)
+	if err != nil {
+		return nil, err
+	}
+	if err := (&request{filters: fs}).refused(reader); err != nil {
+		return nil, err
+	}
+	return ps, nil
+}
+
+func parseNostr(filters []nostr.Filter) ([]*bridgeFilter, []*plainPlan, error) {
+	fs, err := parseEach(filters, fromNostr)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := searchAlone(fs); err != nil {
+		return nil, nil, err
+	}
+	ps := make([]*plainPlan, len(fs))
+	for i, f := range fs {
+		p, err := newPlainPlan(f, plainMaxLimit)
+		if err != nil {
+			return nil, nil, at(i, err)
+		}
+		ps[i] = p
+	}
+	return fs, ps, nil
 }
 
 // traced is ctx with the engine's trace hook, when it has one.

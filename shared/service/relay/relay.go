@@ -95,6 +95,9 @@ type Reader interface {
 	ThreadWindows(ctx context.Context, community, host, reader string, filters []json.RawMessage) ([]json.RawMessage, error)
 	Count(ctx context.Context, community, reader string, body []byte) (int64, error)
 	Req(ctx context.Context, community, reader string, filters []nostr.Filter) ([]json.RawMessage, error)
+	// ReqSubscribed is Req that stores sub first (at most max per
+	// connection; stored false: refused), in the read's round trip.
+	ReqSubscribed(ctx context.Context, community, reader string, filters []nostr.Filter, sub *store.NewSubscription, max int) (evs []json.RawMessage, stored bool, err error)
 	ReadStateSnapshot(ctx context.Context, community, reader string, body []byte) (*query.ReadStateSnapshot, error)
 	CountFilters(ctx context.Context, community, reader string, filters []nostr.Filter) (int64, error)
 }
@@ -282,26 +285,33 @@ func (r *Relay) Subscribe(ctx context.Context, c Caller, req Request) ([]json.Ra
 		}
 		return evs, nil
 	}
+	if search {
+		if err := r.Sessions.Unsubscribe(ctx, c.Connection, req.Sub); err != nil {
+			return nil, fmt.Errorf("relay: subscribe %s: %w", req.Sub, err)
+		}
+		evs, err := r.Reader.Req(ctx, c.Community, c.Pubkey, req.Filters)
+		if err != nil {
+			return nil, r.dropFailed(ctx, c, req.Sub, err)
+		}
+		return evs, nil
+	}
 	if c.Register != nil {
 		if err := c.Register(ctx); err != nil {
 			return nil, fmt.Errorf("relay: register connection: %w", err)
 		}
 	}
-	var err error
-	if search {
-		err = r.Sessions.Unsubscribe(ctx, c.Connection, req.Sub)
-	} else {
-		err = r.Sessions.Subscribe(ctx, c.Community, c.Connection, req.Sub, c.Pubkey, req.Filters, relayinfo.MaxSubscriptions)
-	}
+	// The subscription and the read in one round trip: stored and
+	// committed first, then read.
+	row, err := r.Sessions.Row(c.Community, c.Connection, req.Sub, c.Pubkey, req.Filters)
 	if err != nil {
 		return nil, fmt.Errorf("relay: subscribe %s: %w", req.Sub, err)
 	}
-	evs, err := r.Reader.Req(ctx, c.Community, c.Pubkey, req.Filters)
+	evs, stored, err := r.Reader.ReqSubscribed(ctx, c.Community, c.Pubkey, req.Filters, &row, relayinfo.MaxSubscriptions)
 	if err != nil {
-		if uerr := r.Sessions.Unsubscribe(ctx, c.Connection, req.Sub); uerr != nil {
-			r.Log.ErrorContext(ctx, "relay: drop failed subscription", "connection", c.Connection, "sub", req.Sub, "err", uerr)
-		}
-		return nil, fmt.Errorf("relay: req: %w", err)
+		return nil, r.dropFailed(ctx, c, req.Sub, err)
+	}
+	if !stored {
+		return nil, fmt.Errorf("relay: subscribe %s: %w", req.Sub, sessions.Full(relayinfo.MaxSubscriptions, req.Sub))
 	}
 	return evs, nil
 }
@@ -323,6 +333,16 @@ func (r *Relay) subscribeIdle(ctx context.Context, c Caller, req Request, search
 		r.Log.WarnContext(ctx, "relay: REQ from the last-commit mark", "connection", c.Connection, "err", err)
 	}
 	return answered
+}
+
+// dropFailed ends subscription sub of c's connection after its REQ failed
+// with err (a replaced one must not stay live under a CLOSED id) and
+// returns err wrapped.
+func (r *Relay) dropFailed(ctx context.Context, c Caller, sub string, err error) error {
+	if uerr := r.Sessions.Unsubscribe(ctx, c.Connection, sub); uerr != nil {
+		r.Log.ErrorContext(ctx, "relay: drop failed subscription", "connection", c.Connection, "sub", sub, "err", uerr)
+	}
+	return fmt.Errorf("relay: req: %w", err)
 }
 
 // Close ends subscription req.Sub of c's connection (CLOSE; nothing if

@@ -3,6 +3,7 @@ package relay_test
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/domain/reject"
+	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/ingest"
 	"github.com/buzzrelay/relay/shared/service/query"
@@ -173,15 +175,14 @@ func TestLimits(t *testing.T) {
 	}
 }
 
-// TestSubscriptionLifecycle: a REQ stores its subscription before it reads
-// (so an event committed meanwhile is delivered live), answers the stored
-// events, and CLOSE ends it; a search is one-shot and ends a live
-// subscription of the same id.
-func TestSubscriptionLifecycle(t *testing.T) {
+// newSocket is a harness with a channel holding one message and c, its
+// owner authenticated on connection "conn".
+func newSocket(t *testing.T) (h *harness, c relay.Caller, channel string) {
+	t.Helper()
 	ctx := context.Background()
-	h := newHarness(t, ratelimit.Limits{})
+	h = newHarness(t, ratelimit.Limits{})
 	alice := testkit.NewKey(t)
-	channel := testkit.ChannelID()
+	channel = testkit.ChannelID()
 	owner := relay.Caller{Community: community, Pubkey: alice.Pub}
 	for _, ev := range []*nostr.Event{
 		alice.Event(t, 9007, "", nostr.Tag{"h", channel}, nostr.Tag{"name", "c"}),
@@ -194,7 +195,16 @@ func TestSubscriptionLifecycle(t *testing.T) {
 	if err := h.core.Sessions.Open(ctx, sessions.Connection{ID: "conn", Community: community, RelayURLs: []string{"ws://x"}, Challenge: "ab"}); err != nil {
 		t.Fatal(err)
 	}
-	c := relay.Caller{Community: community, Pubkey: alice.Pub, Connection: "conn"}
+	return h, relay.Caller{Community: community, Pubkey: alice.Pub, Connection: "conn"}, channel
+}
+
+// TestSubscriptionLifecycle: a REQ stores its subscription before it reads
+// (so an event committed meanwhile is delivered live), answers the stored
+// events, and CLOSE ends it; a search is one-shot and ends a live
+// subscription of the same id.
+func TestSubscriptionLifecycle(t *testing.T) {
+	ctx := context.Background()
+	h, c, channel := newSocket(t)
 	live := func(sub string) bool {
 		t.Helper()
 		subs, err := h.st.SubscriptionsByKey(ctx, community, [][2]string{{"conn", sub}}, time.Now().Unix())
@@ -274,4 +284,52 @@ func TestAnswerBeforeDelivery(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-d.finished
+}
+
+// TestConcurrentREQsHoldTheLimit: REQs sent at once on one socket, each a
+// new subscription id, are stored and answered exactly up to the limit
+// (subscription and read in one round trip); every other gets
+// restricted: and no events, and a REQ whose filters are invalid ends a
+// live subscription of its id rather than leave it under a CLOSED id.
+func TestConcurrentREQsHoldTheLimit(t *testing.T) {
+	ctx := context.Background()
+	h, c, channel := newSocket(t)
+	const sent = 200
+	answered := make([]int, sent)
+	errs := make([]error, sent)
+	testkit.AtOnce(sent, func(i int) {
+		evs, err := h.core.Subscribe(ctx, c, relay.Request{Sub: "s" + strconv.Itoa(i),
+			Filters: []nostr.Filter{{Kinds: []int{9}, Tags: nostr.TagMap{"h": {channel}}}}})
+		answered[i], errs[i] = len(evs), err
+	})
+	served := 0
+	for i, err := range errs {
+		switch {
+		case err == nil && answered[i] == 1:
+			served++
+		case prefixOf(err) == reject.Restricted && answered[i] == 0:
+		default:
+			t.Fatalf("REQ %d: %d events, %v; want the message or restricted:", i, answered[i], err)
+		}
+	}
+	subs, err := h.st.SubscriptionsByKey(ctx, community, func() [][2]string {
+		keys := make([][2]string, sent)
+		for i := range keys {
+			keys[i] = [2]string{"conn", "s" + strconv.Itoa(i)}
+		}
+		return keys
+	}(), time.Now().Unix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if served != relayinfo.MaxSubscriptions || len(subs) != relayinfo.MaxSubscriptions {
+		t.Fatalf("%d REQs at once: %d served, %d stored; want exactly %d", sent, served, len(subs), relayinfo.MaxSubscriptions)
+	}
+	live := subs[0].Sub
+	if _, err := h.core.Subscribe(ctx, c, relay.Request{Sub: live, Filters: []nostr.Filter{{Kinds: []int{9}, Tags: nostr.TagMap{"h": {channel}}, Limit: -1}}}); prefixOf(err) != reject.Invalid {
+		t.Fatalf("REQ with invalid filters: %v, want invalid:", err)
+	}
+	if left, err := h.st.SubscriptionsByKey(ctx, community, [][2]string{{"conn", live}}, time.Now().Unix()); err != nil || len(left) != 0 {
+		t.Fatalf("subscription %s after its invalid REQ: %v %v, want ended", live, left, err)
+	}
 }

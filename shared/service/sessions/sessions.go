@@ -108,21 +108,38 @@ func (r *Registry) Close(ctx context.Context, id string) error {
 // with filters, indexed by the channels they pin. It refuses a new id past
 // max subscriptions on the connection.
 func (r *Registry) Subscribe(ctx context.Context, community, connection, sub, reader string, filters []nostr.Filter, max int) error {
-	raw, err := json.Marshal(filters)
+	row, err := r.Row(community, connection, sub, reader, filters)
 	if err != nil {
-		return fmt.Errorf("sessions: encode filters: %w", err)
+		return err
 	}
-	stored, err := r.st.Subscribe(ctx, store.NewSubscription{
-		Subscription: store.Subscription{Connection: connection, Sub: sub, Pubkey: reader, Filters: string(raw)},
-		Community:    community, Pins: Pins(filters), CreatedAt: r.now().Unix(),
-	}, max)
+	stored, err := r.st.Subscribe(ctx, row, max)
 	if err != nil {
 		return fmt.Errorf("sessions: %w", err)
 	}
 	if !stored {
-		return reject.Restrictedf("a connection may hold %d subscriptions; CLOSE one before opening %q", max, sub)
+		return Full(max, sub)
 	}
 	return nil
+}
+
+// Row is the stored form of subscription sub of connection for reader
+// with filters (what Subscribe stores; a REQ's read stores it in the same
+// round trip, query.Engine.ReqSubscribed).
+func (r *Registry) Row(community, connection, sub, reader string, filters []nostr.Filter) (store.NewSubscription, error) {
+	raw, err := json.Marshal(filters)
+	if err != nil {
+		return store.NewSubscription{}, fmt.Errorf("sessions: encode filters: %w", err)
+	}
+	return store.NewSubscription{
+		Subscription: store.Subscription{Connection: connection, Sub: sub, Pubkey: reader, Filters: string(raw)},
+		Community:    community, Pins: Pins(filters), CreatedAt: r.now().Unix(),
+	}, nil
+}
+
+// Full is the refusal of a new subscription sub past max on its
+// connection.
+func Full(max int, sub string) error {
+	return reject.Restrictedf("a connection may hold %d subscriptions; CLOSE one before opening %q", max, sub)
 }
 
 // Unsubscribe removes subscription sub of connection (no error if absent).

@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/domain/reject"
+	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
@@ -99,5 +101,44 @@ func TestPinsCaseRule(t *testing.T) {
 	}
 	if got := Pins([]nostr.Filter{{Tags: nostr.TagMap{"h": {"MyGroup"}}}}); !slices.Equal(got, []string{"MyGroup"}) {
 		t.Fatalf("Pins = %q, want a non-UUID group id as sent", got)
+	}
+}
+
+// TestSubscribeLimitExactUnderConcurrency: many REQs of one connection
+// at once, each a new subscription id, store exactly the limit; every
+// other is refused restricted: and leaves no row.
+func TestSubscribeLimitExactUnderConcurrency(t *testing.T) {
+	ctx := context.Background()
+	st, db := testkit.NewStoreDB(t, store.Options{MaxConns: 16})
+	if _, err := st.EnsureCommunity(ctx, "c1", ""); err != nil {
+		t.Fatal(err)
+	}
+	reg := NewRegistry(st)
+	if err := reg.Open(ctx, Connection{ID: "conn", Community: "c1", RelayURLs: []string{"ws://x"}, Challenge: "ab"}); err != nil {
+		t.Fatal(err)
+	}
+	const sent, max = 300, relayinfo.MaxSubscriptions
+	errs := make([]error, sent)
+	testkit.AtOnce(sent, func(i int) {
+		errs[i] = reg.Subscribe(ctx, "c1", "conn", fmt.Sprintf("s%03d", i), "pk",
+			[]nostr.Filter{{Kinds: []int{9}, Tags: nostr.TagMap{"h": {fmt.Sprint(i)}}}}, max)
+	})
+	stored := 0
+	for i, err := range errs {
+		if err == nil {
+			stored++
+			continue
+		}
+		if rej, ok := reject.As(err); !ok || rej.Prefix != reject.Restricted {
+			t.Fatalf("subscription %d: %v, want stored or restricted:", i, err)
+		}
+	}
+	var rows, index int
+	if err := db.QueryRow(ctx, `SELECT (SELECT count(*) FROM ws_subscriptions WHERE connection_id = 'conn'),
+  (SELECT count(*) FROM ws_subscription_channels WHERE connection_id = 'conn')`).Scan(&rows, &index); err != nil {
+		t.Fatal(err)
+	}
+	if stored != max || rows != max || index != max {
+		t.Fatalf("%d REQs at once: %d accepted, %d rows, %d index rows; want exactly %d", sent, stored, rows, index, max)
 	}
 }
