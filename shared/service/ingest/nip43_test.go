@@ -75,7 +75,6 @@ func (h *harness) list() []string {
 	return out
 }
 
-
 // TestRelayMembership runs 9030-9032 and 28936 against real Postgres: the
 // permission matrix, the rows, and the relay-signed 8000/8001 and 13534
 // each change publishes in its transaction (and lists for delivery).
