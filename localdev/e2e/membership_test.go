@@ -19,8 +19,8 @@ import (
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
 
-// nip11NIPs is the NIP-11 document's supported_nips.
-func nip11NIPs(t *testing.T, r *Relay) []int {
+// nip11 decodes the relay's NIP-11 document into out.
+func nip11(t *testing.T, r *Relay, out any) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, r.HTTPURL, nil)
 	req.Header.Set("Accept", "application/nostr+json")
@@ -29,12 +29,18 @@ func nip11NIPs(t *testing.T, r *Relay) []int {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		t.Fatalf("NIP-11: %v", err)
+	}
+}
+
+// nip11NIPs is the NIP-11 document's supported_nips.
+func nip11NIPs(t *testing.T, r *Relay) []int {
+	t.Helper()
 	var doc struct {
 		NIPs []int `json:"supported_nips"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
-		t.Fatalf("NIP-11: %v", err)
-	}
+	nip11(t, r, &doc)
 	return doc.NIPs
 }
 
