@@ -53,6 +53,16 @@ type Gate interface {
 // 9033).
 func Steward(role string) bool { return role == Owner || role == Admin }
 
+// Removable is the one role a removal (9031) by sender may take, for the
+// store's conditional delete ("": any row): an admin removes members only,
+// so a target promoted meanwhile is not removed.
+func Removable(sender string) string {
+	if sender == Admin {
+		return Member
+	}
+	return ""
+}
+
 // Command is a parsed 9030, 9031 or 9032.
 type Command struct {
 	Kind   int
@@ -126,7 +136,7 @@ func Decide(c Command, sender, target string, self bool) error {
 			return reject.Restrictedf("cannot remove the relay owner")
 		case target == "":
 			return reject.Invalidf("%s is not a relay member", c.Target)
-		case target == Admin && sender != Owner:
+		case Removable(sender) != "" && target != Removable(sender):
 			return reject.Restrictedf("admins can only remove members")
 		}
 	case kinds.RelayChangeRole:

@@ -61,17 +61,18 @@ VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`, t.community, pubkey, role, 
 	return tag.RowsAffected() == 1, nil
 }
 
-// RemoveRelayMember removes pubkey's row and ends its subscriptions in the
-// community (a key that is no member no longer receives live events);
-// false when it had no row.
-func (t *Tx) RemoveRelayMember(ctx context.Context, pubkey string) (bool, error) {
+// RemoveRelayMember removes pubkey's row, when its role is only ("": any),
+// in one conditional statement, and ends its subscriptions in the community
+// (a key that is no member no longer receives live events); false when no
+// row went.
+func (t *Tx) RemoveRelayMember(ctx context.Context, pubkey, only string) (bool, error) {
 	var removed bool
 	err := t.tx.QueryRow(ctx, `WITH gone AS (
-  DELETE FROM relay_members WHERE community_id = $1 AND pubkey = $2 RETURNING pubkey
+  DELETE FROM relay_members WHERE community_id = $1 AND pubkey = $2 AND ($3 = '' OR role = $3) RETURNING pubkey
 ), subs AS (
   DELETE FROM ws_subscriptions s USING gone WHERE s.community_id = $1 AND s.pubkey = gone.pubkey
 )
-SELECT EXISTS (SELECT 1 FROM gone)`, t.community, pubkey).Scan(&removed)
+SELECT EXISTS (SELECT 1 FROM gone)`, t.community, pubkey, only).Scan(&removed)
 	if err != nil {
 		return false, errorf("remove relay member %s: %w", pubkey, err)
 	}

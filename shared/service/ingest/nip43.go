@@ -48,12 +48,12 @@ func (a *apply) relayCommand(ctx context.Context) error {
 		}
 		return a.publishMembership(ctx, kinds.RelayMemberAdded, c.Target)
 	case kinds.RelayRemoveMember:
-		removed, err := a.tx.RemoveRelayMember(ctx, c.Target)
+		removed, err := a.tx.RemoveRelayMember(ctx, c.Target, nip43.Removable(sender))
 		if err != nil {
 			return err
 		}
-		if !removed {
-			return nip43.Decide(c, sender, "", false)
+		if !removed { // gone or promoted since it was read
+			return reject.Restrictedf("%s is no longer a member this key may remove", c.Target)
 		}
 		return a.publishMembership(ctx, kinds.RelayMemberRemoved, c.Target)
 	}
@@ -117,7 +117,7 @@ func (a *apply) leaveRelay(ctx context.Context) error {
 	if err := nip43.Leave(role); err != nil {
 		return err
 	}
-	removed, err := a.tx.RemoveRelayMember(ctx, a.ev.PubKey)
+	removed, err := a.tx.RemoveRelayMember(ctx, a.ev.PubKey, "")
 	if err != nil {
 		return err
 	}
