@@ -526,13 +526,6 @@ func TestBuzzReadStateSnapshot(t *testing.T) {
 		t.Errorf("ordinary 30078 query: %d events", len(evs))
 	}
 
-	req, _ := http.NewRequest(http.MethodGet, r.HTTPURL, nil)
-	req.Header.Set("Accept", "application/nostr+json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
 	var info struct {
 		RS *struct {
 			Community string `json:"community_id"`
@@ -541,8 +534,9 @@ func TestBuzzReadStateSnapshot(t *testing.T) {
 			Version   int    `json:"version"`
 		} `json:"read_state_snapshot"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&info); err != nil || info.RS == nil {
-		t.Fatalf("NIP-11 read_state_snapshot: %v %+v", err, info)
+	nip11(t, r, &info)
+	if info.RS == nil {
+		t.Fatalf("NIP-11 read_state_snapshot: %+v", info)
 	}
 	if info.RS.Community != snap.Community || info.RS.MaxEvents != 4096 || info.RS.MaxBytes <= 0 || info.RS.Version != 1 {
 		t.Errorf("NIP-11 read_state_snapshot %+v, snapshot community %q", *info.RS, snap.Community)

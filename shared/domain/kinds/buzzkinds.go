@@ -76,6 +76,20 @@ const (
 	ModerationResolve   = 9044 // report, status and action tags
 )
 
+// NIP-43 relay membership, as Buzz's relay runs it: commands from the
+// community's owners and admins (executed, never stored), the relay-signed
+// membership list and its deltas, and a member's leave request.
+const (
+	RelayAddMember      = 9030  // p target, optional role (member or admin)
+	RelayRemoveMember   = 9031  // p target
+	RelayChangeRole     = 9032  // p target, role; owners only
+	RelaySetProfile     = 9033  // NIP-WP workspace profile: icon, thread_replies_in_channel
+	RelayMemberAdded    = 8000  // relay-signed delta: ["-"], ["p", key]
+	RelayMemberRemoved  = 8001  // relay-signed delta: ["-"], ["p", key]
+	RelayMembershipList = 13534 // relay-signed list: ["-"], ["member", key, role] each
+	RelayLeaveRequest   = 28936 // a member leaves (NIP-70 ["-"]); never stored
+)
+
 // Ephemeral kinds Buzz names, delivered live under their channel's rules.
 const (
 	PresenceUpdate  = 20001

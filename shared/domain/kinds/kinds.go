@@ -239,6 +239,15 @@ var table = []Kind{
 	{First: ModerationTimeout, Name: "timeout", Accepted: true, Storage: StoreNever},
 	{First: ModerationUntimeout, Name: "untimeout", Accepted: true, Storage: StoreNever},
 	{First: ModerationResolve, Name: "resolve report", Accepted: true, Storage: StoreNever},
+	// NIP-43 relay membership: commands acted on, relay-signed state.
+	{First: RelayAddMember, Name: "add relay member", Accepted: true, Storage: StoreNever},
+	{First: RelayRemoveMember, Name: "remove relay member", Accepted: true, Storage: StoreNever},
+	{First: RelayChangeRole, Name: "change relay role", Accepted: true, Storage: StoreNever},
+	{First: RelaySetProfile, Name: "set workspace profile", Accepted: true, Storage: StoreNever},
+	{First: RelayMemberAdded, Name: "relay member added", RelayOnly: true, Storage: StoreRegular},
+	{First: RelayMemberRemoved, Name: "relay member removed", RelayOnly: true, Storage: StoreRegular},
+	{First: RelayMembershipList, Name: "relay membership list", RelayOnly: true, Storage: StoreReplaceable},
+	{First: RelayLeaveRequest, Name: "relay leave request", Accepted: true, Storage: StoreNever},
 	// Ephemeral, delivered live under the channel's rules.
 	{First: PresenceUpdate, Name: "presence update", Accepted: true, Storage: StoreNever, Ephemeral: true},
 	{First: TypingIndicator, Name: "typing indicator", Accepted: true, Storage: StoreNever, Ephemeral: true},

@@ -46,6 +46,19 @@ var buzz = struct {
 	sharedGated:   []int{30175, 30178},
 }
 
+// What NIP-43 relay membership (issue 29) added: commands acted on, the
+// leave request (in the ephemeral range, but never delivered), and the
+// relay-signed list and deltas.
+var nip43 = struct {
+	accepted, relayOnly, replaceable []int
+	leave                            int
+}{
+	accepted:    []int{9030, 9031, 9032, 9033, 28936},
+	relayOnly:   []int{8000, 8001, 13534},
+	replaceable: []int{13534},
+	leave:       28936,
+}
+
 func TestTableMatchesTodaysRules(t *testing.T) {
 	in := func(k int, lists ...[]int) bool {
 		for _, l := range lists {
@@ -56,19 +69,19 @@ func TestTableMatchesTodaysRules(t *testing.T) {
 		return false
 	}
 	for k := 0; k <= Max; k++ {
-		ephemeral := k >= 20000 && k < 30000 && k != 22242
+		ephemeral := k >= 20000 && k < 30000 && k != 22242 && k != nip43.leave
 		lists51 := k >= 10000 && k <= 10030
 		sets51 := k >= 30000 && k <= 30030
 		checks := []struct {
 			name      string
 			got, want bool
 		}{
-			{"Accepted", Accepted(k), in(k, before.accepted, buzz.accepted) || ephemeral || lists51 || sets51},
-			{"RelayOnly", RelayOnly(k), in(k, before.relayOnly, buzz.relayOnly)},
+			{"Accepted", Accepted(k), in(k, before.accepted, buzz.accepted, nip43.accepted) || ephemeral || lists51 || sets51},
+			{"RelayOnly", RelayOnly(k), in(k, before.relayOnly, buzz.relayOnly, nip43.relayOnly)},
 			{"Ephemeral", Ephemeral(k), ephemeral},
 			{"Searchable", Searchable(k), in(k, before.searchable, buzz.searchable)},
 			{"InChannel", InChannel(k), in(k, before.needsChannel, buzz.needsChannel)},
-			{"Replaceable", Replaceable(k), in(k, before.replaceable, buzz.replaceable) || lists51},
+			{"Replaceable", Replaceable(k), in(k, before.replaceable, buzz.replaceable, nip43.replaceable) || lists51},
 			{"RecipientOnly", RecipientOnly(k), in(k, before.recipientOnly, buzz.recipientOnly)},
 			{"AuthorOnly", AuthorOnly(k), in(k, buzz.authorOnly)},
 			{"SharedGated", SharedGated(k), in(k, buzz.sharedGated)},
@@ -93,7 +106,7 @@ func TestTableMatchesTodaysRules(t *testing.T) {
 		{"AuxKinds", AuxKinds(), []int{5, 7, 9005, 40003, 45002}},
 		{"DeletionKinds", DeletionKinds(), before.auxDelete},
 		{"NotRowKinds", NotRowKinds(), []int{5, 7, 9005, 40003, 45002, 39000, 39001, 39002, 39003, 39005, 39006, 39007, 44100, 44101}},
-		{"ReplaceableKinds", ReplaceableKinds(), []int{0, 3, 10002, 10009, 10050, 10100}},
+		{"ReplaceableKinds", ReplaceableKinds(), []int{0, 3, 10002, 10009, 10050, 10100, 13534}},
 		{"RecipientOnlyKinds", RecipientOnlyKinds(), []int{1059, 24200, 30622, 44100, 44101, 44200}},
 		{"AuthorOnlyKinds", AuthorOnlyKinds(), buzz.authorOnly},
 		{"SharedGatedKinds", SharedGatedKinds(), buzz.sharedGated},

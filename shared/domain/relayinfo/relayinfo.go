@@ -4,6 +4,8 @@
 // README.md ("Limits") and docs/security.md list them for people.
 package relayinfo
 
+import "slices"
+
 // Limits of one message or event.
 const (
 	MaxMessageLength = 131072 // API Gateway WebSocket message limit (128 KB)
@@ -193,6 +195,20 @@ func New(relayPubkey string) Document {
 			DueDeliveryMode:     DueDeliveryLazy,
 		},
 	}
+}
+
+// NIP43 is NIP-43 (relay membership), advertised only by a community that
+// enforces it.
+const NIP43 = 43
+
+// AdvertiseMembership lists NIP-43 in supported_nips when the community
+// enforces relay membership (enforced), in order.
+func (d *Document) AdvertiseMembership(enforced bool) {
+	if !enforced || slices.Contains(d.SupportedNIPs, NIP43) {
+		return
+	}
+	d.SupportedNIPs = append(d.SupportedNIPs, NIP43)
+	slices.Sort(d.SupportedNIPs)
 }
 
 // Describe sets the community's own name, description and icon; empty

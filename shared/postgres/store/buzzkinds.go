@@ -45,8 +45,10 @@ ORDER BY created_at DESC, id ASC`, []any{s.community, s.reader, kind})
 	return rows, false, err
 }
 
+// setThreadReplies sets community $1's NIP-CW row mode to $2.
+const setThreadReplies = `UPDATE communities SET thread_replies_in_channel = $2 WHERE id = $1`
+
 // SetThreadRepliesInChannel sets community id's NIP-CW row mode.
 func (s *Store) SetThreadRepliesInChannel(ctx context.Context, id string, on bool) error {
-	return s.updateCommunity(ctx, id, "set thread_replies_in_channel",
-		`UPDATE communities SET thread_replies_in_channel = $2 WHERE id = $1`, on)
+	return s.updateCommunity(ctx, id, "set thread_replies_in_channel", setThreadReplies, on)
 }

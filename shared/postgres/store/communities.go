@@ -22,17 +22,19 @@ type CommunityRow struct {
 	Ciphertext               []byte
 	CreatedAt                time.Time
 	DisabledAt               *time.Time
+	// MembershipEnforced: NIP-43, only members may use the community.
+	MembershipEnforced bool
 }
 
 const selectCommunity = `SELECT c.id, c.name, c.about, c.picture, c.operators, c.limits,
-       COALESCE(c.relay_pubkey, ''), c.relay_key_ciphertext, c.created_at, c.disabled_at,
+       COALESCE(c.relay_pubkey, ''), c.relay_key_ciphertext, c.created_at, c.disabled_at, c.membership_enforced,
        ARRAY(SELECT h.host FROM community_hosts h WHERE h.community_id = c.id ORDER BY h.host)
 FROM communities c`
 
 func scanCommunity(row pgx.Row) (*CommunityRow, error) {
 	var c CommunityRow
 	err := row.Scan(&c.ID, &c.Name, &c.About, &c.Picture, &c.Operators, &c.Limits,
-		&c.RelayPubkey, &c.Ciphertext, &c.CreatedAt, &c.DisabledAt, &c.Hosts)
+		&c.RelayPubkey, &c.Ciphertext, &c.CreatedAt, &c.DisabledAt, &c.MembershipEnforced, &c.Hosts)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrNotFound
 	}

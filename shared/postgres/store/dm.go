@@ -6,7 +6,8 @@ import "context"
 // set the relay publishes as their 30622 (NIP-DV).
 
 // SetDMHidden marks (at > 0) or clears (at == 0) channel as hidden by
-// pubkey, an active member; it reports whether a row changed.
+// pubkey, an active member; it reports whether a row changed (a DM hidden
+// already stays as it is, whenever the repeat comes).
 func (t *Tx) SetDMHidden(ctx context.Context, channel, pubkey string, at int64) (bool, error) {
 	var v any
 	if at > 0 {
@@ -14,7 +15,7 @@ func (t *Tx) SetDMHidden(ctx context.Context, channel, pubkey string, at int64) 
 	}
 	tag, err := t.tx.Exec(ctx, `UPDATE channel_members SET hidden_at = $4
 WHERE community_id = $1 AND channel_id = $2 AND pubkey = $3 AND removed_at IS NULL
-  AND hidden_at IS DISTINCT FROM $4`, t.community, channel, pubkey, v)
+  AND (hidden_at IS NULL) = ($4::bigint IS NOT NULL)`, t.community, channel, pubkey, v)
 	if err != nil {
 		return false, errorf("set dm hidden: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/buzzrelay/relay/shared/domain/nip43"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/relayurl"
 	"github.com/buzzrelay/relay/shared/postgres/store"
@@ -31,6 +32,9 @@ type Community struct {
 	Ciphertext  []byte
 	CreatedAt   time.Time
 	DisabledAt  *time.Time
+	// MembershipEnforced: NIP-43, only the community's members may
+	// publish, read, count or upload (AdmitMember).
+	MembershipEnforced bool
 }
 
 // Operator reports whether pubkey may manage the community over NIP-86.
@@ -41,6 +45,38 @@ func (c *Community) Operator(pubkey string) bool {
 		}
 	}
 	return false
+}
+
+// AdmitMember is the NIP-43 gate (nip43.Gate) of community id: nil when
+// the community does not enforce membership (its flag as cached, so a
+// change reaches every instance within TTL; the instance that made it
+// forgets at once) or pubkey is an operator (an owner) or a relay_members
+// row (read live, so a removal takes effect on the next request), else
+// nip43.ErrNotMember.
+func (r *Registry) AdmitMember(ctx context.Context, id, pubkey string) error {
+	c, err := r.byID(ctx, id)
+	if err != nil {
+		return fmt.Errorf("community: membership of %.12s: %w", pubkey, err)
+	}
+	if nip43.Admits(c.MembershipEnforced, ownerRole(c, pubkey)) {
+		return nil
+	}
+	role, err := r.st.RelayMemberRole(ctx, id, pubkey)
+	if err != nil {
+		return fmt.Errorf("community: membership of %.12s: %w", pubkey, err)
+	}
+	if nip43.Admits(c.MembershipEnforced, role) {
+		return nil
+	}
+	return nip43.ErrNotMember
+}
+
+// ownerRole is nip43.Owner for an operator of c, else "".
+func ownerRole(c *Community, pubkey string) string {
+	if c.Operator(pubkey) {
+		return nip43.Owner
+	}
+	return ""
 }
 
 // ErrUnknownHost is the answer for a Host no enabled community serves.
@@ -202,6 +238,7 @@ func fromRow(r *store.CommunityRow) *Community {
 	return &Community{
 		Spec:   Spec{ID: r.ID, Hosts: r.Hosts, Name: r.Name, About: r.About, Picture: r.Picture, Operators: r.Operators},
 		Limits: r.Limits, RelayPubkey: r.RelayPubkey, Ciphertext: r.Ciphertext, CreatedAt: r.CreatedAt, DisabledAt: r.DisabledAt,
+		MembershipEnforced: r.MembershipEnforced,
 	}
 }
 

@@ -16,7 +16,6 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/nip29"
 	"github.com/buzzrelay/relay/shared/domain/reject"
-	"github.com/buzzrelay/relay/shared/domain/signer"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 )
 
@@ -165,40 +164,17 @@ func (a *apply) openDM(ctx context.Context, keys []string) error {
 }
 
 // publishVisibility signs viewer's 30622 (NIP-DV): d and p the viewer, one
-// h per DM they have hidden, replacing the previous one; its created_at is
-// max(now, previous+1).
+// h per DM they have hidden, replacing the previous one.
 func (a *apply) publishVisibility(ctx context.Context, viewer string) error {
-	sg, err := signer.For(ctx, a.s.signer, a.tx.Community())
-	if err != nil {
-		return err
-	}
-	relay := sg.PublicKey()
-	if err := a.tx.LockAddress(ctx, kinds.DMVisibility, relay, viewer); err != nil {
-		return err
-	}
-	prev, err := a.tx.Addressable(ctx, kinds.DMVisibility, relay, viewer)
-	if err != nil {
-		return err
-	}
-	at := a.now
-	var old []string
-	for _, p := range prev {
-		if p.CreatedAt >= at {
-			at = p.CreatedAt + 1
+	return a.replaceRelayEvent(ctx, kinds.DMVisibility, viewer, func() (nostr.Tags, error) {
+		hidden, err := a.tx.HiddenDMs(ctx, viewer)
+		if err != nil {
+			return nil, err
 		}
-		old = append(old, p.ID)
-	}
-	if err := a.tx.DeleteEvents(ctx, old); err != nil {
-		return err
-	}
-	hidden, err := a.tx.HiddenDMs(ctx, viewer)
-	if err != nil {
-		return err
-	}
-	tags := nostr.Tags{{"d", viewer}, {"p", viewer}}
-	for _, h := range hidden {
-		tags = append(tags, nostr.Tag{"h", h})
-	}
-	_, err = a.sign(ctx, kinds.DMVisibility, at, tags, "", store.EventMeta{DTag: viewer, TopLevel: true})
-	return err
+		tags := nostr.Tags{{"d", viewer}, {"p", viewer}}
+		for _, h := range hidden {
+			tags = append(tags, nostr.Tag{"h", h})
+		}
+		return tags, nil
+	})
 }

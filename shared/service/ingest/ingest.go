@@ -265,4 +265,41 @@ func (a *apply) sign(ctx context.Context, kind int, createdAt int64, tags nostr.
 	return ev, nil
 }
 
+// replaceRelayEvent signs the community's relay event of kind at address
+// d (its d tag, "" for a replaceable kind), its tags read by tags once the
+// address is locked (so concurrent changes serialize and the last one
+// lists them all), replacing the previous one; its created_at is
+// max(now, previous+1), so the newest always wins.
+func (a *apply) replaceRelayEvent(ctx context.Context, kind int, d string, tags func() (nostr.Tags, error)) error {
+	sg, err := signer.For(ctx, a.s.signer, a.tx.Community())
+	if err != nil {
+		return fmt.Errorf("ingest: relay key: %w", err)
+	}
+	relay := sg.PublicKey()
+	if err := a.tx.LockAddress(ctx, kind, relay, d); err != nil {
+		return err
+	}
+	prev, err := a.tx.Addressable(ctx, kind, relay, d)
+	if err != nil {
+		return err
+	}
+	at := a.now
+	var old []string
+	for _, p := range prev {
+		if p.CreatedAt >= at {
+			at = p.CreatedAt + 1
+		}
+		old = append(old, p.ID)
+	}
+	if err := a.tx.DeleteEvents(ctx, old); err != nil {
+		return err
+	}
+	t, err := tags()
+	if err != nil {
+		return err
+	}
+	_, err = a.sign(ctx, kind, at, t, "", store.EventMeta{DTag: d, TopLevel: true})
+	return err
+}
+
 func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }

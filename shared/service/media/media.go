@@ -23,6 +23,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/buzzrelay/relay/shared/domain/blossom"
+	"github.com/buzzrelay/relay/shared/domain/nip43"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 )
@@ -46,6 +47,9 @@ type Service struct {
 	Limits  blossom.Limits
 	Log     *slog.Logger
 	Now     func() time.Time
+	// Members is the NIP-43 membership gate (shared/service/community's
+	// Registry), asked before a key's standing; nil: no gate.
+	Members nip43.Gate
 }
 
 // New builds the service.
@@ -74,8 +78,17 @@ func dayQuota(limit int64) error {
 	return blossom.Refuse(http.StatusTooManyRequests, reject.RateLimited, "over %s of uploads per day for this key; try again tomorrow (UTC)", blossom.HumanSize(limit))
 }
 
-// mayUpload checks pubkey's standing in community: banned, then member.
+// mayUpload checks pubkey's standing in community: a relay member where
+// the community enforces NIP-43 membership, not banned, a member.
 func (s *Service) mayUpload(ctx context.Context, community, pubkey string) (store.MediaStanding, error) {
+	if s.Members != nil {
+		if err := s.Members.AdmitMember(ctx, community, pubkey); err != nil {
+			if _, ok := reject.As(err); ok {
+				return store.MediaStanding{}, err
+			}
+			return store.MediaStanding{}, fmt.Errorf("media: %w", err)
+		}
+	}
 	m, err := s.Store.MediaStanding(ctx, community, pubkey)
 	switch {
 	case err != nil:

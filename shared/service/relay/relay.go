@@ -30,6 +30,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/domain/nip43"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/buzzrelay/relay/shared/postgres/store"
@@ -123,6 +124,10 @@ type Relay struct {
 	// Limiter bounds each key's events and reads and each connection's
 	// messages; nil: no limits.
 	Limiter *ratelimit.Limiter
+	// Members is the NIP-43 membership gate (shared/service/community's
+	// Registry): a community that enforces membership refuses every other
+	// key restricted: here, once for every door; nil: no gate.
+	Members nip43.Gate
 	Log     *slog.Logger
 }
 
@@ -177,6 +182,9 @@ func (r *Relay) PublishThenDeliver(ctx context.Context, c Caller, ev *nostr.Even
 	}
 	if !authed {
 		return errPublishAuth
+	}
+	if err := r.member(ctx, c); err != nil {
+		return err
 	}
 	out, err := r.Ingest.Submit(ctx, c.Community, c.Pubkey, ev)
 	if err != nil {
@@ -369,7 +377,7 @@ func (r *Relay) Admit(ctx context.Context, c Caller) error {
 }
 
 // reading is the start of every read: the read limit, then
-// authentication (unauth: the refusal naming the verb).
+// authentication (unauth: the refusal naming the verb), then membership.
 func (r *Relay) reading(ctx context.Context, c Caller, unauth *reject.Error) error {
 	if c.Pubkey == "" && r.Idle != nil && c.Session != nil {
 		// A reconnecting client's first REQ: its refusal needs no
@@ -381,6 +389,22 @@ func (r *Relay) reading(ctx context.Context, c Caller, unauth *reject.Error) err
 	}
 	if c.Pubkey == "" {
 		return unauth
+	}
+	return r.member(ctx, c)
+}
+
+// member is the NIP-43 gate: an authenticated caller of a community that
+// enforces membership must be one of its members (restricted: otherwise,
+// saying nothing more).
+func (r *Relay) member(ctx context.Context, c Caller) error {
+	if r.Members == nil {
+		return nil
+	}
+	if err := r.Members.AdmitMember(ctx, c.Community, c.Pubkey); err != nil {
+		if _, ok := reject.As(err); ok {
+			return err
+		}
+		return fmt.Errorf("relay: membership: %w", err)
 	}
 	return nil
 }

@@ -18,6 +18,8 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/domain/nip43"
+	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 )
@@ -65,6 +67,10 @@ type Idle struct {
 	// (the database): the first mark of a community starts there. Nil: it
 	// starts relayinfo.CreatedAtWindow ahead of the clock.
 	Latest func(ctx context.Context, community string) (int64, error)
+	// Members, when set, is the NIP-43 membership gate: a pending
+	// subscription of a key it refuses is dropped unfolded (the REQ that
+	// left it never met the gate, which needs the database).
+	Members nip43.Gate
 }
 
 // NewIdle keeps the idle state in obj under prefix; key keys the NIP-42
@@ -371,6 +377,15 @@ func (d *Idle) Collect(ctx context.Context, community string, v int64) (*Fold, e
 			var p pending
 			if !found || json.Unmarshal(b, &p) != nil {
 				continue // folded by a commit that ran alongside
+			}
+			if d.Members != nil {
+				if err := d.Members.AdmitMember(ctx, community, p.Pubkey); err != nil {
+					if _, refused := reject.As(err); !refused {
+						return nil, fmt.Errorf("sessions: membership of pending %s: %w", k, err)
+					}
+					f.keys = append(f.keys, k) // not a member: dropped unfolded
+					continue
+				}
 			}
 			if !conns[id] {
 				conns[id] = true

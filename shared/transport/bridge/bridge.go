@@ -252,6 +252,7 @@ func (b *Bridge) info(ctx context.Context, r Request) Response {
 	doc := relayinfo.New(sg.PublicKey())
 	doc.Describe(c.Name, c.About, c.Picture)
 	doc.AdvertiseReadStateSnapshot(c.ID)
+	doc.AdvertiseMembership(c.MembershipEnforced)
 	if b.Limits != nil {
 		l := b.Limits.Limits()
 		doc.RateLimits = &relayinfo.RateLimits{EventsPerMinute: l.EventsPerMinute, EventBytesPerMinute: l.EventBytesPerMinute,

@@ -60,6 +60,7 @@ var Methods = []string{
 	"addcommunity", "disablecommunity",
 	"deleteblob",
 	"setthreadrepliesinchannel",
+	"setrelaymembership",
 	"listeventsneedingmoderation",
 }
 
@@ -169,11 +170,17 @@ func (s *Service) call(ctx context.Context, c *community.Community, pubkey strin
 		}
 		return out, nil
 	case "setthreadrepliesinchannel": // NIP-CW's community row mode
-		var on bool
-		if len(p) < 1 || json.Unmarshal(p[0], &on) != nil {
-			return nil, reject.Invalidf("parameter 1 (thread_replies_in_channel) must be true or false")
+		on, err := p.boolean(0, "thread_replies_in_channel")
+		if err != nil {
+			return nil, err
 		}
 		return true, s.Store.SetThreadRepliesInChannel(ctx, c.ID, on)
+	case "setrelaymembership": // NIP-43: only members may use the community
+		on, err := p.boolean(0, "membership enforced")
+		if err != nil {
+			return nil, err
+		}
+		return true, s.Store.SetMembershipEnforced(ctx, c.ID, on)
 	case "addcommunity", "disablecommunity":
 		if c.ID != s.Registry.Fallback() {
 			return nil, reject.Restrictedf("%s is for the operators of the deployment's default community", req.Method)
@@ -218,6 +225,15 @@ func (p params) str(i int, what string) (string, error) {
 		return "", reject.Invalidf("parameter %d (%s) must be a non-empty string", i+1, what)
 	}
 	return s, nil
+}
+
+// boolean is the required boolean parameter i.
+func (p params) boolean(i int, what string) (bool, error) {
+	var on bool
+	if i >= len(p) || json.Unmarshal(p[i], &on) != nil {
+		return false, reject.Invalidf("parameter %d (%s) must be true or false", i+1, what)
+	}
+	return on, nil
 }
 
 // opt is the optional string parameter i ("" when absent or not a string).

@@ -193,7 +193,7 @@ func (a *App) wire(ctx context.Context, parts Parts) error {
 // core is the use cases over the parts built (an interface left nil where
 // its part is).
 func (a *App) core() *relay.Relay {
-	c := &relay.Relay{Ingest: a.Ingest, Sessions: a.Sessions, Idle: a.Idle, Limiter: a.Limiter, Log: a.Log}
+	c := &relay.Relay{Ingest: a.Ingest, Sessions: a.Sessions, Idle: a.Idle, Limiter: a.Limiter, Members: a.Communities, Log: a.Log}
 	if a.Reader != nil {
 		c.Reader = a.Reader
 	}
