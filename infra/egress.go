@@ -14,6 +14,11 @@ import (
 // shared/wiring/provision.EgressEndpoints.
 const EgressCheckResourceType = "Custom::BuzzEgressCheck"
 
+// EgressEndpointsOutput is the stack output with the checked endpoints as
+// JSON, which `go run ./localdev/egresscheck -outputs` reads (its
+// OutputName).
+const EgressEndpointsOutput = "EgressEndpoints"
+
 // Every AWS API the functions call, by the name the environment uses for
 // it. No function calls SSM (the relay key's ciphertext arrives inline,
 // RELAY_KEY_CIPHERTEXT) or STS (IAM database tokens are signed locally
@@ -109,16 +114,21 @@ func newEgressCheck(stack awscdk.Stack, s Settings, fn awslambda.Function, httpA
 		OnEventHandler: fn,
 		LogGroup:       logs,
 	})
+	eps := egressEndpoints(stack, s, wsApi)
 	cr := awscdk.NewCustomResource(stack, jsii.String("EgressCheck"), &awscdk.CustomResourceProps{
 		ServiceToken: provider.ServiceToken(),
 		ResourceType: jsii.String(EgressCheckResourceType),
 		Properties: &map[string]any{
 			"Egress":    s.Egress,
-			"Endpoints": egressEndpoints(stack, s, wsApi),
+			"Endpoints": eps,
 		},
 		ServiceTimeout: awscdk.Duration_Minutes(jsii.Number(5)),
 	})
 	// The APIs' own resources only: their stages wait for the check.
 	cr.Node().AddDependency(httpApi.Node().DefaultChild(), wsApi.Node().DefaultChild())
+	awscdk.NewCfnOutput(stack, jsii.String(EgressEndpointsOutput), &awscdk.CfnOutputProps{
+		Value:       stack.ToJsonString(eps, nil),
+		Description: jsii.String("endpoints the EgressCheck resource checks (go run ./localdev/egresscheck -outputs FILE)"),
+	})
 	return cr
 }

@@ -150,6 +150,13 @@ func TestEgressCheckEndpoints(t *testing.T) {
 		t.Errorf("@connections: checks %s, functions post to %s", url("WebSocket"), ws)
 	}
 
+	// The same list as an output, for `go run ./localdev/egresscheck`.
+	out := js((*s.tpl.ToJSON())["Outputs"].(map[string]any)[EgressEndpointsOutput])
+	for _, want := range []string{`\"Name\":\"KMS (the relay key)\"`, `{"Ref":"WsApi`, `\"Network\":\"tcp6\"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output %s lacks %s", out, want)
+		}
+	}
 	// Through a NAT: the SDK's default names over IPv4; a KMS interface
 	// endpoint is reached in the VPC over IPv4 whatever the egress.
 	m := managedStack(t).endpointsOf(t)

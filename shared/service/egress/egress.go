@@ -11,6 +11,7 @@ package egress
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -33,6 +34,25 @@ type Endpoint struct {
 	// only: egress=ipv6), "tcp4" (through a NAT, or a VPC interface
 	// endpoint) or "tcp" (either, as Go's dialer tries them).
 	Network string `json:"Network"`
+}
+
+// Parse reads a JSON list of endpoints (the EgressCheck resource's
+// Endpoints property, the stack's EgressEndpoints output); each needs a
+// Name and a Url.
+func Parse(b []byte) ([]Endpoint, error) {
+	var eps []Endpoint
+	if err := json.Unmarshal(b, &eps); err != nil {
+		return nil, fmt.Errorf("egress: endpoints must be a list of {Name, Url, Network}: %w", err)
+	}
+	if len(eps) == 0 {
+		return nil, errors.New("egress: the endpoint list is empty")
+	}
+	for _, ep := range eps {
+		if ep.Name == "" || ep.URL == "" {
+			return nil, fmt.Errorf("egress: endpoint %+v needs a Name and a Url", ep)
+		}
+	}
+	return eps, nil
 }
 
 // Remedy is what a failure tells the operator to do.

@@ -63,17 +63,9 @@ func EgressEndpoints(props map[string]any) ([]egress.Endpoint, error) {
 	if err != nil {
 		return nil, fmt.Errorf("egress check: Endpoints: %w", err)
 	}
-	var eps []egress.Endpoint
-	if err := json.Unmarshal(b, &eps); err != nil {
-		return nil, fmt.Errorf("egress check: Endpoints must be a list of {Name, Url, Network}: %w", err)
-	}
-	if len(eps) == 0 {
-		return nil, errors.New("egress check: Endpoints is empty")
-	}
-	for _, ep := range eps {
-		if ep.Name == "" || ep.URL == "" {
-			return nil, fmt.Errorf("egress check: endpoint %+v needs a Name and a Url", ep)
-		}
+	eps, err := egress.Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("egress check: Endpoints: %w", err)
 	}
 	return eps, nil
 }

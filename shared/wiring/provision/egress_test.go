@@ -50,7 +50,7 @@ func TestEgressHandler(t *testing.T) {
 		{"delete checks nothing", Event{RequestType: "Delete", PhysicalResourceID: EgressPhysicalID,
 			ResourceProperties: map[string]any{"Endpoints": []any{down}}}, ""},
 		{"no endpoints", Event{RequestType: "Create", ResourceProperties: map[string]any{}}, "no Endpoints property"},
-		{"empty endpoints", Event{RequestType: "Create", ResourceProperties: map[string]any{"Endpoints": []any{}}}, "Endpoints is empty"},
+		{"empty endpoints", Event{RequestType: "Create", ResourceProperties: map[string]any{"Endpoints": []any{}}}, "list is empty"},
 		{"not a list", Event{RequestType: "Create", ResourceProperties: map[string]any{"Endpoints": "kms"}}, "must be a list"},
 		{"nameless", Event{RequestType: "Create", ResourceProperties: map[string]any{"Endpoints": []any{map[string]any{"Url": "https://x"}}}}, "needs a Name"},
 		{"unknown request", Event{RequestType: "Replace"}, "unknown RequestType"},
