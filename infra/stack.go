@@ -171,7 +171,7 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 	// --- relay key -------------------------------------------------------
 	kek := awskms.NewKey(stack, jsii.String("RelayKeyKek"), &awskms.KeyProps{
 		Description:       jsii.String("encrypts the buzz relay secp256k1 key, community " + s.Community),
-		Alias:             jsii.String("alias/buzz-" + s.Slug() + "-relay"),
+		Alias:             jsii.String(s.KeyAlias()),
 		EnableKeyRotation: jsii.Bool(s.KeyRotation),
 		RemovalPolicy:     keyPolicy,
 		PendingWindow:     awscdk.Duration_Days(jsii.Number(30)),
