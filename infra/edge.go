@@ -104,7 +104,7 @@ func newBudget(stack awscdk.Stack, s Settings) {
 	}
 	awsbudgets.NewCfnBudget(stack, jsii.String("Budget"), &awsbudgets.CfnBudgetProps{
 		Budget: &awsbudgets.CfnBudget_BudgetDataProperty{
-			BudgetName:  jsii.String("buzz-relay-" + s.Slug()),
+			BudgetName:  jsii.String(s.StackName + "-" + *stack.Region()),
 			BudgetType:  jsii.String("COST"),
 			TimeUnit:    jsii.String("MONTHLY"),
 			BudgetLimit: &awsbudgets.CfnBudget_SpendProperty{Amount: jsii.Number(s.BudgetUSD), Unit: jsii.String("USD")},

@@ -32,6 +32,12 @@ type Function struct {
 	// Migrate is the deploy-time function (the migrate custom resource's
 	// handler): master secret, kms:Encrypt, never on a request path.
 	Migrate bool
+	// EgressCheck is the deploy-time EgressCheck custom resource's
+	// handler: it opens TLS to every AWS endpoint the functions call, from
+	// their subnets with their security group, before migrate runs and
+	// before the stages serve (egress.go). No grant beyond its VPC
+	// network interfaces; never on a request path.
+	EgressCheck bool
 	// NoDB: the function never opens the database ($connect registers
 	// nothing; the first message does), so it gets no database settings
 	// and no grant.
@@ -61,7 +67,13 @@ var Functions = []Function{
 	{Name: "ws-message", Signs: true, Posts: true, Dispatches: true, Memory: 512, Timeout: 28},
 	{Name: "ws-disconnect", Memory: 256, Timeout: 28},
 	{Name: "migrate", Migrate: true, Memory: 256, Timeout: 300},
+	{Name: "egresscheck", EgressCheck: true, NoDB: true, Memory: 128, Timeout: 120},
 }
+
+// DeployTime: CloudFormation runs the function (a custom resource's
+// handler) during a deployment; it serves no route, so it has no reserved
+// concurrency and waits for no migration.
+func (f Function) DeployTime() bool { return f.Migrate || f.EgressCheck }
 
 // Database settings shared by the stack and its tests.
 const (

@@ -171,11 +171,11 @@ func mediaEnv(stack awscdk.Stack, s Settings, bucket awss3.Bucket, env map[strin
 	env["MEDIA_KEY_BYTES_PER_DAY"] = jsii.String(strconv.FormatInt(s.MediaKeyBytesPerDay, 10))
 	env["MEDIA_COMMUNITY_BYTES_STORED"] = jsii.String(strconv.FormatInt(s.MediaCommunityBytesStored, 10))
 	env["MEDIA_PRESIGN_TTL"] = jsii.String(s.MediaPresignTTL)
-	if s.Egress == "ipv6" {
+	if setsEndpoint(s, svcS3) {
 		// S3's dual-stack name (an AAAA record): the functions reach AWS
 		// over IPv6 only, and presigned URLs carry this host, which
 		// browsers reach over IPv4 or IPv6. Named per service, as for KMS.
-		env["AWS_ENDPOINT_URL_S3"] = jsii.String("https://s3.dualstack." + *stack.Region() + ".amazonaws.com")
+		env["AWS_ENDPOINT_URL_S3"] = jsii.String(endpointURL(stack, s, svcS3))
 	}
 }
 

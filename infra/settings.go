@@ -107,6 +107,13 @@ type Settings struct {
 // Slug is the community in the characters every AWS name accepts.
 func (s Settings) Slug() string { return strings.ReplaceAll(s.Community, ".", "-") }
 
+// KeyAlias is the KMS alias of the relay key's KMS key. Alias names are
+// unique in an account and region, so it is named by the stack, never by
+// the community alone: two stacks of one community (a staging copy, -c
+// stackName) must not collide. Budgets are named the same way (plus the
+// region: budget names are unique in the whole account).
+func (s Settings) KeyAlias() string { return "alias/" + s.StackName + "/relay-key" }
+
 // HostHeader is the header CloudFront's router copies the viewer's Host
 // into; the functions read it (BUZZ_HOST_HEADER) when Hostnames are set.
 const HostHeader = "x-buzz-host"

@@ -171,7 +171,7 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 	// --- relay key -------------------------------------------------------
 	kek := awskms.NewKey(stack, jsii.String("RelayKeyKek"), &awskms.KeyProps{
 		Description:       jsii.String("encrypts the buzz relay secp256k1 key, community " + s.Community),
-		Alias:             jsii.String("alias/buzz-" + s.Slug() + "-relay"),
+		Alias:             jsii.String(s.KeyAlias()),
 		EnableKeyRotation: jsii.Bool(s.KeyRotation),
 		RemovalPolicy:     keyPolicy,
 		PendingWindow:     awscdk.Duration_Days(jsii.Number(30)),
@@ -242,16 +242,8 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 	})
 
 	// --- functions -------------------------------------------------------
-	// Over egress=ipv6 every call needs an endpoint with an AAAA record.
-	// KMS's is kms.<region>.api.aws, named per service (the SDK reads
-	// AWS_ENDPOINT_URL_<SERVICE>) rather than by
-	// AWS_USE_DUALSTACK_ENDPOINT=true: that flag makes the SDK refuse any
-	// client with a custom endpoint ("Dualstack and custom endpoint are not
-	// supported"), which is what the @connections client has. Secrets
-	// Manager's default secretsmanager.<region>.amazonaws.com is itself
-	// dual-stack (docs/deploy.md, endpoint table).
-	kmsDualStack := jsii.String("https://kms." + *stack.Region() + ".api.aws")
-	lambdaDualStack := jsii.String("https://lambda." + *stack.Region() + ".api.aws")
+	// Over egress=ipv6 every call needs an endpoint with an AAAA record:
+	// endpointURL and setsEndpoint (egress.go) name it per service.
 	var cr awscdk.CustomResource // set below, before any handler reads it
 	fns := map[string]awslambda.Function{}
 	build := func(f Function) awslambda.Function {
@@ -309,11 +301,11 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		if f.Dispatches {
 			env["FANOUT_FUNCTION"] = fns["fanout"].FunctionName()
 		}
-		if (f.Dispatches || f.Fanout) && s.Egress == "ipv6" {
-			env["LAMBDA_ENDPOINT"] = lambdaDualStack
+		if (f.Dispatches || f.Fanout) && setsEndpoint(s, svcLambda) {
+			env["LAMBDA_ENDPOINT"] = jsii.String(endpointURL(stack, s, svcLambda))
 		}
-		if s.Egress == "ipv6" && usesKMS && !s.KMSEndpoint {
-			env["AWS_ENDPOINT_URL_KMS"] = kmsDualStack
+		if usesKMS && setsEndpoint(s, svcKMS) {
+			env["AWS_ENDPOINT_URL_KMS"] = jsii.String(endpointURL(stack, s, svcKMS))
 		}
 		if media != nil && f.ServesMedia() {
 			mediaEnv(stack, s, media, env)
@@ -347,7 +339,7 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 			props.MaxEventAge = awscdk.Duration_Minutes(jsii.Number(FanoutMaxEventAgeMinutes))
 			props.RetryAttempts = jsii.Number(FanoutRetryAttempts)
 		}
-		if s.ReservedConcurrency > 0 && !f.Migrate {
+		if s.ReservedConcurrency > 0 && !f.DeployTime() {
 			props.ReservedConcurrentExecutions = jsii.Number(float64(s.ReservedConcurrency))
 		}
 		fn := awslambda.NewFunction(stack, jsii.String(f.Name), props)
@@ -408,6 +400,17 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 	// changes; its Data carries the relay key, which the handlers'
 	// environment reads, so CloudFormation orders it before them. Delete
 	// does nothing (the data outlives the resource).
+	// The egress check runs first: after both APIs exist, before migrate
+	// (which calls KMS and Secrets Manager over the same egress) and before
+	// either stage serves a route (egress.go).
+	var check awscdk.CustomResource
+	for _, f := range Functions {
+		if f.EgressCheck {
+			check = newEgressCheck(stack, s, build(f), httpApi, wsApi)
+		}
+	}
+	wsStage.Node().AddDependency(check)
+	httpApi.DefaultStage().Node().AddDependency(check)
 	for _, f := range Functions {
 		if f.Migrate {
 			build(f)
@@ -432,9 +435,9 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		},
 		ServiceTimeout: awscdk.Duration_Minutes(jsii.Number(10)),
 	})
-	cr.Node().AddDependency(cluster)
+	cr.Node().AddDependency(cluster, check)
 	for _, f := range Deployed(s) {
-		if !f.Migrate {
+		if !f.DeployTime() {
 			// Functions that read no attribute wait for it too: no handler
 			// runs against a database the release has not migrated.
 			build(f).Node().AddDependency(cr)

@@ -5,7 +5,7 @@
 // the base64 ciphertext in an SSM parameter, and prints the public key. The
 // plaintext secret is never written anywhere.
 //
-//	go run ./localdev/relaykey -kms-key alias/buzz-default-relay \
+//	go run ./localdev/relaykey -kms-key alias/BuzzRelay-default/relay-key \
 //	    -community default -ssm-parameter /buzz/default/relay-key
 //
 // It uses the standard AWS configuration (profile, region, credentials);
