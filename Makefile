@@ -7,8 +7,11 @@ FUNCTIONS := ingest query ws-connect ws-authorize ws-message ws-disconnect fanou
 
 # Run the relay locally: private Postgres under .localdev/ (unless DATABASE_URL
 # is set), migrations, then HTTP + WebSocket on 127.0.0.1:8080 (BUZZ_ADDR).
+# BUZZ_LAMBDA=processes: every route runs its function's own binary (and
+# migrate runs first, as CloudFormation runs it), with local-kms for the key.
 dev:
-	@source localdev/pg.sh && source localdev/s3.sh && $(GO) run ./localdev
+	@source localdev/pg.sh && source localdev/s3.sh && \
+	  $(if $(filter processes,$(BUZZ_LAMBDA)),source localdev/kms.sh &&) $(GO) run ./localdev
 
 # Same Postgres bootstrap, then every test of the core, the smoke checks
 # against `make dev`, and the tests of the CDK app; then the fuzz targets.

@@ -32,3 +32,9 @@ require (
 	golang.org/x/tools/cmd/godoc v0.1.0-deprecated // indirect
 	golang.org/x/tools/godoc v0.1.0-deprecated // indirect
 )
+
+// shared/wiring/lambdas: the functions, routes and environments, one
+// description for this app and localdev.
+require github.com/buzzrelay/relay v0.0.0-00010101000000-000000000000
+
+replace github.com/buzzrelay/relay => ../

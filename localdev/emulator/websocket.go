@@ -40,6 +40,8 @@ const (
 // management API, as they must behind API Gateway.
 type WebSocketAPI struct {
 	Connect, Default, Disconnect WebSocketHandler
+	// Authorizer, when set, is the $connect REQUEST authorizer (authorize.go).
+	Authorizer AuthorizerHandler
 	// Stage is reported in the request context ("$default" when empty).
 	Stage string
 	// IdleTimeout and Lifetime default to API Gateway's 10 min and 2 h.
@@ -68,7 +70,8 @@ type socket struct {
 	lastActive  atomic.Int64 // unix nanos
 	sourceIP    string
 	userAgent   string
-	forgotten   atomic.Bool // Forget: no $disconnect for this one
+	forgotten   atomic.Bool            // Forget: no $disconnect for this one
+	authorizer  map[string]interface{} // the authorizer's context, in every event
 	done        chan struct{}
 }
 
@@ -126,6 +129,13 @@ func (a *WebSocketAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := connectionID()
 	src, _, _ := net.SplitHostPort(r.RemoteAddr)
 	s := &socket{id: id, host: r.Host, connectedAt: time.Now(), sourceIP: src, userAgent: r.UserAgent(), done: make(chan struct{})}
+	if a.Authorizer != nil {
+		var status int
+		if s.authorizer, status = a.authorize(r, s, src); status != 0 {
+			http.Error(w, `{"message":"Forbidden"}`, status)
+			return
+		}
+	}
 	ev := a.event(s, "CONNECT", "$connect", "")
 	ev.Headers, ev.MultiValueHeaders = connectHeaders(r, src)
 	ctx, cancel := context.WithTimeout(r.Context(), IntegrationTimeout)
@@ -278,6 +288,7 @@ func (a *WebSocketAPI) event(s *socket, eventType, route, body string) events.AP
 			RequestTimeEpoch:  now.UnixMilli(),
 			RouteKey:          route,
 			Identity:          events.APIGatewayRequestIdentity{SourceIP: s.sourceIP, UserAgent: s.userAgent},
+			Authorizer:        authorizerContext(s.authorizer),
 		},
 	}
 }
