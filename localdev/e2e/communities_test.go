@@ -480,7 +480,7 @@ func TestCommunityAddedWhileRunning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.App.Communities.Forget() // the relay's TTL (a few seconds) would do the same
+	r.ForgetCommunities() // the relay's TTL (a few seconds) would do the same
 	if st, doc := d.info(); st != http.StatusOK || doc.Self != pub {
 		t.Fatalf("d.test after add: %d %+v", st, doc)
 	}

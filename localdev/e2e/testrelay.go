@@ -26,7 +26,7 @@ func StartTest(t testing.TB, o Options) *Relay {
 	if o.Log == nil {
 		o.Log = slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	}
-	r, err := Start(ctx, dsn, o)
+	r, err := Start(ctx, dsn, suiteOptions(o))
 	if err != nil {
 		t.Fatal(err)
 	}

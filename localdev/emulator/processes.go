@@ -41,8 +41,10 @@ type ProcessStackOptions struct {
 	// over DB_AUTH), BUZZ_PUBLIC_SCHEME=http, the local KMS, S3 and Lambda
 	// endpoints, a region and credentials.
 	Local map[string]string
-	// BinDir receives the binaries ("" a temporary folder Close removes).
+	// BinDir receives the binaries ("" a temporary folder Close removes);
+	// with Built they are there already (BuildFunctions).
 	BinDir string
+	Built  bool
 	// Count is the processes (instances) per function, default 1; Nice
 	// their niceness (the fan-out function's, as in make dev).
 	Count, Nice map[string]int
@@ -130,8 +132,10 @@ func StartProcessStack(ctx context.Context, o ProcessStackOptions) (_ *ProcessSt
 	for _, f := range deployed {
 		names = append(names, f.Name)
 	}
-	if err := BuildFunctions(ctx, p.BinDir, names...); err != nil {
-		return nil, err
+	if !o.Built {
+		if err := BuildFunctions(ctx, p.BinDir, names...); err != nil {
+			return nil, err
+		}
 	}
 	refs := maps.Clone(o.Refs)
 	resolve := func(r lambdas.Ref) string { return refs[r] }
