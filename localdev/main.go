@@ -111,16 +111,24 @@ func run(ctx context.Context) error {
 		// on its own address: never on the relay's.
 		go func() { log.Warn("pprof stopped", "err", http.ListenAndServe(p, pprofMux())) }()
 	}
+	return serve(ctx, srv, ws, func() {
+		fmt.Printf("Buzz relay (schema v%d) on http://%s  ws://%s\nrelay pubkey %s\n", m.Version, addr, addr, a.Signer.PublicKey())
+		if a.Media != nil {
+			// localdev/s3.sh (make dev) set MEDIA_BUCKET and AWS_ENDPOINT_URL_S3.
+			fmt.Printf("media (Blossom) in bucket %s at %s\n", cfg.Media.Bucket, cfg.Media.Endpoint)
+		}
+	})
+}
+
+// serve runs srv until ctx ends (then closes ws's sockets and shuts srv
+// down), printing banner once it listens.
+func serve(ctx context.Context, srv *http.Server, ws *emulator.WebSocketAPI, banner func()) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
-	fmt.Printf("Buzz relay (schema v%d) on http://%s  ws://%s\nrelay pubkey %s\n", m.Version, addr, addr, a.Signer.PublicKey())
-	if a.Media != nil {
-		// localdev/s3.sh (make dev) set MEDIA_BUCKET and AWS_ENDPOINT_URL_S3.
-		fmt.Printf("media (Blossom) in bucket %s at %s\n", cfg.Media.Bucket, cfg.Media.Endpoint)
-	}
+	banner()
 	select {
 	case err := <-errc:
-		return fmt.Errorf("listen on %s: %w", addr, err)
+		return fmt.Errorf("listen on %s: %w", srv.Addr, err)
 	case <-ctx.Done():
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -164,20 +172,11 @@ func runProcesses(ctx context.Context, addr string, cfg *config.Config) error {
 		return err
 	}
 	srv := &http.Server{Addr: addr, Handler: ps.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
-	fmt.Printf("Buzz relay (schema v%s, BUZZ_LAMBDA=processes) on http://%s  ws://%s\nrelay pubkey %s\n",
-		ps.Migrated[provision.AttrVersion], addr, addr, ps.Migrated[provision.AttrRelayPubkey])
-	fmt.Printf("functions: %d cold starts logged, each from its own binary in %s\n", len(ps.ColdStarts()), bin)
-	select {
-	case err := <-errc:
-		return fmt.Errorf("listen on %s: %w", addr, err)
-	case <-ctx.Done():
-		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		ps.WS.CloseAll()
-		return srv.Shutdown(shutdown)
-	}
+	return serve(ctx, srv, ps.WS, func() {
+		fmt.Printf("Buzz relay (schema v%s, BUZZ_LAMBDA=processes) on http://%s  ws://%s\nrelay pubkey %s\n",
+			ps.Migrated[provision.AttrVersion], addr, addr, ps.Migrated[provision.AttrRelayPubkey])
+		fmt.Printf("functions: %d cold starts logged, each from its own binary in %s\n", len(ps.ColdStarts()), bin)
+	})
 }
 
 // devHosts are the hostnames the default community claims: host when set

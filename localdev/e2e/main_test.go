@@ -53,4 +53,3 @@ func runSuite(m *testing.M) int {
 	fmt.Fprintf(os.Stderr, "e2e: BUZZ_LAMBDA=processes: every route runs its function's binary from %s\n", binaries.Dir)
 	return m.Run()
 }
-
