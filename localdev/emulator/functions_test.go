@@ -1,6 +1,8 @@
 package emulator
 
 import (
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -9,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/buzzrelay/relay/shared/wiring/app"
 	"github.com/buzzrelay/relay/shared/wiring/lambdas"
 )
 
@@ -114,5 +117,27 @@ func TestFunctionsAgree(t *testing.T) {
 	}
 	if st.WS.Connect == nil || st.WS.Default == nil || st.WS.Disconnect == nil || st.WS.Authorizer == nil {
 		t.Error("processes mode: a WebSocket route or the authorizer has no handler")
+	}
+}
+
+// The cold-start lines (app.ColdStart) say which binary each function's
+// process started from; CheckColdStarts accepts only a function's own
+// binary in BinDir, built from its own functions/ folder.
+func TestCheckColdStarts(t *testing.T) {
+	p := &ProcessStack{BinDir: "/bin/fns", procs: map[string]*Processes{"ingest": {}, "query": {}}}
+	tap := &coldStartTap{next: io.Discard, seen: p.sawColdStart}
+	line := func(fn, exe, main string) {
+		fmt.Fprintf(tap, `{"level":"INFO","msg":%q,"function":%q,"executable":%q,"main":%q}`+"\n", app.ColdStartMessage, fn, exe, main)
+	}
+	line("migrate", "/bin/fns/migrate", "github.com/buzzrelay/relay/functions/migrate")
+	line("ingest", "/bin/fns/ingest", "github.com/buzzrelay/relay/functions/ingest")
+	line("query", "/bin/fns/ingest", "github.com/buzzrelay/relay/functions/ingest") // another function's binary
+	err := p.CheckColdStarts()
+	if err == nil || !strings.Contains(err.Error(), "query") || strings.Contains(err.Error(), "ingest,") {
+		t.Fatalf("query started from ingest's binary: %v", err)
+	}
+	line("query", "/bin/fns/query", "github.com/buzzrelay/relay/functions/query")
+	if err := p.CheckColdStarts(); err != nil {
+		t.Fatal(err)
 	}
 }
