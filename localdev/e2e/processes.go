@@ -55,8 +55,17 @@ func startProcesses(ctx context.Context, dsn string, o Options, ln net.Listener,
 	}
 	po := setup.Options()
 	po.BinDir, po.Built, po.Log = b.Dir, true, o.Log
+	// One instance of each function, as the in-process relay is one: a
+	// test's expectations of what one instance saw before (a pool's
+	// connections across a database outage) hold.
+	po.Count = map[string]int{}
 	for k, v := range o.Env {
 		po.Local[k] = v
+	}
+	if u := o.Env["BUZZ_PUBLIC_URL"]; u != "" {
+		// As a stack deployed with -c domain: one public host, no
+		// $connect authorizer.
+		po.Settings.PublicURL, po.Settings.Hostnames = u, false
 	}
 	if o.FanoutInlineMax > 0 {
 		po.Local["FANOUT_INLINE_MAX"] = strconv.Itoa(o.FanoutInlineMax)
