@@ -3,12 +3,15 @@ SHELL := /bin/bash
 GO ?= go
 FUNCTIONS := ingest query ws-connect ws-authorize ws-message ws-disconnect fanout migrate egresscheck
 
-.PHONY: dev test test-all test-core test-smoke test-infra smoke build synth deploy bench bench-ws pg clean fuzz stop reset
+.PHONY: dev test test-all test-core test-smoke test-processes test-build test-infra smoke build synth deploy bench bench-ws pg clean fuzz stop reset
 
 # Run the relay locally: private Postgres under .localdev/ (unless DATABASE_URL
 # is set), migrations, then HTTP + WebSocket on 127.0.0.1:8080 (BUZZ_ADDR).
+# BUZZ_LAMBDA=processes: every route runs its function's own binary (and
+# migrate runs first, as CloudFormation runs it), with local-kms for the key.
 dev:
-	@source localdev/pg.sh && source localdev/s3.sh && $(GO) run ./localdev
+	@source localdev/pg.sh && source localdev/s3.sh && \
+	  $(if $(filter processes,$(BUZZ_LAMBDA)),source localdev/kms.sh &&) $(GO) run ./localdev
 
 # Same Postgres bootstrap, then every test of the core, the smoke checks
 # against `make dev`, and the tests of the CDK app; then the fuzz targets.
@@ -21,7 +24,7 @@ test:
 	trap '[ $$keep = 1 ] || localdev/stop.sh' EXIT; \
 	$(MAKE) --no-print-directory test-all
 
-test-all: test-core test-smoke test-infra
+test-all: test-core test-smoke test-processes test-build test-infra
 	@$(MAKE) --no-print-directory fuzz
 
 # Stop every local service this checkout's scripts started (the Postgres
@@ -50,6 +53,16 @@ smoke:
 test-smoke:
 	@localdev/smoke-dev.sh
 
+# BUZZ_LAMBDA=processes: the smoke checks against `make dev` in that mode,
+# then the end-to-end suite with every route through its function's own
+# binary (localdev/e2e, processes.go).
+test-processes:
+	@BUZZ_LAMBDA=processes localdev/smoke-dev.sh
+	@source localdev/pg.sh && BUZZ_LAMBDA=processes $(GO) test -count=1 -timeout 20m ./localdev/e2e
+
+# The Lambda zips as they ship (arm64), once, with their sizes.
+test-build: build
+
 # Fuzz every parser for FUZZTIME each (seed corpora under testdata/fuzz run
 # in every plain `go test` too); new failing inputs land in testdata/fuzz.
 # A count, not a duration: with a duration, Go 1.26's fuzz coordinator can
@@ -74,7 +87,7 @@ build:
 	  mkdir -p build/$$f && \
 	  CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' -o build/$$f/bootstrap ./functions/$$f && \
 	  (cd build/$$f && rm -f ../$$f.zip && $(GO) run ../../localdev/zipdir bootstrap ../$$f.zip) || exit 1; \
-	done; echo "built: $(addprefix build/,$(addsuffix .zip,$(FUNCTIONS)))"
+	done; for f in $(FUNCTIONS); do echo "built: build/$$f.zip $$(stat -c %s build/$$f.zip) bytes"; done
 
 bench:
 	@source localdev/pg.sh && $(GO) test -run '^$$' -bench . -benchtime 3s ./...

@@ -7,6 +7,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/customresources"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/buzzrelay/relay/shared/wiring/lambdas"
 )
 
 // EgressCheckResourceType is the CloudFormation type of the EgressCheck
@@ -19,54 +21,22 @@ const EgressCheckResourceType = "Custom::BuzzEgressCheck"
 // OutputName).
 const EgressEndpointsOutput = "EgressEndpoints"
 
-// Every AWS API the functions call, by the name the environment uses for
-// it. No function calls SSM (the relay key's ciphertext arrives inline,
-// RELAY_KEY_CIPHERTEXT) or STS (IAM database tokens are signed locally
-// with the role's credentials, which Lambda provides).
+// The services the functions call, endpointURL and egressNetwork are
+// lambdas' (shared/wiring/lambdas/endpoints.go): the functions'
+// environment names the same endpoints this check opens.
 const (
-	svcKMS            = "kms"
-	svcLambda         = "lambda"
-	svcS3             = "s3"
-	svcSecretsManager = "secretsmanager"
+	svcKMS            = lambdas.SvcKMS
+	svcLambda         = lambdas.SvcLambda
+	svcS3             = lambdas.SvcS3
+	svcSecretsManager = lambdas.SvcSecretsManager
 )
 
-// endpointURL is the endpoint the functions reach service at over
-// s.Egress: over IPv6 each service's dual-stack name (an AAAA record),
-// through a NAT the SDK's default. KMS's and Lambda's dual-stack names are
-// <service>.<region>.api.aws, S3's s3.dualstack.<region>.amazonaws.com,
-// and Secrets Manager's default name is itself dual-stack (docs/deploy.md,
-// endpoint table). With a KMS interface endpoint, the default KMS name
-// resolves (private DNS) to the endpoint's IPv4 addresses in the VPC.
 func endpointURL(stack awscdk.Stack, s Settings, service string) string {
-	region := *stack.Region()
-	dual := s.Egress == "ipv6" && !(service == svcKMS && s.KMSEndpoint)
-	switch {
-	case dual && (service == svcKMS || service == svcLambda):
-		return "https://" + service + "." + region + ".api.aws"
-	case dual && service == svcS3:
-		return "https://s3.dualstack." + region + ".amazonaws.com"
-	}
-	return "https://" + service + "." + region + ".amazonaws.com"
+	return lambdas.EndpointURL(s.lambdaSettings(), *stack.Region(), service)
 }
 
-// setsEndpoint: the functions' environment names service's endpoint
-// (AWS_ENDPOINT_URL_<SERVICE>, LAMBDA_ENDPOINT) because the SDK's default
-// is not the one endpointURL gives. They are named per service rather than
-// by AWS_USE_DUALSTACK_ENDPOINT=true: that flag makes the SDK refuse any
-// client with a custom endpoint ("Dualstack and custom endpoint are not
-// supported"), which is what the @connections client has.
-func setsEndpoint(s Settings, service string) bool {
-	return s.Egress == "ipv6" && service != svcSecretsManager && !(service == svcKMS && s.KMSEndpoint)
-}
-
-// egressNetwork is the address family the functions reach service over:
-// IPv6 only over egress=ipv6 (the app subnets route only ::/0 out), IPv4
-// through a NAT or to the KMS interface endpoint.
 func egressNetwork(s Settings, service string) string {
-	if s.Egress == "ipv6" && !(service == svcKMS && s.KMSEndpoint) {
-		return "tcp6"
-	}
-	return "tcp4"
+	return lambdas.EgressNetwork(s.lambdaSettings(), service)
 }
 
 // egressEndpoints is the EgressCheck resource's Endpoints property: every

@@ -12,7 +12,9 @@ require (
 	github.com/aws/aws-cdk-go/awscdk/v2 v2.276.0
 	github.com/aws/constructs-go/constructs/v10 v10.8.1
 	github.com/aws/jsii-runtime-go v1.142.0
-	// the cost model's package (localdev/cost/model), read by costmodel_test.go
+	// shared/wiring/lambdas (the functions, routes and environments, one
+	// description for this app and localdev) and localdev/cost/model (the
+	// cost model costmodel_test.go holds to the template)
 	github.com/buzzrelay/relay v0.0.0
 )
 
@@ -35,5 +37,5 @@ require (
 	golang.org/x/tools/godoc v0.1.0-deprecated // indirect
 )
 
-// The repository's own module, from this checkout.
+
 replace github.com/buzzrelay/relay => ../

@@ -2,7 +2,6 @@ package main
 
 import (
 	"sort"
-	"strconv"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
@@ -107,30 +106,6 @@ var MediaGrants = map[string][]MediaGrant{
 // MediaListers may s3:ListBucket on the media bucket (see MediaGrants).
 var MediaListers = map[string]bool{"ingest": true, "query": true}
 
-// ServesMedia: the function has media grants, so the bucket and the
-// limits in its environment.
-func (f Function) ServesMedia() bool { return len(MediaGrants[f.Name]) > 0 }
-
-// MediaRoute is one HTTP API route of the media code and the function it
-// reaches: the writing routes to ingest, the reading ones to query.
-type MediaRoute struct{ Function, Method, Path string }
-
-// MediaRoutes are Blossom's (BUD-01/02/06) and Buzz's /media routes.
-var MediaRoutes = []MediaRoute{
-	{"ingest", "PUT", "/upload"},
-	{"ingest", "HEAD", "/upload"},
-	{"ingest", "DELETE", "/{blob}"},
-	{"ingest", "PUT", "/media/upload"},
-	{"ingest", "HEAD", "/media/upload"},
-	{"ingest", "POST", "/media/upload"},
-	{"ingest", "DELETE", "/media/{blob}"},
-	{"query", "GET", "/{blob}"},
-	{"query", "HEAD", "/{blob}"},
-	{"query", "GET", "/list/{pubkey}"},
-	{"query", "GET", "/media/{blob}"},
-	{"query", "HEAD", "/media/{blob}"},
-}
-
 // newMediaBucket is the media bucket: private (every public access
 // blocked, ACLs off), SSE-S3 encrypted, TLS 1.2+ only, unversioned, with
 // the lifecycle above and CORS for browsers that PUT to and GET from
@@ -161,22 +136,6 @@ func newMediaBucket(stack awscdk.Stack, s Settings) awss3.Bucket {
 			MaxAge:         jsii.Number(3600),
 		}},
 	})
-}
-
-// mediaEnv is the media part of a media function's environment.
-func mediaEnv(stack awscdk.Stack, s Settings, bucket awss3.Bucket, env map[string]*string) {
-	env["MEDIA_BUCKET"] = bucket.BucketName()
-	env["MEDIA_MAX_BYTES"] = jsii.String(strconv.FormatInt(s.MediaMaxBytes, 10))
-	env["MEDIA_DIRECT_MAX_BYTES"] = jsii.String(strconv.FormatInt(s.MediaDirectMaxBytes, 10))
-	env["MEDIA_KEY_BYTES_PER_DAY"] = jsii.String(strconv.FormatInt(s.MediaKeyBytesPerDay, 10))
-	env["MEDIA_COMMUNITY_BYTES_STORED"] = jsii.String(strconv.FormatInt(s.MediaCommunityBytesStored, 10))
-	env["MEDIA_PRESIGN_TTL"] = jsii.String(s.MediaPresignTTL)
-	if setsEndpoint(s, svcS3) {
-		// S3's dual-stack name (an AAAA record): the functions reach AWS
-		// over IPv6 only, and presigned URLs carry this host, which
-		// browsers reach over IPv4 or IPv6. Named per service, as for KMS.
-		env["AWS_ENDPOINT_URL_S3"] = jsii.String(endpointURL(stack, s, svcS3))
-	}
 }
 
 // grantMedia attaches fn's rows of MediaGrants (and s3:ListBucket for the

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/jsii-runtime-go"
@@ -17,19 +16,17 @@ import (
 // SessionPrefix is SESSION_PREFIX's default (shared/wiring/config).
 const SessionPrefix = "sessions/"
 
-// SessionFunctions are the functions that read and write that state:
-// ws-message (AUTH, REQ, CLOSE), ws-disconnect ($disconnect) and the write
-// paths that fold it before their commit (ws-message and ingest).
-var SessionFunctions = map[string]bool{"ingest": true, "ws-message": true, "ws-disconnect": true}
-
-// sessionEnv names the bucket to a session function (and S3's dual-stack
-// endpoint under IPv6 egress, as mediaEnv does).
-func sessionEnv(stack awscdk.Stack, s Settings, bucket awss3.Bucket, env map[string]*string) {
-	env["SESSION_BUCKET"] = bucket.BucketName()
-	if s.Egress == "ipv6" {
-		env["AWS_ENDPOINT_URL_S3"] = jsii.String("https://s3.dualstack." + *stack.Region() + ".amazonaws.com")
+// SessionFunctions names the functions that keep that state
+// (lambdas.Function.Sessions), for the stack and its tests.
+var SessionFunctions = func() map[string]bool {
+	out := map[string]bool{}
+	for _, f := range Functions {
+		if f.Sessions {
+			out[f.Name] = true
+		}
 	}
-}
+	return out
+}()
 
 // grantSessions lets a session function get, put and delete the objects
 // under SessionPrefix and list that prefix only.

@@ -15,6 +15,8 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/constructs-go/constructs/v10"
+
+	"github.com/buzzrelay/relay/shared/wiring/lambdas"
 )
 
 // Settings are the synth-time choices, read from CDK context (cdk.json or
@@ -113,10 +115,6 @@ func (s Settings) Slug() string { return strings.ReplaceAll(s.Community, ".", "-
 // stackName) must not collide. Budgets are named the same way (plus the
 // region: budget names are unique in the whole account).
 func (s Settings) KeyAlias() string { return "alias/" + s.StackName + "/relay-key" }
-
-// HostHeader is the header CloudFront's router copies the viewer's Host
-// into; the functions read it (BUZZ_HOST_HEADER) when Hostnames are set.
-const HostHeader = "x-buzz-host"
 
 // PublicURL is BUZZ_PUBLIC_URL: empty without a domain, or with several
 // hostnames (each request's own host is then used).
@@ -353,4 +351,21 @@ func (s *Settings) readMedia(str func(key, def string) string) error {
 		return fmt.Errorf("context mediaPresignTTL must be a Go duration from 1m to 1h, got %q", s.MediaPresignTTL)
 	}
 	return nil
+}
+
+// lambdaSettings are the choices the functions' environment depends on
+// (lambdas.Environment).
+func (s Settings) lambdaSettings() lambdas.Settings {
+	return lambdas.Settings{
+		Community: s.Community, LogLevel: s.LogLevel,
+		DBAuth: s.DBAuth, Egress: s.Egress, KMSEndpoint: s.KMSEndpoint,
+		RelayKeyRevision: s.RelayKeyRevision,
+		Domain:           s.Domain, PublicURL: s.PublicURL(), Hostnames: len(s.Hostnames) > 0,
+		Media: s.Media,
+		MediaLimits: lambdas.MediaLimits{
+			MaxBytes: s.MediaMaxBytes, DirectMaxBytes: s.MediaDirectMaxBytes,
+			KeyBytesPerDay: s.MediaKeyBytesPerDay, CommunityBytesStored: s.MediaCommunityBytesStored,
+			PresignTTL: s.MediaPresignTTL,
+		},
+	}
 }

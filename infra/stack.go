@@ -22,6 +22,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/customresources"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/buzzrelay/relay/shared/wiring/lambdas"
 )
 
 // WebSocketStageName is the stage of the WebSocket API (and so the path of
@@ -29,9 +31,8 @@ import (
 const WebSocketStageName = "live"
 
 // MigrateResourceType is the CloudFormation type of the migrate custom
-// resource; its attributes RelayKeyCiphertext and RelayPubkey come from
-// the migrate function's Data (see /work/signals/i8-contract.md).
-const MigrateResourceType = "Custom::BuzzMigrate"
+// resource (lambdas.MigrateResourceType).
+const MigrateResourceType = lambdas.MigrateResourceType
 
 // NewRelayStack builds the whole relay for one community:
 //
@@ -242,77 +243,39 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 	})
 
 	// --- functions -------------------------------------------------------
-	// Over egress=ipv6 every call needs an endpoint with an AAAA record:
-	// endpointURL and setsEndpoint (egress.go) name it per service.
+	// Each function's environment is lambdas.Environment's, with this
+	// stack's resources as its references.
 	var cr awscdk.CustomResource // set below, before any handler reads it
 	fns := map[string]awslambda.Function{}
-	build := func(f Function) awslambda.Function {
-		env := map[string]*string{
-			"BUZZ_COMMUNITY":     jsii.String(s.Community),
-			"BUZZ_PUBLIC_SCHEME": jsii.String("https"),
-			"LOG_LEVEL":          jsii.String(s.LogLevel),
+	envSettings := s.lambdaSettings()
+	refs := func(r lambdas.Ref) string {
+		switch r {
+		case lambdas.RefRegion:
+			return *stack.Region()
+		case lambdas.RefDBSecretArn:
+			return *dbSecret.SecretArn()
+		case lambdas.RefDBHost:
+			return *cluster.ClusterEndpoint().Hostname()
+		case lambdas.RefKMSKeyArn:
+			return *kek.KeyArn()
+		case lambdas.RefRelayKeyCiphertext:
+			return *cr.GetAttString(jsii.String("RelayKeyCiphertext"))
+		case lambdas.RefWSManagementEndpoint:
+			return *wsStage.CallbackUrl()
+		case lambdas.RefFanoutFunction:
+			return *fns["fanout"].FunctionName()
+		case lambdas.RefMediaBucket:
+			return *media.BucketName()
 		}
-		if !f.NoDB {
-			env["DB_SSLMODE"] = jsii.String("require")
+		panic(fmt.Sprintf("infra: no reference %d", r))
+	}
+	build := func(f Function) awslambda.Function {
+		env := map[string]*string{}
+		for k, v := range lambdas.Environment(f, envSettings, refs) {
+			env[k] = jsii.String(v)
 		}
 		readsSecret := f.Migrate || (s.DBAuth == "secret" && !f.NoDB)
 		connects := !f.Migrate && !f.NoDB && s.DBAuth == "iam"
-		usesKMS := f.Migrate || f.Signs
-		if f.Migrate {
-			env["DB_SECRET_ARN"] = dbSecret.SecretArn()
-			env["DB_CONNECT_TIMEOUT"] = jsii.String(MigrateDBConnectTimeout)
-			env["RELAY_KMS_KEY_ID"] = kek.KeyArn()
-			if s.DBAuth == "iam" {
-				env["DB_IAM_USER"] = jsii.String(DBUser)
-			}
-			if s.Domain != "" {
-				env["BUZZ_COMMUNITY_HOST"] = jsii.String(s.Domain)
-			}
-		} else if !f.NoDB {
-			env["DB_MAX_CONNS"] = jsii.String(strconv.Itoa(DBMaxConns))
-			env["DB_CONNECT_TIMEOUT"] = jsii.String(DBConnectTimeout)
-			env["DB_IDLE_TIMEOUT"] = jsii.String(DBIdleTimeout)
-			if s.DBAuth == "iam" {
-				env["DB_AUTH"] = jsii.String("iam")
-				env["DB_HOST"] = cluster.ClusterEndpoint().Hostname()
-				env["DB_PORT"] = jsii.String(strconv.Itoa(DBPort))
-				env["DB_NAME"] = jsii.String(DBName)
-				env["DB_USER"] = jsii.String(DBUser)
-			} else {
-				env["DB_AUTH"] = jsii.String("secret")
-				env["DB_SECRET_ARN"] = dbSecret.SecretArn()
-			}
-		}
-		if !f.Migrate && s.PublicURL() != "" {
-			env["BUZZ_PUBLIC_URL"] = jsii.String(s.PublicURL())
-		}
-		if !f.Migrate && len(s.Hostnames) > 0 {
-			env["BUZZ_HOST_HEADER"] = jsii.String(HostHeader)
-		}
-		if f.Signs {
-			env["RELAY_SIGNER"] = jsii.String("kms")
-			env["RELAY_KMS_KEY_ID"] = kek.KeyArn()
-			env["RELAY_KEY_REVISION"] = jsii.String(s.RelayKeyRevision)
-			env["RELAY_KEY_CIPHERTEXT"] = cr.GetAttString(jsii.String("RelayKeyCiphertext"))
-		}
-		if f.Posts {
-			env["WS_MANAGEMENT_ENDPOINT"] = wsStage.CallbackUrl()
-		}
-		if f.Dispatches {
-			env["FANOUT_FUNCTION"] = fns["fanout"].FunctionName()
-		}
-		if (f.Dispatches || f.Fanout) && setsEndpoint(s, svcLambda) {
-			env["LAMBDA_ENDPOINT"] = jsii.String(endpointURL(stack, s, svcLambda))
-		}
-		if usesKMS && setsEndpoint(s, svcKMS) {
-			env["AWS_ENDPOINT_URL_KMS"] = jsii.String(endpointURL(stack, s, svcKMS))
-		}
-		if media != nil && f.ServesMedia() {
-			mediaEnv(stack, s, media, env)
-		}
-		if media != nil && SessionFunctions[f.Name] {
-			sessionEnv(stack, s, media, env)
-		}
 		logs := awslogs.NewLogGroup(stack, jsii.String(f.Name+"-logs"), &awslogs.LogGroupProps{
 			Retention:     s.LogRetention,
 			RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
@@ -425,14 +388,9 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		LogGroup:       providerLogs,
 	})
 	cr = awscdk.NewCustomResource(stack, jsii.String("Migrate"), &awscdk.CustomResourceProps{
-		ServiceToken: provider.ServiceToken(),
-		ResourceType: jsii.String(MigrateResourceType),
-		Properties: &map[string]interface{}{
-			"Community":        s.Community,
-			"MigrateZipSha256": migrateHash,
-			"RelayKeyRevision": s.RelayKeyRevision,
-			"RelayKmsKeyId":    kek.KeyArn(),
-		},
+		ServiceToken:   provider.ServiceToken(),
+		ResourceType:   jsii.String(MigrateResourceType),
+		Properties:     ptr(lambdas.MigrateProperties(envSettings, migrateHash, refs)),
 		ServiceTimeout: awscdk.Duration_Minutes(jsii.Number(10)),
 	})
 	cr.Node().AddDependency(cluster, check)
@@ -456,32 +414,28 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 			Integration: awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String(fn+"-"+method+path), fns[fn], nil),
 		})
 	}
-	httpRoute("ingest", "POST", "/events")
-	httpRoute("query", "POST", "/query")
-	httpRoute("query", "POST", "/count")
-	httpRoute("query", "GET", "/")
-	httpRoute("query", "POST", "/") // NIP-86 relay management
-	httpRoute("query", "GET", "/healthz")
+	for _, r := range lambdas.HTTPRoutes {
+		httpRoute(r.Function, r.Method, r.Path)
+	}
 	if s.Media {
-		for _, r := range MediaRoutes {
+		for _, r := range lambdas.MediaRoutes {
 			httpRoute(r.Function, r.Method, r.Path)
 		}
 	}
 
-	connect := &awsapigatewayv2.WebSocketRouteOptions{
-		Integration: awsapigatewayv2integrations.NewWebSocketLambdaIntegration(jsii.String("ws-connect"), fns["ws-connect"], nil),
+	wsIntegration := func(route string) awsapigatewayv2.WebSocketRouteIntegration {
+		fn := lambdas.WebSocketRoutes[route]
+		return awsapigatewayv2integrations.NewWebSocketLambdaIntegration(jsii.String(fn), fns[fn], nil)
 	}
+	connect := &awsapigatewayv2.WebSocketRouteOptions{Integration: wsIntegration(lambdas.RouteConnect)}
 	if fn, ok := fns["ws-authorize"]; ok {
 		connect.Authorizer = awsapigatewayv2authorizers.NewWebSocketLambdaAuthorizer(jsii.String("HostAuthorizer"), fn,
 			&awsapigatewayv2authorizers.WebSocketLambdaAuthorizerProps{IdentitySource: jsii.Strings("route.request.header.Host")})
 	}
-	wsApi.AddRoute(jsii.String("$connect"), connect)
-	wsApi.AddRoute(jsii.String("$default"), &awsapigatewayv2.WebSocketRouteOptions{
-		Integration: awsapigatewayv2integrations.NewWebSocketLambdaIntegration(jsii.String("ws-message"), fns["ws-message"], nil),
-	})
-	wsApi.AddRoute(jsii.String("$disconnect"), &awsapigatewayv2.WebSocketRouteOptions{
-		Integration: awsapigatewayv2integrations.NewWebSocketLambdaIntegration(jsii.String("ws-disconnect"), fns["ws-disconnect"], nil),
-	})
+	wsApi.AddRoute(jsii.String(lambdas.RouteConnect), connect)
+	for _, route := range []string{lambdas.RouteDefault, lambdas.RouteDisconnect} {
+		wsApi.AddRoute(jsii.String(route), &awsapigatewayv2.WebSocketRouteOptions{Integration: wsIntegration(route)})
+	}
 
 	alarm(httpApi.MetricServerError(&awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Sum")}),
 		"http-5xx", "buzz relay HTTP API 5xx in 5 minutes", 5)
@@ -515,3 +469,5 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 	}
 	return stack, nil
 }
+
+func ptr[T any](v T) *T { return &v }

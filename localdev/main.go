@@ -13,6 +13,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -23,6 +24,7 @@ import (
 	"github.com/buzzrelay/relay/shared/postgres/migrate"
 	"github.com/buzzrelay/relay/shared/wiring/app"
 	"github.com/buzzrelay/relay/shared/wiring/config"
+	"github.com/buzzrelay/relay/shared/wiring/provision"
 )
 
 func main() {
@@ -57,6 +59,9 @@ func run(ctx context.Context) error {
 	}
 	if cfg.DatabaseURL == "" {
 		return errors.New("DATABASE_URL is not set: run `make dev`, which starts a local Postgres")
+	}
+	if os.Getenv("BUZZ_LAMBDA") == emulator.ProcessesMode {
+		return runProcesses(ctx, addr, cfg)
 	}
 	m, err := migrate.Run(ctx, cfg.DatabaseURL, log)
 	if err != nil {
@@ -96,13 +101,9 @@ func run(ctx context.Context) error {
 		// The fan-out function as processes of its own binary, niced
 		// (BUZZ_FANOUT_NICE, default 19): as behind AWS, where it runs on
 		// instances of its own, a publisher is served first.
-		nice := 19
-		if v, err := strconv.Atoi(os.Getenv("BUZZ_FANOUT_NICE")); err == nil {
-			nice = v
-		}
 		procs, err := emulator.StartProcesses(ctx, emulator.FanoutFunction, emulator.ProcessOptions{
 			Env:   emulator.Environ(os.Environ(), map[string]string{"WS_MANAGEMENT_ENDPOINT": "http://" + addr, "DB_MAX_CONNS": "4"}),
-			Count: n, Nice: nice, Log: log, Output: os.Stderr})
+			Count: n, Nice: fanoutNice(), Log: log, Output: os.Stderr})
 		if err != nil {
 			return err
 		}
@@ -115,27 +116,77 @@ func run(ctx context.Context) error {
 		// on its own address: never on the relay's.
 		go func() { log.Warn("pprof stopped", "err", http.ListenAndServe(p, pprofMux())) }()
 	}
+	return serve(ctx, srv, ws, func() {
+		fmt.Printf("Buzz relay (schema v%d) on http://%s  ws://%s\nrelay pubkey %s\n", m.Version, addr, addr, a.Signer.PublicKey())
+		if a.Media != nil {
+			// localdev/s3.sh (make dev) set MEDIA_BUCKET and AWS_ENDPOINT_URL_S3.
+			fmt.Printf("media (Blossom) in bucket %s at %s\n", cfg.Media.Bucket, cfg.Media.Endpoint)
+		}
+		if a.Idle != nil {
+			// localdev/s3.sh (make dev) set SESSION_BUCKET: AUTH, a resuming
+			// REQ and $disconnect need no database statement.
+			fmt.Printf("WebSocket sessions' idle state in bucket %s under %s\n", cfg.Session.Bucket, cfg.Session.Prefix)
+		}
+	})
+}
+
+// serve runs srv until ctx ends (then closes ws's sockets and shuts srv
+// down), printing banner once it listens.
+func serve(ctx context.Context, srv *http.Server, ws *emulator.WebSocketAPI, banner func()) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
-	fmt.Printf("Buzz relay (schema v%d) on http://%s  ws://%s\nrelay pubkey %s\n", m.Version, addr, addr, a.Signer.PublicKey())
-	if a.Media != nil {
-		// localdev/s3.sh (make dev) set MEDIA_BUCKET and AWS_ENDPOINT_URL_S3.
-		fmt.Printf("media (Blossom) in bucket %s at %s\n", cfg.Media.Bucket, cfg.Media.Endpoint)
-	}
-	if a.Idle != nil {
-		// localdev/s3.sh (make dev) set SESSION_BUCKET: AUTH, a resuming
-		// REQ and $disconnect need no database statement.
-		fmt.Printf("WebSocket sessions' idle state in bucket %s under %s\n", cfg.Session.Bucket, cfg.Session.Prefix)
-	}
+	banner()
 	select {
 	case err := <-errc:
-		return fmt.Errorf("listen on %s: %w", addr, err)
+		return fmt.Errorf("listen on %s: %w", srv.Addr, err)
 	case <-ctx.Done():
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		ws.CloseAll() // hijacked sockets are not the server's to close
 		return srv.Shutdown(shutdown)
 	}
+}
+
+// runProcesses is BUZZ_LAMBDA=processes: every route reaches its
+// function's own binary (built from functions/ for this machine, as make
+// build builds them) through the Lambda Runtime API, with the environment
+// the CDK stack gives it; migrate runs first, as the custom resource.
+func runProcesses(ctx context.Context, addr string, cfg *config.Config) error {
+	log := app.Logger()
+	kms, key := os.Getenv("AWS_ENDPOINT_URL_KMS"), cfg.Key.KMSKeyID
+	if kms == "" || key == "" {
+		return errors.New("BUZZ_LAMBDA=processes needs local-kms (AWS_ENDPOINT_URL_KMS, RELAY_KMS_KEY_ID): run it through `make dev`, which sources localdev/kms.sh in this mode")
+	}
+	bin, err := filepath.Abs(filepath.Join(".localdev", "functions"))
+	if err != nil {
+		return err
+	}
+	o := emulator.LocalSetup{
+		Addr: addr, DatabaseURL: cfg.DatabaseURL, KMSEndpoint: kms, KMSKeyARN: key, Region: envOr("AWS_REGION", "eu-west-2"),
+		Community: cfg.DefaultCommunity, LogLevel: os.Getenv("LOG_LEVEL"),
+		MediaBucket: cfg.Media.Bucket, S3Endpoint: cfg.Media.Endpoint,
+	}.Options()
+	o.BinDir, o.Output, o.Log = bin, os.Stderr, log
+	o.Nice[emulator.FanoutFunction] = fanoutNice()
+	ps, err := emulator.StartProcessStack(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer ps.Close()
+	for _, h := range devHosts(addr, cfg.CommunityHost) {
+		if err := migrate.EnsureCommunity(ctx, cfg.DatabaseURL, cfg.DefaultCommunity, h); err != nil {
+			return err
+		}
+	}
+	if err := ps.WaitColdStarts(ctx, time.Minute); err != nil {
+		return err
+	}
+	srv := &http.Server{Addr: addr, Handler: ps.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	return serve(ctx, srv, ps.WS, func() {
+		fmt.Printf("Buzz relay (schema v%s, BUZZ_LAMBDA=processes) on http://%s  ws://%s\nrelay pubkey %s\n",
+			ps.Migrated[provision.AttrVersion], addr, addr, ps.Migrated[provision.AttrRelayPubkey])
+		fmt.Printf("functions: %d cold starts logged, each from its own binary in %s\n", len(ps.ColdStarts()), bin)
+	})
 }
 
 // devHosts are the hostnames the default community claims: host when set
@@ -187,6 +238,15 @@ func envOr(k, def string) string {
 // publisher's OK p99 at 5,000 listeners: 542 ms in process, 18 ms with two
 // processes; docs/benchmarks.md).
 const defaultFanoutProcesses = 2
+
+// fanoutNice is the fan-out processes' niceness, BUZZ_FANOUT_NICE
+// (default 19).
+func fanoutNice() int {
+	if v, err := strconv.Atoi(os.Getenv("BUZZ_FANOUT_NICE")); err == nil {
+		return v
+	}
+	return 19
+}
 
 // fanoutProcesses is BUZZ_FANOUT_PROCESSES (0: in process), else the default.
 func fanoutProcesses() int {

@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	log := app.Logger()
+	log := app.ColdStart()
 	a, err := app.Build(context.Background(), log, app.FanoutParts)
 	if err != nil {
 		app.Fatal(log, "fanout: cold start", err)

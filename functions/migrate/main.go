@@ -13,5 +13,5 @@ import (
 )
 
 func main() {
-	lambda.Start(provision.Handler(app.Logger()))
+	lambda.Start(provision.Handler(app.ColdStart()))
 }

@@ -11,7 +11,7 @@ import (
 )
 
 func main() {
-	log := app.Logger()
+	log := app.ColdStart()
 	a, err := app.Build(context.Background(), log, app.QueryParts)
 	if err != nil {
 		app.Fatal(log, "query: cold start", err)

@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	log := app.Logger()
+	log := app.ColdStart()
 	a, err := app.Build(context.Background(), log, app.AuthorizeParts)
 	if err != nil {
 		app.Fatal(log, "ws-authorize: cold start", err)

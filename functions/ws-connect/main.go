@@ -12,7 +12,7 @@ import (
 )
 
 func main() {
-	log := app.Logger()
+	log := app.ColdStart()
 	a, err := app.Build(context.Background(), log, app.ConnectParts)
 	if err != nil {
 		app.Fatal(log, "ws-connect: cold start", err)

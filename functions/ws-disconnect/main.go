@@ -13,7 +13,7 @@ import (
 )
 
 func main() {
-	log := app.Logger()
+	log := app.ColdStart()
 	a, err := app.Build(context.Background(), log, app.DisconnectParts)
 	if err != nil {
 		app.Fatal(log, "ws-disconnect: cold start", err)

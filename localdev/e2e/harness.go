@@ -63,6 +63,9 @@ type Options struct {
 	// the same local S3 server (SESSION_BUCKET): AUTH, a REQ for what a
 	// client has seen and $disconnect run no database statement.
 	Sessions bool
+	// Binaries, when set, runs every route through its function's own
+	// binary, as BUZZ_LAMBDA=processes make dev does (processes.go).
+	Binaries *Binaries
 }
 
 // Relay is a running harness relay.
@@ -81,6 +84,8 @@ type Relay struct {
 	procs *emulator.Processes
 	s3    *s3local.Server
 	s3dir string // removed on Close
+	// Functions is the process stack of Options.Binaries, else nil.
+	Functions *emulator.ProcessStack
 }
 
 // Start serves the relay over the migrated database dsn on 127.0.0.1:0.
@@ -130,6 +135,9 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 	}
 	for k, v := range o.Env {
 		env[k] = v
+	}
+	if o.Binaries != nil {
+		return startProcesses(ctx, dsn, o, ln, s3, s3dir)
 	}
 	stopS3 := func() {
 		if s3 != nil {
@@ -207,6 +215,9 @@ func (r *Relay) Close() {
 	// connections to the management API.
 	r.WS.CloseAll()
 	r.Lambda.Wait()
+	if r.Functions != nil {
+		r.Functions.Close()
+	}
 	if r.procs != nil {
 		r.procs.Close()
 	}

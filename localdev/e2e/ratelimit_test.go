@@ -26,7 +26,7 @@ func twoInstances(t *testing.T, env map[string]string) (*Relay, *Relay) {
 	var rs [2]*Relay
 	for i := range rs {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		r, err := Start(ctx, dsn, Options{Log: log, Env: env})
+		r, err := Start(ctx, dsn, suiteOptions(Options{Log: log, Env: env}))
 		cancel()
 		if err != nil {
 			t.Fatal(err)

@@ -132,7 +132,7 @@ func newRelayAt(t *testing.T, dsn string, o Options) *Relay {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	r, err := Start(ctx, dsn, o)
+	r, err := Start(ctx, dsn, suiteOptions(o))
 	if err != nil {
 		t.Fatal(err)
 	}

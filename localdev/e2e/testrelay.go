@@ -31,7 +31,7 @@ func StartTest(t testing.TB, o Options) *Relay {
 		// dev runs.
 		o.Sessions = true
 	}
-	r, err := Start(ctx, dsn, o)
+	r, err := Start(ctx, dsn, suiteOptions(o))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -458,7 +458,9 @@ func TestSubscriptionLimit(t *testing.T) {
 // TestIdleTimeout: the emulator closes a silent socket (1001) and the
 // handlers' $disconnect removes its row.
 func TestIdleTimeout(t *testing.T) {
-	dsnRelay := StartTest(t, Options{IdleTimeout: 300 * time.Millisecond})
+	// Long enough that the first reply (a cold start in BUZZ_LAMBDA=processes)
+	// comes before the socket is idle.
+	dsnRelay := StartTest(t, Options{IdleTimeout: 2 * time.Second})
 	rc := dialRaw(t, dsnRelay)
 	rc.send(`["REQ","x",{}]`)
 	rc.expect("AUTH")

@@ -1,9 +1,9 @@
 package emulator
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -47,6 +47,32 @@ type Processes struct {
 	closed  bool
 	wg      sync.WaitGroup
 	tmp     string // the build's directory, removed by Close
+	outMu   sync.Mutex
+}
+
+// lineWriter hands one process's output to next a whole line at a time
+// (next is shared by the processes; mu orders their lines).
+type lineWriter struct {
+	next io.Writer
+	mu   *sync.Mutex
+	buf  []byte
+}
+
+func (w *lineWriter) Write(b []byte) (int, error) {
+	w.buf = append(w.buf, b...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			return len(b), nil
+		}
+		w.mu.Lock()
+		_, err := w.next.Write(w.buf[:i+1])
+		w.mu.Unlock()
+		w.buf = w.buf[i+1:]
+		if err != nil {
+			return len(b), err
+		}
+	}
 }
 
 // ProcessOptions say how to run a function's processes.
@@ -69,6 +95,7 @@ type invocation struct {
 	payload  []byte
 	deadline time.Time
 	done     chan error
+	response []byte // the function's answer, set before done
 }
 
 // StartProcesses serves the Runtime API on a loopback port and starts the
@@ -131,7 +158,8 @@ func (p *Processes) keep(i int, o ProcessOptions, env []string) {
 	defer p.wg.Done()
 	for {
 		cmd := NiceCommand(context.Background(), o.Nice, o.Binary)
-		cmd.Env, cmd.Stdout, cmd.Stderr = env, o.Output, o.Output
+		out := &lineWriter{next: o.Output, mu: &p.outMu}
+		cmd.Env, cmd.Stdout, cmd.Stderr = env, out, out
 		p.mu.Lock()
 		if p.closed {
 			p.mu.Unlock()
@@ -159,6 +187,13 @@ func (p *Processes) keep(i int, o ProcessOptions, env []string) {
 // Invoke runs payload in the next free process and returns its error, if
 // any (an AsyncHandler).
 func (p *Processes) Invoke(ctx context.Context, payload json.RawMessage) error {
+	_, err := p.Call(ctx, payload)
+	return err
+}
+
+// Call runs payload in the next free process and returns the function's
+// answer (a synchronous invoke); a function error is an error.
+func (p *Processes) Call(ctx context.Context, payload json.RawMessage) ([]byte, error) {
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		deadline = time.Now().Add(FunctionTimeout)
@@ -167,16 +202,16 @@ func (p *Processes) Invoke(ctx context.Context, payload json.RawMessage) error {
 	select {
 	case p.queue <- inv:
 	case <-ctx.Done():
-		return fmt.Errorf("emulator: %s: no process took the invocation: %w", p.name, ctx.Err())
+		return nil, fmt.Errorf("emulator: %s: no process took the invocation: %w", p.name, ctx.Err())
 	}
 	select {
 	case err := <-inv.done:
-		return err
+		return inv.response, err
 	case <-ctx.Done():
 		p.mu.Lock()
 		delete(p.pending, inv.id)
 		p.mu.Unlock()
-		return fmt.Errorf("emulator: %s: invocation %s timed out: %w", p.name, inv.id, ctx.Err())
+		return nil, fmt.Errorf("emulator: %s: invocation %s timed out: %w", p.name, inv.id, ctx.Err())
 	}
 }
 
@@ -234,6 +269,7 @@ func (p *Processes) answer(w http.ResponseWriter, r *http.Request, id, verb stri
 	}
 	switch verb {
 	case "response":
+		inv.response = body
 		inv.done <- nil
 	case "error":
 		var e struct {
@@ -300,19 +336,8 @@ func Environ(env []string, set map[string]string) []string {
 // BuildFunction builds functions/{name} of the module in the current
 // directory (or above) into dir and returns the executable's path.
 func BuildFunction(ctx context.Context, name, dir string) (string, error) {
-	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("emulator: find the module: %w", err)
+	if err := BuildFunctions(ctx, dir, name); err != nil {
+		return "", err
 	}
-	mod := strings.TrimSpace(string(out))
-	if mod == "" || mod == os.DevNull {
-		return "", errors.New("emulator: not inside the relay's module: run from the repository")
-	}
-	bin := filepath.Join(dir, name)
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./functions/"+name)
-	cmd.Dir = filepath.Dir(mod)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("emulator: build functions/%s: %w: %s", name, err, b)
-	}
-	return bin, nil
+	return filepath.Join(dir, name), nil
 }

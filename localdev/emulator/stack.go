@@ -6,12 +6,14 @@ import (
 	"net/http"
 
 	"github.com/buzzrelay/relay/shared/wiring/app"
+	"github.com/buzzrelay/relay/shared/wiring/lambdas"
 )
 
 // Stack is the relay's API Gateway configuration in local form, the same
-// route table as infra/: POST /events to ingest; POST /query, POST /count,
-// GET /, POST / (NIP-86) and GET /healthz to query; $connect, $default and
-// $disconnect to the three WebSocket functions; the Lambda Invoke API for
+// route table as infra/ (shared/wiring/lambdas): POST /events to ingest;
+// POST /query, POST /count, GET /, POST / (NIP-86) and GET /healthz to
+// query; $connect, $default and $disconnect to the three WebSocket
+// functions; the Lambda Invoke API for
 // the fan-out function (FanoutFunction), which fo's asynchronous dispatch
 // calls. Every handler is the one its Lambda starts.
 type Stack struct {
@@ -19,14 +21,6 @@ type Stack struct {
 	WS     *WebSocketAPI
 	Lambda *LambdaAPI
 }
-
-// The media routes (MEDIA_BUCKET set), as infra/ declares them: uploads
-// and deletes to ingest, downloads, HEAD and list to query.
-var (
-	MediaWriteRoutes = []string{"PUT /upload", "HEAD /upload", "PUT /media/upload", "HEAD /media/upload",
-		"POST /media/upload", "DELETE /{blob}", "DELETE /media/{blob}"}
-	MediaReadRoutes = []string{"GET /{blob}", "HEAD /{blob}", "GET /list/{pubkey}", "GET /media/{blob}", "HEAD /media/{blob}"}
-)
 
 // FanoutFunction is the name the fan-out function has in localdev
 // (FANOUT_FUNCTION; LAMBDA_ENDPOINT is the address the stack serves on).
@@ -67,24 +61,7 @@ func newStack(a *app.App, log *slog.Logger, inProcess bool) *Stack {
 	}
 	lambda.Functions[FanoutFunction] = a.FanoutBatch()
 	ws.Connect, ws.Default, ws.Disconnect = a.WebSocket(), a.WebSocket(), a.WebSocket()
-	queryFn := a.QueryHTTP()
-	ingestFn := a.IngestHTTP()
-	routes := map[string]HTTPHandler{
-		"POST /events": ingestFn,
-		"POST /query":  queryFn,
-		"POST /count":  queryFn,
-		"GET /":        queryFn,
-		"POST /":       queryFn, // NIP-86 management
-		"GET /healthz": queryFn,
-	}
-	if a.Media != nil {
-		for _, k := range MediaWriteRoutes {
-			routes[k] = ingestFn
-		}
-		for _, k := range MediaReadRoutes {
-			routes[k] = queryFn
-		}
-	}
+	routes := HTTPRoutes(map[string]HTTPHandler{"ingest": a.IngestHTTP(), "query": a.QueryHTTP()}, a.Media != nil)
 	return &Stack{
 		HTTP:   &HTTPAPI{Routes: routes},
 		WS:     ws,
@@ -99,4 +76,20 @@ type inProcessSender struct{ *WebSocketAPI }
 // Disconnect closes the connection from the server side.
 func (s inProcessSender) Disconnect(ctx context.Context, id string) error {
 	return s.DeleteConnection(ctx, id)
+}
+
+// HTTPRoutes is the HTTP API's route table (lambdas.HTTPRoutes, with
+// media lambdas.MediaRoutes) over the handler of each function.
+func HTTPRoutes(byFunction map[string]HTTPHandler, media bool) map[string]HTTPHandler {
+	routes := map[string]HTTPHandler{}
+	add := func(rs []lambdas.HTTPRoute) {
+		for _, r := range rs {
+			routes[r.Key()] = byFunction[r.Function]
+		}
+	}
+	add(lambdas.HTTPRoutes)
+	if media {
+		add(lambdas.MediaRoutes)
+	}
+	return routes
 }

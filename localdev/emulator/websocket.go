@@ -40,6 +40,8 @@ const (
 // management API, as they must behind API Gateway.
 type WebSocketAPI struct {
 	Connect, Default, Disconnect WebSocketHandler
+	// Authorizer, when set, is the $connect REQUEST authorizer (authorize.go).
+	Authorizer AuthorizerHandler
 	// Stage is reported in the request context ("$default" when empty).
 	Stage string
 	// IdleTimeout and Lifetime default to API Gateway's 10 min and 2 h.
@@ -74,7 +76,8 @@ type socket struct {
 	lastActive  atomic.Int64 // unix nanos
 	sourceIP    string
 	userAgent   string
-	forgotten   atomic.Bool // Forget: no $disconnect for this one
+	forgotten   atomic.Bool            // Forget: no $disconnect for this one
+	authorizer  map[string]interface{} // the authorizer's context, in every event
 	done        chan struct{}
 	// out holds the posts API Gateway accepted for the client, written by
 	// the socket's one writer until quit; dropped says why the emulator
@@ -148,6 +151,13 @@ func (a *WebSocketAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	src, _, _ := net.SplitHostPort(r.RemoteAddr)
 	s := &socket{id: id, host: r.Host, connectedAt: time.Now(), sourceIP: src, userAgent: r.UserAgent(),
 		done: make(chan struct{}), out: make(chan []byte, a.Costs.outboundBuffer()), quit: make(chan struct{})}
+	if a.Authorizer != nil {
+		var status int
+		if s.authorizer, status = a.authorize(r, s, src); status != 0 {
+			http.Error(w, `{"message":"Forbidden"}`, status)
+			return
+		}
+	}
 	ev := a.event(s, "CONNECT", "$connect", "")
 	ev.Headers, ev.MultiValueHeaders = connectHeaders(r, src)
 	spend(a.Costs.InvokeOverhead)
@@ -329,6 +339,7 @@ func (a *WebSocketAPI) event(s *socket, eventType, route, body string) events.AP
 			RequestTimeEpoch:  now.UnixMilli(),
 			RouteKey:          route,
 			Identity:          events.APIGatewayRequestIdentity{SourceIP: s.sourceIP, UserAgent: s.userAgent},
+			Authorizer:        authorizerContext(s.authorizer),
 		},
 	}
 }

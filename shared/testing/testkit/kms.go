@@ -112,24 +112,31 @@ func goBin(ctx context.Context) (string, error) {
 	return "", errors.New("neither GOBIN nor GOPATH is set")
 }
 
-// StartKMS runs local-kms seeded with localdev/kms-seed.yaml on a free port
-// (chosen by the emulator itself: PORT=0) with a private data directory, and
-// returns its endpoint on the loopback address, e.g. http://127.0.0.1:43121.
-// The process is stopped when the test ends.
-//
-// local-kms listens on all interfaces (it has no bind-address setting);
-// tests only ever talk to it through 127.0.0.1.
+// StartKMS starts local-kms on a free loopback port for the test, with a
+// data folder of its own, and returns its endpoint; it stops with the test.
 func StartKMS(t testing.TB) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	bin, err := KMSBinary(ctx)
+	endpoint, stop, err := RunKMS(ctx, filepath.Join(t.TempDir(), "kms-data"))
 	if err != nil {
 		t.Fatalf("local-kms: %v", err)
 	}
+	t.Cleanup(stop)
+	return endpoint
+}
+
+// RunKMS starts local-kms on a free loopback port with its data in
+// dataDir and returns its endpoint and what stops it (for a TestMain; a
+// test calls StartKMS).
+func RunKMS(ctx context.Context, dataDir string) (endpoint string, stop func(), err error) {
+	bin, err := KMSBinary(ctx)
+	if err != nil {
+		return "", nil, err
+	}
 	seed, err := KMSSeedFile()
 	if err != nil {
-		t.Fatalf("local-kms: %v", err)
+		return "", nil, err
 	}
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(),
@@ -137,22 +144,26 @@ func StartKMS(t testing.TB) string {
 		"KMS_REGION="+KMSRegion,
 		"KMS_ACCOUNT_ID="+KMSAccountID,
 		"KMS_SEED_PATH="+seed,
-		"KMS_DATA_PATH="+filepath.Join(t.TempDir(), "kms-data"),
+		"KMS_DATA_PATH="+dataDir,
 	)
 	// logrus writes to stderr; read it for the bound port, then keep draining.
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
-		t.Fatalf("local-kms stderr: %v", err)
+		return "", nil, fmt.Errorf("stderr: %w", err)
 	}
 	cmd.Stdout = io.Discard
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("start local-kms: %v", err)
+		return "", nil, fmt.Errorf("start: %w", err)
 	}
-	t.Cleanup(func() {
+	stop = func() {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-	})
-
+	}
+	defer func() {
+		if err != nil {
+			stop()
+		}
+	}()
 	portc := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
@@ -172,11 +183,11 @@ func StartKMS(t testing.TB) string {
 	select {
 	case p, ok := <-portc:
 		if !ok {
-			t.Fatalf("local-kms exited before listening")
+			return "", nil, errors.New("exited before listening")
 		}
 		port = p
 	case <-time.After(30 * time.Second):
-		t.Fatalf("local-kms did not report its port within 30s")
+		return "", nil, errors.New("did not report its port within 30s")
 	}
 	addr := net.JoinHostPort("127.0.0.1", port)
 	deadline := time.Now().Add(10 * time.Second)
@@ -187,11 +198,11 @@ func StartKMS(t testing.TB) string {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("local-kms on %s not reachable: %v", addr, err)
+			return "", nil, fmt.Errorf("not reachable on %s: %w", addr, err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return "http://" + addr
+	return "http://" + addr, stop, nil
 }
 
 // IsolateKMS points the AWS SDK of the test process at local-kms at endpoint,

@@ -1,0 +1,162 @@
+package lambdas
+
+import "strconv"
+
+// Database settings shared by the stack, localdev's processes mode and
+// their tests.
+const (
+	DBName = "buzz"
+	// DBUser is the role the request-path functions log in as with IAM
+	// auth; migrate creates it (DB_IAM_USER) and grants it rds_iam.
+	DBUser = "buzz_relay"
+	DBPort = 5432
+	// DBIdleTimeout is the pool's MaxConnIdleTime (DB_IDLE_TIMEOUT), below
+	// the cluster's idle_session_timeout so an awake pool closes first.
+	DBIdleTimeout = "30s"
+	// DBConnectTimeout bounds one connection attempt on the request path
+	// (DB_CONNECT_TIMEOUT); a resuming Aurora answers 503 + Retry-After
+	// sooner than the 28 s function timeout. Migrate waits for a resume.
+	DBConnectTimeout        = "5s"
+	MigrateDBConnectTimeout = "60s"
+	DBMaxConns              = 2
+)
+
+// HostHeader is the header CloudFront's router copies the viewer's Host
+// into; the functions read it (BUZZ_HOST_HEADER) when the stack serves
+// several hostnames.
+const HostHeader = "x-buzz-host"
+
+// Settings are the synth-time choices the environment depends on (a
+// subset of infra's Settings).
+type Settings struct {
+	Community, LogLevel string
+	// DBAuth is "iam" or "secret"; Egress "ipv6", "nat-gateway" or
+	// "nat-instance"; KMSEndpoint: a KMS interface endpoint in the VPC.
+	DBAuth, Egress   string
+	KMSEndpoint      bool
+	RelayKeyRevision string
+	// Domain is the public domain (BUZZ_COMMUNITY_HOST of migrate);
+	// PublicURL is BUZZ_PUBLIC_URL ("" for none); Hostnames: the stack
+	// serves several hostnames (BUZZ_HOST_HEADER, the authorizer).
+	Domain, PublicURL string
+	Hostnames         bool
+	// Media: the media bucket exists; its limits are MediaLimits.
+	Media       bool
+	MediaLimits MediaLimits
+}
+
+// MediaLimits are the media functions' MEDIA_* limits.
+type MediaLimits struct {
+	MaxBytes, DirectMaxBytes, KeyBytesPerDay, CommunityBytesStored int64
+	PresignTTL                                                     string
+}
+
+// Ref names a value only the deployment knows (in CDK a token, in localdev
+// a local address).
+type Ref int
+
+// The references Environment asks for.
+const (
+	RefRegion Ref = iota
+	RefDBSecretArn
+	RefDBHost
+	RefKMSKeyArn
+	RefRelayKeyCiphertext // the migrate custom resource's attribute
+	RefWSManagementEndpoint
+	RefFanoutFunction
+	RefMediaBucket
+)
+
+// Refs resolves a Ref; Environment asks only for those f uses, so a
+// reference that does not exist yet (the custom resource, while migrate
+// itself is built) is never asked for.
+type Refs func(Ref) string
+
+// Environment is the environment function f starts with in a stack with
+// settings s; refs resolves the deployment's values.
+func Environment(f Function, s Settings, refs Refs) map[string]string {
+	env := map[string]string{
+		"BUZZ_COMMUNITY":     s.Community,
+		"BUZZ_PUBLIC_SCHEME": "https",
+		"LOG_LEVEL":          s.LogLevel,
+	}
+	if !f.NoDB {
+		env["DB_SSLMODE"] = "require"
+	}
+	usesKMS := f.Migrate || f.Signs
+	if f.Migrate {
+		env["DB_SECRET_ARN"] = refs(RefDBSecretArn)
+		env["DB_CONNECT_TIMEOUT"] = MigrateDBConnectTimeout
+		env["RELAY_KMS_KEY_ID"] = refs(RefKMSKeyArn)
+		if s.DBAuth == "iam" {
+			env["DB_IAM_USER"] = DBUser
+		}
+		if s.Domain != "" {
+			env["BUZZ_COMMUNITY_HOST"] = s.Domain
+		}
+	} else if !f.NoDB {
+		env["DB_MAX_CONNS"] = strconv.Itoa(DBMaxConns)
+		env["DB_CONNECT_TIMEOUT"] = DBConnectTimeout
+		env["DB_IDLE_TIMEOUT"] = DBIdleTimeout
+		if s.DBAuth == "iam" {
+			env["DB_AUTH"] = "iam"
+			env["DB_HOST"] = refs(RefDBHost)
+			env["DB_PORT"] = strconv.Itoa(DBPort)
+			env["DB_NAME"] = DBName
+			env["DB_USER"] = DBUser
+		} else {
+			env["DB_AUTH"] = "secret"
+			env["DB_SECRET_ARN"] = refs(RefDBSecretArn)
+		}
+	}
+	if !f.Migrate && s.PublicURL != "" {
+		env["BUZZ_PUBLIC_URL"] = s.PublicURL
+	}
+	if !f.Migrate && s.Hostnames {
+		env["BUZZ_HOST_HEADER"] = HostHeader
+	}
+	if f.Signs {
+		env["RELAY_SIGNER"] = "kms"
+		env["RELAY_KMS_KEY_ID"] = refs(RefKMSKeyArn)
+		env["RELAY_KEY_REVISION"] = s.RelayKeyRevision
+		env["RELAY_KEY_CIPHERTEXT"] = refs(RefRelayKeyCiphertext)
+	}
+	if f.Posts {
+		env["WS_MANAGEMENT_ENDPOINT"] = refs(RefWSManagementEndpoint)
+	}
+	if f.Dispatches {
+		env["FANOUT_FUNCTION"] = refs(RefFanoutFunction)
+	}
+	// Over egress=ipv6 every call needs an endpoint with an AAAA record:
+	// EndpointURL and SetsEndpoint (endpoints.go) name it per service.
+	region := refs(RefRegion)
+	if (f.Dispatches || f.Fanout) && SetsEndpoint(s, SvcLambda) {
+		env["LAMBDA_ENDPOINT"] = EndpointURL(s, region, SvcLambda)
+	}
+	if usesKMS && SetsEndpoint(s, SvcKMS) {
+		env["AWS_ENDPOINT_URL_KMS"] = EndpointURL(s, region, SvcKMS)
+	}
+	if s.Media && (f.ServesMedia() || f.Sessions) && SetsEndpoint(s, SvcS3) {
+		// Presigned URLs carry this host too, which browsers reach over
+		// IPv4 or IPv6.
+		env["AWS_ENDPOINT_URL_S3"] = EndpointURL(s, region, SvcS3)
+	}
+	if s.Media && f.Sessions {
+		env["SESSION_BUCKET"] = refs(RefMediaBucket)
+	}
+	if s.Media && f.ServesMedia() {
+		mediaEnv(s, refs, env)
+	}
+	return env
+}
+
+// mediaEnv is the media part of a media function's environment.
+func mediaEnv(s Settings, refs Refs, env map[string]string) {
+	l := s.MediaLimits
+	env["MEDIA_BUCKET"] = refs(RefMediaBucket)
+	env["MEDIA_MAX_BYTES"] = strconv.FormatInt(l.MaxBytes, 10)
+	env["MEDIA_DIRECT_MAX_BYTES"] = strconv.FormatInt(l.DirectMaxBytes, 10)
+	env["MEDIA_KEY_BYTES_PER_DAY"] = strconv.FormatInt(l.KeyBytesPerDay, 10)
+	env["MEDIA_COMMUNITY_BYTES_STORED"] = strconv.FormatInt(l.CommunityBytesStored, 10)
+	env["MEDIA_PRESIGN_TTL"] = l.PresignTTL
+}

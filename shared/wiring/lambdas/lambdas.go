@@ -1,0 +1,231 @@
+// Package lambdas is the one description of the relay's functions: which
+// exist (Functions), which API Gateway route reaches each (HTTPRoutes,
+// MediaRoutes, WebSocketRoutes, the $connect authorizer), which are on no
+// route (OffRoute), and the environment each one starts with
+// (Environment). The CDK app (infra/) deploys from it and localdev's
+// processes mode (BUZZ_LAMBDA=processes) runs each function's own binary
+// from it, so the two cannot drift. No I/O, no AWS types.
+package lambdas
+
+import "sort"
+
+// Function describes one Lambda of the relay and what it may touch.
+type Function struct {
+	Name string // directory under functions/ and zip name under the asset dir
+	// Needs the relay key: gets the KMS key configuration and kms:Decrypt
+	// on the one key. ingest, query and ws-message sign 39000-39006 and
+	// 44100/44101 and serve NIP-11 self; ws-connect and ws-disconnect are
+	// built without a key (app.ConnectParts, app.DisconnectParts)
+	// and migrate signs nothing.
+	Signs bool
+	// Posts to WebSocket connections (fan-out, replies): gets
+	// WS_MANAGEMENT_ENDPOINT and execute-api:ManageConnections on the stage.
+	Posts bool
+	// Manages serves NIP-86 (POST /): its addcommunity seals a new
+	// community's relay key, so it also gets kms:Encrypt (same condition).
+	Manages bool
+	// Authorizer is the $connect authorizer (functions/ws-authorize),
+	// deployed only when the stack serves several hostnames (-c hostnames):
+	// it hands the addressed host to every event of a connection.
+	Authorizer bool
+	// Migrate is the deploy-time function (the migrate custom resource's
+	// handler): master secret, kms:Encrypt, never on a request path.
+	Migrate bool
+	// EgressCheck is the deploy-time EgressCheck custom resource's
+	// handler: it opens TLS to every AWS endpoint the functions call, from
+	// their subnets with their security group, before migrate runs and
+	// before the stages serve (infra/egress.go). No grant beyond its VPC
+	// network interfaces; never on a request path.
+	EgressCheck bool
+	// Sessions reads and writes the WebSocket sessions' idle state
+	// (shared/service/sessions.Idle) in the media bucket under
+	// SessionPrefix: ws-message (AUTH, REQ, CLOSE), ws-disconnect
+	// ($disconnect) and the write paths that fold it before their commit
+	// (ws-message and ingest). Gets SESSION_BUCKET when media is on.
+	Sessions bool
+	// NoDB: the function never opens the database ($connect registers
+	// nothing; the first message does), so it gets no database settings
+	// and no grant.
+	NoDB bool
+	// Dispatches hands audiences above FANOUT_INLINE_MAX to the fan-out
+	// function (asynchronous invoke): gets FANOUT_FUNCTION and
+	// lambda:InvokeFunction on it. Built after the fan-out function.
+	Dispatches bool
+	// Fanout is the fan-out function itself: invoked asynchronously by the
+	// dispatchers with a whole audience, it splits a large one and invokes
+	// itself with the other parts (lambda:InvokeFunction on its own ARN),
+	// loads the part it is given, re-checks access and posts.
+	Fanout  bool
+	Memory  float64 // MB
+	Timeout float64 // seconds
+}
+
+// Functions is every function the stack deploys. The HTTP API allows 30 s
+// and the WebSocket API 29 s per integration; 28 s leaves room for an Aurora
+// resume from 0 ACU (about 15 s) on the first request after a pause.
+var Functions = []Function{
+	{Name: "fanout", Fanout: true, Posts: true, Memory: 512, Timeout: 60},
+	{Name: "ingest", Signs: true, Posts: true, Dispatches: true, Sessions: true, Memory: 512, Timeout: 28},
+	{Name: "query", Signs: true, Manages: true, Memory: 512, Timeout: 28},
+	{Name: "ws-connect", NoDB: true, Memory: 256, Timeout: 28},
+	{Name: "ws-authorize", NoDB: true, Authorizer: true, Memory: 128, Timeout: 10},
+	{Name: "ws-message", Signs: true, Posts: true, Dispatches: true, Sessions: true, Memory: 512, Timeout: 28},
+	{Name: "ws-disconnect", Sessions: true, Memory: 256, Timeout: 28},
+	{Name: "migrate", Migrate: true, Memory: 256, Timeout: 300},
+	{Name: "egresscheck", EgressCheck: true, NoDB: true, Memory: 128, Timeout: 120},
+}
+
+// DeployTime: CloudFormation runs the function (a custom resource's
+// handler) during a deployment; it serves no route, so it has no reserved
+// concurrency and waits for no migration.
+func (f Function) DeployTime() bool { return f.Migrate || f.EgressCheck }
+
+// OffRoute is every function that no API Gateway route reaches, and who
+// runs it instead. Every other function is on at least one route; a test
+// (lambdas_test.go) holds the Makefile, functions/ and this package to it.
+var OffRoute = map[string]string{
+	"migrate":     "CloudFormation, as the migrate custom resource's onEvent handler, once before the routes serve",
+	"fanout":      "ingest and ws-message (and itself), by asynchronous Invoke",
+	"egresscheck": "CloudFormation, as the EgressCheck custom resource's handler (through CDK's Provider framework), before migrate and the stages",
+}
+
+// ByName is the function called name; ok is false when there is none.
+func ByName(name string) (Function, bool) {
+	for _, f := range Functions {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return Function{}, false
+}
+
+// Names is every function's name, sorted.
+func Names() []string {
+	out := make([]string, 0, len(Functions))
+	for _, f := range Functions {
+		out = append(out, f.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// HTTPRoute is one HTTP API route and the function it reaches.
+type HTTPRoute struct{ Function, Method, Path string }
+
+// Key is the route's API Gateway route key, "METHOD /path".
+func (r HTTPRoute) Key() string { return r.Method + " " + r.Path }
+
+// HTTPRoutes are the HTTP bridge's routes, always deployed.
+var HTTPRoutes = []HTTPRoute{
+	{"ingest", "POST", "/events"},
+	{"query", "POST", "/query"},
+	{"query", "POST", "/count"},
+	{"query", "GET", "/"},
+	{"query", "POST", "/"}, // NIP-86 relay management
+	{"query", "GET", "/healthz"},
+}
+
+// MediaRoutes are Blossom's (BUD-01/02/06) and Buzz's /media routes,
+// deployed with media on: the writing routes to ingest, the reading ones
+// to query.
+var MediaRoutes = []HTTPRoute{
+	{"ingest", "PUT", "/upload"},
+	{"ingest", "HEAD", "/upload"},
+	{"ingest", "DELETE", "/{blob}"},
+	{"ingest", "PUT", "/media/upload"},
+	{"ingest", "HEAD", "/media/upload"},
+	{"ingest", "POST", "/media/upload"},
+	{"ingest", "DELETE", "/media/{blob}"},
+	{"query", "GET", "/{blob}"},
+	{"query", "HEAD", "/{blob}"},
+	{"query", "GET", "/list/{pubkey}"},
+	{"query", "GET", "/media/{blob}"},
+	{"query", "HEAD", "/media/{blob}"},
+}
+
+// WebSocket route keys.
+const (
+	RouteConnect    = "$connect"
+	RouteDefault    = "$default"
+	RouteDisconnect = "$disconnect"
+)
+
+// WebSocketRoutes map each WebSocket route to its function. The $connect
+// authorizer, when deployed, is the function with Authorizer set.
+var WebSocketRoutes = map[string]string{
+	RouteConnect:    "ws-connect",
+	RouteDefault:    "ws-message",
+	RouteDisconnect: "ws-disconnect",
+}
+
+// ServesMedia: some media route reaches the function, so it gets the
+// bucket and the limits in its environment (and, in infra/, its S3 grants).
+func (f Function) ServesMedia() bool {
+	for _, r := range MediaRoutes {
+		if r.Function == f.Name {
+			return true
+		}
+	}
+	return false
+}
+
+// Routed is every function some route reaches (the authorizer included),
+// sorted; with media, the media routes count too.
+func Routed(media bool) []string {
+	set := map[string]bool{}
+	routes := HTTPRoutes
+	if media {
+		routes = append(append([]HTTPRoute(nil), HTTPRoutes...), MediaRoutes...)
+	}
+	for _, r := range routes {
+		set[r.Function] = true
+	}
+	for _, fn := range WebSocketRoutes {
+		set[fn] = true
+	}
+	for _, f := range Functions {
+		if f.Authorizer {
+			set[f.Name] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for n := range set {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Deployed is the functions a stack deploys: all but the $connect
+// authorizer unless it serves several hostnames.
+func Deployed(hostnames bool) []Function {
+	var out []Function
+	for _, f := range Functions {
+		if f.Authorizer && !hostnames {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// BuildFlags are the go build flags of every function's binary, as `make
+// build` gives them (a test holds the Makefile to them); CGO is off.
+var BuildFlags = []string{"-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w"}
+
+// MigrateResourceType is the CloudFormation type of the migrate custom
+// resource; its attributes RelayKeyCiphertext and RelayPubkey come from
+// the migrate function's Data (shared/wiring/provision).
+const MigrateResourceType = "Custom::BuzzMigrate"
+
+// MigrateProperties are the migrate custom resource's properties: a change
+// to any makes CloudFormation send an Update, so migrate runs again (the
+// zip's hash embeds the migrations).
+func MigrateProperties(s Settings, zipSHA256 string, refs Refs) map[string]any {
+	return map[string]any{
+		"Community":        s.Community,
+		"MigrateZipSha256": zipSHA256,
+		"RelayKeyRevision": s.RelayKeyRevision,
+		"RelayKmsKeyId":    refs(RefKMSKeyArn),
+	}
+}
