@@ -141,11 +141,12 @@ func (r *Relay) Disconnect(ctx context.Context, req Request) error {
 // forget drops connection id: its cached state, its rows (with Idle, a
 // mark the next commit of its community folds).
 func (r *Relay) forget(ctx context.Context, id string, cause error) error {
-	c, cached := r.conns.get(id, r.now().Unix())
-	r.conns.drop(id)
 	if r.Idle == nil {
+		r.conns.drop(id)
 		return r.Sessions.Drop(ctx, r.Sender, id, cause)
 	}
+	c, cached := r.conns.get(id, r.now().Unix())
+	r.conns.drop(id)
 	if err := sessions.Hangup(ctx, r.Sender, id, cause); err != nil {
 		return err
 	}
