@@ -9,6 +9,7 @@ import (
 
 	"github.com/buzzrelay/relay/localdev/s3local"
 	"github.com/buzzrelay/relay/shared/aws/s3blobs"
+	"github.com/buzzrelay/relay/shared/domain/nip43"
 	"github.com/buzzrelay/relay/shared/service/sessions"
 )
 
@@ -152,5 +153,50 @@ func TestPendingFold(t *testing.T) {
 	f, err = d.Collect(ctx, "c1", 1005)
 	if err != nil || len(f.Subs)+len(f.Gone)+len(f.Connections) != 0 {
 		t.Fatalf("after Done: %+v %v", f, err)
+	}
+}
+
+// gate admits the keys it lists (a stand-in for the NIP-43 registry's
+// answer; the registry itself runs against Postgres in its own tests).
+type gate map[string]bool
+
+func (g gate) AdmitMember(_ context.Context, _, pubkey string) error {
+	if g[pubkey] {
+		return nil
+	}
+	return nip43.ErrNotMember
+}
+
+// TestPendingFoldAsksTheMembershipGate: a REQ answered from the mark
+// never met the NIP-43 gate (it needs the database); the fold asks it,
+// and a key it refuses is dropped unfolded, so it gets no live delivery.
+func TestPendingFoldAsksTheMembershipGate(t *testing.T) {
+	ctx := context.Background()
+	d, instance := localIdle(t, 0)
+	if err := d.Raise(ctx, "c1", 1000); err != nil {
+		t.Fatal(err)
+	}
+	live := []nostr.Filter{{Kinds: []int{9}, Since: since(1001), Tags: nostr.TagMap{"h": {"ch"}}}}
+	member := &sessions.Connection{ID: "m", Pubkey: "aa", ConnectedAt: 900}
+	stranger := &sessions.Connection{ID: "s", Pubkey: "bb", ConnectedAt: 900}
+	for _, c := range []*sessions.Connection{member, stranger} {
+		if ok, err := d.SubscribeIdle(ctx, "c1", c, "live", live); err != nil || !ok {
+			t.Fatalf("%s: %v %v", c.ID, ok, err)
+		}
+	}
+	folder := instance()
+	folder.Members = gate{"aa": true}
+	f, err := folder.Collect(ctx, "c1", 1005)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Subs) != 1 || f.Subs[0].Connection != member.ID || len(f.Connections) != 1 || f.Connections[0].ID != member.ID {
+		t.Fatalf("folded %+v %+v, want only the member's", f.Subs, f.Connections)
+	}
+	if err := folder.Done(ctx, f); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := folder.Collect(ctx, "c1", 1005); err != nil || len(f.Subs) != 0 {
+		t.Fatalf("the refused key's pending stayed: %+v %v", f, err)
 	}
 }
