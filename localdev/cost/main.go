@@ -82,7 +82,7 @@ func main() {
 	flag.StringVar(&profile, "profile", "community", "community or managed")
 	flag.StringVar(&egress, "egress", "", "ipv6, nat-gateway or nat-instance (default: the profile's)")
 	flag.StringVar(&template, "template", "", "a synthesized template (cdk.out/*.template.json) to read the stack from, instead of the profile's")
-	flag.StringVar(&u.Design, "design", "current", "how the WebSocket path is served: "+strings.Join(model.DesignNames(), " or "))
+	flag.StringVar(&u.Design, "design", "lastcommit", "how the WebSocket path is served: "+strings.Join(model.DesignNames(), " or "))
 	flag.Float64Var(&u.DBHours, "db-hours", 0, "hours a month the database is awake besides the modelled wakes")
 	flag.Float64Var(&u.DBACU, "db-acu", 0.5, "average ACU while awake")
 	flag.Float64Var(&u.Messages, "messages", 0, "client WebSocket messages a month")

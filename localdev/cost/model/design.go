@@ -48,9 +48,12 @@ type Design struct {
 // Designs are the ways the model can price. "current" is the code as it
 // is (round trips and posts as localdev/roundtrips counts them,
 // docs/benchmarks.md: first message 2, AUTH 2, REQ with nothing stored 3,
-// with stored events 4, EVENT 4, CLOSE 1); "lastcommit" is the path of issue 31's "An open
-// app should not keep Aurora awake", as planned: its S3 requests are
-// assumptions until the code lands, then this table follows it.
+// with stored events 4, EVENT 4, CLOSE 1), which a stack without a session
+// bucket (SESSION_BUCKET unset: media off) runs; "lastcommit" is the
+// sessions' idle state in S3 (shared/service/sessions.Idle, issue 31's "An
+// open app should not keep Aurora awake"), which the stack runs with media
+// on, its S3 requests read from that code (docs/architecture.md, "An open
+// app and the database"). An S3 LIST is priced as a PUT (the same tier).
 var Designs = map[string]Design{
 	"current": {
 		Name:  "current",
@@ -71,19 +74,21 @@ var Designs = map[string]Design{
 	},
 	"lastcommit": {
 		Name:  "lastcommit",
-		About: "no database for $connect, AUTH, heartbeats, $disconnect and a REQ since the last commit (issue 31, planned)",
+		About: "no database for $connect, AUTH, $disconnect and a REQ since the last commit; the sessions' state in S3 (SESSION_BUCKET)",
 		Actions: map[string]Action{
-			ActConnect:    {Function: "ws-connect", Invocations: 1, Seconds: 0.005},
-			ActEarlyREQ:   {Function: "ws-message", Invocations: 1, Seconds: 0.010, Received: 1, Posts: 1},
-			ActAuth:       {Function: "ws-message", Invocations: 1, Seconds: 0.010, Received: 1, Posts: 2, S3Puts: 1},
-			ActResumeREQ:  {Function: "ws-message", Invocations: 1, Seconds: 0.015, Received: 1, Posts: 1, S3Gets: 1, S3Puts: 1},
-			ActHeartbeat:  {Function: "ws-message", Invocations: 2, Seconds: 0.025, Received: 2, Posts: 1, S3Gets: 1, S3Puts: 1},
-			ActDisconnect: {Function: "ws-disconnect", Invocations: 1, Seconds: 0.005},
+			ActConnect:   {Function: "ws-connect", Invocations: 1, Seconds: 0.005},
+			ActEarlyREQ:  {Function: "ws-message", Invocations: 1, Seconds: 0.010, Received: 1, Posts: 1, S3Gets: 1},
+			ActAuth:      {Function: "ws-message", Invocations: 1, Seconds: 0.015, Received: 1, Posts: 2, S3Gets: 1, S3Puts: 1},
+			ActResumeREQ: {Function: "ws-message", Invocations: 1, Seconds: 0.030, Received: 1, Posts: 1, S3Gets: 2, S3Puts: 3},
+			// NDK's probe has no since: it takes the database path (its
+			// REQ and the rate limit in 2 round trips, CLOSE 2 more).
+			ActHeartbeat:  {Function: "ws-message", Invocations: 2, Seconds: 0.030, Received: 2, Posts: 1, DBTrips: 4, S3Gets: 1, S3Puts: 1},
+			ActDisconnect: {Function: "ws-disconnect", Invocations: 1, Seconds: 0.010, S3Gets: 1, S3Puts: 2},
 			ActEvent:      {Function: "ws-message", Invocations: 1, Seconds: 0.020, Received: 1, Posts: 1, DBTrips: 4},
 			ActREQ:        {Function: "ws-message", Invocations: 1, Seconds: 0.015, Received: 1, Posts: 1, DBTrips: 4},
 		},
 		Notes: []string{
-			"assumed until it lands: the challenge needs no stored row; AUTH keeps the connection's key in one S3 PUT; a REQ since the last commit reads the last-commit mark (one S3 GET) and keeps its subscription in one S3 PUT; a limit-0 REQ is answered the same way; $disconnect deletes nothing (rows expire)",
+			"as the code runs it (shared/service/sessions/idle.go): the challenge is derived, never stored; AUTH reads the host entry and keeps the connection's key (1 GET, 1 PUT); a REQ with since after the last commit reads the connection and the mark, writes its pending subscription and lists the mark again (2 GET, 1 PUT, 2 LIST); $disconnect writes a gone mark (1 GET, 1 PUT, 1 DELETE); each write lists the pending (1 LIST, more when the mark rises; not priced here); a REQ without since (NDK's limit-0 heartbeat) and CLOSE still use the database",
 		},
 	},
 }

@@ -36,9 +36,14 @@ func TestSimulate(t *testing.T) {
 		// Ten silent clients spread over 10 minutes: a burst a minute.
 		{name: "10 silent clients", design: "current", clients: Clients{N: 10, Subscriptions: 2}, session: 10, sessions: 43800,
 			bursts: 43800, resumes: 1, awakeH: math.NaN()},
-		// Without the database on these paths: no burst at all.
-		{name: "10 clients, lastcommit", design: "lastcommit", clients: Clients{N: 10, Subscriptions: 2, HeartbeatMinutes: 2}, session: 120, sessions: 3650,
-			counts: map[string]float64{ActResumeREQ: 7300, ActHeartbeat: 3650 * 59}},
+		// With the sessions' state in S3, silent clients' reconnects run
+		// no statement: no burst at all.
+		{name: "10 clients, lastcommit", design: "lastcommit", clients: Clients{N: 10, Subscriptions: 2}, session: 10, sessions: 43800,
+			counts: map[string]float64{ActResumeREQ: 87600, ActHeartbeat: 0}},
+		// NDK's probe has no since, so it still takes the database path:
+		// Aurora never pauses.
+		{name: "NDK heartbeat, lastcommit", design: "lastcommit", clients: Clients{N: 1, Subscriptions: 2, HeartbeatMinutes: 2}, session: 120, sessions: 365,
+			counts: map[string]float64{ActHeartbeat: 365 * 59}, bursts: 365 * 59, resumes: 1, awakeH: math.NaN()},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			l, err := Simulate(c.clients, Designs[c.design], db)

@@ -14,15 +14,16 @@ import (
 var profileStacks = map[string]Stack{
 	"community": {
 		Functions: relayFunctions,
-		LogGroups: 8, LogRetentionDays: 7,
+		LogGroups: 10, LogRetentionDays: 7,
 		KMSKeys: 1, Secrets: 1, Buckets: 1,
 		Database: relayDatabase,
 	},
 	"managed": {
 		Functions: relayFunctions,
-		LogGroups: 8, LogRetentionDays: 90,
-		// errors and throttles of the seven functions, HTTP 5xx
-		Alarms:  15,
+		LogGroups: 10, LogRetentionDays: 90,
+		// errors and throttles of the eight functions (with egresscheck),
+		// HTTP 5xx
+		Alarms:  17,
 		KMSKeys: 1, Rotating: 1, Secrets: 1, Buckets: 1, Topics: 1,
 		Database: relayDatabase,
 	},
@@ -39,10 +40,15 @@ var networks = map[string]Network{
 }
 
 // relayFunctions are infra.Functions as deployed without -c hostnames, and
-// the CDK provider framework's onEvent function of the migrate custom
-// resource (run only by deploys).
+// the functions CDK adds that only deploys run: the provider framework's
+// onEvent functions of the migrate and EgressCheck custom resources and
+// the handler that strips the VPC's default security group
+// (@aws-cdk/aws-ec2:restrictDefaultSecurityGroup).
 var relayFunctions = []Function{
+	{"CustomVpcRestrictDefaultSGCustomResourceProviderHandler", 128, "x86_64"},
+	{"EgressCheckProviderframeworkonEvent", 128, "x86_64"},
 	{"MigrateProviderframeworkonEvent", 128, "x86_64"},
+	{"egresscheck", 128, "arm64"},
 	{"fanout", 512, "arm64"},
 	{"ingest", 512, "arm64"},
 	{"migrate", 256, "arm64"},
