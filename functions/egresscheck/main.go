@@ -15,5 +15,5 @@ import (
 )
 
 func main() {
-	lambda.Start(provision.EgressHandler(app.Logger(), egress.New()))
+	lambda.Start(provision.EgressHandler(app.ColdStart(), egress.New()))
 }

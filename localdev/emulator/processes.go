@@ -145,7 +145,9 @@ func StartProcessStack(ctx context.Context, o ProcessStackOptions) (_ *ProcessSt
 	}
 	refs[lambdas.RefRelayKeyCiphertext] = p.Migrated[provision.AttrRelayKeyCiphertext]
 	for _, f := range deployed {
-		if f.Migrate {
+		if f.DeployTime() {
+			// migrate ran above; the egress check has nothing to check
+			// here (localdev/egresscheck checks @connections locally).
 			continue
 		}
 		if _, err := p.start(ctx, o, f, resolve); err != nil {
