@@ -108,6 +108,12 @@ func waitKey(t *testing.T, b *s3blobs.Bucket, prefix string) {
 // nothing of a private channel, and a REQ with an older since reads the
 // stored events.
 func TestIdleReconnectRunsNoStatement(t *testing.T) {
+	if binaries != nil {
+		// The count is of the serving pool's statements (Store.Statements),
+		// which is in this process only when the handlers are: the
+		// default-mode run of the suite in make test covers it.
+		t.Skip("BUZZ_LAMBDA=processes: the serving pools are in the function processes")
+	}
 	r, bucket := idleRelay(t)
 	alice, bob := testkit.NewKey(t), testkit.NewKey(t)
 	ba := newBridge(t, r, alice)

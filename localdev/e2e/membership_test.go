@@ -126,6 +126,9 @@ func TestBuzzRelayMembership(t *testing.T) {
 	if st, m := bo.rpc("setrelaymembership", true); st != http.StatusOK || m["result"] != true {
 		t.Fatalf("the operator turns enforcement on: %d %v", st, m)
 	}
+	// Other instances (BUZZ_LAMBDA=processes: the ingest and ws-message
+	// processes) see the switch within the community cache's lifetime.
+	r.ForgetCommunities()
 	if !slices.Contains(nip11NIPs(t, r), 43) {
 		t.Fatal("NIP-11 does not list 43 while enforced")
 	}
@@ -252,6 +255,7 @@ func TestBuzzRelayMembership(t *testing.T) {
 	if st, m := bo.rpc("setrelaymembership", false); st != http.StatusOK || m["result"] != true {
 		t.Fatalf("the operator turns enforcement off: %d %v", st, m)
 	}
+	r.ForgetCommunities()
 	if slices.Contains(nip11NIPs(t, r), 43) {
 		t.Fatal("NIP-11 lists 43 after enforcement is off")
 	}
