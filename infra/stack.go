@@ -327,7 +327,7 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		if media != nil && f.ServesMedia() {
 			grantMedia(f.Name, media, func(st awsiam.PolicyStatement) { fn.AddToRolePolicy(st) })
 		}
-		if media != nil && SessionFunctions[f.Name] {
+		if media != nil && f.Sessions {
 			grantSessions(media, func(st awsiam.PolicyStatement) { fn.AddToRolePolicy(st) })
 		}
 		if f.Dispatches {

@@ -283,23 +283,21 @@ func (r *Relay) Subscribe(ctx context.Context, c Caller, req Request) ([]json.Ra
 	if err := r.reading(ctx, c, errReadAuth); err != nil {
 		return nil, err
 	}
-	if req.ThreadWindows != nil {
+	if req.ThreadWindows != nil || search {
+		// One-shot: nothing live after EOSE, and a live subscription of
+		// the same id ends first.
 		if err := r.Sessions.Unsubscribe(ctx, c.Connection, req.Sub); err != nil {
 			return nil, fmt.Errorf("relay: subscribe %s: %w", req.Sub, err)
 		}
-		evs, err := r.Reader.ThreadWindows(ctx, c.Community, c.Host, c.Pubkey, req.ThreadWindows)
-		if err != nil {
-			return nil, fmt.Errorf("relay: thread window req: %w", err)
+		var evs []json.RawMessage
+		var err error
+		if req.ThreadWindows != nil {
+			evs, err = r.Reader.ThreadWindows(ctx, c.Community, c.Host, c.Pubkey, req.ThreadWindows)
+		} else {
+			evs, err = r.Reader.Req(ctx, c.Community, c.Pubkey, req.Filters)
 		}
-		return evs, nil
-	}
-	if search {
-		if err := r.Sessions.Unsubscribe(ctx, c.Connection, req.Sub); err != nil {
-			return nil, fmt.Errorf("relay: subscribe %s: %w", req.Sub, err)
-		}
-		evs, err := r.Reader.Req(ctx, c.Community, c.Pubkey, req.Filters)
 		if err != nil {
-			return nil, r.dropFailed(ctx, c, req.Sub, err)
+			return nil, fmt.Errorf("relay: one-shot req: %w", err)
 		}
 		return evs, nil
 	}

@@ -349,6 +349,22 @@ func (d *Idle) Collect(ctx context.Context, community string, v int64) (*Fold, e
 	f := &Fold{SessionFold: store.SessionFold{Now: now, MaxSubs: relayinfo.MaxSubscriptions}}
 	gone := map[string]bool{}
 	conns := map[string]bool{}
+	// The NIP-43 gate's verdict, asked once per key of this fold.
+	verdicts := map[string]bool{}
+	admitted := func(pubkey string) (bool, error) {
+		if d.Members == nil {
+			return true, nil
+		}
+		if v, ok := verdicts[pubkey]; ok {
+			return v, nil
+		}
+		err := d.Members.AdmitMember(ctx, community, pubkey)
+		if _, refused := reject.As(err); err != nil && !refused {
+			return false, err
+		}
+		verdicts[pubkey] = err == nil
+		return err == nil, nil
+	}
 	for _, k := range keys {
 		parts := strings.Split(strings.TrimPrefix(k, pre), "/")
 		switch {
@@ -378,14 +394,13 @@ func (d *Idle) Collect(ctx context.Context, community string, v int64) (*Fold, e
 			if !found || json.Unmarshal(b, &p) != nil {
 				continue // folded by a commit that ran alongside
 			}
-			if d.Members != nil {
-				if err := d.Members.AdmitMember(ctx, community, p.Pubkey); err != nil {
-					if _, refused := reject.As(err); !refused {
-						return nil, fmt.Errorf("sessions: membership of pending %s: %w", k, err)
-					}
-					f.keys = append(f.keys, k) // not a member: dropped unfolded
-					continue
-				}
+			member, err := admitted(p.Pubkey)
+			if err != nil {
+				return nil, fmt.Errorf("sessions: membership of pending %s: %w", k, err)
+			}
+			if !member {
+				f.keys = append(f.keys, k) // not a member: dropped unfolded
+				continue
 			}
 			if !conns[id] {
 				conns[id] = true
