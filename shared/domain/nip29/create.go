@@ -7,6 +7,7 @@ import (
 
 	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/groupid"
+	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 )
 
@@ -45,7 +46,8 @@ type Create struct {
 }
 
 // ParseCreate reads a 9007. Only h is required (NIP-29: a group id, see
-// ValidGroupID); name, about, picture, Buzz's channel_type, visibility and t
+// ValidGroupID, outside the DM id space: IsDMID; a DM, channel_type dm, is
+// never made by a 9007); name, about, picture, Buzz's channel_type, visibility and t
 // labels, NIP-29's flags, supported_kinds and parent are optional. A system
 // channel is private unless it asks for ["visibility","open"]; other
 // channels default to open. NIP-29 flag tags, when present, set the flags
@@ -60,6 +62,9 @@ func ParseCreate(ev *nostr.Event) (*Create, error) {
 		return nil, reject.Invalidf("group id %q must be %s", groupid.Clip(raw), groupid.Rule)
 	}
 	c.ID = groupid.Canonical(raw)
+	if IsDMID(c.ID) {
+		return nil, reject.Invalidf("group id %s is reserved for DMs (a version-5 UUID): a DM is opened with kind %d; choose another id", c.ID, kinds.DMOpen)
+	}
 	if v, ok := filter.TagValue(ev.Tags, "name"); ok {
 		if strings.TrimSpace(v) == "" {
 			return nil, reject.Invalidf("a name tag cannot be blank")
@@ -72,6 +77,9 @@ func ParseCreate(ev *nostr.Event) (*Create, error) {
 	if v, ok := filter.TagValue(ev.Tags, "channel_type"); ok {
 		if !IsType(v) {
 			return nil, reject.Invalidf("channel_type %q must be one of %s", v, strings.Join(Types, ", "))
+		}
+		if v == TypeDM {
+			return nil, reject.Invalidf("a DM is opened with kind %d, not created with kind %d", kinds.DMOpen, ev.Kind)
 		}
 		c.Type = v
 	}

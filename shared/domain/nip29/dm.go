@@ -5,10 +5,12 @@ import (
 	"encoding/hex"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/domain/eventcheck"
+	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 )
 
@@ -72,6 +74,50 @@ func DMChannelID(sorted []string) string {
 	b[8] = b[8]&0x3f | 0x80 // RFC 4122 variant
 	x := hex.EncodeToString(b)
 	return fmt.Sprintf("%s-%s-%s-%s-%s", x[0:8], x[8:12], x[12:16], x[16:20], x[20:32])
+}
+
+// IsDMID reports whether id lies in the DM id space: a lower-case UUID of
+// version 5 with the RFC 4122 variant, the shape of every DMChannelID. The
+// space belongs to the DM flows (CreatesDM): a DM's id is a public function
+// of its participants, so no 9007 may create a channel there (a third key
+// would take the DM over), and the refusal depends on the id alone, never on
+// whether a DM exists (no oracle).
+func IsDMID(id string) bool {
+	if len(id) != 36 || id[14] != '5' || !strings.ContainsRune("89ab", rune(id[19])) {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// CreatesDM reports whether an event of kind creates DM channels (41010
+// opens one, 41011 the DM of a larger set). A channel of type dm that
+// anything else created is not a DM, and no DM flow joins or uses it.
+func CreatesDM(kind int) bool { return kind == kinds.DMOpen || kind == kinds.DMAddMember }
+
+// ActsOnDM reports whether an event of kind, applied through NIP-29's
+// moderation path, may act on a DM: a participant deletes their own events
+// (9005) or leaves (9022); 41011 and 41012 are the DM flows'. NIP-29's
+// group management (9000-9002, 9008, 9009, 9021) never reaches a DM: who is
+// in it, its metadata and its life are the DM flows' alone.
+func ActsOnDM(kind int) bool {
+	switch kind {
+	case kinds.DeleteEvent, kinds.LeaveRequest, kinds.DMAddMember, kinds.DMHide:
+		return true
+	}
+	return false
 }
 
 // DMMetadataTags are a DM's 39000 tags: the metadata, then one p per

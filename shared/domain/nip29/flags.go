@@ -6,6 +6,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/domain/groupid"
+	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 )
 
@@ -131,7 +132,8 @@ const MaxGroupDepth = 16
 const MaxInviteCodeLength = 128
 
 // Supports reports whether a group with supported kinds ks (nil: every
-// kind) takes kind.
+// kind) takes kind. It applies to every event filed in the group that is
+// content there (Content).
 func Supports(ks []int, kind int) bool {
 	if ks == nil {
 		return true
@@ -144,14 +146,38 @@ func Supports(ks []int, kind int) bool {
 	return false
 }
 
-// WithoutTypeEcho drops the t tags whose value is channelType from a 9002's
-// tags: a client that edits by sending back the group's 39000 (welshman's
-// makeRoomEditEvent does) echoes its NIP-CL identity tag ["t", <type>],
-// which names the group's own type and makes it look like no other.
-func WithoutTypeEcho(tags nostr.Tags, channelType string) nostr.Tags {
+// Content reports whether an event of kind, filed in a group by a key that
+// is an owner or admin there (admin) or not, is content that the group's
+// supported_kinds governs: every kind but NIP-29's moderation and membership
+// kinds (9000-9030: the group's management, joining and leaving), and of
+// those a 9005 from a key that is no admin, an author deleting their own
+// event as a kind 5 does.
+func Content(kind int, admin bool) bool {
+	if kind == kinds.DeleteEvent {
+		return !admin
+	}
+	return !kinds.Moderation(kind)
+}
+
+// WithoutTypeEcho drops the t tags whose value is the group's own type
+// from a 9002's tags when the 9002 sends back the group's 39000 (welshman's
+// makeRoomEditEvent does): it then echoes the NIP-CL identity tags, ["t",
+// <type>] beside ["P", <creator>], and the type tag is no label. A 9002
+// without that P keeps every t tag, so a type name as a label is refused
+// (Labels) for every type alike.
+func WithoutTypeEcho(tags nostr.Tags, ch *Channel) nostr.Tags {
+	echo := false
+	for _, t := range tags {
+		if len(t) >= 2 && t[0] == "P" && t[1] == ch.Creator {
+			echo = true
+		}
+	}
+	if !echo {
+		return tags
+	}
 	out := make(nostr.Tags, 0, len(tags))
 	for _, t := range tags {
-		if len(t) >= 2 && t[0] == "t" && t[1] == channelType {
+		if len(t) >= 2 && t[0] == "t" && t[1] == ch.Type {
 			continue
 		}
 		out = append(out, t)

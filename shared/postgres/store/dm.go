@@ -1,6 +1,11 @@
 package store
 
-import "context"
+import (
+	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+)
 
 // Buzz's DM channels: a participant's hidden mark (41012) and the hidden
 // set the relay publishes as their 30622 (NIP-DV).
@@ -46,4 +51,21 @@ ORDER BY m.channel_id`, t.community, pubkey)
 		return nil, errorf("hidden dms: %w", err)
 	}
 	return out, nil
+}
+
+// CreateKind is the kind of the event that created channel (its
+// create_event), 0 when that event is not stored; ErrNotFound when the
+// channel is not.
+func (t *Tx) CreateKind(ctx context.Context, channel string) (int, error) {
+	var kind int
+	err := t.tx.QueryRow(ctx, `SELECT coalesce(e.kind, 0) FROM channels c
+LEFT JOIN events e ON e.community_id = c.community_id AND e.id = c.create_event
+WHERE c.community_id = $1 AND c.id = $2`, t.community, channel).Scan(&kind)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, ErrNotFound
+	}
+	if err != nil {
+		return 0, errorf("create kind of %s: %w", channel, err)
+	}
+	return kind, nil
 }

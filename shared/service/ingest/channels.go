@@ -8,6 +8,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/domain/access"
 	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/nip29"
@@ -50,16 +51,27 @@ func (a *apply) moderated(ctx context.Context) (*store.ChannelRow, string, error
 	if err != nil {
 		return nil, "", err
 	}
-	// A hidden group is not there for a non-member (NIP-29: only hidden
-	// hides metadata); a join request may still bring an invite code.
-	if ch.Hidden && role == "" && a.ev.Kind != kinds.JoinRequest {
+	// A DM is not there for a key outside it, whatever it sends; a hidden
+	// group is not there for a non-member (NIP-29: only hidden hides
+	// metadata), though a join request may still bring an invite code.
+	dm := ch.Type == nip29.TypeDM
+	if role == "" && (dm || (ch.Hidden && a.ev.Kind != kinds.JoinRequest)) {
 		return nil, "", noChannel(h)
 	}
+	// Who is in a DM and what it is belong to the DM flows (41010-41012).
+	if dm && !nip29.ActsOnDM(a.ev.Kind) {
+		return nil, "", reject.Restrictedf("channel %s is a DM: kind %d does not act on a DM (its participants are set by kinds %d and %d)",
+			h, a.ev.Kind, kinds.DMOpen, kinds.DMAddMember)
+	}
+	a.saw(ch, role)
 	return ch, role, nil
 }
 
+// isAdmin reports whether role holds a group's privileges: owner or admin.
+func isAdmin(role string) bool { return nip29.RoleRank(role) >= nip29.RoleRank(nip29.Admin) }
+
 func requireAdmin(role string, what string) error {
-	if nip29.RoleRank(role) < nip29.RoleRank(nip29.Admin) {
+	if !isAdmin(role) {
 		return reject.Restrictedf("only a channel owner or admin may %s", what)
 	}
 	return nil
@@ -80,7 +92,7 @@ func (a *apply) createChannel(ctx context.Context) error {
 		Creator: a.ev.PubKey, CreatedAt: int64(a.ev.CreatedAt),
 		Flags: c.Flags, SupportedKinds: c.SupportedKinds, Parent: c.Parent,
 	}
-	if err := a.checkParent(ctx, ch.ID, ch.Parent); err != nil {
+	if ch.Parent, err = a.keptParent(ctx, ch.ID, ch.Parent); err != nil {
 		return err
 	}
 	created, err := a.tx.InsertChannel(ctx, ch, a.ev.ID)
@@ -104,7 +116,7 @@ func (a *apply) editChannel(ctx context.Context) error {
 	// A client may edit by sending back the group's 39000 (welshman): its
 	// identity tag ["t", <type>] is an echo, not a label.
 	edit := *a.ev
-	edit.Tags = nip29.WithoutTypeEcho(a.ev.Tags, ch.Type)
+	edit.Tags = nip29.WithoutTypeEcho(a.ev.Tags, &ch.Channel)
 	e, err := nip29.ParseEdit(&edit)
 	if err != nil {
 		return err
@@ -135,10 +147,9 @@ func (a *apply) editChannel(ctx context.Context) error {
 		c.SupportedKinds = e.SupportedKinds
 	}
 	if e.ParentSet {
-		if err := a.checkParent(ctx, c.ID, e.Parent); err != nil {
+		if c.Parent, err = a.keptParent(ctx, c.ID, e.Parent); err != nil {
 			return err
 		}
-		c.Parent = e.Parent
 	}
 	if err := a.tx.UpdateChannel(ctx, &c); err != nil {
 		return err
@@ -326,28 +337,43 @@ func (a *apply) createInvite(ctx context.Context) error {
 	return nil
 }
 
-// checkParent refuses a parent that would make a cycle (NIP-29 subgroups);
-// a parent that does not exist is kept and published as a root.
-func (a *apply) checkParent(ctx context.Context, group, parent string) error {
+// keptParent is the parent a 9007 or 9002 of group keeps (NIP-29
+// subgroups): parent when the sender is an owner or admin of it, a live
+// group; otherwise "", a root. A parent that does not exist, is deleted, or
+// is a group the sender does not manage (hidden or not) all make the same
+// root, so the answer and the 39000 tell nothing about the group named, and
+// no key attaches subgroups under another's group. Of a kept parent, a
+// cycle or too deep a chain is refused; a group naming itself always is.
+func (a *apply) keptParent(ctx context.Context, group, parent string) (string, error) {
 	if parent == "" {
-		return nil
+		return "", nil
 	}
 	if parent == group {
-		return reject.Invalidf("a group cannot be its own parent")
+		return "", reject.Invalidf("a group cannot be its own parent")
+	}
+	ch, role, err := a.tx.ChannelAndRole(ctx, parent, a.ev.PubKey)
+	if isNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if ch.Deleted || !isAdmin(role) {
+		return "", nil
 	}
 	chain, err := a.tx.ParentChain(ctx, parent, nip29.MaxGroupDepth)
 	if err != nil {
-		return err
+		return "", err
 	}
 	for _, id := range chain {
 		if id == group {
-			return reject.Invalidf("parent %s would make a cycle: it is under group %s", parent, group)
+			return "", reject.Invalidf("parent %s would make a cycle: it is under group %s", parent, group)
 		}
 	}
 	if len(chain) >= nip29.MaxGroupDepth {
-		return reject.Invalidf("parent %s is nested too deep (at most %d levels)", parent, nip29.MaxGroupDepth)
+		return "", reject.Invalidf("parent %s is nested too deep (at most %d levels)", parent, nip29.MaxGroupDepth)
 	}
-	return nil
+	return parent, nil
 }
 
 func (a *apply) leave(ctx context.Context) error {
@@ -356,6 +382,10 @@ func (a *apply) leave(ctx context.Context) error {
 		return err
 	}
 	if role == "" {
+		// A group the sender may not read does not exist for them.
+		if !access.Reaches(ch.Rule(), access.Never) {
+			return noChannel(ch.ID)
+		}
 		return reject.Invalidf("not a member of channel %s", ch.ID)
 	}
 	if role == nip29.Owner {
@@ -410,7 +440,7 @@ func (a *apply) moderationDelete(ctx context.Context) error {
 	if err := mayWrite(ch, role, ch.ID); err != nil {
 		return err
 	}
-	admin := nip29.RoleRank(role) >= nip29.RoleRank(nip29.Admin)
+	admin := isAdmin(role)
 	refs := make([]*store.EventRef, 0, len(targets))
 	for _, id := range targets {
 		ref, err := a.tx.Event(ctx, id)

@@ -28,13 +28,51 @@ func (a *apply) writable(ctx context.Context, h string) (*store.ChannelRow, erro
 	if err := mayWrite(ch, role, h); err != nil {
 		return nil, err
 	}
-	return ch, a.supported(ch)
+	a.saw(ch, role)
+	return ch, nil
 }
 
-// supported refuses a kind outside the group's supported_kinds (NIP-29).
-func (a *apply) supported(ch *store.ChannelRow) error {
-	if !nip29.Supports(ch.SupportedKinds, a.ev.Kind) {
-		return reject.Restrictedf("group %s does not take kind %d (supported_kinds)", ch.ID, a.ev.Kind)
+// seenChannel is a channel this attempt read, with the sender's role in it.
+type seenChannel struct {
+	ch   *store.ChannelRow
+	role string
+}
+
+// saw remembers a channel row this attempt read and the sender's role in
+// it, so filing the event there (filable) need not read them again.
+func (a *apply) saw(ch *store.ChannelRow, role string) {
+	if ch == nil {
+		return
+	}
+	if a.channels == nil {
+		a.channels = map[string]seenChannel{}
+	}
+	a.channels[ch.ID] = seenChannel{ch, role}
+}
+
+// filable applies the rules every client event filed in a group obeys
+// beyond its kind's write rule, whichever rule files it (message, reaction,
+// edit, vote, deletion, replaceable, ephemeral, 9005): the group's
+// supported_kinds (NIP-29) refuse a kind that is content there
+// (nip29.Content). store asks it for every event it files in a channel;
+// an ephemeral event, never stored, asks it too.
+func (a *apply) filable(ctx context.Context, channel string) error {
+	if !nip29.Content(a.ev.Kind, false) {
+		return nil // the group's management: never content
+	}
+	seen, ok := a.channels[channel]
+	if !ok {
+		ch, role, err := a.tx.ChannelAndRole(ctx, channel, a.ev.PubKey)
+		if isNotFound(err) {
+			return noChannel(channel)
+		}
+		if err != nil {
+			return err
+		}
+		seen = seenChannel{ch, role}
+	}
+	if nip29.Content(a.ev.Kind, isAdmin(seen.role)) && !nip29.Supports(seen.ch.SupportedKinds, a.ev.Kind) {
+		return reject.Restrictedf("group %s does not take kind %d (supported_kinds)", channel, a.ev.Kind)
 	}
 	return nil
 }
@@ -103,9 +141,7 @@ func (a *apply) message(ctx context.Context) error {
 		if err := mayWrite(ch, role, h); err != nil {
 			return err
 		}
-		if err := a.supported(ch); err != nil {
-			return err
-		}
+		a.saw(ch, role)
 		root := parent.RootID
 		if parent.Depth == 0 || root == "" {
 			root = parent.ID
@@ -138,6 +174,7 @@ func (a *apply) target(ctx context.Context, id, what string) (*store.EventRef, e
 	if ref.ChannelID != "" && mayWrite(ch, role, ref.ChannelID) != nil {
 		return nil, notStored(what, id)
 	}
+	a.saw(ch, role)
 	if h, ok := nip29.ChannelTag(a.ev.Tags); ok && h != ref.ChannelID {
 		return nil, reject.Invalidf("h tag %s is not the channel of the target event", h)
 	}
@@ -209,6 +246,7 @@ func (a *apply) deletion(ctx context.Context) error {
 	if ref.ChannelID != "" {
 		access = mayWrite(ch, role, ref.ChannelID)
 	}
+	a.saw(ch, role)
 	if ref.Pubkey != a.ev.PubKey {
 		if access != nil { // someone else's event the sender may not see
 			return notStored("deletion", t[1])
@@ -326,6 +364,7 @@ func (a *apply) ephemeral(ctx context.Context) error {
 		if _, err := a.writable(ctx, h); err != nil {
 			return err
 		}
+		return a.filable(ctx, h)
 	}
 	return nil
 }

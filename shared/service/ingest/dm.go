@@ -86,8 +86,9 @@ func (a *apply) dmHide(ctx context.Context) error {
 	return a.publishVisibility(ctx, a.ev.PubKey)
 }
 
-// dmOfSender loads the DM named by h, locked; a key outside it (or a
-// channel that is not a DM) is told it does not exist.
+// dmOfSender loads the DM named by h, locked; a key outside it is told it
+// does not exist, a member of a channel that is not a DM (isDM) that it is
+// not one.
 func (a *apply) dmOfSender(ctx context.Context) (*store.ChannelRow, string, error) {
 	ch, role, err := a.moderated(ctx)
 	if err != nil {
@@ -96,10 +97,25 @@ func (a *apply) dmOfSender(ctx context.Context) (*store.ChannelRow, string, erro
 	if role == "" {
 		return nil, "", noChannel(ch.ID)
 	}
-	if ch.Type != nip29.TypeDM {
-		return nil, "", reject.Invalidf("channel %s is not a DM", ch.ID)
+	if dm, err := a.isDM(ctx, ch); err != nil || !dm {
+		if err == nil {
+			err = reject.Invalidf("channel %s is not a DM", ch.ID)
+		}
+		return nil, "", err
 	}
 	return ch, role, nil
+}
+
+// isDM reports whether ch is a DM the DM flows made: of type dm, created
+// by a 41010 or 41011 (nip29.CreatesDM). A channel that a 9007 made at a
+// DM's id before that id space was reserved (nip29.IsDMID), whatever its
+// type, is not one: no DM flow joins, uses or stores into it.
+func (a *apply) isDM(ctx context.Context, ch *store.ChannelRow) (bool, error) {
+	if ch.Type != nip29.TypeDM {
+		return false, nil
+	}
+	k, err := a.tx.CreateKind(ctx, ch.ID)
+	return nip29.CreatesDM(k), err
 }
 
 // openDM creates the DM of keys (sorted) or opens the existing one, and
@@ -118,6 +134,7 @@ func (a *apply) openDM(ctx context.Context, keys []string) error {
 		return err
 	}
 	if created {
+		a.saw(&store.ChannelRow{Channel: *ch}, nip29.Member)
 		for _, k := range keys {
 			if err := a.tx.PutMember(ctx, id, k, nip29.Member, a.now); err != nil {
 				return err
@@ -140,10 +157,19 @@ func (a *apply) openDM(ctx context.Context, keys []string) error {
 	if row.Deleted {
 		return reject.Restrictedf("the DM of these participants, %s, was deleted", id)
 	}
+	// Only a DM the DM flows made is joined: never a channel a 9007 made
+	// at this id (a third key's, which would read the DM).
+	if dm, err := a.isDM(ctx, row); err != nil || !dm {
+		if err == nil {
+			err = reject.Restrictedf("the DM of these participants cannot be opened: its id %s is held by a channel that is not a DM (an operator can delete it)", id)
+		}
+		return err
+	}
 	role, err := a.tx.Role(ctx, id, a.ev.PubKey)
 	if err != nil {
 		return err
 	}
+	a.saw(row, role)
 	if role == "" {
 		// A participant who left comes back: the set is still theirs.
 		if err := a.tx.PutMember(ctx, id, a.ev.PubKey, nip29.Member, a.now); err != nil {

@@ -224,6 +224,9 @@ type apply struct {
 	// unlisted: the client's event is neither stored nor delivered (a 9009,
 	// whose codes only the relay keeps).
 	unlisted bool
+	// channels are the channels this attempt read, with the sender's role
+	// (saw), for filing the event in one of them.
+	channels map[string]seenChannel
 }
 
 // committed is what this attempt stores once it commits: the client's
@@ -235,8 +238,14 @@ func (a *apply) committed() []*nostr.Event {
 	return append([]*nostr.Event{a.ev}, a.published...)
 }
 
-// store inserts the client's event; a lost insert race is a duplicate.
+// store inserts the client's event, filed in m's channel when it names one
+// (under the group's rules: filable); a lost insert race is a duplicate.
 func (a *apply) store(ctx context.Context, m store.EventMeta) error {
+	if m.ChannelID != "" {
+		if err := a.filable(ctx, m.ChannelID); err != nil {
+			return err
+		}
+	}
 	ok, err := a.tx.InsertEvent(ctx, a.ev, m)
 	if err != nil {
 		return err
