@@ -2,11 +2,15 @@
 // upload (members: any channel membership, the allow list, operators;
 // banned keys refused with blocked:), the per-key bytes-per-day and
 // per-community bytes-stored quotas (Postgres, across instances), a blob
-// stored once per community with the list of its owners, uploads through
-// the function up to the direct limit and above it through a presigned S3
-// PUT that the relay completes (streams the object, checks its size and
-// SHA-256, copies it under blobs/, records it) on the next request for
-// the hash, downloads as presigned S3 GETs, listing and deletion.
+// stored once per community with the list of its owners (the keys that
+// sent its bytes), uploads through the function up to the direct limit and
+// above it through a presigned S3 PUT bound to the claimed SHA-256 that the
+// relay completes (streams the object, checks its size and SHA-256, copies
+// the version it read under blobs/, records the uploader) on the next
+// request for the hash, reads by the blob's owners and by the readers of
+// the events that share it (anyone when none does or one is public),
+// downloads as presigned S3 GETs with a safe served type, a key's own
+// listing, and deletion.
 package media
 
 import (
