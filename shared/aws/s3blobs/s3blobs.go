@@ -28,7 +28,6 @@ import (
 // ErrNotFound is an object the bucket does not hold.
 var ErrNotFound = errors.New("s3blobs: no such object")
 
-
 // Bucket is one S3 bucket.
 type Bucket struct {
 	Name    string
