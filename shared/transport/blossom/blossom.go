@@ -253,7 +253,7 @@ func (c *Codec) upload(ctx context.Context, r bridge.Request, community string) 
 		b, err := c.Media.Complete(ctx, community, cl.Pubkey, cl.SHA256)
 		if errors.Is(err, blossom.ErrNotFound) {
 			return bridge.Response{}, blossom.Refuse(http.StatusBadRequest, reject.Invalid,
-				"the body is empty and no presigned upload of %s has arrived", cl.SHA256)
+				"the body is empty and no presigned upload of %s by this key has arrived", cl.SHA256)
 		}
 		if err != nil {
 			return bridge.Response{}, err
