@@ -6,11 +6,15 @@
 package s3local
 
 import (
+	"encoding/hex"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,9 +42,41 @@ func Handler(dir string, buckets ...string) (http.Handler, error) {
 		}
 	}
 	// Presigned URLs are checked by AWS, not here: the server takes any
-	// signature. Browsers upload and download cross-origin (CORS).
-	return gofakes3.New(backend, gofakes3.WithoutVersioning(), gofakes3.WithInsecureCORS(),
-		gofakes3.WithTimeSkewLimit(time.Hour)).Server(), nil
+	// signature and any x-amz-checksum-sha256 (the relay hashes what it
+	// completes). Browsers upload and download cross-origin (CORS).
+	s3 := gofakes3.New(backend, gofakes3.WithoutVersioning(), gofakes3.WithInsecureCORS(),
+		gofakes3.WithTimeSkewLimit(time.Hour)).Server()
+	return copyIfMatch(backend, s3), nil
+}
+
+// copyIfMatch adds what gofakes3 leaves out of CopyObject: the
+// x-amz-copy-source-if-match condition, answered 412 PreconditionFailed
+// when the source's ETag is not the one named, as S3 does. (The check and
+// the copy are two steps here, atomic in S3; the relay's completion reads
+// an object, then copies it on this condition.)
+func copyIfMatch(backend gofakes3.Backend, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		want := r.Header.Get("X-Amz-Copy-Source-If-Match")
+		src := r.Header.Get("X-Amz-Copy-Source")
+		if r.Method != http.MethodPut || want == "" || src == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if s, err := url.PathUnescape(src); err == nil {
+			src = s
+		}
+		bucket, key, _ := strings.Cut(strings.TrimPrefix(src, "/"), "/")
+		key, _, _ = strings.Cut(key, "?")
+		obj, err := backend.HeadObject(bucket, key)
+		if err != nil || strings.Trim(want, `"`) == hex.EncodeToString(obj.Hash) {
+			next.ServeHTTP(w, r) // the copy, or gofakes3's answer to a missing source
+			return
+		}
+		w.Header().Set("Content-Type", "application/xml")
+		w.WriteHeader(http.StatusPreconditionFailed)
+		_, _ = io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?>`+
+			`<Error><Code>PreconditionFailed</Code><Message>At least one of the pre-conditions you specified did not hold</Message></Error>`)
+	})
 }
 
 // Server is a running local S3 server.

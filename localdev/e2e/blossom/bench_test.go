@@ -171,7 +171,7 @@ func BenchmarkS3Get1MB(b *testing.B) {
 	if err := br.bucket.Put(ctx, "bench/"+h, body, "application/octet-stream"); err != nil {
 		b.Fatal(err)
 	}
-	url, err := br.bucket.PresignGet(ctx, "bench/"+h, "", time.Hour)
+	url, err := br.bucket.PresignGet(ctx, "bench/"+h, "", "", time.Hour)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -3,7 +3,7 @@
 // Usage: node blossom.mjs '<json config>'; prints one JSON line
 // {checks, failures, figures}. Run by TestBlossomClient (blossom_test.go).
 import { createHash, randomBytes } from "node:crypto";
-import { Actions, createUploadAuth, createDeleteAuth, createListAuth, encodeAuthorizationHeader } from "blossom-client-sdk";
+import { Actions, createUploadAuth, createDeleteAuth, createListAuth, createDownloadAuth, encodeAuthorizationHeader } from "blossom-client-sdk";
 import { finalizeEvent, getPublicKey } from "nostr-tools/pure";
 import { getToken } from "nostr-tools/nip98";
 import { hexToBytes } from "@noble/hashes/utils";
@@ -49,8 +49,31 @@ const listed = await listAs(cfg.member);
 check("list (401, then signed)", listed.length === 1 && listed[0].sha256 === picHash, listed);
 e = await errOf(listAs(cfg.stranger));
 check("list by a non-member refused", isHTTP(e) && e.status === 403, e?.message);
+e = await errOf(listBlobs(server, getPublicKey(hexToBytes(cfg.member)), { onAuth: async () => createListAuth(signerOf(cfg.other)) }));
+check("list of another key refused", isHTTP(e) && e.status === 403 && e.message.startsWith("restricted:"), e?.message);
 const again = await uploadBlob(server, pic, { onAuth: onAuthAs(cfg.member) });
 check("same blob again is stored once", again.sha256 === picHash && again.uploaded === desc.uploaded, again);
+
+// --- a blob shared in the member's private channel: downloadBlob signs a get authorization on 401
+const secret = blob(4000, "image/jpeg");
+const secretHash = sha(await bytesOf(secret));
+await uploadBlob(server, secret, { onAuth: onAuthAs(cfg.member) });
+const secretURL = new URL("/" + secretHash + ".jpg", server).toString();
+const msg = finalizeEvent({ kind: 9, created_at: Math.floor(Date.now() / 1000), content: "see " + secretURL,
+  tags: [["h", cfg.channel], ["imeta", "url " + secretURL, "x " + secretHash, "m image/jpeg"]] }, hexToBytes(cfg.member));
+const eventsURL = new URL("/events", server).toString();
+const msgBody = JSON.stringify(msg);
+const shared = await fetch(eventsURL, { method: "POST", body: msgBody, headers: { "Content-Type": "application/json",
+  Authorization: await getToken(eventsURL, "post", signerOf(cfg.member), true, JSON.parse(msgBody)) } });
+check("share in a private channel", shared.status === 200 && (await shared.json()).accepted, shared.status);
+const getAuthAs = (hex) => async (_server, hash) => createDownloadAuth(signerOf(hex), hash);
+const privateCopy = await errOf(downloadBlob(server, secretHash));
+check("downloadBlob of a private channel's blob asks for auth", privateCopy !== null && !isHTTP(privateCopy), privateCopy?.message);
+const secretGot = await downloadBlob(server, secretHash, { onAuth: getAuthAs(cfg.member) });
+check("downloadBlob with onAuth (get) by a channel member", sha(await bytesOf(secretGot)) === secretHash);
+e = await errOf(downloadBlob(server, secretHash, { onAuth: getAuthAs(cfg.other) }));
+check("downloadBlob by a key outside the channel: 404", isHTTP(e) && e.status === 404, e?.message);
+check("hasBlob without a key: no", !(await hasBlob(server, secretHash)));
 
 // --- preflight refusals, before any byte is sent
 const preflight = (hdrs, auth) => fetch(new URL("/upload", server), { method: "HEAD", headers: { ...hdrs, ...(auth ? { Authorization: auth } : {}) } });

@@ -24,7 +24,9 @@ import (
 )
 
 // TestBlossomClient: upload with BUD-06 preflight, download with Range,
-// list, delete, the bytes-per-day and bytes-stored quotas, a non-member and a banned key
+// list (another key's refused), a blob shared in a private channel
+// downloaded through the SDK's 401-then-sign flow (a get authorization) by
+// a member and refused (404) to another key, delete, the bytes-per-day and bytes-stored quotas, a non-member and a banned key
 // refused, Buzz's /media routes with NIP-98, a 50 MB upload through the
 // presigned path the deployed shape needs, a tampered upload refused and
 // not stored, and bad input (24242 for another server, verb or hash,
@@ -37,7 +39,7 @@ func TestBlossomClient(t *testing.T) {
 	r := e2e.StartTest(t, e2e.Options{Media: true})
 	q := e2e.StartTest(t, e2e.Options{Media: true, Env: map[string]string{
 		"MEDIA_KEY_BYTES_PER_DAY": "1572864", "MEDIA_COMMUNITY_BYTES_STORED": "2621440"}})
-	member, stranger, banned := testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t)
+	member, stranger, banned, other := testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t)
 	m2, m3 := testkit.NewKey(t), testkit.NewKey(t)
 	ch := join(t, r, member)
 	for _, k := range []testkit.Key{member, m2, m3} {
@@ -45,10 +47,12 @@ func TestBlossomClient(t *testing.T) {
 	}
 	join(t, r, banned)
 	ban(t, r, banned.Pub)
+	join(t, r, other)
 
 	cfg, _ := json.Marshal(map[string]any{
 		"server": r.HTTPURL, "quotaServer": q.HTTPURL, "member": member.Secret, "stranger": stranger.Secret,
 		"banned": banned.Secret, "maxBytes": blossom.Defaults.MaxBytes, "quotaMembers": []string{m2.Secret, m3.Secret},
+		"other": other.Secret, "channel": ch,
 	})
 	var got struct {
 		Checks, Failures []string

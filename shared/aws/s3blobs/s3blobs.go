@@ -7,6 +7,9 @@ package s3blobs
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -83,8 +86,20 @@ func (b *Bucket) Head(ctx context.Context, key string) (size int64, found bool, 
 }
 
 // Open streams the object at key (from offset, to its end when length is
-// 0): the relay reads a staged upload once to check its hash.
+// 0).
 func (b *Bucket) Open(ctx context.Context, key string, offset, length int64) (io.ReadCloser, error) {
+	rc, _, err := b.open(ctx, key, offset, length)
+	return rc, err
+}
+
+// OpenVersion streams the whole object at key with its ETag, which names
+// exactly the bytes streamed: the relay reads a staged upload once to
+// check its hash, then copies that version only (Copy's ifMatch).
+func (b *Bucket) OpenVersion(ctx context.Context, key string) (io.ReadCloser, string, error) {
+	return b.open(ctx, key, 0, 0)
+}
+
+func (b *Bucket) open(ctx context.Context, key string, offset, length int64) (io.ReadCloser, string, error) {
 	in := &s3.GetObjectInput{Bucket: &b.Name, Key: &key}
 	if offset > 0 || length > 0 {
 		r := "bytes=" + strconv.FormatInt(offset, 10) + "-"
@@ -95,9 +110,9 @@ func (b *Bucket) Open(ctx context.Context, key string, offset, length int64) (io
 	}
 	out, err := b.client.GetObject(ctx, in)
 	if err != nil {
-		return nil, fmt.Errorf("s3blobs: get %s: %w", key, notFound(err))
+		return nil, "", fmt.Errorf("s3blobs: get %s: %w", key, notFound(err))
 	}
-	return out.Body, nil
+	return out.Body, aws.ToString(out.ETag), nil
 }
 
 // Get reads the whole (small) object at key; found is false when the
@@ -145,14 +160,28 @@ func (b *Bucket) List(ctx context.Context, prefix string, limit int) ([]string, 
 
 // Copy copies src to dst within the bucket, with contentType.
 func (b *Bucket) Copy(ctx context.Context, src, dst, contentType string) error {
-	_, err := b.client.CopyObject(ctx, &s3.CopyObjectInput{
+	_, err := b.CopyVersion(ctx, src, dst, contentType, "")
+	return err
+}
+
+// CopyVersion copies src to dst within the bucket, with contentType, when
+// src is still the version (ETag) OpenVersion read: copied is false (err
+// nil) when S3 refuses the copy because src was replaced since. An empty
+// version copies whatever src holds.
+func (b *Bucket) CopyVersion(ctx context.Context, src, dst, contentType, version string) (copied bool, err error) {
+	_, err = b.client.CopyObject(ctx, &s3.CopyObjectInput{
 		Bucket: &b.Name, Key: &dst, CopySource: aws.String(b.Name + "/" + src),
 		ContentType: nonEmpty(contentType), MetadataDirective: types.MetadataDirectiveReplace,
+		CopySourceIfMatch: nonEmpty(version),
 	})
-	if err != nil {
-		return fmt.Errorf("s3blobs: copy %s to %s: %w", src, dst, notFound(err))
+	var api smithy.APIError
+	switch {
+	case err == nil:
+		return true, nil
+	case version != "" && errors.As(err, &api) && api.ErrorCode() == "PreconditionFailed":
+		return false, nil
 	}
-	return nil
+	return false, fmt.Errorf("s3blobs: copy %s to %s: %w", src, dst, notFound(err))
 }
 
 // Delete removes the object at key (absent is not an error).
@@ -163,11 +192,20 @@ func (b *Bucket) Delete(ctx context.Context, key string) error {
 	return nil
 }
 
-// PresignPut is a URL that uploads exactly size bytes to key until ttl
-// passes; the signed headers the client must send come with it.
-func (b *Bucket) PresignPut(ctx context.Context, key string, size int64, contentType string, ttl time.Duration) (string, http.Header, error) {
+// PresignPut is a URL that uploads exactly size bytes whose SHA-256 is
+// sha256Hex to key until ttl passes; the signed headers the client must
+// send come with it. The checksum is one of them (x-amz-checksum-sha256):
+// S3 refuses a body that does not hash to it, so any object at key has
+// the announced hash (the relay still checks it: a server that does not
+// verify checksums, as the local one, is answered the same way).
+func (b *Bucket) PresignPut(ctx context.Context, key string, size int64, contentType, sha256Hex string, ttl time.Duration) (string, http.Header, error) {
+	sum, err := hex.DecodeString(sha256Hex)
+	if err != nil || len(sum) != sha256.Size {
+		return "", nil, fmt.Errorf("s3blobs: presign put %s: %q is not a SHA-256", key, sha256Hex)
+	}
 	req, err := b.presign.PresignPutObject(ctx, &s3.PutObjectInput{
 		Bucket: &b.Name, Key: &key, ContentLength: aws.Int64(size), ContentType: nonEmpty(contentType),
+		ChecksumSHA256: aws.String(base64.StdEncoding.EncodeToString(sum)),
 	}, s3.WithPresignExpires(ttl))
 	if err != nil {
 		return "", nil, fmt.Errorf("s3blobs: presign put %s: %w", key, err)
@@ -175,11 +213,13 @@ func (b *Bucket) PresignPut(ctx context.Context, key string, size int64, content
 	return req.URL, req.SignedHeader, nil
 }
 
-// PresignGet is a URL that downloads key (S3 serves Range) with the given
-// Content-Type until ttl passes.
-func (b *Bucket) PresignGet(ctx context.Context, key, contentType string, ttl time.Duration) (string, error) {
+// PresignGet is a URL that downloads key (S3 serves Range) until ttl
+// passes, S3 answering it with the given Content-Type and, when set,
+// Content-Disposition (whatever the object's metadata says).
+func (b *Bucket) PresignGet(ctx context.Context, key, contentType, disposition string, ttl time.Duration) (string, error) {
 	req, err := b.presign.PresignGetObject(ctx, &s3.GetObjectInput{
 		Bucket: &b.Name, Key: &key, ResponseContentType: nonEmpty(contentType),
+		ResponseContentDisposition: nonEmpty(disposition),
 	}, s3.WithPresignExpires(ttl))
 	if err != nil {
 		return "", fmt.Errorf("s3blobs: presign get %s: %w", key, err)

@@ -3,9 +3,14 @@ package s3blobs_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,9 +72,17 @@ func TestPresigned(t *testing.T) {
 	ctx := context.Background()
 	b := local(t)
 	body := bytes.Repeat([]byte("blob"), 1000)
-	u, hdr, err := b.PresignPut(ctx, "uploads/c/1", int64(len(body)), "image/png", time.Minute)
+	sum := sha256.Sum256(body)
+	u, hdr, err := b.PresignPut(ctx, "uploads/c/1", int64(len(body)), "image/png", hex.EncodeToString(sum[:]), time.Minute)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The checksum is signed into the URL: S3 refuses other bytes.
+	if got := hdr.Get("X-Amz-Checksum-Sha256"); got != base64.StdEncoding.EncodeToString(sum[:]) {
+		t.Fatalf("signed headers %v: no x-amz-checksum-sha256 of the body", hdr)
+	}
+	if q, _ := url.Parse(u); !strings.Contains(q.Query().Get("X-Amz-SignedHeaders"), "x-amz-checksum-sha256") {
+		t.Fatalf("the checksum is not among the signed headers: %s", u)
 	}
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPut, u, bytes.NewReader(body))
 	for k, v := range hdr {
@@ -85,7 +98,7 @@ func TestPresigned(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("presigned put: %d", resp.StatusCode)
 	}
-	g, err := b.PresignGet(ctx, "uploads/c/1", "image/png", time.Minute)
+	g, err := b.PresignGet(ctx, "uploads/c/1", "image/png", "", time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,5 +112,33 @@ func TestPresigned(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusPartialContent || string(got) != "blob" || resp.Header.Get("Content-Type") != "image/png" {
 		t.Fatalf("presigned ranged get: %d %q %q", resp.StatusCode, got, resp.Header.Get("Content-Type"))
+	}
+}
+
+// TestCopyOfTheVersionThatWasRead: a copy conditioned on the ETag a read
+// returned copies that object, and is refused (copied false) once the
+// source was replaced, by S3 and by the local server alike.
+func TestCopyOfTheVersionThatWasRead(t *testing.T) {
+	ctx := context.Background()
+	b := local(t)
+	if err := b.Put(ctx, "uploads/c/1", []byte("first"), ""); err != nil {
+		t.Fatal(err)
+	}
+	r, etag, err := b.OpenVersion(ctx, "uploads/c/1")
+	if err != nil || etag == "" {
+		t.Fatalf("open: %q %v", etag, err)
+	}
+	r.Close()
+	if copied, err := b.CopyVersion(ctx, "uploads/c/1", "blobs/c/1", "", etag); err != nil || !copied {
+		t.Fatalf("copy of the version read: %v %v", copied, err)
+	}
+	if err := b.Put(ctx, "uploads/c/1", []byte("second"), ""); err != nil {
+		t.Fatal(err)
+	}
+	if copied, err := b.CopyVersion(ctx, "uploads/c/1", "blobs/c/2", "", etag); err != nil || copied {
+		t.Fatalf("copy of a replaced source: copied %v, %v", copied, err)
+	}
+	if _, found, _ := b.Head(ctx, "blobs/c/2"); found {
+		t.Fatal("a refused copy wrote its destination")
 	}
 }

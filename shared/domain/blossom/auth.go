@@ -35,8 +35,11 @@ type Need struct {
 	// Verbs are the t values the endpoint accepts (upload: upload or media).
 	Verbs []string
 	// Hash, when set, must be named by one of the event's x tags (upload,
-	// delete).
+	// delete, get).
 	Hash string
+	// ServerSuffices lets a server tag naming this host stand in for the x
+	// tag of Hash (BUD-01's get: one event for every blob of a server).
+	ServerSuffices bool
 	// Host is the hostname the request addressed: an event with server
 	// tags must name it among them (an event without one is generic, as
 	// BUD-01 allows).
@@ -95,11 +98,15 @@ func CheckAuth(ev *nostr.Event, n Need, sigs *sigverify.Verifier) (string, error
 	if !contains(n.Verbs, verb) {
 		return "", authFail("the authorization event's t tag is %q; this endpoint takes %s", verb, strings.Join(n.Verbs, " or "))
 	}
-	if n.Hash != "" && !hasTag(ev, "x", func(v string) bool { return v == n.Hash }) {
+	namesHost := func(v string) bool { return ServerHost(v) == hostname(n.Host) }
+	if n.Hash != "" && !hasTag(ev, "x", func(v string) bool { return v == n.Hash }) &&
+		!(n.ServerSuffices && hasTag(ev, "server", namesHost)) {
+		if n.ServerSuffices {
+			return "", authFail("the authorization event has no x tag for blob %s nor a server tag for %s", n.Hash, hostname(n.Host))
+		}
 		return "", authFail("the authorization event has no x tag for blob %s", n.Hash)
 	}
-	if hasTag(ev, "server", func(string) bool { return true }) &&
-		!hasTag(ev, "server", func(v string) bool { return ServerHost(v) == hostname(n.Host) }) {
+	if hasTag(ev, "server", func(string) bool { return true }) && !hasTag(ev, "server", namesHost) {
 		return "", authFail("the authorization event is bound to other servers (server tags), not %s", hostname(n.Host))
 	}
 	return ev.PubKey, nil

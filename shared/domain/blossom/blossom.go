@@ -136,6 +136,33 @@ func ParseType(s string) (string, error) {
 // DefaultType is the type of a blob uploaded without one.
 const DefaultType = "application/octet-stream"
 
+// servedTypes are the types a blob is served with as declared: passive
+// media a browser shows without running anything. SVG, HTML, XML,
+// JavaScript and every other type are not among them.
+var servedTypes = map[string]bool{
+	"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true, "image/avif": true,
+	"image/heic": true, "image/heif": true, "image/bmp": true,
+	"video/mp4": true, "video/webm": true, "video/quicktime": true, "video/ogg": true, "video/mpeg": true,
+	"audio/mpeg": true, "audio/ogg": true, "audio/wav": true, "audio/mp4": true, "audio/webm": true,
+	"audio/aac": true, "audio/flac": true, "audio/opus": true,
+	"application/pdf": true,
+}
+
+// Served is how a blob of declared type typ is served (GET's redirect and
+// HEAD): its type when it is one of the safe ones, shown inline; any
+// other as DefaultType, as an attachment, so what an uploader labels
+// text/html or image/svg+xml is downloaded, never rendered. Every answer
+// also carries X-Content-Type-Options: nosniff (NoSniff).
+func Served(typ string) (contentType, disposition string) {
+	if servedTypes[typ] {
+		return typ, "inline"
+	}
+	return DefaultType, "attachment"
+}
+
+// NoSniff is the X-Content-Type-Options value of every media answer.
+const NoSniff = "nosniff"
+
 // CheckSize checks a blob's announced or actual size against the limits:
 // a 411 without one (size < 0), a 413 above MaxBytes, a 400 for an empty
 // blob.

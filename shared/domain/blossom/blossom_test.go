@@ -98,6 +98,34 @@ func TestDescribe(t *testing.T) {
 	}
 }
 
+// TestServedTypesNeverRenderActiveContent: a blob is served with its
+// declared type only when that type is passive media; HTML, SVG, XML,
+// JavaScript and anything unknown are served as application/octet-stream
+// attachments.
+func TestServedTypesNeverRenderActiveContent(t *testing.T) {
+	for _, c := range []struct{ declared, typ, disposition string }{
+		{"image/png", "image/png", "inline"},
+		{"image/jpeg", "image/jpeg", "inline"},
+		{"video/mp4", "video/mp4", "inline"},
+		{"audio/mpeg", "audio/mpeg", "inline"},
+		{"application/pdf", "application/pdf", "inline"},
+		{"text/html", DefaultType, "attachment"},
+		{"image/svg+xml", DefaultType, "attachment"},
+		{"application/xhtml+xml", DefaultType, "attachment"},
+		{"text/xml", DefaultType, "attachment"},
+		{"application/javascript", DefaultType, "attachment"},
+		{"text/javascript", DefaultType, "attachment"},
+		{"multipart/x-mixed-replace", DefaultType, "attachment"},
+		{"application/x-unknown", DefaultType, "attachment"},
+		{DefaultType, DefaultType, "attachment"},
+		{"", DefaultType, "attachment"},
+	} {
+		if typ, disp := Served(c.declared); typ != c.typ || disp != c.disposition {
+			t.Errorf("Served(%q) = %q, %q; want %q, %q", c.declared, typ, disp, c.typ, c.disposition)
+		}
+	}
+}
+
 // sign builds an authorization event; edit changes it before signing.
 func sign(t testing.TB, sk string, now time.Time, edit func(*nostr.Event)) *nostr.Event {
 	t.Helper()
@@ -117,6 +145,7 @@ func TestCheckAuth(t *testing.T) {
 	pk, _ := nostr.GetPublicKey(sk)
 	now := time.Unix(1_800_000_000, 0)
 	upload := Need{Verbs: []string{VerbUpload, VerbMedia}, Hash: hashA, Host: "relay.example:443", Now: now}
+	get := Need{Verbs: []string{VerbGet}, Hash: hashA, ServerSuffices: true, Host: "relay.example", Now: now}
 	for _, c := range []struct {
 		name   string
 		edit   func(*nostr.Event)
@@ -145,6 +174,19 @@ func TestCheckAuth(t *testing.T) {
 		{name: "bad signature", after: func(e *nostr.Event) { e.Sig = strings.Repeat("0", 128) }, need: upload, reason: "not signed"},
 		{name: "tampered", after: func(e *nostr.Event) { e.Content = "Delete everything" }, need: upload, reason: "id does not match"},
 		{name: "list without hash", edit: func(e *nostr.Event) { e.Tags[0][1] = "list" }, need: Need{Verbs: []string{VerbList}, Now: now, Host: "relay.example"}},
+		{name: "get with x", edit: func(e *nostr.Event) { e.Tags[0][1] = "get" }, need: get},
+		{name: "get with a server tag instead", edit: func(e *nostr.Event) {
+			e.Tags[0][1] = "get"
+			e.Tags[1] = nostr.Tag{"server", "https://relay.example/"}
+		}, need: get},
+		{name: "get for another blob", edit: func(e *nostr.Event) { e.Tags[0][1] = "get"; e.Tags[1][1] = hashB }, need: get, reason: "nor a server tag"},
+		{name: "get for another server", edit: func(e *nostr.Event) {
+			e.Tags[0][1] = "get"
+			e.Tags[1] = nostr.Tag{"server", "cdn.other.example"}
+		}, need: get, reason: "nor a server tag"},
+		{name: "upload's x needs its hash even with a server tag", edit: func(e *nostr.Event) {
+			e.Tags[1] = nostr.Tag{"server", "relay.example"}
+		}, need: upload, reason: "no x tag for blob"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ev := sign(t, sk, now, c.edit)

@@ -78,6 +78,53 @@ func (s *Store) Blob(ctx context.Context, community, sha256 string) (*Blob, erro
 	return &b, nil
 }
 
+// BlobAccess is one blob as a reader's request for it sees it.
+type BlobAccess struct {
+	// Blob is the community's blob; nil when it holds none.
+	Blob *Blob
+	// Staged: uploads of the hash are staged (presigned) and wait for the
+	// relay to complete them.
+	Staged bool
+	// Owner: the reader is one of the blob's uploaders.
+	Owner bool
+	// Readable: the reader may read the blob: an owner, or a reader of one
+	// of the events that reference it (the access rule, maySeeSQL, over
+	// blob_refs, migrations/014), or anyone when no event references it.
+	// A referencing event that is gone or deleted grants nobody but keeps
+	// the blob a referenced one.
+	Readable bool
+}
+
+// BlobFor reads community's blob of sha256 as reader ("" for a request
+// without a key) may read it, in one statement.
+func (s *Store) BlobFor(ctx context.Context, community, sha256, reader string) (BlobAccess, error) {
+	b := newSQL(community, reader)
+	h := b.arg(sha256)
+	rd := b.readerArg()
+	q := `SELECT b.size, b.type, b.created_at,
+  EXISTS (SELECT 1 FROM blob_uploads u WHERE u.community_id = $1 AND u.sha256 = ` + h + `),
+  EXISTS (SELECT 1 FROM blob_owners o WHERE o.community_id = $1 AND o.sha256 = ` + h + ` AND o.pubkey = ` + rd + `),
+  NOT EXISTS (SELECT 1 FROM blob_refs r WHERE r.community_id = $1 AND r.sha256 = ` + h + `)
+    OR EXISTS (SELECT 1 FROM blob_refs r JOIN events e ON e.community_id = r.community_id AND e.id = r.event_id
+      WHERE r.community_id = $1 AND r.sha256 = ` + h + ` AND e.deleted_at IS NULL
+        AND ` + maySeeSQL(b, nil, nil, nil) + `)
+FROM (SELECT 1) one LEFT JOIN blobs b ON b.community_id = $1 AND b.sha256 = ` + h
+	var (
+		size, at  *int64
+		typ       *string
+		a         BlobAccess
+		referable bool
+	)
+	if err := s.pool.QueryRow(ctx, q, b.args...).Scan(&size, &typ, &at, &a.Staged, &a.Owner, &referable); err != nil {
+		return BlobAccess{}, errorf("blob for a reader: %w", err)
+	}
+	if size != nil {
+		a.Blob = &Blob{SHA256: sha256, Size: *size, Type: *typ, CreatedAt: *at}
+		a.Readable = a.Owner || referable
+	}
+	return a, nil
+}
+
 // MediaUsage is what pubkey uploaded on day and what community stores.
 func (s *Store) MediaUsage(ctx context.Context, community, pubkey string, day int64) (keyDay, stored int64, err error) {
 	err = s.pool.QueryRow(ctx, `SELECT

@@ -2,11 +2,15 @@
 // upload (members: any channel membership, the allow list, operators;
 // banned keys refused with blocked:), the per-key bytes-per-day and
 // per-community bytes-stored quotas (Postgres, across instances), a blob
-// stored once per community with the list of its owners, uploads through
-// the function up to the direct limit and above it through a presigned S3
-// PUT that the relay completes (streams the object, checks its size and
-// SHA-256, copies it under blobs/, records it) on the next request for
-// the hash, downloads as presigned S3 GETs, listing and deletion.
+// stored once per community with the list of its owners (the keys that
+// sent its bytes), uploads through the function up to the direct limit and
+// above it through a presigned S3 PUT bound to the claimed SHA-256 that the
+// relay completes (streams the object, checks its size and SHA-256, copies
+// the version it read under blobs/, records the uploader) on the next
+// request for the hash, reads by the blob's owners and by the readers of
+// the events that share it (anyone when none does or one is public),
+// downloads as presigned S3 GETs with a safe served type, a key's own
+// listing, and deletion.
 package media
 
 import (
@@ -34,10 +38,18 @@ type Objects interface {
 	// Head's found is false (err nil) for a key the bucket does not hold.
 	Head(ctx context.Context, key string) (size int64, found bool, err error)
 	Open(ctx context.Context, key string, offset, length int64) (io.ReadCloser, error)
+	// OpenVersion streams a whole object with its version (ETag).
+	OpenVersion(ctx context.Context, key string) (io.ReadCloser, string, error)
 	Copy(ctx context.Context, src, dst, contentType string) error
+	// CopyVersion copies src to dst only while src is still version (an
+	// ETag OpenVersion returned): copied is false (err nil) when src was
+	// replaced since.
+	CopyVersion(ctx context.Context, src, dst, contentType, version string) (copied bool, err error)
 	Delete(ctx context.Context, key string) error
-	PresignPut(ctx context.Context, key string, size int64, contentType string, ttl time.Duration) (string, http.Header, error)
-	PresignGet(ctx context.Context, key, contentType string, ttl time.Duration) (string, error)
+	// PresignPut is a PUT URL of exactly size bytes hashing to sha256Hex.
+	PresignPut(ctx context.Context, key string, size int64, contentType, sha256Hex string, ttl time.Duration) (string, http.Header, error)
+	// PresignGet is a GET URL answered with contentType and disposition.
+	PresignGet(ctx context.Context, key, contentType, disposition string, ttl time.Duration) (string, error)
 }
 
 // Service runs the media use cases.
@@ -72,6 +84,9 @@ var (
 	errBanned    = blossom.Refuse(http.StatusForbidden, reject.Blocked, "this pubkey is banned from this community")
 	errNotMember = blossom.Refuse(http.StatusForbidden, reject.Restricted, "only members of this community's channels may upload or list media here")
 	errStored    = blossom.Refuse(http.StatusRequestEntityTooLarge, reject.Restricted, "this community's media storage is full")
+	// errNotOwner answers a delete by a key that owns no upload of the
+	// hash, whether the community holds the blob or not.
+	errNotOwner = blossom.Refuse(http.StatusForbidden, reject.Restricted, "this key has no upload of this blob to delete; only a blob's uploaders and the community's operators may delete it")
 )
 
 func dayQuota(limit int64) error {
@@ -229,8 +244,8 @@ func typeOr(t string) string {
 
 // Presigned is the answer to a large upload: PUT the bytes to URL with
 // Headers before Expires; the relay completes the upload on the next
-// request for the hash. Existing is set instead when the community already
-// holds the blob (the uploader is added as an owner; nothing to send).
+// request for the hash. Existing is set instead when the uploader already
+// owns the blob (nothing to send).
 type Presigned struct {
 	URL      string
 	Headers  http.Header
@@ -240,7 +255,10 @@ type Presigned struct {
 }
 
 // Presign stages an upload of c (its size announced) as a presigned S3
-// PUT of uploads/<community>/<id>, charging its bytes to the key's day.
+// PUT of uploads/<community>/<id> bound to the claimed SHA-256, charging
+// its bytes to the key's day. A blob the community holds already is
+// staged the same way: a key becomes an owner by sending the bytes, never
+// by naming a hash (the completion adds it once the bytes match).
 func (s *Service) Presign(ctx context.Context, c Claim) (Presigned, error) {
 	if err := s.Limits.CheckSize(c.Size); err != nil {
 		return Presigned{}, err
@@ -248,18 +266,14 @@ func (s *Service) Presign(ctx context.Context, c Claim) (Presigned, error) {
 	if _, err := s.mayUpload(ctx, c.Community, c.Pubkey); err != nil {
 		return Presigned{}, err
 	}
-	b, err := s.existing(ctx, c.Community, c.SHA256)
+	a, err := s.Store.BlobFor(ctx, c.Community, c.SHA256, c.Pubkey)
 	if err != nil {
-		return Presigned{}, err
+		return Presigned{}, fmt.Errorf("media: %w", err)
 	}
-	if b != nil {
-		got, _, err := s.record(ctx, c.Community, c.SHA256, c.Pubkey, b.Size, b.Type, "")
-		if err != nil {
-			return Presigned{}, err
-		}
-		return Presigned{Existing: &got}, nil
+	if a.Blob != nil && a.Owner {
+		return Presigned{Existing: a.Blob}, nil
 	}
-	if err := s.checkQuotas(ctx, c, true); err != nil {
+	if err := s.checkQuotas(ctx, c, a.Blob == nil); err != nil {
 		return Presigned{}, err
 	}
 	if err := s.charge(ctx, c.Community, c.Pubkey, c.Size); err != nil {
@@ -268,7 +282,7 @@ func (s *Service) Presign(ctx context.Context, c Claim) (Presigned, error) {
 	now := s.Now()
 	u := store.Upload{Community: c.Community, ID: uuid.NewString(), SHA256: c.SHA256, Type: typeOr(c.Type), Pubkey: c.Pubkey,
 		Size: c.Size, CreatedAt: now.Unix(), ExpiresAt: now.Add(s.Limits.PresignTTL).Unix()}
-	url, hdr, err := s.Objects.PresignPut(ctx, blossom.UploadKey(u.Community, u.ID), u.Size, u.Type, s.Limits.PresignTTL)
+	url, hdr, err := s.Objects.PresignPut(ctx, blossom.UploadKey(u.Community, u.ID), u.Size, u.Type, u.SHA256, s.Limits.PresignTTL)
 	if err != nil {
 		return Presigned{}, fmt.Errorf("media: %w", err)
 	}
@@ -279,34 +293,82 @@ func (s *Service) Presign(ctx context.Context, c Claim) (Presigned, error) {
 	return Presigned{URL: url, Headers: hdr, Expires: u.ExpiresAt, UploadID: u.ID}, nil
 }
 
-// Blob is the community's blob of hash, completing a staged upload of it
-// when one has arrived in S3: blossom.ErrNotFound when there is none, a
-// 409 when the only staged bytes did not match their claim (they are
-// deleted, nothing is stored).
-func (s *Service) Blob(ctx context.Context, community, hash string) (store.Blob, error) {
-	b, err := s.existing(ctx, community, hash)
+// access is the blob of hash as reader sees it, after completing the
+// staged uploads of it whose bytes arrived; refused holds the refusal of
+// each uploader whose staged bytes did not match their claim.
+func (s *Service) access(ctx context.Context, community, hash, reader string) (store.BlobAccess, map[string]error, error) {
+	a, err := s.Store.BlobFor(ctx, community, hash, reader)
+	if err != nil {
+		return a, nil, fmt.Errorf("media: %w", err)
+	}
+	if !a.Staged {
+		return a, nil, nil
+	}
+	refused, err := s.complete(ctx, community, hash, a.Blob != nil)
+	if err != nil {
+		return a, nil, err
+	}
+	if a, err = s.Store.BlobFor(ctx, community, hash, reader); err != nil {
+		return a, nil, fmt.Errorf("media: %w", err)
+	}
+	return a, refused, nil
+}
+
+// Read is the community's blob of hash for reader ("" for a request
+// without a key): blossom.ErrNotFound when the community holds none or
+// when reader may not read it (store.BlobAccess.Readable), the same
+// answer for both. It completes staged uploads of the hash first.
+func (s *Service) Read(ctx context.Context, community, reader, hash string) (store.Blob, error) {
+	a, _, err := s.access(ctx, community, hash, reader)
 	if err != nil {
 		return store.Blob{}, err
 	}
-	if b != nil {
-		return *b, nil
+	if a.Blob == nil || !a.Readable {
+		return store.Blob{}, blossom.ErrNotFound
 	}
-	return s.complete(ctx, community, hash)
+	return *a.Blob, nil
 }
 
-// complete verifies and stores the first staged upload of hash whose
-// bytes arrived and match.
-func (s *Service) complete(ctx context.Context, community, hash string) (store.Blob, error) {
+// Complete is an uploader's own completion of its presigned upload of
+// hash: the blob once pubkey owns it; a 409 when pubkey's staged bytes did
+// not match its claim (they are deleted, nothing is stored);
+// blossom.ErrNotFound otherwise (nothing of pubkey's has arrived), whoever
+// else holds the blob.
+func (s *Service) Complete(ctx context.Context, community, pubkey, hash string) (store.Blob, error) {
+	a, refused, err := s.access(ctx, community, hash, pubkey)
+	if err != nil {
+		return store.Blob{}, err
+	}
+	if a.Blob != nil && a.Owner {
+		return *a.Blob, nil
+	}
+	if err := refused[pubkey]; err != nil {
+		return store.Blob{}, err
+	}
+	return store.Blob{}, blossom.ErrNotFound
+}
+
+// complete verifies the staged uploads of hash whose bytes arrived: the
+// first that matches stores the blob when held is false, and each that
+// matches makes its uploader an owner. A staged object is read once to
+// hash it and then copied only as the version that was read (the copy's
+// ETag condition), so bytes put to the presigned URL meanwhile are never
+// what the blob holds; such an upload is refused like a mismatch.
+func (s *Service) complete(ctx context.Context, community, hash string, held bool) (map[string]error, error) {
 	ups, err := s.Store.StagedUploads(ctx, community, hash)
 	if err != nil {
-		return store.Blob{}, fmt.Errorf("media: %w", err)
+		return nil, fmt.Errorf("media: %w", err)
 	}
-	var refusal error
+	refused := map[string]error{}
+	refuse := func(u store.Upload, format string, args ...any) {
+		refused[u.Pubkey] = blossom.Refuse(http.StatusConflict, reject.Invalid, format, args...)
+		s.drop(ctx, u, true)
+	}
 	for _, u := range ups {
 		key := blossom.UploadKey(community, u.ID)
 		size, found, err := s.Objects.Head(ctx, key)
 		if err != nil {
-			return store.Blob{}, fmt.Errorf("media: %w", err)
+			return nil, fmt.Errorf("media: %w", err)
 		}
 		if !found {
 			if s.Now().Unix() > u.ExpiresAt {
@@ -315,34 +377,35 @@ func (s *Service) complete(ctx context.Context, community, hash string) (store.B
 			continue // not uploaded yet (or gone)
 		}
 		if size != u.Size {
-			refusal = blossom.Refuse(http.StatusConflict, reject.Invalid, "the uploaded object is %d bytes, not the %d announced; it was discarded", size, u.Size)
-			s.drop(ctx, u, true)
+			refuse(u, "the uploaded object is %d bytes, not the %d announced; it was discarded", size, u.Size)
 			continue
 		}
-		got, err := s.hashObject(ctx, key)
+		got, version, err := s.hashObject(ctx, key)
 		if err != nil {
-			return store.Blob{}, err
+			return nil, err
 		}
 		if got != hash {
-			refusal = blossom.Refuse(http.StatusConflict, reject.Invalid, "the uploaded bytes hash to %s, not %s; they were discarded", got, hash)
-			s.drop(ctx, u, true)
+			refuse(u, "the uploaded bytes hash to %s, not %s; they were discarded", got, hash)
 			continue
 		}
-		if err := s.Objects.Copy(ctx, key, blossom.BlobKey(community, hash), u.Type); err != nil {
-			return store.Blob{}, fmt.Errorf("media: %w", err)
+		if !held {
+			copied, err := s.Objects.CopyVersion(ctx, key, blossom.BlobKey(community, hash), u.Type, version)
+			if err != nil {
+				return nil, fmt.Errorf("media: %w", err)
+			}
+			if !copied {
+				refuse(u, "the uploaded object changed while the relay checked it; it was discarded, upload it again")
+				continue
+			}
 		}
-		b, _, err := s.record(ctx, community, hash, u.Pubkey, u.Size, u.Type, u.ID)
-		if err != nil {
+		if _, _, err := s.record(ctx, community, hash, u.Pubkey, u.Size, u.Type, u.ID); err != nil {
 			s.drop(ctx, u, true)
-			return store.Blob{}, err
+			return nil, err
 		}
+		held = true
 		s.remove(ctx, key)
-		return b, nil
 	}
-	if refusal != nil {
-		return store.Blob{}, refusal
-	}
-	return store.Blob{}, blossom.ErrNotFound
+	return refused, nil
 }
 
 // drop forgets a staged upload and, with object, deletes its bytes.
@@ -355,39 +418,51 @@ func (s *Service) drop(ctx context.Context, u store.Upload, object bool) {
 	}
 }
 
-// hashObject streams an object and returns its SHA-256.
-func (s *Service) hashObject(ctx context.Context, key string) (string, error) {
-	r, err := s.Objects.Open(ctx, key, 0, 0)
+// hashObject streams an object and returns its SHA-256 and the version
+// (ETag) it read.
+func (s *Service) hashObject(ctx context.Context, key string) (string, string, error) {
+	r, version, err := s.Objects.OpenVersion(ctx, key)
 	if err != nil {
-		return "", fmt.Errorf("media: %w", err)
+		return "", "", fmt.Errorf("media: %w", err)
 	}
 	defer r.Close()
 	h := sha256.New()
 	if _, err := io.Copy(h, r); err != nil {
-		return "", fmt.Errorf("media: read %s: %w", key, err)
+		return "", "", fmt.Errorf("media: read %s: %w", key, err)
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return hex.EncodeToString(h.Sum(nil)), version, nil
 }
 
-// Download is a presigned S3 GET of the community's blob of hash (S3
-// serves the bytes and Range), with the blob.
-func (s *Service) Download(ctx context.Context, community, hash string) (string, store.Blob, error) {
-	b, err := s.Blob(ctx, community, hash)
+// Download is a presigned S3 GET of the community's blob of hash for
+// reader (Read's rule), S3 answering with the blob's served type and
+// disposition (blossom.Served), with the blob.
+func (s *Service) Download(ctx context.Context, community, reader, hash string) (string, store.Blob, error) {
+	b, err := s.Read(ctx, community, reader, hash)
 	if err != nil {
 		return "", b, err
 	}
-	url, err := s.Objects.PresignGet(ctx, blossom.BlobKey(community, hash), b.Type, s.Limits.PresignTTL)
+	typ, disposition := blossom.Served(b.Type)
+	url, err := s.Objects.PresignGet(ctx, blossom.BlobKey(community, hash), typ, disposition, s.Limits.PresignTTL)
 	if err != nil {
 		return "", b, fmt.Errorf("media: %w", err)
 	}
 	return url, b, nil
 }
 
-// List is BUD-02's list, for a member reader: the blobs pubkey uploaded
-// to community, newest first, uploaded in [since, until] (0: unbounded).
+// errOthersList refuses a list of another key's blobs, whatever that key
+// holds.
+var errOthersList = blossom.Refuse(http.StatusForbidden, reject.Restricted, "a key may list only its own blobs here")
+
+// List is BUD-02's list of reader's own blobs (pubkey must be reader; any
+// other key is refused alike, so a list reveals nothing of another key's
+// uploads, shared in private channels or not), newest first, uploaded in
+// [since, until] (0: unbounded), for a member reader.
 func (s *Service) List(ctx context.Context, community, reader, pubkey string, since, until int64) ([]store.OwnedBlob, error) {
 	if _, err := s.mayUpload(ctx, community, reader); err != nil {
 		return nil, err
+	}
+	if pubkey != reader {
+		return nil, errOthersList
 	}
 	out, err := s.Store.BlobsOf(ctx, community, pubkey, since, until, ListLimit)
 	if err != nil {
@@ -399,7 +474,8 @@ func (s *Service) List(ctx context.Context, community, reader, pubkey string, si
 // Delete removes pubkey's upload of hash (an operator's: every upload of
 // it). The blob whose last owner goes leaves the community's storage: its
 // row first, then its object moves to trash/ (the bucket's lifecycle
-// expires it).
+// expires it). A key with no upload of hash is refused the same way
+// whether the community holds the blob or not.
 func (s *Service) Delete(ctx context.Context, community, pubkey, hash string) error {
 	m, err := s.Store.MediaStanding(ctx, community, pubkey)
 	if err != nil {
@@ -413,10 +489,10 @@ func (s *Service) Delete(ctx context.Context, community, pubkey, hash string) er
 		return fmt.Errorf("media: %w", err)
 	}
 	if !owned {
-		if b, err := s.existing(ctx, community, hash); err == nil && b != nil {
-			return blossom.Refuse(http.StatusForbidden, reject.Restricted, "only the blob's uploaders and the community's operators may delete it")
+		if m.Operator {
+			return blossom.ErrNotFound
 		}
-		return blossom.ErrNotFound
+		return errNotOwner
 	}
 	if gone {
 		key := blossom.BlobKey(community, hash)

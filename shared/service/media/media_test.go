@@ -97,7 +97,7 @@ func TestDirectUploadOnceDownloadDelete(t *testing.T) {
 	if _, created, err := f.svc.Upload(ctx, c2, body); err != nil || created {
 		t.Fatalf("second upload: %v %v", created, err)
 	}
-	url, _, err := f.svc.Download(ctx, community, h)
+	url, _, err := f.svc.Download(ctx, community, "", h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestDirectUploadOnceDownloadDelete(t *testing.T) {
 	if !bytes.Equal(got, body) || resp.Header.Get("Content-Type") != "image/png" {
 		t.Fatalf("download: %d bytes, type %q", len(got), resp.Header.Get("Content-Type"))
 	}
-	if l, _ := f.svc.List(ctx, community, f.member, other, 0, 0); len(l) != 1 || l[0].SHA256 != h {
+	if l, _ := f.svc.List(ctx, community, other, other, 0, 0); len(l) != 1 || l[0].SHA256 != h {
 		t.Fatalf("list: %+v", l)
 	}
 	if _, err := f.svc.List(ctx, community, testkit.NewKey(t).Pub, other, 0, 0); blossom.Status(err) != http.StatusForbidden {
@@ -121,13 +121,13 @@ func TestDirectUploadOnceDownloadDelete(t *testing.T) {
 	if err := f.svc.Delete(ctx, community, f.member, h); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.svc.Blob(ctx, community, h); err != nil {
+	if _, err := f.svc.Read(ctx, community, "", h); err != nil {
 		t.Fatalf("still owned by the other: %v", err)
 	}
 	if err := f.svc.Delete(ctx, community, other, h); err != nil {
 		t.Fatal(err)
 	}
-	status(t, func() error { _, err := f.svc.Blob(ctx, community, h); return err }(), http.StatusNotFound)
+	status(t, func() error { _, err := f.svc.Read(ctx, community, "", h); return err }(), http.StatusNotFound)
 	if _, found, _ := f.bucket.Head(ctx, blossom.BlobKey(community, h)); found {
 		t.Fatalf("object left under blobs/: %v", err)
 	}
@@ -226,9 +226,9 @@ func TestLargeUploadCompletedAndTamperedRefused(t *testing.T) {
 	if err != nil || p.URL == "" || p.Existing != nil {
 		t.Fatalf("presign: %+v %v", p, err)
 	}
-	status(t, func() error { _, err := f.svc.Blob(ctx, community, h); return err }(), http.StatusNotFound)
+	status(t, func() error { _, err := f.svc.Complete(ctx, community, f.member, h); return err }(), http.StatusNotFound)
 	put(t, p, body)
-	b, err := f.svc.Blob(ctx, community, h)
+	b, err := f.svc.Complete(ctx, community, f.member, h)
 	if err != nil || b.Size != 5000 || b.Type != "video/mp4" {
 		t.Fatalf("completed: %+v %v", b, err)
 	}
@@ -249,9 +249,9 @@ func TestLargeUploadCompletedAndTamperedRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	put(t, p, bad)
-	_, err = f.svc.Blob(ctx, community, h2)
+	_, err = f.svc.Complete(ctx, community, f.member, h2)
 	status(t, err, http.StatusConflict)
-	status(t, func() error { _, err := f.svc.Blob(ctx, community, h2); return err }(), http.StatusNotFound)
+	status(t, func() error { _, err := f.svc.Complete(ctx, community, f.member, h2); return err }(), http.StatusNotFound)
 	for _, k := range []string{blossom.UploadKey(community, p.UploadID), blossom.BlobKey(community, h2)} {
 		if _, found, _ := f.bucket.Head(ctx, k); found {
 			t.Fatalf("%s left after a tampered upload", k)
@@ -263,7 +263,7 @@ func TestLargeUploadCompletedAndTamperedRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	put(t, p, good)
-	_, err = f.svc.Blob(ctx, community, h2)
+	_, err = f.svc.Complete(ctx, community, f.member, h2)
 	status(t, err, http.StatusConflict)
 	_ = time.Second
 }
@@ -305,7 +305,7 @@ func TestConcurrentUploadsStoreOnce(t *testing.T) {
 		t.Fatalf("stored %d bytes, want 100000", stored)
 	}
 	for _, k := range keys {
-		if l, err := f.svc.List(ctx, community, f.member, k, 0, 0); err != nil || len(l) != 1 {
+		if l, err := f.svc.List(ctx, community, k, k, 0, 0); err != nil || len(l) != 1 {
 			t.Fatalf("owners: %v %v", l, err)
 		}
 	}

@@ -3,9 +3,12 @@
 // GET /list/<pubkey>, BUD-06 HEAD /upload) and Buzz's /media/* routes, on
 // the bridge's Request and Response (bridge.Bridge.Media hooks it in).
 // Every 4xx carries its reason in X-Reason and a JSON {"message"} body
-// (BUD-01); every answer carries BUD-01's CORS headers. Uploads authorize
-// with a kind 24242 event (shared/domain/blossom) or, as Buzz's routes
-// take it, a NIP-98 token. Downloads are redirects to presigned S3 GETs.
+// (BUD-01); every answer carries BUD-01's CORS headers and
+// X-Content-Type-Options: nosniff. Uploads authorize with a kind 24242
+// event (shared/domain/blossom) or, as Buzz's routes take it, a NIP-98
+// token; reads of a blob that is not public with a 24242 get event or a
+// NIP-98 token (media.Service.Read's rule). Downloads are redirects to
+// presigned S3 GETs answered with the blob's served type.
 package blossom
 
 import (
@@ -135,7 +138,7 @@ func (c *Codec) Serve(ctx context.Context, r bridge.Request) (bridge.Response, b
 		return bridge.Response{}, false
 	}
 	if rt.op == "options" {
-		return bridge.Response{Status: http.StatusNoContent, Headers: cors(nil)}, true
+		return bridge.Response{Status: http.StatusNoContent, Headers: common(nil)}, true
 	}
 	if rt.name != "" && rt.op != "list" {
 		h, _, err := blossom.ParseBlobName(rt.name)
@@ -162,9 +165,9 @@ func (c *Codec) Serve(ctx context.Context, r bridge.Request) (bridge.Response, b
 	case "delete":
 		resp, err = c.delete(ctx, r, com.ID, rt.hash)
 	case "get":
-		resp, err = c.get(ctx, com.ID, rt.hash)
+		resp, err = c.get(ctx, r, com.ID, rt.hash)
 	case "head":
-		resp, err = c.head(ctx, com.ID, rt.hash)
+		resp, err = c.head(ctx, r, com.ID, rt.hash)
 	case "list":
 		resp, err = c.list(ctx, r, com.ID, rt.name)
 	}
@@ -247,10 +250,10 @@ func (c *Codec) upload(ctx context.Context, r bridge.Request, community string) 
 		return bridge.Response{}, err
 	}
 	if len(r.Body) == 0 {
-		b, err := c.Media.Blob(ctx, community, cl.SHA256)
+		b, err := c.Media.Complete(ctx, community, cl.Pubkey, cl.SHA256)
 		if errors.Is(err, blossom.ErrNotFound) {
 			return bridge.Response{}, blossom.Refuse(http.StatusBadRequest, reject.Invalid,
-				"the body is empty and no presigned upload of %s has arrived", cl.SHA256)
+				"the body is empty and no presigned upload of %s by this key has arrived", cl.SHA256)
 		}
 		if err != nil {
 			return bridge.Response{}, err
@@ -284,7 +287,7 @@ func (c *Codec) preflight(ctx context.Context, r bridge.Request, community strin
 	if err := c.Media.Preflight(ctx, cl); err != nil {
 		return bridge.Response{}, err
 	}
-	h := cors(map[string]string{"x-direct-upload-max-bytes": strconv.FormatInt(c.Media.Limits.DirectMaxBytes, 10)})
+	h := common(map[string]string{"x-direct-upload-max-bytes": strconv.FormatInt(c.Media.Limits.DirectMaxBytes, 10)})
 	if !c.Media.Limits.Direct(cl.Size) {
 		h["x-upload-path"] = "/media/upload"
 	}
@@ -345,29 +348,63 @@ func (c *Codec) delete(ctx context.Context, r bridge.Request, community, hash st
 	return jsonResponse(http.StatusOK, map[string]string{"message": "deleted " + hash}), nil
 }
 
-// get redirects to a presigned S3 GET of the blob (S3 serves the bytes
-// and Range; the URL names the hash, as BUD-01 asks of a redirect).
-func (c *Codec) get(ctx context.Context, community, hash string) (bridge.Response, error) {
-	url, _, err := c.Media.Download(ctx, community, hash)
+// reader is the key a read of hash authorizes: "" without an
+// Authorization header, else a kind 24242 get event (an x tag for hash, or
+// a server tag naming this host) or a NIP-98 token bound to this request;
+// a bad one is refused (401) whatever the blob.
+func (c *Codec) reader(ctx context.Context, r bridge.Request, community, hash string) (string, error) {
+	if r.Headers["authorization"] == "" {
+		return "", nil
+	}
+	return c.authorize(ctx, r, community, blossom.Need{Verbs: []string{blossom.VerbGet}, Hash: hash, ServerSuffices: true})
+}
+
+// errNotPublic answers a GET without authorization of a blob that is not
+// public, the same for one the community does not hold: BUD-01's 401, so a
+// client signs a get authorization and asks again (the answer to that is
+// the blob or 404).
+var errNotPublic = blossom.Refuse(http.StatusUnauthorized, reject.AuthRequired,
+	"no public blob with this hash is stored here; a blob shared in a private channel or a DM is read with an Authorization header: Nostr <base64 kind %d get event> or a NIP-98 token", blossom.AuthKind)
+
+// get redirects to a presigned S3 GET of the blob, for a reader who may
+// read it (S3 serves the bytes and Range with the blob's served type; the
+// URL names the hash, as BUD-01 asks of a redirect).
+func (c *Codec) get(ctx context.Context, r bridge.Request, community, hash string) (bridge.Response, error) {
+	reader, err := c.reader(ctx, r, community, hash)
 	if err != nil {
 		return bridge.Response{}, err
 	}
-	return bridge.Response{Status: http.StatusFound, Headers: cors(map[string]string{
+	url, _, err := c.Media.Download(ctx, community, reader, hash)
+	if errors.Is(err, blossom.ErrNotFound) && reader == "" {
+		return bridge.Response{}, errNotPublic
+	}
+	if err != nil {
+		return bridge.Response{}, err
+	}
+	return bridge.Response{Status: http.StatusFound, Headers: common(map[string]string{
 		"location": url, "cache-control": "private, max-age=60"})}, nil
 }
 
-// head answers from Postgres: 200 with the blob's type and length, or 404.
-func (c *Codec) head(ctx context.Context, community, hash string) (bridge.Response, error) {
-	b, err := c.Media.Blob(ctx, community, hash)
+// head answers from Postgres, for a reader who may read the blob: 200 with
+// its served type and length; 404 otherwise, as for a blob the community
+// does not hold (BUD-01: HEAD answers 200 or 404).
+func (c *Codec) head(ctx context.Context, r bridge.Request, community, hash string) (bridge.Response, error) {
+	reader, err := c.reader(ctx, r, community, hash)
 	if err != nil {
 		return bridge.Response{}, err
 	}
-	return bridge.Response{Status: http.StatusOK, Headers: cors(map[string]string{
-		"content-type": b.Type, "content-length": strconv.FormatInt(b.Size, 10), "accept-ranges": "bytes"})}, nil
+	b, err := c.Media.Read(ctx, community, reader, hash)
+	if err != nil {
+		return bridge.Response{}, err
+	}
+	typ, _ := blossom.Served(b.Type)
+	return bridge.Response{Status: http.StatusOK, Headers: common(map[string]string{
+		"content-type": typ, "content-length": strconv.FormatInt(b.Size, 10), "accept-ranges": "bytes"})}, nil
 }
 
-// list is BUD-02's GET /list/<pubkey>?since=&until=, for members (a
-// kind 24242 list authorization; without one, 401).
+// list is BUD-02's GET /list/<pubkey>?since=&until=, a member's own
+// blobs (a kind 24242 list authorization by pubkey; without one, 401;
+// another key's list, 403).
 func (c *Codec) list(ctx context.Context, r bridge.Request, community, pubkey string) (bridge.Response, error) {
 	if _, err := blossom.ParseHash(pubkey); err != nil {
 		return bridge.Response{}, blossom.Refuse(http.StatusBadRequest, reject.Invalid, "a pubkey must be 64 lowercase hex characters")
@@ -425,15 +462,18 @@ func jsonResponse(status int, v any) bridge.Response {
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
-	return bridge.Response{Status: status, Headers: cors(map[string]string{"content-type": "application/json"}),
+	return bridge.Response{Status: status, Headers: common(map[string]string{"content-type": "application/json"}),
 		Body: bytes.TrimRight(buf.Bytes(), "\n")}
 }
 
-// cors adds BUD-01's cross-origin headers.
-func cors(h map[string]string) map[string]string {
+// common adds the headers of every media answer: BUD-01's cross-origin
+// headers, and X-Content-Type-Options: nosniff, so no browser reads a
+// media answer as a type it was not given.
+func common(h map[string]string) map[string]string {
 	if h == nil {
 		h = map[string]string{}
 	}
+	h["x-content-type-options"] = blossom.NoSniff
 	h["access-control-allow-origin"] = "*"
 	h["access-control-allow-headers"] = "Authorization, *"
 	h["access-control-allow-methods"] = "GET, HEAD, PUT, POST, DELETE, OPTIONS"
