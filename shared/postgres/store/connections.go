@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -123,7 +124,8 @@ type SessionFold struct {
 // FoldSessions queues f to ride the transaction's BEGIN (no round trip
 // of its own), before anything else of it. Called again in the same
 // transaction (a write that raised its preparation under its locks), it
-// queues only what this transaction has not folded yet, to ride its next
+// queues only what this transaction has not folded yet as it is (a
+// subscription replaced since is folded again), to ride its next
 // statement or its commit: the commit's audience read still finds every
 // subscription folded. A retried transaction's fresh Tx folds again. A
 // subscription of a key whose subscriptions this transaction ended
@@ -149,13 +151,14 @@ func (t *Tx) FoldSessions(f SessionFold) {
 			args: []any{f.Now, nonNil(gone)}})
 	}
 	for _, c := range f.Connections {
-		if !t.folded["c\x00"+c.ID] {
-			t.folded["c\x00"+c.ID] = true
+		if k := "c\x00" + c.ID + "\x00" + c.Pubkey; !t.folded[k] {
+			t.folded[k] = true
 			lead = append(lead, queued{sql: openConnectionSQL, args: openConnectionArgs(c)})
 		}
 	}
 	for _, s := range f.Subs {
-		if k := "s\x00" + s.Connection + "\x00" + s.Sub; !t.folded[k] && !t.ended[s.Pubkey] {
+		k := fmt.Sprintf("s\x00%s\x00%s\x00%s\x00%s\x00%d", s.Connection, s.Sub, s.Pubkey, s.Filters, s.CreatedAt)
+		if !t.folded[k] && !t.ended[s.Pubkey] {
 			t.folded[k] = true
 			lead = append(lead, queued{sql: subscribeSQL, args: subscribeArgs(s, f.MaxSubs)})
 		}

@@ -15,7 +15,8 @@ import (
 // TestLateFoldRidesTheCommit (issue 36): sessions folded again after the
 // transaction began (a write whose relay-signed events ran past its
 // preparation) ride its commit, before COMMIT: the commit's delivery finds
-// them; what the transaction folded already is not sent again; and a
+// them; what the transaction folded already is not sent again, unless it
+// was replaced since (the same subscription id REQ'd again); and a
 // subscription of a key whose subscriptions the transaction ended
 // (RemoveRelayMember) is not folded back.
 func TestLateFoldRidesTheCommit(t *testing.T) {
@@ -42,9 +43,13 @@ func TestLateFoldRidesTheCommit(t *testing.T) {
 	}
 	first := store.SessionFold{Now: now, MaxSubs: 10,
 		Connections: []store.Connection{conn("a", member)}, Subs: []store.NewSubscription{sub("a", "s1", member)}}
+	replaced := sub("a", "s0", member)
+	first.Subs = append(first.Subs, replaced)
+	replaced.Filters = `[{"kinds":[9],"limit":1}]` // the same id REQ'd again between the lists
 	late := store.SessionFold{Now: now, MaxSubs: 10,
 		Connections: []store.Connection{conn("a", member), conn("b", member), conn("c", removed)},
-		Subs:        []store.NewSubscription{sub("a", "s1", member), sub("b", "s2", member), sub("c", "s3", removed)}}
+		Subs: []store.NewSubscription{sub("a", "s1", member), replaced, sub("b", "s2", member),
+			sub("c", "s3", removed)}}
 	sk, _ := keypair()
 	ev := &nostr.Event{Kind: 9, CreatedAt: nostr.Now(), Tags: nostr.Tags{{"h", channel}}, Content: "hi"}
 	if err := ev.Sign(sk); err != nil {
@@ -71,11 +76,18 @@ func TestLateFoldRidesTheCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stored []string
-	if err := store.PoolOf(st).QueryRow(ctx, `SELECT coalesce(array_agg(connection_id || '/' || sub_id ORDER BY 1), '{}') FROM ws_subscriptions`).Scan(&stored); err != nil {
+	if err := store.PoolOf(st).QueryRow(ctx, `SELECT coalesce(array_agg(connection_id || '/' || sub_id ORDER BY connection_id, sub_id), '{}') FROM ws_subscriptions`).Scan(&stored); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(stored, []string{"a/s1", "b/s2"}) {
-		t.Fatalf("stored subscriptions %v, want a/s1 and b/s2", stored)
+	if !slices.Equal(stored, []string{"a/s0", "a/s1", "b/s2"}) {
+		t.Fatalf("stored subscriptions %v, want a/s0, a/s1 and b/s2", stored)
+	}
+	var filters string
+	if err := store.PoolOf(st).QueryRow(ctx, `SELECT filters FROM ws_subscriptions WHERE sub_id = 's0'`).Scan(&filters); err != nil {
+		t.Fatal(err)
+	}
+	if filters != replaced.Filters {
+		t.Fatalf("subscription s0 stored with %s, want its replacement %s", filters, replaced.Filters)
 	}
 	if !store.LoadedByCommit(d) {
 		t.Fatal("the delivery did not ride the commit")
@@ -89,7 +101,7 @@ func TestLateFoldRidesTheCommit(t *testing.T) {
 		subs = append(subs, s.Connection+"/"+s.Sub)
 	}
 	slices.Sort(subs)
-	if !slices.Equal(subs, []string{"a/s1", "b/s2"}) {
-		t.Fatalf("the commit's audience %v, want a/s1 and b/s2 (not the removed key's c/s3)", subs)
+	if !slices.Equal(subs, []string{"a/s0", "a/s1", "b/s2"}) {
+		t.Fatalf("the commit's audience %v, want a/s0, a/s1 and b/s2 (not the removed key's c/s3)", subs)
 	}
 }

@@ -125,7 +125,7 @@ func (s *Service) Submit(ctx context.Context, community, authed string, ev *nost
 	// while the transaction holds a lock other writes (holding the
 	// pool's other connections) wait for. Its failure fails only a write
 	// that signs.
-	var key relayKey
+	var key communityKey
 	key.sg, key.err = signer.For(ctx, s.signer, community)
 	h, locks := lockedChannel(ev)
 	end := func() {}
@@ -264,8 +264,8 @@ func short(pk string) string {
 	return pk
 }
 
-// relayKey is the community's relay key, or why it could not be had.
-type relayKey struct {
+// communityKey is the community's relay key, or why it could not be had.
+type communityKey struct {
 	sg  signer.Signer
 	err error
 }
@@ -277,7 +277,7 @@ type apply struct {
 	ev        *nostr.Event
 	authed    string // the pubkey that authenticated the request
 	now       int64
-	key       relayKey
+	key       communityKey
 	published []*nostr.Event
 	// verdict, when set, is the refusal the client gets although the
 	// transaction commits what the rule kept (a closed group's join request
