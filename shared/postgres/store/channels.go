@@ -46,6 +46,17 @@ func (t *Tx) Channel(ctx context.Context, id string, lock bool) (*ChannelRow, er
 	return c, err
 }
 
+// LockChannelFirst queues the row lock Channel(ctx, id, true) takes to
+// ride the transaction's BEGIN, ahead of what FoldSessions queues after
+// it: a write waiting for a busy channel holds no session row another
+// write of that channel may have to fold (a lock order without cycles).
+// A missing channel locks nothing.
+func (t *Tx) LockChannelFirst(id string) {
+	t.tx.lead = append(t.tx.lead, queued{
+		sql:  `SELECT FROM channels WHERE community_id = $1 AND id = $2 FOR UPDATE`,
+		args: []any{t.community, id}})
+}
+
 // sawChannel records whether a channel this transaction read is a system
 // channel: its delivery then need not read the flag again.
 func (t *Tx) sawChannel(c *ChannelRow) {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -120,23 +121,47 @@ type SessionFold struct {
 	MaxSubs int
 }
 
-// FoldSessions queues f to ride the transaction's BEGIN (no round trip of
-// its own). Called again (a retried transaction's fresh Tx), it replaces
-// nothing: each Tx folds once, before its first statement.
+// FoldSessions queues f to ride the transaction's BEGIN (no round trip
+// of its own), before anything else of it. Called again in the same
+// transaction (a write that raised its preparation under its locks), it
+// queues only what this transaction has not folded yet as it is (a
+// subscription replaced since is folded again), to ride its next
+// statement or its commit: the commit's audience read still finds every
+// subscription folded. A retried transaction's fresh Tx folds again. A
+// subscription of a key whose subscriptions this transaction ended
+// (RemoveRelayMember) is not folded back.
 func (t *Tx) FoldSessions(f SessionFold) {
-	if t.tx.begun {
-		return
+	if t.folded == nil {
+		t.folded = map[string]bool{}
+	}
+	var lead []queued
+	var gone []string
+	for _, id := range f.Gone {
+		if !t.folded["g\x00"+id] {
+			t.folded["g\x00"+id] = true
+			gone = append(gone, id)
+		}
 	}
 	// Rows another write is deleting (or writing) are skipped, not
 	// waited for: concurrent writes never queue behind one sweep.
-	lead := []queued{{sql: `DELETE FROM ws_connections WHERE id IN (
+	if !t.folded["sweep"] || len(gone) > 0 {
+		t.folded["sweep"] = true
+		lead = append(lead, queued{sql: `DELETE FROM ws_connections WHERE id IN (
   SELECT id FROM ws_connections WHERE expires_at <= $1 OR id = ANY($2::text[]) FOR UPDATE SKIP LOCKED)`,
-		args: []any{f.Now, nonNil(f.Gone)}}}
+			args: []any{f.Now, nonNil(gone)}})
+	}
 	for _, c := range f.Connections {
-		lead = append(lead, queued{sql: openConnectionSQL, args: openConnectionArgs(c)})
+		if k := "c\x00" + c.ID + "\x00" + c.Pubkey; !t.folded[k] {
+			t.folded[k] = true
+			lead = append(lead, queued{sql: openConnectionSQL, args: openConnectionArgs(c)})
+		}
 	}
 	for _, s := range f.Subs {
-		lead = append(lead, queued{sql: subscribeSQL, args: subscribeArgs(s, f.MaxSubs)})
+		k := fmt.Sprintf("s\x00%s\x00%s\x00%s\x00%s\x00%d", s.Connection, s.Sub, s.Pubkey, s.Filters, s.CreatedAt)
+		if !t.folded[k] && !t.ended[s.Pubkey] {
+			t.folded[k] = true
+			lead = append(lead, queued{sql: subscribeSQL, args: subscribeArgs(s, f.MaxSubs)})
+		}
 	}
-	t.tx.lead = lead
+	t.tx.lead = append(t.tx.lead, lead...)
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -20,8 +21,10 @@ type lazyTx struct {
 	// after, when set, rides the commit: its statements follow COMMIT in
 	// the same batch.
 	after *Delivery
-	// lead are statements that ride BEGIN: sent right behind it, in the
-	// same batch, before anything else of the transaction.
+	// lead are statements that ride the transaction's next batch: BEGIN's
+	// (right behind it, before anything else of the transaction) when it
+	// has not gone, else the next statement's or the commit's (before
+	// COMMIT).
 	lead []queued
 }
 
@@ -31,31 +34,35 @@ type queued struct {
 	args []any
 }
 
-// queueBegin adds BEGIN and the lead statements to b, unless BEGIN went.
+// queueBegin adds BEGIN, unless it went, and the lead statements to b.
 func (l *lazyTx) queueBegin(b *pgx.Batch) {
-	if l.begun {
-		return
+	if !l.begun {
+		b.Queue("BEGIN")
 	}
-	b.Queue("BEGIN")
 	for _, q := range l.lead {
 		b.Queue(q.sql, q.args...)
 	}
 }
 
-// readBegin consumes the results queueBegin queued (nothing if BEGIN had
-// gone) and records that BEGIN went.
+// readBegin consumes the results queueBegin queued and records that BEGIN
+// and the lead statements went.
 func (l *lazyTx) readBegin(br pgx.BatchResults) error {
-	if l.begun {
-		return nil
+	n := len(l.lead)
+	if !l.begun {
+		n++
 	}
-	l.begun = true
-	for range 1 + len(l.lead) {
+	l.begun, l.lead = true, nil
+	for range n {
 		if _, err := br.Exec(); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// queued reports whether a batch must go before the next statement:
+// BEGIN, a lead statement or a check is waiting.
+func (l *lazyTx) queued() bool { return !l.begun || len(l.lead) > 0 || l.pending != nil }
 
 // check is a one-row read and the verdict on its row: an error from
 // verdict refuses the transaction whatever the statements after it found.
@@ -71,7 +78,7 @@ type check struct {
 func (l *lazyTx) deferCheck(c *check) { l.pending = c }
 
 func (l *lazyTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	if l.begun && l.pending == nil {
+	if !l.queued() {
 		return l.conn.Exec(ctx, sql, args...)
 	}
 	br, err := l.begin(ctx, sql, args)
@@ -86,7 +93,7 @@ func (l *lazyTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comm
 }
 
 func (l *lazyTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	if l.begun && l.pending == nil {
+	if !l.queued() {
 		return l.conn.QueryRow(ctx, sql, args...)
 	}
 	br, err := l.begin(ctx, sql, args)
@@ -100,7 +107,7 @@ func (l *lazyTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, 
 	if err := l.settle(ctx); err != nil {
 		return nil, err
 	}
-	if !l.begun {
+	if l.queued() {
 		b := &pgx.Batch{}
 		l.queueBegin(b)
 		br := l.conn.SendBatch(ctx, b)
@@ -192,13 +199,22 @@ func (l *lazyTx) commit(ctx context.Context) error {
 	if err := l.settle(ctx); err != nil {
 		return err
 	}
+	if l.done && len(l.lead) > 0 {
+		return errors.New("statements queued after the transaction committed")
+	}
 	if !l.begun || l.done {
 		return nil
 	}
 	b := &pgx.Batch{}
+	l.queueBegin(b) // statements queued since the last one
 	b.Queue("COMMIT")
 	l.queueAfter(b)
-	return l.finish(l.conn.SendBatch(ctx, b))
+	br := l.conn.SendBatch(ctx, b)
+	if err := l.readBegin(br); err != nil {
+		_ = br.Close()
+		return err
+	}
+	return l.finish(br)
 }
 
 // queueAfter adds the statements that ride the commit, if any, to b.

@@ -76,6 +76,12 @@ SELECT EXISTS (SELECT 1 FROM gone)`, t.community, pubkey, only).Scan(&removed)
 	if err != nil {
 		return false, errorf("remove relay member %s: %w", pubkey, err)
 	}
+	if removed {
+		if t.ended == nil {
+			t.ended = map[string]bool{}
+		}
+		t.ended[pubkey] = true
+	}
 	return removed, nil
 }
 

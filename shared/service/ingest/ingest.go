@@ -15,6 +15,8 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/domain/nip29"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/signer"
 	"github.com/buzzrelay/relay/shared/domain/sigverify"
@@ -33,13 +35,18 @@ type Service struct {
 	// folder, when set, is asked before each write transaction
 	// (WithFolder).
 	folder Folder
+	// queue orders this process's writes to one channel (queue.go).
+	queue *channelQueue
 }
 
 // Folder prepares a write of community that may store events created up
 // to upTo (shared/service/sessions.Idle.Folder): before the transaction it
 // may do work outside the database; fold runs first in the transaction;
 // done runs once the transaction committed events. An error fails the
-// write before the transaction.
+// write. A write whose relay-signed events run past upTo (each dated
+// max(now, previous+1) under its channel's or address's lock) asks again
+// inside its transaction, for their latest created_at, and folds that
+// preparation into the same commit.
 type Folder func(ctx context.Context, community string, upTo int64) (fold func(*store.Tx), done func(context.Context), err error)
 
 // WithFolder returns a copy of s whose writes are prepared by f.
@@ -51,7 +58,7 @@ func (s *Service) WithFolder(f Folder) *Service {
 
 // New builds the write path over st, signing relay events with sg.
 func New(st *store.Store, sg signer.Signer) *Service {
-	return &Service{store: st, signer: sg, now: time.Now, sigs: sigverify.New(sigverify.Options{})}
+	return &Service{store: st, signer: sg, now: time.Now, sigs: sigverify.New(sigverify.Options{}), queue: newChannelQueue()}
 }
 
 // WithSignatures returns a copy of s that checks signatures through v (the
@@ -110,31 +117,37 @@ func (s *Service) Submit(ctx context.Context, community, authed string, ev *nost
 			return refused(err)
 		}
 	}
+	p, err := s.prepare(ctx, community, max(int64(ev.CreatedAt), now.Unix()))
+	if err != nil {
+		return Outcome{}, err
+	}
+	// Looked up now, as the community's key may have to be read: never
+	// while the transaction holds a lock other writes (holding the
+	// pool's other connections) wait for. Its failure fails only a write
+	// that signs.
+	var key communityKey
+	key.sg, key.err = signer.For(ctx, s.signer, community)
+	h, locks := lockedChannel(ev)
+	end := func() {}
+	if locks {
+		if end, err = s.queue.wait(ctx, community+"/"+h); err != nil {
+			return Outcome{}, err
+		}
+		defer end() // a panic too
+	}
 	var out []*nostr.Event
 	var delivery *store.Delivery
 	var verdict error
-	var err error
-	fold, done := func(*store.Tx) {}, func(context.Context) {}
-	upTo := max(int64(ev.CreatedAt), now.Unix())
-	prepare := func() error {
-		if s.folder == nil {
-			upTo = math.MaxInt64
-			return nil
-		}
-		if fold, done, err = s.folder(ctx, community, upTo); err != nil {
-			return fmt.Errorf("ingest: prepare write of %s: %w", community, err)
-		}
-		return nil
-	}
-	if err := prepare(); err != nil {
-		return Outcome{}, err
-	}
-	later := 0
 	for attempt := 1; attempt <= maxAttempts; attempt++ {
 		out, verdict = out[:0], nil
 		err = s.store.Tx(ctx, community, func(tx *store.Tx) error {
-			fold(tx)
-			a := &apply{s: s, tx: tx, ev: ev, authed: authed, now: now.Unix()}
+			if locks {
+				// Before the fold: no session row is held while this write
+				// waits for the channel.
+				tx.LockChannelFirst(h)
+			}
+			p.fold(tx)
+			a := &apply{s: s, tx: tx, ev: ev, authed: authed, now: now.Unix(), key: key}
 			if s.delivery != nil {
 				// Asked now: the last write may commit the transaction.
 				delivery = tx.DeliveryAtCommit(func() store.DeliveryRequest { return s.delivery(a.committed()) })
@@ -143,26 +156,13 @@ func (s *Service) Submit(ctx context.Context, community, authed string, ev *nost
 				return err
 			}
 			out, verdict = a.committed(), a.verdict
-			if hi := latest(out); hi > upTo {
-				// A relay-signed event after its predecessor: prepared
-				// for too early a time, the write starts over.
-				upTo = hi
-				return errLater
-			}
-			return nil
+			return p.cover(ctx, tx, latest(out))
 		})
-		if errors.Is(err, errLater) && later < maxAttempts {
-			later++
-			if err = prepare(); err != nil {
-				return Outcome{}, err
-			}
-			attempt--
-			continue
-		}
 		if err == nil || !store.IsSerialization(err) {
 			break
 		}
 	}
+	end() // the commit went: the channel's next write may go
 	if err != nil {
 		if r, ok := reject.As(err); ok {
 			if r.Prefix == reject.Duplicate {
@@ -176,13 +176,68 @@ func (s *Service) Submit(ctx context.Context, community, authed string, ev *nost
 		return refused(verdict)
 	}
 	if len(out) > 0 {
-		done(ctx)
+		p.done(ctx)
 	}
 	return Outcome{Accepted: true, Committed: out, Delivery: delivery}, nil
 }
 
-// errLater rolls back a write whose events are newer than its preparation.
-var errLater = errors.New("ingest: events newer than prepared")
+// prepared is one write's preparation by the Folder.
+type prepared struct {
+	s         *Service
+	community string
+	upTo      int64 // the latest created_at it covers
+	fold      func(*store.Tx)
+	// done is the latest preparation's: it lists what the earlier ones
+	// did, less what other commits have dropped since.
+	done func(context.Context)
+}
+
+// prepare prepares a write of events created up to upTo.
+func (s *Service) prepare(ctx context.Context, community string, upTo int64) (*prepared, error) {
+	p := &prepared{s: s, community: community, upTo: math.MaxInt64, fold: func(*store.Tx) {}, done: func(context.Context) {}}
+	if s.folder == nil {
+		return p, nil
+	}
+	if err := p.raise(ctx, upTo); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func (p *prepared) raise(ctx context.Context, upTo int64) error {
+	fold, done, err := p.s.folder(ctx, p.community, upTo)
+	if err != nil {
+		return fmt.Errorf("ingest: prepare write of %s up to %d: %w", p.community, upTo, err)
+	}
+	p.upTo, p.fold, p.done = upTo, fold, done
+	return nil
+}
+
+// cover extends the preparation to hi, the latest created_at the
+// transaction stores, when a relay-signed event runs past it: prepared
+// again for hi while tx holds the locks that dated it, and folded into tx
+// (what was not folded yet rides the commit). A retry of the transaction
+// folds the extended preparation from the start.
+func (p *prepared) cover(ctx context.Context, tx *store.Tx, hi int64) error {
+	if hi <= p.upTo {
+		return nil
+	}
+	if err := p.raise(ctx, hi); err != nil {
+		return err
+	}
+	p.fold(tx)
+	return nil
+}
+
+// lockedChannel is the channel ev's rule locks first (moderated): the one
+// its h tag names, for NIP-29's moderation kinds but the create.
+func lockedChannel(ev *nostr.Event) (string, bool) {
+	if !kinds.Moderation(ev.Kind) || ev.Kind == kinds.CreateGroup {
+		return "", false
+	}
+	h, ok := nip29.ChannelTag(ev.Tags)
+	return h, ok && h != ""
+}
 
 // latest is the highest created_at of evs (0 for none).
 func latest(evs []*nostr.Event) int64 {
@@ -209,6 +264,12 @@ func short(pk string) string {
 	return pk
 }
 
+// communityKey is the community's relay key, or why it could not be had.
+type communityKey struct {
+	sg  signer.Signer
+	err error
+}
+
 // apply holds one attempt at one event.
 type apply struct {
 	s         *Service
@@ -216,6 +277,7 @@ type apply struct {
 	ev        *nostr.Event
 	authed    string // the pubkey that authenticated the request
 	now       int64
+	key       communityKey
 	published []*nostr.Event
 	// verdict, when set, is the refusal the client gets although the
 	// transaction commits what the rule kept (a closed group's join request
@@ -256,13 +318,22 @@ func (a *apply) store(ctx context.Context, m store.EventMeta) error {
 	return nil
 }
 
+// relayKey is the community's relay key, looked up before the
+// transaction.
+func (a *apply) relayKey() (signer.Signer, error) {
+	if a.key.err != nil {
+		return nil, fmt.Errorf("ingest: relay key: %w", a.key.err)
+	}
+	return a.key.sg, nil
+}
+
 // sign signs and stores a relay event of kind with tags and content,
 // remembered for fan-out.
 func (a *apply) sign(ctx context.Context, kind int, createdAt int64, tags nostr.Tags, content string, m store.EventMeta) (*nostr.Event, error) {
 	ev := &nostr.Event{Kind: kind, CreatedAt: nostr.Timestamp(createdAt), Tags: tags, Content: content}
-	sg, err := signer.For(ctx, a.s.signer, a.tx.Community())
+	sg, err := a.relayKey()
 	if err != nil {
-		return nil, fmt.Errorf("ingest: relay key: %w", err)
+		return nil, err
 	}
 	if err := sg.Sign(ctx, ev); err != nil {
 		return nil, fmt.Errorf("ingest: sign kind %d: %w", kind, err)
@@ -280,9 +351,9 @@ func (a *apply) sign(ctx context.Context, kind int, createdAt int64, tags nostr.
 // lists them all), replacing the previous one; its created_at is
 // max(now, previous+1), so the newest always wins.
 func (a *apply) replaceRelayEvent(ctx context.Context, kind int, d string, tags func() (nostr.Tags, error)) error {
-	sg, err := signer.For(ctx, a.s.signer, a.tx.Community())
+	sg, err := a.relayKey()
 	if err != nil {
-		return fmt.Errorf("ingest: relay key: %w", err)
+		return err
 	}
 	relay := sg.PublicKey()
 	if err := a.tx.LockAddress(ctx, kind, relay, d); err != nil {

@@ -1,0 +1,325 @@
+package ingest_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/localdev/s3local"
+	"github.com/buzzrelay/relay/shared/aws/s3blobs"
+	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/postgres/store"
+	"github.com/buzzrelay/relay/shared/service/ingest"
+	"github.com/buzzrelay/relay/shared/service/sessions"
+	"github.com/buzzrelay/relay/shared/testing/testkit"
+)
+
+// idleHarness is a harness whose writes are prepared as make dev prepares
+// them (SESSION_BUCKET set): the sessions' last-commit mark in a local S3
+// bucket, raised before each commit, pending subscriptions folded in.
+func idleHarness(t *testing.T) (*harness, *sessions.Idle) {
+	t.Helper()
+	h := newHarness(t)
+	srv := s3local.ForTest(t, "media")
+	b, err := s3blobs.Open(context.Background(), "", "media", srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idle := sessions.NewIdle(b, "sessions/", []byte("k"))
+	idle.Latest = h.st.LatestCreatedAt
+	h.svc = h.svc.WithFolder(idle.Folder(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	return h, idle
+}
+
+// burst submits evs at once and fails unless every one is accepted with no
+// message; it returns the relay-signed events each committed.
+func (h *harness) burst(what string, evs []*nostr.Event) [][]*nostr.Event {
+	h.t.Helper()
+	outs, errs := h.all(evs)
+	failed := 0
+	var signed [][]*nostr.Event
+	for i, o := range outs {
+		if errs[i] != nil || !o.Accepted || o.Message != "" {
+			failed++
+			if failed <= 3 {
+				h.t.Errorf("%s %d: accepted=%v %q err=%v", what, i, o.Accepted, o.Message, errs[i])
+			}
+			continue
+		}
+		signed = append(signed, o.Committed[1:])
+	}
+	if failed > 0 {
+		h.t.Fatalf("%s: %d of %d not accepted", what, failed, len(evs))
+	}
+	return signed
+}
+
+// strictlyNewer fails unless, for each state kind, the relay-signed events
+// the writes committed have pairwise distinct created_at (each newer than
+// its predecessor: the head is the newest), and the stored head is the
+// newest of them.
+func (h *harness) strictlyNewer(ch string, signed [][]*nostr.Event) {
+	h.t.Helper()
+	at := map[int][]int64{}
+	for _, evs := range signed {
+		for _, ev := range evs {
+			if kinds.ChannelState(ev.Kind) {
+				at[ev.Kind] = append(at[ev.Kind], int64(ev.CreatedAt))
+			}
+		}
+	}
+	for k, ts := range at {
+		slices.Sort(ts)
+		for i := 1; i < len(ts); i++ {
+			if ts[i] == ts[i-1] {
+				h.t.Fatalf("two kind %d heads of %s at %d: not each newer than its predecessor", k, ch, ts[i])
+			}
+		}
+		if got := int64(h.head(ch, k).CreatedAt); got != ts[len(ts)-1] {
+			h.t.Fatalf("kind %d head of %s at %d, the newest signed at %d", k, ch, got, ts[len(ts)-1])
+		}
+	}
+}
+
+// members is the set of p keys of ch's 39002 head.
+func (h *harness) members(ch string) []string {
+	h.t.Helper()
+	var out []string
+	for _, t := range h.head(ch, kinds.GroupMembers).Tags {
+		if len(t) >= 2 && t[0] == "p" {
+			out = append(out, t[1])
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func sortedKeys(keys ...string) []string {
+	out := slices.Clone(keys)
+	slices.Sort(out)
+	return out
+}
+
+// markCovers fails unless the community's last-commit mark is at least
+// every created_at stored (an idle REQ above the mark can match nothing).
+func (h *harness) markCovers(idle *sessions.Idle) {
+	h.t.Helper()
+	mark, ok, err := idle.Mark(context.Background(), community)
+	if err != nil || !ok {
+		h.t.Fatalf("mark: %v %v", ok, err)
+	}
+	if hi := h.scalar(`SELECT max(created_at) FROM events`); int64(hi) > mark {
+		h.t.Fatalf("an event at %d is stored above the last-commit mark %d", hi, mark)
+	}
+}
+
+// TestConcurrentJoinsAllAccepted (issue 36): 30 joins to one group sent at
+// once, then their 30 leaves, with the sessions' S3 path on as in make
+// dev: every one accepted (no error, which the transports answer 5xx);
+// each relay-signed 39000-39002 newer than its predecessor; the final
+// 39002 lists exactly the members; the last-commit mark covers every
+// stored event. On 970cdaa most failed after re-preparing the write.
+func TestConcurrentJoinsAllAccepted(t *testing.T) {
+	h, idle := idleHarness(t)
+	owner := testkit.NewKey(t)
+	ch := h.channel(owner)
+	const n = 30
+	keys := make([]testkit.Key, n)
+	joins := make([]*nostr.Event, n)
+	want := []string{owner.Pub}
+	for i := range keys {
+		keys[i] = testkit.NewKey(t)
+		joins[i] = keys[i].Event(t, kinds.JoinRequest, "", nostr.Tag{"h", ch})
+		want = append(want, keys[i].Pub)
+	}
+	signed := h.burst("join", joins)
+	h.strictlyNewer(ch, signed)
+	if got := h.members(ch); !slices.Equal(got, sortedKeys(want...)) {
+		t.Fatalf("39002 after %d joins lists %d keys, want %d: %v", n, len(got), len(want), got)
+	}
+	h.markCovers(idle)
+
+	leaves := make([]*nostr.Event, n)
+	for i, k := range keys {
+		leaves[i] = k.Event(t, kinds.LeaveRequest, "", nostr.Tag{"h", ch})
+	}
+	signed = append(signed, h.burst("leave", leaves)...)
+	h.strictlyNewer(ch, signed)
+	if got := h.members(ch); !slices.Equal(got, []string{owner.Pub}) {
+		t.Fatalf("39002 after every leave lists %v, want only the owner", got)
+	}
+	if n := h.scalar(`SELECT count(*) FROM channel_members WHERE channel_id = $1 AND removed_at IS NULL`, ch); n != 1 {
+		t.Fatalf("%d active members, want the owner alone", n)
+	}
+	h.markCovers(idle)
+	h.noOrphans()
+}
+
+// TestConcurrentModerationRacingJoins (issue 36): an admin's 9000 adds and
+// 9001 removals, 9002 edits and members' joins to one group, all at once
+// with the S3 path on: all accepted, each state kind's events strictly
+// newer one after another, and the final 39000, 39001 and 39002 exact.
+func TestConcurrentModerationRacingJoins(t *testing.T) {
+	h, idle := idleHarness(t)
+	owner, admin := testkit.NewKey(t), testkit.NewKey(t)
+	ch := h.channel(owner)
+	h.ok(owner.Event(t, kinds.PutUser, "", nostr.Tag{"h", ch}, nostr.Tag{"p", admin.Pub, "admin"}))
+	const n = 12
+	var evs []*nostr.Event
+	want := []string{owner.Pub, admin.Pub}
+	gone := make([]testkit.Key, n)
+	for i := range gone { // members the admin removes in the burst
+		gone[i] = testkit.NewKey(t)
+		h.ok(gone[i].Event(t, kinds.JoinRequest, "", nostr.Tag{"h", ch}))
+		evs = append(evs, admin.Event(t, kinds.RemoveUser, "", nostr.Tag{"h", ch}, nostr.Tag{"p", gone[i].Pub}))
+	}
+	for range n {
+		added, joiner := testkit.NewKey(t), testkit.NewKey(t)
+		want = append(want, added.Pub, joiner.Pub)
+		evs = append(evs,
+			admin.Event(t, kinds.PutUser, "", nostr.Tag{"h", ch}, nostr.Tag{"p", added.Pub, "member"}),
+			joiner.Event(t, kinds.JoinRequest, "", nostr.Tag{"h", ch}))
+	}
+	for i := range n {
+		evs = append(evs, owner.Event(t, kinds.EditMetadata, "", nostr.Tag{"h", ch}, nostr.Tag{"about", fmt.Sprint("edit ", i)}))
+	}
+	signed := h.burst("moderation", evs)
+	h.strictlyNewer(ch, signed)
+	if got := h.members(ch); !slices.Equal(got, sortedKeys(want...)) {
+		t.Fatalf("39002 lists %d keys, want %d", len(got), len(want))
+	}
+	if !hasTag(h.head(ch, kinds.GroupAdmins), "p", admin.Pub, "admin") {
+		t.Fatal("39001 lost the admin")
+	}
+	// The 39000 head is the last edit applied: the about of the newest
+	// 9002 the commit order put last.
+	var about string
+	if err := h.db.QueryRow(context.Background(), `SELECT about FROM channels WHERE id = $1`, ch).Scan(&about); err != nil {
+		t.Fatal(err)
+	}
+	if !hasTag(h.head(ch, kinds.GroupMetadata), "about", about) {
+		t.Fatalf("39000 head does not carry the channel's about %q", about)
+	}
+	h.markCovers(idle)
+	h.noOrphans()
+}
+
+// TestRunAheadStateReachesIdleSubscription (issue 36): a REQ answered from
+// the last-commit mark (EOSE from S3, pending) after a write was prepared
+// but before it committed a state event dated past that preparation (a
+// 39002 at previous+1, past the clock) is folded into that same commit:
+// the commit's delivery finds it, and the mark covers the event.
+func TestRunAheadStateReachesIdleSubscription(t *testing.T) {
+	h, idle := idleHarness(t)
+	fixed := time.Now()
+	h.svc = h.svc.WithClock(func() time.Time { return fixed })
+	owner, joiner := testkit.NewKey(t), testkit.NewKey(t)
+	ch := testkit.ChannelID()
+	h.ok(owner.EventAt(t, fixed, kinds.CreateGroup, "", nostr.Tag{"h", ch}, nostr.Tag{"name", "g"}))
+	// The group's 39002 is dated now: the join's, in the same second, is
+	// dated a second later, past the clock and the mark its write is
+	// prepared for.
+	mark, _, err := idle.Mark(context.Background(), community)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mark != fixed.Unix() {
+		t.Fatalf("mark %d after a write at %d", mark, fixed.Unix())
+	}
+	conn := sessions.Connection{ID: "c1", Community: community, Pubkey: owner.Pub, ConnectedAt: fixed.Unix()}
+	since := nostr.Timestamp(mark + 1)
+	var once sync.Once
+	var answered bool
+	folder := idle.Folder(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	h.svc = h.svc.WithDelivery(func(evs []*nostr.Event) store.DeliveryRequest {
+		ids := make([]string, len(evs))
+		for i, ev := range evs {
+			ids[i] = ev.ID
+		}
+		return store.DeliveryRequest{IDs: ids, Now: fixed.Unix(), Limit: 100}
+	}).WithFolder(func(ctx context.Context, c string, upTo int64) (func(*store.Tx), func(context.Context), error) {
+		fold, done, err := folder(ctx, c, upTo)
+		// After the first preparation: the REQ finds the mark unmoved.
+		once.Do(func() {
+			answered, err = idle.SubscribeIdle(ctx, community, &conn, "s1",
+				[]nostr.Filter{{Kinds: []int{kinds.GroupMembers}, Since: &since}})
+		})
+		return fold, done, err
+	})
+	out := h.ok(joiner.EventAt(t, fixed, kinds.JoinRequest, "", nostr.Tag{"h", ch}))
+	if !answered {
+		t.Fatal("the REQ was not answered from the mark")
+	}
+	var members *nostr.Event
+	for _, ev := range out.Committed {
+		if ev.Kind == kinds.GroupMembers {
+			members = ev
+		}
+	}
+	if members == nil || int64(members.CreatedAt) < int64(since) {
+		t.Fatalf("the join's 39002 %v does not run ahead of the REQ's since %d", members, since)
+	}
+	h.markCovers(idle)
+	d, err := out.Delivery.Deliveries(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, s := range d.Subscriptions {
+		found = found || (s.Connection == conn.ID && s.Sub == "s1")
+	}
+	if !found {
+		t.Fatalf("the commit's delivery does not reach the REQ answered from the mark before it (%d subscriptions)", len(d.Subscriptions))
+	}
+}
+
+// TestBurstLeavesPoolToLockHolder (issue 36): writes to one channel wait
+// for it without holding the pool: with two connections and twenty joins
+// at once, the write holding the channel's lock still reads through the
+// pool while it holds it (its preparation, as the sessions' membership gate
+// does) and every join is accepted. Before, the waiting writes held every
+// connection and the holder waited for one until the request's deadline
+// (the 200-join burst answered 503 "the database is resuming").
+func TestBurstLeavesPoolToLockHolder(t *testing.T) {
+	st, db := testkit.NewStoreDB(t, store.Options{MaxConns: 2})
+	key := testkit.RelayKey(t)
+	h := &harness{t: t, st: st, db: db, svc: ingest.New(st, key), relay: key}
+	owner := testkit.NewKey(t)
+	ch := h.channel(owner)
+	h.svc = h.svc.WithFolder(func(ctx context.Context, c string, upTo int64) (func(*store.Tx), func(context.Context), error) {
+		if _, err := st.LatestCreatedAt(ctx, c); err != nil {
+			return nil, nil, err
+		}
+		return func(*store.Tx) {}, func(context.Context) {}, nil
+	})
+	evs := make([]*nostr.Event, 20)
+	for i := range evs {
+		evs[i] = testkit.NewKey(t).Event(t, kinds.JoinRequest, "", nostr.Tag{"h", ch})
+	}
+	errs := make([]error, len(evs))
+	testkit.AtOnce(len(evs), func(i int) {
+		// Bounds a wait that never ends (the failure), not a speed.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		var out ingest.Outcome
+		out, errs[i] = h.svc.Submit(ctx, community, evs[i].PubKey, evs[i])
+		if errs[i] == nil && (!out.Accepted || out.Message != "") {
+			errs[i] = fmt.Errorf("accepted=%v %q", out.Accepted, out.Message)
+		}
+	})
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("join %d: %v", i, err)
+		}
+	}
+	if got := len(h.members(ch)); got != len(evs)+1 {
+		t.Fatalf("39002 lists %d keys, want %d", got, len(evs)+1)
+	}
+}
