@@ -51,9 +51,13 @@ func (w *WindowRead) where(b *sqlb) (string, bool) {
 }
 
 // windowWhere is the keyset window's row predicate on events e, shared by
-// the channel window and the thread window: the channel, the window's own
-// row predicate (rows; "" for none), not deleted, never a not-row kind,
-// every constraint of f and the cursor, all before any limit.
+// the channel window, the thread window and its root probe: the channel,
+// the window's own row predicate (rows; "" for none), not deleted, never a
+// not-row kind, every constraint of f and the cursor, and the access rule
+// on each event (maySeeSQL through a filter naming the channel, as
+// access.MaySeeInWindow: Buzz's author-only, shared-gated and #p-gated kinds
+// filed in the channel stay their author's or recipient's), all before any
+// limit.
 func windowWhere(b *sqlb, f *filter.Filter, channel, rows string, cursor *Cursor) string {
 	conds := []string{
 		"e.community_id = " + pCommunity,
@@ -72,6 +76,8 @@ func windowWhere(b *sqlb, f *filter.Filter, channel, rows string, cursor *Cursor
 	if cursor != nil {
 		conds = append(conds, keyset(b, *cursor))
 	}
+	window := []string{channel}
+	conds = append(conds, maySeeSQL(b, window, f.Kinds, window))
 	return and(conds)
 }
 
