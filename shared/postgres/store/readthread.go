@@ -32,11 +32,11 @@ type ThreadCursor struct {
 // replies is the one thread predicate the rows and COUNT share: the root's
 // replies down to depth maxDepth (an SQL expression), not deleted, timeline
 // rows only (as in the windows), every constraint of the filter (kinds,
-// authors, since, until, cursor), and the access rule on each reply
-// (maySeeSQL through the filter's #h, its channel subqueries limited to
-// within when not nil), on thread_metadata tm joined to events e. false =
+// authors, since, until, cursor), and the reader gates of each reply's kind
+// (maySeeReadableSQL: the rows follow CanRead of the root's channel, the
+// COUNT holds mayReadSQL), on thread_metadata tm joined to events e. false =
 // the filter matches nothing.
-func (t *ThreadRead) replies(b *sqlb, maxDepth string, within []string) (string, bool) {
+func (t *ThreadRead) replies(b *sqlb, maxDepth string) (string, bool) {
 	f := t.Filter
 	if (f.Kinds != nil && len(f.Kinds) == 0) || (f.Authors != nil && len(f.Authors) == 0) {
 		return "", false
@@ -67,7 +67,9 @@ func (t *ThreadRead) replies(b *sqlb, maxDepth string, within []string) (string,
 			conds = append(conds, "tm.created_at > "+b.arg(c.CreatedAt))
 		}
 	}
-	conds = append(conds, maySeeSQL(b, f.Tags["h"], f.Kinds, within))
+	if gate := maySeeReadableSQL(b, f.Kinds); gate != "" {
+		conds = append(conds, gate)
+	}
 	return and(conds), true
 }
 
@@ -104,7 +106,7 @@ func (s *Snapshot) Thread(ctx context.Context, t *ThreadRead, channel string, ro
 		return nil, nil
 	}
 	b := s.sql()
-	cond, ok := t.replies(b, b.arg(rootDepth+t.Depth), []string{channel})
+	cond, ok := t.replies(b, b.arg(rootDepth+t.Depth))
 	if !ok {
 		return nil, nil
 	}
@@ -120,7 +122,7 @@ func (s *Snapshot) Thread(ctx context.Context, t *ThreadRead, channel string, ro
 func (t *ThreadRead) idSQL(b *sqlb) (string, bool) {
 	h, named := t.Filter.Tags["h"]
 	maxDepth := "(SELECT tm.depth " + threadRootFrom(b, t.Root, h) + ") + " + b.arg(t.Depth)
-	cond, ok := t.replies(b, maxDepth, h)
+	cond, ok := t.replies(b, maxDepth)
 	if !ok {
 		return "", false
 	}

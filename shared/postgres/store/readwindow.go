@@ -54,10 +54,12 @@ func (w *WindowRead) where(b *sqlb) (string, bool) {
 // the channel window, the thread window and its root probe: the channel,
 // the window's own row predicate (rows; "" for none), not deleted, never a
 // not-row kind, every constraint of f and the cursor, and the access rule
-// on each event (maySeeSQL through a filter naming the channel, as
-// access.MaySeeInWindow: Buzz's author-only, shared-gated and #p-gated kinds
-// filed in the channel stay their author's or recipient's), all before any
-// limit.
+// on each event, all before any limit. The rule is access.MaySeeInWindow:
+// every statement of a window holds or follows in its snapshot MayRead of
+// the channel (CanReadWindow, CanRead, or mayReadSQL in a COUNT), so each
+// row takes the reader gates of its kind (maySeeReadableSQL): Buzz's
+// author-only, shared-gated and #p-gated kinds filed in the channel stay
+// their author's or recipient's.
 func windowWhere(b *sqlb, f *filter.Filter, channel, rows string, cursor *Cursor) string {
 	conds := []string{
 		"e.community_id = " + pCommunity,
@@ -76,8 +78,9 @@ func windowWhere(b *sqlb, f *filter.Filter, channel, rows string, cursor *Cursor
 	if cursor != nil {
 		conds = append(conds, keyset(b, *cursor))
 	}
-	window := []string{channel}
-	conds = append(conds, maySeeSQL(b, window, f.Kinds, window))
+	if gate := maySeeReadableSQL(b, f.Kinds); gate != "" {
+		conds = append(conds, gate)
+	}
 	return and(conds)
 }
 
