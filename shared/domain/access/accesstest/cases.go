@@ -1,6 +1,8 @@
 // Package accesstest loads access/testdata/cases.json, the one table of the
 // access rule that shared/domain/access runs against its Go functions and
-// shared/postgres/store against their SQL twin.
+// shared/postgres/store against their SQL twin, every case over every read
+// path the table lists (plain, search, window, thread window, thread panel,
+// their COUNTs and root probes).
 package accesstest
 
 import (
