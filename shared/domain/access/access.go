@@ -94,6 +94,16 @@ func MaySee(ev *nostr.Event, reader string, inChannel, channelReadable bool) boo
 	return !inChannel || channelReadable
 }
 
+// MaySeeInWindow is the rule of the reads that name channel c by #h and
+// serve its timeline rows: the channel window, the thread window and the
+// thread panel, their COUNTs and their root probes (a thread's root is one
+// of the channel's events). They serve nothing while the reader may not
+// read c (MayRead, named), and then each event by MaySee: Buzz's gated kinds
+// filed in c are its author's or recipient's only, in a window as anywhere.
+func MaySeeInWindow(ev *nostr.Event, reader string, c Channel, m Member) bool {
+	return MayRead(c, m, true) && MaySee(ev, reader, true, MayReadKind(c, m, true, ev.Kind))
+}
+
 // Shared reports whether ev carries exactly one ["shared","true"] tag
 // (kinds.Shared), which opens a shared-gated kind to every reader.
 func Shared(ev *nostr.Event) bool {

@@ -1,6 +1,7 @@
 package access_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/nbd-wtf/go-nostr"
@@ -8,23 +9,46 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/access"
 	"github.com/buzzrelay/relay/shared/domain/access/accesstest"
 	"github.com/buzzrelay/relay/shared/domain/filter"
+	"github.com/buzzrelay/relay/shared/domain/kinds"
 )
 
-// The Go rule answers every row of the case table (its SQL twin runs the
-// same table in shared/postgres/store).
+// The Go rule answers every row of the case table over every path of the
+// table (its SQL twin runs the same table in shared/postgres/store).
 func TestRuleCases(t *testing.T) {
-	cases, err := accesstest.Load("testdata/cases.json")
+	table, err := accesstest.Load("testdata/cases.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cases) < 20 {
-		t.Fatalf("%d cases: the table is cut short", len(cases))
+	if len(table.Cases) < 20 {
+		t.Fatalf("%d cases: the table is cut short", len(table.Cases))
 	}
 	const channel = "0b7e3f5a-6c1d-4e2b-9a8f-1d2c3b4a5e6f"
 	reader, other := nostr.GeneratePrivateKey(), nostr.GeneratePrivateKey()
 	readerPK, _ := nostr.GetPublicKey(reader)
 	otherPK, _ := nostr.GetPublicKey(other)
-	for _, c := range cases {
+	// The Go rule of each path: the reads through the case's filter
+	// (MaySee through it), and the window reads, which name the channel
+	// and serve its timeline rows (MaySeeInWindow).
+	type rule func(c *accesstest.Case, ev *nostr.Event, ch access.Channel, m access.Member, named bool) bool
+	see := func(c *accesstest.Case, ev *nostr.Event, ch access.Channel, m access.Member, named bool) bool {
+		return access.MaySee(ev, readerPK, c.Channel != nil, access.MayReadKind(ch, m, named, c.Kind))
+	}
+	search := func(c *accesstest.Case, ev *nostr.Event, ch access.Channel, m access.Member, named bool) bool {
+		return kinds.Searchable(c.Kind) && see(c, ev, ch, m, named)
+	}
+	window := func(c *accesstest.Case, ev *nostr.Event, ch access.Channel, m access.Member, _ bool) bool {
+		return c.Channel != nil && !slices.Contains(kinds.NotRowKinds(), c.Kind) && access.MaySeeInWindow(ev, readerPK, ch, m)
+	}
+	rules := map[string]rule{
+		"plain": see, "plain COUNT": see, "search": search, "search COUNT": search,
+		"window": window, "window COUNT": window,
+		"thread window": window, "thread window COUNT": window, "thread window root": window,
+		"thread panel": window, "thread panel COUNT": window, "thread panel root": window,
+	}
+	if err := accesstest.Runners(table, rules); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range table.Cases {
 		t.Run(c.Name, func(t *testing.T) {
 			ch, m := c.Rule()
 			f, err := c.FilterFor(channel)
@@ -49,9 +73,10 @@ func TestRuleCases(t *testing.T) {
 			if !f.Matches(ev, map[bool]string{true: channel}[inChannel]) {
 				t.Fatalf("the case's event does not match its filter %s", c.Filter)
 			}
-			see := access.MaySee(ev, readerPK, inChannel, access.MayReadKind(ch, m, named, c.Kind))
-			if see != c.See {
-				t.Errorf("MaySee = %v, want %v", see, c.See)
+			for _, p := range table.Paths {
+				if got, want := rules[p.Name](&c, ev, ch, m, named), c.Want(p); got != want {
+					t.Errorf("%s: the Go rule answers %v, want %v", p.Name, got, want)
+				}
 			}
 		})
 	}

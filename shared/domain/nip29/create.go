@@ -93,7 +93,7 @@ func ParseCreate(ev *nostr.Event) (*Create, error) {
 		}
 		c.Visibility = v
 	}
-	c.Flags = VisibilityFlags(c.Visibility, c.Type)
+	c.Flags = VisibilityFlags(c.Visibility)
 	flags, present, err := ParseFlags(ev.Tags)
 	if err != nil {
 		return nil, err

@@ -109,10 +109,42 @@ func TestParseFlags(t *testing.T) {
 			}
 		})
 	}
-	if f := nip29.VisibilityFlags("private", "stream"); f != (nip29.Flags{Private: true, Restricted: true, Closed: true}) {
+	// Issue 36: Buzz's private is hidden too (was private, restricted and
+	// closed, hidden only for a system channel).
+	if f := nip29.VisibilityFlags("private"); f != (nip29.Flags{Private: true, Restricted: true, Closed: true, Hidden: true}) {
 		t.Fatalf("Buzz private = %+v", f)
 	}
-	if f := nip29.VisibilityFlags("private", "system"); !f.Hidden {
-		t.Fatal("a private system channel is hidden (NIP-CL)")
+	if f := nip29.VisibilityFlags("open"); f != (nip29.Flags{}) {
+		t.Fatalf("Buzz open = %+v", f)
+	}
+}
+
+// A Buzz client's private channel is hidden whatever its type (Buzz scopes
+// a private channel's metadata to its members); a group created with
+// NIP-29's own flags keeps exactly the flags it names: private without
+// hidden stays visible (issue 36).
+func TestBuzzPrivateChannelIsHidden(t *testing.T) {
+	id := "6f1c2d3e-4b5a-4c7d-8e9f-0a1b2c3d4e5f"
+	for _, c := range []struct {
+		name string
+		tags [][]string
+		want nip29.Flags
+	}{
+		{"Buzz private stream", [][]string{{"visibility", "private"}}, nip29.Flags{Private: true, Restricted: true, Closed: true, Hidden: true}},
+		{"Buzz private forum", [][]string{{"channel_type", "forum"}, {"visibility", "private"}}, nip29.Flags{Private: true, Restricted: true, Closed: true, Hidden: true}},
+		{"Buzz system (private by default)", [][]string{{"channel_type", "system"}}, nip29.Flags{Private: true, Restricted: true, Closed: true, Hidden: true}},
+		{"Buzz open", [][]string{{"visibility", "open"}}, nip29.Flags{}},
+		{"NIP-29 private only", [][]string{{"private"}}, nip29.Flags{Private: true}},
+		{"NIP-29 private, restricted, closed", [][]string{{"private"}, {"restricted"}, {"closed"}}, nip29.Flags{Private: true, Restricted: true, Closed: true}},
+		{"NIP-29 flags beside Buzz's visibility", [][]string{{"visibility", "private"}, {"private"}}, nip29.Flags{Private: true}},
+	} {
+		all := append([][]string{{"h", id}}, c.tags...)
+		got, err := nip29.ParseCreate(&nostr.Event{Kind: 9007, Tags: tags(all...)})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got.Flags != c.want {
+			t.Errorf("%s: flags %+v, want %+v", c.name, got.Flags, c.want)
+		}
 	}
 }

@@ -31,14 +31,19 @@ type Flags struct {
 }
 
 // VisibilityFlags maps Buzz's visibility onto NIP-29's flags: "private" is
-// private, restricted and closed (only members read, write and get in), and
-// also hidden for a system channel (NIP-CL: its 39000 carries hidden while it
-// is private); "open" is none of them.
-func VisibilityFlags(visibility, channelType string) Flags {
+// private, restricted, closed and hidden, "open" none of them. Buzz scopes
+// every read of a private channel, its metadata (39000-39003) included, to
+// its members (buzz-relay's req.rs: apply_channel_scope_to_query), so a Buzz
+// client's private channel is hidden too: a non-member finds nothing of it,
+// as on Buzz's own relay (NIP-CL's private system channel, whose 39000
+// carries hidden, is one of them). A group created or edited with NIP-29's
+// own flag tags keeps the flags it names (ParseFlags): private without
+// hidden leaves its metadata readable, as NIP-29 says.
+func VisibilityFlags(visibility string) Flags {
 	if visibility != Private {
 		return Flags{}
 	}
-	return Flags{Private: true, Restricted: true, Closed: true, Hidden: channelType == TypeSystem}
+	return Flags{Private: true, Restricted: true, Closed: true, Hidden: true}
 }
 
 // Visibility is Buzz's visibility of a group with flags f: private when

@@ -8,7 +8,7 @@ import (
 )
 
 func TestStateTagOrder(t *testing.T) {
-	ch := &nip29.Channel{ID: "c", Name: "n", Type: "system", Visibility: "private", Flags: nip29.VisibilityFlags("private", "system"), Labels: []string{"x", "y"}, Creator: "pk", CreatedAt: 17}
+	ch := &nip29.Channel{ID: "c", Name: "n", Type: "system", Visibility: "private", Flags: nip29.VisibilityFlags("private"), Labels: []string{"x", "y"}, Creator: "pk", CreatedAt: 17}
 	got := nip29.MetadataTags(ch)
 	want := tags([]string{"d", "c"}, []string{"t", "system"}, []string{"t", "x"}, []string{"t", "y"}, []string{"P", "pk"}, []string{"created_at", "17"},
 		[]string{"name", "n"}, []string{"channel_type", "system"}, []string{"private"}, []string{"closed"}, []string{"hidden"}, []string{"restricted"})

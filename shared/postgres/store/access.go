@@ -94,16 +94,7 @@ const sharedSQL = `COALESCE((SELECT count(*) = 1 AND bool_and(jsonb_array_length
 // not every channel of the community.
 func maySeeSQL(b *sqlb, named []string, ks []int, within []string) string {
 	g := kindGates(ks)
-	var general []string
-	if g.recipient || g.author {
-		general = append(general, "e.kind NOT IN "+readerGated)
-	}
-	if g.shared {
-		general = append(general, "(e.kind NOT IN "+sharedGated+" OR e.pubkey = "+b.readerArg()+
-			" OR CASE WHEN e.kind IN "+sharedGated+" THEN "+sharedSQL+" ELSE false END)")
-	}
-	var branches []string
-	if g.other || g.state {
+	return gatedSQL(b, g, func() string {
 		shows := showsSQL(b.arg(nonNil(named)))
 		if within != nil {
 			shows += "\n    AND c.id = ANY(" + b.arg(within) + "::text[])"
@@ -115,7 +106,45 @@ func maySeeSQL(b *sqlb, named []string, ks []int, within []string) string {
 		if g.state {
 			inChannel = append(inChannel, channelBranch(g.other, "IN", shows, metadataReachesSQL(b.readerArg())))
 		}
-		general = append(general, "("+strings.Join(inChannel, "\n  OR ")+")")
+		return "(" + strings.Join(inChannel, "\n  OR ") + ")"
+	})
+}
+
+// maySeeReadableSQL is maySeeSQL on the timeline rows (never a channel-state
+// kind) of one channel the reader may read through a filter naming it, as
+// the statement's caller has established in the same snapshot (CanRead,
+// CanReadWindow) or the statement itself holds (mayReadSQL): access.MaySee
+// with channelReadable true, so only the reader gates of the kinds ks can
+// take are written, and nothing ("") when they take none (a window of kind
+// 9 reads as before).
+func maySeeReadableSQL(b *sqlb, ks []int) string {
+	g := kindGates(ks)
+	if !g.recipient && !g.author && !g.shared {
+		return ""
+	}
+	return gatedSQL(b, g, nil)
+}
+
+// gatedSQL is the rule of maySeeSQL for the branches g: the reader gates of
+// the kinds, and for the kinds no reader gate takes whole, inChannel's
+// condition on their channel (nil: none, the channel is readable).
+func gatedSQL(b *sqlb, g gates, inChannel func() string) string {
+	var general []string
+	if g.recipient || g.author {
+		general = append(general, "e.kind NOT IN "+readerGated)
+	}
+	if g.shared {
+		general = append(general, "(e.kind NOT IN "+sharedGated+" OR e.pubkey = "+b.readerArg()+
+			" OR CASE WHEN e.kind IN "+sharedGated+" THEN "+sharedSQL+" ELSE false END)")
+	}
+	var branches []string
+	if g.other || g.state {
+		if inChannel != nil {
+			general = append(general, inChannel())
+		}
+		if len(general) == 0 {
+			general = append(general, "true")
+		}
 		branches = append(branches, "("+and(general)+")")
 	}
 	if g.author {

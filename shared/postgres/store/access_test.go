@@ -7,23 +7,28 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/domain/access"
 	"github.com/buzzrelay/relay/shared/domain/access/accesstest"
+	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/nip29"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 )
 
 // The SQL twin of the access rule answers every row of the table the Go rule
-// answers (shared/domain/access/testdata/cases.json), on a fresh Postgres: the
-// channel check of windows and threads (Snapshot.CanRead), live delivery's
-// Readable, and the event predicate every filter read carries (a plain read
-// of the case's event, and COUNT of it).
+// answers (shared/domain/access/testdata/cases.json) over every path of the
+// table, on a fresh Postgres: the plain read of the case's event and its
+// COUNT and search, the channel window, the thread window and the thread
+// panel with the case's event as a reply, their COUNTs, and their root
+// probes with the case's event as the root; beside them the channel check of
+// windows and threads (Snapshot.CanRead), live delivery's Readable and
+// MetadataReadable.
 func TestAccessCasesInSQL(t *testing.T) {
 	ctx := context.Background()
 	st := freshStore(t)
-	cases, err := accesstest.Load("../../domain/access/testdata/cases.json")
+	table, err := accesstest.Load("../../domain/access/testdata/cases.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,12 +36,198 @@ func TestAccessCasesInSQL(t *testing.T) {
 	readerSK, readerPK := keypair()
 	_, otherPK := keypair()
 	const at = int64(1_790_000_000)
-	for _, c := range cases {
+	read := func(fn func(s *store.Snapshot) error) {
+		t.Helper()
+		if err := st.Read(ctx, "default", readerPK, fn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func(r store.Countable) bool {
+		t.Helper()
+		n, err := st.Count(ctx, "default", readerPK, []store.Countable{r})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n == 1
+	}
+	has := func(rows []store.Row, id string) bool {
+		return slices.ContainsFunc(rows, func(r store.Row) bool { return r.ID == id })
+	}
+	// x is one case as stored: its event (ev, a thread root when in a
+	// channel), the same event as a reply (reply) to a message the reader
+	// may read when it may read the channel (root), and the case's filter
+	// narrowed to ev's id.
+	type x struct {
+		c           *accesstest.Case
+		channel     string
+		ev, reply   *nostr.Event
+		root        string
+		f           filter.Filter
+		windowKinds [][]int // the window filters' kinds: none, and ev's kind
+	}
+	plain := func(f filter.Filter) func(x) bool {
+		return func(x x) bool {
+			var rows []store.Row
+			read(func(s *store.Snapshot) error {
+				var err error
+				rows, err = s.Plain(ctx, &store.PlainRead{Filter: &f, Limit: 10})
+				return err
+			})
+			return len(rows) == 1
+		}
+	}
+	search := func(x x) filter.Filter {
+		f := x.f
+		f.Search = accesstest.SearchWord
+		return f
+	}
+	// A window path answers true only when every window filter (without
+	// kinds, and with the event's kind) finds the event, false only when
+	// none does.
+	each := func(t *testing.T, x x, name string, fn func(f filter.Filter) bool) bool {
+		var got []bool
+		for _, ks := range x.windowKinds {
+			got = append(got, fn(filter.Filter{Kinds: ks, Tags: map[string][]string{"h": {x.channel}}}))
+		}
+		if slices.Contains(got, true) && slices.Contains(got, false) {
+			t.Errorf("%s: the window filters disagree: %v for kinds %v", name, got, x.windowKinds)
+		}
+		return got[0]
+	}
+	runners := map[string]func(t *testing.T, x x) bool{
+		"plain":        func(t *testing.T, x x) bool { return plain(x.f)(x) },
+		"plain COUNT":  func(t *testing.T, x x) bool { f := x.f; return count(&store.PlainRead{Filter: &f}) },
+		"search":       func(t *testing.T, x x) bool { return plain(search(x))(x) },
+		"search COUNT": func(t *testing.T, x x) bool { f := search(x); return count(&store.PlainRead{Filter: &f}) },
+		// The window as the query service serves it: nothing unless
+		// CanReadWindow, then the rows.
+		"window": func(t *testing.T, x x) bool {
+			return each(t, x, "window", func(f filter.Filter) bool {
+				var ok bool
+				var rows []store.Row
+				read(func(s *store.Snapshot) error {
+					var err error
+					if ok, _, err = s.CanReadWindow(ctx, x.channel); err != nil || !ok {
+						return err
+					}
+					rows, err = s.Window(ctx, &store.WindowRead{Filter: &f, Channel: x.channel, Limit: 10})
+					return err
+				})
+				return ok && has(rows, x.ev.ID)
+			})
+		},
+		"window COUNT": func(t *testing.T, x x) bool {
+			return each(t, x, "window COUNT", func(f filter.Filter) bool {
+				f.IDs = []string{x.ev.ID}
+				return count(&store.WindowRead{Filter: &f, Channel: x.channel})
+			})
+		},
+		// The thread window: CanRead, the root probe, then the rows.
+		"thread window": func(t *testing.T, x x) bool {
+			return each(t, x, "thread window", func(f filter.Filter) bool {
+				var ok bool
+				var rows []store.Row
+				read(func(s *store.Snapshot) error {
+					var err error
+					if ok, err = s.CanRead(ctx, x.channel, []string{x.channel}); err != nil || !ok {
+						return err
+					}
+					if ok, err = s.RootIn(ctx, x.channel, x.root); err != nil || !ok {
+						return err
+					}
+					rows, err = s.ThreadWindow(ctx, &store.ThreadWindowRead{Filter: &f, Channel: x.channel, Root: x.root, Depth: 10, Limit: 10})
+					return err
+				})
+				return ok && x.reply != nil && has(rows, x.reply.ID)
+			})
+		},
+		"thread window COUNT": func(t *testing.T, x x) bool {
+			return each(t, x, "thread window COUNT", func(f filter.Filter) bool {
+				return count(&store.ThreadWindowRead{Filter: &f, Channel: x.channel, Root: x.root, Depth: 10})
+			})
+		},
+		// The thread window on the case's event as its root: served
+		// (CanRead and RootIn) exactly when the reader sees the event in
+		// the window, else as a root nothing stored.
+		"thread window root": func(t *testing.T, x x) bool {
+			var ok bool
+			read(func(s *store.Snapshot) error {
+				var err error
+				if ok, err = s.CanRead(ctx, x.channel, []string{x.channel}); err != nil || !ok {
+					return err
+				}
+				ok, err = s.RootIn(ctx, x.channel, x.ev.ID)
+				return err
+			})
+			return ok
+		},
+		// The thread panel (depth_limit) naming the channel by #h: the
+		// root probe, CanRead of its channel, then the replies.
+		"thread panel": func(t *testing.T, x x) bool {
+			return each(t, x, "thread panel", func(f filter.Filter) bool {
+				var ok bool
+				var rows []store.Row
+				read(func(s *store.Snapshot) error {
+					channel, depth, found, err := s.ThreadRoot(ctx, x.root, f.Tags["h"])
+					if err != nil || !found {
+						return err
+					}
+					if ok, err = s.CanRead(ctx, channel, f.Tags["h"]); err != nil || !ok {
+						return err
+					}
+					rows, err = s.Thread(ctx, &store.ThreadRead{Filter: &f, Root: x.root, Depth: 10, Limit: 10}, channel, depth)
+					return err
+				})
+				return ok && x.reply != nil && has(rows, x.reply.ID)
+			})
+		},
+		"thread panel COUNT": func(t *testing.T, x x) bool {
+			return each(t, x, "thread panel COUNT", func(f filter.Filter) bool {
+				return count(&store.ThreadRead{Filter: &f, Root: x.root, Depth: 10})
+			})
+		},
+		"thread panel root": func(t *testing.T, x x) bool {
+			var ok bool
+			read(func(s *store.Snapshot) error {
+				h := []string{x.channel}
+				channel, _, found, err := s.ThreadRoot(ctx, x.ev.ID, h)
+				if err != nil || !found {
+					return err
+				}
+				ok, err = s.CanRead(ctx, channel, h)
+				return err
+			})
+			return ok
+		},
+	}
+	if err := accesstest.Runners(table, runners); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range table.Cases {
 		t.Run(c.Name, func(t *testing.T) {
 			channel := uuid.NewString()
 			ev, err := c.Event(channel, c.SignedBy(owner, readerSK), readerPK, otherPK, at)
 			if err != nil {
 				t.Fatal(err)
+			}
+			cx := x{c: &c, channel: channel, ev: ev, windowKinds: [][]int{nil, {c.Kind}}}
+			var root, reply *nostr.Event
+			if c.Channel != nil {
+				// The thread: a message of the channel's owner, and the
+				// case's event again as its reply.
+				root = &nostr.Event{Kind: 9, CreatedAt: nostr.Timestamp(at - 10), Tags: nostr.Tags{{"h", channel}}, Content: "root"}
+				if err := root.Sign(owner); err != nil {
+					t.Fatal(err)
+				}
+				reply, err = c.Event(channel, c.SignedBy(owner, readerSK), readerPK, otherPK, at+5)
+				if err != nil {
+					t.Fatal(err)
+				}
+				reply.Tags = append(reply.Tags, nostr.Tag{"e", root.ID, "", "reply"})
+				if err := reply.Sign(c.SignedBy(owner, readerSK)); err != nil {
+					t.Fatal(err)
+				}
+				cx.root, cx.reply = root.ID, reply
 			}
 			err = st.Tx(ctx, "default", func(tx *store.Tx) error {
 				if ch := c.Channel; ch != nil && ch.Exists {
@@ -64,6 +255,14 @@ func TestAccessCasesInSQL(t *testing.T) {
 				meta := store.EventMeta{TopLevel: true, Search: kinds.Searchable(c.Kind)}
 				if c.Channel != nil {
 					meta.ChannelID = channel
+					meta.Thread = &store.ThreadRow{}
+					if _, err := tx.InsertEvent(ctx, root, store.EventMeta{ChannelID: channel, TopLevel: true, Thread: &store.ThreadRow{}}); err != nil {
+						return err
+					}
+					if _, err := tx.InsertEvent(ctx, reply, store.EventMeta{ChannelID: channel, Search: meta.Search,
+						Thread: &store.ThreadRow{ParentID: root.ID, RootID: root.ID, Depth: 1}}); err != nil {
+						return err
+					}
 				}
 				_, err := tx.InsertEvent(ctx, ev, meta)
 				return err
@@ -71,26 +270,19 @@ func TestAccessCasesInSQL(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			f, err := c.FilterFor(channel)
-			if err != nil {
+			if cx.f, err = c.FilterFor(channel); err != nil {
 				t.Fatal(err)
 			}
-			f.IDs = []string{ev.ID}
-			var read bool
-			var rows []store.Row
-			err = st.Read(ctx, "default", readerPK, func(s *store.Snapshot) error {
+			cx.f.IDs = []string{ev.ID}
+			f := cx.f
+			var canRead bool
+			read(func(s *store.Snapshot) error {
 				var err error
-				if read, err = s.CanRead(ctx, channel, access.Named(&f)); err != nil {
-					return err
-				}
-				rows, err = s.Plain(ctx, &store.PlainRead{Filter: &f, Limit: 10})
+				canRead, err = s.CanRead(ctx, channel, access.Named(&f))
 				return err
 			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if c.Read != nil && read != *c.Read {
-				t.Errorf("CanRead = %v, want %v", read, *c.Read)
+			if c.Read != nil && canRead != *c.Read {
+				t.Errorf("CanRead = %v, want %v", canRead, *c.Read)
 			}
 			if c.Write != nil {
 				pair := store.ReadPair{Channel: channel, Reader: readerPK}
@@ -128,23 +320,10 @@ func TestAccessCasesInSQL(t *testing.T) {
 					t.Errorf("delivery's read of the subscriptions: reaches %v (answered: %v), want %v", got, known, c.WantReaches())
 				}
 			}
-			if see := len(rows) == 1; see != c.See {
-				t.Errorf("plain read sees the event: %v, want %v", see, c.See)
-			}
-			// NIP-50 search: the same rule, for the searchable kinds.
-			sf := f
-			sf.Search = accesstest.SearchWord
-			var found []store.Row
-			err = st.Read(ctx, "default", readerPK, func(s *store.Snapshot) error {
-				var err error
-				found, err = s.Plain(ctx, &store.PlainRead{Filter: &sf, Limit: 10})
-				return err
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if see, want := len(found) == 1, c.See && kinds.Searchable(c.Kind); see != want {
-				t.Errorf("search finds the event: %v, want %v", see, want)
+			for _, p := range table.Paths {
+				if got, want := runners[p.Name](t, cx), c.Want(p); got != want {
+					t.Errorf("%s: the SQL twin answers %v, want %v", p.Name, got, want)
+				}
 			}
 			// A filter with kinds gets the predicate of those kinds'
 			// branches only: the same answer, with the event's kind alone
@@ -157,24 +336,9 @@ func TestAccessCasesInSQL(t *testing.T) {
 				if !slices.Equal(access.Named(&fk), access.Named(&f)) {
 					continue
 				}
-				var rows []store.Row
-				if err := st.Read(ctx, "default", readerPK, func(s *store.Snapshot) error {
-					var err error
-					rows, err = s.Plain(ctx, &store.PlainRead{Filter: &fk, Limit: 10})
-					return err
-				}); err != nil {
-					t.Fatal(err)
-				}
-				if see := len(rows) == 1; see != c.See {
+				if see := plain(fk)(cx); see != c.See {
 					t.Errorf("plain read with kinds %v sees the event: %v, want %v", ks, see, c.See)
 				}
-			}
-			n, err := st.Count(ctx, "default", readerPK, []store.Countable{&store.PlainRead{Filter: &f}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if see := n == 1; see != c.See {
-				t.Errorf("COUNT sees the event: %v, want %v", see, c.See)
 			}
 		})
 	}

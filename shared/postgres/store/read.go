@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -124,18 +123,4 @@ func scanRow(row pgx.CollectableRow) (Row, error) {
 	var r Row
 	err := row.Scan(&r.ID, &r.Raw, &r.CreatedAt)
 	return r, err
-}
-
-// ThreadRoot returns the channel and depth of a thread root; ok false for
-// an unknown root.
-func (s *Snapshot) ThreadRoot(ctx context.Context, root string) (channel string, depth int64, ok bool, err error) {
-	err = s.queryRow(ctx, `SELECT channel_id, depth FROM thread_metadata WHERE community_id = $1 AND event_id = $2`,
-		s.community, root).Scan(&channel, &depth)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", 0, false, nil
-	}
-	if err != nil {
-		return "", 0, false, errorf("thread root: %w", err)
-	}
-	return channel, depth, true, nil
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"slices"
 
 	"github.com/jackc/pgx/v5"
@@ -29,9 +30,12 @@ type ThreadCursor struct {
 }
 
 // replies is the one thread predicate the rows and COUNT share: the root's
-// replies down to depth maxDepth (an SQL expression), not deleted, and every
-// constraint of the filter (kinds, authors, since, until, cursor) on
-// thread_metadata tm joined to events e. false = the filter matches nothing.
+// replies down to depth maxDepth (an SQL expression), not deleted, timeline
+// rows only (as in the windows), every constraint of the filter (kinds,
+// authors, since, until, cursor), and the reader gates of each reply's kind
+// (maySeeReadableSQL: the rows follow CanRead of the root's channel, the
+// COUNT holds mayReadSQL), on thread_metadata tm joined to events e. false =
+// the filter matches nothing.
 func (t *ThreadRead) replies(b *sqlb, maxDepth string) (string, bool) {
 	f := t.Filter
 	if (f.Kinds != nil && len(f.Kinds) == 0) || (f.Authors != nil && len(f.Authors) == 0) {
@@ -42,6 +46,7 @@ func (t *ThreadRead) replies(b *sqlb, maxDepth string) (string, bool) {
 		"tm.root_id = " + b.arg(t.Root),
 		"tm.depth <= " + maxDepth,
 		"e.deleted_at IS NULL",
+		notRowKinds,
 	}
 	if f.Kinds != nil {
 		conds = append(conds, "e.kind = ANY("+b.arg(f.Kinds)+"::integer[])")
@@ -62,7 +67,34 @@ func (t *ThreadRead) replies(b *sqlb, maxDepth string) (string, bool) {
 			conds = append(conds, "tm.created_at > "+b.arg(c.CreatedAt))
 		}
 	}
+	if gate := maySeeReadableSQL(b, f.Kinds); gate != "" {
+		conds = append(conds, gate)
+	}
 	return and(conds), true
+}
+
+// threadRootFrom is the thread panel's root probe, the FROM and WHERE of
+// root's thread row tm joined to its event e: a timeline row the reader may
+// see through a filter naming the channels named (maySeeSQL), so that a
+// thread of a root the reader may not see answers as one of an unknown root.
+func threadRootFrom(b *sqlb, root string, named []string) string {
+	return threadFrom + "WHERE tm.community_id = " + pCommunity + " AND tm.event_id = " + b.arg(root) +
+		"\n  AND " + notRowKinds + "\n  AND " + maySeeSQL(b, named, nil, nil)
+}
+
+// ThreadRoot returns the channel and depth of a thread root the reader may
+// see through a filter naming the channels named (threadRootFrom); ok false
+// for an unknown root and for one the reader may not see alike.
+func (s *Snapshot) ThreadRoot(ctx context.Context, root string, named []string) (channel string, depth int64, ok bool, err error) {
+	b := s.sql()
+	err = s.queryRow(ctx, "SELECT tm.channel_id, tm.depth "+threadRootFrom(b, root, named), b.args...).Scan(&channel, &depth)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", 0, false, nil
+	}
+	if err != nil {
+		return "", 0, false, errorf("thread root: %w", err)
+	}
+	return channel, depth, true, nil
 }
 
 const threadFrom = "FROM thread_metadata tm\nJOIN events e ON e.community_id = tm.community_id AND e.id = tm.event_id\n"
@@ -85,14 +117,15 @@ func (s *Snapshot) Thread(ctx context.Context, t *ThreadRead, channel string, ro
 
 // idSQL selects every reply id of the thread the reader may read (COUNT):
 // the same predicate as the rows, with the root's depth and channel read in
-// SQL instead of up front.
+// SQL instead of up front, the depth through the same root probe
+// (threadRootFrom: NULL, so no reply, for a root the reader may not see).
 func (t *ThreadRead) idSQL(b *sqlb) (string, bool) {
-	maxDepth := "(SELECT r.depth FROM thread_metadata r WHERE r.community_id = " + pCommunity + " AND r.event_id = " + b.arg(t.Root) + ") + " + b.arg(t.Depth)
+	h, named := t.Filter.Tags["h"]
+	maxDepth := "(SELECT tm.depth " + threadRootFrom(b, t.Root, h) + ") + " + b.arg(t.Depth)
 	cond, ok := t.replies(b, maxDepth)
 	if !ok {
 		return "", false
 	}
-	h, named := t.Filter.Tags["h"]
 	conds := []string{cond, mayReadSQL(b, "tm.channel_id", b.arg(nonNil(h)))}
 	if named {
 		conds = append(conds, "tm.channel_id = ANY("+b.arg(h)+"::text[])")

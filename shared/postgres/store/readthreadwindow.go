@@ -30,12 +30,20 @@ func (w *ThreadWindowRead) where(b *sqlb) (string, bool) {
 	return windowWhere(b, f, w.Channel, root, w.Cursor), true
 }
 
-// RootIn reports whether root is a stored, not deleted event of channel:
-// a thread window of any other root is not served.
+// rootWhere is the thread window's root probe on events e: root is a live
+// row of channel the reader may see, the window's own predicate on that one
+// id, so a thread window on an event the reader may not see answers as one
+// on an id nothing stored.
+func rootWhere(b *sqlb, channel, root string) string {
+	return windowWhere(b, &filter.Filter{IDs: []string{root}}, channel, "", nil)
+}
+
+// RootIn reports whether root is a live row of channel the reader may see
+// (rootWhere): a thread window of any other root is not served.
 func (s *Snapshot) RootIn(ctx context.Context, channel, root string) (bool, error) {
+	b := s.sql()
 	var ok bool
-	err := s.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM events
-WHERE community_id = $1 AND id = $2 AND channel_id = $3 AND deleted_at IS NULL)`, s.community, root, channel).Scan(&ok)
+	err := s.queryRow(ctx, "SELECT EXISTS (SELECT 1 FROM events e WHERE "+rootWhere(b, channel, root)+")", b.args...).Scan(&ok)
 	if err != nil {
 		return false, errorf("thread root %s: %w", root, err)
 	}
@@ -56,11 +64,14 @@ func (s *Snapshot) ThreadWindow(ctx context.Context, w *ThreadWindowRead) ([]Row
 }
 
 // idSQL selects every reply row of the thread (COUNT), when the channel is
-// readable.
+// readable and the root passes the probe the rows are served after
+// (RootIn): a COUNT of a root the reader may not see is a COUNT of an
+// unknown root.
 func (w *ThreadWindowRead) idSQL(b *sqlb) (string, bool) {
 	cond, ok := w.where(b)
 	if !ok {
 		return "", false
 	}
-	return "SELECT e.id FROM events e WHERE " + cond + "\n  AND " + mayReadSQL(b, b.arg(w.Channel), b.arg([]string{w.Channel})), true
+	return "SELECT e.id FROM events e WHERE " + cond + "\n  AND " + mayReadSQL(b, b.arg(w.Channel), b.arg([]string{w.Channel})) +
+		"\n  AND EXISTS (SELECT 1 FROM events e WHERE " + rootWhere(b, w.Channel, w.Root) + ")", true
 }

@@ -51,9 +51,15 @@ func (w *WindowRead) where(b *sqlb) (string, bool) {
 }
 
 // windowWhere is the keyset window's row predicate on events e, shared by
-// the channel window and the thread window: the channel, the window's own
-// row predicate (rows; "" for none), not deleted, never a not-row kind,
-// every constraint of f and the cursor, all before any limit.
+// the channel window, the thread window and its root probe: the channel,
+// the window's own row predicate (rows; "" for none), not deleted, never a
+// not-row kind, every constraint of f and the cursor, and the access rule
+// on each event, all before any limit. The rule is access.MaySeeInWindow:
+// every statement of a window holds or follows in its snapshot MayRead of
+// the channel (CanReadWindow, CanRead, or mayReadSQL in a COUNT), so each
+// row takes the reader gates of its kind (maySeeReadableSQL): Buzz's
+// author-only, shared-gated and #p-gated kinds filed in the channel stay
+// their author's or recipient's.
 func windowWhere(b *sqlb, f *filter.Filter, channel, rows string, cursor *Cursor) string {
 	conds := []string{
 		"e.community_id = " + pCommunity,
@@ -71,6 +77,9 @@ func windowWhere(b *sqlb, f *filter.Filter, channel, rows string, cursor *Cursor
 	conds = append(conds, tagAndSearch(b, f, kinds)...)
 	if cursor != nil {
 		conds = append(conds, keyset(b, *cursor))
+	}
+	if gate := maySeeReadableSQL(b, f.Kinds); gate != "" {
+		conds = append(conds, gate)
 	}
 	return and(conds)
 }

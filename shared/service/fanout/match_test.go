@@ -42,7 +42,7 @@ func TestLiveFilterMatchesChannelNotTag(t *testing.T) {
 // store.MetadataReadable's (access.MetadataReaches; the SQL of both runs the
 // same table in shared/postgres/store) mayRead is the case's see.
 func TestLiveDeliveryAccessCases(t *testing.T) {
-	cases, err := accesstest.Load("../../domain/access/testdata/cases.json")
+	table, err := accesstest.Load("../../domain/access/testdata/cases.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestLiveDeliveryAccessCases(t *testing.T) {
 	readerSK := nostr.GeneratePrivateKey()
 	reader, _ := nostr.GetPublicKey(readerSK)
 	other, _ := nostr.GetPublicKey(nostr.GeneratePrivateKey())
-	for _, c := range cases {
+	for _, c := range table.Cases {
 		t.Run(c.Name, func(t *testing.T) {
 			nf, err := c.NostrFilter(channel)
 			if err != nil {

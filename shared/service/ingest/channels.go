@@ -137,7 +137,7 @@ func (a *apply) editChannel(ctx context.Context) error {
 	if e.Flags != nil {
 		c.Flags = *e.Flags
 	} else if e.Visibility != nil {
-		c.Flags = nip29.VisibilityFlags(*e.Visibility, c.Type)
+		c.Flags = nip29.VisibilityFlags(*e.Visibility)
 	}
 	c.Visibility = c.Flags.Visibility()
 	if e.LabelsSet {

@@ -180,9 +180,13 @@ func TestMembership(t *testing.T) {
 		t.Fatal("39001/39002 do not list the new admin")
 	}
 	h.refused(admin.Event(t, 9000, "", nostr.Tag{"h", private}, nostr.Tag{"p", alice.Pub, "owner"}), "restricted: a channel admin cannot grant the owner role")
-	// Issue 28: a private group that is not hidden shows its metadata, so
-	// a non-member is told what it may not do (was: "does not exist").
-	h.refused(alice.Event(t, 9000, "", nostr.Tag{"h", private}, nostr.Tag{"p", bob.Pub}), "restricted: only a channel owner or admin")
+	// Issue 36: Buzz's private channel is hidden, so it does not exist for
+	// a non-member (issue 28 had it private without hidden, which told a
+	// non-member what it may not do). A NIP-29 group that is private and
+	// not hidden still does.
+	h.refused(alice.Event(t, 9000, "", nostr.Tag{"h", private}, nostr.Tag{"p", bob.Pub}), "restricted: channel "+private+" does not exist or you are not a member")
+	nip29Private := h.channel(owner, nostr.Tag{"private"}, nostr.Tag{"restricted"}, nostr.Tag{"closed"})
+	h.refused(alice.Event(t, 9000, "", nostr.Tag{"h", nip29Private}, nostr.Tag{"p", bob.Pub}), "restricted: only a channel owner or admin")
 	h.refused(admin.Event(t, 9000, "", nostr.Tag{"h", private}, nostr.Tag{"p", "nothex"}), "invalid: p tag")
 	h.refused(admin.Event(t, 9000, "", nostr.Tag{"h", private}), "invalid: put-user needs a p tag")
 	h.refused(admin.Event(t, 9000, "", nostr.Tag{"h", private}, nostr.Tag{"p", alice.Pub, strings.Repeat("k", 40)}), "invalid: role")
@@ -193,19 +197,21 @@ func TestMembership(t *testing.T) {
 	// Joining: open channels only.
 	out = h.ok(bob.Event(t, 9021, "", nostr.Tag{"h", open}))
 	notified(out.Committed, 44100, bob.Pub, open)
-	// Issue 28: a Buzz private channel is closed, not hidden (NIP-29): a
-	// join request is kept for its admins and refused as pending review
-	// (was: the refusal of a channel that does not exist).
-	pending := bob.Event(t, 9021, "", nostr.Tag{"h", private})
-	if o := h.submit(pending); o.Accepted || !strings.HasPrefix(o.Message, "restricted: group "+private+" is closed: your join request is pending review") || len(o.Committed) != 0 {
+	// Issue 28: a private group that is closed, not hidden (NIP-29): a
+	// join request is kept for its admins and refused as pending review.
+	// (Issue 36: a Buzz private channel is hidden too, so its join is
+	// refused as the join of a channel that does not exist.)
+	pending := bob.Event(t, 9021, "", nostr.Tag{"h", nip29Private})
+	if o := h.submit(pending); o.Accepted || !strings.HasPrefix(o.Message, "restricted: group "+nip29Private+" is closed: your join request is pending review") || len(o.Committed) != 0 {
 		t.Fatalf("join of a closed group: %+v", o)
 	}
-	if n := h.scalar(`SELECT count(*) FROM events WHERE id = $1 AND channel_id = $2`, pending.ID, private); n != 1 {
+	if n := h.scalar(`SELECT count(*) FROM events WHERE id = $1 AND channel_id = $2`, pending.ID, nip29Private); n != 1 {
 		t.Fatal("a pending join request is kept in the group for its admins")
 	}
-	if n := h.scalar(`SELECT count(*) FROM channel_members WHERE channel_id = $1 AND pubkey = $2`, private, bob.Pub); n != 0 {
+	if n := h.scalar(`SELECT count(*) FROM channel_members WHERE channel_id = $1 AND pubkey = $2`, nip29Private, bob.Pub); n != 0 {
 		t.Fatal("a pending join request admits nobody")
 	}
+	h.refused(bob.Event(t, 9021, "", nostr.Tag{"h", private}), "restricted: channel "+private+" does not exist or you are not a member")
 	unknown := testkit.ChannelID()
 	h.refused(bob.Event(t, 9021, "", nostr.Tag{"h", unknown}), "restricted: channel "+unknown+" does not exist or you are not a member")
 	if o := h.submit(bob.Event(t, 9021, "", nostr.Tag{"h", open})); o.Message[:10] != "duplicate:" {
@@ -222,8 +228,10 @@ func TestMembership(t *testing.T) {
 		t.Fatal("removed member still in 39002")
 	}
 	h.refused(owner.Event(t, 9022, "", nostr.Tag{"h", private}), "restricted: the last owner")
-	// Issue 36: a private group a non-member leaves answers as a missing one.
+	// A private group (Buzz's private is also hidden, issue 36) a key that
+	// is no longer its member leaves answers as a missing one, hidden or not.
 	h.refused(alice.Event(t, 9022, "", nostr.Tag{"h", private}), "restricted: channel "+private+" does not exist or you are not a member")
+	h.refused(alice.Event(t, 9022, "", nostr.Tag{"h", nip29Private}), "restricted: channel "+nip29Private+" does not exist or you are not a member")
 	out = h.ok(bob.Event(t, 9022, "", nostr.Tag{"h", open}))
 	notified(out.Committed, 44101, bob.Pub, open)
 	// Promote admin to owner, then the first owner may leave.

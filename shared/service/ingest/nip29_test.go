@@ -70,10 +70,12 @@ func TestNIP29CreateAndFlags(t *testing.T) {
 	}
 	// An empty supported_kinds takes no kind.
 	h.refused(owner.Event(t, 9, "chat", nostr.Tag{"h", id}), "restricted: group "+id+" does not take kind 9")
-	// Buzz's visibility=private maps to private, restricted and closed.
+	// Buzz's visibility=private maps to private, restricted, closed and
+	// (issue 36: Buzz scopes a private channel's metadata to its members)
+	// hidden.
 	h.ok(owner.Event(t, 9002, "", nostr.Tag{"h", id}, nostr.Tag{"visibility", "private"}, nostr.Tag{"supported_kinds", "9"}))
 	meta = h.head(id, 39000)
-	if !hasTag(meta, "private") || !hasTag(meta, "restricted") || !hasTag(meta, "closed") || hasTag(meta, "hidden") {
+	if !hasTag(meta, "private") || !hasTag(meta, "restricted") || !hasTag(meta, "closed") || !hasTag(meta, "hidden") {
 		t.Fatalf("visibility=private: %v", meta.Tags)
 	}
 }

@@ -1,6 +1,7 @@
 package query
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -73,13 +74,15 @@ func TestPrivateChannelAccess(t *testing.T) {
 	}
 }
 
-// A private channel that is not hidden (Buzz's visibility=private, NIP-29's
-// private without hidden): a non-member reads its metadata (39000-39003) by
-// every discovery path, and none of its messages, reactions or threads.
+// A private channel that is not hidden (NIP-29's private without hidden; no
+// longer Buzz's visibility=private, which is hidden since issue 36: see
+// TestBuzzPrivateChannelInvisibleToNonMembers): a non-member reads its
+// metadata (39000-39003) by every discovery path, and none of its messages,
+// reactions or threads.
 func TestPrivateNotHidden(t *testing.T) {
 	e := newEnv(t)
 	owner, member, outsider := newUser(), newUser(), newUser()
-	ch := e.channel(owner, nostr.Tag{"visibility", "private"}, nostr.Tag{"t", "secret-label"})
+	ch := e.channel(owner, nostr.Tag{"private"}, nostr.Tag{"restricted"}, nostr.Tag{"closed"}, nostr.Tag{"t", "secret-label"})
 	e.addMember(owner, ch, member)
 	root := e.msg(owner, ch, t0+10, "zebra secret")
 	e.react(member, root, t0+12)
@@ -106,6 +109,73 @@ func TestPrivateNotHidden(t *testing.T) {
 		}
 		if n := e.count(outsider, c.body); n != int64(len(c.kinds)) {
 			t.Errorf("%s: outsider COUNT %d, want %d", name, n, len(c.kinds))
+		}
+	}
+}
+
+// A Buzz client's private channel (visibility=private, no NIP-29 flag tags)
+// is invisible to a non-member on every read path, its metadata included,
+// as on Buzz's own relay: its 39000-39003 by #d, by {}, by #p, by ids, by
+// label, over POST /query, /count, REQ and COUNT; a member reads them
+// (issue 36).
+func TestBuzzPrivateChannelInvisibleToNonMembers(t *testing.T) {
+	e := newEnv(t)
+	owner, member, outsider := newUser(), newUser(), newUser()
+	ch := e.channel(owner, nostr.Tag{"visibility", "private"}, nostr.Tag{"t", "secret-label"})
+	e.addMember(owner, ch, member)
+	state := e.query(member, fmt.Sprintf(`[{"kinds":[39000,39001,39002,39003],"#d":[%q]}]`, ch))
+	if len(state) != 4 {
+		t.Fatalf("member reads %d of the channel's 39000-39003, want 4", len(state))
+	}
+	var stateIDs []string
+	for _, ev := range state {
+		stateIDs = append(stateIDs, ev.ID)
+	}
+	ids, _ := json.Marshal(stateIDs)
+	filters := map[string]string{
+		"#d":       fmt.Sprintf(`{"kinds":[39000,39001,39002,39003],"#d":[%q]}`, ch),
+		"#d kinds": fmt.Sprintf(`{"#d":[%q]}`, ch),
+		"{}":       `{}`,
+		"kinds":    `{"kinds":[39000,39001,39002,39003]}`,
+		"#p":       fmt.Sprintf(`{"kinds":[39002],"#p":[%q]}`, member.pk),
+		"#p any":   fmt.Sprintf(`{"#p":[%q]}`, owner.pk),
+		"#P":       fmt.Sprintf(`{"kinds":[39000],"#P":[%q]}`, owner.pk),
+		"#t":       `{"kinds":[39000],"#t":["secret-label"]}`,
+		"ids":      fmt.Sprintf(`{"ids":%s}`, ids),
+		"#h":       fmt.Sprintf(`{"#h":[%q]}`, ch),
+	}
+	for name, f := range filters {
+		for _, ev := range e.query(outsider, "["+f+"]") {
+			if tagValue(ev, "d") == ch || tagValue(ev, "h") == ch {
+				t.Errorf("%s: a non-member reads the private channel's kind %d over /query", name, ev.Kind)
+			}
+		}
+		var nf nostr.Filter
+		if err := json.Unmarshal([]byte(f), &nf); err != nil {
+			t.Fatal(err)
+		}
+		raws, err := e.q.Req(e.ctx, "default", outsider.pk, []nostr.Filter{nf})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range decode(t, raws) {
+			if tagValue(ev, "d") == ch || tagValue(ev, "h") == ch {
+				t.Errorf("%s: a non-member reads the private channel's kind %d over REQ", name, ev.Kind)
+			}
+		}
+		// COUNT: the non-member counts what the same filter counts once
+		// the channel is gone from the relay's view (nothing of it).
+		reqN, err := e.q.CountFilters(e.ctx, "default", outsider.pk, []nostr.Filter{nf})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if httpN := e.count(outsider, "["+f+"]"); httpN != reqN || httpN != int64(returned(e, outsider, f)) {
+			t.Errorf("%s: COUNT %d, /count %d, rows %d", name, reqN, httpN, returned(e, outsider, f))
+		}
+	}
+	for _, name := range []string{"#d", "ids", "#p"} {
+		if evs := e.query(member, "["+filters[name]+"]"); len(evs) == 0 {
+			t.Errorf("%s: the member reads nothing", name)
 		}
 	}
 }

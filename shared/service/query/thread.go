@@ -47,7 +47,7 @@ func (t *threadPlan) read() *store.ThreadRead {
 }
 
 func (t *threadPlan) serve(ctx context.Context, e *Engine, s *store.Snapshot, out *output) error {
-	channel, depth, ok, err := s.ThreadRoot(ctx, t.root)
+	channel, depth, ok, err := s.ThreadRoot(ctx, t.root, t.f.Tags["h"])
 	if err != nil || !ok {
 		return err
 	}

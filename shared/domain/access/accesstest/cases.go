@@ -1,12 +1,15 @@
 // Package accesstest loads access/testdata/cases.json, the one table of the
 // access rule that shared/domain/access runs against its Go functions and
-// shared/postgres/store against their SQL twin.
+// shared/postgres/store against their SQL twin, every case over every read
+// path the table lists (plain, search, window, thread window, thread panel,
+// their COUNTs and root probes).
 package accesstest
 
 import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/nbd-wtf/go-nostr"
@@ -33,6 +36,11 @@ type Case struct {
 	Read   *bool           `json:"read"`  // MayRead through Filter; nil without a channel
 	Write  *bool           `json:"write"` // MayWrite; nil without a channel
 	See    bool            `json:"see"`   // MaySee of the event through Filter
+	// Window is the answer of the window paths (Path.Expect "window"): the
+	// reads that name the case's channel by #h and serve timeline rows only
+	// while the reader may read it. Required for an event in a channel; an
+	// event outside any channel is in no window (nil: false).
+	Window *bool `json:"window"`
 	// Reaches is access.Reaches, what store.Readable and live delivery's
 	// read answer, when it differs from Write (a restricted group); nil:
 	// the same as Write.
@@ -59,19 +67,78 @@ type CaseChannel struct {
 	Closed     bool `json:"closed"`
 }
 
-// Load reads the case table at path.
-func Load(path string) ([]Case, error) {
+// Path is one read path of the table's path dimension: every case runs
+// over every path, against the Go rule and against its SQL twin, each of
+// which has one runner per path name (and fails on a name it has no runner
+// for, or a runner the table does not list).
+type Path struct {
+	Name string `json:"name"`
+	// Expect is which answer of a case the path gives: "see" (Case.See) or
+	// "window" (Case.Window).
+	Expect string `json:"expect"`
+	// SearchableOnly: the path finds only the searchable kinds (NIP-50).
+	SearchableOnly bool `json:"searchable_only"`
+}
+
+// Expectations a path can give.
+const (
+	ExpectSee    = "see"
+	ExpectWindow = "window"
+)
+
+// Table is the case table: its paths and its cases.
+type Table struct {
+	Paths []Path `json:"paths"`
+	Cases []Case `json:"cases"`
+}
+
+// Load reads the case table at path: every path names a known expectation,
+// and every case in a channel says its window answer.
+func Load(path string) (*Table, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("accesstest: read cases: %w", err)
 	}
-	var doc struct {
-		Cases []Case `json:"cases"`
-	}
-	if err := json.Unmarshal(b, &doc); err != nil {
+	var t Table
+	if err := json.Unmarshal(b, &t); err != nil {
 		return nil, fmt.Errorf("accesstest: decode cases: %w", err)
 	}
-	return doc.Cases, nil
+	for _, p := range t.Paths {
+		if p.Expect != ExpectSee && p.Expect != ExpectWindow {
+			return nil, fmt.Errorf("accesstest: path %q: expect %q is neither %q nor %q", p.Name, p.Expect, ExpectSee, ExpectWindow)
+		}
+	}
+	for _, c := range t.Cases {
+		if c.Channel != nil && c.Window == nil {
+			return nil, fmt.Errorf("accesstest: case %q is in a channel and says no window answer", c.Name)
+		}
+	}
+	return &t, nil
+}
+
+// Want is the answer the case must get over path p.
+func (c *Case) Want(p Path) bool {
+	want := c.See
+	if p.Expect == ExpectWindow {
+		want = c.Window != nil && *c.Window
+	}
+	return want && (!p.SearchableOnly || kinds.Searchable(c.Kind))
+}
+
+// Runners checks that runners has exactly one runner per path of t: a path
+// without a runner, or a runner of no path, is an error.
+func Runners[R any](t *Table, runners map[string]R) error {
+	for _, p := range t.Paths {
+		if _, ok := runners[p.Name]; !ok {
+			return fmt.Errorf("accesstest: no runner for path %q", p.Name)
+		}
+	}
+	for name := range runners {
+		if !slices.ContainsFunc(t.Paths, func(p Path) bool { return p.Name == name }) {
+			return fmt.Errorf("accesstest: runner %q is of no path in the table", name)
+		}
+	}
+	return nil
 }
 
 // Rule is the case's channel and standing as the rule sees them.
