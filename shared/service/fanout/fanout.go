@@ -39,7 +39,10 @@
 // so reactions, edits and deletions match their target's channel) and
 // re-checks that the subscriber may still read C (and that a filter names a
 // system channel it reads, NIP-CL). A subscription pinned to a channel its
-// reader can no longer read ends with CLOSED restricted:.
+// reader can no longer read ends with CLOSED restricted:. Every reader also
+// passes the door again (Door, shared/service/guard): one the NIP-43 gate
+// refuses now, or of a community no longer served, gets no event and each
+// of its subscriptions ends with CLOSED and the door's refusal.
 package fanout
 
 import (

@@ -223,7 +223,10 @@ func (d *Idle) Gone(ctx context.Context, id, community string) error {
 }
 
 // HostTTL is how long a host's community, as the database last named it,
-// serves a new connection without asking the database again.
+// is named to a new connection without asking the database again. Whether
+// that community is still served is not this entry's: the door
+// (shared/service/guard) asks it of every message that reaches the
+// database, within the community registry's TTL.
 const HostTTL = time.Hour
 
 type hostEntry struct {
