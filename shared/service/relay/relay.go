@@ -33,6 +33,7 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/buzzrelay/relay/shared/postgres/store"
+	"github.com/buzzrelay/relay/shared/service/community"
 	"github.com/buzzrelay/relay/shared/service/guard"
 	"github.com/buzzrelay/relay/shared/service/ingest"
 	"github.com/buzzrelay/relay/shared/service/query"
@@ -167,7 +168,7 @@ func (r *Relay) PublishThenDeliver(ctx context.Context, c Caller, ev *nostr.Even
 	}
 	d := r.door(c, guard.Publish)
 	d.NewChannel = ev.Kind == kinds.CreateGroup
-	if err := r.admit(ctx, d); err != nil {
+	if err := r.admit(ctx, c, d); err != nil {
 		return err
 	}
 	out, err := r.Ingest.Submit(ctx, c.Community, c.Pubkey, ev)
@@ -184,7 +185,7 @@ func (r *Relay) PublishThenDeliver(ctx context.Context, c Caller, ev *nostr.Even
 // Read answers a one-shot read (req.Filters, else POST /query's req.Body),
 // newest first, under the same limits and access rule as a REQ.
 func (r *Relay) Read(ctx context.Context, c Caller, req Request) ([]json.RawMessage, error) {
-	if err := r.admit(ctx, r.door(c, guard.Read)); err != nil {
+	if err := r.admit(ctx, c, r.door(c, guard.Read)); err != nil {
 		return nil, err
 	}
 	var evs []json.RawMessage
@@ -212,7 +213,7 @@ func WantsReadStateSnapshot(body []byte) bool { return query.WantsReadStateSnaps
 // /query for c: the read limits, then the whole snapshot from one database
 // snapshot, or a refusal (never a partial list).
 func (r *Relay) ReadStateSnapshot(ctx context.Context, c Caller, body []byte) (*query.ReadStateSnapshot, error) {
-	if err := r.admit(ctx, r.door(c, guard.Read)); err != nil {
+	if err := r.admit(ctx, c, r.door(c, guard.Read)); err != nil {
 		return nil, err
 	}
 	snap, err := r.Reader.ReadStateSnapshot(ctx, c.Community, c.Pubkey, body)
@@ -224,7 +225,7 @@ func (r *Relay) ReadStateSnapshot(ctx context.Context, c Caller, body []byte) (*
 
 // Count answers a NIP-45 COUNT (req.Filters) or POST /count (req.Body).
 func (r *Relay) Count(ctx context.Context, c Caller, req Request) (int64, error) {
-	if err := r.admit(ctx, r.door(c, guard.Count)); err != nil {
+	if err := r.admit(ctx, c, r.door(c, guard.Count)); err != nil {
 		return 0, err
 	}
 	var n int64
@@ -264,7 +265,7 @@ func (r *Relay) Subscribe(ctx context.Context, c Caller, req Request) ([]json.Ra
 			}
 		}()
 	}
-	if err := r.admit(ctx, r.door(c, guard.Read)); err != nil {
+	if err := r.admit(ctx, c, r.door(c, guard.Read)); err != nil {
 		return nil, err
 	}
 	if req.ThreadWindows != nil || search {
@@ -338,7 +339,7 @@ func (r *Relay) dropFailed(ctx context.Context, c Caller, sub string, err error)
 // Close ends subscription req.Sub of c's connection (CLOSE; nothing if
 // there is none).
 func (r *Relay) Close(ctx context.Context, c Caller, req Request) error {
-	if err := r.admit(ctx, r.door(c, guard.Message)); err != nil {
+	if err := r.admit(ctx, c, r.door(c, guard.Message)); err != nil {
 		return err
 	}
 	if r.Idle != nil && c.Session != nil {
@@ -355,7 +356,7 @@ func (r *Relay) Close(ctx context.Context, c Caller, req Request) error {
 // Admit counts a message that asks for none of the above (a NIP-42 AUTH)
 // against c's connection's limit, at the door.
 func (r *Relay) Admit(ctx context.Context, c Caller) error {
-	return r.admit(ctx, r.door(c, guard.Message))
+	return r.admit(ctx, c, r.door(c, guard.Message))
 }
 
 // door is c's call of action at the door.
@@ -364,13 +365,22 @@ func (r *Relay) door(c Caller, action guard.Action) guard.Door {
 		Size: c.Size, Idle: r.Idle != nil && c.Session != nil}}
 }
 
-// admit passes d through the door.
-func (r *Relay) admit(ctx context.Context, d guard.Door) error {
-	if _, err := r.Guard.Admit(ctx, d); err != nil {
-		if _, ok := reject.As(err); ok {
-			return err
-		}
+// admit passes d, c's call, through the door. When the door finds c's
+// community no longer served, a WebSocket host's entry in the sessions'
+// S3 state goes too (sessions.Idle.ForgetHost): the next new connection
+// there asks the database, and is refused, instead of trusting the entry.
+func (r *Relay) admit(ctx context.Context, c Caller, d guard.Door) error {
+	_, err := r.Guard.Admit(ctx, d)
+	if err == nil {
+		return nil
+	}
+	if _, ok := reject.As(err); !ok {
 		return fmt.Errorf("relay: %w", err)
 	}
-	return nil
+	if r.Idle != nil && c.Session != nil && c.Host != "" && errors.Is(err, community.ErrNotServed) {
+		if ferr := r.Idle.ForgetHost(ctx, c.Host); ferr != nil {
+			r.Log.WarnContext(ctx, "relay: forget the host of a community not served", "host", c.Host, "err", ferr)
+		}
+	}
+	return err
 }
