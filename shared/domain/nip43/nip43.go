@@ -43,8 +43,9 @@ var ErrNotMember = reject.Restrictedf("not a relay member")
 // role (owner, admin or member).
 func Admits(enforced bool, role string) bool { return !enforced || role != "" }
 
-// Gate is the membership check at each path's one entry (the use cases of
-// shared/service/relay and shared/service/media): nil, or ErrNotMember.
+// Gate is the membership check at each path's one entry (the door,
+// shared/service/guard, for every request; the idle fold of
+// shared/service/sessions): nil, or ErrNotMember.
 type Gate interface {
 	AdmitMember(ctx context.Context, community, pubkey string) error
 }

@@ -9,11 +9,34 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/reject"
 )
 
+// The one predicate each of "banned now" and "timed out now": a row r of
+// community_pubkey_rules (migrations 007 and 010) in force at the
+// statement's time. A ban (NIP-86 banpubkey, a moderator's 9040) holds
+// until its expires_at (NULL: for good); a timeout (9042) only until its
+// expires_at (NULL: never in force). Every door asks through these two:
+// the write path's CheckBans and the door guard's Standing
+// (shared/service/guard); bans_test.go holds both to one case table.
+const (
+	bannedNow   = `r.rule = 'ban' AND (r.expires_at IS NULL OR r.expires_at > extract(epoch FROM now()))`
+	timedOutNow = `r.rule = 'timeout' AND r.expires_at > extract(epoch FROM now())`
+)
+
+// ruleNow is an EXISTS over community $1's rules of the keys that keys (a
+// SQL expression: one key, or ANY of an array) names, in force now by
+// predicate (bannedNow or timedOutNow).
+func ruleNow(keys, predicate string) string {
+	return `EXISTS (SELECT 1 FROM community_pubkey_rules r WHERE r.community_id = $1 AND r.pubkey = ` + keys + ` AND ` + predicate + `)`
+}
+
+// The refusals of a key banned or timed out now, on every door.
+var (
+	ErrBanned   = reject.New(reject.Blocked, "this pubkey is banned from this community")
+	ErrTimedOut = reject.New(reject.Blocked, "this pubkey is timed out in this community until the timeout expires")
+)
+
 // CheckBans refuses, with blocked:, an event the community's operators
-// banned (NIP-86 banevent) or one signed or submitted by a banned pubkey
-// (banpubkey, or a moderator's 9040 until its expiry), or whose pubkey a
-// moderator timed out (9042) until the expiry. One statement, reading the
-// tables of migrations 007 and 010; it
+// banned (NIP-86 banevent) or one signed or submitted by a key banned or
+// timed out now (bannedNow, timedOutNow). One statement; it
 // costs no round trip of its own: it travels with the transaction's next
 // statement (or its commit), and its refusal comes before whatever that
 // statement or the rules after it decided, as if it had run first.
@@ -23,10 +46,8 @@ func (t *Tx) CheckBans(ctx context.Context, ev *nostr.Event, authed string) erro
 		name: "check bans",
 		sql: `SELECT CASE
   WHEN EXISTS (SELECT 1 FROM community_banned_events WHERE community_id = $1 AND event_id = $2) THEN 'event'
-  WHEN EXISTS (SELECT 1 FROM community_pubkey_rules WHERE community_id = $1 AND rule = 'ban' AND pubkey = ANY ($3)
-    AND (expires_at IS NULL OR expires_at > extract(epoch FROM now()))) THEN 'pubkey'
-  WHEN EXISTS (SELECT 1 FROM community_pubkey_rules WHERE community_id = $1 AND rule = 'timeout' AND pubkey = ANY ($3)
-    AND expires_at > extract(epoch FROM now())) THEN 'timeout'
+  WHEN ` + ruleNow("ANY ($3)", bannedNow) + ` THEN 'pubkey'
+  WHEN ` + ruleNow("ANY ($3)", timedOutNow) + ` THEN 'timeout'
   ELSE '' END`,
 		args: []any{t.community, ev.ID, []string{ev.PubKey, authed}},
 		dest: []any{&what},
@@ -35,14 +56,40 @@ func (t *Tx) CheckBans(ctx context.Context, ev *nostr.Event, authed string) erro
 			case "event":
 				return reject.New(reject.Blocked, "this event was removed by the community's operators")
 			case "pubkey":
-				return reject.New(reject.Blocked, "this pubkey is banned from this community")
+				return ErrBanned
 			case "timeout":
-				return reject.New(reject.Blocked, "this pubkey is timed out in this community until the timeout expires")
+				return ErrTimedOut
 			}
 			return nil
 		},
 	})
 	return nil
+}
+
+// Standing is what a key is in a community now, for the door guard: banned
+// or timed out (the predicates above), a member of any channel or on the
+// allow list (media's uploaders), an operator.
+type Standing struct {
+	Banned, TimedOut bool
+	// Member: a current member of any channel, on the allow list, or an
+	// operator.
+	Member bool
+	// Operator: one of the community's operators (NIP-86, any blob).
+	Operator bool
+}
+
+// Standing reads pubkey's standing in community in one statement.
+func (s *Store) Standing(ctx context.Context, community, pubkey string) (Standing, error) {
+	var m Standing
+	err := s.pool.QueryRow(ctx, `SELECT `+ruleNow("$2", bannedNow)+`, `+ruleNow("$2", timedOutNow)+`,
+  EXISTS (SELECT 1 FROM channel_members WHERE community_id = $1 AND pubkey = $2 AND removed_at IS NULL)
+    OR EXISTS (SELECT 1 FROM community_pubkey_rules WHERE community_id = $1 AND pubkey = $2 AND rule = 'allow'),
+  EXISTS (SELECT 1 FROM communities WHERE id = $1 AND $2 = ANY (operators))`, community, pubkey).Scan(&m.Banned, &m.TimedOut, &m.Member, &m.Operator)
+	if err != nil {
+		return Standing{}, errorf("standing of %s: %w", pubkey, err)
+	}
+	m.Member = m.Member || m.Operator
+	return m, nil
 }
 
 // PubkeyRule is a row of community_pubkey_rules.

@@ -88,3 +88,70 @@ func TestCheckBansComesFirst(t *testing.T) {
 		})
 	}
 }
+
+// TestBannedNowAndTimedOutNowOneCaseTable holds the one predicate each of
+// "banned now" and "timed out now" to one table of rules and expiries, on
+// every door that asks: the write path's CheckBans and the door guard's
+// Standing (media, NIP-86). An expired ban no longer bans (it still did
+// for media), a timeout in force refuses (it did not for media), an
+// expired one does not.
+func TestBannedNowAndTimedOutNowOneCaseTable(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	st := freshStore(t)
+	now := time.Now().Unix()
+	past, future := now-60, now+3600
+	for _, tc := range []struct {
+		name             string
+		rule             string // "" no row
+		expires          *int64
+		banned, timedOut bool
+	}{
+		{"no rule", "", nil, false, false},
+		{"allowed", "allow", nil, false, false},
+		{"banned for good", "ban", nil, true, false},
+		{"banned until later", "ban", &future, true, false},
+		{"a ban that expired", "ban", &past, false, false},
+		{"timed out until later", "timeout", &future, false, true},
+		{"a timeout that expired", "timeout", &past, false, false},
+		{"a timeout without an expiry", "timeout", nil, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sk, pk := keypair()
+			if tc.rule != "" {
+				if _, err := store.PoolOf(st).Exec(ctx, `INSERT INTO community_pubkey_rules (community_id, pubkey, rule, created_at, expires_at)
+VALUES ('default', $1, $2, 0, $3)`, pk, tc.rule, tc.expires); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s, err := st.Standing(ctx, "default", pk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Banned != tc.banned || s.TimedOut != tc.timedOut {
+				t.Errorf("Standing: banned %v timed out %v, want %v %v", s.Banned, s.TimedOut, tc.banned, tc.timedOut)
+			}
+			ev := &nostr.Event{Kind: 1, CreatedAt: nostr.Now(), Content: tc.name}
+			if err := ev.Sign(sk); err != nil {
+				t.Fatal(err)
+			}
+			err = st.Tx(ctx, "default", func(tx *store.Tx) error {
+				if err := tx.CheckBans(ctx, ev, ev.PubKey); err != nil {
+					return err
+				}
+				_, err := tx.Exists(ctx, ev.ID)
+				return err
+			})
+			var want error
+			switch {
+			case tc.banned:
+				want = store.ErrBanned
+			case tc.timedOut:
+				want = store.ErrTimedOut
+			}
+			if !errors.Is(err, want) && (want != nil || err != nil) {
+				t.Errorf("CheckBans: %v, want %v", err, want)
+			}
+		})
+	}
+}

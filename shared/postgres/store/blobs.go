@@ -38,32 +38,6 @@ var (
 	ErrStoredQuota = errors.New("store: the community's stored media bytes would pass its limit")
 )
 
-// MediaStanding is what a key may do with a community's media.
-type MediaStanding struct {
-	// Banned: NIP-86 banpubkey.
-	Banned bool
-	// Member: a current member of any channel, on the allow list, or an
-	// operator.
-	Member bool
-	// Operator: one of the community's operators (may delete any blob).
-	Operator bool
-}
-
-// MediaStanding reads pubkey's standing in community in one statement.
-func (s *Store) MediaStanding(ctx context.Context, community, pubkey string) (MediaStanding, error) {
-	var m MediaStanding
-	err := s.pool.QueryRow(ctx, `SELECT
-  EXISTS (SELECT 1 FROM community_pubkey_rules WHERE community_id = $1 AND pubkey = $2 AND rule = 'ban'),
-  EXISTS (SELECT 1 FROM channel_members WHERE community_id = $1 AND pubkey = $2 AND removed_at IS NULL)
-    OR EXISTS (SELECT 1 FROM community_pubkey_rules WHERE community_id = $1 AND pubkey = $2 AND rule = 'allow'),
-  EXISTS (SELECT 1 FROM communities WHERE id = $1 AND $2 = ANY (operators))`, community, pubkey).Scan(&m.Banned, &m.Member, &m.Operator)
-	if err != nil {
-		return MediaStanding{}, errorf("media standing: %w", err)
-	}
-	m.Member = m.Member || m.Operator
-	return m, nil
-}
-
 // Blob reads one blob of community; ErrNotFound when it holds none.
 func (s *Store) Blob(ctx context.Context, community, sha256 string) (*Blob, error) {
 	b := Blob{SHA256: sha256}

@@ -125,7 +125,7 @@ func TestStagedUploadsAndStanding(t *testing.T) {
 	if ups, _ := st.StagedUploads(ctx, "c", u.SHA256); len(ups) != 0 {
 		t.Fatal("completing did not drop the staged row")
 	}
-	m, err := st.MediaStanding(ctx, "c", a)
+	m, err := st.Standing(ctx, "c", a)
 	if err != nil || m.Member || m.Banned {
 		t.Fatalf("a stranger's standing: %+v %v", m, err)
 	}

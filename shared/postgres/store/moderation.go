@@ -109,10 +109,14 @@ WHERE community_id = $1 AND id = $2 AND status = 'open'`, t.community, id, statu
 	return tag.RowsAffected() > 0, nil
 }
 
-// OpenReports lists community's open reports, oldest first.
-func (s *Store) OpenReports(ctx context.Context, community string) ([]Report, error) {
+// OpenReports lists community's open reports, oldest first: at most limit
+// of them, after report after ("": from the first; a report resolved since
+// still marks its place), keyset (created_at, id).
+func (s *Store) OpenReports(ctx context.Context, community, after string, limit int) ([]Report, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id, reporter, target_pubkey, coalesce(target_event, ''), report_type, content, raw, created_at, status
-FROM moderation_reports WHERE community_id = $1 AND status = 'open' ORDER BY created_at, id`, community)
+FROM moderation_reports WHERE community_id = $1 AND status = 'open'
+  AND ($2 = '' OR (created_at, id) > (SELECT a.created_at, a.id FROM moderation_reports a WHERE a.community_id = $1 AND a.id = $2))
+ORDER BY created_at, id LIMIT $3`, community, after, limit)
 	if err != nil {
 		return nil, errorf("open reports of %s: %w", community, err)
 	}

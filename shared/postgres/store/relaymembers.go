@@ -50,6 +50,22 @@ func (s *Store) RelayMemberRole(ctx context.Context, community, pubkey string) (
 	return role, nil
 }
 
+// RelayMemberRoles reads the relay_members roles of pubkeys in community
+// (a key with no row is absent), in one statement; operators are not asked
+// here (the caller knows them).
+func (s *Store) RelayMemberRoles(ctx context.Context, community string, pubkeys []string) (map[string]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT pubkey, role FROM relay_members WHERE community_id = $1 AND pubkey = ANY ($2)`, community, pubkeys)
+	if err != nil {
+		return nil, errorf("relay members: %w", err)
+	}
+	out := map[string]string{}
+	var pk, role string
+	if _, err := pgx.ForEachRow(rows, []any{&pk, &role}, func() error { out[pk] = role; return nil }); err != nil {
+		return nil, errorf("relay members: %w", err)
+	}
+	return out, nil
+}
+
 // AddRelayMember adds pubkey with role, added by by at at; false (nothing
 // changed) when it is a row already.
 func (t *Tx) AddRelayMember(ctx context.Context, pubkey, role, by string, at int64) (bool, error) {

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
@@ -71,6 +72,43 @@ func (r *Registry) AdmitMember(ctx context.Context, id, pubkey string) error {
 	return nip43.ErrNotMember
 }
 
+// AdmitMembers is AdmitMember for many keys at once (live delivery's
+// readers): the keys among pubkeys the NIP-43 gate refuses now, with
+// nothing asked of the database when the community does not enforce
+// membership (its flag as cached) and one statement for the keys that are
+// not operators when it does.
+func (r *Registry) AdmitMembers(ctx context.Context, id string, pubkeys []string) (refused map[string]bool, err error) {
+	c, err := r.byID(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("community: membership of %d keys: %w", len(pubkeys), err)
+	}
+	if !c.MembershipEnforced {
+		return nil, nil
+	}
+	var ask []string
+	for _, pk := range pubkeys {
+		if !nip43.Admits(true, ownerRole(c, pk)) {
+			ask = append(ask, pk)
+		}
+	}
+	if len(ask) == 0 {
+		return nil, nil
+	}
+	roles, err := r.st.RelayMemberRoles(ctx, id, ask)
+	if err != nil {
+		return nil, fmt.Errorf("community: membership of %d keys: %w", len(ask), err)
+	}
+	for _, pk := range ask {
+		if !nip43.Admits(true, roles[pk]) {
+			if refused == nil {
+				refused = map[string]bool{}
+			}
+			refused[pk] = true
+		}
+	}
+	return refused, nil
+}
+
 // ownerRole is nip43.Owner for an operator of c, else "".
 func ownerRole(c *Community, pubkey string) string {
 	if c.Operator(pubkey) {
@@ -84,6 +122,39 @@ var ErrUnknownHost = errors.New("community: no community is served at this host"
 
 // Unknown reports whether err means the host serves no community.
 func Unknown(err error) bool { return errors.Is(err, ErrUnknownHost) }
+
+// Served is the one rule of which communities are served: an enabled one
+// (a disabled community keeps its data and is refused on every door).
+func (c *Community) Served() bool { return c != nil && c.DisabledAt == nil }
+
+// notServed is the refusal of a request to a community that is unknown or
+// disabled, on every door: restricted: (404 over HTTP, as an unknown host),
+// saying no more than an unknown host does.
+type notServed struct{ r *reject.Error }
+
+func (n *notServed) Error() string   { return n.r.Error() }
+func (n *notServed) Unwrap() []error { return []error{n.r, ErrUnknownHost} }
+
+// ErrNotServed is that refusal.
+var ErrNotServed error = &notServed{r: &reject.Error{Prefix: reject.Restricted, Reason: "no community is served at this host", Status: http.StatusNotFound}}
+
+// Serving returns community id as cached (within TTL, as Resolve), or
+// ErrNotServed when it is unknown or disabled: the door guard asks it of
+// every request, so a disable reaches every door within TTL, whatever
+// resolved the community (a Host, a WebSocket connection's state).
+func (r *Registry) Serving(ctx context.Context, id string) (*Community, error) {
+	c, err := r.byID(ctx, id)
+	if errors.Is(err, ErrNoCommunity) {
+		return nil, ErrNotServed
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !c.Served() {
+		return nil, ErrNotServed
+	}
+	return c, nil
+}
 
 // Defaults of the registry's caching.
 const (
@@ -147,7 +218,7 @@ func (r *Registry) Resolve(ctx context.Context, host string) (*Community, error)
 			r.remember(r.ids, c.ID, e)
 		}
 	}
-	if e.c == nil || e.c.DisabledAt != nil {
+	if !e.c.Served() {
 		return nil, ErrUnknownHost
 	}
 	return e.c, nil

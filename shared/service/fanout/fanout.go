@@ -39,7 +39,10 @@
 // so reactions, edits and deletions match their target's channel) and
 // re-checks that the subscriber may still read C (and that a filter names a
 // system channel it reads, NIP-CL). A subscription pinned to a channel its
-// reader can no longer read ends with CLOSED restricted:.
+// reader can no longer read ends with CLOSED restricted:. Every reader also
+// passes the door again (Door, shared/service/guard): one the NIP-43 gate
+// refuses now, or of a community no longer served, gets no event and each
+// of its subscriptions ends with CLOSED and the door's refusal.
 package fanout
 
 import (
@@ -95,6 +98,18 @@ type Fanout struct {
 	Async     Invoker
 	InlineMax int
 	BatchSize int
+	// Door, when set, is asked about every delivery's readers
+	// (shared/service/guard.Guard.Readers): a reader it refuses now (the
+	// NIP-43 gate: a member removed, or membership switched on; the
+	// community no longer served) gets nothing, and each of its
+	// subscriptions ends with CLOSED carrying the refusal.
+	Door Door
+}
+
+// Door is the door's verdict on the readers of one delivery: the keys it
+// refuses now, each with its refusal (nil: none).
+type Door interface {
+	Readers(ctx context.Context, community string, pubkeys []string) (map[string]*reject.Error, error)
 }
 
 // New wires fan-out over st and the sessions of reg; sum may be nil.
@@ -193,6 +208,27 @@ func (f *Fanout) deliverTo(ctx context.Context, community string, items []*item,
 		f.Log.ErrorContext(ctx, "fanout: subscriptions", "community", community, "err", err)
 		return 0, 0
 	}
+	jobs := map[string]*job{}
+	var order []string
+	jobOf := func(conn string) *job {
+		j := jobs[conn]
+		if j == nil {
+			j = &job{connection: conn}
+			jobs[conn] = j
+			order = append(order, conn)
+		}
+		return j
+	}
+	cands, refused, err := f.admitted(ctx, community, cands)
+	if err != nil {
+		f.Log.ErrorContext(ctx, "fanout: readers at the door", "community", community, "err", err)
+		return 0, 0
+	}
+	for _, c := range refused {
+		j := jobOf(c.connection)
+		j.closed = append(j.closed, closing{sub: c.sub, at: len(j.msgs)})
+		j.msgs = append(j.msgs, sessions.ClosedMessage(c.sub, c.refusal))
+	}
 	channels := map[string]bool{}
 	for _, it := range items {
 		if it.channel != "" {
@@ -237,8 +273,6 @@ func (f *Fanout) deliverTo(ctx context.Context, community string, items []*item,
 		f.Log.ErrorContext(ctx, "fanout: membership history", "community", community, "err", err)
 		knew = map[store.ReadPair]bool{}
 	}
-	jobs := map[string]*job{}
-	var order []string
 	for i := range cands {
 		c := &cands[i]
 		msgs, lost := plans[i].msgs, plans[i].lost
@@ -248,12 +282,7 @@ func (f *Fanout) deliverTo(ctx context.Context, community string, items []*item,
 		if len(msgs) == 0 && lost == "" {
 			continue
 		}
-		j := jobs[c.connection]
-		if j == nil {
-			j = &job{connection: c.connection}
-			jobs[c.connection] = j
-			order = append(order, c.connection)
-		}
+		j := jobOf(c.connection)
 		j.msgs = append(j.msgs, msgs...)
 		if lost != "" {
 			j.closed = append(j.closed, closing{sub: c.sub, at: len(j.msgs)})
@@ -261,6 +290,42 @@ func (f *Fanout) deliverTo(ctx context.Context, community string, items []*item,
 		}
 	}
 	return len(jobs), f.run(ctx, order, jobs)
+}
+
+// turnedAway is a candidate the door refuses now.
+type turnedAway struct {
+	connection, sub string
+	refusal         *reject.Error
+}
+
+// admitted splits cands into those whose reader the door admits now and
+// those it turns away (Fanout.Door; all admitted without one).
+func (f *Fanout) admitted(ctx context.Context, community string, cands []candidate) ([]candidate, []turnedAway, error) {
+	if f.Door == nil || len(cands) == 0 {
+		return cands, nil, nil
+	}
+	var readers []string
+	seen := map[string]bool{}
+	for _, c := range cands {
+		if !seen[c.pubkey] {
+			seen[c.pubkey] = true
+			readers = append(readers, c.pubkey)
+		}
+	}
+	refused, err := f.Door.Readers(ctx, community, readers)
+	if err != nil || len(refused) == 0 {
+		return cands, nil, err
+	}
+	in := cands[:0:0]
+	var out []turnedAway
+	for _, c := range cands {
+		if why, no := refused[c.pubkey]; no {
+			out = append(out, turnedAway{connection: c.connection, sub: c.sub, refusal: why})
+			continue
+		}
+		in = append(in, c)
+	}
+	return in, out, nil
 }
 
 // metadataReachable answers access.MetadataReaches for the channels of the

@@ -1,6 +1,7 @@
 // Package media is the Blossom use cases of a community's media: who may
-// upload (members: any channel membership, the allow list, operators;
-// banned keys refused with blocked:), the per-key bytes-per-day and
+// upload, list and delete (decided at the door, shared/service/guard:
+// members of any channel, the allow list, operators; keys banned or timed
+// out now refused with blocked:), the per-key bytes-per-day and
 // per-community bytes-stored quotas (Postgres, across instances), a blob
 // stored once per community with the list of its owners (the keys that
 // sent its bytes), uploads through the function up to the direct limit and
@@ -27,9 +28,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/buzzrelay/relay/shared/domain/blossom"
-	"github.com/buzzrelay/relay/shared/domain/nip43"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/postgres/store"
+	"github.com/buzzrelay/relay/shared/service/guard"
 )
 
 // Objects is the media bucket (shared/aws/s3blobs.Bucket).
@@ -59,14 +60,16 @@ type Service struct {
 	Limits  blossom.Limits
 	Log     *slog.Logger
 	Now     func() time.Time
-	// Members is the NIP-43 membership gate (shared/service/community's
-	// Registry), asked before a key's standing; nil: no gate.
-	Members nip43.Gate
+	// Guard is the door every upload, list and delete passes
+	// (shared/service/guard: the community served, the NIP-43 gate, the
+	// key's standing: banned or timed out now, a channel member). New
+	// gives one over Store alone; the wiring's adds the communities.
+	Guard *guard.Guard
 }
 
 // New builds the service.
 func New(st *store.Store, objs Objects, l blossom.Limits, log *slog.Logger) *Service {
-	return &Service{Store: st, Objects: objs, Limits: l, Log: log, Now: time.Now}
+	return &Service{Store: st, Objects: objs, Limits: l, Log: log, Now: time.Now, Guard: &guard.Guard{Store: st, Log: log}}
 }
 
 // ListLimit bounds one BUD-02 list answer.
@@ -81,9 +84,7 @@ type Claim struct {
 
 // Errors the service refuses with; each carries its BUD status.
 var (
-	errBanned    = blossom.Refuse(http.StatusForbidden, reject.Blocked, "this pubkey is banned from this community")
-	errNotMember = blossom.Refuse(http.StatusForbidden, reject.Restricted, "only members of this community's channels may upload or list media here")
-	errStored    = blossom.Refuse(http.StatusRequestEntityTooLarge, reject.Restricted, "this community's media storage is full")
+	errStored = blossom.Refuse(http.StatusRequestEntityTooLarge, reject.Restricted, "this community's media storage is full")
 	// errNotOwner answers a delete by a key that owns no upload of the
 	// hash, whether the community holds the blob or not.
 	errNotOwner = blossom.Refuse(http.StatusForbidden, reject.Restricted, "this key has no upload of this blob to delete; only a blob's uploaders and the community's operators may delete it")
@@ -93,27 +94,23 @@ func dayQuota(limit int64) error {
 	return blossom.Refuse(http.StatusTooManyRequests, reject.RateLimited, "over %s of uploads per day for this key; try again tomorrow (UTC)", blossom.HumanSize(limit))
 }
 
-// mayUpload checks pubkey's standing in community: a relay member where
-// the community enforces NIP-43 membership, not banned, a member.
-func (s *Service) mayUpload(ctx context.Context, community, pubkey string) (store.MediaStanding, error) {
-	if s.Members != nil {
-		if err := s.Members.AdmitMember(ctx, community, pubkey); err != nil {
-			if _, ok := reject.As(err); ok {
-				return store.MediaStanding{}, err
-			}
-			return store.MediaStanding{}, fmt.Errorf("media: %w", err)
+// mayUpload passes pubkey's upload to community through the door.
+func (s *Service) mayUpload(ctx context.Context, community, pubkey string) error {
+	_, err := s.admit(ctx, community, pubkey, guard.Upload)
+	return err
+}
+
+// admit passes pubkey's action on community's media through the door
+// (shared/service/guard's table: which standing each action needs).
+func (s *Service) admit(ctx context.Context, community, pubkey string, action guard.Action) (guard.Admitted, error) {
+	a, err := s.Guard.Admit(ctx, guard.Door{Community: community, Caller: guard.Caller{Pubkey: pubkey}, Action: action})
+	if err != nil {
+		if _, ok := reject.As(err); ok {
+			return a, err
 		}
+		return a, fmt.Errorf("media: %w", err)
 	}
-	m, err := s.Store.MediaStanding(ctx, community, pubkey)
-	switch {
-	case err != nil:
-		return m, fmt.Errorf("media: %w", err)
-	case m.Banned:
-		return m, errBanned
-	case !m.Member:
-		return m, errNotMember
-	}
-	return m, nil
+	return a, nil
 }
 
 // checkQuotas refuses a new blob of size that would pass either quota,
@@ -150,7 +147,7 @@ func (s *Service) Preflight(ctx context.Context, c Claim) error {
 	if err := s.Limits.CheckSize(c.Size); err != nil {
 		return err
 	}
-	if _, err := s.mayUpload(ctx, c.Community, c.Pubkey); err != nil {
+	if err := s.mayUpload(ctx, c.Community, c.Pubkey); err != nil {
 		return err
 	}
 	b, err := s.existing(ctx, c.Community, c.SHA256)
@@ -179,7 +176,7 @@ func (s *Service) Upload(ctx context.Context, c Claim, body []byte) (store.Blob,
 	if got := Hash(body); got != c.SHA256 {
 		return store.Blob{}, false, blossom.Refuse(http.StatusConflict, reject.Invalid, "the body's SHA-256 is %s, not the announced %s", got, c.SHA256)
 	}
-	if _, err := s.mayUpload(ctx, c.Community, c.Pubkey); err != nil {
+	if err := s.mayUpload(ctx, c.Community, c.Pubkey); err != nil {
 		return store.Blob{}, false, err
 	}
 	if err := s.charge(ctx, c.Community, c.Pubkey, n); err != nil {
@@ -263,7 +260,7 @@ func (s *Service) Presign(ctx context.Context, c Claim) (Presigned, error) {
 	if err := s.Limits.CheckSize(c.Size); err != nil {
 		return Presigned{}, err
 	}
-	if _, err := s.mayUpload(ctx, c.Community, c.Pubkey); err != nil {
+	if err := s.mayUpload(ctx, c.Community, c.Pubkey); err != nil {
 		return Presigned{}, err
 	}
 	a, err := s.Store.BlobFor(ctx, c.Community, c.SHA256, c.Pubkey)
@@ -319,6 +316,9 @@ func (s *Service) access(ctx context.Context, community, hash, reader string) (s
 // when reader may not read it (store.BlobAccess.Readable), the same
 // answer for both. It completes staged uploads of the hash first.
 func (s *Service) Read(ctx context.Context, community, reader, hash string) (store.Blob, error) {
+	if _, err := s.admit(ctx, community, reader, guard.ReadMedia); err != nil {
+		return store.Blob{}, err
+	}
 	a, _, err := s.access(ctx, community, hash, reader)
 	if err != nil {
 		return store.Blob{}, err
@@ -458,7 +458,7 @@ var errOthersList = blossom.Refuse(http.StatusForbidden, reject.Restricted, "a k
 // uploads, shared in private channels or not), newest first, uploaded in
 // [since, until] (0: unbounded), for a member reader.
 func (s *Service) List(ctx context.Context, community, reader, pubkey string, since, until int64) ([]store.OwnedBlob, error) {
-	if _, err := s.mayUpload(ctx, community, reader); err != nil {
+	if _, err := s.admit(ctx, community, reader, guard.ListMedia); err != nil {
 		return nil, err
 	}
 	if pubkey != reader {
@@ -477,12 +477,9 @@ func (s *Service) List(ctx context.Context, community, reader, pubkey string, si
 // expires it). A key with no upload of hash is refused the same way
 // whether the community holds the blob or not.
 func (s *Service) Delete(ctx context.Context, community, pubkey, hash string) error {
-	m, err := s.Store.MediaStanding(ctx, community, pubkey)
+	m, err := s.admit(ctx, community, pubkey, guard.DeleteMedia)
 	if err != nil {
-		return fmt.Errorf("media: %w", err)
-	}
-	if m.Banned {
-		return errBanned
+		return err
 	}
 	owned, gone, err := s.Store.RemoveBlob(ctx, community, hash, pubkey, m.Operator)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/buzzrelay/relay/localdev/s3local"
 	"github.com/buzzrelay/relay/shared/aws/s3blobs"
 	"github.com/buzzrelay/relay/shared/domain/blossom"
+	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/postgres/dbtest"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/media"
@@ -308,5 +309,68 @@ func TestConcurrentUploadsStoreOnce(t *testing.T) {
 		if l, err := f.svc.List(ctx, community, k, k, 0, 0); err != nil || len(l) != 1 {
 			t.Fatalf("owners: %v %v", l, err)
 		}
+	}
+}
+
+// rule gives pubkey a community_pubkey_rules row (ban or timeout) that
+// expires at expires.
+func rule(t *testing.T, f *fixture, pubkey, kind string, expires int64) {
+	t.Helper()
+	if _, err := f.db.Exec(context.Background(), `INSERT INTO community_pubkey_rules (community_id, pubkey, rule, created_at, expires_at)
+VALUES ($1, $2, $3, 0, $4)`, community, pubkey, kind, expires); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestExpiredBanLetsKeyUpload: a moderator's ban (9040) that has expired
+// no longer keeps its key from uploading, as it no longer keeps it from
+// publishing; one still in force does (blocked:, 403).
+func TestExpiredBanLetsKeyUpload(t *testing.T) {
+	ctx := context.Background()
+	f := setup(t, blossom.Defaults)
+	was, still := testkit.NewKey(t).Pub, testkit.NewKey(t).Pub
+	join(t, f.db, was)
+	join(t, f.db, still)
+	now := time.Now().Unix()
+	rule(t, f, was, "ban", now-60)
+	rule(t, f, still, "ban", now+3600)
+	body, h := blob(100, 3)
+	if _, _, err := f.svc.Upload(ctx, media.Claim{Community: community, Pubkey: was, SHA256: h, Size: -1}, body); err != nil {
+		t.Fatalf("a key whose ban expired: %v", err)
+	}
+	_, _, err := f.svc.Upload(ctx, media.Claim{Community: community, Pubkey: still, SHA256: h, Size: -1}, body)
+	status(t, err, http.StatusForbidden)
+	if r, ok := reject.As(err); !ok || r.Prefix != reject.Blocked {
+		t.Fatalf("a key still banned: %v, want blocked:", err)
+	}
+}
+
+// TestTimeoutBlocksUpload: a key a moderator timed out (9042) cannot
+// upload, announce (BUD-06) or presign until the timeout expires, as it
+// cannot publish; an expired timeout blocks nothing.
+func TestTimeoutBlocksUpload(t *testing.T) {
+	ctx := context.Background()
+	f := setup(t, blossom.Defaults)
+	out, was := testkit.NewKey(t).Pub, testkit.NewKey(t).Pub
+	join(t, f.db, out)
+	join(t, f.db, was)
+	now := time.Now().Unix()
+	rule(t, f, out, "timeout", now+3600)
+	rule(t, f, was, "timeout", now-60)
+	body, h := blob(100, 5)
+	claim := media.Claim{Community: community, Pubkey: out, SHA256: h, Size: int64(len(body))}
+	for name, try := range map[string]func() error{
+		"upload":    func() error { _, _, err := f.svc.Upload(ctx, claim, body); return err },
+		"preflight": func() error { return f.svc.Preflight(ctx, claim) },
+		"presign":   func() error { _, err := f.svc.Presign(ctx, claim); return err },
+	} {
+		err := try()
+		if r, ok := reject.As(err); !ok || r.Prefix != reject.Blocked || blossom.Status(err) != http.StatusForbidden {
+			t.Errorf("%s by a timed-out key: %v, want blocked: (403)", name, err)
+		}
+	}
+	claim.Pubkey = was
+	if _, _, err := f.svc.Upload(ctx, claim, body); err != nil {
+		t.Fatalf("a key whose timeout expired: %v", err)
 	}
 }

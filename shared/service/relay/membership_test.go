@@ -23,7 +23,7 @@ func TestMembershipGate(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t, ratelimit.Limits{})
 	reg := communities.NewRegistry(h.st, community)
-	h.core.Members = reg
+	h.core.Guard.Communities = reg
 	owner, member, stranger := testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t)
 	if err := communities.AddOperator(ctx, h.st, community, owner.Pub); err != nil {
 		t.Fatal(err)

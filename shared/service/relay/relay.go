@@ -6,12 +6,12 @@
 // error through their one error table.
 //
 // Each method owns, in this order, what every door must do alike: the
-// authorship rule, the rate limits (which let a request through when their
-// counters cannot be reached: the request then meets the same database),
-// authentication required, the work itself (ingest for a write, the query
-// engine for a read, the subscription for a REQ), and, for a write, live
-// delivery (before the answer, or for WebSocket after its OK:
-// PublishThenDeliver). Its errors are domain errors: a refusal is a
+// authorship rule (a publish), the door (shared/service/guard: the
+// community served, the rate limits, authentication required, the NIP-43
+// gate, decided once for every transport), the work itself (ingest for a
+// write, the query engine for a read, the subscription for a REQ), and,
+// for a write, live delivery (before the answer, or for WebSocket after
+// its OK: PublishThenDeliver). Its errors are domain errors: a refusal is a
 // *reject.Error carrying its NIP-01 prefix, anything else an internal
 // failure the transport's table turns into its opaque answer.
 //
@@ -30,13 +30,13 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/domain/kinds"
-	"github.com/buzzrelay/relay/shared/domain/nip43"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/buzzrelay/relay/shared/postgres/store"
+	"github.com/buzzrelay/relay/shared/service/community"
+	"github.com/buzzrelay/relay/shared/service/guard"
 	"github.com/buzzrelay/relay/shared/service/ingest"
 	"github.com/buzzrelay/relay/shared/service/query"
-	"github.com/buzzrelay/relay/shared/service/ratelimit"
 	"github.com/buzzrelay/relay/shared/service/sessions"
 )
 
@@ -121,22 +121,12 @@ type Relay struct {
 	// seen (every since above the community's last-commit mark) without
 	// the database; nil: every REQ reads the database.
 	Idle *sessions.Idle
-	// Limiter bounds each key's events and reads and each connection's
-	// messages; nil: no limits.
-	Limiter *ratelimit.Limiter
-	// Members is the NIP-43 membership gate (shared/service/community's
-	// Registry): a community that enforces membership refuses every other
-	// key restricted: here, once for every door; nil: no gate.
-	Members nip43.Gate
-	Log     *slog.Logger
+	// Guard is the door every call passes first (the community served,
+	// the rate limits, authentication, the NIP-43 gate); nil: only
+	// authentication is required.
+	Guard *guard.Guard
+	Log   *slog.Logger
 }
-
-// Refusals of a caller that has not authenticated (WebSocket before AUTH).
-var (
-	errPublishAuth = reject.New(reject.AuthRequired, "publishing needs NIP-42 AUTH first; answer the AUTH challenge")
-	errReadAuth    = reject.New(reject.AuthRequired, "reading needs NIP-42 AUTH first; answer the AUTH challenge")
-	errCountAuth   = reject.New(reject.AuthRequired, "COUNT needs NIP-42 AUTH first; answer the AUTH challenge")
-)
 
 // authored is the authorship rule: an event is signed by the key that
 // authenticated its request (authed), unless its kind may carry another
@@ -176,14 +166,9 @@ func (r *Relay) PublishThenDeliver(ctx context.Context, c Caller, ev *nostr.Even
 			return err
 		}
 	}
-	authed := c.Pubkey != ""
-	if err := r.limit(ctx, c, ratelimit.Request{Event: authed, EventBytes: c.Size, NewChannel: ev.Kind == kinds.CreateGroup}); err != nil {
-		return err
-	}
-	if !authed {
-		return errPublishAuth
-	}
-	if err := r.member(ctx, c); err != nil {
+	d := r.door(c, guard.Publish)
+	d.NewChannel = ev.Kind == kinds.CreateGroup
+	if err := r.admit(ctx, c, d); err != nil {
 		return err
 	}
 	out, err := r.Ingest.Submit(ctx, c.Community, c.Pubkey, ev)
@@ -200,7 +185,7 @@ func (r *Relay) PublishThenDeliver(ctx context.Context, c Caller, ev *nostr.Even
 // Read answers a one-shot read (req.Filters, else POST /query's req.Body),
 // newest first, under the same limits and access rule as a REQ.
 func (r *Relay) Read(ctx context.Context, c Caller, req Request) ([]json.RawMessage, error) {
-	if err := r.reading(ctx, c, errReadAuth); err != nil {
+	if err := r.admit(ctx, c, r.door(c, guard.Read)); err != nil {
 		return nil, err
 	}
 	var evs []json.RawMessage
@@ -228,7 +213,7 @@ func WantsReadStateSnapshot(body []byte) bool { return query.WantsReadStateSnaps
 // /query for c: the read limits, then the whole snapshot from one database
 // snapshot, or a refusal (never a partial list).
 func (r *Relay) ReadStateSnapshot(ctx context.Context, c Caller, body []byte) (*query.ReadStateSnapshot, error) {
-	if err := r.reading(ctx, c, errReadAuth); err != nil {
+	if err := r.admit(ctx, c, r.door(c, guard.Read)); err != nil {
 		return nil, err
 	}
 	snap, err := r.Reader.ReadStateSnapshot(ctx, c.Community, c.Pubkey, body)
@@ -240,7 +225,7 @@ func (r *Relay) ReadStateSnapshot(ctx context.Context, c Caller, body []byte) (*
 
 // Count answers a NIP-45 COUNT (req.Filters) or POST /count (req.Body).
 func (r *Relay) Count(ctx context.Context, c Caller, req Request) (int64, error) {
-	if err := r.reading(ctx, c, errCountAuth); err != nil {
+	if err := r.admit(ctx, c, r.door(c, guard.Count)); err != nil {
 		return 0, err
 	}
 	var n int64
@@ -280,7 +265,7 @@ func (r *Relay) Subscribe(ctx context.Context, c Caller, req Request) ([]json.Ra
 			}
 		}()
 	}
-	if err := r.reading(ctx, c, errReadAuth); err != nil {
+	if err := r.admit(ctx, c, r.door(c, guard.Read)); err != nil {
 		return nil, err
 	}
 	if req.ThreadWindows != nil || search {
@@ -354,7 +339,7 @@ func (r *Relay) dropFailed(ctx context.Context, c Caller, sub string, err error)
 // Close ends subscription req.Sub of c's connection (CLOSE; nothing if
 // there is none).
 func (r *Relay) Close(ctx context.Context, c Caller, req Request) error {
-	if err := r.limit(ctx, c, ratelimit.Request{}); err != nil {
+	if err := r.admit(ctx, c, r.door(c, guard.Message)); err != nil {
 		return err
 	}
 	if r.Idle != nil && c.Session != nil {
@@ -369,57 +354,33 @@ func (r *Relay) Close(ctx context.Context, c Caller, req Request) error {
 }
 
 // Admit counts a message that asks for none of the above (a NIP-42 AUTH)
-// against c's connection's limit.
+// against c's connection's limit, at the door.
 func (r *Relay) Admit(ctx context.Context, c Caller) error {
-	return r.limit(ctx, c, ratelimit.Request{})
+	return r.admit(ctx, c, r.door(c, guard.Message))
 }
 
-// reading is the start of every read: the read limit, then
-// authentication (unauth: the refusal naming the verb), then membership.
-func (r *Relay) reading(ctx context.Context, c Caller, unauth *reject.Error) error {
-	if c.Pubkey == "" && r.Idle != nil && c.Session != nil {
-		// A reconnecting client's first REQ: its refusal needs no
-		// database (its limit would wake it).
-		return unauth
-	}
-	if err := r.limit(ctx, c, ratelimit.Request{Read: c.Pubkey != ""}); err != nil {
-		return err
-	}
-	if c.Pubkey == "" {
-		return unauth
-	}
-	return r.member(ctx, c)
+// door is c's call of action at the door.
+func (r *Relay) door(c Caller, action guard.Action) guard.Door {
+	return guard.Door{Community: c.Community, Action: action, Caller: guard.Caller{Pubkey: c.Pubkey, Connection: c.Connection,
+		Size: c.Size, Idle: r.Idle != nil && c.Session != nil}}
 }
 
-// member is the NIP-43 gate: an authenticated caller of a community that
-// enforces membership must be one of its members (restricted: otherwise,
-// saying nothing more).
-func (r *Relay) member(ctx context.Context, c Caller) error {
-	if r.Members == nil {
-		return nil
-	}
-	if err := r.Members.AdmitMember(ctx, c.Community, c.Pubkey); err != nil {
-		if _, ok := reject.As(err); ok {
-			return err
-		}
-		return fmt.Errorf("relay: membership: %w", err)
-	}
-	return nil
-}
-
-// limit counts one call of c (what lr says it costs) against the limits in
-// one statement, and refuses it rate-limited: (with when to try again)
-// past one. A check that cannot run lets the call through, logged: the
-// call then meets the same database and answers for itself.
-func (r *Relay) limit(ctx context.Context, c Caller, lr ratelimit.Request) error {
-	lr.Community, lr.Pubkey, lr.Connection = c.Community, c.Pubkey, c.Connection
-	err := r.Limiter.Check(ctx, lr)
+// admit passes d, c's call, through the door. When the door finds c's
+// community no longer served, a WebSocket host's entry in the sessions'
+// S3 state goes too (sessions.Idle.ForgetHost): the next new connection
+// there asks the database, and is refused, instead of trusting the entry.
+func (r *Relay) admit(ctx context.Context, c Caller, d guard.Door) error {
+	_, err := r.Guard.Admit(ctx, d)
 	if err == nil {
 		return nil
 	}
-	if _, ok := ratelimit.RetryAfter(err); ok {
-		return err
+	if _, ok := reject.As(err); !ok {
+		return fmt.Errorf("relay: %w", err)
 	}
-	r.Log.WarnContext(ctx, "relay: rate limit check failed", "err", err)
-	return nil
+	if r.Idle != nil && c.Session != nil && c.Host != "" && errors.Is(err, community.ErrNotServed) {
+		if ferr := r.Idle.ForgetHost(ctx, c.Host); ferr != nil {
+			r.Log.WarnContext(ctx, "relay: forget the host of a community not served", "host", c.Host, "err", ferr)
+		}
+	}
+	return err
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/buzzrelay/relay/shared/postgres/store"
+	"github.com/buzzrelay/relay/shared/service/guard"
 	"github.com/buzzrelay/relay/shared/service/ingest"
 	"github.com/buzzrelay/relay/shared/service/query"
 	"github.com/buzzrelay/relay/shared/service/ratelimit"
@@ -58,7 +59,7 @@ func newHarness(t *testing.T, limits ratelimit.Limits) *harness {
 		Reader:   query.New(st, key),
 		Fanout:   fo,
 		Sessions: sessions.NewRegistry(st),
-		Limiter:  ratelimit.New(st, limits),
+		Guard:    &guard.Guard{Limiter: ratelimit.New(st, limits), Store: st, Log: testkit.Quiet()},
 		Log:      testkit.Quiet(),
 	}}
 }
@@ -167,7 +168,7 @@ func TestLimits(t *testing.T) {
 	// Fail open: a limiter whose database is closed lets the call through.
 	down := testkit.NewStore(t, store.Options{MaxConns: 1})
 	down.Close()
-	h.core.Limiter = ratelimit.New(down, ratelimit.Limits{ReadsPerMinute: 1})
+	h.core.Guard.Limiter = ratelimit.New(down, ratelimit.Limits{ReadsPerMinute: 1})
 	for i := 0; i < 2; i++ {
 		if _, err := h.core.Read(ctx, c, q); err != nil {
 			t.Fatalf("read %d with unreachable counters: %v", i+1, err)

@@ -21,6 +21,7 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/nip43"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
+	"github.com/buzzrelay/relay/shared/domain/relayurl"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 )
 
@@ -223,7 +224,10 @@ func (d *Idle) Gone(ctx context.Context, id, community string) error {
 }
 
 // HostTTL is how long a host's community, as the database last named it,
-// serves a new connection without asking the database again.
+// is named to a new connection without asking the database again. Whether
+// that community is still served is not this entry's: the door
+// (shared/service/guard) asks it of every message that reaches the
+// database, within the community registry's TTL.
 const HostTTL = time.Hour
 
 type hostEntry struct {
@@ -231,7 +235,21 @@ type hostEntry struct {
 	At        int64  `json:"at"`
 }
 
-func (d *Idle) hostKey(host string) string { return d.prefix + "host/" + name(host) }
+// hostKey is host's entry, by hostname as communities are registered.
+func (d *Idle) hostKey(host string) string {
+	return d.prefix + "host/" + name(relayurl.Hostname(host))
+}
+
+// ForgetHost drops host's entry, so that the next new connection there
+// asks the database (which refuses a community no longer served): the
+// door, on refusing a message because its community is not served, calls
+// it.
+func (d *Idle) ForgetHost(ctx context.Context, host string) error {
+	if err := d.obj.Delete(ctx, d.hostKey(host)); err != nil {
+		return fmt.Errorf("sessions: forget host %s: %w", host, err)
+	}
+	return nil
+}
 
 // Community is the community served at host: as recorded within HostTTL,
 // else from resolve (the database), then recorded.

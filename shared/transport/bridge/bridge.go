@@ -93,9 +93,13 @@ type Bridge struct {
 // New wires a bridge over the use cases of core, serving POST /events when
 // core has ingest and POST /query and /count when it has a reader.
 func New(st *store.Store, sg signer.Signer, core *relay.Relay, defaultCommunity string, log *slog.Logger) *Bridge {
+	var limits *ratelimit.Limiter
+	if core.Guard != nil {
+		limits = core.Guard.Limiter
+	}
 	return &Bridge{
 		Store: st, Core: core, Writes: core.Ingest != nil, Reads: core.Reader != nil,
-		Signer: sg, Log: log, Limits: core.Limiter,
+		Signer: sg, Log: log, Limits: limits,
 		Verifier:    &nip98.Verifier{Replay: st},
 		Communities: community.NewRegistry(st, defaultCommunity),
 	}

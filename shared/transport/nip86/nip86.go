@@ -15,9 +15,11 @@ import (
 	"net/http"
 
 	"github.com/buzzrelay/relay/shared/domain/blossom"
+	"github.com/buzzrelay/relay/shared/domain/eventcheck"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/community"
+	"github.com/buzzrelay/relay/shared/service/guard"
 )
 
 // ContentType is the media type of NIP-86 requests and answers.
@@ -43,6 +45,9 @@ type Service struct {
 	Log      *slog.Logger
 	// Blobs deletes media blobs (shared/service/media); nil: media is off.
 	Blobs BlobDeleter
+	// Guard is the door every call passes (shared/service/guard: the
+	// community served, the caller one of its operators).
+	Guard *guard.Guard
 }
 
 // BlobDeleter deletes a community's blob as pubkey (an operator: every
@@ -64,20 +69,27 @@ var Methods = []string{
 	"listeventsneedingmoderation",
 }
 
-// ErrForbidden is a call by a key that is not an operator.
-var ErrForbidden = reject.Restrictedf("only this community's operators may manage it")
+// ErrForbidden is a call by a key that is not an operator (the door's
+// refusal).
+var ErrForbidden = guard.ErrNotOperator
 
 // Serve runs body as pubkey's call to community c and returns its result.
-// A refusal is a reject error (ErrForbidden for a key that is not an
-// operator; nothing changed); any other error is an internal failure.
-// Answer turns both into the wire's answer.
+// A refusal is a reject error (the door's, as ErrForbidden for a key that
+// is not an operator; nothing changed); any other error is an internal
+// failure. Answer turns both into the wire's answer.
 func (s *Service) Serve(ctx context.Context, c *community.Community, pubkey string, body []byte) (any, error) {
 	var req Request
 	if err := json.Unmarshal(body, &req); err != nil || req.Method == "" {
 		return nil, reject.Invalidf("body must be {\"method\": ..., \"params\": [...]}")
 	}
-	if !c.Operator(pubkey) {
-		return nil, ErrForbidden
+	if s.Guard == nil {
+		return nil, errors.New("nip86: no door guard configured")
+	}
+	if _, err := s.Guard.Admit(ctx, guard.Door{Community: c.ID, Caller: guard.Caller{Pubkey: pubkey}, Action: guard.Manage}); err != nil {
+		if _, ok := reject.As(err); ok {
+			return nil, &atDoor{err}
+		}
+		return nil, err
 	}
 	res, err := s.call(ctx, c, pubkey, req)
 	if err != nil {
@@ -90,22 +102,32 @@ func (s *Service) Serve(ctx context.Context, c *community.Community, pubkey stri
 	return res, nil
 }
 
+// atDoor is a refusal of the door (shared/service/guard), before the call.
+type atDoor struct{ err error }
+
+func (d *atDoor) Error() string { return d.err.Error() }
+func (d *atDoor) Unwrap() error { return d.err }
+
 // Answer is NIP-86's one mapping from a call's outcome to its answer: the
 // HTTP status and the Response, whose error is the refusal's NIP-01
-// prefixed text: 403 for a key that is not an operator, 400 for any other
-// refusal (a bad call, whatever its prefix), 200 with the result. ok is
-// false for an error that is not a refusal: the transport answers it as
-// any internal failure.
+// prefixed text: 403 for a key that is not an operator, the door's status
+// for its other refusals (404 for a community no longer served), 400 for
+// any other refusal (a bad call, whatever its prefix), 200 with the
+// result. ok is false for an error that is not a refusal: the transport
+// answers it as any internal failure.
 func Answer(result any, err error) (status int, resp Response, ok bool) {
 	if err == nil {
 		return http.StatusOK, Response{Result: result}, true
 	}
 	r, refused := reject.As(err)
+	var door *atDoor
 	switch {
 	case !refused:
 		return 0, Response{}, false
 	case errors.Is(err, ErrForbidden):
 		return http.StatusForbidden, Response{Error: r.Error()}, true
+	case errors.As(err, &door):
+		return reject.Map(err).Status, Response{Error: r.Error()}, true
 	}
 	return http.StatusBadRequest, Response{Error: r.Error()}, true
 }
@@ -155,7 +177,11 @@ func (s *Service) call(ctx context.Context, c *community.Community, pubkey strin
 		}
 		return true, s.Blobs.Delete(ctx, c.ID, pubkey, h)
 	case "listeventsneedingmoderation": // the open NIP-56 reports (1984), resolved by 9044
-		reports, err := s.Store.OpenReports(ctx, c.ID)
+		limit, after, err := reportPage(p)
+		if err != nil {
+			return nil, err
+		}
+		reports, err := s.Store.OpenReports(ctx, c.ID, after, limit)
 		if err != nil {
 			return nil, err
 		}
@@ -211,6 +237,32 @@ func (s *Service) call(ctx context.Context, c *community.Community, pubkey strin
 		return map[string]string{"id": id, "host": host, "relay_pubkey": pub}, nil
 	}
 	return nil, reject.Invalidf("unsupported method %q", req.Method)
+}
+
+// ReportPage and MaxReportPage bound one listeventsneedingmoderation
+// answer: its optional first parameter asks for up to MaxReportPage
+// reports (ReportPage when absent), its optional second names the report
+// (an item's "report") the page starts after, oldest first. A page shorter
+// than asked for is the last.
+const (
+	ReportPage    = 100
+	MaxReportPage = 500
+)
+
+// reportPage reads listeventsneedingmoderation's [limit, after].
+func reportPage(p params) (limit int, after string, err error) {
+	limit = ReportPage
+	if len(p) > 0 && string(p[0]) != "null" {
+		if json.Unmarshal(p[0], &limit) != nil || limit < 1 || limit > MaxReportPage {
+			return 0, "", reject.Invalidf("parameter 1 (limit) must be a whole number from 1 to %d", MaxReportPage)
+		}
+	}
+	if len(p) > 1 && string(p[1]) != "null" {
+		if json.Unmarshal(p[1], &after) != nil || !eventcheck.LowerHex(after, 64) {
+			return 0, "", reject.Invalidf("parameter 2 (after) must be a report's id, 64 lowercase hex characters")
+		}
+	}
+	return limit, after, nil
 }
 
 type params []json.RawMessage

@@ -18,6 +18,7 @@ import (
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/community"
 	"github.com/buzzrelay/relay/shared/service/fanout"
+	"github.com/buzzrelay/relay/shared/service/guard"
 	"github.com/buzzrelay/relay/shared/service/ingest"
 	"github.com/buzzrelay/relay/shared/service/media"
 	"github.com/buzzrelay/relay/shared/service/query"
@@ -38,6 +39,10 @@ type App struct {
 	Store       *store.Store
 	Communities *community.Registry
 	Limiter     *ratelimit.Limiter
+	// Guard is the door every request passes over them
+	// (shared/service/guard): publish, reads, media, NIP-86, live
+	// delivery's readers.
+	Guard *guard.Guard
 	// Keys is every community's relay key and Signer is Keys; Sealer opens
 	// and seals community keys (nil: only the configured key). Nil on a
 	// function that signs nothing.
@@ -148,6 +153,7 @@ func (a *App) wire(ctx context.Context, parts Parts) error {
 	cfg := a.Config
 	a.Communities = community.NewRegistry(a.Store, cfg.DefaultCommunity)
 	a.Limiter = ratelimit.New(a.Store, cfg.Limits)
+	a.Guard = &guard.Guard{Communities: a.Communities, Limiter: a.Limiter, Store: a.Store, Log: a.Log}
 	a.Sessions = sessions.NewRegistry(a.Store)
 	if parts&keys != 0 {
 		sg, err := cfg.Signer(ctx)
@@ -193,7 +199,7 @@ func (a *App) wire(ctx context.Context, parts Parts) error {
 // core is the use cases over the parts built (an interface left nil where
 // its part is).
 func (a *App) core() *relay.Relay {
-	c := &relay.Relay{Ingest: a.Ingest, Sessions: a.Sessions, Idle: a.Idle, Limiter: a.Limiter, Members: a.Communities, Log: a.Log}
+	c := &relay.Relay{Ingest: a.Ingest, Sessions: a.Sessions, Idle: a.Idle, Guard: a.Guard, Log: a.Log}
 	if a.Reader != nil {
 		c.Reader = a.Reader
 	}
@@ -231,6 +237,7 @@ func (a *App) connectLive(ctx context.Context, self bool) error {
 	// (a smaller pool closes and re-dials connections under load).
 	mgmt := apigw.NewManagement(sdk, endpoint, 16*fanout.DefaultConcurrency)
 	a.Fanout = fanout.New(a.Store, a.Sessions, mgmt, a.Reader, a.Log)
+	a.Fanout.Door = a.Guard
 	if a.Ingest != nil {
 		// A commit loads what delivery of its events needs, in its round trip.
 		a.Ingest = a.Ingest.WithDelivery(a.Fanout.Request)

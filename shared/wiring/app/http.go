@@ -21,7 +21,7 @@ func (a *App) IngestHTTP() apigw.HTTPHandler {
 func (a *App) QueryHTTP() apigw.HTTPHandler {
 	b := a.bridge()
 	b.Writes = false
-	b.Manage = &nip86.Service{Store: a.Store, Registry: a.Communities, Sealer: a.Sealer, Log: a.Log}
+	b.Manage = &nip86.Service{Store: a.Store, Registry: a.Communities, Sealer: a.Sealer, Log: a.Log, Guard: a.Guard}
 	a.attachMedia(b, blossom.Read)
 	if a.Media != nil {
 		b.Manage.Blobs = a.Media

@@ -20,7 +20,7 @@ func (a *App) openMedia(ctx context.Context) error {
 		return fmt.Errorf("media: %w", err)
 	}
 	a.Media = media.New(a.Store, bucket, m.Limits, a.Log)
-	a.Media.Members = a.Communities
+	a.Media.Guard = a.Guard
 	return nil
 }
 

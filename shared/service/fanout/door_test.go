@@ -1,0 +1,119 @@
+package fanout_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/postgres/store"
+	"github.com/buzzrelay/relay/shared/service/community"
+	"github.com/buzzrelay/relay/shared/service/fanout"
+	"github.com/buzzrelay/relay/shared/service/guard"
+	"github.com/buzzrelay/relay/shared/service/ingest"
+	"github.com/buzzrelay/relay/shared/service/sessions"
+	"github.com/buzzrelay/relay/shared/testing/testkit"
+)
+
+// recorder is a Sender that keeps every post, by connection.
+type recorder struct {
+	mu    sync.Mutex
+	posts map[string][]string
+}
+
+func (r *recorder) Post(_ context.Context, id string, data []byte) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.posts[id] = append(r.posts[id], string(data))
+	return nil
+}
+
+func (r *recorder) take(id string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.posts[id]
+	delete(r.posts, id)
+	return out
+}
+
+// TestRemovedMemberGetsNoLiveEvents: live delivery asks the NIP-43 gate
+// of every reader, so a key that is no relay member when an event is
+// delivered gets nothing, and its subscription ends with CLOSED
+// restricted:, however that subscription outlived the key's membership:
+// stored after the community began to enforce membership (by an instance
+// whose cached flag still said open), or stored again after a 9031 removed
+// the key (as a fold that collected its pending subscription before the
+// removal does).
+func TestRemovedMemberGetsNoLiveEvents(t *testing.T) {
+	ctx := context.Background()
+	const id = "default"
+	st := testkit.NewStore(t, store.Options{MaxConns: 4})
+	reg := community.NewRegistry(st, id)
+	reg.TTL = 0
+	sess := sessions.NewRegistry(st)
+	rec := &recorder{posts: map[string][]string{}}
+	f := fanout.New(st, sess, rec, nil, testkit.Quiet())
+	f.Door = &guard.Guard{Communities: reg, Store: st}
+	ing := ingest.New(st, testkit.RelayKey(t)).WithDelivery(f.Request)
+	op, alice, bob := testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t)
+	if err := community.AddOperator(ctx, st, id, op.Pub); err != nil {
+		t.Fatal(err)
+	}
+	publish := func(k testkit.Key, ev *nostr.Event) {
+		t.Helper()
+		out, err := ing.Submit(ctx, id, k.Pub, ev)
+		if err != nil || !out.Accepted {
+			t.Fatalf("kind %d: %+v %v", ev.Kind, out, err)
+		}
+		f.Deliver(ctx, id, out.Committed, out.Delivery)
+	}
+	ch := testkit.ChannelID()
+	publish(op, op.Event(t, kinds.CreateGroup, "", nostr.Tag{"h", ch}, nostr.Tag{"name", "c"}, nostr.Tag{"visibility", "open"}))
+	filters := []nostr.Filter{{Kinds: []int{kinds.Chat}, Tags: nostr.TagMap{"h": {ch}}}}
+	subscribe := func(k testkit.Key) string {
+		t.Helper()
+		conn := "conn-" + k.Pub[:8]
+		if err := sess.Open(ctx, sessions.Connection{ID: conn, Community: id, Pubkey: k.Pub}); err != nil {
+			t.Fatal(err)
+		}
+		if err := sess.Subscribe(ctx, id, conn, "s", k.Pub, filters, 20); err != nil {
+			t.Fatal(err)
+		}
+		return conn
+	}
+	if err := st.SetMembershipEnforced(ctx, id, true); err != nil {
+		t.Fatal(err)
+	}
+	publish(op, op.Event(t, kinds.RelayAddMember, "", nostr.Tag{"p", alice.Pub}))
+	// Bob's REQ is stored after the switch ended the non-members'
+	// subscriptions (as one met on an instance whose cached flag still
+	// said "open" is).
+	aliceConn, bobConn := subscribe(alice), subscribe(bob)
+
+	publish(op, op.Event(t, kinds.Chat, "members only", nostr.Tag{"h", ch}))
+	if got := rec.take(aliceConn); len(got) != 1 || !strings.Contains(got[0], "members only") {
+		t.Fatalf("the member got %q, want the event", got)
+	}
+	got := rec.take(bobConn)
+	if len(got) != 1 || !strings.HasPrefix(got[0], `["CLOSED","s","restricted: not a relay member"`) {
+		t.Fatalf("a key that is no member got %q, want its subscription CLOSED and no event", got)
+	}
+
+	// 9031 removes alice; her subscription is stored again afterwards.
+	publish(op, op.Event(t, kinds.RelayRemoveMember, "", nostr.Tag{"p", alice.Pub}))
+	rec.take(aliceConn)
+	if err := sess.Subscribe(ctx, id, aliceConn, "s", alice.Pub, filters, 20); err != nil {
+		t.Fatal(err)
+	}
+	publish(op, op.Event(t, kinds.Chat, "after the removal", nostr.Tag{"h", ch}))
+	got = rec.take(aliceConn)
+	if len(got) != 1 || strings.Contains(got[0], "after the removal") || !strings.HasPrefix(got[0], `["CLOSED","s","restricted:`) {
+		t.Fatalf("the removed member got %q, want CLOSED and no event", got)
+	}
+	if got := rec.take(bobConn); len(got) != 0 {
+		t.Fatalf("an ended subscription got %q", got)
+	}
+}

@@ -1,0 +1,195 @@
+package guard_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/domain/nip43"
+	"github.com/buzzrelay/relay/shared/domain/reject"
+	"github.com/buzzrelay/relay/shared/postgres/store"
+	"github.com/buzzrelay/relay/shared/service/community"
+	"github.com/buzzrelay/relay/shared/service/guard"
+	"github.com/buzzrelay/relay/shared/service/ingest"
+	"github.com/buzzrelay/relay/shared/testing/testkit"
+)
+
+const id = "default"
+
+// fixture is a guard over a fresh database: the default community with
+// an operator, and keys in every standing the door tells apart.
+type fixture struct {
+	g    *guard.Guard
+	st   *store.Store
+	reg  *community.Registry
+	keys map[string]string // standing → pubkey ("anonymous": "")
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	st, db := testkit.NewStoreDB(t, store.Options{MaxConns: 4})
+	reg := community.NewRegistry(st, id)
+	reg.TTL = 0
+	f := &fixture{g: &guard.Guard{Communities: reg, Store: st, Log: testkit.Quiet()}, st: st, reg: reg, keys: map[string]string{"anonymous": ""}}
+	ing := ingest.New(st, testkit.RelayKey(t))
+	now := time.Now().Unix()
+	past, future := now-60, now+3600
+	rules := map[string]struct {
+		rule    string
+		expires *int64
+	}{
+		"banned": {"ban", nil}, "ban expired": {"ban", &past},
+		"timed out": {"timeout", &future}, "timeout expired": {"timeout", &past},
+	}
+	for _, who := range []string{"operator", "channel member", "stranger", "banned", "ban expired", "timed out", "timeout expired"} {
+		k := testkit.NewKey(t)
+		f.keys[who] = k.Pub
+		if who == "operator" {
+			if err := community.AddOperator(ctx, st, id, k.Pub); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if who != "stranger" { // everyone else is a member of a channel of their own
+			ev := k.Event(t, kinds.CreateGroup, "", nostr.Tag{"h", testkit.ChannelID()}, nostr.Tag{"name", who})
+			if out, err := ing.Submit(ctx, id, k.Pub, ev); err != nil || !out.Accepted {
+				t.Fatalf("%s's channel: %+v %v", who, out, err)
+			}
+		}
+		if r, ok := rules[who]; ok {
+			if _, err := db.Exec(ctx, `INSERT INTO community_pubkey_rules (community_id, pubkey, rule, created_at, expires_at) VALUES ($1, $2, $3, 0, $4)`,
+				id, k.Pub, r.rule, r.expires); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return f
+}
+
+var actions = []struct {
+	name string
+	a    guard.Action
+}{
+	{"publish", guard.Publish}, {"read", guard.Read}, {"count", guard.Count}, {"message", guard.Message},
+	{"upload", guard.Upload}, {"list media", guard.ListMedia}, {"delete media", guard.DeleteMedia}, {"manage", guard.Manage},
+	{"read media", guard.ReadMedia},
+}
+
+// answer is what the door says: "" admitted, else the refusal's text.
+func (f *fixture) answer(t *testing.T, who string, a guard.Action) string {
+	t.Helper()
+	_, err := f.g.Admit(context.Background(), guard.Door{Community: id, Caller: guard.Caller{Pubkey: f.keys[who]}, Action: a})
+	if err == nil {
+		return ""
+	}
+	if _, ok := reject.As(err); !ok {
+		t.Fatalf("%s, action %d: not a refusal: %v", who, a, err)
+	}
+	return err.Error()
+}
+
+// TestDoorTableHoldsForEveryAction is the door's case table: each caller's
+// standing against each action, as one guard decides it for every
+// transport. Media now reads bans and timeouts as publish does: an
+// expired ban no longer blocks an upload, a timeout in force does.
+func TestDoorTableHoldsForEveryAction(t *testing.T) {
+	f := newFixture(t)
+	const (
+		ok        = ""
+		banned    = "blocked: this pubkey is banned from this community"
+		timedOut  = "blocked: this pubkey is timed out in this community until the timeout expires"
+		noChannel = "restricted: only members of this community's channels may upload or list media here"
+		notOp     = "restricted: only this community's operators may manage it"
+		media     = "auth-required: media needs an Authorization header (a kind 24242 event or a NIP-98 token)"
+	)
+	// publish, read, count, message, upload, list, delete, manage, read
+	// media (a blob's own rule decides who reads it: shared/service/media)
+	table := map[string][9]string{
+		"anonymous": {"auth-required: publishing needs NIP-42 AUTH first; answer the AUTH challenge",
+			"auth-required: reading needs NIP-42 AUTH first; answer the AUTH challenge",
+			"auth-required: COUNT needs NIP-42 AUTH first; answer the AUTH challenge",
+			ok, media, media, media, "auth-required: NIP-86 needs a NIP-98 Authorization header", ok},
+		"operator":       {ok, ok, ok, ok, ok, ok, ok, ok, ok},
+		"channel member": {ok, ok, ok, ok, ok, ok, ok, notOp, ok},
+		"stranger":       {ok, ok, ok, ok, noChannel, noChannel, ok, notOp, ok},
+		// A publish's bans are decided in its write's transaction
+		// (store.Tx.CheckBans, the same predicates).
+		"banned":          {ok, ok, ok, ok, banned, banned, banned, notOp, ok},
+		"ban expired":     {ok, ok, ok, ok, ok, ok, ok, notOp, ok},
+		"timed out":       {ok, ok, ok, ok, timedOut, ok, ok, notOp, ok},
+		"timeout expired": {ok, ok, ok, ok, ok, ok, ok, notOp, ok},
+	}
+	for who, want := range table {
+		for i, a := range actions {
+			if got := f.answer(t, who, a.a); got != want[i] {
+				t.Errorf("%s, %s: %q, want %q", who, a.name, got, want[i])
+			}
+		}
+	}
+}
+
+// TestNIP43GateAtEveryDoor: a community that enforces membership refuses a
+// key with no role on publish, reads, counts, uploads and listing, and
+// among live delivery's readers; its operators and members pass.
+func TestNIP43GateAtEveryDoor(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	if err := f.st.SetMembershipEnforced(ctx, id, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.st.Tx(ctx, id, func(tx *store.Tx) error {
+		_, err := tx.AddRelayMember(ctx, f.keys["channel member"], nip43.Member, f.keys["operator"], 1)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	gated := map[guard.Action]bool{guard.Publish: true, guard.Read: true, guard.Count: true, guard.Upload: true, guard.ListMedia: true, guard.ReadMedia: true}
+	for _, a := range actions {
+		for _, who := range []string{"operator", "channel member"} {
+			if got := f.answer(t, who, a.a); got != "" && a.a != guard.Manage {
+				t.Errorf("%s, %s: %q", who, a.name, got)
+			}
+		}
+		got := f.answer(t, "timeout expired", a.a) // a channel member, no relay member
+		if gated[a.a] != (got == nip43.ErrNotMember.Error()) {
+			t.Errorf("a key with no role, %s: %q", a.name, got)
+		}
+	}
+	readers := []string{f.keys["operator"], f.keys["channel member"], f.keys["stranger"]}
+	refused, err := f.g.Readers(ctx, id, readers)
+	if err != nil || len(refused) != 1 || refused[f.keys["stranger"]] != nip43.ErrNotMember {
+		t.Fatalf("live readers: %v %v, want the stranger refused only", refused, err)
+	}
+}
+
+// TestDisabledCommunityRefusedAtEveryDoor: once a community is disabled
+// (seen within the registry's TTL, here 0) every action of every key is
+// refused restricted:, 404 over HTTP, as a host that serves nothing, and
+// live delivery turns every reader away.
+func TestDisabledCommunityRefusedAtEveryDoor(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	if err := f.st.DisableCommunity(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	for who := range f.keys {
+		for _, a := range actions {
+			_, err := f.g.Admit(ctx, guard.Door{Community: id, Caller: guard.Caller{Pubkey: f.keys[who]}, Action: a.a})
+			r, ok := reject.As(err)
+			if !ok || r.Prefix != reject.Restricted || reject.Map(err).Status != 404 || !community.Unknown(err) {
+				t.Errorf("%s, %s in a disabled community: %v", who, a.name, err)
+			}
+		}
+	}
+	_, err := f.g.Admit(ctx, guard.Door{Community: "nowhere", Caller: guard.Caller{Pubkey: f.keys["operator"]}, Action: guard.Read})
+	if _, dis := f.g.Admit(ctx, guard.Door{Community: id, Caller: guard.Caller{Pubkey: f.keys["operator"]}, Action: guard.Read}); err == nil || err.Error() != dis.Error() {
+		t.Fatalf("an unknown community answers %v, a disabled one %v: they must not differ", err, dis)
+	}
+	refused, err := f.g.Readers(ctx, id, []string{f.keys["operator"], f.keys["stranger"]})
+	if err != nil || len(refused) != 2 {
+		t.Fatalf("live readers of a disabled community: %v %v", refused, err)
+	}
+}
