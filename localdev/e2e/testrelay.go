@@ -21,7 +21,13 @@ import (
 func StartTest(t testing.TB, o Options) *Relay {
 	t.Helper()
 	dsn := testkit.NewDatabase(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	start := 30 * time.Second
+	if o.FanoutProcesses > 0 {
+		// The fan-out function's binary is built first (`go build`, a
+		// minute or more with a cold cache on a busy 2-core machine).
+		start = 5 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), start)
 	defer cancel()
 	if o.Log == nil {
 		o.Log = slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
