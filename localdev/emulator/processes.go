@@ -216,7 +216,7 @@ func (p *ProcessStack) start(ctx context.Context, o ProcessStackOptions, f lambd
 
 // routes is the Stack over the processes: the HTTP API's routes, the
 // WebSocket routes, the $connect authorizer when deployed, and the fan-out
-// function behind the Invoke API.
+// and push functions behind the Invoke API.
 func (p *ProcessStack) routes(media bool, log *slog.Logger) *Stack {
 	p.Reaches = map[string]string{}
 	byFunction := map[string]HTTPHandler{}
@@ -246,7 +246,7 @@ func (p *ProcessStack) routes(media bool, log *slog.Logger) *Stack {
 		case f.Authorizer:
 			ws.Authorizer = call[events.APIGatewayCustomAuthorizerRequestTypeRequest, events.APIGatewayCustomAuthorizerResponse](procs)
 			p.Reaches[AuthorizerRoute] = f.Name
-		case f.Fanout:
+		case f.Fanout, f.Pushes:
 			lambda.Functions[f.Name] = procs.Invoke
 			p.Reaches[InvokeRoute+f.Name] = f.Name
 		}
@@ -407,6 +407,7 @@ func (l LocalSetup) Options() ProcessStackOptions {
 			lambdas.RefKMSKeyArn:            l.KMSKeyARN,
 			lambdas.RefWSManagementEndpoint: "http://" + l.Addr,
 			lambdas.RefFanoutFunction:       FanoutFunction,
+			lambdas.RefPushFunction:         PushFunction,
 			lambdas.RefMediaBucket:          l.MediaBucket,
 		},
 		Local: map[string]string{

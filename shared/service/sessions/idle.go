@@ -2,10 +2,7 @@ package sessions
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,13 +48,16 @@ type Objects interface {
 //     the mark, pending until the next commit of the community folds it
 //     into ws_subscriptions (store.SessionFold) before its audience read;
 //   - c/{community}/s/g/{conn}: a connection whose $disconnect came, its
-//     rows deleted by the next commit's fold.
+//     rows deleted by the next commit's fold;
+//   - open/{conn}: a connection the greeting reached (Opened), listed by
+//     the liveness tick (OpenConnections) until $disconnect or a post
+//     answered 410 Gone removes it (Gone).
 //
 // Safe for concurrent use.
 type Idle struct {
 	obj    Objects
 	prefix string
-	mac    []byte
+	ch     Challenges
 	now    func() time.Time
 
 	mu    sync.Mutex
@@ -73,18 +73,10 @@ type Idle struct {
 	Members nip43.Gate
 }
 
-// NewIdle keeps the idle state in obj under prefix; key keys the NIP-42
-// challenges it derives.
-func NewIdle(obj Objects, prefix string, key []byte) *Idle {
-	return &Idle{obj: obj, prefix: prefix, mac: key, now: time.Now, marks: map[string]int64{}}
-}
-
-// Challenge is connection id's NIP-42 challenge: a keyed MAC of the id, the
-// same on every instance, stored nowhere.
-func (d *Idle) Challenge(id string) string {
-	m := hmac.New(sha256.New, d.mac)
-	m.Write([]byte("nip42-challenge\x00" + id))
-	return hex.EncodeToString(m.Sum(nil)[:16])
+// NewIdle keeps the idle state in obj under prefix; ch gives the NIP-42
+// challenge of a connection it folds into the database.
+func NewIdle(obj Objects, prefix string, ch Challenges) *Idle {
+	return &Idle{obj: obj, prefix: prefix, ch: ch, now: time.Now, marks: map[string]int64{}}
 }
 
 // name encodes a client-chosen or gateway-chosen string as one key segment.
@@ -96,6 +88,8 @@ func unname(s string) (string, error) {
 }
 
 func (d *Idle) connKey(id string) string { return d.prefix + "conn/" + name(id) }
+func (d *Idle) openPrefix() string        { return d.prefix + "open/" }
+func (d *Idle) openKey(id string) string  { return d.openPrefix() + name(id) }
 func (d *Idle) markPrefix(community string) string {
 	return d.prefix + "c/" + name(community) + "/mark/"
 }
@@ -207,9 +201,10 @@ func (d *Idle) LoadConn(ctx context.Context, id string) (c IdleConn, found bool,
 	return c, true, nil
 }
 
-// Gone records that connection id went away ($disconnect): its state is
-// dropped and, when its community is known, a mark asks the next commit of
-// that community to delete its rows. No database statement.
+// Gone records that connection id went away ($disconnect, or a post
+// answered 410 Gone): its state and its entry among the open connections
+// are dropped and, when its community is known, a mark asks the next
+// commit of that community to delete its rows. No database statement.
 func (d *Idle) Gone(ctx context.Context, id, community string) error {
 	if community != "" {
 		if err := d.obj.Put(ctx, d.goneKey(community, id), nil, ""); err != nil {
@@ -219,7 +214,36 @@ func (d *Idle) Gone(ctx context.Context, id, community string) error {
 	if err := d.obj.Delete(ctx, d.connKey(id)); err != nil {
 		return fmt.Errorf("sessions: drop connection %s: %w", id, err)
 	}
+	if err := d.obj.Delete(ctx, d.openKey(id)); err != nil {
+		return fmt.Errorf("sessions: drop open connection %s: %w", id, err)
+	}
 	return nil
+}
+
+// Opened records connection id among the open connections (the greeting
+// reached it), which the liveness tick lists. An entry whose $disconnect
+// never came is removed by the first liveness post that finds it gone.
+func (d *Idle) Opened(ctx context.Context, id string) error {
+	if err := d.obj.Put(ctx, d.openKey(id), nil, ""); err != nil {
+		return fmt.Errorf("sessions: record %s open: %w", id, err)
+	}
+	return nil
+}
+
+// OpenConnections lists the ids Opened recorded and Gone has not removed.
+func (d *Idle) OpenConnections(ctx context.Context) ([]string, error) {
+	pre := d.openPrefix()
+	keys, err := d.obj.List(ctx, pre, 0)
+	if err != nil {
+		return nil, fmt.Errorf("sessions: list open connections: %w", err)
+	}
+	ids := make([]string, 0, len(keys))
+	for _, k := range keys {
+		if id, err := unname(strings.TrimPrefix(k, pre)); err == nil && id != "" {
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
 }
 
 // HostTTL is how long a host's community, as the database last named it,
@@ -405,7 +429,7 @@ func (d *Idle) Collect(ctx context.Context, community string, v int64) (*Fold, e
 			if !conns[id] {
 				conns[id] = true
 				f.Connections = append(f.Connections, Connection{ID: id, Community: community,
-					Challenge: d.Challenge(id), ChallengeSent: true, Pubkey: p.Pubkey,
+					Challenge: d.ch.For(id), ChallengeSent: true, Pubkey: p.Pubkey,
 					ConnectedAt: p.ConnectedAt, ExpiresAt: p.ConnectedAt + int64(Lifetime/time.Second)})
 			}
 			f.Subs = append(f.Subs, store.NewSubscription{
