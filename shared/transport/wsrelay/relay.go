@@ -192,13 +192,17 @@ func (r *Relay) forget(ctx context.Context, id string, cause error) error {
 // the connection; Message itself never fails.
 func (r *Relay) Message(ctx context.Context, req Request) {
 	out := &replier{r: r, conn: req.ConnectionID}
-	conn, err := r.connection(ctx, req)
+	conn, challenge, err := r.connection(ctx, req)
 	if err != nil {
 		out.unanswered(ctx, req.Body, "load connection", err)
 		return
 	}
-	msg := out.parse(ctx, req.Body)
-	if msg == nil {
+	msg, perr := Parse(req.Body)
+	if challenge && !answers(msg, conn) {
+		out.send(ctx, sessions.AuthMessage(conn.Challenge))
+	}
+	if perr != nil {
+		out.parseFailed(ctx, perr)
 		return
 	}
 	c := relay.Caller{Community: conn.Community, Pubkey: conn.Pubkey, Connection: conn.ID, Size: len(req.Body), Host: relayurl.Hostname(req.Host)}
@@ -239,69 +243,76 @@ func (r *Relay) Message(ctx context.Context, req Request) {
 	}
 }
 
+// answers reports whether msg is an AUTH answering conn's challenge: the
+// client has the challenge (the one pushed at connect), so the reply to
+// its first message need not carry it again.
+func answers(msg *Message, conn *sessions.Connection) bool {
+	if msg == nil || msg.Verb != VerbAuth || msg.Event == nil {
+		return false
+	}
+	ch, _ := filter.TagValue(msg.Event.Tags, "challenge")
+	return ch == conn.Challenge
+}
+
 // connection is the connection of req: from this instance's cache once
-// authenticated, else from the registry (re-opened when $connect was lost),
-// sending the AUTH challenge on its first message.
-func (r *Relay) connection(ctx context.Context, req Request) (*sessions.Connection, error) {
+// authenticated, else from the registry (re-opened when $connect was lost).
+// challenge is true when the reply to this message, the connection's
+// first on this instance, is to carry the AUTH challenge (again: the push
+// function sent it as the connection opened).
+func (r *Relay) connection(ctx context.Context, req Request) (conn *sessions.Connection, challenge bool, err error) {
 	if c, ok := r.conns.get(req.ConnectionID, r.now().Unix()); ok {
-		return c, nil
+		return c, false, nil
 	}
 	if r.Idle != nil {
 		return r.idleConnection(ctx, req)
 	}
-	out := &replier{r: r, conn: req.ConnectionID}
-	conn, err := r.Sessions.Get(ctx, req.ConnectionID)
+	conn, err = r.Sessions.Get(ctx, req.ConnectionID)
 	if errors.Is(err, sessions.ErrUnknownConnection) {
 		// $connect was lost or the row expired: start over.
 		conn, err = r.open(ctx, req)
 	}
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if conn.Pubkey == "" && !conn.ChallengeSent {
 		first, err := r.Sessions.MarkChallengeSent(ctx, conn.ID)
 		if err != nil {
 			r.Log.ErrorContext(ctx, "wsrelay: challenge", "connection", conn.ID, "err", err)
 		}
-		if first || err != nil {
-			out.send(ctx, sessions.AuthMessage(conn.Challenge))
-		}
+		challenge = first || err != nil
 		conn.ChallengeSent = err == nil
 	}
 	r.conns.put(conn)
-	return conn, nil
+	return conn, challenge, nil
 }
 
 // idleConnection is connection() with Idle: the connection's AUTH state
 // from the object store, else a new one whose challenge (derived from its
-// id) this instance sends once. No database statement, unless the host's
+// id) this instance sends once (challenge). No database statement, unless the host's
 // community is not recorded there.
-func (r *Relay) idleConnection(ctx context.Context, req Request) (*sessions.Connection, error) {
+func (r *Relay) idleConnection(ctx context.Context, req Request) (*sessions.Connection, bool, error) {
 	id := req.ConnectionID
 	if id == "" || req.Host == "" {
-		return nil, errors.New("wsrelay: message without connection id or host")
+		return nil, false, errors.New("wsrelay: message without connection id or host")
 	}
 	conn := &sessions.Connection{ID: id, RelayURLs: RelayURLs(req.Scheme, req.Host, req.Stage),
 		Challenge: r.Challenges.For(id), ChallengeSent: true}
 	st, found, err := r.Idle.LoadConn(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if found {
 		conn.Community, conn.Pubkey, conn.ConnectedAt = st.Community, st.Pubkey, st.ConnectedAt
 		conn.ExpiresAt = st.ConnectedAt + int64(sessions.Lifetime/time.Second)
 		r.conns.put(conn)
-		return conn, nil
+		return conn, false, nil
 	}
 	if conn.Community, err = r.Idle.Community(ctx, hostOnly(req.Host), r.Community); err != nil {
-		return nil, fmt.Errorf("wsrelay: community for %s: %w", req.Host, err)
+		return nil, false, fmt.Errorf("wsrelay: community for %s: %w", req.Host, err)
 	}
 	conn.ConnectedAt = r.now().Unix()
 	conn.ExpiresAt = conn.ConnectedAt + int64(sessions.Lifetime/time.Second)
-	if r.conns.first(r.conns.challenged, id) {
-		(&replier{r: r, conn: id}).send(ctx, sessions.AuthMessage(conn.Challenge))
-	}
-	return conn, nil
+	return conn, r.conns.first(r.conns.challenged, id), nil
 }
 
 // register stores conn in the database once per instance (Idle: before
