@@ -51,7 +51,9 @@ type Objects interface {
 //     rows deleted by the next commit's fold;
 //   - open/{conn}: a connection the greeting reached (Opened), listed by
 //     the liveness tick (OpenConnections) until $disconnect or a post
-//     answered 410 Gone removes it (Gone).
+//     answered 410 Gone removes it (Gone); lastopen: when the last one
+//     was recorded, so that a tick lists nothing once every connection
+//     has outlived API Gateway's 2 hours.
 //
 // Safe for concurrent use.
 type Idle struct {
@@ -89,6 +91,7 @@ func unname(s string) (string, error) {
 
 func (d *Idle) connKey(id string) string { return d.prefix + "conn/" + name(id) }
 func (d *Idle) openPrefix() string        { return d.prefix + "open/" }
+func (d *Idle) lastOpenKey() string       { return d.prefix + "lastopen" }
 func (d *Idle) openKey(id string) string  { return d.openPrefix() + name(id) }
 func (d *Idle) markPrefix(community string) string {
 	return d.prefix + "c/" + name(community) + "/mark/"
@@ -221,17 +224,31 @@ func (d *Idle) Gone(ctx context.Context, id, community string) error {
 }
 
 // Opened records connection id among the open connections (the greeting
-// reached it), which the liveness tick lists. An entry whose $disconnect
-// never came is removed by the first liveness post that finds it gone.
+// reached it), which the liveness tick lists, and the time as the last
+// one's. An entry whose $disconnect never came is removed by the first
+// liveness post that finds it gone.
 func (d *Idle) Opened(ctx context.Context, id string) error {
 	if err := d.obj.Put(ctx, d.openKey(id), nil, ""); err != nil {
+		return fmt.Errorf("sessions: record %s open: %w", id, err)
+	}
+	if err := d.obj.Put(ctx, d.lastOpenKey(), []byte(strconv.FormatInt(d.now().Unix(), 10)), "text/plain"); err != nil {
 		return fmt.Errorf("sessions: record %s open: %w", id, err)
 	}
 	return nil
 }
 
-// OpenConnections lists the ids Opened recorded and Gone has not removed.
+// OpenConnections lists the ids Opened recorded and Gone has not removed:
+// none, without listing them, when the last was recorded more than
+// Lifetime ago (API Gateway closed it and every one before it), which is
+// one GET where a LIST costs twelve times as much.
 func (d *Idle) OpenConnections(ctx context.Context) ([]string, error) {
+	b, found, err := d.obj.Get(ctx, d.lastOpenKey())
+	if err != nil {
+		return nil, fmt.Errorf("sessions: last open connection: %w", err)
+	}
+	if at, perr := strconv.ParseInt(string(b), 10, 64); !found || perr != nil || d.now().Unix()-at > int64(Lifetime/time.Second) {
+		return nil, nil
+	}
 	pre := d.openPrefix()
 	keys, err := d.obj.List(ctx, pre, 0)
 	if err != nil {

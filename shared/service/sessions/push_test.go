@@ -145,3 +145,34 @@ func TestLivenessWithoutARegistrySendsNothing(t *testing.T) {
 		t.Fatalf("tick without a registry: %d %v", n, err)
 	}
 }
+
+// TestLivenessListsNoOneOnceTheLastConnectionOutlivedTwoHours: a tick of
+// a relay whose last connection was recorded more than API Gateway's 2
+// hours ago lists nothing (one GET instead of a LIST every tick of an idle
+// stack), and lists again as soon as a new connection is recorded.
+func TestLivenessListsNoOneOnceTheLastConnectionOutlivedTwoHours(t *testing.T) {
+	ctx := context.Background()
+	d, _ := localIdle(t, 0)
+	if ids, err := d.OpenConnections(ctx); err != nil || len(ids) != 0 {
+		t.Fatalf("before any connection: %v %v", ids, err)
+	}
+	at := time.Now()
+	d.SetClock(func() time.Time { return at })
+	if err := d.Opened(ctx, "old="); err != nil { // its $disconnect never came
+		t.Fatal(err)
+	}
+	at = at.Add(sessions.Lifetime - time.Minute)
+	if ids, _ := d.OpenConnections(ctx); !slices.Equal(ids, []string{"old="}) {
+		t.Fatalf("within 2 hours: %v", ids)
+	}
+	at = at.Add(2 * time.Minute)
+	if ids, _ := d.OpenConnections(ctx); len(ids) != 0 {
+		t.Fatalf("past 2 hours: %v, want none listed", ids)
+	}
+	if err := d.Opened(ctx, "new="); err != nil {
+		t.Fatal(err)
+	}
+	if ids, _ := d.OpenConnections(ctx); !slices.Equal(slices.Sorted(slices.Values(ids)), []string{"new=", "old="}) {
+		t.Fatalf("after a new connection: %v", ids)
+	}
+}
