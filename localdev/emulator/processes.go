@@ -377,7 +377,7 @@ type LocalSetup struct {
 
 // LocalCounts are the processes per function on one machine: two of each
 // busy request path, so a slow invocation does not hold up every other.
-var LocalCounts = map[string]int{"ingest": 2, "query": 2, "ws-message": 2}
+var LocalCounts = map[string]int{"ingest": 2, "query": 2, "ws-message": 2, "ws-push": 2}
 
 // Options are the ProcessStackOptions of l: the stack's settings as a
 // deployment serving several hostnames (so the $connect authorizer runs
