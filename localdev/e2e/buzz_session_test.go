@@ -47,6 +47,8 @@ type buzzDesktop struct {
 	frames chan buzzFrame
 	closed chan error
 
+	opened time.Time // the upgrade completed
+
 	mu   sync.Mutex
 	last time.Time // the watchdog's last inbound frame
 	gap  time.Duration
@@ -65,7 +67,7 @@ func dialBuzz(t *testing.T, r *Relay) *buzzDesktop {
 	}
 	c.SetReadLimit(1 << 20)
 	t.Cleanup(func() { c.CloseNow() })
-	b := &buzzDesktop{t: t, c: c, url: r.WSURL, frames: make(chan buzzFrame, 256), closed: make(chan error, 1), last: time.Now()}
+	b := &buzzDesktop{t: t, c: c, url: r.WSURL, frames: make(chan buzzFrame, 256), closed: make(chan error, 1), last: time.Now(), opened: time.Now()}
 	go func() {
 		for {
 			_, data, err := c.Read(context.Background())
@@ -123,6 +125,7 @@ func (b *buzzDesktop) connect(u user) {
 	if b.verb(f) != "AUTH" || len(f.parts) != 2 {
 		b.t.Fatalf("first frame %s, want [\"AUTH\", challenge]", f.raw)
 	}
+	b.t.Logf("the challenge arrived %s after the upgrade", time.Since(b.opened).Round(time.Millisecond))
 	ev := signed(b.t, u, 22242, nostr.Tags{{"relay", b.url}, {"challenge", str(b.t, f.parts[1])}}, "")
 	b.send([]any{"AUTH", ev})
 	// A second challenge would make the app sign and send a second AUTH
