@@ -90,9 +90,9 @@ func unname(s string) (string, error) {
 }
 
 func (d *Idle) connKey(id string) string { return d.prefix + "conn/" + name(id) }
-func (d *Idle) openPrefix() string        { return d.prefix + "open/" }
-func (d *Idle) lastOpenKey() string       { return d.prefix + "lastopen" }
-func (d *Idle) openKey(id string) string  { return d.openPrefix() + name(id) }
+func (d *Idle) openPrefix() string       { return d.prefix + "open/" }
+func (d *Idle) lastOpenKey() string      { return d.prefix + "lastopen" }
+func (d *Idle) openKey(id string) string { return d.openPrefix() + name(id) }
 func (d *Idle) markPrefix(community string) string {
 	return d.prefix + "c/" + name(community) + "/mark/"
 }
