@@ -33,7 +33,7 @@ func TestSessionGrants(t *testing.T) {
 			t.Errorf("%s: SESSION_BUCKET %s", name, js(b))
 		}
 	}
-	if len(SessionFunctions) != 3 {
+	if len(SessionFunctions) != 4 { // ingest, ws-message, ws-disconnect, ws-push
 		t.Errorf("session functions %v", SessionFunctions)
 	}
 }

@@ -42,8 +42,9 @@ const MigrateResourceType = lambdas.MigrateResourceType
 //	Aurora PostgreSQL 16 Serverless v2, 0..N ACU, idle sessions closed
 //	  after 60 s so it can pause; IAM database auth for the handlers
 //	KMS key that encrypts the relay's secp256k1 secret
-//	six provided.al2023 arm64 functions; migrate runs as a custom resource
-//	  that creates the relay key and hands its ciphertext to the handlers
+//	provided.al2023 arm64 functions (shared/wiring/lambdas); migrate runs as
+//	  a custom resource that creates the relay key and hands its ciphertext
+//	  to the handlers; the push function's liveness schedule (liveness.go)
 //	HTTP API + WebSocket API (dualstack, throttled), optional CloudFront
 //	media bucket (private S3, SSE-S3, lifecycle) for Blossom, -c media
 //	log groups with retention; alarms, budget, reserved concurrency opt-in
@@ -266,6 +267,8 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 			return *fns["fanout"].FunctionName()
 		case lambdas.RefMediaBucket:
 			return *media.BucketName()
+		case lambdas.RefPushFunction:
+			return *fns["ws-push"].FunctionName()
 		}
 		panic(fmt.Sprintf("infra: no reference %d", r))
 	}
@@ -332,6 +335,12 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		}
 		if f.Dispatches {
 			fns["fanout"].GrantInvoke(fn)
+		}
+		if f.Greets {
+			fns["ws-push"].GrantInvoke(fn)
+		}
+		if f.Pushes && media != nil {
+			newLiveness(stack, fn)
 		}
 		if f.Fanout {
 			// It invokes itself with the other parts of an audience it

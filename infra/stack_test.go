@@ -624,10 +624,49 @@ func TestDatabaseIsPrivateAndPauses(t *testing.T) {
 	s.tpl.HasParameter(jsii.String("DbMinCapacity"), map[string]any{"Type": "Number", "Default": 0})
 	s.tpl.ResourceCountIs(jsii.String("AWS::RDS::DBInstance"), jsii.Number(1))
 	s.tpl.AllResourcesProperties(jsii.String("AWS::RDS::DBInstance"), map[string]any{"PubliclyAccessible": false})
-	// Nothing in the stack polls the database: no schedule, no canary, no
-	// health check, no proxy.
-	for _, typ := range []string{"AWS::Events::Rule", "AWS::Scheduler::Schedule", "AWS::Synthetics::Canary", "AWS::Route53::HealthCheck", "AWS::RDS::DBProxy"} {
+	// Nothing in the stack polls the database: no canary, no health
+	// check, no proxy, and the one schedule (the liveness ticks, issue 37)
+	// reaches a function without a database, directly and through its
+	// delay queue.
+	for _, typ := range []string{"AWS::Scheduler::Schedule", "AWS::Synthetics::Canary", "AWS::Route53::HealthCheck", "AWS::RDS::DBProxy"} {
 		s.tpl.ResourceCountIs(jsii.String(typ), jsii.Number(0))
+	}
+	noDB := map[string]bool{} // function logical id -> it has no database settings and no grant
+	for name, id := range s.ourFunctions(t) {
+		env, grants := js(s.env(t, name)), js(s.grantsOf(id))
+		noDB[id] = !strings.Contains(env, `"DB_`) && !strings.Contains(grants, "rds-db:") && !strings.Contains(grants, "secretsmanager:")
+	}
+	reaches := func(arn any) []string { // the functions a target ARN invokes
+		m, _ := arn.(map[string]any)
+		att, _ := m["Fn::GetAtt"].([]any)
+		if len(att) != 2 {
+			t.Fatalf("schedule target %s", js(arn))
+		}
+		id := att[0].(string)
+		if s.res[id].Type == "AWS::Lambda::Function" {
+			return []string{id}
+		}
+		var out []string
+		for _, esm := range s.ofType("AWS::Lambda::EventSourceMapping") {
+			if js(esm.Properties["EventSourceArn"]) == js(arn) {
+				fn, _ := esm.Properties["FunctionName"].(map[string]any)
+				out = append(out, fn["Ref"].(string))
+			}
+		}
+		if len(out) == 0 {
+			t.Errorf("schedule target %s reaches no function", id)
+		}
+		return out
+	}
+	for id, r := range s.ofType("AWS::Events::Rule") {
+		targets, _ := r.Properties["Targets"].([]any)
+		for _, tg := range targets {
+			for _, fn := range reaches(tg.(map[string]any)["Arn"]) {
+				if !noDB[fn] {
+					t.Errorf("schedule %s reaches %s, which has a database", id, fn)
+				}
+			}
+		}
 	}
 
 	var groups []resource
@@ -1065,10 +1104,10 @@ func TestFanoutFunctionWiring(t *testing.T) {
 		f := fnByName(name)
 		env := s.env(t, name)
 		invokes := strings.Contains(js(s.grantsOf(id)), "lambda:InvokeFunction")
-		if want := f.Dispatches || f.Fanout; want != invokes {
+		if want := f.Dispatches || f.Fanout || f.Greets; want != invokes {
 			t.Errorf("%s: lambda:InvokeFunction granted %v, want %v", name, invokes, want)
 		}
-		if f.Dispatches || f.Fanout {
+		if f.Dispatches || f.Fanout || f.Greets {
 			if !strings.Contains(js(env["LAMBDA_ENDPOINT"]), "https://lambda.") {
 				t.Errorf("%s: LAMBDA_ENDPOINT %s, want the dual-stack endpoint under egress=ipv6", name, js(env["LAMBDA_ENDPOINT"]))
 			}

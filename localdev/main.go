@@ -24,6 +24,7 @@ import (
 	"github.com/buzzrelay/relay/shared/postgres/migrate"
 	"github.com/buzzrelay/relay/shared/wiring/app"
 	"github.com/buzzrelay/relay/shared/wiring/config"
+	"github.com/buzzrelay/relay/shared/wiring/lambdas"
 	"github.com/buzzrelay/relay/shared/wiring/provision"
 )
 
@@ -51,6 +52,8 @@ func run(ctx context.Context) error {
 			return envOr(k, "http://"+addr)
 		case "FANOUT_FUNCTION":
 			return envOr(k, emulator.FanoutFunction)
+		case "PUSH_FUNCTION":
+			return envOr(k, emulator.PushFunction)
 		}
 		return os.Getenv(k)
 	})
@@ -110,6 +113,11 @@ func run(ctx context.Context) error {
 		defer procs.Close()
 		stack.Lambda.Functions[emulator.FanoutFunction] = procs.Invoke
 	}
+	period, err := livenessPeriod()
+	if err != nil {
+		return err
+	}
+	stack.Liveness(ctx, period, log)
 	srv := &http.Server{Addr: addr, Handler: stack.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	if p := os.Getenv("BUZZ_PPROF_ADDR"); p != "" {
 		// Profiling of this process (go tool pprof http://$BUZZ_PPROF_ADDR/debug/pprof/profile),
@@ -181,6 +189,11 @@ func runProcesses(ctx context.Context, addr string, cfg *config.Config) error {
 	if err := ps.WaitColdStarts(ctx, time.Minute); err != nil {
 		return err
 	}
+	period, err := livenessPeriod()
+	if err != nil {
+		return err
+	}
+	ps.Liveness(ctx, period, log)
 	srv := &http.Server{Addr: addr, Handler: ps.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	return serve(ctx, srv, ps.WS, func() {
 		fmt.Printf("Buzz relay (schema v%s, BUZZ_LAMBDA=processes) on http://%s  ws://%s\nrelay pubkey %s\n",
@@ -223,6 +236,21 @@ func pprofMux() *http.ServeMux {
 	m.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	m.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	return m
+}
+
+// livenessPeriod is how often make dev runs the push function's liveness
+// tick, BUZZ_LIVENESS_PERIOD (a Go duration; default 30s, the spacing of
+// the AWS schedule, lambdas.LivenessDelaySeconds; 0 turns it off).
+func livenessPeriod() (time.Duration, error) {
+	v := os.Getenv("BUZZ_LIVENESS_PERIOD")
+	if v == "" {
+		return lambdas.LivenessDelaySeconds * time.Second, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("BUZZ_LIVENESS_PERIOD must be a Go duration (30s, 0 for none), got %q", v)
+	}
+	return d, nil
 }
 
 func envOr(k, def string) string {

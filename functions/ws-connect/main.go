@@ -1,6 +1,8 @@
 // Command ws-connect is the Lambda behind the WebSocket API's $connect
 // route: it accepts the connection without touching the database (the first
-// message registers it); it sends nothing.
+// message registers it) and hands it to the push function (PUSH_FUNCTION,
+// one asynchronous Invoke), which posts its NIP-42 challenge once the
+// socket is open; it posts nothing itself.
 package main
 
 import (

@@ -158,8 +158,10 @@ func (h *hosted) dial() (*rawConn, error) {
 // socketRefused reports whether the host serves no WebSocket: the upgrade
 // is refused where $connect reads the database (the handlers in one
 // process). Behind the shipped ws-connect, which never touches the
-// database (BUZZ_LAMBDA=processes runs it), the upgrade succeeds and the
-// first message is refused instead: a REQ answered CLOSED, nothing more.
+// database (BUZZ_LAMBDA=processes runs it), the upgrade succeeds, the push
+// function's challenge arrives as on any connection (it is derived from
+// the connection id and says nothing of the host), and the first message
+// is refused: a REQ answered CLOSED, nothing more.
 func (h *hosted) socketRefused(r *Relay) bool {
 	h.t.Helper()
 	rc, err := h.dial()
@@ -167,6 +169,10 @@ func (h *hosted) socketRefused(r *Relay) bool {
 		return true
 	}
 	if r.Functions == nil {
+		return false
+	}
+	if greeting := rc.read(); str(h.t, greeting[0]) != "AUTH" {
+		h.t.Logf("%s: first frame %s, want the pushed challenge", h.host, joinRaw(greeting))
 		return false
 	}
 	rc.send(`["REQ","probe",{"limit":1}]`)

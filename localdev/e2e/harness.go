@@ -66,6 +66,10 @@ type Options struct {
 	// Binaries, when set, runs every route through its function's own
 	// binary, as BUZZ_LAMBDA=processes make dev does (processes.go).
 	Binaries *Binaries
+	// LivenessPeriod, when above 0, runs the push function's liveness
+	// tick on a timer of that period, as make dev does every 30 s
+	// (emulator.Stack.Liveness); 0: no tick.
+	LivenessPeriod time.Duration
 }
 
 // Relay is a running harness relay.
@@ -86,6 +90,8 @@ type Relay struct {
 	s3dir string // removed on Close
 	// Functions is the process stack of Options.Binaries, else nil.
 	Functions *emulator.ProcessStack
+	// stopTicks ends the liveness timer.
+	stopTicks context.CancelFunc
 }
 
 // Start serves the relay over the migrated database dsn on 127.0.0.1:0.
@@ -110,6 +116,7 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 		"RELAY_SEAL_KEY":         nostr.GeneratePrivateKey(), // 32 random bytes, hex
 		"AWS_REGION":             "us-east-1",
 		"FANOUT_FUNCTION":        emulator.FanoutFunction,
+		"PUSH_FUNCTION":          emulator.PushFunction,
 		"LAMBDA_ENDPOINT":        "http://" + addr,
 	}
 	if o.FanoutInlineMax > 0 {
@@ -190,8 +197,16 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 			return nil, err
 		}
 	}
+	r.startLiveness(stack, o)
 	go func() { r.errc <- r.srv.Serve(ln) }()
 	return r, nil
+}
+
+// startLiveness runs the liveness timer of o.LivenessPeriod until Close.
+func (r *Relay) startLiveness(st *emulator.Stack, o Options) {
+	ctx, cancel := context.WithCancel(context.Background())
+	r.stopTicks = cancel
+	st.Liveness(ctx, o.LivenessPeriod, o.Log)
 }
 
 // startFanout runs functions/fanout as o.FanoutProcesses processes with
@@ -213,6 +228,9 @@ func (r *Relay) startFanout(ctx context.Context, o Options, env map[string]strin
 func (r *Relay) Close() {
 	// Not Shutdown: it waits 5 s for the SDK's spare, never-used
 	// connections to the management API.
+	if r.stopTicks != nil {
+		r.stopTicks()
+	}
 	r.WS.CloseAll()
 	r.Lambda.Wait()
 	if r.Functions != nil {

@@ -153,8 +153,16 @@ func eose(t *testing.T, sub *nostr.Subscription) {
 type rawConn struct {
 	t *testing.T
 	c *websocket.Conn
+	// challenge is the connection's NIP-42 challenge, as the relay pushed
+	// it when the connection opened.
+	challenge string
 }
 
+// dialRaw connects and reads the relay's first frame, the NIP-42 challenge
+// it pushes as the connection opens (ws-push's greeting), before the client
+// has said anything. The relay sends the same challenge again in reply to
+// a first message that finds the connection unauthenticated: read skips
+// that repeat, and expect("AUTH") answers the challenge without reading.
 func dialRaw(t *testing.T, r *Relay) *rawConn {
 	t.Helper()
 	c, _, err := websocket.Dial(ctxT(t), r.WSURL, nil)
@@ -163,7 +171,12 @@ func dialRaw(t *testing.T, r *Relay) *rawConn {
 	}
 	c.SetReadLimit(1 << 20)
 	t.Cleanup(func() { c.CloseNow() })
-	return &rawConn{t: t, c: c}
+	rc := &rawConn{t: t, c: c}
+	greeting := rc.read()
+	if str(t, greeting[0]) != "AUTH" || len(greeting) != 2 {
+		t.Fatalf("first frame of a new connection: %s, want the AUTH challenge pushed at connect", joinRaw(greeting))
+	}
+	return rc
 }
 
 func (rc *rawConn) send(msg string) {
@@ -182,20 +195,41 @@ func (rc *rawConn) sendJSON(v any) {
 	rc.send(string(b))
 }
 
-// read returns the next message as its array parts.
+// read returns the next message as its array parts. The first AUTH sets
+// the connection's challenge; an AUTH repeating it is skipped (one that
+// names another challenge is returned, and fails the test that does not
+// expect it).
 func (rc *rawConn) read() []json.RawMessage {
 	rc.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	_, data, err := rc.c.Read(ctx)
-	if err != nil {
-		rc.t.Fatalf("read: %v", err)
+	for {
+		_, data, err := rc.c.Read(ctx)
+		if err != nil {
+			rc.t.Fatalf("read: %v", err)
+		}
+		var parts []json.RawMessage
+		if err := json.Unmarshal(data, &parts); err != nil || len(parts) == 0 {
+			rc.t.Fatalf("relay sent a non-array message %q", data)
+		}
+		if !rc.repeatedChallenge(parts) {
+			return parts
+		}
 	}
-	var parts []json.RawMessage
-	if err := json.Unmarshal(data, &parts); err != nil || len(parts) == 0 {
-		rc.t.Fatalf("relay sent a non-array message %q", data)
+}
+
+// repeatedChallenge reports whether parts is an AUTH repeating the
+// connection's challenge; the first AUTH read sets it.
+func (rc *rawConn) repeatedChallenge(parts []json.RawMessage) bool {
+	var verb, challenge string
+	if len(parts) != 2 || json.Unmarshal(parts[0], &verb) != nil || verb != "AUTH" || json.Unmarshal(parts[1], &challenge) != nil {
+		return false
 	}
-	return parts
+	if rc.challenge == "" {
+		rc.challenge = challenge
+		return false
+	}
+	return challenge == rc.challenge
 }
 
 func str(t *testing.T, raw json.RawMessage) string {
@@ -207,9 +241,14 @@ func str(t *testing.T, raw json.RawMessage) string {
 	return s
 }
 
-// expect reads one message and checks its verb.
+// expect reads one message and checks its verb; expect("AUTH") answers the
+// challenge the connection already has without reading (dialRaw read it).
 func (rc *rawConn) expect(verb string) []json.RawMessage {
 	rc.t.Helper()
+	if verb == "AUTH" && rc.challenge != "" {
+		b, _ := json.Marshal(rc.challenge)
+		return []json.RawMessage{json.RawMessage(`"AUTH"`), b}
+	}
 	parts := rc.read()
 	if got := str(rc.t, parts[0]); got != verb {
 		rc.t.Fatalf("want %s, got %s", verb, joinRaw(parts))

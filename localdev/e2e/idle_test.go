@@ -27,30 +27,16 @@ func idleRelay(t *testing.T) (*Relay, *s3blobs.Bucket) {
 }
 
 // authRaw opens a raw connection as u the way a reconnecting client does:
-// its first message a REQ (refused auth-required:, with the challenge),
-// then AUTH.
+// its first message a REQ (refused auth-required:; the challenge, pushed
+// at connect, comes again with the refusal, the same string), then AUTH.
 func authRaw(t *testing.T, r *Relay, u user) *rawConn {
 	t.Helper()
 	rc := dialRaw(t, r)
 	rc.send(`["REQ","first",{"kinds":[9]}]`)
-	var challenge string
-	for challenge == "" {
-		parts := rc.read()
-		switch str(t, parts[0]) {
-		case "AUTH":
-			challenge = str(t, parts[1])
-		case "CLOSED":
-			if reason := str(t, parts[2]); !strings.HasPrefix(reason, "auth-required:") {
-				t.Fatalf("REQ before AUTH: %s", joinRaw(parts))
-			}
-		default:
-			t.Fatalf("before AUTH: %s", joinRaw(parts))
-		}
+	if parts := rc.expect("CLOSED"); !strings.HasPrefix(str(t, parts[2]), "auth-required:") {
+		t.Fatalf("REQ before AUTH: %s", joinRaw(parts))
 	}
-	if parts := rc.read(); str(t, parts[0]) != "CLOSED" { // the REQ's refusal, after the challenge
-		t.Fatalf("want CLOSED, got %s", joinRaw(parts))
-	}
-	rc.auth(r, u, challenge)
+	rc.auth(r, u, rc.challenge)
 	return rc
 }
 

@@ -39,3 +39,42 @@ func TestNIP29Clients(t *testing.T) {
 		}
 	}
 }
+
+// TestLivenessFrameIsIgnoredByNDKWelshmanAndNostrTools: nostr-tools 2.25.2,
+// welshman 0.8.15 and NDK 3.0.3 (nip29clients/liveness.mjs) each sign in
+// on the challenge the relay pushes at connect, without speaking first and
+// once only, hold a subscription, and idle while the relay sends its
+// liveness frame every second (make dev: every 30 s): each library's socket
+// gets the frames, and none of them shows anything for them (no NOTICE,
+// no second EOSE of the subscription, no new sign-in, no closed socket or
+// subscription, no error); a new event then arrives live on each.
+func TestLivenessFrameIsIgnoredByNDKWelshmanAndNostrTools(t *testing.T) {
+	node, dir := NodePackages(t, "nip29clients", "liveness test of NDK, welshman and nostr-tools", map[string]string{
+		"@nostr-dev-kit/ndk": "3.0.3", "@welshman/net": "0.8.15", "@welshman/signer": "0.8.15", "nostr-tools": "2.25.2", "ws": "8.18.3",
+	})
+	r := StartTest(t, Options{Sessions: true, LivenessPeriod: time.Second})
+	var got struct {
+		Libs map[string]struct {
+			Liveness int      `json:"liveness"`
+			EOSEs    int      `json:"eoses"`
+			SignIns  int      `json:"signIns"`
+			Events   []string `json:"events"`
+		} `json:"libs"`
+		Effects []string `json:"effects"`
+	}
+	stderr := RunNode(t, node, dir, 2*time.Minute, &got, "liveness.mjs", r.WSURL, "4000")
+	for _, e := range got.Effects {
+		t.Errorf("visible effect: %s", e)
+	}
+	for _, name := range []string{"nostr-tools", "welshman", "ndk"} {
+		l, ok := got.Libs[name]
+		switch {
+		case !ok:
+			t.Errorf("%s: no result (stderr %s)", name, stderr)
+		case l.Liveness < 2:
+			t.Errorf("%s: %d liveness frames while idle, want at least 2", name, l.Liveness)
+		case l.SignIns != 1 || l.EOSEs != 1 || len(l.Events) != 1:
+			t.Errorf("%s: %d sign-ins, %d EOSEs, events %v; want 1, 1 and the live one", name, l.SignIns, l.EOSEs, l.Events)
+		}
+	}
+}

@@ -539,3 +539,103 @@ func waitClosed(t *testing.T, r *Relay, sub string) {
 		return n == 0
 	})
 }
+
+// TestChallengePushedAtConnectIsTheOneTheFirstReplyRepeats: a client that
+// speaks first (go-nostr, nostr-tools and NDK send a REQ or an EVENT as
+// soon as the socket opens) gets the relay's challenge twice, pushed at
+// connect and again with the reply to its first message, in either order:
+// both are the same string, so whichever it keeps verifies its AUTH. With
+// the sessions in the database and in the session bucket alike.
+func TestChallengePushedAtConnectIsTheOneTheFirstReplyRepeats(t *testing.T) {
+	for _, mode := range []struct {
+		name     string
+		sessions bool
+	}{{"database", false}, {"session bucket", true}} {
+		t.Run(mode.name, func(t *testing.T) {
+			r := StartTest(t, Options{Sessions: mode.sessions})
+			c, _, err := websocket.Dial(ctxT(t), r.WSURL, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { c.CloseNow() })
+			rc := &rawConn{t: t, c: c} // no wait for the pushed challenge: speak at once
+			rc.send(`["REQ","first",{"kinds":[1]}]`)
+			var challenges []string
+			closed := false
+			for len(challenges) < 2 || !closed {
+				ctx, cancel := context.WithTimeout(context.Background(), wait)
+				_, data, err := c.Read(ctx)
+				cancel()
+				if err != nil {
+					t.Fatalf("after %d challenges (closed %v): %v", len(challenges), closed, err)
+				}
+				var parts []json.RawMessage
+				if err := json.Unmarshal(data, &parts); err != nil {
+					t.Fatal(err)
+				}
+				switch str(t, parts[0]) {
+				case "AUTH":
+					challenges = append(challenges, str(t, parts[1]))
+				case "CLOSED":
+					if !strings.HasPrefix(str(t, parts[2]), "auth-required:") {
+						t.Fatalf("REQ before AUTH: %s", data)
+					}
+					closed = true
+				default:
+					t.Fatalf("before AUTH: %s", data)
+				}
+			}
+			if challenges[0] != challenges[1] {
+				t.Fatalf("two challenges on one connection: %q", challenges)
+			}
+			rc.challenge = challenges[0]
+			rc.auth(r, testkit.NewKey(t), challenges[0])
+			rc.send(`["REQ","after",{"kinds":[1],"limit":1}]`)
+			rc.expect("EOSE")
+		})
+	}
+}
+
+// TestGoNostrLogsInWithOrWithoutSpeakingFirst: go-nostr, which keeps the
+// last challenge it read, signs in as before after a first REQ refused
+// auth-required: (the suite's login), and also without a first message,
+// with the challenge pushed at connect; either session then reads and
+// receives live. (nostr-tools' publish, auth-required:, relay.auth:
+// TestInteropNostrTools.)
+func TestGoNostrLogsInWithOrWithoutSpeakingFirst(t *testing.T) {
+	r := newRelay(t)
+	u := testkit.NewKey(t)
+	before := dial(t, r)
+	login(t, before, u)
+
+	silent := dial(t, r)
+	noChallenge := errors.New("no challenge yet")
+	deadline := time.Now().Add(wait)
+	for {
+		err := silent.Auth(ctxT(t), func(ev *nostr.Event) error {
+			if c := ev.Tags.GetFirst([]string{"challenge"}); c == nil || len(*c) < 2 || (*c)[1] == "" {
+				return noChallenge
+			}
+			return u.Sign(ev)
+		})
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, noChallenge) || time.Now().After(deadline) {
+			t.Fatalf("AUTH without a first message: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, rl := range []*nostr.Relay{before, silent} {
+		ch := createChannel(t, rl, u, "open")
+		sub, err := rl.Subscribe(ctxT(t), nostr.Filters{{Kinds: []int{9}, Tags: nostr.TagMap{"h": {ch}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		eose(t, sub)
+		ev := publish(t, rl, u, 9, nostr.Tags{{"h", ch}}, "after AUTH")
+		if got := next(t, sub); got.ID != ev.ID {
+			t.Fatalf("live %s, want %s", got.ID, ev.ID)
+		}
+	}
+}

@@ -179,3 +179,43 @@ func dialNew(ctx context.Context, t *testing.T, a *WebSocketAPI, srv *httptest.S
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestPostDuringConnectIsGoneUntilTheUpgrade: as behind API Gateway, a
+// post to a connection while its $connect runs is refused with 410 Gone
+// (the socket opens only once $connect returned and the upgrade
+// completed), so a greeting posted at $connect must wait for it; posts
+// once it is open reach the client.
+func TestPostDuringConnectIsGoneUntilTheUpgrade(t *testing.T) {
+	during := make(chan error, 1)
+	var a *WebSocketAPI
+	connect := func(ctx context.Context, ev events.APIGatewayWebsocketProxyRequest) (events.APIGatewayProxyResponse, error) {
+		during <- a.Post(ctx, ev.RequestContext.ConnectionID, []byte(`["AUTH","too early"]`))
+		return events.APIGatewayProxyResponse{StatusCode: 200}, nil
+	}
+	ok := func(context.Context, events.APIGatewayWebsocketProxyRequest) (events.APIGatewayProxyResponse, error) {
+		return events.APIGatewayProxyResponse{StatusCode: 200}, nil
+	}
+	a = &WebSocketAPI{Connect: connect, Default: ok, Disconnect: ok}
+	srv := httptest.NewServer(a.Wrap(http.NotFoundHandler()))
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	if err := <-during; !errors.Is(err, sessions.ErrGone) {
+		t.Fatalf("post during $connect: %v, want Gone", err)
+	}
+	ids := a.Connections()
+	if len(ids) != 1 {
+		t.Fatalf("open connections %v", ids)
+	}
+	if err := a.Post(ctx, ids[0], []byte(`["AUTH","open"]`)); err != nil {
+		t.Fatalf("post once open: %v", err)
+	}
+	if _, data, err := c.Read(ctx); err != nil || string(data) != `["AUTH","open"]` {
+		t.Fatalf("the client read %q %v, want only the post made once open", data, err)
+	}
+}

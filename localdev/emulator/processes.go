@@ -216,7 +216,7 @@ func (p *ProcessStack) start(ctx context.Context, o ProcessStackOptions, f lambd
 
 // routes is the Stack over the processes: the HTTP API's routes, the
 // WebSocket routes, the $connect authorizer when deployed, and the fan-out
-// function behind the Invoke API.
+// and push functions behind the Invoke API.
 func (p *ProcessStack) routes(media bool, log *slog.Logger) *Stack {
 	p.Reaches = map[string]string{}
 	byFunction := map[string]HTTPHandler{}
@@ -246,7 +246,7 @@ func (p *ProcessStack) routes(media bool, log *slog.Logger) *Stack {
 		case f.Authorizer:
 			ws.Authorizer = call[events.APIGatewayCustomAuthorizerRequestTypeRequest, events.APIGatewayCustomAuthorizerResponse](procs)
 			p.Reaches[AuthorizerRoute] = f.Name
-		case f.Fanout:
+		case f.Fanout, f.Pushes:
 			lambda.Functions[f.Name] = procs.Invoke
 			p.Reaches[InvokeRoute+f.Name] = f.Name
 		}
@@ -377,7 +377,7 @@ type LocalSetup struct {
 
 // LocalCounts are the processes per function on one machine: two of each
 // busy request path, so a slow invocation does not hold up every other.
-var LocalCounts = map[string]int{"ingest": 2, "query": 2, "ws-message": 2}
+var LocalCounts = map[string]int{"ingest": 2, "query": 2, "ws-message": 2, "ws-push": 2}
 
 // Options are the ProcessStackOptions of l: the stack's settings as a
 // deployment serving several hostnames (so the $connect authorizer runs
@@ -407,6 +407,7 @@ func (l LocalSetup) Options() ProcessStackOptions {
 			lambdas.RefKMSKeyArn:            l.KMSKeyARN,
 			lambdas.RefWSManagementEndpoint: "http://" + l.Addr,
 			lambdas.RefFanoutFunction:       FanoutFunction,
+			lambdas.RefPushFunction:         PushFunction,
 			lambdas.RefMediaBucket:          l.MediaBucket,
 		},
 		Local: map[string]string{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/buzzrelay/relay/shared/wiring/app"
 	"github.com/buzzrelay/relay/shared/wiring/lambdas"
@@ -13,9 +14,11 @@ import (
 // route table as infra/ (shared/wiring/lambdas): POST /events to ingest;
 // POST /query, POST /count, GET /, POST / (NIP-86) and GET /healthz to
 // query; $connect, $default and $disconnect to the three WebSocket
-// functions; the Lambda Invoke API for
-// the fan-out function (FanoutFunction), which fo's asynchronous dispatch
-// calls. Every handler is the one its Lambda starts.
+// functions; the Lambda Invoke API for the fan-out function
+// (FanoutFunction), which fo's asynchronous dispatch calls, and for the
+// push function (PushFunction), which $connect hands each connection to
+// and Liveness runs on a timer. Every handler is the one its Lambda
+// starts.
 type Stack struct {
 	HTTP   *HTTPAPI
 	WS     *WebSocketAPI
@@ -25,6 +28,11 @@ type Stack struct {
 // FanoutFunction is the name the fan-out function has in localdev
 // (FANOUT_FUNCTION; LAMBDA_ENDPOINT is the address the stack serves on).
 const FanoutFunction = "fanout"
+
+// PushFunction is the name the push function has in localdev
+// (PUSH_FUNCTION): $connect's greeting and the liveness timer (Liveness)
+// invoke it.
+const PushFunction = "ws-push"
 
 // Handler serves every API of the stack on one address.
 func (s *Stack) Handler() http.Handler { return s.Lambda.Wrap(s.WS.Wrap(s.HTTP)) }
@@ -39,11 +47,11 @@ func NewStack(a *app.App, log *slog.Logger) *Stack {
 }
 
 // NewInProcessStack is NewStack with the handlers' posts to @connections
-// and their asynchronous Invokes of the fan-out function served in this
-// process (WebSocketAPI.Post, LambdaAPI.Invoker): the same checks, socket
+// and their asynchronous Invokes of the fan-out and push functions served
+// in this process (WebSocketAPI.Post, LambdaAPI.Invoker): the same checks, socket
 // writes, queue and retries, without an HTTP request and a SigV4 signature
 // per message. The handlers are unchanged; the fan-out's Sender (and Async,
-// when set) are replaced. Behind API Gateway each post is a network call, so
+// when set), the push function's Sender and the greeter are replaced. Behind API Gateway each post is a network call, so
 // this is the localdev path only; NewStack keeps the SDK path that
 // localdev/roundtrips counts.
 func NewInProcessStack(a *app.App, log *slog.Logger) *Stack {
@@ -59,7 +67,16 @@ func newStack(a *app.App, log *slog.Logger, inProcess bool) *Stack {
 			a.Fanout.Async = lambda.Invoker(FanoutFunction)
 		}
 	}
+	if inProcess && a.Push != nil {
+		a.Push.Sender = inProcessSender{ws}
+	}
+	if inProcess && a.Greeter != nil {
+		a.Greeter = lambda.Invoker(PushFunction)
+	}
 	lambda.Functions[FanoutFunction] = a.FanoutBatch()
+	if a.Push != nil {
+		lambda.Functions[PushFunction] = a.PushHandler()
+	}
 	ws.Connect, ws.Default, ws.Disconnect = a.WebSocket(), a.WebSocket(), a.WebSocket()
 	routes := HTTPRoutes(map[string]HTTPHandler{"ingest": a.IngestHTTP(), "query": a.QueryHTTP()}, a.Media != nil)
 	return &Stack{
@@ -92,4 +109,36 @@ func HTTPRoutes(byFunction map[string]HTTPHandler, media bool) map[string]HTTPHa
 		add(lambdas.MediaRoutes)
 	}
 	return routes
+}
+
+// ScheduledEvent is the event the liveness timer invokes the push
+// function with: EventBridge's scheduled event, as the schedule of AWS
+// sends it (the function reads any event other than a greeting as a
+// tick).
+var ScheduledEvent = []byte(`{"version":"0","source":"aws.events","detail-type":"Scheduled Event","detail":{}}`)
+
+// Liveness invokes the push function asynchronously every period until
+// ctx ends: the schedule that makes it post the liveness frame to every
+// open connection (in AWS once a minute and again 30 s later,
+// lambdas.LivenessDelaySeconds). It returns at once; a stack without the
+// push function, or a period of 0, runs nothing.
+func (s *Stack) Liveness(ctx context.Context, period time.Duration, log *slog.Logger) {
+	if period <= 0 || s.Lambda.Functions[PushFunction] == nil {
+		return
+	}
+	invoke := s.Lambda.Invoker(PushFunction)
+	go func() {
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := invoke.InvokeAsync(ctx, ScheduledEvent); err != nil && log != nil {
+					log.Warn("emulator: liveness tick", "err", err)
+				}
+			}
+		}
+	}()
 }

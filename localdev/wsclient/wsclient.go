@@ -23,6 +23,10 @@ const ReadLimit = 1 << 20
 type Conn struct {
 	ws  *websocket.Conn
 	wmu sync.Mutex
+	// challenge is the NIP-42 challenge Next read first: the relay pushes
+	// it as the connection opens and sends it again, the same string, in
+	// reply to a first message; Next skips the repeat.
+	challenge string
 }
 
 // Dial connects to url.
@@ -56,17 +60,30 @@ func (c *Conn) Read(ctx context.Context) ([]byte, error) {
 }
 
 // Next returns the next message as its JSON array; anything else is an
-// error.
+// error. An AUTH repeating the challenge an earlier one brought is
+// skipped. Not for concurrent use.
 func (c *Conn) Next(ctx context.Context) ([]json.RawMessage, error) {
-	data, err := c.Read(ctx)
-	if err != nil {
-		return nil, err
+	for {
+		data, err := c.Read(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var parts []json.RawMessage
+		if err := json.Unmarshal(data, &parts); err != nil || len(parts) == 0 {
+			return nil, fmt.Errorf("relay sent %q", data)
+		}
+		var ch string
+		if Verb(parts) != "AUTH" || len(parts) != 2 || json.Unmarshal(parts[1], &ch) != nil {
+			return parts, nil
+		}
+		if c.challenge == "" {
+			c.challenge = ch
+			return parts, nil
+		}
+		if ch != c.challenge {
+			return parts, nil
+		}
 	}
-	var parts []json.RawMessage
-	if err := json.Unmarshal(data, &parts); err != nil || len(parts) == 0 {
-		return nil, fmt.Errorf("relay sent %q", data)
-	}
-	return parts, nil
 }
 
 // Verb is the first element of message p ("" when it is not a string).
@@ -77,27 +94,26 @@ func Verb(p []json.RawMessage) string {
 }
 
 // Login authenticates the socket as secret key sk (NIP-42) before any
-// other message: the relay's challenge comes with its refusal of a first
-// REQ (CLOSED auth-required:), then the signed AUTH must be accepted. url
-// is the relay URL the AUTH event names.
+// other message: a first REQ is refused (CLOSED auth-required:), the
+// relay's challenge (pushed as the connection opened, or with that
+// refusal) is signed, and the AUTH must be accepted. url is the relay URL
+// the AUTH event names.
 func (c *Conn) Login(ctx context.Context, url, sk string) error {
 	if err := c.Send(ctx, []any{"REQ", "hello", map[string]any{"limit": 0}}); err != nil {
 		return err
 	}
-	var challenge string
-	for challenge == "" {
+	for closed := false; c.challenge == "" || !closed; {
 		p, err := c.Next(ctx)
-		if err != nil {
+		switch {
+		case err != nil:
 			return fmt.Errorf("waiting for AUTH: %w", err)
-		}
-		if Verb(p) == "AUTH" && len(p) > 1 {
-			_ = json.Unmarshal(p[1], &challenge)
+		case Verb(p) == "CLOSED":
+			closed = true
+		case Verb(p) != "AUTH":
+			return fmt.Errorf("want CLOSED auth-required, got %v", p)
 		}
 	}
-	if p, err := c.Next(ctx); err != nil || Verb(p) != "CLOSED" {
-		return fmt.Errorf("want CLOSED auth-required, got %v %v", p, err)
-	}
-	ev := nostr.Event{Kind: kinds.Auth, CreatedAt: nostr.Now(), Tags: nostr.Tags{{"relay", url}, {"challenge", challenge}}}
+	ev := nostr.Event{Kind: kinds.Auth, CreatedAt: nostr.Now(), Tags: nostr.Tags{{"relay", url}, {"challenge", c.challenge}}}
 	if err := ev.Sign(sk); err != nil {
 		return err
 	}

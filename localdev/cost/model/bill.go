@@ -3,6 +3,29 @@ package model
 import (
 	"fmt"
 	"math"
+
+	"github.com/buzzrelay/relay/shared/wiring/lambdas"
+)
+
+// The liveness ticks (shared/wiring/lambdas: a rule every
+// LivenessRateMinutes, and again LivenessDelaySeconds later through the
+// delay queue).
+const (
+	LivenessTicks float64 = 2 * 60 / lambdas.LivenessRateMinutes * HoursPerMonth
+	// LivenessTickSeconds is a tick's run time besides its posts (the
+	// LIST of the open connections).
+	LivenessTickSeconds = 0.030
+	// PushPostsInFlight is the posts a tick keeps in flight
+	// (sessions.PostsInFlight).
+	PushPostsInFlight = 64
+	// SQSIdlePolls: Lambda's pollers of a standard queue long-poll it (20
+	// s) while it is empty, five at a time: 15 ReceiveMessage a minute.
+	// An assumption: AWS documents the five pollers an event source
+	// mapping starts with, not their idle rate.
+	SQSIdlePolls float64 = 15 * 60 * HoursPerMonth
+	// SQSRequestsPerDelayedTick: EventBridge's SendMessage, the receive
+	// that returns it, Lambda's DeleteMessage.
+	SQSRequestsPerDelayedTick = 3
 )
 
 // Per-request assumptions besides the design table (see docs/deploy.md).
@@ -222,6 +245,13 @@ func Bill(u Usage, s Stack, p Prices) ([]Line, Lifecycle, error) {
 	if s.Alarms > 0 {
 		add(float64(s.Alarms)*p.AlarmMonth, "CloudWatch alarms %d x $%.2f", s.Alarms, p.AlarmMonth)
 	}
+	if s.Schedules > 0 && s.Queues > 0 {
+		lv, err := livenessLines(u, s, d, p)
+		if err != nil {
+			return nil, life, err
+		}
+		out = append(out, lv...)
+	}
 	add(0, "AWS Budgets (-c budgetUSD): the first two budgets are free")
 	if s.Distributions > 0 {
 		add(0, "CloudFront %d distribution(s): no monthly fee; its requests and GB are not modelled", s.Distributions)
@@ -236,4 +266,41 @@ func Total(lines []Line) float64 {
 		t += l.USD
 	}
 	return t
+}
+
+// livenessLines price the liveness ticks (docs/architecture.md, "Greeting
+// and liveness"), their own lines: with its schedule deployed (a rule and
+// the delay queue) the push function runs LivenessTicks times a month;
+// with the design's registry of open connections (the session bucket)
+// each tick GETs when the last connection opened and, while one may be
+// open (the always-open clients), LISTs them and posts a frame to each.
+// The greetings are the design table's.
+func livenessLines(u Usage, s Stack, d Design, p Prices) ([]Line, error) {
+	f, ok := s.Function("ws-push")
+	if !ok {
+		return nil, fmt.Errorf("the stack schedules liveness ticks but deploys no ws-push function")
+	}
+	m := func(n float64) string { return fmt.Sprintf("%.3gM", n/1e6) }
+	clients, gets, lists := 0.0, 0.0, 0.0
+	if d.Liveness {
+		clients, gets = float64(u.Clients.N), LivenessTicks
+		if u.Clients.N > 0 {
+			lists = LivenessTicks
+		}
+	}
+	secs := LivenessTickSeconds + math.Ceil(clients/PushPostsInFlight)*u.Posting.PostSeconds
+	gbs := LivenessTicks * secs * f.MemoryMB / 1024
+	logGB := LivenessTicks * LogBytesPerInvocation / 1e9
+	sqs := SQSIdlePolls + SQSRequestsPerDelayedTick*LivenessTicks/2
+	return []Line{
+		{fmt.Sprintf("liveness ticks: ws-push %s runs (2 a minute) x $%.2f/M, %.0f GB-s, %.3f GB of logs", m(LivenessTicks), p.LambdaPerMillion, gbs, logGB),
+			LivenessTicks/1e6*p.LambdaPerMillion + gbs*p.LambdaGBSecondArm + logGB*p.LogsIngestGB},
+		{fmt.Sprintf("liveness ticks: S3 %s GET x $%.4f/1000, %s LIST x $%.3f/1000", m(gets), p.S3GetPerThousand, m(lists), p.S3PutPerThousand),
+			gets/1e3*p.S3GetPerThousand + lists/1e3*p.S3PutPerThousand},
+		{fmt.Sprintf("liveness frames: %s to %g client(s) x $%.2f/M (WebSocket messages)", m(LivenessTicks*clients), clients, p.WSMessagePerMillion),
+			LivenessTicks * clients / 1e6 * p.WSMessagePerMillion},
+		{fmt.Sprintf("liveness delay queue: SQS %s requests (idle polls, the delayed ticks) x $%.2f/M", m(sqs), p.SQSPerMillion),
+			sqs / 1e6 * p.SQSPerMillion},
+		{"liveness schedule: EventBridge scheduled rule events are free", 0},
+	}, nil
 }

@@ -35,6 +35,12 @@ func bill(t *testing.T, profile, egress string, u Usage) ([]Line, Lifecycle) {
 	return lines, life
 }
 
+// livenessIdle is what the liveness ticks add to a profile's bill with
+// nobody connected (design current: no S3 request): 87,600 runs of 30 ms
+// at 128 MB and their 300-byte log lines, and the delay queue's 657,000
+// idle polls plus 3 requests per delayed tick (issue 37).
+const livenessIdle = 87600*0.20/1e6 + 87600*0.030*0.125*0.0000133334 + 87600*300/1e9*0.50 + (657000+3*43800)*0.40/1e6
+
 func TestBill(t *testing.T) {
 	with := func(f func(*Usage)) Usage { u := idle; f(&u); return u }
 	for _, c := range []struct {
@@ -44,17 +50,18 @@ func TestBill(t *testing.T) {
 		lines                 map[string]float64
 	}{
 		// The goal of issue 8: an idle community relay under $3 a month.
-		{"community idle", "community", "", idle, 1.50, map[string]float64{"egress-only": 0, "Aurora compute, modelled": 0, "KMS key": 1.00, "Secrets Manager": 0.40, "Aurora storage": 0.10}},
-		// managed: NAT gateway + IPv4, 15 alarms (errors and throttles of
-		// seven functions, HTTP 5xx), key with two rotations.
-		{"managed idle", "managed", "", idle, 41.70,
-			map[string]float64{"NAT gateway": 32.85, "public IPv4": 3.65, "CloudWatch alarms": 1.70, "KMS key": 3.00}},
-		{"managed first year", "managed", "", with(func(u *Usage) { u.KeyYear = 1 }), 39.70, map[string]float64{"KMS key": 1.00}},
-		{"managed second year", "managed", "", with(func(u *Usage) { u.KeyYear = 2 }), 40.70, map[string]float64{"KMS key": 2.00}},
-		{"nat-instance", "community", "nat-instance", idle, 1.50 + 3.066 + 0.64 + 3.65 + 0.10,
+		{"community idle", "community", "", idle, 1.50 + livenessIdle, map[string]float64{"egress-only": 0, "Aurora compute, modelled": 0, "KMS key": 1.00, "Secrets Manager": 0.40, "Aurora storage": 0.10,
+			"liveness delay queue": (657000 + 3*43800) * 0.40 / 1e6, "liveness ticks: S3": 0, "liveness frames": 0}},
+		// managed: NAT gateway + IPv4, 19 alarms (errors and throttles of
+		// nine functions, HTTP 5xx), key with two rotations.
+		{"managed idle", "managed", "", idle, 41.90 + livenessIdle,
+			map[string]float64{"NAT gateway": 32.85, "public IPv4": 3.65, "CloudWatch alarms": 1.90, "KMS key": 3.00}},
+		{"managed first year", "managed", "", with(func(u *Usage) { u.KeyYear = 1 }), 39.90 + livenessIdle, map[string]float64{"KMS key": 1.00}},
+		{"managed second year", "managed", "", with(func(u *Usage) { u.KeyYear = 2 }), 40.90 + livenessIdle, map[string]float64{"KMS key": 2.00}},
+		{"nat-instance", "community", "nat-instance", idle, 1.50 + livenessIdle + 3.066 + 0.64 + 3.65 + 0.10,
 			map[string]float64{"NAT instance t4g.nano": 3.066, "NAT instance recovery alarm": 0.10}},
 		// Awake all month at 0.5 ACU.
-		{"awake", "community", "", with(func(u *Usage) { u.DBHours = 730 }), 1.50 + 43.80, map[string]float64{"Aurora compute 730 h": 43.80}},
+		{"awake", "community", "", with(func(u *Usage) { u.DBHours = 730 }), 1.50 + livenessIdle + 43.80, map[string]float64{"Aurora compute 730 h": 43.80}},
 		// A REQ answered with 9 stored events is 10 sent messages: 1M
 		// REQs = 1M received + 10M sent; posted one after another at
 		// 20 ms, each runs 15 + 10 x 20 ms at 512 MB: 107,500 GB-s.
@@ -72,13 +79,13 @@ func TestBill(t *testing.T) {
 			map[string]float64{"WebSocket messages": 4.00, "Lambda 20000 GB-s": 0.266668}},
 		{"1M queries", "community", "", with(func(u *Usage) { u.Queries = 1e6 }), math.NaN(),
 			map[string]float64{"HTTP API requests": 1.00, "Lambda 25000 GB-s": 0.333335, "CloudWatch Logs 0.30": 0.15, "Aurora I/O": 0.40}},
-		{"connection minutes", "community", "", with(func(u *Usage) { u.ConnMinutes = 43800 }), 1.50 + 0.01095, map[string]float64{"WebSocket connection minutes": 0.01095}},
-		{"stored GB", "community", "", with(func(u *Usage) { u.StoredGB = 20 }), 3.40, nil},
-		// Issue 30: media costs nothing idle; the idle bill stays $1.50.
-		{"media idle", "community", "", with(func(u *Usage) { u.MediaMB = 2 }), 1.50,
+		{"connection minutes", "community", "", with(func(u *Usage) { u.ConnMinutes = 43800 }), 1.50 + livenessIdle + 0.01095, map[string]float64{"WebSocket connection minutes": 0.01095}},
+		{"stored GB", "community", "", with(func(u *Usage) { u.StoredGB = 20 }), 3.40 + livenessIdle, nil},
+		// Issue 30: media costs nothing idle; the idle bill stays as it is.
+		{"media idle", "community", "", with(func(u *Usage) { u.MediaMB = 2 }), 1.50 + livenessIdle,
 			map[string]float64{"S3 media storage": 0, "S3 PUT/COPY requests": 0, "S3 GET requests": 0, "S3 media transfer out": 0}},
 		// 100 GB stored all month: $2.30, nothing else.
-		{"media stored", "community", "", with(func(u *Usage) { u.MediaGB = 100 }), 1.50 + 2.30, map[string]float64{"S3 media storage 100.0 GB-month": 2.30}},
+		{"media stored", "community", "", with(func(u *Usage) { u.MediaGB = 100 }), 1.50 + livenessIdle + 2.30, map[string]float64{"S3 media storage 100.0 GB-month": 2.30}},
 		// 10,000 uploads of 2 MB: 20,000 PUT/COPY ($0.10), 10,000 verifying
 		// GETs ($0.004), 20,000 HTTP requests and function runs, 20 GB
 		// hashed (200 s) on top of 0.05 s per request: (1000 + 200) s x
@@ -102,6 +109,10 @@ func TestBill(t *testing.T) {
 		// always-open client once its reconnects need no database.
 		{"1 connected, lastcommit", "community", "", with(func(u *Usage) { u.Design = "lastcommit"; u.Clients.N = 1 }), math.NaN(),
 			map[string]float64{"Aurora compute, modelled wakes: 0 resumes": 0, "WebSocket connection minutes 0.0438M": 0.01095}},
+		// Issue 37: one always-open client gets 87,600 liveness frames a
+		// month, listed by 87,600 LISTs while it is open.
+		{"1 connected, liveness", "community", "", with(func(u *Usage) { u.Design = "lastcommit"; u.Clients.N = 1 }), math.NaN(),
+			map[string]float64{"liveness frames: 0.0876M to 1": 0.0876, "liveness ticks: S3 0.0876M GET": 87600*0.0004/1e3 + 87600*0.005/1e3}},
 		// The code as it is: every 10-minute reconnect wakes Aurora for
 		// 15 + 30 + 300 s: 4380 x 345 s = 419.75 h at 0.5 ACU.
 		{"1 connected, current", "community", "", with(func(u *Usage) { u.Clients.N = 1 }), math.NaN(),

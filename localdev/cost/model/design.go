@@ -7,11 +7,12 @@ import (
 	"slices"
 )
 
-// The client actions a design prices. The first six are the WebSocket
+// The client actions a design prices. The first seven are the WebSocket
 // lifecycle of an always-open client (Lifecycle); EVENT and REQ are the
 // traffic of Usage.Messages.
 const (
-	ActConnect    = "$connect"
+	ActConnect    = "$connect"        // and the greeting handed to ws-push: one asynchronous Invoke
+	ActGreet      = "greeting"        // ws-push posts the challenge and records the open connection
 	ActEarlyREQ   = "REQ before AUTH" // answered CLOSED auth-required
 	ActAuth       = "AUTH"            // the challenge, then OK
 	ActResumeREQ  = "REQ since"       // a reconnect's REQ with since at or after the last commit: EOSE only
@@ -22,7 +23,7 @@ const (
 )
 
 // ActionOrder is the order the design table is printed in.
-var ActionOrder = []string{ActConnect, ActEarlyREQ, ActAuth, ActResumeREQ, ActHeartbeat, ActDisconnect, ActEvent, ActREQ}
+var ActionOrder = []string{ActConnect, ActGreet, ActEarlyREQ, ActAuth, ActResumeREQ, ActHeartbeat, ActDisconnect, ActEvent, ActREQ}
 
 // Action is what one client action costs in a design.
 type Action struct {
@@ -43,6 +44,10 @@ type Design struct {
 	Actions     map[string]Action
 	// Notes are the design's assumptions, printed with the bill.
 	Notes []string
+	// Liveness: the design keeps the open connections where the push
+	// function's liveness tick lists them (the session bucket), so each
+	// tick posts a frame to every open client.
+	Liveness bool
 }
 
 // Designs are the ways the model can price. "current" is the code as it
@@ -59,7 +64,8 @@ var Designs = map[string]Design{
 		Name:  "current",
 		About: "every message and $disconnect run database statements; $connect does not",
 		Actions: map[string]Action{
-			ActConnect:    {Function: "ws-connect", Invocations: 1, Seconds: 0.005},
+			ActConnect:    {Function: "ws-connect", Invocations: 1, Seconds: 0.025},
+			ActGreet:      {Function: "ws-push", Invocations: 1, Seconds: 0.010, Posts: 1},
 			ActEarlyREQ:   {Function: "ws-message", Invocations: 1, Seconds: 0.010, Received: 1, Posts: 1, DBTrips: 2},
 			ActAuth:       {Function: "ws-message", Invocations: 1, Seconds: 0.010, Received: 1, Posts: 2, DBTrips: 2},
 			ActResumeREQ:  {Function: "ws-message", Invocations: 1, Seconds: 0.015, Received: 1, Posts: 1, DBTrips: 3},
@@ -70,13 +76,15 @@ var Designs = map[string]Design{
 		},
 		Notes: []string{
 			"the first message registers the connection (its challenge), AUTH stores the key, a REQ stores its subscription and reads, CLOSE deletes it, $disconnect deletes the connection's rows: each wakes a paused Aurora",
+			"$connect hands the greeting to ws-push (one Invoke, about 20 ms), which posts the challenge; without the session bucket nothing lists the open connections, so the liveness ticks post nothing",
 		},
 	},
 	"lastcommit": {
 		Name:  "lastcommit",
 		About: "no database for $connect, AUTH, $disconnect and a REQ since the last commit; the sessions' state in S3 (SESSION_BUCKET)",
 		Actions: map[string]Action{
-			ActConnect:   {Function: "ws-connect", Invocations: 1, Seconds: 0.005},
+			ActConnect:   {Function: "ws-connect", Invocations: 1, Seconds: 0.025},
+			ActGreet:     {Function: "ws-push", Invocations: 1, Seconds: 0.020, Posts: 1, S3Puts: 2},
 			ActEarlyREQ:  {Function: "ws-message", Invocations: 1, Seconds: 0.010, Received: 1, Posts: 1, S3Gets: 1},
 			ActAuth:      {Function: "ws-message", Invocations: 1, Seconds: 0.015, Received: 1, Posts: 2, S3Gets: 1, S3Puts: 1},
 			ActResumeREQ: {Function: "ws-message", Invocations: 1, Seconds: 0.030, Received: 1, Posts: 1, S3Gets: 2, S3Puts: 3},
@@ -87,6 +95,7 @@ var Designs = map[string]Design{
 			ActEvent:      {Function: "ws-message", Invocations: 1, Seconds: 0.020, Received: 1, Posts: 1, DBTrips: 4},
 			ActREQ:        {Function: "ws-message", Invocations: 1, Seconds: 0.015, Received: 1, Posts: 1, DBTrips: 4},
 		},
+		Liveness: true,
 		Notes: []string{
 			"as the code runs it (shared/service/sessions/idle.go): the challenge is derived, never stored; AUTH reads the host entry and keeps the connection's key (1 GET, 1 PUT); a REQ with since after the last commit reads the connection and the mark, writes its pending subscription and lists the mark again (2 GET, 1 PUT, 2 LIST); $disconnect writes a gone mark (1 GET, 1 PUT, 1 DELETE); each write lists the pending (1 LIST, more when the mark rises; not priced here); a REQ without since (NDK's limit-0 heartbeat) and CLOSE still use the database",
 		},

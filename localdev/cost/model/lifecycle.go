@@ -67,7 +67,7 @@ func Simulate(c Clients, d Design, db Database) (Lifecycle, error) {
 	}
 	subs := float64(c.Subscriptions)
 	l.PerSession = map[string]float64{
-		ActConnect: 1, ActEarlyREQ: subs, ActAuth: 1, ActResumeREQ: subs, ActHeartbeat: beats, ActDisconnect: 1,
+		ActConnect: 1, ActGreet: 1, ActEarlyREQ: subs, ActAuth: 1, ActResumeREQ: subs, ActHeartbeat: beats, ActDisconnect: 1,
 	}
 	if c.N == 0 {
 		return l, nil

@@ -46,6 +46,9 @@ type Prices struct {
 	// PUT/COPY/POST/LIST and GET/HEAD requests per 1,000 (DELETE is free);
 	// transfer out of S3 to the internet is TransferOutGB.
 	S3GBMonth, S3PutPerThousand, S3GetPerThousand float64
+	// aws.amazon.com/sqs/pricing: standard queue requests (after the
+	// first billion none cheaper), each 64 KB chunk one request.
+	SQSPerMillion float64
 }
 
 // USEast1 is the one price table every line of the bill reads.
@@ -62,6 +65,7 @@ var USEast1 = Prices{
 	InstanceHour: map[string]float64{"t4g.nano": 0.0042},
 	GP3GBMonth:   0.08,
 	S3GBMonth:    0.023, S3PutPerThousand: 0.005, S3GetPerThousand: 0.0004,
+	SQSPerMillion: 0.40,
 }
 
 // HoursPerMonth is the month every line is computed for.

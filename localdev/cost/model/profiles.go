@@ -14,18 +14,20 @@ import (
 var profileStacks = map[string]Stack{
 	"community": {
 		Functions: relayFunctions,
-		LogGroups: 10, LogRetentionDays: 7,
+		LogGroups: 11, LogRetentionDays: 7,
 		KMSKeys: 1, Secrets: 1, Buckets: 1,
-		Database: relayDatabase,
+		Database:  relayDatabase,
+		Schedules: 1, Queues: 1, // the liveness ticks (media on)
 	},
 	"managed": {
 		Functions: relayFunctions,
-		LogGroups: 10, LogRetentionDays: 90,
-		// errors and throttles of the eight functions (with egresscheck),
+		LogGroups: 11, LogRetentionDays: 90,
+		// errors and throttles of the nine functions (with egresscheck),
 		// HTTP 5xx
-		Alarms:  17,
+		Alarms:  19,
 		KMSKeys: 1, Rotating: 1, Secrets: 1, Buckets: 1, Topics: 1,
-		Database: relayDatabase,
+		Database:  relayDatabase,
+		Schedules: 1, Queues: 1,
 	},
 }
 
@@ -56,6 +58,7 @@ var relayFunctions = []Function{
 	{"ws-connect", 256, "arm64"},
 	{"ws-disconnect", 256, "arm64"},
 	{"ws-message", 512, "arm64"},
+	{"ws-push", 128, "arm64"},
 }
 
 var relayDatabase = Database{Instances: 1, MinACU: 0, AutoPauseSeconds: DefaultAutoPauseSeconds, PoolIdleSeconds: 30}

@@ -29,6 +29,10 @@ type Stack struct {
 	// Budgets (the first two of an account are free), CloudFront
 	// distributions and functions, SNS topics: no monthly fee of their own.
 	Budgets, Distributions, Topics int
+	// Schedules (EventBridge rules, whose scheduled events are free) and
+	// SQS queues, billed by request: with one of each the push
+	// function's liveness ticks run (Bill).
+	Schedules, Queues int
 }
 
 // Function is one Lambda function of the template.
@@ -88,6 +92,7 @@ var free = map[string]bool{
 	"AWS::KMS::Alias": true, "AWS::Lambda::Permission": true, "AWS::Lambda::EventInvokeConfig": true,
 	"AWS::RDS::DBClusterParameterGroup": true, "AWS::RDS::DBParameterGroup": true, "AWS::RDS::DBSubnetGroup": true,
 	"AWS::S3::BucketPolicy": true, "AWS::SecretsManager::SecretTargetAttachment": true, "AWS::SNS::Subscription": true,
+	"AWS::SQS::QueuePolicy": true, "AWS::Lambda::EventSourceMapping": true,
 }
 
 type template struct {
@@ -207,6 +212,13 @@ func FromTemplate(b []byte) (Stack, error) {
 			// billed per invocation, with the distribution's traffic
 		case "AWS::SNS::Topic":
 			s.Topics++
+		case "AWS::Events::Rule":
+			if p["ScheduleExpression"] == nil {
+				return s, fmt.Errorf("rule %s is not a schedule: the bill prices scheduled rules only (their events are free)", id)
+			}
+			s.Schedules++
+		case "AWS::SQS::Queue":
+			s.Queues++
 		default:
 			if !free[r.Type] && !strings.HasPrefix(r.Type, "Custom::") {
 				unknown = append(unknown, id+" ("+r.Type+")")
@@ -282,6 +294,7 @@ func (s Stack) Facts() []string {
 			s.Database.Instances, s.Database.MinACU, s.Database.AutoPauseSeconds, s.Database.PoolIdleSeconds),
 		fmt.Sprintf("S3 buckets: %d", s.Buckets),
 		fmt.Sprintf("budgets %d, CloudFront distributions %d, SNS topics %d", s.Budgets, s.Distributions, s.Topics),
+		fmt.Sprintf("schedules %d, SQS queues %d", s.Schedules, s.Queues),
 	}
 	for _, f := range s.Functions {
 		out = append(out, fmt.Sprintf("function %s: %g MB %s", f.Name, f.MemoryMB, f.Arch))

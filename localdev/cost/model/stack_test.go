@@ -40,6 +40,10 @@ func TestFromTemplate(t *testing.T) {
 		"S3":                               r("AWS::EC2::VPCEndpoint", map[string]any{"VpcEndpointType": "Gateway"}),
 		"MigrateE0A1B2C3":                  r("Custom::BuzzMigrate", nil),
 		"RoleDEFAULTPOLICY1":               r("AWS::IAM::Policy", nil),
+		"LivenessDelay1A2B3C4D":            r("AWS::SQS::Queue", map[string]any{"DelaySeconds": 30}),
+		"LivenessSchedule1A2B3C4D":         r("AWS::Events::Rule", map[string]any{"ScheduleExpression": "rate(1 minute)"}),
+		"LivenessDelayPolicy1A2B3C4D":      r("AWS::SQS::QueuePolicy", nil),
+		"wspushSqsEventSource1A2B3C4D":     r("AWS::Lambda::EventSourceMapping", nil),
 	}
 	s, err := FromTemplate(tpl(t, base))
 	if err != nil {
@@ -50,7 +54,8 @@ func TestFromTemplate(t *testing.T) {
 		LogGroups: 1, LogRetentionDays: 7, Alarms: 1,
 		Network: Network{Egress: "ipv6", Alarms: 1, InterfaceEndpoints: 2},
 		KMSKeys: 1, Rotating: 1,
-		Database: Database{Instances: 1, MinACU: 0, AutoPauseSeconds: 300, PoolIdleSeconds: 30},
+		Database:  Database{Instances: 1, MinACU: 0, AutoPauseSeconds: 300, PoolIdleSeconds: 30},
+		Schedules: 1, Queues: 1,
 	}
 	if d := Diff(s, want); d != nil {
 		t.Errorf("differences:\n%s", strings.Join(d, "\n"))
@@ -61,7 +66,10 @@ func TestFromTemplate(t *testing.T) {
 		edit func(map[string]any)
 		err  string // in the error; "" = no error
 	}{
-		{"unknown type", func(m map[string]any) { m["Q"] = r("AWS::SQS::Queue", nil) }, "Q (AWS::SQS::Queue)"},
+		{"unknown type", func(m map[string]any) { m["H"] = r("AWS::EC2::Host", nil) }, "H (AWS::EC2::Host)"},
+		{"a rule that is no schedule", func(m map[string]any) {
+			m["R"] = r("AWS::Events::Rule", map[string]any{"EventPattern": map[string]any{}})
+		}, "not a schedule"},
 		{"logs kept forever", func(m map[string]any) { m["L"] = r("AWS::Logs::LogGroup", nil) }, "keeps its logs forever"},
 		{"provisioned instance", func(m map[string]any) {
 			m["Dbwriter9B286E50"] = r("AWS::RDS::DBInstance", map[string]any{"DBInstanceClass": "db.r6g.large"})
@@ -101,7 +109,7 @@ func TestDiff(t *testing.T) {
 	b.Alarms = 13
 	b.Functions = b.Functions[1:]
 	d := strings.Join(Diff(a, b), "\n")
-	for _, want := range []string{"template: alarms: 17", "model:    alarms: 13", "template: function CustomVpcRestrictDefaultSGCustomResourceProviderHandler: 128 MB x86_64"} {
+	for _, want := range []string{"template: alarms: 19", "model:    alarms: 13", "template: function CustomVpcRestrictDefaultSGCustomResourceProviderHandler: 128 MB x86_64"} {
 		if !strings.Contains(d, want) {
 			t.Errorf("diff lacks %q:\n%s", want, d)
 		}

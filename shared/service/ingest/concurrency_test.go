@@ -32,7 +32,7 @@ func idleHarness(t *testing.T) (*harness, *sessions.Idle) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	idle := sessions.NewIdle(b, "sessions/", []byte("k"))
+	idle := sessions.NewIdle(b, "sessions/", sessions.NewChallenges([]byte("k")))
 	idle.Latest = h.st.LatestCreatedAt
 	h.svc = h.svc.WithFolder(idle.Folder(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	return h, idle

@@ -2,10 +2,7 @@ package sessions
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -52,13 +49,18 @@ type Objects interface {
 //     the mark, pending until the next commit of the community folds it
 //     into ws_subscriptions (store.SessionFold) before its audience read;
 //   - c/{community}/s/g/{conn}: a connection whose $disconnect came, its
-//     rows deleted by the next commit's fold.
+//     rows deleted by the next commit's fold;
+//   - open/{conn}: a connection the greeting reached (Opened), listed by
+//     the liveness tick (OpenConnections) until $disconnect or a post
+//     answered 410 Gone removes it (Gone); lastopen: when the last one
+//     was recorded, so that a tick lists nothing once every connection
+//     has outlived API Gateway's 2 hours.
 //
 // Safe for concurrent use.
 type Idle struct {
 	obj    Objects
 	prefix string
-	mac    []byte
+	ch     Challenges
 	now    func() time.Time
 
 	mu    sync.Mutex
@@ -74,18 +76,10 @@ type Idle struct {
 	Members nip43.Gate
 }
 
-// NewIdle keeps the idle state in obj under prefix; key keys the NIP-42
-// challenges it derives.
-func NewIdle(obj Objects, prefix string, key []byte) *Idle {
-	return &Idle{obj: obj, prefix: prefix, mac: key, now: time.Now, marks: map[string]int64{}}
-}
-
-// Challenge is connection id's NIP-42 challenge: a keyed MAC of the id, the
-// same on every instance, stored nowhere.
-func (d *Idle) Challenge(id string) string {
-	m := hmac.New(sha256.New, d.mac)
-	m.Write([]byte("nip42-challenge\x00" + id))
-	return hex.EncodeToString(m.Sum(nil)[:16])
+// NewIdle keeps the idle state in obj under prefix; ch gives the NIP-42
+// challenge of a connection it folds into the database.
+func NewIdle(obj Objects, prefix string, ch Challenges) *Idle {
+	return &Idle{obj: obj, prefix: prefix, ch: ch, now: time.Now, marks: map[string]int64{}}
 }
 
 // name encodes a client-chosen or gateway-chosen string as one key segment.
@@ -97,6 +91,9 @@ func unname(s string) (string, error) {
 }
 
 func (d *Idle) connKey(id string) string { return d.prefix + "conn/" + name(id) }
+func (d *Idle) openPrefix() string       { return d.prefix + "open/" }
+func (d *Idle) lastOpenKey() string      { return d.prefix + "lastopen" }
+func (d *Idle) openKey(id string) string { return d.openPrefix() + name(id) }
 func (d *Idle) markPrefix(community string) string {
 	return d.prefix + "c/" + name(community) + "/mark/"
 }
@@ -208,9 +205,10 @@ func (d *Idle) LoadConn(ctx context.Context, id string) (c IdleConn, found bool,
 	return c, true, nil
 }
 
-// Gone records that connection id went away ($disconnect): its state is
-// dropped and, when its community is known, a mark asks the next commit of
-// that community to delete its rows. No database statement.
+// Gone records that connection id went away ($disconnect, or a post
+// answered 410 Gone): its state and its entry among the open connections
+// are dropped and, when its community is known, a mark asks the next
+// commit of that community to delete its rows. No database statement.
 func (d *Idle) Gone(ctx context.Context, id, community string) error {
 	if community != "" {
 		if err := d.obj.Put(ctx, d.goneKey(community, id), nil, ""); err != nil {
@@ -220,7 +218,50 @@ func (d *Idle) Gone(ctx context.Context, id, community string) error {
 	if err := d.obj.Delete(ctx, d.connKey(id)); err != nil {
 		return fmt.Errorf("sessions: drop connection %s: %w", id, err)
 	}
+	if err := d.obj.Delete(ctx, d.openKey(id)); err != nil {
+		return fmt.Errorf("sessions: drop open connection %s: %w", id, err)
+	}
 	return nil
+}
+
+// Opened records connection id among the open connections (the greeting
+// reached it), which the liveness tick lists, and the time as the last
+// one's. An entry whose $disconnect never came is removed by the first
+// liveness post that finds it gone.
+func (d *Idle) Opened(ctx context.Context, id string) error {
+	if err := d.obj.Put(ctx, d.openKey(id), nil, ""); err != nil {
+		return fmt.Errorf("sessions: record %s open: %w", id, err)
+	}
+	if err := d.obj.Put(ctx, d.lastOpenKey(), []byte(strconv.FormatInt(d.now().Unix(), 10)), "text/plain"); err != nil {
+		return fmt.Errorf("sessions: record %s open: %w", id, err)
+	}
+	return nil
+}
+
+// OpenConnections lists the ids Opened recorded and Gone has not removed:
+// none, without listing them, when the last was recorded more than
+// Lifetime ago (API Gateway closed it and every one before it), which is
+// one GET where a LIST costs twelve times as much.
+func (d *Idle) OpenConnections(ctx context.Context) ([]string, error) {
+	b, found, err := d.obj.Get(ctx, d.lastOpenKey())
+	if err != nil {
+		return nil, fmt.Errorf("sessions: last open connection: %w", err)
+	}
+	if at, perr := strconv.ParseInt(string(b), 10, 64); !found || perr != nil || d.now().Unix()-at > int64(Lifetime/time.Second) {
+		return nil, nil
+	}
+	pre := d.openPrefix()
+	keys, err := d.obj.List(ctx, pre, 0)
+	if err != nil {
+		return nil, fmt.Errorf("sessions: list open connections: %w", err)
+	}
+	ids := make([]string, 0, len(keys))
+	for _, k := range keys {
+		if id, err := unname(strings.TrimPrefix(k, pre)); err == nil && id != "" {
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
 }
 
 // HostTTL is how long a host's community, as the database last named it,
@@ -423,7 +464,7 @@ func (d *Idle) Collect(ctx context.Context, community string, v int64) (*Fold, e
 			if !conns[id] {
 				conns[id] = true
 				f.Connections = append(f.Connections, Connection{ID: id, Community: community,
-					Challenge: d.Challenge(id), ChallengeSent: true, Pubkey: p.Pubkey,
+					Challenge: d.ch.For(id), ChallengeSent: true, Pubkey: p.Pubkey,
 					ConnectedAt: p.ConnectedAt, ExpiresAt: p.ConnectedAt + int64(Lifetime/time.Second)})
 			}
 			f.Subs = append(f.Subs, store.NewSubscription{

@@ -2,6 +2,9 @@ package sessions_test
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"sync"
 	"testing"
 
@@ -23,7 +26,7 @@ func localIdle(t *testing.T, latest int64) (*sessions.Idle, func() *sessions.Idl
 		t.Fatal(err)
 	}
 	instance := func() *sessions.Idle {
-		d := sessions.NewIdle(b, "sessions/", []byte("k"))
+		d := sessions.NewIdle(b, "sessions/", sessions.NewChallenges([]byte("k")))
 		d.Latest = func(context.Context, string) (int64, error) { return latest, nil }
 		return d
 	}
@@ -51,17 +54,29 @@ func TestAbove(t *testing.T) {
 	}
 }
 
-func TestChallenge(t *testing.T) {
-	a := sessions.NewIdle(nil, "p/", []byte("one"))
-	b := sessions.NewIdle(nil, "p/", []byte("two"))
-	if a.Challenge("x=") != sessions.NewIdle(nil, "q/", []byte("one")).Challenge("x=") {
+// TestChallengeIsKeyedByTheRelayKeyAlone: a connection's challenge is a
+// function of its id and the key only (the greeting's function and
+// ws-message derive the same string in either session mode), differs
+// across ids and keys, and a Challenges without a key still has one.
+func TestChallengeIsKeyedByTheRelayKeyAlone(t *testing.T) {
+	a := sessions.NewChallenges([]byte("one"))
+	b := sessions.NewChallenges([]byte("two"))
+	if a.For("x=") != sessions.NewChallenges([]byte("one")).For("x=") {
 		t.Fatal("the same key and id give another challenge")
 	}
-	if a.Challenge("x=") == a.Challenge("y=") || a.Challenge("x=") == b.Challenge("x=") {
+	if a.For("x=") == a.For("y=") || a.For("x=") == b.For("x=") {
 		t.Fatal("challenges repeat across ids or keys")
 	}
-	if len(a.Challenge("x=")) != 32 {
-		t.Fatalf("challenge %q", a.Challenge("x="))
+	if len(a.For("x=")) != 32 {
+		t.Fatalf("challenge %q", a.For("x="))
+	}
+	// Without a key, not the MAC under an empty key, which anyone could
+	// compute from the connection id.
+	var zero sessions.Challenges
+	m := hmac.New(sha256.New, nil)
+	m.Write([]byte("nip42-challenge\x00x="))
+	if !zero.Zero() || zero.For("x=") == hex.EncodeToString(m.Sum(nil)[:16]) || zero.For("x=") != zero.For("x=") {
+		t.Fatalf("a Challenges without a key: %q", zero.For("x="))
 	}
 }
 
@@ -133,7 +148,7 @@ func TestPendingFold(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(f.Connections) != 1 || f.Connections[0].ID != conn.ID || f.Connections[0].Pubkey != "aa" ||
-		f.Connections[0].Challenge != d.Challenge(conn.ID) {
+		f.Connections[0].Challenge != sessions.NewChallenges([]byte("k")).For(conn.ID) {
 		t.Fatalf("connections %+v", f.Connections)
 	}
 	if len(f.Subs) != 1 || f.Subs[0].Sub != "s/1" || f.Subs[0].Connection != conn.ID || len(f.Subs[0].Pins) != 1 || f.Subs[0].Pins[0] != "ch" {

@@ -13,8 +13,6 @@ package wsrelay
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -73,17 +71,32 @@ type Relay struct {
 	// Sigs checks AUTH signatures (nil: without remembering keys); the
 	// instance shares it with ingest.
 	Sigs *sigverify.Verifier
-	// Idle, when set, keeps connections outside the database: the
-	// challenge derived from the connection id, the AUTH key and the
-	// community in the object store, $disconnect a mark there; a
-	// connection gets its row when a REQ stores a subscription in the
-	// database (sessions.Idle). Nil: connections live in the database.
-	Idle  *sessions.Idle
-	now   func() time.Time
-	conns *connCache
+	// Idle, when set, keeps connections outside the database: the AUTH
+	// key and the community in the object store, $disconnect a mark
+	// there; a connection gets its row when a REQ stores a subscription in
+	// the database (sessions.Idle). Nil: connections live in the database.
+	Idle *sessions.Idle
+	// Challenges derives each connection's NIP-42 challenge from its id,
+	// in both modes: the push function's greeting at $connect and the
+	// reply to a first message send the same string (the zero value: a
+	// key of this process only).
+	Challenges sessions.Challenges
+	// Greeter, when set, is handed each accepted connection at $connect
+	// (sessions.GreetEvent, an asynchronous invocation of the push
+	// function), which posts its challenge as soon as the socket is open.
+	Greeter Invoker
+	now     func() time.Time
+	conns   *connCache
 }
 
-// New wires the relay over the sessions of reg and the use cases of core.
+// Invoker invokes a function asynchronously (shared/aws/lambdainvoke).
+type Invoker interface {
+	InvokeAsync(ctx context.Context, payload []byte) error
+}
+
+// New wires the relay over the sessions of reg and the use cases of core;
+// until Challenges is set, its challenges are this process's own
+// (sessions.Challenges' zero value).
 func New(reg *sessions.Registry, core *relay.Relay, s sessions.Sender,
 	community func(context.Context, string) (string, error), log *slog.Logger) *Relay {
 	return &Relay{Sessions: reg, Core: core, Sender: s, Community: community,
@@ -97,17 +110,27 @@ func (r *Relay) WithClock(now func() time.Time) *Relay {
 	return &c
 }
 
-// Connect accepts a new connection ($connect). It sends nothing (the socket
-// is not open until it returns) and never touches the database: the
+// Connect accepts a new connection ($connect). It posts nothing (the
+// socket is not open until it returns) and never touches the database: the
 // connection is registered by its first message (Message opens an unknown
 // connection), so a handshake never waits for a resuming database. An
-// error refuses the connection.
+// accepted connection is handed to the Greeter, whose invocation posts the
+// challenge once the socket is open; a failed hand-off is logged, and the
+// first message brings the challenge as before. An error refuses the
+// connection.
 func (r *Relay) Connect(ctx context.Context, req Request) error {
 	if req.ConnectionID == "" || req.Host == "" {
 		return errors.New("wsrelay: connect without connection id or host")
 	}
 	if r.Admit != nil {
-		return r.Admit(ctx, hostOnly(req.Host))
+		if err := r.Admit(ctx, hostOnly(req.Host)); err != nil {
+			return err
+		}
+	}
+	if r.Greeter != nil {
+		if err := r.Greeter.InvokeAsync(ctx, sessions.GreetEvent(req.ConnectionID)); err != nil {
+			r.Log.WarnContext(ctx, "wsrelay: greeting not handed over", "connection", req.ConnectionID, "err", err)
+		}
 	}
 	return nil
 }
@@ -124,7 +147,7 @@ func (r *Relay) open(ctx context.Context, req Request) (*sessions.Connection, er
 		ID:        req.ConnectionID,
 		Community: community,
 		RelayURLs: RelayURLs(req.Scheme, req.Host, req.Stage),
-		Challenge: challenge(),
+		Challenge: r.Challenges.For(req.ConnectionID),
 	}
 	if err := r.Sessions.Open(ctx, c); err != nil {
 		return nil, err
@@ -169,13 +192,17 @@ func (r *Relay) forget(ctx context.Context, id string, cause error) error {
 // the connection; Message itself never fails.
 func (r *Relay) Message(ctx context.Context, req Request) {
 	out := &replier{r: r, conn: req.ConnectionID}
-	conn, err := r.connection(ctx, req)
+	conn, challenge, err := r.connection(ctx, req)
 	if err != nil {
 		out.unanswered(ctx, req.Body, "load connection", err)
 		return
 	}
-	msg := out.parse(ctx, req.Body)
-	if msg == nil {
+	msg, perr := Parse(req.Body)
+	if challenge && !answers(msg, conn) {
+		out.send(ctx, sessions.AuthMessage(conn.Challenge))
+	}
+	if perr != nil {
+		out.parseFailed(ctx, perr)
 		return
 	}
 	c := relay.Caller{Community: conn.Community, Pubkey: conn.Pubkey, Connection: conn.ID, Size: len(req.Body), Host: relayurl.Hostname(req.Host)}
@@ -216,69 +243,76 @@ func (r *Relay) Message(ctx context.Context, req Request) {
 	}
 }
 
+// answers reports whether msg is an AUTH answering conn's challenge: the
+// client has the challenge (the one pushed at connect), so the reply to
+// its first message need not carry it again.
+func answers(msg *Message, conn *sessions.Connection) bool {
+	if msg == nil || msg.Verb != VerbAuth || msg.Event == nil {
+		return false
+	}
+	ch, _ := filter.TagValue(msg.Event.Tags, "challenge")
+	return ch == conn.Challenge
+}
+
 // connection is the connection of req: from this instance's cache once
-// authenticated, else from the registry (re-opened when $connect was lost),
-// sending the AUTH challenge on its first message.
-func (r *Relay) connection(ctx context.Context, req Request) (*sessions.Connection, error) {
+// authenticated, else from the registry (re-opened when $connect was lost).
+// challenge is true when the reply to this message, the connection's
+// first on this instance, is to carry the AUTH challenge (again: the push
+// function sent it as the connection opened).
+func (r *Relay) connection(ctx context.Context, req Request) (conn *sessions.Connection, challenge bool, err error) {
 	if c, ok := r.conns.get(req.ConnectionID, r.now().Unix()); ok {
-		return c, nil
+		return c, false, nil
 	}
 	if r.Idle != nil {
 		return r.idleConnection(ctx, req)
 	}
-	out := &replier{r: r, conn: req.ConnectionID}
-	conn, err := r.Sessions.Get(ctx, req.ConnectionID)
+	conn, err = r.Sessions.Get(ctx, req.ConnectionID)
 	if errors.Is(err, sessions.ErrUnknownConnection) {
 		// $connect was lost or the row expired: start over.
 		conn, err = r.open(ctx, req)
 	}
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if conn.Pubkey == "" && !conn.ChallengeSent {
 		first, err := r.Sessions.MarkChallengeSent(ctx, conn.ID)
 		if err != nil {
 			r.Log.ErrorContext(ctx, "wsrelay: challenge", "connection", conn.ID, "err", err)
 		}
-		if first || err != nil {
-			out.send(ctx, array("AUTH", conn.Challenge))
-		}
+		challenge = first || err != nil
 		conn.ChallengeSent = err == nil
 	}
 	r.conns.put(conn)
-	return conn, nil
+	return conn, challenge, nil
 }
 
 // idleConnection is connection() with Idle: the connection's AUTH state
 // from the object store, else a new one whose challenge (derived from its
-// id) this instance sends once. No database statement, unless the host's
+// id) this instance sends once (challenge). No database statement, unless the host's
 // community is not recorded there.
-func (r *Relay) idleConnection(ctx context.Context, req Request) (*sessions.Connection, error) {
+func (r *Relay) idleConnection(ctx context.Context, req Request) (*sessions.Connection, bool, error) {
 	id := req.ConnectionID
 	if id == "" || req.Host == "" {
-		return nil, errors.New("wsrelay: message without connection id or host")
+		return nil, false, errors.New("wsrelay: message without connection id or host")
 	}
 	conn := &sessions.Connection{ID: id, RelayURLs: RelayURLs(req.Scheme, req.Host, req.Stage),
-		Challenge: r.Idle.Challenge(id), ChallengeSent: true}
+		Challenge: r.Challenges.For(id), ChallengeSent: true}
 	st, found, err := r.Idle.LoadConn(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if found {
 		conn.Community, conn.Pubkey, conn.ConnectedAt = st.Community, st.Pubkey, st.ConnectedAt
 		conn.ExpiresAt = st.ConnectedAt + int64(sessions.Lifetime/time.Second)
 		r.conns.put(conn)
-		return conn, nil
+		return conn, false, nil
 	}
 	if conn.Community, err = r.Idle.Community(ctx, hostOnly(req.Host), r.Community); err != nil {
-		return nil, fmt.Errorf("wsrelay: community for %s: %w", req.Host, err)
+		return nil, false, fmt.Errorf("wsrelay: community for %s: %w", req.Host, err)
 	}
 	conn.ConnectedAt = r.now().Unix()
 	conn.ExpiresAt = conn.ConnectedAt + int64(sessions.Lifetime/time.Second)
-	if r.conns.first(r.conns.challenged, id) {
-		(&replier{r: r, conn: id}).send(ctx, array("AUTH", conn.Challenge))
-	}
-	return conn, nil
+	return conn, r.conns.first(r.conns.challenged, id), nil
 }
 
 // register stores conn in the database once per instance (Idle: before
@@ -435,12 +469,6 @@ func notice(msg string) []byte { return array("NOTICE", msg) }
 func array(parts ...string) []byte {
 	b, _ := json.Marshal(parts)
 	return b
-}
-
-func challenge() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
 
 // RelayURLs are the normalized URLs that name the relay a client reached at

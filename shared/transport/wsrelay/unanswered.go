@@ -59,13 +59,18 @@ func (p *replier) unanswered(ctx context.Context, body []byte, op string, err er
 func (p *replier) parse(ctx context.Context, body []byte) *Message {
 	msg, err := Parse(body)
 	if err != nil {
-		var pe *ParseError
-		if errors.As(err, &pe) {
-			p.fail(ctx, "parse", target{verb: pe.Verb, sub: pe.SubID, event: pe.EventID,
-				matched: (pe.Verb == VerbEvent || pe.Verb == VerbAuth) && pe.EventID != "" ||
-					(pe.Verb == VerbReq || pe.Verb == VerbCount) && pe.SubID != ""}, pe.Err)
-		}
+		p.parseFailed(ctx, err)
 		return nil
 	}
 	return msg
+}
+
+// parseFailed answers a message Parse refused.
+func (p *replier) parseFailed(ctx context.Context, err error) {
+	var pe *ParseError
+	if errors.As(err, &pe) {
+		p.fail(ctx, "parse", target{verb: pe.Verb, sub: pe.SubID, event: pe.EventID,
+			matched: (pe.Verb == VerbEvent || pe.Verb == VerbAuth) && pe.EventID != "" ||
+				(pe.Verb == VerbReq || pe.Verb == VerbCount) && pe.SubID != ""}, pe.Err)
+	}
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/buzzrelay/relay/shared/service/relay"
 	"github.com/buzzrelay/relay/shared/service/sessions"
 	"github.com/buzzrelay/relay/shared/transport/apigw"
+	"github.com/buzzrelay/relay/shared/transport/wsrelay"
 	"github.com/buzzrelay/relay/shared/wiring/config"
 )
 
@@ -68,6 +69,15 @@ type App struct {
 	// Idle keeps what lets an open app stay off the database
 	// (SESSION_BUCKET); nil: sessions live in the database (idle.go).
 	Idle *sessions.Idle
+	// Challenges derives the connections' NIP-42 challenges, keyed by the
+	// relay key (push.go); the zero value where no function part needs
+	// them.
+	Challenges sessions.Challenges
+	// Greeter hands each accepted connection to the push function at
+	// $connect (PUSH_FUNCTION); Push is that function's work, the greeting
+	// and the liveness tick (push.go). Nil where not built.
+	Greeter wsrelay.Invoker
+	Push    *sessions.Pusher
 }
 
 // Parts are the pieces a function kind builds; each kind's set is named in
@@ -91,7 +101,16 @@ const (
 	blobs
 	// idle is Idle (with pool) when SESSION_BUCKET is set.
 	idle
+	// greets is Greeter (no pool): ws-connect hands each connection to
+	// the push function.
+	greets
+	// pushes is Push (no pool): the greeting and the liveness tick, with
+	// Idle's registry of open connections when SESSION_BUCKET is set.
+	pushes
 )
+
+// noPool are the parts built without the database.
+const noPool = greets | pushes
 
 // Logger returns the JSON logger every entry point uses (LOG_LEVEL: debug,
 // info, warn, error; default info).
@@ -135,18 +154,38 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, parts Part
 			log.Warn("WS_MANAGEMENT_ENDPOINT is not set: events posted over HTTP reach WebSocket subscribers only on their next REQ")
 		}
 	}
-	if parts == 0 {
-		return a, nil
+	if parts&^noPool != 0 {
+		var err error
+		if a.Store, err = cfg.Store(ctx); err != nil {
+			return nil, fmt.Errorf("database: %w", err)
+		}
+		if err := a.wire(ctx, parts); err != nil {
+			a.Store.Close()
+			return nil, err
+		}
 	}
-	var err error
-	if a.Store, err = cfg.Store(ctx); err != nil {
-		return nil, fmt.Errorf("database: %w", err)
-	}
-	if err := a.wire(ctx, parts); err != nil {
-		a.Store.Close()
+	if err := a.wireNoPool(ctx, parts); err != nil {
+		if a.Store != nil {
+			a.Store.Close()
+		}
 		return nil, err
 	}
 	return a, nil
+}
+
+// wireNoPool builds the parts that need no database (push.go).
+func (a *App) wireNoPool(ctx context.Context, parts Parts) error {
+	if parts&greets != 0 {
+		if err := a.openGreeter(ctx); err != nil {
+			return err
+		}
+	}
+	if parts&pushes != 0 {
+		if err := a.openPush(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (a *App) wire(ctx context.Context, parts Parts) error {
@@ -165,13 +204,16 @@ func (a *App) wire(ctx context.Context, parts Parts) error {
 		}
 		a.Keys = community.NewKeys(a.Communities, a.Sealer, sg)
 		a.Signer = a.Keys
+		if a.Challenges, err = challenges(ctx, a.Keys); err != nil {
+			return err
+		}
 	}
 	if parts&blobs != 0 && cfg.Media.On() {
 		if err := a.openMedia(ctx); err != nil {
 			return err
 		}
 	}
-	if parts&idle != 0 && cfg.Session.On() {
+	if parts&idle != 0 && cfg.Session.On() && a.Idle == nil {
 		if err := a.openIdle(ctx); err != nil {
 			return err
 		}

@@ -13,11 +13,12 @@ import (
 //
 //	ingest         IngestParts      a.IngestHTTP()   apigw → bridge → relay.Publish
 //	query          QueryParts       a.QueryHTTP()    apigw → bridge → relay.Read/Count, nip86
-//	ws-connect     ConnectParts     a.WebSocket()    apigw → wsrelay (no database)
+//	ws-connect     ConnectParts     a.WebSocket()    apigw → wsrelay (no database; hands the greeting to ws-push)
 //	ws-message     MessageParts     a.WebSocket()    apigw → wsrelay → relay
 //	ws-disconnect  DisconnectParts  a.WebSocket()    apigw → wsrelay → sessions
 //	fanout         FanoutParts      a.FanoutBatch()  fanout.DeliverBatch
 //	ws-authorize   AuthorizeParts   a.Authorizer()   apigw (the host only)
+//	ws-push        PushParts        a.PushHandler()  sessions.Pusher (greeting, liveness; no database)
 const (
 	// IngestParts: POST /events. It signs relay events (39000-39006) and,
 	// with WS_MANAGEMENT_ENDPOINT set, delivers what it stores live.
@@ -28,8 +29,10 @@ const (
 	// seals a new community's key.
 	QueryParts = pool | keys | reads | blobs
 	// ConnectParts: $connect, from the environment alone (no pool, no
-	// relay key, no AWS call); the first message registers the connection.
-	ConnectParts = Parts(0)
+	// relay key): it hands each accepted connection to the push function
+	// (PUSH_FUNCTION, one asynchronous Invoke); the first message
+	// registers the connection.
+	ConnectParts = greets
 	// MessageParts: $default (AUTH, EVENT, REQ, CLOSE, COUNT), with
 	// replies and live delivery posted to connections; with
 	// SESSION_BUCKET set, AUTH and a REQ for what the client has seen need
@@ -45,7 +48,13 @@ const (
 	// AuthorizeParts: the $connect authorizer, from the environment alone
 	// (BUZZ_HOST_HEADER).
 	AuthorizeParts = Parts(0)
-	localParts     = pool | keys | writes | reads | live | blobs | idle
+	// PushParts: the push function: a connection's NIP-42 challenge
+	// posted as soon as it opens, and the liveness frames a schedule asks
+	// for, to the open connections of the session bucket
+	// (SESSION_BUCKET). The relay key (only to key the challenges) and
+	// @connections; no database.
+	PushParts  = pushes
+	localParts = pool | keys | writes | reads | live | blobs | idle | greets | pushes
 )
 
 // Build reads the environment once and builds parts: a main's cold start.

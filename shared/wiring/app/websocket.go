@@ -11,12 +11,15 @@ import (
 
 // WebSocket is the handler of the WebSocket routes ($connect, $default,
 // $disconnect: the event says which) over the parts a has. Without a
-// database ($connect) it touches nothing; with one, $connect refuses a host
-// that serves no community; $default needs the write and read paths and
-// live delivery (MessageParts builds them).
+// database ($connect) it only hands the connection to the push function;
+// with one, $connect refuses a host that serves no community first;
+// $default needs the write and read paths and live delivery (MessageParts
+// builds them).
 func (a *App) WebSocket() apigw.WebSocketHandler {
 	if a.Store == nil {
-		return apigw.WebSocket(wsrelay.New(nil, nil, nil, nil, a.Log), a.origin())
+		r := wsrelay.New(nil, nil, nil, nil, a.Log)
+		r.Greeter = a.Greeter
+		return apigw.WebSocket(r, a.origin())
 	}
 	var s sessions.Sender
 	if a.Fanout != nil {
@@ -26,6 +29,8 @@ func (a *App) WebSocket() apigw.WebSocketHandler {
 	r.Admit = a.Communities.Admit
 	r.Sigs = a.Sigs
 	r.Idle = a.Idle
+	r.Challenges = a.Challenges
+	r.Greeter = a.Greeter
 	return apigw.WebSocket(r, a.origin())
 }
 

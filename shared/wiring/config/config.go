@@ -78,6 +78,12 @@ type Config struct {
 	Key KeyConfig
 	// Fanout is how large audiences are handed to the fan-out function.
 	Fanout FanoutConfig
+	// PushFunction (PUSH_FUNCTION, name or ARN) is the push function
+	// $connect hands each accepted connection to (invoked asynchronously
+	// at LAMBDA_ENDPOINT), which posts its NIP-42 challenge once the socket
+	// is open; empty: the challenge goes out with the reply to the
+	// connection's first message only.
+	PushFunction string
 	// Limits are the rate limits (RATE_*, shared/service/ratelimit).
 	Limits ratelimit.Limits
 	// Media is the Blossom media service (MEDIA_*, media.go).
@@ -139,6 +145,7 @@ func (c *Config) text() map[string]*string {
 		"RELAY_SEAL_KEY":           &c.Key.SealKey,
 		"RELAY_SEAL_KEY_FILE":      &c.Key.SealKeyFile,
 		"FANOUT_FUNCTION":          &c.Fanout.Function,
+		"PUSH_FUNCTION":            &c.PushFunction,
 		"LAMBDA_ENDPOINT":          &c.Fanout.LambdaEndpoint,
 		"AWS_LAMBDA_FUNCTION_NAME": &c.Fanout.Self,
 	}

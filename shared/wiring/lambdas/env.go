@@ -65,6 +65,7 @@ const (
 	RefWSManagementEndpoint
 	RefFanoutFunction
 	RefMediaBucket
+	RefPushFunction
 )
 
 // Refs resolves a Ref; Environment asks only for those f uses, so a
@@ -127,10 +128,13 @@ func Environment(f Function, s Settings, refs Refs) map[string]string {
 	if f.Dispatches {
 		env["FANOUT_FUNCTION"] = refs(RefFanoutFunction)
 	}
+	if f.Greets {
+		env["PUSH_FUNCTION"] = refs(RefPushFunction)
+	}
 	// Over egress=ipv6 every call needs an endpoint with an AAAA record:
 	// EndpointURL and SetsEndpoint (endpoints.go) name it per service.
 	region := refs(RefRegion)
-	if (f.Dispatches || f.Fanout) && SetsEndpoint(s, SvcLambda) {
+	if (f.Dispatches || f.Fanout || f.Greets) && SetsEndpoint(s, SvcLambda) {
 		env["LAMBDA_ENDPOINT"] = EndpointURL(s, region, SvcLambda)
 	}
 	if usesKMS && SetsEndpoint(s, SvcKMS) {

@@ -14,9 +14,10 @@ type Function struct {
 	Name string // directory under functions/ and zip name under the asset dir
 	// Needs the relay key: gets the KMS key configuration and kms:Decrypt
 	// on the one key. ingest, query and ws-message sign 39000-39006 and
-	// 44100/44101 and serve NIP-11 self; ws-connect and ws-disconnect are
-	// built without a key (app.ConnectParts, app.DisconnectParts)
-	// and migrate signs nothing.
+	// 44100/44101 and serve NIP-11 self; ws-message and ws-push key the
+	// NIP-42 challenges with it; ws-connect and ws-disconnect are built
+	// without a key (app.ConnectParts, app.DisconnectParts) and migrate
+	// signs nothing.
 	Signs bool
 	// Posts to WebSocket connections (fan-out, replies): gets
 	// WS_MANAGEMENT_ENDPOINT and execute-api:ManageConnections on the stage.
@@ -40,8 +41,9 @@ type Function struct {
 	// Sessions reads and writes the WebSocket sessions' idle state
 	// (shared/service/sessions.Idle) in the media bucket under
 	// SessionPrefix: ws-message (AUTH, REQ, CLOSE), ws-disconnect
-	// ($disconnect) and the write paths that fold it before their commit
-	// (ws-message and ingest). Gets SESSION_BUCKET when media is on.
+	// ($disconnect), the write paths that fold it before their commit
+	// (ws-message and ingest) and ws-push (the open connections). Gets
+	// SESSION_BUCKET when media is on.
 	Sessions bool
 	// NoDB: the function never opens the database ($connect registers
 	// nothing; the first message does), so it gets no database settings
@@ -55,19 +57,42 @@ type Function struct {
 	// dispatchers with a whole audience, it splits a large one and invokes
 	// itself with the other parts (lambda:InvokeFunction on its own ARN),
 	// loads the part it is given, re-checks access and posts.
-	Fanout  bool
+	Fanout bool
+	// Greets hands each accepted connection to the push function at
+	// $connect (asynchronous invoke): gets PUSH_FUNCTION and
+	// lambda:InvokeFunction on it. Built after the push function.
+	Greets bool
+	// Pushes is the push function (functions/ws-push): invoked by the
+	// greeters with a connection, whose NIP-42 challenge it posts once the
+	// socket is open, and by the liveness schedule (LivenessSchedule), for
+	// a frame to every open connection.
+	Pushes  bool
 	Memory  float64 // MB
 	Timeout float64 // seconds
 }
+
+// The liveness schedule: every open connection gets a frame at least
+// every LivenessGap while idle (the Buzz desktop app resets a connection
+// silent for 60 s). A schedule cannot fire more often than once a minute,
+// so the push function runs on a rate(LivenessRateMinutes) schedule and
+// again LivenessDelaySeconds later, through a queue's delivery delay
+// (infra/liveness.go; docs/architecture.md, "Greeting and liveness");
+// localdev runs it on a timer of LivenessDelaySeconds.
+const (
+	LivenessRateMinutes  = 1
+	LivenessDelaySeconds = 30
+	LivenessGapSeconds   = 50
+)
 
 // Functions is every function the stack deploys. The HTTP API allows 30 s
 // and the WebSocket API 29 s per integration; 28 s leaves room for an Aurora
 // resume from 0 ACU (about 15 s) on the first request after a pause.
 var Functions = []Function{
 	{Name: "fanout", Fanout: true, Posts: true, Memory: 512, Timeout: 60},
+	{Name: "ws-push", Pushes: true, Signs: true, Posts: true, Sessions: true, NoDB: true, Memory: 128, Timeout: 30},
 	{Name: "ingest", Signs: true, Posts: true, Dispatches: true, Sessions: true, Memory: 512, Timeout: 28},
 	{Name: "query", Signs: true, Manages: true, Memory: 512, Timeout: 28},
-	{Name: "ws-connect", NoDB: true, Memory: 256, Timeout: 28},
+	{Name: "ws-connect", NoDB: true, Greets: true, Memory: 256, Timeout: 28},
 	{Name: "ws-authorize", NoDB: true, Authorizer: true, Memory: 128, Timeout: 10},
 	{Name: "ws-message", Signs: true, Posts: true, Dispatches: true, Sessions: true, Memory: 512, Timeout: 28},
 	{Name: "ws-disconnect", Sessions: true, Memory: 256, Timeout: 28},
@@ -86,6 +111,7 @@ func (f Function) DeployTime() bool { return f.Migrate || f.EgressCheck }
 var OffRoute = map[string]string{
 	"migrate":     "CloudFormation, as the migrate custom resource's onEvent handler, once before the routes serve",
 	"fanout":      "ingest and ws-message (and itself), by asynchronous Invoke",
+	"ws-push":     "ws-connect at every $connect (asynchronous Invoke: the greeting), and the liveness schedule (EventBridge every minute, and 30 s later through an SQS queue's delivery delay; localdev: a timer)",
 	"egresscheck": "CloudFormation, as the EgressCheck custom resource's handler (through CDK's Provider framework), before migrate and the stages",
 }
 

@@ -1,0 +1,271 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/google/uuid"
+	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/service/sessions"
+	"github.com/buzzrelay/relay/shared/testing/testkit"
+	"github.com/buzzrelay/relay/shared/wiring/lambdas"
+)
+
+// The Buzz desktop app's relay session, as its source plays it (block/buzz
+// desktop/src/shared/api/relayClientSession.ts, timings in
+// relayClientTimings.ts, filters in relayChannelFilters.ts and
+// shared/constants/kinds.ts): read there, written here.
+const (
+	// buzzAuthTimeout is AUTH_TIMEOUT_MS: connect() sends nothing and
+	// waits this long for the relay's ["AUTH", challenge], then resets.
+	buzzAuthTimeout = 25 * time.Second
+	// buzzStallTimeout is STALL_IDLE_TIMEOUT_MS: the stall watchdog
+	// resets a connection with no inbound frame for this long.
+	buzzStallTimeout = 60 * time.Second
+)
+
+var (
+	// CHANNEL_TIMELINE_CONTENT_KINDS: the history fetch's kinds.
+	buzzTimelineKinds = []int{9, 40002, 40008, 40099, 43001, 43002, 43003, 43004, 43005, 43006, 48100}
+	// CHANNEL_EVENT_KINDS and 39005: subscribeToChannelLive's kinds.
+	buzzLiveKinds = []int{5, 7, 9005, 9, 40002, 45001, 45003, 40001, 40003, 40008, 40099, 48100, 48101, 48102, 48103, 39005}
+)
+
+// buzzDesktop is one socket of the app: every inbound frame is recorded
+// with its arrival (the stall watchdog's recordInbound).
+type buzzDesktop struct {
+	t      *testing.T
+	c      *websocket.Conn
+	url    string
+	frames chan buzzFrame
+	closed chan error
+
+	opened time.Time // the upgrade completed
+
+	mu   sync.Mutex
+	last time.Time // the watchdog's last inbound frame
+	gap  time.Duration
+}
+
+type buzzFrame struct {
+	parts []json.RawMessage
+	raw   string
+}
+
+func dialBuzz(t *testing.T, r *Relay) *buzzDesktop {
+	t.Helper()
+	c, _, err := websocket.Dial(ctxT(t), r.WSURL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadLimit(1 << 20)
+	t.Cleanup(func() { c.CloseNow() })
+	b := &buzzDesktop{t: t, c: c, url: r.WSURL, frames: make(chan buzzFrame, 256), closed: make(chan error, 1), last: time.Now(), opened: time.Now()}
+	go func() {
+		for {
+			_, data, err := c.Read(context.Background())
+			if err != nil {
+				b.closed <- err
+				close(b.frames)
+				return
+			}
+			now := time.Now()
+			b.mu.Lock()
+			b.gap = max(b.gap, now.Sub(b.last))
+			b.last = now
+			b.mu.Unlock()
+			var parts []json.RawMessage
+			if json.Unmarshal(data, &parts) != nil || len(parts) == 0 {
+				continue // the app drops what is not a JSON array
+			}
+			b.frames <- buzzFrame{parts: parts, raw: string(data)}
+		}
+	}()
+	return b
+}
+
+// next is the next frame, failing after d.
+func (b *buzzDesktop) next(d time.Duration, what string) buzzFrame {
+	b.t.Helper()
+	select {
+	case f, ok := <-b.frames:
+		if !ok {
+			b.t.Fatalf("%s: the socket closed: %v", what, <-b.closed)
+		}
+		return f
+	case <-time.After(d):
+		b.t.Fatalf("%s: nothing within %s", what, d)
+	}
+	return buzzFrame{}
+}
+
+func (b *buzzDesktop) verb(f buzzFrame) string { return str(b.t, f.parts[0]) }
+
+func (b *buzzDesktop) send(v any) {
+	b.t.Helper()
+	data, _ := json.Marshal(v)
+	if err := b.c.Write(ctxT(b.t), websocket.MessageText, data); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+// connect is the app's connect(): nothing sent until the relay's
+// challenge, answered with a kind 22242 naming it and the relay URL; the
+// session is open on that event's OK true.
+func (b *buzzDesktop) connect(u user) {
+	b.t.Helper()
+	f := b.next(buzzAuthTimeout, "the app waits for the relay's AUTH challenge before sending anything")
+	if b.verb(f) != "AUTH" || len(f.parts) != 2 {
+		b.t.Fatalf("first frame %s, want [\"AUTH\", challenge]", f.raw)
+	}
+	b.t.Logf("the challenge arrived %s after the upgrade", time.Since(b.opened).Round(time.Millisecond))
+	ev := signed(b.t, u, 22242, nostr.Tags{{"relay", b.url}, {"challenge", str(b.t, f.parts[1])}}, "")
+	b.send([]any{"AUTH", ev})
+	// A second challenge would make the app sign and send a second AUTH
+	// (handleAuthChallenge, while its authRequest waits): the AUTH that
+	// answers the pushed challenge gets its OK alone.
+	if f := b.next(wait, "OK of the AUTH"); b.verb(f) != "OK" || str(b.t, f.parts[1]) != ev.ID || string(f.parts[2]) != "true" {
+		b.t.Fatalf("AUTH answered %s, want OK true alone", f.raw)
+	}
+}
+
+// req sends REQ id filter and returns the ids of the events before its
+// EOSE.
+func (b *buzzDesktop) req(id string, filter map[string]any) []string {
+	b.t.Helper()
+	b.send([]any{"REQ", id, filter})
+	var ids []string
+	for {
+		f := b.next(wait, "REQ "+id)
+		switch b.verb(f) {
+		case "EVENT":
+			var ev nostr.Event
+			if err := json.Unmarshal(f.parts[2], &ev); err != nil {
+				b.t.Fatal(err)
+			}
+			ids = append(ids, ev.ID)
+		case "EOSE":
+			if str(b.t, f.parts[1]) == id {
+				return ids
+			}
+		default:
+			b.t.Fatalf("REQ %s %v answered %s", id, filter, f.raw)
+		}
+	}
+}
+
+// maxGap is the longest silence the watchdog saw so far, the one running
+// now included.
+func (b *buzzDesktop) maxGap() time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return max(b.gap, time.Since(b.last))
+}
+
+// TestBuzzDesktopSessionOpensAndStaysOpenWithoutSpeakingFirst plays the
+// Buzz desktop app's session: it connects and sends nothing until the
+// relay's ["AUTH", challenge] (pushed as the socket opens: within the
+// app's 25 s, or it resets and reconnects), answers with a kind 22242 and
+// gets OK true; reads a channel's history the app's way (the timeline
+// kinds, limit 50, CLOSE at EOSE) and holds its three live subscriptions
+// (channel rows and aux with 39005 since now, huddle lifecycle, typing);
+// then idles with them open: a frame reaches it before its stall
+// watchdog would reset the connection, each idle frame is the liveness
+// frame, an EOSE for a subscription the app never opened (handleEose finds
+// none and does nothing), no idle frame runs a database statement, and
+// the same socket still delivers a new message live afterwards.
+//
+// The liveness tick runs every second here (emulator.Stack.Liveness; AWS
+// runs it every 30 s) and the watchdog's limit is scaled from the app's 60
+// s to 6 s, a generous bound for a loaded machine.
+// BUZZ_E2E_REAL_LIVENESS=1 runs it at the real scale: the 30 s tick, the
+// app's 60 s limit and 3 minutes idle.
+func TestBuzzDesktopSessionOpensAndStaysOpenWithoutSpeakingFirst(t *testing.T) {
+	period, stall, idle := time.Second, 6*time.Second, 8*time.Second
+	if os.Getenv("BUZZ_E2E_REAL_LIVENESS") == "1" {
+		period, stall, idle = lambdas.LivenessDelaySeconds*time.Second, buzzStallTimeout, 3*time.Minute
+	}
+	r := StartTest(t, Options{Sessions: true, LivenessPeriod: period})
+	alice, ra := loggedIn(t, r)
+	ch := createChannel(t, ra, alice, "open")
+	first := publish(t, ra, alice, 9, nostr.Tags{{"h", ch}}, "before the app opened")
+
+	app := dialBuzz(t, r)
+	app.connect(testkit.NewKey(t))
+
+	history := "history-" + uuid.NewString()
+	if ids := app.req(history, map[string]any{"kinds": buzzTimelineKinds, "#h": []string{ch}, "limit": 50}); !slices.Contains(ids, first.ID) {
+		t.Fatalf("channel history %v, want %s", ids, first.ID)
+	}
+	app.send([]any{"CLOSE", history}) // handleSubscriptionEose closes a history subscription
+	now := time.Now().Unix()
+	live := "live-" + uuid.NewString()
+	opened := []string{history, live}
+	app.req(live, map[string]any{"kinds": buzzLiveKinds, "#h": []string{ch}, "limit": 1000, "since": now})
+	for _, f := range []map[string]any{
+		{"kinds": []int{48100, 48101, 48102, 48103}, "#h": []string{ch}, "limit": 100},
+		{"kinds": []int{20002}, "#h": []string{ch}, "limit": 10, "since": now - 10},
+	} {
+		id := "live-" + uuid.NewString()
+		opened = append(opened, id)
+		app.req(id, f)
+	}
+
+	// Idle, with the live subscriptions open.
+	var before int64
+	counted := r.Functions == nil // processes mode: the functions' own pools serve
+	if counted {
+		before = r.App.Store.Statements()
+	}
+	app.mu.Lock()
+	app.gap, app.last = 0, time.Now()
+	app.mu.Unlock()
+	end := time.Now().Add(idle)
+	frames := 0
+	for time.Now().Before(end) {
+		select {
+		case f, ok := <-app.frames:
+			if !ok {
+				t.Fatalf("the socket closed while idle: %v", <-app.closed)
+			}
+			if f.raw != string(sessions.Liveness) || slices.Contains(opened, str(t, f.parts[1])) {
+				t.Fatalf("while idle: %s, want the liveness frame %s for a subscription the app never opened", f.raw, sessions.Liveness)
+			}
+			frames++
+		case <-time.After(time.Until(end)):
+		}
+		if g := app.maxGap(); g > stall {
+			t.Fatalf("no frame for %s while idle: the app's stall watchdog (%s here) resets the connection", g.Round(time.Millisecond), stall)
+		}
+	}
+	if frames < int(idle/period)/2 {
+		t.Fatalf("%d liveness frames in %s idle with a %s tick", frames, idle, period)
+	}
+	if counted {
+		if n := r.App.Store.Statements() - before; n != 0 {
+			t.Fatalf("the idle session ran %d database statements", n)
+		}
+	}
+	t.Logf("%d liveness frames in %s, longest silence %s", frames, idle, app.maxGap().Round(time.Millisecond))
+
+	// Still the same session: a new message arrives live.
+	msg := publish(t, ra, alice, 9, nostr.Tags{{"h", ch}}, "after the idle minutes")
+	for {
+		f := app.next(wait, "the live message after idling")
+		if app.verb(f) == "EOSE" && f.raw == string(sessions.Liveness) {
+			continue
+		}
+		var ev nostr.Event
+		if app.verb(f) != "EVENT" || str(t, f.parts[1]) != live || json.Unmarshal(f.parts[2], &ev) != nil || ev.ID != msg.ID {
+			t.Fatalf("after idling: %s, want the new message on %s", f.raw, live)
+		}
+		break
+	}
+}
