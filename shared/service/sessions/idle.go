@@ -18,7 +18,6 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/shared/domain/nip43"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/buzzrelay/relay/shared/postgres/store"
@@ -47,11 +46,19 @@ type Objects interface {
 //   - c/{community}/mark/{inverted}: the community's last-commit mark, the
 //     highest created_at any commit stored (one key per raise, the highest
 //     listed first);
-//   - c/{community}/s/p/{conn}/{sub}: a subscription a REQ answered from
-//     the mark, pending until the next commit of the community folds it
-//     into ws_subscriptions (store.SessionFold) before its audience read;
-//   - c/{community}/s/g/{conn}: a connection whose $disconnect came, its
+//   - fold/{community}/p/{pubkey}/{conn}/{sub}: a subscription a REQ
+//     answered from the mark, pending until the next commit of the
+//     community folds it into ws_subscriptions (store.SessionFold) before
+//     its audience read; at most relayinfo.MaxSubscriptions per connection
+//     and relayinfo.MaxIdleSubscriptionsPerKey per key (one LIST of the
+//     key's prefix counts both);
+//   - fold/{community}/g/{conn}: a connection whose $disconnect came, its
 //     rows deleted by the next commit's fold.
+//
+// What lives under ConnDir and FoldDir is worth nothing a day later (a
+// connection lives two hours): the bucket's lifecycle expires it
+// (infra/sessions.go), so what no write or $disconnect deleted does not
+// pile up. The marks are kept.
 //
 // Safe for concurrent use.
 type Idle struct {
@@ -67,10 +74,35 @@ type Idle struct {
 	// (the database): the first mark of a community starts there. Nil: it
 	// starts relayinfo.CreatedAtWindow ahead of the clock.
 	Latest func(ctx context.Context, community string) (int64, error)
-	// Members, when set, is the NIP-43 membership gate: a pending
-	// subscription of a key it refuses is dropped unfolded (the REQ that
-	// left it never met the gate, which needs the database).
-	Members nip43.Gate
+}
+
+// ConnDir and FoldDir are the parts of the layout under the prefix that
+// expire (infra/sessions.go's lifecycle rules name them).
+const (
+	ConnDir = "conn/"
+	FoldDir = "fold/"
+)
+
+// Workers bounds the object requests one call runs at once (a fold's
+// GETs, the DELETEs after its commit, a $disconnect's).
+const Workers = 16
+
+// each runs f(0) … f(n-1), at most Workers at once, and joins their
+// errors.
+func each(n int, f func(i int) error) error {
+	errs := make([]error, n)
+	sem := make(chan struct{}, Workers)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = f(i)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // NewIdle keeps the idle state in obj under prefix; key keys the NIP-42
@@ -95,13 +127,22 @@ func unname(s string) (string, error) {
 	return string(b), err
 }
 
-func (d *Idle) connKey(id string) string { return d.prefix + "conn/" + name(id) }
+func (d *Idle) connKey(id string) string { return d.prefix + ConnDir + name(id) }
 func (d *Idle) markPrefix(community string) string {
 	return d.prefix + "c/" + name(community) + "/mark/"
 }
-func (d *Idle) foldPrefix(community string) string { return d.prefix + "c/" + name(community) + "/s/" }
-func (d *Idle) pendingKey(community, conn, sub string) string {
-	return d.foldPrefix(community) + "p/" + name(conn) + "/" + name(sub)
+func (d *Idle) foldPrefix(community string) string { return d.prefix + FoldDir + name(community) + "/" }
+
+// keyPrefix holds a key's pending subscriptions in community, connPrefix
+// those of one of its connections.
+func (d *Idle) keyPrefix(community, pubkey string) string {
+	return d.foldPrefix(community) + "p/" + name(pubkey) + "/"
+}
+func (d *Idle) connPrefix(community, pubkey, conn string) string {
+	return d.keyPrefix(community, pubkey) + name(conn) + "/"
+}
+func (d *Idle) pendingKey(community, pubkey, conn, sub string) string {
+	return d.connPrefix(community, pubkey, conn) + name(sub)
 }
 func (d *Idle) goneKey(community, conn string) string {
 	return d.foldPrefix(community) + "g/" + name(conn)
@@ -207,17 +248,63 @@ func (d *Idle) LoadConn(ctx context.Context, id string) (c IdleConn, found bool,
 	return c, true, nil
 }
 
-// Gone records that connection id went away ($disconnect): its state is
-// dropped and, when its community is known, a mark asks the next commit of
-// that community to delete its rows. No database statement.
-func (d *Idle) Gone(ctx context.Context, id, community string) error {
+// Gone records that connection id, authenticated as pubkey, went away
+// ($disconnect): its state is dropped and, when its community is known, a
+// mark asks the next commit of that community to delete its rows; its
+// pending subscriptions are deleted (they no longer count against its
+// key's limit; one a REQ still in flight writes after this is dropped
+// unfolded by the mark). No database statement.
+func (d *Idle) Gone(ctx context.Context, id, community, pubkey string) error {
 	if community != "" {
 		if err := d.obj.Put(ctx, d.goneKey(community, id), nil, ""); err != nil {
 			return fmt.Errorf("sessions: record %s gone: %w", id, err)
 		}
+		if pubkey != "" {
+			if err := d.dropAll(ctx, d.connPrefix(community, pubkey, id)); err != nil {
+				return fmt.Errorf("sessions: drop pending of %s: %w", id, err)
+			}
+		}
 	}
 	if err := d.obj.Delete(ctx, d.connKey(id)); err != nil {
 		return fmt.Errorf("sessions: drop connection %s: %w", id, err)
+	}
+	return nil
+}
+
+// dropAll deletes the objects under prefix.
+func (d *Idle) dropAll(ctx context.Context, prefix string) error {
+	keys, err := d.obj.List(ctx, prefix, 0)
+	if err != nil {
+		return err
+	}
+	return each(len(keys), func(i int) error { return d.obj.Delete(ctx, keys[i]) })
+}
+
+// Rekey moves connection conn's pending subscriptions in community from
+// key from to key to, when it authenticates again as another key: they
+// stay live (as the database path's rows do, with the key they were
+// opened by) and its CLOSE, which names the connection's key, finds them.
+// Each is written under to before it is deleted under from, so a fold
+// lists at least one of the two (folding both changes nothing).
+func (d *Idle) Rekey(ctx context.Context, community, conn, from, to string) error {
+	keys, err := d.obj.List(ctx, d.connPrefix(community, from, conn), 0)
+	if err != nil {
+		return fmt.Errorf("sessions: pending of %s: %w", conn, err)
+	}
+	dir := d.connPrefix(community, from, conn)
+	err = each(len(keys), func(i int) error {
+		b, found, err := d.obj.Get(ctx, keys[i])
+		if err != nil || !found {
+			return err
+		}
+		sub := strings.TrimPrefix(keys[i], dir)
+		if err := d.obj.Put(ctx, d.connPrefix(community, to, conn)+sub, b, "application/json"); err != nil {
+			return err
+		}
+		return d.obj.Delete(ctx, keys[i])
+	})
+	if err != nil {
+		return fmt.Errorf("sessions: move pending of %s: %w", conn, err)
 	}
 	return nil
 }
@@ -270,6 +357,51 @@ type pending struct {
 // the database path replaces and drops it).
 var ErrMoved = errors.New("sessions: the community's mark moved")
 
+// crowded is the refusal of pending subscription own (sub of connection
+// conn) among held, the keys of its key's pending subscriptions (own
+// itself, a replaced one, does not count): nil when there is room. The
+// connection's limit is the database path's (Full); the key's,
+// relayinfo.MaxIdleSubscriptionsPerKey, bounds what the key's REQs add to
+// the community's next write.
+func (d *Idle) crowded(held []string, own, connDir, sub string) error {
+	key, conn := 0, 0
+	for _, k := range held {
+		if k == own {
+			continue
+		}
+		key++
+		if strings.HasPrefix(k, connDir) {
+			conn++
+		}
+	}
+	if conn >= relayinfo.MaxSubscriptions {
+		return Full(relayinfo.MaxSubscriptions, sub)
+	}
+	if key >= relayinfo.MaxIdleSubscriptionsPerKey {
+		return reject.New(reject.RateLimited, "a key may hold %d subscriptions for events newer than the community's last one, across its connections; CLOSE one before opening %q, or retry once the next event is published",
+			relayinfo.MaxIdleSubscriptionsPerKey, sub)
+	}
+	return nil
+}
+
+// markAndHeld reads the community's mark and the keys of pubkey's pending
+// subscriptions in it (at most one more than its limit), at once.
+func (d *Idle) markAndHeld(ctx context.Context, community, pubkey string) (mark int64, ok bool, held []string, err error) {
+	var errMark, errHeld error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		held, errHeld = d.obj.List(ctx, d.keyPrefix(community, pubkey), relayinfo.MaxIdleSubscriptionsPerKey+1)
+	}()
+	mark, ok, errMark = d.Mark(ctx, community)
+	wg.Wait()
+	if errHeld != nil {
+		errHeld = fmt.Errorf("sessions: pending of %.12s: %w", pubkey, errHeld)
+	}
+	return mark, ok, held, errors.Join(errMark, errHeld)
+}
+
 // SubscribeIdle answers a REQ of an authenticated connection without the
 // database when every filter's since is above the community's mark: no
 // stored event can match, so the answer is EOSE alone. It stores the
@@ -278,9 +410,19 @@ var ErrMoved = errors.New("sessions: the community's mark moved")
 // was written, so the database answers instead (ErrMoved). A commit that
 // raises it later folds this one before its audience read. answered is
 // false (and nothing written) when the mark does not allow it.
+//
+// A REQ past the connection's or the key's limit of pending subscriptions
+// (crowded) is refused, with the refusal as err: counted before the
+// subscription is written and again after (concurrent REQs of one key
+// each see the others; one that finds the limit passed withdraws its
+// own), so a key never holds more than its limit for longer than a REQ.
 func (d *Idle) SubscribeIdle(ctx context.Context, community string, conn *Connection, sub string, filters []nostr.Filter) (answered bool, err error) {
-	m, ok, err := d.Mark(ctx, community)
+	m, ok, held, err := d.markAndHeld(ctx, community, conn.Pubkey)
 	if err != nil || !ok || !Above(filters, m) {
+		return false, err
+	}
+	own, connDir := d.pendingKey(community, conn.Pubkey, conn.ID, sub), d.connPrefix(community, conn.Pubkey, conn.ID)
+	if err := d.crowded(held, own, connDir, sub); err != nil {
 		return false, err
 	}
 	raw, err := json.Marshal(filters)
@@ -289,12 +431,18 @@ func (d *Idle) SubscribeIdle(ctx context.Context, community string, conn *Connec
 	}
 	p, _ := json.Marshal(pending{Pubkey: conn.Pubkey, Filters: raw, Pins: Pins(filters),
 		CreatedAt: d.now().Unix(), ConnectedAt: conn.ConnectedAt})
-	if err := d.obj.Put(ctx, d.pendingKey(community, conn.ID, sub), p, "application/json"); err != nil {
+	if err := d.obj.Put(ctx, own, p, "application/json"); err != nil {
 		return false, fmt.Errorf("sessions: pending subscription: %w", err)
 	}
-	again, _, err := d.Mark(ctx, community)
+	again, _, held, err := d.markAndHeld(ctx, community, conn.Pubkey)
 	if err != nil {
 		return false, err
+	}
+	if refused := d.crowded(held, own, connDir, sub); refused != nil {
+		if err := d.obj.Delete(ctx, own); err != nil {
+			return false, fmt.Errorf("sessions: withdraw pending subscription: %w", err)
+		}
+		return false, refused
 	}
 	if again != m {
 		return false, ErrMoved
@@ -302,10 +450,10 @@ func (d *Idle) SubscribeIdle(ctx context.Context, community string, conn *Connec
 	return true, nil
 }
 
-// DropPending forgets pending subscription sub of connection conn (CLOSE,
-// or a REQ the database answered).
-func (d *Idle) DropPending(ctx context.Context, community, conn, sub string) error {
-	if err := d.obj.Delete(ctx, d.pendingKey(community, conn, sub)); err != nil {
+// DropPending forgets pending subscription sub of connection conn,
+// authenticated as pubkey (CLOSE, or a REQ the database answered).
+func (d *Idle) DropPending(ctx context.Context, community, pubkey, conn, sub string) error {
+	if err := d.obj.Delete(ctx, d.pendingKey(community, pubkey, conn, sub)); err != nil {
 		return fmt.Errorf("sessions: drop pending %s: %w", sub, err)
 	}
 	return nil
@@ -336,6 +484,13 @@ type Fold struct {
 // created_at the commit may store), then lists what is pending, in that
 // order: a REQ that read the mark before the raise and wrote its pending
 // subscription after this list reads the raised mark on its re-check.
+//
+// Its work is one LIST and one GET per pending subscription, Workers at
+// once: at most relayinfo.MaxIdleSubscriptionsPerKey per key, however
+// many REQs a key sends. Folding is idempotent (the rows are upserts), so
+// what a write that failed or timed out left is folded by the next one at
+// the same cost. The NIP-43 gate is asked in the transaction, at each
+// subscription's insert (store.SessionFold).
 func (d *Idle) Collect(ctx context.Context, community string, v int64) (*Fold, error) {
 	if err := d.Raise(ctx, community, v); err != nil {
 		return nil, err
@@ -348,23 +503,8 @@ func (d *Idle) Collect(ctx context.Context, community string, v int64) (*Fold, e
 	now := d.now().Unix()
 	f := &Fold{SessionFold: store.SessionFold{Now: now, MaxSubs: relayinfo.MaxSubscriptions}}
 	gone := map[string]bool{}
-	conns := map[string]bool{}
-	// The NIP-43 gate's verdict, asked once per key of this fold.
-	verdicts := map[string]bool{}
-	admitted := func(pubkey string) (bool, error) {
-		if d.Members == nil {
-			return true, nil
-		}
-		if v, ok := verdicts[pubkey]; ok {
-			return v, nil
-		}
-		err := d.Members.AdmitMember(ctx, community, pubkey)
-		if _, refused := reject.As(err); err != nil && !refused {
-			return false, err
-		}
-		verdicts[pubkey] = err == nil
-		return err == nil, nil
-	}
+	type item struct{ key, pubkey, conn, sub string }
+	var todo []item
 	for _, k := range keys {
 		parts := strings.Split(strings.TrimPrefix(k, pre), "/")
 		switch {
@@ -376,56 +516,65 @@ func (d *Idle) Collect(ctx context.Context, community string, v int64) (*Fold, e
 			gone[id] = true
 			f.Gone = append(f.Gone, id)
 			f.keys = append(f.keys, k)
-		case len(parts) == 3 && parts[0] == "p":
-			id, err1 := unname(parts[1])
-			sub, err2 := unname(parts[2])
-			if err1 != nil || err2 != nil {
+		case len(parts) == 4 && parts[0] == "p":
+			pubkey, err0 := unname(parts[1])
+			id, err1 := unname(parts[2])
+			sub, err2 := unname(parts[3])
+			if err0 != nil || err1 != nil || err2 != nil {
 				continue
 			}
 			if gone[id] { // listed after its gone mark ("g" < "p"): dropped unfolded
 				f.keys = append(f.keys, k)
 				continue
 			}
-			b, found, err := d.obj.Get(ctx, k)
-			if err != nil {
-				return nil, fmt.Errorf("sessions: read pending %s: %w", k, err)
-			}
-			var p pending
-			if !found || json.Unmarshal(b, &p) != nil {
-				continue // folded by a commit that ran alongside
-			}
-			member, err := admitted(p.Pubkey)
-			if err != nil {
-				return nil, fmt.Errorf("sessions: membership of pending %s: %w", k, err)
-			}
-			if !member {
-				f.keys = append(f.keys, k) // not a member: dropped unfolded
-				continue
-			}
-			if !conns[id] {
-				conns[id] = true
-				f.Connections = append(f.Connections, Connection{ID: id, Community: community,
-					Challenge: d.Challenge(id), ChallengeSent: true, Pubkey: p.Pubkey,
-					ConnectedAt: p.ConnectedAt, ExpiresAt: p.ConnectedAt + int64(Lifetime/time.Second)})
-			}
-			f.Subs = append(f.Subs, store.NewSubscription{
-				Subscription: store.Subscription{Connection: id, Sub: sub, Pubkey: p.Pubkey, Filters: string(p.Filters)},
-				Community:    community, Pins: p.Pins, CreatedAt: p.CreatedAt})
-			f.keys = append(f.keys, k)
+			todo = append(todo, item{k, pubkey, id, sub})
 		}
+	}
+	bodies := make([]*pending, len(todo))
+	err = each(len(todo), func(i int) error {
+		b, found, err := d.obj.Get(ctx, todo[i].key)
+		if err != nil {
+			return fmt.Errorf("sessions: read pending %s: %w", todo[i].key, err)
+		}
+		var p pending
+		if found && json.Unmarshal(b, &p) == nil {
+			bodies[i] = &p
+		} else if found {
+			bodies[i] = &pending{} // unreadable
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	conns := map[string]bool{}
+	for i, it := range todo {
+		p := bodies[i]
+		if p == nil {
+			continue // folded by a commit that ran alongside
+		}
+		if p.Pubkey == "" {
+			f.keys = append(f.keys, it.key) // unreadable: dropped unfolded
+			continue
+		}
+		if !conns[it.conn] {
+			conns[it.conn] = true
+			f.Connections = append(f.Connections, Connection{ID: it.conn, Community: community,
+				Challenge: d.Challenge(it.conn), ChallengeSent: true, Pubkey: it.pubkey,
+				ConnectedAt: p.ConnectedAt, ExpiresAt: p.ConnectedAt + int64(Lifetime/time.Second)})
+		}
+		f.Subs = append(f.Subs, store.NewSubscription{
+			Subscription: store.Subscription{Connection: it.conn, Sub: it.sub, Pubkey: p.Pubkey, Filters: string(p.Filters)},
+			Community:    community, Pins: p.Pins, CreatedAt: p.CreatedAt})
+		f.keys = append(f.keys, it.key)
 	}
 	return f, nil
 }
 
-// Done deletes what f folded, once its commit went through.
+// Done deletes what f folded, once its commit went through (Workers at
+// once).
 func (d *Idle) Done(ctx context.Context, f *Fold) error {
-	var errs []error
-	for _, k := range f.keys {
-		if err := d.obj.Delete(ctx, k); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
+	if err := each(len(f.keys), func(i int) error { return d.obj.Delete(ctx, f.keys[i]) }); err != nil {
 		return fmt.Errorf("sessions: drop folded: %w", err)
 	}
 	return nil

@@ -2,15 +2,19 @@ package sessions_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/localdev/s3local"
 	"github.com/buzzrelay/relay/shared/aws/s3blobs"
-	"github.com/buzzrelay/relay/shared/domain/nip43"
+	"github.com/buzzrelay/relay/shared/domain/reject"
+	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/buzzrelay/relay/shared/service/sessions"
+	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
 
 // localIdle is an Idle over a fresh local S3 server; others share its
@@ -125,7 +129,7 @@ func TestPendingFold(t *testing.T) {
 	if ok, err := d.SubscribeIdle(ctx, "c1", other, "x", live); err != nil || !ok {
 		t.Fatalf("second connection: %v %v", ok, err)
 	}
-	if err := d.Gone(ctx, other.ID, "c1"); err != nil {
+	if err := d.Gone(ctx, other.ID, "c1", other.Pubkey); err != nil {
 		t.Fatal(err)
 	}
 	f, err := instance().Collect(ctx, "c1", 1005)
@@ -156,47 +160,121 @@ func TestPendingFold(t *testing.T) {
 	}
 }
 
-// gate admits the keys it lists (a stand-in for the NIP-43 registry's
-// answer; the registry itself runs against Postgres in its own tests).
-type gate map[string]bool
-
-func (g gate) AdmitMember(_ context.Context, _, pubkey string) error {
-	if g[pubkey] {
-		return nil
-	}
-	return nip43.ErrNotMember
-}
-
-// TestPendingFoldAsksTheMembershipGate: a REQ answered from the mark
-// never met the NIP-43 gate (it needs the database); the fold asks it,
-// and a key it refuses is dropped unfolded, so it gets no live delivery.
-func TestPendingFoldAsksTheMembershipGate(t *testing.T) {
+// TestIdleSubscriptionsLimitedPerConnectionAndKey: a connection holds at
+// most relayinfo.MaxSubscriptions pending subscriptions (the database
+// path's refusal, restricted:) and a key at most
+// relayinfo.MaxIdleSubscriptionsPerKey across its connections
+// (rate-limited:), however many REQs it sends, concurrently or not; a
+// replaced subscription is no new one; a $disconnect frees its
+// connection's; so a commit's fold lists at most that many of the key's.
+func TestIdleSubscriptionsLimitedPerConnectionAndKey(t *testing.T) {
 	ctx := context.Background()
 	d, instance := localIdle(t, 0)
 	if err := d.Raise(ctx, "c1", 1000); err != nil {
 		t.Fatal(err)
 	}
-	live := []nostr.Filter{{Kinds: []int{9}, Since: since(1001), Tags: nostr.TagMap{"h": {"ch"}}}}
-	member := &sessions.Connection{ID: "m", Pubkey: "aa", ConnectedAt: 900}
-	stranger := &sessions.Connection{ID: "s", Pubkey: "bb", ConnectedAt: 900}
-	for _, c := range []*sessions.Connection{member, stranger} {
-		if ok, err := d.SubscribeIdle(ctx, "c1", c, "live", live); err != nil || !ok {
-			t.Fatalf("%s: %v %v", c.ID, ok, err)
+	live := []nostr.Filter{{Kinds: []int{9}, Since: since(5000)}}
+	conn := func(i int) *sessions.Connection {
+		return &sessions.Connection{ID: fmt.Sprintf("conn-%d=", i), Pubkey: "aa", ConnectedAt: 900}
+	}
+	refusal := func(c *sessions.Connection, sub string, prefix reject.Prefix) {
+		t.Helper()
+		ok, err := d.SubscribeIdle(ctx, "c1", c, sub, live)
+		r, refused := reject.As(err)
+		if ok || !refused || r.Prefix != prefix {
+			t.Fatalf("%s %s: %v %v, want a %s refusal", c.ID, sub, ok, err, prefix)
 		}
 	}
-	folder := instance()
-	folder.Members = gate{"aa": true}
-	f, err := folder.Collect(ctx, "c1", 1005)
+	perConn := relayinfo.MaxSubscriptions
+	perKey := relayinfo.MaxIdleSubscriptionsPerKey
+	for i := range perKey / perConn {
+		for j := range perConn {
+			if ok, err := d.SubscribeIdle(ctx, "c1", conn(i), fmt.Sprintf("s%d", j), live); err != nil || !ok {
+				t.Fatalf("conn %d sub %d: %v %v", i, j, ok, err)
+			}
+		}
+		refusal(conn(i), "one more", reject.Restricted)
+		// A replaced subscription is no new one.
+		if ok, err := d.SubscribeIdle(ctx, "c1", conn(i), "s0", live); err != nil || !ok {
+			t.Fatalf("replacing s0: %v %v", ok, err)
+		}
+	}
+	extra := conn(perKey / perConn)
+	refusal(extra, "s0", reject.RateLimited)
+	// Another key is not held by this one's.
+	if ok, err := d.SubscribeIdle(ctx, "c1", &sessions.Connection{ID: "b", Pubkey: "bb", ConnectedAt: 900}, "s0", live); err != nil || !ok {
+		t.Fatalf("another key: %v %v", ok, err)
+	}
+	f, err := instance().Collect(ctx, "c1", 1001)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.Subs) != 1 || f.Subs[0].Connection != member.ID || len(f.Connections) != 1 || f.Connections[0].ID != member.ID {
-		t.Fatalf("folded %+v %+v, want only the member's", f.Subs, f.Connections)
+	if len(f.Subs) != perKey+1 {
+		t.Fatalf("a fold lists %d subscriptions, want the key's %d and the other key's one", len(f.Subs), perKey)
 	}
-	if err := folder.Done(ctx, f); err != nil {
+	// Its $disconnect frees a connection's.
+	if err := d.Gone(ctx, conn(0).ID, "c1", "aa"); err != nil {
 		t.Fatal(err)
 	}
-	if f, err := folder.Collect(ctx, "c1", 1005); err != nil || len(f.Subs) != 0 {
-		t.Fatalf("the refused key's pending stayed: %+v %v", f, err)
+	if ok, err := d.SubscribeIdle(ctx, "c1", extra, "s0", live); err != nil || !ok {
+		t.Fatalf("after a $disconnect: %v %v", ok, err)
+	}
+
+	// Concurrent REQs of one connection: never more than its limit held.
+	burst := &sessions.Connection{ID: "burst", Pubkey: "cc", ConnectedAt: 900}
+	var accepted atomic.Int64
+	testkit.AtOnce(4*perConn, func(i int) {
+		ok, err := d.SubscribeIdle(ctx, "c1", burst, fmt.Sprintf("b%d", i), live)
+		if _, refused := reject.As(err); err != nil && !refused {
+			t.Error(err)
+		}
+		if ok {
+			accepted.Add(1)
+		}
+	})
+	f, err = instance().Collect(ctx, "c1", 1001)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := 0
+	for _, s := range f.Subs {
+		if s.Connection == burst.ID {
+			held++
+		}
+	}
+	if n := accepted.Load(); n > int64(perConn) || int64(held) != n {
+		t.Fatalf("a burst of %d REQs: %d answered, %d held; want at most %d, all held", 4*perConn, n, held, perConn)
+	}
+}
+
+// TestRekeyKeepsPendingReachable: a connection that authenticates again as
+// another key keeps its pending subscriptions (opened by the first key, as
+// the database path keeps its rows), and a CLOSE under the new key ends
+// them.
+func TestRekeyKeepsPendingReachable(t *testing.T) {
+	ctx := context.Background()
+	d, instance := localIdle(t, 0)
+	if err := d.Raise(ctx, "c1", 1000); err != nil {
+		t.Fatal(err)
+	}
+	live := []nostr.Filter{{Kinds: []int{9}, Since: since(1001)}}
+	c := &sessions.Connection{ID: "x", Pubkey: "aa", ConnectedAt: 900}
+	for _, sub := range []string{"one", "two"} {
+		if ok, err := d.SubscribeIdle(ctx, "c1", c, sub, live); err != nil || !ok {
+			t.Fatalf("%s: %v %v", sub, ok, err)
+		}
+	}
+	if err := d.Rekey(ctx, "c1", "x", "aa", "bb"); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.DropPending(ctx, "c1", "bb", "x", "one"); err != nil {
+		t.Fatal(err)
+	}
+	f, err := instance().Collect(ctx, "c1", 1001)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Subs) != 1 || f.Subs[0].Sub != "two" || f.Subs[0].Pubkey != "aa" || len(f.Connections) != 1 || f.Connections[0].Pubkey != "bb" {
+		t.Fatalf("after the new key's CLOSE: %+v %+v", f.Subs, f.Connections)
 	}
 }

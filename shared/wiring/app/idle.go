@@ -32,9 +32,6 @@ func (a *App) openIdle(ctx context.Context) error {
 	}
 	a.Idle = sessions.NewIdle(bucket, s.Prefix, key)
 	a.Idle.Latest = a.Store.LatestCreatedAt
-	if a.Communities != nil {
-		a.Idle.Members = a.Communities
-	}
 	return nil
 }
 
