@@ -146,7 +146,10 @@ func TestIdleREQFloodCannotStallAnotherKeysWrite(t *testing.T) {
 	alice, mallory, eve := testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t)
 	ba := newBridge(t, r, alice)
 	ch := newChannel(t, ba, "open") // the community's first write: its mark
-	future := map[string]any{"kinds": []int{9}, "since": time.Now().Unix() + 3600}
+	// A since just after the last event: the next write must fold them
+	// (far-future ones it leaves pending without fetching them).
+	from := time.Now().Unix() + 1
+	future := map[string]any{"kinds": []int{9}, "since": from}
 	perConn, perKey := relayinfo.MaxSubscriptions, relayinfo.MaxIdleSubscriptionsPerKey
 	prefixOf := func(reason string) string { p, _, _ := strings.Cut(reason, ":"); return p }
 
@@ -196,6 +199,9 @@ func TestIdleREQFloodCannotStallAnotherKeysWrite(t *testing.T) {
 	}
 	if len(pending) != perKey+answered {
 		t.Fatalf("%d pending objects after %d REQs, want %d (the flooding key's limit) + %d", len(pending), conns*(perConn+5)+n, perKey, answered)
+	}
+	for time.Now().Unix() <= from {
+		time.Sleep(50 * time.Millisecond)
 	}
 	ba.accept(signed(t, alice, 9, nostr.Tags{{"h", ch}}, "another key's write"))
 	if left, err := bucket.List(ctxT(t), foldPrefix(r)+"p/", 0); err != nil || len(left) != 0 {

@@ -46,12 +46,14 @@ type Objects interface {
 //   - c/{community}/mark/{inverted}: the community's last-commit mark, the
 //     highest created_at any commit stored (one key per raise, the highest
 //     listed first);
-//   - fold/{community}/p/{pubkey}/{conn}/{sub}: a subscription a REQ
-//     answered from the mark, pending until the next commit of the
-//     community folds it into ws_subscriptions (store.SessionFold) before
-//     its audience read; at most relayinfo.MaxSubscriptions per connection
-//     and relayinfo.MaxIdleSubscriptionsPerKey per key (one LIST of the
-//     key's prefix counts both);
+//   - fold/{community}/p/{pubkey}/{conn}/{sub}/{since}: a subscription a
+//     REQ answered from the mark, its lowest since in its name, pending
+//     until the first commit of the community that may store an event
+//     created at or after that since folds it into ws_subscriptions
+//     (store.SessionFold) before its audience read; at most
+//     relayinfo.MaxSubscriptions per connection and
+//     relayinfo.MaxIdleSubscriptionsPerKey per key (one LIST of the key's
+//     prefix counts both);
 //   - fold/{community}/g/{conn}: a connection whose $disconnect came, its
 //     rows deleted by the next commit's fold.
 //
@@ -69,6 +71,9 @@ type Idle struct {
 
 	mu    sync.Mutex
 	marks map[string]int64 // community → a mark known to exist
+	// full: community and key → until when (unix ns) this instance refuses
+	// the key's REQs from the mark without asking the store (RefuseFor).
+	full map[string]int64
 
 	// Latest, when set, is the highest created_at stored in a community
 	// (the database): the first mark of a community starts there. Nil: it
@@ -108,7 +113,7 @@ func each(n int, f func(i int) error) error {
 // NewIdle keeps the idle state in obj under prefix; key keys the NIP-42
 // challenges it derives.
 func NewIdle(obj Objects, prefix string, key []byte) *Idle {
-	return &Idle{obj: obj, prefix: prefix, mac: key, now: time.Now, marks: map[string]int64{}}
+	return &Idle{obj: obj, prefix: prefix, mac: key, now: time.Now, marks: map[string]int64{}, full: map[string]int64{}}
 }
 
 // Challenge is connection id's NIP-42 challenge: a keyed MAC of the id, the
@@ -141,8 +146,12 @@ func (d *Idle) keyPrefix(community, pubkey string) string {
 func (d *Idle) connPrefix(community, pubkey, conn string) string {
 	return d.keyPrefix(community, pubkey) + name(conn) + "/"
 }
-func (d *Idle) pendingKey(community, pubkey, conn, sub string) string {
-	return d.connPrefix(community, pubkey, conn) + name(sub)
+
+// subPrefix holds the pending subscription sub of a connection: one key,
+// named after its lowest since (two while a REQ replacing it with another
+// since runs alongside another).
+func (d *Idle) subPrefix(community, pubkey, conn, sub string) string {
+	return d.connPrefix(community, pubkey, conn) + name(sub) + "/"
 }
 func (d *Idle) goneKey(community, conn string) string {
 	return d.foldPrefix(community) + "g/" + name(conn)
@@ -263,6 +272,7 @@ func (d *Idle) Gone(ctx context.Context, id, community, pubkey string) error {
 			if err := d.dropAll(ctx, d.connPrefix(community, pubkey, id)); err != nil {
 				return fmt.Errorf("sessions: drop pending of %s: %w", id, err)
 			}
+			d.roomFor(community, pubkey)
 		}
 	}
 	if err := d.obj.Delete(ctx, d.connKey(id)); err != nil {
@@ -357,42 +367,102 @@ type pending struct {
 // the database path replaces and drops it).
 var ErrMoved = errors.New("sessions: the community's mark moved")
 
-// crowded is the refusal of pending subscription own (sub of connection
-// conn) among held, the keys of its key's pending subscriptions (own
-// itself, a replaced one, does not count): nil when there is room. The
-// connection's limit is the database path's (Full); the key's,
-// relayinfo.MaxIdleSubscriptionsPerKey, bounds what the key's REQs add to
-// the community's next write.
-func (d *Idle) crowded(held []string, own, connDir, sub string) error {
-	key, conn := 0, 0
+// crowded is the refusal of pending subscription sub (its keys under
+// subDir, on the connection whose keys are under connDir) among held, the
+// keys of its key's pending subscriptions (sub itself, a replaced one,
+// does not count): nil when there is room. The connection's limit is the
+// database path's (Full); the key's, relayinfo.MaxIdleSubscriptionsPerKey,
+// bounds what the key's REQs add to the community's next write.
+func crowded(held []string, subDir, connDir, sub string) error {
+	subs := map[string]bool{}
+	conn := 0
 	for _, k := range held {
-		if k == own {
+		dir := k[:strings.LastIndexByte(k, '/')+1]
+		if dir == subDir || subs[dir] {
 			continue
 		}
-		key++
-		if strings.HasPrefix(k, connDir) {
+		subs[dir] = true
+		if strings.HasPrefix(dir, connDir) {
 			conn++
 		}
 	}
 	if conn >= relayinfo.MaxSubscriptions {
 		return Full(relayinfo.MaxSubscriptions, sub)
 	}
-	if key >= relayinfo.MaxIdleSubscriptionsPerKey {
-		return reject.New(reject.RateLimited, "a key may hold %d subscriptions for events newer than the community's last one, across its connections; CLOSE one before opening %q, or retry once the next event is published",
-			relayinfo.MaxIdleSubscriptionsPerKey, sub)
+	if len(subs) >= relayinfo.MaxIdleSubscriptionsPerKey {
+		return keyFull(sub)
 	}
 	return nil
 }
 
+// RefuseFor is how long an instance that refused a key's REQ from the mark
+// rate-limited: refuses its next ones without asking the store, so a key
+// flooding REQs past its limit costs no object request (and, on one
+// machine, does not crowd the store another key's write asks).
+const RefuseFor = time.Second
+
+// known is the highest mark this instance knows exists (0: none).
+func (d *Idle) known(community string) int64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.marks[community]
+}
+
+// refusing is the refusal of a REQ of pubkey within RefuseFor of its
+// key's last rate-limited: one on this instance, when every since is
+// above the marks known (else the database may answer it).
+func (d *Idle) refusing(community, pubkey string, filters []nostr.Filter, sub string) error {
+	d.mu.Lock()
+	until := d.full[community+"\x00"+pubkey]
+	d.mu.Unlock()
+	if until <= d.now().UnixNano() || !Above(filters, d.known(community)) {
+		return nil
+	}
+	return keyFull(sub)
+}
+
+// refuseFor records that pubkey's REQs are refused for RefuseFor when
+// refusal is the key's limit.
+func (d *Idle) refuseFor(community, pubkey string, refusal error) {
+	if r, ok := reject.As(refusal); !ok || r.Prefix != reject.RateLimited {
+		return
+	}
+	now := d.now().UnixNano()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.full) >= 4096 {
+		for k, until := range d.full {
+			if until <= now {
+				delete(d.full, k)
+			}
+		}
+	}
+	d.full[community+"\x00"+pubkey] = now + int64(RefuseFor)
+}
+
+// roomFor forgets refuseFor's record of pubkey: one of its pending
+// subscriptions went (CLOSE, $disconnect).
+func (d *Idle) roomFor(community, pubkey string) {
+	d.mu.Lock()
+	delete(d.full, community+"\x00"+pubkey)
+	d.mu.Unlock()
+}
+
+// keyFull is the refusal of a REQ past its key's limit.
+func keyFull(sub string) error {
+	return reject.New(reject.RateLimited, "a key may hold %d subscriptions for events newer than the community's last one, across its connections; CLOSE one before opening %q, or retry once the next event is published",
+		relayinfo.MaxIdleSubscriptionsPerKey, sub)
+}
+
 // markAndHeld reads the community's mark and the keys of pubkey's pending
-// subscriptions in it (at most one more than its limit), at once.
+// subscriptions in it (enough to count one more than its limit), at once.
 func (d *Idle) markAndHeld(ctx context.Context, community, pubkey string) (mark int64, ok bool, held []string, err error) {
 	var errMark, errHeld error
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		held, errHeld = d.obj.List(ctx, d.keyPrefix(community, pubkey), relayinfo.MaxIdleSubscriptionsPerKey+1)
+		held, errHeld = d.obj.List(ctx, d.keyPrefix(community, pubkey), 2*relayinfo.MaxIdleSubscriptionsPerKey+2)
 	}()
 	mark, ok, errMark = d.Mark(ctx, community)
 	wg.Wait()
@@ -402,14 +472,29 @@ func (d *Idle) markAndHeld(ctx context.Context, community, pubkey string) (mark 
 	return mark, ok, held, errors.Join(errMark, errHeld)
 }
 
+// lowestSince is the lowest since of filters (each has one: Above).
+func lowestSince(filters []nostr.Filter) int64 {
+	low := int64(math.MaxInt64)
+	for _, f := range filters {
+		if f.Since != nil {
+			low = min(low, int64(*f.Since))
+		}
+	}
+	return low
+}
+
 // SubscribeIdle answers a REQ of an authenticated connection without the
 // database when every filter's since is above the community's mark: no
 // stored event can match, so the answer is EOSE alone. It stores the
-// subscription as pending, then reads the mark again: a commit that raised
-// it in between may have listed the pending subscriptions before this one
-// was written, so the database answers instead (ErrMoved). A commit that
-// raises it later folds this one before its audience read. answered is
-// false (and nothing written) when the mark does not allow it.
+// subscription as pending (replacing one of the same id), then reads the
+// mark again: a commit that raised it in between may have listed the
+// pending subscriptions before this one was written, so the database
+// answers instead (ErrMoved). A commit that raises it later, to at least
+// the subscription's lowest since, folds this one before its audience
+// read; one that raises it less leaves it pending (none of its events can
+// match), so far-future REQs cost a write nothing but their names in its
+// LIST. answered is false (and nothing written) when the mark does not
+// allow it.
 //
 // A REQ past the connection's or the key's limit of pending subscriptions
 // (crowded) is refused, with the refusal as err: counted before the
@@ -417,17 +502,30 @@ func (d *Idle) markAndHeld(ctx context.Context, community, pubkey string) (mark 
 // each see the others; one that finds the limit passed withdraws its
 // own), so a key never holds more than its limit for longer than a REQ.
 func (d *Idle) SubscribeIdle(ctx context.Context, community string, conn *Connection, sub string, filters []nostr.Filter) (answered bool, err error) {
+	if refused := d.refusing(community, conn.Pubkey, filters, sub); refused != nil || !Above(filters, d.known(community)) {
+		return false, refused
+	}
 	m, ok, held, err := d.markAndHeld(ctx, community, conn.Pubkey)
 	if err != nil || !ok || !Above(filters, m) {
 		return false, err
 	}
-	own, connDir := d.pendingKey(community, conn.Pubkey, conn.ID, sub), d.connPrefix(community, conn.Pubkey, conn.ID)
-	if err := d.crowded(held, own, connDir, sub); err != nil {
+	connDir := d.connPrefix(community, conn.Pubkey, conn.ID)
+	subDir := connDir + name(sub) + "/"
+	if err := crowded(held, subDir, connDir, sub); err != nil {
+		d.refuseFor(community, conn.Pubkey, err)
 		return false, err
 	}
 	raw, err := json.Marshal(filters)
 	if err != nil {
 		return false, fmt.Errorf("sessions: encode filters: %w", err)
+	}
+	own := subDir + strconv.FormatInt(lowestSince(filters), 10)
+	for _, k := range held {
+		if strings.HasPrefix(k, subDir) && k != own { // replaced
+			if err := d.obj.Delete(ctx, k); err != nil {
+				return false, fmt.Errorf("sessions: replace pending subscription: %w", err)
+			}
+		}
 	}
 	p, _ := json.Marshal(pending{Pubkey: conn.Pubkey, Filters: raw, Pins: Pins(filters),
 		CreatedAt: d.now().Unix(), ConnectedAt: conn.ConnectedAt})
@@ -438,7 +536,8 @@ func (d *Idle) SubscribeIdle(ctx context.Context, community string, conn *Connec
 	if err != nil {
 		return false, err
 	}
-	if refused := d.crowded(held, own, connDir, sub); refused != nil {
+	if refused := crowded(held, subDir, connDir, sub); refused != nil {
+		d.refuseFor(community, conn.Pubkey, refused)
 		if err := d.obj.Delete(ctx, own); err != nil {
 			return false, fmt.Errorf("sessions: withdraw pending subscription: %w", err)
 		}
@@ -453,9 +552,10 @@ func (d *Idle) SubscribeIdle(ctx context.Context, community string, conn *Connec
 // DropPending forgets pending subscription sub of connection conn,
 // authenticated as pubkey (CLOSE, or a REQ the database answered).
 func (d *Idle) DropPending(ctx context.Context, community, pubkey, conn, sub string) error {
-	if err := d.obj.Delete(ctx, d.pendingKey(community, pubkey, conn, sub)); err != nil {
+	if err := d.dropAll(ctx, d.subPrefix(community, pubkey, conn, sub)); err != nil {
 		return fmt.Errorf("sessions: drop pending %s: %w", sub, err)
 	}
+	d.roomFor(community, pubkey)
 	return nil
 }
 
@@ -483,9 +583,12 @@ type Fold struct {
 // Collect raises the community's mark to at least v (the highest
 // created_at the commit may store), then lists what is pending, in that
 // order: a REQ that read the mark before the raise and wrote its pending
-// subscription after this list reads the raised mark on its re-check.
+// subscription after this list reads the raised mark on its re-check. It
+// folds the pending subscriptions whose lowest since is at most v (one
+// with a higher since matches no event this commit may store, and stays
+// for a later commit, which raises the mark to its v before it lists).
 //
-// Its work is one LIST and one GET per pending subscription, Workers at
+// Its work is one LIST and one GET per subscription folded, Workers at
 // once: at most relayinfo.MaxIdleSubscriptionsPerKey per key, however
 // many REQs a key sends. Folding is idempotent (the rows are upserts), so
 // what a write that failed or timed out left is folded by the next one at
@@ -516,16 +619,20 @@ func (d *Idle) Collect(ctx context.Context, community string, v int64) (*Fold, e
 			gone[id] = true
 			f.Gone = append(f.Gone, id)
 			f.keys = append(f.keys, k)
-		case len(parts) == 4 && parts[0] == "p":
+		case len(parts) == 5 && parts[0] == "p":
 			pubkey, err0 := unname(parts[1])
 			id, err1 := unname(parts[2])
 			sub, err2 := unname(parts[3])
-			if err0 != nil || err1 != nil || err2 != nil {
+			since, err3 := strconv.ParseInt(parts[4], 10, 64)
+			if err0 != nil || err1 != nil || err2 != nil || err3 != nil {
 				continue
 			}
 			if gone[id] { // listed after its gone mark ("g" < "p"): dropped unfolded
 				f.keys = append(f.keys, k)
 				continue
+			}
+			if since > v {
+				continue // nothing this commit stores can match it yet
 			}
 			todo = append(todo, item{k, pubkey, id, sub})
 		}

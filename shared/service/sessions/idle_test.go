@@ -20,18 +20,46 @@ import (
 // localIdle is an Idle over a fresh local S3 server; others share its
 // bucket as other instances would.
 func localIdle(t *testing.T, latest int64) (*sessions.Idle, func() *sessions.Idle) {
+	d, instance, _ := countedIdle(t, latest)
+	return d, instance
+}
+
+// counting counts the GETs and DELETEs of an instance's object store.
+type counting struct {
+	sessions.Objects
+	gets, deletes atomic.Int64
+}
+
+func (c *counting) Get(ctx context.Context, key string) ([]byte, bool, error) {
+	c.gets.Add(1)
+	return c.Objects.Get(ctx, key)
+}
+
+func (c *counting) Delete(ctx context.Context, key string) error {
+	c.deletes.Add(1)
+	return c.Objects.Delete(ctx, key)
+}
+
+// countedIdle is localIdle whose other instances count their requests
+// (counted: a new instance and its counts).
+func countedIdle(t *testing.T, latest int64) (*sessions.Idle, func() *sessions.Idle, func() (*sessions.Idle, *counting)) {
 	t.Helper()
 	srv := s3local.ForTest(t, "media")
 	b, err := s3blobs.Open(context.Background(), "", "media", srv.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	instance := func() *sessions.Idle {
-		d := sessions.NewIdle(b, "sessions/", []byte("k"))
+	over := func(obj sessions.Objects) *sessions.Idle {
+		d := sessions.NewIdle(obj, "sessions/", []byte("k"))
 		d.Latest = func(context.Context, string) (int64, error) { return latest, nil }
 		return d
 	}
-	return instance(), instance
+	instance := func() *sessions.Idle { return over(b) }
+	counted := func() (*sessions.Idle, *counting) {
+		c := &counting{Objects: b}
+		return over(c), c
+	}
+	return instance(), instance, counted
 }
 
 func since(v int64) *nostr.Timestamp { ts := nostr.Timestamp(v); return &ts }
@@ -166,10 +194,11 @@ func TestPendingFold(t *testing.T) {
 // relayinfo.MaxIdleSubscriptionsPerKey across its connections
 // (rate-limited:), however many REQs it sends, concurrently or not; a
 // replaced subscription is no new one; a $disconnect frees its
-// connection's; so a commit's fold lists at most that many of the key's.
+// connection's; so a commit's fold fetches and deletes at most that many
+// of the key's.
 func TestIdleSubscriptionsLimitedPerConnectionAndKey(t *testing.T) {
 	ctx := context.Background()
-	d, instance := localIdle(t, 0)
+	d, instance, counted := countedIdle(t, 0)
 	if err := d.Raise(ctx, "c1", 1000); err != nil {
 		t.Fatal(err)
 	}
@@ -201,18 +230,26 @@ func TestIdleSubscriptionsLimitedPerConnectionAndKey(t *testing.T) {
 	}
 	extra := conn(perKey / perConn)
 	refusal(extra, "s0", reject.RateLimited)
+	refusal(extra, "s1", reject.RateLimited) // on this instance for RefuseFor, without a request
+	// A REQ for stored events is the database's, refused or not here.
+	if ok, err := d.SubscribeIdle(ctx, "c1", extra, "old", []nostr.Filter{{Since: since(500)}}); ok || err != nil {
+		t.Fatalf("a REQ below the mark: %v %v, want it left to the database", ok, err)
+	}
 	// Another key is not held by this one's.
 	if ok, err := d.SubscribeIdle(ctx, "c1", &sessions.Connection{ID: "b", Pubkey: "bb", ConnectedAt: 900}, "s0", live); err != nil || !ok {
 		t.Fatalf("another key: %v %v", ok, err)
 	}
-	f, err := instance().Collect(ctx, "c1", 1001)
+	folder, n := counted()
+	f, err := folder.Collect(ctx, "c1", 5000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.Subs) != perKey+1 {
-		t.Fatalf("a fold lists %d subscriptions, want the key's %d and the other key's one", len(f.Subs), perKey)
+	if len(f.Subs) != perKey+1 || n.gets.Load() != int64(perKey+1) {
+		t.Fatalf("a fold lists %d subscriptions with %d GETs, want the key's %d and the other key's one", len(f.Subs), n.gets.Load(), perKey)
 	}
-	// Its $disconnect frees a connection's.
+	// Its $disconnect frees a connection's (the fold raised the mark:
+	// what is live now starts later).
+	live = []nostr.Filter{{Kinds: []int{9}, Since: since(6000)}}
 	if err := d.Gone(ctx, conn(0).ID, "c1", "aa"); err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +269,7 @@ func TestIdleSubscriptionsLimitedPerConnectionAndKey(t *testing.T) {
 			accepted.Add(1)
 		}
 	})
-	f, err = instance().Collect(ctx, "c1", 1001)
+	f, err = instance().Collect(ctx, "c1", 6000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,6 +281,49 @@ func TestIdleSubscriptionsLimitedPerConnectionAndKey(t *testing.T) {
 	}
 	if n := accepted.Load(); n > int64(perConn) || int64(held) != n {
 		t.Fatalf("a burst of %d REQs: %d answered, %d held; want at most %d, all held", 4*perConn, n, held, perConn)
+	}
+}
+
+// TestFarFutureREQsCostAWriteNoFetch: a pending subscription whose lowest
+// since is above what a commit may store matches none of its events: the
+// commit's fold leaves it pending without fetching it, and the first
+// commit that may store an event at that since folds it. A REQ of the same
+// id with another since replaces it.
+func TestFarFutureREQsCostAWriteNoFetch(t *testing.T) {
+	ctx := context.Background()
+	d, _, counted := countedIdle(t, 0)
+	if err := d.Raise(ctx, "c1", 1000); err != nil {
+		t.Fatal(err)
+	}
+	c := &sessions.Connection{ID: "x", Pubkey: "aa", ConnectedAt: 900}
+	far := []nostr.Filter{{Kinds: []int{9}, Since: since(1001)}, {Kinds: []int{7}, Since: since(9000)}}
+	if ok, err := d.SubscribeIdle(ctx, "c1", c, "far", []nostr.Filter{{Since: since(8000)}}); err != nil || !ok {
+		t.Fatalf("far: %v %v", ok, err)
+	}
+	if ok, err := d.SubscribeIdle(ctx, "c1", c, "far", []nostr.Filter{{Since: since(9000)}}); err != nil || !ok { // replaced
+		t.Fatalf("far again: %v %v", ok, err)
+	}
+	if ok, err := d.SubscribeIdle(ctx, "c1", c, "near", far); err != nil || !ok {
+		t.Fatalf("near: %v %v", ok, err)
+	}
+	folder, n := counted()
+	f, err := folder.Collect(ctx, "c1", 1001)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Subs) != 1 || f.Subs[0].Sub != "near" || n.gets.Load() != 1 {
+		t.Fatalf("a commit up to 1001 folds %+v with %d GETs, want near alone (its lowest since is 1001)", f.Subs, n.gets.Load())
+	}
+	if err := folder.Done(ctx, f); err != nil {
+		t.Fatal(err)
+	}
+	f, err = folder.Collect(ctx, "c1", 8999)
+	if err != nil || len(f.Subs) != 0 {
+		t.Fatalf("a commit up to 8999: %+v %v, want nothing (far was replaced by its since 9000)", f, err)
+	}
+	f, err = folder.Collect(ctx, "c1", 9000)
+	if err != nil || len(f.Subs) != 1 || f.Subs[0].Sub != "far" {
+		t.Fatalf("a commit up to 9000: %+v %v, want far", f, err)
 	}
 }
 
