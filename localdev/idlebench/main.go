@@ -7,15 +7,17 @@
 // POST /events of one key (kind 9s in its channel, one after the other,
 // each to its answer) three times:
 //
-//  1. alone: no other traffic;
-//  2. after: once another key sent -reqs REQs with a far-future since over
+//  1. alone: the other key's -conns connections open and authenticated,
+//     no REQ;
+//  2. after: once another key sent -reqs REQs with a since -ahead of the
+//     clock (default an hour: the issue's far-future REQs) over
 //     -conns connections (each connection sending its next REQ once the
 //     last was answered), as the issue measured it; the first write is
 //     also shown alone (it folds what the REQs left);
 //  3. during: while the other key sends -reqs such REQs again. On one
-//     machine the REQs' own work (the relay, the local S3 server: one
-//     lock, every LIST walks the bucket) competes with the writes for the
-//     CPU, which behind API Gateway and S3 it does not.
+//     machine the REQs' own work (the relay's invocations, the local S3
+//     server, which serves one request at a time) competes with the
+//     writes for the CPU, which behind API Gateway and S3 it does not.
 //
 // It prints p50/p99/max of each, their ratios to the first, and what the
 // REQs were answered: EOSE, or CLOSED by prefix. A write that fails is
@@ -56,7 +58,11 @@ import (
 // Options of one run.
 type Options struct {
 	Reqs, Conns, Writes int
-	Timeout             time.Duration
+	// Ahead is how far after the clock the REQs' since is: far (the
+	// issue's flood) is left pending by every write; 1s is folded by the
+	// next write (the costliest flood); 0 or less reads the database.
+	Ahead   time.Duration
+	Timeout time.Duration
 }
 
 // Latency is one run's write latencies.
@@ -92,6 +98,7 @@ func main() {
 	flag.IntVar(&o.Reqs, "reqs", 10000, "REQs with a far-future since from one key, in each flood")
 	flag.IntVar(&o.Conns, "conns", 50, "connections the REQs are spread over")
 	flag.IntVar(&o.Writes, "writes", 200, "POST /events timed in each run")
+	flag.DurationVar(&o.Ahead, "ahead", time.Hour, "the REQs' since, after the clock (1s: each write folds them; 0: the database answers them)")
 	flag.DurationVar(&o.Timeout, "timeout", 30*time.Minute, "the whole run")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), o.Timeout)
@@ -142,15 +149,17 @@ func Run(ctx context.Context, adminDSN string, o Options) (*Result, error) {
 	if _, err := w.post(ctx, 9007, nostr.Tags{{"h", w.channel}, {"name", "idlebench"}, {"visibility", "open"}}); err != nil {
 		return nil, fmt.Errorf("create channel: %w", err)
 	}
-	res := &Result{}
-	if res.Alone, err = w.run(ctx, o.Writes, nil); err != nil {
-		return nil, err
-	}
+	// The other key's connections are open (authenticated: their state in
+	// the bucket) in every run; only its REQs differ.
 	f := &flood{o: o, url: relay.WSURL, sk: nostr.GeneratePrivateKey()}
 	if err := f.open(ctx); err != nil {
 		return nil, err
 	}
 	defer f.close()
+	res := &Result{}
+	if res.Alone, err = w.run(ctx, o.Writes, nil); err != nil {
+		return nil, err
+	}
 
 	if res.Answers[0], err = f.send(ctx, nil); err != nil {
 		return nil, err
@@ -216,11 +225,11 @@ func (f *flood) close() {
 	}
 }
 
-// send sends f.o.Reqs REQs with a since an hour ahead over f's
+// send sends f.o.Reqs REQs with a since f.o.Ahead ahead over f's
 // connections, each after the last one's answer on its connection, and
 // counts their answers; sent, when set, counts the REQs sent.
 func (f *flood) send(ctx context.Context, sent *atomic.Int64) (map[string]int, error) {
-	since := time.Now().Unix() + 3600
+	since := time.Now().Add(f.o.Ahead).Unix()
 	base := f.n
 	f.n += f.o.Reqs
 	var next atomic.Int64

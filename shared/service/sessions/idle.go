@@ -46,7 +46,7 @@ type Objects interface {
 //   - c/{community}/mark/{inverted}: the community's last-commit mark, the
 //     highest created_at any commit stored (one key per raise, the highest
 //     listed first);
-//   - fold/{community}/p/{pubkey}/{conn}/{sub}/{since}: a subscription a
+//   - fold/{community}/p/{pubkey}/{conn}.{sub}.{since}: a subscription a
 //     REQ answered from the mark, its lowest since in its name, pending
 //     until the first commit of the community that may store an event
 //     created at or after that since folds it into ws_subscriptions
@@ -144,15 +144,20 @@ func (d *Idle) keyPrefix(community, pubkey string) string {
 	return d.foldPrefix(community) + "p/" + name(pubkey) + "/"
 }
 func (d *Idle) connPrefix(community, pubkey, conn string) string {
-	return d.keyPrefix(community, pubkey) + name(conn) + "/"
+	return d.keyPrefix(community, pubkey) + name(conn) + "."
 }
 
-// subPrefix holds the pending subscription sub of a connection: one key,
-// named after its lowest since (two while a REQ replacing it with another
-// since runs alongside another).
+// subPrefix names the pending subscription sub of a connection: one key,
+// this and its lowest since (two while a REQ replacing it with another
+// since runs alongside another). name's alphabet has no '.', and a key's
+// pending subscriptions are one folder's names (a folder each would cost
+// the local S3 server's LISTs).
 func (d *Idle) subPrefix(community, pubkey, conn, sub string) string {
-	return d.connPrefix(community, pubkey, conn) + name(sub) + "/"
+	return d.connPrefix(community, pubkey, conn) + name(sub) + "."
 }
+
+// subOf is the subPrefix of pending key k.
+func subOf(k string) string { return k[:strings.LastIndexByte(k, '.')+1] }
 func (d *Idle) goneKey(community, conn string) string {
 	return d.foldPrefix(community) + "g/" + name(conn)
 }
@@ -367,22 +372,22 @@ type pending struct {
 // the database path replaces and drops it).
 var ErrMoved = errors.New("sessions: the community's mark moved")
 
-// crowded is the refusal of pending subscription sub (its keys under
-// subDir, on the connection whose keys are under connDir) among held, the
+// crowded is the refusal of pending subscription sub (its keys start with
+// subPre, its connection's with connPre) among held, the
 // keys of its key's pending subscriptions (sub itself, a replaced one,
 // does not count): nil when there is room. The connection's limit is the
 // database path's (Full); the key's, relayinfo.MaxIdleSubscriptionsPerKey,
 // bounds what the key's REQs add to the community's next write.
-func crowded(held []string, subDir, connDir, sub string) error {
+func crowded(held []string, subPre, connPre, sub string) error {
 	subs := map[string]bool{}
 	conn := 0
 	for _, k := range held {
-		dir := k[:strings.LastIndexByte(k, '/')+1]
-		if dir == subDir || subs[dir] {
+		dir := subOf(k)
+		if dir == subPre || subs[dir] {
 			continue
 		}
 		subs[dir] = true
-		if strings.HasPrefix(dir, connDir) {
+		if strings.HasPrefix(dir, connPre) {
 			conn++
 		}
 	}
@@ -509,9 +514,9 @@ func (d *Idle) SubscribeIdle(ctx context.Context, community string, conn *Connec
 	if err != nil || !ok || !Above(filters, m) {
 		return false, err
 	}
-	connDir := d.connPrefix(community, conn.Pubkey, conn.ID)
-	subDir := connDir + name(sub) + "/"
-	if err := crowded(held, subDir, connDir, sub); err != nil {
+	connPre := d.connPrefix(community, conn.Pubkey, conn.ID)
+	subPre := d.subPrefix(community, conn.Pubkey, conn.ID, sub)
+	if err := crowded(held, subPre, connPre, sub); err != nil {
 		d.refuseFor(community, conn.Pubkey, err)
 		return false, err
 	}
@@ -519,9 +524,9 @@ func (d *Idle) SubscribeIdle(ctx context.Context, community string, conn *Connec
 	if err != nil {
 		return false, fmt.Errorf("sessions: encode filters: %w", err)
 	}
-	own := subDir + strconv.FormatInt(lowestSince(filters), 10)
+	own := subPre + strconv.FormatInt(lowestSince(filters), 10)
 	for _, k := range held {
-		if strings.HasPrefix(k, subDir) && k != own { // replaced
+		if strings.HasPrefix(k, subPre) && k != own { // replaced
 			if err := d.obj.Delete(ctx, k); err != nil {
 				return false, fmt.Errorf("sessions: replace pending subscription: %w", err)
 			}
@@ -536,7 +541,7 @@ func (d *Idle) SubscribeIdle(ctx context.Context, community string, conn *Connec
 	if err != nil {
 		return false, err
 	}
-	if refused := crowded(held, subDir, connDir, sub); refused != nil {
+	if refused := crowded(held, subPre, connPre, sub); refused != nil {
 		d.refuseFor(community, conn.Pubkey, refused)
 		if err := d.obj.Delete(ctx, own); err != nil {
 			return false, fmt.Errorf("sessions: withdraw pending subscription: %w", err)
@@ -619,11 +624,12 @@ func (d *Idle) Collect(ctx context.Context, community string, v int64) (*Fold, e
 			gone[id] = true
 			f.Gone = append(f.Gone, id)
 			f.keys = append(f.keys, k)
-		case len(parts) == 5 && parts[0] == "p":
+		case len(parts) == 3 && parts[0] == "p" && strings.Count(parts[2], ".") == 2:
+			fields := strings.Split(parts[2], ".")
 			pubkey, err0 := unname(parts[1])
-			id, err1 := unname(parts[2])
-			sub, err2 := unname(parts[3])
-			since, err3 := strconv.ParseInt(parts[4], 10, 64)
+			id, err1 := unname(fields[0])
+			sub, err2 := unname(fields[1])
+			since, err3 := strconv.ParseInt(fields[2], 10, 64)
 			if err0 != nil || err1 != nil || err2 != nil || err3 != nil {
 				continue
 			}
