@@ -273,9 +273,12 @@ func (r *Relay) Subscribe(ctx context.Context, c Caller, req Request) ([]json.Ra
 	}
 	if r.Idle != nil && c.Session != nil && c.Pubkey != "" {
 		// A pending subscription of the same id (this REQ's, or an
-		// earlier one's) would replace what the database stores now.
+		// earlier one's) would replace what the database stores now:
+		// dropped while the database answers (a LIST and its DELETEs).
+		dropped := make(chan error, 1)
+		go func() { dropped <- r.Idle.DropPending(ctx, c.Community, c.Pubkey, c.Connection, req.Sub) }()
 		defer func() {
-			if err := r.Idle.DropPending(ctx, c.Community, c.Pubkey, c.Connection, req.Sub); err != nil {
+			if err := <-dropped; err != nil {
 				r.Log.WarnContext(ctx, "relay: drop pending subscription", "connection", c.Connection, "sub", req.Sub, "err", err)
 			}
 		}()
