@@ -179,3 +179,25 @@ func TestFoldNeverRestoresARemovedMember(t *testing.T) {
 		})
 	}
 }
+
+// TestFoldTwiceStoresOnce: a fold applied again (a write that failed after
+// its fold committed elsewhere, or whose objects were not deleted) stores
+// the same rows once: its statements are upserts.
+func TestFoldTwiceStoresOnce(t *testing.T) {
+	ctx := context.Background()
+	st, db := testkit.NewStoreDB(t, store.Options{MaxConns: 2})
+	_, pk := keypair()
+	now := time.Now().Unix()
+	for range 2 {
+		if err := st.Tx(ctx, "default", func(tx *store.Tx) error {
+			tx.FoldSessions(foldOf("conn", pk, now))
+			_, _, err := tx.RelayRole(ctx, pk) // sends BEGIN and the fold
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := subscribed(t, db, pk); n != 1 {
+		t.Fatalf("%d subscriptions after folding twice, want 1", n)
+	}
+}

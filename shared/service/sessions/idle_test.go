@@ -358,3 +358,44 @@ func TestRekeyKeepsPendingReachable(t *testing.T) {
 		t.Fatalf("after the new key's CLOSE: %+v %+v", f.Subs, f.Connections)
 	}
 }
+
+// TestFoldLeftByAFailedWriteCostsTheNextOneTheSame: a write that failed or
+// timed out after collecting its fold deletes nothing (Done runs after a
+// commit only); the next write collects the same subscriptions with the
+// same number of requests (its rows are upserts: folding twice changes
+// nothing), not more, and its Done empties them.
+func TestFoldLeftByAFailedWriteCostsTheNextOneTheSame(t *testing.T) {
+	ctx := context.Background()
+	d, _, counted := countedIdle(t, 0)
+	if err := d.Raise(ctx, "c1", 1000); err != nil {
+		t.Fatal(err)
+	}
+	live := []nostr.Filter{{Kinds: []int{9}, Since: since(1001)}}
+	for i := range relayinfo.MaxSubscriptions {
+		if ok, err := d.SubscribeIdle(ctx, "c1", &sessions.Connection{ID: "x", Pubkey: "aa", ConnectedAt: 900}, fmt.Sprintf("s%d", i), live); err != nil || !ok {
+			t.Fatalf("%d: %v %v", i, ok, err)
+		}
+	}
+	var gets []int64
+	var f *sessions.Fold
+	for range 2 {
+		folder, n := counted()
+		var err error
+		if f, err = folder.Collect(ctx, "c1", 1001); err != nil {
+			t.Fatal(err)
+		}
+		if len(f.Subs) != relayinfo.MaxSubscriptions {
+			t.Fatalf("collected %d, want %d", len(f.Subs), relayinfo.MaxSubscriptions)
+		}
+		gets = append(gets, n.gets.Load())
+	}
+	if gets[0] != gets[1] || gets[0] != int64(relayinfo.MaxSubscriptions) {
+		t.Fatalf("GETs of the failed write's fold and the next one's: %v, want %d each", gets, relayinfo.MaxSubscriptions)
+	}
+	if err := d.Done(ctx, f); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := d.Collect(ctx, "c1", 1001); err != nil || len(f.Subs) != 0 {
+		t.Fatalf("after Done: %+v %v", f, err)
+	}
+}
