@@ -40,7 +40,9 @@ func noMediaStack(t *testing.T) synthesized {
 
 // Must show: the bucket is private (every public access blocked, ACLs
 // off, TLS only), encrypted, and its lifecycle expires staged uploads and
-// trash and aborts incomplete multipart uploads, and never expires blobs.
+// trash and aborts incomplete multipart uploads, and never expires blobs;
+// it expires the sessions' pending subscriptions and connections a day
+// on, never the communities' last-commit marks.
 func TestMediaBucketPrivateEncryptedLifecycle(t *testing.T) {
 	s := defaultStack(t)
 	id := s.mediaBucket(t)
@@ -77,17 +79,24 @@ func TestMediaBucketPrivateEncryptedLifecycle(t *testing.T) {
 		"expire-staged-uploads":      `{"ExpirationInDays":1,"Id":"expire-staged-uploads","Prefix":"uploads/","Status":"Enabled"}`,
 		"expire-trash":               `{"ExpirationInDays":7,"Id":"expire-trash","Prefix":"trash/","Status":"Enabled"}`,
 		"abort-incomplete-multipart": `{"AbortIncompleteMultipartUpload":{"DaysAfterInitiation":1},"Id":"abort-incomplete-multipart","Status":"Enabled"}`,
+		// The sessions' pending subscriptions, $disconnect marks and
+		// connections (never their communities' marks, under c/).
+		"expire-session-connections": `{"ExpirationInDays":1,"Id":"expire-session-connections","Prefix":"sessions/conn/","Status":"Enabled"}`,
+		"expire-session-pending":     `{"ExpirationInDays":1,"Id":"expire-session-pending","Prefix":"sessions/fold/","Status":"Enabled"}`,
 	} {
 		if got := js(rules[name]); got != want {
 			t.Errorf("lifecycle %s: %s\nwant %s", name, got, want)
 		}
 	}
-	if len(rules) != 3 {
+	if len(rules) != 5 {
 		t.Errorf("lifecycle rules %s", js(rules))
 	}
 	for _, r := range rules {
 		if strings.Contains(js(r), MediaBlobsPrefix) || (r["Prefix"] == nil && r["ExpirationInDays"] != nil) {
 			t.Errorf("a lifecycle rule expires stored blobs: %s", js(r))
+		}
+		if p, _ := r["Prefix"].(string); p == SessionPrefix || strings.HasPrefix(p, SessionPrefix+"c/") {
+			t.Errorf("a lifecycle rule expires the communities' last-commit marks: %s", js(r))
 		}
 	}
 

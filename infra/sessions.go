@@ -16,6 +16,19 @@ import (
 // SessionPrefix is SESSION_PREFIX's default (shared/wiring/config).
 const SessionPrefix = "sessions/"
 
+// SessionExpiring are the parts of that state the bucket's lifecycle
+// deletes SessionExpireDays after they were written, should no write or
+// $disconnect have (sessions.ConnDir and sessions.FoldDir: a connection's
+// AUTH state, the subscriptions pending their community's next write and
+// the $disconnect marks; a connection lives two hours). The communities'
+// last-commit marks (c/) are kept: without one the next REQ wakes the
+// database.
+var SessionExpiring = []string{"conn/", "fold/"}
+
+// SessionExpireDays is how long a session object may outlive its
+// connection (S3 expires in whole days).
+const SessionExpireDays = 1
+
 // SessionFunctions names the functions that keep that state
 // (lambdas.Function.Sessions), for the stack and its tests.
 var SessionFunctions = func() map[string]bool {

@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +12,8 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/aws/s3blobs"
+	"github.com/buzzrelay/relay/shared/domain/relayinfo"
+	"github.com/buzzrelay/relay/shared/service/sessions"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
 
@@ -86,6 +89,122 @@ func waitKey(t *testing.T, b *s3blobs.Bucket, prefix string) {
 	})
 }
 
+// foldPrefix is where the relay's community keeps what its next write
+// folds (sessions.Idle's layout).
+func foldPrefix(r *Relay) string {
+	return "sessions/" + sessions.FoldDir + base64.RawURLEncoding.EncodeToString([]byte(r.App.Config.DefaultCommunity)) + "/"
+}
+
+// reqAnswer sends a REQ and returns its answer: "EOSE" (no event may come
+// first), or CLOSED's reason.
+func (rc *rawConn) reqAnswer(sub string, filter map[string]any) string {
+	rc.t.Helper()
+	rc.sendJSON([]any{"REQ", sub, filter})
+	return rc.answer(sub)
+}
+
+// answer reads the answer to REQ sub: "EOSE", or CLOSED's reason.
+func (rc *rawConn) answer(sub string) string {
+	rc.t.Helper()
+	parts := rc.read()
+	switch verb := str(rc.t, parts[0]); {
+	case verb == "EOSE" && (sub == "" || str(rc.t, parts[1]) == sub):
+		return "EOSE"
+	case verb == "CLOSED" && len(parts) == 3 && (sub == "" || str(rc.t, parts[1]) == sub):
+		return str(rc.t, parts[2])
+	default:
+		rc.t.Fatalf("REQ %s: %s", sub, joinRaw(parts))
+		return ""
+	}
+}
+
+// TestIdleREQFloodCannotStallAnotherKeysWrite: REQs answered from the
+// last-commit mark (every since after the last event, no database) are
+// held pending in S3 until the community's next write folds them. One key
+// flooding them gets at most relayinfo.MaxSubscriptions per connection
+// (then CLOSED restricted:, as on the database path) and
+// relayinfo.MaxIdleSubscriptionsPerKey across its connections (then
+// CLOSED rate-limited:), sequentially or in one burst; so another key's
+// write folds a bounded number of objects, and folds them all (each is a
+// live subscription after it), leaving none behind.
+func TestIdleREQFloodCannotStallAnotherKeysWrite(t *testing.T) {
+	r, bucket := idleRelay(t)
+	alice, mallory, eve := testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t)
+	ba := newBridge(t, r, alice)
+	ch := newChannel(t, ba, "open") // the community's first write: its mark
+	// A since just after the last event: the next write must fold them
+	// (far-future ones it leaves pending without fetching them).
+	from := time.Now().Unix() + 1
+	future := map[string]any{"kinds": []int{9}, "since": from}
+	perConn, perKey := relayinfo.MaxSubscriptions, relayinfo.MaxIdleSubscriptionsPerKey
+	prefixOf := func(reason string) string { p, _, _ := strings.Cut(reason, ":"); return p }
+
+	// Sequentially: each connection's first perConn answered, then
+	// restricted:; once the key holds perKey, rate-limited:.
+	conns := perKey/perConn + 2
+	for i := range conns {
+		rc := authRaw(t, r, mallory)
+		for j := range perConn + 5 {
+			sub := fmt.Sprintf("c%d-%d", i, j)
+			got := rc.reqAnswer(sub, future)
+			want := "EOSE"
+			switch {
+			case i >= perKey/perConn:
+				want = "rate-limited"
+			case j >= perConn:
+				want = "restricted"
+			}
+			if got != want && prefixOf(got) != want {
+				t.Fatalf("connection %d, REQ %d: %q, want %s", i, j, got, want)
+			}
+		}
+	}
+	// In one burst on one connection: never more than its limit answered.
+	burst := authRaw(t, r, eve)
+	const n = 300
+	for j := range n {
+		burst.sendJSON([]any{"REQ", fmt.Sprintf("b%d", j), future})
+	}
+	answered := 0
+	for range n {
+		switch got := burst.answer(""); {
+		case got == "EOSE":
+			answered++
+		case prefixOf(got) != "restricted" && prefixOf(got) != "rate-limited":
+			t.Fatalf("burst: %q", got)
+		}
+	}
+	if answered == 0 || answered > perConn {
+		t.Fatalf("a burst of %d REQs: %d answered, want 1 to %d", n, answered, perConn)
+	}
+
+	// What the next write folds: the keys' limits, not their REQs.
+	pending, err := bucket.List(ctxT(t), foldPrefix(r)+"p/", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pending) != perKey+answered {
+		t.Fatalf("%d pending objects after %d REQs, want %d (the flooding key's limit) + %d", len(pending), conns*(perConn+5)+n, perKey, answered)
+	}
+	for time.Now().Unix() <= from {
+		time.Sleep(50 * time.Millisecond)
+	}
+	ba.accept(signed(t, alice, 9, nostr.Tags{{"h", ch}}, "another key's write"))
+	if left, err := bucket.List(ctxT(t), foldPrefix(r)+"p/", 0); err != nil || len(left) != 0 {
+		t.Fatalf("after the write: %d pending objects left (%v)", len(left), err)
+	}
+	db := testkit.OpenDB(t, r.DSN)
+	for key, want := range map[string]int{mallory.Pub: perKey, eve.Pub: answered} {
+		var got int
+		if err := db.QueryRow(ctxT(t), `SELECT count(*) FROM ws_subscriptions WHERE pubkey = $1`, key).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Fatalf("%d subscriptions of %.8s folded, want %d", got, key, want)
+		}
+	}
+}
+
 // TestIdleReconnectRunsNoStatement: with the sessions' idle state in S3,
 // a $disconnect, and a reconnect (REQ before AUTH, AUTH, REQ with a since
 // after the community's last commit) run no database statement, on the
@@ -117,7 +236,7 @@ func TestIdleReconnectRunsNoStatement(t *testing.T) {
 	before := r.App.Store.Statements()
 	old.c.CloseNow()
 	// The $disconnect's mark for the next write of the community.
-	waitKey(t, bucket, "sessions/c/"+base64.RawURLEncoding.EncodeToString([]byte(r.App.Config.DefaultCommunity))+"/s/g/")
+	waitKey(t, bucket, foldPrefix(r)+"g/")
 	if n := r.App.Store.Statements() - before; n != 0 {
 		t.Fatalf("$disconnect ran %d statements", n)
 	}

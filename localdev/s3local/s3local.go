@@ -28,7 +28,8 @@ func Handler(dir string, buckets ...string) (http.Handler, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("s3local: %w", err)
 	}
-	backend, err := s3afero.MultiBucket(afero.NewBasePathFs(afero.NewOsFs(), dir))
+	fs := afero.NewBasePathFs(afero.NewOsFs(), dir)
+	backend, err := s3afero.MultiBucket(fs)
 	if err != nil {
 		return nil, fmt.Errorf("s3local: %w", err)
 	}
@@ -44,7 +45,7 @@ func Handler(dir string, buckets ...string) (http.Handler, error) {
 	// Presigned URLs are checked by AWS, not here: the server takes any
 	// signature and any x-amz-checksum-sha256 (the relay hashes what it
 	// completes). Browsers upload and download cross-origin (CORS).
-	s3 := gofakes3.New(backend, gofakes3.WithoutVersioning(), gofakes3.WithInsecureCORS(),
+	s3 := gofakes3.New(prefixLister{Backend: backend, fs: fs}, gofakes3.WithoutVersioning(), gofakes3.WithInsecureCORS(),
 		gofakes3.WithTimeSkewLimit(time.Hour)).Server()
 	return copyIfMatch(backend, s3), nil
 }

@@ -111,7 +111,12 @@ func (s *Store) CloseConnection(ctx context.Context, id string) error {
 // before anything else (Tx.FoldSessions): connections that went away
 // (Gone) and those expired at Now are deleted, then the connections and
 // subscriptions registered outside the database (Connections, Subs) are
-// stored, so the commit's audience read finds them.
+// stored, so the commit's audience read finds them. A subscription is
+// stored only if the NIP-43 gate admits its key at that statement
+// (admitsSQL): the REQ that left it never met the gate, and a removal
+// (9031, 28936) committed since the fold was collected ended the key's
+// subscriptions already; one committing after it waits for this
+// transaction and ends what it stored (RemoveRelayMember).
 type SessionFold struct {
 	Now         int64
 	Gone        []string
@@ -160,7 +165,7 @@ func (t *Tx) FoldSessions(f SessionFold) {
 		k := fmt.Sprintf("s\x00%s\x00%s\x00%s\x00%s\x00%d", s.Connection, s.Sub, s.Pubkey, s.Filters, s.CreatedAt)
 		if !t.folded[k] && !t.ended[s.Pubkey] {
 			t.folded[k] = true
-			lead = append(lead, queued{sql: subscribeSQL, args: subscribeArgs(s, f.MaxSubs)})
+			lead = append(lead, queued{sql: subscribeSQL, args: subscribeArgs(s, f.MaxSubs, true)})
 		}
 	}
 	t.tx.lead = append(t.tx.lead, lead...)

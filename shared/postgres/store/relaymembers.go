@@ -23,6 +23,16 @@ const relayRole = `SELECT c.membership_enforced,
        ELSE coalesce((SELECT m.role FROM relay_members m WHERE m.community_id = c.id AND m.pubkey = $2), '') END
 FROM communities c WHERE c.id = $1`
 
+// admitsSQL is nip43.Admits in SQL for community $3 and key $4 (the
+// parameters of subscribeSQL, its one user): true unless the community
+// enforces membership and the key is neither one of its operators nor a
+// relay_members row. The row is locked FOR KEY SHARE (a role change
+// passes; a removal's DELETE waits for this transaction), so a removal
+// either committed before this statement (no row: false) or ends what this
+// transaction stores once it committed (RemoveRelayMember).
+const admitsSQL = `EXISTS (SELECT 1 FROM communities c WHERE c.id = $3 AND (NOT c.membership_enforced OR $4 = ANY (c.operators)
+  OR EXISTS (SELECT 1 FROM relay_members m WHERE m.community_id = $3 AND m.pubkey = $4 FOR KEY SHARE)))`
+
 // RelayRole reads pubkey's role in the transaction's community (nip43's
 // roles, "" none) and whether the community enforces membership.
 func (t *Tx) RelayRole(ctx context.Context, pubkey string) (role string, enforced bool, err error) {
@@ -78,27 +88,32 @@ VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`, t.community, pubkey, role, 
 }
 
 // RemoveRelayMember removes pubkey's row, when its role is only ("": any),
-// in one conditional statement, and ends its subscriptions in the community
-// (a key that is no member no longer receives live events); false when no
-// row went.
+// in one conditional statement, then ends its subscriptions in the
+// community (a key that is no member no longer receives live events);
+// false when no row went. The second is a statement of its own: under READ
+// COMMITTED its snapshot is taken after the DELETE waited for a write that
+// folded a subscription of the key while it was a member (admitsSQL locks
+// the row), so it ends that subscription too.
 func (t *Tx) RemoveRelayMember(ctx context.Context, pubkey, only string) (bool, error) {
 	var removed bool
 	err := t.tx.QueryRow(ctx, `WITH gone AS (
   DELETE FROM relay_members WHERE community_id = $1 AND pubkey = $2 AND ($3 = '' OR role = $3) RETURNING pubkey
-), subs AS (
-  DELETE FROM ws_subscriptions s USING gone WHERE s.community_id = $1 AND s.pubkey = gone.pubkey
 )
 SELECT EXISTS (SELECT 1 FROM gone)`, t.community, pubkey, only).Scan(&removed)
 	if err != nil {
 		return false, errorf("remove relay member %s: %w", pubkey, err)
 	}
-	if removed {
-		if t.ended == nil {
-			t.ended = map[string]bool{}
-		}
-		t.ended[pubkey] = true
+	if !removed {
+		return false, nil
 	}
-	return removed, nil
+	if t.ended == nil {
+		t.ended = map[string]bool{}
+	}
+	t.ended[pubkey] = true // this write's own fold never re-adds it
+	if _, err := t.tx.Exec(ctx, `DELETE FROM ws_subscriptions WHERE community_id = $1 AND pubkey = $2`, t.community, pubkey); err != nil {
+		return false, errorf("end subscriptions of removed member %s: %w", pubkey, err)
+	}
+	return true, nil
 }
 
 // SetRelayRole changes pubkey's row to role; false when it has none.

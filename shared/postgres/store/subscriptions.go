@@ -51,21 +51,22 @@ func queueSubscribe(b *pgx.Batch, s NewSubscription, max int) *bool {
 	stored := new(bool)
 	b.Queue("BEGIN")
 	b.Queue(`SELECT 1 FROM ws_connections WHERE id = $1 FOR NO KEY UPDATE`, s.Connection)
-	b.Queue(subscribeSQL, subscribeArgs(s, max)...).
+	b.Queue(subscribeSQL, subscribeArgs(s, max, false)...).
 		QueryRow(func(row pgx.Row) error { return row.Scan(stored) })
 	b.Queue("COMMIT")
 	return stored
 }
 
 // subscribeSQL counts the connection's other subscriptions ($1, other than
-// $2), upserts the subscription when they are fewer than $8 and makes its
-// channel index rows exactly $7; it returns whether it stored.
+// $2), upserts the subscription when they are fewer than $8 (and, with $9,
+// when the NIP-43 gate admits its key: admitsSQL) and makes its channel
+// index rows exactly $7; it returns whether it stored.
 const subscribeSQL = `
 WITH others AS (
   SELECT count(*) AS n FROM ws_subscriptions WHERE connection_id = $1 AND sub_id <> $2
 ), s AS (
   INSERT INTO ws_subscriptions (connection_id, sub_id, community_id, pubkey, filters, created_at)
-  SELECT $1, $2, $3, $4, $5, $6 FROM others WHERE others.n < $8
+  SELECT $1, $2, $3, $4, $5, $6 FROM others WHERE others.n < $8 AND (NOT $9::bool OR ` + admitsSQL + `)
   ON CONFLICT (connection_id, sub_id) DO UPDATE SET community_id = EXCLUDED.community_id,
     pubkey = EXCLUDED.pubkey, filters = EXCLUDED.filters, created_at = EXCLUDED.created_at,
     seq = EXCLUDED.seq
@@ -81,9 +82,10 @@ WITH others AS (
 )
 SELECT EXISTS (SELECT 1 FROM s)`
 
-// subscribeArgs are subscribeSQL's arguments for s under limit max.
-func subscribeArgs(s NewSubscription, max int) []any {
-	return []any{s.Connection, s.Sub, s.Community, s.Pubkey, s.Filters, s.CreatedAt, nonNil(s.Pins), max}
+// subscribeArgs are subscribeSQL's arguments for s under limit max; gate
+// asks the NIP-43 gate in the statement.
+func subscribeArgs(s NewSubscription, max int, gate bool) []any {
+	return []any{s.Connection, s.Sub, s.Community, s.Pubkey, s.Filters, s.CreatedAt, nonNil(s.Pins), max, gate}
 }
 
 // EndSubscription removes subscription sub of connection and reports

@@ -253,14 +253,17 @@ func (r *Relay) Count(ctx context.Context, c Caller, req Request) (int64, error)
 // subscription.
 func (r *Relay) Subscribe(ctx context.Context, c Caller, req Request) ([]json.RawMessage, error) {
 	search := slices.ContainsFunc(req.Filters, query.IsSearch)
-	if r.subscribeIdle(ctx, c, req, search) {
-		return nil, nil
+	if answered, err := r.subscribeIdle(ctx, c, req, search); answered || err != nil {
+		return nil, err
 	}
-	if r.Idle != nil && c.Session != nil {
+	if r.Idle != nil && c.Session != nil && c.Pubkey != "" {
 		// A pending subscription of the same id (this REQ's, or an
-		// earlier one's) would replace what the database stores now.
+		// earlier one's) would replace what the database stores now:
+		// dropped while the database answers (a LIST and its DELETEs).
+		dropped := make(chan error, 1)
+		go func() { dropped <- r.Idle.DropPending(ctx, c.Community, c.Pubkey, c.Connection, req.Sub) }()
 		defer func() {
-			if err := r.Idle.DropPending(ctx, c.Community, c.Connection, req.Sub); err != nil {
+			if err := <-dropped; err != nil {
 				r.Log.WarnContext(ctx, "relay: drop pending subscription", "connection", c.Connection, "sub", req.Sub, "err", err)
 			}
 		}()
@@ -312,18 +315,22 @@ func (r *Relay) Subscribe(ctx context.Context, c Caller, req Request) ([]json.Ra
 // above the community's last-commit mark (sessions.Idle.SubscribeIdle):
 // then there is nothing stored to send, and the subscription is folded
 // into the database by the next commit, before its audience read. The
-// database's rate limits do not count such a REQ (they would wake it).
-// A subscription it leaves pending when the database answers after all
-// is dropped by Subscribe.
-func (r *Relay) subscribeIdle(ctx context.Context, c Caller, req Request, search bool) bool {
+// database's rate limits do not count such a REQ (they would wake it);
+// the connection's and the key's limits of pending subscriptions do, and
+// their refusal is err. A subscription it leaves pending when the
+// database answers after all is dropped by Subscribe.
+func (r *Relay) subscribeIdle(ctx context.Context, c Caller, req Request, search bool) (answered bool, err error) {
 	if r.Idle == nil || c.Session == nil || c.Pubkey == "" || search || req.ThreadWindows != nil || query.CheckFilters(req.Filters, c.Pubkey) != nil {
-		return false
+		return false, nil
 	}
-	answered, err := r.Idle.SubscribeIdle(ctx, c.Community, c.Session, req.Sub, req.Filters)
+	answered, err = r.Idle.SubscribeIdle(ctx, c.Community, c.Session, req.Sub, req.Filters)
+	if _, refused := reject.As(err); refused {
+		return false, err
+	}
 	if err != nil && !errors.Is(err, sessions.ErrMoved) {
 		r.Log.WarnContext(ctx, "relay: REQ from the last-commit mark", "connection", c.Connection, "err", err)
 	}
-	return answered
+	return answered, nil
 }
 
 // dropFailed ends subscription sub of c's connection after its REQ failed
@@ -342,8 +349,8 @@ func (r *Relay) Close(ctx context.Context, c Caller, req Request) error {
 	if err := r.admit(ctx, c, r.door(c, guard.Message)); err != nil {
 		return err
 	}
-	if r.Idle != nil && c.Session != nil {
-		if err := r.Idle.DropPending(ctx, c.Community, c.Connection, req.Sub); err != nil {
+	if r.Idle != nil && c.Session != nil && c.Pubkey != "" {
+		if err := r.Idle.DropPending(ctx, c.Community, c.Pubkey, c.Connection, req.Sub); err != nil {
 			return fmt.Errorf("relay: close %s: %w", req.Sub, err)
 		}
 	}

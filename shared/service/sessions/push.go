@@ -68,9 +68,9 @@ const LivenessPost = 5 * time.Second
 type OpenConnections interface {
 	Opened(ctx context.Context, id string) error
 	OpenConnections(ctx context.Context) ([]string, error)
-	// Gone forgets a connection a post found gone (community "": the
+	// Gone forgets a connection a post found gone (community and pubkey "": the
 	// registry keeps it, and its $disconnect already recorded it).
-	Gone(ctx context.Context, id, community string) error
+	Gone(ctx context.Context, id, community, pubkey string) error
 }
 
 // Pusher is the push function: the greeting and the liveness tick.
@@ -176,7 +176,7 @@ func (p *Pusher) Tick(ctx context.Context) (reached int, err error) {
 				reached++
 				mu.Unlock()
 			case errors.Is(err, ErrGone) && !errors.Is(err, ErrTimeout):
-				if err := p.Open.Gone(ctx, id, ""); err != nil {
+				if err := p.Open.Gone(ctx, id, "", ""); err != nil {
 					p.log().WarnContext(ctx, "sessions: forget gone connection", "connection", id, "err", err)
 				}
 			default:

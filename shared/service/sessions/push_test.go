@@ -105,7 +105,7 @@ func TestLivenessReachesEveryOpenConnection(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := d.Gone(ctx, "d=", "community"); err != nil { // its $disconnect
+	if err := d.Gone(ctx, "d=", "community", ""); err != nil { // its $disconnect
 		t.Fatal(err)
 	}
 	g := newGateway(0, "c=") // closed without a $disconnect

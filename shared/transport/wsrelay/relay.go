@@ -173,19 +173,19 @@ func (r *Relay) forget(ctx context.Context, id string, cause error) error {
 	if err := sessions.Hangup(ctx, r.Sender, id, cause); err != nil {
 		return err
 	}
-	community := ""
+	community, pubkey := "", ""
 	if cached {
-		community = c.Community
+		community, pubkey = c.Community, c.Pubkey
 	} else {
 		st, found, err := r.Idle.LoadConn(ctx, id)
 		if err != nil {
 			return err
 		}
 		if found {
-			community = st.Community
+			community, pubkey = st.Community, st.Pubkey
 		}
 	}
-	return r.Idle.Gone(ctx, id, community)
+	return r.Idle.Gone(ctx, id, community, pubkey)
 }
 
 // Message serves one client message ($default). Every answer is posted to
@@ -345,6 +345,10 @@ func (r *Relay) auth(ctx context.Context, out *replier, conn *sessions.Connectio
 	if err == nil && r.Idle != nil {
 		err = r.Idle.SaveConn(ctx, conn.ID, sessions.IdleConn{Community: conn.Community, Pubkey: ev.PubKey, ConnectedAt: conn.ConnectedAt})
 		r.conns.forget(r.conns.registered, conn.ID) // the row, if any, names the old key
+		if err == nil && conn.Pubkey != "" && conn.Pubkey != ev.PubKey {
+			// Its pending subscriptions are found under the new key.
+			err = r.Idle.Rekey(ctx, conn.Community, conn.ID, conn.Pubkey, ev.PubKey)
+		}
 	} else if err == nil {
 		err = r.Sessions.Authenticate(ctx, conn.ID, ev.PubKey)
 	}

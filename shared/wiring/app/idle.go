@@ -27,9 +27,6 @@ func (a *App) openIdle(ctx context.Context) error {
 	if a.Store != nil {
 		a.Idle.Latest = a.Store.LatestCreatedAt
 	}
-	if a.Communities != nil {
-		a.Idle.Members = a.Communities
-	}
 	return nil
 }
 
