@@ -9,6 +9,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/localdev/emulator"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
 
@@ -51,7 +52,7 @@ func asyncFanout(t *testing.T, o Options) {
 	carol.sendJSON(req)
 	carol.expect("EOSE")
 	r.Lambda.Wait() // the setup's own runs (its 9000s reach the members' subscriptions) count before the baseline
-	before := r.Lambda.Runs()
+	before := r.Lambda.RunsOf(emulator.FanoutFunction)
 
 	first := publish(t, ra, alice, 9, nostr.Tags{{"h", ch}}, "first")
 	second := publish(t, ra, alice, 9, nostr.Tags{{"h", ch}}, "second")
@@ -74,7 +75,7 @@ func asyncFanout(t *testing.T, o Options) {
 	// 8 subscriptions in parts of about 3: per event, the publisher's one
 	// hand-off, whose run splits the audience and invokes 2 more.
 	r.Lambda.Wait()
-	if runs := r.Lambda.Runs() - before; runs != 6 {
+	if runs := r.Lambda.RunsOf(emulator.FanoutFunction) - before; runs != 6 {
 		t.Fatalf("fan-out function ran %d times for 2 events, want 6", runs)
 	}
 

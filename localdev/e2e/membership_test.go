@@ -65,6 +65,27 @@ func upload(t *testing.T, r *Relay, u user, body []byte) (int, string) {
 	return resp.StatusCode, resp.Header.Get("X-Reason")
 }
 
+// download GETs url (a blob) as u with a BUD-01 24242 get authorization
+// (nil: without one), not following a redirect; the status and X-Reason.
+func download(t *testing.T, url string, u *user) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	if u != nil {
+		auth := signed(t, *u, 24242, nostr.Tags{{"t", "get"}, {"x", url[strings.LastIndex(url, "/")+1:]},
+			{"expiration", strconv.FormatInt(time.Now().Unix()+600, 10)}}, "get")
+		raw, _ := json.Marshal(auth)
+		req.Header.Set("Authorization", "Nostr "+base64.StdEncoding.EncodeToString(raw))
+	}
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, resp.Header.Get("X-Reason")
+}
+
 // membershipList is the stored 13534's member tags as key:role.
 func membershipList(t *testing.T, b *bridge) []string {
 	t.Helper()
@@ -218,6 +239,17 @@ func TestBuzzRelayMembership(t *testing.T) {
 	publish(t, ra, alice, 9, nostr.Tags{{"h", ch}}, "over the socket")
 	if st, reason := upload(t, r, alice, []byte("alice's bytes")); st != http.StatusCreated {
 		t.Fatalf("alice's upload: %d %q", st, reason)
+	}
+	// A blob's download passes the same door: the member reads it, a
+	// non-member (with a key or without) is refused as at every other door.
+	blobURL := r.HTTPURL + "/" + media.Hash([]byte("alice's bytes"))
+	if st, reason := download(t, blobURL, &alice); st != http.StatusFound && st != http.StatusOK {
+		t.Fatalf("alice's download: %d %q", st, reason)
+	}
+	for _, who := range []*user{&mallory, nil} {
+		if st, reason := download(t, blobURL, who); st != http.StatusForbidden || reason != notMember {
+			t.Fatalf("a non-member's download: %d %q", st, reason)
+		}
 	}
 	refusedAll(bm, mallory)
 

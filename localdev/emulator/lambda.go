@@ -42,10 +42,22 @@ type LambdaAPI struct {
 	sem  chan struct{}
 	wg   sync.WaitGroup
 	runs atomic.Int64
+	byFn sync.Map // function name → *atomic.Int64
 }
 
-// Runs is the number of asynchronous runs that succeeded so far.
+// Runs is the number of asynchronous runs that succeeded so far, of every
+// function.
 func (l *LambdaAPI) Runs() int64 { return l.runs.Load() }
+
+// RunsOf is the number of asynchronous runs of function name that
+// succeeded so far (the fan-out function's, apart from the push
+// function's greetings).
+func (l *LambdaAPI) RunsOf(name string) int64 {
+	if n, ok := l.byFn.Load(name); ok {
+		return n.(*atomic.Int64).Load()
+	}
+	return 0
+}
 
 // Wrap serves the Invoke API on the address of next.
 func (l *LambdaAPI) Wrap(next http.Handler) http.Handler {
@@ -185,6 +197,8 @@ func (l *LambdaAPI) runAsync(name string, h AsyncHandler, payload json.RawMessag
 		cancel()
 		if err == nil {
 			l.runs.Add(1)
+			n, _ := l.byFn.LoadOrStore(name, new(atomic.Int64))
+			n.(*atomic.Int64).Add(1)
 			return
 		}
 		l.log().Warn("emulator: async invocation failed", "function", name, "attempt", attempt+1, "err", err)

@@ -320,7 +320,7 @@ func Run(ctx context.Context, adminDSN string, o Options, progress io.Writer) (*
 		res.DeliveriesPerRun += s.count()
 	}
 	relay.Lambda.Wait()
-	res.AsyncRuns = relay.Lambda.Runs()
+	res.AsyncRuns = relay.Lambda.RunsOf(emulator.FanoutFunction)
 
 	// Phase 3: REQs answered with ReqEvents stored events each.
 	if o.ReqRuns > 0 {
