@@ -33,7 +33,7 @@ func TestSessionGrants(t *testing.T) {
 			t.Errorf("%s: SESSION_BUCKET %s", name, js(b))
 		}
 	}
-	if len(SessionFunctions) != 4 { // ingest, ws-message, ws-disconnect, ws-push
+	if len(SessionFunctions) != 5 { // ingest, query (NIP-86's disable forgets hosts), ws-message, ws-disconnect, ws-push
 		t.Errorf("session functions %v", SessionFunctions)
 	}
 }

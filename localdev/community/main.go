@@ -103,11 +103,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		if err := needID(); err != nil {
 			return err
 		}
-		f := community.Disable
+		var err error
 		if cmd == "enable" {
-			f = community.Enable
+			err = community.Enable(ctx, st, *id)
+		} else {
+			// This command reaches the database only: a WebSocket host
+			// entry the sessions keep in S3 lasts its hour (the NIP-86
+			// disablecommunity forgets it at once).
+			err = community.Disable(ctx, st, *id, nil)
 		}
-		if err := f(ctx, st, *id); err != nil {
+		if err != nil {
 			return fmt.Errorf("%s: %w", cmd, err)
 		}
 		fmt.Fprintf(out, "community %s %sd\n", *id, cmd)

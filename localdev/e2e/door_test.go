@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -46,7 +47,7 @@ func TestDisabledCommunityRefusedOverWebSocket(t *testing.T) {
 		t.Fatal("second AUTH on b.test refused")
 	}
 
-	if err := community.Disable(ctx, r.App.Store, "bees"); err != nil {
+	if err := community.Disable(ctx, r.App.Store, "bees", nil); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(community.DefaultTTL + 500*time.Millisecond) // the bound, on every door
@@ -238,5 +239,40 @@ func TestReportQueuePagedOverNIP86(t *testing.T) {
 	}
 	if st, _ := bo.rpc("listeventsneedingmoderation", 100000); st != http.StatusBadRequest {
 		t.Fatalf("a limit above the page bound: %d, want 400", st)
+	}
+}
+
+// TestNIP86DisableForgetsTheSessionsHostEntry: NIP-86's disablecommunity
+// also drops the community's hostnames from the sessions' S3 state, so a
+// new WebSocket connection there is resolved by the database (which
+// refuses it) from its first message, rather than trusted from the
+// host entry for up to its hour (sessions.HostTTL).
+func TestNIP86DisableForgetsTheSessionsHostEntry(t *testing.T) {
+	r := StartTest(t, Options{Sessions: true})
+	ctx := ctxT(t)
+	op, bob := testkit.NewKey(t), testkit.NewKey(t)
+	if err := community.AddHost(ctx, r.App.Store, "default", "a.test"); err != nil {
+		t.Fatal(err)
+	}
+	if err := community.AddOperator(ctx, r.App.Store, "default", op.Pub); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := community.Create(ctx, r.App.Store, r.App.Sealer, community.Spec{ID: "bees", Hosts: []string{"b.test"}}); err != nil {
+		t.Fatal(err)
+	}
+	a, b := onHost(t, r, "a.test"), onHost(t, r, "b.test")
+	if _, ok := b.authed(bob, "ws://"+b.host); !ok { // records b.test in the sessions' S3 state
+		t.Fatal("AUTH on b.test refused")
+	}
+	asked := 0
+	resolve := func(context.Context, string) (string, error) { asked++; return "bees", nil }
+	if c, err := r.App.Idle.Community(ctx, b.host, resolve); err != nil || c != "bees" || asked != 0 {
+		t.Fatalf("b.test before the disable: %q %v, the database asked %d times (want the S3 entry)", c, err, asked)
+	}
+	if st, m := a.rpc(op, "disablecommunity", "bees"); st != http.StatusOK {
+		t.Fatalf("disablecommunity: %d %v", st, m)
+	}
+	if _, err := r.App.Idle.Community(ctx, b.host, resolve); err != nil || asked != 1 {
+		t.Fatalf("b.test after the disable: %v, the database asked %d times, want once (the entry forgotten)", err, asked)
 	}
 }

@@ -48,6 +48,9 @@ type Service struct {
 	// Guard is the door every call passes (shared/service/guard: the
 	// community served, the caller one of its operators).
 	Guard *guard.Guard
+	// Hosts forgets a disabled community's hostnames where the WebSocket
+	// sessions cache them (sessions.Idle); nil: nothing is cached there.
+	Hosts community.HostForgetter
 }
 
 // BlobDeleter deletes a community's blob as pubkey (an operator: every
@@ -219,7 +222,7 @@ func (s *Service) call(ctx context.Context, c *community.Community, pubkey strin
 			if id == c.ID {
 				return nil, reject.Invalidf("the default community cannot be disabled through itself")
 			}
-			return true, community.Disable(ctx, s.Store, id)
+			return true, community.Disable(ctx, s.Store, id, s.Hosts)
 		}
 		host, err := p.str(1, "hostname")
 		if err != nil {

@@ -26,8 +26,9 @@ const (
 	// QueryParts: POST /query, POST /count, GET / (NIP-11), POST /
 	// (NIP-86) and GET /healthz; the read side only, no write path. The
 	// relay keys sign the 39005/39006 overlays and NIP-86's addcommunity
-	// seals a new community's key.
-	QueryParts = pool | keys | reads | blobs
+	// seals a new community's key; the sessions' idle state for NIP-86's
+	// disablecommunity, which forgets the community's hosts there.
+	QueryParts = pool | keys | reads | blobs | idle
 	// ConnectParts: $connect, from the environment alone (no pool, no
 	// relay key): it hands each accepted connection to the push function
 	// (PUSH_FUNCTION, one asynchronous Invoke); the first message

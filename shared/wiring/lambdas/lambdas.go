@@ -91,7 +91,7 @@ var Functions = []Function{
 	{Name: "fanout", Fanout: true, Posts: true, Memory: 512, Timeout: 60},
 	{Name: "ws-push", Pushes: true, Signs: true, Posts: true, Sessions: true, NoDB: true, Memory: 128, Timeout: 30},
 	{Name: "ingest", Signs: true, Posts: true, Dispatches: true, Sessions: true, Memory: 512, Timeout: 28},
-	{Name: "query", Signs: true, Manages: true, Memory: 512, Timeout: 28},
+	{Name: "query", Signs: true, Manages: true, Sessions: true, Memory: 512, Timeout: 28},
 	{Name: "ws-connect", NoDB: true, Greets: true, Memory: 256, Timeout: 28},
 	{Name: "ws-authorize", NoDB: true, Authorizer: true, Memory: 128, Timeout: 10},
 	{Name: "ws-message", Signs: true, Posts: true, Dispatches: true, Sessions: true, Memory: 512, Timeout: 28},
