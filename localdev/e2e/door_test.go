@@ -11,8 +11,11 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/aws/s3blobs"
 	"github.com/buzzrelay/relay/shared/service/community"
+	"github.com/buzzrelay/relay/shared/service/sessions"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
+	"github.com/buzzrelay/relay/shared/wiring/config"
 )
 
 // One door for every request (shared/service/guard): the rules below
@@ -264,15 +267,22 @@ func TestNIP86DisableForgetsTheSessionsHostEntry(t *testing.T) {
 	if _, ok := b.authed(bob, "ws://"+b.host); !ok { // records b.test in the sessions' S3 state
 		t.Fatal("AUTH on b.test refused")
 	}
+	// The sessions' state as the functions keep it, read from the relay's
+	// S3 server (in processes mode the functions are other processes).
+	bucket, err := s3blobs.Open(ctx, "", MediaBucket, r.S3URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := sessions.NewIdle(bucket, config.DefaultSessionPrefix, sessions.Challenges{})
 	asked := 0
 	resolve := func(context.Context, string) (string, error) { asked++; return "bees", nil }
-	if c, err := r.App.Idle.Community(ctx, b.host, resolve); err != nil || c != "bees" || asked != 0 {
+	if c, err := state.Community(ctx, b.host, resolve); err != nil || c != "bees" || asked != 0 {
 		t.Fatalf("b.test before the disable: %q %v, the database asked %d times (want the S3 entry)", c, err, asked)
 	}
 	if st, m := a.rpc(op, "disablecommunity", "bees"); st != http.StatusOK {
 		t.Fatalf("disablecommunity: %d %v", st, m)
 	}
-	if _, err := r.App.Idle.Community(ctx, b.host, resolve); err != nil || asked != 1 {
+	if _, err := state.Community(ctx, b.host, resolve); err != nil || asked != 1 {
 		t.Fatalf("b.test after the disable: %v, the database asked %d times, want once (the entry forgotten)", err, asked)
 	}
 }
