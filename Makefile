@@ -10,7 +10,7 @@ FUNCTIONS := ingest query ws-connect ws-authorize ws-message ws-disconnect ws-pu
 # BUZZ_LAMBDA=processes: every route runs its function's own binary (and
 # migrate runs first, as CloudFormation runs it), with local-kms for the key.
 dev:
-	@source localdev/pg.sh && source localdev/s3.sh && \
+	@$(if $(filter processes,$(BUZZ_LAMBDA)),export BUZZ_PG_DB=buzz_kms &&) source localdev/pg.sh && source localdev/s3.sh && \
 	  $(if $(filter processes,$(BUZZ_LAMBDA)),source localdev/kms.sh &&) $(GO) run ./localdev
 
 # Same Postgres bootstrap, then every test of the core, the smoke checks
