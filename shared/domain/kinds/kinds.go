@@ -58,12 +58,13 @@ const (
 )
 
 // Kinds a client signs for authentication: AUTH (NIP-42) goes in an AUTH
-// message and is refused as EVENT; HTTP auth (NIP-98) goes in an
-// Authorization header (sent as EVENT it is in the ephemeral range: delivered
-// live, never stored).
+// message and is refused as EVENT; HTTP auth (NIP-98) and Blossom's
+// authorization (BUD-01) go in an Authorization header (sent as EVENT,
+// NIP-98's is in the ephemeral range: delivered live, never stored).
 const (
-	Auth     = 22242
-	HTTPAuth = 27235
+	Auth        = 22242
+	BlossomAuth = 24242
+	HTTPAuth    = 27235
 )
 
 // Kinds only the relay signs.
