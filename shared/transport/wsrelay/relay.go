@@ -299,7 +299,7 @@ func (r *Relay) idleConnection(ctx context.Context, req Request) (*sessions.Conn
 	}
 	if found {
 		conn.Community, conn.Pubkey, conn.ConnectedAt = st.Community, st.Pubkey, st.ConnectedAt
-		conn.ExpiresAt = st.ConnectedAt + int64(sessions.Lifetime/time.Second)
+		conn.ExpiresAt = sessions.ExpiresAt(st.ConnectedAt)
 		r.conns.put(conn)
 		return conn, false, nil
 	}
@@ -307,7 +307,7 @@ func (r *Relay) idleConnection(ctx context.Context, req Request) (*sessions.Conn
 		return nil, false, fmt.Errorf("wsrelay: community for %s: %w", req.Host, err)
 	}
 	conn.ConnectedAt = r.now().Unix()
-	conn.ExpiresAt = conn.ConnectedAt + int64(sessions.Lifetime/time.Second)
+	conn.ExpiresAt = sessions.ExpiresAt(conn.ConnectedAt)
 	return conn, r.conns.first(r.conns.challenged, id), nil
 }
 
