@@ -3,8 +3,8 @@
 // give them. Every other package asks here instead of writing a number.
 //
 // The table mirrors what spec/NIP-CL.md, spec/bridge-channel-window.md and
-// design.md say the relay does with each kind; README.md's "Event kinds"
-// table is checked against it both ways (readme_test.go).
+// design.md say the relay does with each kind; docs/reference.md's "Event
+// kinds" table is checked against it both ways (reference_test.go).
 package kinds
 
 import "slices"
@@ -159,7 +159,7 @@ type Kind struct {
 }
 
 // table lists every kind the relay gives a meaning to, single kinds before
-// the one range (a single kind inside it overrides it). Keep README.md's
+// the one range (a single kind inside it overrides it). Keep docs/reference.md's
 // "Event kinds" table equal to it.
 var table = []Kind{
 	{First: Profile, Name: "profile metadata", Accepted: true, Storage: StoreReplaceable, Personal: true},
