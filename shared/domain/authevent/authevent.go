@@ -146,34 +146,31 @@ func (c Checker) NIP98(ev *nostr.Event, r HTTP) *reject.Error {
 	if rej := c.check(nip98, ev); rej != nil {
 		return rej
 	}
-	fail := func(format string, args ...any) *reject.Error {
-		return reject.New(reject.AuthRequired, format, args...)
-	}
 	u, ok := filter.TagValue(ev.Tags, "u")
 	if !ok {
-		return fail("auth event has no u tag")
+		return authRequired("auth event has no u tag")
 	}
 	if pu, err := url.Parse(u); err != nil || pu.User != nil || pu.Fragment != "" || strings.Contains(u, "#") {
-		return fail("auth event u tag must be an absolute URL without user info or fragment")
+		return authRequired("auth event u tag must be an absolute URL without user info or fragment")
 	}
 	if relayurl.Normalize(u) != relayurl.Normalize(r.URL) {
-		return fail("auth event u tag %q does not match the request URL %q", u, r.URL)
+		return authRequired("auth event u tag %q does not match the request URL %q", u, r.URL)
 	}
 	m, ok := filter.TagValue(ev.Tags, "method")
 	if !ok {
-		return fail("auth event has no method tag")
+		return authRequired("auth event has no method tag")
 	}
 	if !strings.EqualFold(m, r.Method) {
-		return fail("auth event method %q does not match %s", m, r.Method)
+		return authRequired("auth event method %q does not match %s", m, r.Method)
 	}
 	p, ok := filter.TagValue(ev.Tags, "payload")
 	if !ok && r.RequirePayload {
-		return fail("auth event has no payload tag; this request must bind its body")
+		return authRequired("auth event has no payload tag; this request must bind its body")
 	}
 	if ok {
 		sum := sha256.Sum256(r.Body)
 		if !strings.EqualFold(p, hex.EncodeToString(sum[:])) {
-			return fail("auth event payload hash does not match the request body")
+			return authRequired("auth event payload hash does not match the request body")
 		}
 	}
 	return nil
@@ -202,35 +199,32 @@ func (c Checker) BUD01(ev *nostr.Event, b Blob) *reject.Error {
 	if rej := c.check(bud01, ev); rej != nil {
 		return rej
 	}
-	fail := func(format string, args ...any) *reject.Error {
-		return reject.New(reject.AuthRequired, format, args...)
-	}
 	exp, ok := filter.TagValue(ev.Tags, "expiration")
 	if !ok {
-		return fail("the authorization event has no expiration tag")
+		return authRequired("the authorization event has no expiration tag")
 	}
 	at, err := strconv.ParseInt(exp, 10, 64)
 	if err != nil {
-		return fail("the authorization event's expiration is not a unix time")
+		return authRequired("the authorization event's expiration is not a unix time")
 	}
 	if at <= c.Now.Unix() {
-		return fail("the authorization event expired")
+		return authRequired("the authorization event expired")
 	}
 	verb, _ := filter.TagValue(ev.Tags, "t")
 	if !slices.Contains(b.Verbs, verb) {
-		return fail("the authorization event's t tag is %q; this endpoint takes %s", verb, strings.Join(b.Verbs, " or "))
+		return authRequired("the authorization event's t tag is %q; this endpoint takes %s", verb, strings.Join(b.Verbs, " or "))
 	}
 	host := relayurl.Hostname(b.Host)
 	namesHost := func(v string) bool { return serverHost(v) == host }
 	if b.Hash != "" && !hasTag(ev, "x", func(v string) bool { return v == b.Hash }) &&
 		!(b.ServerSuffices && hasTag(ev, "server", namesHost)) {
 		if b.ServerSuffices {
-			return fail("the authorization event has no x tag for blob %s nor a server tag for %s", b.Hash, host)
+			return authRequired("the authorization event has no x tag for blob %s nor a server tag for %s", b.Hash, host)
 		}
-		return fail("the authorization event has no x tag for blob %s", b.Hash)
+		return authRequired("the authorization event has no x tag for blob %s", b.Hash)
 	}
 	if hasTag(ev, "server", func(string) bool { return true }) && !hasTag(ev, "server", namesHost) {
-		return fail("the authorization event is bound to other servers (server tags), not %s", host)
+		return authRequired("the authorization event is bound to other servers (server tags), not %s", host)
 	}
 	return nil
 }
@@ -252,13 +246,12 @@ func serverHost(v string) string {
 // Parse decodes an Authorization header's value, "Nostr <base64 event>"
 // (NIP-98's; BUD-01 uses the same). Every problem is auth-required:.
 func Parse(header string) (*nostr.Event, error) {
-	fail := func(format string) error { return reject.New(reject.AuthRequired, "%s", format) }
 	if header == "" {
-		return nil, fail("missing Authorization header (NIP-98: Nostr <base64 event>)")
+		return nil, authRequired("missing Authorization header (NIP-98: Nostr <base64 event>)")
 	}
 	scheme, token, ok := strings.Cut(strings.TrimSpace(header), " ")
 	if !ok || !strings.EqualFold(scheme, "Nostr") {
-		return nil, fail("Authorization must use the Nostr scheme (NIP-98)")
+		return nil, authRequired("Authorization must use the Nostr scheme (NIP-98)")
 	}
 	token = strings.TrimSpace(token)
 	// Standard or URL alphabet, padded or not (blossom-client-sdk sends
@@ -271,13 +264,18 @@ func Parse(header string) (*nostr.Event, error) {
 		}
 	}
 	if err != nil {
-		return nil, fail("Authorization token is not base64")
+		return nil, authRequired("Authorization token is not base64")
 	}
 	var ev nostr.Event
 	if err := json.Unmarshal(raw, &ev); err != nil {
-		return nil, fail("Authorization token is not a JSON nostr event")
+		return nil, authRequired("Authorization token is not a JSON nostr event")
 	}
 	return &ev, nil
+}
+
+// authRequired is a NIP-98 or BUD-01 binding's refusal.
+func authRequired(format string, args ...any) *reject.Error {
+	return reject.New(reject.AuthRequired, format, args...)
 }
 
 func clip(s string) string {

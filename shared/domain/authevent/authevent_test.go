@@ -153,18 +153,7 @@ func TestNIP42Binding(t *testing.T) {
 			`invalid: AUTH relay tag "wss://evil.example/aaaaaaaaaaaaa…" does not name this relay (wss://relay.example or wss://relay.example/prod)`},
 		{"no relay", sign(nostr.Tag{"challenge", "c1"}), `invalid: AUTH relay tag "" does not name`},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			rej := Checker{Now: now}.NIP42(c.ev, "c1", urls)
-			if c.want == "" {
-				if rej != nil {
-					t.Fatalf("refused: %v", rej)
-				}
-				return
-			}
-			if rej == nil || !strings.HasPrefix(rej.Error(), c.want) {
-				t.Fatalf("got %v, want %q", rej, c.want)
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { expect(t, Checker{Now: now}.NIP42(c.ev, "c1", urls), c.want) })
 	}
 }
 
@@ -199,18 +188,19 @@ func TestNIP98Binding(t *testing.T) {
 		{"no method", sign(nostr.Tag{"u", httpURL}), req, "auth-required: auth event has no method tag"},
 		{"another method", sign(nostr.Tag{"u", httpURL}, nostr.Tag{"method", "GET"}), req, `auth-required: auth event method "GET" does not match POST`},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			rej := Checker{Now: now}.NIP98(c.ev, c.r)
-			if c.want == "" {
-				if rej != nil {
-					t.Fatalf("refused: %v", rej)
-				}
-				return
-			}
-			if rej == nil || !strings.HasPrefix(rej.Error(), c.want) {
-				t.Fatalf("got %v, want %q", rej, c.want)
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { expect(t, Checker{Now: now}.NIP98(c.ev, c.r), c.want) })
+	}
+}
+
+// expect fails t unless rej is nil for want "", else a refusal starting
+// with want.
+func expect(t *testing.T, rej *reject.Error, want string) {
+	t.Helper()
+	switch {
+	case want == "" && rej != nil:
+		t.Fatalf("refused: %v", rej)
+	case want != "" && (rej == nil || !strings.HasPrefix(rej.Error(), want)):
+		t.Fatalf("got %v, want %q", rej, want)
 	}
 }
 
