@@ -70,8 +70,8 @@ test-build: build
 # on a busy machine (go.dev/issue/75804); 50,000 runs take 2-10 s here.
 FUZZTIME ?= 50000x
 FUZZ_TARGETS := FuzzParse:./shared/transport/wsrelay FuzzParse:./shared/service/query FuzzNostrFilter:./shared/service/query \
-  FuzzCheck:./shared/domain/eventcheck FuzzParse:./shared/domain/nip98 FuzzVerify:./shared/domain/sigverify \
-  FuzzParse:./shared/domain/blossom
+  FuzzCheck:./shared/domain/eventcheck FuzzParse:./shared/domain/authevent FuzzVerify:./shared/domain/sigverify \
+  FuzzParse:./shared/domain/blossom FuzzServerHost:./shared/domain/authevent
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 	  $(GO) test -run '^$$' -fuzz "^$${t%%:*}$$" -fuzztime $(FUZZTIME) "$${t#*:}" || exit 1; \

@@ -886,8 +886,8 @@ func TestBuzzThreadWindow(t *testing.T) {
 	}
 	wsRows, wsBounds := wsPage("tw", window)
 	// The rows of the page, each once, before EOSE; a REQ's events are
-	// posted concurrently, so their arrival order is not kept (README,
-	// compatibility).
+	// posted concurrently, so their arrival order is not kept
+	// (docs/compatibility.md).
 	slices.Sort(wsRows)
 	wantRows := []string{replies[2].ID, replies[1].ID}
 	slices.Sort(wantRows)

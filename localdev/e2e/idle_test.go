@@ -273,7 +273,7 @@ func TestIdleReconnectRunsNoStatement(t *testing.T) {
 	}
 	ids := ra.reqAll("older", map[string]any{"kinds": []int{9}, "#h": []string{ch}, "since": int64(first.CreatedAt) - 10})
 	// Both, each once, before EOSE; their arrival order is not kept
-	// (concurrent posts, README's compatibility section).
+	// (concurrent posts, docs/compatibility.md).
 	slices.Sort(ids)
 	want := []string{first.ID, second.ID}
 	slices.Sort(want)

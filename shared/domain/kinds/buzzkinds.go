@@ -146,7 +146,7 @@ func Shared(tags [][]string) bool {
 type Engine struct {
 	Kinds   []int
 	Missing string // what the relay does not run, as the refusal names it
-	Reason  string // README's compatibility section says why
+	Reason  string // docs/compatibility.md says why
 }
 
 // engines lists Buzz's engine kinds (kind.rs), refused.
@@ -172,7 +172,7 @@ func NeedsEngine(kind int) (string, bool) {
 	return "", false
 }
 
-// Engines returns the engine groups (README's compatibility section).
+// Engines returns the engine groups (docs/compatibility.md).
 func Engines() []Engine {
 	out := make([]Engine, len(engines))
 	copy(out, engines)

@@ -95,21 +95,6 @@ func TestVerify(t *testing.T) {
 	})
 }
 
-func FuzzParse(f *testing.F) {
-	f.Add("Nostr eyJraW5kIjoyNzIzNX0=")
-	f.Add("nostr !!")
-	f.Add("")
-	f.Fuzz(func(t *testing.T, header string) {
-		ev, err := nip98.Parse(header)
-		if err == nil && ev == nil {
-			t.Fatal("nil event without error")
-		}
-		if err != nil && !strings.HasPrefix(err.Error(), "auth-required: ") {
-			t.Fatalf("refusal %q is not auth-required: (401)", err)
-		}
-	})
-}
-
 // TestTokenOlderThanRestartIsRefused (issue 11 item 19): the replay row of
 // a token commits without a WAL flush, so a crash may forget it; a token
 // created before the database server started is never accepted.

@@ -1,7 +1,7 @@
 // Package relayinfo is the NIP-11 document and every limit the handlers
 // enforce: the numbers live here once, the handlers read them from here, and
 // New advertises the ones NIP-11 (or a documented extension field) can say.
-// README.md ("Limits") and docs/security.md list them for people.
+// docs/reference.md ("Limits") and docs/security.md list them for people.
 package relayinfo
 
 import "slices"
@@ -22,7 +22,7 @@ const (
 	// MaxHTTPResponseLength bounds the events of one POST /query answer:
 	// Lambda's 6 MB synchronous response limit, less room for the JSON
 	// array, headers and the API Gateway envelope. A bigger answer is
-	// refused with invalid: (README.md, docs/security.md).
+	// refused with invalid: (docs/reference.md, docs/security.md).
 	MaxHTTPResponseLength = 5_500_000
 )
 

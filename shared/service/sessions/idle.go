@@ -350,7 +350,7 @@ func (d *Idle) OpenConnections(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sessions: last open connection: %w", err)
 	}
-	if at, perr := strconv.ParseInt(string(b), 10, 64); !found || perr != nil || d.now().Unix()-at > int64(Lifetime/time.Second) {
+	if at, perr := strconv.ParseInt(string(b), 10, 64); !found || perr != nil || d.now().Unix() > ExpiresAt(at) {
 		return nil, nil
 	}
 	pre := d.openPrefix()
@@ -734,7 +734,7 @@ func (d *Idle) Collect(ctx context.Context, community string, v int64) (*Fold, e
 			conns[it.conn] = true
 			f.Connections = append(f.Connections, Connection{ID: it.conn, Community: community,
 				Challenge: d.ch.For(it.conn), ChallengeSent: true, Pubkey: it.pubkey,
-				ConnectedAt: p.ConnectedAt, ExpiresAt: p.ConnectedAt + int64(Lifetime/time.Second)})
+				ConnectedAt: p.ConnectedAt, ExpiresAt: ExpiresAt(p.ConnectedAt)})
 		}
 		f.Subs = append(f.Subs, store.NewSubscription{
 			Subscription: store.Subscription{Connection: it.conn, Sub: it.sub, Pubkey: p.Pubkey, Filters: string(p.Filters)},

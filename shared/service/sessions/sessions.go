@@ -43,6 +43,10 @@ var (
 // connection row expires after it even when $disconnect never came.
 const Lifetime = 2 * time.Hour
 
+// ExpiresAt is when API Gateway closes a connection opened at connectedAt
+// (unix seconds): its row's expires_at, the end of its host's trust.
+func ExpiresAt(connectedAt int64) int64 { return connectedAt + int64(Lifetime/time.Second) }
+
 // ErrUnknownConnection is returned for a connection id with no (live) row.
 var ErrUnknownConnection = store.ErrUnknownConnection
 
@@ -70,7 +74,7 @@ func (r *Registry) Open(ctx context.Context, c Connection) error {
 		c.ConnectedAt = now
 	}
 	if c.ExpiresAt == 0 {
-		c.ExpiresAt = c.ConnectedAt + int64(Lifetime/time.Second)
+		c.ExpiresAt = ExpiresAt(c.ConnectedAt)
 	}
 	// About one connect in 16 prunes rows whose $disconnect never came.
 	var prune int64

@@ -24,9 +24,8 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/shared/domain/eventcheck"
+	"github.com/buzzrelay/relay/shared/domain/authevent"
 	"github.com/buzzrelay/relay/shared/domain/filter"
-	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/buzzrelay/relay/shared/domain/relayurl"
@@ -48,9 +47,6 @@ type Request struct {
 	Stage string
 	Body  []byte
 }
-
-// AuthWindow is how far a NIP-42 AUTH event's created_at may be from now.
-const AuthWindow = 60 * time.Second
 
 // Relay serves the three WebSocket routes. Safe for concurrent use.
 type Relay struct {
@@ -303,7 +299,7 @@ func (r *Relay) idleConnection(ctx context.Context, req Request) (*sessions.Conn
 	}
 	if found {
 		conn.Community, conn.Pubkey, conn.ConnectedAt = st.Community, st.Pubkey, st.ConnectedAt
-		conn.ExpiresAt = st.ConnectedAt + int64(sessions.Lifetime/time.Second)
+		conn.ExpiresAt = sessions.ExpiresAt(st.ConnectedAt)
 		r.conns.put(conn)
 		return conn, false, nil
 	}
@@ -311,7 +307,7 @@ func (r *Relay) idleConnection(ctx context.Context, req Request) (*sessions.Conn
 		return nil, false, fmt.Errorf("wsrelay: community for %s: %w", req.Host, err)
 	}
 	conn.ConnectedAt = r.now().Unix()
-	conn.ExpiresAt = conn.ConnectedAt + int64(sessions.Lifetime/time.Second)
+	conn.ExpiresAt = sessions.ExpiresAt(conn.ConnectedAt)
 	return conn, r.conns.first(r.conns.challenged, id), nil
 }
 
@@ -363,34 +359,7 @@ func (r *Relay) auth(ctx context.Context, out *replier, conn *sessions.Connectio
 
 // checkAuth validates a NIP-42 AUTH event against the connection.
 func (r *Relay) checkAuth(conn *sessions.Connection, ev *nostr.Event) *reject.Error {
-	if ev.Kind != nostr.KindClientAuthentication {
-		return reject.Invalidf("AUTH needs a kind %d event, got kind %d", kinds.Auth, ev.Kind)
-	}
-	err := sigverify.ErrID // a pubkey that is not lowercase hex gets the id refusal, as before
-	if eventcheck.LowerHex(ev.PubKey, 64) {
-		err = r.Sigs.Event(ev)
-	}
-	switch err {
-	case sigverify.ErrID:
-		return reject.Invalidf("AUTH event id does not match its content")
-	case sigverify.ErrSig:
-		return reject.Invalidf("AUTH event signature is not valid")
-	}
-	skew := r.now().Sub(ev.CreatedAt.Time())
-	if skew > AuthWindow || skew < -AuthWindow {
-		return reject.Invalidf("AUTH event created_at is %d s from the relay's clock; it must be within %d s",
-			int64(skew/time.Second), int64(AuthWindow/time.Second))
-	}
-	if ch, _ := filter.TagValue(ev.Tags, "challenge"); ch != conn.Challenge {
-		return reject.Invalidf("AUTH challenge tag does not match the challenge this relay sent on this connection")
-	}
-	relay, _ := filter.TagValue(ev.Tags, "relay")
-	for _, u := range conn.RelayURLs {
-		if relayurl.Normalize(relay) == u {
-			return nil
-		}
-	}
-	return reject.Invalidf("AUTH relay tag %q does not name this relay (%s)", clip(relay), strings.Join(conn.RelayURLs, " or "))
+	return authevent.Checker{Sigs: r.Sigs, Now: r.now()}.NIP42(ev, conn.Challenge, conn.RelayURLs)
 }
 
 // replier posts the answers of one invocation to its connection. A post
