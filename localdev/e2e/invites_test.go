@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/nbd-wtf/go-nostr"
@@ -449,4 +450,53 @@ func authedOn(t *testing.T, h *hosted, u user) *rawConn {
 		t.Fatalf("AUTH refused: %s", joinRaw(ok))
 	}
 	return rc
+}
+
+// TestFlotillaInviteFlowWithWelshman runs Flotilla's invite flows with
+// welshman 0.8.15 (nip29clients/invites.mjs): an admin's client obtains a
+// relay-signed 28935, a new key joins with its claim and then reads and
+// writes in a members-only community; a second use of the single-use claim
+// is refused with the words an unknown claim gets. Without node on PATH it
+// is skipped; BUZZ_REQUIRE_INTEROP=1 makes that a failure.
+func TestFlotillaInviteFlowWithWelshman(t *testing.T) {
+	node, dir := NodePackages(t, "nip29clients", "welshman invite test", map[string]string{
+		"@welshman/net": "0.8.15", "@welshman/util": "0.8.15", "@welshman/signer": "0.8.15", "nostr-tools": "2.25.2", "ws": "8.18.3",
+	})
+	r := StartTest(t, Options{})
+	ctx := ctxT(t)
+	owner, adm := testkit.NewKey(t), testkit.NewKey(t)
+	if err := community.AddOperator(ctx, r.App.Store, "default", owner.Pub); err != nil {
+		t.Fatal(err)
+	}
+	bo, ba := newBridge(t, r, owner), newBridge(t, r, adm)
+	if st, m := bo.rpc("setrelaymembership", true); st != http.StatusOK {
+		t.Fatalf("setrelaymembership: %d %v", st, m)
+	}
+	bo.accept(signed(t, owner, 9030, nostr.Tags{{"p", adm.Pub}, {"role", "admin"}}, ""))
+	r.ForgetCommunities()
+	ch := newChannel(t, ba, "open")
+	ba.accept(signed(t, adm, 9, nostr.Tags{{"h", ch}}, "welcome, whoever you are"))
+
+	var got struct {
+		Checks []struct {
+			Name   string `json:"name"`
+			OK     bool   `json:"ok"`
+			Detail string `json:"detail"`
+		} `json:"checks"`
+		Claim string `json:"claim"`
+	}
+	stderr := RunNode(t, node, dir, 2*time.Minute, &got, "invites.mjs", r.WSURL, adm.Secret, ch, r.App.Signer.PublicKey())
+	if len(got.Checks) < 15 {
+		t.Errorf("%d checks ran: the script stopped early (stderr %s)", len(got.Checks), stderr)
+	}
+	for _, c := range got.Checks {
+		if !c.OK {
+			t.Errorf("%s: failed (%s)", c.Name, c.Detail)
+		}
+	}
+	// The claim admitted exactly one key: the 13534 lists the owner, the
+	// admin and one member.
+	if list := membershipList(t, bo); len(list) != 3 {
+		t.Errorf("13534 after the flow: %v", list)
+	}
 }
