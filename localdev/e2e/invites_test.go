@@ -180,6 +180,13 @@ func TestBuzzDesktopInviteFlowOverHTTP(t *testing.T) {
 		t.Fatalf("landing page must escape what it shows: %d %s", st, body)
 	}
 
+	// GET /info, which the desktop reads before each invite call for a
+	// canonical origin (push.origin): JSON, none advertised.
+	var info map[string]any
+	if st, out := h.do(nil, http.MethodGet, "/info", "", "", nil); st != http.StatusOK || json.Unmarshal(out, &info) != nil || info["push"] != nil || info["pubkey"] == nil {
+		t.Fatalf("GET /info: %d %s", st, out)
+	}
+
 	// Claim: joined; the 13534 lists the key; it reads and writes.
 	st, a := claimOn(t, h, newcomer, m.Code, "")
 	if st != http.StatusOK || a.Status != "joined" || a.CommunityID != "default" || a.Host != "a.test" || a.Role != "member" {

@@ -39,6 +39,12 @@ func (b *Bridge) invites(ctx context.Context, r Request) (Response, bool) {
 		return b.policyPage(ctx, r, strings.TrimPrefix(path, "/api/join-policy/")), true
 	case r.Method == http.MethodGet && strings.HasPrefix(path, "/invite/") && b.Reads:
 		return b.landing(ctx, r, strings.TrimPrefix(path, "/invite/")), true
+	case r.Method == http.MethodGet && path == "/info" && b.Reads:
+		// The desktop's invite calls read GET /info first (the canonical
+		// origin to sign NIP-98 for, push.origin); without one advertised
+		// it signs for the host it rides. The NIP-11 document, as JSON.
+		r.Headers = map[string]string{"accept": "application/nostr+json"}
+		return b.info(ctx, r), true
 	}
 	return Response{}, false
 }

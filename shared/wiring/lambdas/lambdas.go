@@ -158,6 +158,7 @@ var HTTPRoutes = []HTTPRoute{
 	{"query", "GET", "/api/join-policy/terms"},
 	{"query", "GET", "/api/join-policy/privacy"},
 	{"query", "GET", "/invite/{code}"},
+	{"query", "GET", "/info"}, // the NIP-11 document as JSON: the desktop's invite calls read it first
 }
 
 // MediaRoutes are Blossom's (BUD-01/02/06) and Buzz's /media routes,
