@@ -507,3 +507,45 @@ func TestFlotillaInviteFlowWithWelshman(t *testing.T) {
 		t.Errorf("13534 after the flow: %v", list)
 	}
 }
+
+// TestSameClaimTwiceAtOnceTakesOneUse: one key sends its claim ten times
+// at once: one is joined, the others already_member, and the invite lost
+// exactly one use (a race lost on the member row gives its use back).
+func TestSameClaimTwiceAtOnceTakesOneUse(t *testing.T) {
+	c := newInvitesCommunity(t, Options{})
+	_, m := c.mint(t, c.adm, `{"max_uses":5}`)
+	k := testkit.NewKey(t)
+	answers := make([]string, 10)
+	var wg sync.WaitGroup
+	for i := range answers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st, a := claimOn(t, c.h, k, m.Code, "")
+			answers[i] = fmt.Sprint(st, " ", a.Status)
+		}()
+	}
+	wg.Wait()
+	joined := 0
+	for _, a := range answers {
+		switch a {
+		case "200 joined":
+			joined++
+		case "200 already_member":
+		default:
+			t.Errorf("a concurrent claim of one key answered %q", a)
+		}
+	}
+	conn, err := pgx.Connect(context.Background(), c.r.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var uses int
+	if err := conn.QueryRow(context.Background(), `SELECT uses FROM invites WHERE code_hash = $1`, invite.Hash(m.Code)).Scan(&uses); err != nil {
+		t.Fatal(err)
+	}
+	if joined != 1 || uses != 1 {
+		t.Fatalf("%d joined, %d uses taken; want 1 and 1 (%v)", joined, uses, answers)
+	}
+}
