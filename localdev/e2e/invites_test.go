@@ -142,7 +142,12 @@ func expire(t *testing.T, r *Relay) {
 // join policy without and with terms (acceptance receipt required), and
 // the landing page of the url.
 func TestBuzzDesktopInviteFlowOverHTTP(t *testing.T) {
-	c := newInvitesCommunity(t, Options{})
+	t.Run("database sessions", func(t *testing.T) { buzzDesktopInviteFlow(t, Options{}) })
+	t.Run("make dev sessions", func(t *testing.T) { buzzDesktopInviteFlow(t, Options{Sessions: true}) })
+}
+
+func buzzDesktopInviteFlow(t *testing.T, o Options) {
+	c := newInvitesCommunity(t, o)
 	h := c.h
 	newcomer, second, third := testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t)
 
@@ -469,7 +474,13 @@ func TestFlotillaInviteFlowWithWelshman(t *testing.T) {
 	node, dir := NodePackages(t, "nip29clients", "welshman invite test", map[string]string{
 		"@welshman/net": "0.8.15", "@welshman/util": "0.8.15", "@welshman/signer": "0.8.15", "nostr-tools": "2.25.2", "ws": "8.18.3",
 	})
-	r := StartTest(t, Options{})
+	// Both session modes: the database's, and make dev's (S3 idle state).
+	t.Run("database sessions", func(t *testing.T) { flotillaInviteFlow(t, node, dir, Options{}) })
+	t.Run("make dev sessions", func(t *testing.T) { flotillaInviteFlow(t, node, dir, Options{Sessions: true}) })
+}
+
+func flotillaInviteFlow(t *testing.T, node, dir string, o Options) {
+	r := StartTest(t, o)
 	ctx := ctxT(t)
 	owner, adm := testkit.NewKey(t), testkit.NewKey(t)
 	if err := community.AddOperator(ctx, r.App.Store, "default", owner.Pub); err != nil {
