@@ -87,6 +87,8 @@ const (
 	RelayMemberAdded    = 8000  // relay-signed delta: ["-"], ["p", key]
 	RelayMemberRemoved  = 8001  // relay-signed delta: ["-"], ["p", key]
 	RelayMembershipList = 13534 // relay-signed list: ["-"], ["member", key, role] each
+	RelayJoinRequest    = 28934 // a key joins with an invite's claim (NIP-70 ["-"]); never stored
+	RelayInvite         = 28935 // relay-signed invite: ["-"], ["claim", code]; minted on REQ, never stored
 	RelayLeaveRequest   = 28936 // a member leaves (NIP-70 ["-"]); never stored
 )
 

@@ -248,6 +248,8 @@ var table = []Kind{
 	{First: RelayMemberAdded, Name: "relay member added", RelayOnly: true, Storage: StoreRegular},
 	{First: RelayMemberRemoved, Name: "relay member removed", RelayOnly: true, Storage: StoreRegular},
 	{First: RelayMembershipList, Name: "relay membership list", RelayOnly: true, Storage: StoreReplaceable},
+	{First: RelayJoinRequest, Name: "relay join request", Accepted: true, Storage: StoreNever},
+	{First: RelayInvite, Name: "relay invite", RelayOnly: true, Storage: StoreNever},
 	{First: RelayLeaveRequest, Name: "relay leave request", Accepted: true, Storage: StoreNever},
 	// Ephemeral, delivered live under the channel's rules.
 	{First: PresenceUpdate, Name: "presence update", Accepted: true, Storage: StoreNever, Ephemeral: true},

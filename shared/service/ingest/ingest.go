@@ -37,6 +37,8 @@ type Service struct {
 	folder Folder
 	// queue orders this process's writes to one channel (queue.go).
 	queue *channelQueue
+	// claimer takes invites' uses (invites.go); nil: none.
+	claimer Claimer
 }
 
 // Folder prepares a write of community that may store events created up

@@ -29,6 +29,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/domain/invite"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
@@ -36,6 +37,7 @@ import (
 	"github.com/buzzrelay/relay/shared/service/community"
 	"github.com/buzzrelay/relay/shared/service/guard"
 	"github.com/buzzrelay/relay/shared/service/ingest"
+	"github.com/buzzrelay/relay/shared/service/invites"
 	"github.com/buzzrelay/relay/shared/service/query"
 	"github.com/buzzrelay/relay/shared/service/sessions"
 )
@@ -125,7 +127,10 @@ type Relay struct {
 	// the rate limits, authentication, the NIP-43 gate); nil: only
 	// authentication is required.
 	Guard *guard.Guard
-	Log   *slog.Logger
+	// Invites mints the 28935 a REQ {kinds:[28935]} asks for; nil: such a
+	// REQ is read as any other (nothing stored matches).
+	Invites *invites.Service
+	Log     *slog.Logger
 }
 
 // authored is the authorship rule: an event is signed by the key that
@@ -166,7 +171,11 @@ func (r *Relay) PublishThenDeliver(ctx context.Context, c Caller, ev *nostr.Even
 			return err
 		}
 	}
-	d := r.door(c, guard.Publish)
+	action := guard.Publish
+	if ev.Kind == kinds.RelayJoinRequest {
+		action = guard.Join // a key that is no member yet asks to become one
+	}
+	d := r.door(c, action)
 	d.NewChannel = ev.Kind == kinds.CreateGroup
 	if err := r.admit(ctx, c, d); err != nil {
 		return err
@@ -252,6 +261,10 @@ func (r *Relay) Count(ctx context.Context, c Caller, req Request) (int64, error)
 // aux closure and 39007 bounds, then EOSE. A read that fails drops the
 // subscription.
 func (r *Relay) Subscribe(ctx context.Context, c Caller, req Request) ([]json.RawMessage, error) {
+	if r.Invites != nil && invite.AsksForInvite(req.Filters) {
+		// NIP-43: an invite minted for this owner or admin, one-shot.
+		return r.Invites.InviteEvent(ctx, invites.Caller{Community: c.Community, Pubkey: c.Pubkey, Connection: c.Connection})
+	}
 	search := slices.ContainsFunc(req.Filters, query.IsSearch)
 	if answered, err := r.subscribeIdle(ctx, c, req, search); answered || err != nil {
 		return nil, err

@@ -28,6 +28,7 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/signer"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/community"
+	"github.com/buzzrelay/relay/shared/service/invites"
 	"github.com/buzzrelay/relay/shared/service/ratelimit"
 	"github.com/buzzrelay/relay/shared/service/relay"
 	"github.com/buzzrelay/relay/shared/transport/nip86"
@@ -88,6 +89,8 @@ type Bridge struct {
 	// NIP-11 says of it.
 	Media     func(context.Context, Request) (Response, bool)
 	MediaInfo *relayinfo.Media
+	// Invites serves Buzz's invite routes (invites.go); nil: none.
+	Invites *invites.Service
 }
 
 // New wires a bridge over the use cases of core, serving POST /events when
@@ -107,6 +110,11 @@ func New(st *store.Store, sg signer.Signer, core *relay.Relay, defaultCommunity 
 
 // Serve routes one request.
 func (b *Bridge) Serve(ctx context.Context, r Request) Response {
+	if b.Invites != nil {
+		if resp, ok := b.invites(ctx, r); ok {
+			return resp
+		}
+	}
 	if b.Media != nil {
 		if resp, ok := b.Media(ctx, r); ok {
 			return resp

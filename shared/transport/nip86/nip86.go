@@ -16,10 +16,12 @@ import (
 
 	"github.com/buzzrelay/relay/shared/domain/blossom"
 	"github.com/buzzrelay/relay/shared/domain/eventcheck"
+	"github.com/buzzrelay/relay/shared/domain/invite"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/community"
 	"github.com/buzzrelay/relay/shared/service/guard"
+	"github.com/buzzrelay/relay/shared/service/invites"
 )
 
 // ContentType is the media type of NIP-86 requests and answers.
@@ -51,6 +53,9 @@ type Service struct {
 	// Hosts forgets a disabled community's hostnames where the WebSocket
 	// sessions cache them (sessions.Idle); nil: nothing is cached there.
 	Hosts community.HostForgetter
+	// Invites sets the join policy and revokes invites
+	// (shared/service/invites); nil: those methods are unavailable.
+	Invites *invites.Service
 }
 
 // BlobDeleter deletes a community's blob as pubkey (an operator: every
@@ -70,6 +75,7 @@ var Methods = []string{
 	"setthreadrepliesinchannel",
 	"setrelaymembership",
 	"listeventsneedingmoderation",
+	"setjoinpolicy", "clearjoinpolicy", "revokeinvite",
 }
 
 // ErrForbidden is a call by a key that is not an operator (the door's
@@ -210,6 +216,8 @@ func (s *Service) call(ctx context.Context, c *community.Community, pubkey strin
 			return nil, err
 		}
 		return true, s.Store.SetMembershipEnforced(ctx, c.ID, on)
+	case "setjoinpolicy", "clearjoinpolicy", "revokeinvite": // invites (shared/service/invites)
+		return s.invites(ctx, c, req.Method, p)
 	case "addcommunity", "disablecommunity":
 		if c.ID != s.Registry.Fallback() {
 			return nil, reject.Restrictedf("%s is for the operators of the deployment's default community", req.Method)
@@ -240,6 +248,39 @@ func (s *Service) call(ctx context.Context, c *community.Community, pubkey strin
 		return map[string]string{"id": id, "host": host, "relay_pubkey": pub}, nil
 	}
 	return nil, reject.Invalidf("unsupported method %q", req.Method)
+}
+
+// joinPolicyParam is setjoinpolicy's one parameter, in the fields GET
+// /api/join-policy shows.
+type joinPolicyParam struct {
+	Version     *string `json:"version"`
+	Terms       string  `json:"terms_markdown"`
+	Privacy     string  `json:"privacy_markdown"`
+	AgeRequired bool    `json:"age_attestation_required"`
+}
+
+// invites runs the invite methods: setjoinpolicy [{version,
+// terms_markdown, privacy_markdown, age_attestation_required}],
+// clearjoinpolicy [] and revokeinvite [code].
+func (s *Service) invites(ctx context.Context, c *community.Community, method string, p params) (any, error) {
+	if s.Invites == nil {
+		return nil, reject.Invalidf("invites are not enabled on this relay")
+	}
+	switch method {
+	case "setjoinpolicy":
+		var jp joinPolicyParam
+		if len(p) != 1 || json.Unmarshal(p[0], &jp) != nil || jp.Version == nil {
+			return nil, reject.Invalidf("parameter 1 must be {\"version\", \"terms_markdown\", \"privacy_markdown\", \"age_attestation_required\"}")
+		}
+		return true, s.Invites.SetPolicy(ctx, c.ID, invite.Policy{Version: *jp.Version, Terms: jp.Terms, Privacy: jp.Privacy, AgeRequired: jp.AgeRequired})
+	case "clearjoinpolicy":
+		return s.Invites.ClearPolicy(ctx, c.ID)
+	}
+	code, err := p.str(0, "invite code")
+	if err != nil {
+		return nil, err
+	}
+	return s.Invites.Revoke(ctx, c.ID, code)
 }
 
 // ReportPage and MaxReportPage bound one listeventsneedingmoderation

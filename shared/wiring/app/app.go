@@ -20,6 +20,7 @@ import (
 	"github.com/buzzrelay/relay/shared/service/fanout"
 	"github.com/buzzrelay/relay/shared/service/guard"
 	"github.com/buzzrelay/relay/shared/service/ingest"
+	"github.com/buzzrelay/relay/shared/service/invites"
 	"github.com/buzzrelay/relay/shared/service/media"
 	"github.com/buzzrelay/relay/shared/service/query"
 	"github.com/buzzrelay/relay/shared/service/ratelimit"
@@ -54,8 +55,10 @@ type App struct {
 	// 39005/39006 overlays with Keys), Fanout live delivery over the
 	// @connections API; nil where the function does not use them.
 	Ingest *ingest.Service
-	Reader *query.Engine
-	Fanout *fanout.Fanout
+	// Invites is the invitation model (shared/service/invites), both doors.
+	Invites *invites.Service
+	Reader  *query.Engine
+	Fanout  *fanout.Fanout
 	// Sessions are the WebSocket connections and subscriptions; Core is
 	// the use cases over all of the above, which both transports call.
 	Sessions *sessions.Registry
@@ -219,7 +222,7 @@ func (a *App) wire(ctx context.Context, parts Parts) error {
 		}
 	}
 	if parts&writes != 0 {
-		a.Ingest = ingest.New(a.Store, a.Keys).WithSignatures(a.Sigs)
+		a.Ingest = ingest.New(a.Store, a.Keys).WithSignatures(a.Sigs).WithClaimer(invites.Claimer{})
 		if a.Idle != nil {
 			// Each write raises the last-commit mark and folds pending
 			// subscriptions and gone connections before its commit.
@@ -234,6 +237,10 @@ func (a *App) wire(ctx context.Context, parts Parts) error {
 			return err
 		}
 	}
+	a.Invites = &invites.Service{Store: a.Store, Guard: a.Guard, Ingest: a.Ingest, Signer: a.signer()}
+	if a.Fanout != nil {
+		a.Invites.Fanout = a.Fanout
+	}
 	a.Core = a.core()
 	return nil
 }
@@ -242,6 +249,9 @@ func (a *App) wire(ctx context.Context, parts Parts) error {
 // its part is).
 func (a *App) core() *relay.Relay {
 	c := &relay.Relay{Ingest: a.Ingest, Sessions: a.Sessions, Idle: a.Idle, Guard: a.Guard, Log: a.Log}
+	if a.Keys != nil {
+		c.Invites = a.Invites // a 28935 is relay-signed
+	}
 	if a.Reader != nil {
 		c.Reader = a.Reader
 	}

@@ -21,7 +21,7 @@ func (a *App) IngestHTTP() apigw.HTTPHandler {
 func (a *App) QueryHTTP() apigw.HTTPHandler {
 	b := a.bridge()
 	b.Writes = false
-	b.Manage = &nip86.Service{Store: a.Store, Registry: a.Communities, Sealer: a.Sealer, Log: a.Log, Guard: a.Guard}
+	b.Manage = &nip86.Service{Store: a.Store, Registry: a.Communities, Sealer: a.Sealer, Log: a.Log, Guard: a.Guard, Invites: a.Invites}
 	if a.Idle != nil {
 		b.Manage.Hosts = a.Idle
 	}
@@ -37,5 +37,6 @@ func (a *App) bridge() *bridge.Bridge {
 	b := bridge.New(a.Store, a.Signer, a.Core, a.Config.DefaultCommunity, a.Log)
 	b.Verifier.Sigs = a.Sigs
 	b.Communities = a.Communities
+	b.Invites = a.Invites
 	return b
 }

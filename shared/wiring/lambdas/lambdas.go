@@ -149,6 +149,16 @@ var HTTPRoutes = []HTTPRoute{
 	{"query", "GET", "/"},
 	{"query", "POST", "/"}, // NIP-86 relay management
 	{"query", "GET", "/healthz"},
+	// Buzz's invites (shared/transport/bridge invites.go): mint and claim
+	// write; the join policy and the landing page read.
+	{"ingest", "POST", "/api/invites"},
+	{"ingest", "POST", "/api/invites/claim"},
+	{"query", "POST", "/api/invites/accept-policy"},
+	{"query", "GET", "/api/join-policy"},
+	{"query", "GET", "/api/join-policy/terms"},
+	{"query", "GET", "/api/join-policy/privacy"},
+	{"query", "GET", "/invite/{code}"},
+	{"query", "GET", "/info"}, // the NIP-11 document as JSON: the desktop's invite calls read it first
 }
 
 // MediaRoutes are Blossom's (BUD-01/02/06) and Buzz's /media routes,
