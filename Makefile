@@ -119,9 +119,11 @@ synth: build infra/node_modules/.bin/cdk
 	@ls infra/cdk.out/*.template.json
 
 # Deploy with the caller's AWS credentials (bootstrap the account once first:
-# cd infra && npx cdk bootstrap).
+# cd infra && npx cdk bootstrap). OWNER=<npub or hex>: the default
+# community's first NIP-86 operator (docs/deploy.md).
+OWNER ?=
 deploy: build infra/node_modules/.bin/cdk
-	$(CDK) deploy --no-notices $(CDK_ARGS)
+	$(CDK) deploy --no-notices $(if $(OWNER),-c owner=$(OWNER)) $(CDK_ARGS)
 
 # Template assertions, then a real `cdk synth` through the pinned CLI.
 test-infra: infra/node_modules/.bin/cdk

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/constructs-go/constructs/v10"
 
+	"github.com/buzzrelay/relay/shared/domain/owner"
 	"github.com/buzzrelay/relay/shared/wiring/lambdas"
 )
 
@@ -95,6 +96,12 @@ type Settings struct {
 	// router copies the viewer's Host into it) instead of BUZZ_PUBLIC_URL,
 	// and a $connect authorizer carries it to every WebSocket event.
 	Hostnames []string
+	// Owner (context "owner", `make deploy OWNER=...`: an npub or 64 hex
+	// characters, kept as hex) becomes the default community's first
+	// NIP-86 operator through the migrate custom resource's Owner
+	// property, while the community has none; later changes are NIP-86
+	// calls (addoperator, removeoperator). "" names none.
+	Owner string
 	// Media deploys the media bucket, its routes and grants (context
 	// "media", default true; false leaves MEDIA_BUCKET unset: media off).
 	// The limits below are the functions' MEDIA_* variables (context
@@ -228,6 +235,10 @@ func SettingsFrom(node constructs.Node) (Settings, error) {
 		return s, fmt.Errorf("context community %q: use lower-case letters, digits, '.' and '-' (at most 42)", s.Community)
 	}
 	s.StackName = str("stackName", "BuzzRelay-"+s.Slug())
+	var err error
+	if s.Owner, err = owner.Parse(str("owner", "")); err != nil {
+		return s, fmt.Errorf("context owner: %w", err)
+	}
 	switch s.Egress {
 	case "ipv6", "nat-gateway", "nat-instance":
 	default:
@@ -241,7 +252,6 @@ func SettingsFrom(node constructs.Node) (Settings, error) {
 	if _, ok := raw("relayKeyCiphertext"); ok {
 		return s, fmt.Errorf("context relayKeyCiphertext is no longer read: the deploy creates the relay key and stores its ciphertext in the database (see docs/deploy.md, The relay key)")
 	}
-	var err error
 	for key, dst := range map[string]*bool{
 		"kmsEndpoint": &s.KMSEndpoint, "deletionProtection": &s.DeletionProtection, "retainData": &s.RetainData,
 		"keyRotation": &s.KeyRotation, "alarms": &s.Alarms, "media": &s.Media,
@@ -359,7 +369,7 @@ func (s Settings) lambdaSettings() lambdas.Settings {
 	return lambdas.Settings{
 		Community: s.Community, LogLevel: s.LogLevel,
 		DBAuth: s.DBAuth, Egress: s.Egress, KMSEndpoint: s.KMSEndpoint,
-		RelayKeyRevision: s.RelayKeyRevision,
+		RelayKeyRevision: s.RelayKeyRevision, Owner: s.Owner,
 		Domain:           s.Domain, PublicURL: s.PublicURL(), Hostnames: len(s.Hostnames) > 0,
 		Media: s.Media,
 		MediaLimits: lambdas.MediaLimits{
