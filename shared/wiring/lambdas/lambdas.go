@@ -149,6 +149,8 @@ var HTTPRoutes = []HTTPRoute{
 	{"query", "GET", "/"},
 	{"query", "POST", "/"}, // NIP-86 relay management
 	{"query", "GET", "/healthz"},
+	{"query", "GET", "/admin"}, // the operator console (shared/transport/console)
+	{"query", "GET", "/admin/{file}"},
 }
 
 // MediaRoutes are Blossom's (BUD-01/02/06) and Buzz's /media routes,
