@@ -45,4 +45,3 @@ func TestOwnerReachesMigrateProperties(t *testing.T) {
 		}
 	}
 }
-

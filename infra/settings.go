@@ -83,8 +83,13 @@ type Settings struct {
 	// docs/deploy.md "Connection budget".
 	ReservedConcurrency int
 	// BudgetUSD, when > 0, creates a monthly AWS Budgets cost budget that
-	// mails AlarmEmail at 80% actual and 100% forecast.
+	// notifies the alarm topic (and AlarmEmail) at 80% actual and 100%
+	// forecast (context "budgetUSD"; community 10, managed 100).
 	BudgetUSD float64
+	// DBAwakeHours (context "dbAwakeHours", default 6): the db-awake-hours
+	// alarm fires when Aurora stayed awake for whole hours on more than
+	// this many of the last 24 (alarms.go).
+	DBAwakeHours int
 	// Domain and CertificateArn (an ACM certificate in us-east-1 for it):
 	// a CloudFront distribution serves both APIs on https://Domain and
 	// wss://Domain, and BUZZ_PUBLIC_URL is https://Domain.
@@ -151,11 +156,11 @@ var defaultThrottles = func() map[string]float64 {
 var profiles = map[string]map[string]string{
 	"community": {
 		"egress": "ipv6", "deletionProtection": "false", "retainData": "false", "keyRotation": "false",
-		"logRetentionDays": "7", "alarms": "false", "media": "true",
+		"logRetentionDays": "7", "alarms": "false", "media": "true", "budgetUSD": "10",
 	},
 	"managed": {
 		"egress": "nat-gateway", "deletionProtection": "true", "retainData": "true", "keyRotation": "true",
-		"logRetentionDays": "90", "alarms": "true", "media": "true",
+		"logRetentionDays": "90", "alarms": "true", "media": "true", "budgetUSD": "100",
 	},
 }
 
@@ -299,9 +304,11 @@ func SettingsFrom(node constructs.Node) (Settings, error) {
 	if s.AlarmEmail != "" && !emailRE.MatchString(s.AlarmEmail) {
 		return s, fmt.Errorf("context alarmEmail %q is not an email address", s.AlarmEmail)
 	}
-	if s.BudgetUSD > 0 && s.AlarmEmail == "" {
-		return s, fmt.Errorf("context budgetUSD needs alarmEmail (who the budget mails)")
+	hours, err := number("dbAwakeHours", 6, 1, 23)
+	if err != nil || hours != float64(int(hours)) {
+		return s, fmt.Errorf("context dbAwakeHours must be a whole number of hours from 1 to 23, got %q", str("dbAwakeHours", "6"))
 	}
+	s.DBAwakeHours = int(hours)
 	if (s.Domain == "") != (s.CertificateArn == "") {
 		return s, fmt.Errorf("context domain and certificateArn go together (an ACM certificate in us-east-1 for the domain)")
 	}
@@ -370,7 +377,7 @@ func (s Settings) lambdaSettings() lambdas.Settings {
 		Community: s.Community, LogLevel: s.LogLevel,
 		DBAuth: s.DBAuth, Egress: s.Egress, KMSEndpoint: s.KMSEndpoint,
 		RelayKeyRevision: s.RelayKeyRevision, Owner: s.Owner,
-		Domain:           s.Domain, PublicURL: s.PublicURL(), Hostnames: len(s.Hostnames) > 0,
+		Domain: s.Domain, PublicURL: s.PublicURL(), Hostnames: len(s.Hostnames) > 0,
 		Media: s.Media,
 		MediaLimits: lambdas.MediaLimits{
 			MaxBytes: s.MediaMaxBytes, DirectMaxBytes: s.MediaDirectMaxBytes,
