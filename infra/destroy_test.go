@@ -12,7 +12,7 @@ import (
 // profile, every resource the deleted stack leaves behind, with its cost
 // and the command that removes it: the community profile keeps the
 // cluster's final snapshot and the media bucket; the managed profile
-// (retainData) the cluster, its instance, the KMS key, the master secret
+// (retainData) the cluster (its writer instance is deleted), the KMS key, the master secret
 // and the bucket.
 func TestDestroyListsWhatEachProfileRetains(t *testing.T) {
 	for _, c := range []struct {
@@ -23,7 +23,7 @@ func TestDestroyListsWhatEachProfileRetains(t *testing.T) {
 		{"community", nil, map[string]string{
 			"AWS::RDS::DBCluster": "final snapshot", "AWS::S3::Bucket": "media bucket"}},
 		{"managed", map[string]any{"profile": "managed"}, map[string]string{
-			"AWS::RDS::DBCluster": "retained with its data", "AWS::RDS::DBInstance": "writer instance",
+			"AWS::RDS::DBCluster": "retained with its data",
 			"AWS::KMS::Key": "KMS key", "AWS::SecretsManager::Secret": "master secret", "AWS::S3::Bucket": "media bucket"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
