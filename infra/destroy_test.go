@@ -24,7 +24,7 @@ func TestDestroyListsWhatEachProfileRetains(t *testing.T) {
 			"AWS::RDS::DBCluster": "final snapshot", "AWS::S3::Bucket": "media bucket"}},
 		{"managed", map[string]any{"profile": "managed"}, map[string]string{
 			"AWS::RDS::DBCluster": "retained with its data",
-			"AWS::KMS::Key": "KMS key", "AWS::SecretsManager::Secret": "master secret", "AWS::S3::Bucket": "media bucket"}},
+			"AWS::KMS::Key":       "KMS key", "AWS::SecretsManager::Secret": "master secret", "AWS::S3::Bucket": "media bucket"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := synth(t, c.ctx)
