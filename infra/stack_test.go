@@ -370,6 +370,7 @@ func TestRoutesAndDualstackAPIs(t *testing.T) {
 	want := map[string]string{
 		"POST /events": "ingest", "POST /query": "query", "POST /count": "query",
 		"GET /": "query", "POST /": "query", "GET /healthz": "query",
+		"GET /admin": "query", "GET /admin/{file}": "query", // issue 41: the operator console
 		"$connect": "ws-connect", "$default": "ws-message", "$disconnect": "ws-disconnect",
 	}
 	// Issue 30: the media routes (on by default).
@@ -883,7 +884,7 @@ func TestManagedProfile(t *testing.T) {
 	o.tpl.ResourceCountIs(jsii.String("AWS::EC2::EgressOnlyInternetGateway"), jsii.Number(1))
 	o.tpl.HasResourceProperties(jsii.String("AWS::RDS::DBCluster"), map[string]any{"DeletionProtection": false})
 	o.tpl.HasResource(jsii.String("AWS::RDS::DBCluster"), map[string]any{"DeletionPolicy": "RetainExceptOnCreate"})
-	o.tpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(0))
+	o.tpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(2)) // issue 41: every profile's two
 	o.tpl.AllResourcesProperties(jsii.String("AWS::Logs::LogGroup"), map[string]any{"RetentionInDays": 14})
 }
 
