@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 FUNCTIONS := ingest query ws-connect ws-authorize ws-message ws-disconnect ws-push fanout migrate egresscheck
 
-.PHONY: dev test test-all test-core test-smoke test-processes test-build test-infra smoke build synth deploy bench bench-ws pg clean fuzz stop reset
+.PHONY: destroy dev test test-all test-core test-smoke test-processes test-build test-infra smoke build synth deploy bench bench-ws pg clean fuzz stop reset
 
 # Run the relay locally: private Postgres under .localdev/ (unless DATABASE_URL
 # is set), migrations, then HTTP + WebSocket on 127.0.0.1:8080 (BUZZ_ADDR).
@@ -119,9 +119,19 @@ synth: build infra/node_modules/.bin/cdk
 	@ls infra/cdk.out/*.template.json
 
 # Deploy with the caller's AWS credentials (bootstrap the account once first:
-# cd infra && npx cdk bootstrap).
+# cd infra && npx cdk bootstrap). OWNER=<npub or hex>: the default
+# community's first NIP-86 operator (docs/deploy.md).
+OWNER ?=
 deploy: build infra/node_modules/.bin/cdk
-	$(CDK) deploy --no-notices $(CDK_ARGS)
+	$(CDK) deploy --no-notices $(if $(OWNER),-c owner=$(OWNER)) $(CDK_ARGS)
+
+# Delete the stack (cdk destroy, with the same CDK_ARGS as its deploy), then
+# print what it leaves behind per its template (snapshot, key, secret,
+# bucket), each with its monthly cost and the command that removes it
+# (localdev/retained; docs/deploy.md, "Deleting a stack").
+destroy: synth
+	$(CDK) destroy --no-notices $(CDK_ARGS)
+	@for t in infra/cdk.out/*.template.json; do $(GO) run ./localdev/retained -template "$$t"; done
 
 # Template assertions, then a real `cdk synth` through the pinned CLI.
 test-infra: infra/node_modules/.bin/cdk

@@ -16,6 +16,9 @@ type Prices struct {
 	// aws.amazon.com/rds/aurora/pricing: Aurora Serverless v2 (Aurora
 	// Standard), ACU-hour billed per second; storage; I/O requests.
 	ACUHour, StorageGBMonth, IOPerMillion float64
+	// Backup storage beyond the retention period's free share: a cluster
+	// snapshot kept after its cluster is deleted, per GB-month.
+	SnapshotGBMonth float64
 	// aws.amazon.com/kms/pricing: per customer managed key and month; each
 	// of the first two rotations of its material adds one more.
 	KMSKeyMonth, KMSRotationMonth float64
@@ -53,7 +56,7 @@ type Prices struct {
 
 // USEast1 is the one price table every line of the bill reads.
 var USEast1 = Prices{
-	ACUHour: 0.12, StorageGBMonth: 0.10, IOPerMillion: 0.20,
+	ACUHour: 0.12, StorageGBMonth: 0.10, IOPerMillion: 0.20, SnapshotGBMonth: 0.021,
 	KMSKeyMonth: 1.00, KMSRotationMonth: 1.00,
 	SecretMonth:         0.40,
 	WSMessagePerMillion: 1.00, WSConnMinutePerMillion: 0.25, HTTPPerMillion: 1.00,

@@ -15,6 +15,9 @@ var profileStacks = map[string]Stack{
 	"community": {
 		Functions: relayFunctions,
 		LogGroups: 11, LogRetentionDays: 7,
+		// every profile: Aurora awake too long, HTTP 5xx less resume 503s,
+		// their topic and the monthly budget (infra/alarms.go)
+		Alarms: 2, Topics: 1, Budgets: 1,
 		KMSKeys: 1, Secrets: 1, Buckets: 1,
 		Database:  relayDatabase,
 		Schedules: 1, Queues: 1, // the liveness ticks (media on)
@@ -23,8 +26,8 @@ var profileStacks = map[string]Stack{
 		Functions: relayFunctions,
 		LogGroups: 11, LogRetentionDays: 90,
 		// errors and throttles of the nine functions (with egresscheck),
-		// HTTP 5xx
-		Alarms:  19,
+		// and every profile's two (Aurora awake, HTTP 5xx)
+		Alarms: 20, Budgets: 1,
 		KMSKeys: 1, Rotating: 1, Secrets: 1, Buckets: 1, Topics: 1,
 		Database:  relayDatabase,
 		Schedules: 1, Queues: 1,

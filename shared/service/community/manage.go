@@ -253,17 +253,65 @@ func AddOperator(ctx context.Context, st *store.Store, id, pubkey string) error 
 	return known(st.AddCommunityOperator(ctx, id, pubkey), id)
 }
 
-// PubkeyRule is a banned or allowed pubkey.
+// RemoveOperator stops pubkey managing community id. The last operator
+// stays (someone must be able to manage the community): add another first.
+func RemoveOperator(ctx context.Context, st *store.Store, id, pubkey string) error {
+	if err := CheckPubkey(pubkey); err != nil {
+		return err
+	}
+	removed, last, err := st.RemoveCommunityOperator(ctx, id, pubkey)
+	if err := known(err, id); err != nil {
+		return err
+	}
+	switch {
+	case last:
+		return reject.Invalidf("%s is the community's last operator: add another operator first", pubkey)
+	case !removed:
+		return reject.Invalidf("%s is not an operator of this community", pubkey)
+	}
+	return nil
+}
+
+// Operators lists community id's operators.
+func Operators(ctx context.Context, st *store.Store, id string) ([]string, error) {
+	c, err := st.Community(ctx, id)
+	if err := known(err, id); err != nil {
+		return nil, err
+	}
+	return c.Operators, nil
+}
+
+// PubkeyRule is a banned, timed-out or allowed pubkey; ExpiresAt (unix
+// seconds) is absent for a rule that holds for good.
 type PubkeyRule struct {
-	Pubkey string `json:"pubkey"`
-	Reason string `json:"reason,omitempty"`
+	Pubkey    string `json:"pubkey"`
+	Reason    string `json:"reason,omitempty"`
+	ExpiresAt *int64 `json:"expires_at,omitempty"`
 }
 
 // Rules of community_pubkey_rules.
 const (
-	RuleBan   = "ban"
-	RuleAllow = "allow"
+	RuleBan     = "ban"
+	RuleAllow   = "allow"
+	RuleTimeout = "timeout"
 )
+
+// LiftPubkeyRule removes pubkey's rule in community id when it is one of
+// rules (unban: ban and timeout; unallow: allow); a key with none such is
+// an invalid: error and nothing changes.
+func LiftPubkeyRule(ctx context.Context, st *store.Store, id, pubkey string, rules ...string) error {
+	if err := CheckPubkey(pubkey); err != nil {
+		return err
+	}
+	lifted, err := st.LiftPubkeyRules(ctx, id, pubkey, rules)
+	if err != nil {
+		return err
+	}
+	if !lifted {
+		return reject.Invalidf("%s has no %s rule in this community", pubkey, strings.Join(rules, " or "))
+	}
+	return nil
+}
 
 // SetPubkeyRule bans or allows pubkey in community id (replacing its rule).
 func SetPubkeyRule(ctx context.Context, st *store.Store, id, pubkey, rule, reason string) error {
@@ -281,7 +329,7 @@ func PubkeyRules(ctx context.Context, st *store.Store, id, rule string) ([]Pubke
 	}
 	out := make([]PubkeyRule, len(rows))
 	for i, r := range rows {
-		out[i] = PubkeyRule{Pubkey: r.Pubkey, Reason: r.Reason}
+		out[i] = PubkeyRule{Pubkey: r.Pubkey, Reason: r.Reason, ExpiresAt: r.ExpiresAt}
 	}
 	return out, nil
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/buzzrelay/relay/shared/service/invites"
 	"github.com/buzzrelay/relay/shared/service/ratelimit"
 	"github.com/buzzrelay/relay/shared/service/relay"
+	"github.com/buzzrelay/relay/shared/transport/console"
 	"github.com/buzzrelay/relay/shared/transport/nip86"
 )
 
@@ -110,6 +111,10 @@ func New(st *store.Store, sg signer.Signer, core *relay.Relay, defaultCommunity 
 
 // Serve routes one request.
 func (b *Bridge) Serve(ctx context.Context, r Request) Response {
+	if console.Owns(r.Method, r.Path) { // before media's GET /{blob}
+		status, headers, body := console.Serve(r.Path)
+		return Response{Status: status, Headers: headers, Body: body}
+	}
 	if b.Invites != nil {
 		if resp, ok := b.invites(ctx, r); ok {
 			return resp
@@ -276,8 +281,8 @@ func (b *Bridge) info(ctx context.Context, r Request) Response {
 }
 
 // health answers GET /healthz without touching the database, so an uptime
-// monitor never keeps a paused Aurora awake; GET /healthz?deep=1 also pings
-// the database (503 while it is unreachable or resuming).
+// monitor never keeps a paused Aurora awake; GET /healthz?deep=1 asks the
+// database (waking it) and answers the deployment's status (DeepHealth).
 func (b *Bridge) health(ctx context.Context, r Request) Response {
 	switch r.Query["deep"] {
 	case "", "0", "false":
@@ -285,10 +290,42 @@ func (b *Bridge) health(ctx context.Context, r Request) Response {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
+	start := time.Now()
 	if err := b.Store.Ping(ctx); err != nil {
+		if a := reject.Map(err); a.Class == reject.Unavailable { // Fail's status, Retry-After and text, with the state
+			resp := b.Fail(ctx, "deep health check", err)
+			resp.Body, _ = marshal(DeepHealth{Database: DatabaseResuming, Error: a.Text})
+			return resp
+		}
 		return b.Fail(ctx, "deep health check", err)
 	}
-	return jsonResponse(http.StatusOK, map[string]bool{"ok": true, "database": true})
+	ping := time.Since(start)
+	st, err := b.Store.Status(ctx)
+	if err != nil {
+		return b.Fail(ctx, "deep health check", err)
+	}
+	return jsonResponse(http.StatusOK, DeepHealth{OK: true, Database: DatabaseAwake, PingMillis: ping.Milliseconds(), Status: &st})
+}
+
+// Database states GET /healthz?deep=1 reports: awake (it answered) or
+// resuming (Aurora is waking from a pause: 503 with Retry-After). A paused
+// database is never observed as such: asking wakes it.
+const (
+	DatabaseAwake    = "awake"
+	DatabaseResuming = "resuming"
+)
+
+// DeepHealth is GET /healthz?deep=1's answer: the database's state, how
+// long its ping took (a resume shows as a long one), and the deployment's
+// store.Status (last write, open connections, media bytes, open reports,
+// communities served). No push backlog: the push function keeps none
+// (it posts what it is invoked with, or drops it).
+type DeepHealth struct {
+	OK         bool   `json:"ok"`
+	Database   string `json:"database"`
+	PingMillis int64  `json:"ping_ms,omitempty"`
+	Error      string `json:"error,omitempty"`
+	*store.Status
 }
 
 func jsonResponse(status int, v any) Response {

@@ -40,6 +40,10 @@ type Settings struct {
 	// serves several hostnames (BUZZ_HOST_HEADER, the authorizer).
 	Domain, PublicURL string
 	Hostnames         bool
+	// Owner is the default community's first NIP-86 operator (an npub or
+	// hex, `make deploy OWNER=...`), the migrate custom resource's Owner
+	// property; "" none.
+	Owner string
 	// Media: the media bucket exists; its limits are MediaLimits.
 	Media       bool
 	MediaLimits MediaLimits

@@ -158,7 +158,9 @@ var HTTPRoutes = []HTTPRoute{
 	{"query", "GET", "/api/join-policy/terms"},
 	{"query", "GET", "/api/join-policy/privacy"},
 	{"query", "GET", "/invite/{code}"},
-	{"query", "GET", "/info"}, // the NIP-11 document as JSON: the desktop's invite calls read it first
+	{"query", "GET", "/info"},  // the NIP-11 document as JSON: the desktop's invite calls read it first
+	{"query", "GET", "/admin"}, // the operator console (shared/transport/console)
+	{"query", "GET", "/admin/{file}"},
 }
 
 // MediaRoutes are Blossom's (BUD-01/02/06) and Buzz's /media routes,
@@ -254,14 +256,23 @@ var BuildFlags = []string{"-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w"
 // the migrate function's Data (shared/wiring/provision).
 const MigrateResourceType = "Custom::BuzzMigrate"
 
+// PropOwner is the migrate custom resource's property naming the default
+// community's first operator (shared/wiring/provision reads it).
+const PropOwner = "Owner"
+
 // MigrateProperties are the migrate custom resource's properties: a change
 // to any makes CloudFormation send an Update, so migrate runs again (the
-// zip's hash embeds the migrations).
+// zip's hash embeds the migrations). PropOwner is the default community's first operator, present only when
+// one is named.
 func MigrateProperties(s Settings, zipSHA256 string, refs Refs) map[string]any {
-	return map[string]any{
+	props := map[string]any{
 		"Community":        s.Community,
 		"MigrateZipSha256": zipSHA256,
 		"RelayKeyRevision": s.RelayKeyRevision,
 		"RelayKmsKeyId":    refs(RefKMSKeyArn),
 	}
+	if s.Owner != "" {
+		props[PropOwner] = s.Owner
+	}
+	return props
 }
