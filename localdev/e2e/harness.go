@@ -154,6 +154,18 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 			_ = os.RemoveAll(s3dir)
 		}
 	}
+	if o.Costs == (emulator.Costs{}) {
+		if o.Costs, err = emulator.CostsFromEnv(os.Getenv); err != nil {
+			ln.Close()
+			stopS3()
+			return nil, fmt.Errorf("e2e: %w", err)
+		}
+	}
+	if d := o.Costs.AWS.AuroraRoundTrip; d > 0 && env["AURORA_ROUND_TRIP"] == "" {
+		// The pool's share of the costs (the SDK clients read theirs
+		// from this process's environment: awssdk.Load).
+		env["AURORA_ROUND_TRIP"] = d.String()
+	}
 	cfg, err := config.Load(func(k string) string { return env[k] })
 	if err != nil {
 		ln.Close()
@@ -172,15 +184,8 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 	}
 	stack := newStack(a, o.Log)
 	ws := stack.WS
-	if o.Costs == (emulator.Costs{}) {
-		if o.Costs, err = emulator.CostsFromEnv(os.Getenv); err != nil {
-			a.Store.Close()
-			ln.Close()
-			stopS3()
-			return nil, fmt.Errorf("e2e: %w", err)
-		}
-	}
-	ws.IdleTimeout, ws.Lifetime, ws.Costs = o.IdleTimeout, o.Lifetime, o.Costs
+	ws.IdleTimeout, ws.Lifetime = o.IdleTimeout, o.Lifetime
+	stack.Charge(o.Costs)
 	r := &Relay{
 		HTTPURL: "http://" + addr, WSURL: "ws://" + addr, DSN: dsn, App: a, WS: ws, Lambda: stack.Lambda,
 		srv:  &http.Server{Handler: stack.Handler(), ReadHeaderTimeout: 10 * time.Second},
