@@ -70,6 +70,10 @@ type Options struct {
 	// tick on a timer of that period, as make dev does every 30 s
 	// (emulator.Stack.Liveness); 0: no tick.
 	LivenessPeriod time.Duration
+	// WrapWebSocket, when set, wraps the $connect, $default and
+	// $disconnect handlers before the relay serves: a test's view of each
+	// invocation (in process only; not with Binaries).
+	WrapWebSocket func(emulator.WebSocketHandler) emulator.WebSocketHandler
 }
 
 // Relay is a running harness relay.
@@ -185,6 +189,9 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 	stack := newStack(a, o.Log)
 	ws := stack.WS
 	ws.IdleTimeout, ws.Lifetime = o.IdleTimeout, o.Lifetime
+	if o.WrapWebSocket != nil {
+		ws.Connect, ws.Default, ws.Disconnect = o.WrapWebSocket(ws.Connect), o.WrapWebSocket(ws.Default), o.WrapWebSocket(ws.Disconnect)
+	}
 	stack.Charge(o.Costs)
 	r := &Relay{
 		HTTPURL: "http://" + addr, WSURL: "ws://" + addr, DSN: dsn, App: a, WS: ws, Lambda: stack.Lambda,
