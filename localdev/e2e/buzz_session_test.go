@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -53,6 +54,8 @@ type buzzDesktop struct {
 	mu   sync.Mutex
 	last time.Time // the watchdog's last inbound frame
 	gap  time.Duration
+
+	received atomic.Int64 // every inbound frame
 }
 
 type buzzFrame struct {
@@ -77,6 +80,7 @@ func dialBuzz(t *testing.T, r *Relay) *buzzDesktop {
 				close(b.frames)
 				return
 			}
+			b.received.Add(1)
 			now := time.Now()
 			b.mu.Lock()
 			b.gap = max(b.gap, now.Sub(b.last))

@@ -22,6 +22,7 @@ import (
 
 	"github.com/buzzrelay/relay/localdev/emulator"
 	"github.com/buzzrelay/relay/localdev/s3local"
+	"github.com/buzzrelay/relay/shared/aws/awssdk"
 	"github.com/buzzrelay/relay/shared/wiring/app"
 	"github.com/buzzrelay/relay/shared/wiring/config"
 )
@@ -74,6 +75,9 @@ type Options struct {
 	// $disconnect handlers before the relay serves: a test's view of each
 	// invocation (in process only; not with Binaries).
 	WrapWebSocket func(emulator.WebSocketHandler) emulator.WebSocketHandler
+	// Requests, when set, counts the AWS requests of every SDK client the
+	// relay builds (awssdk.WithRequests).
+	Requests *awssdk.Requests
 }
 
 // Relay is a running harness relay.
@@ -175,6 +179,9 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 		ln.Close()
 		stopS3()
 		return nil, fmt.Errorf("e2e: config: %w", err)
+	}
+	if o.Requests != nil {
+		ctx = awssdk.WithRequests(ctx, o.Requests)
 	}
 	a, err := app.Local(ctx, cfg, o.Log)
 	if err != nil {

@@ -78,12 +78,14 @@ func (v *invocations) wrap(h emulator.WebSocketHandler) emulator.WebSocketHandle
 type idleReport struct {
 	IdleMs int64 `json:"idleMs"`
 	Libs   map[string]struct {
-		Opens    int `json:"opens"`
-		Closes   int `json:"closes"`
-		SignIns  int `json:"signIns"`
-		Received int `json:"received"`
-		Liveness int `json:"liveness"`
-		Sent     []struct {
+		Opens         int `json:"opens"`
+		StartSent     int `json:"startSent"`
+		StartReceived int `json:"startReceived"`
+		Closes        int `json:"closes"`
+		SignIns       int `json:"signIns"`
+		Received      int `json:"received"`
+		Liveness      int `json:"liveness"`
+		Sent          []struct {
 			T     int64  `json:"t"`
 			Frame string `json:"frame"`
 		} `json:"sent"`

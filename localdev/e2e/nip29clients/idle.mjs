@@ -14,13 +14,18 @@
 // {"libs": {name: {opens, closes, signIns, sent: [{t, frame}], received,
 // liveness, events, effects}}, "effects": [...]}; t is milliseconds since
 // the idle start, sent and received count the idle minutes only.
-// Usage: node idle.mjs <ws-url> <channel-id> [only-lib]
+// A line "quit" on stdin instead prints the report at once (the
+// recorder's end of a session), with startSent and startReceived: the
+// frames before the idle minutes. nostr-tools 2.25.2 (its Relay, as an app
+// opens it: no ping, no reconnect, its defaults) runs only when named.
+// Usage: node idle.mjs <ws-url> <channel-id> [ndk|welshman|nostr-tools]
 import WebSocket from 'ws'
 import readline from 'node:readline'
 import NDK, { NDKPrivateKeySigner, NDKRelayAuthPolicies, NDKRelaySet } from '@nostr-dev-kit/ndk'
 import { AuthStateEvent, AuthStatus, Socket, SocketEvent, SocketStatus, defaultSocketPolicies, makeSocketPolicyAuth } from '@welshman/net'
 import { Nip01Signer } from '@welshman/signer'
-import { generateSecretKey } from 'nostr-tools/pure'
+import { finalizeEvent, generateSecretKey } from 'nostr-tools/pure'
+import { Relay, useWebSocketImplementation } from 'nostr-tools/relay'
 
 const [wsURL, h, only] = process.argv.slice(2)
 const LIVENESS = '["EOSE","relay-liveness"]'
@@ -34,14 +39,20 @@ const until = async (cond, ms, what) => {
 }
 const now = () => Math.floor(Date.now() / 1000)
 const effects = []
-const lib = (name) => ({ name, opens: 0, closes: 0, signIns: 0, sent: [], received: 0, liveness: 0, events: [], effects: [] })
+const lib = (name) => ({ name, opens: 0, closes: 0, signIns: 0, sent: [], received: 0, liveness: 0, startSent: 0, startReceived: 0, events: [], effects: [] })
 const libs = {}
 if (!only || only === 'ndk') libs.ndk = lib('ndk')
 if (!only || only === 'welshman') libs.welshman = lib('welshman')
+if (only === 'nostr-tools') libs['nostr-tools'] = lib('nostr-tools')
 let idleStart = 0
 const idling = () => idleStart > 0
-const sent = (name, data) => { if (idling()) libs[name].sent.push({ t: Date.now() - idleStart, frame: String(data).slice(0, 300) }) }
+let started = false
+const sent = (name, data) => {
+  if (!started) libs[name].startSent++
+  if (idling()) libs[name].sent.push({ t: Date.now() - idleStart, frame: String(data).slice(0, 300) })
+}
 const received = (name, data) => {
+  if (!started) libs[name].startReceived++
   if (!idling()) return
   libs[name].received++
   if (String(data) === LIVENESS) libs[name].liveness++
@@ -125,13 +136,48 @@ try {
     await until(() => eose, 10000, 'welshman live subscription EOSE')
   }
 
+  if (libs['nostr-tools']) {
+    const l = libs['nostr-tools']
+    const sk = generateSecretKey()
+    useWebSocketImplementation(class extends WebSocket {
+      constructor (...args) {
+        super(...args)
+        l.opens++
+        this.on('message', (d) => received('nostr-tools', d))
+        this.on('close', () => { l.closes++ })
+      }
+
+      send (data, ...rest) { sent('nostr-tools', data); return super.send(data, ...rest) }
+    })
+    const nt = new Relay(wsURL)
+    nt.onauth = async (tpl) => { l.signIns++; return finalizeEvent(tpl, sk) }
+    await nt.connect()
+    nt.onnotice = (n) => l.effects.push('NOTICE ' + n)
+    nt.onclose = () => { if (idling()) l.effects.push('socket closed') }
+    await until(() => l.signIns > 0, 10000, 'nostr-tools signs in on the pushed challenge')
+    await sleep(300) // its OK
+    const read = (filter) => new Promise((resolve) => {
+      const sub = nt.subscribe([filter], { oneose: () => { sub.close(); resolve() } })
+    })
+    await read({ kinds: [9], '#h': [h], limit: 50 })
+    await read({ kinds: [39000, 39001, 39002], '#d': [h] })
+    let eose = false
+    nt.subscribe([filterLive()], { onevent: (ev) => l.events.push(ev.id), oneose: () => { eose = true } })
+    await until(() => eose, 10000, 'nostr-tools live subscription EOSE')
+  }
+
   const lines = readline.createInterface({ input: process.stdin })
   const ended = new Promise((resolve) => lines.once('line', resolve))
+  started = true
   idleStart = Date.now()
   console.log(JSON.stringify({ ready: Object.keys(libs) }))
-  await ended
+  const line = await ended
   const idleMs = Date.now() - idleStart
   idleStart = 0
+  if (line.trim() === 'quit') {
+    console.log(JSON.stringify({ idleMs, libs, effects }))
+    process.exit(0)
+  }
   for (const l of Object.values(libs)) l.events = []
   await until(() => Object.values(libs).every((l) => l.events.length > 0), 15000, 'a live event on every library after the idle minutes').catch((e) => effects.push(e.message))
   console.log(JSON.stringify({ idleMs, libs, effects }))

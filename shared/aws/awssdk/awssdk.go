@@ -57,5 +57,8 @@ func Load(ctx context.Context, region, endpoint string) (aws.Config, error) {
 	if charges.sdk() {
 		cfg.APIOptions = append(cfg.APIOptions, charges.apiOption)
 	}
+	if r, ok := ctx.Value(requestsKey{}).(*Requests); ok {
+		cfg.APIOptions = append(cfg.APIOptions, r.apiOption)
+	}
 	return cfg, nil
 }

@@ -110,3 +110,27 @@ func TestAPIGWCostsOnChargesEveryAWSCall(t *testing.T) {
 		}
 	}
 }
+
+// A context carrying Requests counts every request of the clients built
+// for it, by service and operation.
+func TestRequestsCountsEveryClientsRequests(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusBadRequest) }))
+	defer srv.Close()
+	for _, k := range awssdk.ChargeVars {
+		t.Setenv(k, "")
+	}
+	var n awssdk.Requests
+	ctx := awssdk.WithRequests(context.Background(), &n)
+	cfg, err := awssdk.Load(ctx, "", srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s3.NewFromConfig(cfg, func(o *s3.Options) { o.BaseEndpoint, o.UsePathStyle = aws.String(srv.URL), true })
+	for range 2 {
+		_, _ = c.GetObject(context.Background(), &s3.GetObjectInput{Bucket: aws.String("b"), Key: aws.String("k")})
+	}
+	_, _ = c.ListObjectsV2(context.Background(), &s3.ListObjectsV2Input{Bucket: aws.String("b")})
+	if got := n.Counts(); got["S3 GetObject"] != 2 || got["S3 ListObjectsV2"] != 1 || len(got) != 2 {
+		t.Fatalf("counted %v, want 2 S3 GetObject and 1 S3 ListObjectsV2", got)
+	}
+}
