@@ -98,6 +98,12 @@ func PrintClients(w io.Writer, profile string, s model.Stack, pr model.Profile, 
 	ph("start", pr.Start, 1)
 	ph("idle, an hour", pr.Idle, 3600/pr.IdleSeconds)
 	ph("end", pr.End, 1)
+	again := "by itself"
+	if !pr.Reconnects {
+		again = "not by itself: a new socket is priced as end and start"
+	}
+	ph("reconnect", pr.Reconnect, 1)
+	fmt.Fprintf(w, "  reconnect: after the relay closed its socket (API Gateway: every 2 h), %s\n", again)
 	fmt.Fprintf(w, "  idle statement bursts at %v s of %.0f; each liveness tick %v\n", pr.IdleBursts, pr.IdleSeconds, pr.TickAWS)
 	fmt.Fprintf(w, "connected: %d always-open client(s); a socket lives %.0f min, then the client reconnects at once: %.0f sockets a month\n", m.N, m.SessionMinutes, m.Sessions)
 	fmt.Fprintf(w, "  database: %d bursts of statements, %d resumes, %.1f h awake (sockets spread evenly)\n", m.Bursts, m.Resumes, m.AwakeSeconds/3600)

@@ -16,11 +16,13 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/google/uuid"
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/localdev/cost/model"
 	"github.com/buzzrelay/relay/localdev/emulator"
 	"github.com/buzzrelay/relay/shared/aws/awssdk"
+	"github.com/buzzrelay/relay/shared/testing/testkit"
 	"github.com/buzzrelay/relay/shared/wiring/lambdas"
 )
 
@@ -73,7 +75,7 @@ type snapshot struct {
 	at                            time.Time
 	statements, connects, message int64
 	inside, all                   map[string]int64
-	pushRuns                      int64
+	pushRuns, posted              int64
 }
 
 func (c *tally) snap(r *Relay) snapshot {
@@ -84,11 +86,12 @@ func (c *tally) snap(r *Relay) snapshot {
 	}
 	c.mu.Unlock()
 	return snapshot{at: time.Now(), statements: c.statements(), connects: c.connects.Load(), message: c.messages.Load(),
-		inside: inside, all: c.requests.Counts(), pushRuns: r.Lambda.RunsOf(emulator.PushFunction)}
+		inside: inside, all: c.requests.Counts(), pushRuns: r.Lambda.RunsOf(emulator.PushFunction), posted: r.WS.Posted()}
 }
 
-// phase is what happened between two snapshots; frames are the client's.
-func phase(a, b snapshot, frames float64) model.Phase {
+// phase is what happened between two snapshots (one client per relay:
+// every post is to it).
+func phase(a, b snapshot) model.Phase {
 	aws := map[string]float64{}
 	for k, v := range b.inside {
 		if d := v - a.inside[k]; d > 0 {
@@ -96,7 +99,7 @@ func phase(a, b snapshot, frames float64) model.Phase {
 		}
 	}
 	return model.Phase{Connects: float64(b.connects - a.connects), MessagesIn: float64(b.message - a.message),
-		FramesOut: frames, AWS: aws, Statements: float64(b.statements - a.statements)}
+		FramesOut: float64(b.posted - a.posted), AWS: aws, Statements: float64(b.statements - a.statements)}
 }
 
 // TestRecordIdleProfiles records the idle session of each library the cost
@@ -148,7 +151,7 @@ func TestRecordIdleProfiles(t *testing.T) {
 			if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("%s: start %+v; idle %+v; end %+v; bursts %v; tick %v", client, p.Start, p.Idle, p.End, p.IdleBursts, p.TickAWS)
+			t.Logf("%s: start %+v; idle %+v; reconnect (by itself: %v) %+v; end %+v; bursts %v; tick %v", client, p.Start, p.Idle, p.Reconnects, p.Reconnect, p.End, p.IdleBursts, p.TickAWS)
 		})
 	}
 }
@@ -166,7 +169,6 @@ func recordProfile(t *testing.T, client, node, dir string, idle time.Duration) m
 	s0 := c.snap(r)
 
 	// Start: the client's session and first reads.
-	var startFrames, idleFrames float64
 	var quit func() idleReport
 	var app *buzzDesktop
 	if client == "buzz" {
@@ -176,32 +178,51 @@ func recordProfile(t *testing.T, client, node, dir string, idle time.Duration) m
 	}
 	settledStatements(t, r)
 	s1 := c.snap(r)
-	if app != nil {
-		startFrames = float64(app.received.Load())
-	}
 
-	// Idle: the bursts of statements, second by second.
+	// Idle, with the relay closing the socket halfway (as API Gateway does
+	// after 2 hours): the bursts of statements, second by second, outside
+	// the reconnection.
 	var bursts []float64
+	var sA, sB snapshot
+	reconnects := false
 	last := s1.statements
-	for end := time.Now().Add(idle); time.Now().Before(end); {
-		time.Sleep(time.Second)
-		if n := c.statements(); n != last {
-			bursts = append(bursts, float64(time.Since(s1.at).Round(time.Second)/time.Second))
-			last = n
+	watch := func(until time.Time) {
+		for time.Now().Before(until) {
+			time.Sleep(time.Second)
+			if n := c.statements(); n != last {
+				bursts = append(bursts, float64(time.Since(s1.at).Round(time.Second)/time.Second))
+				last = n
+			}
 		}
 	}
+	watch(s1.at.Add(idle / 2))
+	sA = c.snap(r)
+	for _, id := range r.WS.Connections() {
+		_ = r.WS.DeleteConnection(context.Background(), id)
+	}
+	if app != nil {
+		<-app.closed
+		app = replayBuzzSession(t, r, ch, first)
+		reconnects = true
+	} else {
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && !reconnects; time.Sleep(100 * time.Millisecond) {
+			reconnects = c.connects.Load() > sA.connects
+		}
+	}
+	time.Sleep(2 * time.Second) // what a reconnected client sends at once
+	settledStatements(t, r)
+	sB = c.snap(r)
+	last = sB.statements
+	watch(sB.at.Add(idle/2 - sA.at.Sub(s1.at)))
 	s2 := c.snap(r)
 	if app != nil {
-		idleFrames = float64(app.received.Load()) - startFrames
 		app.c.CloseNow()
 	} else {
 		rep := quit()
-		l, ok := rep.Libs[client]
-		if !ok {
-			t.Fatalf("%s: no report", client)
+		for _, e := range rep.Effects {
+			t.Logf("%s: %s", client, e)
 		}
-		startFrames, idleFrames = float64(l.StartReceived), float64(l.Received)
-		for _, e := range append(rep.Effects, l.Effects...) {
+		for _, e := range rep.Libs[client].Effects {
 			t.Logf("%s: %s", client, e)
 		}
 	}
@@ -210,10 +231,20 @@ func recordProfile(t *testing.T, client, node, dir string, idle time.Duration) m
 	settledStatements(t, r)
 	s3 := c.snap(r)
 
+	// The idle phase is both halves, without the reconnection.
+	idlePhase := phase(s1, sA)
+	second := phase(sB, s2)
+	idlePhase.Connects += second.Connects
+	idlePhase.MessagesIn += second.MessagesIn
+	idlePhase.FramesOut += second.FramesOut
+	idlePhase.Statements += second.Statements
+	for k, v := range second.AWS {
+		idlePhase.AWS[k] += v
+	}
 	tick := map[string]float64{}
-	if ticks := s2.pushRuns - s1.pushRuns; ticks > 0 {
+	if ticks := s2.pushRuns - sB.pushRuns; ticks > 0 { // with the client open
 		for k, v := range s2.all {
-			outside := (v - s1.all[k]) - (s2.inside[k] - s1.inside[k])
+			outside := (v - sB.all[k]) - (s2.inside[k] - sB.inside[k])
 			if outside > 0 {
 				tick[k] = float64(outside) / float64(ticks)
 			}
@@ -221,8 +252,8 @@ func recordProfile(t *testing.T, client, node, dir string, idle time.Duration) m
 	}
 	return model.Profile{
 		Client: client, Library: profileLibraries[client], Command: recordCommand,
-		LivenessSeconds: period.Seconds(), IdleSeconds: s2.at.Sub(s1.at).Seconds(),
-		Start: phase(s0, s1, startFrames), Idle: phase(s1, s2, idleFrames), End: phase(s2, s3, 0),
+		LivenessSeconds: period.Seconds(), IdleSeconds: sA.at.Sub(s1.at).Seconds() + s2.at.Sub(sB.at).Seconds(),
+		Start: phase(s0, s1), Idle: idlePhase, End: phase(s2, s3), Reconnect: phase(sA, sB), Reconnects: reconnects,
 		IdleBursts: bursts, TickAWS: tick,
 	}
 }
@@ -279,4 +310,23 @@ func startIdleScript(t *testing.T, node, dir string, r *Relay, ch, lib string) f
 		}
 		return rep
 	}
+}
+
+// replayBuzzSession is the app's reconnection after the relay closed its
+// socket (block/buzz desktop/src/shared/api/relayReconnectReplay.ts): a
+// new socket, sign-in on the pushed challenge, and its live subscriptions
+// sent again with since the last event it saw less 5 s.
+func replayBuzzSession(t *testing.T, r *Relay, ch string, lastSeen nostr.Event) *buzzDesktop {
+	t.Helper()
+	app := dialBuzz(t, r)
+	app.connect(testkit.NewKey(t))
+	since := int64(lastSeen.CreatedAt) - 5
+	for _, f := range []map[string]any{
+		{"kinds": buzzLiveKinds, "#h": []string{ch}, "limit": 1000, "since": since},
+		{"kinds": []int{48100, 48101, 48102, 48103}, "#h": []string{ch}, "limit": 100, "since": since},
+		{"kinds": []int{20002}, "#h": []string{ch}, "limit": 10, "since": since},
+	} {
+		app.req("live-"+uuid.NewString(), f)
+	}
+	return app
 }

@@ -12,8 +12,8 @@ import (
 // relay (localdev/cost/profiles/<client>.json, written by the recorder:
 // localdev/e2e's TestRecordIdleProfiles): what its socket cost from the
 // upgrade to its first reads (Start), over IdleSeconds of idling with its
-// live subscriptions and its own timers (Idle), and when it went away
-// (End). Nothing in it is assumed: the counts are the relay's.
+// live subscriptions and its own timers (Idle), when the relay closed its
+// socket (Reconnect) and when it went away (End). Nothing in it is assumed: the counts are the relay's.
 type Profile struct {
 	Client   string `json:"client"`
 	Library  string `json:"library"`
@@ -25,6 +25,13 @@ type Profile struct {
 	Start           Phase   `json:"start"`
 	Idle            Phase   `json:"idle"`
 	End             Phase   `json:"end"`
+	// Reconnect is what the relay closing the socket cost (as API Gateway
+	// does after 2 hours): the old socket's $disconnect, the library's own
+	// reconnection and what it sent again, when Reconnects (it came back
+	// by itself); otherwise a new socket is priced as End and Start (the
+	// app opens anew).
+	Reconnect  Phase `json:"reconnect"`
+	Reconnects bool  `json:"reconnects_by_itself"`
 	// IdleBursts are the seconds into the idle minutes at which the
 	// database ran statements (a burst each).
 	IdleBursts []float64 `json:"idle_statement_bursts"`
@@ -42,6 +49,19 @@ type Phase struct {
 	// Operation".
 	AWS        map[string]float64 `json:"aws_requests"`
 	Statements float64            `json:"statements"`
+}
+
+// plus is x and y together.
+func (x Phase) plus(y Phase) Phase {
+	aws := maps.Clone(x.AWS)
+	if aws == nil {
+		aws = map[string]float64{}
+	}
+	for k, v := range y.AWS {
+		aws[k] += v
+	}
+	return Phase{Connects: x.Connects + y.Connects, MessagesIn: x.MessagesIn + y.MessagesIn, FramesOut: x.FramesOut + y.FramesOut,
+		AWS: aws, Statements: x.Statements + y.Statements}
 }
 
 // ParseProfile reads a recorded profile.
@@ -95,8 +115,13 @@ func Month(p Profile, n int, db Database) (ClientMonth, error) {
 	perClient := HoursPerMonth * 3600 / session
 	m.Sessions = perClient * float64(n)
 	idleScale := session / p.IdleSeconds // idle phase per socket
+	reconnect := p.Reconnect
+	if !p.Reconnects { // the app opens anew: the old socket's end, a start
+		reconnect = p.End.plus(p.Start)
+	}
+	later := perClient - 1 // sockets after a client's first
 	per := func(f func(Phase) float64) float64 {
-		return m.Sessions * (f(p.Start) + f(p.End) + f(p.Idle)*idleScale)
+		return float64(n) * (f(p.Start) + later*f(reconnect) + perClient*idleScale*f(p.Idle))
 	}
 	m.MessagesIn = per(func(x Phase) float64 { return x.MessagesIn })
 	m.FramesOut = per(func(x Phase) float64 { return x.FramesOut })
@@ -104,9 +129,9 @@ func Month(p Profile, n int, db Database) (ClientMonth, error) {
 	for _, ph := range []struct {
 		x     Phase
 		scale float64
-	}{{p.Start, 1}, {p.End, 1}, {p.Idle, idleScale}} {
+	}{{p.Start, 1}, {reconnect, later}, {p.Idle, perClient * idleScale}} {
 		for k, v := range ph.x.AWS {
-			m.AWS[k] += m.Sessions * v * ph.scale
+			m.AWS[k] += float64(n) * v * ph.scale
 		}
 	}
 	m.Runs["ws-connect"] = m.Sessions
@@ -126,11 +151,8 @@ func Month(p Profile, n int, db Database) (ClientMonth, error) {
 		offset := session * float64(i) / float64(n)
 		for k := 0.0; k < perClient; k++ {
 			start := offset + k*session
-			if p.Start.Statements > 0 {
+			if (k == 0 && p.Start.Statements > 0) || (k > 0 && reconnect.Statements > 0) {
 				at = append(at, start)
-			}
-			if p.End.Statements > 0 {
-				at = append(at, start+session)
 			}
 			for rep := 0.0; rep*p.IdleSeconds < session; rep++ {
 				for _, b := range p.IdleBursts {

@@ -16,9 +16,9 @@ func TestClientBillPricesTheRecordedSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	quiet := Profile{Client: "quiet", IdleSeconds: 600, LivenessSeconds: 30,
-		Start: Phase{Connects: 1, MessagesIn: 5, FramesOut: 8, Statements: 6, AWS: map[string]float64{"S3 GetObject": 2, "S3 PutObject": 1}},
-		Idle:  Phase{FramesOut: 20},
-		End:   Phase{AWS: map[string]float64{"DynamoDB DeleteItem": 1}},
+		Start:   Phase{Connects: 1, MessagesIn: 5, FramesOut: 8, Statements: 6, AWS: map[string]float64{"S3 GetObject": 2, "S3 PutObject": 1}},
+		Idle:    Phase{FramesOut: 20},
+		End:     Phase{AWS: map[string]float64{"DynamoDB DeleteItem": 1}},
 		TickAWS: map[string]float64{"S3 ListObjectsV2": 1}}
 	busy := quiet
 	busy.Client, busy.IdleBursts = "busy", []float64{120, 240, 360, 480, 600}
