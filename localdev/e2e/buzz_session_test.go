@@ -191,7 +191,11 @@ func (b *buzzDesktop) maxGap() time.Duration {
 // runs it every 30 s) and the watchdog's limit is scaled from the app's 60
 // s to 6 s, a generous bound for a loaded machine.
 // BUZZ_E2E_REAL_LIVENESS=1 runs it at the real scale: the 30 s tick, the
-// app's 60 s limit and 3 minutes idle.
+// app's 60 s limit and 3 minutes idle. At that scale the suite plays the
+// same session for more than 5 minutes in
+// TestIdleNDKWelshmanBuzzMakeNoDatabaseStatements (idle_clients_test.go),
+// beside NDK and welshman: authenticated, never 60 s without a frame, no
+// reconnect, no database statement, live delivery afterwards.
 func TestBuzzDesktopSessionOpensAndStaysOpenWithoutSpeakingFirst(t *testing.T) {
 	period, stall, idle := time.Second, 6*time.Second, 8*time.Second
 	if os.Getenv("BUZZ_E2E_REAL_LIVENESS") == "1" {

@@ -46,6 +46,7 @@ type tally struct {
 	messages   atomic.Int64
 	mu         sync.Mutex
 	inside     map[string]int64 // AWS requests within invocations
+	byMessage  map[string]int64 // statements by "EventType body"
 }
 
 func (c *tally) wrap(h emulator.WebSocketHandler) emulator.WebSocketHandler {
@@ -56,10 +57,17 @@ func (c *tally) wrap(h emulator.WebSocketHandler) emulator.WebSocketHandler {
 		case "MESSAGE":
 			c.messages.Add(1)
 		}
-		before := c.requests.Counts()
+		before, n := c.requests.Counts(), c.statements()
 		resp, err := h(ctx, ev)
-		after := c.requests.Counts()
+		after, ran := c.requests.Counts(), c.statements()-n
 		c.mu.Lock()
+		if ran > 0 {
+			key := ev.RequestContext.EventType + " " + ev.Body
+			if len(key) > 160 {
+				key = key[:160] + "…"
+			}
+			c.byMessage[key] += ran
+		}
 		for k, v := range after {
 			if d := v - before[k]; d > 0 {
 				c.inside[k] += d
@@ -157,7 +165,7 @@ func TestRecordIdleProfiles(t *testing.T) {
 }
 
 func recordProfile(t *testing.T, client, node, dir string, idle time.Duration) model.Profile {
-	c := &tally{requests: &awssdk.Requests{}, inside: map[string]int64{}}
+	c := &tally{requests: &awssdk.Requests{}, inside: map[string]int64{}, byMessage: map[string]int64{}}
 	period := lambdas.LivenessDelaySeconds * time.Second
 	r := StartTest(t, Options{Sessions: true, LivenessPeriod: period, WrapWebSocket: c.wrap, Requests: c.requests})
 	c.statements = r.App.Store.Statements
@@ -197,6 +205,9 @@ func recordProfile(t *testing.T, client, node, dir string, idle time.Duration) m
 	}
 	watch(s1.at.Add(idle / 2))
 	sA = c.snap(r)
+	c.mu.Lock()
+	clear(c.byMessage)
+	c.mu.Unlock()
 	for _, id := range r.WS.Connections() {
 		_ = r.WS.DeleteConnection(context.Background(), id)
 	}
@@ -212,8 +223,13 @@ func recordProfile(t *testing.T, client, node, dir string, idle time.Duration) m
 	time.Sleep(2 * time.Second) // what a reconnected client sends at once
 	settledStatements(t, r)
 	sB = c.snap(r)
+	c.mu.Lock()
+	for k, v := range c.byMessage {
+		t.Logf("%s: the reconnection ran %d statements for %s", client, v, k)
+	}
+	c.mu.Unlock()
 	last = sB.statements
-	watch(sB.at.Add(idle/2 - sA.at.Sub(s1.at)))
+	watch(sB.at.Add(idle - sA.at.Sub(s1.at)))
 	s2 := c.snap(r)
 	if app != nil {
 		app.c.CloseNow()
