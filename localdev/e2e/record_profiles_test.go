@@ -268,9 +268,13 @@ func recordProfile(t *testing.T, client, node, dir string, idle time.Duration) m
 		idlePhase.AWS[k] += v
 	}
 	tick := map[string]float64{}
-	if ticks := s2.pushRuns - sB.pushRuns; ticks > 0 && reconnects { // with the client open
-		for k, v := range s2.all {
-			outside := (v - sB.all[k]) - (s2.inside[k] - sB.inside[k])
+	from, to := sB, s2 // ticks with the client open
+	if !reconnects {
+		from, to = s1, sA
+	}
+	if ticks := to.pushRuns - from.pushRuns; ticks > 0 {
+		for k, v := range to.all {
+			outside := (v - from.all[k]) - (to.inside[k] - from.inside[k])
 			if outside > 0 {
 				tick[k] = float64(outside) / float64(ticks)
 			}
