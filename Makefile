@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 FUNCTIONS := ingest query ws-connect ws-authorize ws-message ws-disconnect ws-push fanout migrate egresscheck
 
-.PHONY: destroy dev test test-all test-core test-smoke test-processes test-build test-infra smoke build synth deploy bench bench-ws pg clean fuzz stop reset
+.PHONY: destroy dev test test-all test-core test-smoke test-processes test-build test-infra smoke build synth deploy bench bench-ws record-profiles pg clean fuzz stop reset
 
 # Run the relay locally: private Postgres under .localdev/ (unless DATABASE_URL
 # is set), migrations, then HTTP + WebSocket on 127.0.0.1:8080 (BUZZ_ADDR).
@@ -88,6 +88,12 @@ build:
 	  CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' -o build/$$f/bootstrap ./functions/$$f && \
 	  (cd build/$$f && rm -f ../$$f.zip && $(GO) run ../../localdev/zipdir bootstrap ../$$f.zip) || exit 1; \
 	done; for f in $(FUNCTIONS); do echo "built: build/$$f.zip $$(stat -c %s build/$$f.zip) bytes"; done
+
+# Record the idle session of each client library the cost tool prices
+# (go run ./localdev/cost -client buzz|ndk|welshman|nostr-tools) into
+# localdev/cost/profiles/ (localdev/e2e TestRecordIdleProfiles, 10 minutes).
+record-profiles:
+	@source localdev/pg.sh && BUZZ_RECORD_PROFILES=10m $(GO) test -count=1 -parallel 4 -timeout 60m -run TestRecordIdleProfiles -v ./localdev/e2e
 
 bench:
 	@source localdev/pg.sh && $(GO) test -run '^$$' -bench . -benchtime 3s ./...

@@ -97,9 +97,11 @@ func run(ctx context.Context) error {
 	ws := stack.WS
 	// API Gateway's and Lambda's costs (APIGW_COSTS=on, APIGW_POST_LATENCY,
 	// ...: localdev/emulator/costs.go); none unless asked for.
-	if ws.Costs, err = emulator.CostsFromEnv(os.Getenv); err != nil {
+	costs, err := emulator.CostsFromEnv(os.Getenv)
+	if err != nil {
 		return err
 	}
+	stack.Charge(costs)
 	if n := fanoutProcesses(); n > 0 {
 		// The fan-out function as processes of its own binary, niced
 		// (BUZZ_FANOUT_NICE, default 19): as behind AWS, where it runs on

@@ -22,6 +22,7 @@ import (
 
 	"github.com/buzzrelay/relay/localdev/emulator"
 	"github.com/buzzrelay/relay/localdev/s3local"
+	"github.com/buzzrelay/relay/shared/aws/awssdk"
 	"github.com/buzzrelay/relay/shared/wiring/app"
 	"github.com/buzzrelay/relay/shared/wiring/config"
 )
@@ -70,6 +71,13 @@ type Options struct {
 	// tick on a timer of that period, as make dev does every 30 s
 	// (emulator.Stack.Liveness); 0: no tick.
 	LivenessPeriod time.Duration
+	// WrapWebSocket, when set, wraps the $connect, $default and
+	// $disconnect handlers before the relay serves: a test's view of each
+	// invocation (in process only; not with Binaries).
+	WrapWebSocket func(emulator.WebSocketHandler) emulator.WebSocketHandler
+	// Requests, when set, counts the AWS requests of every SDK client the
+	// relay builds (awssdk.WithRequests).
+	Requests *awssdk.Requests
 }
 
 // Relay is a running harness relay.
@@ -154,11 +162,26 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 			_ = os.RemoveAll(s3dir)
 		}
 	}
+	if o.Costs == (emulator.Costs{}) {
+		if o.Costs, err = emulator.CostsFromEnv(os.Getenv); err != nil {
+			ln.Close()
+			stopS3()
+			return nil, fmt.Errorf("e2e: %w", err)
+		}
+	}
+	if d := o.Costs.AWS.AuroraRoundTrip; d > 0 && env["AURORA_ROUND_TRIP"] == "" {
+		// The pool's share of the costs (the SDK clients read theirs
+		// from this process's environment: awssdk.Load).
+		env["AURORA_ROUND_TRIP"] = d.String()
+	}
 	cfg, err := config.Load(func(k string) string { return env[k] })
 	if err != nil {
 		ln.Close()
 		stopS3()
 		return nil, fmt.Errorf("e2e: config: %w", err)
+	}
+	if o.Requests != nil {
+		ctx = awssdk.WithRequests(ctx, o.Requests)
 	}
 	a, err := app.Local(ctx, cfg, o.Log)
 	if err != nil {
@@ -172,15 +195,11 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 	}
 	stack := newStack(a, o.Log)
 	ws := stack.WS
-	if o.Costs == (emulator.Costs{}) {
-		if o.Costs, err = emulator.CostsFromEnv(os.Getenv); err != nil {
-			a.Store.Close()
-			ln.Close()
-			stopS3()
-			return nil, fmt.Errorf("e2e: %w", err)
-		}
+	ws.IdleTimeout, ws.Lifetime = o.IdleTimeout, o.Lifetime
+	if o.WrapWebSocket != nil {
+		ws.Connect, ws.Default, ws.Disconnect = o.WrapWebSocket(ws.Connect), o.WrapWebSocket(ws.Default), o.WrapWebSocket(ws.Disconnect)
 	}
-	ws.IdleTimeout, ws.Lifetime, ws.Costs = o.IdleTimeout, o.Lifetime, o.Costs
+	stack.Charge(o.Costs)
 	r := &Relay{
 		HTTPURL: "http://" + addr, WSURL: "ws://" + addr, DSN: dsn, App: a, WS: ws, Lambda: stack.Lambda,
 		srv:  &http.Server{Handler: stack.Handler(), ReadHeaderTimeout: 10 * time.Second},

@@ -19,6 +19,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/buzzrelay/relay/shared/aws/awssdk"
 	"github.com/buzzrelay/relay/shared/domain/blossom"
 	"github.com/buzzrelay/relay/shared/wiring/app"
 	"github.com/buzzrelay/relay/shared/wiring/lambdas"
@@ -198,6 +199,13 @@ func (p *ProcessStack) migrate(ctx context.Context, o ProcessStackOptions, f lam
 func (p *ProcessStack) start(ctx context.Context, o ProcessStackOptions, f lambdas.Function, refs lambdas.Refs) (*Processes, error) {
 	env := lambdas.Environment(f, o.Settings, refs)
 	maps.Copy(env, o.Local)
+	for _, k := range awssdk.ChargeVars {
+		// The emulated AWS costs (APIGW_COSTS=on, ...) reach the
+		// functions' own SDK clients and pools too.
+		if v := os.Getenv(k); v != "" && env[k] == "" {
+			env[k] = v
+		}
+	}
 	p.Env[f.Name] = env
 	procs, err := StartProcesses(ctx, f.Name, ProcessOptions{
 		Binary: filepath.Join(p.BinDir, f.Name),

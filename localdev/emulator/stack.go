@@ -37,6 +37,13 @@ const PushFunction = "ws-push"
 // Handler serves every API of the stack on one address.
 func (s *Stack) Handler() http.Handler { return s.Lambda.Wrap(s.WS.Wrap(s.HTTP)) }
 
+// Charge sets the costs the stack adds (costs.go): API Gateway's on the
+// WebSocket API, the Lambda Invoke's on the Invokes served in process.
+func (s *Stack) Charge(c Costs) {
+	s.WS.Costs = c
+	s.Lambda.InvokeLatency = c.AWS.LambdaInvoke
+}
+
 // NewStack wires a's handlers (app.Local) behind the emulated APIs; a's
 // fan-out delivers live events from both ingest and ws-message through the
 // SDK clients it was built with (WS_MANAGEMENT_ENDPOINT, LAMBDA_ENDPOINT),

@@ -67,6 +67,7 @@ type WebSocketAPI struct {
 
 	slotsOnce sync.Once
 	slots     chan struct{}
+	posted    atomic.Int64 // Posted
 }
 
 // socket is one open connection.

@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -104,25 +105,35 @@ func Simulate(c Clients, d Design, db Database) (Lifecycle, error) {
 			}
 		}
 	}
-	sort.Float64s(at)
 	l.Bursts = len(at)
 	if db.MinACU > 0 {
 		return l, nil // it never pauses: Bill charges the whole month
 	}
+	l.Resumes, l.AwakeSeconds = Awake(at, db)
+	return l, nil
+}
+
+// Awake is what bursts of statements at the times at (seconds into the
+// month) cost a database that pauses: each burst that finds it paused
+// resumes it (ResumeSeconds), and it stays awake while the pool keeps a
+// connection and until it pauses (PoolIdleSeconds + AutoPauseSeconds after
+// the last burst); bursts within that window share it.
+func Awake(at []float64, db Database) (resumes int, awakeSeconds float64) {
+	at = slices.Clone(at)
+	sort.Float64s(at)
 	window := db.PoolIdleSeconds + db.AutoPauseSeconds
 	awakeUntil := math.Inf(-1)
 	for _, t := range at {
 		if t >= awakeUntil {
-			l.Resumes++
-			l.AwakeSeconds += ResumeSeconds + window
+			resumes++
+			awakeSeconds += ResumeSeconds + window
 			awakeUntil = t + ResumeSeconds + window
 			continue
 		}
 		if end := t + window; end > awakeUntil {
-			l.AwakeSeconds += end - awakeUntil
+			awakeSeconds += end - awakeUntil
 			awakeUntil = end
 		}
 	}
-	l.AwakeSeconds = min(l.AwakeSeconds, monthSeconds)
-	return l, nil
+	return resumes, min(awakeSeconds, monthSeconds)
 }

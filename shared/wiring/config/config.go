@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/buzzrelay/relay/shared/aws/awssdk"
 	"github.com/buzzrelay/relay/shared/service/ratelimit"
 )
 
@@ -91,6 +92,11 @@ type Config struct {
 	// Session is where connections keep their idle state (SESSION_*,
 	// session.go).
 	Session SessionConfig
+	// Charges are the emulated latencies of AWS calls (APIGW_COSTS=on,
+	// S3_LATENCY, ..., AURORA_ROUND_TRIP: awssdk/charges.go); the pool
+	// pays AuroraRoundTrip, awssdk.Load's clients the rest. Unset in a
+	// deployment: none.
+	Charges awssdk.Charges
 }
 
 // KeyConfig is RELAY_*: which relay key signs and what seals community keys.
@@ -242,6 +248,9 @@ func Load(getenv func(string) string) (*Config, error) {
 		return nil, fmt.Errorf("media: %w", err)
 	}
 	c.Session = loadSession(getenv)
+	if c.Charges, err = awssdk.ChargesFromEnv(getenv); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
