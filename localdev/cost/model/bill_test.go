@@ -52,12 +52,12 @@ func TestBill(t *testing.T) {
 		// The goal of issue 8: an idle community relay under $3 a month.
 		{"community idle", "community", "", idle, 1.50 + livenessIdle, map[string]float64{"egress-only": 0, "Aurora compute, modelled": 0, "KMS key": 1.00, "Secrets Manager": 0.40, "Aurora storage": 0.10,
 			"liveness delay queue": (657000 + 3*43800) * 0.40 / 1e6, "liveness ticks: S3": 0, "liveness frames": 0}},
-		// managed: NAT gateway + IPv4, 19 alarms (errors and throttles of
-		// nine functions, HTTP 5xx), key with two rotations.
-		{"managed idle", "managed", "", idle, 41.90 + livenessIdle,
-			map[string]float64{"NAT gateway": 32.85, "public IPv4": 3.65, "CloudWatch alarms": 1.90, "KMS key": 3.00}},
-		{"managed first year", "managed", "", with(func(u *Usage) { u.KeyYear = 1 }), 39.90 + livenessIdle, map[string]float64{"KMS key": 1.00}},
-		{"managed second year", "managed", "", with(func(u *Usage) { u.KeyYear = 2 }), 40.90 + livenessIdle, map[string]float64{"KMS key": 2.00}},
+		// managed: NAT gateway + IPv4, 21 alarms (errors and throttles of
+		// ten functions, HTTP 5xx), key with two rotations.
+		{"managed idle", "managed", "", idle, 42.10 + livenessIdle,
+			map[string]float64{"NAT gateway": 32.85, "public IPv4": 3.65, "CloudWatch alarms": 2.10, "KMS key": 3.00}},
+		{"managed first year", "managed", "", with(func(u *Usage) { u.KeyYear = 1 }), 40.10 + livenessIdle, map[string]float64{"KMS key": 1.00}},
+		{"managed second year", "managed", "", with(func(u *Usage) { u.KeyYear = 2 }), 41.10 + livenessIdle, map[string]float64{"KMS key": 2.00}},
 		{"nat-instance", "community", "nat-instance", idle, 1.50 + livenessIdle + 3.066 + 0.64 + 3.65 + 0.10,
 			map[string]float64{"NAT instance t4g.nano": 3.066, "NAT instance recovery alarm": 0.10}},
 		// Awake all month at 0.5 ACU.

@@ -14,17 +14,17 @@ import (
 var profileStacks = map[string]Stack{
 	"community": {
 		Functions: relayFunctions,
-		LogGroups: 11, LogRetentionDays: 7,
+		LogGroups: 12, LogRetentionDays: 7,
 		KMSKeys: 1, Secrets: 1, Buckets: 1,
 		Database:  relayDatabase,
 		Schedules: 1, Queues: 1, // the liveness ticks (media on)
 	},
 	"managed": {
 		Functions: relayFunctions,
-		LogGroups: 11, LogRetentionDays: 90,
-		// errors and throttles of the nine functions (with egresscheck),
-		// HTTP 5xx
-		Alarms:  19,
+		LogGroups: 12, LogRetentionDays: 90,
+		// errors and throttles of the ten functions (with egresscheck and
+		// expiry-sweep), HTTP 5xx
+		Alarms:  21,
 		KMSKeys: 1, Rotating: 1, Secrets: 1, Buckets: 1, Topics: 1,
 		Database:  relayDatabase,
 		Schedules: 1, Queues: 1,
@@ -51,6 +51,7 @@ var relayFunctions = []Function{
 	{"EgressCheckProviderframeworkonEvent", 128, "x86_64"},
 	{"MigrateProviderframeworkonEvent", 128, "x86_64"},
 	{"egresscheck", 128, "arm64"},
+	{"expiry-sweep", 256, "arm64"},
 	{"fanout", 512, "arm64"},
 	{"ingest", 512, "arm64"},
 	{"migrate", 256, "arm64"},

@@ -1,0 +1,27 @@
+package main
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsscheduler"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsschedulertargets"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/buzzrelay/relay/shared/wiring/lambdas"
+)
+
+// newExpirySweep schedules fn, the NIP-40 expiry sweep
+// (functions/expiry-sweep), with EventBridge Scheduler every
+// lambdas.SweepRateMinutes. Reads never serve an expired event, so a sweep
+// that fails or is late only keeps rows longer: no retries, and a run is
+// worth nothing once the next is due.
+func newExpirySweep(stack awscdk.Stack, fn awslambda.Function) {
+	awsscheduler.NewSchedule(stack, jsii.String("ExpirySweepSchedule"), &awsscheduler.ScheduleProps{
+		Description: jsii.String("buzz relay NIP-40: delete the events whose expiration has passed"),
+		Schedule:    awsscheduler.ScheduleExpression_Rate(awscdk.Duration_Minutes(jsii.Number(lambdas.SweepRateMinutes))),
+		Target: awsschedulertargets.NewLambdaInvoke(fn, &awsschedulertargets.ScheduleTargetBaseProps{
+			RetryAttempts: jsii.Number(0),
+			MaxEventAge:   awscdk.Duration_Minutes(jsii.Number(lambdas.SweepRateMinutes)),
+		}),
+	})
+}
