@@ -2,6 +2,7 @@ package expiry_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -28,7 +29,7 @@ func BenchmarkSweep100k(b *testing.B) {
 INSERT INTO events (community_id, id, pubkey, created_at, kind, channel_id, raw, expires_at)
 SELECT 'default', md5(i::text || $3::text) || md5(i::text), repeat('a', 64), $1 - i % 1000, 9, 'c', '{}',
        CASE WHEN i % 2 = 0 THEN $1 - 10 ELSE $1 + 100000 END
-FROM generate_series(1, $2 * 2) i`, now, n, i); err != nil {
+FROM generate_series(1, $2 * 2) i`, now, n, strconv.Itoa(i)); err != nil {
 			b.Fatal(err)
 		}
 		if _, err := db.Exec(ctx, `
