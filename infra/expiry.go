@@ -12,16 +12,17 @@ import (
 
 // newExpirySweep schedules fn, the NIP-40 expiry sweep
 // (functions/expiry-sweep), with EventBridge Scheduler every
-// lambdas.SweepRateMinutes. Reads never serve an expired event, so a sweep
-// that fails or is late only keeps rows longer: no retries, and a run is
-// worth nothing once the next is due.
+// lambdas.SweepRateHours: the one schedule that reaches the database, so
+// once a day (a paused Aurora resumes for it). Reads never serve an
+// expired event, so a sweep that fails or is late only keeps rows longer:
+// no retries.
 func newExpirySweep(stack awscdk.Stack, fn awslambda.Function) {
 	awsscheduler.NewSchedule(stack, jsii.String("ExpirySweepSchedule"), &awsscheduler.ScheduleProps{
 		Description: jsii.String("buzz relay NIP-40: delete the events whose expiration has passed"),
-		Schedule:    awsscheduler.ScheduleExpression_Rate(awscdk.Duration_Minutes(jsii.Number(lambdas.SweepRateMinutes))),
+		Schedule:    awsscheduler.ScheduleExpression_Rate(awscdk.Duration_Hours(jsii.Number(lambdas.SweepRateHours))),
 		Target: awsschedulertargets.NewLambdaInvoke(fn, &awsschedulertargets.ScheduleTargetBaseProps{
 			RetryAttempts: jsii.Number(0),
-			MaxEventAge:   awscdk.Duration_Minutes(jsii.Number(lambdas.SweepRateMinutes)),
+			MaxEventAge:   awscdk.Duration_Hours(jsii.Number(1)),
 		}),
 	})
 }

@@ -264,16 +264,16 @@ func livenessPeriod() (time.Duration, error) {
 }
 
 // sweepPeriod is how often make dev runs the NIP-40 expiry sweep,
-// BUZZ_EXPIRY_SWEEP_PERIOD (a Go duration; default lambdas.SweepRateMinutes,
+// BUZZ_EXPIRY_SWEEP_PERIOD (a Go duration; default lambdas.SweepRateHours,
 // the schedule's rate in AWS; 0 turns it off).
 func sweepPeriod() (time.Duration, error) {
 	v := os.Getenv("BUZZ_EXPIRY_SWEEP_PERIOD")
 	if v == "" {
-		return lambdas.SweepRateMinutes * time.Minute, nil
+		return lambdas.SweepRateHours * time.Hour, nil
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil || d < 0 {
-		return 0, fmt.Errorf("BUZZ_EXPIRY_SWEEP_PERIOD must be a Go duration (15m, 0 for none), got %q", v)
+		return 0, fmt.Errorf("BUZZ_EXPIRY_SWEEP_PERIOD must be a Go duration (24h, 0 for none), got %q", v)
 	}
 	return d, nil
 }

@@ -135,7 +135,7 @@ func (s *Stack) Liveness(ctx context.Context, period time.Duration, log *slog.Lo
 
 // ExpirySweep invokes the expiry sweep asynchronously every period until
 // ctx ends, as the EventBridge Scheduler schedule does in AWS
-// (lambdas.SweepRateMinutes). It returns at once; a stack without the
+// (lambdas.SweepRateHours). It returns at once; a stack without the
 // sweep, or a period of 0, runs nothing.
 func (s *Stack) ExpirySweep(ctx context.Context, period time.Duration, log *slog.Logger) {
 	s.every(ctx, SweepFunction, period, log)

@@ -18,6 +18,7 @@ var profileStacks = map[string]Stack{
 		KMSKeys: 1, Secrets: 1, Buckets: 1,
 		Database:  relayDatabase,
 		Schedules: 1, Queues: 1, // the liveness ticks (media on)
+		Sweeps: 1, // the NIP-40 expiry sweep
 	},
 	"managed": {
 		Functions: relayFunctions,
@@ -28,6 +29,7 @@ var profileStacks = map[string]Stack{
 		KMSKeys: 1, Rotating: 1, Secrets: 1, Buckets: 1, Topics: 1,
 		Database:  relayDatabase,
 		Schedules: 1, Queues: 1,
+		Sweeps: 1,
 	},
 }
 

@@ -68,7 +68,7 @@ type Function struct {
 	// a frame to every open connection.
 	Pushes bool
 	// Sweeps is the NIP-40 expiry sweep (functions/expiry-sweep): invoked
-	// by an EventBridge Scheduler schedule every SweepRateMinutes, it
+	// by an EventBridge Scheduler schedule every SweepRateHours, it
 	// deletes the events whose expiration has passed. The database only.
 	Sweeps  bool
 	Memory  float64 // MB
@@ -88,9 +88,12 @@ const (
 	LivenessGapSeconds   = 50
 )
 
-// SweepRateMinutes is how often the expiry sweep runs (infra/expiry.go;
-// localdev runs it on a timer of the same period).
-const SweepRateMinutes = 15
+// SweepRateHours is how often the expiry sweep runs (infra/expiry.go;
+// localdev runs it on a timer of the same period). It is the one schedule
+// that reaches the database, so it is rare: each run may resume a paused
+// Aurora (one resume a day, priced by localdev/cost/model). Reads never
+// serve an expired event, so the sweep only gives the space back.
+const SweepRateHours = 24
 
 // Functions is every function the stack deploys. The HTTP API allows 30 s
 // and the WebSocket API 29 s per integration; 28 s leaves room for an Aurora
@@ -122,7 +125,7 @@ var OffRoute = map[string]string{
 	"fanout":       "ingest and ws-message (and itself), by asynchronous Invoke",
 	"ws-push":      "ws-connect at every $connect (asynchronous Invoke: the greeting), and the liveness schedule (EventBridge every minute, and 30 s later through an SQS queue's delivery delay; localdev: a timer)",
 	"egresscheck":  "CloudFormation, as the EgressCheck custom resource's handler (through CDK's Provider framework), before migrate and the stages",
-	"expiry-sweep": "an EventBridge Scheduler schedule every 15 minutes (NIP-40: deletes expired events; localdev: a timer)",
+	"expiry-sweep": "an EventBridge Scheduler schedule once a day (NIP-40: deletes expired events; localdev: a timer)",
 }
 
 // ByName is the function called name; ok is false when there is none.
