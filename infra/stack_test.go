@@ -637,7 +637,7 @@ func TestDatabaseIsPrivateAndPauses(t *testing.T) {
 		t.Fatalf("%d Scheduler schedules, want the expiry sweep's only", len(sweeps))
 	}
 	for id, r := range sweeps {
-		if got := js(r.Properties["ScheduleExpression"]); got != `"rate(24 hours)"` {
+		if got := js(r.Properties["ScheduleExpression"]); got != `"rate(1 day)"` {
 			t.Errorf("schedule %s runs %s, want once a day", id, got)
 		}
 		if tg := js(r.Properties["Target"]); !strings.Contains(tg, `"Fn::GetAtt":["`+s.ourFunctions(t)["expiry-sweep"]+`","Arn"]`) {
