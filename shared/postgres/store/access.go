@@ -78,9 +78,10 @@ func sqlKinds(ks []int) string { return "(" + sqlInts(ks, ", ") + ")" }
 const sharedSQL = `COALESCE((SELECT count(*) = 1 AND bool_and(jsonb_array_length(t) = 2 AND t->>1 = 'true')
     FROM jsonb_array_elements((e.raw::jsonb)->'tags') t WHERE t->>0 = 'shared'), false)`
 
-// maySeeSQL is access.Unexpired and access.MaySee on events e for a filter naming the channels
-// named: recipient-only kinds only for their p, author-only kinds only for
-// their author, shared-gated kinds for their author or when shared, then
+// maySeeSQL is access.Unexpired (unexpiredSQL) and access.MaySee on events
+// e for a filter naming the channels named: recipient-only kinds only for
+// their p, author-only kinds only for their author, shared-gated kinds for
+// their author or when shared, then
 // events outside any channel and events of channels the reader may read
 // (access.MayReadKind: the channel-state kinds by the hidden flag, the
 // others by private).
