@@ -13,7 +13,8 @@ import (
 // clock of the reads (the database's, now) is past it, before any sweep:
 // a plain REQ by id, kind and author, its COUNT, a NIP-50 search, the
 // channel window and its COUNT, the aux closure (a reaction), the thread
-// panel and the thread window (a reply), and an expired thread root.
+// panel and the thread window (a reply), an expired thread root, and
+// NIP-RS's read-state snapshot.
 func TestExpiredEventAbsentFromEveryReadPath(t *testing.T) {
 	e, alice, ch := newChannelEnv(t)
 	exp := nostr.Tag{"expiration", strconv.FormatInt(t0+400, 10)}
@@ -53,6 +54,13 @@ func TestExpiredEventAbsentFromEveryReadPath(t *testing.T) {
 	}
 	none("thread panel", e.query(alice, fmt.Sprintf(`[{"#e":[%q],"depth_limit":10}]`, root.ID)))
 	none("thread window", e.query(alice, fmt.Sprintf(`[{"thread_window":true,"#h":[%q],"#e":[%q],"kinds":[9],"depth_limit":3}]`, ch, root.ID)))
+	// NIP-RS's read-state snapshot (the reader's own 30078s).
+	state := e.submit(alice, 30078, t0+16, "{}", nostr.Tag{"d", "read-state"}, exp)
+	snap := e.query(alice, `[{"kinds":[30078],"authors":["`+alice.pk+`"],"read_state_snapshot":1}]`)
+	none("read-state snapshot", snap)
+	if has(snap, state.ID) {
+		t.Error("the read-state snapshot serves an expired read state")
+	}
 	// A thread whose root expired is one of an unknown root.
 	if got := e.query(alice, fmt.Sprintf(`[{"thread_window":true,"#h":[%q],"#e":[%q],"kinds":[9],"depth_limit":3}]`, ch, goneRoot.ID)); has(got, liveReply.ID) || has(got, goneRoot.ID) {
 		t.Error("the thread window of an expired root serves it or its replies")
