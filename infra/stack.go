@@ -340,6 +340,9 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		if f.Pushes && media != nil {
 			newLiveness(stack, fn)
 		}
+		if f.Sweeps {
+			newExpirySweep(stack, fn)
+		}
 		if f.Fanout {
 			// It invokes itself with the other parts of an audience it
 			// splits (AWS_LAMBDA_FUNCTION_NAME). A policy of its own: in

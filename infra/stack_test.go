@@ -626,11 +626,24 @@ func TestDatabaseIsPrivateAndPauses(t *testing.T) {
 	s.tpl.ResourceCountIs(jsii.String("AWS::RDS::DBInstance"), jsii.Number(1))
 	s.tpl.AllResourcesProperties(jsii.String("AWS::RDS::DBInstance"), map[string]any{"PubliclyAccessible": false})
 	// Nothing in the stack polls the database: no canary, no health
-	// check, no proxy, and the one schedule (the liveness ticks, issue 37)
+	// check, no proxy, and the one rule (the liveness ticks, issue 37)
 	// reaches a function without a database, directly and through its
-	// delay queue.
-	for _, typ := range []string{"AWS::Scheduler::Schedule", "AWS::Synthetics::Canary", "AWS::Route53::HealthCheck", "AWS::RDS::DBProxy"} {
+	// delay queue. The one exception is issue 40's NIP-40 expiry sweep,
+	// once a day (lambdas.SweepRateHours) and nothing else.
+	for _, typ := range []string{"AWS::Synthetics::Canary", "AWS::Route53::HealthCheck", "AWS::RDS::DBProxy"} {
 		s.tpl.ResourceCountIs(jsii.String(typ), jsii.Number(0))
+	}
+	sweeps := s.ofType("AWS::Scheduler::Schedule")
+	if len(sweeps) != 1 {
+		t.Fatalf("%d Scheduler schedules, want the expiry sweep's only", len(sweeps))
+	}
+	for id, r := range sweeps {
+		if got := js(r.Properties["ScheduleExpression"]); got != `"rate(1 day)"` {
+			t.Errorf("schedule %s runs %s, want once a day", id, got)
+		}
+		if tg := js(r.Properties["Target"]); !strings.Contains(tg, `"Fn::GetAtt":["`+s.ourFunctions(t)["expiry-sweep"]+`","Arn"]`) {
+			t.Errorf("schedule %s targets %s, want the expiry sweep", id, tg)
+		}
 	}
 	noDB := map[string]bool{} // function logical id -> it has no database settings and no grant
 	for name, id := range s.ourFunctions(t) {

@@ -120,6 +120,11 @@ func run(ctx context.Context) error {
 		return err
 	}
 	stack.Liveness(ctx, period, log)
+	sweep, err := sweepPeriod()
+	if err != nil {
+		return err
+	}
+	stack.ExpirySweep(ctx, sweep, log)
 	srv := &http.Server{Addr: addr, Handler: stack.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	if p := os.Getenv("BUZZ_PPROF_ADDR"); p != "" {
 		// Profiling of this process (go tool pprof http://$BUZZ_PPROF_ADDR/debug/pprof/profile),
@@ -196,6 +201,11 @@ func runProcesses(ctx context.Context, addr string, cfg *config.Config) error {
 		return err
 	}
 	ps.Liveness(ctx, period, log)
+	sweep, err := sweepPeriod()
+	if err != nil {
+		return err
+	}
+	ps.ExpirySweep(ctx, sweep, log)
 	srv := &http.Server{Addr: addr, Handler: ps.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	return serve(ctx, srv, ps.WS, func() {
 		fmt.Printf("Buzz relay (schema v%s, BUZZ_LAMBDA=processes) on http://%s  ws://%s\nrelay pubkey %s\n",
@@ -251,6 +261,21 @@ func livenessPeriod() (time.Duration, error) {
 	d, err := time.ParseDuration(v)
 	if err != nil || d < 0 {
 		return 0, fmt.Errorf("BUZZ_LIVENESS_PERIOD must be a Go duration (30s, 0 for none), got %q", v)
+	}
+	return d, nil
+}
+
+// sweepPeriod is how often make dev runs the NIP-40 expiry sweep,
+// BUZZ_EXPIRY_SWEEP_PERIOD (a Go duration; default lambdas.SweepRateHours,
+// the schedule's rate in AWS; 0 turns it off).
+func sweepPeriod() (time.Duration, error) {
+	v := os.Getenv("BUZZ_EXPIRY_SWEEP_PERIOD")
+	if v == "" {
+		return lambdas.SweepRateHours * time.Hour, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("BUZZ_EXPIRY_SWEEP_PERIOD must be a Go duration (24h, 0 for none), got %q", v)
 	}
 	return d, nil
 }

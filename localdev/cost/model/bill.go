@@ -208,6 +208,14 @@ func Bill(u Usage, s Stack, p Prices) ([]Line, Lifecycle, error) {
 		add(float64(db.Instances)*u.DBHours*acu*p.ACUHour, "Aurora compute %.0f h awake x %.1f ACU x $%.2f ($0 while paused)", u.DBHours, acu, p.ACUHour)
 		h := max(min(life.AwakeSeconds/3600, HoursPerMonth-u.DBHours), 0) // never more than the month
 		add(float64(db.Instances)*h*acu*p.ACUHour, "Aurora compute, modelled wakes: %d resumes, %.1f h awake x %.1f ACU x $%.2f", life.Resumes, h, acu, p.ACUHour)
+		if s.Sweeps > 0 {
+			// The expiry sweep resumes a paused database once per run and
+			// keeps it up until the auto-pause (taken as a worst case: a
+			// run that finds it awake costs nothing more).
+			runs := float64(s.Sweeps) * HoursPerMonth / lambdas.SweepRateHours
+			sh := min(runs*(ResumeSeconds+db.AutoPauseSeconds)/3600, max(HoursPerMonth-u.DBHours-h, 0))
+			add(float64(db.Instances)*sh*acu*p.ACUHour, "Aurora compute, expiry sweep: %.0f resumes, %.1f h awake x %.1f ACU x $%.2f", runs, sh, acu, p.ACUHour)
+		}
 	}
 	add(u.StoredGB*p.StorageGBMonth, "Aurora storage %.1f GB x $%.2f (backups up to that size free)", u.StoredGB, p.StorageGBMonth)
 	io := trips*IOPerTrip + u.Queries*IOPerQuery

@@ -14,23 +14,25 @@ import (
 var profileStacks = map[string]Stack{
 	"community": {
 		Functions: relayFunctions,
-		LogGroups: 11, LogRetentionDays: 7,
+		LogGroups: 12, LogRetentionDays: 7,
 		// every profile: Aurora awake too long, HTTP 5xx less resume 503s,
 		// their topic and the monthly budget (infra/alarms.go)
 		Alarms: 2, Topics: 1, Budgets: 1,
 		KMSKeys: 1, Secrets: 1, Buckets: 1,
 		Database:  relayDatabase,
 		Schedules: 1, Queues: 1, // the liveness ticks (media on)
+		Sweeps: 1, // the NIP-40 expiry sweep
 	},
 	"managed": {
 		Functions: relayFunctions,
-		LogGroups: 11, LogRetentionDays: 90,
-		// errors and throttles of the nine functions (with egresscheck),
-		// and every profile's two (Aurora awake, HTTP 5xx)
-		Alarms: 20, Budgets: 1,
+		LogGroups: 12, LogRetentionDays: 90,
+		// errors and throttles of the ten functions (with egresscheck and
+		// expiry-sweep), and every profile's two (Aurora awake, HTTP 5xx)
+		Alarms: 22, Budgets: 1,
 		KMSKeys: 1, Rotating: 1, Secrets: 1, Buckets: 1, Topics: 1,
 		Database:  relayDatabase,
 		Schedules: 1, Queues: 1,
+		Sweeps: 1,
 	},
 }
 
@@ -54,6 +56,7 @@ var relayFunctions = []Function{
 	{"EgressCheckProviderframeworkonEvent", 128, "x86_64"},
 	{"MigrateProviderframeworkonEvent", 128, "x86_64"},
 	{"egresscheck", 128, "arm64"},
+	{"expiry-sweep", 256, "arm64"},
 	{"fanout", 512, "arm64"},
 	{"ingest", 512, "arm64"},
 	{"migrate", 256, "arm64"},

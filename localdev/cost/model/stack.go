@@ -33,6 +33,10 @@ type Stack struct {
 	// SQS queues, billed by request: with one of each the push
 	// function's liveness ticks run (Bill).
 	Schedules, Queues int
+	// Sweeps are EventBridge Scheduler schedules (free at 30 invocations
+	// a month): the NIP-40 expiry sweep, once every
+	// lambdas.SweepRateHours, which resumes a paused Aurora (Bill).
+	Sweeps int
 }
 
 // Function is one Lambda function of the template.
@@ -222,6 +226,8 @@ func FromTemplate(b []byte) (Stack, error) {
 			s.Schedules++
 		case "AWS::SQS::Queue":
 			s.Queues++
+		case "AWS::Scheduler::Schedule":
+			s.Sweeps++
 		default:
 			if !free[r.Type] && !strings.HasPrefix(r.Type, "Custom::") {
 				unknown = append(unknown, id+" ("+r.Type+")")
@@ -297,7 +303,7 @@ func (s Stack) Facts() []string {
 			s.Database.Instances, s.Database.MinACU, s.Database.AutoPauseSeconds, s.Database.PoolIdleSeconds),
 		fmt.Sprintf("S3 buckets: %d", s.Buckets),
 		fmt.Sprintf("budgets %d, CloudFront distributions %d, SNS topics %d", s.Budgets, s.Distributions, s.Topics),
-		fmt.Sprintf("schedules %d, SQS queues %d", s.Schedules, s.Queues),
+		fmt.Sprintf("schedules %d, SQS queues %d, sweeps %d", s.Schedules, s.Queues, s.Sweeps),
 	}
 	for _, f := range s.Functions {
 		out = append(out, fmt.Sprintf("function %s: %g MB %s", f.Name, f.MemoryMB, f.Arch))

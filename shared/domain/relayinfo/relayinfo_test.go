@@ -108,6 +108,18 @@ func TestSupportedNIPsIncludeGroups(t *testing.T) {
 	}
 }
 
+// Issue 40: NIP-11 advertises NIP-40 (expired events refused, unserved and
+// swept) and NIP-70 (protected events only from their author), which the
+// relay serves (docs/protocol.md).
+func TestSupportedNIPsListExpirationAndProtected(t *testing.T) {
+	doc := New("ab")
+	for _, want := range []int{40, 70} {
+		if !slices.Contains(doc.SupportedNIPs, want) {
+			t.Errorf("supported_nips %v lacks %d", doc.SupportedNIPs, want)
+		}
+	}
+}
+
 // The media block appears only when the relay serves media.
 func TestMediaBlock(t *testing.T) {
 	d := New("pk")

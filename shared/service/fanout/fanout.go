@@ -57,6 +57,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/domain/access"
 	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/nip29"
@@ -208,6 +209,9 @@ func (f *Fanout) deliverTo(ctx context.Context, community string, items []*item,
 		f.Log.ErrorContext(ctx, "fanout: subscriptions", "community", community, "err", err)
 		return 0, 0
 	}
+	// NIP-40: an event that expired on its way (a handed-off batch, a
+	// retry) is delivered to nobody, as no read serves it.
+	items = unexpired(items, f.now().Unix())
 	jobs := map[string]*job{}
 	var order []string
 	jobOf := func(conn string) *job {
@@ -290,6 +294,17 @@ func (f *Fanout) deliverTo(ctx context.Context, community string, items []*item,
 		}
 	}
 	return len(jobs), f.run(ctx, order, jobs)
+}
+
+// unexpired are the items no reader is refused by access.Unexpired at now.
+func unexpired(items []*item, now int64) []*item {
+	out := items[:0:0]
+	for _, it := range items {
+		if access.Unexpired(it.ev, now) {
+			out = append(out, it)
+		}
+	}
+	return out
 }
 
 // turnedAway is a candidate the door refuses now.

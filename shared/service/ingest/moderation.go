@@ -2,11 +2,11 @@ package ingest
 
 import (
 	"context"
-	"strconv"
 
 	"github.com/buzzrelay/relay/shared/domain/eventcheck"
 	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/domain/nip40"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/resolve"
 	"github.com/buzzrelay/relay/shared/postgres/store"
@@ -93,19 +93,22 @@ func (a *apply) moderationCommand(ctx context.Context) error {
 	return run()
 }
 
-// expiration reads the command's expiration tag: unix seconds in the
-// future; required when need.
+// expiration reads the command's expiration tag (nip40.Expiration; the
+// pipeline's first check has refused one not ahead of the clock, nip40.Check);
+// required when need.
 func (a *apply) expiration(need bool) (*int64, error) {
-	v, ok := filter.TagValue(a.ev.Tags, "expiration")
+	at, ok, err := nip40.Expiration(a.ev.Tags)
+	if err != nil {
+		return nil, err
+	}
 	if !ok {
 		if need {
 			return nil, reject.Invalidf("kind %d needs an expiration tag (unix seconds)", a.ev.Kind)
 		}
 		return nil, nil
 	}
-	at, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || at <= a.now {
-		return nil, reject.Invalidf("expiration %q must be unix seconds in the future", v)
+	if err := nip40.Check(a.ev.Tags, a.now); err != nil {
+		return nil, err
 	}
 	return &at, nil
 }

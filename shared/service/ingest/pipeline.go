@@ -15,6 +15,7 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/eventcheck"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/nip29"
+	"github.com/buzzrelay/relay/shared/domain/nip70"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 )
 
@@ -27,6 +28,7 @@ var beforeTx = []struct {
 	check func(s *Service, ev *nostr.Event, authed string, now time.Time) error
 }{
 	{"shape, id, signature, clock, size and accepted kind", checkEvent},
+	{"NIP-70 protected: only from its authenticated author", checkProtected},
 }
 
 // inTx are the policies run in the event's transaction, in order; a
@@ -99,6 +101,10 @@ var rules = func() map[int]func(*apply, context.Context) error {
 
 func checkEvent(s *Service, ev *nostr.Event, _ string, now time.Time) error {
 	return eventcheck.Check(ev, now, s.sigs)
+}
+
+func checkProtected(_ *Service, ev *nostr.Event, authed string, _ time.Time) error {
+	return nip70.Check(ev, authed)
 }
 
 func refuseBanned(a *apply, ctx context.Context) error {

@@ -17,6 +17,7 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/sigverify"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/community"
+	"github.com/buzzrelay/relay/shared/service/expiry"
 	"github.com/buzzrelay/relay/shared/service/fanout"
 	"github.com/buzzrelay/relay/shared/service/guard"
 	"github.com/buzzrelay/relay/shared/service/ingest"
@@ -81,6 +82,9 @@ type App struct {
 	// and the liveness tick (push.go). Nil where not built.
 	Greeter wsrelay.Invoker
 	Push    *sessions.Pusher
+	// Sweep deletes expired events (NIP-40; functions/expiry-sweep); nil
+	// where not built.
+	Sweep *expiry.Sweeper
 }
 
 // Parts are the pieces a function kind builds; each kind's set is named in
@@ -110,6 +114,8 @@ const (
 	// pushes is Push (no pool): the greeting and the liveness tick, with
 	// Idle's registry of open connections when SESSION_BUCKET is set.
 	pushes
+	// sweeps is Sweep (with pool): the NIP-40 expiry sweep.
+	sweeps
 )
 
 // noPool are the parts built without the database.
@@ -231,6 +237,9 @@ func (a *App) wire(ctx context.Context, parts Parts) error {
 	}
 	if parts&(reads|live) != 0 {
 		a.Reader = query.New(a.Store, a.signer())
+	}
+	if parts&sweeps != 0 {
+		a.Sweep = &expiry.Sweeper{Store: a.Store, Log: a.Log}
 	}
 	if parts&live != 0 {
 		if err := a.connectLive(ctx, parts&splits != 0); err != nil {

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 
 	"github.com/buzzrelay/relay/shared/transport/apigw"
@@ -19,6 +20,7 @@ import (
 //	fanout         FanoutParts      a.FanoutBatch()  fanout.DeliverBatch
 //	ws-authorize   AuthorizeParts   a.Authorizer()   apigw (the host only)
 //	ws-push        PushParts        a.PushHandler()  sessions.Pusher (greeting, liveness; no database)
+//	expiry-sweep   SweepParts       a.SweepHandler() expiry.Sweeper (NIP-40; a schedule)
 const (
 	// IngestParts: POST /events. It signs relay events (39000-39006) and,
 	// with WS_MANAGEMENT_ENDPOINT set, delivers what it stores live.
@@ -54,9 +56,22 @@ const (
 	// for, to the open connections of the session bucket
 	// (SESSION_BUCKET). The relay key (only to key the challenges) and
 	// @connections; no database.
-	PushParts  = pushes
-	localParts = pool | keys | writes | reads | live | blobs | idle | greets | pushes
+	PushParts = pushes
+	// SweepParts: the NIP-40 expiry sweep a schedule invokes; the pool
+	// only.
+	SweepParts = pool | sweeps
+	localParts = pool | keys | writes | reads | live | blobs | idle | greets | pushes | sweeps
 )
+
+// SweepHandler is functions/expiry-sweep's handler: one sweep of the
+// expired events, whatever the schedule's payload.
+func (a *App) SweepHandler() func(context.Context, json.RawMessage) error {
+	s := a.Sweep
+	return func(ctx context.Context, _ json.RawMessage) error {
+		_, err := s.Sweep(ctx)
+		return err
+	}
+}
 
 // Build reads the environment once and builds parts: a main's cold start.
 func Build(ctx context.Context, log *slog.Logger, parts Parts) (*App, error) {

@@ -66,7 +66,11 @@ type Function struct {
 	// greeters with a connection, whose NIP-42 challenge it posts once the
 	// socket is open, and by the liveness schedule (LivenessSchedule), for
 	// a frame to every open connection.
-	Pushes  bool
+	Pushes bool
+	// Sweeps is the NIP-40 expiry sweep (functions/expiry-sweep): invoked
+	// by an EventBridge Scheduler schedule every SweepRateHours, it
+	// deletes the events whose expiration has passed. The database only.
+	Sweeps  bool
 	Memory  float64 // MB
 	Timeout float64 // seconds
 }
@@ -84,6 +88,13 @@ const (
 	LivenessGapSeconds   = 50
 )
 
+// SweepRateHours is how often the expiry sweep runs (infra/expiry.go;
+// localdev runs it on a timer of the same period). It is the one schedule
+// that reaches the database, so it is rare: each run may resume a paused
+// Aurora (one resume a day, priced by localdev/cost/model). Reads never
+// serve an expired event, so the sweep only gives the space back.
+const SweepRateHours = 24
+
 // Functions is every function the stack deploys. The HTTP API allows 30 s
 // and the WebSocket API 29 s per integration; 28 s leaves room for an Aurora
 // resume from 0 ACU (about 15 s) on the first request after a pause.
@@ -98,6 +109,7 @@ var Functions = []Function{
 	{Name: "ws-disconnect", Sessions: true, Memory: 256, Timeout: 28},
 	{Name: "migrate", Migrate: true, Memory: 256, Timeout: 300},
 	{Name: "egresscheck", EgressCheck: true, NoDB: true, Memory: 128, Timeout: 120},
+	{Name: "expiry-sweep", Sweeps: true, Memory: 256, Timeout: 300},
 }
 
 // DeployTime: CloudFormation runs the function (a custom resource's
@@ -109,10 +121,11 @@ func (f Function) DeployTime() bool { return f.Migrate || f.EgressCheck }
 // runs it instead. Every other function is on at least one route; a test
 // (lambdas_test.go) holds the Makefile, functions/ and this package to it.
 var OffRoute = map[string]string{
-	"migrate":     "CloudFormation, as the migrate custom resource's onEvent handler, once before the routes serve",
-	"fanout":      "ingest and ws-message (and itself), by asynchronous Invoke",
-	"ws-push":     "ws-connect at every $connect (asynchronous Invoke: the greeting), and the liveness schedule (EventBridge every minute, and 30 s later through an SQS queue's delivery delay; localdev: a timer)",
-	"egresscheck": "CloudFormation, as the EgressCheck custom resource's handler (through CDK's Provider framework), before migrate and the stages",
+	"migrate":      "CloudFormation, as the migrate custom resource's onEvent handler, once before the routes serve",
+	"fanout":       "ingest and ws-message (and itself), by asynchronous Invoke",
+	"ws-push":      "ws-connect at every $connect (asynchronous Invoke: the greeting), and the liveness schedule (EventBridge every minute, and 30 s later through an SQS queue's delivery delay; localdev: a timer)",
+	"egresscheck":  "CloudFormation, as the EgressCheck custom resource's handler (through CDK's Provider framework), before migrate and the stages",
+	"expiry-sweep": "an EventBridge Scheduler schedule once a day (NIP-40: deletes expired events; localdev: a timer)",
 }
 
 // ByName is the function called name; ok is false when there is none.
