@@ -545,12 +545,12 @@ func waitClosed(t *testing.T, r *Relay, sub string) {
 // soon as the socket opens) gets the relay's challenge twice, pushed at
 // connect and again with the reply to its first message, in either order:
 // both are the same string, so whichever it keeps verifies its AUTH. With
-// the sessions in the database and in the session bucket alike.
+// the sessions in the database and in DynamoDB alike.
 func TestChallengePushedAtConnectIsTheOneTheFirstReplyRepeats(t *testing.T) {
 	for _, mode := range []struct {
 		name     string
 		sessions bool
-	}{{"database", false}, {"session bucket", true}} {
+	}{{"database", false}, {"session store", true}} {
 		t.Run(mode.name, func(t *testing.T) {
 			r := StartTest(t, Options{Sessions: mode.sessions})
 			c, _, err := websocket.Dial(ctxT(t), r.WSURL, nil)

@@ -46,8 +46,8 @@ func (a *App) openPush(ctx context.Context) error {
 			return err
 		}
 	}
-	if a.Idle == nil && cfg.Session.On() {
-		if err := a.openIdle(ctx); err != nil {
+	if a.Sessions == nil && cfg.Session.On() {
+		if err := a.openSessions(ctx); err != nil {
 			return err
 		}
 	}
@@ -60,10 +60,10 @@ func (a *App) openPush(ctx context.Context) error {
 		return fmt.Errorf("push: %w", err)
 	}
 	a.Push = &sessions.Pusher{Sender: apigw.NewManagement(sdk, endpoint, sessions.PostsInFlight), Challenges: a.Challenges, Log: a.Log}
-	if a.Idle != nil {
-		a.Push.Open = a.Idle
+	if a.Sessions != nil && a.Sessions.Database() == nil {
+		a.Push.Open = a.Sessions
 	} else {
-		a.Log.Warn("SESSION_BUCKET is not set: no registry of open connections, so no liveness frames")
+		a.Log.Warn("SESSION_TABLE is not set: no registry of open connections, so no liveness frames")
 	}
 	return nil
 }
