@@ -49,6 +49,12 @@ type Prices struct {
 	// aws.amazon.com/sqs/pricing: standard queue requests (after the
 	// first billion none cheaper), each 64 KB chunk one request.
 	SQSPerMillion float64
+	// aws.amazon.com/dynamodb/pricing/on-demand: write request units (a
+	// write of up to 1 KB; a failed conditional write costs the same) and
+	// read request units (a strongly consistent read of up to 4 KB) per
+	// million, Standard table class; storage (the sessions' few MB at most,
+	// every item expiring within hours) is negligible and not priced.
+	DDBWritePerMillion, DDBReadPerMillion float64
 }
 
 // USEast1 is the one price table every line of the bill reads.
@@ -65,7 +71,8 @@ var USEast1 = Prices{
 	InstanceHour: map[string]float64{"t4g.nano": 0.0042},
 	GP3GBMonth:   0.08,
 	S3GBMonth:    0.023, S3PutPerThousand: 0.005, S3GetPerThousand: 0.0004,
-	SQSPerMillion: 0.40,
+	SQSPerMillion:      0.40,
+	DDBWritePerMillion: 0.625, DDBReadPerMillion: 0.125,
 }
 
 // HoursPerMonth is the month every line is computed for.

@@ -100,25 +100,30 @@ func ephemeral(d *store.Deliveries, ev *nostr.Event, raw string) store.Delivered
 
 // audienceAfterCommit is the audience of items when the sessions live
 // outside the database (the commit read none): the cutoff taken now,
-// after the commit, then the connections of the audience split into runs
-// of InlineMax; one run is delivered here (cands), more are the fan-out
-// function's (over).
+// after the commit, then the whole audience read once; more than
+// InlineMax connections is the fan-out function's to split (over).
 func (f *Fanout) audienceAfterCommit(ctx context.Context, community string, items []*item) (cands []candidate, cutoff int64, over bool, err error) {
 	cutoff, err = f.Sessions.Store().Cutoff(ctx)
 	if err != nil {
 		return nil, 0, false, fmt.Errorf("fanout: cutoff: %w", err)
 	}
-	channels := channelsOf(items)
-	bounds, err := f.audienceBounds(ctx, community, channels, f.inlineMax())
-	if err != nil || len(bounds) == 0 {
+	cands, err = f.audienceRange(ctx, community, channelsOf(items), cutoff, "", maxConnectionID)
+	if err != nil {
 		return nil, cutoff, false, err
 	}
-	if len(bounds) > 1 && f.Async != nil {
+	conns := map[string]bool{}
+	for _, c := range cands {
+		conns[c.connection] = true
+	}
+	if len(conns) > f.inlineMax() && f.Async != nil {
 		return nil, cutoff, true, nil
 	}
-	cands, err = f.audienceRange(ctx, community, channels, cutoff, "", bounds[len(bounds)-1])
-	return cands, cutoff, false, err
+	return cands, cutoff, false, nil
 }
+
+// maxConnectionID is above every connection id (AudienceRange's whole
+// range).
+const maxConnectionID = "\U0010FFFF"
 
 // channelsOf are the channels of items, each once.
 func channelsOf(items []*item) []string {

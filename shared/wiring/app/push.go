@@ -31,8 +31,8 @@ func (a *App) openGreeter(ctx context.Context) error {
 
 // openPush builds the push function's work: the challenges under the
 // relay key (loaded from the configuration alone, no database), the
-// @connections client at WS_MANAGEMENT_ENDPOINT and, with SESSION_BUCKET,
-// the registry of open connections in it. Without SESSION_BUCKET the
+// @connections client at WS_MANAGEMENT_ENDPOINT and, with SESSION_TABLE,
+// the registry of open connections in it. Without SESSION_TABLE the
 // greeting records nothing and a liveness tick sends nothing (nothing
 // lists the open connections without the database).
 func (a *App) openPush(ctx context.Context) error {
