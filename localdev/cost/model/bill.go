@@ -255,6 +255,9 @@ func Bill(u Usage, s Stack, p Prices) ([]Line, Lifecycle, error) {
 		out = append(out, lv...)
 	}
 	if ddbReads+ddbWrites > 0 {
+		if s.Tables == 0 {
+			return nil, life, fmt.Errorf("design %s keeps the sessions in DynamoDB, but the stack has no table", d.Name)
+		}
 		add(ddbWrites/1e6*p.DDBWritePerMillion+ddbReads/1e6*p.DDBReadPerMillion,
 			"DynamoDB sessions: %s write units x $%.3f/M + %s read units x $%.3f/M (on demand)", m(ddbWrites), p.DDBWritePerMillion, m(ddbReads), p.DDBReadPerMillion)
 	}

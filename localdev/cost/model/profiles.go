@@ -17,7 +17,8 @@ var profileStacks = map[string]Stack{
 		LogGroups: 11, LogRetentionDays: 7,
 		KMSKeys: 1, Secrets: 1, Buckets: 1,
 		Database:  relayDatabase,
-		Schedules: 1, Queues: 1, // the liveness ticks (media on)
+		Schedules: 1, Queues: 1, // the liveness ticks
+		Tables: 1, // the sessions'
 	},
 	"managed": {
 		Functions: relayFunctions,
@@ -28,6 +29,7 @@ var profileStacks = map[string]Stack{
 		KMSKeys: 1, Rotating: 1, Secrets: 1, Buckets: 1, Topics: 1,
 		Database:  relayDatabase,
 		Schedules: 1, Queues: 1,
+		Tables: 1,
 	},
 }
 

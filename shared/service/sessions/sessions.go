@@ -1,13 +1,14 @@
 // Package sessions keeps the WebSocket sessions of API Gateway's model,
 // where every client message is one invocation and invocations of one
 // connection may land on different instances: connections with their
-// NIP-42 challenge and authenticated key, and their REQ subscriptions,
-// indexed by the channels their filters pin (tables of
-// migrations/003_websocket.sql, through shared/postgres/store's
-// connections.go and subscriptions.go). It also names the Sender every
-// post to a connection goes through (shared/transport/apigw provides it)
-// and the errors a Sender reports. Live delivery (shared/service/fanout)
-// reads the subscriptions stored here; it does not keep them.
+// NIP-42 challenge and authenticated key, their REQ subscriptions indexed
+// by the channels their filters pin, each community's last-commit mark and
+// the open connections, behind one interface (Store, held by Registry):
+// in DynamoDB (shared/aws/ddbsessions) or Postgres (PG). It also names the
+// Sender every post to a connection goes through (shared/transport/apigw
+// provides it) and the errors a Sender reports. Live delivery
+// (shared/service/fanout) reads the subscriptions stored here; it does not
+// keep them.
 package sessions
 
 import (
