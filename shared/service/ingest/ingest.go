@@ -201,14 +201,23 @@ func (p *prepared) raise(ctx context.Context, upTo int64) error {
 	return nil
 }
 
-// cover raises the mark to hi, the latest created_at the transaction
-// stores, when a relay-signed event runs past it (before the commit).
+// cover raises the mark to cover hi, the latest created_at the
+// transaction stores, when a relay-signed event runs past it (before the
+// commit, holding the lock that dated it). It raises RunAhead seconds
+// further: a burst of changes to one group dates each state event a
+// second after the last, and the writes behind this one then find the
+// mark high enough without a request of their own while they hold the
+// group's lock. A mark above every stored created_at only sends a REQ
+// whose since falls in between to the database.
 func (p *prepared) cover(ctx context.Context, hi int64) error {
 	if hi <= p.upTo {
 		return nil
 	}
-	return p.raise(ctx, hi)
+	return p.raise(ctx, hi+RunAhead)
 }
+
+// RunAhead is how far past a run-ahead state event cover raises the mark.
+const RunAhead = 10
 
 // lockedChannel is the channel ev's rule locks first (moderated): the one
 // its h tag names, for NIP-29's moderation kinds but the create.
