@@ -170,6 +170,7 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 			return nil, err
 		}
 		env["SESSION_TABLE"], dropTable = table, drop
+		env["AWS_ENDPOINT_URL_DYNAMODB"] = os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") // for the fan-out processes
 		if o.Env == nil {
 			o.Env = map[string]string{}
 		}
