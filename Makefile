@@ -10,7 +10,7 @@ FUNCTIONS := ingest query ws-connect ws-authorize ws-message ws-disconnect ws-pu
 # BUZZ_LAMBDA=processes: every route runs its function's own binary (and
 # migrate runs first, as CloudFormation runs it), with local-kms for the key.
 dev:
-	@$(if $(filter processes,$(BUZZ_LAMBDA)),export BUZZ_PG_DB=buzz_kms &&) source localdev/pg.sh && source localdev/s3.sh && \
+	@$(if $(filter processes,$(BUZZ_LAMBDA)),export BUZZ_PG_DB=buzz_kms &&) source localdev/pg.sh && source localdev/s3.sh && source localdev/ddb.sh && \
 	  $(if $(filter processes,$(BUZZ_LAMBDA)),source localdev/kms.sh &&) $(GO) run ./localdev
 
 # Same Postgres bootstrap, then every test of the core, the smoke checks
@@ -37,7 +37,7 @@ reset:
 	@localdev/stop.sh --reset
 
 test-core:
-	@source localdev/pg.sh && $(GO) vet ./... && $(GO) test -count=1 -timeout 20m ./...
+	@source localdev/pg.sh && source localdev/ddb.sh && $(GO) vet ./... && $(GO) test -count=1 -timeout 20m ./...
 
 # End-to-end checks of a running relay with a go-nostr client (NIP-11,
 # /healthz, AUTH, channel, post, window query, live delivery, COUNT):
@@ -58,7 +58,7 @@ test-smoke:
 # binary (localdev/e2e, processes.go).
 test-processes:
 	@BUZZ_LAMBDA=processes localdev/smoke-dev.sh
-	@source localdev/pg.sh && BUZZ_LAMBDA=processes $(GO) test -count=1 -timeout 20m ./localdev/e2e
+	@source localdev/pg.sh && source localdev/ddb.sh && BUZZ_LAMBDA=processes $(GO) test -count=1 -timeout 20m ./localdev/e2e
 
 # The Lambda zips as they ship (arm64), once, with their sizes.
 test-build: build
@@ -96,12 +96,12 @@ record-profiles:
 	@source localdev/pg.sh && BUZZ_RECORD_PROFILES=10m $(GO) test -count=1 -parallel 4 -timeout 60m -run TestRecordIdleProfiles -v ./localdev/e2e
 
 bench:
-	@source localdev/pg.sh && $(GO) test -run '^$$' -bench . -benchtime 3s ./...
+	@source localdev/pg.sh && source localdev/ddb.sh && $(GO) test -run '^$$' -bench . -benchtime 3s ./...
 
 # wsbench with API Gateway's costs off, then on (APIGW_COSTS, docs/benchmarks.md);
 # `APIGW_COSTS=on make bench` runs the Go benchmarks with them.
 bench-ws:
-	@source localdev/pg.sh && $(GO) run ./localdev/wsbench -subs 500 -stuck 1 && \
+	@source localdev/pg.sh && source localdev/ddb.sh && $(GO) run ./localdev/wsbench -subs 500 -stuck 1 && \
 	  $(GO) run ./localdev/wsbench -subs 500 -stuck 1 -costs
 
 clean:

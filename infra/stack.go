@@ -189,6 +189,7 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 	}
 
 	// --- media ------------------------------------------------------------
+	sessionTable := newSessionTable(stack)
 	var media awss3.Bucket
 	if s.Media {
 		media = newMediaBucket(stack, s)
@@ -264,6 +265,8 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 			return *media.BucketName()
 		case lambdas.RefPushFunction:
 			return *fns["ws-push"].FunctionName()
+		case lambdas.RefSessionTable:
+			return *sessionTable.TableName()
 		}
 		panic(fmt.Sprintf("infra: no reference %d", r))
 	}
@@ -328,8 +331,8 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		if media != nil && f.ServesMedia() {
 			grantMedia(f.Name, media, func(st awsiam.PolicyStatement) { fn.AddToRolePolicy(st) })
 		}
-		if media != nil && f.Sessions {
-			grantSessions(media, func(st awsiam.PolicyStatement) { fn.AddToRolePolicy(st) })
+		if f.Sessions {
+			grantSessions(sessionTable, func(st awsiam.PolicyStatement) { fn.AddToRolePolicy(st) })
 		}
 		if f.Dispatches {
 			fns["fanout"].GrantInvoke(fn)
@@ -337,7 +340,7 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		if f.Greets {
 			fns["ws-push"].GrantInvoke(fn)
 		}
-		if f.Pushes && media != nil {
+		if f.Pushes {
 			newLiveness(stack, fn)
 		}
 		if f.Sweeps {

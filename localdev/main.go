@@ -137,10 +137,11 @@ func run(ctx context.Context) error {
 			// localdev/s3.sh (make dev) set MEDIA_BUCKET and AWS_ENDPOINT_URL_S3.
 			fmt.Printf("media (Blossom) in bucket %s at %s\n", cfg.Media.Bucket, cfg.Media.Endpoint)
 		}
-		if a.Idle != nil {
-			// localdev/s3.sh (make dev) set SESSION_BUCKET: AUTH, a resuming
-			// REQ and $disconnect need no database statement.
-			fmt.Printf("WebSocket sessions' idle state in bucket %s under %s\n", cfg.Session.Bucket, cfg.Session.Prefix)
+		if cfg.Session.On() {
+			// localdev/ddb.sh (make dev) set SESSION_TABLE: AUTH, CLOSE, a
+			// limit-0 or resuming REQ and $disconnect need no database
+			// statement.
+			fmt.Printf("WebSocket sessions in DynamoDB table %s at %s\n", cfg.Session.Table, os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"))
 		}
 	})
 }
@@ -180,6 +181,7 @@ func runProcesses(ctx context.Context, addr string, cfg *config.Config) error {
 		Addr: addr, DatabaseURL: cfg.DatabaseURL, KMSEndpoint: kms, KMSKeyARN: key, Region: envOr("AWS_REGION", "eu-west-2"),
 		Community: cfg.DefaultCommunity, LogLevel: os.Getenv("LOG_LEVEL"),
 		MediaBucket: cfg.Media.Bucket, S3Endpoint: cfg.Media.Endpoint,
+		SessionTable: cfg.Session.Table, DynamoDBEndpoint: os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"),
 	}.Options()
 	o.BinDir, o.Output, o.Log = bin, os.Stderr, log
 	o.Nice[emulator.FanoutFunction] = fanoutNice()

@@ -49,15 +49,15 @@ func Print(w io.Writer, profile string, s model.Stack, u model.Usage, life model
 		fmt.Fprintf(w, "  note: %s\n", n)
 	}
 	fmt.Fprintf(w, "  posts: %.0f ms each, %.0f in flight (a REQ's stored events go out one after another)\n", u.Posting.PostSeconds*1000, u.Posting.InFlight)
-	fmt.Fprintf(w, "  %-16s %-14s %8s %9s %6s %8s %6s %6s %6s\n", "action", "function", "runs", "ms", "recv", "posts", "DB", "S3 GET", "S3 PUT")
+	fmt.Fprintf(w, "  %-16s %-14s %8s %9s %6s %8s %6s %6s %6s %6s %6s\n", "action", "function", "runs", "ms", "recv", "posts", "DB", "S3 GET", "S3 PUT", "DDB R", "DDB W")
 	for _, name := range model.ActionOrder {
 		a := d.Actions[name]
 		db := "-"
 		if a.DBTrips > 0 {
 			db = fmt.Sprintf("%g wake", a.DBTrips)
 		}
-		fmt.Fprintf(w, "  %-16s %-14s %8g %9.0f %6g %8g %6s %6g %6g\n", name, a.Function, a.Invocations,
-			u.Posting.Seconds(a, 0)*1000, a.Received, a.Posts, db, a.S3Gets, a.S3Puts)
+		fmt.Fprintf(w, "  %-16s %-14s %8g %9.0f %6g %8g %6s %6g %6g %6g %6g\n", name, a.Function, a.Invocations,
+			u.Posting.Seconds(a, 0)*1000, a.Received, a.Posts, db, a.S3Gets, a.S3Puts, a.DDBReads, a.DDBWrites)
 	}
 	db := s.Database
 	fmt.Fprintf(w, "  a wake: Aurora resumes (%d s), stays while the pool keeps a connection (%g s after the last statement) and pauses %g s after (SecondsUntilAutoPause), at %.1f ACU billed per second\n",
@@ -150,7 +150,7 @@ func main() {
 	flag.StringVar(&profile, "profile", "community", "community or managed")
 	flag.StringVar(&egress, "egress", "", "ipv6, nat-gateway or nat-instance (default: the profile's)")
 	flag.StringVar(&template, "template", "", "a synthesized template (cdk.out/*.template.json) to read the stack from, instead of the profile's")
-	flag.StringVar(&u.Design, "design", "lastcommit", "how the WebSocket path is served: "+strings.Join(model.DesignNames(), " or "))
+	flag.StringVar(&u.Design, "design", "dynamodb", "how the WebSocket path is served: "+strings.Join(model.DesignNames(), " or "))
 	flag.Float64Var(&u.DBHours, "db-hours", 0, "hours a month the database is awake besides the modelled wakes")
 	flag.Float64Var(&u.DBACU, "db-acu", 0.5, "average ACU while awake")
 	flag.Float64Var(&u.Messages, "messages", 0, "client WebSocket messages a month")

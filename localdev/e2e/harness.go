@@ -18,11 +18,13 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/localdev/emulator"
 	"github.com/buzzrelay/relay/localdev/s3local"
 	"github.com/buzzrelay/relay/shared/aws/awssdk"
+	"github.com/buzzrelay/relay/shared/aws/ddbsessions"
 	"github.com/buzzrelay/relay/shared/wiring/app"
 	"github.com/buzzrelay/relay/shared/wiring/config"
 )
@@ -60,9 +62,11 @@ type Options struct {
 	// ...: emulator.CostsFromEnv), so that `APIGW_COSTS=on make bench`
 	// runs the benchmarks with them.
 	Costs emulator.Costs
-	// Sessions keeps the WebSocket sessions' idle state in a bucket of
-	// the same local S3 server (SESSION_BUCKET): AUTH, a REQ for what a
-	// client has seen and $disconnect run no database statement.
+	// Sessions keeps the WebSocket sessions in a fresh table of the local
+	// DynamoDB (AWS_ENDPOINT_URL_DYNAMODB: localdev/ddb.sh), as make dev
+	// does (SESSION_TABLE): AUTH, CLOSE, a limit-0 REQ or one for what a
+	// client has seen and $disconnect run no database statement. Without
+	// it the sessions live in Postgres (BUZZ_SESSIONS=0).
 	Sessions bool
 	// Binaries, when set, runs every route through its function's own
 	// binary, as BUZZ_LAMBDA=processes make dev does (processes.go).
@@ -100,6 +104,27 @@ type Relay struct {
 	Functions *emulator.ProcessStack
 	// stopTicks ends the liveness timer.
 	stopTicks context.CancelFunc
+	// dropTable deletes the sessions' table of Options.Sessions.
+	dropTable func()
+}
+
+// sessionTable creates a fresh sessions' table in the local DynamoDB and
+// returns its name and its deletion.
+func sessionTable(ctx context.Context) (string, func(), error) {
+	if os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") == "" {
+		return "", nil, errors.New("e2e: Options.Sessions needs the local DynamoDB: source localdev/ddb.sh (make test does)")
+	}
+	c, err := ddbsessions.Client(ctx)
+	if err != nil {
+		return "", nil, fmt.Errorf("e2e: %w", err)
+	}
+	table := "e2e-" + nostr.GeneratePrivateKey()[:12]
+	if err := ddbsessions.CreateTable(ctx, c, table); err != nil {
+		return "", nil, fmt.Errorf("e2e: %w", err)
+	}
+	return table, func() {
+		_, _ = c.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: &table})
+	}, nil
 }
 
 // Start serves the relay over the migrated database dsn on 127.0.0.1:0.
@@ -135,7 +160,7 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 	}
 	var s3 *s3local.Server
 	var s3dir string
-	if o.Media || o.Sessions {
+	if o.Media {
 		if s3, s3dir, err = startS3(o); err != nil {
 			ln.Close()
 			return nil, err
@@ -145,16 +170,34 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 	if o.Media {
 		env["MEDIA_BUCKET"] = MediaBucket
 	}
+	dropTable := func() {}
 	if o.Sessions {
-		env["SESSION_BUCKET"] = MediaBucket
+		table, drop, err := sessionTable(ctx)
+		if err != nil {
+			ln.Close()
+			return nil, err
+		}
+		env["SESSION_TABLE"], dropTable = table, drop
+		env["AWS_ENDPOINT_URL_DYNAMODB"] = os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") // for the fan-out processes
+		if o.Env == nil {
+			o.Env = map[string]string{}
+		}
+		o.Env["SESSION_TABLE"] = table
 	}
 	for k, v := range o.Env {
 		env[k] = v
 	}
 	if o.Binaries != nil {
-		return startProcesses(ctx, dsn, o, ln, s3, s3dir)
+		r, err := startProcesses(ctx, dsn, o, ln, s3, s3dir)
+		if err != nil {
+			dropTable()
+			return nil, err
+		}
+		r.dropTable = dropTable
+		return r, nil
 	}
 	stopS3 := func() {
+		dropTable()
 		if s3 != nil {
 			_ = s3.Close()
 		}
@@ -204,7 +247,7 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 		HTTPURL: "http://" + addr, WSURL: "ws://" + addr, DSN: dsn, App: a, WS: ws, Lambda: stack.Lambda,
 		srv:  &http.Server{Handler: stack.Handler(), ReadHeaderTimeout: 10 * time.Second},
 		errc: make(chan error, 1),
-		s3:   s3, s3dir: s3dir,
+		s3:   s3, s3dir: s3dir, dropTable: dropTable,
 	}
 	if s3 != nil {
 		r.S3URL = s3.URL
@@ -268,6 +311,9 @@ func (r *Relay) Close() {
 	}
 	if r.s3dir != "" {
 		_ = os.RemoveAll(r.s3dir)
+	}
+	if r.dropTable != nil {
+		r.dropTable()
 	}
 }
 

@@ -50,8 +50,11 @@ func startProcesses(ctx context.Context, dsn string, o Options, ln net.Listener,
 	addr := ln.Addr().String()
 	b := o.Binaries
 	setup := emulator.LocalSetup{Addr: addr, DatabaseURL: dsn, KMSEndpoint: b.KMSEndpoint, KMSKeyARN: b.KMSKeyARN, Region: b.Region}
-	if s3 != nil {
+	if s3 != nil && o.Media {
 		setup.MediaBucket, setup.S3Endpoint = MediaBucket, s3.URL
+	}
+	if table := o.Env["SESSION_TABLE"]; table != "" {
+		setup.SessionTable, setup.DynamoDBEndpoint = table, os.Getenv("AWS_ENDPOINT_URL_DYNAMODB")
 	}
 	po := setup.Options()
 	po.BinDir, po.Built, po.Log = b.Dir, true, o.Log
@@ -102,6 +105,7 @@ func startProcesses(ctx context.Context, dsn string, o Options, ln net.Listener,
 		"DATABASE_URL": dsn, "BUZZ_PUBLIC_SCHEME": "http", "WS_MANAGEMENT_ENDPOINT": "http://" + addr,
 		"RELAY_SIGNER": "kms", "RELAY_KMS_KEY_ID": b.KMSKeyARN, "AWS_REGION": b.Region,
 		"RELAY_KEY_CIPHERTEXT": r.Functions.Migrated[provision.AttrRelayKeyCiphertext],
+		"SESSION_TABLE":        o.Env["SESSION_TABLE"],
 	}
 	cfg, err := config.Load(func(k string) string { return env[k] })
 	if err != nil {

@@ -381,6 +381,9 @@ type LocalSetup struct {
 	Community, LogLevel            string // "" default, info
 	// MediaBucket and S3Endpoint: the local S3 server, or "" for no media.
 	MediaBucket, S3Endpoint string
+	// SessionTable and DynamoDBEndpoint: the sessions' table in the local
+	// DynamoDB (localdev/ddb.sh), or "" for sessions in Postgres.
+	SessionTable, DynamoDBEndpoint string
 }
 
 // LocalCounts are the processes per function on one machine: two of each
@@ -417,16 +420,18 @@ func (l LocalSetup) Options() ProcessStackOptions {
 			lambdas.RefFanoutFunction:       FanoutFunction,
 			lambdas.RefPushFunction:         PushFunction,
 			lambdas.RefMediaBucket:          l.MediaBucket,
+			lambdas.RefSessionTable:         l.SessionTable,
 		},
 		Local: map[string]string{
-			"DATABASE_URL":          l.DatabaseURL,
-			"BUZZ_PUBLIC_SCHEME":    "http",
-			"LAMBDA_ENDPOINT":       "http://" + l.Addr,
-			"AWS_ENDPOINT_URL_KMS":  l.KMSEndpoint,
-			"AWS_ENDPOINT_URL_S3":   l.S3Endpoint,
-			"AWS_REGION":            l.Region,
-			"AWS_ACCESS_KEY_ID":     "local",
-			"AWS_SECRET_ACCESS_KEY": "local",
+			"DATABASE_URL":              l.DatabaseURL,
+			"BUZZ_PUBLIC_SCHEME":        "http",
+			"LAMBDA_ENDPOINT":           "http://" + l.Addr,
+			"AWS_ENDPOINT_URL_KMS":      l.KMSEndpoint,
+			"AWS_ENDPOINT_URL_S3":       l.S3Endpoint,
+			"AWS_ENDPOINT_URL_DYNAMODB": l.DynamoDBEndpoint,
+			"AWS_REGION":                l.Region,
+			"AWS_ACCESS_KEY_ID":         "local",
+			"AWS_SECRET_ACCESS_KEY":     "local",
 		},
 		Count: maps.Clone(LocalCounts),
 		Nice:  map[string]int{},

@@ -120,7 +120,7 @@ func Bill(u Usage, s Stack, p Prices) ([]Line, Lifecycle, error) {
 		invocations += n
 		gbs[f.Arch] += n * seconds * f.MemoryMB / 1024
 	}
-	var received, sent, s3Gets, s3Puts, trips float64
+	var received, sent, s3Gets, s3Puts, trips, ddbReads, ddbWrites float64
 	act := func(name string, n, extraPosts float64) {
 		a := d.Actions[name]
 		if n == 0 {
@@ -131,6 +131,8 @@ func Bill(u Usage, s Stack, p Prices) ([]Line, Lifecycle, error) {
 		sent += n * (a.Posts + extraPosts)
 		s3Gets += n * a.S3Gets
 		s3Puts += n * a.S3Puts
+		ddbReads += n * a.DDBReads
+		ddbWrites += n * a.DDBWrites
 		trips += n * a.DBTrips
 	}
 	for _, name := range ActionOrder {
@@ -260,12 +262,23 @@ func Bill(u Usage, s Stack, p Prices) ([]Line, Lifecycle, error) {
 		}
 		out = append(out, lv...)
 	}
+	if ddbReads+ddbWrites > 0 {
+		if s.Tables == 0 {
+			return nil, life, fmt.Errorf("design %s keeps the sessions in DynamoDB, but the stack has no table", d.Name)
+		}
+		add(ddbWrites/1e6*p.DynamoDBWritePerMillion+ddbReads/1e6*p.DynamoDBReadPerMillion,
+			"DynamoDB sessions: %s write units x $%.3f/M + %s read units x $%.3f/M (on demand)", m(ddbWrites), p.DynamoDBWritePerMillion, m(ddbReads), p.DynamoDBReadPerMillion)
+	}
 	add(0, "AWS Budgets (-c budgetUSD): the first two budgets are free")
 	if s.Distributions > 0 {
 		add(0, "CloudFront %d distribution(s): no monthly fee; its requests and GB are not modelled", s.Distributions)
 	}
 	return out, life, nil
 }
+
+// OpenEntryBytes is the size of one open connection's entry in the
+// sessions' table as a Query reads it (keys, expiry and ttl).
+const OpenEntryBytes = 80
 
 // Total is the sum of the lines.
 func Total(lines []Line) float64 {
@@ -289,8 +302,14 @@ func livenessLines(u Usage, s Stack, d Design, p Prices) ([]Line, error) {
 		return nil, fmt.Errorf("the stack schedules liveness ticks but deploys no ws-push function")
 	}
 	m := func(n float64) string { return fmt.Sprintf("%.3gM", n/1e6) }
-	clients, gets, lists := 0.0, 0.0, 0.0
-	if d.Liveness {
+	clients, gets, lists, queries := 0.0, 0.0, 0.0, 0.0
+	switch {
+	case d.Liveness && d.LivenessDynamoDB:
+		// One strongly consistent Query of the open entries a tick: a
+		// read unit per 4 KB, at least one.
+		clients = float64(u.Clients.N)
+		queries = LivenessTicks * math.Max(1, math.Ceil(clients*OpenEntryBytes/4096))
+	case d.Liveness:
 		clients, gets = float64(u.Clients.N), LivenessTicks
 		if u.Clients.N > 0 {
 			lists = LivenessTicks
@@ -305,6 +324,8 @@ func livenessLines(u Usage, s Stack, d Design, p Prices) ([]Line, error) {
 			LivenessTicks/1e6*p.LambdaPerMillion + gbs*p.LambdaGBSecondArm + logGB*p.LogsIngestGB},
 		{fmt.Sprintf("liveness ticks: S3 %s GET x $%.4f/1000, %s LIST x $%.3f/1000", m(gets), p.S3GetPerThousand, m(lists), p.S3PutPerThousand),
 			gets/1e3*p.S3GetPerThousand + lists/1e3*p.S3PutPerThousand},
+		{fmt.Sprintf("liveness ticks: DynamoDB %s read units (a Query of the open entries) x $%.3f/M", m(queries), p.DynamoDBReadPerMillion),
+			queries / 1e6 * p.DynamoDBReadPerMillion},
 		{fmt.Sprintf("liveness frames: %s to %g client(s) x $%.2f/M (WebSocket messages)", m(LivenessTicks*clients), clients, p.WSMessagePerMillion),
 			LivenessTicks * clients / 1e6 * p.WSMessagePerMillion},
 		{fmt.Sprintf("liveness delay queue: SQS %s requests (idle polls, the delayed ticks) x $%.2f/M", m(sqs), p.SQSPerMillion),

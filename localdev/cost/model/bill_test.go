@@ -119,6 +119,15 @@ func TestBill(t *testing.T) {
 		// month, listed by 87,600 LISTs while it is open.
 		{"1 connected, liveness", "community", "", with(func(u *Usage) { u.Design = "lastcommit"; u.Clients.N = 1 }), math.NaN(),
 			map[string]float64{"liveness frames: 0.0876M to 1": 0.0876, "liveness ticks: S3 0.0876M GET": 87600*0.0004/1e3 + 87600*0.005/1e3}},
+		// Issue 37, the sessions in DynamoDB: one always-open client with
+		// NDK's heartbeat every 2 minutes wakes Aurora never; its
+		// liveness ticks are one Query (one read unit) each, and its
+		// session's writes and reads are priced per request unit.
+		{"1 connected, dynamodb, NDK heartbeat", "community", "", with(func(u *Usage) {
+			u.Design = "dynamodb"
+			u.Clients.N, u.Clients.HeartbeatMinutes = 1, 2
+		}), math.NaN(),
+			map[string]float64{"Aurora compute, modelled wakes: 0 resumes": 0, "liveness ticks: DynamoDB 0.0876M read units": 87600 * 0.125 / 1e6}},
 		// The code as it is: every 10-minute reconnect wakes Aurora for
 		// 15 + 30 + 300 s: 4380 x 345 s = 419.75 h at 0.5 ACU.
 		{"1 connected, current", "community", "", with(func(u *Usage) { u.Clients.N = 1 }), math.NaN(),
@@ -166,6 +175,7 @@ func TestGoals(t *testing.T) {
 		{"lastcommit", 0, true},
 		{"lastcommit", 1, true},
 		{"lastcommit", 10, false},
+		{"dynamodb", 1, true},
 		{"current", 1, false},
 	} {
 		u := idle

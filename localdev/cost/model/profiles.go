@@ -20,8 +20,9 @@ var profileStacks = map[string]Stack{
 		Alarms: 2, Topics: 1, Budgets: 1,
 		KMSKeys: 1, Secrets: 1, Buckets: 1,
 		Database:  relayDatabase,
-		Schedules: 1, Queues: 1, // the liveness ticks (media on)
+		Schedules: 1, Queues: 1, // the liveness ticks
 		Sweeps: 1, // the NIP-40 expiry sweep
+		Tables: 1, // the sessions'
 	},
 	"managed": {
 		Functions: relayFunctions,
@@ -33,6 +34,7 @@ var profileStacks = map[string]Stack{
 		Database:  relayDatabase,
 		Schedules: 1, Queues: 1,
 		Sweeps: 1,
+		Tables: 1,
 	},
 }
 

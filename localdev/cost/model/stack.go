@@ -37,6 +37,10 @@ type Stack struct {
 	// a month): the NIP-40 expiry sweep, once every
 	// lambdas.SweepRateHours, which resumes a paused Aurora (Bill).
 	Sweeps int
+	// Tables are the on-demand DynamoDB tables (the sessions'): no
+	// monthly fee, billed by request unit (the design's) and storage
+	// (negligible: every item expires within hours).
+	Tables int
 }
 
 // Function is one Lambda function of the template.
@@ -228,6 +232,14 @@ func FromTemplate(b []byte) (Stack, error) {
 			s.Queues++
 		case "AWS::Scheduler::Schedule":
 			s.Sweeps++
+		case "AWS::DynamoDB::Table":
+			if p["BillingMode"] != "PAY_PER_REQUEST" {
+				return s, fmt.Errorf("table %s is billed %v: the bill prices on-demand tables only", id, p["BillingMode"])
+			}
+			if pitr, _ := p["PointInTimeRecoverySpecification"].(map[string]any); pitr != nil && pitr["PointInTimeRecoveryEnabled"] == true {
+				return s, fmt.Errorf("table %s has point-in-time recovery: the bill does not price its backups", id)
+			}
+			s.Tables++
 		default:
 			if !free[r.Type] && !strings.HasPrefix(r.Type, "Custom::") {
 				unknown = append(unknown, id+" ("+r.Type+")")
@@ -304,6 +316,7 @@ func (s Stack) Facts() []string {
 		fmt.Sprintf("S3 buckets: %d", s.Buckets),
 		fmt.Sprintf("budgets %d, CloudFront distributions %d, SNS topics %d", s.Budgets, s.Distributions, s.Topics),
 		fmt.Sprintf("schedules %d, SQS queues %d, sweeps %d", s.Schedules, s.Queues, s.Sweeps),
+		fmt.Sprintf("on-demand DynamoDB tables %d", s.Tables),
 	}
 	for _, f := range s.Functions {
 		out = append(out, fmt.Sprintf("function %s: %g MB %s", f.Name, f.MemoryMB, f.Arch))

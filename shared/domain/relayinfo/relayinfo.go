@@ -29,16 +29,13 @@ const (
 // Limits of subscriptions and filters.
 const (
 	MaxSubscriptions = 20 // live subscriptions per WebSocket connection
-	// MaxIdleSubscriptionsPerKey bounds the subscriptions one key holds
-	// pending in a community's idle state (REQs answered from the
-	// last-commit mark without the database, shared/service/sessions.Idle)
-	// until the community's next write folds them: three connections at
-	// MaxSubscriptions each. It bounds what another key's REQs add to a
-	// write's work before its OK; beyond it such a REQ is refused
-	// rate-limited: (its connection's pending ones count against
-	// MaxSubscriptions as on the database path).
-	MaxIdleSubscriptionsPerKey = 3 * MaxSubscriptions
-	MaxSubIDLength             = 64
+	// MaxSubscriptionsPerKey bounds the live subscriptions one key holds
+	// in a community across its connections (shared/service/sessions):
+	// three connections at MaxSubscriptions each. It bounds the audience
+	// one key adds to every delivery; beyond it a REQ is refused
+	// rate-limited:.
+	MaxSubscriptionsPerKey = 3 * MaxSubscriptions
+	MaxSubIDLength         = 64
 	// MaxFilters bounds the filters of one WebSocket REQ or COUNT (NIP-11
 	// max_filters); MaxHTTPFilters those of one POST /query or /count
 	// (advertised as limitation.max_http_filters, an extension field).

@@ -137,9 +137,6 @@ type Tx struct {
 	// system says, for the channels this transaction read, whether each
 	// is a system channel.
 	system map[string]bool
-	// folded are the session rows this transaction folded
-	// (FoldSessions); ended the keys whose subscriptions it deleted.
-	folded, ended map[string]bool
 }
 
 // Community is the community this transaction is scoped by.

@@ -163,6 +163,15 @@ func (f *Fanout) Deliver(ctx context.Context, community string, events []*nostr.
 	if len(items) == 0 {
 		return
 	}
+	if f.Sessions.Database() == nil {
+		// The sessions live outside the database: the audience is read
+		// from their store, after the commit.
+		cands, d.Cutoff, d.Over, err = f.audienceAfterCommit(ctx, community, items)
+		if err != nil {
+			f.Log.ErrorContext(ctx, "fanout: audience", "community", community, "err", err)
+			return
+		}
+	}
 	if f.Async != nil && d.Over {
 		f.handOff(ctx, community, items, d.Cutoff)
 		return
@@ -552,7 +561,9 @@ func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Ev
 			}
 		}
 	}
-	if f.Summaries == nil || (len(cands) == 0 && !d.Over) {
+	// Without the sessions in the database the audience is read after
+	// this: the summaries are made whatever it is.
+	if f.Summaries == nil || (len(cands) == 0 && !d.Over && f.Sessions.Database() != nil) {
 		return out, cands, nil
 	}
 	for _, root := range order {

@@ -7,7 +7,7 @@
 // decides, once, in this order:
 //
 //  1. a caller whose refusal for want of AUTH needs no database (a
-//     WebSocket connection kept in S3, Caller.Idle) gets it first;
+//     WebSocket connection kept in DynamoDB, Caller.Idle) gets it first;
 //  2. the community is served (community.Registry.Serving: known and
 //     enabled, as cached within its TTL), else restricted: as an unknown
 //     host;
@@ -89,7 +89,7 @@ type Caller struct {
 	Connection string
 	// Size is the bytes of the message or body that carried the call.
 	Size int
-	// Idle: the connection lives outside the database (sessions.Idle), so
+	// Idle: the connection lives outside the database (DynamoDB sessions), so
 	// a refusal for want of AUTH is answered before anything that needs it.
 	Idle bool
 }

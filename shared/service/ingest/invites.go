@@ -110,7 +110,6 @@ func (s *Service) AdmitByInvite(ctx context.Context, community, key, code, recei
 	for attempt := 1; attempt <= maxAttempts; attempt++ {
 		out = Outcome{}
 		err = s.store.Tx(ctx, community, func(tx *store.Tx) error {
-			p.fold(tx)
 			a := &apply{s: s, tx: tx, authed: key, now: now.Unix(), key: k, unlisted: true}
 			if s.delivery != nil {
 				out.Delivery = tx.DeliveryAtCommit(func() store.DeliveryRequest { return s.delivery(a.committed()) })
@@ -119,7 +118,7 @@ func (s *Service) AdmitByInvite(ctx context.Context, community, key, code, recei
 				return err
 			}
 			out.Committed = a.committed()
-			return p.cover(ctx, tx, latest(out.Committed))
+			return p.cover(ctx, latest(out.Committed))
 		})
 		if err == nil || !store.IsSerialization(err) {
 			break
@@ -134,7 +133,6 @@ func (s *Service) AdmitByInvite(ctx context.Context, community, key, code, recei
 		}
 		return Outcome{}, fmt.Errorf("ingest: admit %s by invite in community %s: %w", key, community, err)
 	}
-	p.done(ctx)
 	out.Accepted = true
 	return out, nil
 }

@@ -67,11 +67,6 @@ type Relay struct {
 	// Sigs checks AUTH signatures (nil: without remembering keys); the
 	// instance shares it with ingest.
 	Sigs *sigverify.Verifier
-	// Idle, when set, keeps connections outside the database: the AUTH
-	// key and the community in the object store, $disconnect a mark
-	// there; a connection gets its row when a REQ stores a subscription in
-	// the database (sessions.Idle). Nil: connections live in the database.
-	Idle *sessions.Idle
 	// Challenges derives each connection's NIP-42 challenge from its id,
 	// in both modes: the push function's greeting at $connect and the
 	// reply to a first message send the same string (the zero value: a
@@ -151,37 +146,15 @@ func (r *Relay) open(ctx context.Context, req Request) (*sessions.Connection, er
 	return &c, nil
 }
 
-// Disconnect forgets the connection and its subscriptions ($disconnect);
-// with Idle, without the database (the next commit deletes its rows).
+// Disconnect forgets the connection and its subscriptions ($disconnect).
 func (r *Relay) Disconnect(ctx context.Context, req Request) error {
 	return r.forget(ctx, req.ConnectionID, nil)
 }
 
-// forget drops connection id: its cached state, its rows (with Idle, a
-// mark the next commit of its community folds).
+// forget drops connection id: its cached state and its session.
 func (r *Relay) forget(ctx context.Context, id string, cause error) error {
-	if r.Idle == nil {
-		r.conns.drop(id)
-		return r.Sessions.Drop(ctx, r.Sender, id, cause)
-	}
-	c, cached := r.conns.get(id, r.now().Unix())
 	r.conns.drop(id)
-	if err := sessions.Hangup(ctx, r.Sender, id, cause); err != nil {
-		return err
-	}
-	community, pubkey := "", ""
-	if cached {
-		community, pubkey = c.Community, c.Pubkey
-	} else {
-		st, found, err := r.Idle.LoadConn(ctx, id)
-		if err != nil {
-			return err
-		}
-		if found {
-			community, pubkey = st.Community, st.Pubkey
-		}
-	}
-	return r.Idle.Gone(ctx, id, community, pubkey)
+	return r.Sessions.Drop(ctx, r.Sender, id, cause)
 }
 
 // Message serves one client message ($default). Every answer is posted to
@@ -201,11 +174,8 @@ func (r *Relay) Message(ctx context.Context, req Request) {
 		out.parseFailed(ctx, perr)
 		return
 	}
-	c := relay.Caller{Community: conn.Community, Pubkey: conn.Pubkey, Connection: conn.ID, Size: len(req.Body), Host: relayurl.Hostname(req.Host)}
-	if r.Idle != nil {
-		c.Session = conn
-		c.Register = func(ctx context.Context) error { return r.register(ctx, conn) }
-	}
+	c := relay.Caller{Community: conn.Community, Pubkey: conn.Pubkey, Connection: conn.ID, Size: len(req.Body),
+		Host: relayurl.Hostname(req.Host), Session: conn}
 	switch msg.Verb {
 	case VerbAuth:
 		r.auth(ctx, out, conn, c, msg)
@@ -259,9 +229,6 @@ func (r *Relay) connection(ctx context.Context, req Request) (conn *sessions.Con
 	if c, ok := r.conns.get(req.ConnectionID, r.now().Unix()); ok {
 		return c, false, nil
 	}
-	if r.Idle != nil {
-		return r.idleConnection(ctx, req)
-	}
 	conn, err = r.Sessions.Get(ctx, req.ConnectionID)
 	if errors.Is(err, sessions.ErrUnknownConnection) {
 		// $connect was lost or the row expired: start over.
@@ -282,55 +249,13 @@ func (r *Relay) connection(ctx context.Context, req Request) (conn *sessions.Con
 	return conn, challenge, nil
 }
 
-// idleConnection is connection() with Idle: the connection's AUTH state
-// from the object store, else a new one whose challenge (derived from its
-// id) this instance sends once (challenge). No database statement, unless the host's
-// community is not recorded there.
-func (r *Relay) idleConnection(ctx context.Context, req Request) (*sessions.Connection, bool, error) {
-	id := req.ConnectionID
-	if id == "" || req.Host == "" {
-		return nil, false, errors.New("wsrelay: message without connection id or host")
-	}
-	conn := &sessions.Connection{ID: id, RelayURLs: RelayURLs(req.Scheme, req.Host, req.Stage),
-		Challenge: r.Challenges.For(id), ChallengeSent: true}
-	st, found, err := r.Idle.LoadConn(ctx, id)
-	if err != nil {
-		return nil, false, err
-	}
-	if found {
-		conn.Community, conn.Pubkey, conn.ConnectedAt = st.Community, st.Pubkey, st.ConnectedAt
-		conn.ExpiresAt = sessions.ExpiresAt(st.ConnectedAt)
-		r.conns.put(conn)
-		return conn, false, nil
-	}
-	if conn.Community, err = r.Idle.Community(ctx, hostOnly(req.Host), r.Community); err != nil {
-		return nil, false, fmt.Errorf("wsrelay: community for %s: %w", req.Host, err)
-	}
-	conn.ConnectedAt = r.now().Unix()
-	conn.ExpiresAt = sessions.ExpiresAt(conn.ConnectedAt)
-	return conn, r.conns.first(r.conns.challenged, id), nil
-}
-
-// register stores conn in the database once per instance (Idle: before
-// its first subscription there).
-func (r *Relay) register(ctx context.Context, conn *sessions.Connection) error {
-	if !r.conns.first(r.conns.registered, conn.ID) {
-		return nil
-	}
-	if err := r.Sessions.Open(ctx, *conn); err != nil {
-		r.conns.forget(r.conns.registered, conn.ID)
-		return err
-	}
-	return nil
-}
-
 // auth serves a NIP-42 AUTH: counted against the connection's limit, the
 // event checked against the connection's challenge and URLs, its key
 // recorded as the connection's.
 func (r *Relay) auth(ctx context.Context, out *replier, conn *sessions.Connection, c relay.Caller, msg *Message) {
 	ev := msg.Event
 	var err error
-	if r.Idle == nil { // with Idle, the database's limits would wake it
+	if r.Sessions.Database() != nil { // else the database's limits would wake it
 		err = r.Core.Admit(ctx, c)
 	}
 	if err == nil {
@@ -338,14 +263,7 @@ func (r *Relay) auth(ctx context.Context, out *replier, conn *sessions.Connectio
 			err = rej
 		}
 	}
-	if err == nil && r.Idle != nil {
-		err = r.Idle.SaveConn(ctx, conn.ID, sessions.IdleConn{Community: conn.Community, Pubkey: ev.PubKey, ConnectedAt: conn.ConnectedAt})
-		r.conns.forget(r.conns.registered, conn.ID) // the row, if any, names the old key
-		if err == nil && conn.Pubkey != "" && conn.Pubkey != ev.PubKey {
-			// Its pending subscriptions are found under the new key.
-			err = r.Idle.Rekey(ctx, conn.Community, conn.ID, conn.Pubkey, ev.PubKey)
-		}
-	} else if err == nil {
+	if err == nil {
 		err = r.Sessions.Authenticate(ctx, conn.ID, ev.PubKey)
 	}
 	if err != nil {

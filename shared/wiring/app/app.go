@@ -70,9 +70,6 @@ type App struct {
 	// Media is the Blossom media service over the S3 bucket (MEDIA_BUCKET);
 	// nil when media is off or the function serves none (media.go).
 	Media *media.Service
-	// Idle keeps what lets an open app stay off the database
-	// (SESSION_BUCKET); nil: sessions live in the database (idle.go).
-	Idle *sessions.Idle
 	// Challenges derives the connections' NIP-42 challenges, keyed by the
 	// relay key (push.go); the zero value where no function part needs
 	// them.
@@ -106,13 +103,13 @@ const (
 	splits
 	// blobs is Media (with pool) when MEDIA_BUCKET is set.
 	blobs
-	// idle is Idle (with pool) when SESSION_BUCKET is set.
+	// idle: the sessions' store (every function with the pool builds it).
 	idle
 	// greets is Greeter (no pool): ws-connect hands each connection to
 	// the push function.
 	greets
 	// pushes is Push (no pool): the greeting and the liveness tick, with
-	// Idle's registry of open connections when SESSION_BUCKET is set.
+	// the session store's registry of open connections (SESSION_TABLE).
 	pushes
 	// sweeps is Sweep (with pool): the NIP-40 expiry sweep.
 	sweeps
@@ -202,7 +199,11 @@ func (a *App) wire(ctx context.Context, parts Parts) error {
 	a.Communities = community.NewRegistry(a.Store, cfg.DefaultCommunity)
 	a.Limiter = ratelimit.New(a.Store, cfg.Limits)
 	a.Guard = &guard.Guard{Communities: a.Communities, Limiter: a.Limiter, Store: a.Store, Log: a.Log}
-	a.Sessions = sessions.NewRegistry(a.Store)
+	if a.Sessions == nil {
+		if err := a.openSessions(ctx); err != nil {
+			return err
+		}
+	}
 	if parts&keys != 0 {
 		sg, err := cfg.Signer(ctx)
 		if err != nil {
@@ -222,17 +223,11 @@ func (a *App) wire(ctx context.Context, parts Parts) error {
 			return err
 		}
 	}
-	if parts&idle != 0 && cfg.Session.On() && a.Idle == nil {
-		if err := a.openIdle(ctx); err != nil {
-			return err
-		}
-	}
 	if parts&writes != 0 {
 		a.Ingest = ingest.New(a.Store, a.Keys).WithSignatures(a.Sigs).WithClaimer(invites.Claimer{})
-		if a.Idle != nil {
-			// Each write raises the last-commit mark and folds pending
-			// subscriptions and gone connections before its commit.
-			a.Ingest = a.Ingest.WithFolder(a.Idle.Folder(a.Log))
+		if a.Sessions.Database() == nil {
+			// Each write raises the last-commit mark before its commit.
+			a.Ingest = a.Ingest.WithMark(a.Sessions.RaiseMark)
 		}
 	}
 	if parts&(reads|live) != 0 {
@@ -257,7 +252,7 @@ func (a *App) wire(ctx context.Context, parts Parts) error {
 // core is the use cases over the parts built (an interface left nil where
 // its part is).
 func (a *App) core() *relay.Relay {
-	c := &relay.Relay{Ingest: a.Ingest, Sessions: a.Sessions, Idle: a.Idle, Guard: a.Guard, Log: a.Log}
+	c := &relay.Relay{Ingest: a.Ingest, Sessions: a.Sessions, Guard: a.Guard, Log: a.Log}
 	if a.Keys != nil {
 		c.Invites = a.Invites // a 28935 is relay-signed
 	}

@@ -38,11 +38,11 @@ const (
 	ConnectParts = greets
 	// MessageParts: $default (AUTH, EVENT, REQ, CLOSE, COUNT), with
 	// replies and live delivery posted to connections; with
-	// SESSION_BUCKET set, AUTH and a REQ for what the client has seen need
-	// no database statement (shared/service/sessions.Idle).
+	// SESSION_TABLE set, AUTH, CLOSE and a limit-0 REQ or one for what the
+	// client has seen need no database statement (shared/service/sessions).
 	MessageParts = pool | keys | writes | reads | live | idle
 	// DisconnectParts: $disconnect: it forgets the connection (with
-	// SESSION_BUCKET set, in the bucket only: no database statement) and
+	// SESSION_TABLE set, in DynamoDB only: no database statement) and
 	// signs nothing.
 	DisconnectParts = pool | idle
 	// FanoutParts: one batch that ingest or ws-message handed over
@@ -53,8 +53,8 @@ const (
 	AuthorizeParts = Parts(0)
 	// PushParts: the push function: a connection's NIP-42 challenge
 	// posted as soon as it opens, and the liveness frames a schedule asks
-	// for, to the open connections of the session bucket
-	// (SESSION_BUCKET). The relay key (only to key the challenges) and
+	// for, to the open connections of the sessions' table
+	// (SESSION_TABLE). The relay key (only to key the challenges) and
 	// @connections; no database.
 	PushParts = pushes
 	// SweepParts: the NIP-40 expiry sweep a schedule invokes; the pool

@@ -22,9 +22,6 @@ func (a *App) QueryHTTP() apigw.HTTPHandler {
 	b := a.bridge()
 	b.Writes = false
 	b.Manage = &nip86.Service{Store: a.Store, Registry: a.Communities, Sealer: a.Sealer, Log: a.Log, Guard: a.Guard, Invites: a.Invites}
-	if a.Idle != nil {
-		b.Manage.Hosts = a.Idle
-	}
 	a.attachMedia(b, blossom.Read)
 	if a.Media != nil {
 		b.Manage.Blobs = a.Media

@@ -70,6 +70,7 @@ const (
 	RefFanoutFunction
 	RefMediaBucket
 	RefPushFunction
+	RefSessionTable
 )
 
 // Refs resolves a Ref; Environment asks only for those f uses, so a
@@ -144,13 +145,13 @@ func Environment(f Function, s Settings, refs Refs) map[string]string {
 	if usesKMS && SetsEndpoint(s, SvcKMS) {
 		env["AWS_ENDPOINT_URL_KMS"] = EndpointURL(s, region, SvcKMS)
 	}
-	if s.Media && (f.ServesMedia() || f.Sessions) && SetsEndpoint(s, SvcS3) {
+	if s.Media && f.ServesMedia() && SetsEndpoint(s, SvcS3) {
 		// Presigned URLs carry this host too, which browsers reach over
 		// IPv4 or IPv6.
 		env["AWS_ENDPOINT_URL_S3"] = EndpointURL(s, region, SvcS3)
 	}
-	if s.Media && f.Sessions {
-		env["SESSION_BUCKET"] = refs(RefMediaBucket)
+	if f.Sessions {
+		env["SESSION_TABLE"] = refs(RefSessionTable)
 	}
 	if s.Media && f.ServesMedia() {
 		mediaEnv(s, refs, env)

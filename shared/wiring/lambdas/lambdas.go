@@ -38,12 +38,12 @@ type Function struct {
 	// before the stages serve (infra/egress.go). No grant beyond its VPC
 	// network interfaces; never on a request path.
 	EgressCheck bool
-	// Sessions reads and writes the WebSocket sessions' idle state
-	// (shared/service/sessions.Idle) in the media bucket under
-	// SessionPrefix: ws-message (AUTH, REQ, CLOSE), ws-disconnect
-	// ($disconnect), the write paths that fold it before their commit
-	// (ws-message and ingest) and ws-push (the open connections). Gets
-	// SESSION_BUCKET when media is on.
+	// Sessions reads and writes the WebSocket sessions' DynamoDB table
+	// (shared/aws/ddbsessions): ws-message (connections, AUTH, REQ,
+	// CLOSE), ws-disconnect ($disconnect), the write paths that raise the
+	// communities' last-commit marks (ws-message, ingest, query's NIP-86
+	// writes), fan-out (the audience) and ws-push (the open connections).
+	// Gets SESSION_TABLE.
 	Sessions bool
 	// NoDB: the function never opens the database ($connect registers
 	// nothing; the first message does), so it gets no database settings
@@ -99,7 +99,7 @@ const SweepRateHours = 24
 // and the WebSocket API 29 s per integration; 28 s leaves room for an Aurora
 // resume from 0 ACU (about 15 s) on the first request after a pause.
 var Functions = []Function{
-	{Name: "fanout", Fanout: true, Posts: true, Memory: 512, Timeout: 60},
+	{Name: "fanout", Fanout: true, Posts: true, Sessions: true, Memory: 512, Timeout: 60},
 	{Name: "ws-push", Pushes: true, Signs: true, Posts: true, Sessions: true, NoDB: true, Memory: 128, Timeout: 30},
 	{Name: "ingest", Signs: true, Posts: true, Dispatches: true, Sessions: true, Memory: 512, Timeout: 28},
 	{Name: "query", Signs: true, Manages: true, Sessions: true, Memory: 512, Timeout: 28},
