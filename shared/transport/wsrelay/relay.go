@@ -62,6 +62,11 @@ type Relay struct {
 	Sender   sessions.Sender
 	// Community resolves the community served at a host.
 	Community func(ctx context.Context, host string) (string, error)
+	// Hosts, when set, resolves a new connection's host instead of
+	// Community (and of Idle's host entries): from documents kept
+	// outside the database (shared/service/directory), which say when a
+	// community is disabled.
+	Hosts func(ctx context.Context, host string) (string, error)
 	// Admit, when set, is asked at $connect whether host serves a
 	// community; its error refuses the upgrade. The ws-connect Lambda has
 	// no pool and leaves it nil: the first message then answers the
@@ -139,7 +144,7 @@ func (r *Relay) open(ctx context.Context, req Request) (*sessions.Connection, er
 	if req.ConnectionID == "" || req.Host == "" {
 		return nil, errors.New("wsrelay: connect without connection id or host")
 	}
-	community, err := r.Community(ctx, hostOnly(req.Host))
+	community, err := r.hostCommunity(ctx, hostOnly(req.Host))
 	if err != nil {
 		return nil, fmt.Errorf("wsrelay: community for %s: %w", req.Host, err)
 	}
@@ -307,12 +312,24 @@ func (r *Relay) idleConnection(ctx context.Context, req Request) (*sessions.Conn
 		r.conns.put(conn)
 		return conn, false, nil
 	}
-	if conn.Community, err = r.Idle.Community(ctx, hostOnly(req.Host), r.Community); err != nil {
+	if conn.Community, err = r.hostCommunity(ctx, hostOnly(req.Host)); err != nil {
 		return nil, false, fmt.Errorf("wsrelay: community for %s: %w", req.Host, err)
 	}
 	conn.ConnectedAt = r.now().Unix()
 	conn.ExpiresAt = conn.ConnectedAt + int64(sessions.Lifetime/time.Second)
 	return conn, r.conns.first(r.conns.challenged, id), nil
+}
+
+// hostCommunity is the community a new connection to host is served by:
+// Hosts', else Idle's host entry, else Community's.
+func (r *Relay) hostCommunity(ctx context.Context, host string) (string, error) {
+	switch {
+	case r.Hosts != nil:
+		return r.Hosts(ctx, host)
+	case r.Idle != nil:
+		return r.Idle.Community(ctx, host, r.Community)
+	}
+	return r.Community(ctx, host)
 }
 
 // register stores conn in the database once per instance (Idle: before

@@ -17,6 +17,7 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/sigverify"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/community"
+	"github.com/buzzrelay/relay/shared/service/directory"
 	"github.com/buzzrelay/relay/shared/service/fanout"
 	"github.com/buzzrelay/relay/shared/service/guard"
 	"github.com/buzzrelay/relay/shared/service/ingest"
@@ -39,6 +40,11 @@ type App struct {
 	// the rate limits (RATE_*). Nil on a function without a database.
 	Store       *store.Store
 	Communities *community.Registry
+	// Directory is what each host serves, kept in the bucket
+	// (DIRECTORY_BUCKET, else SESSION_BUCKET or MEDIA_BUCKET): NIP-11 and
+	// a new WebSocket connection's host read it, not the database; every
+	// change of a community made here rewrites it. Nil: no bucket.
+	Directory *directory.Directory
 	Limiter     *ratelimit.Limiter
 	// Guard is the door every request passes over them
 	// (shared/service/guard): publish, reads, media, NIP-86, live
@@ -194,6 +200,9 @@ func (a *App) wire(ctx context.Context, parts Parts) error {
 	a.Limiter = ratelimit.New(a.Store, cfg.Limits)
 	a.Guard = &guard.Guard{Communities: a.Communities, Limiter: a.Limiter, Store: a.Store, Log: a.Log}
 	a.Sessions = sessions.NewRegistry(a.Store)
+	if err := a.openDirectory(ctx); err != nil {
+		return err
+	}
 	if parts&keys != 0 {
 		sg, err := cfg.Signer(ctx)
 		if err != nil {

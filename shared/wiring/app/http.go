@@ -25,6 +25,9 @@ func (a *App) QueryHTTP() apigw.HTTPHandler {
 	if a.Idle != nil {
 		b.Manage.Hosts = a.Idle
 	}
+	if a.Directory != nil {
+		b.Manage.Directory = a.Directory
+	}
 	a.attachMedia(b, blossom.Read)
 	if a.Media != nil {
 		b.Manage.Blobs = a.Media
@@ -37,5 +40,8 @@ func (a *App) bridge() *bridge.Bridge {
 	b := bridge.New(a.Store, a.Signer, a.Core, a.Config.DefaultCommunity, a.Log)
 	b.Verifier.Sigs = a.Sigs
 	b.Communities = a.Communities
+	if a.Directory != nil {
+		b.Directory = a.Directory.Resolve
+	}
 	return b
 }

@@ -91,6 +91,9 @@ type Config struct {
 	// Session is where connections keep their idle state (SESSION_*,
 	// session.go).
 	Session SessionConfig
+	// Directory is where what each host serves is kept (DIRECTORY_*,
+	// directory.go).
+	Directory DirectoryConfig
 }
 
 // KeyConfig is RELAY_*: which relay key signs and what seals community keys.
@@ -242,6 +245,7 @@ func Load(getenv func(string) string) (*Config, error) {
 		return nil, fmt.Errorf("media: %w", err)
 	}
 	c.Session = loadSession(getenv)
+	c.Directory = loadDirectory(getenv)
 	return c, nil
 }
 
