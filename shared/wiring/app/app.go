@@ -45,7 +45,7 @@ type App struct {
 	// a new WebSocket connection's host read it, not the database; every
 	// change of a community made here rewrites it. Nil: no bucket.
 	Directory *directory.Directory
-	Limiter     *ratelimit.Limiter
+	Limiter   *ratelimit.Limiter
 	// Guard is the door every request passes over them
 	// (shared/service/guard): publish, reads, media, NIP-86, live
 	// delivery's readers.
