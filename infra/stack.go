@@ -333,6 +333,9 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		if media != nil && f.Sessions {
 			grantSessions(media, func(st awsiam.PolicyStatement) { fn.AddToRolePolicy(st) })
 		}
+		if media != nil && DirectoryFunctions[f.Name] {
+			grantDirectory(media, func(st awsiam.PolicyStatement) { fn.AddToRolePolicy(st) })
+		}
 		if f.Dispatches {
 			fns["fanout"].GrantInvoke(fn)
 		}
