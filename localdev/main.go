@@ -80,7 +80,7 @@ func run(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := cfg.RefreshDirectory(ctx, cfg.DatabaseURL, cfg.DefaultCommunity); err != nil {
+	if err := cfg.RefreshDirectory(ctx, cfg.DatabaseURL); err != nil {
 		return err
 	}
 	a, err := app.Local(ctx, cfg, log)
@@ -189,7 +189,7 @@ func runProcesses(ctx context.Context, addr string, cfg *config.Config) error {
 			return err
 		}
 	}
-	if err := cfg.RefreshDirectory(ctx, cfg.DatabaseURL, cfg.DefaultCommunity); err != nil {
+	if err := cfg.RefreshDirectory(ctx, cfg.DatabaseURL); err != nil {
 		return err
 	}
 	if err := ps.WaitColdStarts(ctx, time.Minute); err != nil {

@@ -60,11 +60,12 @@ func (c *Config) OpenDirectory(ctx context.Context, st *store.Store) (*directory
 	return directory.New(bucket, d.Prefix, st, c.DefaultCommunity), nil
 }
 
-// RefreshDirectory rewrites community id's directory documents from the
-// database at dsn, for the setup paths that change it outside the use
-// cases (the default community's provisioning, make dev's start); nothing
-// when the directory is off.
-func (c *Config) RefreshDirectory(ctx context.Context, dsn, id string) error {
+// RefreshDirectory rewrites every community's directory documents from
+// the database at dsn, for the setup paths that change communities
+// outside the use cases (provisioning at deploy, make dev's start): a
+// deployment that predates the directory gets its documents there too.
+// Nothing when the directory is off.
+func (c *Config) RefreshDirectory(ctx context.Context, dsn string) error {
 	if !c.Directory.On() {
 		return nil
 	}
@@ -77,5 +78,5 @@ func (c *Config) RefreshDirectory(ctx context.Context, dsn, id string) error {
 	if err != nil {
 		return err
 	}
-	return dir.Refresh(ctx, id)
+	return dir.RefreshAll(ctx)
 }

@@ -77,10 +77,10 @@ type Provisioner struct {
 	DSN    func(context.Context) (string, error)
 	KMS    KMS
 	Log    *slog.Logger
-	// Refresh rewrites the community's directory documents
+	// Refresh rewrites the communities' directory documents
 	// (config.RefreshDirectory: nothing without a directory bucket); nil:
 	// none kept.
-	Refresh func(ctx context.Context, dsn, id string) error
+	Refresh func(ctx context.Context, dsn string) error
 }
 
 var identRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
@@ -189,7 +189,7 @@ func (p *Provisioner) Handle(ctx context.Context, ev Event) (Response, error) {
 		return Response{}, err
 	}
 	if p.Refresh != nil {
-		if err := p.Refresh(ctx, dsn, p.Community); err != nil {
+		if err := p.Refresh(ctx, dsn); err != nil {
 			return Response{}, fmt.Errorf("migrate: %w", err)
 		}
 	}
