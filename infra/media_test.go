@@ -161,8 +161,8 @@ func TestMediaGrantsLeastPrivilege(t *testing.T) {
 				continue
 			}
 			sid, _ := st["Sid"].(string)
-			if strings.HasPrefix(sid, "Session") {
-				continue // the sessions' state (TestSessionGrants)
+			if strings.HasPrefix(sid, "Session") || strings.HasPrefix(sid, "Directory") {
+				continue // the sessions' state (TestSessionGrants), the directory (TestDirectoryGrants)
 			}
 			if st["Effect"] != "Allow" || st["Condition"] != nil {
 				t.Errorf("%s: S3 statement %s", name, js(st))
@@ -219,8 +219,8 @@ func TestMediaGrantsLeastPrivilege(t *testing.T) {
 		if !strings.Contains(js(st["Resource"]), `"`+id+`"`) {
 			continue
 		}
-		if sid, _ := st["Sid"].(string); strings.HasPrefix(sid, "Session") {
-			continue // the sessions' state (TestSessionGrants)
+		if sid, _ := st["Sid"].(string); strings.HasPrefix(sid, "Session") || strings.HasPrefix(sid, "Directory") {
+			continue // the sessions' state (TestSessionGrants), the directory (TestDirectoryGrants)
 		}
 		ok := false
 		for _, r := range roles[i] {

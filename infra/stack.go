@@ -334,6 +334,9 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		if f.Sessions {
 			grantSessions(sessionTable, func(st awsiam.PolicyStatement) { fn.AddToRolePolicy(st) })
 		}
+		if media != nil && DirectoryFunctions[f.Name] {
+			grantDirectory(media, func(st awsiam.PolicyStatement) { fn.AddToRolePolicy(st) })
+		}
 		if f.Dispatches {
 			fns["fanout"].GrantInvoke(fn)
 		}

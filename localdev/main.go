@@ -80,6 +80,9 @@ func run(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := cfg.RefreshDirectory(ctx, cfg.DatabaseURL); err != nil {
+		return err
+	}
 	a, err := app.Local(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -194,6 +197,9 @@ func runProcesses(ctx context.Context, addr string, cfg *config.Config) error {
 		if err := migrate.EnsureCommunity(ctx, cfg.DatabaseURL, cfg.DefaultCommunity, h); err != nil {
 			return err
 		}
+	}
+	if err := cfg.RefreshDirectory(ctx, cfg.DatabaseURL); err != nil {
+		return err
 	}
 	if err := ps.WaitColdStarts(ctx, time.Minute); err != nil {
 		return err

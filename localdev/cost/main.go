@@ -9,6 +9,7 @@
 //	go run ./localdev/cost -profile managed
 //	go run ./localdev/cost -connected 1          # one always-open client
 //	go run ./localdev/cost -connected 10 -design lastcommit -heartbeat 2
+//	go run ./localdev/cost -nip11-every 1        # NIP-11 polled every minute
 //	go run ./localdev/cost -messages 1e6 -reqs 2e5 -events-per-req 20 -db-hours 100
 //	go run ./localdev/cost -media-gb 50 -media-uploads 2e4 -media-downloads 5e5 -media-mb 2
 //	go run ./localdev/cost -template infra/cdk.out/BuzzRelay-default.template.json
@@ -78,6 +79,13 @@ func Print(w io.Writer, profile string, s model.Stack, u model.Usage, life model
 		}
 		fmt.Fprintf(w, "  per socket: %s\n", strings.Join(per, ", "))
 		fmt.Fprintf(w, "  database: %d bursts of statements, %d resumes, %.1f h awake (sockets spread evenly: the most awake time)\n", life.Bursts, life.Resumes, life.AwakeSeconds/3600)
+	}
+	if c.NIP11PollMinutes > 0 {
+		wakes := "no database statement"
+		if d.Actions[model.ActNIP11].DBTrips > 0 {
+			wakes = fmt.Sprintf("%g database round trip(s) each (with every modelled wake: %d resumes, %.1f h awake)", d.Actions[model.ActNIP11].DBTrips, life.Resumes, life.AwakeSeconds/3600)
+		}
+		fmt.Fprintf(w, "nip-11: fetched every %g min, %.0f times a month: %s\n", c.NIP11PollMinutes, life.Count[model.ActNIP11], wakes)
 	}
 	for _, l := range lines {
 		fmt.Fprintf(w, "  %-100s $%8.2f\n", l.Item, l.USD)
@@ -169,6 +177,7 @@ func main() {
 	flag.IntVar(&u.Clients.N, "connected", 0, "always-open WebSocket clients (reconnecting whenever API Gateway closes their socket)")
 	flag.IntVar(&u.Clients.Subscriptions, "subs", 2, "REQs each -connected client holds")
 	flag.Float64Var(&u.Clients.HeartbeatMinutes, "heartbeat", 0, "minutes of silence after which a -connected client sends a heartbeat (NDK: 2); 0 sends none")
+	flag.Float64Var(&u.Clients.NIP11PollMinutes, "nip11-every", 0, "minutes between NIP-11 fetches (a monitor or client polling GET / with Accept: application/nostr+json); 0: none")
 	postMS := flag.Float64("post-ms", 20, "milliseconds per @connections post")
 	flag.Float64Var(&u.Posting.InFlight, "posts-in-flight", 1, "posts a function has in flight at once (the code: 1)")
 	flag.Parse()

@@ -550,7 +550,7 @@ func TestBuzzThreadRepliesInChannel(t *testing.T) {
 	r := newRelay(t)
 	ctx := ctxT(t)
 	op, stranger := testkit.NewKey(t), testkit.NewKey(t)
-	if err := community.AddHost(ctx, r.App.Store, "default", "rows.test"); err != nil {
+	if err := community.AddHost(ctx, r.App.Store, "default", "rows.test", r.App.Directory); err != nil {
 		t.Fatal(err)
 	}
 	if err := community.AddOperator(ctx, r.App.Store, "default", op.Pub); err != nil {

@@ -29,7 +29,7 @@ func TestDisabledCommunityRefusedOverWebSocket(t *testing.T) {
 	r := StartTest(t, Options{Sessions: true})
 	ctx := ctxT(t)
 	bob := testkit.NewKey(t)
-	if _, err := community.Create(ctx, r.App.Store, r.App.Sealer, community.Spec{ID: "bees", Hosts: []string{"b.test"}}); err != nil {
+	if _, err := community.Create(ctx, r.App.Store, r.App.Sealer, r.App.Directory, community.Spec{ID: "bees", Hosts: []string{"b.test"}}); err != nil {
 		t.Fatal(err)
 	}
 	b := onHost(t, r, "b.test")
@@ -47,7 +47,7 @@ func TestDisabledCommunityRefusedOverWebSocket(t *testing.T) {
 		t.Fatal("second AUTH on b.test refused")
 	}
 
-	if err := community.Disable(ctx, r.App.Store, "bees", nil); err != nil {
+	if err := community.Disable(ctx, r.App.Store, "bees", nil, r.App.Directory); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(community.DefaultTTL + 500*time.Millisecond) // the bound, on every door
@@ -71,7 +71,7 @@ func TestDisabledCommunityRefusedOverWebSocket(t *testing.T) {
 	if !b.socketRefused(r) {
 		t.Fatal("a new socket of the disabled community was served")
 	}
-	if err := community.Enable(ctx, r.App.Store, "bees"); err != nil {
+	if err := community.Enable(ctx, r.App.Store, "bees", r.App.Directory); err != nil {
 		t.Fatal(err)
 	}
 	r.ForgetCommunities()
@@ -255,13 +255,13 @@ func TestNIP86DisableForgetsTheSessionsHostEntry(t *testing.T) {
 	r := StartTest(t, Options{Sessions: true})
 	ctx := ctxT(t)
 	op, bob := testkit.NewKey(t), testkit.NewKey(t)
-	if err := community.AddHost(ctx, r.App.Store, "default", "a.test"); err != nil {
+	if err := community.AddHost(ctx, r.App.Store, "default", "a.test", r.App.Directory); err != nil {
 		t.Fatal(err)
 	}
 	if err := community.AddOperator(ctx, r.App.Store, "default", op.Pub); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := community.Create(ctx, r.App.Store, r.App.Sealer, community.Spec{ID: "bees", Hosts: []string{"b.test"}}); err != nil {
+	if _, err := community.Create(ctx, r.App.Store, r.App.Sealer, r.App.Directory, community.Spec{ID: "bees", Hosts: []string{"b.test"}}); err != nil {
 		t.Fatal(err)
 	}
 	a, b := onHost(t, r, "a.test"), onHost(t, r, "b.test")

@@ -33,7 +33,7 @@ func newInvitesCommunity(t *testing.T, o Options) *invitesCommunity {
 	t.Helper()
 	r := StartTest(t, o)
 	ctx := ctxT(t)
-	if err := community.AddHost(ctx, r.App.Store, "default", "a.test"); err != nil {
+	if err := community.AddHost(ctx, r.App.Store, "default", "a.test", r.App.Directory); err != nil {
 		t.Fatal(err)
 	}
 	c := &invitesCommunity{r: r, h: onHost(t, r, "a.test"), owner: testkit.NewKey(t), adm: testkit.NewKey(t)}
@@ -396,7 +396,7 @@ func TestInviteSecurity(t *testing.T) {
 	// Another community on the same relay: its code does not admit here,
 	// nor this one's there.
 	opB := testkit.NewKey(t)
-	if _, err := community.Create(ctx, c.r.App.Store, c.r.App.Sealer, community.Spec{ID: "bees", Hosts: []string{"b.test"}, Operators: []string{opB.Pub}}); err != nil {
+	if _, err := community.Create(ctx, c.r.App.Store, c.r.App.Sealer, c.r.App.Directory, community.Spec{ID: "bees", Hosts: []string{"b.test"}, Operators: []string{opB.Pub}}); err != nil {
 		t.Fatal(err)
 	}
 	hb := onHost(t, c.r, "b.test")

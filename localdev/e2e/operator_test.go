@@ -23,7 +23,7 @@ func TestNIP86OperatorMethodsAreCheckedLikeTheOthers(t *testing.T) {
 	ctx := ctxT(t)
 	op, op2, stranger, victim, reporter := testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t)
 	for _, h := range []struct{ id, host string }{{"default", "a.test"}} {
-		if err := community.AddHost(ctx, r.App.Store, h.id, h.host); err != nil {
+		if err := community.AddHost(ctx, r.App.Store, h.id, h.host, r.App.Directory); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -236,7 +236,7 @@ func Bill(u Usage, s Stack, p Prices) ([]Line, Lifecycle, error) {
 	add((received+sent)/1e6*p.WSMessagePerMillion, "WebSocket messages %s received + %s sent x $%.2f/M", m(received), m(sent), p.WSMessagePerMillion)
 	add(connMinutes/1e6*p.WSConnMinutePerMillion, "WebSocket connection minutes %s x $%.2f/M", m(connMinutes), p.WSConnMinutePerMillion)
 	mediaReqs := u.MediaUploads*requestsPerUpload + u.MediaDownloads
-	httpReqs := u.Queries + mediaReqs
+	httpReqs := u.Queries + mediaReqs + life.Count[ActNIP11]
 	add(httpReqs/1e6*p.HTTPPerMillion, "HTTP API requests %s x $%.2f/M", m(httpReqs), p.HTTPPerMillion)
 	run("query", u.Queries+u.MediaDownloads, QuerySeconds)
 	run("ingest", u.MediaUploads*requestsPerUpload, QuerySeconds)

@@ -200,3 +200,27 @@ func TestMinCapacity(t *testing.T) {
 		t.Errorf("compute %.2f, want 87.60", got)
 	}
 }
+
+// TestNIP11PolledEveryMinuteAddsNoAuroraHours: NIP-11 fetched every
+// minute (43,800 GETs a month) wakes no Aurora where the directory is kept
+// (design lastcommit, the stack's bucket: one S3 GET each), and keeps it
+// awake the whole month where the registry asks the database (current).
+func TestNIP11PolledEveryMinuteAddsNoAuroraHours(t *testing.T) {
+	for _, c := range []struct {
+		design string
+		hours  float64
+	}{{"lastcommit", 0}, {"current", HoursPerMonth}} {
+		u := idle
+		u.Design, u.Clients.NIP11PollMinutes = c.design, 1
+		lines, life := bill(t, "community", "", u)
+		if life.Count[ActNIP11] != 43800 {
+			t.Errorf("%s: %g NIP-11 fetches a month, want 43800", c.design, life.Count[ActNIP11])
+		}
+		if got := line(t, lines, "Aurora compute, modelled"); math.Abs(got-c.hours*0.5*USEast1.ACUHour) > 0.005 {
+			t.Errorf("%s: NIP-11 polled every minute: Aurora $%.2f, want %g h ($%.2f)", c.design, got, c.hours, c.hours*0.5*USEast1.ACUHour)
+		}
+		if got := line(t, lines, "HTTP API requests"); math.Abs(got-43800*USEast1.HTTPPerMillion/1e6) > 0.005 {
+			t.Errorf("%s: HTTP API requests $%.2f, want 43,800 of them", c.design, got)
+		}
+	}
+}

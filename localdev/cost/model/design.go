@@ -20,10 +20,13 @@ const (
 	ActDisconnect = "$disconnect"
 	ActEvent      = "EVENT" // any message answered with one frame (EVENT's OK)
 	ActREQ        = "REQ"   // a REQ's EOSE; each stored event adds a post
+	// ActNIP11 is one GET / with Accept: application/nostr+json (an HTTP
+	// request of the query function, Clients.NIP11PollMinutes).
+	ActNIP11 = "NIP-11"
 )
 
 // ActionOrder is the order the design table is printed in.
-var ActionOrder = []string{ActConnect, ActGreet, ActEarlyREQ, ActAuth, ActResumeREQ, ActHeartbeat, ActDisconnect, ActEvent, ActREQ}
+var ActionOrder = []string{ActConnect, ActGreet, ActEarlyREQ, ActAuth, ActResumeREQ, ActHeartbeat, ActDisconnect, ActEvent, ActREQ, ActNIP11}
 
 // Action is what one client action costs in a design.
 type Action struct {
@@ -99,6 +102,10 @@ var Designs = map[string]Design{
 			ActDisconnect: {Function: "ws-disconnect", Invocations: 1, Seconds: 0.010, DBTrips: 1},
 			ActEvent:      {Function: "ws-message", Invocations: 1, Seconds: 0.020, Received: 1, Posts: 1, DBTrips: 4},
 			ActREQ:        {Function: "ws-message", Invocations: 1, Seconds: 0.015, Received: 1, Posts: 1, DBTrips: 4},
+			// Without a bucket there is no directory: the registry reads
+			// the host's community (its cache lasts 5 s, less than any
+			// poll's period).
+			ActNIP11: {Function: "query", Invocations: 1, Seconds: 0.010, DBTrips: 1},
 		},
 		Notes: []string{
 			"the first message registers the connection (its challenge), AUTH stores the key, a REQ stores its subscription and reads, CLOSE deletes it, $disconnect deletes the connection's rows: each wakes a paused Aurora",
@@ -120,6 +127,9 @@ var Designs = map[string]Design{
 			ActDisconnect: {Function: "ws-disconnect", Invocations: 1, Seconds: 0.010, S3Gets: 1, S3Puts: 2},
 			ActEvent:      {Function: "ws-message", Invocations: 1, Seconds: 0.020, Received: 1, Posts: 1, DBTrips: 4},
 			ActREQ:        {Function: "ws-message", Invocations: 1, Seconds: 0.015, Received: 1, Posts: 1, DBTrips: 4},
+			// The host's directory document (shared/service/directory): one
+			// conditional GET, answered 304 while it is unchanged.
+			ActNIP11: {Function: "query", Invocations: 1, Seconds: 0.010, S3Gets: 1},
 		},
 		Liveness: true,
 		Notes: []string{

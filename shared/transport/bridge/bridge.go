@@ -82,6 +82,10 @@ type Bridge struct {
 	Manage *nip86.Service
 	// Communities maps a request's Host to its community.
 	Communities *community.Registry
+	// Directory, when set, is what NIP-11 resolves its host with instead
+	// of Communities: documents kept outside the database
+	// (shared/service/directory), so a polled NIP-11 runs no statement.
+	Directory func(ctx context.Context, host string) (*community.Community, error)
 	// Limits are advertised in NIP-11 (the use cases enforce them); nil:
 	// none.
 	Limits *ratelimit.Limiter
@@ -254,7 +258,11 @@ func (b *Bridge) manage(ctx context.Context, r Request) Response {
 // info is the NIP-11 document of the community served at the request's
 // host: its name, description, icon and relay key.
 func (b *Bridge) info(ctx context.Context, r Request) Response {
-	c, err := b.Communities.Resolve(ctx, r.Host)
+	resolve := b.Communities.Resolve
+	if b.Directory != nil {
+		resolve = b.Directory
+	}
+	c, err := resolve(ctx, r.Host)
 	if err != nil {
 		return b.Fail(ctx, "community", unresolved(err))
 	}
@@ -262,11 +270,7 @@ func (b *Bridge) info(ctx context.Context, r Request) Response {
 		return Response{Status: http.StatusOK, Headers: cors(map[string]string{"content-type": "text/plain; charset=utf-8"}),
 			Body: []byte("Buzz relay. Connect a nostr client over WebSocket, or send Accept: application/nostr+json for NIP-11.\n")}
 	}
-	sg, err := signer.For(ctx, b.Signer, c.ID)
-	if err != nil {
-		return b.Fail(ctx, "relay key", err)
-	}
-	doc := relayinfo.New(sg.PublicKey())
+	doc := relayinfo.New(c.Pubkey(b.Signer.PublicKey()))
 	doc.Describe(c.Name, c.About, c.Picture)
 	doc.AdvertiseReadStateSnapshot(c.ID)
 	doc.AdvertiseMembership(c.MembershipEnforced)

@@ -53,12 +53,16 @@ type Service struct {
 	// Guard is the door every call passes (shared/service/guard: the
 	// community served, the caller one of its operators).
 	Guard *guard.Guard
-	// Hosts forgets a disabled community's hostnames where the WebSocket
-	// sessions cache them (sessions.Idle); nil: nothing is cached there.
+	// Hosts forgets a disabled community's hostnames where a cache outside
+	// the database holds them; nil (the wiring sets none: the directory
+	// says a community is disabled): nothing is cached there.
 	Hosts community.HostForgetter
 	// Invites sets the join policy and revokes invites
 	// (shared/service/invites); nil: those methods are unavailable.
 	Invites *invites.Service
+	// Directory is told of every change NIP-11 or a host's resolution
+	// reads (shared/service/directory); nil: none kept.
+	Directory community.Directory
 }
 
 // BlobDeleter deletes a community's blob as pubkey (an operator: every
@@ -248,7 +252,7 @@ func (s *Service) call(ctx context.Context, c *community.Community, pubkey strin
 			return nil, err
 		}
 		field := map[string]string{"changerelayname": community.FieldName, "changerelaydescription": community.FieldAbout, "changerelayicon": community.FieldPicture}[req.Method]
-		return true, community.SetInfo(ctx, s.Store, c.ID, field, v)
+		return true, community.SetInfo(ctx, s.Store, c.ID, field, v, s.Directory)
 	case "deleteblob":
 		h, err := p.str(0, "sha256")
 		if err != nil {
@@ -291,7 +295,7 @@ func (s *Service) call(ctx context.Context, c *community.Community, pubkey strin
 		if err != nil {
 			return nil, err
 		}
-		return true, s.Store.SetMembershipEnforced(ctx, c.ID, on)
+		return true, community.SetMembership(ctx, s.Store, c.ID, on, s.Directory)
 	case "setjoinpolicy", "clearjoinpolicy", "revokeinvite": // invites (shared/service/invites)
 		return s.invites(ctx, c, req.Method, p)
 	case "listcommunities", "addcommunity", "disablecommunity":
@@ -309,7 +313,7 @@ func (s *Service) call(ctx context.Context, c *community.Community, pubkey strin
 			if id == c.ID {
 				return nil, reject.Invalidf("the default community cannot be disabled through itself")
 			}
-			return true, community.Disable(ctx, s.Store, id, s.Hosts)
+			return true, community.Disable(ctx, s.Store, id, s.Hosts, s.Directory)
 		}
 		host, err := p.str(1, "hostname")
 		if err != nil {
@@ -318,7 +322,7 @@ func (s *Service) call(ctx context.Context, c *community.Community, pubkey strin
 		if s.Sealer == nil {
 			return nil, errors.New("nip86: addcommunity: no sealer configured for relay keys")
 		}
-		pub, err := community.Create(ctx, s.Store, s.Sealer, community.Spec{
+		pub, err := community.Create(ctx, s.Store, s.Sealer, s.Directory, community.Spec{
 			ID: id, Hosts: []string{host}, Name: p.opt(2), Operators: []string{pubkey},
 		})
 		if err != nil {

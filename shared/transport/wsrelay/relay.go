@@ -58,6 +58,11 @@ type Relay struct {
 	Sender   sessions.Sender
 	// Community resolves the community served at a host.
 	Community func(ctx context.Context, host string) (string, error)
+	// Hosts, when set, resolves a new connection's host instead of
+	// Community: from documents kept
+	// outside the database (shared/service/directory), which say when a
+	// community is disabled.
+	Hosts func(ctx context.Context, host string) (string, error)
 	// Admit, when set, is asked at $connect whether host serves a
 	// community; its error refuses the upgrade. The ws-connect Lambda has
 	// no pool and leaves it nil: the first message then answers the
@@ -130,7 +135,7 @@ func (r *Relay) open(ctx context.Context, req Request) (*sessions.Connection, er
 	if req.ConnectionID == "" || req.Host == "" {
 		return nil, errors.New("wsrelay: connect without connection id or host")
 	}
-	community, err := r.Community(ctx, hostOnly(req.Host))
+	community, err := r.hostCommunity(ctx, hostOnly(req.Host))
 	if err != nil {
 		return nil, fmt.Errorf("wsrelay: community for %s: %w", req.Host, err)
 	}
@@ -247,6 +252,15 @@ func (r *Relay) connection(ctx context.Context, req Request) (conn *sessions.Con
 	}
 	r.conns.put(conn)
 	return conn, challenge, nil
+}
+
+// hostCommunity is the community a new connection to host is served by:
+// Hosts' (the directory), else Community's.
+func (r *Relay) hostCommunity(ctx context.Context, host string) (string, error) {
+	if r.Hosts != nil {
+		return r.Hosts(ctx, host)
+	}
+	return r.Community(ctx, host)
 }
 
 // auth serves a NIP-42 AUTH: counted against the connection's limit, the

@@ -17,6 +17,7 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/sigverify"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/community"
+	"github.com/buzzrelay/relay/shared/service/directory"
 	"github.com/buzzrelay/relay/shared/service/expiry"
 	"github.com/buzzrelay/relay/shared/service/fanout"
 	"github.com/buzzrelay/relay/shared/service/guard"
@@ -41,7 +42,12 @@ type App struct {
 	// the rate limits (RATE_*). Nil on a function without a database.
 	Store       *store.Store
 	Communities *community.Registry
-	Limiter     *ratelimit.Limiter
+	// Directory is what each host serves, kept in the bucket
+	// (DIRECTORY_BUCKET, else SESSION_BUCKET or MEDIA_BUCKET): NIP-11 and
+	// a new WebSocket connection's host read it, not the database; every
+	// change of a community made here rewrites it. Nil: no bucket.
+	Directory *directory.Directory
+	Limiter   *ratelimit.Limiter
 	// Guard is the door every request passes over them
 	// (shared/service/guard): publish, reads, media, NIP-86, live
 	// delivery's readers.
@@ -203,6 +209,9 @@ func (a *App) wire(ctx context.Context, parts Parts) error {
 		if err := a.openSessions(ctx); err != nil {
 			return err
 		}
+	}
+	if err := a.openDirectory(ctx); err != nil {
+		return err
 	}
 	if parts&keys != 0 {
 		sg, err := cfg.Signer(ctx)

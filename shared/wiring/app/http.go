@@ -22,6 +22,9 @@ func (a *App) QueryHTTP() apigw.HTTPHandler {
 	b := a.bridge()
 	b.Writes = false
 	b.Manage = &nip86.Service{Store: a.Store, Registry: a.Communities, Sealer: a.Sealer, Log: a.Log, Guard: a.Guard, Invites: a.Invites}
+	if a.Directory != nil {
+		b.Manage.Directory = a.Directory
+	}
 	a.attachMedia(b, blossom.Read)
 	if a.Media != nil {
 		b.Manage.Blobs = a.Media
@@ -35,5 +38,8 @@ func (a *App) bridge() *bridge.Bridge {
 	b.Verifier.Sigs = a.Sigs
 	b.Communities = a.Communities
 	b.Invites = a.Invites
+	if a.Directory != nil {
+		b.Directory = a.Directory.Resolve
+	}
 	return b
 }

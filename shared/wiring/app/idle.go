@@ -34,6 +34,14 @@ func (a *App) openSessions(ctx context.Context) error {
 	return nil
 }
 
+// openDirectory builds the directory of what each host serves over its
+// bucket (no network call: the S3 client connects on its first request).
+func (a *App) openDirectory(ctx context.Context) error {
+	var err error
+	a.Directory, err = a.Config.OpenDirectory(ctx, a.Store)
+	return err
+}
+
 // challenges keys the NIP-42 challenges with the relay key sg (the default
 // community's): a BIP-340 signature over a fixed event, deterministic (RFC
 // 6979 nonces), the same on every instance and in every function that

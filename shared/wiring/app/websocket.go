@@ -27,6 +27,9 @@ func (a *App) WebSocket() apigw.WebSocketHandler {
 	}
 	r := wsrelay.New(a.Sessions, a.Core, s, a.Communities.ResolveID, a.Log)
 	r.Admit = a.Communities.Admit
+	if a.Directory != nil {
+		r.Hosts, r.Admit = a.Directory.ResolveID, a.Directory.Admit
+	}
 	r.Sigs = a.Sigs
 	r.Challenges = a.Challenges
 	r.Greeter = a.Greeter

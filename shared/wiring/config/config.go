@@ -97,6 +97,9 @@ type Config struct {
 	// pays AuroraRoundTrip, awssdk.Load's clients the rest. Unset in a
 	// deployment: none.
 	Charges awssdk.Charges
+	// Directory is where what each host serves is kept (DIRECTORY_*,
+	// directory.go).
+	Directory DirectoryConfig
 }
 
 // KeyConfig is RELAY_*: which relay key signs and what seals community keys.
@@ -251,6 +254,7 @@ func Load(getenv func(string) string) (*Config, error) {
 	if c.Charges, err = awssdk.ChargesFromEnv(getenv); err != nil {
 		return nil, err
 	}
+	c.Directory = loadDirectory(getenv)
 	return c, nil
 }
 

@@ -81,6 +81,10 @@ type Provisioner struct {
 	DSN    func(context.Context) (string, error)
 	KMS    KMS
 	Log    *slog.Logger
+	// Refresh rewrites the communities' directory documents
+	// (config.RefreshDirectory: nothing without a directory bucket); nil:
+	// none kept.
+	Refresh func(ctx context.Context, dsn string) error
 }
 
 var identRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
@@ -96,6 +100,7 @@ func FromConfig(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Pro
 		Import:    cfg.Key.Ciphertext,
 		DSN:       cfg.DSN,
 		Log:       log,
+		Refresh:   cfg.RefreshDirectory,
 	}
 	if p.KeyID == "" {
 		return nil, errors.New("RELAY_KMS_KEY_ID is not set: the migrate trigger creates the community's relay key with this KMS key (ARN, id or alias)")
@@ -194,6 +199,11 @@ func (p *Provisioner) Handle(ctx context.Context, ev Event) (Response, error) {
 	key, err := p.EnsureRelayKey(ctx, st, ev.RotateRelayKey)
 	if err != nil {
 		return Response{}, err
+	}
+	if p.Refresh != nil {
+		if err := p.Refresh(ctx, dsn); err != nil {
+			return Response{}, fmt.Errorf("migrate: %w", err)
+		}
 	}
 	p.Log.InfoContext(ctx, "migrate: done", "version", res.Version, "ahead", res.Ahead,
 		"community", p.Community, "relay_pubkey", key.Pubkey, "relay_key_created", key.Created, "iam_user", p.IAMUser,
