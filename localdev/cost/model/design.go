@@ -82,6 +82,9 @@ var Designs = map[string]Design{
 			ActDisconnect: {Function: "ws-disconnect", Invocations: 1, Seconds: 0.020, DDBReads: 1, DDBWrites: 8},
 			ActEvent:      {Function: "ws-message", Invocations: 1, Seconds: 0.020, Received: 1, Posts: 1, DBTrips: 4, DDBReads: 2},
 			ActREQ:        {Function: "ws-message", Invocations: 1, Seconds: 0.020, Received: 1, Posts: 1, DBTrips: 3, DDBReads: 1, DDBWrites: 5},
+			// The host's directory document (shared/service/directory): one
+			// conditional GET, answered 304 while it is unchanged.
+			ActNIP11: {Function: "query", Invocations: 1, Seconds: 0.010, S3Gets: 1},
 		},
 		Liveness: true, LivenessDynamoDB: true,
 		Notes: []string{
