@@ -12,11 +12,6 @@ import (
 // database and rewritten by every change of a community.
 const DirectoryPrefix = "directory/"
 
-// DirectoryFunctions read the directory (NIP-11 on query, a new
-// connection's host on ws-message) and write it (NIP-86 on query, a
-// missing document on both); each has the bucket as SESSION_BUCKET.
-var DirectoryFunctions = map[string]bool{"query": true, "ws-message": true}
-
 // grantDirectory lets a function read and write the directory's
 // documents, and list their prefix: without s3:ListBucket S3 answers a
 // missing document 403 instead of 404, and a missing document is one the

@@ -334,7 +334,7 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		if f.Sessions {
 			grantSessions(sessionTable, func(st awsiam.PolicyStatement) { fn.AddToRolePolicy(st) })
 		}
-		if media != nil && DirectoryFunctions[f.Name] {
+		if media != nil && f.Directory {
 			grantDirectory(media, func(st awsiam.PolicyStatement) { fn.AddToRolePolicy(st) })
 		}
 		if f.Dispatches {

@@ -12,7 +12,7 @@
 // A community added or changed here is served by a running relay within
 // the registry's TTL (shared/service/community.DefaultTTL), without a
 // restart; each change also rewrites the community's directory documents
-// (shared/service/directory, in DIRECTORY_BUCKET, else SESSION_BUCKET or
+// (shared/service/directory, in DIRECTORY_BUCKET, else
 // MEDIA_BUCKET, as the relay finds them), which NIP-11 and a new WebSocket
 // connection read at once. refresh rewrites every community's documents
 // (after a change made to the database by hand). Its
@@ -77,7 +77,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		return err
 	}
 	if dir == nil && cmd != "list" {
-		fmt.Fprintln(out, "note: no directory bucket is set (DIRECTORY_BUCKET, SESSION_BUCKET or MEDIA_BUCKET): a relay that keeps one serves its old documents until `community refresh` runs with it")
+		fmt.Fprintln(out, "note: no directory bucket is set (DIRECTORY_BUCKET or MEDIA_BUCKET): a relay that keeps one serves its old documents until `community refresh` runs with it")
 	}
 	needID := func() error {
 		if *id == "" {
@@ -146,7 +146,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		return nil
 	case "refresh":
 		if dir == nil {
-			return errors.New("refresh: no directory bucket is set (DIRECTORY_BUCKET, SESSION_BUCKET or MEDIA_BUCKET)")
+			return errors.New("refresh: no directory bucket is set (DIRECTORY_BUCKET or MEDIA_BUCKET)")
 		}
 		if err := dir.RefreshAll(ctx); err != nil {
 			return fmt.Errorf("refresh: %w", err)

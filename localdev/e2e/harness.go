@@ -160,7 +160,9 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 	}
 	var s3 *s3local.Server
 	var s3dir string
-	if o.Media {
+	if o.Media || o.Sessions {
+		// With Sessions the directory (what each host serves: NIP-11 and a
+		// new connection's host without the database) lives in the bucket.
 		if s3, s3dir, err = startS3(o); err != nil {
 			ln.Close()
 			return nil, err
@@ -169,6 +171,9 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 	}
 	if o.Media {
 		env["MEDIA_BUCKET"] = MediaBucket
+	}
+	if o.Sessions {
+		env["DIRECTORY_BUCKET"] = MediaBucket
 	}
 	dropTable := func() {}
 	if o.Sessions {

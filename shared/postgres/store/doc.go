@@ -9,7 +9,8 @@
 //     next one), errors.go (what a database error means, decided once:
 //     ErrNotFound, ErrTaken, IsSerialization, and unavailability marked
 //     reject.ErrUnavailable), statements.go (the count of statements
-//     sent, for the benchmarks).
+//     sent, for the benchmarks), roundtrip.go (the emulated Aurora round
+//     trip, APIGW_COSTS), status.go (the operator's deep status).
 //   - Events and threads (the write side): events.go (events and
 //     event_tags: one insert statement per shape, lookups, deletions,
 //     addresses), threads.go (thread_metadata's counters), channels.go
@@ -41,6 +42,7 @@
 //     keys, info and operators).
 //   - Limits: ratelimits.go (the rate counters).
 //   - NIP-98 replay: nip98.go (tokens seen).
+//   - Invitations: invites.go (invites, their claims, join policies).
 //   - Login roles: roles.go (the IAM database user).
 //
 // Database cloning and bulk loads, which only tests, the seed command and

@@ -43,7 +43,7 @@ type App struct {
 	Store       *store.Store
 	Communities *community.Registry
 	// Directory is what each host serves, kept in the bucket
-	// (DIRECTORY_BUCKET, else SESSION_BUCKET or MEDIA_BUCKET): NIP-11 and
+	// (DIRECTORY_BUCKET, else MEDIA_BUCKET): NIP-11 and
 	// a new WebSocket connection's host read it, not the database; every
 	// change of a community made here rewrites it. Nil: no bucket.
 	Directory *directory.Directory

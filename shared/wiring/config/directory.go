@@ -14,7 +14,7 @@ import (
 // serves live (shared/service/directory), read by NIP-11 and a new
 // WebSocket connection's host instead of the database.
 type DirectoryConfig struct {
-	// Bucket is DIRECTORY_BUCKET, else SESSION_BUCKET, else MEDIA_BUCKET
+	// Bucket is DIRECTORY_BUCKET, else MEDIA_BUCKET
 	// (the stack's media bucket; make dev's local S3 server); empty: no
 	// directory, hosts resolve in the database.
 	Bucket string
@@ -32,7 +32,7 @@ const DefaultDirectoryPrefix = "directory/"
 
 func loadDirectory(getenv func(string) string) DirectoryConfig {
 	d := DirectoryConfig{Bucket: getenv("DIRECTORY_BUCKET"), Prefix: getenv("DIRECTORY_PREFIX"), Endpoint: getenv("AWS_ENDPOINT_URL_S3")}
-	for _, k := range []string{"SESSION_BUCKET", "MEDIA_BUCKET"} {
+	for _, k := range []string{"MEDIA_BUCKET"} {
 		if d.Bucket == "" {
 			d.Bucket = getenv(k)
 		}

@@ -153,6 +153,9 @@ func Environment(f Function, s Settings, refs Refs) map[string]string {
 	if f.Sessions {
 		env["SESSION_TABLE"] = refs(RefSessionTable)
 	}
+	if s.Media && f.Directory {
+		env["DIRECTORY_BUCKET"] = refs(RefMediaBucket)
+	}
 	if s.Media && f.ServesMedia() {
 		mediaEnv(s, refs, env)
 	}

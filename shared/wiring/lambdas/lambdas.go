@@ -45,6 +45,10 @@ type Function struct {
 	// writes), fan-out (the audience) and ws-push (the open connections).
 	// Gets SESSION_TABLE.
 	Sessions bool
+	// Directory: reads and writes the directory of what each host serves
+	// (shared/service/directory, DIRECTORY_BUCKET: the media bucket):
+	// NIP-11 and NIP-86 on query, a new connection's host on ws-message.
+	Directory bool
 	// NoDB: the function never opens the database ($connect registers
 	// nothing; the first message does), so it gets no database settings
 	// and no grant.
@@ -102,10 +106,10 @@ var Functions = []Function{
 	{Name: "fanout", Fanout: true, Posts: true, Sessions: true, Memory: 512, Timeout: 60},
 	{Name: "ws-push", Pushes: true, Signs: true, Posts: true, Sessions: true, NoDB: true, Memory: 128, Timeout: 30},
 	{Name: "ingest", Signs: true, Posts: true, Dispatches: true, Sessions: true, Memory: 512, Timeout: 28},
-	{Name: "query", Signs: true, Manages: true, Sessions: true, Memory: 512, Timeout: 28},
+	{Name: "query", Signs: true, Manages: true, Sessions: true, Directory: true, Memory: 512, Timeout: 28},
 	{Name: "ws-connect", NoDB: true, Greets: true, Memory: 256, Timeout: 28},
 	{Name: "ws-authorize", NoDB: true, Authorizer: true, Memory: 128, Timeout: 10},
-	{Name: "ws-message", Signs: true, Posts: true, Dispatches: true, Sessions: true, Memory: 512, Timeout: 28},
+	{Name: "ws-message", Signs: true, Posts: true, Dispatches: true, Sessions: true, Directory: true, Memory: 512, Timeout: 28},
 	{Name: "ws-disconnect", Sessions: true, Memory: 256, Timeout: 28},
 	{Name: "migrate", Migrate: true, Memory: 256, Timeout: 300},
 	{Name: "egresscheck", EgressCheck: true, NoDB: true, Memory: 128, Timeout: 120},
