@@ -371,6 +371,10 @@ func TestRoutesAndDualstackAPIs(t *testing.T) {
 		"POST /events": "ingest", "POST /query": "query", "POST /count": "query",
 		"GET /": "query", "POST /": "query", "GET /healthz": "query",
 		"GET /admin": "query", "GET /admin/{file}": "query", // issue 41: the operator console
+		// issue 42: Buzz's invites (mint and claim write; the rest read)
+		"POST /api/invites": "ingest", "POST /api/invites/claim": "ingest", "POST /api/invites/accept-policy": "query",
+		"GET /api/join-policy": "query", "GET /api/join-policy/terms": "query", "GET /api/join-policy/privacy": "query",
+		"GET /invite/{code}": "query", "GET /info": "query",
 		"$connect": "ws-connect", "$default": "ws-message", "$disconnect": "ws-disconnect",
 	}
 	// Issue 30: the media routes (on by default).
