@@ -7,48 +7,10 @@ import (
 	"testing"
 
 	"github.com/buzzrelay/relay/shared/domain/reject"
+	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/sessions"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
-
-// memObjects is an in-memory object store for sessions.Idle.
-type memObjects struct {
-	mu sync.Mutex
-	m  map[string][]byte
-}
-
-func (o *memObjects) Put(_ context.Context, key string, body []byte, _ string) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.m[key] = body
-	return nil
-}
-
-func (o *memObjects) Get(_ context.Context, key string) ([]byte, bool, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	b, ok := o.m[key]
-	return b, ok, nil
-}
-
-func (o *memObjects) List(_ context.Context, prefix string, _ int) ([]string, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	var keys []string
-	for k := range o.m {
-		if strings.HasPrefix(k, prefix) {
-			keys = append(keys, k)
-		}
-	}
-	return keys, nil
-}
-
-func (o *memObjects) Delete(_ context.Context, key string) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	delete(o.m, key)
-	return nil
-}
 
 type recorded struct {
 	mu    sync.Mutex
@@ -67,7 +29,8 @@ func (r *recorded) Post(_ context.Context, _ string, data []byte) error {
 // only: Community (the database) is not asked, and a host Hosts refuses
 // (a disabled community) gets its refusal from that first message.
 func TestHostsResolveANewConnectionBeforeCommunity(t *testing.T) {
-	r := New(sessions.NewRegistry(nil), nil, &recorded{}, func(context.Context, string) (string, error) {
+	st := testkit.NewStore(t, store.Options{MaxConns: 2})
+	r := New(sessions.NewRegistry(sessions.NewPG(st)), nil, &recorded{}, func(context.Context, string) (string, error) {
 		t.Fatal("Community (the database) asked")
 		return "", nil
 	}, testkit.Quiet())
