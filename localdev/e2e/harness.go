@@ -188,6 +188,7 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 			o.Env = map[string]string{}
 		}
 		o.Env["SESSION_TABLE"] = table
+		o.Env["DIRECTORY_BUCKET"] = MediaBucket // the function processes' directory too
 	}
 	for k, v := range o.Env {
 		env[k] = v

@@ -50,8 +50,13 @@ func startProcesses(ctx context.Context, dsn string, o Options, ln net.Listener,
 	addr := ln.Addr().String()
 	b := o.Binaries
 	setup := emulator.LocalSetup{Addr: addr, DatabaseURL: dsn, KMSEndpoint: b.KMSEndpoint, KMSKeyARN: b.KMSKeyARN, Region: b.Region}
-	if s3 != nil && o.Media {
-		setup.MediaBucket, setup.S3Endpoint = MediaBucket, s3.URL
+	if s3 != nil {
+		// The local S3 server: media's bucket with Media, the directory's
+		// (DIRECTORY_BUCKET) with Sessions.
+		setup.S3Endpoint = s3.URL
+		if o.Media {
+			setup.MediaBucket = MediaBucket
+		}
 	}
 	if table := o.Env["SESSION_TABLE"]; table != "" {
 		setup.SessionTable, setup.DynamoDBEndpoint = table, os.Getenv("AWS_ENDPOINT_URL_DYNAMODB")
@@ -106,6 +111,12 @@ func startProcesses(ctx context.Context, dsn string, o Options, ln net.Listener,
 		"RELAY_SIGNER": "kms", "RELAY_KMS_KEY_ID": b.KMSKeyARN, "AWS_REGION": b.Region,
 		"RELAY_KEY_CIPHERTEXT": r.Functions.Migrated[provision.AttrRelayKeyCiphertext],
 		"SESSION_TABLE":        o.Env["SESSION_TABLE"],
+		// The directory the functions read, which the tests' changes to
+		// communities rewrite as NIP-86 does.
+		"DIRECTORY_BUCKET": o.Env["DIRECTORY_BUCKET"],
+	}
+	if s3 != nil {
+		env["AWS_ENDPOINT_URL_S3"] = s3.URL
 	}
 	cfg, err := config.Load(func(k string) string { return env[k] })
 	if err != nil {
