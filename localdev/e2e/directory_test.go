@@ -13,6 +13,9 @@ import (
 // connection's host are read from documents in the bucket, never from
 // Postgres, so a monitor or client polling NIP-11 keeps no Aurora awake.
 
+// skipStatementsInProcesses skips a test that counts this process's
+// statements (Store.Statements) under BUZZ_LAMBDA=processes, where the
+// functions' own processes and pools serve.
 func skipStatementsInProcesses(t *testing.T) {
 	t.Helper()
 	if binaries != nil {

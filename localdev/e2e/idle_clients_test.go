@@ -112,9 +112,7 @@ type idleReport struct {
 // functions' own pools serve, whose statements this process cannot count:
 // skipped there (the in-process suite runs it).
 func TestIdleNDKWelshmanBuzzMakeNoDatabaseStatements(t *testing.T) {
-	if binaries != nil {
-		t.Skip("BUZZ_LAMBDA=processes: the functions' own pools serve, whose statements this process cannot count; the in-process suite runs this test")
-	}
+	skipStatementsInProcesses(t)
 	node, dir := NodePackages(t, "nip29clients", "idle test of NDK, welshman and the Buzz desktop app", map[string]string{
 		"@nostr-dev-kit/ndk": "3.0.3", "@welshman/net": "0.8.15", "@welshman/signer": "0.8.15", "nostr-tools": "2.25.2", "ws": "8.18.3",
 	})

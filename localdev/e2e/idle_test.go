@@ -201,12 +201,7 @@ func TestIdleREQFloodCannotStallAnotherKeysWrite(t *testing.T) {
 // session store), a non-member's gets nothing of a private channel, and a
 // REQ with an older since reads the stored events.
 func TestIdleReconnectRunsNoStatement(t *testing.T) {
-	if binaries != nil {
-		// The count is of the serving pool's statements (Store.Statements),
-		// which is in this process only when the handlers are: the
-		// default-mode run of the suite in make test covers it.
-		t.Skip("BUZZ_LAMBDA=processes: the statements counted are those of this process's serving pool, and here the functions' own processes serve; make test's default-mode pass of the suite runs this test")
-	}
+	skipStatementsInProcesses(t)
 	r := idleRelay(t)
 	alice, bob := testkit.NewKey(t), testkit.NewKey(t)
 	ba := newBridge(t, r, alice)
