@@ -20,7 +20,8 @@ import (
 	"github.com/buzzrelay/relay/shared/service/ingest"
 )
 
-// writePath is a publish, in order.
+// writePath is a publish up to its verdict, in order; live delivery
+// (deliver) follows once the transport has answered (PublishThenDeliver).
 var writePath = []struct {
 	name string
 	run  func(r *Relay, ctx context.Context, w *write) error
@@ -28,8 +29,6 @@ var writePath = []struct {
 	{"authorship: the event's key is the authenticated key (kinds.AnyAuthor aside)", (*Relay).authorship},
 	{"the door: served, rate limits, AUTH, the NIP-43 gate (guard.Guard.Admit)", (*Relay).admitWrite},
 	{"the rules and the store in one transaction (ingest.Submit, ingest/pipeline.go)", (*Relay).submit},
-	{"the verdict to the transport, before any delivery", (*Relay).verdict},
-	{"live delivery to the subscriptions stored at commit (fanout)", (*Relay).deliver},
 }
 
 // readPath is a one-shot read, in order.
@@ -43,10 +42,9 @@ var readPath = []struct {
 
 // write is one publish on the write path.
 type write struct {
-	c      Caller
-	ev     *nostr.Event
-	answer func(Published)
-	out    ingest.Outcome
+	c   Caller
+	ev  *nostr.Event
+	out ingest.Outcome
 }
 
 // read is one read on the read path: its action at the door and the
@@ -101,16 +99,12 @@ func (r *Relay) submit(ctx context.Context, w *write) error {
 	return nil
 }
 
-func (r *Relay) verdict(_ context.Context, w *write) error {
-	w.answer(Published{Accepted: w.out.Accepted, Message: w.out.Message})
-	return nil
-}
-
-func (r *Relay) deliver(ctx context.Context, w *write) error {
+// deliver is the last step, after the verdict: live delivery to the
+// subscriptions stored at commit (fanout).
+func (r *Relay) deliver(ctx context.Context, w *write) {
 	if len(w.out.Committed) > 0 && r.Fanout != nil {
 		r.Fanout.Deliver(ctx, w.c.Community, w.out.Committed, w.out.Delivery)
 	}
-	return nil
 }
 
 func (r *Relay) admitRead(ctx context.Context, rd *read) error {

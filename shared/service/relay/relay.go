@@ -140,21 +140,30 @@ func authored(ev *nostr.Event, authed string) error {
 // error is a refusal before ingest (restricted:, rate-limited:,
 // auth-required:) or no verdict at all. POST /events answers with it.
 func (r *Relay) Publish(ctx context.Context, c Caller, ev *nostr.Event) (Published, error) {
-	var out Published
-	err := r.PublishThenDeliver(ctx, c, ev, func(p Published) { out = p })
-	return out, err
+	out, deliver, err := r.PublishThenDeliver(ctx, c, ev)
+	if err != nil {
+		return Published{}, err
+	}
+	deliver(ctx)
+	return out, nil
 }
 
 // PublishThenDeliver is Publish for a transport whose answer is a post of
-// its own (WebSocket's OK): answer gets the verdict as soon as the commit
-// decided it, before live delivery runs, and PublishThenDeliver returns
-// once delivery is done (the invocation keeps running until then). So no
-// recipient, however slow, delays the publisher's OK. Delivery still goes
-// only to the subscriptions stored at the commit (read in its round trip,
-// or up to its cutoff when handed off): one opened after the OK gets the
-// event as stored, not twice. On an error answer is not called.
-func (r *Relay) PublishThenDeliver(ctx context.Context, c Caller, ev *nostr.Event, answer func(Published)) error {
-	return r.publish(ctx, &write{c: c, ev: ev, answer: answer})
+// its own (WebSocket's OK): it returns the verdict as soon as the commit
+// decided it, with live delivery still to run (deliver, which the
+// transport calls once it has answered; the invocation keeps running
+// until it returns). So no recipient, however slow, delays the
+// publisher's OK, and the use case never calls back into its transport.
+// Delivery still goes only to the subscriptions stored at the commit
+// (read in its round trip, or up to its cutoff when handed off): one
+// opened after the OK gets the event as stored, not twice. On an error
+// there is nothing to deliver (deliver is nil).
+func (r *Relay) PublishThenDeliver(ctx context.Context, c Caller, ev *nostr.Event) (out Published, deliver func(context.Context), err error) {
+	w := &write{c: c, ev: ev}
+	if err := r.publish(ctx, w); err != nil {
+		return Published{}, nil, err
+	}
+	return Published{Accepted: w.out.Accepted, Message: w.out.Message}, func(ctx context.Context) { r.deliver(ctx, w) }, nil
 }
 
 // Read answers a one-shot read (req.Filters, else POST /query's req.Body),
