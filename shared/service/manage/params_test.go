@@ -27,12 +27,12 @@ func TestReportPageBounds(t *testing.T) {
 		{raw(), ReportPage, "", false},
 		{raw("null", "null"), ReportPage, "", false},
 		{raw("1"), 1, "", false},
-		{raw("500", `"` + id + `"`), MaxReportPage, id, false},
+		{raw("500", `"`+id+`"`), MaxReportPage, id, false},
 		{raw("0"), 0, "", true},
 		{raw("501"), 0, "", true},
 		{raw(`"10"`), 0, "", true},
 		{raw("10", `"xyz"`), 0, "", true},
-		{raw("10", `"` + strings.ToUpper(id) + `"`), 0, "", true},
+		{raw("10", `"`+strings.ToUpper(id)+`"`), 0, "", true},
 	} {
 		limit, after, err := reportPage(c.p)
 		if (err != nil) != c.bad || (!c.bad && (limit != c.limit || after != c.after)) {
