@@ -69,6 +69,19 @@ const (
 	MaxDepthLimit = 1 << 20
 )
 
+// Limits of a NIP-77 reconciliation (shared/service/negentropy).
+const (
+	// MaxNegentropyItems bounds the events one reconciliation covers: a
+	// filter that matches more is answered NEG-ERR "blocked:" (narrow it,
+	// e.g. by since/until). Every round reads the set again (no process
+	// holds it between messages), so the bound is one round's read.
+	MaxNegentropyItems = 50_000
+	// NegentropyFrameSize bounds one NEG-MSG the relay sends, in bytes
+	// before hex: twice it plus the envelope fits MaxMessageLength, which
+	// bounds what the client sends.
+	NegentropyFrameSize = (MaxMessageLength - 1024) / 2
+)
+
 // Limits of what one key keeps.
 const (
 	// MaxThreadDepth caps a reply's depth; deeper replies stay at the cap.

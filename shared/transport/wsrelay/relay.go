@@ -207,6 +207,19 @@ func (r *Relay) Message(ctx context.Context, req Request) {
 		}
 		b, _ := json.Marshal([]any{"COUNT", msg.SubID, map[string]int64{"count": n}})
 		out.send(ctx, b)
+	case VerbNegOpen, VerbNegMsg, VerbNegClose:
+		m := relay.Reconcile{Sub: msg.SubID, Message: msg.Negentropy, Close: msg.Verb == VerbNegClose}
+		if msg.Verb == VerbNegOpen {
+			m.Filter = &msg.Filters[0]
+		}
+		reply, err := r.Core.Negentropy(ctx, c, m)
+		if err != nil {
+			out.fail(ctx, "negentropy "+msg.SubID, answerTo(msg), err)
+			return
+		}
+		if reply != "" {
+			out.send(ctx, array(VerbNegMsg, msg.SubID, reply))
+		}
 	case VerbClose:
 		if err := r.Core.Close(ctx, c, relay.Request{Sub: msg.SubID}); err != nil {
 			out.fail(ctx, "close "+msg.SubID, answerTo(msg), err)
