@@ -3,6 +3,8 @@ package negentropy
 import (
 	"encoding/hex"
 
+	neg "github.com/nbd-wtf/go-nostr/nip77/negentropy"
+
 	"github.com/buzzrelay/relay/shared/domain/reject"
 )
 
@@ -49,7 +51,7 @@ func CheckMessage(msg string) error {
 		switch mode {
 		case 0: // skip
 		case 1: // fingerprint
-			err = r.skip(16, "fingerprint")
+			err = r.skip(neg.FingerprintSize, "fingerprint")
 		case 2: // id list
 			var ids int
 			if ids, err = r.varint(); err == nil {

@@ -176,15 +176,19 @@ func (s *Service) round(ctx context.Context, c Caller, filters []nostr.Filter, m
 
 // Reconcile answers msg, a client's negentropy message, over items (in
 // (created_at, id) order, as Lister returns them) as the protocol's
-// server side, in frames of at most relayinfo.NegentropyFrameSize bytes.
-// A message the library cannot decode is an invalid: refusal, never a
-// panic.
+// server side (the library's), in a frame of at most
+// relayinfo.NegentropyFrameSize bytes: what does not fit is left as one
+// fingerprinted range for the next round. A message the library cannot
+// decode is an invalid: refusal, never a panic.
 func Reconcile(items []store.Item, msg string) (out string, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			out, err = "", reject.Invalidf("negentropy message could not be decoded")
 		}
 	}()
+	if err := CheckMessage(msg); err != nil {
+		return "", err
+	}
 	vec := vector.New()
 	for _, it := range items {
 		vec.Insert(nostr.Timestamp(it.CreatedAt), it.ID)
