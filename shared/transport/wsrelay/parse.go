@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/nbd-wtf/go-nostr"
@@ -28,6 +29,14 @@ const (
 	VerbNegClose = "NEG-CLOSE"
 	VerbNegErr   = "NEG-ERR"
 )
+
+// VerbNIPs are the client messages this codec serves and the NIP each
+// belongs to: NIP-11's supported_nips lists every one of them
+// (TestSupportedNIPsListEveryVerbServed).
+var VerbNIPs = map[string]int{
+	VerbEvent: 1, VerbReq: 1, VerbClose: 1, VerbAuth: 42, VerbCount: 45,
+	VerbNegOpen: 77, VerbNegMsg: 77, VerbNegClose: 77,
+}
 
 // MaxSubIDLength is the longest subscription id accepted (NIP-11
 // max_subid_length).
@@ -119,7 +128,7 @@ func parse(data []byte) (*Message, error) {
 		}
 		return &Message{Verb: verb, SubID: sub}, nil
 	default:
-		return nil, &ParseError{Err: reject.Invalidf("unknown verb %q; this relay speaks EVENT, REQ, CLOSE, COUNT, AUTH, NEG-OPEN, NEG-MSG and NEG-CLOSE", clip(verb))}
+		return nil, &ParseError{Err: reject.Invalidf("unknown verb %q; this relay speaks %s", clip(verb), spoken)}
 	}
 }
 
@@ -160,6 +169,16 @@ func parseNeg(verb string, parts []json.RawMessage) (*Message, error) {
 	}
 	return msg, nil
 }
+
+// spoken lists the verbs of VerbNIPs for the unknown-verb refusal.
+var spoken = func() string {
+	vs := make([]string, 0, len(VerbNIPs))
+	for v := range VerbNIPs {
+		vs = append(vs, v)
+	}
+	slices.Sort(vs)
+	return strings.Join(vs, ", ")
+}()
 
 func parseEvent(verb string, parts []json.RawMessage) (*Message, error) {
 	if len(parts) != 2 {
