@@ -1,5 +1,6 @@
 // Package wsrelay is the WebSocket codec, free of any AWS type: NIP-01
-// (EVENT, REQ, CLOSE), NIP-42 (AUTH) and NIP-45 (COUNT) over API Gateway's
+// (EVENT, REQ, CLOSE), NIP-42 (AUTH), NIP-45 (COUNT) and NIP-77
+// (NEG-OPEN, NEG-MSG, NEG-CLOSE; VerbNIPs) over API Gateway's
 // model of a WebSocket, where every client message is one invocation and
 // every reply is a post to the connection (sessions.Sender), never a return
 // value. Connection state lives in Postgres (shared/service/sessions)
