@@ -240,6 +240,20 @@ func TestNegentropyNonMemberReconcilesNothingOfPrivateGroup(t *testing.T) {
 			t.Fatalf("member did not learn %s (err %q)", id, mres.err)
 		}
 	}
+
+	// An author-only kind (NIP-PL push lease) stays its author's: another
+	// key reconciling the author's 30350s learns nothing, the author does.
+	lease := signed(t, owner, 30350, nostr.Tags{{"d", "slot-1"}}, "nip44-ciphertext")
+	newBridge(t, r, owner).accept(lease)
+	lf := nostr.Filter{Kinds: []int{30350}, Authors: []string{owner.Pub}}
+	if res := outsider.reconcile("lease", lf, map[string]int64{}); res.err == "" && len(res.haveNots) != 0 {
+		t.Fatalf("another key learned %d author-only ids", len(res.haveNots))
+	} else if res.err != "" && !strings.HasPrefix(res.err, "restricted:") {
+		t.Fatalf("another key's reconciliation of author-only kinds: %q", res.err)
+	}
+	if res := member.reconcile("lease", lf, map[string]int64{}); !res.haveNots[lease.ID] {
+		t.Fatalf("the author did not learn its own 30350 (err %q)", res.err)
+	}
 }
 
 // TestNegentropyBadInputAnswersNegErrAndKeepsTheSocket is the attack table
