@@ -358,3 +358,32 @@ func negErr(t *testing.T, rc *rawConn, sub string) string {
 	_ = json.Unmarshal(got[2], &why)
 	return why
 }
+
+// TestNegentropyRoundsCountAgainstTheReadLimit: every NEG-OPEN and NEG-MSG
+// is a read at the door, as a REQ is: past RATE_READS_PER_MIN the round
+// is answered NEG-ERR rate-limited:, and the socket stays open.
+func TestNegentropyRoundsCountAgainstTheReadLimit(t *testing.T) {
+	r := StartTest(t, Options{Env: map[string]string{"RATE_READS_PER_MIN": "3"}})
+	freshWindow()
+	u := testkit.NewKey(t)
+	rc := dialRaw(t, r)
+	rc.expect("AUTH")
+	rc.auth(r, u, rc.challenge)
+	var why string
+	for i := 0; i < 6 && why == ""; i++ {
+		rc.sendJSON([]any{"NEG-OPEN", "s", map[string]any{"kinds": []int{9}}, "6100000200"})
+		got := rc.read()
+		switch str(t, got[0]) {
+		case "NEG-MSG":
+		case "NEG-ERR":
+			why = str(t, got[2])
+		default:
+			t.Fatalf("NEG-OPEN %d answered %s", i, joinRaw(got))
+		}
+	}
+	if !strings.HasPrefix(why, "rate-limited:") {
+		t.Fatalf("six NEG-OPENs under a limit of 3 reads a minute: last refusal %q, want rate-limited:", why)
+	}
+	rc.sendJSON([]any{"NEG-CLOSE", "s"})
+	rc.sendJSON([]any{"CLOSE", "nothing"})
+}
