@@ -69,6 +69,19 @@ const (
 	MaxDepthLimit = 1 << 20
 )
 
+// Limits of a NIP-77 reconciliation (shared/service/negentropy).
+const (
+	// MaxNegentropyItems bounds the events one reconciliation covers: a
+	// filter that matches more is answered NEG-ERR "blocked:" (narrow it,
+	// e.g. by since/until). Every round reads the set again (no process
+	// holds it between messages), so the bound is one round's read.
+	MaxNegentropyItems = 50_000
+	// NegentropyFrameSize bounds one NEG-MSG the relay sends, in bytes
+	// before hex: twice it plus the envelope fits MaxMessageLength, which
+	// bounds what the client sends.
+	NegentropyFrameSize = (MaxMessageLength - 1024) / 2
+)
+
 // Limits of what one key keeps.
 const (
 	// MaxThreadDepth caps a reply's depth; deeper replies stay at the cap.
@@ -180,7 +193,7 @@ func New(relayPubkey string) Document {
 		Description:         "Serverless NIP-29 group relay with Buzz's HTTP bridge and channel window",
 		Pubkey:              relayPubkey,
 		Self:                relayPubkey,
-		SupportedNIPs:       []int{1, 9, 10, 11, 22, 29, 40, 42, 45, 50, 70, 98},
+		SupportedNIPs:       []int{1, 9, 10, 11, 22, 29, 40, 42, 45, 50, 70, 77, 98},
 		SupportedExtensions: []string{ExtensionNIPER},
 		Software:            Software,
 		Version:             Version,

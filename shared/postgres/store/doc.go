@@ -32,7 +32,8 @@
 //     readfilter.go (the dynamic NIP-01 filter compiler and keyset),
 //     readwindow.go, readthread.go, readthreadwindow.go, readaux.go,
 //     readcount.go (the channel window, thread panels and summaries, the
-//     NIP-CW thread window, the aux closure, COUNT), and access.go (the
+//     NIP-CW thread window, the aux closure, COUNT), readitems.go (NIP-77's
+//     item sets: created_at and id of every match), and access.go (the
 //     access rule's SQL twin, Readable, EverMembers).
 //   - Sessions and live delivery: connections.go (ws_connections),
 //     subscriptions.go (ws_subscriptions and their channel index, the

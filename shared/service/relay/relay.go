@@ -35,6 +35,7 @@ import (
 	"github.com/buzzrelay/relay/shared/service/guard"
 	"github.com/buzzrelay/relay/shared/service/ingest"
 	"github.com/buzzrelay/relay/shared/service/invites"
+	"github.com/buzzrelay/relay/shared/service/negentropy"
 	"github.com/buzzrelay/relay/shared/service/query"
 	"github.com/buzzrelay/relay/shared/service/sessions"
 )
@@ -118,7 +119,9 @@ type Relay struct {
 	// Invites mints the 28935 a REQ {kinds:[28935]} asks for; nil: such a
 	// REQ is read as any other (nothing stored matches).
 	Invites *invites.Service
-	Log     *slog.Logger
+	// Reconciler serves NIP-77 (Negentropy); nil: refused.
+	Reconciler *negentropy.Service
+	Log        *slog.Logger
 }
 
 // authored is the authorship rule: an event is signed by the key that

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/nbd-wtf/go-nostr"
@@ -22,7 +23,20 @@ const (
 	VerbClose = "CLOSE"
 	VerbCount = "COUNT"
 	VerbAuth  = "AUTH"
+	// NIP-77 negentropy.
+	VerbNegOpen  = "NEG-OPEN"
+	VerbNegMsg   = "NEG-MSG"
+	VerbNegClose = "NEG-CLOSE"
+	VerbNegErr   = "NEG-ERR"
 )
+
+// VerbNIPs are the client messages this codec serves and the NIP each
+// belongs to: NIP-11's supported_nips lists every one of them
+// (TestSupportedNIPsListEveryVerbServed).
+var VerbNIPs = map[string]int{
+	VerbEvent: 1, VerbReq: 1, VerbClose: 1, VerbAuth: 42, VerbCount: 45,
+	VerbNegOpen: 77, VerbNegMsg: 77, VerbNegClose: 77,
+}
 
 // MaxSubIDLength is the longest subscription id accepted (NIP-11
 // max_subid_length).
@@ -41,6 +55,9 @@ type Message struct {
 	// EventID is the id of a malformed EVENT/AUTH when it could be read, so
 	// the OK false names it.
 	EventID string
+	// Negentropy is a NEG-OPEN's or NEG-MSG's negentropy message (hex);
+	// a NEG-OPEN's filter is Filters[0].
+	Negentropy string
 }
 
 // ParseError is a message that cannot be served; Verb and IDs say how to
@@ -99,6 +116,8 @@ func parse(data []byte) (*Message, error) {
 		return parseEvent(verb, parts)
 	case VerbReq, VerbCount:
 		return parseReq(verb, parts)
+	case VerbNegOpen, VerbNegMsg, VerbNegClose:
+		return parseNeg(verb, parts)
 	case VerbClose:
 		if len(parts) != 2 {
 			return nil, &ParseError{Verb: verb, Err: reject.Invalidf("CLOSE takes one subscription id")}
@@ -109,9 +128,57 @@ func parse(data []byte) (*Message, error) {
 		}
 		return &Message{Verb: verb, SubID: sub}, nil
 	default:
-		return nil, &ParseError{Err: reject.Invalidf("unknown verb %q; this relay speaks EVENT, REQ, CLOSE, COUNT and AUTH", clip(verb))}
+		return nil, &ParseError{Err: reject.Invalidf("unknown verb %q; this relay speaks %s", clip(verb), spoken)}
 	}
 }
+
+// parseNeg reads a NIP-77 message: ["NEG-OPEN", sub, filter, msg],
+// ["NEG-MSG", sub, msg] or ["NEG-CLOSE", sub].
+func parseNeg(verb string, parts []json.RawMessage) (*Message, error) {
+	want := map[string]int{VerbNegOpen: 4, VerbNegMsg: 3, VerbNegClose: 2}[verb]
+	shape := map[string]string{VerbNegOpen: "a subscription id, a filter and a message",
+		VerbNegMsg: "a subscription id and a message", VerbNegClose: "a subscription id"}[verb]
+	if len(parts) < 2 {
+		return nil, &ParseError{Verb: verb, Err: reject.Invalidf("%s takes %s", verb, shape)}
+	}
+	sub, perr := subID(verb, parts[1])
+	if perr != nil {
+		return nil, perr
+	}
+	fail := func(r *reject.Error) error { return &ParseError{Verb: verb, SubID: sub, Err: r} }
+	if len(parts) != want {
+		return nil, fail(reject.Invalidf("%s takes %s", verb, shape))
+	}
+	msg := &Message{Verb: verb, SubID: sub}
+	if verb == VerbNegClose {
+		return msg, nil
+	}
+	if err := json.Unmarshal(parts[len(parts)-1], &msg.Negentropy); err != nil {
+		return nil, fail(reject.Invalidf("the negentropy message must be a hex string"))
+	}
+	if verb == VerbNegOpen {
+		raw := bytes.TrimSpace(parts[2])
+		if len(raw) == 0 || raw[0] != '{' {
+			return nil, fail(reject.Invalidf("the filter must be a JSON object"))
+		}
+		var f nostr.Filter
+		if err := json.Unmarshal(raw, &f); err != nil {
+			return nil, fail(reject.Invalidf("filter: %s", jsonProblem(err)))
+		}
+		msg.Filters = []nostr.Filter{clean(f)}
+	}
+	return msg, nil
+}
+
+// spoken lists the verbs of VerbNIPs for the unknown-verb refusal.
+var spoken = func() string {
+	vs := make([]string, 0, len(VerbNIPs))
+	for v := range VerbNIPs {
+		vs = append(vs, v)
+	}
+	slices.Sort(vs)
+	return strings.Join(vs, ", ")
+}()
 
 func parseEvent(verb string, parts []json.RawMessage) (*Message, error) {
 	if len(parts) != 2 {

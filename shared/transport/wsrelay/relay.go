@@ -1,5 +1,6 @@
 // Package wsrelay is the WebSocket codec, free of any AWS type: NIP-01
-// (EVENT, REQ, CLOSE), NIP-42 (AUTH) and NIP-45 (COUNT) over API Gateway's
+// (EVENT, REQ, CLOSE), NIP-42 (AUTH), NIP-45 (COUNT) and NIP-77
+// (NEG-OPEN, NEG-MSG, NEG-CLOSE; VerbNIPs) over API Gateway's
 // model of a WebSocket, where every client message is one invocation and
 // every reply is a post to the connection (sessions.Sender), never a return
 // value. Connection state lives in Postgres (shared/service/sessions)
@@ -208,6 +209,19 @@ func (r *Relay) Message(ctx context.Context, req Request) {
 		}
 		b, _ := json.Marshal([]any{"COUNT", msg.SubID, map[string]int64{"count": n}})
 		out.send(ctx, b)
+	case VerbNegOpen, VerbNegMsg, VerbNegClose:
+		m := relay.Reconcile{Sub: msg.SubID, Message: msg.Negentropy, Close: msg.Verb == VerbNegClose}
+		if msg.Verb == VerbNegOpen {
+			m.Filter = &msg.Filters[0]
+		}
+		reply, err := r.Core.Negentropy(ctx, c, m)
+		if err != nil {
+			out.fail(ctx, "negentropy "+msg.SubID, answerTo(msg), err)
+			return
+		}
+		if reply != "" {
+			out.send(ctx, array(VerbNegMsg, msg.SubID, reply))
+		}
 	case VerbClose:
 		if err := r.Core.Close(ctx, c, relay.Request{Sub: msg.SubID}); err != nil {
 			out.fail(ctx, "close "+msg.SubID, answerTo(msg), err)

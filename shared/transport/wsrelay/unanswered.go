@@ -29,7 +29,8 @@ func answerTo(msg *Message) target {
 // fail is wsrelay's one table from an error to its wire form: the NIP-01
 // prefixed text reject.Map gives (logged by reject.Report under op when
 // the client is not told why), as OK false for an EVENT or AUTH, CLOSED
-// for a REQ or COUNT, and a NOTICE for anything it cannot be matched to.
+// for a REQ or COUNT, NEG-ERR for a NIP-77 message, and a NOTICE for
+// anything it cannot be matched to.
 func (p *replier) fail(ctx context.Context, op string, to target, err error) {
 	why := reject.Report(ctx, p.r.Log, "wsrelay: "+op, err).Text
 	switch {
@@ -37,6 +38,8 @@ func (p *replier) fail(ctx context.Context, op string, to target, err error) {
 		p.send(ctx, okMessage(to.event, false, why))
 	case to.matched && (to.verb == VerbReq || to.verb == VerbCount):
 		p.send(ctx, array("CLOSED", to.sub, why))
+	case to.matched && negentropy(to.verb):
+		p.send(ctx, array(VerbNegErr, to.sub, why))
 	default:
 		p.send(ctx, notice(why))
 	}
@@ -71,6 +74,12 @@ func (p *replier) parseFailed(ctx context.Context, err error) {
 	if errors.As(err, &pe) {
 		p.fail(ctx, "parse", target{verb: pe.Verb, sub: pe.SubID, event: pe.EventID,
 			matched: (pe.Verb == VerbEvent || pe.Verb == VerbAuth) && pe.EventID != "" ||
-				(pe.Verb == VerbReq || pe.Verb == VerbCount) && pe.SubID != ""}, pe.Err)
+				(pe.Verb == VerbReq || pe.Verb == VerbCount || negentropy(pe.Verb)) && pe.SubID != ""}, pe.Err)
 	}
+}
+
+// negentropy reports whether verb is a NIP-77 client message, answered
+// NEG-ERR when it fails.
+func negentropy(verb string) bool {
+	return verb == VerbNegOpen || verb == VerbNegMsg || verb == VerbNegClose
 }

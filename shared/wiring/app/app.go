@@ -24,6 +24,7 @@ import (
 	"github.com/buzzrelay/relay/shared/service/ingest"
 	"github.com/buzzrelay/relay/shared/service/invites"
 	"github.com/buzzrelay/relay/shared/service/media"
+	"github.com/buzzrelay/relay/shared/service/negentropy"
 	"github.com/buzzrelay/relay/shared/service/query"
 	"github.com/buzzrelay/relay/shared/service/ratelimit"
 	"github.com/buzzrelay/relay/shared/service/relay"
@@ -267,6 +268,9 @@ func (a *App) core() *relay.Relay {
 	}
 	if a.Reader != nil {
 		c.Reader = a.Reader
+		if a.Sessions != nil {
+			c.Reconciler = negentropy.New(a.Reader, a.Sessions)
+		}
 	}
 	if a.Fanout != nil {
 		c.Fanout = a.Fanout
