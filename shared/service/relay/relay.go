@@ -97,6 +97,12 @@ type Reader interface {
 	CountFilters(ctx context.Context, community, reader string, filters []nostr.Filter) (int64, error)
 }
 
+// Eraser deletes the media objects of what a request to vanish removed
+// (shared/service/media).
+type Eraser interface {
+	EraseVanished(ctx context.Context, community string, v store.Vanished)
+}
+
 // Deliverer delivers committed events to live subscribers
 // (shared/service/fanout).
 type Deliverer interface {
@@ -118,6 +124,10 @@ type Relay struct {
 	// Invites mints the 28935 a REQ {kinds:[28935]} asks for; nil: such a
 	// REQ is read as any other (nothing stored matches).
 	Invites *invites.Service
+	// Media deletes the objects of the blobs a request to vanish (NIP-62)
+	// removed, after its commit; nil: the function has no bucket, and the
+	// objects stay unreachable (their rows are gone).
+	Media Eraser
 	Log     *slog.Logger
 }
 
@@ -168,9 +178,12 @@ func (r *Relay) PublishThenDeliver(ctx context.Context, c Caller, ev *nostr.Even
 	if err := r.admit(ctx, c, d); err != nil {
 		return err
 	}
-	out, err := r.Ingest.Submit(ctx, c.Community, c.Pubkey, ev)
+	out, err := r.Ingest.SubmitAt(ctx, c.Community, c.Host, c.Pubkey, ev)
 	if err != nil {
 		return fmt.Errorf("relay: publish: %w", err)
+	}
+	if out.Vanished != nil {
+		r.erase(ctx, c, ev, *out.Vanished)
 	}
 	answer(Published{Accepted: out.Accepted, Message: out.Message})
 	if len(out.Committed) > 0 && r.Fanout != nil {
@@ -387,4 +400,16 @@ func (r *Relay) admit(ctx context.Context, c Caller, d guard.Door) error {
 		return fmt.Errorf("relay: %w", err)
 	}
 	return err
+}
+
+// erase deletes the objects of the blobs and staged uploads a committed
+// request to vanish removed, and logs it.
+func (r *Relay) erase(ctx context.Context, c Caller, ev *nostr.Event, v store.Vanished) {
+	if r.Log != nil {
+		r.Log.InfoContext(ctx, "relay: request to vanish (NIP-62)", "community", c.Community, "pubkey", ev.PubKey,
+			"events", v.Events, "blobs", len(v.Blobs), "uploads", len(v.Uploads), "objects", r.Media != nil)
+	}
+	if r.Media != nil && (len(v.Blobs) > 0 || len(v.Uploads) > 0) {
+		r.Media.EraseVanished(ctx, c.Community, v)
+	}
 }
