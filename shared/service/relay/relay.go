@@ -128,7 +128,7 @@ type Relay struct {
 	// removed, after its commit; nil: the function has no bucket, and the
 	// objects stay unreachable (their rows are gone).
 	Media Eraser
-	Log     *slog.Logger
+	Log   *slog.Logger
 }
 
 // authored is the authorship rule: an event is signed by the key that
