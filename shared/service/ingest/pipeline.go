@@ -56,8 +56,8 @@ var kindRules = []struct {
 	rule func(a *apply, ctx context.Context) error
 }{
 	{kinds.Deletion, "NIP-09 deletion of one's own event", (*apply).deletion},
-	{kinds.Vanish, "NIP-62 request to vanish: the key's data deleted, the request kept as its tombstone", (*apply).vanish},
 	{kinds.Reaction, "reaction to a readable event", (*apply).reaction},
+	{kinds.Vanish, "NIP-62 request to vanish: the key's data deleted, the request kept as its tombstone", (*apply).vanish},
 	{kinds.GiftWrap, "gift wrap to one recipient", (*apply).giftWrap},
 	{kinds.Report, "NIP-56 report: queued for the operators, never stored", (*apply).report},
 	{kinds.PutUser, "put user: admin adds or changes a role", (*apply).putUser},
