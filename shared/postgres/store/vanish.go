@@ -4,6 +4,8 @@ import (
 	"context"
 	"strconv"
 
+	"github.com/nbd-wtf/go-nostr"
+
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/nip62"
 )
@@ -77,4 +79,24 @@ SELECT coalesce((SELECT array_agg(sha256 ORDER BY sha256) FROM orphan), '{}'),
 func vanishedSQL(pk, at string) string {
 	return `EXISTS (SELECT 1 FROM events v WHERE v.community_id = $1 AND v.pubkey = ` + pk + ` AND v.kind = ` +
 		strconv.Itoa(nip62.Kind) + ` AND v.created_at >= ` + at + ` AND v.id <> $2)`
+}
+
+// CheckVanished is the part of CheckBans a request to vanish still asks
+// (a banned key may send one): a 62 dated at or before the key's newest
+// stored one is refused with ErrVanished. Deferred, as CheckBans.
+func (t *Tx) CheckVanished(ctx context.Context, ev *nostr.Event) error {
+	var vanished bool
+	t.tx.deferCheck(&check{
+		name: "check vanished",
+		sql:  `SELECT ` + vanishedSQL("$3", "$4"),
+		args: []any{t.community, ev.ID, ev.PubKey, int64(ev.CreatedAt)},
+		dest: []any{&vanished},
+		verdict: func() error {
+			if vanished {
+				return ErrVanished
+			}
+			return nil
+		},
+	})
+	return nil
 }

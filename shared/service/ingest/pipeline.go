@@ -114,7 +114,13 @@ func checkVanish(_ *Service, ev *nostr.Event, authed, host string, _ time.Time) 
 	return nip62.Check(ev, host, authed)
 }
 
+// refuseBanned asks the ban check; a request to vanish (NIP-62), which a
+// banned or timed-out key may still send (its data goes, its ban stays),
+// asks only whether a newer request already covers it.
 func refuseBanned(a *apply, ctx context.Context) error {
+	if a.ev.Kind == kinds.Vanish {
+		return a.tx.CheckVanished(ctx, a.ev)
+	}
 	return a.tx.CheckBans(ctx, a.ev, a.authed)
 }
 

@@ -136,3 +136,25 @@ func TestRequestToVanishFromAnyoneElseDoesNothing(t *testing.T) {
 		t.Fatalf("%v %+v", err, out)
 	}
 }
+
+// A banned key may still vanish: its data goes, its ban stays (its next
+// event is refused as banned).
+func TestBannedKeyMayVanishAndStaysBanned(t *testing.T) {
+	h, _, ch := newChannelHarness(t)
+	p := testkit.NewKey(t)
+	ctx := context.Background()
+	h.ok(p.Event(t, 9021, "", nostr.Tag{"h", ch}))
+	h.ok(p.Event(t, 9, "before the ban", nostr.Tag{"h", ch}))
+	if err := h.st.SetPubkeyRule(ctx, community, p.Pub, "ban", "spam", time.Now().Unix()); err != nil {
+		t.Fatal(err)
+	}
+	h.refused(p.Event(t, 9, "while banned", nostr.Tag{"h", ch}), "blocked:")
+	h.ok2(p.Event(t, 62, "", nostr.Tag{"relay", "ALL_RELAYS"}))
+	if n := h.scalar(`SELECT count(*) FROM events WHERE pubkey = $1 AND kind <> 62`, p.Pub); n != 0 {
+		t.Fatalf("%d events of the banned key left", n)
+	}
+	if n := h.scalar(`SELECT count(*) FROM community_pubkey_rules WHERE pubkey = $1 AND rule = 'ban'`, p.Pub); n != 1 {
+		t.Fatal("the ban went with the key's data")
+	}
+	h.refused(p.EventAt(t, time.Now().Add(2*time.Second), 9, "after", nostr.Tag{"h", ch}), "blocked: this pubkey is banned")
+}

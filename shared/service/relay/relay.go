@@ -170,8 +170,11 @@ func (r *Relay) PublishThenDeliver(ctx context.Context, c Caller, ev *nostr.Even
 		}
 	}
 	action := guard.Publish
-	if ev.Kind == kinds.RelayJoinRequest {
+	switch ev.Kind {
+	case kinds.RelayJoinRequest:
 		action = guard.Join // a key that is no member yet asks to become one
+	case kinds.Vanish:
+		action = guard.Vanish // a key no longer admitted may still have data here
 	}
 	d := r.door(c, action)
 	d.NewChannel = ev.Kind == kinds.CreateGroup
