@@ -161,8 +161,8 @@ func reads(d Door) ratelimit.Request { return ratelimit.Request{Read: d.Caller.P
 // policies is the one table of the door: which check each action passes.
 // Media's bytes are bounded by its own quotas (shared/service/media).
 var policies = map[Action]policy{
-	Publish: {unauth: errPublishAuth, member: true, cost: publishes},
-	Vanish:  {unauth: errPublishAuth, cost: publishes},
+	Publish:     {unauth: errPublishAuth, member: true, cost: publishes},
+	Vanish:      {unauth: errPublishAuth, cost: publishes},
 	Read:        {unauth: errReadAuth, member: true, cost: reads},
 	Count:       {unauth: errCountAuth, member: true, cost: reads},
 	Message:     {cost: free},
