@@ -87,6 +87,9 @@ type MediaGrant struct {
 //     staged upload has arrived, completes it (shared/service/media): reads
 //     it from uploads/, copies it to blobs/ once its SHA-256 matches, and
 //     deletes the staged object. It writes nothing else.
+//   - ws-message serves no media route; a request to vanish (NIP-62) over
+//     WebSocket deletes the objects of the blobs and staged uploads it
+//     removed, so it may only delete under blobs/ and uploads/.
 //
 // Both may list the bucket (MediaListers): without s3:ListBucket, S3
 // answers a HEAD or GET of a missing key with 403 instead of 404, and the
@@ -100,6 +103,10 @@ var MediaGrants = map[string][]MediaGrant{
 	"query": {
 		{Sid: "MediaBlobs", Prefix: MediaBlobsPrefix, Actions: []string{"s3:GetObject", "s3:PutObject"}},
 		{Sid: "MediaUploads", Prefix: MediaUploadsPrefix, Actions: []string{"s3:DeleteObject", "s3:GetObject"}},
+	},
+	"ws-message": {
+		{Sid: "MediaBlobs", Prefix: MediaBlobsPrefix, Actions: []string{"s3:DeleteObject"}},
+		{Sid: "MediaUploads", Prefix: MediaUploadsPrefix, Actions: []string{"s3:DeleteObject"}},
 	},
 }
 

@@ -172,8 +172,8 @@ func TestMediaGrantsLeastPrivilege(t *testing.T) {
 		if js(got) != js(want) {
 			t.Errorf("%s S3 grants:\n got %s\nwant %s", name, js(got), js(want))
 		}
-		if f := fnByName(name); f.ServesMedia() != (len(got) > 0) {
-			t.Errorf("%s: serves media %v, has S3 grants %v", name, f.ServesMedia(), got)
+		if f := fnByName(name); f.HoldsMedia() != (len(got) > 0) {
+			t.Errorf("%s: holds media %v, has S3 grants %v", name, f.HoldsMedia(), got)
 		}
 	}
 	// The table itself: ingest writes, query reads and completes staged
@@ -201,6 +201,9 @@ func TestMediaGrantsLeastPrivilege(t *testing.T) {
 		"ingest/trash/":   "s3:DeleteObject s3:GetObject s3:PutObject",
 		"query/blobs/":    "s3:GetObject s3:PutObject",
 		"query/uploads/":  "s3:DeleteObject s3:GetObject",
+		// NIP-62: a request to vanish over WebSocket deletes its objects.
+		"ws-message/blobs/":   "s3:DeleteObject",
+		"ws-message/uploads/": "s3:DeleteObject",
 	}
 	table := map[string]string{}
 	for name, gs := range MediaGrants {
@@ -224,7 +227,9 @@ func TestMediaGrantsLeastPrivilege(t *testing.T) {
 		}
 		ok := false
 		for _, r := range roles[i] {
-			ok = ok || strings.Contains(r, `"`+roleOf(fns["ingest"])) || strings.Contains(r, `"`+roleOf(fns["query"]))
+			for name := range MediaGrants {
+				ok = ok || strings.Contains(r, `"`+roleOf(fns[name]))
+			}
 		}
 		if !ok {
 			t.Errorf("statement on the media bucket for roles %v: %s", roles[i], js(st))
@@ -232,8 +237,8 @@ func TestMediaGrantsLeastPrivilege(t *testing.T) {
 	}
 }
 
-// The contract's environment on the two media functions, nothing of it on
-// the others; S3 on its dual-stack name under egress=ipv6 only.
+// The contract's environment on the media functions (and ws-message, for
+// NIP-62), nothing of it on the others; S3 on its dual-stack name under egress=ipv6 only.
 func TestMediaEnvironment(t *testing.T) {
 	s := defaultStack(t)
 	id := s.mediaBucket(t)
@@ -255,17 +260,17 @@ func TestMediaEnvironment(t *testing.T) {
 				got[k] = v
 			}
 		}
-		if fnByName(name).ServesMedia() {
+		if fnByName(name).HoldsMedia() {
 			served++
 			if js(got) != js(want) {
 				t.Errorf("%s media env:\n got %s\nwant %s", name, js(got), js(want))
 			}
 		} else if len(got) > 0 {
-			t.Errorf("%s does not serve media but has %s", name, js(got))
+			t.Errorf("%s does not hold media but has %s", name, js(got))
 		}
 	}
-	if served != 2 {
-		t.Errorf("%d functions serve media, want ingest and query", served)
+	if served != 3 {
+		t.Errorf("%d functions hold media, want ingest, query and ws-message (NIP-62)", served)
 	}
 	// Limits from context; NAT egress keeps the SDK's default S3 endpoint.
 	o := synth(t, map[string]any{

@@ -328,7 +328,7 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		if f.Posts {
 			wsStage.GrantManagementApiAccess(fn)
 		}
-		if media != nil && f.ServesMedia() {
+		if media != nil && f.HoldsMedia() {
 			grantMedia(f.Name, media, func(st awsiam.PolicyStatement) { fn.AddToRolePolicy(st) })
 		}
 		if f.Sessions {

@@ -16,6 +16,7 @@ const (
 	FollowList   = 3     // NIP-02 follow list
 	Deletion     = 5     // NIP-09 deletion request
 	Reaction     = 7     // NIP-25 reaction
+	Vanish       = 62    // NIP-62 request to vanish
 	Chat         = 9     // NIP-29 chat message
 	ReplyOld     = 10    // NIP-29 threaded reply (deprecated)
 	Thread       = 11    // thread / forum post
@@ -171,6 +172,7 @@ var table = []Kind{
 	{First: ReplyOld, Name: "threaded reply (deprecated)", Accepted: true, Storage: StoreRegular, Searchable: true, InChannel: true},
 	{First: Thread, Name: "thread post", Accepted: true, Storage: StoreRegular, Searchable: true, InChannel: true},
 	{First: ThreadReply, Name: "threaded reply (deprecated)", Accepted: true, Storage: StoreRegular, Searchable: true, InChannel: true},
+	{First: Vanish, Name: "request to vanish", Accepted: true, Storage: StoreRegular},
 	{First: GiftWrap, Name: "gift wrap", Accepted: true, Storage: StoreRegular, RecipientOnly: true, AnyAuthor: true},
 	{First: FileMetadata, Name: "file metadata", Accepted: true, Storage: StoreRegular, Searchable: true, InChannel: true},
 	{First: PutUser, Name: "put user", Accepted: true, Storage: StoreRegular},

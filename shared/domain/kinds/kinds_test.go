@@ -46,6 +46,10 @@ var buzz = struct {
 	sharedGated:   []int{30175, 30178},
 }
 
+// What issue 40 (the rest of the protocol) added: NIP-62's request to
+// vanish, accepted and acted on.
+var protocol40 = struct{ accepted []int }{accepted: []int{62}}
+
 // What NIP-43 relay membership (issue 29) added: commands acted on, the
 // leave request (in the ephemeral range, but never delivered), and the
 // relay-signed list and deltas.
@@ -78,7 +82,7 @@ func TestTableMatchesTodaysRules(t *testing.T) {
 			name      string
 			got, want bool
 		}{
-			{"Accepted", Accepted(k), in(k, before.accepted, buzz.accepted, nip43.accepted) || ephemeral || lists51 || sets51},
+			{"Accepted", Accepted(k), in(k, before.accepted, buzz.accepted, nip43.accepted, protocol40.accepted) || ephemeral || lists51 || sets51},
 			{"RelayOnly", RelayOnly(k), in(k, before.relayOnly, buzz.relayOnly, nip43.relayOnly)},
 			{"Ephemeral", Ephemeral(k), ephemeral},
 			{"Searchable", Searchable(k), in(k, before.searchable, buzz.searchable)},

@@ -193,7 +193,7 @@ func New(relayPubkey string) Document {
 		Description:         "Serverless NIP-29 group relay with Buzz's HTTP bridge and channel window",
 		Pubkey:              relayPubkey,
 		Self:                relayPubkey,
-		SupportedNIPs:       []int{1, 9, 10, 11, 22, 29, 40, 42, 45, 50, 70, 77, 98},
+		SupportedNIPs:       []int{1, 9, 10, 11, 22, 29, 40, 42, 45, 50, 62, 70, 77, 98},
 		SupportedExtensions: []string{ExtensionNIPER},
 		Software:            Software,
 		Version:             Version,

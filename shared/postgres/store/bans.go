@@ -6,6 +6,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/domain/nip62"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 )
 
@@ -40,16 +41,24 @@ var (
 // costs no round trip of its own: it travels with the transaction's next
 // statement (or its commit), and its refusal comes before whatever that
 // statement or the rules after it decided, as if it had run first.
+//
+// It also refuses what a request to vanish (NIP-62) deleted coming back:
+// an event of a key that asked to vanish created at or before the request
+// (vanishedSQL), and a repost (kind 6 or 16) carrying one in its content
+// (nip62.Reposted).
 func (t *Tx) CheckBans(ctx context.Context, ev *nostr.Event, authed string) error {
 	var what string
+	repostOf, repostAt, _ := nip62.Reposted(ev)
 	t.tx.deferCheck(&check{
 		name: "check bans",
 		sql: `SELECT CASE
   WHEN EXISTS (SELECT 1 FROM community_banned_events WHERE community_id = $1 AND event_id = $2) THEN 'event'
   WHEN ` + ruleNow("ANY ($3)", bannedNow) + ` THEN 'pubkey'
   WHEN ` + ruleNow("ANY ($3)", timedOutNow) + ` THEN 'timeout'
+  WHEN ` + vanishedSQL("$4", "$5") + ` THEN 'vanished'
+  WHEN $6 <> '' AND ` + vanishedSQL("$6", "$7") + ` THEN 'repost'
   ELSE '' END`,
-		args: []any{t.community, ev.ID, []string{ev.PubKey, authed}},
+		args: []any{t.community, ev.ID, []string{ev.PubKey, authed}, ev.PubKey, int64(ev.CreatedAt), repostOf, repostAt},
 		dest: []any{&what},
 		verdict: func() error {
 			switch what {
@@ -59,12 +68,22 @@ func (t *Tx) CheckBans(ctx context.Context, ev *nostr.Event, authed string) erro
 				return ErrBanned
 			case "timeout":
 				return ErrTimedOut
+			case "vanished":
+				return ErrVanished
+			case "repost":
+				return ErrRepostVanished
 			}
 			return nil
 		},
 	})
 	return nil
 }
+
+// The refusals of what a request to vanish deleted, coming back.
+var (
+	ErrVanished       = reject.New(reject.Blocked, "this key asked to vanish from this community (NIP-62) after this event was created: it is not accepted again")
+	ErrRepostVanished = reject.New(reject.Blocked, "the reposted event's author asked to vanish from this community (NIP-62) after it was created: it is not accepted again")
+)
 
 // Standing is what a key is in a community now, for the door guard: banned
 // or timed out (the predicates above), a member of any channel or on the

@@ -76,6 +76,10 @@ const (
 	// /api/invites): a member's, through the gate; whether the key is an
 	// owner or admin is the invite's own rule (shared/domain/invite).
 	Invite
+	// Vanish is a request to vanish (NIP-62, kind 62): authenticated and
+	// counted as a publish, but past the NIP-43 gate, since a key the
+	// community no longer admits may still have data here to delete.
+	Vanish
 )
 
 // Caller is who asks, as the transport authenticated them.
@@ -147,15 +151,18 @@ var (
 
 func free(Door) ratelimit.Request { return ratelimit.Request{} }
 
+func publishes(d Door) ratelimit.Request {
+	authed := d.Caller.Pubkey != ""
+	return ratelimit.Request{Event: authed, EventBytes: d.Caller.Size, NewChannel: d.NewChannel}
+}
+
 func reads(d Door) ratelimit.Request { return ratelimit.Request{Read: d.Caller.Pubkey != ""} }
 
 // policies is the one table of the door: which check each action passes.
 // Media's bytes are bounded by its own quotas (shared/service/media).
 var policies = map[Action]policy{
-	Publish: {unauth: errPublishAuth, member: true, cost: func(d Door) ratelimit.Request {
-		authed := d.Caller.Pubkey != ""
-		return ratelimit.Request{Event: authed, EventBytes: d.Caller.Size, NewChannel: d.NewChannel}
-	}},
+	Publish:     {unauth: errPublishAuth, member: true, cost: publishes},
+	Vanish:      {unauth: errPublishAuth, cost: publishes},
 	Read:        {unauth: errReadAuth, member: true, cost: reads},
 	Count:       {unauth: errCountAuth, member: true, cost: reads},
 	Message:     {cost: free},

@@ -182,3 +182,13 @@ func newChannelHarness(t *testing.T) (*harness, testkit.Key, string) {
 	owner := testkit.NewKey(t)
 	return h, owner, h.channel(owner)
 }
+
+// ok2 submits and requires acceptance, with or without a message.
+func (h *harness) ok2(ev *nostr.Event) ingest.Outcome {
+	h.t.Helper()
+	out := h.submit(ev)
+	if !out.Accepted || strings.HasPrefix(out.Message, "duplicate:") {
+		h.t.Fatalf("kind %d: want accepted, got accepted=%v %q", ev.Kind, out.Accepted, out.Message)
+	}
+	return out
+}

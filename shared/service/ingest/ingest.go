@@ -91,7 +91,8 @@ func (s *Service) WithDelivery(request func([]*nostr.Event) store.DeliveryReques
 type Outcome struct {
 	Accepted bool
 	// Message is "" on plain success, else NIP-01 prefixed: a duplicate
-	// (Accepted) or the rejection.
+	// (Accepted) or the rejection; or what an accepted request to vanish
+	// did.
 	Message string
 	// Committed lists the events this submission stored, the client's first,
 	// then relay-signed ones, for live fan-out; an ephemeral event is listed
@@ -100,6 +101,10 @@ type Outcome struct {
 	// Delivery is what delivery of Committed needs, loaded by the commit
 	// (nil without WithDelivery).
 	Delivery *store.Delivery
+	// Vanished, after a request to vanish (NIP-62), is what it deleted:
+	// the objects of its blobs and staged uploads are the caller's to
+	// delete now that the rows are gone.
+	Vanished *store.Vanished
 }
 
 // maxAttempts bounds retries of a transaction that lost a deadlock or
@@ -112,9 +117,17 @@ const maxAttempts = 3
 // means no verdict could be reached (the database failed or is away) and is
 // the caller's to answer through reject.Map.
 func (s *Service) Submit(ctx context.Context, community, authed string, ev *nostr.Event) (Outcome, error) {
+	return s.SubmitAt(ctx, community, "", authed, ev)
+}
+
+// SubmitAt is Submit for a request that reached the community at host
+// (the hostname, relay.Caller.Host): a request to vanish (NIP-62) must
+// name it (or ALL_RELAYS), so Submit, which knows none, takes only
+// ALL_RELAYS.
+func (s *Service) SubmitAt(ctx context.Context, community, host, authed string, ev *nostr.Event) (Outcome, error) {
 	now := s.now()
 	for _, p := range beforeTx {
-		if err := p.check(s, ev, authed, now); err != nil {
+		if err := p.check(s, ev, authed, host, now); err != nil {
 			return refused(err)
 		}
 	}
@@ -139,8 +152,10 @@ func (s *Service) Submit(ctx context.Context, community, authed string, ev *nost
 	var out []*nostr.Event
 	var delivery *store.Delivery
 	var verdict error
+	var note string
+	var vanished *store.Vanished
 	for attempt := 1; attempt <= maxAttempts; attempt++ {
-		out, verdict = out[:0], nil
+		out, verdict, note, vanished = out[:0], nil, "", nil
 		err = s.store.Tx(ctx, community, func(tx *store.Tx) error {
 			if locks {
 				tx.LockChannelFirst(h)
@@ -153,7 +168,7 @@ func (s *Service) Submit(ctx context.Context, community, authed string, ev *nost
 			if err := a.run(ctx); err != nil {
 				return err
 			}
-			out, verdict = a.committed(), a.verdict
+			out, verdict, note, vanished = a.committed(), a.verdict, a.note, a.vanished
 			return p.cover(ctx, latest(out))
 		})
 		if err == nil || !store.IsSerialization(err) {
@@ -173,7 +188,7 @@ func (s *Service) Submit(ctx context.Context, community, authed string, ev *nost
 	if verdict != nil {
 		return refused(verdict)
 	}
-	return Outcome{Accepted: true, Committed: out, Delivery: delivery}, nil
+	return Outcome{Accepted: true, Message: note, Committed: out, Delivery: delivery, Vanished: vanished}, nil
 }
 
 // prepared is one write's raise of the mark.
@@ -278,6 +293,10 @@ type apply struct {
 	// unlisted: the client's event is neither stored nor delivered (a 9009,
 	// whose codes only the relay keeps).
 	unlisted bool
+	// note is the message an accepted event's OK carries ("" none).
+	note string
+	// vanished is what a request to vanish deleted (vanish.go).
+	vanished *store.Vanished
 	// channels are the channels this attempt read, with the sender's role
 	// (saw), for filing the event in one of them.
 	channels map[string]seenChannel

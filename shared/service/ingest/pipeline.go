@@ -15,6 +15,7 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/eventcheck"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/nip29"
+	"github.com/buzzrelay/relay/shared/domain/nip62"
 	"github.com/buzzrelay/relay/shared/domain/nip70"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 )
@@ -25,10 +26,11 @@ import (
 // before any limit.)
 var beforeTx = []struct {
 	name  string
-	check func(s *Service, ev *nostr.Event, authed string, now time.Time) error
+	check func(s *Service, ev *nostr.Event, authed, host string, now time.Time) error
 }{
 	{"shape, id, signature, clock, size and accepted kind", checkEvent},
 	{"NIP-70 protected: only from its authenticated author", checkProtected},
+	{"NIP-62 request to vanish: from its authenticated author, naming this relay", checkVanish},
 }
 
 // inTx are the policies run in the event's transaction, in order; a
@@ -55,6 +57,7 @@ var kindRules = []struct {
 }{
 	{kinds.Deletion, "NIP-09 deletion of one's own event", (*apply).deletion},
 	{kinds.Reaction, "reaction to a readable event", (*apply).reaction},
+	{kinds.Vanish, "NIP-62 request to vanish: the key's data deleted, the request kept as its tombstone", (*apply).vanish},
 	{kinds.GiftWrap, "gift wrap to one recipient", (*apply).giftWrap},
 	{kinds.Report, "NIP-56 report: queued for the operators, never stored", (*apply).report},
 	{kinds.PutUser, "put user: admin adds or changes a role", (*apply).putUser},
@@ -99,15 +102,25 @@ var rules = func() map[int]func(*apply, context.Context) error {
 	return m
 }()
 
-func checkEvent(s *Service, ev *nostr.Event, _ string, now time.Time) error {
+func checkEvent(s *Service, ev *nostr.Event, _, _ string, now time.Time) error {
 	return eventcheck.Check(ev, now, s.sigs)
 }
 
-func checkProtected(_ *Service, ev *nostr.Event, authed string, _ time.Time) error {
+func checkProtected(_ *Service, ev *nostr.Event, authed, _ string, _ time.Time) error {
 	return nip70.Check(ev, authed)
 }
 
+func checkVanish(_ *Service, ev *nostr.Event, authed, host string, _ time.Time) error {
+	return nip62.Check(ev, host, authed)
+}
+
+// refuseBanned asks the ban check; a request to vanish (NIP-62), which a
+// banned or timed-out key may still send (its data goes, its ban stays),
+// asks only whether a newer request already covers it.
 func refuseBanned(a *apply, ctx context.Context) error {
+	if a.ev.Kind == kinds.Vanish {
+		return a.tx.CheckVanished(ctx, a.ev)
+	}
 	return a.tx.CheckBans(ctx, a.ev, a.authed)
 }
 

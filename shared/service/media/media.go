@@ -501,6 +501,19 @@ func (s *Service) Delete(ctx context.Context, community, pubkey, hash string) er
 	return nil
 }
 
+// EraseVanished deletes the objects of the blobs and staged uploads a
+// request to vanish (NIP-62) removed once its transaction committed
+// (store.Tx.KeyDataDelete): deleted, not moved to trash/, as the key
+// asked. A failed delete is logged.
+func (s *Service) EraseVanished(ctx context.Context, community string, v store.Vanished) {
+	for _, h := range v.Blobs {
+		s.remove(ctx, blossom.BlobKey(community, h))
+	}
+	for _, id := range v.Uploads {
+		s.remove(ctx, blossom.UploadKey(community, id))
+	}
+}
+
 // Hash is the lowercase hex SHA-256 of b.
 func Hash(b []byte) string {
 	sum := sha256.Sum256(b)

@@ -28,7 +28,8 @@ var writePath = []struct {
 }{
 	{"authorship: the event's key is the authenticated key (kinds.AnyAuthor aside)", (*Relay).authorship},
 	{"the door: served, rate limits, AUTH, the NIP-43 gate (guard.Guard.Admit)", (*Relay).admitWrite},
-	{"the rules and the store in one transaction (ingest.Submit, ingest/pipeline.go)", (*Relay).submit},
+	{"the rules and the store in one transaction (ingest.SubmitAt, ingest/pipeline.go)", (*Relay).submit},
+	{"after a request to vanish (NIP-62) committed, its media objects deleted", (*Relay).eraseVanished},
 }
 
 // readPath is a one-shot read, in order.
@@ -82,8 +83,11 @@ func (r *Relay) authorship(_ context.Context, w *write) error {
 
 func (r *Relay) admitWrite(ctx context.Context, w *write) error {
 	action := guard.Publish
-	if w.ev.Kind == kinds.RelayJoinRequest {
+	switch w.ev.Kind {
+	case kinds.RelayJoinRequest:
 		action = guard.Join // a key that is no member yet asks to become one
+	case kinds.Vanish:
+		action = guard.Vanish // a key no longer admitted may still have data here
 	}
 	d := r.door(w.c, action)
 	d.NewChannel = w.ev.Kind == kinds.CreateGroup
@@ -91,11 +95,18 @@ func (r *Relay) admitWrite(ctx context.Context, w *write) error {
 }
 
 func (r *Relay) submit(ctx context.Context, w *write) error {
-	out, err := r.Ingest.Submit(ctx, w.c.Community, w.c.Pubkey, w.ev)
+	out, err := r.Ingest.SubmitAt(ctx, w.c.Community, w.c.Host, w.c.Pubkey, w.ev)
 	if err != nil {
 		return fmt.Errorf("relay: publish: %w", err)
 	}
 	w.out = out
+	return nil
+}
+
+func (r *Relay) eraseVanished(ctx context.Context, w *write) error {
+	if w.out.Vanished != nil {
+		r.erase(ctx, w.c, w.ev, *w.out.Vanished)
+	}
 	return nil
 }
 

@@ -98,6 +98,12 @@ type Reader interface {
 	CountFilters(ctx context.Context, community, reader string, filters []nostr.Filter) (int64, error)
 }
 
+// Eraser deletes the media objects of what a request to vanish removed
+// (shared/service/media).
+type Eraser interface {
+	EraseVanished(ctx context.Context, community string, v store.Vanished)
+}
+
 // Deliverer delivers committed events to live subscribers
 // (shared/service/fanout).
 type Deliverer interface {
@@ -121,7 +127,11 @@ type Relay struct {
 	Invites *invites.Service
 	// Reconciler serves NIP-77 (Negentropy); nil: refused.
 	Reconciler *negentropy.Service
-	Log        *slog.Logger
+	// Media deletes the objects of the blobs a request to vanish (NIP-62)
+	// removed, after its commit; nil: the function has no bucket, and the
+	// objects stay unreachable (their rows are gone).
+	Media Eraser
+	Log   *slog.Logger
 }
 
 // authored is the authorship rule: an event is signed by the key that
@@ -375,4 +385,16 @@ func (r *Relay) admit(ctx context.Context, c Caller, d guard.Door) error {
 		return fmt.Errorf("relay: %w", err)
 	}
 	return err
+}
+
+// erase deletes the objects of the blobs and staged uploads a committed
+// request to vanish removed, and logs it.
+func (r *Relay) erase(ctx context.Context, c Caller, ev *nostr.Event, v store.Vanished) {
+	if r.Log != nil {
+		r.Log.InfoContext(ctx, "relay: request to vanish (NIP-62)", "community", c.Community, "pubkey", ev.PubKey,
+			"events", v.Events, "blobs", len(v.Blobs), "uploads", len(v.Uploads), "objects", r.Media != nil)
+	}
+	if r.Media != nil && (len(v.Blobs) > 0 || len(v.Uploads) > 0) {
+		r.Media.EraseVanished(ctx, c.Community, v)
+	}
 }

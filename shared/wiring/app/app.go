@@ -275,6 +275,9 @@ func (a *App) core() *relay.Relay {
 	if a.Fanout != nil {
 		c.Fanout = a.Fanout
 	}
+	if a.Media != nil {
+		c.Media = a.Media // a request to vanish deletes its blobs' objects
+	}
 	return c
 }
 

@@ -40,7 +40,7 @@ const (
 	// replies and live delivery posted to connections; with
 	// SESSION_TABLE set, AUTH, CLOSE and a limit-0 REQ or one for what the
 	// client has seen need no database statement (shared/service/sessions).
-	MessageParts = pool | keys | writes | reads | live | idle
+	MessageParts = pool | keys | writes | reads | live | idle | blobs
 	// DisconnectParts: $disconnect: it forgets the connection (with
 	// SESSION_TABLE set, in DynamoDB only: no database statement) and
 	// signs nothing.

@@ -145,7 +145,7 @@ func Environment(f Function, s Settings, refs Refs) map[string]string {
 	if usesKMS && SetsEndpoint(s, SvcKMS) {
 		env["AWS_ENDPOINT_URL_KMS"] = EndpointURL(s, region, SvcKMS)
 	}
-	if s.Media && f.ServesMedia() && SetsEndpoint(s, SvcS3) {
+	if s.Media && f.HoldsMedia() && SetsEndpoint(s, SvcS3) {
 		// Presigned URLs carry this host too, which browsers reach over
 		// IPv4 or IPv6.
 		env["AWS_ENDPOINT_URL_S3"] = EndpointURL(s, region, SvcS3)
@@ -156,7 +156,7 @@ func Environment(f Function, s Settings, refs Refs) map[string]string {
 	if s.Media && f.Directory {
 		env["DIRECTORY_BUCKET"] = refs(RefMediaBucket)
 	}
-	if s.Media && f.ServesMedia() {
+	if s.Media && f.HoldsMedia() {
 		mediaEnv(s, refs, env)
 	}
 	return env

@@ -74,9 +74,13 @@ type Function struct {
 	// Sweeps is the NIP-40 expiry sweep (functions/expiry-sweep): invoked
 	// by an EventBridge Scheduler schedule every SweepRateHours, it
 	// deletes the events whose expiration has passed. The database only.
-	Sweeps  bool
-	Memory  float64 // MB
-	Timeout float64 // seconds
+	Sweeps bool
+	// Vanishes takes NIP-62 requests to vanish without serving a media
+	// route (ws-message): it gets the media bucket, to delete the objects
+	// of the blobs a request removed (s3:DeleteObject only).
+	Vanishes bool
+	Memory   float64 // MB
+	Timeout  float64 // seconds
 }
 
 // The liveness schedule: every open connection gets a frame at least
@@ -109,7 +113,7 @@ var Functions = []Function{
 	{Name: "query", Signs: true, Manages: true, Sessions: true, Directory: true, Memory: 512, Timeout: 28},
 	{Name: "ws-connect", NoDB: true, Greets: true, Memory: 256, Timeout: 28},
 	{Name: "ws-authorize", NoDB: true, Authorizer: true, Memory: 128, Timeout: 10},
-	{Name: "ws-message", Signs: true, Posts: true, Dispatches: true, Sessions: true, Directory: true, Memory: 512, Timeout: 28},
+	{Name: "ws-message", Signs: true, Posts: true, Dispatches: true, Sessions: true, Directory: true, Vanishes: true, Memory: 512, Timeout: 28},
 	{Name: "ws-disconnect", Sessions: true, Memory: 256, Timeout: 28},
 	{Name: "migrate", Migrate: true, Memory: 256, Timeout: 300},
 	{Name: "egresscheck", EgressCheck: true, NoDB: true, Memory: 128, Timeout: 120},
@@ -212,6 +216,10 @@ var WebSocketRoutes = map[string]string{
 	RouteDefault:    "ws-message",
 	RouteDisconnect: "ws-disconnect",
 }
+
+// HoldsMedia: the function gets the media bucket, to serve media or to
+// delete what a request to vanish removed (Vanishes).
+func (f Function) HoldsMedia() bool { return f.ServesMedia() || f.Vanishes }
 
 // ServesMedia: some media route reaches the function, so it gets the
 // bucket and the limits in its environment (and, in infra/, its S3 grants).

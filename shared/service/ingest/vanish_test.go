@@ -1,0 +1,160 @@
+package ingest_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/postgres/store"
+	"github.com/buzzrelay/relay/shared/testing/testkit"
+)
+
+const hashOnly, hashShared = "1111111111111111111111111111111111111111111111111111111111111111",
+	"2222222222222222222222222222222222222222222222222222222222222222"
+
+// A request to vanish (NIP-62) from its author deletes, in its one
+// transaction, every event of the key in the community (messages, replies,
+// reactions, notes, its older requests), the gift wraps addressed to it,
+// the blobs only it uploaded (handed back for their objects) and its
+// staged uploads, keeps everyone else's events and shared blobs, audits
+// itself and answers OK with what went; the 62 stays as the tombstone.
+func TestRequestToVanishDeletesEverythingOfTheKey(t *testing.T) {
+	h, owner, ch := newChannelHarness(t)
+	p := testkit.NewKey(t)
+	ctx := context.Background()
+	h.ok(p.Event(t, 9021, "", nostr.Tag{"h", ch}))
+	qMsg := h.ok(owner.Event(t, 9, "from the owner", nostr.Tag{"h", ch})).Committed[0]
+	pMsg := h.ok(p.Event(t, 9, "from p "+hashOnly, nostr.Tag{"h", ch})).Committed[0]
+	h.ok(p.Event(t, 9, "p replies", nostr.Tag{"h", ch}, reply(qMsg.ID)))
+	h.ok(p.Event(t, 7, "+", nostr.Tag{"h", ch}, nostr.Tag{"e", qMsg.ID}, nostr.Tag{"p", owner.Pub}))
+	h.ok(p.Event(t, 1, "a note"))
+	wrap := testkit.NewKey(t)
+	h.ok(wrap.Event(t, 1059, "sealed", nostr.Tag{"p", p.Pub}))
+	for _, b := range []struct{ hash, by string }{{hashOnly, p.Pub}, {hashShared, p.Pub}, {hashShared, owner.Pub}} {
+		if _, _, err := h.st.AddBlob(ctx, store.NewBlob{Community: community, SHA256: b.hash, Type: "image/png", Pubkey: b.by, Size: 10, At: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ownerEvents := h.scalar(`SELECT count(*) FROM events WHERE pubkey = $1`, owner.Pub)
+
+	req := p.Event(t, 62, "bye", nostr.Tag{"relay", "ALL_RELAYS"})
+	out := h.ok2(req)
+	if !strings.HasPrefix(out.Message, "vanished: 6 events, 1 blobs") {
+		t.Fatalf("OK message %q", out.Message)
+	}
+	if out.Vanished == nil || len(out.Vanished.Blobs) != 1 || out.Vanished.Blobs[0] != hashOnly {
+		t.Fatalf("vanished %+v, want the blob only p uploaded", out.Vanished)
+	}
+	if n := h.scalar(`SELECT count(*) FROM events WHERE pubkey = $1`, p.Pub); n != 1 {
+		t.Fatalf("%d events of p left, want the tombstone only", n)
+	}
+	if n := h.scalar(`SELECT count(*) FROM events WHERE kind = 1059`); n != 0 {
+		t.Fatal("the gift wrap to p is still stored")
+	}
+	if n := h.scalar(`SELECT count(*) FROM events WHERE pubkey = $1`, owner.Pub); n != ownerEvents {
+		t.Fatalf("the owner's events went from %d to %d", ownerEvents, n)
+	}
+	if n := h.scalar(`SELECT count(*) FROM blobs`); n != 1 {
+		t.Fatalf("%d blobs left, want the shared one", n)
+	}
+	if n := h.scalar(`SELECT count(*) FROM blob_owners WHERE pubkey = $1`, p.Pub) + h.scalar(`SELECT count(*) FROM blob_refs WHERE event_id = $1`, pMsg.ID); n != 0 {
+		t.Fatal("p's blob rows are still there")
+	}
+	if n := h.scalar(`SELECT count(*) FROM moderation_actions WHERE event_id = $1 AND kind = 62 AND actor = $2 AND reason LIKE 'request to vanish%'`, req.ID, p.Pub); n != 1 {
+		t.Fatal("no audit row")
+	}
+	h.noOrphans()
+	// Its repeat is a duplicate, and changes nothing.
+	if again := h.submit(req); !again.Accepted || !strings.HasPrefix(again.Message, "duplicate:") {
+		t.Fatalf("repeat: %+v", again)
+	}
+}
+
+// What a request to vanish deleted never comes back: a re-publish of the
+// key's older event, or a repost (kind 6 and 16, in a group: the kinds
+// this relay takes there) carrying it, is refused
+// with blocked:; the key's new events, and reposts of other keys, are
+// accepted.
+func TestVanishedEventsDoNotComeBack(t *testing.T) {
+	h, owner, ch := newChannelHarness(t)
+	p := testkit.NewKey(t)
+	now := time.Now()
+	h.ok(p.Event(t, 9021, "", nostr.Tag{"h", ch}))
+	old := p.EventAt(t, now.Add(-time.Minute), 9, "old", nostr.Tag{"h", ch})
+	h.ok(old)
+	note := p.EventAt(t, now.Add(-time.Minute), 1, "old note")
+	h.ok(note)
+	h.ok2(p.EventAt(t, now.Add(-10*time.Second), 62, "", nostr.Tag{"relay", "ALL_RELAYS"}))
+
+	h.refused(old, "blocked:")
+	h.refused(note, "blocked:")
+	raw, _ := note.MarshalJSON()
+	h.refused(owner.Event(t, 6, string(raw), nostr.Tag{"e", note.ID}, nostr.Tag{"p", p.Pub}, nostr.Tag{"h", ch}), "blocked:")
+	h.refused(owner.Event(t, 16, string(raw), nostr.Tag{"e", note.ID}, nostr.Tag{"k", "1"}, nostr.Tag{"h", ch}), "blocked:")
+	// An older request to vanish is covered by the newer one.
+	h.refused(p.EventAt(t, now.Add(-20*time.Second), 62, "", nostr.Tag{"relay", "ALL_RELAYS"}), "blocked:")
+
+	h.ok(p.Event(t, 9, "new", nostr.Tag{"h", ch}))
+	other := h.ok(owner.Event(t, 1, "owner's note")).Committed[0]
+	rawOther, _ := other.MarshalJSON()
+	h.ok(p.Event(t, 6, string(rawOther), nostr.Tag{"e", other.ID}, nostr.Tag{"h", ch}))
+}
+
+// Attacks: a request to vanish signed by the key but relayed by another
+// (or signed by another key), unauthenticated, naming another relay, or
+// expiring, deletes nothing and is refused with its reason.
+func TestRequestToVanishFromAnyoneElseDoesNothing(t *testing.T) {
+	h, owner, ch := newChannelHarness(t)
+	p := testkit.NewKey(t)
+	h.ok(owner.Event(t, 9, "stays", nostr.Tag{"h", ch}))
+	submitAs := func(authed, host string, ev *nostr.Event, want string) {
+		t.Helper()
+		before := h.counts()
+		out, err := h.svc.SubmitAt(context.Background(), community, host, authed, ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Accepted || !strings.HasPrefix(out.Message, want) {
+			t.Fatalf("got accepted=%v %q, want %s", out.Accepted, out.Message, want)
+		}
+		if h.counts() != before {
+			t.Fatal("a refused request to vanish left a trace")
+		}
+	}
+	all := nostr.Tag{"relay", "ALL_RELAYS"}
+	submitAs(p.Pub, "relay.example", owner.Event(t, 62, "", all), "restricted:")
+	submitAs("", "relay.example", owner.Event(t, 62, "", all), "auth-required:")
+	submitAs(owner.Pub, "relay.example", owner.Event(t, 62, "", nostr.Tag{"relay", "wss://other.example"}), "invalid:")
+	submitAs(owner.Pub, "relay.example", owner.Event(t, 62, ""), "invalid:")
+	submitAs(owner.Pub, "relay.example", owner.Event(t, 62, "", all, nostr.Tag{"expiration", "9999999999"}), "invalid:")
+	// Named by this relay's URL, it is the owner's own and goes through.
+	out, err := h.svc.SubmitAt(context.Background(), community, "relay.example", owner.Pub, owner.Event(t, 62, "", nostr.Tag{"relay", "wss://relay.example/"}))
+	if err != nil || !out.Accepted {
+		t.Fatalf("%v %+v", err, out)
+	}
+}
+
+// A banned key may still vanish: its data goes, its ban stays (its next
+// event is refused as banned).
+func TestBannedKeyMayVanishAndStaysBanned(t *testing.T) {
+	h, _, ch := newChannelHarness(t)
+	p := testkit.NewKey(t)
+	ctx := context.Background()
+	h.ok(p.Event(t, 9021, "", nostr.Tag{"h", ch}))
+	h.ok(p.Event(t, 9, "before the ban", nostr.Tag{"h", ch}))
+	if err := h.st.SetPubkeyRule(ctx, community, p.Pub, "ban", "spam", time.Now().Unix()); err != nil {
+		t.Fatal(err)
+	}
+	h.refused(p.Event(t, 9, "while banned", nostr.Tag{"h", ch}), "blocked:")
+	h.ok2(p.Event(t, 62, "", nostr.Tag{"relay", "ALL_RELAYS"}))
+	if n := h.scalar(`SELECT count(*) FROM events WHERE pubkey = $1 AND kind <> 62`, p.Pub); n != 0 {
+		t.Fatalf("%d events of the banned key left", n)
+	}
+	if n := h.scalar(`SELECT count(*) FROM community_pubkey_rules WHERE pubkey = $1 AND rule = 'ban'`, p.Pub); n != 1 {
+		t.Fatal("the ban went with the key's data")
+	}
+	h.refused(p.EventAt(t, time.Now().Add(2*time.Second), 9, "after", nostr.Tag{"h", ch}), "blocked: this pubkey is banned")
+}
