@@ -266,6 +266,11 @@ func (r *Registry) AboveMark(ctx context.Context, community string, filters []no
 	if AllLimitZero(filters) {
 		return true, nil
 	}
+	if !MayBeAbove(filters) {
+		// No mark can answer it (a filter asks for stored events with no
+		// since): the store is not asked.
+		return false, nil
+	}
 	m, ok, err := r.st.Mark(ctx, community)
 	if err != nil || !ok {
 		return false, err
@@ -279,6 +284,18 @@ func (r *Registry) AboveMark(ctx context.Context, community string, filters []no
 func AllLimitZero(filters []nostr.Filter) bool {
 	for _, f := range filters {
 		if !f.LimitZero {
+			return false
+		}
+	}
+	return len(filters) > 0
+}
+
+// MayBeAbove reports whether some mark could make Above true: every
+// filter has limit 0 or a since. A REQ for the newest stored events (no
+// since) never can, so it needs no read of the mark.
+func MayBeAbove(filters []nostr.Filter) bool {
+	for _, f := range filters {
+		if !f.LimitZero && f.Since == nil {
 			return false
 		}
 	}
