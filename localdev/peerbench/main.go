@@ -573,10 +573,18 @@ func (b *bench) reqs(ctx context.Context, ch string, until nostr.Timestamp, k in
 				}
 				switch wsclient.Verb(p) {
 				case "EVENT":
+					var sub string
+					if json.Unmarshal(p[1], &sub) != nil || sub != id || len(p) < 3 {
+						continue // a late frame of an earlier REQ
+					}
 					var ev nostr.Event
 					_ = json.Unmarshal(p[2], &ev)
 					got = append(got, ev)
 				case "EOSE":
+					var sub string
+					if json.Unmarshal(p[1], &sub) != nil || sub != id {
+						continue
+					}
 					break read
 				case "CLOSED":
 					return stats{}, fmt.Errorf("REQ closed: %s", p[len(p)-1])
