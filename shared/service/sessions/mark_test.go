@@ -2,6 +2,9 @@ package sessions_test
 
 import (
 	"context"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/nbd-wtf/go-nostr"
@@ -52,5 +55,62 @@ func TestAboveMarkReadsTheMarkOnlyWhenItCanAnswer(t *testing.T) {
 				t.Errorf("above %v after %d mark reads, want %v after %d", above, st.reads, c.above, c.reads)
 			}
 		})
+	}
+}
+
+// raiseStore is a session store whose RaiseMark blocks until released,
+// and counts its calls.
+type raiseStore struct {
+	sessions.Store // nil: any other call panics
+	entered        chan struct{}
+	release        chan struct{}
+	calls          atomic.Int32
+}
+
+func (s *raiseStore) RaiseMark(_ context.Context, _ string, v int64, _ bool) (int64, bool, error) {
+	if s.calls.Add(1) == 1 {
+		close(s.entered)
+	}
+	<-s.release
+	return v, true, nil
+}
+
+// TestRaiseMarkOnceForTheWritesInFlight protects the write path's cost on
+// the DynamoDB path: the writes in flight when the clock turns a second
+// all need the mark raised to the same second; one raise serves them all
+// (before, each sent its own conditional write, and each refused one a
+// read).
+func TestRaiseMarkOnceForTheWritesInFlight(t *testing.T) {
+	st := &raiseStore{entered: make(chan struct{}), release: make(chan struct{})}
+	reg := sessions.NewRegistry(st)
+	ctx := context.Background()
+	errs := make(chan error, 20)
+	go func() { errs <- reg.RaiseMark(ctx, "c", 100) }()
+	<-st.entered
+	var started sync.WaitGroup
+	for range 19 {
+		started.Add(1)
+		go func() {
+			started.Done()
+			errs <- reg.RaiseMark(ctx, "c", 100)
+		}()
+	}
+	started.Wait()
+	runtime.Gosched()
+	close(st.release)
+	for range 20 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := st.calls.Load(); n != 1 {
+		t.Errorf("%d raises of the mark for 20 writes of one second, want 1", n)
+	}
+	// A later second needs a raise of its own.
+	if err := reg.RaiseMark(ctx, "c", 101); err != nil {
+		t.Fatal(err)
+	}
+	if n := st.calls.Load(); n != 2 {
+		t.Errorf("%d raises after a write of the next second, want 2", n)
 	}
 }
