@@ -108,9 +108,9 @@ type Relay struct {
 	dropTable func()
 }
 
-// sessionTable creates a fresh sessions' table in the local DynamoDB and
-// returns its name and its deletion.
-func sessionTable(ctx context.Context) (string, func(), error) {
+// SessionTable creates a fresh sessions' table in the local DynamoDB
+// (AWS_ENDPOINT_URL_DYNAMODB) and returns its name and its deletion.
+func SessionTable(ctx context.Context) (string, func(), error) {
 	if os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") == "" {
 		return "", nil, errors.New("e2e: Options.Sessions needs the local DynamoDB: source localdev/ddb.sh (make test does)")
 	}
@@ -177,7 +177,7 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 	}
 	dropTable := func() {}
 	if o.Sessions {
-		table, drop, err := sessionTable(ctx)
+		table, drop, err := SessionTable(ctx)
 		if err != nil {
 			ln.Close()
 			return nil, err

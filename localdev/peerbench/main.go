@@ -6,6 +6,14 @@
 // as processes; khatru's module is its own, so khatru is never a dependency
 // of the relay.
 //
+// -order names the relays run, in that order: khatru; buzz, this relay as
+// `make dev` ships it (the WebSocket sessions in DynamoDB: a fresh table of
+// the local DynamoDB at AWS_ENDPOINT_URL_DYNAMODB, localdev/ddb.sh, per
+// run; the directory in the bucket of localdev/s3.sh when it is sourced);
+// pg, this relay with BUZZ_SESSIONS=0 (the sessions in Postgres); base, the
+// checkout -base as buzz runs. Alternate the order between runs: the later
+// relay meets whatever load the machine has then.
+//
 // Load: -inflight EVENTs in flight per socket, each waiting for its OK; one
 // socket publishing -events events into one channel, then -sockets sockets
 // publishing -events/-sockets each into another; -small events into a third
@@ -24,7 +32,7 @@
 //
 // Usage (from the repository root):
 //
-//	source localdev/pg.sh && go run ./localdev/peerbench
+//	source localdev/pg.sh && source localdev/s3.sh && source localdev/ddb.sh && go run ./localdev/peerbench
 package main
 
 import (
@@ -39,6 +47,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -54,7 +63,7 @@ import (
 
 type options struct {
 	events, sockets, small, inflight, reqs, fill int
-	repo, base, keep                             string
+	repo, base, keep, logLevel                   string
 }
 
 func main() {
@@ -65,10 +74,10 @@ func main() {
 	flag.IntVar(&o.inflight, "inflight", 200, "EVENTs in flight per socket")
 	flag.IntVar(&o.reqs, "reqs", 50, "REQs per REQ figure")
 	flag.StringVar(&o.repo, "repo", ".", "root of the relay's repository (khatru is built from its localdev/khatrupeer)")
-	flag.StringVar(&o.base, "base", "", "another checkout of the relay (before a change), run between khatru and -repo in the same run for an A/B ratio")
-	baseLast := flag.Bool("base-last", false, "run -base after -repo (the later relay meets whatever load the machine has then: alternate the order between runs)")
-	only := flag.String("only", "", "run against one relay only: khatru, base or buzz")
+	flag.StringVar(&o.base, "base", "", "another checkout of the relay (before a change), run as buzz is for an A/B ratio (name base in -order)")
+	order := flag.String("order", "khatru,buzz,pg", "relays to run, in this order: khatru, buzz (sessions in DynamoDB, as make dev), pg (BUZZ_SESSIONS=0), base (-base as buzz)")
 	flag.StringVar(&o.keep, "keep", "", "prefix of kept databases (long-lived: reused by every run with this prefix); empty: fresh databases, dropped")
+	flag.StringVar(&o.logLevel, "log", "error", "LOG_LEVEL of this relay's runs")
 	flag.IntVar(&o.fill, "fill", 0, "channels of -small events published before the measured load (a long-lived database's other channels)")
 	flag.Parse()
 	dsn := os.Getenv("DATABASE_URL")
@@ -77,13 +86,15 @@ func main() {
 	}
 	ctx := context.Background()
 	var results []*result
-	order := []string{"khatru", "base", "buzz"}
-	if *baseLast {
-		order = []string{"khatru", "buzz", "base"}
-	}
-	for _, name := range order {
-		if (*only != "" && *only != name) || (name == "base" && o.base == "") {
-			continue
+	for name := range strings.SplitSeq(*order, ",") {
+		switch name {
+		case "khatru", "buzz", "pg":
+		case "base":
+			if o.base == "" {
+				fail(errors.New("-order names base: set -base"))
+			}
+		default:
+			fail(fmt.Errorf("-order: unknown relay %q (khatru, buzz, pg, base)", name))
 		}
 		r, err := runOne(ctx, name, dsn, o)
 		if err != nil {
@@ -107,7 +118,12 @@ type result struct {
 	smallAnalyzed, bigAnalyze, deepAnalyzed stats
 }
 
-type stats struct{ p50, p99 float64 } // ms
+// stats are a REQ figure's times (ms) and its answers with fewer than 50
+// events (not timed).
+type stats struct {
+	p50, p99 float64
+	short    int
+}
 
 // runOne starts relay name over a fresh database and runs the load.
 func runOne(ctx context.Context, name, adminDSN string, o options) (*result, error) {
@@ -128,7 +144,7 @@ func runOne(ctx context.Context, name, adminDSN string, o options) (*result, err
 			return nil, err
 		}
 		cmd = exec.Command(bin, "-addr", addr)
-	case "buzz", "base":
+	case "buzz", "base", "pg":
 		repo := o.repo
 		if name == "base" {
 			repo = o.base
@@ -139,8 +155,13 @@ func runOne(ctx context.Context, name, adminDSN string, o options) (*result, err
 		}
 		cmd = exec.Command(bin)
 	}
+	env, dropTable, err := relayEnv(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	defer dropTable()
 	// Throughput is the measure: the per-key rate limits are off.
-	cmd.Env = append(os.Environ(), "DATABASE_URL="+dsn, "BUZZ_ADDR="+addr, "LOG_LEVEL=error",
+	cmd.Env = append(env, "DATABASE_URL="+dsn, "BUZZ_ADDR="+addr, "LOG_LEVEL="+o.logLevel,
 		"RATE_EVENTS_PER_MIN=0", "RATE_EVENT_BYTES_PER_MIN=0", "RATE_READS_PER_MIN=0", "RATE_WS_MESSAGES_PER_MIN=0", "RATE_CHANNELS_PER_HOUR=0")
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -162,9 +183,9 @@ func runOne(ctx context.Context, name, adminDSN string, o options) (*result, err
 		return nil, err
 	}
 	fmt.Fprintf(os.Stderr, "peerbench: %s up on %s\n", name, wsURL)
-	kind := name // base is this relay too: AUTH, channels
-	if name == "base" {
-		kind = "buzz"
+	kind := "buzz" // base and pg are this relay too: AUTH, channels
+	if name == "khatru" {
+		kind = name
 	}
 	b := &bench{name: kind, url: wsURL, owner: nostr.GeneratePrivateKey(), inflight: o.inflight}
 	if err := b.setup(ctx); err != nil {
@@ -229,6 +250,30 @@ func runOne(ctx context.Context, name, adminDSN string, o options) (*result, err
 	return r, nil
 }
 
+// relayEnv is relay name's environment and what ends it: this process's
+// without the session settings, then for buzz and base a fresh sessions'
+// table in the local DynamoDB (as make dev: SESSION_TABLE), for pg
+// BUZZ_SESSIONS=0 (the sessions in Postgres).
+func relayEnv(ctx context.Context, name string) ([]string, func(), error) {
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, "SESSION_TABLE=") || strings.HasPrefix(kv, "BUZZ_SESSIONS=")
+	})
+	switch name {
+	case "pg":
+		return append(env, "BUZZ_SESSIONS=0"), func() {}, nil
+	case "buzz", "base":
+		if os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") == "" {
+			return nil, nil, errors.New("the sessions' store is not running: source localdev/ddb.sh (as make dev does), or leave buzz and base out of -order")
+		}
+		table, drop, err := e2e.SessionTable(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		return append(env, "SESSION_TABLE="+table), drop, nil
+	}
+	return env, func() {}, nil
+}
+
 func print(o options, rs []*result) {
 	find := func(n string) *result {
 		for _, r := range rs {
@@ -255,34 +300,55 @@ func print(o options, rs []*result) {
 		{fmt.Sprintf("REQ p50, deep page of the %d-event channel, analyzed (ms)", o.events), func(r *result) float64 { return r.deepAnalyzed.p50 }, false},
 		{fmt.Sprintf("REQ p99, %d-event channel, analyzed (ms)", o.events), func(r *result) float64 { return r.bigAnalyze.p99 }, false},
 	}
-	b := find("base")
-	if b == nil {
-		fmt.Printf("| figure | khatru + Postgres | this relay | ratio |\n|---|---|---|---|\n")
-	} else {
-		fmt.Printf("| figure | khatru + Postgres | base | this relay | ratio | this ÷ base |\n|---|---|---|---|---|---|\n")
-	}
-	ratio := func(rw row, z, k *result, them string) string {
-		if k == nil || z == nil || rw.get(k) <= 0 || rw.get(z) <= 0 {
-			return "-"
+	// One column per relay in the order run, then each relay of this
+	// repository against khatru, and buzz (sessions in DynamoDB) against pg
+	// (BUZZ_SESSIONS=0) and base.
+	title := map[string]string{"khatru": "khatru + Postgres", "buzz": "this relay (make dev: sessions in DynamoDB)",
+		"pg": "this relay, BUZZ_SESSIONS=0", "base": "base"}
+	type pair struct{ a, b *result }
+	var pairs []pair
+	for _, r := range rs {
+		if r.name != "khatru" && k != nil {
+			pairs = append(pairs, pair{r, k})
 		}
-		if rw.rate {
-			return fmt.Sprintf("%.2f (this ÷ %s)", rw.get(z)/rw.get(k), them)
-		}
-		return fmt.Sprintf("%.2f× %s's time", rw.get(z)/rw.get(k), them)
 	}
-	val := func(rw row, r *result) string {
-		if r == nil {
-			return "-"
+	for _, other := range []string{"pg", "base"} {
+		if o := find(other); o != nil && z != nil {
+			pairs = append(pairs, pair{z, o})
 		}
-		return fmtNum(rw.get(r), rw.rate)
 	}
+	head, rule := "| figure |", "|---|"
+	for _, r := range rs {
+		head, rule = head+" "+title[r.name]+" |", rule+"---|"
+	}
+	for _, p := range pairs {
+		head, rule = head+" "+p.a.name+" ÷ "+p.b.name+" |", rule+"---|"
+	}
+	fmt.Println(head)
+	fmt.Println(rule)
 	for _, rw := range rows {
-		if b == nil {
-			fmt.Printf("| %s | %s | %s | %s |\n", rw.label, val(rw, k), val(rw, z), ratio(rw, z, k, "khatru"))
-			continue
+		line := "| " + rw.label + " |"
+		for _, r := range rs {
+			line += " " + fmtNum(rw.get(r), rw.rate) + " |"
 		}
-		fmt.Printf("| %s | %s | %s | %s | %s | %s |\n", rw.label, val(rw, k), val(rw, b), val(rw, z),
-			ratio(rw, z, k, "khatru"), ratio(rw, z, b, "base"))
+		for _, p := range pairs {
+			if rw.get(p.a) <= 0 || rw.get(p.b) <= 0 {
+				line += " - |"
+				continue
+			}
+			line += fmt.Sprintf(" %.2f |", rw.get(p.a)/rw.get(p.b))
+		}
+		fmt.Println(line)
+	}
+	fmt.Println("(ratios: events/s ÷ events/s, ms ÷ ms)")
+	for _, r := range rs {
+		n := 0
+		for _, st := range []stats{r.smallFresh, r.bigFresh, r.deepFresh, r.smallAnalyzed, r.bigAnalyze, r.deepAnalyzed} {
+			n += st.short
+		}
+		if n > 0 {
+			fmt.Printf("%s: %d of %d REQs answered with fewer than 50 events (left out of the times)\n", r.name, n, 6*o.reqs)
+		}
 	}
 }
 
@@ -486,6 +552,7 @@ func (b *bench) ingest(ctx context.Context, ch string, n, per int) (float64, err
 // and checks each answer: 50 events, newest first, then EOSE.
 func (b *bench) reqs(ctx context.Context, ch string, until nostr.Timestamp, k int) (stats, error) {
 	var ds []time.Duration
+	short := 0
 	f := map[string]any{"kinds": []int{9}, "#h": []string{ch}, "limit": 50}
 	if until != 0 {
 		f["until"] = until
@@ -506,10 +573,18 @@ func (b *bench) reqs(ctx context.Context, ch string, until nostr.Timestamp, k in
 				}
 				switch wsclient.Verb(p) {
 				case "EVENT":
+					var sub string
+					if json.Unmarshal(p[1], &sub) != nil || sub != id || len(p) < 3 {
+						continue // a late frame of an earlier REQ
+					}
 					var ev nostr.Event
 					_ = json.Unmarshal(p[2], &ev)
 					got = append(got, ev)
 				case "EOSE":
+					var sub string
+					if json.Unmarshal(p[1], &sub) != nil || sub != id {
+						continue
+					}
 					break read
 				case "CLOSED":
 					return stats{}, fmt.Errorf("REQ closed: %s", p[len(p)-1])
@@ -518,23 +593,34 @@ func (b *bench) reqs(ctx context.Context, ch string, until nostr.Timestamp, k in
 				return stats{}, errors.New("no EOSE within 30 s")
 			}
 		}
-		ds = append(ds, time.Since(start))
+		took := time.Since(start)
 		if len(got) != 50 {
-			return stats{}, fmt.Errorf("REQ returned %d events, want 50", len(got))
+			// Counted and reported (stats.short), not timed: a relay that
+			// answers short must not look fast, nor hide the rest.
+			short++
+			fmt.Fprintf(os.Stderr, "peerbench: %s: REQ %s returned %d events, want 50\n", b.name, id, len(got))
+		} else {
+			ds = append(ds, took)
 		}
-		if !slices.IsSortedFunc(got, func(a, b nostr.Event) int { return int(b.CreatedAt - a.CreatedAt) }) {
-			return stats{}, errors.New("REQ events are not newest first")
+		// The relay posts a REQ's events several at a time, so they may
+		// arrive in another order (README, Compatibility): they must be
+		// the 50 newest, each once.
+		if err := newest(got, ch, until); err != nil {
+			return stats{}, err
 		}
 		if err := b.reader.Send(ctx, []any{"CLOSE", id}); err != nil {
 			return stats{}, err
 		}
+	}
+	if len(ds) == 0 {
+		return stats{short: short}, fmt.Errorf("every REQ answered short (%d)", short)
 	}
 	slices.Sort(ds)
 	at := func(p int) float64 {
 		i := min(max((len(ds)*p+99)/100-1, 0), len(ds)-1)
 		return float64(ds[i].Microseconds()) / 1000
 	}
-	return stats{p50: at(50), p99: at(99)}, nil
+	return stats{p50: at(50), p99: at(99), short: short}, nil
 }
 
 // database is relay name's database: a fresh one dropped by drop, or with
@@ -572,4 +658,23 @@ func waitUp(addr string, limit time.Duration) error {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return fmt.Errorf("nothing listens on %s after %s", addr, limit)
+}
+
+// newest checks a REQ's answer as far as the bench can without the store:
+// each event once, of channel ch, none after until (when not 0).
+func newest(got []nostr.Event, ch string, until nostr.Timestamp) error {
+	seen := map[string]bool{}
+	for _, ev := range got {
+		if seen[ev.ID] {
+			return fmt.Errorf("REQ returned event %s twice", ev.ID)
+		}
+		seen[ev.ID] = true
+		if h := ev.Tags.GetFirst([]string{"h", ch}); h == nil {
+			return fmt.Errorf("REQ returned event %s of another channel", ev.ID)
+		}
+		if until != 0 && ev.CreatedAt > until {
+			return fmt.Errorf("REQ returned event %s after until", ev.ID)
+		}
+	}
+	return nil
 }

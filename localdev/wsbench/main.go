@@ -11,8 +11,15 @@
 //     is accepted events per second, with the OK latency (EVENT written to
 //     OK read) of the publishers. The same burst runs once before any
 //     subscriber connects: the rate with no listeners;
-//  3. REQ: -req-runs fresh sockets each ask for -req-events stored events
+//  3. upgrade → AUTH: -auth-runs fresh sockets, one at a time, time the
+//     WebSocket upgrade's answer to the ["AUTH", challenge] the relay
+//     pushes before the client says anything;
+//  4. REQ: -req-runs fresh sockets each ask for -req-events stored events
 //     of the channel and time the REQ to its EOSE.
+//
+// The sessions live in a fresh table of the local DynamoDB, as make dev
+// ships (source localdev/ddb.sh); -sessions=false or BUZZ_SESSIONS=0 keeps
+// them in Postgres.
 //
 // -stuck sockets subscribe like the others and then never read: they are
 // left out of the delivery figures, and the OK latencies show whether
@@ -35,6 +42,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"runtime/pprof"
 	"slices"
@@ -84,6 +92,13 @@ type Options struct {
 	ReqEvents, ReqRuns int
 	// Costs are the emulated API Gateway and Lambda costs.
 	Costs emulator.Costs
+	// Sessions keeps the WebSocket sessions in a fresh table of the local
+	// DynamoDB, as make dev ships (e2e.Options.Sessions); false is
+	// BUZZ_SESSIONS=0 (in Postgres).
+	Sessions bool
+	// AuthRuns fresh sockets time the upgrade to the relay's pushed
+	// ["AUTH", challenge] (0: none).
+	AuthRuns int
 }
 
 // Result of one run.
@@ -113,10 +128,16 @@ type Result struct {
 	LatencyOKp99ms float64 `json:"latency_phase_ok_p99_ms"`
 	Stuck          int     `json:"stuck_subscribers"`
 	// REQ phase: events per answer and REQ-to-EOSE times.
-	ReqEvents     int     `json:"req_events"`
-	ReqRuns       int     `json:"req_runs"`
-	ReqEOSEp50ms  float64 `json:"req_eose_p50_ms"`
-	ReqEOSEp99ms  float64 `json:"req_eose_p99_ms"`
+	ReqEvents    int     `json:"req_events"`
+	ReqRuns      int     `json:"req_runs"`
+	ReqEOSEp50ms float64 `json:"req_eose_p50_ms"`
+	ReqEOSEp99ms float64 `json:"req_eose_p99_ms"`
+	// Upgrade → AUTH phase: from the WebSocket upgrade's answer to the
+	// challenge the relay pushes unasked.
+	AuthRuns      int     `json:"auth_runs"`
+	AuthP50ms     float64 `json:"upgrade_to_auth_p50_ms"`
+	AuthP99ms     float64 `json:"upgrade_to_auth_p99_ms"`
+	SessionStore  string  `json:"session_store"`
 	PostLatencyMs float64 `json:"post_latency_ms"`
 	InvokeMs      float64 `json:"invoke_overhead_ms"`
 }
@@ -143,6 +164,8 @@ func main() {
 	flag.IntVar(&o.Stuck, "stuck", 0, "subscriber sockets that never read after their REQ (not counted in the delivery figures)")
 	flag.IntVar(&o.ReqEvents, "req-events", 50, "stored events each REQ of the REQ phase asks for")
 	flag.IntVar(&o.ReqRuns, "req-runs", 20, "REQs of the REQ phase (0: none)")
+	flag.BoolVar(&o.Sessions, "sessions", os.Getenv("BUZZ_SESSIONS") != "0", "WebSocket sessions in the local DynamoDB, as make dev ships (source localdev/ddb.sh); false or BUZZ_SESSIONS=0: in Postgres")
+	flag.IntVar(&o.AuthRuns, "auth-runs", 20, "fresh sockets timing the upgrade to the pushed AUTH challenge (0: none)")
 	costs := flag.Bool("costs", false, "API Gateway's and Lambda's costs on (as APIGW_COSTS=on)")
 	postLatency := flag.Duration("post-latency", -1, "latency of each @connections post (APIGW_POST_LATENCY; -1: from the environment)")
 	flag.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "give up after this long")
@@ -203,7 +226,7 @@ func Run(ctx context.Context, adminDSN string, o Options, progress io.Writer) (*
 	// Throughput is the measure here: the per-key rate limits are off.
 	relay, err := e2e.Start(ctx, dsn, e2e.Options{MaxConns: o.DBConns, Log: log, Env: config.RateLimitsOff(),
 		FanoutInlineMax: o.InlineMax, FanoutBatchSize: o.BatchSize, InProcess: !o.SDKPosts,
-		FanoutProcesses: o.FanoutProcesses, FanoutNice: o.FanoutNice, Costs: o.Costs})
+		FanoutProcesses: o.FanoutProcesses, FanoutNice: o.FanoutNice, Costs: o.Costs, Sessions: o.Sessions})
 	if err != nil {
 		return nil, err
 	}
@@ -322,7 +345,21 @@ func Run(ctx context.Context, adminDSN string, o Options, progress io.Writer) (*
 	relay.Lambda.Wait()
 	res.AsyncRuns = relay.Lambda.RunsOf(emulator.FanoutFunction)
 
-	// Phase 3: REQs answered with ReqEvents stored events each.
+	res.SessionStore = "postgres (BUZZ_SESSIONS=0)"
+	if o.Sessions {
+		res.SessionStore = "dynamodb (local)"
+	}
+	// Phase 3: the challenge pushed at connect, on fresh sockets.
+	if o.AuthRuns > 0 {
+		auths, err := b.authPushes(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("auth phase: %w", err)
+		}
+		res.AuthRuns = o.AuthRuns
+		res.AuthP50ms, res.AuthP99ms = pct(auths, 50), pct(auths, 99)
+	}
+
+	// Phase 4: REQs answered with ReqEvents stored events each.
 	if o.ReqRuns > 0 {
 		reqs, err := b.reqs(ctx, owner)
 		if err != nil {
@@ -367,6 +404,34 @@ func (b *bench) reqs(ctx context.Context, sk string) ([]time.Duration, error) {
 		}
 		if n != b.o.ReqEvents {
 			return nil, fmt.Errorf("REQ answered with %d events before EOSE, want %d", n, b.o.ReqEvents)
+		}
+		out = append(out, took)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// authPushes times AuthRuns fresh sockets, one at a time, from the
+// WebSocket upgrade's answer (Dial returns) to the ["AUTH", challenge]
+// the relay pushes before the client sends anything.
+func (b *bench) authPushes(ctx context.Context) ([]time.Duration, error) {
+	var out []time.Duration
+	for range b.o.AuthRuns {
+		c, err := wsclient.Dial(ctx, b.relay.WSURL)
+		if err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		p, err := c.Next(wctx)
+		cancel()
+		took := time.Since(start)
+		c.Close()
+		if err != nil {
+			return nil, fmt.Errorf("no frame within 30 s of the upgrade: %w", err)
+		}
+		if wsclient.Verb(p) != "AUTH" {
+			return nil, fmt.Errorf("first frame after the upgrade is %s, want AUTH", p[0])
 		}
 		out = append(out, took)
 	}
@@ -634,8 +699,8 @@ func (b *bench) waitStored(ctx context.Context) error { return b.waitStoredN(ctx
 func (b *bench) waitStoredN(ctx context.Context, n int) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		var got int
-		if err := b.db.QueryRow(ctx, `SELECT count(*) FROM ws_subscriptions WHERE sub_id = 'live'`).Scan(&got); err != nil {
+		got, err := b.storedLive(ctx)
+		if err != nil {
 			return err
 		}
 		if got == n {
@@ -644,6 +709,27 @@ func (b *bench) waitStoredN(ctx context.Context, n int) error {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return errors.New("subscriptions were not all stored within 30 s")
+}
+
+// storedLive counts the stored "live" subscriptions of the channel, in
+// whichever store holds the sessions (sessions.Store: DynamoDB or
+// Postgres).
+func (b *bench) storedLive(ctx context.Context) (int, error) {
+	var community string
+	if err := b.db.QueryRow(ctx, `SELECT community_id FROM channels WHERE id = $1`, b.channel).Scan(&community); err != nil {
+		return 0, fmt.Errorf("community of the channel: %w", err)
+	}
+	subs, err := b.relay.App.Sessions.Store().AudienceRange(ctx, community, []string{b.channel}, math.MaxInt64, "", "\U0010FFFF", time.Now().Unix())
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, s := range subs {
+		if s.Sub == "live" {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // waitFor waits (bounded) until every subscriber has n events.

@@ -31,6 +31,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -58,6 +59,7 @@ type Store struct {
 	api   API
 	table string
 	now   func() time.Time
+	reads sharedReads // the audience Queries (AudienceRange)
 }
 
 var _ session.Store = (*Store)(nil)
@@ -276,10 +278,6 @@ func (st *Store) Subscribe(ctx context.Context, sub session.NewSubscription, lim
 	item["community"], item["pubkey"], item["filters"] = s(sub.Community), s(sub.Pubkey), s(sub.Filters)
 	item["pins"], item["created"], item["pos"] = list(sub.Pins), n(sub.CreatedAt), n(pos)
 	item["expires"], item[aTTL] = n(expires), n(expires)
-	old, err := st.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &st.table, Item: item, ReturnValues: types.ReturnValueAllOld})
-	if err != nil {
-		return errorf("store subscription %s: %w", sub.Sub, err)
-	}
 	var writes []types.WriteRequest
 	for _, pin := range sub.Pins {
 		e := key(audPK(sub.Community, pin), audSK(sub.Connection, sub.Sub))
@@ -287,15 +285,34 @@ func (st *Store) Subscribe(ctx context.Context, sub session.NewSubscription, lim
 		e["pos"], e["expires"], e[aTTL] = n(pos), n(expires), n(expires)
 		writes = append(writes, types.WriteRequest{PutRequest: &types.PutRequest{Item: e}})
 	}
+	// The subscription item and its audience entries are separate items:
+	// written at once, one round trip instead of two (delivery reads only
+	// the entries; the item is what ends them).
+	var old *dynamodb.PutItemOutput
+	var perr error
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		old, perr = st.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &st.table, Item: item, ReturnValues: types.ReturnValueAllOld})
+	})
+	berr := st.batchWrite(ctx, writes)
+	wg.Wait()
+	if perr != nil {
+		return errorf("store subscription %s: %w", sub.Sub, perr)
+	}
+	if berr != nil {
+		return berr
+	}
+	// A replaced subscription's entries of pins it no longer has.
+	var stale []types.WriteRequest
 	if old.Attributes != nil {
 		oc := str(old.Attributes, "community")
 		for _, pin := range strs(old.Attributes, "pins") {
 			if oc != sub.Community || !slices.Contains(sub.Pins, pin) {
-				writes = append(writes, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: key(audPK(oc, pin), audSK(sub.Connection, sub.Sub))}})
+				stale = append(stale, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: key(audPK(oc, pin), audSK(sub.Connection, sub.Sub))}})
 			}
 		}
 	}
-	return st.batchWrite(ctx, writes)
+	return st.batchWrite(ctx, stale)
 }
 
 // takeKey adds sub to its key's set under perKey. A set found full is
@@ -305,14 +322,20 @@ func (st *Store) takeKey(ctx context.Context, sub session.NewSubscription, perKe
 	entry := audSK(sub.Connection, sub.Sub)
 	k := key(keyPK(sub.Community, sub.Pubkey), skKey)
 	for attempt := 0; ; attempt++ {
-		_, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &st.table, Key: k,
+		out, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &st.table, Key: k,
 			UpdateExpression:                    aws.String("ADD subs :s SET #ttl = if_not_exists(#ttl, :exp)"),
 			ConditionExpression:                 aws.String("attribute_not_exists(subs) OR size(subs) < :max OR contains(subs, :e)"),
 			ExpressionAttributeNames:            map[string]string{"#ttl": aTTL},
 			ExpressionAttributeValues:           map[string]types.AttributeValue{":s": ss(entry), ":e": s(entry), ":max": n(int64(perKey)), ":exp": n(expires)},
+			ReturnValues:                        types.ReturnValueUpdatedNew,
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld})
 		if err == nil {
-			// The set lives as long as its latest connection.
+			// The set lives as long as its latest connection: a second
+			// write only when it would not (a REQ of the same connection
+			// again, the common case, needs none).
+			if num(out.Attributes, aTTL) >= expires {
+				return nil
+			}
 			_, err = st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &st.table, Key: k,
 				UpdateExpression: aws.String("SET #ttl = :exp"), ConditionExpression: aws.String("#ttl < :exp"),
 				ExpressionAttributeNames: map[string]string{"#ttl": aTTL}, ExpressionAttributeValues: map[string]types.AttributeValue{":exp": n(expires)}})
@@ -513,18 +536,31 @@ func (st *Store) AudienceBounds(ctx context.Context, community string, channels 
 	return bounds, nil
 }
 
-// AudienceRange reads the entries of each pin in (after, through].
+// AudienceRange reads the entries of each pin in (after, through], the
+// pins at once, each through the instance's shared reads (audienceReads):
+// commits delivered together cost one Query per pin, not one each.
 func (st *Store) AudienceRange(ctx context.Context, community string, channels []string, cutoff int64, after, through string, now int64) ([]session.Subscription, error) {
+	pins := pinsOf(channels)
+	pages := make([][]map[string]types.AttributeValue, len(pins))
+	errs := make([]error, len(pins))
+	var wg sync.WaitGroup
+	for i, pin := range pins {
+		wg.Go(func() {
+			pages[i], errs[i] = st.reads.do(ctx, audPK(community, pin)+sep+after+sep+through, func(ctx context.Context) ([]map[string]types.AttributeValue, error) {
+				return st.query(ctx, &dynamodb.QueryInput{
+					KeyConditionExpression: aws.String("pk = :pk AND sk BETWEEN :lo AND :hi"),
+					ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(audPK(community, pin)),
+						":lo": s(after + "\x20"), ":hi": s(through + "\x20")}})
+			})
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, errorf("audience range (%q, %q]: %w", after, through, err)
+	}
 	seen := map[[2]string]bool{}
 	var out []session.Subscription
-	for _, pin := range pinsOf(channels) {
-		items, err := st.query(ctx, &dynamodb.QueryInput{
-			KeyConditionExpression: aws.String("pk = :pk AND sk BETWEEN :lo AND :hi"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(audPK(community, pin)),
-				":lo": s(after + "\x20"), ":hi": s(through + "\x20")}})
-		if err != nil {
-			return nil, errorf("audience range (%q, %q]: %w", after, through, err)
-		}
+	for _, items := range pages {
 		for _, it := range items {
 			k := [2]string{str(it, "connection"), str(it, "sub")}
 			if seen[k] || num(it, "pos") > cutoff || num(it, "expires") <= now {

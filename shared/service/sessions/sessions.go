@@ -72,13 +72,14 @@ type Registry struct {
 	// also covers what was stored before marks were kept.
 	Latest func(ctx context.Context, community string) (int64, error)
 
-	mu    sync.Mutex
-	marks map[string]int64 // community → a mark known to exist
+	mu      sync.Mutex
+	marks   map[string]int64         // community → a mark known to exist
+	raising map[string]chan struct{} // community → its raise in flight (a token)
 }
 
 // NewRegistry builds the registry over st.
 func NewRegistry(st Store) *Registry {
-	return &Registry{st: st, now: time.Now, marks: map[string]int64{}}
+	return &Registry{st: st, now: time.Now, marks: map[string]int64{}, raising: map[string]chan struct{}{}}
 }
 
 // Store is the registry's store.
@@ -231,7 +232,21 @@ func (r *Registry) remember(community string, m int64) {
 // instance knows a mark at least v exists (marks never go down), else one
 // conditional write; a community's first mark also covers what the
 // database stored before it (Latest).
+//
+// One raise per community runs at a time in an instance: the writes that
+// need one meanwhile (every write in flight when the clock turns a
+// second) wait for it and then, most often, need none.
 func (r *Registry) RaiseMark(ctx context.Context, community string, v int64) error {
+	if r.known(community) >= v {
+		return nil
+	}
+	token := r.raiseToken(community)
+	select {
+	case token <- struct{}{}:
+		defer func() { <-token }()
+	case <-ctx.Done():
+		return fmt.Errorf("sessions: raise mark of %s: %w", community, ctx.Err())
+	}
 	if r.known(community) >= v {
 		return nil
 	}
@@ -252,6 +267,18 @@ func (r *Registry) RaiseMark(ctx context.Context, community string, v int64) err
 	return nil
 }
 
+// raiseToken is community's one-slot token of RaiseMark.
+func (r *Registry) raiseToken(community string) chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t := r.raising[community]
+	if t == nil {
+		t = make(chan struct{}, 1)
+		r.raising[community] = t
+	}
+	return t
+}
+
 // AboveMark reports whether no stored event of community can match
 // filters: each has limit 0, or a since strictly above the community's
 // last-commit mark (since is inclusive: an event created at since would
@@ -266,6 +293,11 @@ func (r *Registry) AboveMark(ctx context.Context, community string, filters []no
 	if AllLimitZero(filters) {
 		return true, nil
 	}
+	if !MayBeAbove(filters) {
+		// No mark can answer it (a filter asks for stored events with no
+		// since): the store is not asked.
+		return false, nil
+	}
 	m, ok, err := r.st.Mark(ctx, community)
 	if err != nil || !ok {
 		return false, err
@@ -279,6 +311,18 @@ func (r *Registry) AboveMark(ctx context.Context, community string, filters []no
 func AllLimitZero(filters []nostr.Filter) bool {
 	for _, f := range filters {
 		if !f.LimitZero {
+			return false
+		}
+	}
+	return len(filters) > 0
+}
+
+// MayBeAbove reports whether some mark could make Above true: every
+// filter has limit 0 or a since. A REQ for the newest stored events (no
+// since) never can, so it needs no read of the mark.
+func MayBeAbove(filters []nostr.Filter) bool {
+	for _, f := range filters {
+		if !f.LimitZero && f.Since == nil {
 			return false
 		}
 	}

@@ -27,6 +27,10 @@ type Impl struct {
 	Name      string
 	Store     sessions.Store
 	Community func(t testing.TB, id string)
+	// API and Table are DynamoDB's client and table (dynamodb only): a
+	// test may build its own store over them.
+	API   ddbsessions.API
+	Table string
 }
 
 // Each runs f once per implementation, as a subtest named after it.
@@ -64,5 +68,5 @@ func DynamoDB(t testing.TB) Impl {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _, _ = c.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: &table}) })
-	return Impl{Name: "dynamodb", Store: ddbsessions.New(c, table), Community: func(testing.TB, string) {}}
+	return Impl{Name: "dynamodb", Store: ddbsessions.New(c, table), Community: func(testing.TB, string) {}, API: c, Table: table}
 }

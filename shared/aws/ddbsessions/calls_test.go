@@ -1,0 +1,102 @@
+package ddbsessions_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/buzzrelay/relay/shared/aws/ddbsessions"
+	"github.com/buzzrelay/relay/shared/domain/session"
+	"github.com/buzzrelay/relay/shared/testing/sessionstest"
+)
+
+// counting is a DynamoDB client that counts the requests it sends.
+type counting struct {
+	ddbsessions.API
+	n atomic.Int64
+}
+
+func (c *counting) GetItem(ctx context.Context, in *dynamodb.GetItemInput, o ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	c.n.Add(1)
+	return c.API.GetItem(ctx, in, o...)
+}
+
+func (c *counting) PutItem(ctx context.Context, in *dynamodb.PutItemInput, o ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	c.n.Add(1)
+	return c.API.PutItem(ctx, in, o...)
+}
+
+func (c *counting) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, o ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	c.n.Add(1)
+	return c.API.UpdateItem(ctx, in, o...)
+}
+
+func (c *counting) DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, o ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
+	c.n.Add(1)
+	return c.API.DeleteItem(ctx, in, o...)
+}
+
+func (c *counting) Query(ctx context.Context, in *dynamodb.QueryInput, o ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	c.n.Add(1)
+	return c.API.Query(ctx, in, o...)
+}
+
+func (c *counting) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, o ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
+	c.n.Add(1)
+	return c.API.BatchWriteItem(ctx, in, o...)
+}
+
+func (c *counting) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, o ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
+	c.n.Add(1)
+	return c.API.BatchGetItem(ctx, in, o...)
+}
+
+// TestSubscribeRequestsPerREQ protects what a live REQ costs the session
+// store: the connection's set, the key's set, then the subscription item
+// and its audience entries (written at once): four requests, the key
+// set's expiry rewritten only when a later connection of the key needs it
+// longer. It counts requests on the local DynamoDB (source
+// localdev/ddb.sh); the figures in time are docs/benchmarks.md's.
+func TestSubscribeRequestsPerREQ(t *testing.T) {
+	im := sessionstest.DynamoDB(t)
+	c := &counting{API: im.API}
+	st := ddbsessions.New(c, im.Table)
+	ctx := context.Background()
+	now := time.Now().Unix()
+	for _, id := range []string{"A=", "B="} {
+		exp := now + 7200
+		if id == "B=" {
+			exp += 60 // a later connection of the same key
+		}
+		if err := st.OpenConnection(ctx, session.Connection{ID: id, Community: "c", Challenge: "x", ConnectedAt: now, ExpiresAt: exp}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sub := func(conn, id string) int64 {
+		t.Helper()
+		before := c.n.Load()
+		err := st.Subscribe(ctx, session.NewSubscription{Subscription: session.Subscription{Connection: conn, Sub: id, Pubkey: "pk",
+			Filters: `[{"kinds":[9],"#h":["ch"]}]`}, Community: "c", Pins: []string{"ch"}, CreatedAt: now}, session.Limits{PerConnection: 20, PerKey: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.n.Load() - before
+	}
+	for _, s := range []struct {
+		conn, sub string
+		want      int64
+	}{
+		{"A=", "q1", 4}, // the key's set is new: its expiry is the connection's
+		{"A=", "q2", 4}, // the same connection again
+		{"A=", "q1", 4}, // replaced
+		{"B=", "q1", 5}, // a later connection: the key's set lives longer
+		{"A=", "q3", 4}, // an earlier one: the set already outlives it
+	} {
+		if got := sub(s.conn, s.sub); got != s.want {
+			t.Errorf("subscribe %s %s: %d requests, want %d", s.conn, s.sub, got, s.want)
+		}
+	}
+}
