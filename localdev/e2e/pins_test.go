@@ -134,11 +134,20 @@ func TestNIP29PinsBesideBuzzWindowAndSummaries(t *testing.T) {
 	for _, ev := range hBefore {
 		was = append(was, ev.ID)
 	}
+	slices.Sort(ids)
+	slices.Sort(was)
 	if !reflect.DeepEqual(ids, was) {
 		t.Fatalf("#h REQ with pins %v, without %v", ids, was)
 	}
-	if n := ab.count(map[string]any{"#h": []string{ch}, "kinds": []int{39005}}); n != 0 {
+	hPins := map[string]any{"#h": []string{ch}, "kinds": []int{39005}}
+	if n := ab.count(hPins); n != 0 {
 		t.Fatalf("#h COUNT of 39005: %d", n)
+	}
+	if evs := ab.query(hPins); len(evs) != 0 {
+		t.Fatalf("#h POST /query of 39005: %d", len(evs))
+	}
+	if evs, err := rl.QuerySync(ctxT(t), nostr.Filter{Kinds: []int{39005}, Tags: nostr.TagMap{"h": {ch}}}); err != nil || len(evs) != 0 {
+		t.Fatalf("#h REQ of 39005: %d (%v)", len(evs), err)
 	}
 
 	// A private group's pins: its members only, on every door.
