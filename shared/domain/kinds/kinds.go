@@ -76,10 +76,11 @@ const (
 	GroupRoles    = 39003 // NIP-29 channel roles
 	ThreadSummary = 39005 // channel window thread summary overlay
 	// GroupPins is NIP-29's pin list, the same kind as ThreadSummary: its
-	// d is a group id, a summary's a thread root (64 hex). It is stored (a
-	// group's state head) and has the table row of ThreadSummary, which
-	// only the relay signs; filter.ByChannel keeps it out of #h.
-	GroupPins = 39005
+	// d is a group id, a summary's a thread root (64 hex). It is stored
+	// (one per group, replaced by each 9010) and has the table row of
+	// ThreadSummary, which only the relay signs; filter.ByChannel keeps it
+	// out of #h.
+	GroupPins     = 39005
 	WindowBounds  = 39006 // channel window bounds overlay
 	MemberAdded   = 44100 // membership notification: added
 	MemberRemoved = 44101 // membership notification: removed
