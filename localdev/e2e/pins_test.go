@@ -29,7 +29,8 @@ func windowShape(p windowPage) []any {
 // TestNIP29PinsBesideBuzzWindowAndSummaries, with go-nostr: an owner's
 // 9010 pins two messages; generic reads of 39005 (by #d group, by kind, by
 // the relay's key; REQ, COUNT, POST /query and /count) serve one
-// relay-signed pin list in the 9010's order, and Buzz's window with its
+// relay-signed pin list in the 9010's order (and a live #d subscription
+// gets it), and Buzz's window with its
 // thread summaries, a #h REQ and a live #h subscription of the same
 // channel see exactly what they saw before. Attacks: a member's 9010 is
 // refused restricted:, and a non-member reads nothing of a private group's
@@ -63,6 +64,12 @@ func TestNIP29PinsBesideBuzzWindowAndSummaries(t *testing.T) {
 	}
 	eose(t, live)
 
+	byDLive, err := brl.Subscribe(ctxT(t), nostr.Filters{{Kinds: []int{39005}, Tags: nostr.TagMap{"d": {ch}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer byDLive.Unsub()
+	eose(t, byDLive)
 	// A key without the owner or admin role may not pin.
 	wantPrefix(t, refused(t, brl, signed(t, bob, 9010, nostr.Tags{{"h", ch}, {"e", m1.ID}}, "")), "restricted:")
 	pin := publish(t, rl, alice, 9010, nostr.Tags{{"h", ch}, {"e", m2.ID}, {"e", m1.ID}}, "")
@@ -75,6 +82,10 @@ func TestNIP29PinsBesideBuzzWindowAndSummaries(t *testing.T) {
 		}
 	}
 
+	// A live subscription by #d gets the new pin list.
+	if ev := next(t, byDLive); ev.Kind != 39005 || ev.Tags.GetD() != ch || ev.PubKey != relayKey {
+		t.Fatalf("live #d got kind %d %v", ev.Kind, ev.Tags)
+	}
 	// Generic reads of 39005 find the pin list.
 	want := nostr.Tags{{"d", ch}, {"e", m2.ID}, {"e", m1.ID}}
 	for name, f := range map[string]nostr.Filter{
