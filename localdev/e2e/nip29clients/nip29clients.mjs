@@ -205,6 +205,19 @@ check('NDK reply() on a kind 9 (1111) accepted', r.ok && chatReply.kind === 1111
 r = await send(owner, makeEvent(1111, { content: 'x', tags: [['h', h], ['e', root.id], ['k', '11']] }))
 check('1111 without its root tags is invalid:', r.detail.startsWith('invalid:'), r.detail)
 
+// 7b. NIP-29 pins through NDK: an admin's 9010, the relay's 39005 (d = the
+// group id, the pins in order) read back by #d; a key without the role refused.
+const stranger = await user()
+r = await ndkPublish(stranger, new NDKEvent(stranger.ndk, { kind: 9010, content: '', tags: [['h', h], ['e', root.id]] }))
+check('NDK 9010 from a key that is no admin is restricted:', !r.ok && r.detail.includes('restricted:'), r.detail)
+const pinTags = [['e', chat.id], ['e', root.id], ['a', `30023:${owner.pubkey}:guide`]]
+r = await ndkPublish(member, new NDKEvent(member.ndk, { kind: 9010, content: '', tags: [['h', h], ...pinTags] }))
+const pins = await ndkFetch(outsider, { kinds: [39005], '#d': [h] })
+check('NDK 9010 by an admin, read back by NDK as one relay-signed 39005 by #d, in order', r.ok && pins.length === 1 &&
+  pins[0].pubkey === info.self && JSON.stringify(pins[0].tags) === JSON.stringify([['d', h], ...pinTags]), `${r.detail} ${JSON.stringify(pins.map((e) => e.tags))}`)
+const byH = await ndkFetch(outsider, { kinds: [39005], '#h': [h] })
+check('the pins are not among the group\'s #h events', byH.length === 0, JSON.stringify(byH.map((e) => e.tags)))
+
 // 8. supported_kinds, any kind, bad ids.
 r = await send(owner, makeEvent(31922, { content: '', tags: [['h', h], ['d', 'meetup'], ['title', 'meetup'], ['start', '2030-01-01']] }))
 check('any kind in a group (31922 calendar event)', r.ok, r.detail)

@@ -14,6 +14,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/domain/groupid"
+	"github.com/buzzrelay/relay/shared/domain/kinds"
 )
 
 // Filter is one NIP-01 filter, normalized. A nil slice means "no
@@ -161,7 +162,7 @@ func (f *Filter) Matches(ev *nostr.Event, channel string) bool {
 	}
 	for name, vals := range f.Tags {
 		if name == "h" {
-			if channel == "" || !slices.Contains(vals, channel) {
+			if channel == "" || !slices.Contains(vals, channel) || !ByChannel(ev, channel) {
 				return false
 			}
 			continue
@@ -179,6 +180,21 @@ func (f *Filter) Matches(ev *nostr.Event, channel string) bool {
 		}
 	}
 	return true
+}
+
+// ByChannel reports whether #h reaches ev, stored in channel: every event
+// stored there but the group's NIP-29 pin list (a 39005 whose d is the
+// channel; it carries no h tag and is read by #d, kind or author), so that
+// a channel's #h reads and live subscriptions (Buzz's window among them)
+// see what they saw before pins. Buzz's thread summaries (39005 with d a
+// thread root and an h tag) are not the pin list. Its SQL twin is
+// byChannelSQL (store/readfilter.go).
+func ByChannel(ev *nostr.Event, channel string) bool {
+	if ev.Kind != kinds.GroupPins {
+		return true
+	}
+	d, _ := TagValue(ev.Tags, "d")
+	return d != channel
 }
 
 // HasTag reports whether tags hold a name tag whose value is one of vals:

@@ -93,3 +93,34 @@ func TestMatches(t *testing.T) {
 		}
 	}
 }
+
+// TestHKeepsGroupPinsOut protects Buzz's #h reads and live subscriptions
+// from NIP-29's pin list (39005, d = the group), which #d, kind and author
+// still find; Buzz's thread summary (39005, d = a root) stays an #h event.
+func TestHKeepsGroupPinsOut(t *testing.T) {
+	root := strings.Repeat("d", 64)
+	pins := &nostr.Event{Kind: 39005, Tags: nostr.Tags{{"d", "g"}, {"e", root}}}
+	summary := &nostr.Event{Kind: 39005, Tags: nostr.Tags{{"e", root}, {"d", root}, {"h", "g"}}}
+	chat := &nostr.Event{Kind: 9, Tags: nostr.Tags{{"h", "g"}}}
+	byH := Filter{Tags: map[string][]string{"h": {"g"}}}
+	for _, c := range []struct {
+		name string
+		f    Filter
+		ev   *nostr.Event
+		want bool
+	}{
+		{"#h: not the pins", byH, pins, false},
+		{"#h and kind 39005: not the pins", Filter{Kinds: []int{39005}, Tags: byH.Tags}, pins, false},
+		{"#h: a thread summary", byH, summary, true},
+		{"#h: a message", byH, chat, true},
+		{"#d group: the pins", Filter{Kinds: []int{39005}, Tags: map[string][]string{"d": {"g"}}}, pins, true},
+		{"kind: the pins", Filter{Kinds: []int{39005}}, pins, true},
+	} {
+		if got := c.f.Matches(c.ev, "g"); got != c.want {
+			t.Errorf("%s: Matches = %v, want %v", c.name, got, c.want)
+		}
+		if got := ByChannel(c.ev, "g"); c.ev == pins && got {
+			t.Errorf("%s: ByChannel of the pins", c.name)
+		}
+	}
+}

@@ -30,6 +30,7 @@ const (
 	CreateGroup  = 9007  // NIP-29 create channel
 	DeleteGroup  = 9008  // NIP-29 delete channel
 	CreateInvite = 9009  // NIP-29 create invite
+	PinEvents    = 9010  // NIP-29 pin events: the group's ordered pin list
 	JoinRequest  = 9021  // NIP-29 join request
 	LeaveRequest = 9022  // NIP-29 leave request
 	GroupsList   = 10009 // NIP-51 simple groups list
@@ -75,6 +76,12 @@ const (
 	GroupMembers  = 39002 // NIP-29 channel members
 	GroupRoles    = 39003 // NIP-29 channel roles
 	ThreadSummary = 39005 // channel window thread summary overlay
+	// GroupPins is NIP-29's pin list, the same kind as ThreadSummary: its
+	// d is a group id, a summary's a thread root (64 hex). It is stored
+	// (one per group, replaced by each 9010) and has the table row of
+	// ThreadSummary, which only the relay signs; filter.ByChannel keeps it
+	// out of #h.
+	GroupPins     = 39005
 	WindowBounds  = 39006 // channel window bounds overlay
 	MemberAdded   = 44100 // membership notification: added
 	MemberRemoved = 44101 // membership notification: removed
@@ -182,6 +189,7 @@ var table = []Kind{
 	{First: CreateGroup, Name: "create channel", Accepted: true, Storage: StoreRegular},
 	{First: DeleteGroup, Name: "delete channel", Accepted: true, Storage: StoreRegular},
 	{First: CreateInvite, Name: "create invite", Accepted: true, Storage: StoreNever},
+	{First: PinEvents, Name: "pin events", Accepted: true, Storage: StoreRegular},
 	{First: JoinRequest, Name: "join request", Accepted: true, Storage: StoreRegular},
 	{First: LeaveRequest, Name: "leave request", Accepted: true, Storage: StoreRegular},
 	{First: GroupsList, Name: "simple groups list", Accepted: true, Storage: StoreReplaceable, Personal: true},

@@ -17,7 +17,8 @@ var before = struct {
 	aux, auxDelete, notRow                                                    []int
 }{
 	// Issue 30 adds 1063 (NIP-94 file metadata, in a channel). Issue 28 adds 1111, 10002, 10050 and NIP-51's ranges (lists51, sets51).
-	accepted:      []int{0, 1, 3, 5, 7, 9, 10, 11, 12, 9000, 9001, 9002, 9005, 9007, 9008, 9021, 9022, 10009, 30023, 1059, 40003, 1111, 10002, 10050, 9009, 1063},
+	// Issue 40 adds 9010 (NIP-29 pin events, a row of its own).
+	accepted:      []int{0, 1, 3, 5, 7, 9, 10, 11, 12, 9000, 9001, 9002, 9005, 9007, 9008, 9021, 9022, 10009, 30023, 1059, 40003, 1111, 10002, 10050, 9009, 1063, 9010},
 	relayOnly:     []int{39000, 39001, 39002, 39003, 39005, 39006, 44100, 44101}, // and 22242, refused as AUTH
 	searchable:    []int{1, 9, 10, 11, 12, 30023, 40003, 1111, 1063},
 	needsChannel:  []int{9, 10, 11, 12, 1063},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/buzzrelay/relay/shared/domain/access"
 	"github.com/buzzrelay/relay/shared/domain/filter"
+	"github.com/buzzrelay/relay/shared/domain/kinds"
 )
 
 // sqlb builds one parameterized read statement: SQL structure comes from
@@ -118,6 +119,11 @@ func channelIn(b *sqlb, vals []string) string {
 	return oneOf(b, "e.channel_id", vals)
 }
 
+// byChannelSQL is filter.ByChannel on events e, beside every #h condition:
+// a group's pin list (a 39005 whose d is its channel) is not one of the
+// channel's events to #h.
+var byChannelSQL = "NOT (e.kind = " + strconv.Itoa(kinds.GroupPins) + " AND e.d_tag IS NOT DISTINCT FROM e.channel_id)"
+
 // oneOf is col's condition for a filter's values: an equality for one
 // value, so that an index leading with col returns its rows in the order
 // of the next columns (Postgres 15 sorts what a "col = ANY" scan returns,
@@ -140,7 +146,7 @@ func tagAndSearch(b *sqlb, f *filter.Filter, kinds string) []string {
 	for _, name := range f.TagNames() {
 		vals := f.Tags[name]
 		if name == "h" {
-			conds = append(conds, channelIn(b, vals))
+			conds = append(conds, channelIn(b, vals), byChannelSQL)
 			continue
 		}
 		sub := "SELECT t.event_id FROM event_tags t WHERE t.community_id = " + pCommunity +

@@ -362,6 +362,12 @@ func (a *apply) sign(ctx context.Context, kind int, createdAt int64, tags nostr.
 // lists them all), replacing the previous one; its created_at is
 // max(now, previous+1), so the newest always wins.
 func (a *apply) replaceRelayEvent(ctx context.Context, kind int, d string, tags func() (nostr.Tags, error)) error {
+	return a.replaceRelayEventIn(ctx, "", kind, d, tags)
+}
+
+// replaceRelayEventIn is replaceRelayEvent for an event filed in channel
+// ("" outside any), read under that channel's rule.
+func (a *apply) replaceRelayEventIn(ctx context.Context, channel string, kind int, d string, tags func() (nostr.Tags, error)) error {
 	sg, err := a.relayKey()
 	if err != nil {
 		return err
@@ -389,7 +395,7 @@ func (a *apply) replaceRelayEvent(ctx context.Context, kind int, d string, tags 
 	if err != nil {
 		return err
 	}
-	_, err = a.sign(ctx, kind, at, t, "", store.EventMeta{DTag: d, TopLevel: true})
+	_, err = a.sign(ctx, kind, at, t, "", store.EventMeta{ChannelID: channel, DTag: d, TopLevel: true})
 	return err
 }
 

@@ -67,6 +67,7 @@ var kindRules = []struct {
 	{kinds.CreateGroup, "create group", (*apply).createChannel},
 	{kinds.DeleteGroup, "delete group: owner", (*apply).deleteChannel},
 	{kinds.CreateInvite, "create invite: admin adds codes, kept by the relay", (*apply).createInvite},
+	{kinds.PinEvents, "pin events: admin replaces the group's pin list, 39005", (*apply).pin},
 	{kinds.JoinRequest, "join a group: open, or with an invite code", (*apply).join},
 	{kinds.LeaveRequest, "leave a channel", (*apply).leave},
 	{kinds.RelayAddMember, "add relay member: an owner or admin (NIP-43), 8000 and 13534", (*apply).relayCommand},
