@@ -246,7 +246,7 @@ func (p *ProcessStack) routes(media bool, log *slog.Logger) *Stack {
 		case f.Authorizer:
 			ws.Authorizer = call[events.APIGatewayCustomAuthorizerRequestTypeRequest, events.APIGatewayCustomAuthorizerResponse](procs)
 			p.Reaches[AuthorizerRoute] = f.Name
-		case f.Fanout, f.Pushes:
+		case f.Fanout, f.Pushes, f.SendsPush:
 			lambda.Functions[f.Name] = procs.Invoke
 			p.Reaches[InvokeRoute+f.Name] = f.Name
 		}
@@ -408,6 +408,7 @@ func (l LocalSetup) Options() ProcessStackOptions {
 			lambdas.RefWSManagementEndpoint: "http://" + l.Addr,
 			lambdas.RefFanoutFunction:       FanoutFunction,
 			lambdas.RefPushFunction:         PushFunction,
+			lambdas.RefPushSenderFunction:   PushSenderFunction,
 			lambdas.RefMediaBucket:          l.MediaBucket,
 		},
 		Local: map[string]string{
@@ -419,6 +420,8 @@ func (l LocalSetup) Options() ProcessStackOptions {
 			"AWS_REGION":            l.Region,
 			"AWS_ACCESS_KEY_ID":     "local",
 			"AWS_SECRET_ACCESS_KEY": "local",
+			// Callbacks and wakes may reach this machine (docs/push.md).
+			"PUSH_ALLOW_PRIVATE_CALLBACKS": "1",
 		},
 		Count: maps.Clone(LocalCounts),
 		Nice:  map[string]int{},

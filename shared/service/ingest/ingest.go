@@ -37,6 +37,23 @@ type Service struct {
 	folder Folder
 	// queue orders this process's writes to one channel (queue.go).
 	queue *channelQueue
+	// push, when set, accepts push subscriptions and leases (WithPush).
+	push PushRules
+}
+
+// PushRules is shared/service/push's rule for kinds 30390 and 30350, run
+// in the event's transaction: the state to store beside the event, or the
+// refusal.
+type PushRules interface {
+	Accept(ctx context.Context, tx *store.Tx, ev *nostr.Event, now int64) (*store.PushSubscription, error)
+}
+
+// WithPush returns a copy of s whose push subscriptions (30390) and leases
+// (30350) are accepted by p and their state stored with the event.
+func (s *Service) WithPush(p PushRules) *Service {
+	c := *s
+	c.push = p
+	return &c
 }
 
 // Folder prepares a write of community that may store events created up

@@ -10,6 +10,8 @@
 package bridge
 
 import (
+	"github.com/buzzrelay/relay/shared/domain/push"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -88,6 +90,10 @@ type Bridge struct {
 	// NIP-11 says of it.
 	Media     func(context.Context, Request) (Response, bool)
 	MediaInfo *relayinfo.Media
+	// Push says what NIP-11 advertises of push notifications for a
+	// community: NIP-9a when subscriptions are served, NIP-PL's
+	// descriptor when leases are; nil: push is off.
+	Push func(context.Context, *community.Community) (subscriptions bool, desc *push.Descriptor, err error)
 }
 
 // New wires a bridge over the use cases of core, serving POST /events when
@@ -263,6 +269,13 @@ func (b *Bridge) info(ctx context.Context, r Request) Response {
 			ChannelsPerHour: l.ChannelsPerHour, ReadsPerMinute: l.ReadsPerMinute, WSMessagesPerMinute: l.MessagesPerMinute}
 	}
 	doc.Media = b.MediaInfo
+	if b.Push != nil {
+		subs, desc, err := b.Push(ctx, c)
+		if err != nil {
+			return b.Fail(ctx, "push descriptor", err)
+		}
+		doc.AdvertisePush(subs, desc)
+	}
 	body, _ := json.Marshal(doc)
 	return Response{Status: http.StatusOK, Headers: cors(map[string]string{"content-type": "application/nostr+json"}), Body: body}
 }

@@ -19,6 +19,7 @@ import (
 //	fanout         FanoutParts      a.FanoutBatch()  fanout.DeliverBatch
 //	ws-authorize   AuthorizeParts   a.Authorizer()   apigw (the host only)
 //	ws-push        PushParts        a.PushHandler()  sessions.Pusher (greeting, liveness; no database)
+//	push-sender    PushSenderParts  a.PushSender()   push.Service.Deliver (NIP-9a callbacks, NIP-PL wakes)
 const (
 	// IngestParts: POST /events. It signs relay events (39000-39006) and,
 	// with WS_MANAGEMENT_ENDPOINT set, delivers what it stores live.
@@ -54,8 +55,12 @@ const (
 	// for, to the open connections of the session bucket
 	// (SESSION_BUCKET). The relay key (only to key the challenges) and
 	// @connections; no database.
-	PushParts  = pushes
-	localParts = pool | keys | writes | reads | live | blobs | idle | greets | pushes
+	PushParts = pushes
+	// PushSenderParts: the push sender, one batch of committed events
+	// that ingest or ws-message handed over (shared/service/push): the
+	// relay keys sign NIP-98 wakes and open executor keys.
+	PushSenderParts = pool | keys | notifies
+	localParts      = pool | keys | writes | reads | live | blobs | idle | greets | pushes | notifies
 )
 
 // Build reads the environment once and builds parts: a main's cold start.

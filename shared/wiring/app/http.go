@@ -37,5 +37,8 @@ func (a *App) bridge() *bridge.Bridge {
 	b := bridge.New(a.Store, a.Signer, a.Core, a.Config.DefaultCommunity, a.Log)
 	b.Verifier.Sigs = a.Sigs
 	b.Communities = a.Communities
+	if a.Notify != nil {
+		b.Push = a.pushInfo
+	}
 	return b
 }

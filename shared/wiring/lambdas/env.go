@@ -43,6 +43,10 @@ type Settings struct {
 	// Media: the media bucket exists; its limits are MediaLimits.
 	Media       bool
 	MediaLimits MediaLimits
+	// PushGateway is the NIP-PL push gateway's delivery URL and
+	// PushProfiles its app profiles ("id=apns,..."); empty: leases off
+	// (NIP-9a subscriptions are always served).
+	PushGateway, PushProfiles string
 }
 
 // MediaLimits are the media functions' MEDIA_* limits.
@@ -66,6 +70,7 @@ const (
 	RefFanoutFunction
 	RefMediaBucket
 	RefPushFunction
+	RefPushSenderFunction
 )
 
 // Refs resolves a Ref; Environment asks only for those f uses, so a
@@ -130,6 +135,16 @@ func Environment(f Function, s Settings, refs Refs) map[string]string {
 	}
 	if f.Greets {
 		env["PUSH_FUNCTION"] = refs(RefPushFunction)
+	}
+	// Push notifications: the committing functions hand commits to the
+	// sender, which (like NIP-11 on query) needs to know push is on; the
+	// gateway and its app profiles when leases are served (docs/push.md).
+	if f.Dispatches || f.Manages || f.SendsPush {
+		env["PUSH_SENDER_FUNCTION"] = refs(RefPushSenderFunction)
+		if s.PushGateway != "" {
+			env["PUSH_GATEWAY_URL"] = s.PushGateway
+			env["PUSH_APP_PROFILES"] = s.PushProfiles
+		}
 	}
 	// Over egress=ipv6 every call needs an endpoint with an AAAA record:
 	// EndpointURL and SetsEndpoint (endpoints.go) name it per service.

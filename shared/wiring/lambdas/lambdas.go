@@ -66,9 +66,15 @@ type Function struct {
 	// greeters with a connection, whose NIP-42 challenge it posts once the
 	// socket is open, and by the liveness schedule (LivenessSchedule), for
 	// a frame to every open connection.
-	Pushes  bool
-	Memory  float64 // MB
-	Timeout float64 // seconds
+	Pushes bool
+	// SendsPush is the push sender (functions/push-sender): invoked
+	// asynchronously by the committing functions (PUSH_SENDER_FUNCTION)
+	// with the ids of a commit in a community with push subscriptions,
+	// it matches and POSTs NIP-9a callbacks and NIP-PL wakes; Lambda
+	// retries a failed run and hands its event to an on-failure queue.
+	SendsPush bool
+	Memory    float64 // MB
+	Timeout   float64 // seconds
 }
 
 // The liveness schedule: every open connection gets a frame at least
@@ -89,6 +95,7 @@ const (
 // resume from 0 ACU (about 15 s) on the first request after a pause.
 var Functions = []Function{
 	{Name: "fanout", Fanout: true, Posts: true, Memory: 512, Timeout: 60},
+	{Name: "push-sender", SendsPush: true, Signs: true, Memory: 256, Timeout: 60},
 	{Name: "ws-push", Pushes: true, Signs: true, Posts: true, Sessions: true, NoDB: true, Memory: 128, Timeout: 30},
 	{Name: "ingest", Signs: true, Posts: true, Dispatches: true, Sessions: true, Memory: 512, Timeout: 28},
 	{Name: "query", Signs: true, Manages: true, Sessions: true, Memory: 512, Timeout: 28},
@@ -111,6 +118,7 @@ func (f Function) DeployTime() bool { return f.Migrate || f.EgressCheck }
 var OffRoute = map[string]string{
 	"migrate":     "CloudFormation, as the migrate custom resource's onEvent handler, once before the routes serve",
 	"fanout":      "ingest and ws-message (and itself), by asynchronous Invoke",
+	"push-sender": "ingest and ws-message after a commit in a community with push subscriptions, by asynchronous Invoke (retried by Lambda, then its on-failure queue)",
 	"ws-push":     "ws-connect at every $connect (asynchronous Invoke: the greeting), and the liveness schedule (EventBridge every minute, and 30 s later through an SQS queue's delivery delay; localdev: a timer)",
 	"egresscheck": "CloudFormation, as the EgressCheck custom resource's handler (through CDK's Provider framework), before migrate and the stages",
 }
