@@ -295,7 +295,7 @@ func (p *Processes) Crash() int {
 	p.mu.Lock()
 	killed := 0
 	for _, c := range p.cmds {
-		if c.Process != nil && c.ProcessState == nil && c.Process.Kill() == nil {
+		if c.Process != nil && c.Process.Kill() == nil {
 			killed++
 		}
 	}

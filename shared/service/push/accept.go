@@ -73,8 +73,8 @@ func (s *Service) acceptSubscription(ctx context.Context, tx *store.Tx, ev *nost
 	}, nil
 }
 
-// hosts are community's hostnames (none for a community served on any
-// host, as make dev's default).
+// hosts are community's hostnames, else BUZZ_PUBLIC_URL's host, else none
+// (a community served on any host, as make dev's default: any relay URL).
 func (s *Service) hosts(ctx context.Context, community string) ([]string, error) {
 	if s.Communities == nil {
 		return nil, nil
@@ -82,6 +82,9 @@ func (s *Service) hosts(ctx context.Context, community string) ([]string, error)
 	c, err := s.Communities.Serving(ctx, community)
 	if err != nil {
 		return nil, err
+	}
+	if len(c.Hosts) == 0 && s.PublicHost != "" {
+		return []string{s.PublicHost}, nil
 	}
 	return c.Hosts, nil
 }

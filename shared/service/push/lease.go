@@ -99,14 +99,19 @@ func (x *ExecutorKeys) For(ctx context.Context, communityID string) (*signer.Key
 // LeasesOn reports whether leases are served: a gateway and an executor.
 func (s *Service) LeasesOn() bool { return s.Gateway != "" && s.Executor != nil }
 
-// Origin is a community's canonical NIP-PL origin: wss:// and its first
-// hostname, or publicURL's host for a community served on any host.
+// Origin is a community's canonical NIP-PL origin, which clients copy
+// verbatim from the descriptor: wss:// and its first hostname, else
+// BUZZ_PUBLIC_URL's host, else (a community served on any host, as make
+// dev's) "buzz:" and its id. The tenant is always the community the
+// event's connection or token resolved, never the lease's claim.
 func Origin(c *community.Community, publicHost string) string {
-	host := publicHost
-	if len(c.Hosts) > 0 {
-		host = c.Hosts[0]
+	switch {
+	case len(c.Hosts) > 0:
+		return "wss://" + strings.ToLower(c.Hosts[0])
+	case publicHost != "":
+		return "wss://" + strings.ToLower(publicHost)
 	}
-	return "wss://" + strings.ToLower(host)
+	return "buzz:" + c.ID
 }
 
 // Descriptor is the NIP-11 push descriptor of community (nil when leases
