@@ -261,7 +261,11 @@ func TestNIPPLDescriptorMatchesWhatTheRelayAccepts(t *testing.T) {
 		{"kind outside push_kinds", now + 60, activeLease(info, 1, "g", map[string]any{"kinds": []int{notPushKind}, "authors": []string{bob.Pub}}, "default")},
 		{"class outside class_support", now + 60, activeLease(info, 1, "g", ok, "urgent")},
 		{"ttl beyond max_lease_ttl", now + ttl + 3600, activeLease(info, 1, "g", ok, "default")},
-		{"another origin", now + 60, func() map[string]any { m := activeLease(info, 1, "g", ok, "default"); m["origin"] = "wss://elsewhere"; return m }()},
+		{"another origin", now + 60, func() map[string]any {
+			m := activeLease(info, 1, "g", ok, "default")
+			m["origin"] = "wss://elsewhere"
+			return m
+		}()},
 		{"another app profile", now + 60, func() map[string]any { m := activeLease(info, 1, "g", ok, "default"); m["app_profile"] = "x"; return m }()},
 		{"another key's #p", now + 60, activeLease(info, 1, "g", other, "default")},
 		{"not narrowed", now + 60, activeLease(info, 1, "g", map[string]any{"kinds": []int{9}}, "default")},
