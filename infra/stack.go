@@ -269,6 +269,8 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 			return *media.BucketName()
 		case lambdas.RefPushFunction:
 			return *fns["ws-push"].FunctionName()
+		case lambdas.RefPushSenderFunction:
+			return *fns["push-sender"].FunctionName()
 		}
 		panic(fmt.Sprintf("infra: no reference %d", r))
 	}
@@ -305,6 +307,9 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 			props.MaxEventAge = awscdk.Duration_Minutes(jsii.Number(FanoutMaxEventAgeMinutes))
 			props.RetryAttempts = jsii.Number(FanoutRetryAttempts)
 		}
+		if f.SendsPush {
+			pushFailures(stack, props, alarm)
+		}
 		if s.ReservedConcurrency > 0 && !f.DeployTime() {
 			props.ReservedConcurrentExecutions = jsii.Number(float64(s.ReservedConcurrency))
 		}
@@ -339,6 +344,9 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		if f.Greets {
 			fns["ws-push"].GrantInvoke(fn)
 		}
+		if f.Dispatches {
+			fns["push-sender"].GrantInvoke(fn) // one hand-off per commit
+		}
 		if f.Pushes && media != nil {
 			newLiveness(stack, fn)
 		}
@@ -357,6 +365,14 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 			})
 		}
 		period := awscdk.Duration_Minutes(jsii.Number(5))
+		if f.SendsPush {
+			// Its runs fail by design while a callback is retried; what
+			// matters is a batch given up on (the PushFailed alarm).
+			alarm(fn.MetricThrottles(&awscloudwatch.MetricOptions{Period: period, Statistic: jsii.String("Sum")}),
+				f.Name+"-throttles", fmt.Sprintf("buzz relay %s: throttles in 5 minutes", f.Name), 1)
+			fns[f.Name] = fn
+			return fn
+		}
 		alarm(fn.MetricErrors(&awscloudwatch.MetricOptions{Period: period, Statistic: jsii.String("Sum")}),
 			f.Name+"-errors", fmt.Sprintf("buzz relay %s: errors in 5 minutes", f.Name), 1)
 		alarm(fn.MetricThrottles(&awscloudwatch.MetricOptions{Period: period, Statistic: jsii.String("Sum")}),

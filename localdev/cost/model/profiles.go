@@ -14,20 +14,23 @@ import (
 var profileStacks = map[string]Stack{
 	"community": {
 		Functions: relayFunctions,
-		LogGroups: 11, LogRetentionDays: 7,
+		LogGroups: 12, LogRetentionDays: 7,
 		KMSKeys: 1, Secrets: 1, Buckets: 1,
-		Database:  relayDatabase,
-		Schedules: 1, Queues: 1, // the liveness ticks (media on)
+		Database: relayDatabase,
+		// the liveness ticks (media on); the push sender's on-failure
+		// queue, which nothing polls
+		Schedules: 1, Queues: 2,
 	},
 	"managed": {
 		Functions: relayFunctions,
-		LogGroups: 11, LogRetentionDays: 90,
+		LogGroups: 12, LogRetentionDays: 90,
 		// errors and throttles of the nine functions (with egresscheck),
-		// HTTP 5xx
-		Alarms:  19,
+		// HTTP 5xx; the push sender's throttles and its batches given up
+		// on (its errors are retries by design)
+		Alarms:  21,
 		KMSKeys: 1, Rotating: 1, Secrets: 1, Buckets: 1, Topics: 1,
 		Database:  relayDatabase,
-		Schedules: 1, Queues: 1,
+		Schedules: 1, Queues: 2,
 	},
 }
 
@@ -54,6 +57,7 @@ var relayFunctions = []Function{
 	{"fanout", 512, "arm64"},
 	{"ingest", 512, "arm64"},
 	{"migrate", 256, "arm64"},
+	{"push-sender", 256, "arm64"},
 	{"query", 512, "arm64"},
 	{"ws-connect", 256, "arm64"},
 	{"ws-disconnect", 256, "arm64"},
