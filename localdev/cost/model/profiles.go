@@ -25,9 +25,8 @@ var profileStacks = map[string]Stack{
 		Functions: relayFunctions,
 		LogGroups: 12, LogRetentionDays: 90,
 		// errors and throttles of the nine functions (with egresscheck),
-		// HTTP 5xx; the push sender's throttles and its batches given up
-		// on (its errors are retries by design)
-		Alarms:  21,
+		// HTTP 5xx (none for the push sender: docs/push.md)
+		Alarms:  19,
 		KMSKeys: 1, Rotating: 1, Secrets: 1, Buckets: 1, Topics: 1,
 		Database:  relayDatabase,
 		Schedules: 1, Queues: 2,

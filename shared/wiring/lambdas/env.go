@@ -140,7 +140,13 @@ func Environment(f Function, s Settings, refs Refs) map[string]string {
 	// sender, which (like NIP-11 on query) needs to know push is on; the
 	// gateway and its app profiles when leases are served (docs/push.md).
 	if f.Dispatches || f.Manages || f.SendsPush {
-		env["PUSH_SENDER_FUNCTION"] = refs(RefPushSenderFunction)
+		if f.SendsPush {
+			// Its own name would make the template reference itself; it
+			// invokes nothing, the value only turns push on.
+			env["PUSH_SENDER_FUNCTION"] = f.Name
+		} else {
+			env["PUSH_SENDER_FUNCTION"] = refs(RefPushSenderFunction)
+		}
 		if s.PushGateway != "" {
 			env["PUSH_GATEWAY_URL"] = s.PushGateway
 			env["PUSH_APP_PROFILES"] = s.PushProfiles
