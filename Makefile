@@ -1,16 +1,16 @@
 # The two front-door commands are `make dev` and `make test` (see README.md).
 SHELL := /bin/bash
 GO ?= go
-FUNCTIONS := ingest query ws-connect ws-authorize ws-message ws-disconnect ws-push fanout push-sender migrate egresscheck
+FUNCTIONS := ingest query ws-connect ws-authorize ws-message ws-disconnect ws-push fanout migrate egresscheck expiry-sweep push-sender
 
-.PHONY: dev test test-all test-core test-smoke test-processes test-build test-infra smoke build synth deploy bench bench-ws pg clean fuzz stop reset
+.PHONY: destroy dev test test-all test-core test-smoke test-processes test-build test-infra smoke build synth deploy bench bench-ws record-profiles pg clean fuzz stop reset
 
 # Run the relay locally: private Postgres under .localdev/ (unless DATABASE_URL
 # is set), migrations, then HTTP + WebSocket on 127.0.0.1:8080 (BUZZ_ADDR).
 # BUZZ_LAMBDA=processes: every route runs its function's own binary (and
 # migrate runs first, as CloudFormation runs it), with local-kms for the key.
 dev:
-	@source localdev/pg.sh && source localdev/s3.sh && \
+	@$(if $(filter processes,$(BUZZ_LAMBDA)),export BUZZ_PG_DB=buzz_kms &&) source localdev/pg.sh && source localdev/s3.sh && source localdev/ddb.sh && \
 	  $(if $(filter processes,$(BUZZ_LAMBDA)),source localdev/kms.sh &&) $(GO) run ./localdev
 
 # Same Postgres bootstrap, then every test of the core, the smoke checks
@@ -37,7 +37,7 @@ reset:
 	@localdev/stop.sh --reset
 
 test-core:
-	@source localdev/pg.sh && $(GO) vet ./... && $(GO) test -count=1 -timeout 20m ./...
+	@source localdev/pg.sh && source localdev/ddb.sh && $(GO) vet ./... && $(GO) test -count=1 -timeout 20m ./...
 
 # End-to-end checks of a running relay with a go-nostr client (NIP-11,
 # /healthz, AUTH, channel, post, window query, live delivery, COUNT):
@@ -58,7 +58,7 @@ test-smoke:
 # binary (localdev/e2e, processes.go).
 test-processes:
 	@BUZZ_LAMBDA=processes localdev/smoke-dev.sh
-	@source localdev/pg.sh && BUZZ_LAMBDA=processes $(GO) test -count=1 -timeout 20m ./localdev/e2e
+	@source localdev/pg.sh && source localdev/ddb.sh && BUZZ_LAMBDA=processes $(GO) test -count=1 -timeout 20m ./localdev/e2e
 
 # The Lambda zips as they ship (arm64), once, with their sizes.
 test-build: build
@@ -70,8 +70,8 @@ test-build: build
 # on a busy machine (go.dev/issue/75804); 50,000 runs take 2-10 s here.
 FUZZTIME ?= 50000x
 FUZZ_TARGETS := FuzzParse:./shared/transport/wsrelay FuzzParse:./shared/service/query FuzzNostrFilter:./shared/service/query \
-  FuzzCheck:./shared/domain/eventcheck FuzzParse:./shared/domain/nip98 FuzzVerify:./shared/domain/sigverify \
-  FuzzParse:./shared/domain/blossom
+  FuzzCheck:./shared/domain/eventcheck FuzzParse:./shared/domain/authevent FuzzVerify:./shared/domain/sigverify \
+  FuzzParse:./shared/domain/blossom FuzzServerHost:./shared/domain/authevent
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 	  $(GO) test -run '^$$' -fuzz "^$${t%%:*}$$" -fuzztime $(FUZZTIME) "$${t#*:}" || exit 1; \
@@ -89,13 +89,19 @@ build:
 	  (cd build/$$f && rm -f ../$$f.zip && $(GO) run ../../localdev/zipdir bootstrap ../$$f.zip) || exit 1; \
 	done; for f in $(FUNCTIONS); do echo "built: build/$$f.zip $$(stat -c %s build/$$f.zip) bytes"; done
 
+# Record the idle session of each client library the cost tool prices
+# (go run ./localdev/cost -client buzz|ndk|welshman|nostr-tools) into
+# localdev/cost/profiles/ (localdev/e2e TestRecordIdleProfiles, 10 minutes).
+record-profiles:
+	@source localdev/pg.sh && BUZZ_RECORD_PROFILES=10m $(GO) test -count=1 -parallel 4 -timeout 60m -run TestRecordIdleProfiles -v ./localdev/e2e
+
 bench:
-	@source localdev/pg.sh && $(GO) test -run '^$$' -bench . -benchtime 3s ./...
+	@source localdev/pg.sh && source localdev/ddb.sh && $(GO) test -run '^$$' -bench . -benchtime 3s ./...
 
 # wsbench with API Gateway's costs off, then on (APIGW_COSTS, docs/benchmarks.md);
 # `APIGW_COSTS=on make bench` runs the Go benchmarks with them.
 bench-ws:
-	@source localdev/pg.sh && $(GO) run ./localdev/wsbench -subs 500 -stuck 1 && \
+	@source localdev/pg.sh && source localdev/ddb.sh && $(GO) run ./localdev/wsbench -subs 500 -stuck 1 && \
 	  $(GO) run ./localdev/wsbench -subs 500 -stuck 1 -costs
 
 clean:
@@ -119,9 +125,19 @@ synth: build infra/node_modules/.bin/cdk
 	@ls infra/cdk.out/*.template.json
 
 # Deploy with the caller's AWS credentials (bootstrap the account once first:
-# cd infra && npx cdk bootstrap).
+# cd infra && npx cdk bootstrap). OWNER=<npub or hex>: the default
+# community's first NIP-86 operator (docs/deploy.md).
+OWNER ?=
 deploy: build infra/node_modules/.bin/cdk
-	$(CDK) deploy --no-notices $(CDK_ARGS)
+	$(CDK) deploy --no-notices $(if $(OWNER),-c owner=$(OWNER)) $(CDK_ARGS)
+
+# Delete the stack (cdk destroy, with the same CDK_ARGS as its deploy), then
+# print what it leaves behind per its template (snapshot, key, secret,
+# bucket), each with its monthly cost and the command that removes it
+# (localdev/retained; docs/deploy.md, "Deleting a stack").
+destroy: synth
+	$(CDK) destroy --no-notices $(CDK_ARGS)
+	@for t in infra/cdk.out/*.template.json; do $(GO) run ./localdev/retained -template "$$t"; done
 
 # Template assertions, then a real `cdk synth` through the pinned CLI.
 test-infra: infra/node_modules/.bin/cdk

@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscertificatemanager"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudfront"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudfrontorigins"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/jsii-runtime-go"
 )
 
@@ -86,8 +87,13 @@ func newDistribution(stack awscdk.Stack, s Settings, httpApi awsapigatewayv2.Htt
 
 // newBudget is a monthly cost budget for the whole account (Budgets only
 // filters by tags once they are activated as cost allocation tags) that
-// mails s.AlarmEmail at 80% of actual and 100% of forecast spend.
-func newBudget(stack awscdk.Stack, s Settings) {
+// notifies the alarm topic (and mails s.AlarmEmail, when set) at 80% of
+// actual and 100% of forecast spend.
+func newBudget(stack awscdk.Stack, s Settings, topic awssns.Topic) {
+	subscribers := []*awsbudgets.CfnBudget_SubscriberProperty{{SubscriptionType: jsii.String("SNS"), Address: topic.TopicArn()}}
+	if s.AlarmEmail != "" {
+		subscribers = append(subscribers, &awsbudgets.CfnBudget_SubscriberProperty{SubscriptionType: jsii.String("EMAIL"), Address: jsii.String(s.AlarmEmail)})
+	}
 	notify := func(kind string, pct float64) *awsbudgets.CfnBudget_NotificationWithSubscribersProperty {
 		return &awsbudgets.CfnBudget_NotificationWithSubscribersProperty{
 			Notification: &awsbudgets.CfnBudget_NotificationProperty{
@@ -96,10 +102,7 @@ func newBudget(stack awscdk.Stack, s Settings) {
 				Threshold:          jsii.Number(pct),
 				ThresholdType:      jsii.String("PERCENTAGE"),
 			},
-			Subscribers: &[]*awsbudgets.CfnBudget_SubscriberProperty{{
-				SubscriptionType: jsii.String("EMAIL"),
-				Address:          jsii.String(s.AlarmEmail),
-			}},
+			Subscribers: &subscribers,
 		}
 	}
 	awsbudgets.NewCfnBudget(stack, jsii.String("Budget"), &awsbudgets.CfnBudgetProps{

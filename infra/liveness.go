@@ -24,9 +24,8 @@ import (
 // once the next one is due: no retries, and the queue keeps a message a
 // minute at most.
 //
-// Deployed with media on only: the open connections the tick posts to are
-// the session bucket's (SESSION_BUCKET); without it the push function
-// greets but has no one to tick.
+// The open connections the tick posts to are the sessions' table's
+// (SESSION_TABLE, sessions.go).
 const (
 	LivenessQueueRetentionSeconds = 60
 	// LivenessQueueVisibilitySeconds is above the push function's timeout,

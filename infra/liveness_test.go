@@ -34,7 +34,7 @@ func TestGreetingAndLivenessWiring(t *testing.T) {
 		}
 	}
 	env := s.env(t, "ws-push")
-	for _, k := range []string{"WS_MANAGEMENT_ENDPOINT", "SESSION_BUCKET", "RELAY_KEY_CIPHERTEXT"} {
+	for _, k := range []string{"WS_MANAGEMENT_ENDPOINT", "SESSION_TABLE", "RELAY_KEY_CIPHERTEXT"} {
 		if env[k] == nil {
 			t.Errorf("ws-push has no %s", k)
 		}
@@ -83,16 +83,12 @@ func TestGreetingAndLivenessWiring(t *testing.T) {
 		"EventSourceArn": map[string]any{"Fn::GetAtt": []any{queue, "Arn"}},
 	})
 
-	// Media off: no session bucket, so no registry to tick; the greeting stays.
+	// Media off: the open connections are the sessions' table's all the
+	// same, so the tick stays, and so does the greeting.
 	off := synth(t, map[string]any{"media": "false"})
-	offQueues := off.ofType("AWS::SQS::Queue")
-	for id := range offQueues {
-		if strings.HasPrefix(id, pushFailedQueueID) {
-			delete(offQueues, id)
-		}
-	}
-	if n := len(offQueues) + len(off.ofType("AWS::Events::Rule")); n != 0 {
-		t.Errorf("media off: %d liveness resources", n)
+	on := len(s.ofType("AWS::SQS::Queue")) + len(s.ofType("AWS::Events::Rule"))
+	if n := len(off.ofType("AWS::SQS::Queue")) + len(off.ofType("AWS::Events::Rule")); n != on {
+		t.Errorf("media off: %d liveness resources, want %d as with media", n, on)
 	}
 	if env := off.env(t, "ws-connect"); env["PUSH_FUNCTION"] == nil {
 		t.Error("media off: ws-connect does not greet")

@@ -108,7 +108,7 @@ var MediaListers = map[string]bool{"ingest": true, "query": true}
 
 // newMediaBucket is the media bucket: private (every public access
 // blocked, ACLs off), SSE-S3 encrypted, TLS 1.2+ only, unversioned, with
-// the lifecycle above (and the sessions' expiring state, sessions.go) and CORS for browsers that PUT to and GET from
+// the lifecycle above and CORS for browsers that PUT to and GET from
 // presigned URLs. It is retained when the stack is deleted or it is
 // replaced (except when the first create rolls back): blobs are members'
 // data, and CloudFormation cannot delete a bucket that holds any.
@@ -126,8 +126,6 @@ func newMediaBucket(stack awscdk.Stack, s Settings) awss3.Bucket {
 			{Id: jsii.String("expire-staged-uploads"), Prefix: jsii.String(MediaUploadsPrefix), Expiration: days(MediaUploadsExpireDays)},
 			{Id: jsii.String("expire-trash"), Prefix: jsii.String(MediaTrashPrefix), Expiration: days(MediaTrashExpireDays)},
 			{Id: jsii.String("abort-incomplete-multipart"), AbortIncompleteMultipartUploadAfter: days(MediaAbortMultipartDays)},
-			{Id: jsii.String("expire-session-connections"), Prefix: jsii.String(SessionPrefix + SessionExpiring[0]), Expiration: days(SessionExpireDays)},
-			{Id: jsii.String("expire-session-pending"), Prefix: jsii.String(SessionPrefix + SessionExpiring[1]), Expiration: days(SessionExpireDays)},
 		},
 		Cors: &[]*awss3.CorsRule{{
 			Id:             jsii.String("browser-presigned"),

@@ -40,9 +40,8 @@ func noMediaStack(t *testing.T) synthesized {
 
 // Must show: the bucket is private (every public access blocked, ACLs
 // off, TLS only), encrypted, and its lifecycle expires staged uploads and
-// trash and aborts incomplete multipart uploads, and never expires blobs;
-// it expires the sessions' pending subscriptions and connections a day
-// on, never the communities' last-commit marks.
+// trash and aborts incomplete multipart uploads, and never expires blobs
+// (the sessions keep nothing in it: they live in DynamoDB, sessions.go).
 func TestMediaBucketPrivateEncryptedLifecycle(t *testing.T) {
 	s := defaultStack(t)
 	id := s.mediaBucket(t)
@@ -79,24 +78,17 @@ func TestMediaBucketPrivateEncryptedLifecycle(t *testing.T) {
 		"expire-staged-uploads":      `{"ExpirationInDays":1,"Id":"expire-staged-uploads","Prefix":"uploads/","Status":"Enabled"}`,
 		"expire-trash":               `{"ExpirationInDays":7,"Id":"expire-trash","Prefix":"trash/","Status":"Enabled"}`,
 		"abort-incomplete-multipart": `{"AbortIncompleteMultipartUpload":{"DaysAfterInitiation":1},"Id":"abort-incomplete-multipart","Status":"Enabled"}`,
-		// The sessions' pending subscriptions, $disconnect marks and
-		// connections (never their communities' marks, under c/).
-		"expire-session-connections": `{"ExpirationInDays":1,"Id":"expire-session-connections","Prefix":"sessions/conn/","Status":"Enabled"}`,
-		"expire-session-pending":     `{"ExpirationInDays":1,"Id":"expire-session-pending","Prefix":"sessions/fold/","Status":"Enabled"}`,
 	} {
 		if got := js(rules[name]); got != want {
 			t.Errorf("lifecycle %s: %s\nwant %s", name, got, want)
 		}
 	}
-	if len(rules) != 5 {
+	if len(rules) != 3 {
 		t.Errorf("lifecycle rules %s", js(rules))
 	}
 	for _, r := range rules {
 		if strings.Contains(js(r), MediaBlobsPrefix) || (r["Prefix"] == nil && r["ExpirationInDays"] != nil) {
 			t.Errorf("a lifecycle rule expires stored blobs: %s", js(r))
-		}
-		if p, _ := r["Prefix"].(string); p == SessionPrefix || strings.HasPrefix(p, SessionPrefix+"c/") {
-			t.Errorf("a lifecycle rule expires the communities' last-commit marks: %s", js(r))
 		}
 	}
 
@@ -169,8 +161,8 @@ func TestMediaGrantsLeastPrivilege(t *testing.T) {
 				continue
 			}
 			sid, _ := st["Sid"].(string)
-			if strings.HasPrefix(sid, "Session") {
-				continue // the sessions' state (TestSessionGrants)
+			if strings.HasPrefix(sid, "Session") || strings.HasPrefix(sid, "Directory") {
+				continue // the sessions' state (TestSessionGrants), the directory (TestDirectoryGrants)
 			}
 			if st["Effect"] != "Allow" || st["Condition"] != nil {
 				t.Errorf("%s: S3 statement %s", name, js(st))
@@ -227,8 +219,8 @@ func TestMediaGrantsLeastPrivilege(t *testing.T) {
 		if !strings.Contains(js(st["Resource"]), `"`+id+`"`) {
 			continue
 		}
-		if sid, _ := st["Sid"].(string); strings.HasPrefix(sid, "Session") {
-			continue // the sessions' state (TestSessionGrants)
+		if sid, _ := st["Sid"].(string); strings.HasPrefix(sid, "Session") || strings.HasPrefix(sid, "Directory") {
+			continue // the sessions' state (TestSessionGrants), the directory (TestDirectoryGrants)
 		}
 		ok := false
 		for _, r := range roles[i] {
@@ -259,14 +251,11 @@ func TestMediaEnvironment(t *testing.T) {
 		env := s.env(t, name)
 		got := map[string]any{}
 		for k, v := range env {
-			if strings.HasPrefix(k, "MEDIA_") || (k == "AWS_ENDPOINT_URL_S3" && !SessionFunctions[name]) {
+			if strings.HasPrefix(k, "MEDIA_") || k == "AWS_ENDPOINT_URL_S3" {
 				got[k] = v
 			}
 		}
 		if fnByName(name).ServesMedia() {
-			if v, ok := env["AWS_ENDPOINT_URL_S3"]; ok && SessionFunctions[name] {
-				got["AWS_ENDPOINT_URL_S3"] = v
-			}
 			served++
 			if js(got) != js(want) {
 				t.Errorf("%s media env:\n got %s\nwant %s", name, js(got), js(want))
@@ -367,7 +356,7 @@ func TestMediaOff(t *testing.T) {
 		keys = append(keys, r.Properties["RouteKey"].(string))
 	}
 	sort.Strings(keys)
-	if got := strings.Join(keys, ", "); got != "$connect, $default, $disconnect, GET /, GET /healthz, POST /, POST /count, POST /events, POST /query" {
+	if got := strings.Join(keys, ", "); got != "$connect, $default, $disconnect, GET /, GET /admin, GET /admin/{file}, GET /api/join-policy, GET /api/join-policy/privacy, GET /api/join-policy/terms, GET /healthz, GET /info, GET /invite/{code}, POST /, POST /api/invites, POST /api/invites/accept-policy, POST /api/invites/claim, POST /count, POST /events, POST /query" { // issue 41: the console; issue 42: invites
 		t.Errorf("routes without media: %s", got)
 	}
 	if strings.Contains(js(s.tpl.ToJSON()), "MediaBucketName") {

@@ -1,35 +1,38 @@
 package main
 
 import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/jsii-runtime-go"
 )
 
-// The WebSocket sessions' idle state (shared/service/sessions.Idle) lives
-// in the media bucket under SessionPrefix, so an open app does not keep
-// Aurora awake: a connection's AUTH key, each community's last-commit
-// mark, subscriptions pending their fold and $disconnect marks. With media
-// off there is no bucket and SESSION_BUCKET is unset: sessions live in the
-// database as before.
+// The WebSocket sessions (shared/service/sessions.Store) live in one
+// DynamoDB table (shared/aws/ddbsessions: its items and key design), so
+// that a session's life (connect, AUTH, REQ for what a client has seen or
+// limit 0, CLOSE, $disconnect, the liveness tick) runs no Aurora statement
+// and Aurora can pause under open apps:
 //
-// SessionPrefix is SESSION_PREFIX's default (shared/wiring/config).
-const SessionPrefix = "sessions/"
+//   - on demand (pay per request, nothing billed idle);
+//   - keys pk and sk (strings), TTL on ttl (a connection's items expire
+//     with it; readers skip expired items until DynamoDB deletes them);
+//   - no point-in-time recovery: every item lives at most two hours (API
+//     Gateway's connection lifetime) and a lost table only makes clients
+//     reconnect and subscribe again, so backups would bill for nothing;
+//   - deleted with the stack (RemovalPolicy DESTROY) for the same reason.
+const (
+	SessionPK, SessionSK, SessionTTL = "pk", "sk", "ttl"
+)
 
-// SessionExpiring are the parts of that state the bucket's lifecycle
-// deletes SessionExpireDays after they were written, should no write or
-// $disconnect have (sessions.ConnDir and sessions.FoldDir: a connection's
-// AUTH state, the subscriptions pending their community's next write and
-// the $disconnect marks; a connection lives two hours). The communities'
-// last-commit marks (c/) are kept: without one the next REQ wakes the
-// database.
-var SessionExpiring = []string{"conn/", "fold/"}
+// SessionActions are the table actions a session function is granted:
+// single items, batches and queries of one partition; never a scan, and
+// never the table's own management.
+var SessionActions = []string{
+	"dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:DeleteItem",
+	"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem",
+}
 
-// SessionExpireDays is how long a session object may outlive its
-// connection (S3 expires in whole days).
-const SessionExpireDays = 1
-
-// SessionFunctions names the functions that keep that state
+// SessionFunctions names the functions that use the table
 // (lambdas.Function.Sessions), for the stack and its tests.
 var SessionFunctions = func() map[string]bool {
 	out := map[string]bool{}
@@ -41,18 +44,25 @@ var SessionFunctions = func() map[string]bool {
 	return out
 }()
 
-// grantSessions lets a session function get, put and delete the objects
-// under SessionPrefix and list that prefix only.
-func grantSessions(bucket awss3.Bucket, add func(awsiam.PolicyStatement)) {
+// newSessionTable is the sessions' table.
+func newSessionTable(stack awscdk.Stack) awsdynamodb.Table {
+	return awsdynamodb.NewTable(stack, jsii.String("Sessions"), &awsdynamodb.TableProps{
+		PartitionKey:        &awsdynamodb.Attribute{Name: jsii.String(SessionPK), Type: awsdynamodb.AttributeType_STRING},
+		SortKey:             &awsdynamodb.Attribute{Name: jsii.String(SessionSK), Type: awsdynamodb.AttributeType_STRING},
+		BillingMode:         awsdynamodb.BillingMode_PAY_PER_REQUEST,
+		TimeToLiveAttribute: jsii.String(SessionTTL),
+		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
+			PointInTimeRecoveryEnabled: jsii.Bool(false),
+		},
+		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+	})
+}
+
+// grantSessions lets a session function use the table (SessionActions).
+func grantSessions(table awsdynamodb.Table, add func(awsiam.PolicyStatement)) {
 	add(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Sid:       jsii.String("SessionState"),
-		Actions:   jsii.Strings("s3:DeleteObject", "s3:GetObject", "s3:PutObject"),
-		Resources: jsii.Strings(*bucket.ArnForObjects(jsii.String(SessionPrefix + "*"))),
-	}))
-	add(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Sid:        jsii.String("SessionList"),
-		Actions:    jsii.Strings("s3:ListBucket"),
-		Resources:  jsii.Strings(*bucket.BucketArn()),
-		Conditions: &map[string]any{"StringLike": map[string]any{"s3:prefix": SessionPrefix + "*"}},
+		Sid:       jsii.String("SessionTable"),
+		Actions:   jsii.Strings(SessionActions...),
+		Resources: jsii.Strings(*table.TableArn()),
 	}))
 }

@@ -5,35 +5,53 @@ import (
 	"testing"
 )
 
-// TestSessionGrants: the session functions, and they only, get
-// SESSION_BUCKET (the media bucket) and S3 access to SessionPrefix alone:
-// get, put and delete its objects, list under it.
+// TestSessionGrants: the stack has one on-demand sessions' table keyed pk
+// and sk with TTL on ttl and no point-in-time recovery, and the session
+// functions, and they only, get SESSION_TABLE (its name) and the item,
+// batch and query actions on it (never a scan).
 func TestSessionGrants(t *testing.T) {
 	s := defaultStack(t)
-	id := s.mediaBucket(t)
-	objects := js(map[string]any{"Fn::Join": []any{"", []any{map[string]any{"Fn::GetAtt": []any{id, "Arn"}}, "/" + SessionPrefix + "*"}}})
-	bucket := js(map[string]any{"Fn::GetAtt": []any{id, "Arn"}})
+	var id string
+	for k, r := range s.ofType("AWS::DynamoDB::Table") {
+		if id != "" {
+			t.Fatalf("two tables: %s and %s", id, k)
+		}
+		id = k
+		p := r.Properties
+		got := js(map[string]any{"BillingMode": p["BillingMode"], "KeySchema": p["KeySchema"], "TimeToLiveSpecification": p["TimeToLiveSpecification"],
+			"PointInTimeRecoverySpecification": p["PointInTimeRecoverySpecification"]})
+		want := `{"BillingMode":"PAY_PER_REQUEST","KeySchema":[{"AttributeName":"pk","KeyType":"HASH"},{"AttributeName":"sk","KeyType":"RANGE"}],` +
+			`"PointInTimeRecoverySpecification":{"PointInTimeRecoveryEnabled":false},"TimeToLiveSpecification":{"AttributeName":"ttl","Enabled":true}}`
+		if got != want {
+			t.Errorf("sessions table:\n got %s\nwant %s", got, want)
+		}
+	}
+	if id == "" {
+		t.Fatal("no sessions table")
+	}
+	table := js(map[string]any{"Fn::GetAtt": []any{id, "Arn"}})
 	for name, fid := range s.ourFunctions(t) {
 		got := map[string]string{}
 		for _, st := range s.grantsOf(fid) {
 			if sid, _ := st["Sid"].(string); strings.HasPrefix(sid, "Session") {
-				got[sid] = js(st["Action"]) + " on " + js(st["Resource"]) + " if " + js(st["Condition"])
+				got[sid] = js(st["Action"]) + " on " + js(st["Resource"])
 			}
 		}
 		want := map[string]string{}
 		if SessionFunctions[name] {
-			want["SessionState"] = `["s3:DeleteObject","s3:GetObject","s3:PutObject"] on ` + objects + " if null"
-			want["SessionList"] = `"s3:ListBucket" on ` + bucket + ` if {"StringLike":{"s3:prefix":"` + SessionPrefix + `*"}}`
+			want["SessionTable"] = js(SessionActions) + " on " + table
 		}
 		if js(got) != js(want) {
 			t.Errorf("%s session grants:\n got %s\nwant %s", name, js(got), js(want))
 		}
 		env := s.env(t, name)
-		if b, ok := env["SESSION_BUCKET"]; ok != SessionFunctions[name] || (ok && js(b) != `{"Ref":"`+id+`"}`) {
-			t.Errorf("%s: SESSION_BUCKET %s", name, js(b))
+		if v, ok := env["SESSION_TABLE"]; ok != SessionFunctions[name] || (ok && js(v) != `{"Ref":"`+id+`"}`) {
+			t.Errorf("%s: SESSION_TABLE %s", name, js(v))
 		}
 	}
-	if len(SessionFunctions) != 5 { // ingest, query (NIP-86's disable forgets hosts), ws-message, ws-disconnect, ws-push
+	// fanout (the audience), ingest and query (the marks), ws-message,
+	// ws-disconnect, ws-push (the open connections).
+	if len(SessionFunctions) != 6 {
 		t.Errorf("session functions %v", SessionFunctions)
 	}
 }

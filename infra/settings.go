@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/constructs-go/constructs/v10"
 
+	"github.com/buzzrelay/relay/shared/domain/owner"
 	"github.com/buzzrelay/relay/shared/wiring/lambdas"
 )
 
@@ -82,8 +83,13 @@ type Settings struct {
 	// docs/deploy.md "Connection budget".
 	ReservedConcurrency int
 	// BudgetUSD, when > 0, creates a monthly AWS Budgets cost budget that
-	// mails AlarmEmail at 80% actual and 100% forecast.
+	// notifies the alarm topic (and AlarmEmail) at 80% actual and 100%
+	// forecast (context "budgetUSD"; community 10, managed 100).
 	BudgetUSD float64
+	// DBAwakeHours (context "dbAwakeHours", default 6): the db-awake-hours
+	// alarm fires when Aurora stayed awake for whole hours on more than
+	// this many of the last 24 (alarms.go).
+	DBAwakeHours int
 	// Domain and CertificateArn (an ACM certificate in us-east-1 for it):
 	// a CloudFront distribution serves both APIs on https://Domain and
 	// wss://Domain, and BUZZ_PUBLIC_URL is https://Domain.
@@ -99,6 +105,12 @@ type Settings struct {
 	// router copies the viewer's Host into it) instead of BUZZ_PUBLIC_URL,
 	// and a $connect authorizer carries it to every WebSocket event.
 	Hostnames []string
+	// Owner (context "owner", `make deploy OWNER=...`: an npub or 64 hex
+	// characters, kept as hex) becomes the default community's first
+	// NIP-86 operator through the migrate custom resource's Owner
+	// property, while the community has none; later changes are NIP-86
+	// calls (addoperator, removeoperator). "" names none.
+	Owner string
 	// Media deploys the media bucket, its routes and grants (context
 	// "media", default true; false leaves MEDIA_BUCKET unset: media off).
 	// The limits below are the functions' MEDIA_* variables (context
@@ -148,11 +160,11 @@ var defaultThrottles = func() map[string]float64 {
 var profiles = map[string]map[string]string{
 	"community": {
 		"egress": "ipv6", "deletionProtection": "false", "retainData": "false", "keyRotation": "false",
-		"logRetentionDays": "7", "alarms": "false", "media": "true",
+		"logRetentionDays": "7", "alarms": "false", "media": "true", "budgetUSD": "10",
 	},
 	"managed": {
 		"egress": "nat-gateway", "deletionProtection": "true", "retainData": "true", "keyRotation": "true",
-		"logRetentionDays": "90", "alarms": "true", "media": "true",
+		"logRetentionDays": "90", "alarms": "true", "media": "true", "budgetUSD": "100",
 	},
 }
 
@@ -234,6 +246,10 @@ func SettingsFrom(node constructs.Node) (Settings, error) {
 		return s, fmt.Errorf("context community %q: use lower-case letters, digits, '.' and '-' (at most 42)", s.Community)
 	}
 	s.StackName = str("stackName", "BuzzRelay-"+s.Slug())
+	var err error
+	if s.Owner, err = owner.Parse(str("owner", "")); err != nil {
+		return s, fmt.Errorf("context owner: %w", err)
+	}
 	switch s.Egress {
 	case "ipv6", "nat-gateway", "nat-instance":
 	default:
@@ -247,7 +263,6 @@ func SettingsFrom(node constructs.Node) (Settings, error) {
 	if _, ok := raw("relayKeyCiphertext"); ok {
 		return s, fmt.Errorf("context relayKeyCiphertext is no longer read: the deploy creates the relay key and stores its ciphertext in the database (see docs/deploy.md, The relay key)")
 	}
-	var err error
 	for key, dst := range map[string]*bool{
 		"kmsEndpoint": &s.KMSEndpoint, "deletionProtection": &s.DeletionProtection, "retainData": &s.RetainData,
 		"keyRotation": &s.KeyRotation, "alarms": &s.Alarms, "media": &s.Media,
@@ -295,9 +310,11 @@ func SettingsFrom(node constructs.Node) (Settings, error) {
 	if s.AlarmEmail != "" && !emailRE.MatchString(s.AlarmEmail) {
 		return s, fmt.Errorf("context alarmEmail %q is not an email address", s.AlarmEmail)
 	}
-	if s.BudgetUSD > 0 && s.AlarmEmail == "" {
-		return s, fmt.Errorf("context budgetUSD needs alarmEmail (who the budget mails)")
+	hours, err := number("dbAwakeHours", 6, 1, 23)
+	if err != nil || hours != float64(int(hours)) {
+		return s, fmt.Errorf("context dbAwakeHours must be a whole number of hours from 1 to 23, got %q", str("dbAwakeHours", "6"))
 	}
+	s.DBAwakeHours = int(hours)
 	if (s.Domain == "") != (s.CertificateArn == "") {
 		return s, fmt.Errorf("context domain and certificateArn go together (an ACM certificate in us-east-1 for the domain)")
 	}
@@ -365,8 +382,8 @@ func (s Settings) lambdaSettings() lambdas.Settings {
 	return lambdas.Settings{
 		Community: s.Community, LogLevel: s.LogLevel,
 		DBAuth: s.DBAuth, Egress: s.Egress, KMSEndpoint: s.KMSEndpoint,
-		RelayKeyRevision: s.RelayKeyRevision,
-		Domain:           s.Domain, PublicURL: s.PublicURL(), Hostnames: len(s.Hostnames) > 0,
+		RelayKeyRevision: s.RelayKeyRevision, Owner: s.Owner,
+		Domain: s.Domain, PublicURL: s.PublicURL(), Hostnames: len(s.Hostnames) > 0,
 		Media: s.Media, PushGateway: s.PushGateway, PushProfiles: s.PushProfiles,
 		MediaLimits: lambdas.MediaLimits{
 			MaxBytes: s.MediaMaxBytes, DirectMaxBytes: s.MediaDirectMaxBytes,

@@ -17,8 +17,6 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsrds"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/customresources"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
@@ -83,15 +81,11 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		Description: jsii.String("Aurora Serverless v2 maximum ACU"),
 	})
 
+	// Every profile has the topic, the cost alarms and the budget
+	// (alarms.go); `alarms` adds the functions' errors and throttles.
+	alarms := newAlarmTopic(stack, s)
 	var alarmAction awscloudwatch.IAlarmAction
-	var alarms awssns.Topic
 	if s.Alarms {
-		alarms = awssns.NewTopic(stack, jsii.String("Alarms"), &awssns.TopicProps{
-			DisplayName: jsii.String("buzz relay " + s.Community + " alarms"),
-		})
-		if s.AlarmEmail != "" {
-			alarms.AddSubscription(awssnssubscriptions.NewEmailSubscription(jsii.String(s.AlarmEmail), nil))
-		}
 		alarmAction = awscloudwatchactions.NewSnsAction(alarms)
 	}
 	alarm := func(m awscloudwatch.Metric, id, desc string, threshold float64) {
@@ -195,6 +189,7 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 	}
 
 	// --- media ------------------------------------------------------------
+	sessionTable := newSessionTable(stack)
 	var media awss3.Bucket
 	if s.Media {
 		media = newMediaBucket(stack, s)
@@ -248,6 +243,7 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 	// stack's resources as its references.
 	var cr awscdk.CustomResource // set below, before any handler reads it
 	fns := map[string]awslambda.Function{}
+	var httpLogs []awslogs.LogGroup // of the functions on HTTP routes, for the resume metric (alarms.go)
 	envSettings := s.lambdaSettings()
 	refs := func(r lambdas.Ref) string {
 		switch r {
@@ -271,6 +267,8 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 			return *fns["ws-push"].FunctionName()
 		case lambdas.RefPushSenderFunction:
 			return *fns["push-sender"].FunctionName()
+		case lambdas.RefSessionTable:
+			return *sessionTable.TableName()
 		}
 		panic(fmt.Sprintf("infra: no reference %d", r))
 	}
@@ -285,6 +283,9 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 			Retention:     s.LogRetention,
 			RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
 		})
+		if httpFunctions()[f.Name] {
+			httpLogs = append(httpLogs, logs)
+		}
 		props := &awslambda.FunctionProps{
 			Description:    jsii.String("buzz relay " + f.Name),
 			Runtime:        awslambda.Runtime_PROVIDED_AL2023(),
@@ -335,8 +336,11 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		if media != nil && f.ServesMedia() {
 			grantMedia(f.Name, media, func(st awsiam.PolicyStatement) { fn.AddToRolePolicy(st) })
 		}
-		if media != nil && f.Sessions {
-			grantSessions(media, func(st awsiam.PolicyStatement) { fn.AddToRolePolicy(st) })
+		if f.Sessions {
+			grantSessions(sessionTable, func(st awsiam.PolicyStatement) { fn.AddToRolePolicy(st) })
+		}
+		if media != nil && f.Directory {
+			grantDirectory(media, func(st awsiam.PolicyStatement) { fn.AddToRolePolicy(st) })
 		}
 		if f.Dispatches {
 			fns["fanout"].GrantInvoke(fn)
@@ -347,8 +351,11 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		if f.Dispatches {
 			fns["push-sender"].GrantInvoke(fn) // one hand-off per commit
 		}
-		if f.Pushes && media != nil {
+		if f.Pushes {
 			newLiveness(stack, fn)
+		}
+		if f.Sweeps {
+			newExpirySweep(stack, fn)
 		}
 		if f.Fanout {
 			// It invokes itself with the other parts of an audience it
@@ -462,15 +469,14 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		wsApi.AddRoute(jsii.String(route), &awsapigatewayv2.WebSocketRouteOptions{Integration: wsIntegration(route)})
 	}
 
-	alarm(httpApi.MetricServerError(&awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Sum")}),
-		"http-5xx", "buzz relay HTTP API 5xx in 5 minutes", 5)
+	newCostAlarms(stack, s, alarms, cluster, httpApi, httpLogs)
 
 	var publicHost *string
 	if s.Domain != "" {
 		publicHost = newDistribution(stack, s, httpApi, wsApi).DistributionDomainName()
 	}
 	if s.BudgetUSD > 0 {
-		newBudget(stack, s)
+		newBudget(stack, s, alarms)
 	}
 
 	// --- outputs ---------------------------------------------------------
@@ -489,9 +495,7 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 	if media != nil {
 		out("MediaBucketName", media.BucketName(), "private S3 bucket of the media (Blossom) blobs; retained when the stack is deleted")
 	}
-	if alarms != nil {
-		out("AlarmTopicArn", alarms.TopicArn(), "SNS topic of the alarms")
-	}
+	out("AlarmTopicArn", alarms.TopicArn(), "SNS topic of the alarms and the budget (subscribe to it: -c alarmEmail)")
 	return stack, nil
 }
 

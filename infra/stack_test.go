@@ -370,6 +370,11 @@ func TestRoutesAndDualstackAPIs(t *testing.T) {
 	want := map[string]string{
 		"POST /events": "ingest", "POST /query": "query", "POST /count": "query",
 		"GET /": "query", "POST /": "query", "GET /healthz": "query",
+		"GET /admin": "query", "GET /admin/{file}": "query", // issue 41: the operator console
+		// issue 42: Buzz's invites (mint and claim write; the rest read)
+		"POST /api/invites": "ingest", "POST /api/invites/claim": "ingest", "POST /api/invites/accept-policy": "query",
+		"GET /api/join-policy": "query", "GET /api/join-policy/terms": "query", "GET /api/join-policy/privacy": "query",
+		"GET /invite/{code}": "query", "GET /info": "query",
 		"$connect": "ws-connect", "$default": "ws-message", "$disconnect": "ws-disconnect",
 	}
 	// Issue 30: the media routes (on by default).
@@ -625,11 +630,24 @@ func TestDatabaseIsPrivateAndPauses(t *testing.T) {
 	s.tpl.ResourceCountIs(jsii.String("AWS::RDS::DBInstance"), jsii.Number(1))
 	s.tpl.AllResourcesProperties(jsii.String("AWS::RDS::DBInstance"), map[string]any{"PubliclyAccessible": false})
 	// Nothing in the stack polls the database: no canary, no health
-	// check, no proxy, and the one schedule (the liveness ticks, issue 37)
+	// check, no proxy, and the one rule (the liveness ticks, issue 37)
 	// reaches a function without a database, directly and through its
-	// delay queue.
-	for _, typ := range []string{"AWS::Scheduler::Schedule", "AWS::Synthetics::Canary", "AWS::Route53::HealthCheck", "AWS::RDS::DBProxy"} {
+	// delay queue. The one exception is issue 40's NIP-40 expiry sweep,
+	// once a day (lambdas.SweepRateHours) and nothing else.
+	for _, typ := range []string{"AWS::Synthetics::Canary", "AWS::Route53::HealthCheck", "AWS::RDS::DBProxy"} {
 		s.tpl.ResourceCountIs(jsii.String(typ), jsii.Number(0))
+	}
+	sweeps := s.ofType("AWS::Scheduler::Schedule")
+	if len(sweeps) != 1 {
+		t.Fatalf("%d Scheduler schedules, want the expiry sweep's only", len(sweeps))
+	}
+	for id, r := range sweeps {
+		if got := js(r.Properties["ScheduleExpression"]); got != `"rate(1 day)"` {
+			t.Errorf("schedule %s runs %s, want once a day", id, got)
+		}
+		if tg := js(r.Properties["Target"]); !strings.Contains(tg, `"Fn::GetAtt":["`+s.ourFunctions(t)["expiry-sweep"]+`","Arn"]`) {
+			t.Errorf("schedule %s targets %s, want the expiry sweep", id, tg)
+		}
 	}
 	noDB := map[string]bool{} // function logical id -> it has no database settings and no grant
 	for name, id := range s.ourFunctions(t) {
@@ -771,9 +789,11 @@ func mustRead(t *testing.T, p string) []byte {
 }
 
 func TestAlarmsOnlyInManaged(t *testing.T) {
+	// Issue 41: the community profile has the two alarms of every
+	// profile (alarms_test.go) and their topic, no function alarms.
 	def := defaultStack(t)
-	def.tpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(0))
-	def.tpl.ResourceCountIs(jsii.String("AWS::SNS::Topic"), jsii.Number(0))
+	def.tpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(2))
+	def.tpl.ResourceCountIs(jsii.String("AWS::SNS::Topic"), jsii.Number(1))
 	def.tpl.ResourcePropertiesCountIs(jsii.String("AWS::Logs::LogGroup"), map[string]any{"RetentionInDays": 7}, jsii.Number(float64(len(Deployed(Settings{}))+len(providerFrameworks))))
 
 	s := managedStack(t)
@@ -884,7 +904,7 @@ func TestManagedProfile(t *testing.T) {
 	o.tpl.ResourceCountIs(jsii.String("AWS::EC2::EgressOnlyInternetGateway"), jsii.Number(1))
 	o.tpl.HasResourceProperties(jsii.String("AWS::RDS::DBCluster"), map[string]any{"DeletionProtection": false})
 	o.tpl.HasResource(jsii.String("AWS::RDS::DBCluster"), map[string]any{"DeletionPolicy": "RetainExceptOnCreate"})
-	o.tpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(0))
+	o.tpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(2)) // issue 41: every profile's two
 	o.tpl.AllResourcesProperties(jsii.String("AWS::Logs::LogGroup"), map[string]any{"RetentionInDays": 14})
 }
 
@@ -999,11 +1019,11 @@ func TestDomainAndBudget(t *testing.T) {
 		"Budget": map[string]any{"BudgetName": map[string]any{"Fn::Join": []any{"", []any{"BuzzRelay-default-", map[string]any{"Ref": "AWS::Region"}}}}, "BudgetType": "COST", "TimeUnit": "MONTHLY", "BudgetLimit": map[string]any{"Amount": 5, "Unit": "USD"}},
 		"NotificationsWithSubscribers": assertions.Match_ArrayWith(&[]any{map[string]any{
 			"Notification": map[string]any{"NotificationType": "FORECASTED", "ComparisonOperator": "GREATER_THAN", "Threshold": 100, "ThresholdType": "PERCENTAGE"},
-			"Subscribers":  []any{map[string]any{"SubscriptionType": "EMAIL", "Address": "ops@example.com"}},
+			"Subscribers":  assertions.Match_ArrayWith(&[]any{map[string]any{"SubscriptionType": "EMAIL", "Address": "ops@example.com"}}),
 		}}),
 	})
 	defaultStack(t).tpl.ResourceCountIs(jsii.String("AWS::CloudFront::Distribution"), jsii.Number(0))
-	defaultStack(t).tpl.ResourceCountIs(jsii.String("AWS::Budgets::Budget"), jsii.Number(0))
+	synth(t, map[string]any{"budgetUSD": 0}).tpl.ResourceCountIs(jsii.String("AWS::Budgets::Budget"), jsii.Number(0))
 }
 
 // Must show: the template is byte-stable between two synths (no map-order
@@ -1046,7 +1066,8 @@ func TestSettingsRejectMistakes(t *testing.T) {
 		"dbAuth":                   {"dbAuth": "password"},
 		"throttle":                 {"httpThrottleRate": 0},
 		"reserved":                 {"reservedConcurrency": 2.5},
-		"budget mail":              {"budgetUSD": 5},
+		"no awake hours":           {"dbAwakeHours": 0},
+		"awake all day":            {"dbAwakeHours": 24},
 		"bad mail":                 {"alarmEmail": "nobody"},
 		"domain only":              {"domain": "relay.example.com"},
 		"cert region":              {"domain": "relay.example.com", "certificateArn": "arn:aws:acm:eu-west-1:123456789012:certificate/0a1b2c3d-4e5f-6789-abcd-ef0123456789"},

@@ -86,6 +86,9 @@ func run(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := cfg.RefreshDirectory(ctx, cfg.DatabaseURL); err != nil {
+		return err
+	}
 	a, err := app.Local(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -103,9 +106,11 @@ func run(ctx context.Context) error {
 	ws := stack.WS
 	// API Gateway's and Lambda's costs (APIGW_COSTS=on, APIGW_POST_LATENCY,
 	// ...: localdev/emulator/costs.go); none unless asked for.
-	if ws.Costs, err = emulator.CostsFromEnv(os.Getenv); err != nil {
+	costs, err := emulator.CostsFromEnv(os.Getenv)
+	if err != nil {
 		return err
 	}
+	stack.Charge(costs)
 	if n := fanoutProcesses(); n > 0 {
 		// The fan-out function as processes of its own binary, niced
 		// (BUZZ_FANOUT_NICE, default 19): as behind AWS, where it runs on
@@ -124,6 +129,11 @@ func run(ctx context.Context) error {
 		return err
 	}
 	stack.Liveness(ctx, period, log)
+	sweep, err := sweepPeriod()
+	if err != nil {
+		return err
+	}
+	stack.ExpirySweep(ctx, sweep, log)
 	srv := &http.Server{Addr: addr, Handler: stack.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	if p := os.Getenv("BUZZ_PPROF_ADDR"); p != "" {
 		// Profiling of this process (go tool pprof http://$BUZZ_PPROF_ADDR/debug/pprof/profile),
@@ -136,10 +146,11 @@ func run(ctx context.Context) error {
 			// localdev/s3.sh (make dev) set MEDIA_BUCKET and AWS_ENDPOINT_URL_S3.
 			fmt.Printf("media (Blossom) in bucket %s at %s\n", cfg.Media.Bucket, cfg.Media.Endpoint)
 		}
-		if a.Idle != nil {
-			// localdev/s3.sh (make dev) set SESSION_BUCKET: AUTH, a resuming
-			// REQ and $disconnect need no database statement.
-			fmt.Printf("WebSocket sessions' idle state in bucket %s under %s\n", cfg.Session.Bucket, cfg.Session.Prefix)
+		if cfg.Session.On() {
+			// localdev/ddb.sh (make dev) set SESSION_TABLE: AUTH, CLOSE, a
+			// limit-0 or resuming REQ and $disconnect need no database
+			// statement.
+			fmt.Printf("WebSocket sessions in DynamoDB table %s at %s\n", cfg.Session.Table, os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"))
 		}
 	})
 }
@@ -179,6 +190,7 @@ func runProcesses(ctx context.Context, addr string, cfg *config.Config) error {
 		Addr: addr, DatabaseURL: cfg.DatabaseURL, KMSEndpoint: kms, KMSKeyARN: key, Region: envOr("AWS_REGION", "eu-west-2"),
 		Community: cfg.DefaultCommunity, LogLevel: os.Getenv("LOG_LEVEL"),
 		MediaBucket: cfg.Media.Bucket, S3Endpoint: cfg.Media.Endpoint,
+		SessionTable: cfg.Session.Table, DynamoDBEndpoint: os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"),
 	}.Options()
 	o.BinDir, o.Output, o.Log = bin, os.Stderr, log
 	o.Nice[emulator.FanoutFunction] = fanoutNice()
@@ -192,6 +204,9 @@ func runProcesses(ctx context.Context, addr string, cfg *config.Config) error {
 			return err
 		}
 	}
+	if err := cfg.RefreshDirectory(ctx, cfg.DatabaseURL); err != nil {
+		return err
+	}
 	if err := ps.WaitColdStarts(ctx, time.Minute); err != nil {
 		return err
 	}
@@ -200,6 +215,11 @@ func runProcesses(ctx context.Context, addr string, cfg *config.Config) error {
 		return err
 	}
 	ps.Liveness(ctx, period, log)
+	sweep, err := sweepPeriod()
+	if err != nil {
+		return err
+	}
+	ps.ExpirySweep(ctx, sweep, log)
 	srv := &http.Server{Addr: addr, Handler: ps.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	return serve(ctx, srv, ps.WS, func() {
 		fmt.Printf("Buzz relay (schema v%s, BUZZ_LAMBDA=processes) on http://%s  ws://%s\nrelay pubkey %s\n",
@@ -255,6 +275,21 @@ func livenessPeriod() (time.Duration, error) {
 	d, err := time.ParseDuration(v)
 	if err != nil || d < 0 {
 		return 0, fmt.Errorf("BUZZ_LIVENESS_PERIOD must be a Go duration (30s, 0 for none), got %q", v)
+	}
+	return d, nil
+}
+
+// sweepPeriod is how often make dev runs the NIP-40 expiry sweep,
+// BUZZ_EXPIRY_SWEEP_PERIOD (a Go duration; default lambdas.SweepRateHours,
+// the schedule's rate in AWS; 0 turns it off).
+func sweepPeriod() (time.Duration, error) {
+	v := os.Getenv("BUZZ_EXPIRY_SWEEP_PERIOD")
+	if v == "" {
+		return lambdas.SweepRateHours * time.Hour, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("BUZZ_EXPIRY_SWEEP_PERIOD must be a Go duration (24h, 0 for none), got %q", v)
 	}
 	return d, nil
 }

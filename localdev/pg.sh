@@ -88,10 +88,15 @@ CONF
       { buzz_pg_fail "Postgres did not start; see $logfile"; tail -20 "$logfile" >&2; return 1; }
     export BUZZ_PG_STARTED=1
   fi
-  "$bindir/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname='buzz'" | grep -q 1 ||
-    "$bindir/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres -qc "CREATE DATABASE buzz" ||
-    { buzz_pg_fail "could not create database buzz"; return 1; }
-  export DATABASE_URL="postgres://postgres@127.0.0.1:$port/buzz?sslmode=disable"
+  # BUZZ_PG_DB names the database (default buzz): `make dev` in processes
+  # mode keeps its own (buzz_kms), because its relay keys are sealed by
+  # local-kms and the default mode's local sealer cannot open them.
+  local db="${BUZZ_PG_DB:-buzz}"
+  [[ "$db" =~ ^[a-z_][a-z0-9_]*$ ]] || { buzz_pg_fail "BUZZ_PG_DB must be a plain database name, not $db"; return 1; }
+  "$bindir/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname='$db'" | grep -q 1 ||
+    "$bindir/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres -qc "CREATE DATABASE $db" ||
+    { buzz_pg_fail "could not create database $db"; return 1; }
+  export DATABASE_URL="postgres://postgres@127.0.0.1:$port/$db?sslmode=disable"
 }
 
 buzz_pg_main || exit 1

@@ -3,8 +3,7 @@
 # server (localdev/s3: gofakes3 over a folder) runs and exports what the
 # relay's media service reads:
 #   MEDIA_BUCKET (default buzz-media)  AWS_ENDPOINT_URL_S3=http://127.0.0.1:$BUZZ_S3_PORT
-# and SESSION_BUCKET (the same bucket; BUZZ_SESSIONS=0 leaves it unset: the
-# WebSocket sessions then live in the database only).
+# (the WebSocket sessions live in the local DynamoDB: localdev/ddb.sh).
 # It builds the command into .localdev/s3/s3, keeps the buckets under
 # .localdev/s3/data, its log in .localdev/s3/s3.log and its pid in
 # .localdev/s3/s3.pid (`make stop` stops it). With MEDIA_BUCKET set and
@@ -42,8 +41,5 @@ _buzz_s3() {
   fi
   export MEDIA_BUCKET="$bucket"
   export AWS_ENDPOINT_URL_S3="http://127.0.0.1:$port"
-  if [[ "${BUZZ_SESSIONS:-1}" != 0 ]]; then
-    export SESSION_BUCKET="${SESSION_BUCKET:-$bucket}"
-  fi
 }
 _buzz_s3 || { [[ "${BASH_SOURCE[0]}" != "$0" ]] && return 1 || exit 1; }

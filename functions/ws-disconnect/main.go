@@ -1,7 +1,6 @@
 // Command ws-disconnect is the Lambda behind the WebSocket API's
 // $disconnect route: it forgets the connection and its subscriptions (with
-// SESSION_BUCKET, a mark in S3 the next write folds: no database
-// statement).
+// SESSION_TABLE, in the session store: no database statement).
 package main
 
 import (

@@ -8,8 +8,10 @@
 //
 // -write keeps every description already in the table, fills a new package's
 // from its package doc comment when it has one, and names the packages that
-// still need one. The test in this folder fails while the table differs from
-// the tree or a row has no description.
+// still need one. Both modes also hold every import to the layers (layers):
+// an import of a higher layer is an error. The test in this folder fails
+// while the table differs from the tree, a row has no description or an
+// import runs up the layers.
 package main
 
 import (
@@ -38,6 +40,52 @@ var groupOrder = []string{
 	"functions/", "shared/wiring/", "shared/transport/", "shared/service/",
 	"shared/domain/", "shared/postgres/", "shared/aws/", "shared/testing/",
 	"migrations", "localdev",
+}
+
+// layers are the module's layers, lowest first: a package may import its own
+// layer and the ones below it, never one above (a rule needed higher up is
+// moved down to where its users can reach it).
+var layers = []struct {
+	name     string
+	prefixes []string
+}{
+	{"domain", []string{"shared/domain/"}},
+	{"postgres/aws", []string{"shared/postgres/", "shared/aws/", "migrations"}},
+	{"service", []string{"shared/service/"}},
+	{"transport", []string{"shared/transport/"}},
+	{"wiring", []string{"shared/wiring/", "shared/testing/"}},
+	{"functions/localdev", []string{"functions/", "localdev"}},
+}
+
+// layerOf is the index in layers of the package at rel, -1 when none holds it.
+func layerOf(rel string) int {
+	for i, l := range layers {
+		for _, p := range l.prefixes {
+			if strings.HasPrefix(rel, p) {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// upward names each import of pkgs that runs up the layers, and each
+// package no layer holds.
+func upward(pkgs []pkg) []string {
+	var out []string
+	for _, p := range pkgs {
+		from := layerOf(p.rel)
+		if from < 0 {
+			out = append(out, fmt.Sprintf("%s is in no layer (archmap's layers)", p.rel))
+			continue
+		}
+		for _, d := range p.internal {
+			if to := layerOf(d); to > from {
+				out = append(out, fmt.Sprintf("%s (%s) imports %s (%s), a layer above it", p.rel, layers[from].name, d, layers[to].name))
+			}
+		}
+	}
+	return out
 }
 
 func main() {
@@ -74,8 +122,9 @@ func run(write bool, doc string, out io.Writer) error {
 	}
 	rows, missing := buildRows(pkgs, old)
 	want := render(rows)
+	up := upward(pkgs)
 	if !write {
-		var problems []string
+		problems := up
 		if want != table {
 			problems = append(problems, fmt.Sprintf("the table in %s differs from the tree; run go run ./localdev/archmap -write", doc))
 			problems = append(problems, rowDiff(table, want)...)
@@ -101,8 +150,11 @@ func run(write bool, doc string, out io.Writer) error {
 	for _, p := range missing {
 		fmt.Fprintf(out, "needs a description: %s\n", p)
 	}
-	if len(missing) > 0 {
-		return fmt.Errorf("%d packages need a description in %s", len(missing), doc)
+	for _, u := range up {
+		fmt.Fprintln(out, u)
+	}
+	if len(missing) > 0 || len(up) > 0 {
+		return fmt.Errorf("%d packages need a description in %s, %d imports run up the layers", len(missing), doc, len(up))
 	}
 	return nil
 }

@@ -67,3 +67,27 @@ func TestRowDiff(t *testing.T) {
 		t.Errorf("rowDiff = %q, want %q", got, exp)
 	}
 }
+
+// TestUpwardImportsAreNamed: an import of a higher layer (the arrow
+// migrate → service/community once was) and a package in no layer are
+// named; imports within a layer and down the layers are not.
+func TestUpwardImportsAreNamed(t *testing.T) {
+	pkgs := []pkg{
+		{rel: "shared/domain/nip98", internal: []string{"shared/domain/authevent"}},
+		{rel: "shared/postgres/migrate", internal: []string{"migrations", "shared/postgres/store", "shared/service/community"}},
+		{rel: "shared/service/relay", internal: []string{"shared/domain/kinds", "shared/postgres/store", "shared/service/guard"}},
+		{rel: "shared/transport/wsrelay", internal: []string{"shared/wiring/config"}},
+		{rel: "shared/testing/testkit", internal: []string{"shared/postgres/store"}},
+		{rel: "localdev/e2e", internal: []string{"shared/wiring/app", "shared/testing/testkit", "functions/query"}},
+		{rel: "tools/x"},
+	}
+	got := upward(pkgs)
+	want := []string{
+		"shared/postgres/migrate (postgres/aws) imports shared/service/community (service), a layer above it",
+		"shared/transport/wsrelay (transport) imports shared/wiring/config (wiring), a layer above it",
+		"tools/x is in no layer (archmap's layers)",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("upward = %q\nwant %q", got, want)
+	}
+}

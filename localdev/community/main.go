@@ -7,9 +7,15 @@
 //	go run ./localdev/community disable -id ID
 //	go run ./localdev/community enable -id ID
 //	go run ./localdev/community rotate-key -id ID
+//	go run ./localdev/community refresh
 //
 // A community added or changed here is served by a running relay within
-// the registry's TTL (shared/service/community.DefaultTTL), without a restart. Its
+// the registry's TTL (shared/service/community.DefaultTTL), without a
+// restart; each change also rewrites the community's directory documents
+// (shared/service/directory, in DIRECTORY_BUCKET, else
+// MEDIA_BUCKET, as the relay finds them), which NIP-11 and a new WebSocket
+// connection read at once. refresh rewrites every community's documents
+// (after a change made to the database by hand). Its
 // relay key is sealed the way the relay opens it (config.Sealer): the local
 // seal key next to .localdev/relay.key, or KMS with RELAY_SIGNER=kms and
 // RELAY_KMS_KEY_ID (local-kms with AWS_ENDPOINT_URL_KMS).
@@ -36,7 +42,7 @@ func main() {
 	}
 }
 
-const usage = "usage: community add|list|disable|enable|rotate-key [flags] (see go doc ./localdev/community)"
+const usage = "usage: community add|list|disable|enable|rotate-key|refresh [flags] (see go doc ./localdev/community)"
 
 func run(ctx context.Context, args []string, getenv func(string) string, out io.Writer) error {
 	if len(args) == 0 {
@@ -66,6 +72,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		return fmt.Errorf("connect: %w", err)
 	}
 	defer st.Close()
+	dir, err := cfg.OpenDirectory(ctx, st)
+	if err != nil {
+		return err
+	}
+	if dir == nil && cmd != "list" {
+		fmt.Fprintln(out, "note: no directory bucket is set (DIRECTORY_BUCKET or MEDIA_BUCKET): a relay that keeps one serves its old documents until `community refresh` runs with it")
+	}
 	needID := func() error {
 		if *id == "" {
 			return fmt.Errorf("%s needs -id", cmd)
@@ -91,7 +104,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		if err != nil || sealer == nil {
 			return fmt.Errorf("add: no sealer for the relay key: %v", err)
 		}
-		pub, err := community.Create(ctx, st, sealer, community.Spec{
+		pub, err := community.Create(ctx, st, sealer, dir, community.Spec{
 			ID: *id, Hosts: split(*hosts), Name: *name, About: *about, Picture: *picture, Operators: split(*operators),
 		})
 		if err != nil {
@@ -105,12 +118,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		}
 		var err error
 		if cmd == "enable" {
-			err = community.Enable(ctx, st, *id)
+			err = community.Enable(ctx, st, *id, dir)
 		} else {
-			// This command reaches the database only: a WebSocket host
-			// entry the sessions keep in S3 lasts its hour (the NIP-86
-			// disablecommunity forgets it at once).
-			err = community.Disable(ctx, st, *id, nil)
+			// The directory says so at once; a WebSocket host entry the
+			// sessions keep in S3 lasts its hour, but is no longer read
+			// where the directory is kept.
+			err = community.Disable(ctx, st, *id, nil, dir)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", cmd, err)
@@ -125,11 +138,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		if err != nil || sealer == nil {
 			return fmt.Errorf("rotate-key: no sealer for the relay key: %v", err)
 		}
-		pub, err := community.RotateKey(ctx, st, sealer, *id)
+		pub, err := community.RotateKey(ctx, st, sealer, *id, dir)
 		if err != nil {
 			return fmt.Errorf("rotate-key: %w", err)
 		}
 		fmt.Fprintf(out, "community %s has a new relay key, pubkey %s\n", *id, pub)
+		return nil
+	case "refresh":
+		if dir == nil {
+			return errors.New("refresh: no directory bucket is set (DIRECTORY_BUCKET or MEDIA_BUCKET)")
+		}
+		if err := dir.RefreshAll(ctx); err != nil {
+			return fmt.Errorf("refresh: %w", err)
+		}
+		fmt.Fprintln(out, "directory documents rewritten")
 		return nil
 	}
 	return fmt.Errorf("unknown command %q; %s", cmd, usage)

@@ -550,7 +550,7 @@ func TestBuzzThreadRepliesInChannel(t *testing.T) {
 	r := newRelay(t)
 	ctx := ctxT(t)
 	op, stranger := testkit.NewKey(t), testkit.NewKey(t)
-	if err := community.AddHost(ctx, r.App.Store, "default", "rows.test"); err != nil {
+	if err := community.AddHost(ctx, r.App.Store, "default", "rows.test", r.App.Directory); err != nil {
 		t.Fatal(err)
 	}
 	if err := community.AddOperator(ctx, r.App.Store, "default", op.Pub); err != nil {
@@ -886,8 +886,8 @@ func TestBuzzThreadWindow(t *testing.T) {
 	}
 	wsRows, wsBounds := wsPage("tw", window)
 	// The rows of the page, each once, before EOSE; a REQ's events are
-	// posted concurrently, so their arrival order is not kept (README,
-	// compatibility).
+	// posted concurrently, so their arrival order is not kept
+	// (docs/compatibility.md).
 	slices.Sort(wsRows)
 	wantRows := []string{replies[2].ID, replies[1].ID}
 	slices.Sort(wantRows)

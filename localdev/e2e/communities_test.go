@@ -233,13 +233,13 @@ func TestCommunitiesIsolated(t *testing.T) {
 	ctx := ctxT(t)
 	db := r.App.Store
 	opA, opB, alice, bob, carol := testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t)
-	if err := community.AddHost(ctx, db, "default", "a.test"); err != nil {
+	if err := community.AddHost(ctx, db, "default", "a.test", r.App.Directory); err != nil {
 		t.Fatal(err)
 	}
 	if err := community.AddOperator(ctx, db, "default", opA.Pub); err != nil {
 		t.Fatal(err)
 	}
-	pubB, err := community.Create(ctx, db, r.App.Sealer, community.Spec{ID: "bees", Hosts: []string{"b.test"}, Name: "Bees", About: "a hive", Operators: []string{opB.Pub}})
+	pubB, err := community.Create(ctx, db, r.App.Sealer, r.App.Directory, community.Spec{ID: "bees", Hosts: []string{"b.test"}, Name: "Bees", About: "a hive", Operators: []string{opB.Pub}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -509,7 +509,7 @@ func TestCommunityAddedWhileRunning(t *testing.T) {
 	if st, doc := d.info(); st != http.StatusOK || doc.Self != r.App.Signer.PublicKey() {
 		t.Fatalf("before any hostname, the default community serves every host: %d %+v", st, doc)
 	}
-	pub, err := community.Create(ctx, r.App.Store, r.App.Sealer, community.Spec{ID: "dees", Hosts: []string{"d.test"}, Name: "Dees"})
+	pub, err := community.Create(ctx, r.App.Store, r.App.Sealer, r.App.Directory, community.Spec{ID: "dees", Hosts: []string{"d.test"}, Name: "Dees"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -528,7 +528,7 @@ func TestCommunityAddedWhileRunning(t *testing.T) {
 	if st, _ := e.info(); st != http.StatusNotFound {
 		t.Fatalf("e.test before add: %d", st)
 	}
-	pubE, err := community.Create(ctx, r.App.Store, r.App.Sealer, community.Spec{ID: "ees", Hosts: []string{"e.test"}})
+	pubE, err := community.Create(ctx, r.App.Store, r.App.Sealer, r.App.Directory, community.Spec{ID: "ees", Hosts: []string{"e.test"}})
 	if err != nil {
 		t.Fatal(err)
 	}

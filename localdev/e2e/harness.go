@@ -18,10 +18,13 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/localdev/emulator"
 	"github.com/buzzrelay/relay/localdev/s3local"
+	"github.com/buzzrelay/relay/shared/aws/awssdk"
+	"github.com/buzzrelay/relay/shared/aws/ddbsessions"
 	"github.com/buzzrelay/relay/shared/wiring/app"
 	"github.com/buzzrelay/relay/shared/wiring/config"
 )
@@ -65,9 +68,11 @@ type Options struct {
 	// ...: emulator.CostsFromEnv), so that `APIGW_COSTS=on make bench`
 	// runs the benchmarks with them.
 	Costs emulator.Costs
-	// Sessions keeps the WebSocket sessions' idle state in a bucket of
-	// the same local S3 server (SESSION_BUCKET): AUTH, a REQ for what a
-	// client has seen and $disconnect run no database statement.
+	// Sessions keeps the WebSocket sessions in a fresh table of the local
+	// DynamoDB (AWS_ENDPOINT_URL_DYNAMODB: localdev/ddb.sh), as make dev
+	// does (SESSION_TABLE): AUTH, CLOSE, a limit-0 REQ or one for what a
+	// client has seen and $disconnect run no database statement. Without
+	// it the sessions live in Postgres (BUZZ_SESSIONS=0).
 	Sessions bool
 	// Binaries, when set, runs every route through its function's own
 	// binary, as BUZZ_LAMBDA=processes make dev does (processes.go).
@@ -76,6 +81,13 @@ type Options struct {
 	// tick on a timer of that period, as make dev does every 30 s
 	// (emulator.Stack.Liveness); 0: no tick.
 	LivenessPeriod time.Duration
+	// WrapWebSocket, when set, wraps the $connect, $default and
+	// $disconnect handlers before the relay serves: a test's view of each
+	// invocation (in process only; not with Binaries).
+	WrapWebSocket func(emulator.WebSocketHandler) emulator.WebSocketHandler
+	// Requests, when set, counts the AWS requests of every SDK client the
+	// relay builds (awssdk.WithRequests).
+	Requests *awssdk.Requests
 }
 
 // Relay is a running harness relay.
@@ -101,6 +113,27 @@ type Relay struct {
 	Functions *emulator.ProcessStack
 	// stopTicks ends the liveness timer.
 	stopTicks context.CancelFunc
+	// dropTable deletes the sessions' table of Options.Sessions.
+	dropTable func()
+}
+
+// sessionTable creates a fresh sessions' table in the local DynamoDB and
+// returns its name and its deletion.
+func sessionTable(ctx context.Context) (string, func(), error) {
+	if os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") == "" {
+		return "", nil, errors.New("e2e: Options.Sessions needs the local DynamoDB: source localdev/ddb.sh (make test does)")
+	}
+	c, err := ddbsessions.Client(ctx)
+	if err != nil {
+		return "", nil, fmt.Errorf("e2e: %w", err)
+	}
+	table := "e2e-" + nostr.GeneratePrivateKey()[:12]
+	if err := ddbsessions.CreateTable(ctx, c, table); err != nil {
+		return "", nil, fmt.Errorf("e2e: %w", err)
+	}
+	return table, func() {
+		_, _ = c.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: &table})
+	}, nil
 }
 
 // Start serves the relay over the migrated database dsn on 127.0.0.1:0.
@@ -141,6 +174,8 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 	var s3 *s3local.Server
 	var s3dir string
 	if o.Media || o.Sessions {
+		// With Sessions the directory (what each host serves: NIP-11 and a
+		// new connection's host without the database) lives in the bucket.
 		if s3, s3dir, err = startS3(o); err != nil {
 			ln.Close()
 			return nil, err
@@ -151,15 +186,37 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 		env["MEDIA_BUCKET"] = MediaBucket
 	}
 	if o.Sessions {
-		env["SESSION_BUCKET"] = MediaBucket
+		env["DIRECTORY_BUCKET"] = MediaBucket
+	}
+	dropTable := func() {}
+	if o.Sessions {
+		table, drop, err := sessionTable(ctx)
+		if err != nil {
+			ln.Close()
+			return nil, err
+		}
+		env["SESSION_TABLE"], dropTable = table, drop
+		env["AWS_ENDPOINT_URL_DYNAMODB"] = os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") // for the fan-out processes
+		if o.Env == nil {
+			o.Env = map[string]string{}
+		}
+		o.Env["SESSION_TABLE"] = table
+		o.Env["DIRECTORY_BUCKET"] = MediaBucket // the function processes' directory too
 	}
 	for k, v := range o.Env {
 		env[k] = v
 	}
 	if o.Binaries != nil {
-		return startProcesses(ctx, dsn, o, ln, s3, s3dir)
+		r, err := startProcesses(ctx, dsn, o, ln, s3, s3dir)
+		if err != nil {
+			dropTable()
+			return nil, err
+		}
+		r.dropTable = dropTable
+		return r, nil
 	}
 	stopS3 := func() {
+		dropTable()
 		if s3 != nil {
 			_ = s3.Close()
 		}
@@ -167,11 +224,26 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 			_ = os.RemoveAll(s3dir)
 		}
 	}
+	if o.Costs == (emulator.Costs{}) {
+		if o.Costs, err = emulator.CostsFromEnv(os.Getenv); err != nil {
+			ln.Close()
+			stopS3()
+			return nil, fmt.Errorf("e2e: %w", err)
+		}
+	}
+	if d := o.Costs.AWS.AuroraRoundTrip; d > 0 && env["AURORA_ROUND_TRIP"] == "" {
+		// The pool's share of the costs (the SDK clients read theirs
+		// from this process's environment: awssdk.Load).
+		env["AURORA_ROUND_TRIP"] = d.String()
+	}
 	cfg, err := config.Load(func(k string) string { return env[k] })
 	if err != nil {
 		ln.Close()
 		stopS3()
 		return nil, fmt.Errorf("e2e: config: %w", err)
+	}
+	if o.Requests != nil {
+		ctx = awssdk.WithRequests(ctx, o.Requests)
 	}
 	a, err := app.Local(ctx, cfg, o.Log)
 	if err != nil {
@@ -185,20 +257,16 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 	}
 	stack := newStack(a, o.Log)
 	ws := stack.WS
-	if o.Costs == (emulator.Costs{}) {
-		if o.Costs, err = emulator.CostsFromEnv(os.Getenv); err != nil {
-			a.Store.Close()
-			ln.Close()
-			stopS3()
-			return nil, fmt.Errorf("e2e: %w", err)
-		}
+	ws.IdleTimeout, ws.Lifetime = o.IdleTimeout, o.Lifetime
+	if o.WrapWebSocket != nil {
+		ws.Connect, ws.Default, ws.Disconnect = o.WrapWebSocket(ws.Connect), o.WrapWebSocket(ws.Default), o.WrapWebSocket(ws.Disconnect)
 	}
-	ws.IdleTimeout, ws.Lifetime, ws.Costs = o.IdleTimeout, o.Lifetime, o.Costs
+	stack.Charge(o.Costs)
 	r := &Relay{
 		HTTPURL: "http://" + addr, WSURL: "ws://" + addr, DSN: dsn, App: a, WS: ws, Lambda: stack.Lambda,
 		srv:  &http.Server{Handler: stack.Handler(), ReadHeaderTimeout: 10 * time.Second},
 		errc: make(chan error, 1),
-		s3:   s3, s3dir: s3dir,
+		s3:   s3, s3dir: s3dir, dropTable: dropTable,
 	}
 	if s3 != nil {
 		r.S3URL = s3.URL
@@ -287,6 +355,9 @@ func (r *Relay) Close() {
 	}
 	if r.s3dir != "" {
 		_ = os.RemoveAll(r.s3dir)
+	}
+	if r.dropTable != nil {
+		r.dropTable()
 	}
 }
 

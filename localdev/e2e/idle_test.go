@@ -1,8 +1,8 @@
 package e2e
 
 import (
-	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,22 +11,44 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/shared/aws/s3blobs"
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/buzzrelay/relay/shared/service/sessions"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
 
-// idleRelay is a relay whose sessions keep their idle state in the local
-// S3 server (Options.Sessions), with a client of that bucket.
-func idleRelay(t *testing.T) (*Relay, *s3blobs.Bucket) {
+// idleRelay is a relay whose sessions live in the local DynamoDB
+// (Options.Sessions), as make dev runs.
+func idleRelay(t *testing.T) *Relay {
 	t.Helper()
-	r := StartTest(t, Options{Sessions: true})
-	b, err := s3blobs.Open(ctxT(t), "us-east-1", MediaBucket, r.S3URL)
+	return StartTest(t, Options{Sessions: true})
+}
+
+// connOf is u's connection, as the relay's sessions know it ("" if none).
+func connOf(t *testing.T, r *Relay, u user) string {
+	t.Helper()
+	for _, id := range r.WS.Connections() {
+		if s, err := r.App.Sessions.Get(ctxT(t), id); err == nil && s.Pubkey == u.Pub {
+			return id
+		}
+	}
+	return ""
+}
+
+// subsOf counts the live subscriptions of pubkey in the relay's default
+// community that an event outside any channel reaches.
+func subsOf(t *testing.T, r *Relay, pubkey string) int {
+	t.Helper()
+	subs, err := r.App.Sessions.Store().AudienceRange(ctxT(t), r.App.Config.DefaultCommunity, nil, 1<<62, "", "\U0010FFFF", time.Now().Unix())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r, b
+	n := 0
+	for _, s := range subs {
+		if s.Pubkey == pubkey {
+			n++
+		}
+	}
+	return n
 }
 
 // authRaw opens a raw connection as u the way a reconnecting client does:
@@ -77,24 +99,6 @@ func eventually(t *testing.T, what string, done func() bool) {
 	}
 }
 
-// waitKey waits until the bucket holds a key under prefix.
-func waitKey(t *testing.T, b *s3blobs.Bucket, prefix string) {
-	t.Helper()
-	eventually(t, "nothing under "+prefix, func() bool {
-		keys, err := b.List(ctxT(t), prefix, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return len(keys) > 0
-	})
-}
-
-// foldPrefix is where the relay's community keeps what its next write
-// folds (sessions.Idle's layout).
-func foldPrefix(r *Relay) string {
-	return "sessions/" + sessions.FoldDir + base64.RawURLEncoding.EncodeToString([]byte(r.App.Config.DefaultCommunity)) + "/"
-}
-
 // reqAnswer sends a REQ and returns its answer: "EOSE" (no event may come
 // first), or CLOSED's reason.
 func (rc *rawConn) reqAnswer(sub string, filter map[string]any) string {
@@ -120,23 +124,21 @@ func (rc *rawConn) answer(sub string) string {
 
 // TestIdleREQFloodCannotStallAnotherKeysWrite: REQs answered from the
 // last-commit mark (every since after the last event, no database) are
-// held pending in S3 until the community's next write folds them. One key
-// flooding them gets at most relayinfo.MaxSubscriptions per connection
-// (then CLOSED restricted:, as on the database path) and
-// relayinfo.MaxIdleSubscriptionsPerKey across its connections (then
-// CLOSED rate-limited:), sequentially or in one burst; so another key's
-// write folds a bounded number of objects, and folds them all (each is a
-// live subscription after it), leaving none behind.
+// stored in the session store. One key flooding them gets at most
+// relayinfo.MaxSubscriptions per connection (then CLOSED restricted:, as
+// on the database path) and relayinfo.MaxSubscriptionsPerKey across its
+// connections (then CLOSED rate-limited:), sequentially or in one burst;
+// another key's write is accepted (it reads none of them before its OK),
+// and each stored one is a live subscription after it.
 func TestIdleREQFloodCannotStallAnotherKeysWrite(t *testing.T) {
-	r, bucket := idleRelay(t)
+	r := idleRelay(t)
 	alice, mallory, eve := testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t)
 	ba := newBridge(t, r, alice)
 	ch := newChannel(t, ba, "open") // the community's first write: its mark
-	// A since just after the last event: the next write must fold them
-	// (far-future ones it leaves pending without fetching them).
+	// A since just after the last event.
 	from := time.Now().Unix() + 1
 	future := map[string]any{"kinds": []int{9}, "since": from}
-	perConn, perKey := relayinfo.MaxSubscriptions, relayinfo.MaxIdleSubscriptionsPerKey
+	perConn, perKey := relayinfo.MaxSubscriptions, relayinfo.MaxSubscriptionsPerKey
 	prefixOf := func(reason string) string { p, _, _ := strings.Cut(reason, ":"); return p }
 
 	// Sequentially: each connection's first perConn answered, then
@@ -178,65 +180,49 @@ func TestIdleREQFloodCannotStallAnotherKeysWrite(t *testing.T) {
 		t.Fatalf("a burst of %d REQs: %d answered, want 1 to %d", n, answered, perConn)
 	}
 
-	// What the next write folds: the keys' limits, not their REQs.
-	pending, err := bucket.List(ctxT(t), foldPrefix(r)+"p/", 0)
-	if err != nil {
-		t.Fatal(err)
+	// What the store holds: the keys' limits, not their REQs.
+	if got := subsOf(t, r, mallory.Pub); got != perKey {
+		t.Fatalf("%d subscriptions of the flooding key stored, want its limit %d", got, perKey)
 	}
-	if len(pending) != perKey+answered {
-		t.Fatalf("%d pending objects after %d REQs, want %d (the flooding key's limit) + %d", len(pending), conns*(perConn+5)+n, perKey, answered)
+	if got := subsOf(t, r, eve.Pub); got != answered {
+		t.Fatalf("%d subscriptions of the bursting key stored, want the %d answered", got, answered)
 	}
 	for time.Now().Unix() <= from {
 		time.Sleep(50 * time.Millisecond)
 	}
 	ba.accept(signed(t, alice, 9, nostr.Tags{{"h", ch}}, "another key's write"))
-	if left, err := bucket.List(ctxT(t), foldPrefix(r)+"p/", 0); err != nil || len(left) != 0 {
-		t.Fatalf("after the write: %d pending objects left (%v)", len(left), err)
-	}
-	db := testkit.OpenDB(t, r.DSN)
-	for key, want := range map[string]int{mallory.Pub: perKey, eve.Pub: answered} {
-		var got int
-		if err := db.QueryRow(ctxT(t), `SELECT count(*) FROM ws_subscriptions WHERE pubkey = $1`, key).Scan(&got); err != nil {
-			t.Fatal(err)
-		}
-		if got != want {
-			t.Fatalf("%d subscriptions of %.8s folded, want %d", got, key, want)
-		}
-	}
 }
 
-// TestIdleReconnectRunsNoStatement: with the sessions' idle state in S3,
-// a $disconnect, and a reconnect (REQ before AUTH, AUTH, REQ with a since
-// after the community's last commit) run no database statement, on the
-// relay's own pool; the subscription so opened still gets the next commit
-// live (folded into ws_subscriptions by that commit), a non-member's gets
-// nothing of a private channel, and a REQ with an older since reads the
-// stored events.
+// TestIdleReconnectRunsNoStatement: with the sessions in DynamoDB, a
+// $disconnect, and a reconnect (REQ before AUTH, AUTH, REQ with a since
+// after the community's last commit, a limit-0 REQ, CLOSE) run no
+// database statement, on the relay's own pool; the subscription so
+// opened still gets the next commit live (fan-out reads it from the
+// session store), a non-member's gets nothing of a private channel, and a
+// REQ with an older since reads the stored events.
 func TestIdleReconnectRunsNoStatement(t *testing.T) {
-	if binaries != nil {
-		// The count is of the serving pool's statements (Store.Statements),
-		// which is in this process only when the handlers are: the
-		// default-mode run of the suite in make test covers it.
-		t.Skip("BUZZ_LAMBDA=processes: the statements counted are those of this process's serving pool, and here the functions' own processes serve; make test's default-mode pass of the suite runs this test")
-	}
-	r, bucket := idleRelay(t)
+	skipStatementsInProcesses(t)
+	r := idleRelay(t)
 	alice, bob := testkit.NewKey(t), testkit.NewKey(t)
 	ba := newBridge(t, r, alice)
 	ch := newChannel(t, ba, "private")
 	first := signed(t, alice, 9, nostr.Tags{{"h", ch}}, "before the reconnect")
 	ba.accept(first)
 
-	// A first session resolves the host (recorded in the bucket), then
-	// goes away.
+	// A first session resolves the host (the community registry caches
+	// it), then goes away.
 	old := authRaw(t, r, alice)
+	oldID := connOf(t, r, alice)
 	if ids := old.reqAll("warm", map[string]any{"kinds": []int{9}, "#h": []string{ch}}); len(ids) != 1 {
 		t.Fatalf("stored events: %v", ids)
 	}
 	time.Sleep(1100 * time.Millisecond) // a since after the last commit's second
 	before := r.App.Store.Statements()
 	old.c.CloseNow()
-	// The $disconnect's mark for the next write of the community.
-	waitKey(t, bucket, foldPrefix(r)+"g/")
+	eventually(t, "the $disconnect did not forget the connection", func() bool {
+		_, err := r.App.Sessions.Get(ctxT(t), oldID)
+		return errors.Is(err, sessions.ErrUnknownConnection)
+	})
 	if n := r.App.Store.Statements() - before; n != 0 {
 		t.Fatalf("$disconnect ran %d statements", n)
 	}
@@ -251,8 +237,17 @@ func TestIdleReconnectRunsNoStatement(t *testing.T) {
 	if ids := rb.reqAll("live", live); len(ids) != 0 {
 		t.Fatalf("bob: events after the last commit: %v", ids)
 	}
+	// NDK's keepalive: a limit-0 REQ, then its CLOSE.
+	if ids := ra.reqAll("keepalive", map[string]any{"kinds": []int{1}, "limit": 0}); len(ids) != 0 {
+		t.Fatalf("limit-0 REQ: %v", ids)
+	}
+	ra.sendJSON([]any{"CLOSE", "keepalive"})
+	eventually(t, "the CLOSE did not end the subscription", func() bool {
+		subs, err := r.App.Sessions.Store().SubscriptionsByKey(ctxT(t), r.App.Config.DefaultCommunity, [][2]string{{connOf(t, r, alice), "keepalive"}}, time.Now().Unix())
+		return err == nil && len(subs) == 0
+	})
 	if n := r.App.Store.Statements() - before; n != 0 {
-		t.Fatalf("reconnect, AUTH and REQ since the last commit ran %d statements", n)
+		t.Fatalf("reconnect, AUTH, REQ since the last commit, a limit-0 REQ and CLOSE ran %d statements", n)
 	}
 
 	second := signed(t, alice, 9, nostr.Tags{{"h", ch}}, "after the reconnect")
@@ -273,7 +268,7 @@ func TestIdleReconnectRunsNoStatement(t *testing.T) {
 	}
 	ids := ra.reqAll("older", map[string]any{"kinds": []int{9}, "#h": []string{ch}, "since": int64(first.CreatedAt) - 10})
 	// Both, each once, before EOSE; their arrival order is not kept
-	// (concurrent posts, README's compatibility section).
+	// (concurrent posts, docs/compatibility.md).
 	slices.Sort(ids)
 	want := []string{first.ID, second.ID}
 	slices.Sort(want)
@@ -283,24 +278,19 @@ func TestIdleReconnectRunsNoStatement(t *testing.T) {
 }
 
 // TestIdleStaleConnectionsSwept: a connection whose $disconnect never came
-// (the relay crashed, the database was away) gets no delivery, and the
-// next commit deletes its rows; so does it an expired one and one whose
-// $disconnect was recorded in the bucket only.
+// (the relay crashed) is forgotten by the first delivery that finds it
+// gone, one whose $disconnect came is forgotten by it, and an expired one
+// is no delivery's audience.
 func TestIdleStaleConnectionsSwept(t *testing.T) {
-	r, _ := idleRelay(t)
+	r := idleRelay(t)
 	alice, carol, dave := testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t)
 	ba := newBridge(t, r, alice)
 	ch := newChannel(t, ba, "open")
 	ctx := ctxT(t)
-	db := testkit.OpenDB(t, r.DSN)
 	subscribed := func(u user) (*rawConn, string) {
 		rc := authRaw(t, r, u)
-		rc.reqAll("all", map[string]any{"kinds": []int{9}, "#h": []string{ch}}) // the database path
-		var id string
-		if err := db.QueryRow(ctx, `SELECT id FROM ws_connections WHERE pubkey = $1`, u.Pub).Scan(&id); err != nil {
-			t.Fatal(err)
-		}
-		return rc, id
+		rc.reqAll("all", map[string]any{"kinds": []int{9}, "#h": []string{ch}})
+		return rc, connOf(t, r, u)
 	}
 	_, crashed := subscribed(carol)
 	left, closed := subscribed(dave)
@@ -308,20 +298,34 @@ func TestIdleStaleConnectionsSwept(t *testing.T) {
 		t.Fatalf("emulator does not know %s", crashed)
 	}
 	left.c.CloseNow()
-	if _, err := db.Exec(ctx, `INSERT INTO ws_connections (id, community_id, relay_urls, challenge, pubkey, connected_at, expires_at)
-SELECT 'expired', community_id, '{}', 'x', $1, 1, 2 FROM ws_connections WHERE id = $2`, carol.Pub, crashed); err != nil {
+	gone := func(id string) bool {
+		_, err := r.App.Sessions.Get(ctx, id)
+		return errors.Is(err, sessions.ErrUnknownConnection)
+	}
+	eventually(t, "the $disconnect did not forget its connection", func() bool { return gone(closed) })
+	if gone(crashed) {
+		t.Fatal("a connection whose $disconnect never came was forgotten before any delivery")
+	}
+	// An expired connection with a subscription of the channel.
+	expired := sessions.Connection{ID: "expired", Community: r.App.Config.DefaultCommunity, Challenge: "x", Pubkey: carol.Pub,
+		ConnectedAt: 1, ExpiresAt: time.Now().Unix() + 1}
+	if err := r.App.Sessions.Open(ctx, expired); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond) // the $disconnect of dave's socket
-	var rows int
-	if err := db.QueryRow(ctx, `SELECT count(*) FROM ws_connections WHERE id = ANY($1)`, []string{crashed, closed, "expired"}).Scan(&rows); err != nil || rows != 3 {
-		t.Fatalf("before the commit: %d rows (%v), want 3: $disconnect needs no database", rows, err)
+	if err := r.App.Sessions.Subscribe(ctx, expired.Community, "expired", "s", carol.Pub,
+		[]nostr.Filter{{Kinds: []int{9}, Tags: nostr.TagMap{"h": {ch}}}}, sessions.DefaultLimits); err != nil {
+		t.Fatal(err)
 	}
+	time.Sleep(2100 * time.Millisecond) // past its expiry
 	ba.accept(signed(t, alice, 9, nostr.Tags{{"h", ch}}, "to the stale"))
-	eventually(t, "stale connections left after a commit", func() bool {
-		if err := db.QueryRow(ctx, `SELECT count(*) FROM ws_connections WHERE id = ANY($1)`, []string{crashed, closed, "expired"}).Scan(&rows); err != nil {
-			t.Fatal(err)
+	eventually(t, "the crashed connection was not forgotten after a delivery found it gone", func() bool { return gone(crashed) })
+	audience, err := r.App.Sessions.Store().AudienceRange(ctx, expired.Community, []string{ch}, 1<<62, "", "\U0010FFFF", time.Now().Unix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range audience {
+		if s.Connection == "expired" || s.Connection == crashed || s.Connection == closed {
+			t.Fatalf("a stale connection is in the audience: %+v", s)
 		}
-		return rows == 0
-	})
+	}
 }

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 )
@@ -76,5 +77,31 @@ func TestLivenessFrameIsIgnoredByNDKWelshmanAndNostrTools(t *testing.T) {
 		case l.SignIns != 1 || l.EOSEs != 1 || len(l.Events) != 1:
 			t.Errorf("%s: %d sign-ins, %d EOSEs, events %v; want 1, 1 and the live one", name, l.SignIns, l.EOSEs, l.Events)
 		}
+	}
+}
+
+// TestNDKSignInThenREQAnswered20Of20: NDK 3.0.3 connecting with
+// NDKRelayAuthPolicies.signIn and sending a REQ at once
+// (nip29clients/ndkauth.mjs), as an app opening a session does, gets its
+// REQ answered on each of 20 fresh sockets: the REQ that races the
+// sign-in to the pushed challenge is never left without an answer.
+func TestNDKSignInThenREQAnswered20Of20(t *testing.T) {
+	node, dir := NodePackages(t, "nip29clients", "NDK sign-in then REQ test", map[string]string{
+		"@nostr-dev-kit/ndk": "3.0.3", "nostr-tools": "2.25.2", "ws": "8.18.3",
+	})
+	r := StartTest(t, Options{Sessions: true})
+	var got struct {
+		Runs     int               `json:"runs"`
+		Answered int               `json:"answered"`
+		MS       []int             `json:"ms"`
+		Failures []json.RawMessage `json:"failures"`
+	}
+	RunNode(t, node, dir, 5*time.Minute, &got, "ndkauth.mjs", r.WSURL, "20")
+	t.Logf("ms to the answer, each run: %v", got.MS)
+	if got.Runs != 20 || got.Answered != 20 {
+		for _, f := range got.Failures {
+			t.Logf("unanswered run: %s", f)
+		}
+		t.Fatalf("NDK signIn then REQ: %d of %d answered, want 20 of 20", got.Answered, got.Runs)
 	}
 }

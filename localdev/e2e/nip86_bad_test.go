@@ -16,7 +16,7 @@ func TestNIP86BadInput(t *testing.T) {
 	r := newRelay(t)
 	ctx := ctxT(t)
 	op, stranger := testkit.NewKey(t), testkit.NewKey(t)
-	if err := community.AddHost(ctx, r.App.Store, "default", "a.test"); err != nil {
+	if err := community.AddHost(ctx, r.App.Store, "default", "a.test", r.App.Directory); err != nil {
 		t.Fatal(err)
 	}
 	if err := community.AddOperator(ctx, r.App.Store, "default", op.Pub); err != nil {

@@ -51,7 +51,15 @@ func startProcesses(ctx context.Context, dsn string, o Options, ln net.Listener,
 	b := o.Binaries
 	setup := emulator.LocalSetup{Addr: addr, DatabaseURL: dsn, KMSEndpoint: b.KMSEndpoint, KMSKeyARN: b.KMSKeyARN, Region: b.Region}
 	if s3 != nil {
-		setup.MediaBucket, setup.S3Endpoint = MediaBucket, s3.URL
+		// The local S3 server: media's bucket with Media, the directory's
+		// (DIRECTORY_BUCKET) with Sessions.
+		setup.S3Endpoint = s3.URL
+		if o.Media {
+			setup.MediaBucket = MediaBucket
+		}
+	}
+	if table := o.Env["SESSION_TABLE"]; table != "" {
+		setup.SessionTable, setup.DynamoDBEndpoint = table, os.Getenv("AWS_ENDPOINT_URL_DYNAMODB")
 	}
 	po := setup.Options()
 	po.BinDir, po.Built, po.Log = b.Dir, true, o.Log
@@ -102,6 +110,13 @@ func startProcesses(ctx context.Context, dsn string, o Options, ln net.Listener,
 		"DATABASE_URL": dsn, "BUZZ_PUBLIC_SCHEME": "http", "WS_MANAGEMENT_ENDPOINT": "http://" + addr,
 		"RELAY_SIGNER": "kms", "RELAY_KMS_KEY_ID": b.KMSKeyARN, "AWS_REGION": b.Region,
 		"RELAY_KEY_CIPHERTEXT": r.Functions.Migrated[provision.AttrRelayKeyCiphertext],
+		"SESSION_TABLE":        o.Env["SESSION_TABLE"],
+		// The directory the functions read, which the tests' changes to
+		// communities rewrite as NIP-86 does.
+		"DIRECTORY_BUCKET": o.Env["DIRECTORY_BUCKET"],
+	}
+	if s3 != nil {
+		env["AWS_ENDPOINT_URL_S3"] = s3.URL
 	}
 	cfg, err := config.Load(func(k string) string { return env[k] })
 	if err != nil {

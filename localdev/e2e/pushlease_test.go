@@ -17,7 +17,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 	"github.com/nbd-wtf/go-nostr/nip44"
 
-	"github.com/buzzrelay/relay/shared/domain/nip98"
+	"github.com/buzzrelay/relay/shared/domain/authevent"
 )
 
 // The test push gateway: what buzz-push-gateway gets from the relay.
@@ -36,7 +36,7 @@ func newGateway(t *testing.T) *gateway {
 	g := &gateway{t: t}
 	g.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		ev, err := nip98.Parse(r.Header.Get("Authorization"))
+		ev, err := authevent.Parse(r.Header.Get("Authorization"))
 		if err != nil {
 			t.Errorf("wake without a NIP-98 token: %v", err)
 			w.WriteHeader(http.StatusUnauthorized)

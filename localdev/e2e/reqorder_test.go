@@ -15,7 +15,7 @@ import (
 // TestReqStoredEventsInOrder: a WebSocket REQ gets the newest limit of
 // its stored events (created_at descending; ties by id, as the read engine
 // orders), each once, and EOSE after the last of them. They are posted
-// concurrently (wsrelay's sendAll, README: Compatibility), so they may
+// concurrently (wsrelay's sendAll, docs/compatibility.md), so they may
 // arrive in another order: the client sorts them.
 func TestReqStoredEventsInOrder(t *testing.T) {
 	r := newRelay(t)

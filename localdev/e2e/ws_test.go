@@ -16,6 +16,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
+	"github.com/buzzrelay/relay/shared/service/sessions"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
 
@@ -334,10 +335,9 @@ func TestGoneConnectionIsRemoved(t *testing.T) {
 		t.Fatal(err)
 	}
 	eose(t, sub)
-	var id string
-	db := testkit.OpenDB(t, r.DSN)
-	if err := db.QueryRow(ctx, `SELECT id FROM ws_connections WHERE pubkey = $1`, carol.Pub).Scan(&id); err != nil {
-		t.Fatal(err)
+	id := connOf(t, r, carol) // as the sessions know it, in either store
+	if id == "" {
+		t.Fatal("carol's connection is not in the sessions")
 	}
 	if !r.WS.Forget(id) {
 		t.Fatalf("emulator does not know %s", id)
@@ -345,11 +345,12 @@ func TestGoneConnectionIsRemoved(t *testing.T) {
 	publish(t, ra, alice, 9, nostr.Tags{{"h", ch}}, "to a ghost")
 	deadline := time.Now().Add(wait)
 	for {
-		var n int
-		if err := db.QueryRow(ctx, `SELECT (SELECT count(*) FROM ws_connections WHERE id = $1) + (SELECT count(*) FROM ws_subscriptions WHERE connection_id = $1)`, id).Scan(&n); err != nil {
-			t.Fatal(err)
+		_, err := r.App.Sessions.Get(ctx, id)
+		subs, serr := r.App.Sessions.Store().SubscriptionsByKey(ctx, r.App.Config.DefaultCommunity, [][2]string{{id, sub.GetID()}}, time.Now().Unix())
+		if serr != nil {
+			t.Fatal(serr)
 		}
-		if n == 0 {
+		if errors.Is(err, sessions.ErrUnknownConnection) && len(subs) == 0 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -545,12 +546,12 @@ func waitClosed(t *testing.T, r *Relay, sub string) {
 // soon as the socket opens) gets the relay's challenge twice, pushed at
 // connect and again with the reply to its first message, in either order:
 // both are the same string, so whichever it keeps verifies its AUTH. With
-// the sessions in the database and in the session bucket alike.
+// the sessions in the database and in DynamoDB alike.
 func TestChallengePushedAtConnectIsTheOneTheFirstReplyRepeats(t *testing.T) {
 	for _, mode := range []struct {
 		name     string
 		sessions bool
-	}{{"database", false}, {"session bucket", true}} {
+	}{{"database", false}, {"session store", true}} {
 		t.Run(mode.name, func(t *testing.T) {
 			r := StartTest(t, Options{Sessions: mode.sessions})
 			c, _, err := websocket.Dial(ctxT(t), r.WSURL, nil)

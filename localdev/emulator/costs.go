@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/buzzrelay/relay/shared/aws/awssdk"
 )
 
 // # What API Gateway and Lambda cost that loopback does not
@@ -39,6 +41,15 @@ import (
 // Lambda invocation behind API Gateway adds a few milliseconds of
 // integration overhead before the handler runs (DefaultInvokeOverhead, 5
 // ms). Both are knobs: set them to what a deployment measures.
+//
+// The AWS calls the relay makes besides (S3, the session store's
+// DynamoDB, KMS, Lambda Invoke, the Aurora round trip) are charged by the
+// relay's own clients: every SDK client awssdk.Load builds and the pool's
+// tracer (Costs.AWS, shared/aws/awssdk/charges.go, with each figure's
+// source; S3_LATENCY, DYNAMODB_LATENCY, KMS_LATENCY,
+// LAMBDA_INVOKE_LATENCY, AURORA_ROUND_TRIP), and by the emulator for the
+// Invokes it serves in process (LambdaAPI.InvokeLatency). APIGW_COSTS=on
+// turns every one of them on.
 
 // Defaults of the costs when they are on (APIGW_COSTS=on).
 const (
@@ -73,6 +84,11 @@ type Costs struct {
 	// APIGW_THROTTLES=on (not implied by APIGW_COSTS: a benchmark opening
 	// thousands of sockets would wait on them); zero: none.
 	HTTPThrottle, WSThrottle Throttle
+	// AWS are the other AWS calls' latencies (awssdk.ChargesFromEnv),
+	// which the relay's clients read from the same environment; the
+	// emulator spends AWS.LambdaInvoke on the Invokes it serves in process
+	// (Stack.Charge).
+	AWS awssdk.Charges
 }
 
 // Throttle is a stage's steady rate (a second) and burst.
@@ -104,12 +120,15 @@ func StageThrottles(dir string) (httpStage, wsStage Throttle, err error) {
 // and each variable overrides its own (a Go duration, or a number).
 func CostsFromEnv(getenv func(string) string) (Costs, error) {
 	var c Costs
-	switch v := getenv("APIGW_COSTS"); v {
-	case "", "off", "0", "false":
-	case "on", "1", "true":
+	on, err := awssdk.CostsOn(getenv)
+	if err != nil {
+		return c, err
+	}
+	if on {
 		c = Costs{PostLatency: DefaultPostLatency, InvokeOverhead: DefaultInvokeOverhead, ConnectRate: NewConnectionsPerSecond}
-	default:
-		return c, fmt.Errorf("APIGW_COSTS must be on or off, got %q", v)
+	}
+	if c.AWS, err = awssdk.ChargesFromEnv(getenv); err != nil {
+		return c, err
 	}
 	for _, d := range []struct {
 		key string

@@ -37,6 +37,11 @@ type LambdaAPI struct {
 	Functions   map[string]AsyncHandler
 	Concurrency int // default 10
 	Log         *slog.Logger
+	// InvokeLatency is spent by each Invoke served in process
+	// (InProcessInvoker) before it returns, as an Invoke request to Lambda
+	// costs its caller (Costs.AWS.LambdaInvoke, LAMBDA_INVOKE_LATENCY); an
+	// Invoke over HTTP pays it in the caller's SDK client instead.
+	InvokeLatency time.Duration
 
 	once sync.Once
 	sem  chan struct{}
@@ -169,6 +174,7 @@ type InProcessInvoker struct {
 
 // InvokeAsync queues payload for the function.
 func (i *InProcessInvoker) InvokeAsync(_ context.Context, payload []byte) error {
+	spend(i.l.InvokeLatency)
 	h := i.l.Functions[i.name]
 	if h == nil {
 		return fmt.Errorf("emulator: invoke %s: function not found", i.name)

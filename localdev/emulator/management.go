@@ -145,6 +145,10 @@ func (a *WebSocketAPI) Post(ctx context.Context, id string, data []byte) error {
 	return a.accept(id, data)
 }
 
+// Posted is how many posts were accepted for a client so far: the
+// messages API Gateway sent (and bills).
+func (a *WebSocketAPI) Posted() int64 { return a.posted.Load() }
+
 // postLatency spends Costs.PostLatency, or less when ctx ends first.
 func (a *WebSocketAPI) postLatency(ctx context.Context) error {
 	d := a.Costs.PostLatency
@@ -173,6 +177,7 @@ func (a *WebSocketAPI) accept(id string, data []byte) error {
 	select {
 	case s.out <- data:
 		s.touch()
+		a.posted.Add(1)
 		return nil
 	default:
 		a.drop(s, fmt.Sprintf("%d messages waiting: the client does not read", cap(s.out)))

@@ -19,6 +19,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/buzzrelay/relay/shared/aws/awssdk"
 	"github.com/buzzrelay/relay/shared/domain/blossom"
 	"github.com/buzzrelay/relay/shared/wiring/app"
 	"github.com/buzzrelay/relay/shared/wiring/lambdas"
@@ -198,6 +199,13 @@ func (p *ProcessStack) migrate(ctx context.Context, o ProcessStackOptions, f lam
 func (p *ProcessStack) start(ctx context.Context, o ProcessStackOptions, f lambdas.Function, refs lambdas.Refs) (*Processes, error) {
 	env := lambdas.Environment(f, o.Settings, refs)
 	maps.Copy(env, o.Local)
+	for _, k := range awssdk.ChargeVars {
+		// The emulated AWS costs (APIGW_COSTS=on, ...) reach the
+		// functions' own SDK clients and pools too.
+		if v := os.Getenv(k); v != "" && env[k] == "" {
+			env[k] = v
+		}
+	}
 	p.Env[f.Name] = env
 	procs, err := StartProcesses(ctx, f.Name, ProcessOptions{
 		Binary: filepath.Join(p.BinDir, f.Name),
@@ -246,7 +254,7 @@ func (p *ProcessStack) routes(media bool, log *slog.Logger) *Stack {
 		case f.Authorizer:
 			ws.Authorizer = call[events.APIGatewayCustomAuthorizerRequestTypeRequest, events.APIGatewayCustomAuthorizerResponse](procs)
 			p.Reaches[AuthorizerRoute] = f.Name
-		case f.Fanout, f.Pushes, f.SendsPush:
+		case f.Fanout, f.Pushes, f.Sweeps, f.SendsPush:
 			lambda.Functions[f.Name] = procs.Invoke
 			p.Reaches[InvokeRoute+f.Name] = f.Name
 		}
@@ -373,6 +381,9 @@ type LocalSetup struct {
 	Community, LogLevel            string // "" default, info
 	// MediaBucket and S3Endpoint: the local S3 server, or "" for no media.
 	MediaBucket, S3Endpoint string
+	// SessionTable and DynamoDBEndpoint: the sessions' table in the local
+	// DynamoDB (localdev/ddb.sh), or "" for sessions in Postgres.
+	SessionTable, DynamoDBEndpoint string
 }
 
 // LocalCounts are the processes per function on one machine: two of each
@@ -410,16 +421,18 @@ func (l LocalSetup) Options() ProcessStackOptions {
 			lambdas.RefPushFunction:         PushFunction,
 			lambdas.RefPushSenderFunction:   PushSenderFunction,
 			lambdas.RefMediaBucket:          l.MediaBucket,
+			lambdas.RefSessionTable:         l.SessionTable,
 		},
 		Local: map[string]string{
-			"DATABASE_URL":          l.DatabaseURL,
-			"BUZZ_PUBLIC_SCHEME":    "http",
-			"LAMBDA_ENDPOINT":       "http://" + l.Addr,
-			"AWS_ENDPOINT_URL_KMS":  l.KMSEndpoint,
-			"AWS_ENDPOINT_URL_S3":   l.S3Endpoint,
-			"AWS_REGION":            l.Region,
-			"AWS_ACCESS_KEY_ID":     "local",
-			"AWS_SECRET_ACCESS_KEY": "local",
+			"DATABASE_URL":              l.DatabaseURL,
+			"BUZZ_PUBLIC_SCHEME":        "http",
+			"LAMBDA_ENDPOINT":           "http://" + l.Addr,
+			"AWS_ENDPOINT_URL_KMS":      l.KMSEndpoint,
+			"AWS_ENDPOINT_URL_S3":       l.S3Endpoint,
+			"AWS_ENDPOINT_URL_DYNAMODB": l.DynamoDBEndpoint,
+			"AWS_REGION":                l.Region,
+			"AWS_ACCESS_KEY_ID":         "local",
+			"AWS_SECRET_ACCESS_KEY":     "local",
 			// Callbacks and wakes may reach this machine (docs/push.md).
 			"PUSH_ALLOW_PRIVATE_CALLBACKS": "1",
 		},

@@ -38,8 +38,19 @@ const PushSenderFunction = "push-sender"
 // invoke it.
 const PushFunction = "ws-push"
 
+// SweepFunction is the name the NIP-40 expiry sweep has in localdev: its
+// timer (ExpirySweep) invokes it.
+const SweepFunction = "expiry-sweep"
+
 // Handler serves every API of the stack on one address.
 func (s *Stack) Handler() http.Handler { return s.Lambda.Wrap(s.WS.Wrap(s.HTTP)) }
+
+// Charge sets the costs the stack adds (costs.go): API Gateway's on the
+// WebSocket API, the Lambda Invoke's on the Invokes served in process.
+func (s *Stack) Charge(c Costs) {
+	s.WS.Costs = c
+	s.Lambda.InvokeLatency = c.AWS.LambdaInvoke
+}
 
 // NewStack wires a's handlers (app.Local) behind the emulated APIs; a's
 // fan-out delivers live events from both ingest and ws-message through the
@@ -87,6 +98,9 @@ func newStack(a *app.App, log *slog.Logger, inProcess bool) *Stack {
 	if a.Push != nil {
 		lambda.Functions[PushFunction] = a.PushHandler()
 	}
+	if a.Sweep != nil {
+		lambda.Functions[SweepFunction] = a.SweepHandler()
+	}
 	ws.Connect, ws.Default, ws.Disconnect = a.WebSocket(), a.WebSocket(), a.WebSocket()
 	routes := HTTPRoutes(map[string]HTTPHandler{"ingest": a.IngestHTTP(), "query": a.QueryHTTP()}, a.Media != nil)
 	return &Stack{
@@ -133,10 +147,24 @@ var ScheduledEvent = []byte(`{"version":"0","source":"aws.events","detail-type":
 // lambdas.LivenessDelaySeconds). It returns at once; a stack without the
 // push function, or a period of 0, runs nothing.
 func (s *Stack) Liveness(ctx context.Context, period time.Duration, log *slog.Logger) {
-	if period <= 0 || s.Lambda.Functions[PushFunction] == nil {
+	s.every(ctx, PushFunction, period, log)
+}
+
+// ExpirySweep invokes the expiry sweep asynchronously every period until
+// ctx ends, as the EventBridge Scheduler schedule does in AWS
+// (lambdas.SweepRateHours). It returns at once; a stack without the
+// sweep, or a period of 0, runs nothing.
+func (s *Stack) ExpirySweep(ctx context.Context, period time.Duration, log *slog.Logger) {
+	s.every(ctx, SweepFunction, period, log)
+}
+
+// every invokes fn asynchronously with ScheduledEvent every period until
+// ctx ends.
+func (s *Stack) every(ctx context.Context, fn string, period time.Duration, log *slog.Logger) {
+	if period <= 0 || s.Lambda.Functions[fn] == nil {
 		return
 	}
-	invoke := s.Lambda.Invoker(PushFunction)
+	invoke := s.Lambda.Invoker(fn)
 	go func() {
 		t := time.NewTicker(period)
 		defer t.Stop()
@@ -146,7 +174,7 @@ func (s *Stack) Liveness(ctx context.Context, period time.Duration, log *slog.Lo
 				return
 			case <-t.C:
 				if err := invoke.InvokeAsync(ctx, ScheduledEvent); err != nil && log != nil {
-					log.Warn("emulator: liveness tick", "err", err)
+					log.Warn("emulator: scheduled invoke", "function", fn, "err", err)
 				}
 			}
 		}

@@ -15,6 +15,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/coder/websocket"
+
+	"github.com/buzzrelay/relay/shared/service/sessions"
 )
 
 // WebSocketHandler is an API Gateway WebSocket API Lambda handler.
@@ -24,7 +26,7 @@ type WebSocketHandler = func(context.Context, events.APIGatewayWebsocketProxyReq
 const (
 	MaxMessageSize     = 128 << 10 // a larger message closes the socket with 1009
 	IdleTimeout        = 10 * time.Minute
-	ConnectionLifetime = 2 * time.Hour
+	ConnectionLifetime = sessions.Lifetime // the relay's one statement of it
 	// DefaultInFlight is the emulator's bound on one socket's concurrent
 	// invocations (API Gateway has none; Lambda's concurrency is the limit).
 	DefaultInFlight = 64
@@ -65,6 +67,7 @@ type WebSocketAPI struct {
 
 	slotsOnce sync.Once
 	slots     chan struct{}
+	posted    atomic.Int64 // Posted
 }
 
 // socket is one open connection.

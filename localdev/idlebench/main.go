@@ -1,8 +1,8 @@
 // Command idlebench measures what one key's REQs answered without the
-// database (the S3 idle path: every since after the community's last
-// event, shared/service/sessions.Idle) cost another key's write. It runs
-// the relay in process behind the emulator with the sessions' idle state
-// in the local S3 server, as `make dev` does, on a fresh database of the
+// database (every since after the community's last event, answered from
+// the sessions' last-commit mark) cost another key's write. It runs the
+// relay in process behind the emulator with the sessions in the local
+// DynamoDB (localdev/ddb.sh), as `make dev` does, on a fresh database of the
 // Postgres at DATABASE_URL (per-key rate limits off), and times -writes
 // POST /events of one key (kind 9s in its channel, one after the other,
 // each to its answer) three times:
@@ -13,17 +13,17 @@
 //     clock (default an hour: the issue's far-future REQs) over
 //     -conns connections (each connection sending its next REQ once the
 //     last was answered), as the issue measured it; the first write is
-//     also shown alone (it folds what the REQs left);
+//     also shown alone;
 //  3. during: while the other key sends -reqs such REQs again. On one
-//     machine the REQs' own work (the relay's invocations, the local S3
-//     server, which serves one request at a time) competes with the
-//     writes for the CPU, which behind API Gateway and S3 it does not.
+//     machine the REQs' own work (the relay's invocations, the local
+//     DynamoDB) competes with the writes for the CPU, which behind API
+//     Gateway and DynamoDB it does not.
 //
 // It prints p50/p99/max of each, their ratios to the first, and what the
 // REQs were answered: EOSE, or CLOSED by prefix. A write that fails is
 // counted, not timed.
 //
-//	DATABASE_URL=... go run ./localdev/idlebench -reqs 10000 -conns 50 -writes 200
+//	source localdev/ddb.sh && DATABASE_URL=... go run ./localdev/idlebench -reqs 10000 -conns 50 -writes 200
 package main
 
 import (

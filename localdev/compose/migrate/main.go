@@ -49,5 +49,8 @@ func run(ctx context.Context, getenv func(string) string) (int32, error) {
 	if err := migrate.EnsureCommunity(ctx, dsn, cfg.DefaultCommunity, cfg.CommunityHost); err != nil {
 		return 0, err
 	}
+	if err := cfg.RefreshDirectory(ctx, dsn); err != nil {
+		return 0, err
+	}
 	return v, nil
 }

@@ -149,7 +149,7 @@ func Bill(u Usage, s Stack, p Prices) ([]Line, Lifecycle, error) {
 		invocations += n
 		gbs[f.Arch] += n * seconds * f.MemoryMB / 1024
 	}
-	var received, sent, s3Gets, s3Puts, trips, pushOutGB float64
+	var received, sent, s3Gets, s3Puts, trips, ddbReads, ddbWrites, pushOutGB float64
 	act := func(name string, n, extraPosts float64) {
 		a := d.Actions[name]
 		if n == 0 {
@@ -160,6 +160,8 @@ func Bill(u Usage, s Stack, p Prices) ([]Line, Lifecycle, error) {
 		sent += n * (a.Posts + extraPosts)
 		s3Gets += n * a.S3Gets
 		s3Puts += n * a.S3Puts
+		ddbReads += n * a.DDBReads
+		ddbWrites += n * a.DDBWrites
 		trips += n * a.DBTrips
 	}
 	for _, name := range ActionOrder {
@@ -244,6 +246,14 @@ func Bill(u Usage, s Stack, p Prices) ([]Line, Lifecycle, error) {
 		add(float64(db.Instances)*u.DBHours*acu*p.ACUHour, "Aurora compute %.0f h awake x %.1f ACU x $%.2f ($0 while paused)", u.DBHours, acu, p.ACUHour)
 		h := max(min(life.AwakeSeconds/3600, HoursPerMonth-u.DBHours), 0) // never more than the month
 		add(float64(db.Instances)*h*acu*p.ACUHour, "Aurora compute, modelled wakes: %d resumes, %.1f h awake x %.1f ACU x $%.2f", life.Resumes, h, acu, p.ACUHour)
+		if s.Sweeps > 0 {
+			// The expiry sweep resumes a paused database once per run and
+			// keeps it up until the auto-pause (taken as a worst case: a
+			// run that finds it awake costs nothing more).
+			runs := float64(s.Sweeps) * HoursPerMonth / lambdas.SweepRateHours
+			sh := min(runs*(ResumeSeconds+db.AutoPauseSeconds)/3600, max(HoursPerMonth-u.DBHours-h, 0))
+			add(float64(db.Instances)*sh*acu*p.ACUHour, "Aurora compute, expiry sweep: %.0f resumes, %.1f h awake x %.1f ACU x $%.2f", runs, sh, acu, p.ACUHour)
+		}
 	}
 	add(u.StoredGB*p.StorageGBMonth, "Aurora storage %.1f GB x $%.2f (backups up to that size free)", u.StoredGB, p.StorageGBMonth)
 	io := trips*IOPerTrip + u.Queries*IOPerQuery
@@ -262,7 +272,7 @@ func Bill(u Usage, s Stack, p Prices) ([]Line, Lifecycle, error) {
 	add((received+sent)/1e6*p.WSMessagePerMillion, "WebSocket messages %s received + %s sent x $%.2f/M", m(received), m(sent), p.WSMessagePerMillion)
 	add(connMinutes/1e6*p.WSConnMinutePerMillion, "WebSocket connection minutes %s x $%.2f/M", m(connMinutes), p.WSConnMinutePerMillion)
 	mediaReqs := u.MediaUploads*requestsPerUpload + u.MediaDownloads
-	httpReqs := u.Queries + mediaReqs
+	httpReqs := u.Queries + mediaReqs + life.Count[ActNIP11]
 	add(httpReqs/1e6*p.HTTPPerMillion, "HTTP API requests %s x $%.2f/M", m(httpReqs), p.HTTPPerMillion)
 	run("query", u.Queries+u.MediaDownloads, QuerySeconds)
 	run("ingest", u.MediaUploads*requestsPerUpload, QuerySeconds)
@@ -288,12 +298,23 @@ func Bill(u Usage, s Stack, p Prices) ([]Line, Lifecycle, error) {
 		}
 		out = append(out, lv...)
 	}
+	if ddbReads+ddbWrites > 0 {
+		if s.Tables == 0 {
+			return nil, life, fmt.Errorf("design %s keeps the sessions in DynamoDB, but the stack has no table", d.Name)
+		}
+		add(ddbWrites/1e6*p.DynamoDBWritePerMillion+ddbReads/1e6*p.DynamoDBReadPerMillion,
+			"DynamoDB sessions: %s write units x $%.3f/M + %s read units x $%.3f/M (on demand)", m(ddbWrites), p.DynamoDBWritePerMillion, m(ddbReads), p.DynamoDBReadPerMillion)
+	}
 	add(0, "AWS Budgets (-c budgetUSD): the first two budgets are free")
 	if s.Distributions > 0 {
 		add(0, "CloudFront %d distribution(s): no monthly fee; its requests and GB are not modelled", s.Distributions)
 	}
 	return out, life, nil
 }
+
+// OpenEntryBytes is the size of one open connection's entry in the
+// sessions' table as a Query reads it (keys, expiry and ttl).
+const OpenEntryBytes = 80
 
 // Total is the sum of the lines.
 func Total(lines []Line) float64 {
@@ -317,8 +338,14 @@ func livenessLines(u Usage, s Stack, d Design, p Prices) ([]Line, error) {
 		return nil, fmt.Errorf("the stack schedules liveness ticks but deploys no ws-push function")
 	}
 	m := func(n float64) string { return fmt.Sprintf("%.3gM", n/1e6) }
-	clients, gets, lists := 0.0, 0.0, 0.0
-	if d.Liveness {
+	clients, gets, lists, queries := 0.0, 0.0, 0.0, 0.0
+	switch {
+	case d.Liveness && d.LivenessDynamoDB:
+		// One strongly consistent Query of the open entries a tick: a
+		// read unit per 4 KB, at least one.
+		clients = float64(u.Clients.N)
+		queries = LivenessTicks * math.Max(1, math.Ceil(clients*OpenEntryBytes/4096))
+	case d.Liveness:
 		clients, gets = float64(u.Clients.N), LivenessTicks
 		if u.Clients.N > 0 {
 			lists = LivenessTicks
@@ -333,6 +360,8 @@ func livenessLines(u Usage, s Stack, d Design, p Prices) ([]Line, error) {
 			LivenessTicks/1e6*p.LambdaPerMillion + gbs*p.LambdaGBSecondArm + logGB*p.LogsIngestGB},
 		{fmt.Sprintf("liveness ticks: S3 %s GET x $%.4f/1000, %s LIST x $%.3f/1000", m(gets), p.S3GetPerThousand, m(lists), p.S3PutPerThousand),
 			gets/1e3*p.S3GetPerThousand + lists/1e3*p.S3PutPerThousand},
+		{fmt.Sprintf("liveness ticks: DynamoDB %s read units (a Query of the open entries) x $%.3f/M", m(queries), p.DynamoDBReadPerMillion),
+			queries / 1e6 * p.DynamoDBReadPerMillion},
 		{fmt.Sprintf("liveness frames: %s to %g client(s) x $%.2f/M (WebSocket messages)", m(LivenessTicks*clients), clients, p.WSMessagePerMillion),
 			LivenessTicks * clients / 1e6 * p.WSMessagePerMillion},
 		{fmt.Sprintf("liveness delay queue: SQS %s requests (idle polls, the delayed ticks) x $%.2f/M", m(sqs), p.SQSPerMillion),

@@ -20,10 +20,13 @@ const (
 	ActDisconnect = "$disconnect"
 	ActEvent      = "EVENT" // any message answered with one frame (EVENT's OK)
 	ActREQ        = "REQ"   // a REQ's EOSE; each stored event adds a post
+	// ActNIP11 is one GET / with Accept: application/nostr+json (an HTTP
+	// request of the query function, Clients.NIP11PollMinutes).
+	ActNIP11 = "NIP-11"
 )
 
 // ActionOrder is the order the design table is printed in.
-var ActionOrder = []string{ActConnect, ActGreet, ActEarlyREQ, ActAuth, ActResumeREQ, ActHeartbeat, ActDisconnect, ActEvent, ActREQ}
+var ActionOrder = []string{ActConnect, ActGreet, ActEarlyREQ, ActAuth, ActResumeREQ, ActHeartbeat, ActDisconnect, ActEvent, ActREQ, ActNIP11}
 
 // Action is what one client action costs in a design.
 type Action struct {
@@ -35,6 +38,8 @@ type Action struct {
 	DBTrips     float64 // database round trips: any wakes a paused Aurora
 	S3Gets      float64
 	S3Puts      float64
+	// DDBReads and DDBWrites are the sessions' DynamoDB request units.
+	DDBReads, DDBWrites float64
 }
 
 // Design is one way the relay serves these actions: which touch the
@@ -45,9 +50,10 @@ type Design struct {
 	// Notes are the design's assumptions, printed with the bill.
 	Notes []string
 	// Liveness: the design keeps the open connections where the push
-	// function's liveness tick lists them (the session bucket), so each
-	// tick posts a frame to every open client.
-	Liveness bool
+	// function's liveness tick lists them (the session bucket, or with
+	// LivenessDynamoDB the sessions' table), so each tick posts a frame to
+	// every open client.
+	Liveness, LivenessDynamoDB bool
 }
 
 // Designs are the ways the model can price. "current" is the code as it
@@ -59,7 +65,33 @@ type Design struct {
 // open app should not keep Aurora awake"), which the stack runs with media
 // on, its S3 requests read from that code (docs/architecture.md, "An open
 // app and the database"). An S3 LIST is priced as a PUT (the same tier).
+//
+// "dynamodb" is the code as it ships: the sessions in DynamoDB
+// (shared/aws/ddbsessions), its request units counted from that code.
 var Designs = map[string]Design{
+	"dynamodb": {
+		Name:  "dynamodb",
+		About: "no database for $connect, AUTH, CLOSE, $disconnect and a REQ of limit 0 or since after the last commit; the sessions in DynamoDB (SESSION_TABLE)",
+		Actions: map[string]Action{
+			ActConnect:    {Function: "ws-connect", Invocations: 1, Seconds: 0.025},
+			ActGreet:      {Function: "ws-push", Invocations: 1, Seconds: 0.015, Posts: 1, DDBWrites: 1},
+			ActEarlyREQ:   {Function: "ws-message", Invocations: 1, Seconds: 0.015, Received: 1, Posts: 1, DDBReads: 1, DDBWrites: 2},
+			ActAuth:       {Function: "ws-message", Invocations: 1, Seconds: 0.010, Received: 1, Posts: 2, DDBReads: 1, DDBWrites: 1},
+			ActResumeREQ:  {Function: "ws-message", Invocations: 1, Seconds: 0.025, Received: 1, Posts: 1, DDBReads: 1, DDBWrites: 5},
+			ActHeartbeat:  {Function: "ws-message", Invocations: 2, Seconds: 0.040, Received: 2, Posts: 1, DDBWrites: 9},
+			ActDisconnect: {Function: "ws-disconnect", Invocations: 1, Seconds: 0.020, DDBReads: 1, DDBWrites: 8},
+			ActEvent:      {Function: "ws-message", Invocations: 1, Seconds: 0.020, Received: 1, Posts: 1, DBTrips: 4, DDBReads: 2},
+			ActREQ:        {Function: "ws-message", Invocations: 1, Seconds: 0.020, Received: 1, Posts: 1, DBTrips: 3, DDBReads: 1, DDBWrites: 5},
+			// The host's directory document (shared/service/directory): one
+			// conditional GET, answered 304 while it is unchanged.
+			ActNIP11: {Function: "query", Invocations: 1, Seconds: 0.010, S3Gets: 1},
+		},
+		Liveness: true, LivenessDynamoDB: true,
+		Notes: []string{
+			"as the code runs it (shared/aws/ddbsessions): the challenge is derived, never stored; the greeting puts the open entry (1 write); the first message reads the connection, records it and marks its challenge (1 read, 2 writes); AUTH reads it and records the key (1 read, 1 write); a REQ adds its id to the connection's and the key's sets (2 writes, and 1 for the key set's expiry), puts the subscription (1) and one audience entry per pinned channel (1 here), then reads the mark (1 read; none for limit 0); CLOSE deletes the subscription, its entries and its places in both sets (4 writes); $disconnect queries the connection's items and deletes them with their entries (1 read, 8 writes for 2 subscriptions); an EVENT raises the mark only when this instance does not know it is high enough (not priced here) and fan-out reads the audience of its channel and the any-channel bucket after the commit (2 reads)",
+			"host resolution at a connection's first message is the community registry's (cached within its TTL; not priced here)",
+		},
+	},
 	"current": {
 		Name:  "current",
 		About: "every message and $disconnect run database statements; $connect does not",
@@ -73,6 +105,10 @@ var Designs = map[string]Design{
 			ActDisconnect: {Function: "ws-disconnect", Invocations: 1, Seconds: 0.010, DBTrips: 1},
 			ActEvent:      {Function: "ws-message", Invocations: 1, Seconds: 0.020, Received: 1, Posts: 1, DBTrips: 4},
 			ActREQ:        {Function: "ws-message", Invocations: 1, Seconds: 0.015, Received: 1, Posts: 1, DBTrips: 4},
+			// Without a bucket there is no directory: the registry reads
+			// the host's community (its cache lasts 5 s, less than any
+			// poll's period).
+			ActNIP11: {Function: "query", Invocations: 1, Seconds: 0.010, DBTrips: 1},
 		},
 		Notes: []string{
 			"the first message registers the connection (its challenge), AUTH stores the key, a REQ stores its subscription and reads, CLOSE deletes it, $disconnect deletes the connection's rows: each wakes a paused Aurora",
@@ -94,6 +130,9 @@ var Designs = map[string]Design{
 			ActDisconnect: {Function: "ws-disconnect", Invocations: 1, Seconds: 0.010, S3Gets: 1, S3Puts: 2},
 			ActEvent:      {Function: "ws-message", Invocations: 1, Seconds: 0.020, Received: 1, Posts: 1, DBTrips: 4},
 			ActREQ:        {Function: "ws-message", Invocations: 1, Seconds: 0.015, Received: 1, Posts: 1, DBTrips: 4},
+			// The host's directory document (shared/service/directory): one
+			// conditional GET, answered 304 while it is unchanged.
+			ActNIP11: {Function: "query", Invocations: 1, Seconds: 0.010, S3Gets: 1},
 		},
 		Liveness: true,
 		Notes: []string{

@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -31,6 +32,9 @@ type Clients struct {
 	// (core/src/relay/connectivity.ts: NDKRelayKeepalive(120000), a REQ
 	// {kinds:[99999],limit:0} and its CLOSE).
 	HeartbeatMinutes float64
+	// NIP11PollMinutes is how often NIP-11 is fetched (a monitor, or a
+	// client reading the relay's document), whatever N; 0: never.
+	NIP11PollMinutes float64
 }
 
 // Lifecycle is one month of Clients in a design.
@@ -56,8 +60,8 @@ const monthSeconds = HoursPerMonth * 3600
 // at i/N of it), which is the most awake time N clients can cause: wakes
 // that coincide share one awake window.
 func Simulate(c Clients, d Design, db Database) (Lifecycle, error) {
-	if c.N < 0 || c.Subscriptions < 0 || c.HeartbeatMinutes < 0 {
-		return Lifecycle{}, fmt.Errorf("clients, subscriptions and heartbeat minutes cannot be negative")
+	if c.N < 0 || c.Subscriptions < 0 || c.HeartbeatMinutes < 0 || c.NIP11PollMinutes < 0 {
+		return Lifecycle{}, fmt.Errorf("clients, subscriptions, heartbeat and NIP-11 minutes cannot be negative")
 	}
 	l := Lifecycle{Count: map[string]float64{}, PerSession: map[string]float64{}, SessionMinutes: IdleMinutes}
 	beats := 0.0
@@ -69,10 +73,20 @@ func Simulate(c Clients, d Design, db Database) (Lifecycle, error) {
 	l.PerSession = map[string]float64{
 		ActConnect: 1, ActGreet: 1, ActEarlyREQ: subs, ActAuth: 1, ActResumeREQ: subs, ActHeartbeat: beats, ActDisconnect: 1,
 	}
-	if c.N == 0 {
-		return l, nil
+	var at []float64
+	if c.NIP11PollMinutes > 0 {
+		polls := math.Floor(HoursPerMonth * 60 / c.NIP11PollMinutes)
+		l.Count[ActNIP11] = polls
+		if d.Actions[ActNIP11].DBTrips > 0 {
+			for k := 0.0; k < polls; k++ {
+				at = append(at, k*c.NIP11PollMinutes*60)
+			}
+		}
 	}
-	perClient := math.Floor(HoursPerMonth * 60 / l.SessionMinutes)
+	perClient := 0.0
+	if c.N > 0 {
+		perClient = math.Floor(HoursPerMonth * 60 / l.SessionMinutes)
+	}
 	l.Sessions = perClient * float64(c.N)
 	for a, n := range l.PerSession {
 		l.Count[a] = n * l.Sessions
@@ -89,7 +103,6 @@ func Simulate(c Clients, d Design, db Database) (Lifecycle, error) {
 	reconnectWakes := touches(ActConnect, ActEarlyREQ, ActAuth, ActResumeREQ, ActDisconnect)
 	beatWakes := touches(ActHeartbeat)
 	session := l.SessionMinutes * 60
-	var at []float64
 	for i := 0; i < c.N; i++ {
 		offset := session * float64(i) / float64(c.N)
 		for k := 0.0; k < perClient; k++ {
@@ -104,25 +117,35 @@ func Simulate(c Clients, d Design, db Database) (Lifecycle, error) {
 			}
 		}
 	}
-	sort.Float64s(at)
 	l.Bursts = len(at)
 	if db.MinACU > 0 {
 		return l, nil // it never pauses: Bill charges the whole month
 	}
+	l.Resumes, l.AwakeSeconds = Awake(at, db)
+	return l, nil
+}
+
+// Awake is what bursts of statements at the times at (seconds into the
+// month) cost a database that pauses: each burst that finds it paused
+// resumes it (ResumeSeconds), and it stays awake while the pool keeps a
+// connection and until it pauses (PoolIdleSeconds + AutoPauseSeconds after
+// the last burst); bursts within that window share it.
+func Awake(at []float64, db Database) (resumes int, awakeSeconds float64) {
+	at = slices.Clone(at)
+	sort.Float64s(at)
 	window := db.PoolIdleSeconds + db.AutoPauseSeconds
 	awakeUntil := math.Inf(-1)
 	for _, t := range at {
 		if t >= awakeUntil {
-			l.Resumes++
-			l.AwakeSeconds += ResumeSeconds + window
+			resumes++
+			awakeSeconds += ResumeSeconds + window
 			awakeUntil = t + ResumeSeconds + window
 			continue
 		}
 		if end := t + window; end > awakeUntil {
-			l.AwakeSeconds += end - awakeUntil
+			awakeSeconds += end - awakeUntil
 			awakeUntil = end
 		}
 	}
-	l.AwakeSeconds = min(l.AwakeSeconds, monthSeconds)
-	return l, nil
+	return resumes, min(awakeSeconds, monthSeconds)
 }

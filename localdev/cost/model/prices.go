@@ -16,6 +16,9 @@ type Prices struct {
 	// aws.amazon.com/rds/aurora/pricing: Aurora Serverless v2 (Aurora
 	// Standard), ACU-hour billed per second; storage; I/O requests.
 	ACUHour, StorageGBMonth, IOPerMillion float64
+	// Backup storage beyond the retention period's free share: a cluster
+	// snapshot kept after its cluster is deleted, per GB-month.
+	SnapshotGBMonth float64
 	// aws.amazon.com/kms/pricing: per customer managed key and month; each
 	// of the first two rotations of its material adds one more.
 	KMSKeyMonth, KMSRotationMonth float64
@@ -49,11 +52,17 @@ type Prices struct {
 	// aws.amazon.com/sqs/pricing: standard queue requests (after the
 	// first billion none cheaper), each 64 KB chunk one request.
 	SQSPerMillion float64
+	// aws.amazon.com/dynamodb/pricing/on-demand: write and read request
+	// units (as published since the on-demand price cut of 2024-11-01;
+	// an item up to 1 KB written, 4 KB read strongly consistent, is one).
+	DynamoDBWritePerMillion, DynamoDBReadPerMillion float64
+	// aws.amazon.com/kms/pricing: API requests (symmetric), per 10,000.
+	KMSPerTenThousand float64
 }
 
 // USEast1 is the one price table every line of the bill reads.
 var USEast1 = Prices{
-	ACUHour: 0.12, StorageGBMonth: 0.10, IOPerMillion: 0.20,
+	ACUHour: 0.12, StorageGBMonth: 0.10, IOPerMillion: 0.20, SnapshotGBMonth: 0.021,
 	KMSKeyMonth: 1.00, KMSRotationMonth: 1.00,
 	SecretMonth:         0.40,
 	WSMessagePerMillion: 1.00, WSConnMinutePerMillion: 0.25, HTTPPerMillion: 1.00,
@@ -65,7 +74,9 @@ var USEast1 = Prices{
 	InstanceHour: map[string]float64{"t4g.nano": 0.0042},
 	GP3GBMonth:   0.08,
 	S3GBMonth:    0.023, S3PutPerThousand: 0.005, S3GetPerThousand: 0.0004,
-	SQSPerMillion: 0.40,
+	SQSPerMillion:           0.40,
+	DynamoDBWritePerMillion: 0.625, DynamoDBReadPerMillion: 0.125,
+	KMSPerTenThousand: 0.03,
 }
 
 // HoursPerMonth is the month every line is computed for.

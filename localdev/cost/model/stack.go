@@ -33,6 +33,14 @@ type Stack struct {
 	// SQS queues, billed by request: with one of each the push
 	// function's liveness ticks run (Bill).
 	Schedules, Queues int
+	// Sweeps are EventBridge Scheduler schedules (free at 30 invocations
+	// a month): the NIP-40 expiry sweep, once every
+	// lambdas.SweepRateHours, which resumes a paused Aurora (Bill).
+	Sweeps int
+	// Tables are the on-demand DynamoDB tables (the sessions'): no
+	// monthly fee, billed by request unit (the design's) and storage
+	// (negligible: every item expires within hours).
+	Tables int
 }
 
 // Function is one Lambda function of the template.
@@ -92,7 +100,10 @@ var free = map[string]bool{
 	"AWS::KMS::Alias": true, "AWS::Lambda::Permission": true, "AWS::Lambda::EventInvokeConfig": true,
 	"AWS::RDS::DBClusterParameterGroup": true, "AWS::RDS::DBParameterGroup": true, "AWS::RDS::DBSubnetGroup": true,
 	"AWS::S3::BucketPolicy": true, "AWS::SecretsManager::SecretTargetAttachment": true, "AWS::SNS::Subscription": true,
-	"AWS::SQS::QueuePolicy": true, "AWS::Lambda::EventSourceMapping": true,
+	"AWS::SQS::QueuePolicy": true, "AWS::Lambda::EventSourceMapping": true, "AWS::SNS::TopicPolicy": true,
+	// The resume-503 count (infra/alarms.go): a custom metric is billed
+	// pro rata for the hours it publishes, only while Aurora resumes.
+	"AWS::Logs::MetricFilter": true,
 }
 
 type template struct {
@@ -219,6 +230,16 @@ func FromTemplate(b []byte) (Stack, error) {
 			s.Schedules++
 		case "AWS::SQS::Queue":
 			s.Queues++
+		case "AWS::Scheduler::Schedule":
+			s.Sweeps++
+		case "AWS::DynamoDB::Table":
+			if p["BillingMode"] != "PAY_PER_REQUEST" {
+				return s, fmt.Errorf("table %s is billed %v: the bill prices on-demand tables only", id, p["BillingMode"])
+			}
+			if pitr, _ := p["PointInTimeRecoverySpecification"].(map[string]any); pitr != nil && pitr["PointInTimeRecoveryEnabled"] == true {
+				return s, fmt.Errorf("table %s has point-in-time recovery: the bill does not price its backups", id)
+			}
+			s.Tables++
 		default:
 			if !free[r.Type] && !strings.HasPrefix(r.Type, "Custom::") {
 				unknown = append(unknown, id+" ("+r.Type+")")
@@ -294,7 +315,8 @@ func (s Stack) Facts() []string {
 			s.Database.Instances, s.Database.MinACU, s.Database.AutoPauseSeconds, s.Database.PoolIdleSeconds),
 		fmt.Sprintf("S3 buckets: %d", s.Buckets),
 		fmt.Sprintf("budgets %d, CloudFront distributions %d, SNS topics %d", s.Budgets, s.Distributions, s.Topics),
-		fmt.Sprintf("schedules %d, SQS queues %d", s.Schedules, s.Queues),
+		fmt.Sprintf("schedules %d, SQS queues %d, sweeps %d", s.Schedules, s.Queues, s.Sweeps),
+		fmt.Sprintf("on-demand DynamoDB tables %d", s.Tables),
 	}
 	for _, f := range s.Functions {
 		out = append(out, fmt.Sprintf("function %s: %g MB %s", f.Name, f.MemoryMB, f.Arch))

@@ -27,7 +27,9 @@ const LocalRegion = "us-east-1"
 // function's role. An endpoint on a loopback name is the localdev
 // emulator, which checks no signature: its client gets static dummy
 // credentials, and LocalRegion without a region. Any other client without
-// a region is an error: every call it made would fail.
+// a region is an error: every call it made would fail. With the emulated
+// AWS costs in the environment (APIGW_COSTS=on, S3_LATENCY, ...:
+// charges.go), every client built from the answer pays them.
 func Load(ctx context.Context, region, endpoint string) (aws.Config, error) {
 	var opts []func(*awsconfig.LoadOptions) error
 	local := false
@@ -47,6 +49,16 @@ func Load(ctx context.Context, region, endpoint string) (aws.Config, error) {
 	}
 	if cfg.Region == "" {
 		return aws.Config{}, errors.New("no AWS region: set AWS_REGION")
+	}
+	charges, err := processCharges()
+	if err != nil {
+		return aws.Config{}, fmt.Errorf("load AWS configuration: %w", err)
+	}
+	if charges.sdk() {
+		cfg.APIOptions = append(cfg.APIOptions, charges.apiOption)
+	}
+	if r, ok := ctx.Value(requestsKey{}).(*Requests); ok {
+		cfg.APIOptions = append(cfg.APIOptions, r.apiOption)
 	}
 	return cfg, nil
 }

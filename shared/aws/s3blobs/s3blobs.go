@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/buzzrelay/relay/shared/aws/awssdk"
 )
@@ -130,6 +131,31 @@ func (b *Bucket) Get(ctx context.Context, key string) (body []byte, found bool, 
 		return nil, false, fmt.Errorf("s3blobs: read %s: %w", key, err)
 	}
 	return body, true, nil
+}
+
+// GetIfNoneMatch reads the whole (small) object at key unless its ETag
+// is still etag (an empty etag reads it anyway): changed is false when it
+// is, and body is then nil; found is false when the bucket holds none.
+// version is the ETag of what was read.
+func (b *Bucket) GetIfNoneMatch(ctx context.Context, key, etag string) (body []byte, version string, changed, found bool, err error) {
+	out, err := b.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &b.Name, Key: &key, IfNoneMatch: nonEmpty(etag)})
+	var api smithy.APIError
+	var resp *smithyhttp.ResponseError
+	switch {
+	case err == nil:
+	case etag != "" && (errors.As(err, &api) && api.ErrorCode() == "NotModified" ||
+		errors.As(err, &resp) && resp.HTTPStatusCode() == http.StatusNotModified):
+		return nil, etag, false, true, nil
+	case errors.Is(notFound(err), ErrNotFound):
+		return nil, "", true, false, nil
+	default:
+		return nil, "", false, false, fmt.Errorf("s3blobs: get %s: %w", key, err)
+	}
+	defer out.Body.Close()
+	if body, err = io.ReadAll(out.Body); err != nil {
+		return nil, "", false, false, fmt.Errorf("s3blobs: read %s: %w", key, err)
+	}
+	return body, aws.ToString(out.ETag), true, true, nil
 }
 
 // List returns the keys under prefix in ascending order, at most limit of

@@ -142,3 +142,30 @@ func TestCopyOfTheVersionThatWasRead(t *testing.T) {
 		t.Fatal("a refused copy wrote its destination")
 	}
 }
+
+// TestGetIfNoneMatch: a read naming the ETag it has is answered "unchanged"
+// without a body until the object changes, then with the new one; a
+// missing object is not found.
+func TestGetIfNoneMatch(t *testing.T) {
+	ctx := context.Background()
+	b := local(t)
+	if _, _, _, found, err := b.GetIfNoneMatch(ctx, "doc", ""); err != nil || found {
+		t.Fatalf("missing: found %v, %v", found, err)
+	}
+	if err := b.Put(ctx, "doc", []byte("one"), "application/json"); err != nil {
+		t.Fatal(err)
+	}
+	body, etag, changed, found, err := b.GetIfNoneMatch(ctx, "doc", "")
+	if err != nil || !found || !changed || string(body) != "one" || etag == "" {
+		t.Fatalf("first read: %q %q %v %v %v", body, etag, changed, found, err)
+	}
+	if body, _, changed, found, err := b.GetIfNoneMatch(ctx, "doc", etag); err != nil || !found || changed || body != nil {
+		t.Fatalf("unchanged: %q %v %v %v", body, changed, found, err)
+	}
+	if err := b.Put(ctx, "doc", []byte("two"), "application/json"); err != nil {
+		t.Fatal(err)
+	}
+	if body, etag2, changed, _, err := b.GetIfNoneMatch(ctx, "doc", etag); err != nil || !changed || string(body) != "two" || etag2 == etag {
+		t.Fatalf("changed: %q %q %v %v", body, etag2, changed, err)
+	}
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/domain/nip40"
 )
 
 // Channel is what the rule needs about a channel. The zero value is a
@@ -103,6 +104,12 @@ func MaySee(ev *nostr.Event, reader string, inChannel, channelReadable bool) boo
 func MaySeeInWindow(ev *nostr.Event, reader string, c Channel, m Member) bool {
 	return MayRead(c, m, true) && MaySee(ev, reader, true, MayReadKind(c, m, true, ev.Kind))
 }
+
+// Unexpired is NIP-40 on every read path and live delivery: an event past
+// its expiration (nip40.Expired at now, unix seconds) is served to no
+// reader, before and after the sweep deletes it. Its SQL twin leads every
+// path's predicate (store/access.go, unexpiredSQL).
+func Unexpired(ev *nostr.Event, now int64) bool { return !nip40.Expired(ev.Tags, now) }
 
 // Shared reports whether ev carries exactly one ["shared","true"] tag
 // (kinds.Shared), which opens a shared-gated kind to every reader.

@@ -3,6 +3,7 @@ package access_test
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/nbd-wtf/go-nostr"
 
@@ -26,18 +27,19 @@ func TestRuleCases(t *testing.T) {
 	reader, other := nostr.GeneratePrivateKey(), nostr.GeneratePrivateKey()
 	readerPK, _ := nostr.GetPublicKey(reader)
 	otherPK, _ := nostr.GetPublicKey(other)
+	now := time.Now().Unix()
 	// The Go rule of each path: the reads through the case's filter
 	// (MaySee through it), and the window reads, which name the channel
 	// and serve its timeline rows (MaySeeInWindow).
 	type rule func(c *accesstest.Case, ev *nostr.Event, ch access.Channel, m access.Member, named bool) bool
 	see := func(c *accesstest.Case, ev *nostr.Event, ch access.Channel, m access.Member, named bool) bool {
-		return access.MaySee(ev, readerPK, c.Channel != nil, access.MayReadKind(ch, m, named, c.Kind))
+		return access.Unexpired(ev, now) && access.MaySee(ev, readerPK, c.Channel != nil, access.MayReadKind(ch, m, named, c.Kind))
 	}
 	search := func(c *accesstest.Case, ev *nostr.Event, ch access.Channel, m access.Member, named bool) bool {
 		return kinds.Searchable(c.Kind) && see(c, ev, ch, m, named)
 	}
 	window := func(c *accesstest.Case, ev *nostr.Event, ch access.Channel, m access.Member, _ bool) bool {
-		return c.Channel != nil && !slices.Contains(kinds.NotRowKinds(), c.Kind) && access.MaySeeInWindow(ev, readerPK, ch, m)
+		return c.Channel != nil && !slices.Contains(kinds.NotRowKinds(), c.Kind) && access.Unexpired(ev, now) && access.MaySeeInWindow(ev, readerPK, ch, m)
 	}
 	rules := map[string]rule{
 		"plain": see, "plain COUNT": see, "search": search, "search COUNT": search,

@@ -1,6 +1,6 @@
 // Package eventcheck decides whether a client-submitted event is well formed
 // and acceptable before any database work: shape, id, signature, clock skew,
-// size (limits from relayinfo), and whether a client may send the kind
+// size (limits from relayinfo), a NIP-40 expiration still ahead, and whether a client may send the kind
 // (shared/domain/kinds).
 package eventcheck
 
@@ -16,6 +16,7 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/groupid"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/domain/nip40"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/buzzrelay/relay/shared/domain/sigverify"
@@ -77,6 +78,9 @@ func Check(ev *nostr.Event, now time.Time, sigs *sigverify.Verifier) error {
 	}
 	if skew > limit || skew < -limit {
 		return reject.Invalidf("created_at is %d s from the relay's clock; the limit is %d s", int64(skew.Seconds()), int64(limit.Seconds()))
+	}
+	if err := nip40.Check(ev.Tags, now.Unix()); err != nil {
+		return err
 	}
 	if ev.Kind == kinds.Auth {
 		return reject.Invalidf("kind %d is an AUTH event: send it with AUTH, it is never stored", kinds.Auth)

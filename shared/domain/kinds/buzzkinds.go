@@ -88,6 +88,8 @@ const (
 	RelayMemberAdded    = 8000  // relay-signed delta: ["-"], ["p", key]
 	RelayMemberRemoved  = 8001  // relay-signed delta: ["-"], ["p", key]
 	RelayMembershipList = 13534 // relay-signed list: ["-"], ["member", key, role] each
+	RelayJoinRequest    = 28934 // a key joins with an invite's claim (NIP-70 ["-"]); never stored
+	RelayInvite         = 28935 // relay-signed invite: ["-"], ["claim", code]; minted on REQ, never stored
 	RelayLeaveRequest   = 28936 // a member leaves (NIP-70 ["-"]); never stored
 )
 
@@ -147,7 +149,7 @@ func Shared(tags [][]string) bool {
 type Engine struct {
 	Kinds   []int
 	Missing string // what the relay does not run, as the refusal names it
-	Reason  string // README's compatibility section says why
+	Reason  string // docs/compatibility.md says why
 }
 
 // engines lists Buzz's engine kinds (kind.rs), refused.
@@ -173,7 +175,7 @@ func NeedsEngine(kind int) (string, bool) {
 	return "", false
 }
 
-// Engines returns the engine groups (README's compatibility section).
+// Engines returns the engine groups (docs/compatibility.md).
 func Engines() []Engine {
 	out := make([]Engine, len(engines))
 	copy(out, engines)

@@ -87,16 +87,16 @@ func TestReplaceableKindsInIndexedRange(t *testing.T) {
 	}
 }
 
-// README's compatibility section names what each engine kind group lacks.
-func TestReadmeNamesEngines(t *testing.T) {
-	b, err := os.ReadFile("../../../README.md")
+// docs/compatibility.md names what each engine kind group lacks.
+func TestCompatibilityNamesEngines(t *testing.T) {
+	b, err := os.ReadFile("../../../docs/compatibility.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := strings.Join(strings.Fields(string(b)), " ") // lines wrap anywhere
 	for _, e := range Engines() {
 		if !strings.Contains(text, e.Missing) {
-			t.Errorf("README.md does not say that kinds %v need %s", e.Kinds, e.Missing)
+			t.Errorf("docs/compatibility.md does not say that kinds %v need %s", e.Kinds, e.Missing)
 		}
 	}
 }

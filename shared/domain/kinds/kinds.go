@@ -3,8 +3,8 @@
 // give them. Every other package asks here instead of writing a number.
 //
 // The table mirrors what spec/NIP-CL.md, spec/bridge-channel-window.md and
-// design.md say the relay does with each kind; README.md's "Event kinds"
-// table is checked against it both ways (readme_test.go).
+// design.md say the relay does with each kind; docs/reference.md's "Event
+// kinds" table is checked against it both ways (reference_test.go).
 package kinds
 
 import "slices"
@@ -58,12 +58,13 @@ const (
 )
 
 // Kinds a client signs for authentication: AUTH (NIP-42) goes in an AUTH
-// message and is refused as EVENT; HTTP auth (NIP-98) goes in an
-// Authorization header (sent as EVENT it is in the ephemeral range: delivered
-// live, never stored).
+// message and is refused as EVENT; HTTP auth (NIP-98) and Blossom's
+// authorization (BUD-01) go in an Authorization header (sent as EVENT,
+// NIP-98's is in the ephemeral range: delivered live, never stored).
 const (
-	Auth     = 22242
-	HTTPAuth = 27235
+	Auth        = 22242
+	BlossomAuth = 24242
+	HTTPAuth    = 27235
 )
 
 // Kinds only the relay signs.
@@ -158,7 +159,7 @@ type Kind struct {
 }
 
 // table lists every kind the relay gives a meaning to, single kinds before
-// the one range (a single kind inside it overrides it). Keep README.md's
+// the one range (a single kind inside it overrides it). Keep docs/reference.md's
 // "Event kinds" table equal to it.
 var table = []Kind{
 	{First: Profile, Name: "profile metadata", Accepted: true, Storage: StoreReplaceable, Personal: true},
@@ -248,6 +249,8 @@ var table = []Kind{
 	{First: RelayMemberAdded, Name: "relay member added", RelayOnly: true, Storage: StoreRegular},
 	{First: RelayMemberRemoved, Name: "relay member removed", RelayOnly: true, Storage: StoreRegular},
 	{First: RelayMembershipList, Name: "relay membership list", RelayOnly: true, Storage: StoreReplaceable},
+	{First: RelayJoinRequest, Name: "relay join request", Accepted: true, Storage: StoreNever},
+	{First: RelayInvite, Name: "relay invite", RelayOnly: true, Storage: StoreNever},
 	{First: RelayLeaveRequest, Name: "relay leave request", Accepted: true, Storage: StoreNever},
 	// Ephemeral, delivered live under the channel's rules.
 	{First: PresenceUpdate, Name: "presence update", Accepted: true, Storage: StoreNever, Ephemeral: true},

@@ -51,12 +51,14 @@ var buzz = struct {
 // relay-signed list and deltas.
 var nip43 = struct {
 	accepted, relayOnly, replaceable []int
-	leave                            int
+	leave, join, invite              int
 }{
-	accepted:    []int{9030, 9031, 9032, 9033, 28936},
-	relayOnly:   []int{8000, 8001, 13534},
+	accepted:    []int{9030, 9031, 9032, 9033, 28934, 28936},
+	relayOnly:   []int{8000, 8001, 13534, 28935},
 	replaceable: []int{13534},
 	leave:       28936,
+	join:        28934,
+	invite:      28935,
 }
 
 // What push notifications (issue 39) added: NIP-9a's subscription, an
@@ -73,7 +75,7 @@ func TestTableMatchesTodaysRules(t *testing.T) {
 		return false
 	}
 	for k := 0; k <= Max; k++ {
-		ephemeral := k >= 20000 && k < 30000 && k != 22242 && k != nip43.leave
+		ephemeral := k >= 20000 && k < 30000 && k != 22242 && k != nip43.leave && k != nip43.join && k != nip43.invite
 		lists51 := k >= 10000 && k <= 10030
 		sets51 := k >= 30000 && k <= 30030
 		checks := []struct {

@@ -16,6 +16,7 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/eventcheck"
 	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/domain/nip70"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 )
 
@@ -30,9 +31,9 @@ const (
 // be from the relay's clock, in seconds (Buzz: ±120 s, against replay).
 const Freshness = 120
 
-// ProtectedTag is NIP-70's marker, on the leave request and on every
-// relay-signed membership event.
-const ProtectedTag = "-"
+// ProtectedTag is NIP-70's marker (nip70.Tag), on the leave request and on
+// every relay-signed membership event.
+const ProtectedTag = nip70.Tag
 
 // ErrNotMember is the refusal of a key outside an enforcing community, on
 // every path (Buzz's text).
@@ -183,10 +184,8 @@ func CheckLeave(ev *nostr.Event, enforced bool, now int64) error {
 	if err := Fresh(int64(ev.CreatedAt), now); err != nil {
 		return err
 	}
-	for _, t := range ev.Tags {
-		if len(t) >= 1 && t[0] == ProtectedTag {
-			return nil
-		}
+	if nip70.Protected(ev.Tags) {
+		return nil
 	}
 	return reject.Invalidf("a leave request must carry the NIP-70 tag [\"-\"]")
 }

@@ -1,32 +1,16 @@
 // Package nip98 verifies NIP-98 HTTP auth: an "Authorization: Nostr <base64
-// event>" header carrying a kind 27235 event bound to one request.
+// event>" header carrying a kind 27235 event bound to one request, checked
+// by shared/domain/authevent and recorded against replay.
 package nip98
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
-	"encoding/json"
-	"errors"
-	"net/url"
-	"strings"
 	"time"
 
-	"github.com/nbd-wtf/go-nostr"
-
-	"github.com/buzzrelay/relay/shared/domain/filter"
-	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/domain/authevent"
 	"github.com/buzzrelay/relay/shared/domain/reject"
-	"github.com/buzzrelay/relay/shared/domain/relayurl"
 	"github.com/buzzrelay/relay/shared/domain/sigverify"
 )
-
-// Kind is the NIP-98 HTTP auth kind.
-const Kind = kinds.HTTPAuth
-
-// MaxSkew is how far created_at may be from the relay's clock.
-const MaxSkew = 60 * time.Second
 
 // ReplayGuard records token ids across every instance; fresh is false for a
 // token seen before in the community.
@@ -60,7 +44,7 @@ type Request struct {
 // *reject.Error with prefix auth-required (HTTP 401); other errors are
 // internal (the replay table could not be reached).
 func (v *Verifier) Verify(ctx context.Context, r Request) (string, error) {
-	ev, err := Parse(r.Authorization)
+	ev, err := authevent.Parse(r.Authorization)
 	if err != nil {
 		return "", err
 	}
@@ -68,87 +52,19 @@ func (v *Verifier) Verify(ctx context.Context, r Request) (string, error) {
 	if v.Now != nil {
 		now = v.Now
 	}
-	if ev.Kind != Kind {
-		return "", fail("auth event kind is %d, want %d", ev.Kind, Kind)
-	}
-	switch err := v.Sigs.Event(ev); err {
-	case sigverify.ErrID:
-		return "", fail("auth event id does not match its content")
-	case sigverify.ErrSig:
-		return "", fail("auth event signature does not verify")
-	}
-	skew := now().Sub(time.Unix(int64(ev.CreatedAt), 0))
-	if skew > MaxSkew || skew < -MaxSkew {
-		return "", fail("auth event created_at is %d s from the relay's clock; the limit is %d s", int64(skew.Seconds()), int64(MaxSkew.Seconds()))
-	}
-	u, ok := filter.TagValue(ev.Tags, "u")
-	if !ok {
-		return "", fail("auth event has no u tag")
-	}
-	if pu, err := url.Parse(u); err != nil || pu.User != nil || pu.Fragment != "" || strings.Contains(u, "#") {
-		return "", fail("auth event u tag must be an absolute URL without user info or fragment")
-	}
-	if relayurl.Normalize(u) != relayurl.Normalize(r.URL) {
-		return "", fail("auth event u tag %q does not match the request URL %q", u, r.URL)
-	}
-	m, ok := filter.TagValue(ev.Tags, "method")
-	if !ok {
-		return "", fail("auth event has no method tag")
-	}
-	if !strings.EqualFold(m, r.Method) {
-		return "", fail("auth event method %q does not match %s", m, r.Method)
-	}
-	p, ok := filter.TagValue(ev.Tags, "payload")
-	if !ok && r.RequirePayload {
-		return "", fail("auth event has no payload tag; this request must bind its body")
-	}
-	if ok {
-		sum := sha256.Sum256(r.Body)
-		if !strings.EqualFold(p, hex.EncodeToString(sum[:])) {
-			return "", fail("auth event payload hash does not match the request body")
-		}
+	check := authevent.Checker{Sigs: v.Sigs, Now: now()}
+	if rej := check.NIP98(ev, authevent.HTTP{Method: r.Method, URL: r.URL, Body: r.Body, RequirePayload: r.RequirePayload}); rej != nil {
+		return "", rej
 	}
 	if v.Replay != nil {
-		fresh, err := v.Replay.SeenNIP98(ctx, r.Community, ev.ID, int64(ev.CreatedAt), int64(ev.CreatedAt)+int64(2*MaxSkew/time.Second))
+		// A token is fresh for MaxSkew either side of its created_at.
+		fresh, err := v.Replay.SeenNIP98(ctx, r.Community, ev.ID, int64(ev.CreatedAt), int64(ev.CreatedAt)+int64(2*authevent.MaxSkew/time.Second))
 		if err != nil {
 			return "", err
 		}
 		if !fresh {
-			return "", fail("auth event %s was already used (or predates a relay restart); sign a new one", ev.ID)
+			return "", reject.New(reject.AuthRequired, "auth event %s was already used (or predates a relay restart); sign a new one", ev.ID)
 		}
 	}
 	return ev.PubKey, nil
-}
-
-// Parse decodes the header value "Nostr <base64 event>".
-func Parse(header string) (*nostr.Event, error) {
-	if header == "" {
-		return nil, fail("missing Authorization header (NIP-98: Nostr <base64 event>)")
-	}
-	scheme, token, ok := strings.Cut(strings.TrimSpace(header), " ")
-	if !ok || !strings.EqualFold(scheme, "Nostr") {
-		return nil, fail("Authorization must use the Nostr scheme (NIP-98)")
-	}
-	token = strings.TrimSpace(token)
-	// Standard or URL alphabet, padded or not (blossom-client-sdk sends
-	// unpadded base64url).
-	var raw []byte
-	err := errors.New("empty")
-	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
-		if raw, err = enc.DecodeString(token); err == nil {
-			break
-		}
-	}
-	if err != nil {
-		return nil, fail("Authorization token is not base64")
-	}
-	var ev nostr.Event
-	if err := json.Unmarshal(raw, &ev); err != nil {
-		return nil, fail("Authorization token is not a JSON nostr event")
-	}
-	return &ev, nil
-}
-
-func fail(format string, args ...any) error {
-	return reject.New(reject.AuthRequired, format, args...)
 }

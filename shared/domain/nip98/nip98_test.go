@@ -55,7 +55,10 @@ func TestVerify(t *testing.T) {
 		{"wrong kind", tokenWith(27236, now, nostr.Tag{"u", url}, nostr.Tag{"method", "POST"}), "POST", url, body, "auth-required: auth event kind"},
 		{"bad signature", tampered(), "POST", url, body, "auth-required: auth event signature"},
 		{"stale", k.Token(t, "POST", url, nil, now.Add(-61*time.Second)), "POST", url, body, "auth-required: auth event created_at"},
-		{"future", k.Token(t, "POST", url, nil, now.Add(61*time.Second)), "POST", url, body, "auth-required: auth event created_at"},
+		// Well past the skew: created_at is whole seconds on the wall clock,
+		// so 61 s ahead can be 60 s ahead by the time Verify runs (the
+		// boundary itself is authevent's test, on a fixed clock).
+		{"future", k.Token(t, "POST", url, nil, now.Add(120*time.Second)), "POST", url, body, "auth-required: auth event created_at"},
 		{"no u", tokenWith(27235, now, nostr.Tag{"method", "POST"}), "POST", url, body, "auth-required: auth event has no u tag"},
 		{"wrong url", k.Token(t, "POST", "http://relay.example:8080/query", nil, now), "POST", url, body, "auth-required: auth event u tag"},
 		{"wrong host", k.Token(t, "POST", "http://evil.example/events", nil, now), "POST", url, body, "auth-required: auth event u tag"},
@@ -91,21 +94,6 @@ func TestVerify(t *testing.T) {
 		// The replay table is per community.
 		if _, err := other.Verify(ctx, nip98.Request{Community: "other", Authorization: tok, Method: "POST", URL: url}); err != nil {
 			t.Fatalf("same token in another community: %v", err)
-		}
-	})
-}
-
-func FuzzParse(f *testing.F) {
-	f.Add("Nostr eyJraW5kIjoyNzIzNX0=")
-	f.Add("nostr !!")
-	f.Add("")
-	f.Fuzz(func(t *testing.T, header string) {
-		ev, err := nip98.Parse(header)
-		if err == nil && ev == nil {
-			t.Fatal("nil event without error")
-		}
-		if err != nil && !strings.HasPrefix(err.Error(), "auth-required: ") {
-			t.Fatalf("refusal %q is not auth-required: (401)", err)
 		}
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/nbd-wtf/go-nostr"
 )
 
@@ -23,7 +24,7 @@ type Signer interface {
 func Header(ctx context.Context, sg Signer, method, url string, body []byte, now int64) (string, error) {
 	sum := sha256.Sum256(body)
 	ev := &nostr.Event{
-		Kind:      Kind,
+		Kind:      kinds.HTTPAuth,
 		CreatedAt: nostr.Timestamp(now),
 		Tags:      nostr.Tags{{"u", url}, {"method", method}, {"payload", hex.EncodeToString(sum[:])}},
 	}

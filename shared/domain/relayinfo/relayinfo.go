@@ -1,7 +1,7 @@
 // Package relayinfo is the NIP-11 document and every limit the handlers
 // enforce: the numbers live here once, the handlers read them from here, and
 // New advertises the ones NIP-11 (or a documented extension field) can say.
-// README.md ("Limits") and docs/security.md list them for people.
+// docs/reference.md ("Limits") and docs/security.md list them for people.
 package relayinfo
 
 import (
@@ -26,23 +26,20 @@ const (
 	// MaxHTTPResponseLength bounds the events of one POST /query answer:
 	// Lambda's 6 MB synchronous response limit, less room for the JSON
 	// array, headers and the API Gateway envelope. A bigger answer is
-	// refused with invalid: (README.md, docs/security.md).
+	// refused with invalid: (docs/reference.md, docs/security.md).
 	MaxHTTPResponseLength = 5_500_000
 )
 
 // Limits of subscriptions and filters.
 const (
 	MaxSubscriptions = 20 // live subscriptions per WebSocket connection
-	// MaxIdleSubscriptionsPerKey bounds the subscriptions one key holds
-	// pending in a community's idle state (REQs answered from the
-	// last-commit mark without the database, shared/service/sessions.Idle)
-	// until the community's next write folds them: three connections at
-	// MaxSubscriptions each. It bounds what another key's REQs add to a
-	// write's work before its OK; beyond it such a REQ is refused
-	// rate-limited: (its connection's pending ones count against
-	// MaxSubscriptions as on the database path).
-	MaxIdleSubscriptionsPerKey = 3 * MaxSubscriptions
-	MaxSubIDLength             = 64
+	// MaxSubscriptionsPerKey bounds the live subscriptions one key holds
+	// in a community across its connections (shared/service/sessions):
+	// three connections at MaxSubscriptions each. It bounds the audience
+	// one key adds to every delivery; beyond it a REQ is refused
+	// rate-limited:.
+	MaxSubscriptionsPerKey = 3 * MaxSubscriptions
+	MaxSubIDLength         = 64
 	// MaxFilters bounds the filters of one WebSocket REQ or COUNT (NIP-11
 	// max_filters); MaxHTTPFilters those of one POST /query or /count
 	// (advertised as limitation.max_http_filters, an extension field).
@@ -208,7 +205,7 @@ func New(relayPubkey string) Document {
 		Description:         "Serverless NIP-29 group relay with Buzz's HTTP bridge and channel window",
 		Pubkey:              relayPubkey,
 		Self:                relayPubkey,
-		SupportedNIPs:       []int{1, 9, 10, 11, 22, 29, 42, 45, 50, 98},
+		SupportedNIPs:       []int{1, 9, 10, 11, 22, 29, 40, 42, 45, 50, 70, 98},
 		SupportedExtensions: []string{ExtensionNIPER},
 		Software:            Software,
 		Version:             Version,

@@ -38,22 +38,22 @@ func TestDocumentAdvertisesLimits(t *testing.T) {
 	}
 }
 
-// README.md's "## Limits" table gives, for every numeric NIP-11 limitation
+// docs/reference.md's "## Limits" table gives, for every numeric NIP-11 limitation
 // field, the value the document advertises, and names no field the document
 // lacks.
-func TestReadmeLimitsTable(t *testing.T) {
-	header, rows, err := mdtable.Read("../../../README.md", "## Limits")
+func TestReferenceLimitsTable(t *testing.T) {
+	header, rows, err := mdtable.Read("../../../docs/reference.md", "## Limits")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(header) != 3 {
-		t.Fatalf("README.md's limits table has %d columns, want 3 (limit, value, NIP-11 field)", len(header))
+		t.Fatalf("docs/reference.md's limits table has %d columns, want 3 (limit, value, NIP-11 field)", len(header))
 	}
 	lim := limitation(t)
 	seen := map[string]bool{}
 	for _, cells := range rows {
 		if len(cells) != 3 {
-			t.Errorf("README.md limits row %q has %d cells, want 3", cells, len(cells))
+			t.Errorf("docs/reference.md limits row %q has %d cells, want 3", cells, len(cells))
 			continue
 		}
 		field := strings.Trim(cells[2], "`")
@@ -63,17 +63,17 @@ func TestReadmeLimitsTable(t *testing.T) {
 		value, _, _ := strings.Cut(cells[1], " ")
 		want, ok := lim[field].(float64)
 		if !ok {
-			t.Errorf("README.md names limitation.%s, which NIP-11 does not show as a number", field)
+			t.Errorf("docs/reference.md names limitation.%s, which NIP-11 does not show as a number", field)
 			continue
 		}
 		if got, err := strconv.ParseFloat(value, 64); err != nil || got != want {
-			t.Errorf("README.md says %s is %q, NIP-11 says %v", field, cells[1], want)
+			t.Errorf("docs/reference.md says %s is %q, NIP-11 says %v", field, cells[1], want)
 		}
 		seen[field] = true
 	}
 	for field, v := range lim {
 		if _, num := v.(float64); num && !seen[field] {
-			t.Errorf("README.md's limits table has no row for limitation.%s", field)
+			t.Errorf("docs/reference.md's limits table has no row for limitation.%s", field)
 		}
 	}
 }
@@ -102,6 +102,18 @@ func TestSupportedNIPsIncludeGroups(t *testing.T) {
 		t.Errorf("self = %q", doc.Self)
 	}
 	for _, want := range []int{22, 29} {
+		if !slices.Contains(doc.SupportedNIPs, want) {
+			t.Errorf("supported_nips %v lacks %d", doc.SupportedNIPs, want)
+		}
+	}
+}
+
+// Issue 40: NIP-11 advertises NIP-40 (expired events refused, unserved and
+// swept) and NIP-70 (protected events only from their author), which the
+// relay serves (docs/protocol.md).
+func TestSupportedNIPsListExpirationAndProtected(t *testing.T) {
+	doc := New("ab")
+	for _, want := range []int{40, 70} {
 		if !slices.Contains(doc.SupportedNIPs, want) {
 			t.Errorf("supported_nips %v lacks %d", doc.SupportedNIPs, want)
 		}

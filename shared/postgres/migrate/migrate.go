@@ -14,8 +14,8 @@ import (
 	"github.com/jackc/tern/v2/migrate"
 
 	"github.com/buzzrelay/relay/migrations"
+	"github.com/buzzrelay/relay/shared/domain/relayurl"
 	"github.com/buzzrelay/relay/shared/postgres/store"
-	"github.com/buzzrelay/relay/shared/service/community"
 )
 
 // VersionTable records the applied version.
@@ -87,7 +87,7 @@ func EnsureCommunity(ctx context.Context, dsn, id, host string) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	defer st.Close()
-	h := community.NormalizeHost(host)
+	h := relayurl.Hostname(host)
 	owner, err := st.EnsureCommunity(ctx, id, h)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)

@@ -78,9 +78,10 @@ func sqlKinds(ks []int) string { return "(" + sqlInts(ks, ", ") + ")" }
 const sharedSQL = `COALESCE((SELECT count(*) = 1 AND bool_and(jsonb_array_length(t) = 2 AND t->>1 = 'true')
     FROM jsonb_array_elements((e.raw::jsonb)->'tags') t WHERE t->>0 = 'shared'), false)`
 
-// maySeeSQL is access.MaySee on events e for a filter naming the channels
-// named: recipient-only kinds only for their p, author-only kinds only for
-// their author, shared-gated kinds for their author or when shared, then
+// maySeeSQL is access.Unexpired (unexpiredSQL) and access.MaySee on events
+// e for a filter naming the channels named: recipient-only kinds only for
+// their p, author-only kinds only for their author, shared-gated kinds for
+// their author or when shared, then
 // events outside any channel and events of channels the reader may read
 // (access.MayReadKind: the channel-state kinds by the hidden flag, the
 // others by private).
@@ -94,7 +95,7 @@ const sharedSQL = `COALESCE((SELECT count(*) = 1 AND bool_and(jsonb_array_length
 // not every channel of the community.
 func maySeeSQL(b *sqlb, named []string, ks []int, within []string) string {
 	g := kindGates(ks)
-	return gatedSQL(b, g, func() string {
+	return unexpiredSQL + "\n  AND " + gatedSQL(b, g, func() string {
 		shows := showsSQL(b.arg(nonNil(named)))
 		if within != nil {
 			shows += "\n    AND c.id = ANY(" + b.arg(within) + "::text[])"
@@ -115,15 +116,24 @@ func maySeeSQL(b *sqlb, named []string, ks []int, within []string) string {
 // the statement's caller has established in the same snapshot (CanRead,
 // CanReadWindow) or the statement itself holds (mayReadSQL): access.MaySee
 // with channelReadable true, so only the reader gates of the kinds ks can
-// take are written, and nothing ("") when they take none (a window of kind
-// 9 reads as before).
+// take are written beside unexpiredSQL, and unexpiredSQL alone when they
+// take none (a window of kind 9).
 func maySeeReadableSQL(b *sqlb, ks []int) string {
 	g := kindGates(ks)
 	if !g.recipient && !g.author && !g.shared {
-		return ""
+		return unexpiredSQL
 	}
-	return gatedSQL(b, g, nil)
+	return unexpiredSQL + "\n  AND " + gatedSQL(b, g, nil)
 }
+
+// unexpiredSQL is access.Unexpired on events e (NIP-40): no expiration, or
+// one still ahead of the statement's clock (now(): the transaction's start,
+// so one snapshot reads one clock). It leads both maySeeSQL and
+// maySeeReadableSQL, which every read path's statement holds (plain, COUNT,
+// search, aux, window, thread window, thread panel and their root probes):
+// an expired event is served by none, whether or not the sweep has removed
+// it yet.
+const unexpiredSQL = `(e.expires_at IS NULL OR e.expires_at > floor(extract(epoch FROM now()))::bigint)`
 
 // gatedSQL is the rule of maySeeSQL for the branches g: the reader gates of
 // the kinds, and for the kinds no reader gate takes whole, inChannel's

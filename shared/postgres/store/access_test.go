@@ -300,9 +300,9 @@ func TestAccessCasesInSQL(t *testing.T) {
 					RelayURLs: []string{"ws://x"}, ConnectedAt: now, ExpiresAt: now + 60}, 0); err != nil {
 					t.Fatal(err)
 				}
-				if ok, err := st.Subscribe(ctx, store.NewSubscription{Community: "default", Pins: []string{channel}, CreatedAt: now,
-					Subscription: store.Subscription{Connection: channel, Sub: "s", Pubkey: readerPK, Filters: "[{}]"}}, 1); err != nil || !ok {
-					t.Fatalf("subscribe: %v %v", ok, err)
+				if v, err := st.Subscribe(ctx, store.NewSubscription{Community: "default", Pins: []string{channel}, CreatedAt: now,
+					Subscription: store.Subscription{Connection: channel, Sub: "s", Pubkey: readerPK, Filters: "[{}]"}}, store.SubscribeLimits{PerConnection: 1}); err != nil || v != store.Stored {
+					t.Fatalf("subscribe: %v %v", v, err)
 				}
 				d, err := st.ForDelivery(ctx, "default", store.DeliveryRequest{Channels: []string{channel}, Now: now})
 				if err != nil {

@@ -25,12 +25,12 @@ func TestAudienceParts(t *testing.T) {
 	now := time.Now().Unix()
 	subscribe := func(conn, sub string, pins ...string) {
 		t.Helper()
-		ok, err := st.Subscribe(ctx, store.NewSubscription{
+		v, err := st.Subscribe(ctx, store.NewSubscription{
 			Subscription: store.Subscription{Connection: conn, Sub: sub, Pubkey: "pk", Filters: `[{"kinds":[9]}]`},
 			Community:    community, Pins: pins, CreatedAt: now,
-		}, 10)
-		if err != nil || !ok {
-			t.Fatalf("subscribe %s/%s: %v %v", conn, sub, ok, err)
+		}, store.SubscribeLimits{PerConnection: 10})
+		if err != nil || v != store.Stored {
+			t.Fatalf("subscribe %s/%s: %v %v", conn, sub, v, err)
 		}
 	}
 	for i := range 40 {

@@ -92,8 +92,11 @@ func (s *Store) Standing(ctx context.Context, community, pubkey string) (Standin
 	return m, nil
 }
 
-// PubkeyRule is a row of community_pubkey_rules.
-type PubkeyRule struct{ Pubkey, Reason string }
+// PubkeyRule is a row of community_pubkey_rules; ExpiresAt nil: for good.
+type PubkeyRule struct {
+	Pubkey, Reason string
+	ExpiresAt      *int64
+}
 
 // SetPubkeyRule gives pubkey rule ("ban" or "allow") in community id,
 // replacing the rule it had.
@@ -105,21 +108,33 @@ func (s *Store) SetPubkeyRule(ctx context.Context, id, pubkey, rule, reason stri
 	return nil
 }
 
-// PubkeyRules lists community id's pubkeys under rule, oldest first.
+// PubkeyRules lists community id's pubkeys under rule, oldest first, with
+// their expiry; timeouts only while in force (timedOutNow).
 func (s *Store) PubkeyRules(ctx context.Context, id, rule string) ([]PubkeyRule, error) {
-	rows, err := s.pool.Query(ctx, `SELECT pubkey, reason FROM community_pubkey_rules
-WHERE community_id = $1 AND rule = $2 ORDER BY created_at, pubkey`, id, rule)
+	rows, err := s.pool.Query(ctx, `SELECT r.pubkey, r.reason, r.expires_at FROM community_pubkey_rules r
+WHERE r.community_id = $1 AND r.rule = $2 AND (r.rule <> 'timeout' OR `+timedOutNow+`) ORDER BY r.created_at, r.pubkey`, id, rule)
 	if err != nil {
 		return nil, errorf("community %s: list %s: %w", id, rule, err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (PubkeyRule, error) {
 		var p PubkeyRule
-		return p, r.Scan(&p.Pubkey, &p.Reason)
+		return p, r.Scan(&p.Pubkey, &p.Reason, &p.ExpiresAt)
 	})
 	if err != nil {
 		return nil, errorf("community %s: list %s: %w", id, rule, err)
 	}
 	return out, nil
+}
+
+// LiftPubkeyRules removes pubkey's rule in community id when it is one of
+// rules; false when it had none such.
+func (s *Store) LiftPubkeyRules(ctx context.Context, id, pubkey string, rules []string) (bool, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM community_pubkey_rules WHERE community_id = $1 AND pubkey = $2 AND rule = ANY ($3)`,
+		id, pubkey, rules)
+	if err != nil {
+		return false, errorf("community %s: lift %v of %s: %w", id, rules, pubkey, err)
+	}
+	return tag.RowsAffected() > 0, nil
 }
 
 // BanEvent records eventID as banned in community id and marks the event

@@ -282,3 +282,33 @@ func (s *Store) DropUpload(ctx context.Context, community, id string) error {
 	}
 	return nil
 }
+
+// KeyBytes is what one key uploaded.
+type KeyBytes struct {
+	Pubkey string `json:"pubkey"`
+	Bytes  int64  `json:"bytes"`
+}
+
+// MediaStoredUsage is community's media as its operators see it: the
+// bytes and blobs it stores, and the top keys by bytes uploaded on day
+// (at most top of them, most first).
+func (s *Store) MediaStoredUsage(ctx context.Context, community string, day int64, top int) (stored, blobs int64, keys []KeyBytes, err error) {
+	err = s.pool.QueryRow(ctx, `SELECT coalesce((SELECT bytes FROM media_stored WHERE community_id = $1), 0),
+  (SELECT count(*) FROM blobs WHERE community_id = $1)`, community).Scan(&stored, &blobs)
+	if err != nil {
+		return 0, 0, nil, errorf("media usage of %s: %w", community, err)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT pubkey, bytes FROM media_key_days WHERE community_id = $1 AND day = $2
+ORDER BY bytes DESC, pubkey LIMIT $3`, community, day, top)
+	if err != nil {
+		return 0, 0, nil, errorf("media usage of %s: %w", community, err)
+	}
+	keys, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (KeyBytes, error) {
+		var k KeyBytes
+		return k, r.Scan(&k.Pubkey, &k.Bytes)
+	})
+	if err != nil {
+		return 0, 0, nil, errorf("media usage of %s: %w", community, err)
+	}
+	return stored, blobs, keys, nil
+}

@@ -21,16 +21,16 @@ WHERE g.community_id = $1 AND g.name = 'e' AND g.value = $2 AND g.kind = `+strco
 	return n, nil
 }
 
-// OwnState reads the snapshot reader's own stored, not deleted events of
-// kind, newest first, all of them or none: when there are more than
+// OwnState reads the snapshot reader's own stored, not deleted, not
+// expired (unexpiredSQL) events of kind, newest first, all of them or none: when there are more than
 // maxEvents or their stored bytes pass maxBytes, over is true and no row is
 // read (NIP-RS read_state_snapshot is never partial). Both statements run
 // in the snapshot, so the count is the rows'.
 func (s *Snapshot) OwnState(ctx context.Context, kind, maxEvents int, maxBytes int64) (rows []Row, over bool, err error) {
 	var n, size int64
 	err = s.queryRow(ctx, `
-SELECT count(*), coalesce(sum(octet_length(raw)), 0) FROM events
-WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND deleted_at IS NULL AND `+addressKinds,
+SELECT count(*), coalesce(sum(octet_length(raw)), 0) FROM events e
+WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND deleted_at IS NULL AND `+addressKinds+` AND `+unexpiredSQL,
 		s.community, s.reader, kind).Scan(&n, &size)
 	if err != nil {
 		return nil, false, errorf("own kind %d state: %w", kind, err)
@@ -39,8 +39,8 @@ WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND deleted_at IS NULL AND
 		return nil, true, nil
 	}
 	rows, err = s.rows(ctx, "own state", `
-SELECT id, raw, created_at FROM events
-WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND deleted_at IS NULL AND `+addressKinds+`
+SELECT id, raw, created_at FROM events e
+WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND deleted_at IS NULL AND `+addressKinds+` AND `+unexpiredSQL+`
 ORDER BY created_at DESC, id ASC`, []any{s.community, s.reader, kind})
 	return rows, false, err
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -224,4 +225,44 @@ func (s *Store) SetCommunityInfo(ctx context.Context, id, field, value string) e
 // AddCommunityOperator adds pubkey to community id's operators (once).
 func (s *Store) AddCommunityOperator(ctx context.Context, id, pubkey string) error {
 	return s.updateCommunity(ctx, id, "add operator", `UPDATE communities SET operators = array_append(array_remove(operators, $2), $2) WHERE id = $1`, pubkey)
+}
+
+// SeedCommunityOperator makes pubkey community id's one operator while it
+// has none (the owner named at deploy); false when it has operators
+// already (nothing changes) or there is no such community.
+func (s *Store) SeedCommunityOperator(ctx context.Context, id, pubkey string) (bool, error) {
+	tag, err := s.pool.Exec(ctx, `UPDATE communities SET operators = ARRAY[$2] WHERE id = $1 AND cardinality(operators) = 0`, id, pubkey)
+	if err != nil {
+		return false, errorf("community %s: seed operator: %w", id, err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// RemoveCommunityOperator removes pubkey from community id's operators
+// unless it is the last one (a community keeps someone who can manage
+// it): removed false when it was none of them, last true (nothing
+// changed) when it is the only one. ErrNotFound: no such community.
+func (s *Store) RemoveCommunityOperator(ctx context.Context, id, pubkey string) (removed, last bool, err error) {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var ops []string
+		if err := tx.QueryRow(ctx, `SELECT operators FROM communities WHERE id = $1 FOR UPDATE`, id).Scan(&ops); err != nil {
+			if errors.Is(err, pgx.ErrNoRows) {
+				return ErrNotFound
+			}
+			return errorf("community %s: remove operator: %w", id, err)
+		}
+		if !slices.Contains(ops, pubkey) {
+			return nil
+		}
+		if len(ops) == 1 {
+			last = true
+			return nil
+		}
+		if _, err := tx.Exec(ctx, `UPDATE communities SET operators = array_remove(operators, $2) WHERE id = $1`, id, pubkey); err != nil {
+			return errorf("community %s: remove operator: %w", id, err)
+		}
+		removed = true
+		return nil
+	})
+	return removed, last, err
 }

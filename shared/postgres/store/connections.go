@@ -3,26 +3,17 @@ package store
 import (
 	"context"
 	"errors"
-	"fmt"
+	"github.com/buzzrelay/relay/shared/domain/session"
 
 	"github.com/jackc/pgx/v5"
 )
 
 // ErrUnknownConnection is returned for a connection id with no live row.
-var ErrUnknownConnection = errors.New("store: unknown connection")
+var ErrUnknownConnection = session.ErrUnknownConnection
 
-// Connection is one row of ws_connections (migrations/003_websocket.sql).
-type Connection struct {
-	ID        string
-	Community string
-	// RelayURLs are the normalized URLs a NIP-42 relay tag may name.
-	RelayURLs     []string
-	Challenge     string
-	ChallengeSent bool
-	Pubkey        string // "" until authenticated
-	ConnectedAt   int64
-	ExpiresAt     int64
-}
+// Connection is one row of ws_connections (migrations/003_websocket.sql);
+// the noun is shared/domain/session's.
+type Connection = session.Connection
 
 // openConnectionSQL records a connection ($1 id, $2 community, $3 relay
 // URLs, $4 challenge, $5 connected, $6 expires, $7 key or "", $8 challenge
@@ -107,66 +98,16 @@ func (s *Store) CloseConnection(ctx context.Context, id string) error {
 	return nil
 }
 
-// SessionFold is what a write transaction does to the WebSocket tables
-// before anything else (Tx.FoldSessions): connections that went away
-// (Gone) and those expired at Now are deleted, then the connections and
-// subscriptions registered outside the database (Connections, Subs) are
-// stored, so the commit's audience read finds them. A subscription is
-// stored only if the NIP-43 gate admits its key at that statement
-// (admitsSQL): the REQ that left it never met the gate, and a removal
-// (9031, 28936) committed since the fold was collected ended the key's
-// subscriptions already; one committing after it waits for this
-// transaction and ends what it stored (RemoveRelayMember).
-type SessionFold struct {
-	Now         int64
-	Gone        []string
-	Connections []Connection
-	Subs        []NewSubscription
-	// MaxSubs bounds a connection's subscriptions, as Subscribe's max.
-	MaxSubs int
-}
-
-// FoldSessions queues f to ride the transaction's BEGIN (no round trip
-// of its own), before anything else of it. Called again in the same
-// transaction (a write that raised its preparation under its locks), it
-// queues only what this transaction has not folded yet as it is (a
-// subscription replaced since is folded again), to ride its next
-// statement or its commit: the commit's audience read still finds every
-// subscription folded. A retried transaction's fresh Tx folds again. A
-// subscription of a key whose subscriptions this transaction ended
-// (RemoveRelayMember) is not folded back.
-func (t *Tx) FoldSessions(f SessionFold) {
-	if t.folded == nil {
-		t.folded = map[string]bool{}
+// LiveConnections lists the ids of the connections live at now (the
+// liveness tick's open connections, sessions.PG).
+func (s *Store) LiveConnections(ctx context.Context, now int64) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id FROM ws_connections WHERE expires_at > $1 ORDER BY id`, now)
+	if err != nil {
+		return nil, errorf("live connections: %w", err)
 	}
-	var lead []queued
-	var gone []string
-	for _, id := range f.Gone {
-		if !t.folded["g\x00"+id] {
-			t.folded["g\x00"+id] = true
-			gone = append(gone, id)
-		}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, errorf("live connections: %w", err)
 	}
-	// Rows another write is deleting (or writing) are skipped, not
-	// waited for: concurrent writes never queue behind one sweep.
-	if !t.folded["sweep"] || len(gone) > 0 {
-		t.folded["sweep"] = true
-		lead = append(lead, queued{sql: `DELETE FROM ws_connections WHERE id IN (
-  SELECT id FROM ws_connections WHERE expires_at <= $1 OR id = ANY($2::text[]) FOR UPDATE SKIP LOCKED)`,
-			args: []any{f.Now, nonNil(gone)}})
-	}
-	for _, c := range f.Connections {
-		if k := "c\x00" + c.ID + "\x00" + c.Pubkey; !t.folded[k] {
-			t.folded[k] = true
-			lead = append(lead, queued{sql: openConnectionSQL, args: openConnectionArgs(c)})
-		}
-	}
-	for _, s := range f.Subs {
-		k := fmt.Sprintf("s\x00%s\x00%s\x00%s\x00%s\x00%d", s.Connection, s.Sub, s.Pubkey, s.Filters, s.CreatedAt)
-		if !t.folded[k] && !t.ended[s.Pubkey] {
-			t.folded[k] = true
-			lead = append(lead, queued{sql: subscribeSQL, args: subscribeArgs(s, f.MaxSubs, true)})
-		}
-	}
-	t.tx.lead = append(t.tx.lead, lead...)
+	return ids, nil
 }

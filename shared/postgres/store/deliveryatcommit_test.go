@@ -28,11 +28,11 @@ func TestDeliveryRidesTheCommit(t *testing.T) {
 		RelayURLs: []string{"ws://x"}, ConnectedAt: now, ExpiresAt: now + 3600}, 0); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := st.Subscribe(ctx, store.NewSubscription{
+	if v, err := st.Subscribe(ctx, store.NewSubscription{
 		Subscription: store.Subscription{Connection: "conn", Sub: "s", Pubkey: "pk", Filters: `[{"kinds":[9]}]`},
 		Community:    community, Pins: []string{channel}, CreatedAt: now,
-	}, 10); err != nil || !ok {
-		t.Fatalf("subscribe: %v %v", ok, err)
+	}, store.SubscribeLimits{PerConnection: 10}); err != nil || v != store.Stored {
+		t.Fatalf("subscribe: %v %v", v, err)
 	}
 	sk, _ := keypair()
 	check := func(t *testing.T, d *store.Delivery, id string, byCommit bool) {

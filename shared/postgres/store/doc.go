@@ -8,19 +8,32 @@
 //     (BEGIN sent with the first statement, a deferred check riding on the
 //     next one), errors.go (what a database error means, decided once:
 //     ErrNotFound, ErrTaken, IsSerialization, and unavailability marked
-//     reject.ErrUnavailable).
+//     reject.ErrUnavailable), statements.go (the count of statements
+//     sent, for the benchmarks), roundtrip.go (the emulated Aurora round
+//     trip, APIGW_COSTS), status.go (the operator's deep status).
 //   - Events and threads (the write side): events.go (events and
 //     event_tags: one insert statement per shape, lookups, deletions,
 //     addresses), threads.go (thread_metadata's counters), channels.go
 //     (channels, channel_members, channel_state_heads, and Target, a
-//     replied-to event with its channel and the author's role).
-//   - Bans: bans.go (community_pubkey_rules, community_banned_events, and
-//     the check every write carries).
+//     replied-to event with its channel and the author's role), groups.go
+//     (NIP-29 beyond channels: subgroups' parent chains, group_invites),
+//     dm.go (Buzz's DM channels: a participant's hidden mark, the creating
+//     kind), buzzkinds.go (Buzz's kinds: forum votes, a reader's own state
+//     events, the community's NIP-CW row mode).
+//   - Bans and moderation: bans.go (community_pubkey_rules,
+//     community_banned_events, and the check every write carries),
+//     moderation.go (operators, the bans NIP-86 and Buzz's 9040-9044
+//     manage, moderation_actions' audit rows, the NIP-56 report queue).
+//   - Relay membership: relaymembers.go (NIP-43: relay_members and
+//     communities.membership_enforced).
+//   - Media: blobs.go (Blossom blobs, blob_owners, blob_refs,
+//     blob_uploads: metadata, owners, staged uploads, quotas).
 //   - Reads: read.go (Snapshot, one read-only REPEATABLE READ transaction),
 //     readfilter.go (the dynamic NIP-01 filter compiler and keyset),
-//     readwindow.go, readthread.go, readaux.go, readcount.go (the channel
-//     window, thread panels and summaries, the aux closure, COUNT), and
-//     access.go (the access rule's SQL twin, Readable, EverMembers).
+//     readwindow.go, readthread.go, readthreadwindow.go, readaux.go,
+//     readcount.go (the channel window, thread panels and summaries, the
+//     NIP-CW thread window, the aux closure, COUNT), and access.go (the
+//     access rule's SQL twin, Readable, EverMembers).
 //   - Sessions and live delivery: connections.go (ws_connections),
 //     subscriptions.go (ws_subscriptions and their channel index, the
 //     fan-out function's audience ranges), delivery.go (what live delivery
@@ -29,6 +42,7 @@
 //     keys, info and operators).
 //   - Limits: ratelimits.go (the rate counters).
 //   - NIP-98 replay: nip98.go (tokens seen).
+//   - Invitations: invites.go (invites, their claims, join policies).
 //   - Login roles: roles.go (the IAM database user).
 //
 // Database cloning and bulk loads, which only tests, the seed command and

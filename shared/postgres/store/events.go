@@ -10,6 +10,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/domain/nip40"
 )
 
 // maxIndexedTagValue bounds the tag values kept in event_tags (a btree entry
@@ -75,7 +76,8 @@ func (t *Tx) InsertEvent(ctx context.Context, ev *nostr.Event, m EventMeta) (ins
 	insertArgs := []any{t.community, ev.ID, ev.PubKey, int64(ev.CreatedAt), ev.Kind,
 		nullable(m.ChannelID), nullable(m.DTag), m.TopLevel, raw, m.Search, ev.Content,
 		names, values,
-		m.Thread != nil, nullable(th.ParentID), nullable(th.RootID), th.Depth, th.Broadcast}
+		m.Thread != nil, nullable(th.ParentID), nullable(th.RootID), th.Depth, th.Broadcast,
+		expiresAt(ev)}
 	st := insertStatements[insertShape{search: m.Search, tags: len(names) > 0, thread: m.Thread != nil, reply: th.RootID != ""}]
 	args := make([]any, len(st.args))
 	for i, a := range st.args {
@@ -122,7 +124,7 @@ type insertStatement struct {
 }
 
 // insertStatements holds every shape's statement, built once from the
-// parts below (written against insertArgs' numbering, $1 to $18, and
+// parts below (written against insertArgs' numbering, $1 to $19, and
 // renumbered per shape so that each names only the parameters it uses).
 var insertStatements = func() map[insertShape]insertStatement {
 	out := map[insertShape]insertStatement{}
@@ -152,8 +154,8 @@ func insertEventPart(search bool) string {
 		vector = "to_tsvector('simple', $11::text)"
 	}
 	return `
-  INSERT INTO events (community_id, id, pubkey, created_at, kind, channel_id, d_tag, top_level, raw, search)
-  VALUES ($1, $2, $3, $4, $5, $6::text, $7::text, $8, $9, ` + vector + `)
+  INSERT INTO events (community_id, id, pubkey, created_at, kind, channel_id, d_tag, top_level, raw, search, expires_at)
+  VALUES ($1, $2, $3, $4, $5, $6::text, $7::text, $8, $9, ` + vector + `, $19::bigint)
   ON CONFLICT DO NOTHING
   RETURNING id`
 }
@@ -202,6 +204,15 @@ func renumber(q string) (string, []int) {
 		i = j - 1
 	}
 	return b.String(), args
+}
+
+// expiresAt is ev's NIP-40 expiration as stored (events.expires_at): NULL
+// when it has none or a malformed one (nip40.Expired: it never expires).
+func expiresAt(ev *nostr.Event) any {
+	if at, ok, err := nip40.Expiration(ev.Tags); ok && err == nil {
+		return at
+	}
+	return nil
 }
 
 func nullable(s string) any {
@@ -381,4 +392,33 @@ func (s *Store) LatestCreatedAt(ctx context.Context, community string) (int64, e
 		return 0, errorf("latest event of %s: %w", community, err)
 	}
 	return at, nil
+}
+
+// EventsDeleteExpired deletes, in one transaction, up to limit events of
+// any community whose NIP-40 expiration is at or before now (unix seconds;
+// events.expires_at, migrations/018), with their tag rows and thread
+// metadata, and returns how many it deleted. Rows another sweep holds are
+// skipped, so two sweeps never wait on each other; blob_refs rows stay, as
+// for every deleted event (a referenced blob stays gated, and an event that
+// is gone grants nobody).
+func (s *Store) EventsDeleteExpired(ctx context.Context, now int64, limit int) (int64, error) {
+	var n int64
+	err := s.pool.QueryRow(ctx, `
+WITH gone AS (
+  SELECT community_id, id FROM events
+  WHERE expires_at <= $1
+  ORDER BY expires_at LIMIT $2
+  FOR UPDATE SKIP LOCKED
+), tags AS (
+  DELETE FROM event_tags t USING gone g WHERE t.community_id = g.community_id AND t.event_id = g.id
+), thread AS (
+  DELETE FROM thread_metadata m USING gone g WHERE m.community_id = g.community_id AND m.event_id = g.id
+), del AS (
+  DELETE FROM events e USING gone g WHERE e.community_id = g.community_id AND e.id = g.id RETURNING 1
+)
+SELECT count(*) FROM del`, now, limit).Scan(&n)
+	if err != nil {
+		return 0, errorf("delete expired events: %w", err)
+	}
+	return n, nil
 }

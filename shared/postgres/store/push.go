@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Push notifications (migrations/017): the effective state of each stored
+// Push notifications (migrations/019): the effective state of each stored
 // NIP-9a subscription (30390) and NIP-PL lease (30350) in
 // push_subscriptions, written by the event's own transaction;
 // shared/service/push decides, these execute. Deliveries are in

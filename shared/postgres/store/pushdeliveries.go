@@ -6,7 +6,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Push deliveries (migrations/017's push_deliveries): one row per (event,
+// Push deliveries (migrations/019's push_deliveries): one row per (event,
 // subscription), inserted once by the matcher and moved from pending to
 // sent, dead or skipped by the sender.
 

@@ -241,17 +241,16 @@ func (p *PlainRead) idSQL(b *sqlb) (string, bool) {
 // Snapshot.Plain, one slice per read), all in one round trip: several
 // reads share a read-only REPEATABLE READ transaction, a single one is a
 // statement of its own (one snapshot either way). With sub not nil, the
-// subscription is stored first (queueSubscribe, limit max) in its own
+// subscription is stored first (queueSubscribe, under lim) in its own
 // transaction of the same batch, committed before the reads take their
 // snapshot: an event committed in between is in the rows or delivered
-// live. stored is false when sub was refused (the reads' rows are then
-// dropped); true when sub is nil.
-func (s *Store) ReadPlain(ctx context.Context, community, reader string, reads []*PlainRead, sub *NewSubscription, max int) (rows [][]Row, stored bool, err error) {
+// live. The verdict is sub's (the reads' rows are dropped when it was
+// refused); Stored when sub is nil.
+func (s *Store) ReadPlain(ctx context.Context, community, reader string, reads []*PlainRead, sub *NewSubscription, lim SubscribeLimits) (rows [][]Row, verdict SubscribeVerdict, err error) {
 	b := &pgx.Batch{}
-	verdict := new(bool)
-	*verdict = true
+	v := new(SubscribeVerdict)
 	if sub != nil {
-		verdict = queueSubscribe(b, *sub, max)
+		v = queueSubscribe(b, *sub, lim)
 	}
 	rows = make([][]Row, len(reads))
 	type statement struct {
@@ -285,11 +284,11 @@ func (s *Store) ReadPlain(ctx context.Context, community, reader string, reads [
 	}
 	if b.Len() > 0 {
 		if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
-			return nil, false, errorf("plain read: %w", err)
+			return nil, 0, errorf("plain read: %w", err)
 		}
 	}
-	if !*verdict {
-		return nil, false, nil
+	if *v != Stored {
+		return nil, *v, nil
 	}
-	return rows, true, nil
+	return rows, Stored, nil
 }

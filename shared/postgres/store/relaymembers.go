@@ -106,10 +106,6 @@ SELECT EXISTS (SELECT 1 FROM gone)`, t.community, pubkey, only).Scan(&removed)
 	if !removed {
 		return false, nil
 	}
-	if t.ended == nil {
-		t.ended = map[string]bool{}
-	}
-	t.ended[pubkey] = true // this write's own fold never re-adds it
 	if _, err := t.tx.Exec(ctx, `DELETE FROM ws_subscriptions WHERE community_id = $1 AND pubkey = $2`, t.community, pubkey); err != nil {
 		return false, errorf("end subscriptions of removed member %s: %w", pubkey, err)
 	}

@@ -31,6 +31,10 @@ type Options struct {
 	// BeforeConnect, when not nil, adjusts each new connection's settings
 	// (the IAM auth token as password).
 	BeforeConnect func(context.Context, *pgx.ConnConfig) error
+	// RoundTrip, when above 0, is waited before each statement, batch or
+	// COPY is sent: Aurora's network round trip, which loopback lacks
+	// (the emulated costs, AURORA_ROUND_TRIP; roundtrip.go).
+	RoundTrip time.Duration
 }
 
 // DefaultIdleTimeout is Options.IdleTimeout when unset.
@@ -68,6 +72,9 @@ func Open(ctx context.Context, dsn string, o Options) (*Store, error) {
 	}
 	count := &statementCounter{}
 	cfg.ConnConfig.Tracer = count
+	if o.RoundTrip > 0 {
+		cfg.ConnConfig.Tracer = chargedTracer{statementCounter: count, roundTrip: o.RoundTrip}
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, errorf("new pool: %w", err)
@@ -130,9 +137,6 @@ type Tx struct {
 	// system says, for the channels this transaction read, whether each
 	// is a system channel.
 	system map[string]bool
-	// folded are the session rows this transaction folded
-	// (FoldSessions); ended the keys whose subscriptions it deleted.
-	folded, ended map[string]bool
 }
 
 // Community is the community this transaction is scoped by.

@@ -2,71 +2,90 @@ package store
 
 import (
 	"context"
+	"github.com/buzzrelay/relay/shared/domain/session"
 
 	"github.com/jackc/pgx/v5"
 )
 
-// Subscription is one stored REQ subscription (ws_subscriptions): its
-// connection, id, reader and filters as JSON.
-type Subscription struct {
-	Connection, Sub, Pubkey string
-	Filters                 string
-}
+// Subscription is one stored REQ subscription (ws_subscriptions); the
+// noun is shared/domain/session's.
+type Subscription = session.Subscription
 
-// NewSubscription is a subscription to store: Subscription plus its
-// community, the channels its filters pin (its ws_subscription_channels
-// rows; "" is the any-channel bucket) and when it was opened.
-type NewSubscription struct {
-	Subscription
-	Community string
-	Pins      []string
-	CreatedAt int64
+// NewSubscription is a subscription to store, its ws_subscription_channels
+// rows its Pins (session.NewSubscription).
+type NewSubscription = session.NewSubscription
+
+// SubscribeVerdict is what Subscribe did with a subscription.
+type SubscribeVerdict int
+
+// Subscribe's verdicts.
+const (
+	Stored         SubscribeVerdict = iota
+	ConnectionFull                  // refused: the connection holds its limit
+	KeyFull                         // refused: the key holds its limit in the community
+)
+
+// SubscribeLimits bound Subscribe; 0 is no limit.
+type SubscribeLimits struct {
+	// PerConnection bounds a connection's subscriptions, PerKey a key's in
+	// its community (across its connections).
+	PerConnection, PerKey int
 }
 
 // Subscribe stores (or replaces) s, numbering it anew from
 // ws_subscriptions_seq (see AudiencePart), in one round trip: a
-// transaction that locks the connection's row, counts its other
-// subscriptions, upserts s only when they are fewer than max, and makes
-// its channel index rows exactly s.Pins (queueSubscribe). stored is false
-// when it was refused; then nothing changed.
-func (st *Store) Subscribe(ctx context.Context, s NewSubscription, max int) (stored bool, err error) {
+// transaction that locks the connection's row (and, with a per-key limit,
+// the key's advisory lock), counts its other subscriptions, upserts s only
+// when they are under lim, and makes its channel index rows exactly s.Pins
+// (queueSubscribe). A refusal changes nothing.
+func (st *Store) Subscribe(ctx context.Context, s NewSubscription, lim SubscribeLimits) (SubscribeVerdict, error) {
 	b := &pgx.Batch{}
-	sub := queueSubscribe(b, s, max)
-	err = st.pool.SendBatch(ctx, b).Close()
+	v := queueSubscribe(b, s, lim)
+	err := st.pool.SendBatch(ctx, b).Close()
 	if err != nil {
-		return false, errorf("store subscription: %w", err)
+		return 0, errorf("store subscription: %w", err)
 	}
-	return *sub, nil
+	return *v, nil
 }
 
 // queueSubscribe queues on b the transaction that stores s (Subscribe) and
-// returns where its verdict lands once b's results are read. The limit is
-// exact under concurrency: the lock on the connection's row (no key
+// returns where its verdict lands once b's results are read. The limits
+// are exact under concurrency: the lock on the connection's row (no key
 // update, so the foreign keys' key-share locks pass) orders concurrent
-// subscribes of one connection, and the count after it, a statement of its
-// own under READ COMMITTED, sees every subscription committed before the
-// lock was granted. One statement alone could not: its snapshot predates
-// the lock it waits for.
-func queueSubscribe(b *pgx.Batch, s NewSubscription, max int) *bool {
-	stored := new(bool)
+// subscribes of one connection, the key's transaction-level advisory lock
+// those of one key, and the counts after them, a statement of their own
+// under READ COMMITTED, see every subscription committed before the locks
+// were granted. One statement alone could not: its snapshot predates the
+// locks it waits for.
+func queueSubscribe(b *pgx.Batch, s NewSubscription, lim SubscribeLimits) *SubscribeVerdict {
+	v := new(SubscribeVerdict)
 	b.Queue("BEGIN")
 	b.Queue(`SELECT 1 FROM ws_connections WHERE id = $1 FOR NO KEY UPDATE`, s.Connection)
-	b.Queue(subscribeSQL, subscribeArgs(s, max, false)...).
-		QueryRow(func(row pgx.Row) error { return row.Scan(stored) })
+	if lim.PerKey > 0 {
+		b.Queue(`SELECT pg_advisory_xact_lock(hashtextextended('ws-key/' || $1 || '/' || $2, 0))`, s.Community, s.Pubkey)
+	}
+	b.Queue(subscribeSQL, s.Connection, s.Sub, s.Community, s.Pubkey, s.Filters, s.CreatedAt, nonNil(s.Pins),
+		lim.PerConnection, lim.PerKey).
+		QueryRow(func(row pgx.Row) error { return row.Scan(v) })
 	b.Queue("COMMIT")
-	return stored
+	return v
 }
 
 // subscribeSQL counts the connection's other subscriptions ($1, other than
-// $2), upserts the subscription when they are fewer than $8 (and, with $9,
-// when the NIP-43 gate admits its key: admitsSQL) and makes its channel
-// index rows exactly $7; it returns whether it stored.
+// $2) and, with a per-key limit ($9 > 0), the key's ($4) other ones in the
+// community ($3); it upserts the subscription when they are under $8 and
+// $9 (0: no limit) and makes its channel index rows exactly $7; it
+// returns its SubscribeVerdict.
 const subscribeSQL = `
 WITH others AS (
   SELECT count(*) AS n FROM ws_subscriptions WHERE connection_id = $1 AND sub_id <> $2
+), keyed AS (
+  SELECT count(*) AS n FROM ws_subscriptions
+  WHERE $9::integer > 0 AND community_id = $3 AND pubkey = $4 AND NOT (connection_id = $1 AND sub_id = $2)
 ), s AS (
   INSERT INTO ws_subscriptions (connection_id, sub_id, community_id, pubkey, filters, created_at)
-  SELECT $1, $2, $3, $4, $5, $6 FROM others WHERE others.n < $8 AND (NOT $9::bool OR ` + admitsSQL + `)
+  SELECT $1, $2, $3, $4, $5, $6 FROM others, keyed
+  WHERE ($8::integer <= 0 OR others.n < $8) AND ($9::integer <= 0 OR keyed.n < $9)
   ON CONFLICT (connection_id, sub_id) DO UPDATE SET community_id = EXCLUDED.community_id,
     pubkey = EXCLUDED.pubkey, filters = EXCLUDED.filters, created_at = EXCLUDED.created_at,
     seq = EXCLUDED.seq
@@ -80,12 +99,19 @@ WITH others AS (
   SELECT $3, p, s.connection_id, s.sub_id FROM s, unnest($7::text[]) AS p
   ON CONFLICT DO NOTHING
 )
-SELECT EXISTS (SELECT 1 FROM s)`
+SELECT CASE WHEN EXISTS (SELECT 1 FROM s) THEN 0
+  WHEN $8::integer > 0 AND (SELECT n FROM others) >= $8 THEN 1 ELSE 2 END`
 
-// subscribeArgs are subscribeSQL's arguments for s under limit max; gate
-// asks the NIP-43 gate in the statement.
-func subscribeArgs(s NewSubscription, max int, gate bool) []any {
-	return []any{s.Connection, s.Sub, s.Community, s.Pubkey, s.Filters, s.CreatedAt, nonNil(s.Pins), max, gate}
+// SubscriptionsCutoff is the number of the last subscription stored
+// (ws_subscriptions_seq; 0 before the first): asked after a commit, the
+// cutoff of its delivery (AudienceRange).
+func (st *Store) SubscriptionsCutoff(ctx context.Context) (int64, error) {
+	var n int64
+	err := st.pool.QueryRow(ctx, `SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM ws_subscriptions_seq`).Scan(&n)
+	if err != nil {
+		return 0, errorf("subscriptions cutoff: %w", err)
+	}
+	return n, nil
 }
 
 // EndSubscription removes subscription sub of connection and reports

@@ -44,7 +44,7 @@ func TestRegistryResolvesRegisteredHostsOnly(t *testing.T) {
 		t.Fatalf("no hostnames yet: %v %v", c, err)
 	}
 	s := sealer(t)
-	pub, err := community.Create(ctx, st, s, community.Spec{ID: "b", Hosts: []string{"B.Example:443"}, Name: "Bee"})
+	pub, err := community.Create(ctx, st, s, nil, community.Spec{ID: "b", Hosts: []string{"B.Example:443"}, Name: "Bee"})
 	if err != nil || !nostr.IsValid32ByteHex(pub) {
 		t.Fatalf("create: %q %v", pub, err)
 	}
@@ -58,19 +58,19 @@ func TestRegistryResolvesRegisteredHostsOnly(t *testing.T) {
 	if _, err := reg.ResolveID(ctx, "anything.example"); !rejected(err, reject.Restricted) {
 		t.Fatalf("ResolveID of an unknown host: %v, want restricted:", err)
 	}
-	if _, err := community.Create(ctx, st, s, community.Spec{ID: "c", Hosts: []string{"b.example"}}); !rejected(err, reject.Invalid) {
+	if _, err := community.Create(ctx, st, s, nil, community.Spec{ID: "c", Hosts: []string{"b.example"}}); !rejected(err, reject.Invalid) {
 		t.Fatalf("a taken hostname: %v, want invalid:", err)
 	}
 	if cs, _ := community.List(ctx, st); len(cs) != 2 {
 		t.Fatalf("the refused community was stored: %d communities", len(cs))
 	}
-	if err := community.Disable(ctx, st, "b", nil); err != nil {
+	if err := community.Disable(ctx, st, "b", nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := reg.Resolve(ctx, "b.example"); !community.Unknown(err) {
 		t.Fatalf("disabled community: %v, want unknown", err)
 	}
-	if err := community.Disable(ctx, st, "nope", nil); err == nil {
+	if err := community.Disable(ctx, st, "nope", nil, nil); err == nil {
 		t.Fatal("disabling an unknown community succeeded")
 	}
 }
@@ -82,13 +82,13 @@ func TestRegistryCachesForTTL(t *testing.T) {
 	s := sealer(t)
 	early := community.NewRegistry(st, "default")
 	early.TTL = time.Hour
-	if _, err := community.Create(ctx, st, s, community.Spec{ID: "a", Hosts: []string{"a.example"}}); err != nil {
+	if _, err := community.Create(ctx, st, s, nil, community.Spec{ID: "a", Hosts: []string{"a.example"}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := early.Resolve(ctx, "b.example"); !community.Unknown(err) {
 		t.Fatalf("before b exists: %v", err)
 	}
-	if _, err := community.Create(ctx, st, s, community.Spec{ID: "b", Hosts: []string{"b.example"}}); err != nil {
+	if _, err := community.Create(ctx, st, s, nil, community.Spec{ID: "b", Hosts: []string{"b.example"}}); err != nil {
 		t.Fatal(err)
 	}
 	if c, err := early.Resolve(ctx, "b.example"); err != nil || c.ID != "b" {
@@ -99,7 +99,7 @@ func TestRegistryCachesForTTL(t *testing.T) {
 	if _, err := reg.Resolve(ctx, "b.example"); err != nil {
 		t.Fatal(err)
 	}
-	if err := community.Disable(ctx, st, "b", nil); err != nil {
+	if err := community.Disable(ctx, st, "b", nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := reg.Resolve(ctx, "b.example"); err != nil {
@@ -118,7 +118,7 @@ func TestKeysPerCommunity(t *testing.T) {
 	st, ctx := open(t)
 	s := sealer(t)
 	def := testkit.RelayKey(t)
-	pubB, err := community.Create(ctx, st, s, community.Spec{ID: "b", Hosts: []string{"b.example"}})
+	pubB, err := community.Create(ctx, st, s, nil, community.Spec{ID: "b", Hosts: []string{"b.example"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestKeysPerCommunity(t *testing.T) {
 	if _, err := keys.For(ctx, "nope"); err == nil {
 		t.Fatal("unknown community got a key")
 	}
-	pub2, err := community.RotateKey(ctx, st, s, "b")
+	pub2, err := community.RotateKey(ctx, st, s, "b", nil)
 	if err != nil || pub2 == pubB {
 		t.Fatalf("rotate: %q %v", pub2, err)
 	}

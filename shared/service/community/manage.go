@@ -104,7 +104,7 @@ func (s *Spec) check() error {
 // Create stores a new community with its hostnames and a new relay key
 // sealed for it, in one transaction; it answers the key's pubkey. A taken
 // id or hostname is an invalid: error and changes nothing.
-func Create(ctx context.Context, st *store.Store, sealer Sealer, s Spec) (string, error) {
+func Create(ctx context.Context, st *store.Store, sealer Sealer, dir Directory, s Spec) (string, error) {
 	if err := s.check(); err != nil {
 		return "", err
 	}
@@ -116,7 +116,7 @@ func Create(ctx context.Context, st *store.Store, sealer Sealer, s Spec) (string
 		Operators: s.Operators, Hosts: s.Hosts, RelayPubkey: pub, Ciphertext: ct}); err != nil {
 		return "", taken(err)
 	}
-	return pub, nil
+	return pub, refreshed(ctx, dir, s.ID)
 }
 
 // newKey makes a relay key for community id: its pubkey and its secret
@@ -169,14 +169,38 @@ type HostForgetter interface {
 	ForgetHost(ctx context.Context, host string) error
 }
 
+// Directory keeps what each host serves outside the database
+// (shared/service/directory): Refresh rewrites community id's documents
+// after a change. Every use case below that changes what a host serves or
+// what NIP-11 says of it takes one; nil: the deployment keeps none.
+type Directory interface {
+	Refresh(ctx context.Context, id string) error
+}
+
+// refreshed tells dir that community id changed; the change holds when
+// that fails, and the failure is returned after it.
+func refreshed(ctx context.Context, dir Directory, id string) error {
+	if dir == nil {
+		return nil
+	}
+	if err := dir.Refresh(ctx, id); err != nil {
+		return fmt.Errorf("community: %q changed, but its directory documents were not rewritten (run the community command's refresh): %w", id, err)
+	}
+	return nil
+}
+
 // Disable stops serving community id (its data stays); Enable undoes it.
-// With hosts (nil: none kept outside the database) each of the
+// Its directory documents say so (dir), so that NIP-11 and a new
+// WebSocket connection are refused without the database. With hosts (nil: none kept outside the database) each of the
 // community's hostnames is forgotten there too, so that a new WebSocket
 // connection to it is refused from its first message, as HTTP is within
 // the registry's TTL. The disable holds even when forgetting fails; the
 // failure is returned after it.
-func Disable(ctx context.Context, st *store.Store, id string, hosts HostForgetter) error {
+func Disable(ctx context.Context, st *store.Store, id string, hosts HostForgetter, dir Directory) error {
 	if err := known(st.DisableCommunity(ctx, id), id); err != nil {
+		return err
+	}
+	if err := refreshed(ctx, dir, id); err != nil {
 		return err
 	}
 	if hosts == nil {
@@ -199,14 +223,17 @@ func Disable(ctx context.Context, st *store.Store, id string, hosts HostForgette
 }
 
 // Enable serves a disabled community again.
-func Enable(ctx context.Context, st *store.Store, id string) error {
-	return known(st.EnableCommunity(ctx, id), id)
+func Enable(ctx context.Context, st *store.Store, id string, dir Directory) error {
+	if err := known(st.EnableCommunity(ctx, id), id); err != nil {
+		return err
+	}
+	return refreshed(ctx, dir, id)
 }
 
 // RotateKey gives community id a new relay key (its identity changes);
 // running instances pick it up within the registry TTL. Answers the new
 // pubkey.
-func RotateKey(ctx context.Context, st *store.Store, sealer Sealer, id string) (string, error) {
+func RotateKey(ctx context.Context, st *store.Store, sealer Sealer, id string, dir Directory) (string, error) {
 	pub, ct, err := newKey(ctx, sealer, id)
 	if err != nil {
 		return "", err
@@ -214,7 +241,7 @@ func RotateKey(ctx context.Context, st *store.Store, sealer Sealer, id string) (
 	if err := known(st.SetCommunityKey(ctx, id, ct, pub), id); err != nil {
 		return "", err
 	}
-	return pub, nil
+	return pub, refreshed(ctx, dir, id)
 }
 
 // Info fields NIP-86 changes.
@@ -225,7 +252,7 @@ const (
 )
 
 // SetInfo changes one of name, about, picture.
-func SetInfo(ctx context.Context, st *store.Store, id, field, value string) error {
+func SetInfo(ctx context.Context, st *store.Store, id, field, value string, dir Directory) error {
 	switch field {
 	case FieldName:
 		if value == "" || len(value) > 200 {
@@ -242,7 +269,19 @@ func SetInfo(ctx context.Context, st *store.Store, id, field, value string) erro
 	default:
 		return fmt.Errorf("community: unknown field %q", field)
 	}
-	return known(st.SetCommunityInfo(ctx, id, field, value), id)
+	if err := known(st.SetCommunityInfo(ctx, id, field, value), id); err != nil {
+		return err
+	}
+	return refreshed(ctx, dir, id)
+}
+
+// SetMembership turns community id's NIP-43 membership enforcement on or
+// off (NIP-11 advertises it).
+func SetMembership(ctx context.Context, st *store.Store, id string, on bool, dir Directory) error {
+	if err := known(st.SetMembershipEnforced(ctx, id, on), id); err != nil {
+		return err
+	}
+	return refreshed(ctx, dir, id)
 }
 
 // AddOperator lets pubkey manage community id.
@@ -253,17 +292,65 @@ func AddOperator(ctx context.Context, st *store.Store, id, pubkey string) error 
 	return known(st.AddCommunityOperator(ctx, id, pubkey), id)
 }
 
-// PubkeyRule is a banned or allowed pubkey.
+// RemoveOperator stops pubkey managing community id. The last operator
+// stays (someone must be able to manage the community): add another first.
+func RemoveOperator(ctx context.Context, st *store.Store, id, pubkey string) error {
+	if err := CheckPubkey(pubkey); err != nil {
+		return err
+	}
+	removed, last, err := st.RemoveCommunityOperator(ctx, id, pubkey)
+	if err := known(err, id); err != nil {
+		return err
+	}
+	switch {
+	case last:
+		return reject.Invalidf("%s is the community's last operator: add another operator first", pubkey)
+	case !removed:
+		return reject.Invalidf("%s is not an operator of this community", pubkey)
+	}
+	return nil
+}
+
+// Operators lists community id's operators.
+func Operators(ctx context.Context, st *store.Store, id string) ([]string, error) {
+	c, err := st.Community(ctx, id)
+	if err := known(err, id); err != nil {
+		return nil, err
+	}
+	return c.Operators, nil
+}
+
+// PubkeyRule is a banned, timed-out or allowed pubkey; ExpiresAt (unix
+// seconds) is absent for a rule that holds for good.
 type PubkeyRule struct {
-	Pubkey string `json:"pubkey"`
-	Reason string `json:"reason,omitempty"`
+	Pubkey    string `json:"pubkey"`
+	Reason    string `json:"reason,omitempty"`
+	ExpiresAt *int64 `json:"expires_at,omitempty"`
 }
 
 // Rules of community_pubkey_rules.
 const (
-	RuleBan   = "ban"
-	RuleAllow = "allow"
+	RuleBan     = "ban"
+	RuleAllow   = "allow"
+	RuleTimeout = "timeout"
 )
+
+// LiftPubkeyRule removes pubkey's rule in community id when it is one of
+// rules (unban: ban and timeout; unallow: allow); a key with none such is
+// an invalid: error and nothing changes.
+func LiftPubkeyRule(ctx context.Context, st *store.Store, id, pubkey string, rules ...string) error {
+	if err := CheckPubkey(pubkey); err != nil {
+		return err
+	}
+	lifted, err := st.LiftPubkeyRules(ctx, id, pubkey, rules)
+	if err != nil {
+		return err
+	}
+	if !lifted {
+		return reject.Invalidf("%s has no %s rule in this community", pubkey, strings.Join(rules, " or "))
+	}
+	return nil
+}
 
 // SetPubkeyRule bans or allows pubkey in community id (replacing its rule).
 func SetPubkeyRule(ctx context.Context, st *store.Store, id, pubkey, rule, reason string) error {
@@ -281,7 +368,7 @@ func PubkeyRules(ctx context.Context, st *store.Store, id, rule string) ([]Pubke
 	}
 	out := make([]PubkeyRule, len(rows))
 	for i, r := range rows {
-		out[i] = PubkeyRule{Pubkey: r.Pubkey, Reason: r.Reason}
+		out[i] = PubkeyRule{Pubkey: r.Pubkey, Reason: r.Reason, ExpiresAt: r.ExpiresAt}
 	}
 	return out, nil
 }
@@ -310,7 +397,7 @@ func (c *Community) Describe() string {
 
 // AddHost makes community id serve host too; a host served by another
 // community is an invalid: error.
-func AddHost(ctx context.Context, st *store.Store, id, host string) error {
+func AddHost(ctx context.Context, st *store.Store, id, host string, dir Directory) error {
 	h, err := CheckHost(host)
 	if err != nil {
 		return err
@@ -318,5 +405,5 @@ func AddHost(ctx context.Context, st *store.Store, id, host string) error {
 	if err := st.AddCommunityHost(ctx, id, h); err != nil {
 		return taken(err)
 	}
-	return nil
+	return refreshed(ctx, dir, id)
 }

@@ -123,6 +123,16 @@ var ErrUnknownHost = errors.New("community: no community is served at this host"
 // Unknown reports whether err means the host serves no community.
 func Unknown(err error) bool { return errors.Is(err, ErrUnknownHost) }
 
+// Pubkey is the relay pubkey c signs with (NIP-11's pubkey) without
+// opening its key: its own, else the configured key's (configured), as
+// Keys.ForCommunity signs for the default community.
+func (c *Community) Pubkey(configured string) string {
+	if c.RelayPubkey != "" {
+		return c.RelayPubkey
+	}
+	return configured
+}
+
 // Served is the one rule of which communities are served: an enabled one
 // (a disabled community keeps its data and is refused on every door).
 func (c *Community) Served() bool { return c != nil && c.DisabledAt == nil }
@@ -228,12 +238,19 @@ func (r *Registry) Resolve(ctx context.Context, host string) (*Community, error)
 func (r *Registry) ResolveID(ctx context.Context, host string) (string, error) {
 	c, err := r.Resolve(ctx, host)
 	if err != nil {
-		if Unknown(err) {
-			return "", reject.Restrictedf("no community is served at host %q", NormalizeHost(host))
-		}
-		return "", err
+		return "", NotServedAt(host, err)
 	}
 	return c.ID, nil
+}
+
+// NotServedAt is err, a failed resolution of host, as the WebSocket door
+// answers it: restricted: when no community is served there (unknown and
+// disabled alike: no oracle), else err.
+func NotServedAt(host string, err error) error {
+	if Unknown(err) {
+		return reject.Restrictedf("no community is served at host %q", NormalizeHost(host))
+	}
+	return err
 }
 
 // Forget drops every cached answer (after this instance changed a
@@ -322,9 +339,15 @@ const admitWait = 500 * time.Millisecond
 // database is away or slow) it admits: the connection's first message
 // resolves the host again and is refused then.
 func (r *Registry) Admit(ctx context.Context, host string) error {
+	return Admit(ctx, host, r.ResolveID)
+}
+
+// Admit is the rule of Registry.Admit over any resolver of a host's
+// community id (the registry, or shared/service/directory's documents).
+func Admit(ctx context.Context, host string, resolveID func(context.Context, string) (string, error)) error {
 	ctx, cancel := context.WithTimeout(ctx, admitWait)
 	defer cancel()
-	_, err := r.ResolveID(ctx, host)
+	_, err := resolveID(ctx, host)
 	if _, ok := reject.As(err); ok {
 		return err
 	}

@@ -62,7 +62,7 @@ func (c *candidate) pins(channel string) bool { return slices.Contains(c.named, 
 // subscriptions returns the live subscriptions of community among keys ([connection,
 // sub] pairs); a closed one is absent.
 func (f *Fanout) subscriptions(ctx context.Context, community string, keys [][2]string) ([]candidate, error) {
-	return candidatesOf(f.Store.SubscriptionsByKey(ctx, community, keys, f.now().Unix()))
+	return candidatesOf(f.Sessions.Store().SubscriptionsByKey(ctx, community, keys, f.now().Unix()))
 }
 
 // audiencePart loads part of parts of the audience of channels stored up
@@ -74,13 +74,13 @@ func (f *Fanout) audiencePart(ctx context.Context, community string, channels []
 // audienceRange loads the audience of channels stored up to cutoff whose
 // connections are in (after, through] (store.AudienceRange).
 func (f *Fanout) audienceRange(ctx context.Context, community string, channels []string, cutoff int64, after, through string) ([]candidate, error) {
-	return candidatesOf(f.Store.AudienceRange(ctx, community, channels, cutoff, after, through, f.now().Unix()))
+	return candidatesOf(f.Sessions.Store().AudienceRange(ctx, community, channels, cutoff, after, through, f.now().Unix()))
 }
 
 // audienceBounds splits the connections of the audience of channels into
 // runs of per (store.AudienceBounds).
 func (f *Fanout) audienceBounds(ctx context.Context, community string, channels []string, per int) ([]string, error) {
-	return f.Store.AudienceBounds(ctx, community, channels, per)
+	return f.Sessions.Store().AudienceBounds(ctx, community, channels, per)
 }
 
 // readable answers, for each pair, whether reader may read channel now
@@ -96,4 +96,42 @@ func (f *Fanout) readable(ctx context.Context, community string, pairs []store.R
 func ephemeral(d *store.Deliveries, ev *nostr.Event, raw string) store.Delivered {
 	ch, _ := nip29.ChannelTag(ev.Tags)
 	return store.Delivered{Raw: raw, Channel: ch, System: d.System[ch]}
+}
+
+// audienceAfterCommit is the audience of items when the sessions live
+// outside the database (the commit read none): the cutoff taken now,
+// after the commit, then the whole audience read once; more than
+// InlineMax connections is the fan-out function's to split (over).
+func (f *Fanout) audienceAfterCommit(ctx context.Context, community string, items []*item) (cands []candidate, cutoff int64, over bool, err error) {
+	cutoff, err = f.Sessions.Store().Cutoff(ctx)
+	if err != nil {
+		return nil, 0, false, fmt.Errorf("fanout: cutoff: %w", err)
+	}
+	cands, err = f.audienceRange(ctx, community, channelsOf(items), cutoff, "", maxConnectionID)
+	if err != nil {
+		return nil, cutoff, false, err
+	}
+	conns := map[string]bool{}
+	for _, c := range cands {
+		conns[c.connection] = true
+	}
+	if len(conns) > f.inlineMax() && f.Async != nil {
+		return nil, cutoff, true, nil
+	}
+	return cands, cutoff, false, nil
+}
+
+// maxConnectionID is above every connection id (AudienceRange's whole
+// range).
+const maxConnectionID = "\U0010FFFF"
+
+// channelsOf are the channels of items, each once.
+func channelsOf(items []*item) []string {
+	var channels []string
+	for _, it := range items {
+		if it.channel != "" && !slices.Contains(channels, it.channel) {
+			channels = append(channels, it.channel)
+		}
+	}
+	return channels
 }

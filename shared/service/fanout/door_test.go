@@ -15,6 +15,7 @@ import (
 	"github.com/buzzrelay/relay/shared/service/guard"
 	"github.com/buzzrelay/relay/shared/service/ingest"
 	"github.com/buzzrelay/relay/shared/service/sessions"
+	"github.com/buzzrelay/relay/shared/testing/sessionstest"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
 
@@ -46,14 +47,24 @@ func (r *recorder) take(id string) []string {
 // stored after the community began to enforce membership (by an instance
 // whose cached flag still said open), or stored again after a 9031 removed
 // the key (as a fold that collected its pending subscription before the
-// removal does).
+// removal does). Both session stores: Postgres, whose audience the commit
+// reads, and DynamoDB, whose audience fan-out reads after it.
 func TestRemovedMemberGetsNoLiveEvents(t *testing.T) {
+	t.Run("postgres", func(t *testing.T) {
+		st := testkit.NewStore(t, store.Options{MaxConns: 4})
+		removedMemberGetsNoLiveEvents(t, st, sessions.NewRegistry(sessions.NewPG(st)))
+	})
+	t.Run("dynamodb", func(t *testing.T) {
+		st := testkit.NewStore(t, store.Options{MaxConns: 4})
+		removedMemberGetsNoLiveEvents(t, st, sessions.NewRegistry(sessionstest.DynamoDB(t).Store))
+	})
+}
+
+func removedMemberGetsNoLiveEvents(t *testing.T, st *store.Store, sess *sessions.Registry) {
 	ctx := context.Background()
 	const id = "default"
-	st := testkit.NewStore(t, store.Options{MaxConns: 4})
 	reg := community.NewRegistry(st, id)
 	reg.TTL = 0
-	sess := sessions.NewRegistry(st)
 	rec := &recorder{posts: map[string][]string{}}
 	f := fanout.New(st, sess, rec, nil, testkit.Quiet())
 	f.Door = &guard.Guard{Communities: reg, Store: st}
@@ -76,10 +87,10 @@ func TestRemovedMemberGetsNoLiveEvents(t *testing.T) {
 	subscribe := func(k testkit.Key) string {
 		t.Helper()
 		conn := "conn-" + k.Pub[:8]
-		if err := sess.Open(ctx, sessions.Connection{ID: conn, Community: id, Pubkey: k.Pub}); err != nil {
+		if err := sess.Open(ctx, sessions.Connection{ID: conn, Community: id, Pubkey: k.Pub, Challenge: "x"}); err != nil {
 			t.Fatal(err)
 		}
-		if err := sess.Subscribe(ctx, id, conn, "s", k.Pub, filters, 20); err != nil {
+		if err := sess.Subscribe(ctx, id, conn, "s", k.Pub, filters, sessions.DefaultLimits); err != nil {
 			t.Fatal(err)
 		}
 		return conn
@@ -105,7 +116,7 @@ func TestRemovedMemberGetsNoLiveEvents(t *testing.T) {
 	// 9031 removes alice; her subscription is stored again afterwards.
 	publish(op, op.Event(t, kinds.RelayRemoveMember, "", nostr.Tag{"p", alice.Pub}))
 	rec.take(aliceConn)
-	if err := sess.Subscribe(ctx, id, aliceConn, "s", alice.Pub, filters, 20); err != nil {
+	if err := sess.Subscribe(ctx, id, aliceConn, "s", alice.Pub, filters, sessions.DefaultLimits); err != nil {
 		t.Fatal(err)
 	}
 	publish(op, op.Event(t, kinds.Chat, "after the removal", nostr.Tag{"h", ch}))

@@ -57,6 +57,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/domain/access"
 	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/nip29"
@@ -174,6 +175,15 @@ func (f *Fanout) Deliver(ctx context.Context, community string, events []*nostr.
 	if len(items) == 0 {
 		return
 	}
+	if f.Sessions.Database() == nil {
+		// The sessions live outside the database: the audience is read
+		// from their store, after the commit.
+		cands, d.Cutoff, d.Over, err = f.audienceAfterCommit(ctx, community, items)
+		if err != nil {
+			f.Log.ErrorContext(ctx, "fanout: audience", "community", community, "err", err)
+			return
+		}
+	}
 	if f.Async != nil && d.Over {
 		f.handOff(ctx, community, items, d.Cutoff)
 		return
@@ -220,6 +230,9 @@ func (f *Fanout) deliverTo(ctx context.Context, community string, items []*item,
 		f.Log.ErrorContext(ctx, "fanout: subscriptions", "community", community, "err", err)
 		return 0, 0
 	}
+	// NIP-40: an event that expired on its way (a handed-off batch, a
+	// retry) is delivered to nobody, as no read serves it.
+	items = unexpired(items, f.now().Unix())
 	jobs := map[string]*job{}
 	var order []string
 	jobOf := func(conn string) *job {
@@ -302,6 +315,17 @@ func (f *Fanout) deliverTo(ctx context.Context, community string, items []*item,
 		}
 	}
 	return len(jobs), f.run(ctx, order, jobs)
+}
+
+// unexpired are the items no reader is refused by access.Unexpired at now.
+func unexpired(items []*item, now int64) []*item {
+	out := items[:0:0]
+	for _, it := range items {
+		if access.Unexpired(it.ev, now) {
+			out = append(out, it)
+		}
+	}
+	return out
 }
 
 // turnedAway is a candidate the door refuses now.
@@ -549,7 +573,9 @@ func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Ev
 			}
 		}
 	}
-	if f.Summaries == nil || (len(cands) == 0 && !d.Over) {
+	// Without the sessions in the database the audience is read after
+	// this: the summaries are made whatever it is.
+	if f.Summaries == nil || (len(cands) == 0 && !d.Over && f.Sessions.Database() != nil) {
 		return out, cands, nil
 	}
 	for _, root := range order {

@@ -58,7 +58,7 @@ func (s *stuckSender) Disconnect(_ context.Context, id string) error {
 func TestStuckRecipientHoldsNoOne(t *testing.T) {
 	st := testkit.NewStore(t, store.Options{MaxConns: 2})
 	s := &stuckSender{stuck: "stuck", posts: map[string]int{}}
-	f := &Fanout{Sessions: sessions.NewRegistry(st), Sender: s, Log: testkit.Quiet(), Concurrency: 2, PostTimeout: time.Second}
+	f := &Fanout{Sessions: sessions.NewRegistry(sessions.NewPG(st)), Sender: s, Log: testkit.Quiet(), Concurrency: 2, PostTimeout: time.Second}
 	msgs := func(n int) [][]byte {
 		out := make([][]byte, n)
 		for i := range out {

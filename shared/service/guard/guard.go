@@ -7,7 +7,7 @@
 // decides, once, in this order:
 //
 //  1. a caller whose refusal for want of AUTH needs no database (a
-//     WebSocket connection kept in S3, Caller.Idle) gets it first;
+//     WebSocket connection kept in DynamoDB, Caller.Idle) gets it first;
 //  2. the community is served (community.Registry.Serving: known and
 //     enabled, as cached within its TTL), else restricted: as an unknown
 //     host;
@@ -67,6 +67,15 @@ const (
 	// media), behind the community's door and its NIP-43 gate (a caller
 	// without a key is no relay member of a community that enforces it).
 	ReadMedia
+	// Join is an invite's claim (a 28934 join request, POST
+	// /api/invites/claim): by a key that is no member yet, so past the
+	// NIP-43 gate, counted against the claim limits per key and per
+	// community.
+	Join
+	// Invite is an invite's creation (a 28935 asked for by REQ, POST
+	// /api/invites): a member's, through the gate; whether the key is an
+	// owner or admin is the invite's own rule (shared/domain/invite).
+	Invite
 )
 
 // Caller is who asks, as the transport authenticated them.
@@ -80,7 +89,7 @@ type Caller struct {
 	Connection string
 	// Size is the bytes of the message or body that carried the call.
 	Size int
-	// Idle: the connection lives outside the database (sessions.Idle), so
+	// Idle: the connection lives outside the database (DynamoDB sessions), so
 	// a refusal for want of AUTH is answered before anything that needs it.
 	Idle bool
 }
@@ -126,6 +135,8 @@ var (
 	errCountAuth   = reject.New(reject.AuthRequired, "COUNT needs NIP-42 AUTH first; answer the AUTH challenge")
 	errMediaAuth   = reject.New(reject.AuthRequired, "media needs an Authorization header (a kind 24242 event or a NIP-98 token)")
 	errManageAuth  = reject.New(reject.AuthRequired, "NIP-86 needs a NIP-98 Authorization header")
+	errJoinAuth    = reject.New(reject.AuthRequired, "joining needs the joining key's NIP-42 AUTH or NIP-98 token first")
+	errInviteAuth  = reject.New(reject.AuthRequired, "creating an invite needs NIP-42 AUTH or a NIP-98 token first")
 	// ErrNotOperator refuses a NIP-86 call by a key that is not one of the
 	// community's operators.
 	ErrNotOperator = reject.Restrictedf("only this community's operators may manage it")
@@ -153,6 +164,8 @@ var policies = map[Action]policy{
 	DeleteMedia: {unauth: errMediaAuth, cost: free, standing: true, banned: true},
 	Manage:      {unauth: errManageAuth, cost: free, standing: true, operator: true},
 	ReadMedia:   {cost: free, member: true},
+	Join:        {unauth: errJoinAuth, cost: func(d Door) ratelimit.Request { return ratelimit.Request{Claim: d.Caller.Pubkey != ""} }},
+	Invite:      {unauth: errInviteAuth, member: true, cost: free},
 }
 
 // Guard decides the door. Its parts may be nil: no Communities, every

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 
 	"github.com/nbd-wtf/go-nostr"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/nip29"
+	"github.com/buzzrelay/relay/shared/domain/nip40"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 )
@@ -318,11 +318,9 @@ func (a *apply) createInvite(ctx context.Context) error {
 	if len(codes) == 0 {
 		return reject.Invalidf("create-invite needs a code tag")
 	}
-	var expires int64
-	if v, ok := filter.TagValue(a.ev.Tags, "expiration"); ok {
-		if expires, err = strconv.ParseInt(v, 10, 64); err != nil || expires <= 0 {
-			return reject.Invalidf("expiration %q is not a unix time", v)
-		}
+	expires, _, err := nip40.Expiration(a.ev.Tags)
+	if err != nil {
+		return err
 	}
 	if err := requireAdmin(role, "create invites"); err != nil {
 		return err

@@ -3,8 +3,6 @@ package ingest_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"slices"
 	"sync"
 	"testing"
@@ -12,30 +10,24 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/localdev/s3local"
-	"github.com/buzzrelay/relay/shared/aws/s3blobs"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/ingest"
 	"github.com/buzzrelay/relay/shared/service/sessions"
+	"github.com/buzzrelay/relay/shared/testing/sessionstest"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
 
 // idleHarness is a harness whose writes are prepared as make dev prepares
-// them (SESSION_BUCKET set): the sessions' last-commit mark in a local S3
-// bucket, raised before each commit, pending subscriptions folded in.
-func idleHarness(t *testing.T) (*harness, *sessions.Idle) {
+// them (SESSION_TABLE set): the sessions' last-commit mark in the local
+// DynamoDB, raised before each commit.
+func idleHarness(t *testing.T) (*harness, *sessions.Registry) {
 	t.Helper()
 	h := newHarness(t)
-	srv := s3local.ForTest(t, "media")
-	b, err := s3blobs.Open(context.Background(), "", "media", srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	idle := sessions.NewIdle(b, "sessions/", sessions.NewChallenges([]byte("k")))
-	idle.Latest = h.st.LatestCreatedAt
-	h.svc = h.svc.WithFolder(idle.Folder(slog.New(slog.NewTextHandler(io.Discard, nil))))
-	return h, idle
+	reg := sessions.NewRegistry(sessionstest.DynamoDB(t).Store)
+	reg.Latest = h.st.LatestCreatedAt
+	h.svc = h.svc.WithMark(reg.RaiseMark)
+	return h, reg
 }
 
 // burst submits evs at once and fails unless every one is accepted with no
@@ -109,9 +101,9 @@ func sortedKeys(keys ...string) []string {
 
 // markCovers fails unless the community's last-commit mark is at least
 // every created_at stored (an idle REQ above the mark can match nothing).
-func (h *harness) markCovers(idle *sessions.Idle) {
+func (h *harness) markCovers(idle *sessions.Registry) {
 	h.t.Helper()
-	mark, ok, err := idle.Mark(context.Background(), community)
+	mark, ok, err := idle.Store().Mark(context.Background(), community)
 	if err != nil || !ok {
 		h.t.Fatalf("mark: %v %v", ok, err)
 	}
@@ -212,10 +204,12 @@ func TestConcurrentModerationRacingJoins(t *testing.T) {
 }
 
 // TestRunAheadStateReachesIdleSubscription (issue 36): a REQ answered from
-// the last-commit mark (EOSE from S3, pending) after a write was prepared
-// but before it committed a state event dated past that preparation (a
-// 39002 at previous+1, past the clock) is folded into that same commit:
-// the commit's delivery finds it, and the mark covers the event.
+// the last-commit mark (its subscription stored in the session store,
+// then EOSE) after a write raised the mark but before it committed a
+// state event dated past that raise (a 39002 at previous+1, past the
+// clock) is in that commit's audience: the write raises the mark again
+// before its commit, and the audience read after the commit finds the
+// subscription, up to the cutoff taken then.
 func TestRunAheadStateReachesIdleSubscription(t *testing.T) {
 	h, idle := idleHarness(t)
 	fixed := time.Now()
@@ -224,34 +218,32 @@ func TestRunAheadStateReachesIdleSubscription(t *testing.T) {
 	ch := testkit.ChannelID()
 	h.ok(owner.EventAt(t, fixed, kinds.CreateGroup, "", nostr.Tag{"h", ch}, nostr.Tag{"name", "g"}))
 	// The group's 39002 is dated now: the join's, in the same second, is
-	// dated a second later, past the clock and the mark its write is
-	// prepared for.
-	mark, _, err := idle.Mark(context.Background(), community)
+	// dated a second later, past the clock and the mark its write raised
+	// first.
+	mark, _, err := idle.Store().Mark(context.Background(), community)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if mark != fixed.Unix() {
 		t.Fatalf("mark %d after a write at %d", mark, fixed.Unix())
 	}
-	conn := sessions.Connection{ID: "c1", Community: community, Pubkey: owner.Pub, ConnectedAt: fixed.Unix()}
+	conn := sessions.Connection{ID: "c1", Community: community, Pubkey: owner.Pub, Challenge: "x", ConnectedAt: fixed.Unix()}
+	if err := idle.Open(context.Background(), conn); err != nil {
+		t.Fatal(err)
+	}
 	since := nostr.Timestamp(mark + 1)
+	filters := []nostr.Filter{{Kinds: []int{kinds.GroupMembers}, Since: &since}}
 	var once sync.Once
 	var answered bool
-	folder := idle.Folder(slog.New(slog.NewTextHandler(io.Discard, nil)))
-	h.svc = h.svc.WithDelivery(func(evs []*nostr.Event) store.DeliveryRequest {
-		ids := make([]string, len(evs))
-		for i, ev := range evs {
-			ids[i] = ev.ID
-		}
-		return store.DeliveryRequest{IDs: ids, Now: fixed.Unix(), Limit: 100}
-	}).WithFolder(func(ctx context.Context, c string, upTo int64) (func(*store.Tx), func(context.Context), error) {
-		fold, done, err := folder(ctx, c, upTo)
-		// After the first preparation: the REQ finds the mark unmoved.
+	h.svc = h.svc.WithMark(func(ctx context.Context, c string, upTo int64) error {
+		err := idle.RaiseMark(ctx, c, upTo)
+		// After the first raise: the REQ finds the mark unmoved.
 		once.Do(func() {
-			answered, err = idle.SubscribeIdle(ctx, community, &conn, "s1",
-				[]nostr.Filter{{Kinds: []int{kinds.GroupMembers}, Since: &since}})
+			if err = idle.Subscribe(ctx, community, conn.ID, "s1", owner.Pub, filters, sessions.DefaultLimits); err == nil {
+				answered, err = idle.AboveMark(ctx, community, filters)
+			}
 		})
-		return fold, done, err
+		return err
 	})
 	out := h.ok(joiner.EventAt(t, fixed, kinds.JoinRequest, "", nostr.Tag{"h", ch}))
 	if !answered {
@@ -267,16 +259,21 @@ func TestRunAheadStateReachesIdleSubscription(t *testing.T) {
 		t.Fatalf("the join's 39002 %v does not run ahead of the REQ's since %d", members, since)
 	}
 	h.markCovers(idle)
-	d, err := out.Delivery.Deliveries(context.Background())
+	ctx := context.Background()
+	cutoff, err := idle.Store().Cutoff(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	subs, err := idle.Store().AudienceRange(ctx, community, []string{ch}, cutoff, "", "\U0010FFFF", time.Now().Unix())
 	if err != nil {
 		t.Fatal(err)
 	}
 	found := false
-	for _, s := range d.Subscriptions {
+	for _, s := range subs {
 		found = found || (s.Connection == conn.ID && s.Sub == "s1")
 	}
 	if !found {
-		t.Fatalf("the commit's delivery does not reach the REQ answered from the mark before it (%d subscriptions)", len(d.Subscriptions))
+		t.Fatalf("the commit's audience does not hold the REQ answered from the mark before it (%d subscriptions)", len(subs))
 	}
 }
 
@@ -293,11 +290,11 @@ func TestBurstLeavesPoolToLockHolder(t *testing.T) {
 	h := &harness{t: t, st: st, db: db, svc: ingest.New(st, key), relay: key}
 	owner := testkit.NewKey(t)
 	ch := h.channel(owner)
-	h.svc = h.svc.WithFolder(func(ctx context.Context, c string, upTo int64) (func(*store.Tx), func(context.Context), error) {
+	h.svc = h.svc.WithMark(func(ctx context.Context, c string, upTo int64) error {
 		if _, err := st.LatestCreatedAt(ctx, c); err != nil {
-			return nil, nil, err
+			return err
 		}
-		return func(*store.Tx) {}, func(context.Context) {}, nil
+		return nil
 	})
 	evs := make([]*nostr.Event, 20)
 	for i := range evs {

@@ -32,13 +32,15 @@ type Service struct {
 	// delivery, when set, names what live delivery of the committed
 	// events needs, for the commit to load it (Outcome.Delivery).
 	delivery func([]*nostr.Event) store.DeliveryRequest
-	// folder, when set, is asked before each write transaction
-	// (WithFolder).
-	folder Folder
+	// mark, when set, is asked before each write transaction
+	// (WithMark).
+	mark Mark
 	// queue orders this process's writes to one channel (queue.go).
 	queue *channelQueue
 	// push, when set, accepts push subscriptions and leases (WithPush).
 	push PushRules
+	// claimer takes invites' uses (invites.go); nil: none.
+	claimer Claimer
 }
 
 // PushRules is shared/service/push's rule for kinds 30390 and 30350, run
@@ -56,20 +58,19 @@ func (s *Service) WithPush(p PushRules) *Service {
 	return &c
 }
 
-// Folder prepares a write of community that may store events created up
-// to upTo (shared/service/sessions.Idle.Folder): before the transaction it
-// may do work outside the database; fold runs first in the transaction;
-// done runs once the transaction committed events. An error fails the
-// write. A write whose relay-signed events run past upTo (each dated
-// max(now, previous+1) under its channel's or address's lock) asks again
-// inside its transaction, for their latest created_at, and folds that
-// preparation into the same commit.
-type Folder func(ctx context.Context, community string, upTo int64) (fold func(*store.Tx), done func(context.Context), err error)
+// Mark raises community's last-commit mark to at least upTo before a
+// write that may store events created up to upTo
+// (shared/service/sessions.Registry.RaiseMark): a REQ answered from the
+// mark then never misses a committed event. An error fails the write. A
+// write whose relay-signed events run past upTo (each dated max(now,
+// previous+1) under its channel's or address's lock) raises it again
+// inside its transaction, for their latest created_at, before its commit.
+type Mark func(ctx context.Context, community string, upTo int64) error
 
-// WithFolder returns a copy of s whose writes are prepared by f.
-func (s *Service) WithFolder(f Folder) *Service {
+// WithMark returns a copy of s whose writes raise the mark with m.
+func (s *Service) WithMark(m Mark) *Service {
 	c := *s
-	c.folder = f
+	c.mark = m
 	return &c
 }
 
@@ -134,7 +135,7 @@ func (s *Service) Submit(ctx context.Context, community, authed string, ev *nost
 			return refused(err)
 		}
 	}
-	p, err := s.prepare(ctx, community, max(int64(ev.CreatedAt), now.Unix()))
+	p, err := s.prepare(ctx, community, int64(ev.CreatedAt))
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -159,11 +160,8 @@ func (s *Service) Submit(ctx context.Context, community, authed string, ev *nost
 		out, verdict = out[:0], nil
 		err = s.store.Tx(ctx, community, func(tx *store.Tx) error {
 			if locks {
-				// Before the fold: no session row is held while this write
-				// waits for the channel.
 				tx.LockChannelFirst(h)
 			}
-			p.fold(tx)
 			a := &apply{s: s, tx: tx, ev: ev, authed: authed, now: now.Unix(), key: key}
 			if s.delivery != nil {
 				// Asked now: the last write may commit the transaction.
@@ -173,7 +171,7 @@ func (s *Service) Submit(ctx context.Context, community, authed string, ev *nost
 				return err
 			}
 			out, verdict = a.committed(), a.verdict
-			return p.cover(ctx, tx, latest(out))
+			return p.cover(ctx, latest(out))
 		})
 		if err == nil || !store.IsSerialization(err) {
 			break
@@ -192,27 +190,20 @@ func (s *Service) Submit(ctx context.Context, community, authed string, ev *nost
 	if verdict != nil {
 		return refused(verdict)
 	}
-	if len(out) > 0 {
-		p.done(ctx)
-	}
 	return Outcome{Accepted: true, Committed: out, Delivery: delivery}, nil
 }
 
-// prepared is one write's preparation by the Folder.
+// prepared is one write's raise of the mark.
 type prepared struct {
 	s         *Service
 	community string
 	upTo      int64 // the latest created_at it covers
-	fold      func(*store.Tx)
-	// done is the latest preparation's: it lists what the earlier ones
-	// did, less what other commits have dropped since.
-	done func(context.Context)
 }
 
-// prepare prepares a write of events created up to upTo.
+// prepare raises the mark for events created up to upTo.
 func (s *Service) prepare(ctx context.Context, community string, upTo int64) (*prepared, error) {
-	p := &prepared{s: s, community: community, upTo: math.MaxInt64, fold: func(*store.Tx) {}, done: func(context.Context) {}}
-	if s.folder == nil {
+	p := &prepared{s: s, community: community, upTo: math.MaxInt64}
+	if s.mark == nil {
 		return p, nil
 	}
 	if err := p.raise(ctx, upTo); err != nil {
@@ -222,29 +213,30 @@ func (s *Service) prepare(ctx context.Context, community string, upTo int64) (*p
 }
 
 func (p *prepared) raise(ctx context.Context, upTo int64) error {
-	fold, done, err := p.s.folder(ctx, p.community, upTo)
-	if err != nil {
-		return fmt.Errorf("ingest: prepare write of %s up to %d: %w", p.community, upTo, err)
+	if err := p.s.mark(ctx, p.community, upTo); err != nil {
+		return fmt.Errorf("ingest: raise the mark of %s to %d: %w", p.community, upTo, err)
 	}
-	p.upTo, p.fold, p.done = upTo, fold, done
+	p.upTo = upTo
 	return nil
 }
 
-// cover extends the preparation to hi, the latest created_at the
-// transaction stores, when a relay-signed event runs past it: prepared
-// again for hi while tx holds the locks that dated it, and folded into tx
-// (what was not folded yet rides the commit). A retry of the transaction
-// folds the extended preparation from the start.
-func (p *prepared) cover(ctx context.Context, tx *store.Tx, hi int64) error {
+// cover raises the mark to cover hi, the latest created_at the
+// transaction stores, when a relay-signed event runs past it (before the
+// commit, holding the lock that dated it). It raises RunAhead seconds
+// further: a burst of changes to one group dates each state event a
+// second after the last, and the writes behind this one then find the
+// mark high enough without a request of their own while they hold the
+// group's lock. A mark above every stored created_at only sends a REQ
+// whose since falls in between to the database.
+func (p *prepared) cover(ctx context.Context, hi int64) error {
 	if hi <= p.upTo {
 		return nil
 	}
-	if err := p.raise(ctx, hi); err != nil {
-		return err
-	}
-	p.fold(tx)
-	return nil
+	return p.raise(ctx, hi+RunAhead)
 }
+
+// RunAhead is how far past a run-ahead state event cover raises the mark.
+const RunAhead = 10
 
 // lockedChannel is the channel ev's rule locks first (moderated): the one
 // its h tag names, for NIP-29's moderation kinds but the create.

@@ -2,13 +2,13 @@ package ingest
 
 import (
 	"context"
-	"slices"
-	"strconv"
 
 	"github.com/buzzrelay/relay/shared/domain/eventcheck"
 	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/domain/nip40"
 	"github.com/buzzrelay/relay/shared/domain/reject"
+	"github.com/buzzrelay/relay/shared/domain/resolve"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 )
 
@@ -18,13 +18,6 @@ import (
 // doors), and writes an audit row, all in this event's one transaction; a
 // report joins the operators' queue. Neither is stored as an event, so no
 // read serves it and no subscriber receives it.
-
-// ResolveStatuses and ResolveActions are 9044's vocabulary (Buzz's
-// handlers/moderation_commands.rs).
-var (
-	ResolveStatuses = []string{"resolved", "dismissed"}
-	ResolveActions  = []string{"delete", "kick", "ban", "timeout", "dismiss", "escalate"}
-)
 
 // MaxReasonBytes bounds a command's reason and a report's content kept in
 // the audit and the queue.
@@ -51,12 +44,9 @@ func (a *apply) moderationCommand(ctx context.Context) error {
 			return reject.Invalidf("a resolve needs a report tag naming the report's 64-hex event id")
 		}
 		status, _ := filter.TagValue(a.ev.Tags, "status")
-		if !slices.Contains(ResolveStatuses, status) {
-			return reject.Invalidf("status must be one of %v", ResolveStatuses)
-		}
 		action, hasAction := filter.TagValue(a.ev.Tags, "action")
-		if hasAction && !slices.Contains(ResolveActions, action) {
-			return reject.Invalidf("action must be one of %v", ResolveActions)
+		if err := resolve.Check(status, action, hasAction); err != nil {
+			return err
 		}
 		act.Target = id
 		run = func() error {
@@ -103,19 +93,22 @@ func (a *apply) moderationCommand(ctx context.Context) error {
 	return run()
 }
 
-// expiration reads the command's expiration tag: unix seconds in the
-// future; required when need.
+// expiration reads the command's expiration tag (nip40.Expiration; the
+// pipeline's first check has refused one not ahead of the clock, nip40.Check);
+// required when need.
 func (a *apply) expiration(need bool) (*int64, error) {
-	v, ok := filter.TagValue(a.ev.Tags, "expiration")
+	at, ok, err := nip40.Expiration(a.ev.Tags)
+	if err != nil {
+		return nil, err
+	}
 	if !ok {
 		if need {
 			return nil, reject.Invalidf("kind %d needs an expiration tag (unix seconds)", a.ev.Kind)
 		}
 		return nil, nil
 	}
-	at, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || at <= a.now {
-		return nil, reject.Invalidf("expiration %q must be unix seconds in the future", v)
+	if err := nip40.Check(a.ev.Tags, a.now); err != nil {
+		return nil, err
 	}
 	return &at, nil
 }

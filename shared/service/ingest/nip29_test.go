@@ -1,6 +1,7 @@
 package ingest_test
 
 import (
+	"context"
 	"strconv"
 	"strings"
 	"testing"
@@ -185,7 +186,15 @@ func TestNIP29JoinInvitesRoles(t *testing.T) {
 	h.ok(admin.Event(t, 9005, "", nostr.Tag{"h", id}, nostr.Tag{"e", inv.ID}))
 	h.refused(bob.Event(t, 9021, "", nostr.Tag{"h", id}, nostr.Tag{"code", "other"}), "restricted: the invite code is not valid")
 	// Expired codes do not admit.
-	h.ok(admin.Event(t, 9009, "", nostr.Tag{"h", id}, nostr.Tag{"code", "old"}, nostr.Tag{"expiration", strconv.FormatInt(time.Now().Unix()-1, 10)}))
+	// (Issue 40, NIP-40: a 9009 already expired is refused at ingest; one
+	// taken while its expiration was ahead expires later.)
+	at := time.Now().Add(-100 * time.Second)
+	h.refused(admin.Event(t, 9009, "", nostr.Tag{"h", id}, nostr.Tag{"code", "old"}, nostr.Tag{"expiration", strconv.FormatInt(time.Now().Unix()-1, 10)}), "invalid:")
+	earlier := h.svc.WithClock(func() time.Time { return at })
+	old := admin.EventAt(t, at, 9009, "", nostr.Tag{"h", id}, nostr.Tag{"code", "old"}, nostr.Tag{"expiration", strconv.FormatInt(at.Unix()+50, 10)})
+	if out, err := earlier.Submit(context.Background(), community, admin.Pub, old); err != nil || !out.Accepted {
+		t.Fatalf("a 9009 whose expiration is ahead: %q %v", out.Message, err)
+	}
 	h.refused(bob.Event(t, 9021, "", nostr.Tag{"h", id}, nostr.Tag{"code", "old"}), "restricted: the invite code is not valid")
 	// Pending requests are readable to admins; they admit with 9000.
 	h.ok(admin.Event(t, 9000, "", nostr.Tag{"h", id}, nostr.Tag{"p", bob.Pub}))

@@ -15,6 +15,7 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/eventcheck"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/nip29"
+	"github.com/buzzrelay/relay/shared/domain/nip70"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 )
 
@@ -27,6 +28,7 @@ var beforeTx = []struct {
 	check func(s *Service, ev *nostr.Event, authed string, now time.Time) error
 }{
 	{"shape, id, signature, clock, size and accepted kind", checkEvent},
+	{"NIP-70 protected: only from its authenticated author", checkProtected},
 }
 
 // inTx are the policies run in the event's transaction, in order; a
@@ -73,6 +75,7 @@ var kindRules = []struct {
 	{kinds.ModerationTimeout, "timeout: an operator, writes blocked until expiry", (*apply).moderationCommand},
 	{kinds.ModerationUntimeout, "untimeout: an operator", (*apply).moderationCommand},
 	{kinds.ModerationResolve, "resolve report: an operator", (*apply).moderationCommand},
+	{kinds.RelayJoinRequest, "relay join request: a valid invite's claim admits the sender (NIP-43), 8000 and 13534", (*apply).joinRelay},
 	{kinds.RelayLeaveRequest, "relay leave request: a member leaves (NIP-43), 8001 and 13534", (*apply).leaveRelay},
 	{kinds.Article, "article: addressable", (*apply).replaceable},
 	{kinds.Persona, "agent persona: shared tag checked, replaceable", (*apply).sharedGated},
@@ -100,6 +103,10 @@ var rules = func() map[int]func(*apply, context.Context) error {
 
 func checkEvent(s *Service, ev *nostr.Event, _ string, now time.Time) error {
 	return eventcheck.Check(ev, now, s.sigs)
+}
+
+func checkProtected(_ *Service, ev *nostr.Event, authed string, _ time.Time) error {
+	return nip70.Check(ev, authed)
 }
 
 func refuseBanned(a *apply, ctx context.Context) error {

@@ -217,27 +217,26 @@ func (e *Engine) Count(ctx context.Context, community, reader string, body []byt
 // 1000, the same access and system-channel rules. The events of all filters
 // come newest first, (created_at DESC, id ASC), each once.
 func (e *Engine) Req(ctx context.Context, community, reader string, filters []nostr.Filter) ([]json.RawMessage, error) {
-	evs, _, err := e.ReqSubscribed(ctx, community, reader, filters, nil, 0)
+	evs, _, err := e.ReqSubscribed(ctx, community, reader, filters, nil, store.SubscribeLimits{})
 	return evs, err
 }
 
-// ReqSubscribed is Req that first stores sub (when not nil; at most max
-// subscriptions per connection), committed before the read takes its
-// snapshot, and reads in the same round trip (store.ReadPlain): the
-// filters are validated before either. stored is false when sub was
-// refused for the limit (then no events); true when sub is nil.
-func (e *Engine) ReqSubscribed(ctx context.Context, community, reader string, filters []nostr.Filter, sub *store.NewSubscription, max int) (evs []json.RawMessage, stored bool, err error) {
+// ReqSubscribed is Req that first stores sub (when not nil; under lim),
+// committed before the read takes its snapshot, and reads in the same
+// round trip (store.ReadPlain): the filters are validated before either.
+// The verdict is sub's (a refusal: no events); Stored when sub is nil.
+func (e *Engine) ReqSubscribed(ctx context.Context, community, reader string, filters []nostr.Filter, sub *store.NewSubscription, lim store.SubscribeLimits) (evs []json.RawMessage, verdict store.SubscribeVerdict, err error) {
 	ps, err := nostrPlans(filters, reader)
 	if err != nil {
-		return nil, false, err
+		return nil, 0, err
 	}
 	reads := make([]*store.PlainRead, len(ps))
 	for i, p := range ps {
 		reads[i] = p.read()
 	}
-	rows, stored, err := e.st.ReadPlain(e.traced(ctx), community, reader, reads, sub, max)
-	if err != nil || !stored {
-		return nil, stored, err
+	rows, verdict, err := e.st.ReadPlain(e.traced(ctx), community, reader, reads, sub, lim)
+	if err != nil || verdict != store.Stored {
+		return nil, verdict, err
 	}
 	out := &output{seen: map[string]bool{}, events: []json.RawMessage{}}
 	for _, rs := range rows {
@@ -248,7 +247,7 @@ func (e *Engine) ReqSubscribed(ctx context.Context, community, reader string, fi
 	if len(reads) > 1 {
 		newestFirst(out.events)
 	}
-	return out.events, true, nil
+	return out.events, store.Stored, nil
 }
 
 // CountFilters serves a WebSocket COUNT.

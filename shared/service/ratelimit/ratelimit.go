@@ -22,6 +22,11 @@ type Limits struct {
 	ChannelsPerHour     int64 // 9007 channel creations by one key
 	ReadsPerMinute      int64 // REQ, COUNT, /query and /count by one key
 	MessagesPerMinute   int64 // WebSocket messages on one connection
+	// ClaimsPerMinute bounds invite claims by one key, CommunityClaimsPerMinute
+	// every key's claims in one community (guessing codes is hopeless at
+	// 160 bits; these bound the probing).
+	ClaimsPerMinute          int64
+	CommunityClaimsPerMinute int64
 	// Allow lists pubkeys that no limit applies to (the relay's operators,
 	// bots); owners of a channel are exempt too.
 	Allow map[string]bool
@@ -39,6 +44,9 @@ var Defaults = Limits{
 	ChannelsPerHour:     300,
 	ReadsPerMinute:      3000,
 	MessagesPerMinute:   6000,
+	// A real newcomer claims once (a claim is idempotent).
+	ClaimsPerMinute:          10,
+	CommunityClaimsPerMinute: 600,
 }
 
 // Request is what one client request costs.
@@ -50,6 +58,7 @@ type Request struct {
 	EventBytes int
 	NewChannel bool // a 9007
 	Read       bool // REQ, COUNT, /query, /count
+	Claim      bool // an invite's claim (28934, POST /api/invites/claim)
 }
 
 // Exceeded is a refusal: rate-limited: with when to try again.
@@ -115,6 +124,10 @@ func (lm *Limiter) Check(ctx context.Context, r Request) error {
 		}
 		if r.Read {
 			add("rd:"+r.Pubkey, 60, lm.l.ReadsPerMinute, 1, "reads per minute")
+		}
+		if r.Claim {
+			add("cl:"+r.Pubkey, 60, lm.l.ClaimsPerMinute, 1, "invite claims per minute by this key")
+			add("cl*", 60, lm.l.CommunityClaimsPerMinute, 1, "invite claims per minute in this community")
 		}
 	}
 	if len(cs) == 0 {

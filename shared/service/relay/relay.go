@@ -22,20 +22,19 @@ package relay
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/domain/invite"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/reject"
-	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/buzzrelay/relay/shared/postgres/store"
-	"github.com/buzzrelay/relay/shared/service/community"
 	"github.com/buzzrelay/relay/shared/service/guard"
 	"github.com/buzzrelay/relay/shared/service/ingest"
+	"github.com/buzzrelay/relay/shared/service/invites"
 	"github.com/buzzrelay/relay/shared/service/query"
 	"github.com/buzzrelay/relay/shared/service/sessions"
 )
@@ -55,13 +54,8 @@ type Caller struct {
 	// Host is the hostname the community was reached at (normalized as
 	// communities are registered): a thread window's 39007 binds it.
 	Host string
-	// Session is the WebSocket connection's state (nil over HTTP); with
-	// Idle set, a REQ may be answered from it without the database.
+	// Session is the WebSocket connection's state (nil over HTTP).
 	Session *sessions.Connection
-	// Register, when set, stores the connection in the database; a REQ
-	// calls it before storing a subscription there (a connection
-	// authenticated through Idle has no row until it needs one).
-	Register func(ctx context.Context) error
 }
 
 // Request is one read.
@@ -98,7 +92,7 @@ type Reader interface {
 	Req(ctx context.Context, community, reader string, filters []nostr.Filter) ([]json.RawMessage, error)
 	// ReqSubscribed is Req that stores sub first (at most max per
 	// connection; stored false: refused), in the read's round trip.
-	ReqSubscribed(ctx context.Context, community, reader string, filters []nostr.Filter, sub *store.NewSubscription, max int) (evs []json.RawMessage, stored bool, err error)
+	ReqSubscribed(ctx context.Context, community, reader string, filters []nostr.Filter, sub *store.NewSubscription, lim store.SubscribeLimits) (evs []json.RawMessage, verdict store.SubscribeVerdict, err error)
 	ReadStateSnapshot(ctx context.Context, community, reader string, body []byte) (*query.ReadStateSnapshot, error)
 	CountFilters(ctx context.Context, community, reader string, filters []nostr.Filter) (int64, error)
 }
@@ -117,15 +111,14 @@ type Relay struct {
 	Reader   Reader             // reads; nil: none
 	Fanout   Deliverer          // live delivery after commit; nil: none
 	Sessions *sessions.Registry // WebSocket subscriptions; nil: none
-	// Idle, when set, answers a REQ for what its connection has already
-	// seen (every since above the community's last-commit mark) without
-	// the database; nil: every REQ reads the database.
-	Idle *sessions.Idle
 	// Guard is the door every call passes first (the community served,
 	// the rate limits, authentication, the NIP-43 gate); nil: only
 	// authentication is required.
 	Guard *guard.Guard
-	Log   *slog.Logger
+	// Invites mints the 28935 a REQ {kinds:[28935]} asks for; nil: such a
+	// REQ is read as any other (nothing stored matches).
+	Invites *invites.Service
+	Log     *slog.Logger
 }
 
 // authored is the authorship rule: an event is signed by the key that
@@ -166,7 +159,11 @@ func (r *Relay) PublishThenDeliver(ctx context.Context, c Caller, ev *nostr.Even
 			return err
 		}
 	}
-	d := r.door(c, guard.Publish)
+	action := guard.Publish
+	if ev.Kind == kinds.RelayJoinRequest {
+		action = guard.Join // a key that is no member yet asks to become one
+	}
+	d := r.door(c, action)
 	d.NewChannel = ev.Kind == kinds.CreateGroup
 	if err := r.admit(ctx, c, d); err != nil {
 		return err
@@ -252,26 +249,19 @@ func (r *Relay) Count(ctx context.Context, c Caller, req Request) (int64, error)
 // aux closure and 39007 bounds, then EOSE. A read that fails drops the
 // subscription.
 func (r *Relay) Subscribe(ctx context.Context, c Caller, req Request) ([]json.RawMessage, error) {
-	search := slices.ContainsFunc(req.Filters, query.IsSearch)
-	if answered, err := r.subscribeIdle(ctx, c, req, search); answered || err != nil {
-		return nil, err
+	if r.Invites != nil && invite.AsksForInvite(req.Filters) {
+		// NIP-43: an invite minted for this owner or admin, one-shot.
+		return r.Invites.InviteEvent(ctx, invites.Caller{Community: c.Community, Pubkey: c.Pubkey, Connection: c.Connection})
 	}
-	if r.Idle != nil && c.Session != nil && c.Pubkey != "" {
-		// A pending subscription of the same id (this REQ's, or an
-		// earlier one's) would replace what the database stores now:
-		// dropped while the database answers (a LIST and its DELETEs).
-		dropped := make(chan error, 1)
-		go func() { dropped <- r.Idle.DropPending(ctx, c.Community, c.Pubkey, c.Connection, req.Sub) }()
-		defer func() {
-			if err := <-dropped; err != nil {
-				r.Log.WarnContext(ctx, "relay: drop pending subscription", "connection", c.Connection, "sub", req.Sub, "err", err)
-			}
-		}()
+	search := slices.ContainsFunc(req.Filters, query.IsSearch)
+	oneShot := req.ThreadWindows != nil || search
+	if !oneShot && c.Pubkey != "" && r.Sessions.Database() == nil {
+		return r.subscribeLive(ctx, c, req)
 	}
 	if err := r.admit(ctx, c, r.door(c, guard.Read)); err != nil {
 		return nil, err
 	}
-	if req.ThreadWindows != nil || search {
+	if oneShot {
 		// One-shot: nothing live after EOSE, and a live subscription of
 		// the same id ends first.
 		if err := r.Sessions.Unsubscribe(ctx, c.Connection, req.Sub); err != nil {
@@ -289,48 +279,66 @@ func (r *Relay) Subscribe(ctx context.Context, c Caller, req Request) ([]json.Ra
 		}
 		return evs, nil
 	}
-	if c.Register != nil {
-		if err := c.Register(ctx); err != nil {
-			return nil, fmt.Errorf("relay: register connection: %w", err)
-		}
-	}
-	// The subscription and the read in one round trip: stored and
-	// committed first, then read.
 	row, err := r.Sessions.Row(c.Community, c.Connection, req.Sub, c.Pubkey, req.Filters)
 	if err != nil {
 		return nil, fmt.Errorf("relay: subscribe %s: %w", req.Sub, err)
 	}
-	evs, stored, err := r.Reader.ReqSubscribed(ctx, c.Community, c.Pubkey, req.Filters, &row, relayinfo.MaxSubscriptions)
+	lim := sessions.DefaultLimits
+	// The subscription and the read in one round trip: stored and
+	// committed first, then read.
+	evs, verdict, err := r.Reader.ReqSubscribed(ctx, c.Community, c.Pubkey, req.Filters, &row,
+		store.SubscribeLimits{PerConnection: lim.PerConnection, PerKey: lim.PerKey})
 	if err != nil {
 		return nil, r.dropFailed(ctx, c, req.Sub, err)
 	}
-	if !stored {
-		return nil, fmt.Errorf("relay: subscribe %s: %w", req.Sub, sessions.Full(relayinfo.MaxSubscriptions, req.Sub))
+	if refusal := sessions.Refusal(verdict, lim, req.Sub); refusal != nil {
+		return nil, fmt.Errorf("relay: subscribe %s: %w", req.Sub, refusal)
 	}
 	return evs, nil
 }
 
-// subscribeIdle answers a REQ without the database when Idle allows it:
-// an authenticated connection, valid filters, no search, every since
-// above the community's last-commit mark (sessions.Idle.SubscribeIdle):
-// then there is nothing stored to send, and the subscription is folded
-// into the database by the next commit, before its audience read. The
-// database's rate limits do not count such a REQ (they would wake it);
-// the connection's and the key's limits of pending subscriptions do, and
-// their refusal is err. A subscription it leaves pending when the
-// database answers after all is dropped by Subscribe.
-func (r *Relay) subscribeIdle(ctx context.Context, c Caller, req Request, search bool) (answered bool, err error) {
-	if r.Idle == nil || c.Session == nil || c.Pubkey == "" || search || req.ThreadWindows != nil || query.CheckFilters(req.Filters, c.Pubkey) != nil {
-		return false, nil
+// subscribeLive serves a live REQ of an authenticated connection whose
+// sessions live outside the database (DynamoDB): the filters checked, the
+// subscription stored in the session store first, then the community's
+// last-commit mark read; when no stored event can match (every filter has
+// limit 0 or a since above the mark) the answer is EOSE alone, with no
+// database statement: the door's checks that need it (rate limits, the
+// NIP-43 gate) are then fan-out's to apply at delivery (fanout.Door).
+// Otherwise the door decides, then the database answers as before; a
+// refusal ends the stored subscription.
+func (r *Relay) subscribeLive(ctx context.Context, c Caller, req Request) ([]json.RawMessage, error) {
+	if err := query.CheckFilters(req.Filters, c.Pubkey); err != nil {
+		return nil, err
 	}
-	answered, err = r.Idle.SubscribeIdle(ctx, c.Community, c.Session, req.Sub, req.Filters)
-	if _, refused := reject.As(err); refused {
-		return false, err
+	row, err := r.Sessions.Row(c.Community, c.Connection, req.Sub, c.Pubkey, req.Filters)
+	if err != nil {
+		return nil, fmt.Errorf("relay: subscribe %s: %w", req.Sub, err)
 	}
-	if err != nil && !errors.Is(err, sessions.ErrMoved) {
+	lim := sessions.DefaultLimits
+	// Stored first, then the mark read (strongly consistent): a commit
+	// raises the mark before it commits and reads its audience after, so
+	// a REQ answered from the mark misses nothing.
+	if err := r.Sessions.Put(ctx, row, lim); err != nil {
+		return nil, fmt.Errorf("relay: subscribe %s: %w", req.Sub, err)
+	}
+	above, err := r.Sessions.AboveMark(ctx, c.Community, req.Filters)
+	if err != nil {
 		r.Log.WarnContext(ctx, "relay: REQ from the last-commit mark", "connection", c.Connection, "err", err)
 	}
-	return answered, nil
+	if above {
+		return []json.RawMessage{}, nil
+	}
+	if err := r.admit(ctx, c, r.door(c, guard.Read)); err != nil {
+		if uerr := r.Sessions.Unsubscribe(ctx, c.Connection, req.Sub); uerr != nil {
+			r.Log.ErrorContext(ctx, "relay: drop refused subscription", "connection", c.Connection, "sub", req.Sub, "err", uerr)
+		}
+		return nil, err
+	}
+	evs, err := r.Reader.Req(ctx, c.Community, c.Pubkey, req.Filters)
+	if err != nil {
+		return nil, r.dropFailed(ctx, c, req.Sub, err)
+	}
+	return evs, nil
 }
 
 // dropFailed ends subscription sub of c's connection after its REQ failed
@@ -346,12 +354,9 @@ func (r *Relay) dropFailed(ctx context.Context, c Caller, sub string, err error)
 // Close ends subscription req.Sub of c's connection (CLOSE; nothing if
 // there is none).
 func (r *Relay) Close(ctx context.Context, c Caller, req Request) error {
-	if err := r.admit(ctx, c, r.door(c, guard.Message)); err != nil {
-		return err
-	}
-	if r.Idle != nil && c.Session != nil && c.Pubkey != "" {
-		if err := r.Idle.DropPending(ctx, c.Community, c.Pubkey, c.Connection, req.Sub); err != nil {
-			return fmt.Errorf("relay: close %s: %w", req.Sub, err)
+	if r.Sessions.Database() != nil { // else the door's database would wake for a CLOSE
+		if err := r.admit(ctx, c, r.door(c, guard.Message)); err != nil {
+			return err
 		}
 	}
 	if err := r.Sessions.Unsubscribe(ctx, c.Connection, req.Sub); err != nil {
@@ -369,13 +374,10 @@ func (r *Relay) Admit(ctx context.Context, c Caller) error {
 // door is c's call of action at the door.
 func (r *Relay) door(c Caller, action guard.Action) guard.Door {
 	return guard.Door{Community: c.Community, Action: action, Caller: guard.Caller{Pubkey: c.Pubkey, Connection: c.Connection,
-		Size: c.Size, Idle: r.Idle != nil && c.Session != nil}}
+		Size: c.Size, Idle: c.Session != nil && r.Sessions != nil && r.Sessions.Database() == nil}}
 }
 
-// admit passes d, c's call, through the door. When the door finds c's
-// community no longer served, a WebSocket host's entry in the sessions'
-// S3 state goes too (sessions.Idle.ForgetHost): the next new connection
-// there asks the database, and is refused, instead of trusting the entry.
+// admit passes d, c's call, through the door.
 func (r *Relay) admit(ctx context.Context, c Caller, d guard.Door) error {
 	_, err := r.Guard.Admit(ctx, d)
 	if err == nil {
@@ -383,11 +385,6 @@ func (r *Relay) admit(ctx context.Context, c Caller, d guard.Door) error {
 	}
 	if _, ok := reject.As(err); !ok {
 		return fmt.Errorf("relay: %w", err)
-	}
-	if r.Idle != nil && c.Session != nil && c.Host != "" && errors.Is(err, community.ErrNotServed) {
-		if ferr := r.Idle.ForgetHost(ctx, c.Host); ferr != nil {
-			r.Log.WarnContext(ctx, "relay: forget the host of a community not served", "host", c.Host, "err", ferr)
-		}
 	}
 	return err
 }

@@ -58,7 +58,7 @@ func newHarness(t *testing.T, limits ratelimit.Limits) *harness {
 		Ingest:   ingest.New(st, key),
 		Reader:   query.New(st, key),
 		Fanout:   fo,
-		Sessions: sessions.NewRegistry(st),
+		Sessions: sessions.NewRegistry(sessions.NewPG(st)),
 		Guard:    &guard.Guard{Limiter: ratelimit.New(st, limits), Store: st, Log: testkit.Quiet()},
 		Log:      testkit.Quiet(),
 	}}

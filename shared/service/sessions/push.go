@@ -29,7 +29,7 @@ import (
 //
 // Neither runs a database statement: the challenge is derived from the
 // connection id (Challenges) and the open connections are the session
-// bucket's (Idle.OpenConnections).
+// store's (Registry.OpenConnections).
 
 // PushEvent is the push function's event: a greeting of the connection
 // Greet from $connect, or (Greet empty: a scheduled event, a queue's
@@ -64,20 +64,19 @@ const (
 const LivenessPost = 5 * time.Second
 
 // OpenConnections is the registry of open connections the greeting
-// records and the liveness tick reads (Idle, in the session bucket).
+// records and the liveness tick reads (Registry, in the session store).
 type OpenConnections interface {
 	Opened(ctx context.Context, id string) error
 	OpenConnections(ctx context.Context) ([]string, error)
-	// Gone forgets a connection a post found gone (community and pubkey "": the
-	// registry keeps it, and its $disconnect already recorded it).
-	Gone(ctx context.Context, id, community, pubkey string) error
+	// Gone forgets a connection a post found gone.
+	Gone(ctx context.Context, id string) error
 }
 
 // Pusher is the push function: the greeting and the liveness tick.
 type Pusher struct {
 	Sender     Sender
 	Challenges Challenges
-	// Open is the registry of open connections; nil (no SESSION_BUCKET):
+	// Open is the registry of open connections; nil (sessions in Postgres):
 	// the greeting records nothing and a tick sends nothing.
 	Open OpenConnections
 	Log  *slog.Logger
@@ -176,7 +175,7 @@ func (p *Pusher) Tick(ctx context.Context) (reached int, err error) {
 				reached++
 				mu.Unlock()
 			case errors.Is(err, ErrGone) && !errors.Is(err, ErrTimeout):
-				if err := p.Open.Gone(ctx, id, "", ""); err != nil {
+				if err := p.Open.Gone(ctx, id); err != nil {
 					p.log().WarnContext(ctx, "sessions: forget gone connection", "connection", id, "err", err)
 				}
 			default:

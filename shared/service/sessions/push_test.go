@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/buzzrelay/relay/shared/service/sessions"
+	"github.com/buzzrelay/relay/shared/testing/sessionstest"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
 
@@ -55,7 +56,7 @@ func (g *gateway) frames(id string) []string {
 // connection among the open ones.
 func TestGreetingWaitsForTheSocketToOpen(t *testing.T) {
 	ctx := context.Background()
-	d, _ := localIdle(t, 0)
+	d := sessions.NewRegistry(sessionstest.DynamoDB(t).Store)
 	ch := sessions.NewChallenges([]byte("relay key"))
 	g := newGateway(3)
 	p := &sessions.Pusher{Sender: g, Challenges: ch, Open: d, Log: testkit.Quiet()}
@@ -79,7 +80,7 @@ func TestGreetingWaitsForTheSocketToOpen(t *testing.T) {
 // recorded as open.
 func TestGreetingGivesUpOnAConnectionThatNeverOpens(t *testing.T) {
 	ctx := context.Background()
-	d, _ := localIdle(t, 0)
+	d := sessions.NewRegistry(sessionstest.DynamoDB(t).Store)
 	g := newGateway(0, "left=")
 	p := &sessions.Pusher{Sender: g, Open: d, Log: testkit.Quiet(), Window: 100 * time.Millisecond}
 	if err := p.Greet(ctx, "left="); err != nil {
@@ -99,13 +100,14 @@ func TestGreetingGivesUpOnAConnectionThatNeverOpens(t *testing.T) {
 // forgets one whose post finds it gone; $disconnect forgets one too.
 func TestLivenessReachesEveryOpenConnection(t *testing.T) {
 	ctx := context.Background()
-	d, instance := localIdle(t, 0)
+	d := sessions.NewRegistry(sessionstest.DynamoDB(t).Store)
+	instance := func() *sessions.Registry { return sessions.NewRegistry(d.Store()) }
 	for _, id := range []string{"a=", "b=", "c=", "d="} {
 		if err := d.Opened(ctx, id); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := d.Gone(ctx, "d=", "community", ""); err != nil { // its $disconnect
+	if err := d.Gone(ctx, "d="); err != nil { // its $disconnect
 		t.Fatal(err)
 	}
 	g := newGateway(0, "c=") // closed without a $disconnect
@@ -146,13 +148,13 @@ func TestLivenessWithoutARegistrySendsNothing(t *testing.T) {
 	}
 }
 
-// TestLivenessListsNoOneOnceTheLastConnectionOutlivedTwoHours: a tick of
-// a relay whose last connection was recorded more than API Gateway's 2
-// hours ago lists nothing (one GET instead of a LIST every tick of an idle
-// stack), and lists again as soon as a new connection is recorded.
+// TestLivenessListsNoOneOnceTheLastConnectionOutlivedTwoHours: a
+// connection whose $disconnect never came is listed until it outlived API
+// Gateway's 2 hours, then not (each open entry expires on its own), and a
+// new connection is listed at once.
 func TestLivenessListsNoOneOnceTheLastConnectionOutlivedTwoHours(t *testing.T) {
 	ctx := context.Background()
-	d, _ := localIdle(t, 0)
+	d := sessions.NewRegistry(sessionstest.DynamoDB(t).Store)
 	if ids, err := d.OpenConnections(ctx); err != nil || len(ids) != 0 {
 		t.Fatalf("before any connection: %v %v", ids, err)
 	}
@@ -172,7 +174,7 @@ func TestLivenessListsNoOneOnceTheLastConnectionOutlivedTwoHours(t *testing.T) {
 	if err := d.Opened(ctx, "new="); err != nil {
 		t.Fatal(err)
 	}
-	if ids, _ := d.OpenConnections(ctx); !slices.Equal(slices.Sorted(slices.Values(ids)), []string{"new=", "old="}) {
+	if ids, _ := d.OpenConnections(ctx); !slices.Equal(ids, []string{"new="}) {
 		t.Fatalf("after a new connection: %v", ids)
 	}
 }

@@ -1,13 +1,14 @@
 // Package sessions keeps the WebSocket sessions of API Gateway's model,
 // where every client message is one invocation and invocations of one
 // connection may land on different instances: connections with their
-// NIP-42 challenge and authenticated key, and their REQ subscriptions,
-// indexed by the channels their filters pin (tables of
-// migrations/003_websocket.sql, through shared/postgres/store's
-// connections.go and subscriptions.go). It also names the Sender every
-// post to a connection goes through (shared/transport/apigw provides it)
-// and the errors a Sender reports. Live delivery (shared/service/fanout)
-// reads the subscriptions stored here; it does not keep them.
+// NIP-42 challenge and authenticated key, their REQ subscriptions indexed
+// by the channels their filters pin, each community's last-commit mark and
+// the open connections, behind one interface (Store, held by Registry):
+// in DynamoDB (shared/aws/ddbsessions) or Postgres (PG). It also names the
+// Sender every post to a connection goes through (shared/transport/apigw
+// provides it) and the errors a Sender reports. Live delivery
+// (shared/service/fanout) reads the subscriptions stored here; it does not
+// keep them.
 package sessions
 
 import (
@@ -16,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/nbd-wtf/go-nostr"
@@ -23,6 +25,7 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/access"
 	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/reject"
+	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 )
 
@@ -43,41 +46,70 @@ var (
 // connection row expires after it even when $disconnect never came.
 const Lifetime = 2 * time.Hour
 
+// ExpiresAt is when API Gateway closes a connection opened at connectedAt
+// (unix seconds): its row's expires_at, the end of its host's trust.
+func ExpiresAt(connectedAt int64) int64 { return connectedAt + int64(Lifetime/time.Second) }
+
 // ErrUnknownConnection is returned for a connection id with no (live) row.
 var ErrUnknownConnection = store.ErrUnknownConnection
 
 // Connection is one WebSocket connection.
 type Connection = store.Connection
 
-// Registry stores connections and subscriptions. Safe for concurrent use.
+// DefaultLimits are the subscription limits every REQ meets: relayinfo's
+// per connection and per key (in a community, across its connections).
+var DefaultLimits = Limits{PerConnection: relayinfo.MaxSubscriptions, PerKey: relayinfo.MaxSubscriptionsPerKey}
+
+// Registry is the one session interface the transports and use cases
+// use, over a Store (DynamoDB, or Postgres with BUZZ_SESSIONS=0). Safe for
+// concurrent use.
 type Registry struct {
-	st  *store.Store
+	st  Store
 	now func() time.Time
+
+	// Latest, when set, is the highest created_at stored in a community
+	// (the database): a community's first mark starts there, so that it
+	// also covers what was stored before marks were kept.
+	Latest func(ctx context.Context, community string) (int64, error)
+
+	mu    sync.Mutex
+	marks map[string]int64 // community → a mark known to exist
 }
 
 // NewRegistry builds the registry over st.
-func NewRegistry(st *store.Store) *Registry { return &Registry{st: st, now: time.Now} }
+func NewRegistry(st Store) *Registry {
+	return &Registry{st: st, now: time.Now, marks: map[string]int64{}}
+}
+
+// Store is the registry's store.
+func (r *Registry) Store() Store { return r.st }
+
+// Database is the Postgres store when the sessions live there (PG), else
+// nil: a REQ then stores its subscription in its read's round trip, and a
+// commit reads its audience in its own.
+func (r *Registry) Database() *store.Store {
+	if p, ok := r.st.(*PG); ok {
+		return p.Database()
+	}
+	return nil
+}
+
+// SetClock makes r read the time from now (tests).
+func (r *Registry) SetClock(now func() time.Time) { r.now = now }
 
 // Now is the registry's clock (a subscription's creation, a connection's
 // liveness).
 func (r *Registry) Now() time.Time { return r.now() }
 
-// Open records c (replacing a row with the same id) and now and then prunes
-// expired connections.
+// Open records c (replacing a connection with the same id).
 func (r *Registry) Open(ctx context.Context, c Connection) error {
-	now := r.now().Unix()
 	if c.ConnectedAt == 0 {
-		c.ConnectedAt = now
+		c.ConnectedAt = r.now().Unix()
 	}
 	if c.ExpiresAt == 0 {
-		c.ExpiresAt = c.ConnectedAt + int64(Lifetime/time.Second)
+		c.ExpiresAt = ExpiresAt(c.ConnectedAt)
 	}
-	// About one connect in 16 prunes rows whose $disconnect never came.
-	var prune int64
-	if len(c.Challenge) > 0 && c.Challenge[0] == '0' {
-		prune = now
-	}
-	if err := r.st.OpenConnection(ctx, c, prune); err != nil {
+	if err := r.st.OpenConnection(ctx, c); err != nil {
 		return fmt.Errorf("sessions: open %s: %w", c.ID, err)
 	}
 	return nil
@@ -96,35 +128,43 @@ func (r *Registry) MarkChallengeSent(ctx context.Context, id string) (first bool
 
 // Authenticate records pubkey as the connection's authenticated key.
 func (r *Registry) Authenticate(ctx context.Context, id, pubkey string) error {
-	return r.st.AuthenticateConnection(ctx, id, pubkey)
+	return r.st.Authenticate(ctx, id, pubkey)
 }
 
-// Close deletes the connection and its subscriptions.
+// Close forgets the connection, its subscriptions and its open entry.
 func (r *Registry) Close(ctx context.Context, id string) error {
 	return r.st.CloseConnection(ctx, id)
 }
 
 // Subscribe stores (or replaces) subscription sub of connection for reader
-// with filters, indexed by the channels they pin. It refuses a new id past
-// max subscriptions on the connection.
-func (r *Registry) Subscribe(ctx context.Context, community, connection, sub, reader string, filters []nostr.Filter, max int) error {
+// with filters, indexed by the channels they pin, under lim: a new id past
+// the connection's limit is refused (restricted:, Full), one past the
+// key's (rate-limited:, KeyFull).
+func (r *Registry) Subscribe(ctx context.Context, community, connection, sub, reader string, filters []nostr.Filter, lim Limits) error {
 	row, err := r.Row(community, connection, sub, reader, filters)
 	if err != nil {
 		return err
 	}
-	stored, err := r.st.Subscribe(ctx, row, max)
-	if err != nil {
-		return fmt.Errorf("sessions: %w", err)
+	return r.Put(ctx, row, lim)
+}
+
+// Put stores row under lim (Subscribe), its refusal a reject error.
+func (r *Registry) Put(ctx context.Context, row NewSubscription, lim Limits) error {
+	err := r.st.Subscribe(ctx, row, lim)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrConnectionFull):
+		return Full(lim.PerConnection, row.Sub)
+	case errors.Is(err, ErrKeyFull):
+		return KeyFull(lim.PerKey, row.Sub)
 	}
-	if !stored {
-		return Full(max, sub)
-	}
-	return nil
+	return fmt.Errorf("sessions: %w", err)
 }
 
 // Row is the stored form of subscription sub of connection for reader
-// with filters (what Subscribe stores; a REQ's read stores it in the same
-// round trip, query.Engine.ReqSubscribed).
+// with filters (what Subscribe stores; with PG, a REQ's read stores it in
+// the same round trip, query.Engine.ReqSubscribed).
 func (r *Registry) Row(community, connection, sub, reader string, filters []nostr.Filter) (store.NewSubscription, error) {
 	raw, err := json.Marshal(filters)
 	if err != nil {
@@ -142,6 +182,23 @@ func Full(max int, sub string) error {
 	return reject.Restrictedf("a connection may hold %d subscriptions; CLOSE one before opening %q", max, sub)
 }
 
+// KeyFull is the refusal of a new subscription sub past max of its key.
+func KeyFull(max int, sub string) error {
+	return reject.New(reject.RateLimited, "a key may hold %d subscriptions in this community across its connections; CLOSE one before opening %q", max, sub)
+}
+
+// Refusal is the reject error of a store.SubscribeVerdict for sub under
+// lim (nil: stored).
+func Refusal(v store.SubscribeVerdict, lim Limits, sub string) error {
+	switch v {
+	case store.Stored:
+		return nil
+	case store.KeyFull:
+		return KeyFull(lim.PerKey, sub)
+	}
+	return Full(lim.PerConnection, sub)
+}
+
 // Unsubscribe removes subscription sub of connection (no error if absent).
 func (r *Registry) Unsubscribe(ctx context.Context, connection, sub string) error {
 	_, err := r.End(ctx, connection, sub)
@@ -152,6 +209,111 @@ func (r *Registry) Unsubscribe(ctx context.Context, connection, sub string) erro
 // there (of concurrent enders, exactly one sees true).
 func (r *Registry) End(ctx context.Context, connection, sub string) (bool, error) {
 	return r.st.EndSubscription(ctx, connection, sub)
+}
+
+// known is the highest mark this instance knows exists (0: none).
+func (r *Registry) known(community string) int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.marks[community]
+}
+
+func (r *Registry) remember(community string, m int64) {
+	r.mu.Lock()
+	if m > r.marks[community] {
+		r.marks[community] = m
+	}
+	r.mu.Unlock()
+}
+
+// RaiseMark makes community's last-commit mark at least v, before a
+// commit that may store events created up to v: nothing when this
+// instance knows a mark at least v exists (marks never go down), else one
+// conditional write; a community's first mark also covers what the
+// database stored before it (Latest).
+func (r *Registry) RaiseMark(ctx context.Context, community string, v int64) error {
+	if r.known(community) >= v {
+		return nil
+	}
+	m, exists, err := r.st.RaiseMark(ctx, community, v, r.Latest == nil)
+	if err != nil {
+		return fmt.Errorf("sessions: raise mark of %s: %w", community, err)
+	}
+	if !exists {
+		first, err := r.Latest(ctx, community)
+		if err != nil {
+			return fmt.Errorf("sessions: first mark of %s: %w", community, err)
+		}
+		if m, _, err = r.st.RaiseMark(ctx, community, max(v, first), true); err != nil {
+			return fmt.Errorf("sessions: raise mark of %s: %w", community, err)
+		}
+	}
+	r.remember(community, m)
+	return nil
+}
+
+// AboveMark reports whether no stored event of community can match
+// filters: each has limit 0, or a since strictly above the community's
+// last-commit mark (since is inclusive: an event created at since would
+// match). Read strongly consistent after the REQ's subscription was
+// stored, a true answer misses nothing: a commit raises the mark before
+// it commits, and reads the audience (which then holds the subscription)
+// after.
+func (r *Registry) AboveMark(ctx context.Context, community string, filters []nostr.Filter) (bool, error) {
+	if len(filters) == 0 {
+		return false, nil
+	}
+	if AllLimitZero(filters) {
+		return true, nil
+	}
+	m, ok, err := r.st.Mark(ctx, community)
+	if err != nil || !ok {
+		return false, err
+	}
+	r.remember(community, m)
+	return Above(filters, m), nil
+}
+
+// AllLimitZero reports whether every filter asks for no stored event
+// (limit 0).
+func AllLimitZero(filters []nostr.Filter) bool {
+	for _, f := range filters {
+		if !f.LimitZero {
+			return false
+		}
+	}
+	return len(filters) > 0
+}
+
+// Above reports whether every filter asks for no stored event up to mark:
+// limit 0, or a since above it.
+func Above(filters []nostr.Filter, mark int64) bool {
+	if len(filters) == 0 {
+		return false
+	}
+	for _, f := range filters {
+		if !f.LimitZero && (f.Since == nil || int64(*f.Since) <= mark) {
+			return false
+		}
+	}
+	return true
+}
+
+// Opened records connection id among the open connections the liveness
+// tick posts to (for Lifetime).
+func (r *Registry) Opened(ctx context.Context, id string) error {
+	return r.st.Opened(ctx, id, r.now().Unix()+int64(Lifetime/time.Second))
+}
+
+// OpenConnections lists the open connections.
+func (r *Registry) OpenConnections(ctx context.Context) ([]string, error) {
+	return r.st.OpenConnections(ctx, r.now().Unix())
+}
+
+// Gone forgets connection id, which a post found gone, among the open
+// connections.
+func (r *Registry) Gone(ctx context.Context, id string) error {
+	return r.st.ForgetOpen(ctx, id)
 }
 
 // Pins are the index keys of a subscription: the channels its filters

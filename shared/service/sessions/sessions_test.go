@@ -25,7 +25,7 @@ func TestSubscribeReplacesAndLimits(t *testing.T) {
 	if _, err := st.EnsureCommunity(ctx, "c1", ""); err != nil {
 		t.Fatal(err)
 	}
-	reg := NewRegistry(st)
+	reg := NewRegistry(NewPG(st))
 	if err := reg.Open(ctx, Connection{ID: "conn", Community: "c1", RelayURLs: []string{"ws://x"}, Challenge: "ab"}); err != nil {
 		t.Fatal(err)
 	}
@@ -45,30 +45,30 @@ func TestSubscribeReplacesAndLimits(t *testing.T) {
 		}
 		return out
 	}
-	if err := reg.Subscribe(ctx, "c1", "conn", "a", "pk", pinned("x", "y"), 2); err != nil {
+	if err := reg.Subscribe(ctx, "c1", "conn", "a", "pk", pinned("x", "y"), Limits{PerConnection: 2}); err != nil {
 		t.Fatal(err)
 	}
-	if err := reg.Subscribe(ctx, "c1", "conn", "a", "pk", pinned("y", "z"), 2); err != nil {
+	if err := reg.Subscribe(ctx, "c1", "conn", "a", "pk", pinned("y", "z"), Limits{PerConnection: 2}); err != nil {
 		t.Fatal(err)
 	}
 	if got := index("a"); !slices.Equal(got, []string{"y", "z"}) {
 		t.Fatalf("index of replaced subscription = %v, want [y z]", got)
 	}
-	if err := reg.Subscribe(ctx, "c1", "conn", "b", "pk", []nostr.Filter{{Kinds: []int{9}}}, 2); err != nil {
+	if err := reg.Subscribe(ctx, "c1", "conn", "b", "pk", []nostr.Filter{{Kinds: []int{9}}}, Limits{PerConnection: 2}); err != nil {
 		t.Fatal(err)
 	}
 	if got := index("b"); !slices.Equal(got, []string{""}) {
 		t.Fatalf("index of unpinned subscription = %v, want the any-channel bucket", got)
 	}
 	// Full: a third id is refused; replacing an existing one still works.
-	err := reg.Subscribe(ctx, "c1", "conn", "c", "pk", pinned("x"), 2)
+	err := reg.Subscribe(ctx, "c1", "conn", "c", "pk", pinned("x"), Limits{PerConnection: 2})
 	if rej, ok := reject.As(err); !ok || rej.Prefix != reject.Restricted {
 		t.Fatalf("third subscription: %v, want restricted:", err)
 	}
 	if got := index("c"); len(got) != 0 {
 		t.Fatalf("refused subscription left index rows %v", got)
 	}
-	if err := reg.Subscribe(ctx, "c1", "conn", "b", "pk", pinned("x"), 2); err != nil {
+	if err := reg.Subscribe(ctx, "c1", "conn", "b", "pk", pinned("x"), Limits{PerConnection: 2}); err != nil {
 		t.Fatalf("replacing at the limit: %v", err)
 	}
 	if got := index("b"); !slices.Equal(got, []string{"x"}) {
@@ -113,7 +113,7 @@ func TestSubscribeLimitExactUnderConcurrency(t *testing.T) {
 	if _, err := st.EnsureCommunity(ctx, "c1", ""); err != nil {
 		t.Fatal(err)
 	}
-	reg := NewRegistry(st)
+	reg := NewRegistry(NewPG(st))
 	if err := reg.Open(ctx, Connection{ID: "conn", Community: "c1", RelayURLs: []string{"ws://x"}, Challenge: "ab"}); err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestSubscribeLimitExactUnderConcurrency(t *testing.T) {
 	errs := make([]error, sent)
 	testkit.AtOnce(sent, func(i int) {
 		errs[i] = reg.Subscribe(ctx, "c1", "conn", fmt.Sprintf("s%03d", i), "pk",
-			[]nostr.Filter{{Kinds: []int{9}, Tags: nostr.TagMap{"h": {fmt.Sprint(i)}}}}, max)
+			[]nostr.Filter{{Kinds: []int{9}, Tags: nostr.TagMap{"h": {fmt.Sprint(i)}}}}, Limits{PerConnection: max})
 	})
 	stored := 0
 	for i, err := range errs {

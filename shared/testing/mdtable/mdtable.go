@@ -1,6 +1,6 @@
 // Package mdtable reads the first Markdown table under a heading of a
 // document, so tests can hold a document's table equal to the code's
-// (README.md's kinds and limits tables).
+// (docs/reference.md's kinds and limits tables).
 package mdtable
 
 import (

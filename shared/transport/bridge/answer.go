@@ -14,6 +14,8 @@ import (
 var (
 	errNoRoute  = errors.New("bridge: no such route")
 	errTooLarge = errors.New("bridge: body too large")
+	// errNoPolicy answers 404 where Buzz does: no join policy configured.
+	errNoPolicy = errors.New("bridge: no join policy")
 )
 
 // statuses is the bridge's table of HTTP statuses that differ from what
@@ -26,6 +28,7 @@ var statuses = []struct {
 	{errNoRoute, http.StatusNotFound},
 	{community.ErrUnknownHost, http.StatusNotFound}, // never another community's data
 	{errTooLarge, http.StatusRequestEntityTooLarge},
+	{errNoPolicy, http.StatusNotFound},
 }
 
 // Fail is the bridge's one mapping from an error to its answer: the HTTP

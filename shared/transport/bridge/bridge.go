@@ -30,8 +30,10 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/signer"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/community"
+	"github.com/buzzrelay/relay/shared/service/invites"
 	"github.com/buzzrelay/relay/shared/service/ratelimit"
 	"github.com/buzzrelay/relay/shared/service/relay"
+	"github.com/buzzrelay/relay/shared/transport/console"
 	"github.com/buzzrelay/relay/shared/transport/nip86"
 )
 
@@ -82,6 +84,10 @@ type Bridge struct {
 	Manage *nip86.Service
 	// Communities maps a request's Host to its community.
 	Communities *community.Registry
+	// Directory, when set, is what NIP-11 resolves its host with instead
+	// of Communities: documents kept outside the database
+	// (shared/service/directory), so a polled NIP-11 runs no statement.
+	Directory func(ctx context.Context, host string) (*community.Community, error)
 	// Limits are advertised in NIP-11 (the use cases enforce them); nil:
 	// none.
 	Limits *ratelimit.Limiter
@@ -94,6 +100,8 @@ type Bridge struct {
 	// community: NIP-9a when subscriptions are served, NIP-PL's
 	// descriptor when leases are; nil: push is off.
 	Push func(context.Context, *community.Community) (subscriptions bool, desc *push.Descriptor, err error)
+	// Invites serves Buzz's invite routes (invites.go); nil: none.
+	Invites *invites.Service
 }
 
 // New wires a bridge over the use cases of core, serving POST /events when
@@ -113,6 +121,15 @@ func New(st *store.Store, sg signer.Signer, core *relay.Relay, defaultCommunity 
 
 // Serve routes one request.
 func (b *Bridge) Serve(ctx context.Context, r Request) Response {
+	if console.Owns(r.Method, r.Path) { // before media's GET /{blob}
+		status, headers, body := console.Serve(r.Path)
+		return Response{Status: status, Headers: headers, Body: body}
+	}
+	if b.Invites != nil {
+		if resp, ok := b.invites(ctx, r); ok {
+			return resp
+		}
+	}
 	if b.Media != nil {
 		if resp, ok := b.Media(ctx, r); ok {
 			return resp
@@ -247,7 +264,11 @@ func (b *Bridge) manage(ctx context.Context, r Request) Response {
 // info is the NIP-11 document of the community served at the request's
 // host: its name, description, icon and relay key.
 func (b *Bridge) info(ctx context.Context, r Request) Response {
-	c, err := b.Communities.Resolve(ctx, r.Host)
+	resolve := b.Communities.Resolve
+	if b.Directory != nil {
+		resolve = b.Directory
+	}
+	c, err := resolve(ctx, r.Host)
 	if err != nil {
 		return b.Fail(ctx, "community", unresolved(err))
 	}
@@ -255,11 +276,7 @@ func (b *Bridge) info(ctx context.Context, r Request) Response {
 		return Response{Status: http.StatusOK, Headers: cors(map[string]string{"content-type": "text/plain; charset=utf-8"}),
 			Body: []byte("Buzz relay. Connect a nostr client over WebSocket, or send Accept: application/nostr+json for NIP-11.\n")}
 	}
-	sg, err := signer.For(ctx, b.Signer, c.ID)
-	if err != nil {
-		return b.Fail(ctx, "relay key", err)
-	}
-	doc := relayinfo.New(sg.PublicKey())
+	doc := relayinfo.New(c.Pubkey(b.Signer.PublicKey()))
 	doc.Describe(c.Name, c.About, c.Picture)
 	doc.AdvertiseReadStateSnapshot(c.ID)
 	doc.AdvertiseMembership(c.MembershipEnforced)
@@ -281,8 +298,8 @@ func (b *Bridge) info(ctx context.Context, r Request) Response {
 }
 
 // health answers GET /healthz without touching the database, so an uptime
-// monitor never keeps a paused Aurora awake; GET /healthz?deep=1 also pings
-// the database (503 while it is unreachable or resuming).
+// monitor never keeps a paused Aurora awake; GET /healthz?deep=1 asks the
+// database (waking it) and answers the deployment's status (DeepHealth).
 func (b *Bridge) health(ctx context.Context, r Request) Response {
 	switch r.Query["deep"] {
 	case "", "0", "false":
@@ -290,10 +307,42 @@ func (b *Bridge) health(ctx context.Context, r Request) Response {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
+	start := time.Now()
 	if err := b.Store.Ping(ctx); err != nil {
+		if a := reject.Map(err); a.Class == reject.Unavailable { // Fail's status, Retry-After and text, with the state
+			resp := b.Fail(ctx, "deep health check", err)
+			resp.Body, _ = marshal(DeepHealth{Database: DatabaseResuming, Error: a.Text})
+			return resp
+		}
 		return b.Fail(ctx, "deep health check", err)
 	}
-	return jsonResponse(http.StatusOK, map[string]bool{"ok": true, "database": true})
+	ping := time.Since(start)
+	st, err := b.Store.Status(ctx)
+	if err != nil {
+		return b.Fail(ctx, "deep health check", err)
+	}
+	return jsonResponse(http.StatusOK, DeepHealth{OK: true, Database: DatabaseAwake, PingMillis: ping.Milliseconds(), Status: &st})
+}
+
+// Database states GET /healthz?deep=1 reports: awake (it answered) or
+// resuming (Aurora is waking from a pause: 503 with Retry-After). A paused
+// database is never observed as such: asking wakes it.
+const (
+	DatabaseAwake    = "awake"
+	DatabaseResuming = "resuming"
+)
+
+// DeepHealth is GET /healthz?deep=1's answer: the database's state, how
+// long its ping took (a resume shows as a long one), and the deployment's
+// store.Status (last write, open connections, media bytes, open reports,
+// communities served). No push backlog: the push function keeps none
+// (it posts what it is invoked with, or drops it).
+type DeepHealth struct {
+	OK         bool   `json:"ok"`
+	Database   string `json:"database"`
+	PingMillis int64  `json:"ping_ms,omitempty"`
+	Error      string `json:"error,omitempty"`
+	*store.Status
 }
 
 func jsonResponse(status int, v any) Response {

@@ -4,7 +4,8 @@
 // the token for the community served at the request's host). Only the
 // community's operator keys may call it; the relay-specific methods
 // addcommunity and disablecommunity belong to the operators of the
-// deployment's default community.
+// deployment's default community. The operator console (/admin,
+// shared/transport/console) calls these same methods and no other.
 package nip86
 
 import (
@@ -13,13 +14,17 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/buzzrelay/relay/shared/domain/blossom"
 	"github.com/buzzrelay/relay/shared/domain/eventcheck"
+	"github.com/buzzrelay/relay/shared/domain/invite"
 	"github.com/buzzrelay/relay/shared/domain/reject"
+	"github.com/buzzrelay/relay/shared/domain/resolve"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/community"
 	"github.com/buzzrelay/relay/shared/service/guard"
+	"github.com/buzzrelay/relay/shared/service/invites"
 )
 
 // ContentType is the media type of NIP-86 requests and answers.
@@ -48,9 +53,16 @@ type Service struct {
 	// Guard is the door every call passes (shared/service/guard: the
 	// community served, the caller one of its operators).
 	Guard *guard.Guard
-	// Hosts forgets a disabled community's hostnames where the WebSocket
-	// sessions cache them (sessions.Idle); nil: nothing is cached there.
+	// Hosts forgets a disabled community's hostnames where a cache outside
+	// the database holds them; nil (the wiring sets none: the directory
+	// says a community is disabled): nothing is cached there.
 	Hosts community.HostForgetter
+	// Invites sets the join policy and revokes invites
+	// (shared/service/invites); nil: those methods are unavailable.
+	Invites *invites.Service
+	// Directory is told of every change NIP-11 or a host's resolution
+	// reads (shared/service/directory); nil: none kept.
+	Directory community.Directory
 }
 
 // BlobDeleter deletes a community's blob as pubkey (an operator: every
@@ -62,15 +74,21 @@ type BlobDeleter interface {
 // Methods lists the supported methods, in supportedmethods order.
 var Methods = []string{
 	"supportedmethods",
-	"banpubkey", "listbannedpubkeys", "allowpubkey", "listallowedpubkeys",
+	"banpubkey", "unbanpubkey", "listbannedpubkeys", "listtimedoutpubkeys",
+	"allowpubkey", "unallowpubkey", "listallowedpubkeys",
 	"banevent",
 	"changerelayname", "changerelaydescription", "changerelayicon",
-	"addcommunity", "disablecommunity",
-	"deleteblob",
+	"listoperators", "addoperator", "removeoperator",
+	"listcommunities", "addcommunity", "disablecommunity",
+	"deleteblob", "mediausage",
 	"setthreadrepliesinchannel",
-	"setrelaymembership",
-	"listeventsneedingmoderation",
+	"setrelaymembership", "listrelaymembers",
+	"listeventsneedingmoderation", "resolvereport",
+	"setjoinpolicy", "clearjoinpolicy", "revokeinvite",
 }
+
+// MediaTopKeys is how many of today's uploaders mediausage names.
+const MediaTopKeys = 10
 
 // ErrForbidden is a call by a key that is not an operator (the door's
 // refusal).
@@ -150,8 +168,76 @@ func (s *Service) call(ctx context.Context, c *community.Community, pubkey strin
 			rule = community.RuleAllow
 		}
 		return true, community.SetPubkeyRule(ctx, s.Store, c.ID, pk, rule, p.opt(1))
+	case "unbanpubkey", "unallowpubkey": // lift a ban or timeout; take a key off the allow list
+		pk, err := p.str(0, "pubkey")
+		if err != nil {
+			return nil, err
+		}
+		rules := []string{community.RuleBan, community.RuleTimeout}
+		if req.Method == "unallowpubkey" {
+			rules = []string{community.RuleAllow}
+		}
+		return true, community.LiftPubkeyRule(ctx, s.Store, c.ID, pk, rules...)
 	case "listbannedpubkeys":
 		return community.PubkeyRules(ctx, s.Store, c.ID, community.RuleBan)
+	case "listtimedoutpubkeys": // the timeouts in force, with their expiry
+		return community.PubkeyRules(ctx, s.Store, c.ID, community.RuleTimeout)
+	case "listoperators":
+		return community.Operators(ctx, s.Store, c.ID)
+	case "addoperator", "removeoperator":
+		pk, err := p.str(0, "pubkey")
+		if err != nil {
+			return nil, err
+		}
+		if req.Method == "removeoperator" {
+			return true, community.RemoveOperator(ctx, s.Store, c.ID, pk)
+		}
+		return true, community.AddOperator(ctx, s.Store, c.ID, pk)
+	case "resolvereport": // closes an open report as a 9044 does, by the same vocabulary
+		id, err := p.str(0, "report id")
+		if err != nil {
+			return nil, err
+		}
+		status, err := p.str(1, "status")
+		if err != nil {
+			return nil, err
+		}
+		action := p.opt(2)
+		if !eventcheck.LowerHex(id, 64) {
+			return nil, reject.Invalidf("parameter 1 (report id) must be 64 lowercase hex characters")
+		}
+		if err := resolve.Check(status, action, action != ""); err != nil {
+			return nil, err
+		}
+		return true, s.Store.Tx(ctx, c.ID, func(tx *store.Tx) error {
+			ok, err := tx.ResolveReport(ctx, id, pubkey, status, action, time.Now().Unix())
+			if err == nil && !ok {
+				err = reject.Invalidf("report %s is not open", id)
+			}
+			return err
+		})
+	case "listrelaymembers": // NIP-43: owners (the operators), admins, members
+		var out []map[string]string
+		err := s.Store.Tx(ctx, c.ID, func(tx *store.Tx) error {
+			ms, err := tx.RelayMembers(ctx)
+			for _, m := range ms {
+				out = append(out, map[string]string{"pubkey": m.Pubkey, "role": m.Role})
+			}
+			return err
+		})
+		if out == nil {
+			out = []map[string]string{}
+		}
+		return map[string]any{"enforced": c.MembershipEnforced, "members": out}, err
+	case "mediausage":
+		if s.Blobs == nil {
+			return nil, reject.Invalidf("media is not enabled on this relay")
+		}
+		stored, blobs, keys, err := s.Store.MediaStoredUsage(ctx, c.ID, blossom.Day(time.Now()), MediaTopKeys)
+		if keys == nil {
+			keys = []store.KeyBytes{}
+		}
+		return map[string]any{"stored_bytes": stored, "blobs": blobs, "today_by_key": keys}, err
 	case "listallowedpubkeys":
 		return community.PubkeyRules(ctx, s.Store, c.ID, community.RuleAllow)
 	case "banevent":
@@ -166,7 +252,7 @@ func (s *Service) call(ctx context.Context, c *community.Community, pubkey strin
 			return nil, err
 		}
 		field := map[string]string{"changerelayname": community.FieldName, "changerelaydescription": community.FieldAbout, "changerelayicon": community.FieldPicture}[req.Method]
-		return true, community.SetInfo(ctx, s.Store, c.ID, field, v)
+		return true, community.SetInfo(ctx, s.Store, c.ID, field, v, s.Directory)
 	case "deleteblob":
 		h, err := p.str(0, "sha256")
 		if err != nil {
@@ -209,10 +295,15 @@ func (s *Service) call(ctx context.Context, c *community.Community, pubkey strin
 		if err != nil {
 			return nil, err
 		}
-		return true, s.Store.SetMembershipEnforced(ctx, c.ID, on)
-	case "addcommunity", "disablecommunity":
+		return true, community.SetMembership(ctx, s.Store, c.ID, on, s.Directory)
+	case "setjoinpolicy", "clearjoinpolicy", "revokeinvite": // invites (shared/service/invites)
+		return s.invites(ctx, c, req.Method, p)
+	case "listcommunities", "addcommunity", "disablecommunity":
 		if c.ID != s.Registry.Fallback() {
 			return nil, reject.Restrictedf("%s is for the operators of the deployment's default community", req.Method)
+		}
+		if req.Method == "listcommunities" {
+			return listCommunities(ctx, s.Store)
 		}
 		id, err := p.str(0, "community id")
 		if err != nil {
@@ -222,7 +313,7 @@ func (s *Service) call(ctx context.Context, c *community.Community, pubkey strin
 			if id == c.ID {
 				return nil, reject.Invalidf("the default community cannot be disabled through itself")
 			}
-			return true, community.Disable(ctx, s.Store, id, s.Hosts)
+			return true, community.Disable(ctx, s.Store, id, s.Hosts, s.Directory)
 		}
 		host, err := p.str(1, "hostname")
 		if err != nil {
@@ -231,7 +322,7 @@ func (s *Service) call(ctx context.Context, c *community.Community, pubkey strin
 		if s.Sealer == nil {
 			return nil, errors.New("nip86: addcommunity: no sealer configured for relay keys")
 		}
-		pub, err := community.Create(ctx, s.Store, s.Sealer, community.Spec{
+		pub, err := community.Create(ctx, s.Store, s.Sealer, s.Directory, community.Spec{
 			ID: id, Hosts: []string{host}, Name: p.opt(2), Operators: []string{pubkey},
 		})
 		if err != nil {
@@ -240,6 +331,54 @@ func (s *Service) call(ctx context.Context, c *community.Community, pubkey strin
 		return map[string]string{"id": id, "host": host, "relay_pubkey": pub}, nil
 	}
 	return nil, reject.Invalidf("unsupported method %q", req.Method)
+}
+
+// joinPolicyParam is setjoinpolicy's one parameter, in the fields GET
+// /api/join-policy shows.
+type joinPolicyParam struct {
+	Version     *string `json:"version"`
+	Terms       string  `json:"terms_markdown"`
+	Privacy     string  `json:"privacy_markdown"`
+	AgeRequired bool    `json:"age_attestation_required"`
+}
+
+// invites runs the invite methods: setjoinpolicy [{version,
+// terms_markdown, privacy_markdown, age_attestation_required}],
+// clearjoinpolicy [] and revokeinvite [code].
+func (s *Service) invites(ctx context.Context, c *community.Community, method string, p params) (any, error) {
+	if s.Invites == nil {
+		return nil, reject.Invalidf("invites are not enabled on this relay")
+	}
+	switch method {
+	case "setjoinpolicy":
+		var jp joinPolicyParam
+		if len(p) != 1 || json.Unmarshal(p[0], &jp) != nil || jp.Version == nil {
+			return nil, reject.Invalidf("parameter 1 must be {\"version\", \"terms_markdown\", \"privacy_markdown\", \"age_attestation_required\"}")
+		}
+		return true, s.Invites.SetPolicy(ctx, c.ID, invite.Policy{Version: *jp.Version, Terms: jp.Terms, Privacy: jp.Privacy, AgeRequired: jp.AgeRequired})
+	case "clearjoinpolicy":
+		return s.Invites.ClearPolicy(ctx, c.ID)
+	}
+	code, err := p.str(0, "invite code")
+	if err != nil {
+		return nil, err
+	}
+	return s.Invites.Revoke(ctx, c.ID, code)
+}
+
+// listCommunities is every community of the deployment as the console
+// lists it: id, hostnames, name, enabled, operators.
+func listCommunities(ctx context.Context, st *store.Store) ([]map[string]any, error) {
+	rows, err := st.Communities(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]map[string]any, len(rows))
+	for i, c := range rows {
+		out[i] = map[string]any{"id": c.ID, "hosts": c.Hosts, "name": c.Name, "enabled": c.DisabledAt == nil,
+			"operators": c.Operators, "relay_pubkey": c.RelayPubkey}
+	}
+	return out, nil
 }
 
 // ReportPage and MaxReportPage bound one listeventsneedingmoderation

@@ -114,7 +114,7 @@ func TestEOSEAfterEveryEvent(t *testing.T) {
 func TestGoneConnectionGetsNoMorePosts(t *testing.T) {
 	st := testkit.NewStore(t, store.Options{MaxConns: 2})
 	g := &gatedSender{gone: true}
-	p := &replier{r: &Relay{Sender: g, Sessions: sessions.NewRegistry(st), Log: testkit.Quiet(), conns: newConnCache()}, conn: "c1"}
+	p := &replier{r: &Relay{Sender: g, Sessions: sessions.NewRegistry(sessions.NewPG(st)), Log: testkit.Quiet(), conns: newConnCache()}, conn: "c1"}
 	p.answerReq(context.Background(), "s", storedEvents(10*sessions.PostsInFlight))
 	if g.posts > sessions.PostsInFlight {
 		t.Fatalf("%d posts to a gone connection, want at most the %d already in flight", g.posts, sessions.PostsInFlight)

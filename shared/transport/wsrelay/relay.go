@@ -24,9 +24,8 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/shared/domain/eventcheck"
+	"github.com/buzzrelay/relay/shared/domain/authevent"
 	"github.com/buzzrelay/relay/shared/domain/filter"
-	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/buzzrelay/relay/shared/domain/relayurl"
@@ -49,9 +48,6 @@ type Request struct {
 	Body  []byte
 }
 
-// AuthWindow is how far a NIP-42 AUTH event's created_at may be from now.
-const AuthWindow = 60 * time.Second
-
 // Relay serves the three WebSocket routes. Safe for concurrent use.
 type Relay struct {
 	// Sessions keeps connections (challenge, authenticated key); Core is
@@ -62,6 +58,11 @@ type Relay struct {
 	Sender   sessions.Sender
 	// Community resolves the community served at a host.
 	Community func(ctx context.Context, host string) (string, error)
+	// Hosts, when set, resolves a new connection's host instead of
+	// Community: from documents kept
+	// outside the database (shared/service/directory), which say when a
+	// community is disabled.
+	Hosts func(ctx context.Context, host string) (string, error)
 	// Admit, when set, is asked at $connect whether host serves a
 	// community; its error refuses the upgrade. The ws-connect Lambda has
 	// no pool and leaves it nil: the first message then answers the
@@ -71,11 +72,6 @@ type Relay struct {
 	// Sigs checks AUTH signatures (nil: without remembering keys); the
 	// instance shares it with ingest.
 	Sigs *sigverify.Verifier
-	// Idle, when set, keeps connections outside the database: the AUTH
-	// key and the community in the object store, $disconnect a mark
-	// there; a connection gets its row when a REQ stores a subscription in
-	// the database (sessions.Idle). Nil: connections live in the database.
-	Idle *sessions.Idle
 	// Challenges derives each connection's NIP-42 challenge from its id,
 	// in both modes: the push function's greeting at $connect and the
 	// reply to a first message send the same string (the zero value: a
@@ -139,7 +135,7 @@ func (r *Relay) open(ctx context.Context, req Request) (*sessions.Connection, er
 	if req.ConnectionID == "" || req.Host == "" {
 		return nil, errors.New("wsrelay: connect without connection id or host")
 	}
-	community, err := r.Community(ctx, hostOnly(req.Host))
+	community, err := r.hostCommunity(ctx, hostOnly(req.Host))
 	if err != nil {
 		return nil, fmt.Errorf("wsrelay: community for %s: %w", req.Host, err)
 	}
@@ -155,37 +151,15 @@ func (r *Relay) open(ctx context.Context, req Request) (*sessions.Connection, er
 	return &c, nil
 }
 
-// Disconnect forgets the connection and its subscriptions ($disconnect);
-// with Idle, without the database (the next commit deletes its rows).
+// Disconnect forgets the connection and its subscriptions ($disconnect).
 func (r *Relay) Disconnect(ctx context.Context, req Request) error {
 	return r.forget(ctx, req.ConnectionID, nil)
 }
 
-// forget drops connection id: its cached state, its rows (with Idle, a
-// mark the next commit of its community folds).
+// forget drops connection id: its cached state and its session.
 func (r *Relay) forget(ctx context.Context, id string, cause error) error {
-	if r.Idle == nil {
-		r.conns.drop(id)
-		return r.Sessions.Drop(ctx, r.Sender, id, cause)
-	}
-	c, cached := r.conns.get(id, r.now().Unix())
 	r.conns.drop(id)
-	if err := sessions.Hangup(ctx, r.Sender, id, cause); err != nil {
-		return err
-	}
-	community, pubkey := "", ""
-	if cached {
-		community, pubkey = c.Community, c.Pubkey
-	} else {
-		st, found, err := r.Idle.LoadConn(ctx, id)
-		if err != nil {
-			return err
-		}
-		if found {
-			community, pubkey = st.Community, st.Pubkey
-		}
-	}
-	return r.Idle.Gone(ctx, id, community, pubkey)
+	return r.Sessions.Drop(ctx, r.Sender, id, cause)
 }
 
 // Message serves one client message ($default). Every answer is posted to
@@ -205,11 +179,8 @@ func (r *Relay) Message(ctx context.Context, req Request) {
 		out.parseFailed(ctx, perr)
 		return
 	}
-	c := relay.Caller{Community: conn.Community, Pubkey: conn.Pubkey, Connection: conn.ID, Size: len(req.Body), Host: relayurl.Hostname(req.Host)}
-	if r.Idle != nil {
-		c.Session = conn
-		c.Register = func(ctx context.Context) error { return r.register(ctx, conn) }
-	}
+	c := relay.Caller{Community: conn.Community, Pubkey: conn.Pubkey, Connection: conn.ID, Size: len(req.Body),
+		Host: relayurl.Hostname(req.Host), Session: conn}
 	switch msg.Verb {
 	case VerbAuth:
 		r.auth(ctx, out, conn, c, msg)
@@ -263,9 +234,6 @@ func (r *Relay) connection(ctx context.Context, req Request) (conn *sessions.Con
 	if c, ok := r.conns.get(req.ConnectionID, r.now().Unix()); ok {
 		return c, false, nil
 	}
-	if r.Idle != nil {
-		return r.idleConnection(ctx, req)
-	}
 	conn, err = r.Sessions.Get(ctx, req.ConnectionID)
 	if errors.Is(err, sessions.ErrUnknownConnection) {
 		// $connect was lost or the row expired: start over.
@@ -286,46 +254,13 @@ func (r *Relay) connection(ctx context.Context, req Request) (conn *sessions.Con
 	return conn, challenge, nil
 }
 
-// idleConnection is connection() with Idle: the connection's AUTH state
-// from the object store, else a new one whose challenge (derived from its
-// id) this instance sends once (challenge). No database statement, unless the host's
-// community is not recorded there.
-func (r *Relay) idleConnection(ctx context.Context, req Request) (*sessions.Connection, bool, error) {
-	id := req.ConnectionID
-	if id == "" || req.Host == "" {
-		return nil, false, errors.New("wsrelay: message without connection id or host")
+// hostCommunity is the community a new connection to host is served by:
+// Hosts' (the directory), else Community's.
+func (r *Relay) hostCommunity(ctx context.Context, host string) (string, error) {
+	if r.Hosts != nil {
+		return r.Hosts(ctx, host)
 	}
-	conn := &sessions.Connection{ID: id, RelayURLs: RelayURLs(req.Scheme, req.Host, req.Stage),
-		Challenge: r.Challenges.For(id), ChallengeSent: true}
-	st, found, err := r.Idle.LoadConn(ctx, id)
-	if err != nil {
-		return nil, false, err
-	}
-	if found {
-		conn.Community, conn.Pubkey, conn.ConnectedAt = st.Community, st.Pubkey, st.ConnectedAt
-		conn.ExpiresAt = st.ConnectedAt + int64(sessions.Lifetime/time.Second)
-		r.conns.put(conn)
-		return conn, false, nil
-	}
-	if conn.Community, err = r.Idle.Community(ctx, hostOnly(req.Host), r.Community); err != nil {
-		return nil, false, fmt.Errorf("wsrelay: community for %s: %w", req.Host, err)
-	}
-	conn.ConnectedAt = r.now().Unix()
-	conn.ExpiresAt = conn.ConnectedAt + int64(sessions.Lifetime/time.Second)
-	return conn, r.conns.first(r.conns.challenged, id), nil
-}
-
-// register stores conn in the database once per instance (Idle: before
-// its first subscription there).
-func (r *Relay) register(ctx context.Context, conn *sessions.Connection) error {
-	if !r.conns.first(r.conns.registered, conn.ID) {
-		return nil
-	}
-	if err := r.Sessions.Open(ctx, *conn); err != nil {
-		r.conns.forget(r.conns.registered, conn.ID)
-		return err
-	}
-	return nil
+	return r.Community(ctx, host)
 }
 
 // auth serves a NIP-42 AUTH: counted against the connection's limit, the
@@ -334,7 +269,7 @@ func (r *Relay) register(ctx context.Context, conn *sessions.Connection) error {
 func (r *Relay) auth(ctx context.Context, out *replier, conn *sessions.Connection, c relay.Caller, msg *Message) {
 	ev := msg.Event
 	var err error
-	if r.Idle == nil { // with Idle, the database's limits would wake it
+	if r.Sessions.Database() != nil { // else the database's limits would wake it
 		err = r.Core.Admit(ctx, c)
 	}
 	if err == nil {
@@ -342,14 +277,7 @@ func (r *Relay) auth(ctx context.Context, out *replier, conn *sessions.Connectio
 			err = rej
 		}
 	}
-	if err == nil && r.Idle != nil {
-		err = r.Idle.SaveConn(ctx, conn.ID, sessions.IdleConn{Community: conn.Community, Pubkey: ev.PubKey, ConnectedAt: conn.ConnectedAt})
-		r.conns.forget(r.conns.registered, conn.ID) // the row, if any, names the old key
-		if err == nil && conn.Pubkey != "" && conn.Pubkey != ev.PubKey {
-			// Its pending subscriptions are found under the new key.
-			err = r.Idle.Rekey(ctx, conn.Community, conn.ID, conn.Pubkey, ev.PubKey)
-		}
-	} else if err == nil {
+	if err == nil {
 		err = r.Sessions.Authenticate(ctx, conn.ID, ev.PubKey)
 	}
 	if err != nil {
@@ -363,34 +291,7 @@ func (r *Relay) auth(ctx context.Context, out *replier, conn *sessions.Connectio
 
 // checkAuth validates a NIP-42 AUTH event against the connection.
 func (r *Relay) checkAuth(conn *sessions.Connection, ev *nostr.Event) *reject.Error {
-	if ev.Kind != nostr.KindClientAuthentication {
-		return reject.Invalidf("AUTH needs a kind %d event, got kind %d", kinds.Auth, ev.Kind)
-	}
-	err := sigverify.ErrID // a pubkey that is not lowercase hex gets the id refusal, as before
-	if eventcheck.LowerHex(ev.PubKey, 64) {
-		err = r.Sigs.Event(ev)
-	}
-	switch err {
-	case sigverify.ErrID:
-		return reject.Invalidf("AUTH event id does not match its content")
-	case sigverify.ErrSig:
-		return reject.Invalidf("AUTH event signature is not valid")
-	}
-	skew := r.now().Sub(ev.CreatedAt.Time())
-	if skew > AuthWindow || skew < -AuthWindow {
-		return reject.Invalidf("AUTH event created_at is %d s from the relay's clock; it must be within %d s",
-			int64(skew/time.Second), int64(AuthWindow/time.Second))
-	}
-	if ch, _ := filter.TagValue(ev.Tags, "challenge"); ch != conn.Challenge {
-		return reject.Invalidf("AUTH challenge tag does not match the challenge this relay sent on this connection")
-	}
-	relay, _ := filter.TagValue(ev.Tags, "relay")
-	for _, u := range conn.RelayURLs {
-		if relayurl.Normalize(relay) == u {
-			return nil
-		}
-	}
-	return reject.Invalidf("AUTH relay tag %q does not name this relay (%s)", clip(relay), strings.Join(conn.RelayURLs, " or "))
+	return authevent.Checker{Sigs: r.Sigs, Now: r.now()}.NIP42(ev, conn.Challenge, conn.RelayURLs)
 }
 
 // replier posts the answers of one invocation to its connection. A post

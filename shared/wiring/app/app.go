@@ -17,9 +17,12 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/sigverify"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/community"
+	"github.com/buzzrelay/relay/shared/service/directory"
+	"github.com/buzzrelay/relay/shared/service/expiry"
 	"github.com/buzzrelay/relay/shared/service/fanout"
 	"github.com/buzzrelay/relay/shared/service/guard"
 	"github.com/buzzrelay/relay/shared/service/ingest"
+	"github.com/buzzrelay/relay/shared/service/invites"
 	"github.com/buzzrelay/relay/shared/service/media"
 	"github.com/buzzrelay/relay/shared/service/push"
 	"github.com/buzzrelay/relay/shared/service/query"
@@ -40,7 +43,12 @@ type App struct {
 	// the rate limits (RATE_*). Nil on a function without a database.
 	Store       *store.Store
 	Communities *community.Registry
-	Limiter     *ratelimit.Limiter
+	// Directory is what each host serves, kept in the bucket
+	// (DIRECTORY_BUCKET, else MEDIA_BUCKET): NIP-11 and
+	// a new WebSocket connection's host read it, not the database; every
+	// change of a community made here rewrites it. Nil: no bucket.
+	Directory *directory.Directory
+	Limiter   *ratelimit.Limiter
 	// Guard is the door every request passes over them
 	// (shared/service/guard): publish, reads, media, NIP-86, live
 	// delivery's readers.
@@ -55,8 +63,10 @@ type App struct {
 	// 39005/39006 overlays with Keys), Fanout live delivery over the
 	// @connections API; nil where the function does not use them.
 	Ingest *ingest.Service
-	Reader *query.Engine
-	Fanout *fanout.Fanout
+	// Invites is the invitation model (shared/service/invites), both doors.
+	Invites *invites.Service
+	Reader  *query.Engine
+	Fanout  *fanout.Fanout
 	// Sessions are the WebSocket connections and subscriptions; Core is
 	// the use cases over all of the above, which both transports call.
 	Sessions *sessions.Registry
@@ -67,9 +77,6 @@ type App struct {
 	// Media is the Blossom media service over the S3 bucket (MEDIA_BUCKET);
 	// nil when media is off or the function serves none (media.go).
 	Media *media.Service
-	// Idle keeps what lets an open app stay off the database
-	// (SESSION_BUCKET); nil: sessions live in the database (idle.go).
-	Idle *sessions.Idle
 	// Challenges derives the connections' NIP-42 challenges, keyed by the
 	// relay key (push.go); the zero value where no function part needs
 	// them.
@@ -84,6 +91,9 @@ type App struct {
 	// advertisement and the push sender's work. Nil when push is off
 	// (PUSH_SENDER_FUNCTION unset) or the function needs none of it.
 	Notify *push.Service
+	// Sweep deletes expired events (NIP-40; functions/expiry-sweep); nil
+	// where not built.
+	Sweep *expiry.Sweeper
 }
 
 // Parts are the pieces a function kind builds; each kind's set is named in
@@ -105,17 +115,19 @@ const (
 	splits
 	// blobs is Media (with pool) when MEDIA_BUCKET is set.
 	blobs
-	// idle is Idle (with pool) when SESSION_BUCKET is set.
+	// idle: the sessions' store (every function with the pool builds it).
 	idle
 	// greets is Greeter (no pool): ws-connect hands each connection to
 	// the push function.
 	greets
 	// pushes is Push (no pool): the greeting and the liveness tick, with
-	// Idle's registry of open connections when SESSION_BUCKET is set.
+	// the session store's registry of open connections (SESSION_TABLE).
 	pushes
 	// notifies is Notify (with pool) when PUSH_SENDER_FUNCTION is set:
 	// the push sender's own part; writes and reads build it too.
 	notifies
+	// sweeps is Sweep (with pool): the NIP-40 expiry sweep.
+	sweeps
 )
 
 // noPool are the parts built without the database.
@@ -202,7 +214,14 @@ func (a *App) wire(ctx context.Context, parts Parts) error {
 	a.Communities = community.NewRegistry(a.Store, cfg.DefaultCommunity)
 	a.Limiter = ratelimit.New(a.Store, cfg.Limits)
 	a.Guard = &guard.Guard{Communities: a.Communities, Limiter: a.Limiter, Store: a.Store, Log: a.Log}
-	a.Sessions = sessions.NewRegistry(a.Store)
+	if a.Sessions == nil {
+		if err := a.openSessions(ctx); err != nil {
+			return err
+		}
+	}
+	if err := a.openDirectory(ctx); err != nil {
+		return err
+	}
 	if parts&keys != 0 {
 		sg, err := cfg.Signer(ctx)
 		if err != nil {
@@ -222,17 +241,11 @@ func (a *App) wire(ctx context.Context, parts Parts) error {
 			return err
 		}
 	}
-	if parts&idle != 0 && cfg.Session.On() && a.Idle == nil {
-		if err := a.openIdle(ctx); err != nil {
-			return err
-		}
-	}
 	if parts&writes != 0 {
-		a.Ingest = ingest.New(a.Store, a.Keys).WithSignatures(a.Sigs)
-		if a.Idle != nil {
-			// Each write raises the last-commit mark and folds pending
-			// subscriptions and gone connections before its commit.
-			a.Ingest = a.Ingest.WithFolder(a.Idle.Folder(a.Log))
+		a.Ingest = ingest.New(a.Store, a.Keys).WithSignatures(a.Sigs).WithClaimer(invites.Claimer{})
+		if a.Sessions.Database() == nil {
+			// Each write raises the last-commit mark before its commit.
+			a.Ingest = a.Ingest.WithMark(a.Sessions.RaiseMark)
 		}
 	}
 	if parts&(writes|reads|notifies) != 0 {
@@ -243,10 +256,17 @@ func (a *App) wire(ctx context.Context, parts Parts) error {
 	if parts&(reads|live) != 0 {
 		a.Reader = query.New(a.Store, a.signer())
 	}
+	if parts&sweeps != 0 {
+		a.Sweep = &expiry.Sweeper{Store: a.Store, Log: a.Log}
+	}
 	if parts&live != 0 {
 		if err := a.connectLive(ctx, parts&splits != 0); err != nil {
 			return err
 		}
+	}
+	a.Invites = &invites.Service{Store: a.Store, Guard: a.Guard, Ingest: a.Ingest, Signer: a.signer()}
+	if a.Fanout != nil {
+		a.Invites.Fanout = a.Fanout
 	}
 	a.Core = a.core()
 	return nil
@@ -255,7 +275,10 @@ func (a *App) wire(ctx context.Context, parts Parts) error {
 // core is the use cases over the parts built (an interface left nil where
 // its part is).
 func (a *App) core() *relay.Relay {
-	c := &relay.Relay{Ingest: a.Ingest, Sessions: a.Sessions, Idle: a.Idle, Guard: a.Guard, Log: a.Log}
+	c := &relay.Relay{Ingest: a.Ingest, Sessions: a.Sessions, Guard: a.Guard, Log: a.Log}
+	if a.Keys != nil {
+		c.Invites = a.Invites // a 28935 is relay-signed
+	}
 	if a.Reader != nil {
 		c.Reader = a.Reader
 	}

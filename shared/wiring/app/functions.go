@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 
 	"github.com/buzzrelay/relay/shared/transport/apigw"
@@ -20,6 +21,7 @@ import (
 //	ws-authorize   AuthorizeParts   a.Authorizer()   apigw (the host only)
 //	ws-push        PushParts        a.PushHandler()  sessions.Pusher (greeting, liveness; no database)
 //	push-sender    PushSenderParts  a.PushSender()   push.Service.Deliver (NIP-9a callbacks, NIP-PL wakes)
+//	expiry-sweep   SweepParts       a.SweepHandler() expiry.Sweeper (NIP-40; a schedule)
 const (
 	// IngestParts: POST /events. It signs relay events (39000-39006) and,
 	// with WS_MANAGEMENT_ENDPOINT set, delivers what it stores live.
@@ -37,11 +39,11 @@ const (
 	ConnectParts = greets
 	// MessageParts: $default (AUTH, EVENT, REQ, CLOSE, COUNT), with
 	// replies and live delivery posted to connections; with
-	// SESSION_BUCKET set, AUTH and a REQ for what the client has seen need
-	// no database statement (shared/service/sessions.Idle).
+	// SESSION_TABLE set, AUTH, CLOSE and a limit-0 REQ or one for what the
+	// client has seen need no database statement (shared/service/sessions).
 	MessageParts = pool | keys | writes | reads | live | idle
 	// DisconnectParts: $disconnect: it forgets the connection (with
-	// SESSION_BUCKET set, in the bucket only: no database statement) and
+	// SESSION_TABLE set, in DynamoDB only: no database statement) and
 	// signs nothing.
 	DisconnectParts = pool | idle
 	// FanoutParts: one batch that ingest or ws-message handed over
@@ -52,16 +54,29 @@ const (
 	AuthorizeParts = Parts(0)
 	// PushParts: the push function: a connection's NIP-42 challenge
 	// posted as soon as it opens, and the liveness frames a schedule asks
-	// for, to the open connections of the session bucket
-	// (SESSION_BUCKET). The relay key (only to key the challenges) and
+	// for, to the open connections of the sessions' table
+	// (SESSION_TABLE). The relay key (only to key the challenges) and
 	// @connections; no database.
 	PushParts = pushes
 	// PushSenderParts: the push sender, one batch of committed events
 	// that ingest or ws-message handed over (shared/service/push): the
 	// relay keys sign NIP-98 wakes and open executor keys.
 	PushSenderParts = pool | keys | notifies
-	localParts      = pool | keys | writes | reads | live | blobs | idle | greets | pushes | notifies
+	// SweepParts: the NIP-40 expiry sweep a schedule invokes; the pool
+	// only.
+	SweepParts = pool | sweeps
+	localParts = pool | keys | writes | reads | live | blobs | idle | greets | pushes | sweeps | notifies
 )
+
+// SweepHandler is functions/expiry-sweep's handler: one sweep of the
+// expired events, whatever the schedule's payload.
+func (a *App) SweepHandler() func(context.Context, json.RawMessage) error {
+	s := a.Sweep
+	return func(ctx context.Context, _ json.RawMessage) error {
+		_, err := s.Sweep(ctx)
+		return err
+	}
+}
 
 // Build reads the environment once and builds parts: a main's cold start.
 func Build(ctx context.Context, log *slog.Logger, parts Parts) (*App, error) {

@@ -21,9 +21,9 @@ func (a *App) IngestHTTP() apigw.HTTPHandler {
 func (a *App) QueryHTTP() apigw.HTTPHandler {
 	b := a.bridge()
 	b.Writes = false
-	b.Manage = &nip86.Service{Store: a.Store, Registry: a.Communities, Sealer: a.Sealer, Log: a.Log, Guard: a.Guard}
-	if a.Idle != nil {
-		b.Manage.Hosts = a.Idle
+	b.Manage = &nip86.Service{Store: a.Store, Registry: a.Communities, Sealer: a.Sealer, Log: a.Log, Guard: a.Guard, Invites: a.Invites}
+	if a.Directory != nil {
+		b.Manage.Directory = a.Directory
 	}
 	a.attachMedia(b, blossom.Read)
 	if a.Media != nil {
@@ -37,6 +37,10 @@ func (a *App) bridge() *bridge.Bridge {
 	b := bridge.New(a.Store, a.Signer, a.Core, a.Config.DefaultCommunity, a.Log)
 	b.Verifier.Sigs = a.Sigs
 	b.Communities = a.Communities
+	b.Invites = a.Invites
+	if a.Directory != nil {
+		b.Directory = a.Directory.Resolve
+	}
 	if a.Notify != nil {
 		b.Push = a.pushInfo
 	}

@@ -9,25 +9,37 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/shared/aws/s3blobs"
+	"github.com/buzzrelay/relay/shared/aws/ddbsessions"
 	"github.com/buzzrelay/relay/shared/domain/signer"
 	"github.com/buzzrelay/relay/shared/service/sessions"
 )
 
-// openIdle builds the sessions' idle state over SESSION_BUCKET (no network
-// call: the S3 client connects on its first request), the challenges of
-// the connections it folds keyed as everywhere (a.Challenges).
-func (a *App) openIdle(ctx context.Context) error {
-	s := a.Config.Session
-	bucket, err := s3blobs.Open(ctx, a.Config.AWSRegion, s.Bucket, s.Endpoint)
+// openSessions builds the sessions' registry: over the DynamoDB table
+// SESSION_TABLE when set (no network call: the client connects on its
+// first request; a community's first mark starts at the database's latest
+// event when the function has the pool), else over Postgres.
+func (a *App) openSessions(ctx context.Context) error {
+	if !a.Config.Session.On() {
+		a.Sessions = sessions.NewRegistry(sessions.NewPG(a.Store))
+		return nil
+	}
+	c, err := ddbsessions.Client(ctx)
 	if err != nil {
 		return fmt.Errorf("sessions: %w", err)
 	}
-	a.Idle = sessions.NewIdle(bucket, s.Prefix, a.Challenges)
+	a.Sessions = sessions.NewRegistry(ddbsessions.New(c, a.Config.Session.Table))
 	if a.Store != nil {
-		a.Idle.Latest = a.Store.LatestCreatedAt
+		a.Sessions.Latest = a.Store.LatestCreatedAt
 	}
 	return nil
+}
+
+// openDirectory builds the directory of what each host serves over its
+// bucket (no network call: the S3 client connects on its first request).
+func (a *App) openDirectory(ctx context.Context) error {
+	var err error
+	a.Directory, err = a.Config.OpenDirectory(ctx, a.Store)
+	return err
 }
 
 // challenges keys the NIP-42 challenges with the relay key sg (the default

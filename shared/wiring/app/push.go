@@ -31,8 +31,8 @@ func (a *App) openGreeter(ctx context.Context) error {
 
 // openPush builds the push function's work: the challenges under the
 // relay key (loaded from the configuration alone, no database), the
-// @connections client at WS_MANAGEMENT_ENDPOINT and, with SESSION_BUCKET,
-// the registry of open connections in it. Without SESSION_BUCKET the
+// @connections client at WS_MANAGEMENT_ENDPOINT and, with SESSION_TABLE,
+// the registry of open connections in it. Without SESSION_TABLE the
 // greeting records nothing and a liveness tick sends nothing (nothing
 // lists the open connections without the database).
 func (a *App) openPush(ctx context.Context) error {
@@ -46,8 +46,8 @@ func (a *App) openPush(ctx context.Context) error {
 			return err
 		}
 	}
-	if a.Idle == nil && cfg.Session.On() {
-		if err := a.openIdle(ctx); err != nil {
+	if a.Sessions == nil && cfg.Session.On() {
+		if err := a.openSessions(ctx); err != nil {
 			return err
 		}
 	}
@@ -60,10 +60,10 @@ func (a *App) openPush(ctx context.Context) error {
 		return fmt.Errorf("push: %w", err)
 	}
 	a.Push = &sessions.Pusher{Sender: apigw.NewManagement(sdk, endpoint, sessions.PostsInFlight), Challenges: a.Challenges, Log: a.Log}
-	if a.Idle != nil {
-		a.Push.Open = a.Idle
+	if a.Sessions != nil && a.Sessions.Database() == nil {
+		a.Push.Open = a.Sessions
 	} else {
-		a.Log.Warn("SESSION_BUCKET is not set: no registry of open connections, so no liveness frames")
+		a.Log.Warn("SESSION_TABLE is not set: no registry of open connections, so no liveness frames")
 	}
 	return nil
 }

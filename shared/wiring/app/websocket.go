@@ -27,8 +27,10 @@ func (a *App) WebSocket() apigw.WebSocketHandler {
 	}
 	r := wsrelay.New(a.Sessions, a.Core, s, a.Communities.ResolveID, a.Log)
 	r.Admit = a.Communities.Admit
+	if a.Directory != nil {
+		r.Hosts, r.Admit = a.Directory.ResolveID, a.Directory.Admit
+	}
 	r.Sigs = a.Sigs
-	r.Idle = a.Idle
 	r.Challenges = a.Challenges
 	r.Greeter = a.Greeter
 	return apigw.WebSocket(r, a.origin())

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/buzzrelay/relay/shared/aws/awssdk"
 	"github.com/buzzrelay/relay/shared/service/ratelimit"
 )
 
@@ -93,6 +94,14 @@ type Config struct {
 	// Session is where connections keep their idle state (SESSION_*,
 	// session.go).
 	Session SessionConfig
+	// Charges are the emulated latencies of AWS calls (APIGW_COSTS=on,
+	// S3_LATENCY, ..., AURORA_ROUND_TRIP: awssdk/charges.go); the pool
+	// pays AuroraRoundTrip, awssdk.Load's clients the rest. Unset in a
+	// deployment: none.
+	Charges awssdk.Charges
+	// Directory is where what each host serves is kept (DIRECTORY_*,
+	// directory.go).
+	Directory DirectoryConfig
 }
 
 // KeyConfig is RELAY_*: which relay key signs and what seals community keys.
@@ -278,6 +287,10 @@ func Load(getenv func(string) string) (*Config, error) {
 			return nil, fmt.Errorf("PUSH_GATEWAY_URL must be an https URL, got %q", g)
 		}
 	}
+	if c.Charges, err = awssdk.ChargesFromEnv(getenv); err != nil {
+		return nil, err
+	}
+	c.Directory = loadDirectory(getenv)
 	return c, nil
 }
 

@@ -67,6 +67,7 @@ func (c *Config) Store(ctx context.Context) (*store.Store, error) {
 		SimpleProtocol: c.SimpleProtocol,
 		ConnectTimeout: c.ConnectTimeout,
 		IdleTimeout:    c.IdleTimeout,
+		RoundTrip:      c.Charges.AuroraRoundTrip,
 	}
 	var dsn string
 	var err error

@@ -40,6 +40,10 @@ type Settings struct {
 	// serves several hostnames (BUZZ_HOST_HEADER, the authorizer).
 	Domain, PublicURL string
 	Hostnames         bool
+	// Owner is the default community's first NIP-86 operator (an npub or
+	// hex, `make deploy OWNER=...`), the migrate custom resource's Owner
+	// property; "" none.
+	Owner string
 	// Media: the media bucket exists; its limits are MediaLimits.
 	Media       bool
 	MediaLimits MediaLimits
@@ -71,6 +75,7 @@ const (
 	RefMediaBucket
 	RefPushFunction
 	RefPushSenderFunction
+	RefSessionTable
 )
 
 // Refs resolves a Ref; Environment asks only for those f uses, so a
@@ -161,13 +166,16 @@ func Environment(f Function, s Settings, refs Refs) map[string]string {
 	if usesKMS && SetsEndpoint(s, SvcKMS) {
 		env["AWS_ENDPOINT_URL_KMS"] = EndpointURL(s, region, SvcKMS)
 	}
-	if s.Media && (f.ServesMedia() || f.Sessions) && SetsEndpoint(s, SvcS3) {
+	if s.Media && f.ServesMedia() && SetsEndpoint(s, SvcS3) {
 		// Presigned URLs carry this host too, which browsers reach over
 		// IPv4 or IPv6.
 		env["AWS_ENDPOINT_URL_S3"] = EndpointURL(s, region, SvcS3)
 	}
-	if s.Media && f.Sessions {
-		env["SESSION_BUCKET"] = refs(RefMediaBucket)
+	if f.Sessions {
+		env["SESSION_TABLE"] = refs(RefSessionTable)
+	}
+	if s.Media && f.Directory {
+		env["DIRECTORY_BUCKET"] = refs(RefMediaBucket)
 	}
 	if s.Media && f.ServesMedia() {
 		mediaEnv(s, refs, env)

@@ -21,11 +21,11 @@ func TestEnvironment(t *testing.T) {
 		{"migrate", "ipv6", []string{"DB_SECRET_ARN", "DB_IAM_USER", "RELAY_KMS_KEY_ID", "AWS_ENDPOINT_URL_KMS"},
 			[]string{"RELAY_KEY_CIPHERTEXT", "DB_AUTH", "WS_MANAGEMENT_ENDPOINT", "MEDIA_BUCKET"}, []Ref{RefRelayKeyCiphertext, RefFanoutFunction}},
 		{"ws-connect", "ipv6", []string{"BUZZ_COMMUNITY", "PUSH_FUNCTION", "LAMBDA_ENDPOINT"}, []string{"DB_SSLMODE", "DB_AUTH", "RELAY_SIGNER"}, []Ref{RefDBHost, RefRelayKeyCiphertext}},
-		{"ws-push", "ipv6", []string{"RELAY_KEY_CIPHERTEXT", "WS_MANAGEMENT_ENDPOINT", "SESSION_BUCKET", "AWS_ENDPOINT_URL_KMS", "AWS_ENDPOINT_URL_S3"},
-			[]string{"DB_SSLMODE", "DB_AUTH", "PUSH_FUNCTION", "FANOUT_FUNCTION", "MEDIA_BUCKET"}, []Ref{RefDBHost, RefDBSecretArn}},
+		{"ws-push", "ipv6", []string{"RELAY_KEY_CIPHERTEXT", "WS_MANAGEMENT_ENDPOINT", "SESSION_TABLE", "AWS_ENDPOINT_URL_KMS"},
+			[]string{"DB_SSLMODE", "DB_AUTH", "PUSH_FUNCTION", "FANOUT_FUNCTION", "MEDIA_BUCKET", "AWS_ENDPOINT_URL_S3"}, []Ref{RefDBHost, RefDBSecretArn}},
 		{"ingest", "ipv6", []string{"DB_HOST", "RELAY_KEY_CIPHERTEXT", "FANOUT_FUNCTION", "LAMBDA_ENDPOINT", "MEDIA_BUCKET", "AWS_ENDPOINT_URL_S3"}, nil, nil},
 		{"ingest", "nat-gateway", []string{"RELAY_KEY_CIPHERTEXT", "MEDIA_BUCKET"}, []string{"LAMBDA_ENDPOINT", "AWS_ENDPOINT_URL_KMS", "AWS_ENDPOINT_URL_S3"}, nil},
-		{"fanout", "ipv6", []string{"WS_MANAGEMENT_ENDPOINT", "LAMBDA_ENDPOINT"}, []string{"FANOUT_FUNCTION", "RELAY_SIGNER", "MEDIA_BUCKET"}, []Ref{RefRelayKeyCiphertext}},
+		{"fanout", "ipv6", []string{"WS_MANAGEMENT_ENDPOINT", "LAMBDA_ENDPOINT", "SESSION_TABLE"}, []string{"FANOUT_FUNCTION", "RELAY_SIGNER", "MEDIA_BUCKET"}, []Ref{RefRelayKeyCiphertext}},
 	} {
 		t.Run(c.fn+"/"+c.egress, func(t *testing.T) {
 			f, ok := ByName(c.fn)

@@ -38,13 +38,17 @@ type Function struct {
 	// before the stages serve (infra/egress.go). No grant beyond its VPC
 	// network interfaces; never on a request path.
 	EgressCheck bool
-	// Sessions reads and writes the WebSocket sessions' idle state
-	// (shared/service/sessions.Idle) in the media bucket under
-	// SessionPrefix: ws-message (AUTH, REQ, CLOSE), ws-disconnect
-	// ($disconnect), the write paths that fold it before their commit
-	// (ws-message and ingest) and ws-push (the open connections). Gets
-	// SESSION_BUCKET when media is on.
+	// Sessions reads and writes the WebSocket sessions' DynamoDB table
+	// (shared/aws/ddbsessions): ws-message (connections, AUTH, REQ,
+	// CLOSE), ws-disconnect ($disconnect), the write paths that raise the
+	// communities' last-commit marks (ws-message, ingest, query's NIP-86
+	// writes), fan-out (the audience) and ws-push (the open connections).
+	// Gets SESSION_TABLE.
 	Sessions bool
+	// Directory: reads and writes the directory of what each host serves
+	// (shared/service/directory, DIRECTORY_BUCKET: the media bucket):
+	// NIP-11 and NIP-86 on query, a new connection's host on ws-message.
+	Directory bool
 	// NoDB: the function never opens the database ($connect registers
 	// nothing; the first message does), so it gets no database settings
 	// and no grant.
@@ -67,6 +71,10 @@ type Function struct {
 	// socket is open, and by the liveness schedule (LivenessSchedule), for
 	// a frame to every open connection.
 	Pushes bool
+	// Sweeps is the NIP-40 expiry sweep (functions/expiry-sweep): invoked
+	// by an EventBridge Scheduler schedule every SweepRateHours, it
+	// deletes the events whose expiration has passed. The database only.
+	Sweeps bool
 	// SendsPush is the push sender (functions/push-sender): invoked
 	// asynchronously by the committing functions (PUSH_SENDER_FUNCTION)
 	// with the ids of a commit in a community with push subscriptions,
@@ -90,21 +98,29 @@ const (
 	LivenessGapSeconds   = 50
 )
 
+// SweepRateHours is how often the expiry sweep runs (infra/expiry.go;
+// localdev runs it on a timer of the same period). It is the one schedule
+// that reaches the database, so it is rare: each run may resume a paused
+// Aurora (one resume a day, priced by localdev/cost/model). Reads never
+// serve an expired event, so the sweep only gives the space back.
+const SweepRateHours = 24
+
 // Functions is every function the stack deploys. The HTTP API allows 30 s
 // and the WebSocket API 29 s per integration; 28 s leaves room for an Aurora
 // resume from 0 ACU (about 15 s) on the first request after a pause.
 var Functions = []Function{
-	{Name: "fanout", Fanout: true, Posts: true, Memory: 512, Timeout: 60},
+	{Name: "fanout", Fanout: true, Posts: true, Sessions: true, Memory: 512, Timeout: 60},
 	{Name: "push-sender", SendsPush: true, Signs: true, Memory: 256, Timeout: 60},
 	{Name: "ws-push", Pushes: true, Signs: true, Posts: true, Sessions: true, NoDB: true, Memory: 128, Timeout: 30},
 	{Name: "ingest", Signs: true, Posts: true, Dispatches: true, Sessions: true, Memory: 512, Timeout: 28},
-	{Name: "query", Signs: true, Manages: true, Sessions: true, Memory: 512, Timeout: 28},
+	{Name: "query", Signs: true, Manages: true, Sessions: true, Directory: true, Memory: 512, Timeout: 28},
 	{Name: "ws-connect", NoDB: true, Greets: true, Memory: 256, Timeout: 28},
 	{Name: "ws-authorize", NoDB: true, Authorizer: true, Memory: 128, Timeout: 10},
-	{Name: "ws-message", Signs: true, Posts: true, Dispatches: true, Sessions: true, Memory: 512, Timeout: 28},
+	{Name: "ws-message", Signs: true, Posts: true, Dispatches: true, Sessions: true, Directory: true, Memory: 512, Timeout: 28},
 	{Name: "ws-disconnect", Sessions: true, Memory: 256, Timeout: 28},
 	{Name: "migrate", Migrate: true, Memory: 256, Timeout: 300},
 	{Name: "egresscheck", EgressCheck: true, NoDB: true, Memory: 128, Timeout: 120},
+	{Name: "expiry-sweep", Sweeps: true, Memory: 256, Timeout: 300},
 }
 
 // DeployTime: CloudFormation runs the function (a custom resource's
@@ -116,11 +132,12 @@ func (f Function) DeployTime() bool { return f.Migrate || f.EgressCheck }
 // runs it instead. Every other function is on at least one route; a test
 // (lambdas_test.go) holds the Makefile, functions/ and this package to it.
 var OffRoute = map[string]string{
-	"migrate":     "CloudFormation, as the migrate custom resource's onEvent handler, once before the routes serve",
-	"fanout":      "ingest and ws-message (and itself), by asynchronous Invoke",
-	"push-sender": "ingest and ws-message after a commit in a community with push subscriptions, by asynchronous Invoke (retried by Lambda, then its on-failure queue)",
-	"ws-push":     "ws-connect at every $connect (asynchronous Invoke: the greeting), and the liveness schedule (EventBridge every minute, and 30 s later through an SQS queue's delivery delay; localdev: a timer)",
-	"egresscheck": "CloudFormation, as the EgressCheck custom resource's handler (through CDK's Provider framework), before migrate and the stages",
+	"migrate":      "CloudFormation, as the migrate custom resource's onEvent handler, once before the routes serve",
+	"fanout":       "ingest and ws-message (and itself), by asynchronous Invoke",
+	"ws-push":      "ws-connect at every $connect (asynchronous Invoke: the greeting), and the liveness schedule (EventBridge every minute, and 30 s later through an SQS queue's delivery delay; localdev: a timer)",
+	"egresscheck":  "CloudFormation, as the EgressCheck custom resource's handler (through CDK's Provider framework), before migrate and the stages",
+	"push-sender":  "ingest and ws-message after a commit in a community with push subscriptions, by asynchronous Invoke (retried by Lambda, then its on-failure queue)",
+	"expiry-sweep": "an EventBridge Scheduler schedule once a day (NIP-40: deletes expired events; localdev: a timer)",
 }
 
 // ByName is the function called name; ok is false when there is none.
@@ -157,6 +174,18 @@ var HTTPRoutes = []HTTPRoute{
 	{"query", "GET", "/"},
 	{"query", "POST", "/"}, // NIP-86 relay management
 	{"query", "GET", "/healthz"},
+	// Buzz's invites (shared/transport/bridge invites.go): mint and claim
+	// write; the join policy and the landing page read.
+	{"ingest", "POST", "/api/invites"},
+	{"ingest", "POST", "/api/invites/claim"},
+	{"query", "POST", "/api/invites/accept-policy"},
+	{"query", "GET", "/api/join-policy"},
+	{"query", "GET", "/api/join-policy/terms"},
+	{"query", "GET", "/api/join-policy/privacy"},
+	{"query", "GET", "/invite/{code}"},
+	{"query", "GET", "/info"},  // the NIP-11 document as JSON: the desktop's invite calls read it first
+	{"query", "GET", "/admin"}, // the operator console (shared/transport/console)
+	{"query", "GET", "/admin/{file}"},
 }
 
 // MediaRoutes are Blossom's (BUD-01/02/06) and Buzz's /media routes,
@@ -252,14 +281,23 @@ var BuildFlags = []string{"-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w"
 // the migrate function's Data (shared/wiring/provision).
 const MigrateResourceType = "Custom::BuzzMigrate"
 
+// PropOwner is the migrate custom resource's property naming the default
+// community's first operator (shared/wiring/provision reads it).
+const PropOwner = "Owner"
+
 // MigrateProperties are the migrate custom resource's properties: a change
 // to any makes CloudFormation send an Update, so migrate runs again (the
-// zip's hash embeds the migrations).
+// zip's hash embeds the migrations). PropOwner is the default community's first operator, present only when
+// one is named.
 func MigrateProperties(s Settings, zipSHA256 string, refs Refs) map[string]any {
-	return map[string]any{
+	props := map[string]any{
 		"Community":        s.Community,
 		"MigrateZipSha256": zipSHA256,
 		"RelayKeyRevision": s.RelayKeyRevision,
 		"RelayKmsKeyId":    refs(RefKMSKeyArn),
 	}
+	if s.Owner != "" {
+		props[PropOwner] = s.Owner
+	}
+	return props
 }

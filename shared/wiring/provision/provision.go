@@ -2,8 +2,10 @@
 // CloudFormation as a custom resource through the CDK Provider framework's
 // onEvent protocol. On Create and Update it applies the migrations (a
 // database ahead of them is logged and accepted, so rollbacks work),
-// registers the community, creates the relay's IAM database user when one is
-// named, and creates the community's relay key once: 32 random bytes sealed
+// registers the community, makes the Owner property's key (an npub or hex,
+// `make deploy OWNER=...`) the community's first NIP-86 operator while it
+// has none, creates the relay's IAM database user when one is named, and
+// creates the community's relay key once: 32 random bytes sealed
 // by KMS under the {"community": <id>} encryption context, stored in the
 // community row and never replaced. Its answer carries the key's pubkey and
 // ciphertext, which the stack hands to the request-path functions. Delete
@@ -20,9 +22,11 @@ import (
 	"sync"
 
 	"github.com/buzzrelay/relay/shared/aws/kmssigner"
+	"github.com/buzzrelay/relay/shared/domain/owner"
 	"github.com/buzzrelay/relay/shared/postgres/migrate"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/wiring/config"
+	"github.com/buzzrelay/relay/shared/wiring/lambdas"
 )
 
 // Event is the Provider framework's onEvent input; an empty event ({}, a
@@ -77,6 +81,10 @@ type Provisioner struct {
 	DSN    func(context.Context) (string, error)
 	KMS    KMS
 	Log    *slog.Logger
+	// Refresh rewrites the communities' directory documents
+	// (config.RefreshDirectory: nothing without a directory bucket); nil:
+	// none kept.
+	Refresh func(ctx context.Context, dsn string) error
 }
 
 var identRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
@@ -92,6 +100,7 @@ func FromConfig(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Pro
 		Import:    cfg.Key.Ciphertext,
 		DSN:       cfg.DSN,
 		Log:       log,
+		Refresh:   cfg.RefreshDirectory,
 	}
 	if p.KeyID == "" {
 		return nil, errors.New("RELAY_KMS_KEY_ID is not set: the migrate trigger creates the community's relay key with this KMS key (ARN, id or alias)")
@@ -158,6 +167,11 @@ func (p *Provisioner) Handle(ctx context.Context, ev Event) (Response, error) {
 	default:
 		return Response{}, fmt.Errorf("migrate: unknown RequestType %q (want Create, Update or Delete)", ev.RequestType)
 	}
+	raw, _ := ev.ResourceProperties[lambdas.PropOwner].(string)
+	ownerKey, err := owner.Parse(raw)
+	if err != nil {
+		return Response{}, fmt.Errorf("migrate: property %s: %w", lambdas.PropOwner, err)
+	}
 	dsn, err := p.DSN(ctx)
 	if err != nil {
 		return Response{}, fmt.Errorf("migrate: database: %w", err)
@@ -179,17 +193,45 @@ func (p *Provisioner) Handle(ctx context.Context, ev Event) (Response, error) {
 			return Response{}, err
 		}
 	}
+	if err := p.EnsureOwner(ctx, st, ownerKey); err != nil {
+		return Response{}, err
+	}
 	key, err := p.EnsureRelayKey(ctx, st, ev.RotateRelayKey)
 	if err != nil {
 		return Response{}, err
 	}
+	if p.Refresh != nil {
+		if err := p.Refresh(ctx, dsn); err != nil {
+			return Response{}, fmt.Errorf("migrate: %w", err)
+		}
+	}
 	p.Log.InfoContext(ctx, "migrate: done", "version", res.Version, "ahead", res.Ahead,
-		"community", p.Community, "relay_pubkey", key.Pubkey, "relay_key_created", key.Created, "iam_user", p.IAMUser)
+		"community", p.Community, "relay_pubkey", key.Pubkey, "relay_key_created", key.Created, "iam_user", p.IAMUser,
+		"owner", ownerKey)
 	return Response{PhysicalResourceID: PhysicalID(p.Community), Data: map[string]string{
 		AttrVersion:            strconv.Itoa(int(res.Version)),
 		AttrRelayPubkey:        key.Pubkey,
 		AttrRelayKeyCiphertext: kmssigner.EncodeCiphertext(key.Ciphertext),
 	}}, nil
+}
+
+// EnsureOwner makes pk (the Owner property's key, owner.Parse; "" none)
+// the community's first operator: only while the community has no
+// operator, so a redeploy never undoes what its operators changed since
+// through NIP-86 (addoperator, removeoperator).
+func (p *Provisioner) EnsureOwner(ctx context.Context, st *store.Store, pk string) error {
+	if pk == "" {
+		return nil
+	}
+	set, err := st.SeedCommunityOperator(ctx, p.Community, pk)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if !set {
+		p.Log.InfoContext(ctx, "migrate: the community has operators already; the owner is changed through NIP-86 (addoperator, removeoperator)",
+			"community", p.Community, "owner", pk)
+	}
+	return nil
 }
 
 // deleted answers Delete: nothing is dropped, the resource's id is kept.

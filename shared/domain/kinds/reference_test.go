@@ -9,15 +9,15 @@ import (
 	"github.com/buzzrelay/relay/shared/testing/mdtable"
 )
 
-// readmeRow is one row of README.md's "Event kinds" table, without the free
+// referenceRow is one row of docs/reference.md's "Event kinds" table, without the free
 // text of its rules column.
-type readmeRow struct {
+type referenceRow struct {
 	name, sentBy, stored string
 	traits               []string
 }
 
-// rowOf is how README.md writes k.
-func rowOf(k Kind) (key string, r readmeRow) {
+// rowOf is how docs/reference.md writes k.
+func rowOf(k Kind) (key string, r referenceRow) {
 	key = strconv.Itoa(k.First)
 	if k.Last != k.First {
 		key += "-" + strconv.Itoa(k.Last)
@@ -25,7 +25,7 @@ func rowOf(k Kind) (key string, r readmeRow) {
 	if k.GroupDefault {
 		key = "any other"
 	}
-	r = readmeRow{name: k.Name, stored: string(k.Storage), sentBy: "AUTH only"}
+	r = referenceRow{name: k.Name, stored: string(k.Storage), sentBy: "AUTH only"}
 	switch {
 	case k.Accepted:
 		r.sentBy = "client"
@@ -50,23 +50,23 @@ func rowOf(k Kind) (key string, r readmeRow) {
 	return key, r
 }
 
-// readmeKinds parses the table under README.md's "## Event kinds".
-func readmeKinds(t *testing.T) map[string]readmeRow {
+// referenceKinds parses the table under docs/reference.md's "## Event kinds".
+func referenceKinds(t *testing.T) map[string]referenceRow {
 	t.Helper()
-	header, cells, err := mdtable.Read("../../../README.md", "## Event kinds")
+	header, cells, err := mdtable.Read("../../../docs/reference.md", "## Event kinds")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{"kind", "name", "sent by", "stored", "traits", "rules"}; !slices.Equal(header, want) {
-		t.Fatalf("README.md kinds table header is %q, want %q", header, want)
+		t.Fatalf("docs/reference.md kinds table header is %q, want %q", header, want)
 	}
-	rows := map[string]readmeRow{}
+	rows := map[string]referenceRow{}
 	for _, c := range cells {
 		if len(c) != 6 {
-			t.Errorf("README.md kinds row %q has %d cells, want 6", c, len(c))
+			t.Errorf("docs/reference.md kinds row %q has %d cells, want 6", c, len(c))
 			continue
 		}
-		r := readmeRow{name: c[1], sentBy: c[2], stored: c[3]}
+		r := referenceRow{name: c[1], sentBy: c[2], stored: c[3]}
 		for _, tr := range strings.Split(c[4], ",") {
 			if tr = strings.TrimSpace(tr); tr != "" {
 				r.traits = append(r.traits, tr)
@@ -74,29 +74,29 @@ func readmeKinds(t *testing.T) map[string]readmeRow {
 		}
 		slices.Sort(r.traits)
 		if _, dup := rows[c[0]]; dup {
-			t.Errorf("README.md lists kind %s twice", c[0])
+			t.Errorf("docs/reference.md lists kind %s twice", c[0])
 		}
 		rows[c[0]] = r
 	}
 	return rows
 }
 
-// README.md's kinds table and the kinds table say the same, both ways.
-func TestReadmeKindsTable(t *testing.T) {
-	doc := readmeKinds(t)
+// docs/reference.md's kinds table and the kinds table say the same, both ways.
+func TestReferenceKindsTable(t *testing.T) {
+	doc := referenceKinds(t)
 	for _, k := range table {
 		key, want := rowOf(k)
 		got, ok := doc[key]
 		if !ok {
-			t.Errorf("README.md has no row for kind %s (%s)", key, k.Name)
+			t.Errorf("docs/reference.md has no row for kind %s (%s)", key, k.Name)
 			continue
 		}
 		if got.name != want.name || got.sentBy != want.sentBy || got.stored != want.stored || !slices.Equal(got.traits, want.traits) {
-			t.Errorf("README.md kind %s = %+v, the kinds table says %+v", key, got, want)
+			t.Errorf("docs/reference.md kind %s = %+v, the kinds table says %+v", key, got, want)
 		}
 		delete(doc, key)
 	}
 	for key := range doc {
-		t.Errorf("README.md lists kind %s, which the kinds table does not have", key)
+		t.Errorf("docs/reference.md lists kind %s, which the kinds table does not have", key)
 	}
 }

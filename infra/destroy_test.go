@@ -1,0 +1,60 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/buzzrelay/relay/localdev/cost/model"
+)
+
+// `make destroy` (localdev/retained over the template) names, for each
+// profile, every resource the deleted stack leaves behind, with its cost
+// and the command that removes it: the community profile keeps the
+// cluster's final snapshot and the media bucket; the managed profile
+// (retainData) the cluster (its writer instance is deleted), the KMS key, the master secret
+// and the bucket.
+func TestDestroyListsWhatEachProfileRetains(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		ctx  map[string]any
+		want map[string]string // type -> what its line says
+	}{
+		{"community", nil, map[string]string{
+			"AWS::RDS::DBCluster": "final snapshot", "AWS::S3::Bucket": "media bucket"}},
+		{"managed", map[string]any{"profile": "managed"}, map[string]string{
+			"AWS::RDS::DBCluster": "retained with its data",
+			"AWS::KMS::Key":       "KMS key", "AWS::SecretsManager::Secret": "master secret", "AWS::S3::Bucket": "media bucket"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := synth(t, c.ctx)
+			b, _ := json.Marshal(s.tpl.ToJSON())
+			kept, err := model.Retained(b, "BuzzRelay-default", model.Sizes{DatabaseGB: 1, MediaGB: 10}, model.USEast1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]model.Kept{}
+			for _, k := range kept {
+				t.Logf("%s %s $%.2f: %s\n  %s", k.Type, k.LogicalID, k.MonthlyUSD, k.What, k.Remove)
+				if _, dup := got[k.Type]; dup {
+					t.Errorf("two retained %s", k.Type)
+				}
+				got[k.Type] = k
+			}
+			if len(got) != len(c.want) {
+				t.Errorf("retained types %d, want %d", len(got), len(c.want))
+			}
+			for typ, what := range c.want {
+				k, ok := got[typ]
+				switch {
+				case !ok:
+					t.Errorf("%s is not listed", typ)
+				case !strings.Contains(k.What, what):
+					t.Errorf("%s: %q, want it to say %q", typ, k.What, what)
+				case typ != "AWS::RDS::DBInstance" && (k.Remove == "" || k.MonthlyUSD <= 0):
+					t.Errorf("%s: $%.2f, remove %q", typ, k.MonthlyUSD, k.Remove)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,724 @@
+// Package ddbsessions is the WebSocket sessions' store in DynamoDB
+// (session.Store): one on-demand table of string keys pk and sk with a
+// ttl attribute (infra/sessions.go declares it; localdev/ddb.sh creates
+// it in dynalite), every read strongly consistent, the limits conditional
+// writes, no scan. Its items:
+//
+//   - conn␟{id} / conn: a connection (community, relay URLs, challenge,
+//     sent, pubkey, connected, expires) and subs, the set of its
+//     subscription ids (the per-connection limit is a condition on its
+//     size);
+//   - conn␟{id} / sub␟{sub}: a subscription (community, pubkey, filters,
+//     pins, pos: when it was stored, unix ns, the delivery cutoff's unit);
+//   - aud␟{community}␟{pin} / {conn}␟{sub}: an audience entry per pin of a
+//     subscription ("" is the any-channel bucket), carrying what delivery
+//     reads: a channel's audience is one Query, a part of it a key range;
+//   - key␟{community}␟{pubkey} / key: the set of a key's subscriptions in
+//     a community ({conn}␟{sub}), the per-key limit's condition;
+//   - mark␟{community} / mark: the community's last-commit mark;
+//   - open / {conn}: the open connections the liveness tick posts to.
+//
+// ␟ is the unit separator \x1f. Connection ids carry no byte at or below
+// a space (API Gateway's are base64). Items expire by ttl (DynamoDB
+// deletes them within days; every read skips what expired).
+package ddbsessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/buzzrelay/relay/shared/domain/session"
+)
+
+// API is the part of the DynamoDB client the store uses.
+type API interface {
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
+	Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+	BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
+	BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
+}
+
+// Store is session.Store in table. Safe for concurrent use.
+type Store struct {
+	api   API
+	table string
+	now   func() time.Time
+}
+
+var _ session.Store = (*Store)(nil)
+
+// New is the store in table through api.
+func New(api API, table string) *Store { return &Store{api: api, table: table, now: time.Now} }
+
+const sep = "\x1f"
+
+// Key and attribute names.
+const (
+	aPK, aSK, aTTL = "pk", "sk", "ttl"
+)
+
+func connPK(id string) string               { return "conn" + sep + id }
+func subSK(sub string) string               { return "sub" + sep + sub }
+func audPK(community, pin string) string    { return "aud" + sep + community + sep + pin }
+func audSK(conn, sub string) string         { return conn + sep + sub }
+func keyPK(community, pubkey string) string { return "key" + sep + community + sep + pubkey }
+func markPK(community string) string        { return "mark" + sep + community }
+func key(pk, sk string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{aPK: s(pk), aSK: s(sk)}
+}
+
+const (
+	skConn = "conn"
+	skKey  = "key"
+	skMark = "mark"
+	pkOpen = "open"
+)
+
+func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+func n(v int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+}
+func ss(v ...string) types.AttributeValue {
+	return &types.AttributeValueMemberSS{Value: v}
+}
+func list(v []string) types.AttributeValue {
+	l := make([]types.AttributeValue, len(v))
+	for i, x := range v {
+		l[i] = s(x)
+	}
+	return &types.AttributeValueMemberL{Value: l}
+}
+
+func str(item map[string]types.AttributeValue, name string) string {
+	if v, ok := item[name].(*types.AttributeValueMemberS); ok {
+		return v.Value
+	}
+	return ""
+}
+
+func num(item map[string]types.AttributeValue, name string) int64 {
+	if v, ok := item[name].(*types.AttributeValueMemberN); ok {
+		x, _ := strconv.ParseInt(v.Value, 10, 64)
+		return x
+	}
+	return 0
+}
+
+func strs(item map[string]types.AttributeValue, name string) []string {
+	switch v := item[name].(type) {
+	case *types.AttributeValueMemberSS:
+		return v.Value
+	case *types.AttributeValueMemberL:
+		out := make([]string, 0, len(v.Value))
+		for _, x := range v.Value {
+			if e, ok := x.(*types.AttributeValueMemberS); ok {
+				out = append(out, e.Value)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+func conditionFailed(err error) bool {
+	var cf *types.ConditionalCheckFailedException
+	return errors.As(err, &cf)
+}
+
+// failedItem is the item a conditional write found failing its
+// condition: as the failure returned it, else (dynalite returns none)
+// read again, strongly consistent (nil: there is none).
+func (st *Store) failedItem(ctx context.Context, cf *types.ConditionalCheckFailedException, k map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
+	if cf.Item != nil {
+		return cf.Item, nil
+	}
+	out, err := st.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &st.table, Key: k, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return nil, errorf("read item after a failed condition: %w", err)
+	}
+	return out.Item, nil
+}
+
+func errorf(format string, args ...any) error { return fmt.Errorf("ddbsessions: "+format, args...) }
+
+// OpenConnection records c; its subscriptions (and their set) stay.
+func (st *Store) OpenConnection(ctx context.Context, c session.Connection) error {
+	upd := "SET community = :c, urls = :u, challenge = :ch, sent = :sent, connected = :at, expires = :exp, #ttl = :exp"
+	vals := map[string]types.AttributeValue{":c": s(c.Community), ":u": list(c.RelayURLs), ":ch": s(c.Challenge),
+		":sent": &types.AttributeValueMemberBOOL{Value: c.ChallengeSent}, ":at": n(c.ConnectedAt), ":exp": n(c.ExpiresAt)}
+	if c.Pubkey != "" {
+		upd += ", pubkey = :pk"
+		vals[":pk"] = s(c.Pubkey)
+	} else {
+		upd += " REMOVE pubkey"
+	}
+	_, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &st.table, Key: key(connPK(c.ID), skConn),
+		UpdateExpression: &upd, ExpressionAttributeNames: map[string]string{"#ttl": aTTL}, ExpressionAttributeValues: vals})
+	if err != nil {
+		return errorf("record connection %s: %w", c.ID, err)
+	}
+	return nil
+}
+
+func (st *Store) getConn(ctx context.Context, id string) (map[string]types.AttributeValue, error) {
+	out, err := st.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &st.table, Key: key(connPK(id), skConn), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return nil, errorf("load connection %s: %w", id, err)
+	}
+	return out.Item, nil
+}
+
+// Connection returns connection id if live at now.
+func (st *Store) Connection(ctx context.Context, id string, now int64) (*session.Connection, error) {
+	it, err := st.getConn(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if it == nil || num(it, "expires") <= now {
+		return nil, session.ErrUnknownConnection
+	}
+	sent, _ := it["sent"].(*types.AttributeValueMemberBOOL)
+	return &session.Connection{ID: id, Community: str(it, "community"), RelayURLs: strs(it, "urls"),
+		Challenge: str(it, "challenge"), ChallengeSent: sent != nil && sent.Value, Pubkey: str(it, "pubkey"),
+		ConnectedAt: num(it, "connected"), ExpiresAt: num(it, "expires")}, nil
+}
+
+// MarkChallengeSent sets sent once.
+func (st *Store) MarkChallengeSent(ctx context.Context, id string) (bool, error) {
+	_, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &st.table, Key: key(connPK(id), skConn),
+		UpdateExpression:          aws.String("SET sent = :t"),
+		ConditionExpression:       aws.String("attribute_exists(pk) AND sent = :f"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberBOOL{Value: true}, ":f": &types.AttributeValueMemberBOOL{Value: false}}})
+	if conditionFailed(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, errorf("mark challenge sent: %w", err)
+	}
+	return true, nil
+}
+
+// Authenticate records pubkey on an existing connection.
+func (st *Store) Authenticate(ctx context.Context, id, pubkey string) error {
+	_, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &st.table, Key: key(connPK(id), skConn),
+		UpdateExpression: aws.String("SET pubkey = :pk"), ConditionExpression: aws.String("attribute_exists(pk)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(pubkey)}})
+	if conditionFailed(err) {
+		return session.ErrUnknownConnection
+	}
+	if err != nil {
+		return errorf("authenticate connection: %w", err)
+	}
+	return nil
+}
+
+// Subscribe stores s under lim: the connection's set of ids takes it
+// (conditionally on its size), then the key's set (the same), then the
+// subscription and its audience entries; a refusal by the key's set
+// withdraws the id from the connection's.
+func (st *Store) Subscribe(ctx context.Context, sub session.NewSubscription, lim session.Limits) error {
+	pos := st.now().UnixNano()
+	now := st.now().Unix()
+	cond := "attribute_exists(pk) AND expires > :now"
+	vals := map[string]types.AttributeValue{":s": ss(sub.Sub), ":sub": s(sub.Sub), ":now": n(now)}
+	if lim.PerConnection > 0 {
+		cond += " AND (attribute_not_exists(subs) OR size(subs) < :max OR contains(subs, :sub))"
+		vals[":max"] = n(int64(lim.PerConnection))
+	}
+	out, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &st.table, Key: key(connPK(sub.Connection), skConn),
+		UpdateExpression: aws.String("ADD subs :s"), ConditionExpression: &cond, ExpressionAttributeValues: vals,
+		ReturnValues: types.ReturnValueAllOld, ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld})
+	if err != nil {
+		var cf *types.ConditionalCheckFailedException
+		if errors.As(err, &cf) {
+			it, err := st.failedItem(ctx, cf, key(connPK(sub.Connection), skConn))
+			if err != nil {
+				return err
+			}
+			if it == nil || num(it, "expires") <= now {
+				return session.ErrUnknownConnection
+			}
+			return session.ErrConnectionFull
+		}
+		return errorf("subscribe %s: %w", sub.Sub, err)
+	}
+	expires := num(out.Attributes, "expires")
+	if lim.PerKey > 0 {
+		if err := st.takeKey(ctx, sub, lim.PerKey, expires, now); err != nil {
+			if errors.Is(err, session.ErrKeyFull) && !slices.Contains(strs(out.Attributes, "subs"), sub.Sub) {
+				// Withdrawn from the connection's set (a replaced id was
+				// there before: it stays).
+				if _, uerr := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &st.table, Key: key(connPK(sub.Connection), skConn),
+					UpdateExpression:          aws.String("DELETE subs :s"),
+					ExpressionAttributeValues: map[string]types.AttributeValue{":s": ss(sub.Sub)}}); uerr != nil {
+					return errorf("withdraw %s: %w", sub.Sub, uerr)
+				}
+			}
+			return err
+		}
+	}
+	item := key(connPK(sub.Connection), subSK(sub.Sub))
+	item["community"], item["pubkey"], item["filters"] = s(sub.Community), s(sub.Pubkey), s(sub.Filters)
+	item["pins"], item["created"], item["pos"] = list(sub.Pins), n(sub.CreatedAt), n(pos)
+	item["expires"], item[aTTL] = n(expires), n(expires)
+	old, err := st.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &st.table, Item: item, ReturnValues: types.ReturnValueAllOld})
+	if err != nil {
+		return errorf("store subscription %s: %w", sub.Sub, err)
+	}
+	var writes []types.WriteRequest
+	for _, pin := range sub.Pins {
+		e := key(audPK(sub.Community, pin), audSK(sub.Connection, sub.Sub))
+		e["connection"], e["sub"], e["pubkey"], e["filters"] = s(sub.Connection), s(sub.Sub), s(sub.Pubkey), s(sub.Filters)
+		e["pos"], e["expires"], e[aTTL] = n(pos), n(expires), n(expires)
+		writes = append(writes, types.WriteRequest{PutRequest: &types.PutRequest{Item: e}})
+	}
+	if old.Attributes != nil {
+		oc := str(old.Attributes, "community")
+		for _, pin := range strs(old.Attributes, "pins") {
+			if oc != sub.Community || !slices.Contains(sub.Pins, pin) {
+				writes = append(writes, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: key(audPK(oc, pin), audSK(sub.Connection, sub.Sub))}})
+			}
+		}
+	}
+	return st.batchWrite(ctx, writes)
+}
+
+// takeKey adds sub to its key's set under perKey. A set found full is
+// checked once for entries of connections that are gone (expired without
+// their $disconnect): those are dropped and the add tried again.
+func (st *Store) takeKey(ctx context.Context, sub session.NewSubscription, perKey int, expires, now int64) error {
+	entry := audSK(sub.Connection, sub.Sub)
+	k := key(keyPK(sub.Community, sub.Pubkey), skKey)
+	for attempt := 0; ; attempt++ {
+		_, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &st.table, Key: k,
+			UpdateExpression:                    aws.String("ADD subs :s SET #ttl = if_not_exists(#ttl, :exp)"),
+			ConditionExpression:                 aws.String("attribute_not_exists(subs) OR size(subs) < :max OR contains(subs, :e)"),
+			ExpressionAttributeNames:            map[string]string{"#ttl": aTTL},
+			ExpressionAttributeValues:           map[string]types.AttributeValue{":s": ss(entry), ":e": s(entry), ":max": n(int64(perKey)), ":exp": n(expires)},
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld})
+		if err == nil {
+			// The set lives as long as its latest connection.
+			_, err = st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &st.table, Key: k,
+				UpdateExpression: aws.String("SET #ttl = :exp"), ConditionExpression: aws.String("#ttl < :exp"),
+				ExpressionAttributeNames: map[string]string{"#ttl": aTTL}, ExpressionAttributeValues: map[string]types.AttributeValue{":exp": n(expires)}})
+			if err != nil && !conditionFailed(err) {
+				return errorf("key set expiry: %w", err)
+			}
+			return nil
+		}
+		var cf *types.ConditionalCheckFailedException
+		if !errors.As(err, &cf) {
+			return errorf("key set: %w", err)
+		}
+		if attempt > 0 {
+			return session.ErrKeyFull
+		}
+		it, err := st.failedItem(ctx, cf, k)
+		if err != nil {
+			return err
+		}
+		dead, err := st.deadEntries(ctx, strs(it, "subs"), now)
+		if err != nil {
+			return err
+		}
+		if len(dead) == 0 {
+			return session.ErrKeyFull
+		}
+		if _, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &st.table, Key: k,
+			UpdateExpression: aws.String("DELETE subs :d"), ExpressionAttributeValues: map[string]types.AttributeValue{":d": ss(dead...)}}); err != nil {
+			return errorf("drop gone entries of key set: %w", err)
+		}
+	}
+}
+
+// deadEntries are the entries ({conn}␟{sub}) whose connection is gone or
+// expired at now.
+func (st *Store) deadEntries(ctx context.Context, entries []string, now int64) ([]string, error) {
+	conns := map[string][]string{}
+	for _, e := range entries {
+		c, _, _ := strings.Cut(e, sep)
+		conns[c] = append(conns[c], e)
+	}
+	ids := make([]string, 0, len(conns))
+	for c := range conns {
+		ids = append(ids, c)
+	}
+	keys := make([]map[string]types.AttributeValue, len(ids))
+	for i, c := range ids {
+		keys[i] = key(connPK(c), skConn)
+	}
+	items, err := st.batchGet(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	live := map[string]bool{}
+	for _, it := range items {
+		if num(it, "expires") > now {
+			live[strings.TrimPrefix(str(it, aPK), "conn"+sep)] = true
+		}
+	}
+	var dead []string
+	for c, es := range conns {
+		if !live[c] {
+			dead = append(dead, es...)
+		}
+	}
+	return dead, nil
+}
+
+// EndSubscription deletes the subscription, its audience entries and its
+// places in the connection's and the key's sets.
+func (st *Store) EndSubscription(ctx context.Context, connection, sub string) (bool, error) {
+	out, err := st.api.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &st.table, Key: key(connPK(connection), subSK(sub)),
+		ReturnValues: types.ReturnValueAllOld})
+	if err != nil {
+		return false, errorf("end subscription: %w", err)
+	}
+	if out.Attributes == nil {
+		return false, nil
+	}
+	return true, st.unindex(ctx, connection, sub, out.Attributes, true)
+}
+
+// unindex removes what a deleted subscription item (old) left: its
+// audience entries, its key set entry and, with fromConn, its id in the
+// connection's set.
+func (st *Store) unindex(ctx context.Context, connection, sub string, old map[string]types.AttributeValue, fromConn bool) error {
+	community := str(old, "community")
+	var writes []types.WriteRequest
+	for _, pin := range strs(old, "pins") {
+		writes = append(writes, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: key(audPK(community, pin), audSK(connection, sub))}})
+	}
+	if err := st.batchWrite(ctx, writes); err != nil {
+		return err
+	}
+	if pk := str(old, "pubkey"); pk != "" {
+		if _, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &st.table, Key: key(keyPK(community, pk), skKey),
+			UpdateExpression: aws.String("DELETE subs :e"), ConditionExpression: aws.String("attribute_exists(pk)"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":e": ss(audSK(connection, sub))}}); err != nil && !conditionFailed(err) {
+			return errorf("key set of %s: %w", sub, err)
+		}
+	}
+	if fromConn {
+		if _, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &st.table, Key: key(connPK(connection), skConn),
+			UpdateExpression: aws.String("DELETE subs :s"), ConditionExpression: aws.String("attribute_exists(pk)"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":s": ss(sub)}}); err != nil && !conditionFailed(err) {
+			return errorf("connection set of %s: %w", sub, err)
+		}
+	}
+	return nil
+}
+
+// CloseConnection deletes the connection's partition (the connection and
+// its subscriptions), their entries elsewhere and its open entry.
+func (st *Store) CloseConnection(ctx context.Context, id string) error {
+	items, err := st.query(ctx, &dynamodb.QueryInput{KeyConditionExpression: aws.String("pk = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(connPK(id))}})
+	if err != nil {
+		return errorf("close %s: %w", id, err)
+	}
+	writes := []types.WriteRequest{{DeleteRequest: &types.DeleteRequest{Key: key(pkOpen, id)}}}
+	for _, it := range items {
+		sk := str(it, aSK)
+		if sub, ok := strings.CutPrefix(sk, "sub"+sep); ok {
+			if err := st.unindex(ctx, id, sub, it, false); err != nil {
+				return err
+			}
+		}
+		writes = append(writes, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: key(connPK(id), sk)}})
+	}
+	return st.batchWrite(ctx, writes)
+}
+
+// SubscriptionsByKey reads the named subscriptions.
+func (st *Store) SubscriptionsByKey(ctx context.Context, community string, keys [][2]string, now int64) ([]session.Subscription, error) {
+	ks := make([]map[string]types.AttributeValue, 0, len(keys))
+	seen := map[[2]string]bool{}
+	for _, k := range keys {
+		if !seen[k] {
+			seen[k] = true
+			ks = append(ks, key(connPK(k[0]), subSK(k[1])))
+		}
+	}
+	items, err := st.batchGet(ctx, ks)
+	if err != nil {
+		return nil, err
+	}
+	var out []session.Subscription
+	for _, it := range items {
+		if str(it, "community") != community || num(it, "expires") <= now {
+			continue
+		}
+		out = append(out, session.Subscription{Connection: strings.TrimPrefix(str(it, aPK), "conn"+sep),
+			Sub: strings.TrimPrefix(str(it, aSK), "sub"+sep), Pubkey: str(it, "pubkey"), Filters: str(it, "filters")})
+	}
+	return out, nil
+}
+
+func pinsOf(channels []string) []string {
+	pins := []string{""}
+	for _, c := range channels {
+		if c != "" && !slices.Contains(pins, c) {
+			pins = append(pins, c)
+		}
+	}
+	return pins
+}
+
+// AudienceBounds reads the audience's connection ids (keys only).
+func (st *Store) AudienceBounds(ctx context.Context, community string, channels []string, per int) ([]string, error) {
+	per = max(per, 1)
+	set := map[string]bool{}
+	for _, pin := range pinsOf(channels) {
+		items, err := st.query(ctx, &dynamodb.QueryInput{KeyConditionExpression: aws.String("pk = :pk"),
+			ProjectionExpression:      aws.String("sk"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(audPK(community, pin))}})
+		if err != nil {
+			return nil, errorf("audience bounds: %w", err)
+		}
+		for _, it := range items {
+			c, _, _ := strings.Cut(str(it, aSK), sep)
+			set[c] = true
+		}
+	}
+	if len(set) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, 0, len(set))
+	for c := range set {
+		ids = append(ids, c)
+	}
+	slices.Sort(ids)
+	var bounds []string
+	for i, c := range ids {
+		if (i+1)%per == 0 || i == len(ids)-1 {
+			bounds = append(bounds, c)
+		}
+	}
+	return bounds, nil
+}
+
+// AudienceRange reads the entries of each pin in (after, through].
+func (st *Store) AudienceRange(ctx context.Context, community string, channels []string, cutoff int64, after, through string, now int64) ([]session.Subscription, error) {
+	seen := map[[2]string]bool{}
+	var out []session.Subscription
+	for _, pin := range pinsOf(channels) {
+		items, err := st.query(ctx, &dynamodb.QueryInput{
+			KeyConditionExpression: aws.String("pk = :pk AND sk BETWEEN :lo AND :hi"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(audPK(community, pin)),
+				":lo": s(after + "\x20"), ":hi": s(through + "\x20")}})
+		if err != nil {
+			return nil, errorf("audience range (%q, %q]: %w", after, through, err)
+		}
+		for _, it := range items {
+			k := [2]string{str(it, "connection"), str(it, "sub")}
+			if seen[k] || num(it, "pos") > cutoff || num(it, "expires") <= now {
+				continue
+			}
+			seen[k] = true
+			out = append(out, session.Subscription{Connection: k[0], Sub: k[1], Pubkey: str(it, "pubkey"), Filters: str(it, "filters")})
+		}
+	}
+	return out, nil
+}
+
+// Cutoff is the clock, unix ns: a subscription's position is the clock
+// of the instance that stored it, read before it was stored. Exact on one
+// clock; across instances it relies on their clocks agreeing (Lambda's
+// are synchronized to Amazon Time Sync, within a millisecond), which a
+// commit's delivery outlasts.
+func (st *Store) Cutoff(context.Context) (int64, error) { return st.now().UnixNano(), nil }
+
+// RaiseMark is one conditional UpdateItem.
+func (st *Store) RaiseMark(ctx context.Context, community string, v int64, create bool) (int64, bool, error) {
+	cond := "mark < :v"
+	if create {
+		cond = "attribute_not_exists(mark) OR mark < :v"
+	}
+	_, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &st.table, Key: key(markPK(community), skMark),
+		UpdateExpression: aws.String("SET mark = :v"), ConditionExpression: &cond,
+		ExpressionAttributeValues:           map[string]types.AttributeValue{":v": n(v)},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld})
+	if err == nil {
+		return v, true, nil
+	}
+	var cf *types.ConditionalCheckFailedException
+	if !errors.As(err, &cf) {
+		return 0, false, errorf("raise mark of %s: %w", community, err)
+	}
+	it, err := st.failedItem(ctx, cf, key(markPK(community), skMark))
+	if err != nil {
+		return 0, false, err
+	}
+	if _, ok := it["mark"]; ok {
+		return num(it, "mark"), true, nil
+	}
+	return 0, false, nil
+}
+
+// Mark is one strongly consistent GetItem.
+func (st *Store) Mark(ctx context.Context, community string) (int64, bool, error) {
+	out, err := st.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &st.table, Key: key(markPK(community), skMark), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return 0, false, errorf("read mark of %s: %w", community, err)
+	}
+	if _, ok := out.Item["mark"]; !ok {
+		return 0, false, nil
+	}
+	return num(out.Item, "mark"), true, nil
+}
+
+// Opened puts the open entry.
+func (st *Store) Opened(ctx context.Context, id string, expires int64) error {
+	it := key(pkOpen, id)
+	it["expires"], it[aTTL] = n(expires), n(expires)
+	if _, err := st.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &st.table, Item: it}); err != nil {
+		return errorf("record %s open: %w", id, err)
+	}
+	return nil
+}
+
+// OpenConnections queries the open entries.
+func (st *Store) OpenConnections(ctx context.Context, now int64) ([]string, error) {
+	items, err := st.query(ctx, &dynamodb.QueryInput{KeyConditionExpression: aws.String("pk = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(pkOpen)}})
+	if err != nil {
+		return nil, errorf("list open connections: %w", err)
+	}
+	var ids []string
+	for _, it := range items {
+		if num(it, "expires") > now {
+			ids = append(ids, str(it, aSK))
+		}
+	}
+	return ids, nil
+}
+
+// ForgetOpen deletes the open entry.
+func (st *Store) ForgetOpen(ctx context.Context, id string) error {
+	if _, err := st.api.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &st.table, Key: key(pkOpen, id)}); err != nil {
+		return errorf("forget open %s: %w", id, err)
+	}
+	return nil
+}
+
+// query runs in (table and consistency set here) through every page.
+func (st *Store) query(ctx context.Context, in *dynamodb.QueryInput) ([]map[string]types.AttributeValue, error) {
+	in.TableName, in.ConsistentRead = &st.table, aws.Bool(true)
+	var out []map[string]types.AttributeValue
+	for {
+		page, err := st.api.Query(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page.Items...)
+		if len(page.LastEvaluatedKey) == 0 {
+			return out, nil
+		}
+		in.ExclusiveStartKey = page.LastEvaluatedKey
+	}
+}
+
+// batchWrite writes ws, 25 at a time, until none is left unprocessed.
+func (st *Store) batchWrite(ctx context.Context, ws []types.WriteRequest) error {
+	for len(ws) > 0 {
+		chunk := ws[:min(25, len(ws))]
+		ws = ws[len(chunk):]
+		for try := 0; len(chunk) > 0; try++ {
+			out, err := st.api.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{st.table: chunk}})
+			if err != nil {
+				return errorf("batch write: %w", err)
+			}
+			chunk = out.UnprocessedItems[st.table]
+			if len(chunk) > 0 {
+				if try >= 8 {
+					return errorf("batch write: %d items left unprocessed", len(chunk))
+				}
+				time.Sleep(time.Duration(10<<try) * time.Millisecond)
+			}
+		}
+	}
+	return nil
+}
+
+// batchGet reads keys, 100 at a time, strongly consistent.
+func (st *Store) batchGet(ctx context.Context, keys []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
+	var out []map[string]types.AttributeValue
+	for len(keys) > 0 {
+		chunk := keys[:min(100, len(keys))]
+		keys = keys[len(chunk):]
+		for try := 0; len(chunk) > 0; try++ {
+			res, err := st.api.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
+				st.table: {Keys: chunk, ConsistentRead: aws.Bool(true)}}})
+			if err != nil {
+				return nil, errorf("batch get: %w", err)
+			}
+			out = append(out, res.Responses[st.table]...)
+			chunk = res.UnprocessedKeys[st.table].Keys
+			if len(chunk) > 0 {
+				if try >= 8 {
+					return nil, errorf("batch get: %d keys left unprocessed", len(chunk))
+				}
+				time.Sleep(time.Duration(10<<try) * time.Millisecond)
+			}
+		}
+	}
+	return out, nil
+}
+
+// CreateTable creates an on-demand table of the store's key schema (as
+// infra/sessions.go and localdev/ddb.sh declare it) and waits until it is
+// active: tests make one each.
+func CreateTable(ctx context.Context, api *dynamodb.Client, table string) error {
+	_, err := api.CreateTable(ctx, &dynamodb.CreateTableInput{TableName: &table, BillingMode: types.BillingModePayPerRequest,
+		AttributeDefinitions: []types.AttributeDefinition{
+			{AttributeName: aws.String(aPK), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String(aSK), AttributeType: types.ScalarAttributeTypeS}},
+		KeySchema: []types.KeySchemaElement{
+			{AttributeName: aws.String(aPK), KeyType: types.KeyTypeHash},
+			{AttributeName: aws.String(aSK), KeyType: types.KeyTypeRange}}})
+	if err != nil {
+		return errorf("create table %s: %w", table, err)
+	}
+	err = dynamodb.NewTableExistsWaiter(api).Wait(ctx, &dynamodb.DescribeTableInput{TableName: &table}, time.Minute,
+		func(o *dynamodb.TableExistsWaiterOptions) {
+			o.MinDelay, o.MaxDelay = 10*time.Millisecond, 200*time.Millisecond
+		})
+	if err != nil {
+		return errorf("table %s: %w", table, err)
+	}
+	return nil
+}
+
+// Client is a DynamoDB client from the environment (the SDK's default
+// chain; AWS_ENDPOINT_URL_DYNAMODB names a local server, which takes any
+// credentials: without any set, local ones are used).
+func Client(ctx context.Context) (*dynamodb.Client, error) {
+	opts := []func(*config.LoadOptions) error{}
+	if os.Getenv("AWS_REGION") == "" {
+		opts = append(opts, config.WithRegion("us-east-1"))
+	}
+	if os.Getenv("AWS_ACCESS_KEY_ID") == "" && strings.HasPrefix(os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"), "http://127.0.0.1:") {
+		opts = append(opts, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, errorf("aws config: %w", err)
+	}
+	return dynamodb.NewFromConfig(cfg), nil
+}

@@ -1,0 +1,129 @@
+// Package session holds the nouns of the WebSocket sessions and the one
+// interface their state lives behind (shared/service/sessions uses it;
+// shared/aws/ddbsessions and the Postgres store implement it), below every
+// layer that needs them.
+package session
+
+import (
+	"context"
+	"errors"
+)
+
+// Connection is one WebSocket connection.
+type Connection struct {
+	ID        string
+	Community string
+	// RelayURLs are the normalized URLs a NIP-42 relay tag may name.
+	RelayURLs     []string
+	Challenge     string
+	ChallengeSent bool
+	Pubkey        string // "" until authenticated
+	ConnectedAt   int64
+	ExpiresAt     int64
+}
+
+// Subscription is one stored REQ subscription: its connection, id,
+// reader and filters as JSON.
+type Subscription struct {
+	Connection, Sub, Pubkey string
+	Filters                 string
+}
+
+// NewSubscription is a subscription to store: Subscription plus its
+// community, the channels its filters pin ("" is the any-channel bucket)
+// and when it was stored (unix seconds).
+type NewSubscription struct {
+	Subscription
+	Community string
+	Pins      []string
+	CreatedAt int64
+}
+
+// ErrUnknownConnection is returned for a connection id with no live
+// connection.
+var ErrUnknownConnection = errors.New("session: unknown connection")
+
+// Store is where the WebSocket sessions live: connections with their
+// NIP-42 state, their REQ subscriptions indexed by the channels they pin,
+// each community's last-commit mark and the registry of open connections
+// the liveness tick posts to. Two implementations hold it behind this one
+// interface: DynamoDB (shared/aws/ddbsessions, the default: no Aurora
+// statement for a session's life) and Postgres (PG, the tables of
+// migrations/003_websocket.sql: BUZZ_SESSIONS=0 and tests). Both pass the
+// conformance suite of shared/testing/sessionstest.
+//
+// Times are unix seconds. A connection past its ExpiresAt, and with it its
+// subscriptions, is absent from every read even before it is deleted.
+type Store interface {
+	// OpenConnection records c, replacing a connection with the same id
+	// (its challenge state and key become c's; its subscriptions stay).
+	OpenConnection(ctx context.Context, c Connection) error
+	// Connection returns connection id if live at now, else
+	// ErrUnknownConnection.
+	Connection(ctx context.Context, id string, now int64) (*Connection, error)
+	// MarkChallengeSent records that the challenge of id went out; first
+	// is false when another call already recorded it.
+	MarkChallengeSent(ctx context.Context, id string) (first bool, err error)
+	// Authenticate records pubkey as id's key; ErrUnknownConnection when
+	// there is no such connection.
+	Authenticate(ctx context.Context, id, pubkey string) error
+	// Subscribe stores (or replaces) s. It refuses, with ErrConnectionFull
+	// or ErrKeyFull and nothing changed, a new subscription id past
+	// lim.PerConnection subscriptions of its connection or past
+	// lim.PerKey subscriptions of its key in its community (0: no limit);
+	// both limits are exact under concurrency. A replaced subscription
+	// keeps counting once.
+	Subscribe(ctx context.Context, s NewSubscription, lim Limits) error
+	// EndSubscription removes subscription sub of connection and reports
+	// whether it was there (of concurrent enders, exactly one sees true).
+	EndSubscription(ctx context.Context, connection, sub string) (bool, error)
+	// CloseConnection forgets connection id, its subscriptions and its
+	// entry among the open connections (no error when it is unknown).
+	CloseConnection(ctx context.Context, id string) error
+	// SubscriptionsByKey returns the live subscriptions of community among
+	// keys ([connection, sub] pairs); a closed one is absent.
+	SubscriptionsByKey(ctx context.Context, community string, keys [][2]string, now int64) ([]Subscription, error)
+	// AudienceBounds splits the connections holding a subscription of
+	// community pinned to one of channels or to the any-channel bucket ""
+	// into runs of per, in connection id order, and returns the last id
+	// of each run (nil: none). Run i is AudienceRange(bounds[i-1],
+	// bounds[i]], the first from "".
+	AudienceBounds(ctx context.Context, community string, channels []string, per int) ([]string, error)
+	// AudienceRange returns the live subscriptions of community pinned to
+	// one of channels or the any-channel bucket, whose connection id is in
+	// (after, through] and whose position is at most cutoff (stored before
+	// the commit being delivered: Cutoff), each once.
+	AudienceRange(ctx context.Context, community string, channels []string, cutoff int64, after, through string, now int64) ([]Subscription, error)
+	// Cutoff is, asked after a commit, a position at or above that of
+	// every subscription stored before the commit, and below that of one
+	// stored after it: AudienceRange's cutoff for the commit's delivery.
+	Cutoff(ctx context.Context) (int64, error)
+	// RaiseMark makes community's last-commit mark at least v. With
+	// create false it changes nothing when the community has no mark yet
+	// (exists false); otherwise it returns the mark as it is after the
+	// call (at least v).
+	RaiseMark(ctx context.Context, community string, v int64, create bool) (mark int64, exists bool, err error)
+	// Mark reads community's last-commit mark, strongly consistent; ok is
+	// false when there is none.
+	Mark(ctx context.Context, community string) (mark int64, ok bool, err error)
+	// Opened records connection id, which expires at expires, among the
+	// open connections the liveness tick posts to.
+	Opened(ctx context.Context, id string, expires int64) error
+	// OpenConnections lists the open connections live at now.
+	OpenConnections(ctx context.Context, now int64) ([]string, error)
+	// ForgetOpen removes id from the open connections (a post found it
+	// gone).
+	ForgetOpen(ctx context.Context, id string) error
+}
+
+// Limits bound the subscriptions Subscribe stores; 0 is no limit.
+type Limits struct {
+	PerConnection int
+	PerKey        int
+}
+
+// Refusals of Store.Subscribe.
+var (
+	ErrConnectionFull = errors.New("session: the connection holds its limit of subscriptions")
+	ErrKeyFull        = errors.New("session: the key holds its limit of subscriptions in the community")
+)

@@ -1,0 +1,321 @@
+package sessions_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/buzzrelay/relay/shared/service/sessions"
+	"github.com/buzzrelay/relay/shared/testing/sessionstest"
+	"github.com/buzzrelay/relay/shared/testing/testkit"
+)
+
+func openConn(t *testing.T, im sessionstest.Impl, id, community string, expires int64) {
+	t.Helper()
+	now := time.Now().Unix()
+	if expires == 0 {
+		expires = now + 7200
+	}
+	err := im.Store.OpenConnection(context.Background(), sessions.Connection{ID: id, Community: community,
+		RelayURLs: []string{"ws://x.test"}, Challenge: "ch-" + id, ConnectedAt: now, ExpiresAt: expires})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func newSub(conn, sub, pubkey, community string, pins ...string) sessions.NewSubscription {
+	return sessions.NewSubscription{Subscription: sessions.Subscription{Connection: conn, Sub: sub, Pubkey: pubkey,
+		Filters: `[{"kinds":[9]}]`}, Community: community, Pins: pins, CreatedAt: time.Now().Unix()}
+}
+
+func keysOf(subs []sessions.Subscription) []string {
+	out := make([]string, len(subs))
+	for i, s := range subs {
+		out[i] = s.Connection + "/" + s.Sub
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestSessionStoreConnectionLifecycle: a connection is found while live,
+// its challenge is marked sent once, AUTH records its key, and closing it
+// forgets it with its subscriptions; an expired one is unknown.
+func TestSessionStoreConnectionLifecycle(t *testing.T) {
+	sessionstest.Each(t, func(t *testing.T, im sessionstest.Impl) {
+		ctx := context.Background()
+		im.Community(t, "c1")
+		now := time.Now().Unix()
+		openConn(t, im, "A=", "c1", 0)
+		openConn(t, im, "old=", "c1", now-1)
+		if _, err := im.Store.Connection(ctx, "old=", now); !errors.Is(err, sessions.ErrUnknownConnection) {
+			t.Fatalf("expired connection: %v", err)
+		}
+		if _, err := im.Store.Connection(ctx, "none=", now); !errors.Is(err, sessions.ErrUnknownConnection) {
+			t.Fatalf("unknown connection: %v", err)
+		}
+		c, err := im.Store.Connection(ctx, "A=", now)
+		if err != nil || c.Community != "c1" || c.Challenge != "ch-A=" || c.ChallengeSent || c.Pubkey != "" || !slices.Equal(c.RelayURLs, []string{"ws://x.test"}) {
+			t.Fatalf("connection: %+v %v", c, err)
+		}
+		var first atomic.Int32
+		testkit.AtOnce(8, func(int) {
+			if ok, err := im.Store.MarkChallengeSent(ctx, "A="); err == nil && ok {
+				first.Add(1)
+			}
+		})
+		if first.Load() != 1 {
+			t.Fatalf("challenge marked first %d times", first.Load())
+		}
+		if err := im.Store.Authenticate(ctx, "A=", "pk1"); err != nil {
+			t.Fatal(err)
+		}
+		if err := im.Store.Authenticate(ctx, "none=", "pk1"); !errors.Is(err, sessions.ErrUnknownConnection) {
+			t.Fatalf("authenticate unknown: %v", err)
+		}
+		if c, _ := im.Store.Connection(ctx, "A=", now); c == nil || c.Pubkey != "pk1" || !c.ChallengeSent {
+			t.Fatalf("after AUTH: %+v", c)
+		}
+		if err := im.Store.Subscribe(ctx, newSub("A=", "s", "pk1", "c1", ""), sessions.Limits{PerConnection: 2}); err != nil {
+			t.Fatal(err)
+		}
+		if err := im.Store.CloseConnection(ctx, "A="); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := im.Store.Connection(ctx, "A=", now); !errors.Is(err, sessions.ErrUnknownConnection) {
+			t.Fatalf("closed connection: %v", err)
+		}
+		if subs, err := im.Store.AudienceRange(ctx, "c1", nil, 1<<62, "", "\U0010FFFF", now); err != nil || len(subs) != 0 {
+			t.Fatalf("closed connection's subscriptions: %v %v", subs, err)
+		}
+		if err := im.Store.CloseConnection(ctx, "A="); err != nil {
+			t.Fatalf("closing twice: %v", err)
+		}
+	})
+}
+
+// TestSessionStoreLimitPerConnectionExactUnderConcurrency: of many
+// concurrent REQs of one connection, exactly the limit is stored; a
+// replaced subscription keeps counting once and may be replaced while the
+// connection is full; an ended one makes room.
+func TestSessionStoreLimitPerConnectionExactUnderConcurrency(t *testing.T) {
+	sessionstest.Each(t, func(t *testing.T, im sessionstest.Impl) {
+		ctx := context.Background()
+		im.Community(t, "c1")
+		openConn(t, im, "A=", "c1", 0)
+		const sent, limit = 60, 20
+		errs := make([]error, sent)
+		testkit.AtOnce(sent, func(i int) {
+			errs[i] = im.Store.Subscribe(ctx, newSub("A=", fmt.Sprintf("s%02d", i), "pk", "c1", fmt.Sprint(i)), sessions.Limits{PerConnection: limit})
+		})
+		stored, in := 0, ""
+		for i, err := range errs {
+			switch {
+			case err == nil:
+				stored++
+				in = fmt.Sprintf("s%02d", i)
+			case !errors.Is(err, sessions.ErrConnectionFull):
+				t.Fatalf("sub %d: %v", i, err)
+			}
+		}
+		if stored != limit {
+			t.Fatalf("stored %d of %d, limit %d", stored, sent, limit)
+		}
+		if err := im.Store.Subscribe(ctx, newSub("A=", in, "pk", "c1", "other"), sessions.Limits{PerConnection: limit}); err != nil {
+			t.Fatalf("replacing on a full connection: %v", err)
+		}
+		if err := im.Store.Subscribe(ctx, newSub("A=", "new", "pk", "c1"), sessions.Limits{PerConnection: limit}); !errors.Is(err, sessions.ErrConnectionFull) {
+			t.Fatalf("past the limit: %v", err)
+		}
+		if ended, err := im.Store.EndSubscription(ctx, "A=", in); err != nil || !ended {
+			t.Fatalf("end: %v %v", ended, err)
+		}
+		if ended, err := im.Store.EndSubscription(ctx, "A=", in); err != nil || ended {
+			t.Fatalf("end twice: %v %v", ended, err)
+		}
+		if err := im.Store.Subscribe(ctx, newSub("A=", "new", "pk", "c1"), sessions.Limits{PerConnection: limit}); err != nil {
+			t.Fatalf("after an end: %v", err)
+		}
+	})
+}
+
+// TestSessionStoreLimitPerKeyExactUnderConcurrency: one key's REQs over
+// several connections store exactly the per-key limit in a community
+// (another community and another key are apart), and a closed connection's
+// subscriptions make room.
+func TestSessionStoreLimitPerKeyExactUnderConcurrency(t *testing.T) {
+	sessionstest.Each(t, func(t *testing.T, im sessionstest.Impl) {
+		ctx := context.Background()
+		im.Community(t, "c1")
+		im.Community(t, "c2")
+		lim := sessions.Limits{PerConnection: 10, PerKey: 15}
+		conns := []string{"A=", "B=", "C=", "D="}
+		for _, c := range conns {
+			openConn(t, im, c, "c1", 0)
+		}
+		openConn(t, im, "E=", "c2", 0)
+		errs := make([]error, 40)
+		testkit.AtOnce(len(errs), func(i int) {
+			errs[i] = im.Store.Subscribe(ctx, newSub(conns[i%4], fmt.Sprintf("s%02d", i), "pk", "c1", ""), lim)
+		})
+		stored := 0
+		for i, err := range errs {
+			if err == nil {
+				stored++
+			} else if !errors.Is(err, sessions.ErrKeyFull) && !errors.Is(err, sessions.ErrConnectionFull) {
+				t.Fatalf("sub %d: %v", i, err)
+			}
+		}
+		if stored != lim.PerKey {
+			t.Fatalf("stored %d, per-key limit %d", stored, lim.PerKey)
+		}
+		if err := im.Store.Subscribe(ctx, newSub("A=", "x", "pk", "c1"), lim); !errors.Is(err, sessions.ErrKeyFull) && !errors.Is(err, sessions.ErrConnectionFull) {
+			t.Fatalf("past the key's limit: %v", err)
+		}
+		if err := im.Store.Subscribe(ctx, newSub("A=", "other-key", "pk2", "c1"), lim); err != nil && !errors.Is(err, sessions.ErrConnectionFull) {
+			t.Fatalf("another key: %v", err)
+		}
+		if err := im.Store.Subscribe(ctx, newSub("E=", "x", "pk", "c2"), lim); err != nil {
+			t.Fatalf("another community: %v", err)
+		}
+		if err := im.Store.CloseConnection(ctx, "B="); err != nil {
+			t.Fatal(err)
+		}
+		if err := im.Store.Subscribe(ctx, newSub("D=", "after-close", "pk", "c1"), lim); err != nil && !errors.Is(err, sessions.ErrConnectionFull) {
+			t.Fatalf("after a close: %v", err)
+		}
+	})
+}
+
+// TestSessionStoreAudience: an event's audience is the subscriptions
+// pinned to its channel or to the any-channel bucket, each once, split
+// by connection into ranges that cover it exactly, up to the commit's
+// cutoff; ended subscriptions and expired connections are absent.
+func TestSessionStoreAudience(t *testing.T) {
+	sessionstest.Each(t, func(t *testing.T, im sessionstest.Impl) {
+		ctx := context.Background()
+		im.Community(t, "c1")
+		im.Community(t, "c2")
+		lim := sessions.Limits{PerConnection: 20}
+		now := time.Now().Unix()
+		for i := range 7 {
+			openConn(t, im, fmt.Sprintf("K%d=", i), "c1", 0)
+		}
+		openConn(t, im, "old=", "c1", now+1)
+		openConn(t, im, "Z=", "c2", 0)
+		sub := func(conn, id string, pins ...string) {
+			t.Helper()
+			if err := im.Store.Subscribe(ctx, newSub(conn, id, "pk", "c1", pins...), lim); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sub("K0=", "a", "x")
+		sub("K0=", "b", "", "x") // both buckets: once
+		sub("K1=", "a", "y")     // another channel
+		sub("K2=", "a", "")
+		sub("K3=", "a", "x")
+		sub("K4=", "a", "x")
+		sub("K5=", "ended", "x")
+		sub("old=", "a", "x")
+		if err := im.Store.Subscribe(ctx, newSub("Z=", "a", "pk", "c2", "x"), lim); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := im.Store.EndSubscription(ctx, "K5=", "ended"); err != nil {
+			t.Fatal(err)
+		}
+		cutoff, err := im.Store.Cutoff(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sub("K6=", "late", "x") // after the commit: not its audience
+		later := now + 2        // "old=" has expired
+		want := []string{"K0=/a", "K0=/b", "K2=/a", "K3=/a", "K4=/a"}
+		all, err := im.Store.AudienceRange(ctx, "c1", []string{"x"}, cutoff, "", "\U0010FFFF", later)
+		if err != nil || !slices.Equal(keysOf(all), want) {
+			t.Fatalf("audience: %v %v, want %v", keysOf(all), err, want)
+		}
+		bounds, err := im.Store.AudienceBounds(ctx, "c1", []string{"x"}, 2)
+		if err != nil || len(bounds) == 0 {
+			t.Fatalf("bounds: %v %v", bounds, err)
+		}
+		var parts []sessions.Subscription
+		after := ""
+		for _, through := range bounds {
+			p, err := im.Store.AudienceRange(ctx, "c1", []string{"x"}, cutoff, after, through, later)
+			if err != nil {
+				t.Fatal(err)
+			}
+			parts = append(parts, p...)
+			after = through
+		}
+		if !slices.Equal(keysOf(parts), want) {
+			t.Fatalf("parts: %v, want %v", keysOf(parts), want)
+		}
+		got, err := im.Store.SubscriptionsByKey(ctx, "c1", [][2]string{{"K0=", "a"}, {"K5=", "ended"}, {"Z=", "a"}}, later)
+		if err != nil || !slices.Equal(keysOf(got), []string{"K0=/a"}) {
+			t.Fatalf("by key: %v %v", keysOf(got), err)
+		}
+	})
+}
+
+// TestSessionStoreMark: a community's last-commit mark never goes down;
+// without create, a community with no mark keeps none.
+func TestSessionStoreMark(t *testing.T) {
+	sessionstest.Each(t, func(t *testing.T, im sessionstest.Impl) {
+		if im.Name == "postgres" {
+			t.Skip("the Postgres store keeps no mark: every REQ reads the database")
+		}
+		ctx := context.Background()
+		if _, ok, err := im.Store.Mark(ctx, "c1"); ok || err != nil {
+			t.Fatalf("mark before any: %v %v", ok, err)
+		}
+		if _, exists, err := im.Store.RaiseMark(ctx, "c1", 100, false); exists || err != nil {
+			t.Fatalf("raise without create: %v %v", exists, err)
+		}
+		if m, exists, err := im.Store.RaiseMark(ctx, "c1", 100, true); !exists || m != 100 || err != nil {
+			t.Fatalf("create: %d %v %v", m, exists, err)
+		}
+		if m, _, err := im.Store.RaiseMark(ctx, "c1", 50, false); m != 100 || err != nil {
+			t.Fatalf("lower raise: %d %v", m, err)
+		}
+		if m, _, err := im.Store.RaiseMark(ctx, "c1", 150, false); m != 150 || err != nil {
+			t.Fatalf("raise: %d %v", m, err)
+		}
+		if m, ok, err := im.Store.Mark(ctx, "c1"); !ok || m != 150 || err != nil {
+			t.Fatalf("mark: %d %v %v", m, ok, err)
+		}
+	})
+}
+
+// TestSessionStoreOpenConnections: the liveness registry lists what was
+// opened and neither forgotten nor expired.
+func TestSessionStoreOpenConnections(t *testing.T) {
+	im := sessionstest.DynamoDB(t) // Postgres: the connection rows are the registry
+	ctx := context.Background()
+	now := time.Now().Unix()
+	for _, id := range []string{"a=", "b=", "c="} {
+		if err := im.Store.Opened(ctx, id, now+100); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := im.Store.Opened(ctx, "old=", now-1); err != nil {
+		t.Fatal(err)
+	}
+	if err := im.Store.ForgetOpen(ctx, "b="); err != nil {
+		t.Fatal(err)
+	}
+	openConn(t, im, "c=", "c1", 0)
+	if err := im.Store.CloseConnection(ctx, "c="); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := im.Store.OpenConnections(ctx, now)
+	if err != nil || !slices.Equal(ids, []string{"a="}) {
+		t.Fatalf("open: %v %v", ids, err)
+	}
+	if ids, _ := im.Store.OpenConnections(ctx, now+200); len(ids) != 0 {
+		t.Fatalf("after their expiry: %v", ids)
+	}
+}

@@ -1,0 +1,68 @@
+// Package sessionstest runs the conformance suite of sessions.Store
+// against both implementations: Postgres (a fresh database of the test
+// Postgres, DATABASE_URL) and DynamoDB (a fresh table of the local
+// dynalite, AWS_ENDPOINT_URL_DYNAMODB: localdev/ddb.sh; skipped, said
+// so, when it is not set).
+package sessionstest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/buzzrelay/relay/shared/aws/ddbsessions"
+	"github.com/buzzrelay/relay/shared/postgres/store"
+	"github.com/buzzrelay/relay/shared/service/sessions"
+	"github.com/buzzrelay/relay/shared/testing/testkit"
+)
+
+// Impl is one implementation under test: Store, and Community, which
+// makes a community exist where the store needs it (Postgres' foreign
+// keys).
+type Impl struct {
+	Name      string
+	Store     sessions.Store
+	Community func(t testing.TB, id string)
+}
+
+// Each runs f once per implementation, as a subtest named after it.
+func Each(t *testing.T, f func(t *testing.T, im Impl)) {
+	t.Run("postgres", func(t *testing.T) { f(t, Postgres(t)) })
+	t.Run("dynamodb", func(t *testing.T) { f(t, DynamoDB(t)) })
+}
+
+// Postgres is the Postgres implementation over a fresh database.
+func Postgres(t testing.TB) Impl {
+	st := testkit.NewStore(t, store.Options{MaxConns: 16})
+	return Impl{Name: "postgres", Store: sessions.NewPG(st), Community: func(t testing.TB, id string) {
+		if _, err := st.EnsureCommunity(context.Background(), id, ""); err != nil {
+			t.Fatal(err)
+		}
+	}}
+}
+
+// DynamoDB is the DynamoDB implementation over a fresh table of the local
+// server; the test is skipped when AWS_ENDPOINT_URL_DYNAMODB is unset.
+func DynamoDB(t testing.TB) Impl {
+	t.Helper()
+	if os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") == "" {
+		t.Skip("AWS_ENDPOINT_URL_DYNAMODB is not set: source localdev/ddb.sh")
+	}
+	ctx := context.Background()
+	c, err := ddbsessions.Client(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	table := "test-" + hex.EncodeToString(b)
+	if err := ddbsessions.CreateTable(ctx, c, table); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = c.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: &table}) })
+	return Impl{Name: "dynamodb", Store: ddbsessions.New(c, table), Community: func(testing.TB, string) {}}
+}
