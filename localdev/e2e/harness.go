@@ -104,8 +104,9 @@ type Relay struct {
 	srv   *http.Server
 	errc  chan error
 	procs *emulator.Processes
-	// PushSender is the push sender's processes of
-	// Options.PushSenderProcesses, else nil.
+	// PushSender is the push sender's processes: those of
+	// Options.PushSenderProcesses, or with BUZZ_LAMBDA=processes the
+	// stack's (closed with it); else nil.
 	PushSender *emulator.Processes
 	s3         *s3local.Server
 	s3dir      string // removed on Close
@@ -342,8 +343,8 @@ func (r *Relay) Close() {
 	if r.procs != nil {
 		r.procs.Close()
 	}
-	if r.PushSender != nil {
-		r.PushSender.Close()
+	if r.PushSender != nil && r.Functions == nil {
+		r.PushSender.Close() // else the stack's, closed above
 	}
 	_ = r.srv.Close()
 	if err := <-r.errc; err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -328,6 +328,10 @@ func (p *ProcessStack) sawColdStart(c ColdStart) {
 	p.mu.Unlock()
 }
 
+// Processes are the running processes of the function called name (nil
+// when it runs none): what a test kills to crash it (Processes.Crash).
+func (p *ProcessStack) Processes(name string) *Processes { return p.procs[name] }
+
 // Close stops every process and removes a temporary BinDir.
 func (p *ProcessStack) Close() {
 	for _, procs := range p.procs {
