@@ -12,13 +12,16 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/localdev/emulator"
+	"github.com/buzzrelay/relay/shared/domain/nip98"
 	"github.com/buzzrelay/relay/shared/domain/signer"
 	"github.com/buzzrelay/relay/shared/postgres/store"
+	"github.com/buzzrelay/relay/shared/service/community"
 	"github.com/buzzrelay/relay/shared/service/ingest"
 	"github.com/buzzrelay/relay/shared/service/relay"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 	"github.com/buzzrelay/relay/shared/transport/apigw"
 	"github.com/buzzrelay/relay/shared/transport/bridge"
+	httproutes "github.com/buzzrelay/relay/shared/transport/routes"
 )
 
 // TestEventsOverHTTP drives POST /events, NIP-11 and /healthz through the
@@ -122,7 +125,9 @@ func newEventsServer(t testing.TB, conns int32, routes map[string]bool) (*httpte
 	st := testkit.NewStore(t, store.Options{MaxConns: conns})
 	key := testkit.RelayKey(t)
 	log := testkit.Quiet()
-	fn := apigw.HTTP(bridge.New(st, key, &relay.Relay{Ingest: ingest.New(st, key), Log: log}, "default", log), apigw.Origin{Scheme: "http"})
+	b := &bridge.Bridge{Store: st, Core: &relay.Relay{Ingest: ingest.New(st, key), Log: log}, Signer: key, Log: log,
+		Verifier: &nip98.Verifier{Replay: st}, Communities: community.NewRegistry(st, "default")}
+	fn := apigw.HTTP(&httproutes.Server{Bridge: b, Side: httproutes.Write}, apigw.Origin{Scheme: "http"})
 	api := &emulator.HTTPAPI{Routes: map[string]emulator.HTTPHandler{}}
 	for r := range routes {
 		api.Routes[r] = fn

@@ -5,18 +5,18 @@
 // (NIP-98, NIP-42), decode, call one method here and encode its answer or
 // error through their one error table.
 //
-// Each method owns, in this order, what every door must do alike: the
-// authorship rule (a publish), the door (shared/service/guard: the
-// community served, the rate limits, authentication required, the NIP-43
-// gate, decided once for every transport), the work itself (ingest for a
-// write, the query engine for a read, the subscription for a REQ), and,
-// for a write, live delivery (before the answer, or for WebSocket after
-// its OK: PublishThenDeliver). Its errors are domain errors: a refusal is a
+// A publish and a one-shot read run the paths pipeline.go lists, step by
+// step in order; the door among them (shared/service/guard) decides once
+// for every transport. PublishThenDeliver answers before live delivery
+// runs (WebSocket's OK). Errors are domain errors: a refusal is a
 // *reject.Error carrying its NIP-01 prefix, anything else an internal
 // failure the transport's table turns into its opaque answer.
 //
-// A new capability (an upload, a new kind's path) is one more method here
-// and one more route in each codec that offers it.
+// The other use cases are packages of their own beside this one, each
+// passing the same door first: media (shared/service/media), NIP-86
+// management (shared/service/manage) and invites (shared/service/invites).
+// A route reaches any of them through the one HTTP route table
+// (shared/transport/routes).
 package relay
 
 import (
@@ -140,62 +140,48 @@ func authored(ev *nostr.Event, authed string) error {
 // error is a refusal before ingest (restricted:, rate-limited:,
 // auth-required:) or no verdict at all. POST /events answers with it.
 func (r *Relay) Publish(ctx context.Context, c Caller, ev *nostr.Event) (Published, error) {
-	var out Published
-	err := r.PublishThenDeliver(ctx, c, ev, func(p Published) { out = p })
-	return out, err
+	out, deliver, err := r.PublishThenDeliver(ctx, c, ev)
+	if err != nil {
+		return Published{}, err
+	}
+	deliver(ctx)
+	return out, nil
 }
 
 // PublishThenDeliver is Publish for a transport whose answer is a post of
-// its own (WebSocket's OK): answer gets the verdict as soon as the commit
-// decided it, before live delivery runs, and PublishThenDeliver returns
-// once delivery is done (the invocation keeps running until then). So no
-// recipient, however slow, delays the publisher's OK. Delivery still goes
-// only to the subscriptions stored at the commit (read in its round trip,
-// or up to its cutoff when handed off): one opened after the OK gets the
-// event as stored, not twice. On an error answer is not called.
-func (r *Relay) PublishThenDeliver(ctx context.Context, c Caller, ev *nostr.Event, answer func(Published)) error {
-	if c.Pubkey != "" {
-		if err := authored(ev, c.Pubkey); err != nil {
-			return err
-		}
+// its own (WebSocket's OK): it returns the verdict as soon as the commit
+// decided it, with live delivery still to run (deliver, which the
+// transport calls once it has answered; the invocation keeps running
+// until it returns). So no recipient, however slow, delays the
+// publisher's OK, and the use case never calls back into its transport.
+// Delivery still goes only to the subscriptions stored at the commit
+// (read in its round trip, or up to its cutoff when handed off): one
+// opened after the OK gets the event as stored, not twice. On an error
+// there is nothing to deliver (deliver is nil).
+func (r *Relay) PublishThenDeliver(ctx context.Context, c Caller, ev *nostr.Event) (out Published, deliver func(context.Context), err error) {
+	w := &write{c: c, ev: ev}
+	if err := r.publish(ctx, w); err != nil {
+		return Published{}, nil, err
 	}
-	action := guard.Publish
-	if ev.Kind == kinds.RelayJoinRequest {
-		action = guard.Join // a key that is no member yet asks to become one
-	}
-	d := r.door(c, action)
-	d.NewChannel = ev.Kind == kinds.CreateGroup
-	if err := r.admit(ctx, c, d); err != nil {
-		return err
-	}
-	out, err := r.Ingest.Submit(ctx, c.Community, c.Pubkey, ev)
-	if err != nil {
-		return fmt.Errorf("relay: publish: %w", err)
-	}
-	answer(Published{Accepted: out.Accepted, Message: out.Message})
-	if len(out.Committed) > 0 && r.Fanout != nil {
-		r.Fanout.Deliver(ctx, c.Community, out.Committed, out.Delivery)
-	}
-	return nil
+	return Published{Accepted: w.out.Accepted, Message: w.out.Message}, func(ctx context.Context) { r.deliver(ctx, w) }, nil
 }
 
 // Read answers a one-shot read (req.Filters, else POST /query's req.Body),
 // newest first, under the same limits and access rule as a REQ.
 func (r *Relay) Read(ctx context.Context, c Caller, req Request) ([]json.RawMessage, error) {
-	if err := r.admit(ctx, c, r.door(c, guard.Read)); err != nil {
-		return nil, err
-	}
 	var evs []json.RawMessage
-	var err error
-	if req.Filters != nil {
-		evs, err = r.Reader.Req(ctx, c.Community, c.Pubkey, req.Filters)
-	} else {
-		evs, err = r.Reader.Query(ctx, c.Community, c.Host, c.Pubkey, req.Body)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("relay: read: %w", err)
-	}
-	return evs, nil
+	err := r.read(ctx, &read{c: c, action: guard.Read, engine: func(ctx context.Context) (err error) {
+		if req.Filters != nil {
+			evs, err = r.Reader.Req(ctx, c.Community, c.Pubkey, req.Filters)
+		} else {
+			evs, err = r.Reader.Query(ctx, c.Community, c.Host, c.Pubkey, req.Body)
+		}
+		if err != nil {
+			return fmt.Errorf("relay: read: %w", err)
+		}
+		return nil
+	}})
+	return evs, err
 }
 
 // IsThreadWindow reports whether a REQ's raw filter asks for a NIP-CW
@@ -210,32 +196,31 @@ func WantsReadStateSnapshot(body []byte) bool { return query.WantsReadStateSnaps
 // /query for c: the read limits, then the whole snapshot from one database
 // snapshot, or a refusal (never a partial list).
 func (r *Relay) ReadStateSnapshot(ctx context.Context, c Caller, body []byte) (*query.ReadStateSnapshot, error) {
-	if err := r.admit(ctx, c, r.door(c, guard.Read)); err != nil {
-		return nil, err
-	}
-	snap, err := r.Reader.ReadStateSnapshot(ctx, c.Community, c.Pubkey, body)
-	if err != nil {
-		return nil, fmt.Errorf("relay: read-state snapshot: %w", err)
-	}
-	return snap, nil
+	var snap *query.ReadStateSnapshot
+	err := r.read(ctx, &read{c: c, action: guard.Read, engine: func(ctx context.Context) (err error) {
+		if snap, err = r.Reader.ReadStateSnapshot(ctx, c.Community, c.Pubkey, body); err != nil {
+			return fmt.Errorf("relay: read-state snapshot: %w", err)
+		}
+		return nil
+	}})
+	return snap, err
 }
 
 // Count answers a NIP-45 COUNT (req.Filters) or POST /count (req.Body).
 func (r *Relay) Count(ctx context.Context, c Caller, req Request) (int64, error) {
-	if err := r.admit(ctx, c, r.door(c, guard.Count)); err != nil {
-		return 0, err
-	}
 	var n int64
-	var err error
-	if req.Filters != nil {
-		n, err = r.Reader.CountFilters(ctx, c.Community, c.Pubkey, req.Filters)
-	} else {
-		n, err = r.Reader.Count(ctx, c.Community, c.Pubkey, req.Body)
-	}
-	if err != nil {
-		return 0, fmt.Errorf("relay: count: %w", err)
-	}
-	return n, nil
+	err := r.read(ctx, &read{c: c, action: guard.Count, engine: func(ctx context.Context) (err error) {
+		if req.Filters != nil {
+			n, err = r.Reader.CountFilters(ctx, c.Community, c.Pubkey, req.Filters)
+		} else {
+			n, err = r.Reader.Count(ctx, c.Community, c.Pubkey, req.Body)
+		}
+		if err != nil {
+			return fmt.Errorf("relay: count: %w", err)
+		}
+		return nil
+	}})
+	return n, err
 }
 
 // Subscribe serves a REQ of c's connection: it stores subscription req.Sub

@@ -250,7 +250,8 @@ func (d *heldDeliverer) Deliver(context.Context, string, []*nostr.Event, *store.
 
 // TestAnswerBeforeDelivery: PublishThenDeliver (WebSocket EVENT) gives the
 // publisher its verdict while delivery is still held by a recipient that
-// does not read, and returns only once delivery ended.
+// does not read (delivery runs only when the transport calls deliver), and
+// deliver returns only once delivery ended.
 func TestAnswerBeforeDelivery(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t, ratelimit.Limits{})
@@ -265,8 +266,15 @@ func TestAnswerBeforeDelivery(t *testing.T) {
 	answered := make(chan relay.Published, 1)
 	returned := make(chan error, 1)
 	go func() {
-		returned <- h.core.PublishThenDeliver(ctx, relay.Caller{Community: community, Pubkey: alice.Pub},
-			alice.Event(t, 9, "hello", nostr.Tag{"h", channel}), func(p relay.Published) { answered <- p })
+		p, deliver, err := h.core.PublishThenDeliver(ctx, relay.Caller{Community: community, Pubkey: alice.Pub},
+			alice.Event(t, 9, "hello", nostr.Tag{"h", channel}))
+		if err != nil {
+			returned <- err
+			return
+		}
+		answered <- p
+		deliver(ctx)
+		returned <- nil
 	}()
 	got := <-answered
 	if !got.Accepted {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/transport/bridge"
+	"github.com/buzzrelay/relay/shared/transport/routes"
 )
 
 // Origin is how clients address the relay.
@@ -43,14 +44,15 @@ func (o Origin) forwardedHost(headers map[string]string) string {
 // HTTPHandler is an API Gateway HTTP API (payload v2) Lambda handler.
 type HTTPHandler = func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
 
-// HTTP turns the bridge into an API Gateway HTTP API (payload v2) handler.
-func HTTP(b *bridge.Bridge, o Origin) HTTPHandler {
+// HTTP turns the route table's server into an API Gateway HTTP API
+// (payload v2) handler.
+func HTTP(s *routes.Server, o Origin) HTTPHandler {
 	return func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		var resp bridge.Response
 		if req, err := HTTPRequest(ev, o); err != nil {
-			resp = b.Fail(ctx, "apigw", reject.Invalidf("request body is not valid base64"))
+			resp = s.Fail(ctx, "apigw", reject.Invalidf("request body is not valid base64"))
 		} else {
-			resp = b.Serve(ctx, req)
+			resp = s.Serve(ctx, req)
 		}
 		return events.APIGatewayV2HTTPResponse{StatusCode: resp.Status, Headers: resp.Headers, Body: string(resp.Body)}, nil
 	}

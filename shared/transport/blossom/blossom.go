@@ -1,10 +1,10 @@
 // Package blossom is the HTTP codec of the media service: Blossom's routes
 // (BUD-01 GET/HEAD /<sha256>[.ext], BUD-02 PUT /upload, DELETE /<sha256>,
 // GET /list/<pubkey>, BUD-06 HEAD /upload) and Buzz's /media/* routes, on
-// the bridge's Request and Response (bridge.Bridge.Media hooks it in).
+// the bridge's Request and Response (shared/transport/routes routes them).
 // Every 4xx carries its reason in X-Reason and a JSON {"message"} body
 // (BUD-01); every answer carries BUD-01's CORS headers and
-// X-Content-Type-Options: nosniff. Uploads authorize with a kind 24242
+// X-Content-Type-Options: nosniff (the route table's media headers). Uploads authorize with a kind 24242
 // event (shared/domain/blossom) or, as Buzz's routes take it, a NIP-98
 // token; reads of a blob that is not public with a 24242 get event or a
 // NIP-98 token (media.Service.Read's rule). Downloads are redirects to
@@ -12,9 +12,7 @@
 package blossom
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -33,148 +31,87 @@ import (
 	"github.com/buzzrelay/relay/shared/transport/bridge"
 )
 
-// Side is which function serves a route: uploads and deletes (ingest) or
-// downloads, HEAD and list (query), as API Gateway routes them.
-type Side uint8
-
-const (
-	Write Side = 1 << iota
-	Read
-	Both = Write | Read
-)
-
-// Codec serves the media routes of one side.
+// Codec serves the media routes.
 type Codec struct {
 	Media       *media.Service
 	Communities *community.Registry
 	// NIP98 checks NIP-98 tokens (Buzz's routes); Sigs the 24242 events.
 	NIP98 *nip98.Verifier
 	Sigs  *sigverify.Verifier
-	Side  Side
 	Log   *slog.Logger
 	Now   func() time.Time
 }
 
-// route is one media request, parsed from its path.
-type route struct {
-	op   string // upload, preflight, presign, delete, get, head, list, options
-	hash string
-	name string // the path's last segment (a blob name or a pubkey)
+// The media routes, one method each, as the route table
+// (shared/transport/routes) calls them: name is the path's {blob} (a
+// blob's name: its hash and an optional extension) or {pubkey}.
+
+// Upload is PUT /upload and PUT /media/upload.
+func (c *Codec) Upload(ctx context.Context, r bridge.Request, _ string) bridge.Response {
+	return c.serve(ctx, r, "upload", "", c.upload)
 }
 
-// match finds the media route of method and path; ok is false for a path
-// that is not a media route (the bridge's own routes).
-func match(method, path string) (route, bool) {
-	p := strings.TrimPrefix(path, "/media")
-	media := p != path
-	if media && p == "" {
-		return route{}, false
-	}
-	seg := strings.Split(strings.TrimPrefix(p, "/"), "/")
-	switch {
-	case len(seg) == 1 && seg[0] == "upload":
-		switch method {
-		case http.MethodPut:
-			return route{op: "upload"}, true
-		case http.MethodHead:
-			return route{op: "preflight"}, true
-		case http.MethodPost:
-			if media {
-				return route{op: "presign"}, true
-			}
-		case http.MethodOptions:
-			return route{op: "options"}, true
-		}
-		return route{}, false
-	case len(seg) == 2 && seg[0] == "list" && !media:
-		switch method {
-		case http.MethodGet:
-			return route{op: "list", name: seg[1]}, true
-		case http.MethodOptions:
-			return route{op: "options"}, true
-		}
-		return route{}, false
-	case len(seg) == 1 && seg[0] != "" && (media || !bridgeName(seg[0])):
-		switch method {
-		case http.MethodGet:
-			return route{op: "get", name: seg[0]}, true
-		case http.MethodHead:
-			return route{op: "head", name: seg[0]}, true
-		case http.MethodDelete:
-			return route{op: "delete", name: seg[0]}, true
-		case http.MethodOptions:
-			return route{op: "options"}, true
-		}
-	}
-	return route{}, false
+// Preflight is BUD-06's HEAD /upload (and HEAD /media/upload).
+func (c *Codec) Preflight(ctx context.Context, r bridge.Request, _ string) bridge.Response {
+	return c.serve(ctx, r, "preflight", "", c.preflight)
 }
 
-// bridgeName reports whether a root path segment is one of the bridge's
-// own routes.
-func bridgeName(s string) bool {
-	switch s {
-	case "events", "query", "count", "healthz":
-		return true
-	}
-	return false
+// Presign is POST /media/upload.
+func (c *Codec) Presign(ctx context.Context, r bridge.Request, _ string) bridge.Response {
+	return c.serve(ctx, r, "presign", "", c.presign)
 }
 
-// side is the function side that serves op.
-func side(op string) Side {
-	switch op {
-	case "upload", "preflight", "presign", "delete":
-		return Write
-	case "options":
-		return Both
-	}
-	return Read
+// Delete is DELETE /{blob} and DELETE /media/{blob}.
+func (c *Codec) Delete(ctx context.Context, r bridge.Request, name string) bridge.Response {
+	return c.serveBlob(ctx, r, "delete", name, c.delete)
 }
 
-// Serve answers r when it is a media route of c's side; ok is false
-// otherwise (the bridge routes it).
-func (c *Codec) Serve(ctx context.Context, r bridge.Request) (bridge.Response, bool) {
-	rt, ok := match(r.Method, r.Path)
-	if !ok || side(rt.op)&c.Side == 0 {
-		return bridge.Response{}, false
+// Get is GET /{blob} and GET /media/{blob}.
+func (c *Codec) Get(ctx context.Context, r bridge.Request, name string) bridge.Response {
+	return c.serveBlob(ctx, r, "get", name, c.get)
+}
+
+// Head is HEAD /{blob} and HEAD /media/{blob}.
+func (c *Codec) Head(ctx context.Context, r bridge.Request, name string) bridge.Response {
+	return c.serveBlob(ctx, r, "head", name, c.head)
+}
+
+// List is BUD-02's GET /list/{pubkey}.
+func (c *Codec) List(ctx context.Context, r bridge.Request, pubkey string) bridge.Response {
+	return c.serve(ctx, r, "list", pubkey, c.list)
+}
+
+// Options answers a CORS preflight (OPTIONS) of a media route.
+func (c *Codec) Options(context.Context, bridge.Request, string) bridge.Response {
+	return bridge.Response{Status: http.StatusNoContent, Headers: map[string]string{}}
+}
+
+// serveBlob is serve for a route naming a blob: its hash from the name.
+func (c *Codec) serveBlob(ctx context.Context, r bridge.Request, op, name string,
+	run func(context.Context, bridge.Request, string, string) (bridge.Response, error)) bridge.Response {
+	h, _, err := blossom.ParseBlobName(name)
+	if err != nil {
+		return c.fail(ctx, op, err)
 	}
-	if rt.op == "options" {
-		return bridge.Response{Status: http.StatusNoContent, Headers: common(nil)}, true
-	}
-	if rt.name != "" && rt.op != "list" {
-		h, _, err := blossom.ParseBlobName(rt.name)
-		if err != nil {
-			return c.fail(ctx, rt.op, err), true
-		}
-		rt.hash = h
-	}
+	return c.serve(ctx, r, op, h, run)
+}
+
+// serve resolves the community at r's host and runs op there, its error
+// through the media error table (fail).
+func (c *Codec) serve(ctx context.Context, r bridge.Request, op, name string,
+	run func(context.Context, bridge.Request, string, string) (bridge.Response, error)) bridge.Response {
 	com, err := c.Communities.Resolve(ctx, r.Host)
 	if err != nil {
 		if community.Unknown(err) {
 			err = blossom.Refuse(http.StatusNotFound, reject.Invalid, "no community is served at this host")
 		}
-		return c.fail(ctx, rt.op, err), true
+		return c.fail(ctx, op, err)
 	}
-	var resp bridge.Response
-	switch rt.op {
-	case "upload":
-		resp, err = c.upload(ctx, r, com.ID)
-	case "preflight":
-		resp, err = c.preflight(ctx, r, com.ID)
-	case "presign":
-		resp, err = c.presign(ctx, r, com.ID)
-	case "delete":
-		resp, err = c.delete(ctx, r, com.ID, rt.hash)
-	case "get":
-		resp, err = c.get(ctx, r, com.ID, rt.hash)
-	case "head":
-		resp, err = c.head(ctx, r, com.ID, rt.hash)
-	case "list":
-		resp, err = c.list(ctx, r, com.ID, rt.name)
-	}
+	resp, err := run(ctx, r, com.ID, name)
 	if err != nil {
-		return c.fail(ctx, rt.op, err), true
+		return c.fail(ctx, op, err)
 	}
-	return resp, true
+	return resp
 }
 
 // authorize checks the Authorization header for need: a kind 24242 event
@@ -241,7 +178,7 @@ func claim(r bridge.Request, community string, preflight bool) (media.Claim, err
 
 // upload is PUT /upload and PUT /media/upload. An empty body with
 // X-SHA-256 completes a presigned upload of that hash.
-func (c *Codec) upload(ctx context.Context, r bridge.Request, community string) (bridge.Response, error) {
+func (c *Codec) upload(ctx context.Context, r bridge.Request, community, _ string) (bridge.Response, error) {
 	cl, err := claim(r, community, false)
 	if err != nil {
 		return bridge.Response{}, err
@@ -273,7 +210,7 @@ func (c *Codec) upload(ctx context.Context, r bridge.Request, community string) 
 
 // preflight is BUD-06's HEAD /upload. Without Authorization it answers
 // 401, so a client signs before sending bytes.
-func (c *Codec) preflight(ctx context.Context, r bridge.Request, community string) (bridge.Response, error) {
+func (c *Codec) preflight(ctx context.Context, r bridge.Request, community, _ string) (bridge.Response, error) {
 	cl, err := claim(r, community, true)
 	if err != nil {
 		return bridge.Response{}, err
@@ -287,7 +224,7 @@ func (c *Codec) preflight(ctx context.Context, r bridge.Request, community strin
 	if err := c.Media.Preflight(ctx, cl); err != nil {
 		return bridge.Response{}, err
 	}
-	h := common(map[string]string{"x-direct-upload-max-bytes": strconv.FormatInt(c.Media.Limits.DirectMaxBytes, 10)})
+	h := map[string]string{"x-direct-upload-max-bytes": strconv.FormatInt(c.Media.Limits.DirectMaxBytes, 10)}
 	if !c.Media.Limits.Direct(cl.Size) {
 		h["x-upload-path"] = "/media/upload"
 	}
@@ -312,7 +249,7 @@ type Presign struct {
 // presign is POST /media/upload: a presigned S3 PUT for a blob of any
 // size (the path of blobs above the direct limit), or the descriptor of a
 // blob the community already holds.
-func (c *Codec) presign(ctx context.Context, r bridge.Request, community string) (bridge.Response, error) {
+func (c *Codec) presign(ctx context.Context, r bridge.Request, community, _ string) (bridge.Response, error) {
 	cl, err := claim(r, community, true)
 	if err != nil {
 		return bridge.Response{}, err
@@ -333,7 +270,7 @@ func (c *Codec) presign(ctx context.Context, r bridge.Request, community string)
 			hdr[k] = v[0]
 		}
 	}
-	return jsonResponse(http.StatusOK, Presign{URL: p.URL, Method: http.MethodPut, Headers: hdr, Expires: p.Expires,
+	return bridge.JSON(http.StatusOK, Presign{URL: p.URL, Method: http.MethodPut, Headers: hdr, Expires: p.Expires,
 		UploadID: p.UploadID, SHA256: cl.SHA256, Size: cl.Size, Complete: base(r) + "/" + cl.SHA256}), nil
 }
 
@@ -345,7 +282,7 @@ func (c *Codec) delete(ctx context.Context, r bridge.Request, community, hash st
 	if err := c.Media.Delete(ctx, community, pk, hash); err != nil {
 		return bridge.Response{}, err
 	}
-	return jsonResponse(http.StatusOK, map[string]string{"message": "deleted " + hash}), nil
+	return bridge.JSON(http.StatusOK, map[string]string{"message": "deleted " + hash}), nil
 }
 
 // reader is the key a read of hash authorizes: "" without an
@@ -381,8 +318,8 @@ func (c *Codec) get(ctx context.Context, r bridge.Request, community, hash strin
 	if err != nil {
 		return bridge.Response{}, err
 	}
-	return bridge.Response{Status: http.StatusFound, Headers: common(map[string]string{
-		"location": url, "cache-control": "private, max-age=60"})}, nil
+	return bridge.Response{Status: http.StatusFound, Headers: map[string]string{
+		"location": url, "cache-control": "private, max-age=60"}}, nil
 }
 
 // head answers from Postgres, for a reader who may read the blob: 200 with
@@ -398,8 +335,8 @@ func (c *Codec) head(ctx context.Context, r bridge.Request, community, hash stri
 		return bridge.Response{}, err
 	}
 	typ, _ := blossom.Served(b.Type)
-	return bridge.Response{Status: http.StatusOK, Headers: common(map[string]string{
-		"content-type": typ, "content-length": strconv.FormatInt(b.Size, 10), "accept-ranges": "bytes"})}, nil
+	return bridge.Response{Status: http.StatusOK, Headers: map[string]string{
+		"content-type": typ, "content-length": strconv.FormatInt(b.Size, 10), "accept-ranges": "bytes"}}, nil
 }
 
 // list is BUD-02's GET /list/<pubkey>?since=&until=, a member's own
@@ -431,13 +368,13 @@ func (c *Codec) list(ctx context.Context, r bridge.Request, community, pubkey st
 	for i, b := range blobs {
 		out[i] = blossom.Describe(base(r), b.SHA256, b.Size, b.Type, b.UploadedAt)
 	}
-	return jsonResponse(http.StatusOK, out), nil
+	return bridge.JSON(http.StatusOK, out), nil
 }
 
 func base(r bridge.Request) string { return r.Scheme + "://" + r.Host }
 
 func descriptor(status int, r bridge.Request, b store.Blob) bridge.Response {
-	return jsonResponse(status, blossom.Describe(base(r), b.SHA256, b.Size, b.Type, b.CreatedAt))
+	return bridge.JSON(status, blossom.Describe(base(r), b.SHA256, b.Size, b.Type, b.CreatedAt))
 }
 
 // fail answers err: its Blossom status (reject.Map's otherwise), the
@@ -449,35 +386,10 @@ func (c *Codec) fail(ctx context.Context, op string, err error) bridge.Response 
 	if a.Class == reject.Refused {
 		status = blossom.Status(err)
 	}
-	resp := jsonResponse(status, map[string]string{"message": a.Text})
+	resp := bridge.JSON(status, map[string]string{"message": a.Text})
 	resp.Headers["x-reason"] = a.Text
 	if a.RetryAfter > 0 {
 		resp.Headers["retry-after"] = strconv.Itoa(a.RetryAfter)
 	}
 	return resp
-}
-
-func jsonResponse(status int, v any) bridge.Response {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-	return bridge.Response{Status: status, Headers: common(map[string]string{"content-type": "application/json"}),
-		Body: bytes.TrimRight(buf.Bytes(), "\n")}
-}
-
-// common adds the headers of every media answer: BUD-01's cross-origin
-// headers, and X-Content-Type-Options: nosniff, so no browser reads a
-// media answer as a type it was not given.
-func common(h map[string]string) map[string]string {
-	if h == nil {
-		h = map[string]string{}
-	}
-	h["x-content-type-options"] = blossom.NoSniff
-	h["access-control-allow-origin"] = "*"
-	h["access-control-allow-headers"] = "Authorization, *"
-	h["access-control-allow-methods"] = "GET, HEAD, PUT, POST, DELETE, OPTIONS"
-	h["access-control-expose-headers"] = "*"
-	h["access-control-max-age"] = "86400"
-	return h
 }

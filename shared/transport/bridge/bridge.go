@@ -1,12 +1,15 @@
 // Package bridge is Buzz's HTTP bridge, free of any AWS type: POST /events,
 // POST /query, POST /count (all NIP-98 authenticated), the NIP-11 document
-// on GET / and GET /healthz. The apigw package adapts API Gateway events to
-// Request and Response; localdev calls it through the same adapter.
+// on GET /, GET /healthz, NIP-86 on POST / and Buzz's invite routes. Which
+// request reaches which handler is shared/transport/routes' one table; the
+// apigw package adapts API Gateway events to Request and Response; localdev
+// calls it through the same adapter.
 //
-// It is a codec over the use cases of shared/service/relay: it resolves the
-// community from the Host, verifies the NIP-98 token, decodes the body,
-// calls Publish, Read or Count and encodes the answer; every error becomes
-// its HTTP status and JSON body in one place (answer.go).
+// It is a codec over the use cases of shared/service (relay, manage,
+// invites): it resolves the community from the Host, verifies the NIP-98
+// token, decodes the body, calls the use case and encodes the answer;
+// every error becomes its HTTP status and JSON body in one place
+// (answer.go).
 package bridge
 
 import (
@@ -31,9 +34,9 @@ import (
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/community"
 	"github.com/buzzrelay/relay/shared/service/invites"
+	"github.com/buzzrelay/relay/shared/service/manage"
 	"github.com/buzzrelay/relay/shared/service/ratelimit"
 	"github.com/buzzrelay/relay/shared/service/relay"
-	"github.com/buzzrelay/relay/shared/transport/console"
 	"github.com/buzzrelay/relay/shared/transport/nip86"
 )
 
@@ -69,19 +72,18 @@ type Response struct {
 	Body    []byte
 }
 
-// Bridge serves the HTTP routes.
+// Bridge answers the bridge's routes (shared/transport/routes says which
+// function serves which).
 type Bridge struct {
 	Store *store.Store
-	// Core is the use cases; Writes and Reads say which of its routes this
-	// function serves (POST /events; POST /query and /count).
-	Core          *relay.Relay
-	Writes, Reads bool
-	Signer        signer.Signer
-	Verifier      *nip98.Verifier
-	Log           *slog.Logger
-	// Manage serves NIP-86 (POST / with application/nostr+json+rpc); nil:
-	// not on this function.
-	Manage *nip86.Service
+	// Core is the use cases of publish and read.
+	Core     *relay.Relay
+	Signer   signer.Signer
+	Verifier *nip98.Verifier
+	Log      *slog.Logger
+	// Manager is NIP-86's use case (POST / with
+	// application/nostr+json+rpc); nil: not on this function.
+	Manager *manage.Service
 	// Communities maps a request's Host to its community.
 	Communities *community.Registry
 	// Directory, when set, is what NIP-11 resolves its host with instead
@@ -91,10 +93,7 @@ type Bridge struct {
 	// Limits are advertised in NIP-11 (the use cases enforce them); nil:
 	// none.
 	Limits *ratelimit.Limiter
-	// Media serves the Blossom media routes first (shared/transport/blossom;
-	// ok false: not a media route); nil: media off. MediaInfo is what
-	// NIP-11 says of it.
-	Media     func(context.Context, Request) (Response, bool)
+	// MediaInfo is what NIP-11 says of media; nil: media off.
 	MediaInfo *relayinfo.Media
 	// Push says what NIP-11 advertises of push notifications for a
 	// community: NIP-9a when subscriptions are served, NIP-PL's
@@ -104,55 +103,14 @@ type Bridge struct {
 	Invites *invites.Service
 }
 
-// New wires a bridge over the use cases of core, serving POST /events when
-// core has ingest and POST /query and /count when it has a reader.
-func New(st *store.Store, sg signer.Signer, core *relay.Relay, defaultCommunity string, log *slog.Logger) *Bridge {
-	var limits *ratelimit.Limiter
-	if core.Guard != nil {
-		limits = core.Guard.Limiter
-	}
-	return &Bridge{
-		Store: st, Core: core, Writes: core.Ingest != nil, Reads: core.Reader != nil,
-		Signer: sg, Log: log, Limits: limits,
-		Verifier:    &nip98.Verifier{Replay: st},
-		Communities: community.NewRegistry(st, defaultCommunity),
-	}
+// NoRoute answers a request no route serves: 404.
+func (b *Bridge) NoRoute(ctx context.Context, r Request) Response {
+	return b.Fail(ctx, "route", because(errNoRoute, reject.Invalidf("no route for %s %s", r.Method, r.Path)))
 }
 
-// Serve routes one request.
-func (b *Bridge) Serve(ctx context.Context, r Request) Response {
-	if console.Owns(r.Method, r.Path) { // before media's GET /{blob}
-		status, headers, body := console.Serve(r.Path)
-		return Response{Status: status, Headers: headers, Body: body}
-	}
-	if b.Invites != nil {
-		if resp, ok := b.invites(ctx, r); ok {
-			return resp
-		}
-	}
-	if b.Media != nil {
-		if resp, ok := b.Media(ctx, r); ok {
-			return resp
-		}
-	}
-	path := strings.TrimRight(r.Path, "/")
-	if r.Method == http.MethodOptions {
-		return Response{Status: http.StatusNoContent, Headers: cors(nil)}
-	}
-	switch {
-	case path == "" && r.Method == http.MethodGet:
-		return b.info(ctx, r)
-	case path == "" && r.Method == http.MethodPost && b.Manage != nil &&
-		strings.HasPrefix(r.Headers["content-type"], nip86.ContentType):
-		return b.manage(ctx, r)
-	case path == "/healthz" && r.Method == http.MethodGet:
-		return b.health(ctx, r)
-	case path == "/events" && r.Method == http.MethodPost && b.Writes:
-		return b.events(ctx, r)
-	case (path == "/query" || path == "/count") && r.Method == http.MethodPost && b.Reads:
-		return b.read(ctx, r, path == "/count")
-	}
-	return b.Fail(ctx, "route", because(errNoRoute, reject.Invalidf("no route for %s %s", r.Method, r.Path)))
+// Preflight answers a CORS preflight (OPTIONS) of a bridge path.
+func (b *Bridge) Preflight(context.Context, Request) Response {
+	return Response{Status: http.StatusNoContent, Headers: map[string]string{}}
 }
 
 // authenticate resolves the community and verifies the NIP-98 token
@@ -199,7 +157,8 @@ type eventsResponse struct {
 	Message  string `json:"message"`
 }
 
-func (b *Bridge) events(ctx context.Context, r Request) Response {
+// Events is POST /events: relay.Publish.
+func (b *Bridge) Events(ctx context.Context, r Request) Response {
 	caller, err := b.authenticate(ctx, r)
 	if err != nil {
 		return b.Fail(ctx, "events", err)
@@ -212,8 +171,14 @@ func (b *Bridge) events(ctx context.Context, r Request) Response {
 	if err != nil {
 		return b.Fail(ctx, "events", err)
 	}
-	return jsonResponse(http.StatusOK, eventsResponse{EventID: ev.ID, Accepted: out.Accepted, Message: out.Message})
+	return JSON(http.StatusOK, eventsResponse{EventID: ev.ID, Accepted: out.Accepted, Message: out.Message})
 }
+
+// Query is POST /query: relay.Read (or relay.ReadStateSnapshot).
+func (b *Bridge) Query(ctx context.Context, r Request) Response { return b.read(ctx, r, false) }
+
+// Count is POST /count: relay.Count.
+func (b *Bridge) Count(ctx context.Context, r Request) Response { return b.read(ctx, r, true) }
 
 func (b *Bridge) read(ctx context.Context, r Request, count bool) Response {
 	caller, err := b.authenticate(ctx, r)
@@ -226,14 +191,14 @@ func (b *Bridge) read(ctx context.Context, r Request, count bool) Response {
 		if err != nil {
 			return b.Fail(ctx, "count", err)
 		}
-		return jsonResponse(http.StatusOK, map[string]int64{"count": n})
+		return JSON(http.StatusOK, map[string]int64{"count": n})
 	}
 	if relay.WantsReadStateSnapshot(r.Body) {
 		snap, err := b.Core.ReadStateSnapshot(ctx, caller, r.Body)
 		if err != nil {
 			return b.Fail(ctx, "read-state snapshot", err)
 		}
-		return jsonResponse(http.StatusOK, snap)
+		return JSON(http.StatusOK, snap)
 	}
 	evs, err := b.Core.Read(ctx, caller, req)
 	if err != nil {
@@ -242,28 +207,34 @@ func (b *Bridge) read(ctx context.Context, r Request, count bool) Response {
 	if evs == nil {
 		evs = []json.RawMessage{}
 	}
-	return jsonResponse(http.StatusOK, evs)
+	return JSON(http.StatusOK, evs)
 }
 
-// manage serves one NIP-86 call of the community at the request's host.
-func (b *Bridge) manage(ctx context.Context, r Request) Response {
+// Manage is NIP-86's POST /: one call of the community at the request's
+// host (manage.Service), answered through nip86.Answer.
+func (b *Bridge) Manage(ctx context.Context, r Request) Response {
 	c, pubkey, err := b.authenticateAs(ctx, r, true)
 	if err != nil {
 		return b.Fail(ctx, "nip86", err)
 	}
-	res, err := b.Manage.Serve(ctx, c, pubkey, r.Body)
+	var res any
+	call, err := nip86.Decode(r.Body)
+	if err == nil {
+		res, err = b.Manager.Serve(ctx, c, pubkey, call)
+	}
 	status, out, ok := nip86.Answer(res, err)
 	if !ok {
 		return b.Fail(ctx, "nip86", err)
 	}
-	resp := jsonResponse(status, out)
+	resp := JSON(status, out)
 	resp.Headers["content-type"] = nip86.ContentType
 	return resp
 }
 
-// info is the NIP-11 document of the community served at the request's
-// host: its name, description, icon and relay key.
-func (b *Bridge) info(ctx context.Context, r Request) Response {
+// Info is GET /: the NIP-11 document of the community served at the
+// request's host (its name, description, icon and relay key), or a line of
+// text for a client that does not ask for it.
+func (b *Bridge) Info(ctx context.Context, r Request) Response {
 	resolve := b.Communities.Resolve
 	if b.Directory != nil {
 		resolve = b.Directory
@@ -273,7 +244,7 @@ func (b *Bridge) info(ctx context.Context, r Request) Response {
 		return b.Fail(ctx, "community", unresolved(err))
 	}
 	if !strings.Contains(r.Headers["accept"], "application/nostr+json") {
-		return Response{Status: http.StatusOK, Headers: cors(map[string]string{"content-type": "text/plain; charset=utf-8"}),
+		return Response{Status: http.StatusOK, Headers: map[string]string{"content-type": "text/plain; charset=utf-8"},
 			Body: []byte("Buzz relay. Connect a nostr client over WebSocket, or send Accept: application/nostr+json for NIP-11.\n")}
 	}
 	doc := relayinfo.New(c.Pubkey(b.Signer.PublicKey()))
@@ -294,16 +265,16 @@ func (b *Bridge) info(ctx context.Context, r Request) Response {
 		doc.AdvertisePush(subs, desc)
 	}
 	body, _ := json.Marshal(doc)
-	return Response{Status: http.StatusOK, Headers: cors(map[string]string{"content-type": "application/nostr+json"}), Body: body}
+	return Response{Status: http.StatusOK, Headers: map[string]string{"content-type": "application/nostr+json"}, Body: body}
 }
 
-// health answers GET /healthz without touching the database, so an uptime
+// Health answers GET /healthz without touching the database, so an uptime
 // monitor never keeps a paused Aurora awake; GET /healthz?deep=1 asks the
 // database (waking it) and answers the deployment's status (DeepHealth).
-func (b *Bridge) health(ctx context.Context, r Request) Response {
+func (b *Bridge) Health(ctx context.Context, r Request) Response {
 	switch r.Query["deep"] {
 	case "", "0", "false":
-		return jsonResponse(http.StatusOK, map[string]bool{"ok": true})
+		return JSON(http.StatusOK, map[string]bool{"ok": true})
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -321,7 +292,7 @@ func (b *Bridge) health(ctx context.Context, r Request) Response {
 	if err != nil {
 		return b.Fail(ctx, "deep health check", err)
 	}
-	return jsonResponse(http.StatusOK, DeepHealth{OK: true, Database: DatabaseAwake, PingMillis: ping.Milliseconds(), Status: &st})
+	return JSON(http.StatusOK, DeepHealth{OK: true, Database: DatabaseAwake, PingMillis: ping.Milliseconds(), Status: &st})
 }
 
 // Database states GET /healthz?deep=1 reports: awake (it answered) or
@@ -345,17 +316,19 @@ type DeepHealth struct {
 	*store.Status
 }
 
-func jsonResponse(status int, v any) Response {
+// JSON is status with v as its JSON body: the one encoder of the HTTP
+// answers (the route table adds each route's CORS headers).
+func JSON(status int, v any) Response {
 	body, err := marshal(v)
 	if err != nil {
 		return errorJSON(http.StatusServiceUnavailable, reject.Opaque)
 	}
-	return Response{Status: status, Headers: cors(map[string]string{"content-type": "application/json"}), Body: body}
+	return Response{Status: status, Headers: map[string]string{"content-type": "application/json"}, Body: body}
 }
 
 func errorJSON(status int, msg string) Response {
 	body, _ := marshal(map[string]string{"error": msg})
-	return Response{Status: status, Headers: cors(map[string]string{"content-type": "application/json"}), Body: body}
+	return Response{Status: status, Headers: map[string]string{"content-type": "application/json"}, Body: body}
 }
 
 // marshal encodes v without HTML escaping: messages quote tags like <id>.
@@ -367,14 +340,4 @@ func marshal(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimRight(buf.Bytes(), "\n"), nil
-}
-
-func cors(h map[string]string) map[string]string {
-	if h == nil {
-		h = map[string]string{}
-	}
-	h["access-control-allow-origin"] = "*"
-	h["access-control-allow-headers"] = "authorization, content-type"
-	h["access-control-allow-methods"] = "GET, POST, OPTIONS"
-	return h
 }

@@ -16,37 +16,18 @@ import (
 )
 
 // Buzz's invite routes (block/buzz crates/buzz-relay/src/api/invites.rs),
-// over shared/service/invites: POST /api/invites and POST
+// over shared/service/invites (shared/transport/routes routes them): POST /api/invites and POST
 // /api/invites/claim (NIP-98, the writing function's), GET
 // /api/join-policy with its /terms and /privacy pages, POST
 // /api/invites/accept-policy and the /invite/{code} landing page (the
 // reading function's).
 
-// invites serves the invite routes; ok false: not one of them (or not on
-// this function).
-func (b *Bridge) invites(ctx context.Context, r Request) (Response, bool) {
-	path := strings.TrimRight(r.Path, "/")
-	switch {
-	case r.Method == http.MethodPost && path == "/api/invites" && b.Writes:
-		return b.mintInvite(ctx, r), true
-	case r.Method == http.MethodPost && path == "/api/invites/claim" && b.Writes:
-		return b.claimInvite(ctx, r), true
-	case r.Method == http.MethodPost && path == "/api/invites/accept-policy" && b.Reads:
-		return b.acceptPolicy(ctx, r), true
-	case r.Method == http.MethodGet && path == "/api/join-policy" && b.Reads:
-		return b.joinPolicy(ctx, r), true
-	case r.Method == http.MethodGet && (path == "/api/join-policy/terms" || path == "/api/join-policy/privacy") && b.Reads:
-		return b.policyPage(ctx, r, strings.TrimPrefix(path, "/api/join-policy/")), true
-	case r.Method == http.MethodGet && strings.HasPrefix(path, "/invite/") && b.Reads:
-		return b.landing(ctx, r, strings.TrimPrefix(path, "/invite/")), true
-	case r.Method == http.MethodGet && path == "/info" && b.Reads:
-		// The desktop's invite calls read GET /info first (the canonical
-		// origin to sign NIP-98 for, push.origin); without one advertised
-		// it signs for the host it rides. The NIP-11 document, as JSON.
-		r.Headers = map[string]string{"accept": "application/nostr+json"}
-		return b.info(ctx, r), true
-	}
-	return Response{}, false
+// InfoJSON is GET /info: the desktop's invite calls read it first (the
+// canonical origin to sign NIP-98 for, push.origin); without one
+// advertised it signs for the host it rides. The NIP-11 document, as JSON.
+func (b *Bridge) InfoJSON(ctx context.Context, r Request) Response {
+	r.Headers = map[string]string{"accept": "application/nostr+json"}
+	return b.Info(ctx, r)
 }
 
 // mintRequest is POST /api/invites's body (both fields optional).
@@ -61,7 +42,8 @@ type mintResponse struct {
 	URL string `json:"url"`
 }
 
-func (b *Bridge) mintInvite(ctx context.Context, r Request) Response {
+// MintInvite is POST /api/invites: invites.Service.Mint.
+func (b *Bridge) MintInvite(ctx context.Context, r Request) Response {
 	c, pubkey, err := b.authenticateAs(ctx, r, true)
 	if err != nil {
 		return b.Fail(ctx, "invite mint", err)
@@ -80,7 +62,7 @@ func (b *Bridge) mintInvite(ctx context.Context, r Request) Response {
 	if err != nil {
 		return b.Fail(ctx, "invite mint", err)
 	}
-	return jsonResponse(http.StatusOK, mintResponse{Minted: m, URL: r.Scheme + "://" + r.Host + "/invite/" + url.PathEscape(m.Code)})
+	return JSON(http.StatusOK, mintResponse{Minted: m, URL: r.Scheme + "://" + r.Host + "/invite/" + url.PathEscape(m.Code)})
 }
 
 // claimRequest is POST /api/invites/claim's body.
@@ -97,7 +79,8 @@ type claimResponse struct {
 	Role        string `json:"role"`
 }
 
-func (b *Bridge) claimInvite(ctx context.Context, r Request) Response {
+// ClaimInvite is POST /api/invites/claim: invites.Service.Claim.
+func (b *Bridge) ClaimInvite(ctx context.Context, r Request) Response {
 	c, pubkey, err := b.authenticateAs(ctx, r, true)
 	if err != nil {
 		return b.Fail(ctx, "invite claim", err)
@@ -114,7 +97,7 @@ func (b *Bridge) claimInvite(ctx context.Context, r Request) Response {
 	if out.Status == invites.AlreadyMember {
 		role = "" // the key's role is not the claim's to tell
 	}
-	return jsonResponse(http.StatusOK, claimResponse{Status: out.Status, CommunityID: c.ID, Host: community.NormalizeHost(r.Host), Role: role})
+	return JSON(http.StatusOK, claimResponse{Status: out.Status, CommunityID: c.ID, Host: community.NormalizeHost(r.Host), Role: role})
 }
 
 // policyJSON is a join policy as Buzz's GET /api/join-policy shows it.
@@ -135,22 +118,22 @@ func (b *Bridge) policyOf(ctx context.Context, r Request) (*community.Community,
 	return c, p, err
 }
 
-// joinPolicy answers {"policy": {...}}, or {} when none is set (Buzz's
+// JoinPolicy is GET /api/join-policy: it answers {"policy": {...}}, or {} when none is set (Buzz's
 // answer when the feature is off).
-func (b *Bridge) joinPolicy(ctx context.Context, r Request) Response {
+func (b *Bridge) JoinPolicy(ctx context.Context, r Request) Response {
 	_, p, err := b.policyOf(ctx, r)
 	if err != nil {
 		return b.Fail(ctx, "join policy", err)
 	}
 	if p == nil {
-		return jsonResponse(http.StatusOK, struct{}{})
+		return JSON(http.StatusOK, struct{}{})
 	}
-	return jsonResponse(http.StatusOK, map[string]policyJSON{"policy": {Terms: p.Terms, Privacy: p.Privacy, AgeRequired: p.AgeRequired, Version: p.Version}})
+	return JSON(http.StatusOK, map[string]policyJSON{"policy": {Terms: p.Terms, Privacy: p.Privacy, AgeRequired: p.AgeRequired, Version: p.Version}})
 }
 
-// policyPage serves the terms or the privacy policy as a small HTML page
+// PolicyPage is GET /api/join-policy/{terms,privacy}: it serves the terms or the privacy policy as a small HTML page
 // (the desktop app opens it in the system browser); 404 when not set.
-func (b *Bridge) policyPage(ctx context.Context, r Request, which string) Response {
+func (b *Bridge) PolicyPage(ctx context.Context, r Request, which string) Response {
 	_, p, err := b.policyOf(ctx, r)
 	if err != nil {
 		return b.Fail(ctx, "join policy page", err)
@@ -178,7 +161,8 @@ type acceptRequest struct {
 	AgeConfirmed  bool   `json:"age_confirmed"`
 }
 
-func (b *Bridge) acceptPolicy(ctx context.Context, r Request) Response {
+// AcceptPolicy is POST /api/invites/accept-policy: invites.Service.AcceptPolicy.
+func (b *Bridge) AcceptPolicy(ctx context.Context, r Request) Response {
 	if len(r.Body) > 16<<10 {
 		return b.Fail(ctx, "accept policy", because(errTooLarge, reject.Invalidf("request body is larger than 16 KiB")))
 	}
@@ -197,13 +181,13 @@ func (b *Bridge) acceptPolicy(ctx context.Context, r Request) Response {
 	if err != nil {
 		return b.Fail(ctx, "accept policy", err)
 	}
-	return jsonResponse(http.StatusOK, map[string]string{"receipt": receipt})
+	return JSON(http.StatusOK, map[string]string{"receipt": receipt})
 }
 
-// landing is the /invite/{code} page: static, the same for any code (it
+// Landing is the GET /invite/{code} page: static, the same for any code (it
 // says nothing of whether the code is good), handing the code to the app
 // (buzz://join) with the code to paste.
-func (b *Bridge) landing(ctx context.Context, r Request, code string) Response {
+func (b *Bridge) Landing(ctx context.Context, r Request, code string) Response {
 	if _, err := b.Communities.Resolve(ctx, r.Host); err != nil {
 		return b.Fail(ctx, "invite page", unresolved(err))
 	}
@@ -240,10 +224,10 @@ func htmlPage(title, body string) Response {
 ` + body + `
 </body></html>
 `
-	return Response{Status: http.StatusOK, Headers: cors(map[string]string{
+	return Response{Status: http.StatusOK, Headers: map[string]string{
 		"content-type":            "text/html; charset=utf-8",
 		"content-security-policy": "default-src 'none'; style-src 'unsafe-inline'",
 		"x-content-type-options":  "nosniff",
 		"cache-control":           "no-store",
-	}), Body: []byte(page)}
+	}, Body: []byte(page)}
 }

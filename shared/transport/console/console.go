@@ -28,13 +28,8 @@ var files embed.FS
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' https: data:; " +
 	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-// Owns reports whether a GET or HEAD of p is the console's.
-func Owns(method, p string) bool {
-	return (method == http.MethodGet || method == http.MethodHead) &&
-		(p == Prefix || strings.HasPrefix(p, Prefix+"/"))
-}
-
-// Serve answers a GET of p (Owns): the page at /admin and /admin/, its
+// Serve answers a GET or HEAD of p (the route table routes /admin and
+// /admin/... here): the page at /admin and /admin/, its
 // files at /admin/<name>; anything else 404. headers carry the CSP and
 // the other security headers on every answer.
 func Serve(p string) (status int, headers map[string]string, body []byte) {

@@ -186,12 +186,13 @@ func (r *Relay) Message(ctx context.Context, req Request) {
 		r.auth(ctx, out, conn, c, msg)
 	case VerbEvent:
 		// The OK goes out before live delivery runs: no recipient delays it.
-		err := r.Core.PublishThenDeliver(ctx, c, msg.Event, func(res relay.Published) {
-			out.send(ctx, okMessage(msg.Event.ID, res.Accepted, res.Message))
-		})
+		res, deliver, err := r.Core.PublishThenDeliver(ctx, c, msg.Event)
 		if err != nil {
 			out.fail(ctx, "event", answerTo(msg), err)
+			return
 		}
+		out.send(ctx, okMessage(msg.Event.ID, res.Accepted, res.Message))
+		deliver(ctx)
 	case VerbReq:
 		evs, err := r.Core.Subscribe(ctx, c, relay.Request{Sub: msg.SubID, Filters: msg.Filters, ThreadWindows: msg.ThreadWindows})
 		if err != nil {

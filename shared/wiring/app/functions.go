@@ -12,8 +12,8 @@ import (
 // Build and starts the handler of its routes, so that it reads as its
 // wiring (functions/*/main.go):
 //
-//	ingest         IngestParts      a.IngestHTTP()   apigw → bridge → relay.Publish
-//	query          QueryParts       a.QueryHTTP()    apigw → bridge → relay.Read/Count, nip86
+//	ingest         IngestParts      a.IngestHTTP()   apigw → routes (Write rows) → bridge/blossom → relay.Publish, media, invites
+//	query          QueryParts       a.QueryHTTP()    apigw → routes (Read rows) → bridge/blossom → relay.Read/Count, manage, media
 //	ws-connect     ConnectParts     a.WebSocket()    apigw → wsrelay (no database; hands the greeting to ws-push)
 //	ws-message     MessageParts     a.WebSocket()    apigw → wsrelay → relay
 //	ws-disconnect  DisconnectParts  a.WebSocket()    apigw → wsrelay → sessions

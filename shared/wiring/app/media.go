@@ -24,16 +24,22 @@ func (a *App) openMedia(ctx context.Context) error {
 	return nil
 }
 
-// attachMedia hooks the Blossom routes of side into b, and NIP-11's media
-// block; nothing when media is off.
-func (a *App) attachMedia(b *bridge.Bridge, side blossom.Side) {
+// mediaCodec is the media routes' codec over a.Media, its NIP-98 tokens
+// checked by b's verifier; nil when media is off.
+func (a *App) mediaCodec(b *bridge.Bridge) *blossom.Codec {
 	if a.Media == nil {
-		return
+		return nil
 	}
-	c := &blossom.Codec{Media: a.Media, Communities: a.Communities, NIP98: b.Verifier, Sigs: a.Sigs, Side: side, Log: a.Log}
-	b.Media = c.Serve
+	return &blossom.Codec{Media: a.Media, Communities: a.Communities, NIP98: b.Verifier, Sigs: a.Sigs, Log: a.Log}
+}
+
+// mediaInfo is what NIP-11 says of media; nil when media is off.
+func (a *App) mediaInfo() *relayinfo.Media {
+	if a.Media == nil {
+		return nil
+	}
 	l := a.Media.Limits
-	b.MediaInfo = &relayinfo.Media{Endpoints: relayinfo.MediaEndpoints, MaxBlobBytes: l.MaxBytes, DirectUploadMaxBytes: l.DirectMaxBytes,
+	return &relayinfo.Media{Endpoints: relayinfo.MediaEndpoints, MaxBlobBytes: l.MaxBytes, DirectUploadMaxBytes: l.DirectMaxBytes,
 		KeyBytesPerDay: l.KeyBytesPerDay, CommunityBytesStored: l.CommunityBytesStored,
 		PresignSeconds: int64(l.PresignTTL.Seconds()), Uploaders: "members of the community's channels"}
 }
