@@ -94,6 +94,10 @@ type Settings struct {
 	// a CloudFront distribution serves both APIs on https://Domain and
 	// wss://Domain, and BUZZ_PUBLIC_URL is https://Domain.
 	Domain, CertificateArn string
+	// PushGateway (-c pushGateway=https://...) and PushProfiles (-c
+	// pushProfiles=buzz-ios-production=apns) turn NIP-PL leases on
+	// (docs/push.md); NIP-9a is always served.
+	PushGateway, PushProfiles string
 	// Hostnames (-c hostnames=a.example.com,*.example.org) are more names
 	// the distribution answers on, one community each (registered with
 	// `localdev/community add`); the certificate must cover them. The
@@ -229,6 +233,8 @@ func SettingsFrom(node constructs.Node) (Settings, error) {
 		LogLevel:         str("logLevel", "info"),
 		AlarmEmail:       str("alarmEmail", ""),
 		Domain:           str("domain", ""),
+		PushGateway:      str("pushGateway", ""),
+		PushProfiles:     str("pushProfiles", ""),
 		CertificateArn:   str("certificateArn", ""),
 	}
 	for _, h := range strings.Split(str("hostnames", ""), ",") {
@@ -378,7 +384,7 @@ func (s Settings) lambdaSettings() lambdas.Settings {
 		DBAuth: s.DBAuth, Egress: s.Egress, KMSEndpoint: s.KMSEndpoint,
 		RelayKeyRevision: s.RelayKeyRevision, Owner: s.Owner,
 		Domain: s.Domain, PublicURL: s.PublicURL(), Hostnames: len(s.Hostnames) > 0,
-		Media: s.Media,
+		Media: s.Media, PushGateway: s.PushGateway, PushProfiles: s.PushProfiles,
 		MediaLimits: lambdas.MediaLimits{
 			MaxBytes: s.MediaMaxBytes, DirectMaxBytes: s.MediaDirectMaxBytes,
 			KeyBytesPerDay: s.MediaKeyBytesPerDay, CommunityBytesStored: s.MediaCommunityBytesStored,

@@ -54,6 +54,12 @@ func run(ctx context.Context) error {
 			return envOr(k, emulator.FanoutFunction)
 		case "PUSH_FUNCTION":
 			return envOr(k, emulator.PushFunction)
+		case "PUSH_SENDER_FUNCTION":
+			// Push notifications on, the sender in this process; callbacks
+			// may reach this machine (docs/push.md).
+			return envOr(k, emulator.PushSenderFunction)
+		case "PUSH_ALLOW_PRIVATE_CALLBACKS":
+			return envOr(k, "1")
 		}
 		return os.Getenv(k)
 	})

@@ -165,6 +165,7 @@ func main() {
 	flag.Float64Var(&u.REQs, "reqs", 0, "how many of -messages are REQs")
 	flag.Float64Var(&u.EventsPerReq, "events-per-req", 0, "stored events returned per REQ (each REQ is N+1 sent messages)")
 	flag.Float64Var(&u.Fanout, "fanout", 0, "live deliveries to other subscribers a month")
+	flag.Float64Var(&u.Pushes, "pushes", 0, "push notifications a month (NIP-9a callbacks, NIP-PL wakes: one push sender run each)")
 	flag.Float64Var(&u.ConnMinutes, "conn-minutes", 0, "WebSocket connection minutes a month besides -connected")
 	flag.Float64Var(&u.Queries, "queries", 0, "HTTP API requests a month")
 	flag.Float64Var(&u.StoredGB, "gb", 1, "Aurora storage, GB")
@@ -229,5 +230,8 @@ func main() {
 		fail("%v", err)
 	}
 	Print(&b, profile, s, u, life, lines)
+	if per, ok := model.PushPerThousand(s, model.USEast1); ok {
+		fmt.Fprintf(&b, "pushes: $%.4f per thousand (push sender runs of %.1f s; -pushes N adds them to the bill)\n", per, model.PushSeconds)
+	}
 	fmt.Print(b.String())
 }

@@ -52,6 +52,12 @@ type Options struct {
 	// FanoutNice, instead of in this process; their posts reach the
 	// @connections API over HTTP, as from Lambda.
 	FanoutProcesses, FanoutNice int
+	// Push turns push notifications on (PUSH_SENDER_FUNCTION, callbacks to
+	// this machine allowed); PushSenderProcesses, when above 0, runs the
+	// push sender as that many processes of functions/push-sender's own
+	// binary (Relay.PushSender) instead of in this process.
+	Push                bool
+	PushSenderProcesses int
 	// Media turns the Blossom media service on over a local S3 server
 	// (localdev/s3local) of the relay's own, on a free port, its data in
 	// MediaDir (default: a temporary folder removed on Close).
@@ -98,8 +104,12 @@ type Relay struct {
 	srv   *http.Server
 	errc  chan error
 	procs *emulator.Processes
-	s3    *s3local.Server
-	s3dir string // removed on Close
+	// PushSender is the push sender's processes: those of
+	// Options.PushSenderProcesses, or with BUZZ_LAMBDA=processes the
+	// stack's (closed with it); else nil.
+	PushSender *emulator.Processes
+	s3         *s3local.Server
+	s3dir      string // removed on Close
 	// Functions is the process stack of Options.Binaries, else nil.
 	Functions *emulator.ProcessStack
 	// stopTicks ends the liveness timer.
@@ -157,6 +167,10 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 	}
 	if o.FanoutBatchSize > 0 {
 		env["FANOUT_BATCH_SIZE"] = strconv.Itoa(o.FanoutBatchSize)
+	}
+	if o.Push || o.PushSenderProcesses > 0 {
+		env["PUSH_SENDER_FUNCTION"] = emulator.PushSenderFunction
+		env["PUSH_ALLOW_PRIVATE_CALLBACKS"] = "1"
 	}
 	var s3 *s3local.Server
 	var s3dir string
@@ -265,6 +279,13 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 			return nil, err
 		}
 	}
+	if o.PushSenderProcesses > 0 {
+		if err := r.startPushSender(ctx, o, env); err != nil {
+			ln.Close()
+			a.Store.Close()
+			return nil, err
+		}
+	}
 	r.startLiveness(stack, o)
 	go func() { r.errc <- r.srv.Serve(ln) }()
 	return r, nil
@@ -292,6 +313,21 @@ func (r *Relay) startFanout(ctx context.Context, o Options, env map[string]strin
 	return nil
 }
 
+// startPushSender runs functions/push-sender as o.PushSenderProcesses
+// processes with the handlers' environment.
+func (r *Relay) startPushSender(ctx context.Context, o Options, env map[string]string) error {
+	set := maps.Clone(env)
+	set["DB_MAX_CONNS"] = "4"
+	procs, err := emulator.StartProcesses(ctx, emulator.PushSenderFunction, emulator.ProcessOptions{
+		Env: emulator.Environ(nil, set), Count: o.PushSenderProcesses, Log: o.Log})
+	if err != nil {
+		return err
+	}
+	r.PushSender = procs
+	r.Lambda.Functions[emulator.PushSenderFunction] = procs.Invoke
+	return nil
+}
+
 // Close stops the server (open sockets are dropped) and the pool.
 func (r *Relay) Close() {
 	// Not Shutdown: it waits 5 s for the SDK's spare, never-used
@@ -306,6 +342,9 @@ func (r *Relay) Close() {
 	}
 	if r.procs != nil {
 		r.procs.Close()
+	}
+	if r.PushSender != nil && r.Functions == nil {
+		r.PushSender.Close() // else the stack's, closed above
 	}
 	_ = r.srv.Close()
 	if err := <-r.errc; err != nil && !errors.Is(err, http.ErrServerClosed) {

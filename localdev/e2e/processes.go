@@ -132,6 +132,7 @@ func startProcesses(ctx context.Context, dsn string, o Options, ln net.Listener,
 	ws := r.Functions.WS
 	ws.IdleTimeout, ws.Lifetime = o.IdleTimeout, o.Lifetime
 	r.WS, r.Lambda = ws, r.Functions.Lambda
+	r.PushSender = r.Functions.Processes(emulator.PushSenderFunction)
 	r.startLiveness(r.Functions.Stack, o)
 	r.srv = &http.Server{Handler: r.Functions.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() { r.errc <- r.srv.Serve(ln) }()

@@ -98,7 +98,7 @@ func TestFunctionsAgree(t *testing.T) {
 		switch {
 		case f.Authorizer:
 			want[AuthorizerRoute] = f.Name
-		case f.Fanout, f.Pushes, f.Sweeps:
+		case f.Fanout, f.Pushes, f.Sweeps, f.SendsPush:
 			want[InvokeRoute+f.Name] = f.Name
 		}
 	}

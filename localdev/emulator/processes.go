@@ -254,7 +254,7 @@ func (p *ProcessStack) routes(media bool, log *slog.Logger) *Stack {
 		case f.Authorizer:
 			ws.Authorizer = call[events.APIGatewayCustomAuthorizerRequestTypeRequest, events.APIGatewayCustomAuthorizerResponse](procs)
 			p.Reaches[AuthorizerRoute] = f.Name
-		case f.Fanout, f.Pushes, f.Sweeps:
+		case f.Fanout, f.Pushes, f.Sweeps, f.SendsPush:
 			lambda.Functions[f.Name] = procs.Invoke
 			p.Reaches[InvokeRoute+f.Name] = f.Name
 		}
@@ -327,6 +327,10 @@ func (p *ProcessStack) sawColdStart(c ColdStart) {
 	p.colds = append(p.colds, c)
 	p.mu.Unlock()
 }
+
+// Processes are the running processes of the function called name (nil
+// when it runs none): what a test kills to crash it (Processes.Crash).
+func (p *ProcessStack) Processes(name string) *Processes { return p.procs[name] }
 
 // Close stops every process and removes a temporary BinDir.
 func (p *ProcessStack) Close() {
@@ -419,6 +423,7 @@ func (l LocalSetup) Options() ProcessStackOptions {
 			lambdas.RefWSManagementEndpoint: "http://" + l.Addr,
 			lambdas.RefFanoutFunction:       FanoutFunction,
 			lambdas.RefPushFunction:         PushFunction,
+			lambdas.RefPushSenderFunction:   PushSenderFunction,
 			lambdas.RefMediaBucket:          l.MediaBucket,
 			lambdas.RefSessionTable:         l.SessionTable,
 		},
@@ -432,6 +437,8 @@ func (l LocalSetup) Options() ProcessStackOptions {
 			"AWS_REGION":                l.Region,
 			"AWS_ACCESS_KEY_ID":         "local",
 			"AWS_SECRET_ACCESS_KEY":     "local",
+			// Callbacks and wakes may reach this machine (docs/push.md).
+			"PUSH_ALLOW_PRIVATE_CALLBACKS": "1",
 		},
 		Count: maps.Clone(LocalCounts),
 		Nice:  map[string]int{},

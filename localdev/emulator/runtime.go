@@ -286,6 +286,28 @@ func (p *Processes) answer(w http.ResponseWriter, r *http.Request, id, verb stri
 	w.WriteHeader(http.StatusAccepted)
 }
 
+// Crash kills every process of the function at once (SIGKILL, as a Lambda
+// instance that runs out of memory or is torn down dies mid-run) and fails
+// the invocations they were running with Runtime.ExitError, as Lambda
+// reports them: the LambdaAPI retries an asynchronous one. The processes
+// are started again (keep).
+func (p *Processes) Crash() int {
+	p.mu.Lock()
+	killed := 0
+	for _, c := range p.cmds {
+		if c.Process != nil && c.Process.Kill() == nil {
+			killed++
+		}
+	}
+	pending := p.pending
+	p.pending = map[string]*invocation{}
+	p.mu.Unlock()
+	for _, inv := range pending {
+		inv.done <- fmt.Errorf("emulator: %s: Runtime.ExitError: the process was killed mid-run", p.name)
+	}
+	return killed
+}
+
 // Close stops the processes and the Runtime API.
 func (p *Processes) Close() {
 	p.mu.Lock()

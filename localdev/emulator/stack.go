@@ -29,6 +29,10 @@ type Stack struct {
 // (FANOUT_FUNCTION; LAMBDA_ENDPOINT is the address the stack serves on).
 const FanoutFunction = "fanout"
 
+// PushSenderFunction is the name the push sender (NIP-9a callbacks,
+// NIP-PL wakes) has in localdev and the tests.
+const PushSenderFunction = "push-sender"
+
 // PushFunction is the name the push function has in localdev
 // (PUSH_FUNCTION): $connect's greeting and the liveness timer (Liveness)
 // invoke it.
@@ -85,6 +89,12 @@ func newStack(a *app.App, log *slog.Logger, inProcess bool) *Stack {
 		a.Greeter = lambda.Invoker(PushFunction)
 	}
 	lambda.Functions[FanoutFunction] = a.FanoutBatch()
+	if a.Notify != nil {
+		if a.Notify.Sender != nil {
+			a.Notify.Sender = lambda.Invoker(PushSenderFunction)
+		}
+		lambda.Functions[PushSenderFunction] = a.PushSender()
+	}
 	if a.Push != nil {
 		lambda.Functions[PushFunction] = a.PushHandler()
 	}

@@ -68,17 +68,46 @@ type Usage struct {
 	// message gets one reply (OK, CLOSED, NOTICE, AUTH...). Fanout is live
 	// deliveries of events to other subscribers.
 	Messages, REQs, EventsPerReq, Fanout float64
-	ConnMinutes                          float64
-	Queries                              float64 // HTTP POST /query, /count, /events
-	StoredGB                             float64
-	SentKB                               float64 // average sent message / response
-	KeyYear                              int     // age of the KMS key, in years (1 = first year)
+	// Pushes are the push sender's batches (docs/push.md): one per commit
+	// in a community with push subscriptions, each assumed to send one
+	// callback or wake (PushSeconds).
+	Pushes      float64
+	ConnMinutes float64
+	Queries     float64 // HTTP POST /query, /count, /events
+	StoredGB    float64
+	SentKB      float64 // average sent message / response
+	KeyYear     int     // age of the KMS key, in years (1 = first year)
 	// Media: GB stored in S3 on average over the month, uploads and
 	// downloads of blobs of MediaMB on average.
 	MediaGB, MediaUploads, MediaDownloads, MediaMB float64
 	// Clients are always-open WebSocket clients (-connected).
 	Clients Clients
 	Posting Posting
+}
+
+// PushSeconds is one push sender run as assumed: load the batch and the
+// community's subscriptions, store the deliveries, re-check access and
+// one callback or wake of about 100 ms; PushKB the request it sends.
+const (
+	PushSeconds = 0.3
+	PushKB      = 2.0
+)
+
+// PushPerThousand is what a thousand pushes add to a bill on s at p: the
+// push sender's requests and GB-seconds (the committing function's one
+// asynchronous invoke is within its own run), without the egress's per-GB
+// charge (a few KB each).
+func PushPerThousand(s Stack, p Prices) (float64, bool) {
+	f, ok := s.Function("push-sender")
+	if !ok {
+		return 0, false
+	}
+	gbs := PushSeconds * f.MemoryMB / 1024
+	price := p.LambdaGBSecondArm
+	if f.Arch == "x86_64" {
+		price = p.LambdaGBSecondX86
+	}
+	return 1000 * (p.LambdaPerMillion/1e6 + gbs*price), true
 }
 
 // Line is one item of the bill.
@@ -120,7 +149,7 @@ func Bill(u Usage, s Stack, p Prices) ([]Line, Lifecycle, error) {
 		invocations += n
 		gbs[f.Arch] += n * seconds * f.MemoryMB / 1024
 	}
-	var received, sent, s3Gets, s3Puts, trips, ddbReads, ddbWrites float64
+	var received, sent, s3Gets, s3Puts, trips, ddbReads, ddbWrites, pushOutGB float64
 	act := func(name string, n, extraPosts float64) {
 		a := d.Actions[name]
 		if n == 0 {
@@ -144,10 +173,17 @@ func Bill(u Usage, s Stack, p Prices) ([]Line, Lifecycle, error) {
 	act(ActREQ, u.REQs, u.EventsPerReq)
 	act(ActEvent, u.Messages-u.REQs, 0)
 	sent += u.Fanout
+	if u.Pushes > 0 {
+		if _, ok := s.Function("push-sender"); !ok {
+			return nil, life, fmt.Errorf("the stack does not deploy function push-sender, which sends the pushes")
+		}
+		run("push-sender", u.Pushes, PushSeconds)
+		pushOutGB = u.Pushes * PushKB / 1e6 // requests out through the egress
+	}
 	connMinutes := u.ConnMinutes + float64(u.Clients.N)*HoursPerMonth*60
 
 	// Network.
-	outGB := (sent + u.Queries) * u.SentKB / 1e6
+	outGB := (sent+u.Queries)*u.SentKB/1e6 + pushOutGB
 	// Media bytes that pass a function: every upload is read once (a
 	// direct body, or the staged object to verify it); downloads go from
 	// S3 to the client and never do.

@@ -14,25 +14,28 @@ import (
 var profileStacks = map[string]Stack{
 	"community": {
 		Functions: relayFunctions,
-		LogGroups: 12, LogRetentionDays: 7,
+		LogGroups: 13, LogRetentionDays: 7,
 		// every profile: Aurora awake too long, HTTP 5xx less resume 503s,
 		// their topic and the monthly budget (infra/alarms.go)
 		Alarms: 2, Topics: 1, Budgets: 1,
 		KMSKeys: 1, Secrets: 1, Buckets: 1,
-		Database:  relayDatabase,
-		Schedules: 1, Queues: 1, // the liveness ticks
+		Database: relayDatabase,
+		// the liveness ticks; the push sender's on-failure queue, which
+		// nothing polls
+		Schedules: 1, Queues: 2,
 		Sweeps: 1, // the NIP-40 expiry sweep
 		Tables: 1, // the sessions'
 	},
 	"managed": {
 		Functions: relayFunctions,
-		LogGroups: 12, LogRetentionDays: 90,
+		LogGroups: 13, LogRetentionDays: 90,
 		// errors and throttles of the ten functions (with egresscheck and
-		// expiry-sweep), and every profile's two (Aurora awake, HTTP 5xx)
+		// expiry-sweep; none for the push sender: docs/push.md), and every
+		// profile's two (Aurora awake, HTTP 5xx)
 		Alarms: 22, Budgets: 1,
 		KMSKeys: 1, Rotating: 1, Secrets: 1, Buckets: 1, Topics: 1,
 		Database:  relayDatabase,
-		Schedules: 1, Queues: 1,
+		Schedules: 1, Queues: 2,
 		Sweeps: 1,
 		Tables: 1,
 	},
@@ -62,6 +65,7 @@ var relayFunctions = []Function{
 	{"fanout", 512, "arm64"},
 	{"ingest", 512, "arm64"},
 	{"migrate", 256, "arm64"},
+	{"push-sender", 256, "arm64"},
 	{"query", 512, "arm64"},
 	{"ws-connect", 256, "arm64"},
 	{"ws-disconnect", 256, "arm64"},

@@ -19,6 +19,7 @@ const (
 	PrivateManagedAgent = 30179 // NIP-PMA owner-encrypted managed agent
 	EventReminder       = 30300 // NIP-ER event reminder
 	PushLease           = 30350 // NIP-PL encrypted push lease
+	PushSubscription    = 30390 // NIP-9a push subscription (callback URL)
 )
 
 // Shared-gated: author-only unless the event carries ["shared","true"].

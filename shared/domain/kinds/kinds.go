@@ -219,6 +219,7 @@ var table = []Kind{
 	{First: PrivateManagedAgent, Name: "private managed agent", Accepted: true, Storage: StoreAddressable, AuthorOnly: true},
 	{First: EventReminder, Name: "event reminder", Accepted: true, Storage: StoreAddressable, AuthorOnly: true},
 	{First: PushLease, Name: "push lease", Accepted: true, Storage: StoreAddressable, AuthorOnly: true},
+	{First: PushSubscription, Name: "push subscription", Accepted: true, Storage: StoreAddressable, AuthorOnly: true},
 	// Shared-gated.
 	{First: Persona, Name: "agent persona", Accepted: true, Storage: StoreAddressable, SharedGated: true},
 	{First: TeamCatalog, Name: "team catalog", Accepted: true, Storage: StoreAddressable, SharedGated: true},

@@ -66,6 +66,10 @@ var nip43 = struct {
 	invite:      28935,
 }
 
+// What push notifications (issue 39) added: NIP-9a's subscription, an
+// author-only addressable kind like NIP-PL's lease.
+var push = struct{ accepted, authorOnly []int }{accepted: []int{30390}, authorOnly: []int{30390}}
+
 func TestTableMatchesTodaysRules(t *testing.T) {
 	in := func(k int, lists ...[]int) bool {
 		for _, l := range lists {
@@ -83,14 +87,14 @@ func TestTableMatchesTodaysRules(t *testing.T) {
 			name      string
 			got, want bool
 		}{
-			{"Accepted", Accepted(k), in(k, before.accepted, buzz.accepted, nip43.accepted, protocol40.accepted) || ephemeral || lists51 || sets51},
+			{"Accepted", Accepted(k), in(k, before.accepted, buzz.accepted, nip43.accepted, protocol40.accepted, push.accepted) || ephemeral || lists51 || sets51},
 			{"RelayOnly", RelayOnly(k), in(k, before.relayOnly, buzz.relayOnly, nip43.relayOnly)},
 			{"Ephemeral", Ephemeral(k), ephemeral},
 			{"Searchable", Searchable(k), in(k, before.searchable, buzz.searchable)},
 			{"InChannel", InChannel(k), in(k, before.needsChannel, buzz.needsChannel)},
 			{"Replaceable", Replaceable(k), in(k, before.replaceable, buzz.replaceable, nip43.replaceable) || lists51},
 			{"RecipientOnly", RecipientOnly(k), in(k, before.recipientOnly, buzz.recipientOnly)},
-			{"AuthorOnly", AuthorOnly(k), in(k, buzz.authorOnly)},
+			{"AuthorOnly", AuthorOnly(k), in(k, buzz.authorOnly, push.authorOnly)},
 			{"SharedGated", SharedGated(k), in(k, buzz.sharedGated)},
 			{"AnyAuthor", AnyAuthor(k), k == 1059},
 			{"Deletes", Deletes(k), k == 5 || k == 9005},
@@ -115,7 +119,7 @@ func TestTableMatchesTodaysRules(t *testing.T) {
 		{"NotRowKinds", NotRowKinds(), []int{5, 7, 9005, 40003, 45002, 39000, 39001, 39002, 39003, 39005, 39006, 39007, 44100, 44101}},
 		{"ReplaceableKinds", ReplaceableKinds(), []int{0, 3, 10002, 10009, 10050, 10100, 13534}},
 		{"RecipientOnlyKinds", RecipientOnlyKinds(), []int{1059, 24200, 30622, 44100, 44101, 44200}},
-		{"AuthorOnlyKinds", AuthorOnlyKinds(), buzz.authorOnly},
+		{"AuthorOnlyKinds", AuthorOnlyKinds(), append(slices.Clone(buzz.authorOnly), push.authorOnly...)},
 		{"SharedGatedKinds", SharedGatedKinds(), buzz.sharedGated},
 	}
 	for _, l := range lists {

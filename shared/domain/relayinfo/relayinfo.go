@@ -4,7 +4,11 @@
 // docs/reference.md ("Limits") and docs/security.md list them for people.
 package relayinfo
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/buzzrelay/relay/shared/domain/push"
+)
 
 // Limits of one message or event.
 const (
@@ -120,6 +124,27 @@ type Document struct {
 	// ReadStateSnapshot advertises NIP-RS's read_state_snapshot on POST
 	// /query (Buzz's field; readstate.go).
 	ReadStateSnapshot *ReadStateSnapshot `json:"read_state_snapshot,omitempty"`
+	// Push is NIP-PL's push descriptor (AdvertisePush); absent when
+	// leases are off.
+	Push *push.Descriptor `json:"push,omitempty"`
+}
+
+// Push notifications' names in supported_extensions: NIP-9a (its number is
+// not an integer) and NIP-PL.
+const ExtensionNIP9a = "nip-9a"
+
+// AdvertisePush lists NIP-9a when subscriptions are served and NIP-PL with
+// its descriptor d when leases are (d nil: not).
+func (d *Document) AdvertisePush(subscriptions bool, desc *push.Descriptor) {
+	if subscriptions && !slices.Contains(d.SupportedExtensions, ExtensionNIP9a) {
+		d.SupportedExtensions = append(d.SupportedExtensions, ExtensionNIP9a)
+	}
+	if desc != nil {
+		if !slices.Contains(d.SupportedExtensions, push.ExtensionNIPPL) {
+			d.SupportedExtensions = append(d.SupportedExtensions, push.ExtensionNIPPL)
+		}
+		d.Push = desc
+	}
 }
 
 // MediaEndpoints are the Blossom (BUD-01, 02, 06) and Buzz media routes

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/nbd-wtf/go-nostr"
+	"github.com/nbd-wtf/go-nostr/nip44"
 )
 
 // Signer signs events with the relay's key. Implementations hold the secret in
@@ -49,6 +50,12 @@ func FromHex(secret string) (*Key, error) {
 
 // PublicKey returns the hex x-only public key.
 func (k *Key) PublicKey() string { return k.public() }
+
+// ConversationKey is the NIP-44 conversation key of this key and pub (a
+// NIP-PL executor key opening a lease encrypted to it).
+func (k *Key) ConversationKey(pub string) ([32]byte, error) {
+	return nip44.GenerateConversationKey(pub, k.secret)
+}
 
 // Sign sets the relay pubkey, id and BIP-340 signature on ev.
 func (k *Key) Sign(_ context.Context, ev *nostr.Event) error {

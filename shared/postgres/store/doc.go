@@ -45,6 +45,10 @@
 //   - Limits: ratelimits.go (the rate counters).
 //   - NIP-98 replay: nip98.go (tokens seen).
 //   - Invitations: invites.go (invites, their claims, join policies).
+//   - Push notifications: push.go (push_subscriptions, the effective
+//     state of each 30390 and 30350; the community's executor key),
+//     pushdeliveries.go (push_deliveries, one row per event and
+//     subscription, and the events a batch names).
 //   - Login roles: roles.go (the IAM database user).
 //
 // Database cloning and bulk loads, which only tests, the seed command and

@@ -105,6 +105,15 @@ type Fanout struct {
 	// community no longer served) gets nothing, and each of its
 	// subscriptions ends with CLOSED carrying the refusal.
 	Door Door
+	// Push, when set, is told of every commit (shared/service/push's
+	// Committed: one asynchronous hand-off to the push sender when the
+	// community has push subscriptions; nothing is matched here).
+	Push Committer
+}
+
+// Committer hears of each commit's events before live delivery.
+type Committer interface {
+	Committed(ctx context.Context, community string, events []*nostr.Event)
 }
 
 // Door is the door's verdict on the readers of one delivery: the keys it
@@ -142,6 +151,9 @@ type item struct {
 func (f *Fanout) Deliver(ctx context.Context, community string, events []*nostr.Event, at *store.Delivery) {
 	if len(events) == 0 {
 		return
+	}
+	if f.Push != nil {
+		f.Push.Committed(ctx, community, events)
 	}
 	start := time.Now()
 	var d *store.Deliveries

@@ -63,6 +63,26 @@ func (a *apply) reminder(ctx context.Context) error {
 	return a.replaceable(ctx)
 }
 
+// pushSubscription stores a push subscription (30390) or lease (30350)
+// with its effective state, once the push rules accepted it; without them
+// a lease is stored as an author-only event and a subscription refused.
+func (a *apply) pushSubscription(ctx context.Context) error {
+	if a.s.push == nil {
+		if a.ev.Kind == kinds.PushLease {
+			return a.replaceable(ctx)
+		}
+		return reject.Restrictedf("push subscriptions are not enabled on this relay")
+	}
+	row, err := a.s.push.Accept(ctx, a.tx, a.ev, a.now)
+	if err != nil {
+		return err
+	}
+	if err := a.replaceable(ctx); err != nil {
+		return err
+	}
+	return a.tx.PushSubscriptionsUpsert(ctx, *row)
+}
+
 // vote stores a forum vote (45002) in the channel of the post or comment
 // its last e tag names, one per key and target: to change it, the key
 // deletes its vote (kind 5) and votes again.

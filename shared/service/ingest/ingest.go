@@ -37,8 +37,25 @@ type Service struct {
 	mark Mark
 	// queue orders this process's writes to one channel (queue.go).
 	queue *channelQueue
+	// push, when set, accepts push subscriptions and leases (WithPush).
+	push PushRules
 	// claimer takes invites' uses (invites.go); nil: none.
 	claimer Claimer
+}
+
+// PushRules is shared/service/push's rule for kinds 30390 and 30350, run
+// in the event's transaction: the state to store beside the event, or the
+// refusal.
+type PushRules interface {
+	Accept(ctx context.Context, tx *store.Tx, ev *nostr.Event, now int64) (*store.PushSubscription, error)
+}
+
+// WithPush returns a copy of s whose push subscriptions (30390) and leases
+// (30350) are accepted by p and their state stored with the event.
+func (s *Service) WithPush(p PushRules) *Service {
+	c := *s
+	c.push = p
+	return &c
 }
 
 // Mark raises community's last-commit mark to at least upTo before a

@@ -85,6 +85,8 @@ var kindRules = []struct {
 	{kinds.Persona, "agent persona: shared tag checked, replaceable", (*apply).sharedGated},
 	{kinds.TeamCatalog, "team catalog: shared and d tags checked, replaceable", (*apply).sharedGated},
 	{kinds.EventReminder, "NIP-ER reminder: one d, at most one well-formed not_before, any expiration after it", (*apply).reminder},
+	{kinds.PushLease, "NIP-PL push lease: checked and decrypted by the executor (shared/service/push), newer by order and generation", (*apply).pushSubscription},
+	{kinds.PushSubscription, "NIP-9a push subscription: relay, filters and an https callback (shared/service/push)", (*apply).pushSubscription},
 	{kinds.Edit, "edit of one's own message", (*apply).edit},
 	{kinds.DMOpen, "DM open: the DM of the sender and its p keys, created or shown", (*apply).dmOpen},
 	{kinds.DMAddMember, "DM add member: a participant opens the DM of a larger set", (*apply).dmAddMember},

@@ -13,6 +13,8 @@
 package bridge
 
 import (
+	"github.com/buzzrelay/relay/shared/domain/push"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -93,6 +95,10 @@ type Bridge struct {
 	Limits *ratelimit.Limiter
 	// MediaInfo is what NIP-11 says of media; nil: media off.
 	MediaInfo *relayinfo.Media
+	// Push says what NIP-11 advertises of push notifications for a
+	// community: NIP-9a when subscriptions are served, NIP-PL's
+	// descriptor when leases are; nil: push is off.
+	Push func(context.Context, *community.Community) (subscriptions bool, desc *push.Descriptor, err error)
 	// Invites serves Buzz's invite routes (invites.go); nil: none.
 	Invites *invites.Service
 }
@@ -251,6 +257,13 @@ func (b *Bridge) Info(ctx context.Context, r Request) Response {
 			ChannelsPerHour: l.ChannelsPerHour, ReadsPerMinute: l.ReadsPerMinute, WSMessagesPerMinute: l.MessagesPerMinute}
 	}
 	doc.Media = b.MediaInfo
+	if b.Push != nil {
+		subs, desc, err := b.Push(ctx, c)
+		if err != nil {
+			return b.Fail(ctx, "push descriptor", err)
+		}
+		doc.AdvertisePush(subs, desc)
+	}
 	body, _ := json.Marshal(doc)
 	return Response{Status: http.StatusOK, Headers: map[string]string{"content-type": "application/nostr+json"}, Body: body}
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/buzzrelay/relay/shared/service/invites"
 	"github.com/buzzrelay/relay/shared/service/media"
 	"github.com/buzzrelay/relay/shared/service/negentropy"
+	"github.com/buzzrelay/relay/shared/service/push"
 	"github.com/buzzrelay/relay/shared/service/query"
 	"github.com/buzzrelay/relay/shared/service/ratelimit"
 	"github.com/buzzrelay/relay/shared/service/relay"
@@ -86,6 +87,11 @@ type App struct {
 	// and the liveness tick (push.go). Nil where not built.
 	Greeter wsrelay.Invoker
 	Push    *sessions.Pusher
+	// Notify is push notifications (NIP-9a, NIP-PL; notify.go): ingest's
+	// rules for 30390/30350, the hand-off after each commit, NIP-11's
+	// advertisement and the push sender's work. Nil when push is off
+	// (PUSH_SENDER_FUNCTION unset) or the function needs none of it.
+	Notify *push.Service
 	// Sweep deletes expired events (NIP-40; functions/expiry-sweep); nil
 	// where not built.
 	Sweep *expiry.Sweeper
@@ -118,6 +124,9 @@ const (
 	// pushes is Push (no pool): the greeting and the liveness tick, with
 	// the session store's registry of open connections (SESSION_TABLE).
 	pushes
+	// notifies is Notify (with pool) when PUSH_SENDER_FUNCTION is set:
+	// the push sender's own part; writes and reads build it too.
+	notifies
 	// sweeps is Sweep (with pool): the NIP-40 expiry sweep.
 	sweeps
 )
@@ -240,6 +249,11 @@ func (a *App) wire(ctx context.Context, parts Parts) error {
 			a.Ingest = a.Ingest.WithMark(a.Sessions.RaiseMark)
 		}
 	}
+	if parts&(writes|reads|notifies) != 0 {
+		if err := a.openNotify(ctx, parts); err != nil {
+			return err
+		}
+	}
 	if parts&(reads|live) != 0 {
 		a.Reader = query.New(a.Store, a.signer())
 	}
@@ -310,6 +324,9 @@ func (a *App) connectLive(ctx context.Context, self bool) error {
 	mgmt := apigw.NewManagement(sdk, endpoint, 16*fanout.DefaultConcurrency)
 	a.Fanout = fanout.New(a.Store, a.Sessions, mgmt, a.Reader, a.Log)
 	a.Fanout.Door = a.Guard
+	if a.Notify != nil && a.Notify.Sender != nil {
+		a.Fanout.Push = a.Notify // one hand-off per commit, never matching
+	}
 	if a.Ingest != nil {
 		// A commit loads what delivery of its events needs, in its round trip.
 		a.Ingest = a.Ingest.WithDelivery(a.Fanout.Request)

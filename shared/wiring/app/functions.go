@@ -20,6 +20,7 @@ import (
 //	fanout         FanoutParts      a.FanoutBatch()  fanout.DeliverBatch
 //	ws-authorize   AuthorizeParts   a.Authorizer()   apigw (the host only)
 //	ws-push        PushParts        a.PushHandler()  sessions.Pusher (greeting, liveness; no database)
+//	push-sender    PushSenderParts  a.PushSender()   push.Service.Deliver (NIP-9a callbacks, NIP-PL wakes)
 //	expiry-sweep   SweepParts       a.SweepHandler() expiry.Sweeper (NIP-40; a schedule)
 const (
 	// IngestParts: POST /events. It signs relay events (39000-39006) and,
@@ -57,10 +58,14 @@ const (
 	// (SESSION_TABLE). The relay key (only to key the challenges) and
 	// @connections; no database.
 	PushParts = pushes
+	// PushSenderParts: the push sender, one batch of committed events
+	// that ingest or ws-message handed over (shared/service/push): the
+	// relay keys sign NIP-98 wakes and open executor keys.
+	PushSenderParts = pool | keys | notifies
 	// SweepParts: the NIP-40 expiry sweep a schedule invokes; the pool
 	// only.
 	SweepParts = pool | sweeps
-	localParts = pool | keys | writes | reads | live | blobs | idle | greets | pushes | sweeps
+	localParts = pool | keys | writes | reads | live | blobs | idle | greets | pushes | sweeps | notifies
 )
 
 // SweepHandler is functions/expiry-sweep's handler: one sweep of the

@@ -48,5 +48,8 @@ func (a *App) bridge() *bridge.Bridge {
 	if a.Directory != nil {
 		b.Directory = a.Directory.Resolve
 	}
+	if a.Notify != nil {
+		b.Push = a.pushInfo
+	}
 	return b
 }

@@ -79,6 +79,8 @@ type Config struct {
 	Key KeyConfig
 	// Fanout is how large audiences are handed to the fan-out function.
 	Fanout FanoutConfig
+	// Push is push notifications (shared/service/push, docs/push.md).
+	Push PushConfig
 	// PushFunction (PUSH_FUNCTION, name or ARN) is the push function
 	// $connect hands each accepted connection to (invoked asynchronously
 	// at LAMBDA_ENDPOINT), which posts its NIP-42 challenge once the socket
@@ -113,6 +115,25 @@ type KeyConfig struct {
 	SealKey      string // RELAY_SEAL_KEY, hex
 	SealKeyFile  string // RELAY_SEAL_KEY_FILE
 }
+
+// PushConfig is PUSH_SENDER_FUNCTION, PUSH_GATEWAY_URL, PUSH_APP_PROFILES
+// and PUSH_ALLOW_PRIVATE_CALLBACKS.
+type PushConfig struct {
+	// SenderFunction (name or ARN) is the push sender (functions/
+	// push-sender), invoked asynchronously at LAMBDA_ENDPOINT after each
+	// commit of a community with subscriptions; empty: push is off (a
+	// 30390 is refused restricted:, a 30350 stored as before).
+	SenderFunction string
+	// Gateway is the NIP-PL push gateway's delivery URL and Profiles its
+	// app profiles ("id=apns,..."); without both, leases are refused.
+	Gateway, Profiles string
+	// AllowPrivate lets callbacks use http and private addresses: make
+	// dev and the tests only.
+	AllowPrivate bool
+}
+
+// On reports whether push is on.
+func (p PushConfig) On() bool { return p.SenderFunction != "" }
 
 // FanoutConfig is FANOUT_* and LAMBDA_ENDPOINT.
 type FanoutConfig struct {
@@ -155,6 +176,9 @@ func (c *Config) text() map[string]*string {
 		"RELAY_SEAL_KEY_FILE":      &c.Key.SealKeyFile,
 		"FANOUT_FUNCTION":          &c.Fanout.Function,
 		"PUSH_FUNCTION":            &c.PushFunction,
+		"PUSH_SENDER_FUNCTION":     &c.Push.SenderFunction,
+		"PUSH_GATEWAY_URL":         &c.Push.Gateway,
+		"PUSH_APP_PROFILES":        &c.Push.Profiles,
 		"LAMBDA_ENDPOINT":          &c.Fanout.LambdaEndpoint,
 		"AWS_LAMBDA_FUNCTION_NAME": &c.Fanout.Self,
 	}
@@ -251,6 +275,18 @@ func Load(getenv func(string) string) (*Config, error) {
 		return nil, fmt.Errorf("media: %w", err)
 	}
 	c.Session = loadSession(getenv)
+	switch v := getenv("PUSH_ALLOW_PRIVATE_CALLBACKS"); v {
+	case "", "0", "false":
+	case "1", "true":
+		c.Push.AllowPrivate = true
+	default:
+		return nil, fmt.Errorf("PUSH_ALLOW_PRIVATE_CALLBACKS must be 0 or 1, got %q", v)
+	}
+	if g := c.Push.Gateway; g != "" {
+		if u, err := url.Parse(g); err != nil || (u.Scheme != "https" && !(u.Scheme == "http" && c.Push.AllowPrivate)) || u.Host == "" {
+			return nil, fmt.Errorf("PUSH_GATEWAY_URL must be an https URL, got %q", g)
+		}
+	}
 	if c.Charges, err = awssdk.ChargesFromEnv(getenv); err != nil {
 		return nil, err
 	}

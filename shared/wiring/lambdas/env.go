@@ -47,6 +47,10 @@ type Settings struct {
 	// Media: the media bucket exists; its limits are MediaLimits.
 	Media       bool
 	MediaLimits MediaLimits
+	// PushGateway is the NIP-PL push gateway's delivery URL and
+	// PushProfiles its app profiles ("id=apns,..."); empty: leases off
+	// (NIP-9a subscriptions are always served).
+	PushGateway, PushProfiles string
 }
 
 // MediaLimits are the media functions' MEDIA_* limits.
@@ -70,6 +74,7 @@ const (
 	RefFanoutFunction
 	RefMediaBucket
 	RefPushFunction
+	RefPushSenderFunction
 	RefSessionTable
 )
 
@@ -135,6 +140,22 @@ func Environment(f Function, s Settings, refs Refs) map[string]string {
 	}
 	if f.Greets {
 		env["PUSH_FUNCTION"] = refs(RefPushFunction)
+	}
+	// Push notifications: the committing functions hand commits to the
+	// sender, which (like NIP-11 on query) needs to know push is on; the
+	// gateway and its app profiles when leases are served (docs/push.md).
+	if f.Dispatches || f.Manages || f.SendsPush {
+		if f.SendsPush {
+			// Its own name would make the template reference itself; it
+			// invokes nothing, the value only turns push on.
+			env["PUSH_SENDER_FUNCTION"] = f.Name
+		} else {
+			env["PUSH_SENDER_FUNCTION"] = refs(RefPushSenderFunction)
+		}
+		if s.PushGateway != "" {
+			env["PUSH_GATEWAY_URL"] = s.PushGateway
+			env["PUSH_APP_PROFILES"] = s.PushProfiles
+		}
 	}
 	// Over egress=ipv6 every call needs an endpoint with an AAAA record:
 	// EndpointURL and SetsEndpoint (endpoints.go) name it per service.

@@ -79,8 +79,14 @@ type Function struct {
 	// route (ws-message): it gets the media bucket, to delete the objects
 	// of the blobs a request removed (s3:DeleteObject only).
 	Vanishes bool
-	Memory   float64 // MB
-	Timeout  float64 // seconds
+	// SendsPush is the push sender (functions/push-sender): invoked
+	// asynchronously by the committing functions (PUSH_SENDER_FUNCTION)
+	// with the ids of a commit in a community with push subscriptions,
+	// it matches and POSTs NIP-9a callbacks and NIP-PL wakes; Lambda
+	// retries a failed run and hands its event to an on-failure queue.
+	SendsPush bool
+	Memory    float64 // MB
+	Timeout   float64 // seconds
 }
 
 // The liveness schedule: every open connection gets a frame at least
@@ -108,6 +114,7 @@ const SweepRateHours = 24
 // resume from 0 ACU (about 15 s) on the first request after a pause.
 var Functions = []Function{
 	{Name: "fanout", Fanout: true, Posts: true, Sessions: true, Memory: 512, Timeout: 60},
+	{Name: "push-sender", SendsPush: true, Signs: true, Memory: 256, Timeout: 60},
 	{Name: "ws-push", Pushes: true, Signs: true, Posts: true, Sessions: true, NoDB: true, Memory: 128, Timeout: 30},
 	{Name: "ingest", Signs: true, Posts: true, Dispatches: true, Sessions: true, Memory: 512, Timeout: 28},
 	{Name: "query", Signs: true, Manages: true, Sessions: true, Directory: true, Memory: 512, Timeout: 28},
@@ -133,6 +140,7 @@ var OffRoute = map[string]string{
 	"fanout":       "ingest and ws-message (and itself), by asynchronous Invoke",
 	"ws-push":      "ws-connect at every $connect (asynchronous Invoke: the greeting), and the liveness schedule (EventBridge every minute, and 30 s later through an SQS queue's delivery delay; localdev: a timer)",
 	"egresscheck":  "CloudFormation, as the EgressCheck custom resource's handler (through CDK's Provider framework), before migrate and the stages",
+	"push-sender":  "ingest and ws-message after a commit in a community with push subscriptions, by asynchronous Invoke (retried by Lambda, then its on-failure queue)",
 	"expiry-sweep": "an EventBridge Scheduler schedule once a day (NIP-40: deletes expired events; localdev: a timer)",
 }
 

@@ -1,0 +1,144 @@
+// Package push is push notifications, off the publisher's path: NIP-9a
+// subscriptions (kind 30390: a callback URL POSTed {id, relay, event?})
+// and NIP-PL leases (kind 30350: a NIP-98-signed wake without content sent
+// to the push gateway). Three use cases over one Service:
+//
+//   - Accept (accept.go, lease.go): ingest's rule for 30390 and 30350, in
+//     the event's transaction: validated (shared/domain/push) with an
+//     invalid: or restricted: answer, its effective state stored beside
+//     the event (store.Tx.PushSubscriptionsUpsert).
+//   - Committed (notify.go): the fan-out's one call after a commit: when
+//     the community has any live subscription, the committed events' ids go
+//     to the sender function in one asynchronous invoke (Invoker). Nothing
+//     is matched there, so no callback delays an OK.
+//   - Deliver (deliver.go): the sender function (functions/push-sender):
+//     it matches the batch against the community's live subscriptions,
+//     stores one pending delivery per (event, subscription) (a unique key:
+//     a batch matched twice stores nothing twice), then sends each due
+//     one after re-checking that its subscriber may read the event (the
+//     access rule and the door, as live delivery does), marks it sent,
+//     retries with backoff, and gives up (dead) after push.MaxAttempts; a
+//     404 or repeated failures drop the subscription. A run that fails or
+//     crashes is retried by Lambda, and what it acknowledged stays sent.
+package push
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/buzzrelay/relay/shared/domain/push"
+	"github.com/buzzrelay/relay/shared/domain/reject"
+	"github.com/buzzrelay/relay/shared/domain/signer"
+	"github.com/buzzrelay/relay/shared/postgres/store"
+	"github.com/buzzrelay/relay/shared/service/community"
+)
+
+// Invoker hands a batch to the sender function without waiting for it to
+// run (Lambda Invoke with InvocationType Event; the emulator in make dev).
+type Invoker interface {
+	InvokeAsync(ctx context.Context, payload []byte) error
+}
+
+// Door is the door's verdict on the subscribers of one delivery: the keys
+// it refuses now (shared/service/guard.Guard.Readers).
+type Door interface {
+	Readers(ctx context.Context, community string, pubkeys []string) (map[string]*reject.Error, error)
+}
+
+// Communities is what push reads about a community: its hostnames (the
+// relay tag of a 30390 names one).
+type Communities interface {
+	Serving(ctx context.Context, id string) (*community.Community, error)
+}
+
+// Service is push notifications over one store. Safe for concurrent use.
+type Service struct {
+	Store       *store.Store
+	Communities Communities
+	Policy      push.Policy
+	Log         *slog.Logger
+	// Sender invokes the sender function (nil: Committed does nothing).
+	Sender Invoker
+	// Door re-checks each subscriber before a delivery (nil: none).
+	Door Door
+	// Client sends callbacks and wakes (NewClient's, whose dialer applies
+	// push.PublicAddr after DNS resolution).
+	Client *http.Client
+	// Gateway is the NIP-PL push gateway's delivery URL ("" : leases are
+	// refused restricted:); Keys sign its NIP-98 wakes with the
+	// community's relay key and open the executor keys (lease.go).
+	Gateway  string
+	Keys     signer.Keyring
+	Executor *ExecutorKeys
+	// Profiles are the gateway's app profiles (PUSH_APP_PROFILES);
+	// PublicHost names the origin of a community served on any host.
+	Profiles   []push.AppProfile
+	PublicHost string
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+
+	mu     sync.Mutex
+	active map[string]activeEntry // community → whether it has subscriptions
+}
+
+// activeTTL is how long an instance trusts its answer to "does this
+// community have any live subscription": the community cache's 5 s.
+const activeTTL = 5 * time.Second
+
+type activeEntry struct {
+	yes bool
+	at  time.Time
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func (s *Service) log() *slog.Logger {
+	if s.Log == nil {
+		return slog.Default()
+	}
+	return s.Log
+}
+
+// markActive records that community has a subscription (this instance
+// just stored one).
+func (s *Service) markActive(community string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.active == nil {
+		s.active = map[string]activeEntry{}
+	}
+	s.active[community] = activeEntry{yes: true, at: s.now()}
+}
+
+// isActive reports whether community has any live subscription, asking
+// the database at most once per activeTTL per instance.
+func (s *Service) isActive(ctx context.Context, community string) (bool, error) {
+	s.mu.Lock()
+	e, ok := s.active[community]
+	s.mu.Unlock()
+	if ok && s.now().Sub(e.at) < activeTTL {
+		return e.yes, nil
+	}
+	yes, err := s.Store.PushSubscriptionsExist(ctx, community)
+	if err != nil {
+		return false, err
+	}
+	s.mu.Lock()
+	if s.active == nil {
+		s.active = map[string]activeEntry{}
+	}
+	if len(s.active) > 4096 {
+		clear(s.active)
+	}
+	s.active[community] = activeEntry{yes: yes, at: s.now()}
+	s.mu.Unlock()
+	return yes, nil
+}

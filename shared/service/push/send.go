@@ -1,0 +1,150 @@
+package push
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"syscall"
+	"time"
+
+	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/domain/push"
+	"github.com/buzzrelay/relay/shared/postgres/store"
+)
+
+// outcome is what one try of a delivery came to.
+type outcome int
+
+const (
+	delivered outcome = iota // acknowledged (2xx)
+	gone                     // 404/410 or an invalid endpoint: drop the subscription
+	failed                   // anything else: retried with backoff
+)
+
+// try sends one claimed delivery and records its outcome.
+func (s *Service) try(ctx context.Context, community string, p store.PendingPush, l *live, e *event) error {
+	var out outcome
+	var why error
+	switch p.Kind {
+	case kinds.PushSubscription:
+		out, why = s.callback(ctx, l, e)
+	case kinds.PushLease:
+		out, why = s.wake(ctx, community, l)
+	default:
+		out, why = gone, fmt.Errorf("kind %d", p.Kind)
+	}
+	now := s.now().Unix()
+	attempts := p.Attempts + 1
+	switch out {
+	case delivered:
+		if _, err := s.Store.PushDeliveriesSet(ctx, community, p.PushDelivery, store.PushSent, attempts, now, now); err != nil {
+			return err
+		}
+		return s.Store.PushSubscriptionsSucceeded(ctx, community, p.PushAddress)
+	case gone:
+		s.log().InfoContext(ctx, "push: target gone, subscription dropped", "community", community, "pubkey", p.Pubkey, "kind", p.Kind, "d", p.D, "why", why)
+		if _, err := s.Store.PushDeliveriesSet(ctx, community, p.PushDelivery, store.PushDead, attempts, now, now); err != nil {
+			return err
+		}
+		_, err := s.Store.PushSubscriptionsFailed(ctx, community, p.PushAddress, true, push.DropAfterFailures, now)
+		return err
+	}
+	if attempts < push.MaxAttempts {
+		s.log().WarnContext(ctx, "push: delivery failed, will retry", "community", community, "pubkey", p.Pubkey, "d", p.D, "attempt", attempts, "err", why)
+		_, err := s.Store.PushDeliveriesSet(ctx, community, p.PushDelivery, store.PushPending, attempts, now+int64(push.Backoff(attempts)/time.Second), now)
+		return err
+	}
+	s.log().WarnContext(ctx, "push: delivery dead after its last attempt", "community", community, "pubkey", p.Pubkey, "d", p.D, "attempts", attempts, "err", why)
+	if _, err := s.Store.PushDeliveriesSet(ctx, community, p.PushDelivery, store.PushDead, attempts, now, now); err != nil {
+		return err
+	}
+	_, err := s.Store.PushSubscriptionsFailed(ctx, community, p.PushAddress, false, push.DropAfterFailures, now)
+	return err
+}
+
+// callback POSTs a NIP-9a callback: {id, relay, event?}.
+func (s *Service) callback(ctx context.Context, l *live, e *event) (outcome, error) {
+	body, err := push.CallbackBody(e.ID, l.row.Relay, e.Raw, l.row.IncludeEvent)
+	if err != nil {
+		return failed, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.row.Target, bytes.NewReader(body))
+	if err != nil {
+		return gone, fmt.Errorf("callback URL: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	status, _, err := s.do(req)
+	return classify(status, err)
+}
+
+// do sends req with the service's client, within push.RequestTimeout, and
+// returns the status and at most 4 KB of the body.
+func (s *Service) do(req *http.Request) (int, []byte, error) {
+	ctx, cancel := context.WithTimeout(req.Context(), push.RequestTimeout)
+	defer cancel()
+	c := s.Client
+	if c == nil {
+		c = NewClient(s.Policy)
+	}
+	resp, err := c.Do(req.WithContext(ctx))
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+	return resp.StatusCode, b, nil
+}
+
+// classify maps an HTTP answer to an outcome: 2xx delivered, 404 and 410
+// gone, anything else (and no answer) failed.
+func classify(status int, err error) (outcome, error) {
+	switch {
+	case err != nil:
+		return failed, err
+	case status >= 200 && status < 300:
+		return delivered, nil
+	case status == http.StatusNotFound || status == http.StatusGone:
+		return gone, fmt.Errorf("answered %d", status)
+	}
+	return failed, fmt.Errorf("answered %d", status)
+}
+
+// errPrivate is a connection refused by the callback policy.
+var errPrivate = errors.New("push: callback resolves to an address that is not public")
+
+// NewClient is the HTTP client of callbacks and wakes: no redirects
+// followed (a redirect is a failure), no proxy, and, unless p allows
+// private addresses, a dialer that refuses every address push.PublicAddr
+// refuses, after DNS resolution and for every address tried (so a name
+// that resolves to a private address, or rebinds to one, never connects).
+func NewClient(p push.Policy) *http.Client {
+	d := &net.Dialer{Timeout: push.RequestTimeout}
+	if !p.AllowPrivate {
+		d.Control = func(_, address string, _ syscall.RawConn) error {
+			ap, err := netip.ParseAddrPort(address)
+			if err != nil || !push.PublicAddr(ap.Addr()) {
+				return errPrivate
+			}
+			return nil
+		}
+	}
+	t := &http.Transport{
+		Proxy:                 nil,
+		DialContext:           d.DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConnsPerHost:   4,
+		IdleConnTimeout:       30 * time.Second,
+		TLSHandshakeTimeout:   push.RequestTimeout,
+		ResponseHeaderTimeout: push.RequestTimeout,
+	}
+	return &http.Client{
+		Transport:     t,
+		Timeout:       push.RequestTimeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
