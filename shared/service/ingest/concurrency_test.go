@@ -231,7 +231,7 @@ func TestRunAheadStateReachesIdleSubscription(t *testing.T) {
 	if err := idle.Open(context.Background(), conn); err != nil {
 		t.Fatal(err)
 	}
-	since := nostr.Timestamp(mark + 1)
+	since := nostr.Timestamp(m.Value + 1)
 	filters := []nostr.Filter{{Kinds: []int{kinds.GroupMembers}, Since: &since}}
 	var once sync.Once
 	var answered bool
@@ -240,7 +240,9 @@ func TestRunAheadStateReachesIdleSubscription(t *testing.T) {
 		// After the first raise: the REQ finds the mark unmoved.
 		once.Do(func() {
 			if err = idle.Subscribe(ctx, community, conn.ID, "s1", owner.Pub, filters, sessions.DefaultLimits); err == nil {
-				answered, err = idle.AboveMark(ctx, community, filters)
+				var a sessions.Answer
+				a, _, err = idle.StoreAnswer(ctx, community, owner.Pub, "s1", filters)
+				answered = a == sessions.FromMark
 			}
 		})
 		return err
