@@ -22,6 +22,7 @@ import (
 	"github.com/buzzrelay/relay/localdev/cost/model"
 	"github.com/buzzrelay/relay/localdev/emulator"
 	"github.com/buzzrelay/relay/shared/aws/awssdk"
+	"github.com/buzzrelay/relay/shared/domain/session"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 	"github.com/buzzrelay/relay/shared/wiring/lambdas"
 )
@@ -177,6 +178,10 @@ func recordProfile(t *testing.T, client, node, dir string, idle time.Duration) m
 	first := publish(t, ra, alice, 9, nostr.Tags{{"h", ch}}, "before the app opened")
 	_ = ra.Close()
 	settledStatements(t, r)
+	// The app starts long after the community's last write (here, its
+	// setup a moment ago): the sessions' clock moves past the settle
+	// (session.ResumeSettle) rather than the test waiting it.
+	advanceSessionsClock(r, time.Duration(session.ResumeSettle+1)*time.Second)
 	s0 := c.snap(r)
 
 	// Start: the client's session and first reads.
@@ -211,6 +216,9 @@ func recordProfile(t *testing.T, client, node, dir string, idle time.Duration) m
 	c.mu.Lock()
 	clear(c.byMessage)
 	c.mu.Unlock()
+	// API Gateway closes the socket 2 hours after it opened: its answers
+	// are that old by the replay (the clock moved past the settle again).
+	advanceSessionsClock(r, time.Duration(session.ResumeSettle+1)*time.Second)
 	for _, id := range r.WS.Connections() {
 		_ = r.WS.DeleteConnection(context.Background(), id)
 	}

@@ -13,6 +13,28 @@ import (
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
 
+// advanceSessionsClock moves r's sessions' clock d ahead of the wall
+// clock (on top of earlier moves): what a resume record compares passes
+// without the test waiting for it.
+func advanceSessionsClock(r *Relay, d time.Duration) {
+	sessionsClock.Lock()
+	_, set := sessionsClock.offset[r]
+	sessionsClock.offset[r] += d
+	sessionsClock.Unlock()
+	if !set { // installed once; later moves only change the offset it reads
+		r.App.Sessions.SetClock(func() time.Time {
+			sessionsClock.Lock()
+			defer sessionsClock.Unlock()
+			return time.Now().Add(sessionsClock.offset[r])
+		})
+	}
+}
+
+var sessionsClock = struct {
+	sync.Mutex
+	offset map[*Relay]time.Duration
+}{offset: map[*Relay]time.Duration{}}
+
 // replayAnswer sends REQ sub with filter and returns the ids of the events
 // before its EOSE and whether it ended CLOSED instead.
 func (rc *rawConn) replayAnswer(sub string, filter map[string]any) (ids []string, closed bool) {
@@ -50,18 +72,7 @@ func (rc *rawConn) replayAnswer(sub string, filter map[string]any) (ids []string
 func TestReconnectReplayNeverHidesAnEvent(t *testing.T) {
 	skipStatementsInProcesses(t)
 	r := idleRelay(t)
-	var mu sync.Mutex
-	var offset time.Duration
-	r.App.Sessions.SetClock(func() time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		return time.Now().Add(offset)
-	})
-	settle := func() {
-		mu.Lock()
-		offset += time.Duration(session.ResumeSettle+1) * time.Second
-		mu.Unlock()
-	}
+	settle := func() { advanceSessionsClock(r, time.Duration(session.ResumeSettle+1)*time.Second) }
 	alice := testkit.NewKey(t)
 	ba := newBridge(t, r, alice)
 	ch := newChannel(t, ba, "private")
