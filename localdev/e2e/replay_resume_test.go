@@ -128,3 +128,31 @@ func TestReconnectReplayNeverHidesAnEvent(t *testing.T) {
 	settle()
 	replay("the removed member's next replay", live, true)
 }
+
+// TestNDKKeepaliveProbeGetsEOSEWithoutTheDatabase: NDK's keepalive probe
+// after 120 s of silence (core/src/relay/keepalive.ts: a REQ of kind 99999
+// with limit 0, resolved by any answer, then its CLOSE) gets EOSE, not a
+// CLOSED for the out-of-range kind, and neither it nor the CLOSE runs a
+// database statement. A kind out of range without limit 0 is still
+// invalid:.
+func TestNDKKeepaliveProbeGetsEOSEWithoutTheDatabase(t *testing.T) {
+	skipStatementsInProcesses(t)
+	r := idleRelay(t)
+	alice := testkit.NewKey(t)
+	rc := authRaw(t, r, alice)
+	before := r.App.Store.Statements()
+	if got := rc.reqAnswer("probe-x1", map[string]any{"kinds": []int{99999}, "limit": 0}); got != "EOSE" {
+		t.Fatalf("NDK's probe: %s", got)
+	}
+	rc.sendJSON([]any{"CLOSE", "probe-x1"})
+	eventually(t, "the CLOSE did not end the probe", func() bool {
+		subs, err := r.App.Sessions.Store().SubscriptionsByKey(ctxT(t), r.App.Config.DefaultCommunity, [][2]string{{connOf(t, r, alice), "probe-x1"}}, time.Now().Unix())
+		return err == nil && len(subs) == 0
+	})
+	if n := r.App.Store.Statements() - before; n != 0 {
+		t.Fatalf("the probe and its CLOSE ran %d statements", n)
+	}
+	if got := rc.reqAnswer("bad", map[string]any{"kinds": []int{99999}}); got[:len("invalid:")] != "invalid:" {
+		t.Fatalf("a kind out of range: %s", got)
+	}
+}

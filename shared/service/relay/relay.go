@@ -307,9 +307,9 @@ func (r *Relay) Subscribe(ctx context.Context, c Caller, req Request) ([]json.Ra
 // database statement: the door's checks that need it (the NIP-43 gate)
 // are then fan-out's to apply at delivery (fanout.Door); the message
 // still counts against the connection's limit, in the session store.
-// Otherwise the door decides, then the database answers as before and
-// its answer is recorded for a replay; a refusal ends the stored
-// subscription.
+// Otherwise the door decides, then the database answers as before; an
+// answer from the mark or the database is recorded for a replay
+// (sessions.Registry.Answered); a refusal ends the stored subscription.
 func (r *Relay) subscribeLive(ctx context.Context, c Caller, req Request) ([]json.RawMessage, error) {
 	if err := query.CheckFilters(req.Filters, c.Pubkey); err != nil {
 		return nil, err
@@ -335,6 +335,13 @@ func (r *Relay) subscribeLive(ctx context.Context, c Caller, req Request) ([]jso
 				r.Log.ErrorContext(ctx, "relay: drop refused subscription", "connection", c.Connection, "sub", req.Sub, "err", uerr)
 			}
 			return nil, err
+		}
+		if answer == sessions.FromMark {
+			// Buzz desktop's live REQs (since now) are answered here; their
+			// replay (since at or above) is then covered as well.
+			if err := r.Sessions.Answered(ctx, c.Community, c.Pubkey, req.Sub, req.Filters, read); err != nil {
+				r.Log.WarnContext(ctx, "relay: record the REQ's answer for a replay", "connection", c.Connection, "err", err)
+			}
 		}
 		return []json.RawMessage{}, nil
 	}

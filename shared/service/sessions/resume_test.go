@@ -232,3 +232,45 @@ func TestRegistryStampRaceWriteStampedWhileTheAnswerReads(t *testing.T) {
 		t.Fatalf("a replay after a backdated write raced the answer: %v %v", a, err)
 	}
 }
+
+// TestRegistryResumeOfAnAnswerFromTheMark: Buzz desktop's live REQ (since
+// now, above the mark) is answered from the mark, and that answer leaves a
+// record; a REQ with an older since is not covered by it, and a write at
+// the REQ's since sends the replay to the database.
+func TestRegistryResumeOfAnAnswerFromTheMark(t *testing.T) {
+	im := sessionstest.DynamoDB(t)
+	ctx := context.Background()
+	reg := sessions.NewRegistry(im.Store)
+	clock := time.Unix(3_000_000, 0)
+	reg.SetClock(func() time.Time { return clock })
+	settle := time.Duration(session.ResumeSettle) * time.Second
+	if err := reg.RaiseMark(ctx, "c1", clock.Unix()); err != nil {
+		t.Fatal(err)
+	}
+	clock = clock.Add(settle)
+	s0 := nostr.Timestamp(clock.Unix())
+	live := []nostr.Filter{{Kinds: []int{9}, Since: &s0}}
+	a, read, err := reg.StoreAnswer(ctx, "c1", "pk", "s", live)
+	if err != nil || a != sessions.FromMark {
+		t.Fatalf("live REQ: %v %v", a, err)
+	}
+	if err := reg.Answered(ctx, "c1", "pk", "s", live, read); err != nil {
+		t.Fatal(err)
+	}
+	clock = clock.Add(settle)
+	if a, _, err := reg.StoreAnswer(ctx, "c1", "pk", "s", live); err != nil || a != sessions.FromMark {
+		t.Fatalf("the same REQ: %v %v", a, err)
+	}
+	older := s0 - nostr.Timestamp(session.ResumeSettle) // at the mark: not above it, and below the answered since
+	if a, _, err := reg.StoreAnswer(ctx, "c1", "pk", "s", []nostr.Filter{{Kinds: []int{9}, Since: &older}}); err != nil || a != sessions.FromDatabase {
+		t.Fatalf("an older since: %v %v", a, err)
+	}
+	// A write at the REQ's since moves the mark to it: the same replay is
+	// no longer above the mark, and the stamp moved: the database.
+	if err := reg.RaiseMark(ctx, "c1", int64(s0)); err != nil {
+		t.Fatal(err)
+	}
+	if a, _, err := reg.StoreAnswer(ctx, "c1", "pk", "s", live); err != nil || a != sessions.FromDatabase {
+		t.Fatalf("after a write at since: %v %v", a, err)
+	}
+}
