@@ -23,7 +23,6 @@ import (
 	"github.com/buzzrelay/relay/localdev/emulator"
 	"github.com/buzzrelay/relay/shared/aws/awssdk"
 	"github.com/buzzrelay/relay/shared/domain/session"
-	"github.com/buzzrelay/relay/shared/testing/testkit"
 	"github.com/buzzrelay/relay/shared/wiring/lambdas"
 )
 
