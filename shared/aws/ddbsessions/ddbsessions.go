@@ -610,7 +610,7 @@ func (st *Store) Stamp(ctx context.Context, community string, at int64) (int64, 
 }
 
 func resumePK(community, pubkey string) string { return "res" + sep + community + sep + pubkey }
-func resumeSK(sub, shape string) string       { return sub + sep + shape }
+func resumeSK(sub, shape string) string        { return sub + sep + shape }
 
 // SaveResume is one PutItem.
 func (st *Store) SaveResume(ctx context.Context, r session.Resume) error {

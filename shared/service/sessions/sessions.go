@@ -73,7 +73,7 @@ type Registry struct {
 	// also covers what was stored before marks were kept.
 	Latest func(ctx context.Context, community string) (int64, error)
 
-	mu    sync.Mutex
+	mu     sync.Mutex
 	marks  map[string]int64 // community → a mark known to exist
 	stamps map[string]int64 // community → a last-write stamp known to exist
 }
