@@ -29,6 +29,7 @@ const (
 	svcLambda         = lambdas.SvcLambda
 	svcS3             = lambdas.SvcS3
 	svcSecretsManager = lambdas.SvcSecretsManager
+	svcDynamoDB       = lambdas.SvcDynamoDB
 )
 
 func endpointURL(stack awscdk.Stack, s Settings, service string) string {
@@ -55,6 +56,7 @@ func egressEndpoints(stack awscdk.Stack, s Settings, wsApi awsapigatewayv2.WebSo
 		ep("KMS (the relay key)", svcKMS),
 		ep("Lambda (fan-out invokes)", svcLambda),
 		ep("Secrets Manager (migrate; dbAuth=secret)", svcSecretsManager),
+		ep("DynamoDB (the session table)", svcDynamoDB),
 	}
 	if s.Media {
 		out = append(out, ep("S3 (media bucket)", svcS3))

@@ -17,8 +17,10 @@ import (
 // lives there when there is one), app /22s (the functions), db /24s
 // (Aurora, isolated). egress=ipv6 makes the VPC dual-stack: CDK adds an
 // egress-only internet gateway and a ::/0 route to it in the app subnets'
-// route tables, and no NAT. The functions only speak HTTPS outwards, over
-// IPv6 (ipv6) or IPv4 through the NAT.
+// route tables, and no NAT; DynamoDB (the session table) is reached over
+// IPv4 through a gateway VPC endpoint (no charge) on those route tables.
+// The functions only speak HTTPS outwards, over IPv6 (ipv6) or IPv4
+// through the NAT.
 func newNetwork(stack awscdk.Stack, s Settings) (awsec2.Vpc, awsec2.SecurityGroup) {
 	props := &awsec2.VpcProps{
 		MaxAzs: jsii.Number(2),
@@ -60,6 +62,14 @@ func newNetwork(stack awscdk.Stack, s Settings) (awsec2.Vpc, awsec2.SecurityGrou
 	})
 	if s.Egress == "ipv6" {
 		fnSG.AddEgressRule(awsec2.Peer_AnyIpv6(), awsec2.Port_Tcp(jsii.Number(443)), jsii.String("HTTPS to AWS APIs over IPv6 (egress-only internet gateway)"), nil)
+		// The session table (DynamoDB) through a gateway endpoint: its
+		// prefix list is the app subnets' only IPv4 route out, so HTTPS
+		// over IPv4 reaches DynamoDB and nothing else outside the VPC.
+		fnSG.AddEgressRule(awsec2.Peer_AnyIpv4(), awsec2.Port_Tcp(jsii.Number(443)), jsii.String("HTTPS to DynamoDB (the session table) through its gateway endpoint, the only IPv4 route out"), nil)
+		vpc.AddGatewayEndpoint(jsii.String("DynamoDbEndpoint"), &awsec2.GatewayVpcEndpointOptions{
+			Service: awsec2.GatewayVpcEndpointAwsService_DYNAMODB(),
+			Subnets: &[]*awsec2.SubnetSelection{{SubnetType: awsec2.SubnetType_PRIVATE_WITH_EGRESS}},
+		})
 	} else {
 		fnSG.AddEgressRule(awsec2.Peer_AnyIpv4(), awsec2.Port_Tcp(jsii.Number(443)), jsii.String("HTTPS to AWS APIs through the NAT"), nil)
 	}

@@ -836,7 +836,7 @@ func TestDefaultEgressIsIPv6WithoutNAT(t *testing.T) {
 	s.tpl.ResourceCountIs(jsii.String("AWS::EC2::NatGateway"), jsii.Number(0))
 	s.tpl.ResourceCountIs(jsii.String("AWS::EC2::Instance"), jsii.Number(0))
 	s.tpl.ResourceCountIs(jsii.String("AWS::EC2::EIP"), jsii.Number(0))
-	s.tpl.ResourceCountIs(jsii.String("AWS::EC2::VPCEndpoint"), jsii.Number(0))
+	s.tpl.ResourceCountIs(jsii.String("AWS::EC2::VPCEndpoint"), jsii.Number(1)) // DynamoDB's gateway: TestSessionTableGatewayEndpointOverIPv6
 	s.tpl.ResourceCountIs(jsii.String("AWS::EC2::VPCCidrBlock"), jsii.Number(1))
 	eigws := s.ofType("AWS::EC2::EgressOnlyInternetGateway")
 	if len(eigws) != 1 {
@@ -881,8 +881,65 @@ func TestDefaultEgressIsIPv6WithoutNAT(t *testing.T) {
 		}
 	}
 	sg := s.res["FunctionsSgEC262FB4"].Properties
-	if out := js(sg["SecurityGroupEgress"]); !strings.Contains(out, `"CidrIpv6":"::/0"`) || strings.Contains(out, "0.0.0.0/0") || !strings.Contains(out, `"FromPort":443`) {
+	if out := js(sg["SecurityGroupEgress"]); !strings.Contains(out, `"CidrIpv6":"::/0"`) || !strings.Contains(out, `"FromPort":443`) {
 		t.Errorf("functions' egress %s", out)
+	}
+	// IPv4 only to 443 (the DynamoDB gateway endpoint's prefix list is
+	// the only IPv4 route out, the routes above).
+	rules, _ := sg["SecurityGroupEgress"].([]any)
+	for _, r := range rules {
+		if rule, _ := r.(map[string]any); rule["CidrIp"] != nil && (js(rule["FromPort"]) != "443" || js(rule["ToPort"]) != "443") {
+			t.Errorf("functions' IPv4 egress %s", js(rule))
+		}
+	}
+}
+
+// Must show: over egress=ipv6 (no NAT) the functions reach the session
+// table through a DynamoDB gateway endpoint on their own subnets' route
+// tables, and the egress check opens DynamoDB over IPv4 at the SDK's
+// default name (the functions' environment names none).
+func TestSessionTableGatewayEndpointOverIPv6(t *testing.T) {
+	s := defaultStack(t)
+	eps := s.ofType("AWS::EC2::VPCEndpoint")
+	if len(eps) != 1 {
+		t.Fatalf("%d VPC endpoints", len(eps))
+	}
+	fnTables := map[string]bool{}
+	for _, id := range s.ourFunctions(t) {
+		for _, sub := range asList(s.res[id].Properties["VpcConfig"].(map[string]any)["SubnetIds"]) {
+			for _, a := range s.ofType("AWS::EC2::SubnetRouteTableAssociation") {
+				if js(a.Properties["SubnetId"]) == sub {
+					fnTables[js(a.Properties["RouteTableId"])] = true
+				}
+			}
+		}
+	}
+	for id, ep := range eps {
+		p := ep.Properties
+		if p["VpcEndpointType"] != "Gateway" || !strings.Contains(js(p["ServiceName"]), ".dynamodb") {
+			t.Errorf("endpoint %s: %s", id, js(p))
+		}
+		got := map[string]bool{}
+		for _, rt := range asList(p["RouteTableIds"]) {
+			got[rt] = true
+		}
+		if len(got) != len(fnTables) || len(got) == 0 {
+			t.Errorf("endpoint %s on %v, want the functions' route tables %v", id, got, fnTables)
+		}
+		for rt := range fnTables {
+			if !got[rt] {
+				t.Errorf("functions' route table %s has no DynamoDB route", rt)
+			}
+		}
+	}
+	ddb := s.endpointsOf(t)["DynamoDB"]
+	if ddb == nil || ddb["Network"] != "tcp4" || !strings.Contains(js(ddb["Url"]), "https://dynamodb.") || !strings.Contains(js(ddb["Url"]), ".amazonaws.com") {
+		t.Errorf("egress check of DynamoDB: %s", js(ddb))
+	}
+	for _, fn := range []string{"ingest", "ws-message", "ws-disconnect"} {
+		if v, ok := s.env(t, fn)["AWS_ENDPOINT_URL_DYNAMODB"]; ok {
+			t.Errorf("%s names a DynamoDB endpoint %s: the default name goes through the gateway endpoint", fn, js(v))
+		}
 	}
 }
 

@@ -123,7 +123,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 			// The directory says so at once; a WebSocket host entry the
 			// sessions keep in S3 lasts its hour, but is no longer read
 			// where the directory is kept.
-			err = community.Disable(ctx, st, *id, nil, dir)
+			err = community.Disable(ctx, st, *id, dir)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", cmd, err)

@@ -50,6 +50,10 @@ type buzzDesktop struct {
 	closed chan error
 
 	opened time.Time // the upgrade completed
+	key    user      // the key it AUTHed as
+	// live is each live subscription it opened by id, with its filter
+	// (what relayReconnectReplay.ts replays).
+	live map[string]map[string]any
 
 	mu   sync.Mutex
 	last time.Time // the watchdog's last inbound frame
@@ -125,6 +129,7 @@ func (b *buzzDesktop) send(v any) {
 // challenge, answered with a kind 22242 naming it and the relay URL; the
 // session is open on that event's OK true.
 func (b *buzzDesktop) connect(u user) {
+	b.key = u
 	b.t.Helper()
 	f := b.next(buzzAuthTimeout, "the app waits for the relay's AUTH challenge before sending anything")
 	if b.verb(f) != "AUTH" || len(f.parts) != 2 {
@@ -256,13 +261,16 @@ func openBuzzSession(t *testing.T, r *Relay, ch, first string) (app *buzzDesktop
 	now := time.Now().Unix()
 	live = "live-" + uuid.NewString()
 	opened = []string{history, live}
-	app.req(live, map[string]any{"kinds": buzzLiveKinds, "#h": []string{ch}, "limit": 1000, "since": now})
+	first5 := map[string]any{"kinds": buzzLiveKinds, "#h": []string{ch}, "limit": 1000, "since": now}
+	app.live = map[string]map[string]any{live: first5}
+	app.req(live, first5)
 	for _, f := range []map[string]any{
 		{"kinds": []int{48100, 48101, 48102, 48103}, "#h": []string{ch}, "limit": 100},
 		{"kinds": []int{20002}, "#h": []string{ch}, "limit": 10, "since": now - 10},
 	} {
 		id := "live-" + uuid.NewString()
 		opened = append(opened, id)
+		app.live[id] = f
 		app.req(id, f)
 	}
 	return app, live, opened

@@ -129,7 +129,7 @@ func TestNIP11OfUnknownHostAnswersAsDisabled(t *testing.T) {
 	if _, err := community.Create(ctx, r.App.Store, r.App.Sealer, r.App.Directory, community.Spec{ID: "bees", Hosts: []string{"b.test"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := community.Disable(ctx, r.App.Store, "bees", nil, r.App.Directory); err != nil {
+	if err := community.Disable(ctx, r.App.Store, "bees", r.App.Directory); err != nil {
 		t.Fatal(err)
 	}
 	stB, bodyB := onHost(t, r, "b.test").do(nil, http.MethodGet, "/", "", "", nil)

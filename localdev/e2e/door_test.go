@@ -47,7 +47,7 @@ func TestDisabledCommunityRefusedOverWebSocket(t *testing.T) {
 		t.Fatal("second AUTH on b.test refused")
 	}
 
-	if err := community.Disable(ctx, r.App.Store, "bees", nil, r.App.Directory); err != nil {
+	if err := community.Disable(ctx, r.App.Store, "bees", r.App.Directory); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(community.DefaultTTL + 500*time.Millisecond) // the bound, on every door

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,13 +17,12 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/google/uuid"
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/localdev/cost/model"
 	"github.com/buzzrelay/relay/localdev/emulator"
 	"github.com/buzzrelay/relay/shared/aws/awssdk"
-	"github.com/buzzrelay/relay/shared/testing/testkit"
+	"github.com/buzzrelay/relay/shared/domain/session"
 	"github.com/buzzrelay/relay/shared/wiring/lambdas"
 )
 
@@ -177,6 +177,10 @@ func recordProfile(t *testing.T, client, node, dir string, idle time.Duration) m
 	first := publish(t, ra, alice, 9, nostr.Tags{{"h", ch}}, "before the app opened")
 	_ = ra.Close()
 	settledStatements(t, r)
+	// The app starts long after the community's last write (here, its
+	// setup a moment ago): the sessions' clock moves past the settle
+	// (session.ResumeSettle) rather than the test waiting it.
+	advanceSessionsClock(r, time.Duration(session.ResumeSettle+1)*time.Second)
 	s0 := c.snap(r)
 
 	// Start: the client's session and first reads.
@@ -211,12 +215,15 @@ func recordProfile(t *testing.T, client, node, dir string, idle time.Duration) m
 	c.mu.Lock()
 	clear(c.byMessage)
 	c.mu.Unlock()
+	// API Gateway closes the socket 2 hours after it opened: its answers
+	// are that old by the replay (the clock moved past the settle again).
+	advanceSessionsClock(r, time.Duration(session.ResumeSettle+1)*time.Second)
 	for _, id := range r.WS.Connections() {
 		_ = r.WS.DeleteConnection(context.Background(), id)
 	}
 	if app != nil {
 		<-app.closed
-		app = replayBuzzSession(t, r, ch, first)
+		app = replayBuzzSession(t, r, app, first)
 		reconnects = true
 	} else {
 		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && !reconnects; time.Sleep(100 * time.Millisecond) {
@@ -346,17 +353,21 @@ func startIdleScript(t *testing.T, node, dir string, r *Relay, ch, lib string) f
 // socket (block/buzz desktop/src/shared/api/relayReconnectReplay.ts): a
 // new socket, sign-in on the pushed challenge, and its live subscriptions
 // sent again with since the last event it saw less 5 s.
-func replayBuzzSession(t *testing.T, r *Relay, ch string, lastSeen nostr.Event) *buzzDesktop {
+func replayBuzzSession(t *testing.T, r *Relay, prev *buzzDesktop, lastSeen nostr.Event) *buzzDesktop {
 	t.Helper()
 	app := dialBuzz(t, r)
-	app.connect(testkit.NewKey(t))
-	since := int64(lastSeen.CreatedAt) - 5
-	for _, f := range []map[string]any{
-		{"kinds": buzzLiveKinds, "#h": []string{ch}, "limit": 1000, "since": since},
-		{"kinds": []int{48100, 48101, 48102, 48103}, "#h": []string{ch}, "limit": 100, "since": since},
-		{"kinds": []int{20002}, "#h": []string{ch}, "limit": 10, "since": since},
-	} {
-		app.req("live-"+uuid.NewString(), f)
+	app.connect(prev.key)
+	seen := int64(lastSeen.CreatedAt) - 5
+	for id, f := range prev.live {
+		g := maps.Clone(f)
+		// buildReconnectReplayFilter: since max(its own, last seen - 5 s),
+		// limit at most 500; the same subscription id.
+		g["since"] = seen
+		if s, ok := f["since"].(int64); ok {
+			g["since"] = max(s, seen)
+		}
+		g["limit"] = min(f["limit"].(int), 500)
+		app.req(id, g)
 	}
 	return app
 }

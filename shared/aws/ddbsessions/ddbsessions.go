@@ -15,7 +15,12 @@
 //     reads: a channel's audience is one Query, a part of it a key range;
 //   - key␟{community}␟{pubkey} / key: the set of a key's subscriptions in
 //     a community ({conn}␟{sub}), the per-key limit's condition;
-//   - mark␟{community} / mark: the community's last-commit mark;
+//   - mark␟{community} / mark: the community's last-commit mark (mark)
+//     and last-write stamp (wrote);
+//   - res␟{community}␟{pubkey} / {sub}␟{shape}: a resume record
+//     (session.Resume: since, limit, wrote, at, expires);
+//   - rate␟{conn} / {window start}: the connection's message counter
+//     of one window (hits);
 //   - open / {conn}: the open connections the liveness tick posts to.
 //
 // ␟ is the unit separator \x1f. Connection ids carry no byte at or below
@@ -608,15 +613,104 @@ func (st *Store) RaiseMark(ctx context.Context, community string, v int64, creat
 }
 
 // Mark is one strongly consistent GetItem.
-func (st *Store) Mark(ctx context.Context, community string) (int64, bool, error) {
+func (st *Store) Mark(ctx context.Context, community string) (session.Mark, error) {
 	out, err := st.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &st.table, Key: key(markPK(community), skMark), ConsistentRead: aws.Bool(true)})
 	if err != nil {
-		return 0, false, errorf("read mark of %s: %w", community, err)
+		return session.Mark{}, errorf("read mark of %s: %w", community, err)
 	}
-	if _, ok := out.Item["mark"]; !ok {
-		return 0, false, nil
+	_, exists := out.Item["mark"]
+	return session.Mark{Value: num(out.Item, "mark"), Exists: exists, Wrote: num(out.Item, "wrote")}, nil
+}
+
+// Stamp is one conditional UpdateItem of the mark's item (attribute
+// wrote).
+func (st *Store) Stamp(ctx context.Context, community string, at int64) (int64, error) {
+	_, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &st.table, Key: key(markPK(community), skMark),
+		UpdateExpression:                    aws.String("SET #w = :w"),
+		ConditionExpression:                 aws.String("attribute_not_exists(#w) OR #w < :w"),
+		ExpressionAttributeNames:            map[string]string{"#w": "wrote"},
+		ExpressionAttributeValues:           map[string]types.AttributeValue{":w": n(at)},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld})
+	if err == nil {
+		return at, nil
 	}
-	return num(out.Item, "mark"), true, nil
+	var cf *types.ConditionalCheckFailedException
+	if !errors.As(err, &cf) {
+		return 0, errorf("stamp %s: %w", community, err)
+	}
+	it, err := st.failedItem(ctx, cf, key(markPK(community), skMark))
+	if err != nil {
+		return 0, err
+	}
+	return num(it, "wrote"), nil
+}
+
+func resumePK(community, pubkey string) string { return "res" + sep + community + sep + pubkey }
+func resumeSK(sub, shape string) string        { return sub + sep + shape }
+
+// SaveResume is one PutItem.
+func (st *Store) SaveResume(ctx context.Context, r session.Resume) error {
+	it := key(resumePK(r.Community, r.Pubkey), resumeSK(r.Sub, r.Shape))
+	it["since"], it["limit"] = nums(r.Since), nums(r.Limit)
+	it["wrote"], it["at"], it["expires"], it[aTTL] = n(r.Wrote), n(r.At), n(r.ExpiresAt), n(r.ExpiresAt)
+	if _, err := st.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &st.table, Item: it}); err != nil {
+		return errorf("save resume of %s: %w", r.Sub, err)
+	}
+	return nil
+}
+
+// Resume is one strongly consistent GetItem.
+func (st *Store) Resume(ctx context.Context, community, pubkey, sub, shape string, now int64) (*session.Resume, error) {
+	out, err := st.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &st.table,
+		Key: key(resumePK(community, pubkey), resumeSK(sub, shape)), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return nil, errorf("read resume of %s: %w", sub, err)
+	}
+	if out.Item == nil || num(out.Item, "expires") <= now {
+		return nil, nil
+	}
+	return &session.Resume{Community: community, Pubkey: pubkey, Sub: sub, Shape: shape,
+		Since: numList(out.Item, "since"), Limit: numList(out.Item, "limit"),
+		Wrote: num(out.Item, "wrote"), At: num(out.Item, "at"), ExpiresAt: num(out.Item, "expires")}, nil
+}
+
+func ratePK(connection string) string { return "rate" + sep + connection }
+
+// CountMessage is one UpdateItem (ADD) of the window's counter.
+func (st *Store) CountMessage(ctx context.Context, _, connection string, windowStart, window int64) (int64, error) {
+	out, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &st.table,
+		Key:                       key(ratePK(connection), strconv.FormatInt(windowStart, 10)),
+		UpdateExpression:          aws.String("ADD #h :one SET #ttl = :exp"),
+		ExpressionAttributeNames:  map[string]string{"#h": "hits", "#ttl": aTTL},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":one": n(1), ":exp": n(windowStart + window)},
+		ReturnValues:              types.ReturnValueUpdatedNew})
+	if err != nil {
+		return 0, errorf("count message of %s: %w", connection, err)
+	}
+	return num(out.Attributes, "hits"), nil
+}
+
+func nums(v []int64) types.AttributeValue {
+	l := make([]types.AttributeValue, len(v))
+	for i, x := range v {
+		l[i] = n(x)
+	}
+	return &types.AttributeValueMemberL{Value: l}
+}
+
+func numList(item map[string]types.AttributeValue, name string) []int64 {
+	l, ok := item[name].(*types.AttributeValueMemberL)
+	if !ok {
+		return nil
+	}
+	out := make([]int64, 0, len(l.Value))
+	for _, v := range l.Value {
+		if x, ok := v.(*types.AttributeValueMemberN); ok {
+			i, _ := strconv.ParseInt(x.Value, 10, 64)
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // Opened puts the open entry.

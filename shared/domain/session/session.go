@@ -103,9 +103,23 @@ type Store interface {
 	// (exists false); otherwise it returns the mark as it is after the
 	// call (at least v).
 	RaiseMark(ctx context.Context, community string, v int64, create bool) (mark int64, exists bool, err error)
-	// Mark reads community's last-commit mark, strongly consistent; ok is
-	// false when there is none.
-	Mark(ctx context.Context, community string) (mark int64, ok bool, err error)
+	// Mark reads community's last-commit mark and last-write stamp,
+	// strongly consistent (a zero Mark when there is none).
+	Mark(ctx context.Context, community string) (Mark, error)
+	// Stamp raises community's last-write stamp to at least at (unix s)
+	// and returns it as it is after the call.
+	Stamp(ctx context.Context, community string, at int64) (int64, error)
+	// SaveResume stores r, replacing the record of the same community,
+	// key, subscription id and shape.
+	SaveResume(ctx context.Context, r Resume) error
+	// Resume returns the record of community, pubkey, sub and shape live
+	// at now, or nil.
+	Resume(ctx context.Context, community, pubkey, sub, shape string, now int64) (*Resume, error)
+	// CountMessage adds one to connection's message counter of the fixed
+	// window starting at windowStart (window seconds long) and returns its
+	// total; the counter expires after its window. Concurrent counts are
+	// each counted once.
+	CountMessage(ctx context.Context, community, connection string, windowStart, window int64) (int64, error)
 	// Opened records connection id, which expires at expires, among the
 	// open connections the liveness tick posts to.
 	Opened(ctx context.Context, id string, expires int64) error

@@ -37,6 +37,7 @@
 //     item sets: created_at and id of every match), and access.go (the
 //     access rule's SQL twin, Readable, EverMembers).
 //   - Sessions and live delivery: connections.go (ws_connections),
+//     resumes.go (ws_resumes: resume records),
 //     subscriptions.go (ws_subscriptions and their channel index, the
 //     fan-out function's audience ranges), delivery.go (what live delivery
 //     reads, at commit or after it).

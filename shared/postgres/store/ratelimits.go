@@ -15,6 +15,10 @@ type RateHit struct {
 	Cost        int64
 }
 
+// ConnectionRateKey is the rate counter of a WebSocket connection's
+// messages.
+func ConnectionRateKey(connection string) string { return "conn:" + connection }
+
 // HitRateCounters adds each hit's cost to its counter of community in one
 // statement and returns the new totals by key, unless pubkey owns a channel
 // there (exempt: no row is touched, no total returned). When pruneBefore is

@@ -64,13 +64,13 @@ func TestRegistryResolvesRegisteredHostsOnly(t *testing.T) {
 	if cs, _ := community.List(ctx, st); len(cs) != 2 {
 		t.Fatalf("the refused community was stored: %d communities", len(cs))
 	}
-	if err := community.Disable(ctx, st, "b", nil, nil); err != nil {
+	if err := community.Disable(ctx, st, "b", nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := reg.Resolve(ctx, "b.example"); !community.Unknown(err) {
 		t.Fatalf("disabled community: %v, want unknown", err)
 	}
-	if err := community.Disable(ctx, st, "nope", nil, nil); err == nil {
+	if err := community.Disable(ctx, st, "nope", nil); err == nil {
 		t.Fatal("disabling an unknown community succeeded")
 	}
 }
@@ -99,7 +99,7 @@ func TestRegistryCachesForTTL(t *testing.T) {
 	if _, err := reg.Resolve(ctx, "b.example"); err != nil {
 		t.Fatal(err)
 	}
-	if err := community.Disable(ctx, st, "b", nil, nil); err != nil {
+	if err := community.Disable(ctx, st, "b", nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := reg.Resolve(ctx, "b.example"); err != nil {

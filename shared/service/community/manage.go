@@ -162,13 +162,6 @@ func known(err error, id string) error {
 	return fmt.Errorf("community: %w", err)
 }
 
-// HostForgetter forgets what a cache outside the database holds of a host
-// (the WebSocket sessions' host entries in S3, sessions.Idle.ForgetHost),
-// so that the next new connection there asks the database.
-type HostForgetter interface {
-	ForgetHost(ctx context.Context, host string) error
-}
-
 // Directory keeps what each host serves outside the database
 // (shared/service/directory): Refresh rewrites community id's documents
 // after a change. Every use case below that changes what a host serves or
@@ -191,35 +184,12 @@ func refreshed(ctx context.Context, dir Directory, id string) error {
 
 // Disable stops serving community id (its data stays); Enable undoes it.
 // Its directory documents say so (dir), so that NIP-11 and a new
-// WebSocket connection are refused without the database. With hosts (nil: none kept outside the database) each of the
-// community's hostnames is forgotten there too, so that a new WebSocket
-// connection to it is refused from its first message, as HTTP is within
-// the registry's TTL. The disable holds even when forgetting fails; the
-// failure is returned after it.
-func Disable(ctx context.Context, st *store.Store, id string, hosts HostForgetter, dir Directory) error {
+// WebSocket connection are refused without the database.
+func Disable(ctx context.Context, st *store.Store, id string, dir Directory) error {
 	if err := known(st.DisableCommunity(ctx, id), id); err != nil {
 		return err
 	}
-	if err := refreshed(ctx, dir, id); err != nil {
-		return err
-	}
-	if hosts == nil {
-		return nil
-	}
-	c, err := st.Community(ctx, id)
-	if err != nil {
-		return known(err, id)
-	}
-	var errs []error
-	for _, h := range c.Hosts {
-		if err := hosts.ForgetHost(ctx, h); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("community: disabled %q, but its hosts are still cached: %w", id, err)
-	}
-	return nil
+	return refreshed(ctx, dir, id)
 }
 
 // Enable serves a disabled community again.

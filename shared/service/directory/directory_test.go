@@ -76,7 +76,7 @@ func TestStaleDocumentAfterDisableNeverServed(t *testing.T) {
 	if id, err := reader.ResolveID(ctx, "b.example"); err != nil || id != "bees" {
 		t.Fatalf("before the disable: %q %v", id, err)
 	}
-	if err := community.Disable(ctx, st, "bees", nil, operator); err != nil {
+	if err := community.Disable(ctx, st, "bees", operator); err != nil {
 		t.Fatal(err)
 	}
 	before := st.Statements()

@@ -243,6 +243,17 @@ func (g *Guard) Admit(ctx context.Context, d Door) (Admitted, error) {
 	return Admitted{Operator: s.Operator}, nil
 }
 
+// Message counts a WebSocket message that the session store answers (an
+// AUTH, a CLOSE, a REQ answered without the database) against its
+// connection's limit (ratelimit.Limiter.Message) and checks nothing else:
+// no check that needs the database.
+func (g *Guard) Message(ctx context.Context, d Door) error {
+	if g == nil || g.Limiter == nil {
+		return nil
+	}
+	return g.limit(ctx, d, ratelimit.Request{})
+}
+
 // Readers is the door of live delivery: the keys among the readers of a
 // delivery in community the door refuses now, each with its refusal (the
 // community is no longer served: every one; the NIP-43 gate: those it

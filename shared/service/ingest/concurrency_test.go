@@ -103,12 +103,12 @@ func sortedKeys(keys ...string) []string {
 // every created_at stored (an idle REQ above the mark can match nothing).
 func (h *harness) markCovers(idle *sessions.Registry) {
 	h.t.Helper()
-	mark, ok, err := idle.Store().Mark(context.Background(), community)
-	if err != nil || !ok {
-		h.t.Fatalf("mark: %v %v", ok, err)
+	m, err := idle.Store().Mark(context.Background(), community)
+	if err != nil || !m.Exists {
+		h.t.Fatalf("mark: %v %v", m.Exists, err)
 	}
-	if hi := h.scalar(`SELECT max(created_at) FROM events`); int64(hi) > mark {
-		h.t.Fatalf("an event at %d is stored above the last-commit mark %d", hi, mark)
+	if hi := h.scalar(`SELECT max(created_at) FROM events`); int64(hi) > m.Value {
+		h.t.Fatalf("an event at %d is stored above the last-commit mark %d", hi, m.Value)
 	}
 }
 
@@ -220,18 +220,18 @@ func TestRunAheadStateReachesIdleSubscription(t *testing.T) {
 	// The group's 39002 is dated now: the join's, in the same second, is
 	// dated a second later, past the clock and the mark its write raised
 	// first.
-	mark, _, err := idle.Store().Mark(context.Background(), community)
+	m, err := idle.Store().Mark(context.Background(), community)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if mark != fixed.Unix() {
-		t.Fatalf("mark %d after a write at %d", mark, fixed.Unix())
+	if m.Value != fixed.Unix() {
+		t.Fatalf("mark %d after a write at %d", m.Value, fixed.Unix())
 	}
 	conn := sessions.Connection{ID: "c1", Community: community, Pubkey: owner.Pub, Challenge: "x", ConnectedAt: fixed.Unix()}
 	if err := idle.Open(context.Background(), conn); err != nil {
 		t.Fatal(err)
 	}
-	since := nostr.Timestamp(mark + 1)
+	since := nostr.Timestamp(m.Value + 1)
 	filters := []nostr.Filter{{Kinds: []int{kinds.GroupMembers}, Since: &since}}
 	var once sync.Once
 	var answered bool
@@ -240,7 +240,9 @@ func TestRunAheadStateReachesIdleSubscription(t *testing.T) {
 		// After the first raise: the REQ finds the mark unmoved.
 		once.Do(func() {
 			if err = idle.Subscribe(ctx, community, conn.ID, "s1", owner.Pub, filters, sessions.DefaultLimits); err == nil {
-				answered, err = idle.AboveMark(ctx, community, filters)
+				var a sessions.Answer
+				a, _, err = idle.StoreAnswer(ctx, community, owner.Pub, "s1", filters)
+				answered = a == sessions.FromMark
 			}
 		})
 		return err

@@ -39,10 +39,6 @@ type Service struct {
 	// Guard is the door every call passes (shared/service/guard: the
 	// community served, the caller one of its operators).
 	Guard *guard.Guard
-	// Hosts forgets a disabled community's hostnames where a cache outside
-	// the database holds them; nil (the wiring sets none: the directory
-	// says a community is disabled): nothing is cached there.
-	Hosts community.HostForgetter
 	// Invites sets the join policy and revokes invites
 	// (shared/service/invites); nil: those methods are unavailable.
 	Invites *invites.Service
@@ -279,7 +275,7 @@ func (s *Service) call(ctx context.Context, c *community.Community, pubkey strin
 			if id == c.ID {
 				return nil, reject.Invalidf("the default community cannot be disabled through itself")
 			}
-			return true, community.Disable(ctx, s.Store, id, s.Hosts, s.Directory)
+			return true, community.Disable(ctx, s.Store, id, s.Directory)
 		}
 		host, err := p.str(1, "hostname")
 		if err != nil {

@@ -327,7 +327,10 @@ func fromNostr(nf nostr.Filter) (*bridgeFilter, error) {
 		return nil, invalid("a filter list has more than %d values", maxValues)
 	}
 	for _, k := range nf.Kinds {
-		if k < 0 || k > kinds.Max {
+		// A limit-0 filter asks for nothing stored, and a kind out of
+		// range matches nothing live: NDK's keepalive probe ({kinds:
+		// [99999], limit: 0}) gets its EOSE, as from any relay.
+		if (k < 0 || k > kinds.Max) && !nf.LimitZero {
 			return nil, invalid("kind %d must be an integer from 0 to %d", k, kinds.Max)
 		}
 	}

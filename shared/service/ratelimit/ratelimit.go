@@ -78,6 +78,33 @@ type Limiter struct {
 	st  *store.Store
 	l   Limits
 	now func() time.Time
+	// messages, when set, keeps the connections' message counters (the
+	// session store: no database statement for them).
+	messages MessageCounter
+}
+
+// MessageCounter keeps WebSocket connections' message counters outside
+// the database (session.Store.CountMessage).
+type MessageCounter interface {
+	CountMessage(ctx context.Context, community, connection string, windowStart, window int64) (int64, error)
+}
+
+// WithMessages returns a copy of lm that counts the connections' messages
+// in mc. Channel owners are then counted like every key for that limit
+// (their exemption is the database's to decide).
+func (lm *Limiter) WithMessages(mc MessageCounter) *Limiter {
+	c := *lm
+	c.messages = mc
+	return &c
+}
+
+// Message counts one WebSocket message of connection in community that
+// asks for nothing else (an AUTH, a CLOSE, a REQ the session store
+// answers) and returns an *Exceeded past MessagesPerMinute; pubkey on the
+// allow list is exempt. Without a MessageCounter it counts in the
+// database, as Check.
+func (lm *Limiter) Message(ctx context.Context, community, pubkey, connection string) error {
+	return lm.Check(ctx, Request{Community: community, Pubkey: pubkey, Connection: connection})
 }
 
 // New builds a limiter over st.
@@ -112,7 +139,7 @@ func (lm *Limiter) Check(ctx context.Context, r Request) error {
 		}
 	}
 	if r.Connection != "" {
-		add("conn:"+r.Connection, 60, lm.l.MessagesPerMinute, 1, "messages per minute on this connection")
+		add(store.ConnectionRateKey(r.Connection), 60, lm.l.MessagesPerMinute, 1, "messages per minute on this connection")
 	}
 	if r.Pubkey != "" {
 		if r.Event {
@@ -134,18 +161,48 @@ func (lm *Limiter) Check(ctx context.Context, r Request) error {
 		return nil
 	}
 	now := lm.now().Unix()
-	hits := make([]store.RateHit, len(cs))
-	for i, c := range cs {
-		hits[i] = store.RateHit{Key: c.key, WindowStart: now - now%c.window, Cost: c.cost}
+	var (
+		msg    *counter
+		msgN   int64
+		msgErr error
+		done   chan struct{}
+	)
+	if lm.messages != nil && r.Connection != "" && cs[0].key == store.ConnectionRateKey(r.Connection) {
+		// The connection's counter in the session store, alongside the
+		// database's statement for the others.
+		msg, cs = &cs[0], cs[1:]
+		done = make(chan struct{})
+		go func() {
+			defer close(done)
+			msgN, msgErr = lm.messages.CountMessage(ctx, r.Community, r.Connection, now-now%msg.window, msg.window)
+		}()
 	}
-	// About one call in 64 also prunes windows older than an hour.
-	var prune int64
-	if now%64 == 0 {
-		prune = now - 3600
+	totals := map[string]int64{}
+	if len(cs) > 0 {
+		hits := make([]store.RateHit, len(cs))
+		for i, c := range cs {
+			hits[i] = store.RateHit{Key: c.key, WindowStart: now - now%c.window, Cost: c.cost}
+		}
+		// About one call in 64 also prunes windows older than an hour.
+		var prune int64
+		if now%64 == 0 {
+			prune = now - 3600
+		}
+		var err error
+		if totals, err = lm.st.HitRateCounters(ctx, r.Community, r.Pubkey, hits, prune); err != nil {
+			if done != nil {
+				<-done
+			}
+			return fmt.Errorf("ratelimit: %w", err)
+		}
 	}
-	totals, err := lm.st.HitRateCounters(ctx, r.Community, r.Pubkey, hits, prune)
-	if err != nil {
-		return fmt.Errorf("ratelimit: %w", err)
+	if msg != nil {
+		<-done
+		if msgErr != nil {
+			return fmt.Errorf("ratelimit: %w", msgErr)
+		}
+		totals[msg.key] = msgN
+		cs = append([]counter{*msg}, cs...)
 	}
 	for _, c := range cs {
 		if h, ok := totals[c.key]; ok && h > c.limit {

@@ -32,7 +32,7 @@ func TestDisabledCommunityRefusedOnEveryUseCase(t *testing.T) {
 	if out, err := h.core.Publish(ctx, c, alice.Event(t, kinds.CreateGroup, "", nostr.Tag{"h", channel}, nostr.Tag{"name", "c"})); err != nil || !out.Accepted {
 		t.Fatalf("before the disable: %+v %v", out, err)
 	}
-	if err := communities.Disable(ctx, h.st, community, nil, nil); err != nil {
+	if err := communities.Disable(ctx, h.st, community, nil); err != nil {
 		t.Fatal(err)
 	}
 	msg := alice.Event(t, kinds.Chat, "after the disable", nostr.Tag{"h", channel})

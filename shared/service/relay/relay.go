@@ -297,13 +297,17 @@ func (r *Relay) Subscribe(ctx context.Context, c Caller, req Request) ([]json.Ra
 
 // subscribeLive serves a live REQ of an authenticated connection whose
 // sessions live outside the database (DynamoDB): the filters checked, the
-// subscription stored in the session store first, then the community's
-// last-commit mark read; when no stored event can match (every filter has
-// limit 0 or a since above the mark) the answer is EOSE alone, with no
-// database statement: the door's checks that need it (rate limits, the
-// NIP-43 gate) are then fan-out's to apply at delivery (fanout.Door).
-// Otherwise the door decides, then the database answers as before; a
-// refusal ends the stored subscription.
+// subscription stored in the session store first, then the session store
+// decides (sessions.Registry.StoreAnswer): when no stored event can match
+// (every filter has limit 0 or a since above the mark), or a resume record
+// covers the REQ (a replay of one the database answered, with nothing
+// written in the community since), the answer is EOSE alone, with no
+// database statement: the door's checks that need it (the NIP-43 gate)
+// are then fan-out's to apply at delivery (fanout.Door); the message
+// still counts against the connection's limit, in the session store.
+// Otherwise the door decides, then the database answers as before; an
+// answer from the mark or the database is recorded for a replay
+// (sessions.Registry.Answered); a refusal ends the stored subscription.
 func (r *Relay) subscribeLive(ctx context.Context, c Caller, req Request) ([]json.RawMessage, error) {
 	if err := query.CheckFilters(req.Filters, c.Pubkey); err != nil {
 		return nil, err
@@ -315,15 +319,28 @@ func (r *Relay) subscribeLive(ctx context.Context, c Caller, req Request) ([]jso
 	lim := sessions.DefaultLimits
 	// Stored first, then the mark read (strongly consistent): a commit
 	// raises the mark before it commits and reads its audience after, so
-	// a REQ answered from the mark misses nothing.
+	// a REQ answered from the store misses nothing.
 	if err := r.Sessions.Put(ctx, row, lim); err != nil {
 		return nil, fmt.Errorf("relay: subscribe %s: %w", req.Sub, err)
 	}
-	above, err := r.Sessions.AboveMark(ctx, c.Community, req.Filters)
+	answer, read, err := r.Sessions.StoreAnswer(ctx, c.Community, c.Pubkey, req.Sub, req.Filters)
 	if err != nil {
-		r.Log.WarnContext(ctx, "relay: REQ from the last-commit mark", "connection", c.Connection, "err", err)
+		r.Log.WarnContext(ctx, "relay: REQ from the session store", "connection", c.Connection, "err", err)
 	}
-	if above {
+	if answer != sessions.FromDatabase {
+		if err := r.Admit(ctx, c); err != nil {
+			if uerr := r.Sessions.Unsubscribe(ctx, c.Connection, req.Sub); uerr != nil {
+				r.Log.ErrorContext(ctx, "relay: drop refused subscription", "connection", c.Connection, "sub", req.Sub, "err", uerr)
+			}
+			return nil, err
+		}
+		if answer == sessions.FromMark {
+			// Buzz desktop's live REQs (since now) are answered here; their
+			// replay (since at or above) is then covered as well.
+			if err := r.Sessions.Answered(ctx, c.Community, c.Pubkey, req.Sub, req.Filters, read); err != nil {
+				r.Log.WarnContext(ctx, "relay: record the REQ's answer for a replay", "connection", c.Connection, "err", err)
+			}
+		}
 		return []json.RawMessage{}, nil
 	}
 	if err := r.admit(ctx, c, r.door(c, guard.Read)); err != nil {
@@ -335,6 +352,9 @@ func (r *Relay) subscribeLive(ctx context.Context, c Caller, req Request) ([]jso
 	evs, err := r.Reader.Req(ctx, c.Community, c.Pubkey, req.Filters)
 	if err != nil {
 		return nil, r.dropFailed(ctx, c, req.Sub, err)
+	}
+	if err := r.Sessions.Answered(ctx, c.Community, c.Pubkey, req.Sub, req.Filters, read); err != nil {
+		r.Log.WarnContext(ctx, "relay: record the REQ's answer for a replay", "connection", c.Connection, "err", err)
 	}
 	return evs, nil
 }
@@ -352,10 +372,8 @@ func (r *Relay) dropFailed(ctx context.Context, c Caller, sub string, err error)
 // Close ends subscription req.Sub of c's connection (CLOSE; nothing if
 // there is none).
 func (r *Relay) Close(ctx context.Context, c Caller, req Request) error {
-	if r.Sessions.Database() != nil { // else the door's database would wake for a CLOSE
-		if err := r.admit(ctx, c, r.door(c, guard.Message)); err != nil {
-			return err
-		}
+	if err := r.Admit(ctx, c); err != nil {
+		return err
 	}
 	if err := r.Sessions.Unsubscribe(ctx, c.Connection, req.Sub); err != nil {
 		return fmt.Errorf("relay: close %s: %w", req.Sub, err)
@@ -363,10 +381,16 @@ func (r *Relay) Close(ctx context.Context, c Caller, req Request) error {
 	return nil
 }
 
-// Admit counts a message that asks for none of the above (a NIP-42 AUTH)
-// against c's connection's limit, at the door.
+// Admit counts a message that asks for none of the above (a NIP-42 AUTH,
+// a CLOSE, a REQ the session store answers) against c's connection's
+// limit: at the door, or, with the sessions outside the database, in the
+// session store alone (guard.Guard.Message: no database statement).
 func (r *Relay) Admit(ctx context.Context, c Caller) error {
-	return r.admit(ctx, c, r.door(c, guard.Message))
+	d := r.door(c, guard.Message)
+	if d.Caller.Idle {
+		return r.Guard.Message(ctx, d)
+	}
+	return r.admit(ctx, c, d)
 }
 
 // door is c's call of action at the door.

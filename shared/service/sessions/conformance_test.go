@@ -269,8 +269,8 @@ func TestSessionStoreMark(t *testing.T) {
 			t.Skip("the Postgres store keeps no mark: every REQ reads the database")
 		}
 		ctx := context.Background()
-		if _, ok, err := im.Store.Mark(ctx, "c1"); ok || err != nil {
-			t.Fatalf("mark before any: %v %v", ok, err)
+		if m, err := im.Store.Mark(ctx, "c1"); m.Exists || err != nil {
+			t.Fatalf("mark before any: %v %v", m.Exists, err)
 		}
 		if _, exists, err := im.Store.RaiseMark(ctx, "c1", 100, false); exists || err != nil {
 			t.Fatalf("raise without create: %v %v", exists, err)
@@ -284,8 +284,8 @@ func TestSessionStoreMark(t *testing.T) {
 		if m, _, err := im.Store.RaiseMark(ctx, "c1", 150, false); m != 150 || err != nil {
 			t.Fatalf("raise: %d %v", m, err)
 		}
-		if m, ok, err := im.Store.Mark(ctx, "c1"); !ok || m != 150 || err != nil {
-			t.Fatalf("mark: %d %v %v", m, ok, err)
+		if m, err := im.Store.Mark(ctx, "c1"); !m.Exists || m.Value != 150 || err != nil {
+			t.Fatalf("mark: %+v %v", m, err)
 		}
 	})
 }

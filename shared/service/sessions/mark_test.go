@@ -4,11 +4,13 @@ import (
 	"context"
 	"runtime"
 	"sync"
+	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/domain/session"
 	"github.com/buzzrelay/relay/shared/service/sessions"
 )
 
@@ -19,16 +21,23 @@ type markStore struct {
 	reads          int
 }
 
-func (m *markStore) Mark(context.Context, string) (int64, bool, error) {
+func (m *markStore) Mark(context.Context, string) (session.Mark, error) {
 	m.reads++
-	return m.mark, true, nil
+	return session.Mark{Value: m.mark, Exists: true}, nil
+}
+
+// Resume is no record: the REQ is answered from the database.
+func (m *markStore) Resume(context.Context, string, string, string, string, int64) (*session.Resume, error) {
+	return nil, nil
 }
 
 // TestAboveMarkReadsTheMarkOnlyWhenItCanAnswer protects a REQ's cost on
 // the DynamoDB path: a REQ for stored events with no since (the newest 50
-// of a channel) can never be answered from the last-commit mark, so it
-// pays no read of it; one with a since above or below the mark does, and
-// is answered by it as before.
+// of a channel) from a connection with no key can be answered neither
+// from the last-commit mark nor from a resume record (kept per key), so
+// it pays no read of the mark; one with a since above or below the mark
+// does, and is answered by it as before. An authenticated key's REQ reads
+// the mark for its resume record (the last case).
 func TestAboveMarkReadsTheMarkOnlyWhenItCanAnswer(t *testing.T) {
 	since := func(v int64) *nostr.Timestamp { ts := nostr.Timestamp(v); return &ts }
 	for _, c := range []struct {
@@ -44,13 +53,19 @@ func TestAboveMarkReadsTheMarkOnlyWhenItCanAnswer(t *testing.T) {
 		{"one filter with since, one without", []nostr.Filter{{Since: since(1001)}, {Kinds: []int{9}}}, false, 0},
 		{"limit 0 and since above", []nostr.Filter{{LimitZero: true}, {Since: since(2000)}}, true, 1},
 		{"no filter", nil, false, 0},
+		{"newest 50 of an authenticated key", []nostr.Filter{{Kinds: []int{9}, Limit: 50}}, false, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			st := &markStore{mark: 1000}
-			above, err := sessions.NewRegistry(st).AboveMark(context.Background(), "c", c.filters)
+			pubkey := ""
+			if strings.HasSuffix(c.name, "authenticated key") {
+				pubkey = strings.Repeat("a", 64)
+			}
+			answer, _, err := sessions.NewRegistry(st).StoreAnswer(context.Background(), "c", pubkey, "sub", c.filters)
 			if err != nil {
 				t.Fatal(err)
 			}
+			above := answer == sessions.FromMark
 			if above != c.above || st.reads != c.reads {
 				t.Errorf("above %v after %d mark reads, want %v after %d", above, st.reads, c.above, c.reads)
 			}
@@ -66,6 +81,8 @@ type raiseStore struct {
 	release        chan struct{}
 	calls          atomic.Int32
 }
+
+func (s *raiseStore) Stamp(_ context.Context, _ string, at int64) (int64, error) { return at, nil }
 
 func (s *raiseStore) RaiseMark(_ context.Context, _ string, v int64, _ bool) (int64, bool, error) {
 	if s.calls.Add(1) == 1 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/buzzrelay/relay/shared/domain/session"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 )
 
@@ -95,7 +96,28 @@ func (p *PG) RaiseMark(context.Context, string, int64, bool) (int64, bool, error
 }
 
 // Mark is never known: the database answers every REQ.
-func (p *PG) Mark(context.Context, string) (int64, bool, error) { return 0, false, nil }
+func (p *PG) Mark(context.Context, string) (session.Mark, error) { return session.Mark{}, nil }
+
+// Stamp keeps no stamp (no REQ is answered without the database): it
+// returns at.
+func (p *PG) Stamp(_ context.Context, _ string, at int64) (int64, error) { return at, nil }
+
+func (p *PG) SaveResume(ctx context.Context, r session.Resume) error { return p.st.ResumesPut(ctx, r) }
+
+func (p *PG) Resume(ctx context.Context, community, pubkey, sub, shape string, now int64) (*session.Resume, error) {
+	return p.st.ResumesGet(ctx, community, pubkey, sub, shape, now)
+}
+
+// CountMessage counts in the rate counters (rate_counters), as the
+// limiter's other counters.
+func (p *PG) CountMessage(ctx context.Context, community, connection string, windowStart, _ int64) (int64, error) {
+	k := store.ConnectionRateKey(connection)
+	totals, err := p.st.HitRateCounters(ctx, community, "", []store.RateHit{{Key: k, WindowStart: windowStart, Cost: 1}}, 0)
+	if err != nil {
+		return 0, fmt.Errorf("sessions: count message: %w", err)
+	}
+	return totals[k], nil
+}
 
 // Opened records nothing: the connection's row is its entry.
 func (p *PG) Opened(context.Context, string, int64) error { return nil }

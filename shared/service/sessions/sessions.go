@@ -26,6 +26,7 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
+	"github.com/buzzrelay/relay/shared/domain/session"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 )
 
@@ -74,12 +75,13 @@ type Registry struct {
 
 	mu      sync.Mutex
 	marks   map[string]int64         // community → a mark known to exist
+	stamps  map[string]int64         // community → a last-write stamp known to exist
 	raising map[string]chan struct{} // community → its raise in flight (a token)
 }
 
 // NewRegistry builds the registry over st.
 func NewRegistry(st Store) *Registry {
-	return &Registry{st: st, now: time.Now, marks: map[string]int64{}, raising: map[string]chan struct{}{}}
+	return &Registry{st: st, now: time.Now, marks: map[string]int64{}, stamps: map[string]int64{}, raising: map[string]chan struct{}{}}
 }
 
 // Store is the registry's store.
@@ -212,6 +214,30 @@ func (r *Registry) End(ctx context.Context, connection, sub string) (bool, error
 	return r.st.EndSubscription(ctx, connection, sub)
 }
 
+// stamp raises community's last-write stamp to this second, before a
+// write: nothing when this instance knows it is that high already (a
+// write's stamp is then at most a second early, which ResumeSettle
+// covers), else one conditional write.
+func (r *Registry) stamp(ctx context.Context, community string) error {
+	now := r.now().Unix()
+	r.mu.Lock()
+	known := r.stamps[community]
+	r.mu.Unlock()
+	if known >= now {
+		return nil
+	}
+	w, err := r.st.Stamp(ctx, community, now)
+	if err != nil {
+		return fmt.Errorf("sessions: stamp %s: %w", community, err)
+	}
+	r.mu.Lock()
+	if w > r.stamps[community] {
+		r.stamps[community] = w
+	}
+	r.mu.Unlock()
+	return nil
+}
+
 // known is the highest mark this instance knows exists (0: none).
 func (r *Registry) known(community string) int64 {
 	r.mu.Lock()
@@ -237,6 +263,9 @@ func (r *Registry) remember(community string, m int64) {
 // need one meanwhile (every write in flight when the clock turns a
 // second) wait for it and then, most often, need none.
 func (r *Registry) RaiseMark(ctx context.Context, community string, v int64) error {
+	if err := r.stamp(ctx, community); err != nil {
+		return err
+	}
 	if r.known(community) >= v {
 		return nil
 	}
@@ -279,31 +308,98 @@ func (r *Registry) raiseToken(community string) chan struct{} {
 	return t
 }
 
-// AboveMark reports whether no stored event of community can match
-// filters: each has limit 0, or a since strictly above the community's
-// last-commit mark (since is inclusive: an event created at since would
-// match). Read strongly consistent after the REQ's subscription was
-// stored, a true answer misses nothing: a commit raises the mark before
-// it commits, and reads the audience (which then holds the subscription)
-// after.
-func (r *Registry) AboveMark(ctx context.Context, community string, filters []nostr.Filter) (bool, error) {
+// Answer is how a live REQ of a connection whose sessions live outside
+// the database is answered (StoreAnswer).
+type Answer int
+
+const (
+	// FromDatabase: the door, then the database's read.
+	FromDatabase Answer = iota
+	// FromMark: no stored event can match (every filter limit 0, or its
+	// since above the community's last-commit mark): EOSE alone.
+	FromMark
+	// FromResume: a resume record covers the REQ (session.Resume.Covers):
+	// EOSE alone, as when it was last answered.
+	FromResume
+)
+
+// Reading is the community's state a REQ read after storing its
+// subscription, and the clock just before that read: what a record of its
+// answer keeps (Answered).
+type Reading struct {
+	Mark session.Mark
+	At   int64
+}
+
+// StoreAnswer decides how the live REQ sub of pubkey with filters in
+// community is answered, read strongly consistent after its subscription
+// was stored. FromMark misses nothing: a commit raises the mark before it
+// commits and reads the audience (which then holds the subscription)
+// after. FromResume misses nothing: every write stamps the community
+// before it commits, and a record only covers a REQ while the stamp is
+// the one its answer read (session.Resume.Covers, the one rule). A record
+// used is kept ResumeFor longer. An error reading the store is
+// FromDatabase with the error.
+func (r *Registry) StoreAnswer(ctx context.Context, community, pubkey, sub string, filters []nostr.Filter) (Answer, Reading, error) {
 	if len(filters) == 0 {
-		return false, nil
+		return FromDatabase, Reading{}, nil
 	}
 	if AllLimitZero(filters) {
-		return true, nil
+		return FromMark, Reading{}, nil
 	}
-	if !MayBeAbove(filters) {
-		// No mark can answer it (a filter asks for stored events with no
-		// since): the store is not asked.
-		return false, nil
+	if pubkey == "" && !MayBeAbove(filters) {
+		// Neither the mark nor a resume record (kept for a key only) can
+		// answer it: the store is not asked.
+		return FromDatabase, Reading{}, nil
 	}
-	m, ok, err := r.st.Mark(ctx, community)
-	if err != nil || !ok {
-		return false, err
+	at := r.now().Unix()
+	m, err := r.st.Mark(ctx, community)
+	if err != nil {
+		return FromDatabase, Reading{}, err
 	}
-	r.remember(community, m)
-	return Above(filters, m), nil
+	read := Reading{Mark: m, At: at}
+	if m.Exists {
+		r.remember(community, m.Value)
+		if Above(filters, m.Value) {
+			return FromMark, read, nil
+		}
+	}
+	if pubkey == "" {
+		return FromDatabase, read, nil
+	}
+	shape, _, _, err := session.ShapeOf(filters)
+	if err != nil {
+		return FromDatabase, read, nil
+	}
+	now := r.now().Unix()
+	rec, err := r.st.Resume(ctx, community, pubkey, sub, shape, now)
+	if err != nil || !rec.Covers(community, pubkey, sub, filters, m, now) {
+		return FromDatabase, read, err
+	}
+	rec.ExpiresAt = now + int64(session.ResumeFor/time.Second)
+	if err := r.st.SaveResume(ctx, *rec); err != nil {
+		return FromDatabase, read, fmt.Errorf("sessions: keep resume of %s: %w", sub, err)
+	}
+	return FromResume, read, nil
+}
+
+// Answered records that the database answered the live REQ sub of pubkey
+// with filters in community, given what the REQ read before the door and
+// the read (read): a later replay of it is answered from the record while
+// nothing is written in the community (session.NewResume makes none when
+// the community was written within ResumeSettle before).
+func (r *Registry) Answered(ctx context.Context, community, pubkey, sub string, filters []nostr.Filter, read Reading) error {
+	if pubkey == "" || read.At == 0 {
+		return nil
+	}
+	rec, ok := session.NewResume(community, pubkey, sub, filters, read.Mark.Wrote, read.At)
+	if !ok {
+		return nil
+	}
+	if err := r.st.SaveResume(ctx, rec); err != nil {
+		return fmt.Errorf("sessions: record resume of %s: %w", sub, err)
+	}
+	return nil
 }
 
 // AllLimitZero reports whether every filter asks for no stored event

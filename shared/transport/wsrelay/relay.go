@@ -283,10 +283,7 @@ func (r *Relay) hostCommunity(ctx context.Context, host string) (string, error) 
 // recorded as the connection's.
 func (r *Relay) auth(ctx context.Context, out *replier, conn *sessions.Connection, c relay.Caller, msg *Message) {
 	ev := msg.Event
-	var err error
-	if r.Sessions.Database() != nil { // else the database's limits would wake it
-		err = r.Core.Admit(ctx, c)
-	}
+	err := r.Core.Admit(ctx, c) // the session store's counter when the sessions live there
 	if err == nil {
 		if rej := r.checkAuth(conn, ev); rej != nil {
 			err = rej

@@ -213,13 +213,17 @@ func (a *App) wireNoPool(ctx context.Context, parts Parts) error {
 func (a *App) wire(ctx context.Context, parts Parts) error {
 	cfg := a.Config
 	a.Communities = community.NewRegistry(a.Store, cfg.DefaultCommunity)
-	a.Limiter = ratelimit.New(a.Store, cfg.Limits)
-	a.Guard = &guard.Guard{Communities: a.Communities, Limiter: a.Limiter, Store: a.Store, Log: a.Log}
 	if a.Sessions == nil {
 		if err := a.openSessions(ctx); err != nil {
 			return err
 		}
 	}
+	a.Limiter = ratelimit.New(a.Store, cfg.Limits)
+	if a.Sessions.Database() == nil {
+		// The connections' message counters live with the sessions.
+		a.Limiter = a.Limiter.WithMessages(a.Sessions.Store())
+	}
+	a.Guard = &guard.Guard{Communities: a.Communities, Limiter: a.Limiter, Store: a.Store, Log: a.Log}
 	if err := a.openDirectory(ctx); err != nil {
 		return err
 	}

@@ -9,6 +9,9 @@ const (
 	SvcLambda         = "lambda"
 	SvcS3             = "s3"
 	SvcSecretsManager = "secretsmanager"
+	// SvcDynamoDB is the session table's API: over egress=ipv6 reached
+	// through the VPC's gateway endpoint (IPv4, the SDK's default name).
+	SvcDynamoDB = "dynamodb"
 )
 
 // EndpointURL is the endpoint the functions reach service at in region
@@ -37,14 +40,15 @@ func EndpointURL(s Settings, region, service string) string {
 // client with a custom endpoint ("Dualstack and custom endpoint are not
 // supported"), which is what the @connections client has.
 func SetsEndpoint(s Settings, service string) bool {
-	return s.Egress == "ipv6" && service != SvcSecretsManager && !(service == SvcKMS && s.KMSEndpoint)
+	return s.Egress == "ipv6" && service != SvcSecretsManager && service != SvcDynamoDB && !(service == SvcKMS && s.KMSEndpoint)
 }
 
 // EgressNetwork is the address family the functions reach service over:
 // IPv6 only over egress=ipv6 (the app subnets route only ::/0 out), IPv4
-// through a NAT or to the KMS interface endpoint.
+// through a NAT, to the KMS interface endpoint or to DynamoDB's gateway
+// endpoint.
 func EgressNetwork(s Settings, service string) string {
-	if s.Egress == "ipv6" && !(service == SvcKMS && s.KMSEndpoint) {
+	if s.Egress == "ipv6" && service != SvcDynamoDB && !(service == SvcKMS && s.KMSEndpoint) {
 		return "tcp6"
 	}
 	return "tcp4"
