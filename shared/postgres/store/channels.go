@@ -7,23 +7,18 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/buzzrelay/relay/shared/domain/nip29"
+	"github.com/buzzrelay/relay/shared/domain/records"
 )
-
-// ChannelRow is a channel with its stored state.
-type ChannelRow struct {
-	nip29.Channel
-	Deleted bool
-}
 
 const channelCols = `id, name, about, picture, channel_type, visibility, labels, creator, created_at, deleted_at IS NOT NULL,
   restricted, hidden, closed, supported_kinds, coalesce(parent, '')`
 
-func scanChannel(row pgx.Row) (*ChannelRow, error) {
-	c := &ChannelRow{}
+func scanChannel(row pgx.Row) (*records.Channel, error) {
+	c := &records.Channel{}
 	err := row.Scan(&c.ID, &c.Name, &c.About, &c.Picture, &c.Type, &c.Visibility, &c.Labels, &c.Creator, &c.CreatedAt, &c.Deleted,
 		&c.Restricted, &c.Hidden, &c.Closed, &c.SupportedKinds, &c.Parent)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, ErrNotFound
+		return nil, records.ErrNotFound
 	}
 	c.Private = c.Visibility == nip29.Private
 	return c, err
@@ -31,13 +26,13 @@ func scanChannel(row pgx.Row) (*ChannelRow, error) {
 
 // Channel reads a channel. lock takes a row lock, so moderation events on
 // one channel apply one after another.
-func (t *Tx) Channel(ctx context.Context, id string, lock bool) (*ChannelRow, error) {
+func (t *Tx) Channel(ctx context.Context, id string, lock bool) (*records.Channel, error) {
 	q := `SELECT ` + channelCols + ` FROM channels WHERE community_id = $1 AND id = $2`
 	if lock {
 		q += ` FOR UPDATE`
 	}
 	c, err := scanChannel(t.tx.QueryRow(ctx, q, t.community, id))
-	if err != nil && !errors.Is(err, ErrNotFound) {
+	if err != nil && !errors.Is(err, records.ErrNotFound) {
 		return nil, errorf("channel %s: %w", id, err)
 	}
 	if err == nil {
@@ -59,7 +54,7 @@ func (t *Tx) LockChannelFirst(id string) {
 
 // sawChannel records whether a channel this transaction read is a system
 // channel: its delivery then need not read the flag again.
-func (t *Tx) sawChannel(c *ChannelRow) {
+func (t *Tx) sawChannel(c *records.Channel) {
 	if t.system == nil {
 		t.system = map[string]bool{}
 	}
@@ -68,8 +63,8 @@ func (t *Tx) sawChannel(c *ChannelRow) {
 
 // ChannelAndRole reads a channel and pubkey's active role in it ("" when
 // not a member) in one round trip.
-func (t *Tx) ChannelAndRole(ctx context.Context, id, pubkey string) (*ChannelRow, string, error) {
-	c := &ChannelRow{}
+func (t *Tx) ChannelAndRole(ctx context.Context, id, pubkey string) (*records.Channel, string, error) {
+	c := &records.Channel{}
 	var role *string
 	err := t.tx.QueryRow(ctx, `
 SELECT c.id, c.name, c.about, c.picture, c.channel_type, c.visibility, c.labels, c.creator, c.created_at,
@@ -82,7 +77,7 @@ WHERE c.community_id = $1 AND c.id = $2`, t.community, id, pubkey).
 			&c.Restricted, &c.Hidden, &c.Closed, &c.SupportedKinds, &c.Parent, &role)
 	c.Private = c.Visibility == nip29.Private
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, "", ErrNotFound
+		return nil, "", records.ErrNotFound
 	}
 	if err != nil {
 		return nil, "", errorf("channel %s: %w", id, err)
@@ -208,8 +203,8 @@ ON CONFLICT (community_id, channel_id, kind) DO UPDATE SET event_id = EXCLUDED.e
 // active role there, in one round trip: what a reply, reaction or edit needs
 // to know about the event it points at. ch is nil for an event outside any
 // channel; role is "" for a non-member.
-func (t *Tx) Target(ctx context.Context, id, pubkey string) (ref *EventRef, ch *ChannelRow, role string, err error) {
-	ref = &EventRef{ID: id}
+func (t *Tx) Target(ctx context.Context, id, pubkey string) (ref *records.EventRef, ch *records.Channel, role string, err error) {
+	ref = &records.EventRef{ID: id}
 	var depth *int32
 	var root, parent, chID, d, cID, cName, cAbout, cPicture, cType, cVis, cCreator, cParent, r *string
 	var deleted, cCreated *int64
@@ -230,7 +225,7 @@ WHERE e.community_id = $1 AND e.id = $2`, t.community, id, pubkey).
 			&cID, &cName, &cAbout, &cPicture, &cType, &cVis, &cLabels, &cCreator, &cCreated, &cDeleted,
 			&cRestricted, &cHidden, &cClosed, &cKinds, &cParent, &r)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil, "", ErrNotFound
+		return nil, nil, "", records.ErrNotFound
 	}
 	if err != nil {
 		return nil, nil, "", errorf("target %s: %w", id, err)
@@ -240,7 +235,7 @@ WHERE e.community_id = $1 AND e.id = $2`, t.community, id, pubkey).
 		ref.HasThread, ref.Depth, ref.RootID, ref.ParentID = true, int(*depth), deref(root), deref(parent)
 	}
 	if cID != nil {
-		ch = &ChannelRow{Deleted: *cDeleted}
+		ch = &records.Channel{Deleted: *cDeleted}
 		ch.ID, ch.Name, ch.About, ch.Picture = *cID, *cName, *cAbout, *cPicture
 		ch.Type, ch.Visibility, ch.Labels, ch.Creator, ch.CreatedAt = *cType, *cVis, cLabels, *cCreator, *cCreated
 		ch.Private, ch.Restricted, ch.Hidden, ch.Closed = *cVis == nip29.Private, *cRestricted, *cHidden, *cClosed

@@ -4,40 +4,28 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/buzzrelay/relay/shared/domain/records"
 )
 
 // Statements of the communities aggregate: the communities row, its
 // hostnames (community_hosts), its NIP-86 pubkey rules and banned events.
 // shared/service/community decides what may change; these only execute.
 
-// CommunityRow is a communities row with its hostnames, sorted.
-type CommunityRow struct {
-	ID, Name, About, Picture string
-	Operators, Hosts         []string
-	Limits                   []byte
-	RelayPubkey              string // "" while it has no relay key of its own
-	Ciphertext               []byte
-	CreatedAt                time.Time
-	DisabledAt               *time.Time
-	// MembershipEnforced: NIP-43, only members may use the community.
-	MembershipEnforced bool
-}
-
 const selectCommunity = `SELECT c.id, c.name, c.about, c.picture, c.operators, c.limits,
        COALESCE(c.relay_pubkey, ''), c.relay_key_ciphertext, c.created_at, c.disabled_at, c.membership_enforced,
        ARRAY(SELECT h.host FROM community_hosts h WHERE h.community_id = c.id ORDER BY h.host)
 FROM communities c`
 
-func scanCommunity(row pgx.Row) (*CommunityRow, error) {
-	var c CommunityRow
+func scanCommunity(row pgx.Row) (*records.Community, error) {
+	var c records.Community
 	err := row.Scan(&c.ID, &c.Name, &c.About, &c.Picture, &c.Operators, &c.Limits,
 		&c.RelayPubkey, &c.Ciphertext, &c.CreatedAt, &c.DisabledAt, &c.MembershipEnforced, &c.Hosts)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, ErrNotFound
+		return nil, records.ErrNotFound
 	}
 	if err != nil {
 		return nil, err
@@ -47,33 +35,33 @@ func scanCommunity(row pgx.Row) (*CommunityRow, error) {
 
 // CommunityAt reads the community host is a hostname of, or community
 // fallback while no community has any hostname; ErrNotFound when neither.
-func (s *Store) CommunityAt(ctx context.Context, host, fallback string) (*CommunityRow, error) {
+func (s *Store) CommunityAt(ctx context.Context, host, fallback string) (*records.Community, error) {
 	c, err := scanCommunity(s.pool.QueryRow(ctx, selectCommunity+`
 WHERE c.id = (SELECT community_id FROM community_hosts WHERE host = $1)
    OR (c.id = $2 AND NOT EXISTS (SELECT 1 FROM community_hosts))`, host, fallback))
-	if err != nil && !errors.Is(err, ErrNotFound) {
+	if err != nil && !errors.Is(err, records.ErrNotFound) {
 		return nil, errorf("community at host %q: %w", host, err)
 	}
 	return c, err
 }
 
 // Community reads community id, disabled or not; ErrNotFound when unknown.
-func (s *Store) Community(ctx context.Context, id string) (*CommunityRow, error) {
+func (s *Store) Community(ctx context.Context, id string) (*records.Community, error) {
 	c, err := scanCommunity(s.pool.QueryRow(ctx, selectCommunity+` WHERE c.id = $1`, id))
-	if err != nil && !errors.Is(err, ErrNotFound) {
+	if err != nil && !errors.Is(err, records.ErrNotFound) {
 		return nil, errorf("community %q: %w", id, err)
 	}
 	return c, err
 }
 
 // Communities reads every community, by id.
-func (s *Store) Communities(ctx context.Context) ([]*CommunityRow, error) {
+func (s *Store) Communities(ctx context.Context) ([]*records.Community, error) {
 	rows, err := s.pool.Query(ctx, selectCommunity+` ORDER BY c.id`)
 	if err != nil {
 		return nil, errorf("list communities: %w", err)
 	}
 	defer rows.Close()
-	var out []*CommunityRow
+	var out []*records.Community
 	for rows.Next() {
 		c, err := scanCommunity(rows)
 		if err != nil {
@@ -90,7 +78,7 @@ func (s *Store) Communities(ctx context.Context) ([]*CommunityRow, error) {
 // CreateCommunity inserts c (its relay key included, none when RelayPubkey
 // is "") with its hostnames in one transaction. A taken id or hostname is a *TakenError and stores
 // nothing.
-func (s *Store) CreateCommunity(ctx context.Context, c *CommunityRow) error {
+func (s *Store) CreateCommunity(ctx context.Context, c *records.Community) error {
 	ops := c.Operators
 	if ops == nil {
 		ops = []string{}
@@ -154,7 +142,7 @@ func (s *Store) updateCommunity(ctx context.Context, id, what, sql string, args 
 		return errorf("community %s: %s: %w", id, what, err)
 	}
 	if tag.RowsAffected() == 0 {
-		return errorf("community %q: %w", id, ErrNotFound)
+		return errorf("community %q: %w", id, records.ErrNotFound)
 	}
 	return nil
 }
@@ -192,7 +180,7 @@ func (s *Store) RelayKey(ctx context.Context, id string) (ciphertext []byte, pub
 	var pub *string
 	err = s.pool.QueryRow(ctx, `SELECT relay_key_ciphertext, relay_pubkey FROM communities WHERE id = $1`, id).Scan(&ciphertext, &pub)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, "", errorf("relay key of %s: %w", id, ErrNotFound)
+		return nil, "", errorf("relay key of %s: %w", id, records.ErrNotFound)
 	}
 	if err != nil {
 		return nil, "", errorf("relay key of %s: %w", id, err)
@@ -200,17 +188,10 @@ func (s *Store) RelayKey(ctx context.Context, id string) (ciphertext []byte, pub
 	return ciphertext, deref(pub), nil
 }
 
-// Community info columns SetCommunityInfo changes.
-const (
-	InfoName    = "name"
-	InfoAbout   = "about"
-	InfoPicture = "picture"
-)
-
 var setInfo = map[string]string{
-	InfoName:    `UPDATE communities SET name = $2 WHERE id = $1`,
-	InfoAbout:   `UPDATE communities SET about = $2 WHERE id = $1`,
-	InfoPicture: `UPDATE communities SET picture = $2 WHERE id = $1`,
+	records.InfoName:    `UPDATE communities SET name = $2 WHERE id = $1`,
+	records.InfoAbout:   `UPDATE communities SET about = $2 WHERE id = $1`,
+	records.InfoPicture: `UPDATE communities SET picture = $2 WHERE id = $1`,
 }
 
 // SetCommunityInfo sets one of InfoName, InfoAbout, InfoPicture.
@@ -247,7 +228,7 @@ func (s *Store) RemoveCommunityOperator(ctx context.Context, id, pubkey string) 
 		var ops []string
 		if err := tx.QueryRow(ctx, `SELECT operators FROM communities WHERE id = $1 FOR UPDATE`, id).Scan(&ops); err != nil {
 			if errors.Is(err, pgx.ErrNoRows) {
-				return ErrNotFound
+				return records.ErrNotFound
 			}
 			return errorf("community %s: remove operator: %w", id, err)
 		}

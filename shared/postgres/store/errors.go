@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 )
 
@@ -17,18 +18,6 @@ import (
 // every error the store returns is built by errorf (or passed through
 // classify at Tx and Read), so errors.Is(err, reject.ErrUnavailable) holds
 // for those.
-
-// ErrTaken is a unique key another row already holds; the error carrying it
-// is a *TakenError saying which.
-var ErrTaken = errors.New("already taken")
-
-// TakenError names the key that is taken ("community id x", "hostname h").
-type TakenError struct{ What string }
-
-func (e *TakenError) Error() string { return e.What + " is already taken" }
-
-// Is makes errors.Is(err, ErrTaken) true.
-func (e *TakenError) Is(target error) bool { return target == ErrTaken }
 
 // SQLSTATE codes the store interprets.
 const (
@@ -110,10 +99,7 @@ func sqlState(err error) string {
 // error is returned as it is.
 func taken(err error, what string) error {
 	if sqlState(err) == codeUniqueViolation {
-		return &TakenError{What: what}
+		return &records.TakenError{What: what}
 	}
 	return err
 }
-
-// ErrNotFound is returned for a missing row.
-var ErrNotFound = errors.New("not found")

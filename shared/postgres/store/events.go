@@ -11,6 +11,7 @@ import (
 
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/nip40"
+	"github.com/buzzrelay/relay/shared/domain/records"
 )
 
 // maxIndexedTagValue bounds the tag values kept in event_tags (a btree entry
@@ -42,24 +43,9 @@ var addressKinds = func() string {
 		strconv.Itoa(kinds.AddressableFirst) + " AND " + strconv.Itoa(kinds.AddressableLast) + ")"
 }()
 
-// EventMeta is what the relay derived about an event before storing it.
-type EventMeta struct {
-	ChannelID string // "" for events outside any channel
-	DTag      string // d tag of addressable / channel-state events
-	TopLevel  bool
-	Search    bool // index content for NIP-50 search
-	// Thread, when set, is stored with the event in the same statement
-	// (a channel message's thread metadata; see ThreadRow).
-	Thread *ThreadRow
-	// Last says the insert ends the transaction and nothing before it in
-	// the transaction wrote: COMMIT is then sent with it in one round trip.
-	// A repeat (inserted false) commits nothing but the caller's reads.
-	Last bool
-}
-
 // InsertEvent stores ev and its single-letter tags. inserted is false when
 // the id is already stored (nothing is written then).
-func (t *Tx) InsertEvent(ctx context.Context, ev *nostr.Event, m EventMeta) (inserted bool, err error) {
+func (t *Tx) InsertEvent(ctx context.Context, ev *nostr.Event, m records.EventMeta) (inserted bool, err error) {
 	names := make([]string, 0, len(ev.Tags))
 	values := make([]string, 0, len(ev.Tags))
 	for _, tag := range ev.Tags {
@@ -70,7 +56,7 @@ func (t *Tx) InsertEvent(ctx context.Context, ev *nostr.Event, m EventMeta) (ins
 	}
 	th := m.Thread
 	if th == nil {
-		th = &ThreadRow{}
+		th = &records.Thread{}
 	}
 	raw := ev.String()
 	insertArgs := []any{t.community, ev.ID, ev.PubKey, int64(ev.CreatedAt), ev.Kind,
@@ -169,7 +155,7 @@ const (
   INSERT INTO thread_metadata (community_id, event_id, channel_id, created_at, parent_id, root_id, depth, broadcast)
   SELECT $1, ins.id, $6::text, $4, $15::text, $16::text, $17, $18 FROM ins`
 	// a reply bumps its thread's root in the same statement, which takes
-	// the root's row lock first (see ThreadRow)
+	// the root's row lock first (see records.Thread)
 	bumpRootPart = `
   UPDATE thread_metadata SET
     reply_count = reply_count + CASE WHEN event_id = $15::text THEN 1 ELSE 0 END,
@@ -222,25 +208,9 @@ func nullable(s string) any {
 	return s
 }
 
-// EventRef is a stored event as the write rules need it.
-type EventRef struct {
-	ID        string
-	Pubkey    string
-	Kind      int
-	CreatedAt int64
-	ChannelID string
-	DTag      string
-	Deleted   bool
-	// Thread position; HasThread is false for events without thread metadata.
-	HasThread bool
-	Depth     int
-	RootID    string
-	ParentID  string
-}
-
 // Event looks up a stored event by id.
-func (t *Tx) Event(ctx context.Context, id string) (*EventRef, error) {
-	r := &EventRef{ID: id}
+func (t *Tx) Event(ctx context.Context, id string) (*records.EventRef, error) {
+	r := &records.EventRef{ID: id}
 	var depth *int32
 	var root, parent, ch, d *string
 	var deleted *int64
@@ -251,7 +221,7 @@ LEFT JOIN thread_metadata m ON m.community_id = e.community_id AND m.event_id = 
 WHERE e.community_id = $1 AND e.id = $2`, t.community, id).
 		Scan(&r.Pubkey, &r.Kind, &r.CreatedAt, &ch, &d, &deleted, &depth, &root, &parent)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, ErrNotFound
+		return nil, records.ErrNotFound
 	}
 	if err != nil {
 		return nil, errorf("event %s: %w", id, err)
@@ -272,7 +242,7 @@ func deref(s *string) string {
 
 // Addressable returns the stored, not deleted events of kind by pubkey with
 // the given d tag ("" for plain replaceable kinds).
-func (t *Tx) Addressable(ctx context.Context, kind int, pubkey, d string) ([]EventRef, error) {
+func (t *Tx) Addressable(ctx context.Context, kind int, pubkey, d string) ([]records.EventRef, error) {
 	rows, err := t.tx.Query(ctx, `
 SELECT id, created_at, channel_id FROM events
 WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND d_tag IS NOT DISTINCT FROM $4 AND deleted_at IS NULL
@@ -281,8 +251,8 @@ WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND d_tag IS NOT DISTINCT 
 	if err != nil {
 		return nil, errorf("addressable %d:%s: %w", kind, pubkey, err)
 	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (EventRef, error) {
-		r := EventRef{Pubkey: pubkey, Kind: kind, DTag: d}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (records.EventRef, error) {
+		r := records.EventRef{Pubkey: pubkey, Kind: kind, DTag: d}
 		var ch *string
 		err := row.Scan(&r.ID, &r.CreatedAt, &ch)
 		r.ChannelID = deref(ch)

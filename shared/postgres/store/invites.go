@@ -8,6 +8,7 @@ import (
 
 	"github.com/buzzrelay/relay/shared/domain/invite"
 	"github.com/buzzrelay/relay/shared/domain/nip43"
+	"github.com/buzzrelay/relay/shared/domain/records"
 )
 
 // Invites (migrations/020): invites (a code's hash, its creator, expiry,
@@ -92,20 +93,14 @@ func (s *Store) InvitesRevoke(ctx context.Context, community, hash string, at in
 	return tag.RowsAffected() == 1, nil
 }
 
-// InviteUse is one invite's uses as they stand.
-type InviteUse struct {
-	MaxUses, Uses int
-	ExpiresAt     int64
-}
-
 // InvitesUses reads the uses of community's invite whose code hashes to
 // hash (ErrNotFound when there is none).
-func (s *Store) InvitesUses(ctx context.Context, community, hash string) (InviteUse, error) {
-	var u InviteUse
+func (s *Store) InvitesUses(ctx context.Context, community, hash string) (records.InviteUse, error) {
+	var u records.InviteUse
 	err := s.pool.QueryRow(ctx, `SELECT max_uses, uses, expires_at FROM invites WHERE community_id = $1 AND code_hash = $2`,
 		community, hash).Scan(&u.MaxUses, &u.Uses, &u.ExpiresAt)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return u, ErrNotFound
+		return u, records.ErrNotFound
 	}
 	if err != nil {
 		return u, errorf("invite uses: %w", err)

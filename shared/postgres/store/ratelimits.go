@@ -4,22 +4,15 @@ import (
 	"context"
 
 	"github.com/jackc/pgx/v5"
-)
 
-// RateHit is the cost one request adds to one rate counter
-// (rate_counters, migrations/006_rate_limits.sql): its key, the start of
-// its fixed window (unix seconds) and the cost.
-type RateHit struct {
-	Key         string
-	WindowStart int64
-	Cost        int64
-}
+	"github.com/buzzrelay/relay/shared/domain/records"
+)
 
 // HitRateCounters adds each hit's cost to its counter of community in one
 // statement and returns the new totals by key, unless pubkey owns a channel
 // there (exempt: no row is touched, no total returned). When pruneBefore is
 // not 0 it also deletes the windows that started before it.
-func (s *Store) HitRateCounters(ctx context.Context, community, pubkey string, hits []RateHit, pruneBefore int64) (map[string]int64, error) {
+func (s *Store) HitRateCounters(ctx context.Context, community, pubkey string, hits []records.RateHit, pruneBefore int64) (map[string]int64, error) {
 	keys := make([]string, len(hits))
 	starts := make([]int64, len(hits))
 	costs := make([]int64, len(hits))

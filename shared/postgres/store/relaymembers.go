@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/buzzrelay/relay/shared/domain/nip43"
+	"github.com/buzzrelay/relay/shared/domain/records"
 )
 
 // NIP-43 relay membership (migrations/013): communities.membership_enforced
@@ -146,7 +147,7 @@ func (t *Tx) RelayMembers(ctx context.Context) ([]nip43.Entry, error) {
 // SetCommunityPicture is 9033's icon, in the command's transaction (the
 // statement NIP-86 changerelayicon runs).
 func (t *Tx) SetCommunityPicture(ctx context.Context, picture string) error {
-	if _, err := t.tx.Exec(ctx, setInfo[InfoPicture], t.community, picture); err != nil {
+	if _, err := t.tx.Exec(ctx, setInfo[records.InfoPicture], t.community, picture); err != nil {
 		return errorf("set picture: %w", err)
 	}
 	return nil

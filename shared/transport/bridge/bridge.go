@@ -23,6 +23,7 @@ import (
 
 	"github.com/buzzrelay/relay/shared/domain/eventcheck"
 	"github.com/buzzrelay/relay/shared/domain/nip98"
+	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/buzzrelay/relay/shared/domain/signer"
@@ -321,7 +322,7 @@ const (
 
 // DeepHealth is GET /healthz?deep=1's answer: the database's state, how
 // long its ping took (a resume shows as a long one), and the deployment's
-// store.Status (last write, open connections, media bytes, open reports,
+// records.Status (last write, open connections, media bytes, open reports,
 // communities served). No push backlog: the push function keeps none
 // (it posts what it is invoked with, or drops it).
 type DeepHealth struct {
@@ -329,7 +330,7 @@ type DeepHealth struct {
 	Database   string `json:"database"`
 	PingMillis int64  `json:"ping_ms,omitempty"`
 	Error      string `json:"error,omitempty"`
-	*store.Status
+	*records.Status
 }
 
 func jsonResponse(status int, v any) Response {
