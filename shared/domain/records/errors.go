@@ -18,3 +18,8 @@ func (e *TakenError) Error() string { return e.What + " is already taken" }
 
 // Is makes errors.Is(err, ErrTaken) true.
 func (e *TakenError) Is(target error) bool { return target == ErrTaken }
+
+// ErrConflict is a write that conflicted with a concurrent one (a
+// serialization failure or a deadlock): nothing of it was kept, and the
+// whole transaction retried may succeed.
+var ErrConflict = errors.New("conflicts with a concurrent write")

@@ -93,7 +93,7 @@ WHERE r.community_id = $1 AND r.rule = $2 AND (r.rule <> 'timeout' OR `+timedOut
 	if err != nil {
 		return nil, errorf("community %s: list %s: %w", id, rule, err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (records.PubkeyRule, error) {
+	out, err := collect(rows, func(r pgx.CollectableRow) (records.PubkeyRule, error) {
 		var p records.PubkeyRule
 		return p, r.Scan(&p.Pubkey, &p.Reason, &p.ExpiresAt)
 	})
@@ -117,7 +117,7 @@ func (s *Store) LiftPubkeyRules(ctx context.Context, id, pubkey string, rules []
 // BanEvent records eventID as banned in community id and marks the event
 // deleted, in one transaction.
 func (s *Store) BanEvent(ctx context.Context, id, eventID, reason string, at int64) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	return s.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO community_banned_events (community_id, event_id, reason, created_at)
 VALUES ($1, $2, $3, $4) ON CONFLICT (community_id, event_id) DO UPDATE SET reason = EXCLUDED.reason`, id, eventID, reason, at); err != nil {
 			return errorf("community %s: ban event: %w", id, err)

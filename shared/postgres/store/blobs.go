@@ -18,9 +18,6 @@ func (s *Store) Blob(ctx context.Context, community, sha256 string) (*records.Bl
 	b := records.Blob{SHA256: sha256}
 	err := s.pool.QueryRow(ctx, `SELECT size, type, created_at FROM blobs WHERE community_id = $1 AND sha256 = $2`,
 		community, sha256).Scan(&b.Size, &b.Type, &b.CreatedAt)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, records.ErrNotFound
-	}
 	if err != nil {
 		return nil, errorf("blob: %w", err)
 	}
@@ -82,7 +79,7 @@ ON CONFLICT (community_id, pubkey, day) DO UPDATE SET bytes = d.bytes + EXCLUDED
   WHERE $5::bigint = 0 OR d.bytes + EXCLUDED.bytes <= $5::bigint
 RETURNING bytes`, community, pubkey, day, bytes, limit).Scan(&total)
 	switch {
-	case errors.Is(err, pgx.ErrNoRows):
+	case notFound(err):
 		return records.ErrKeyDayQuota
 	case err != nil:
 		return errorf("charge media bytes: %w", err)
@@ -98,7 +95,7 @@ RETURNING bytes`, community, pubkey, day, bytes, limit).Scan(&total)
 func (s *Store) AddBlob(ctx context.Context, b records.NewBlob) (records.Blob, bool, error) {
 	var out records.Blob
 	var created bool
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		var stored *int64
 		err := tx.QueryRow(ctx, `WITH ins AS (
   INSERT INTO blobs (community_id, sha256, size, type, created_at) VALUES ($1, $2, $3, $4, $5)
@@ -109,7 +106,7 @@ INSERT INTO media_stored AS m (community_id, bytes) SELECT $1, size FROM ins
 ON CONFLICT (community_id) DO UPDATE SET bytes = m.bytes + EXCLUDED.bytes
 RETURNING bytes`, b.Community, b.SHA256, b.Size, b.Type, b.At).Scan(&stored)
 		switch {
-		case errors.Is(err, pgx.ErrNoRows): // already stored
+		case notFound(err): // already stored
 		case err != nil:
 			return err
 		default:
@@ -146,7 +143,7 @@ ON CONFLICT (community_id, sha256, pubkey) DO NOTHING`, b.Community, b.SHA256, b
 // owned is false when there was nothing of pubkey's to remove; gone says
 // the blob row was deleted (its S3 object is then to be moved to trash).
 func (s *Store) RemoveBlob(ctx context.Context, community, sha256, pubkey string, anyOwner bool) (owned, gone bool, err error) {
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `DELETE FROM blob_owners WHERE community_id = $1 AND sha256 = $2 AND ($4 OR pubkey = $3)`,
 			community, sha256, pubkey, anyOwner)
 		if err != nil {
@@ -159,7 +156,7 @@ func (s *Store) RemoveBlob(ctx context.Context, community, sha256, pubkey string
 		err = tx.QueryRow(ctx, `DELETE FROM blobs b WHERE community_id = $1 AND sha256 = $2
   AND NOT EXISTS (SELECT 1 FROM blob_owners o WHERE o.community_id = $1 AND o.sha256 = $2)
 RETURNING size`, community, sha256).Scan(&size)
-		if errors.Is(err, pgx.ErrNoRows) {
+		if notFound(err) {
 			return nil
 		}
 		if err != nil {
@@ -185,7 +182,7 @@ ORDER BY o.uploaded_at DESC, b.sha256 LIMIT $5`, community, pubkey, since, until
 	if err != nil {
 		return nil, errorf("list blobs: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (records.OwnedBlob, error) {
+	out, err := collect(rows, func(r pgx.CollectableRow) (records.OwnedBlob, error) {
 		var b records.OwnedBlob
 		return b, r.Scan(&b.SHA256, &b.Size, &b.Type, &b.CreatedAt, &b.UploadedAt)
 	})
@@ -212,7 +209,7 @@ WHERE community_id = $1 AND sha256 = $2 ORDER BY created_at, upload_id LIMIT 16`
 	if err != nil {
 		return nil, errorf("staged uploads: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (records.Upload, error) {
+	out, err := collect(rows, func(r pgx.CollectableRow) (records.Upload, error) {
 		u := records.Upload{Community: community, SHA256: sha256}
 		return u, r.Scan(&u.ID, &u.Size, &u.Type, &u.Pubkey, &u.CreatedAt, &u.ExpiresAt)
 	})
@@ -244,7 +241,7 @@ ORDER BY bytes DESC, pubkey LIMIT $3`, community, day, top)
 	if err != nil {
 		return 0, 0, nil, errorf("media usage of %s: %w", community, err)
 	}
-	keys, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (records.KeyBytes, error) {
+	keys, err = collect(rows, func(r pgx.CollectableRow) (records.KeyBytes, error) {
 		var k records.KeyBytes
 		return k, r.Scan(&k.Pubkey, &k.Bytes)
 	})

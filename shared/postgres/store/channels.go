@@ -17,11 +17,11 @@ func scanChannel(row pgx.Row) (*records.Channel, error) {
 	c := &records.Channel{}
 	err := row.Scan(&c.ID, &c.Name, &c.About, &c.Picture, &c.Type, &c.Visibility, &c.Labels, &c.Creator, &c.CreatedAt, &c.Deleted,
 		&c.Restricted, &c.Hidden, &c.Closed, &c.SupportedKinds, &c.Parent)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, records.ErrNotFound
+	if err != nil {
+		return nil, interpret(err)
 	}
 	c.Private = c.Visibility == nip29.Private
-	return c, err
+	return c, nil
 }
 
 // Channel reads a channel. lock takes a row lock, so moderation events on
@@ -76,9 +76,6 @@ WHERE c.community_id = $1 AND c.id = $2`, t.community, id, pubkey).
 		Scan(&c.ID, &c.Name, &c.About, &c.Picture, &c.Type, &c.Visibility, &c.Labels, &c.Creator, &c.CreatedAt, &c.Deleted,
 			&c.Restricted, &c.Hidden, &c.Closed, &c.SupportedKinds, &c.Parent, &role)
 	c.Private = c.Visibility == nip29.Private
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, "", records.ErrNotFound
-	}
 	if err != nil {
 		return nil, "", errorf("channel %s: %w", id, err)
 	}
@@ -130,7 +127,7 @@ ORDER BY CASE role WHEN 'owner' THEN 0 WHEN 'admin' THEN 1 ELSE 2 END, added_at,
 	if err != nil {
 		return nil, errorf("members of %s: %w", channel, err)
 	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (nip29.MemberRole, error) {
+	return collect(rows, func(row pgx.CollectableRow) (nip29.MemberRole, error) {
 		var m nip29.MemberRole
 		err := row.Scan(&m.Pubkey, &m.Role)
 		return m, err
@@ -142,7 +139,7 @@ func (t *Tx) Role(ctx context.Context, channel, pubkey string) (string, error) {
 	var role string
 	err := t.tx.QueryRow(ctx, `SELECT role FROM channel_members
 WHERE community_id = $1 AND channel_id = $2 AND pubkey = $3 AND removed_at IS NULL`, t.community, channel, pubkey).Scan(&role)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if notFound(err) {
 		return "", nil
 	}
 	if err != nil {
@@ -179,7 +176,7 @@ WHERE community_id = $1 AND channel_id = $2 AND pubkey = $3 AND removed_at IS NU
 func (t *Tx) StateHead(ctx context.Context, channel string, kind int) (createdAt int64, eventID string, ok bool, err error) {
 	err = t.tx.QueryRow(ctx, `SELECT created_at, event_id FROM channel_state_heads
 WHERE community_id = $1 AND channel_id = $2 AND kind = $3`, t.community, channel, kind).Scan(&createdAt, &eventID)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if notFound(err) {
 		return 0, "", false, nil
 	}
 	if err != nil {
@@ -224,9 +221,6 @@ WHERE e.community_id = $1 AND e.id = $2`, t.community, id, pubkey).
 		Scan(&ref.Pubkey, &ref.Kind, &ref.CreatedAt, &chID, &d, &deleted, &depth, &root, &parent,
 			&cID, &cName, &cAbout, &cPicture, &cType, &cVis, &cLabels, &cCreator, &cCreated, &cDeleted,
 			&cRestricted, &cHidden, &cClosed, &cKinds, &cParent, &r)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil, "", records.ErrNotFound
-	}
 	if err != nil {
 		return nil, nil, "", errorf("target %s: %w", id, err)
 	}

@@ -24,11 +24,8 @@ func scanCommunity(row pgx.Row) (*records.Community, error) {
 	var c records.Community
 	err := row.Scan(&c.ID, &c.Name, &c.About, &c.Picture, &c.Operators, &c.Limits,
 		&c.RelayPubkey, &c.Ciphertext, &c.CreatedAt, &c.DisabledAt, &c.MembershipEnforced, &c.Hosts)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, records.ErrNotFound
-	}
 	if err != nil {
-		return nil, err
+		return nil, interpret(err)
 	}
 	return &c, nil
 }
@@ -83,7 +80,7 @@ func (s *Store) CreateCommunity(ctx context.Context, c *records.Community) error
 	if ops == nil {
 		ops = []string{}
 	}
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	return s.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO communities (id, name, about, picture, operators, relay_key_ciphertext, relay_pubkey)
 VALUES ($1, $2, $3, $4, $5, $6, $7)`, c.ID, c.Name, c.About, c.Picture, ops, c.Ciphertext, nullable(c.RelayPubkey)); err != nil {
 			return errorf("create community %s: %w", c.ID, taken(err, "community id "+c.ID))
@@ -179,9 +176,6 @@ WHERE id = $1 AND (relay_key_ciphertext IS NULL OR $4)`, id, ciphertext, pubkey,
 func (s *Store) RelayKey(ctx context.Context, id string) (ciphertext []byte, pubkey string, err error) {
 	var pub *string
 	err = s.pool.QueryRow(ctx, `SELECT relay_key_ciphertext, relay_pubkey FROM communities WHERE id = $1`, id).Scan(&ciphertext, &pub)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, "", errorf("relay key of %s: %w", id, records.ErrNotFound)
-	}
 	if err != nil {
 		return nil, "", errorf("relay key of %s: %w", id, err)
 	}
@@ -224,12 +218,9 @@ func (s *Store) SeedCommunityOperator(ctx context.Context, id, pubkey string) (b
 // it): removed false when it was none of them, last true (nothing
 // changed) when it is the only one. ErrNotFound: no such community.
 func (s *Store) RemoveCommunityOperator(ctx context.Context, id, pubkey string) (removed, last bool, err error) {
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		var ops []string
 		if err := tx.QueryRow(ctx, `SELECT operators FROM communities WHERE id = $1 FOR UPDATE`, id).Scan(&ops); err != nil {
-			if errors.Is(err, pgx.ErrNoRows) {
-				return records.ErrNotFound
-			}
 			return errorf("community %s: remove operator: %w", id, err)
 		}
 		if !slices.Contains(ops, pubkey) {

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 
 	"github.com/jackc/pgx/v5"
 
@@ -48,7 +47,7 @@ func (s *Store) Connection(ctx context.Context, id string, now int64) (*session.
 SELECT community_id, relay_urls, challenge, challenge_sent, pubkey, connected_at, expires_at
 FROM ws_connections WHERE id = $1 AND expires_at > $2`, id, now).
 		Scan(&c.Community, &c.RelayURLs, &c.Challenge, &c.ChallengeSent, &pk, &c.ConnectedAt, &c.ExpiresAt)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if notFound(err) {
 		return nil, session.ErrUnknownConnection
 	}
 	if err != nil {
@@ -99,7 +98,7 @@ func (s *Store) LiveConnections(ctx context.Context, now int64) ([]string, error
 	if err != nil {
 		return nil, errorf("live connections: %w", err)
 	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	ids, err := collect(rows, pgx.RowTo[string])
 	if err != nil {
 		return nil, errorf("live connections: %w", err)
 	}

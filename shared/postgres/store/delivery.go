@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"slices"
 
 	"github.com/jackc/pgx/v5"
@@ -125,7 +124,7 @@ func (r DeliveryRequest) queueOneChannel(b *pgx.Batch, community string, out *De
 			b.Queue(deliverySystemOneSQL, community, channel).QueryRow(func(row pgx.Row) error {
 				var system bool
 				err := row.Scan(&system)
-				if errors.Is(err, pgx.ErrNoRows) {
+				if notFound(err) {
 					return nil
 				}
 				out.System[channel] = system

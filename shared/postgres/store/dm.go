@@ -2,11 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
-
-	"github.com/jackc/pgx/v5"
-
-	"github.com/buzzrelay/relay/shared/domain/records"
 )
 
 // Buzz's DM channels: a participant's hidden mark (41012) and the hidden
@@ -63,9 +58,6 @@ func (t *Tx) CreateKind(ctx context.Context, channel string) (int, error) {
 	err := t.tx.QueryRow(ctx, `SELECT coalesce(e.kind, 0) FROM channels c
 LEFT JOIN events e ON e.community_id = c.community_id AND e.id = c.create_event
 WHERE c.community_id = $1 AND c.id = $2`, t.community, channel).Scan(&kind)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, records.ErrNotFound
-	}
 	if err != nil {
 		return 0, errorf("create kind of %s: %w", channel, err)
 	}

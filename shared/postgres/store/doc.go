@@ -6,9 +6,9 @@
 //   - Pool and transactions: store.go (Store, Open, Ping, the write
 //     transaction Tx), connect.go (the IAM token as password), lazytx.go
 //     (BEGIN sent with the first statement, a deferred check riding on the
-//     next one), errors.go (what a database error means, decided once:
-//     ErrNotFound, ErrTaken, IsSerialization, and unavailability marked
-//     reject.ErrUnavailable), statements.go (the count of statements
+//     next one), errors.go (interpret: what a database error means, decided
+//     once and applied to every error returned: records.ErrNotFound,
+//     records.ErrTaken, records.ErrConflict, reject.ErrUnavailable), statements.go (the count of statements
 //     sent, for the benchmarks), roundtrip.go (the emulated Aurora round
 //     trip, APIGW_COSTS), status.go (the operator's deep status).
 //   - Events and threads (the write side): events.go (events and

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"strings"
 
@@ -220,9 +219,6 @@ FROM events e
 LEFT JOIN thread_metadata m ON m.community_id = e.community_id AND m.event_id = e.id
 WHERE e.community_id = $1 AND e.id = $2`, t.community, id).
 		Scan(&r.Pubkey, &r.Kind, &r.CreatedAt, &ch, &d, &deleted, &depth, &root, &parent)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, records.ErrNotFound
-	}
 	if err != nil {
 		return nil, errorf("event %s: %w", id, err)
 	}
@@ -251,7 +247,7 @@ WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND d_tag IS NOT DISTINCT 
 	if err != nil {
 		return nil, errorf("addressable %d:%s: %w", kind, pubkey, err)
 	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (records.EventRef, error) {
+	return collect(rows, func(row pgx.CollectableRow) (records.EventRef, error) {
 		r := records.EventRef{Pubkey: pubkey, Kind: kind, DTag: d}
 		var ch *string
 		err := row.Scan(&r.ID, &r.CreatedAt, &ch)
@@ -329,7 +325,7 @@ SELECT channel_id FROM events
 WHERE community_id = $1 AND kind = $2 AND pubkey = $3 AND d_tag IS NOT DISTINCT FROM $4
   AND `+addressKinds+`
 ORDER BY created_at DESC, id ASC LIMIT 1`, t.community, kind, pubkey, nullable(d)).Scan(&ch)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if notFound(err) {
 		return "", nil
 	}
 	if err != nil {
@@ -349,7 +345,7 @@ RETURNING id`, t.community, kind, pubkey, nullable(d), until, at)
 	if err != nil {
 		return nil, errorf("delete address %d:%s:%s: %w", kind, pubkey, d, err)
 	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
+	return collect(rows, pgx.RowTo[string])
 }
 
 // LatestCreatedAt is the highest created_at of community's stored events

@@ -26,7 +26,7 @@ SELECT id FROM up ORDER BY n`, t.community, parent, limit)
 	if err != nil {
 		return nil, errorf("parents of %s: %w", parent, err)
 	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
+	return collect(rows, pgx.RowTo[string])
 }
 
 // LiveParent returns parent when it names a group that exists and is not

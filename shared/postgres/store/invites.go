@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 
 	"github.com/jackc/pgx/v5"
 
@@ -73,7 +72,7 @@ func (t *Tx) InvitesTakeUse(ctx context.Context, hash, key string, now int64, po
 		version = &policyVersion
 	}
 	err = t.tx.QueryRow(ctx, takeUseSQL, t.community, hash, key, now, version, nip43.Admin).Scan(&by)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if notFound(err) {
 		return "", nil
 	}
 	if err != nil {
@@ -99,9 +98,6 @@ func (s *Store) InvitesUses(ctx context.Context, community, hash string) (record
 	var u records.InviteUse
 	err := s.pool.QueryRow(ctx, `SELECT max_uses, uses, expires_at FROM invites WHERE community_id = $1 AND code_hash = $2`,
 		community, hash).Scan(&u.MaxUses, &u.Uses, &u.ExpiresAt)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return u, records.ErrNotFound
-	}
 	if err != nil {
 		return u, errorf("invite uses: %w", err)
 	}
@@ -113,7 +109,7 @@ const selectJoinPolicy = `SELECT terms_markdown, privacy_markdown, age_required,
 func scanJoinPolicy(row pgx.Row) (*invite.Policy, error) {
 	var p invite.Policy
 	err := row.Scan(&p.Terms, &p.Privacy, &p.AgeRequired, &p.Version, &p.Secret)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if notFound(err) {
 		return nil, nil
 	}
 	if err != nil {

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 
 	"github.com/jackc/pgx/v5"
 
@@ -29,7 +28,7 @@ WHERE NOT (EXCLUDED.rule = 'timeout' AND community_pubkey_rules.rule = 'ban')`
 func (t *Tx) IsOperator(ctx context.Context, pubkey string) (bool, error) {
 	var ok bool
 	err := t.tx.QueryRow(ctx, `SELECT $2 = ANY(operators) FROM communities WHERE id = $1`, t.community, pubkey).Scan(&ok)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if notFound(err) {
 		return false, nil
 	}
 	if err != nil {
@@ -107,7 +106,7 @@ ORDER BY created_at, id LIMIT $3`, community, after, limit)
 	if err != nil {
 		return nil, errorf("open reports of %s: %w", community, err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (records.Report, error) {
+	out, err := collect(rows, func(r pgx.CollectableRow) (records.Report, error) {
 		var p records.Report
 		return p, r.Scan(&p.ID, &p.Reporter, &p.TargetPubkey, &p.TargetEvent, &p.Type, &p.Content, &p.Raw, &p.CreatedAt, &p.Status)
 	})
@@ -124,7 +123,7 @@ FROM moderation_actions WHERE community_id = $1 ORDER BY created_at, event_id`, 
 	if err != nil {
 		return nil, errorf("moderation actions of %s: %w", community, err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (records.ModerationAction, error) {
+	out, err := collect(rows, func(r pgx.CollectableRow) (records.ModerationAction, error) {
 		var a records.ModerationAction
 		return a, r.Scan(&a.EventID, &a.Actor, &a.Kind, &a.Target, &a.Reason, &a.Expires, &a.CreatedAt)
 	})

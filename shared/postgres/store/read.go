@@ -25,7 +25,7 @@ func (s *Store) Read(ctx context.Context, community, reader string, fn func(*Sna
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 	if err := fn(&Snapshot{tx: tx, community: community, reader: reader}); err != nil {
-		return classify(err)
+		return interpret(err)
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return errorf("commit read: %w", err)
@@ -99,7 +99,7 @@ func (s *Snapshot) rows(ctx context.Context, what, q string, args []any) ([]reco
 	if err != nil {
 		return nil, errorf("%s: %w", what, err)
 	}
-	out, err := pgx.CollectRows(res, scanRow)
+	out, err := collect(res, scanRow)
 	if err != nil {
 		return nil, errorf("%s: %w", what, err)
 	}

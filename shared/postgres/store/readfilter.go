@@ -277,7 +277,7 @@ func (s *Store) ReadPlain(ctx context.Context, community, reader string, reads [
 		traced(ctx, st.sql, st.args)
 		b.Queue(st.sql, st.args...).Query(func(res pgx.Rows) error {
 			var err error
-			rows[st.i], err = pgx.CollectRows(res, scanRow)
+			rows[st.i], err = collect(res, scanRow)
 			return err
 		})
 	}

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"slices"
 
 	"github.com/jackc/pgx/v5"
@@ -89,7 +88,7 @@ func threadRootFrom(b *sqlb, root string, named []string) string {
 func (s *Snapshot) ThreadRoot(ctx context.Context, root string, named []string) (channel string, depth int64, ok bool, err error) {
 	b := s.sql()
 	err = s.queryRow(ctx, "SELECT tm.channel_id, tm.depth "+threadRootFrom(b, root, named), b.args...).Scan(&channel, &depth)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if notFound(err) {
 		return "", 0, false, nil
 	}
 	if err != nil {

@@ -140,7 +140,7 @@ WHERE c.expires_at > $3 AND s.community_id = $4`, conns, subs, now, community)
 }
 
 func scanSubscriptions(rows pgx.Rows) ([]session.Subscription, error) {
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (session.Subscription, error) {
+	out, err := collect(rows, func(row pgx.CollectableRow) (session.Subscription, error) {
 		var s session.Subscription
 		err := row.Scan(&s.Connection, &s.Sub, &s.Pubkey, &s.Filters)
 		return s, err
@@ -161,7 +161,7 @@ func (st *Store) AudienceBounds(ctx context.Context, community string, channels 
 	if err != nil {
 		return nil, errorf("audience bounds: %w", err)
 	}
-	bounds, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	bounds, err := collect(rows, pgx.RowTo[string])
 	if err != nil {
 		return nil, errorf("audience bounds: %w", err)
 	}
