@@ -14,25 +14,35 @@ import (
 // predicate from these three clauses, and access/testdata/cases.json runs
 // against them (access_test.go) as against the Go rule.
 
+// activeMember is "an active member" of a channel: its channel_members
+// row not removed. Every statement about membership says it with this
+// constant (after the row's alias: "m." + activeMember), the access rule's
+// twin below included, which access/testdata/cases.json holds to the Go
+// rule; TestActiveMemberWrittenOnce fails on a second spelling.
+const activeMember = `removed_at IS NULL`
+
 // reachesSQL is access.Reaches on channel row c for the reader bound at
 // reader: not deleted, open or with the reader as an active member. (The row
 // existing is the caller's EXISTS.)
 func reachesSQL(reader string) string {
 	return `c.deleted_at IS NULL
-    AND (c.visibility = 'open' OR EXISTS (
+    AND (c.visibility = 'open' OR ` + memberSQL(reader) + `)`
+}
+
+// memberSQL is "the reader bound at reader is an active member of channel
+// row c".
+func memberSQL(reader string) string {
+	return `EXISTS (
       SELECT 1 FROM channel_members m
       WHERE m.community_id = c.community_id AND m.channel_id = c.id
-        AND m.pubkey = ` + reader + ` AND m.removed_at IS NULL))`
+        AND m.pubkey = ` + reader + ` AND m.` + activeMember + `)`
 }
 
 // metadataReachesSQL is access.MetadataReaches on channel row c: not
 // deleted, not hidden or with the reader as an active member.
 func metadataReachesSQL(reader string) string {
 	return `c.deleted_at IS NULL
-    AND (NOT c.hidden OR EXISTS (
-      SELECT 1 FROM channel_members m
-      WHERE m.community_id = c.community_id AND m.channel_id = c.id
-        AND m.pubkey = ` + reader + ` AND m.removed_at IS NULL))`
+    AND (NOT c.hidden OR ` + memberSQL(reader) + `)`
 }
 
 // channelStateKinds is kinds.ChannelState's kinds (stateKinds) as an SQL

@@ -65,7 +65,7 @@ func (t *Tx) CheckBans(ctx context.Context, ev *nostr.Event, authed string) erro
 func (s *Store) Standing(ctx context.Context, community, pubkey string) (records.Standing, error) {
 	var m records.Standing
 	err := s.pool.QueryRow(ctx, `SELECT `+ruleNow("$2", bannedNow)+`, `+ruleNow("$2", timedOutNow)+`,
-  EXISTS (SELECT 1 FROM channel_members WHERE community_id = $1 AND pubkey = $2 AND removed_at IS NULL)
+  EXISTS (SELECT 1 FROM channel_members WHERE community_id = $1 AND pubkey = $2 AND `+activeMember+`)
     OR EXISTS (SELECT 1 FROM community_pubkey_rules WHERE community_id = $1 AND pubkey = $2 AND rule = 'allow'),
   EXISTS (SELECT 1 FROM communities WHERE id = $1 AND $2 = ANY (operators))`, community, pubkey).Scan(&m.Banned, &m.TimedOut, &m.Member, &m.Operator)
 	if err != nil {

@@ -71,7 +71,7 @@ SELECT c.id, c.name, c.about, c.picture, c.channel_type, c.visibility, c.labels,
        c.deleted_at IS NOT NULL, c.restricted, c.hidden, c.closed, c.supported_kinds, coalesce(c.parent, ''), m.role
 FROM channels c
 LEFT JOIN channel_members m ON m.community_id = c.community_id AND m.channel_id = c.id
-     AND m.pubkey = $3 AND m.removed_at IS NULL
+     AND m.pubkey = $3 AND m.`+activeMember+`
 WHERE c.community_id = $1 AND c.id = $2`, t.community, id, pubkey).
 		Scan(&c.ID, &c.Name, &c.About, &c.Picture, &c.Type, &c.Visibility, &c.Labels, &c.Creator, &c.CreatedAt, &c.Deleted,
 			&c.Restricted, &c.Hidden, &c.Closed, &c.SupportedKinds, &c.Parent, &role)
@@ -122,7 +122,7 @@ func (t *Tx) DeleteChannel(ctx context.Context, id string, at int64) error {
 func (t *Tx) Members(ctx context.Context, channel string) ([]nip29.MemberRole, error) {
 	rows, err := t.tx.Query(ctx, `
 SELECT pubkey, role FROM channel_members
-WHERE community_id = $1 AND channel_id = $2 AND removed_at IS NULL
+WHERE community_id = $1 AND channel_id = $2 AND `+activeMember+`
 ORDER BY CASE role WHEN 'owner' THEN 0 WHEN 'admin' THEN 1 ELSE 2 END, added_at, pubkey`, t.community, channel)
 	if err != nil {
 		return nil, errorf("members of %s: %w", channel, err)
@@ -138,7 +138,7 @@ ORDER BY CASE role WHEN 'owner' THEN 0 WHEN 'admin' THEN 1 ELSE 2 END, added_at,
 func (t *Tx) Role(ctx context.Context, channel, pubkey string) (string, error) {
 	var role string
 	err := t.tx.QueryRow(ctx, `SELECT role FROM channel_members
-WHERE community_id = $1 AND channel_id = $2 AND pubkey = $3 AND removed_at IS NULL`, t.community, channel, pubkey).Scan(&role)
+WHERE community_id = $1 AND channel_id = $2 AND pubkey = $3 AND `+activeMember, t.community, channel, pubkey).Scan(&role)
 	if notFound(err) {
 		return "", nil
 	}
@@ -155,7 +155,7 @@ INSERT INTO channel_members (community_id, channel_id, pubkey, role, added_at)
 VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (community_id, channel_id, pubkey) DO UPDATE SET
   role = EXCLUDED.role,
-  added_at = CASE WHEN channel_members.removed_at IS NULL THEN channel_members.added_at ELSE EXCLUDED.added_at END,
+  added_at = CASE WHEN channel_members.`+activeMember+` THEN channel_members.added_at ELSE EXCLUDED.added_at END,
   removed_at = NULL`, t.community, channel, pubkey, role, at); err != nil {
 		return errorf("put member: %w", err)
 	}
@@ -165,7 +165,7 @@ ON CONFLICT (community_id, channel_id, pubkey) DO UPDATE SET
 // RemoveMember ends pubkey's membership.
 func (t *Tx) RemoveMember(ctx context.Context, channel, pubkey string, at int64) error {
 	if _, err := t.tx.Exec(ctx, `UPDATE channel_members SET removed_at = $4
-WHERE community_id = $1 AND channel_id = $2 AND pubkey = $3 AND removed_at IS NULL`, t.community, channel, pubkey, at); err != nil {
+WHERE community_id = $1 AND channel_id = $2 AND pubkey = $3 AND `+activeMember, t.community, channel, pubkey, at); err != nil {
 		return errorf("remove member: %w", err)
 	}
 	return nil
@@ -216,7 +216,7 @@ FROM events e
 LEFT JOIN thread_metadata m ON m.community_id = e.community_id AND m.event_id = e.id
 LEFT JOIN channels c ON c.community_id = e.community_id AND c.id = e.channel_id
 LEFT JOIN channel_members r ON r.community_id = c.community_id AND r.channel_id = c.id
-     AND r.pubkey = $3 AND r.removed_at IS NULL
+     AND r.pubkey = $3 AND r.`+activeMember+`
 WHERE e.community_id = $1 AND e.id = $2`, t.community, id, pubkey).
 		Scan(&ref.Pubkey, &ref.Kind, &ref.CreatedAt, &chID, &d, &deleted, &depth, &root, &parent,
 			&cID, &cName, &cAbout, &cPicture, &cType, &cVis, &cLabels, &cCreator, &cCreated, &cDeleted,

@@ -40,7 +40,7 @@ func (s *Store) HitRateCounters(ctx context.Context, community, pubkey string, h
 const hitSQL = `
 WITH exempt AS (
   SELECT $2::text <> '' AND EXISTS (SELECT 1 FROM channel_members m
-    WHERE m.community_id = $1 AND m.pubkey = $2 AND m.role = 'owner' AND m.removed_at IS NULL) AS yes
+    WHERE m.community_id = $1 AND m.pubkey = $2 AND m.role = 'owner' AND m.` + activeMember + `) AS yes
 ), prune AS (
   DELETE FROM rate_counters WHERE $6::boolean AND window_start < $7
 )
