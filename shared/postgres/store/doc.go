@@ -1,6 +1,11 @@
 // Package store is the relay's only door to PostgreSQL (pgx): it owns every
 // SQL statement, and callers pass the community id each statement is
-// scoped by. Its files are grouped by the table or aggregate they serve,
+// scoped by. The nouns it reads and writes (a channel, a community, a
+// blob, a report, ...) and the errors that say what a failure means are
+// the domain's, shared/domain/records and shared/domain/session: no
+// transport imports the store (TestTransportsSpeakTheDomainNotTheStore).
+// Shared predicates are written once (activeMember, the access twin's
+// clauses in access.go). Its files are grouped by the table or aggregate they serve,
 // fixed statements beside the Go that runs them:
 //
 //   - Pool and transactions: store.go (Store, Open, Ping, the write

@@ -1,8 +1,6 @@
 package store_test
 
 import (
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -14,21 +12,10 @@ import (
 // the case table; every other statement about membership says it through
 // that constant, so a new statement cannot spell it another way.
 func TestActiveMemberWrittenOnce(t *testing.T) {
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
 	usesActiveMember := regexp.MustCompile(`\+\s*activeMember\b`)
 	spelled := regexp.MustCompile(`(?i)removed_at\s+IS\s+(NOT\s+)?NULL`)
 	uses := 0
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		src, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for f, src := range sources(t) {
 		uses += len(usesActiveMember.FindAll(src, -1))
 		for _, m := range spelled.FindAllIndex(src, -1) {
 			line := 1 + strings.Count(string(src[:m[0]]), "\n")
