@@ -125,7 +125,7 @@ func newEventsServer(t testing.TB, conns int32, routes map[string]bool) (*httpte
 	st := testkit.NewStore(t, store.Options{MaxConns: conns})
 	key := testkit.RelayKey(t)
 	log := testkit.Quiet()
-	b := &bridge.Bridge{Store: st, Core: &relay.Relay{Ingest: ingest.New(st, key), Log: log}, Signer: key, Log: log,
+	b := &bridge.Bridge{Database: st, Core: &relay.Relay{Ingest: ingest.New(st, key), Log: log}, Signer: key, Log: log,
 		Verifier: &nip98.Verifier{Replay: st}, Communities: community.NewRegistry(st, "default")}
 	fn := apigw.HTTP(&httproutes.Server{Bridge: b, Side: httproutes.Write}, apigw.Origin{Scheme: "http"})
 	api := &emulator.HTTPAPI{Routes: map[string]emulator.HTTPHandler{}}

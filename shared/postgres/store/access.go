@@ -5,9 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/buzzrelay/relay/shared/domain/access"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
-	"github.com/buzzrelay/relay/shared/domain/nip29"
+	"github.com/buzzrelay/relay/shared/domain/records"
 )
 
 // The SQL twin of shared/domain/access: every read path (plain, window, thread,
@@ -15,25 +14,35 @@ import (
 // predicate from these three clauses, and access/testdata/cases.json runs
 // against them (access_test.go) as against the Go rule.
 
+// activeMember is "an active member" of a channel: its channel_members
+// row not removed. Every statement about membership says it with this
+// constant (after the row's alias: "m." + activeMember), the access rule's
+// twin below included, which access/testdata/cases.json holds to the Go
+// rule; TestActiveMemberWrittenOnce fails on a second spelling.
+const activeMember = `removed_at IS NULL`
+
 // reachesSQL is access.Reaches on channel row c for the reader bound at
 // reader: not deleted, open or with the reader as an active member. (The row
 // existing is the caller's EXISTS.)
 func reachesSQL(reader string) string {
 	return `c.deleted_at IS NULL
-    AND (c.visibility = 'open' OR EXISTS (
+    AND (c.visibility = 'open' OR ` + memberSQL(reader) + `)`
+}
+
+// memberSQL is "the reader bound at reader is an active member of channel
+// row c".
+func memberSQL(reader string) string {
+	return `EXISTS (
       SELECT 1 FROM channel_members m
       WHERE m.community_id = c.community_id AND m.channel_id = c.id
-        AND m.pubkey = ` + reader + ` AND m.removed_at IS NULL))`
+        AND m.pubkey = ` + reader + ` AND m.` + activeMember + `)`
 }
 
 // metadataReachesSQL is access.MetadataReaches on channel row c: not
 // deleted, not hidden or with the reader as an active member.
 func metadataReachesSQL(reader string) string {
 	return `c.deleted_at IS NULL
-    AND (NOT c.hidden OR EXISTS (
-      SELECT 1 FROM channel_members m
-      WHERE m.community_id = c.community_id AND m.channel_id = c.id
-        AND m.pubkey = ` + reader + ` AND m.removed_at IS NULL))`
+    AND (NOT c.hidden OR ` + memberSQL(reader) + `)`
 }
 
 // channelStateKinds is kinds.ChannelState's kinds (stateKinds) as an SQL
@@ -215,23 +224,10 @@ func kindGates(ks []int) gates {
 	return g
 }
 
-// Rule is the channel as the access rule sees it; a nil row is a channel
-// that does not exist.
-func (c *ChannelRow) Rule() access.Channel {
-	if c == nil {
-		return access.Channel{}
-	}
-	return access.Channel{Exists: true, Deleted: c.Deleted, Open: c.Visibility == nip29.Open, System: c.Type == nip29.TypeSystem,
-		Restricted: c.Restricted, Hidden: c.Hidden}
-}
-
-// ReadPair is one (channel, reader) question for Readable.
-type ReadPair struct{ Channel, Reader string }
-
 // Readable answers access.Reaches for many (channel, reader) pairs in one
 // statement: live fan-out re-checks every subscriber of an event at once
 // and applies access.Shows (the filter naming a system channel) per filter.
-func (s *Store) Readable(ctx context.Context, community string, pairs []ReadPair) (map[ReadPair]bool, error) {
+func (s *Store) Readable(ctx context.Context, community string, pairs []records.ReadPair) (map[records.ReadPair]bool, error) {
 	return s.pairsWhere(ctx, community, pairs, "check read access", `SELECT 1 FROM channels c
   WHERE c.community_id = $1 AND c.id = x.ch
     AND `+reachesSQL("x.rd"))
@@ -239,15 +235,15 @@ func (s *Store) Readable(ctx context.Context, community string, pairs []ReadPair
 
 // EverMembers reports, for each pair, whether reader has ever been a member
 // of channel (removed or not): who may be told that access ended.
-func (s *Store) EverMembers(ctx context.Context, community string, pairs []ReadPair) (map[ReadPair]bool, error) {
+func (s *Store) EverMembers(ctx context.Context, community string, pairs []records.ReadPair) (map[records.ReadPair]bool, error) {
 	return s.pairsWhere(ctx, community, pairs, "membership history", `SELECT 1 FROM channel_members m
   WHERE m.community_id = $1 AND m.channel_id = x.ch AND m.pubkey = x.rd`)
 }
 
 // pairsWhere returns the pairs x(ch, rd) for which EXISTS (exists) holds,
 // in one statement.
-func (s *Store) pairsWhere(ctx context.Context, community string, pairs []ReadPair, what, exists string) (map[ReadPair]bool, error) {
-	out := make(map[ReadPair]bool, len(pairs))
+func (s *Store) pairsWhere(ctx context.Context, community string, pairs []records.ReadPair, what, exists string) (map[records.ReadPair]bool, error) {
+	out := make(map[records.ReadPair]bool, len(pairs))
 	if len(pairs) == 0 {
 		return out, nil
 	}
@@ -263,7 +259,7 @@ WHERE EXISTS (`+exists+`)`, community, chs, rds)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var p ReadPair
+		var p records.ReadPair
 		if err := rows.Scan(&p.Channel, &p.Reader); err != nil {
 			return nil, errorf("%s: %w", what, err)
 		}
@@ -278,7 +274,7 @@ WHERE EXISTS (`+exists+`)`, community, chs, rds)
 // MetadataReadable answers access.MetadataReaches for many (channel, reader)
 // pairs in one statement: live delivery of the channel-state kinds
 // (39000-39003), which follow NIP-29's hidden flag, not private.
-func (s *Store) MetadataReadable(ctx context.Context, community string, pairs []ReadPair) (map[ReadPair]bool, error) {
+func (s *Store) MetadataReadable(ctx context.Context, community string, pairs []records.ReadPair) (map[records.ReadPair]bool, error) {
 	return s.pairsWhere(ctx, community, pairs, "check metadata access", `SELECT 1 FROM channels c
   WHERE c.community_id = $1 AND c.id = x.ch
     AND `+metadataReachesSQL("x.rd"))

@@ -14,6 +14,8 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/nip29"
+	"github.com/buzzrelay/relay/shared/domain/records"
+	"github.com/buzzrelay/relay/shared/domain/session"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 )
 
@@ -50,8 +52,8 @@ func TestAccessCasesInSQL(t *testing.T) {
 		}
 		return n == 1
 	}
-	has := func(rows []store.Row, id string) bool {
-		return slices.ContainsFunc(rows, func(r store.Row) bool { return r.ID == id })
+	has := func(rows []records.Row, id string) bool {
+		return slices.ContainsFunc(rows, func(r records.Row) bool { return r.ID == id })
 	}
 	// x is one case as stored: its event (ev, a thread root when in a
 	// channel), the same event as a reply (reply) to a message the reader
@@ -67,7 +69,7 @@ func TestAccessCasesInSQL(t *testing.T) {
 	}
 	plain := func(f filter.Filter) func(x) bool {
 		return func(x x) bool {
-			var rows []store.Row
+			var rows []records.Row
 			read(func(s *store.Snapshot) error {
 				var err error
 				rows, err = s.Plain(ctx, &store.PlainRead{Filter: &f, Limit: 10})
@@ -104,7 +106,7 @@ func TestAccessCasesInSQL(t *testing.T) {
 		"window": func(t *testing.T, x x) bool {
 			return each(t, x, "window", func(f filter.Filter) bool {
 				var ok bool
-				var rows []store.Row
+				var rows []records.Row
 				read(func(s *store.Snapshot) error {
 					var err error
 					if ok, _, err = s.CanReadWindow(ctx, x.channel); err != nil || !ok {
@@ -126,7 +128,7 @@ func TestAccessCasesInSQL(t *testing.T) {
 		"thread window": func(t *testing.T, x x) bool {
 			return each(t, x, "thread window", func(f filter.Filter) bool {
 				var ok bool
-				var rows []store.Row
+				var rows []records.Row
 				read(func(s *store.Snapshot) error {
 					var err error
 					if ok, err = s.CanRead(ctx, x.channel, []string{x.channel}); err != nil || !ok {
@@ -166,7 +168,7 @@ func TestAccessCasesInSQL(t *testing.T) {
 		"thread panel": func(t *testing.T, x x) bool {
 			return each(t, x, "thread panel", func(f filter.Filter) bool {
 				var ok bool
-				var rows []store.Row
+				var rows []records.Row
 				read(func(s *store.Snapshot) error {
 					channel, depth, found, err := s.ThreadRoot(ctx, x.root, f.Tags["h"])
 					if err != nil || !found {
@@ -252,15 +254,15 @@ func TestAccessCasesInSQL(t *testing.T) {
 						}
 					}
 				}
-				meta := store.EventMeta{TopLevel: true, Search: kinds.Searchable(c.Kind)}
+				meta := records.EventMeta{TopLevel: true, Search: kinds.Searchable(c.Kind)}
 				if c.Channel != nil {
 					meta.ChannelID = channel
-					meta.Thread = &store.ThreadRow{}
-					if _, err := tx.InsertEvent(ctx, root, store.EventMeta{ChannelID: channel, TopLevel: true, Thread: &store.ThreadRow{}}); err != nil {
+					meta.Thread = &records.Thread{}
+					if _, err := tx.InsertEvent(ctx, root, records.EventMeta{ChannelID: channel, TopLevel: true, Thread: &records.Thread{}}); err != nil {
 						return err
 					}
-					if _, err := tx.InsertEvent(ctx, reply, store.EventMeta{ChannelID: channel, Search: meta.Search,
-						Thread: &store.ThreadRow{ParentID: root.ID, RootID: root.ID, Depth: 1}}); err != nil {
+					if _, err := tx.InsertEvent(ctx, reply, records.EventMeta{ChannelID: channel, Search: meta.Search,
+						Thread: &records.Thread{ParentID: root.ID, RootID: root.ID, Depth: 1}}); err != nil {
 						return err
 					}
 				}
@@ -285,8 +287,8 @@ func TestAccessCasesInSQL(t *testing.T) {
 				t.Errorf("CanRead = %v, want %v", canRead, *c.Read)
 			}
 			if c.Write != nil {
-				pair := store.ReadPair{Channel: channel, Reader: readerPK}
-				ok, err := st.Readable(ctx, "default", []store.ReadPair{pair})
+				pair := records.ReadPair{Channel: channel, Reader: readerPK}
+				ok, err := st.Readable(ctx, "default", []records.ReadPair{pair})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -296,12 +298,12 @@ func TestAccessCasesInSQL(t *testing.T) {
 				// Live delivery reads the same answer with the channel's
 				// subscriptions (the one-channel delivery statement).
 				now := time.Now().Unix()
-				if err := st.OpenConnection(ctx, store.Connection{ID: channel, Community: "default", Challenge: "c",
+				if err := st.OpenConnection(ctx, session.Connection{ID: channel, Community: "default", Challenge: "c",
 					RelayURLs: []string{"ws://x"}, ConnectedAt: now, ExpiresAt: now + 60}, 0); err != nil {
 					t.Fatal(err)
 				}
-				if v, err := st.Subscribe(ctx, store.NewSubscription{Community: "default", Pins: []string{channel}, CreatedAt: now,
-					Subscription: store.Subscription{Connection: channel, Sub: "s", Pubkey: readerPK, Filters: "[{}]"}}, store.SubscribeLimits{PerConnection: 1}); err != nil || v != store.Stored {
+				if v, err := st.Subscribe(ctx, session.NewSubscription{Community: "default", Pins: []string{channel}, CreatedAt: now,
+					Subscription: session.Subscription{Connection: channel, Sub: "s", Pubkey: readerPK, Filters: "[{}]"}}, store.SubscribeLimits{PerConnection: 1}); err != nil || v != store.Stored {
 					t.Fatalf("subscribe: %v %v", v, err)
 				}
 				d, err := st.ForDelivery(ctx, "default", store.DeliveryRequest{Channels: []string{channel}, Now: now})
@@ -309,7 +311,7 @@ func TestAccessCasesInSQL(t *testing.T) {
 					t.Fatal(err)
 				}
 				ch, m := c.Rule()
-				meta, err := st.MetadataReadable(ctx, "default", []store.ReadPair{pair})
+				meta, err := st.MetadataReadable(ctx, "default", []records.ReadPair{pair})
 				if err != nil {
 					t.Fatal(err)
 				}

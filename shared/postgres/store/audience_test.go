@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/buzzrelay/relay/shared/domain/session"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 )
 
@@ -25,8 +26,8 @@ func TestAudienceParts(t *testing.T) {
 	now := time.Now().Unix()
 	subscribe := func(conn, sub string, pins ...string) {
 		t.Helper()
-		v, err := st.Subscribe(ctx, store.NewSubscription{
-			Subscription: store.Subscription{Connection: conn, Sub: sub, Pubkey: "pk", Filters: `[{"kinds":[9]}]`},
+		v, err := st.Subscribe(ctx, session.NewSubscription{
+			Subscription: session.Subscription{Connection: conn, Sub: sub, Pubkey: "pk", Filters: `[{"kinds":[9]}]`},
 			Community:    community, Pins: pins, CreatedAt: now,
 		}, store.SubscribeLimits{PerConnection: 10})
 		if err != nil || v != store.Stored {
@@ -35,7 +36,7 @@ func TestAudienceParts(t *testing.T) {
 	}
 	for i := range 40 {
 		conn := fmt.Sprintf("conn-%02d", i)
-		if err := st.OpenConnection(ctx, store.Connection{ID: conn, Community: community, Challenge: "c", RelayURLs: []string{"ws://x"},
+		if err := st.OpenConnection(ctx, session.Connection{ID: conn, Community: community, Challenge: "c", RelayURLs: []string{"ws://x"},
 			ConnectedAt: now, ExpiresAt: now + 3600}, 0); err != nil {
 			t.Fatal(err)
 		}
@@ -78,15 +79,15 @@ func TestAudienceParts(t *testing.T) {
 	// The ranges of the bounds, and the hash parts an earlier version's
 	// split hands over: each holds every subscription stored by the
 	// cutoff exactly once, a connection's in one share.
-	shares := map[string]func(i int) ([]store.Subscription, error){
-		"ranges": func(i int) ([]store.Subscription, error) {
+	shares := map[string]func(i int) ([]session.Subscription, error){
+		"ranges": func(i int) ([]session.Subscription, error) {
 			after := ""
 			if i > 0 {
 				after = bounds[i-1]
 			}
 			return st.AudienceRange(ctx, community, []string{channel}, d.Cutoff, after, bounds[i], now)
 		},
-		"hash parts": func(i int) ([]store.Subscription, error) {
+		"hash parts": func(i int) ([]session.Subscription, error) {
 			return st.AudiencePart(ctx, community, []string{channel}, d.Cutoff, i, len(bounds), now)
 		},
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/domain/nip62"
+	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 )
 
@@ -28,12 +29,6 @@ const (
 func ruleNow(keys, predicate string) string {
 	return `EXISTS (SELECT 1 FROM community_pubkey_rules r WHERE r.community_id = $1 AND r.pubkey = ` + keys + ` AND ` + predicate + `)`
 }
-
-// The refusals of a key banned or timed out now, on every door.
-var (
-	ErrBanned   = reject.New(reject.Blocked, "this pubkey is banned from this community")
-	ErrTimedOut = reject.New(reject.Blocked, "this pubkey is timed out in this community until the timeout expires")
-)
 
 // CheckBans refuses, with blocked:, an event the community's operators
 // banned (NIP-86 banevent) or one signed or submitted by a key banned or
@@ -65,9 +60,9 @@ func (t *Tx) CheckBans(ctx context.Context, ev *nostr.Event, authed string) erro
 			case "event":
 				return reject.New(reject.Blocked, "this event was removed by the community's operators")
 			case "pubkey":
-				return ErrBanned
+				return records.ErrBanned
 			case "timeout":
-				return ErrTimedOut
+				return records.ErrTimedOut
 			case "vanished":
 				return ErrVanished
 			case "repost":
@@ -85,36 +80,18 @@ var (
 	ErrRepostVanished = reject.New(reject.Blocked, "the reposted event's author asked to vanish from this community (NIP-62) after it was created: it is not accepted again")
 )
 
-// Standing is what a key is in a community now, for the door guard: banned
-// or timed out (the predicates above), a member of any channel or on the
-// allow list (media's uploaders), an operator.
-type Standing struct {
-	Banned, TimedOut bool
-	// Member: a current member of any channel, on the allow list, or an
-	// operator.
-	Member bool
-	// Operator: one of the community's operators (NIP-86, any blob).
-	Operator bool
-}
-
 // Standing reads pubkey's standing in community in one statement.
-func (s *Store) Standing(ctx context.Context, community, pubkey string) (Standing, error) {
-	var m Standing
+func (s *Store) Standing(ctx context.Context, community, pubkey string) (records.Standing, error) {
+	var m records.Standing
 	err := s.pool.QueryRow(ctx, `SELECT `+ruleNow("$2", bannedNow)+`, `+ruleNow("$2", timedOutNow)+`,
-  EXISTS (SELECT 1 FROM channel_members WHERE community_id = $1 AND pubkey = $2 AND removed_at IS NULL)
+  EXISTS (SELECT 1 FROM channel_members WHERE community_id = $1 AND pubkey = $2 AND `+activeMember+`)
     OR EXISTS (SELECT 1 FROM community_pubkey_rules WHERE community_id = $1 AND pubkey = $2 AND rule = 'allow'),
   EXISTS (SELECT 1 FROM communities WHERE id = $1 AND $2 = ANY (operators))`, community, pubkey).Scan(&m.Banned, &m.TimedOut, &m.Member, &m.Operator)
 	if err != nil {
-		return Standing{}, errorf("standing of %s: %w", pubkey, err)
+		return records.Standing{}, errorf("standing of %s: %w", pubkey, err)
 	}
 	m.Member = m.Member || m.Operator
 	return m, nil
-}
-
-// PubkeyRule is a row of community_pubkey_rules; ExpiresAt nil: for good.
-type PubkeyRule struct {
-	Pubkey, Reason string
-	ExpiresAt      *int64
 }
 
 // SetPubkeyRule gives pubkey rule ("ban" or "allow") in community id,
@@ -129,14 +106,14 @@ func (s *Store) SetPubkeyRule(ctx context.Context, id, pubkey, rule, reason stri
 
 // PubkeyRules lists community id's pubkeys under rule, oldest first, with
 // their expiry; timeouts only while in force (timedOutNow).
-func (s *Store) PubkeyRules(ctx context.Context, id, rule string) ([]PubkeyRule, error) {
+func (s *Store) PubkeyRules(ctx context.Context, id, rule string) ([]records.PubkeyRule, error) {
 	rows, err := s.pool.Query(ctx, `SELECT r.pubkey, r.reason, r.expires_at FROM community_pubkey_rules r
 WHERE r.community_id = $1 AND r.rule = $2 AND (r.rule <> 'timeout' OR `+timedOutNow+`) ORDER BY r.created_at, r.pubkey`, id, rule)
 	if err != nil {
 		return nil, errorf("community %s: list %s: %w", id, rule, err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (PubkeyRule, error) {
-		var p PubkeyRule
+	out, err := collect(rows, func(r pgx.CollectableRow) (records.PubkeyRule, error) {
+		var p records.PubkeyRule
 		return p, r.Scan(&p.Pubkey, &p.Reason, &p.ExpiresAt)
 	})
 	if err != nil {
@@ -159,7 +136,7 @@ func (s *Store) LiftPubkeyRules(ctx context.Context, id, pubkey string, rules []
 // BanEvent records eventID as banned in community id and marks the event
 // deleted, in one transaction.
 func (s *Store) BanEvent(ctx context.Context, id, eventID, reason string, at int64) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	return s.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO community_banned_events (community_id, event_id, reason, created_at)
 VALUES ($1, $2, $3, $4) ON CONFLICT (community_id, event_id) DO UPDATE SET reason = EXCLUDED.reason`, id, eventID, reason, at); err != nil {
 			return errorf("community %s: ban event: %w", id, err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 )
@@ -40,11 +41,11 @@ func TestCheckBansComesFirst(t *testing.T) {
 			return err
 		},
 		"an insert sent with COMMIT": func(tx *store.Tx, ev *nostr.Event) error {
-			_, err := tx.InsertEvent(ctx, ev, store.EventMeta{TopLevel: true, Last: true})
+			_, err := tx.InsertEvent(ctx, ev, records.EventMeta{TopLevel: true, Last: true})
 			return err
 		},
 		"an insert, then commit": func(tx *store.Tx, ev *nostr.Event) error {
-			_, err := tx.InsertEvent(ctx, ev, store.EventMeta{TopLevel: true})
+			_, err := tx.InsertEvent(ctx, ev, records.EventMeta{TopLevel: true})
 			return err
 		},
 	}
@@ -145,9 +146,9 @@ VALUES ('default', $1, $2, 0, $3)`, pk, tc.rule, tc.expires); err != nil {
 			var want error
 			switch {
 			case tc.banned:
-				want = store.ErrBanned
+				want = records.ErrBanned
 			case tc.timedOut:
-				want = store.ErrTimedOut
+				want = records.ErrTimedOut
 			}
 			if !errors.Is(err, want) && (want != nil || err != nil) {
 				t.Errorf("CheckBans: %v, want %v", err, want)

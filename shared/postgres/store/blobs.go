@@ -5,73 +5,28 @@ import (
 	"errors"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/buzzrelay/relay/shared/domain/records"
 )
 
 // Media (migrations/011_blobs.sql): Blossom blobs' metadata, owners, staged
 // uploads and quotas. The bytes live in S3 (shared/aws/s3blobs); every
 // write here is one transaction.
 
-// Blob is a row of blobs.
-type Blob struct {
-	SHA256    string
-	Size      int64
-	Type      string
-	CreatedAt int64
-}
-
-// OwnedBlob is a blob with when one key uploaded it (BUD-02 list).
-type OwnedBlob struct {
-	Blob
-	UploadedAt int64
-}
-
-// Upload is a staged upload (blob_uploads): a presigned S3 PUT the relay
-// completes.
-type Upload struct {
-	Community, ID, SHA256, Type, Pubkey string
-	Size, CreatedAt, ExpiresAt          int64
-}
-
-// Quota refusals: the write would pass a limit; nothing was changed.
-var (
-	ErrKeyDayQuota = errors.New("store: the key's media bytes per day would pass its limit")
-	ErrStoredQuota = errors.New("store: the community's stored media bytes would pass its limit")
-)
-
 // Blob reads one blob of community; ErrNotFound when it holds none.
-func (s *Store) Blob(ctx context.Context, community, sha256 string) (*Blob, error) {
-	b := Blob{SHA256: sha256}
+func (s *Store) Blob(ctx context.Context, community, sha256 string) (*records.Blob, error) {
+	b := records.Blob{SHA256: sha256}
 	err := s.pool.QueryRow(ctx, `SELECT size, type, created_at FROM blobs WHERE community_id = $1 AND sha256 = $2`,
 		community, sha256).Scan(&b.Size, &b.Type, &b.CreatedAt)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, ErrNotFound
-	}
 	if err != nil {
 		return nil, errorf("blob: %w", err)
 	}
 	return &b, nil
 }
 
-// BlobAccess is one blob as a reader's request for it sees it.
-type BlobAccess struct {
-	// Blob is the community's blob; nil when it holds none.
-	Blob *Blob
-	// Staged: uploads of the hash are staged (presigned) and wait for the
-	// relay to complete them.
-	Staged bool
-	// Owner: the reader is one of the blob's uploaders.
-	Owner bool
-	// Readable: the reader may read the blob: an owner, or a reader of one
-	// of the events that reference it (the access rule, maySeeSQL, over
-	// blob_refs, migrations/014), or anyone when no event references it.
-	// A referencing event that is gone or deleted grants nobody but keeps
-	// the blob a referenced one.
-	Readable bool
-}
-
 // BlobFor reads community's blob of sha256 as reader ("" for a request
 // without a key) may read it, in one statement.
-func (s *Store) BlobFor(ctx context.Context, community, sha256, reader string) (BlobAccess, error) {
+func (s *Store) BlobFor(ctx context.Context, community, sha256, reader string) (records.BlobAccess, error) {
 	b := newSQL(community, reader)
 	h := b.arg(sha256)
 	rd := b.readerArg()
@@ -86,14 +41,14 @@ FROM (SELECT 1) one LEFT JOIN blobs b ON b.community_id = $1 AND b.sha256 = ` + 
 	var (
 		size, at  *int64
 		typ       *string
-		a         BlobAccess
+		a         records.BlobAccess
 		referable bool
 	)
 	if err := s.pool.QueryRow(ctx, q, b.args...).Scan(&size, &typ, &at, &a.Staged, &a.Owner, &referable); err != nil {
-		return BlobAccess{}, errorf("blob for a reader: %w", err)
+		return records.BlobAccess{}, errorf("blob for a reader: %w", err)
 	}
 	if size != nil {
-		a.Blob = &Blob{SHA256: sha256, Size: *size, Type: *typ, CreatedAt: *at}
+		a.Blob = &records.Blob{SHA256: sha256, Size: *size, Type: *typ, CreatedAt: *at}
 		a.Readable = a.Owner || referable
 	}
 	return a, nil
@@ -124,23 +79,12 @@ ON CONFLICT (community_id, pubkey, day) DO UPDATE SET bytes = d.bytes + EXCLUDED
   WHERE $5::bigint = 0 OR d.bytes + EXCLUDED.bytes <= $5::bigint
 RETURNING bytes`, community, pubkey, day, bytes, limit).Scan(&total)
 	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		return ErrKeyDayQuota
+	case notFound(err):
+		return records.ErrKeyDayQuota
 	case err != nil:
 		return errorf("charge media bytes: %w", err)
 	}
 	return nil
-}
-
-// NewBlob is one upload to record.
-type NewBlob struct {
-	Community, SHA256, Type, Pubkey string
-	Size, At                        int64
-	// StoredLimit bounds the community's stored bytes (0: none).
-	StoredLimit int64
-	// Upload, when set, is the staged upload this completes: its row goes
-	// in the same transaction.
-	Upload string
 }
 
 // AddBlob records an upload in one transaction: the blob (when new, its
@@ -148,10 +92,10 @@ type NewBlob struct {
 // StoredLimit: ErrStoredQuota, nothing written), pubkey as an owner, and
 // the staged upload's row dropped. It returns the blob as stored (the
 // first upload's type and time) and whether this upload created it.
-func (s *Store) AddBlob(ctx context.Context, b NewBlob) (Blob, bool, error) {
-	var out Blob
+func (s *Store) AddBlob(ctx context.Context, b records.NewBlob) (records.Blob, bool, error) {
+	var out records.Blob
 	var created bool
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		var stored *int64
 		err := tx.QueryRow(ctx, `WITH ins AS (
   INSERT INTO blobs (community_id, sha256, size, type, created_at) VALUES ($1, $2, $3, $4, $5)
@@ -162,13 +106,13 @@ INSERT INTO media_stored AS m (community_id, bytes) SELECT $1, size FROM ins
 ON CONFLICT (community_id) DO UPDATE SET bytes = m.bytes + EXCLUDED.bytes
 RETURNING bytes`, b.Community, b.SHA256, b.Size, b.Type, b.At).Scan(&stored)
 		switch {
-		case errors.Is(err, pgx.ErrNoRows): // already stored
+		case notFound(err): // already stored
 		case err != nil:
 			return err
 		default:
 			created = true
 			if b.StoredLimit > 0 && *stored > b.StoredLimit {
-				return ErrStoredQuota
+				return records.ErrStoredQuota
 			}
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO blob_owners (community_id, sha256, pubkey, uploaded_at) VALUES ($1, $2, $3, $4)
@@ -184,11 +128,11 @@ ON CONFLICT (community_id, sha256, pubkey) DO NOTHING`, b.Community, b.SHA256, b
 		return tx.QueryRow(ctx, `SELECT size, type, created_at FROM blobs WHERE community_id = $1 AND sha256 = $2`,
 			b.Community, b.SHA256).Scan(&out.Size, &out.Type, &out.CreatedAt)
 	})
-	if errors.Is(err, ErrStoredQuota) {
-		return Blob{}, false, ErrStoredQuota
+	if errors.Is(err, records.ErrStoredQuota) {
+		return records.Blob{}, false, records.ErrStoredQuota
 	}
 	if err != nil {
-		return Blob{}, false, errorf("add blob: %w", err)
+		return records.Blob{}, false, errorf("add blob: %w", err)
 	}
 	return out, created, nil
 }
@@ -199,7 +143,7 @@ ON CONFLICT (community_id, sha256, pubkey) DO NOTHING`, b.Community, b.SHA256, b
 // owned is false when there was nothing of pubkey's to remove; gone says
 // the blob row was deleted (its S3 object is then to be moved to trash).
 func (s *Store) RemoveBlob(ctx context.Context, community, sha256, pubkey string, anyOwner bool) (owned, gone bool, err error) {
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `DELETE FROM blob_owners WHERE community_id = $1 AND sha256 = $2 AND ($4 OR pubkey = $3)`,
 			community, sha256, pubkey, anyOwner)
 		if err != nil {
@@ -212,7 +156,7 @@ func (s *Store) RemoveBlob(ctx context.Context, community, sha256, pubkey string
 		err = tx.QueryRow(ctx, `DELETE FROM blobs b WHERE community_id = $1 AND sha256 = $2
   AND NOT EXISTS (SELECT 1 FROM blob_owners o WHERE o.community_id = $1 AND o.sha256 = $2)
 RETURNING size`, community, sha256).Scan(&size)
-		if errors.Is(err, pgx.ErrNoRows) {
+		if notFound(err) {
 			return nil
 		}
 		if err != nil {
@@ -230,7 +174,7 @@ RETURNING size`, community, sha256).Scan(&size)
 
 // BlobsOf lists the blobs pubkey uploaded to community, newest upload
 // first, uploaded in [since, until] (0: unbounded), at most limit.
-func (s *Store) BlobsOf(ctx context.Context, community, pubkey string, since, until int64, limit int) ([]OwnedBlob, error) {
+func (s *Store) BlobsOf(ctx context.Context, community, pubkey string, since, until int64, limit int) ([]records.OwnedBlob, error) {
 	rows, err := s.pool.Query(ctx, `SELECT b.sha256, b.size, b.type, b.created_at, o.uploaded_at
 FROM blob_owners o JOIN blobs b ON b.community_id = o.community_id AND b.sha256 = o.sha256
 WHERE o.community_id = $1 AND o.pubkey = $2 AND ($3 = 0 OR o.uploaded_at >= $3) AND ($4 = 0 OR o.uploaded_at <= $4)
@@ -238,8 +182,8 @@ ORDER BY o.uploaded_at DESC, b.sha256 LIMIT $5`, community, pubkey, since, until
 	if err != nil {
 		return nil, errorf("list blobs: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (OwnedBlob, error) {
-		var b OwnedBlob
+	out, err := collect(rows, func(r pgx.CollectableRow) (records.OwnedBlob, error) {
+		var b records.OwnedBlob
 		return b, r.Scan(&b.SHA256, &b.Size, &b.Type, &b.CreatedAt, &b.UploadedAt)
 	})
 	if err != nil {
@@ -249,7 +193,7 @@ ORDER BY o.uploaded_at DESC, b.sha256 LIMIT $5`, community, pubkey, since, until
 }
 
 // StageUpload records a presigned upload awaiting completion.
-func (s *Store) StageUpload(ctx context.Context, u Upload) error {
+func (s *Store) StageUpload(ctx context.Context, u records.Upload) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO blob_uploads (community_id, upload_id, sha256, size, type, pubkey, created_at, expires_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, u.Community, u.ID, u.SHA256, u.Size, u.Type, u.Pubkey, u.CreatedAt, u.ExpiresAt)
 	if err != nil {
@@ -259,14 +203,14 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, u.Community, u.ID, u.SHA256, u.Size, u
 }
 
 // StagedUploads lists community's staged uploads of a hash, oldest first.
-func (s *Store) StagedUploads(ctx context.Context, community, sha256 string) ([]Upload, error) {
+func (s *Store) StagedUploads(ctx context.Context, community, sha256 string) ([]records.Upload, error) {
 	rows, err := s.pool.Query(ctx, `SELECT upload_id, size, type, pubkey, created_at, expires_at FROM blob_uploads
 WHERE community_id = $1 AND sha256 = $2 ORDER BY created_at, upload_id LIMIT 16`, community, sha256)
 	if err != nil {
 		return nil, errorf("staged uploads: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Upload, error) {
-		u := Upload{Community: community, SHA256: sha256}
+	out, err := collect(rows, func(r pgx.CollectableRow) (records.Upload, error) {
+		u := records.Upload{Community: community, SHA256: sha256}
 		return u, r.Scan(&u.ID, &u.Size, &u.Type, &u.Pubkey, &u.CreatedAt, &u.ExpiresAt)
 	})
 	if err != nil {
@@ -283,16 +227,10 @@ func (s *Store) DropUpload(ctx context.Context, community, id string) error {
 	return nil
 }
 
-// KeyBytes is what one key uploaded.
-type KeyBytes struct {
-	Pubkey string `json:"pubkey"`
-	Bytes  int64  `json:"bytes"`
-}
-
 // MediaStoredUsage is community's media as its operators see it: the
 // bytes and blobs it stores, and the top keys by bytes uploaded on day
 // (at most top of them, most first).
-func (s *Store) MediaStoredUsage(ctx context.Context, community string, day int64, top int) (stored, blobs int64, keys []KeyBytes, err error) {
+func (s *Store) MediaStoredUsage(ctx context.Context, community string, day int64, top int) (stored, blobs int64, keys []records.KeyBytes, err error) {
 	err = s.pool.QueryRow(ctx, `SELECT coalesce((SELECT bytes FROM media_stored WHERE community_id = $1), 0),
   (SELECT count(*) FROM blobs WHERE community_id = $1)`, community).Scan(&stored, &blobs)
 	if err != nil {
@@ -303,8 +241,8 @@ ORDER BY bytes DESC, pubkey LIMIT $3`, community, day, top)
 	if err != nil {
 		return 0, 0, nil, errorf("media usage of %s: %w", community, err)
 	}
-	keys, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (KeyBytes, error) {
-		var k KeyBytes
+	keys, err = collect(rows, func(r pgx.CollectableRow) (records.KeyBytes, error) {
+		var k records.KeyBytes
 		return k, r.Scan(&k.Pubkey, &k.Bytes)
 	})
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/buzzrelay/relay/shared/postgres/store"
+	"github.com/buzzrelay/relay/shared/domain/records"
 )
 
 func hashOf(c byte) string { return strings.Repeat(string(c), 64) }
@@ -18,16 +18,16 @@ func TestBlobsOnceAndOwners(t *testing.T) {
 	_, a := keypair()
 	_, b := keypair()
 	h := hashOf('a')
-	got, created, err := st.AddBlob(ctx, store.NewBlob{Community: "c1", SHA256: h, Type: "image/png", Pubkey: a, Size: 100, At: 10, StoredLimit: 1000})
+	got, created, err := st.AddBlob(ctx, records.NewBlob{Community: "c1", SHA256: h, Type: "image/png", Pubkey: a, Size: 100, At: 10, StoredLimit: 1000})
 	if err != nil || !created || got.Size != 100 || got.Type != "image/png" {
 		t.Fatalf("first add: %+v %v %v", got, created, err)
 	}
-	got, created, err = st.AddBlob(ctx, store.NewBlob{Community: "c1", SHA256: h, Type: "text/plain", Pubkey: b, Size: 100, At: 20, StoredLimit: 1000})
+	got, created, err = st.AddBlob(ctx, records.NewBlob{Community: "c1", SHA256: h, Type: "text/plain", Pubkey: b, Size: 100, At: 20, StoredLimit: 1000})
 	if err != nil || created || got.Type != "image/png" || got.CreatedAt != 10 {
 		t.Fatalf("second add: %+v %v %v", got, created, err)
 	}
 	// Another community keeps its own copy and its own total.
-	if _, created, err := st.AddBlob(ctx, store.NewBlob{Community: "c2", SHA256: h, Pubkey: a, Size: 100, At: 10}); err != nil || !created {
+	if _, created, err := st.AddBlob(ctx, records.NewBlob{Community: "c2", SHA256: h, Pubkey: a, Size: 100, At: 10}); err != nil || !created {
 		t.Fatalf("other community: %v %v", created, err)
 	}
 	if _, stored, _ := st.MediaUsage(ctx, "c1", a, 0); stored != 100 {
@@ -50,7 +50,7 @@ func TestBlobsOnceAndOwners(t *testing.T) {
 	if owned, gone, err := st.RemoveBlob(ctx, "c1", h, b, false); err != nil || !owned || !gone {
 		t.Fatalf("remove b: %v %v %v", owned, gone, err)
 	}
-	if _, err := st.Blob(ctx, "c1", h); !errors.Is(err, store.ErrNotFound) {
+	if _, err := st.Blob(ctx, "c1", h); !errors.Is(err, records.ErrNotFound) {
 		t.Fatalf("blob after last owner left: %v", err)
 	}
 	if _, stored, _ := st.MediaUsage(ctx, "c1", a, 0); stored != 0 {
@@ -65,14 +65,14 @@ func TestBlobQuotas(t *testing.T) {
 	ctx := context.Background()
 	st := freshStore(t)
 	_, a := keypair()
-	if _, _, err := st.AddBlob(ctx, store.NewBlob{Community: "c", SHA256: hashOf('1'), Pubkey: a, Size: 600, At: 1, StoredLimit: 1000}); err != nil {
+	if _, _, err := st.AddBlob(ctx, records.NewBlob{Community: "c", SHA256: hashOf('1'), Pubkey: a, Size: 600, At: 1, StoredLimit: 1000}); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err := st.AddBlob(ctx, store.NewBlob{Community: "c", SHA256: hashOf('2'), Pubkey: a, Size: 600, At: 1, StoredLimit: 1000})
-	if !errors.Is(err, store.ErrStoredQuota) {
+	_, _, err := st.AddBlob(ctx, records.NewBlob{Community: "c", SHA256: hashOf('2'), Pubkey: a, Size: 600, At: 1, StoredLimit: 1000})
+	if !errors.Is(err, records.ErrStoredQuota) {
 		t.Fatalf("over the stored quota: %v", err)
 	}
-	if _, err := st.Blob(ctx, "c", hashOf('2')); !errors.Is(err, store.ErrNotFound) {
+	if _, err := st.Blob(ctx, "c", hashOf('2')); !errors.Is(err, records.ErrNotFound) {
 		t.Fatal("a refused blob left a row")
 	}
 	if _, stored, _ := st.MediaUsage(ctx, "c", a, 0); stored != 600 {
@@ -90,7 +90,7 @@ func TestBlobQuotas(t *testing.T) {
 				mu.Lock()
 				ok++
 				mu.Unlock()
-			} else if !errors.Is(err, store.ErrKeyDayQuota) {
+			} else if !errors.Is(err, records.ErrKeyDayQuota) {
 				t.Error(err)
 			}
 		}()
@@ -99,7 +99,7 @@ func TestBlobQuotas(t *testing.T) {
 	if day, _, _ := st.MediaUsage(ctx, "c", a, 5); ok != 3 || day != 900 {
 		t.Fatalf("%d charges passed, day total %d; want 3, 900", ok, day)
 	}
-	if err := st.ChargeKeyDay(ctx, "c", a, 6, 1001, 1000); !errors.Is(err, store.ErrKeyDayQuota) {
+	if err := st.ChargeKeyDay(ctx, "c", a, 6, 1001, 1000); !errors.Is(err, records.ErrKeyDayQuota) {
 		t.Fatalf("a first charge above the limit: %v", err)
 	}
 }
@@ -108,18 +108,18 @@ func TestStagedUploadsAndStanding(t *testing.T) {
 	ctx := context.Background()
 	st := freshStore(t)
 	_, a := keypair()
-	u := store.Upload{Community: "c", ID: "u1", SHA256: hashOf('3'), Type: "video/mp4", Pubkey: a, Size: 50, CreatedAt: 1, ExpiresAt: 2}
+	u := records.Upload{Community: "c", ID: "u1", SHA256: hashOf('3'), Type: "video/mp4", Pubkey: a, Size: 50, CreatedAt: 1, ExpiresAt: 2}
 	if err := st.StageUpload(ctx, u); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.StageUpload(ctx, u); !errors.Is(err, store.ErrTaken) {
+	if err := st.StageUpload(ctx, u); !errors.Is(err, records.ErrTaken) {
 		t.Fatalf("same id twice: %v", err)
 	}
 	ups, err := st.StagedUploads(ctx, "c", u.SHA256)
 	if err != nil || len(ups) != 1 || ups[0] != u {
 		t.Fatalf("staged: %+v %v", ups, err)
 	}
-	if _, _, err := st.AddBlob(ctx, store.NewBlob{Community: "c", SHA256: u.SHA256, Pubkey: a, Size: 50, At: 3, Upload: "u1"}); err != nil {
+	if _, _, err := st.AddBlob(ctx, records.NewBlob{Community: "c", SHA256: u.SHA256, Pubkey: a, Size: 50, At: 3, Upload: "u1"}); err != nil {
 		t.Fatal(err)
 	}
 	if ups, _ := st.StagedUploads(ctx, "c", u.SHA256); len(ups) != 0 {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/domain/records"
 )
 
 // Votes counts the forum votes (45002) pubkey keeps on target.
@@ -26,7 +27,7 @@ WHERE g.community_id = $1 AND g.name = 'e' AND g.value = $2 AND g.kind = `+strco
 // maxEvents or their stored bytes pass maxBytes, over is true and no row is
 // read (NIP-RS read_state_snapshot is never partial). Both statements run
 // in the snapshot, so the count is the rows'.
-func (s *Snapshot) OwnState(ctx context.Context, kind, maxEvents int, maxBytes int64) (rows []Row, over bool, err error) {
+func (s *Snapshot) OwnState(ctx context.Context, kind, maxEvents int, maxBytes int64) (rows []records.Row, over bool, err error) {
 	var n, size int64
 	err = s.queryRow(ctx, `
 SELECT count(*), coalesce(sum(octet_length(raw)), 0) FROM events e

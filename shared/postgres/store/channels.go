@@ -7,37 +7,32 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/buzzrelay/relay/shared/domain/nip29"
+	"github.com/buzzrelay/relay/shared/domain/records"
 )
-
-// ChannelRow is a channel with its stored state.
-type ChannelRow struct {
-	nip29.Channel
-	Deleted bool
-}
 
 const channelCols = `id, name, about, picture, channel_type, visibility, labels, creator, created_at, deleted_at IS NOT NULL,
   restricted, hidden, closed, supported_kinds, coalesce(parent, '')`
 
-func scanChannel(row pgx.Row) (*ChannelRow, error) {
-	c := &ChannelRow{}
+func scanChannel(row pgx.Row) (*records.Channel, error) {
+	c := &records.Channel{}
 	err := row.Scan(&c.ID, &c.Name, &c.About, &c.Picture, &c.Type, &c.Visibility, &c.Labels, &c.Creator, &c.CreatedAt, &c.Deleted,
 		&c.Restricted, &c.Hidden, &c.Closed, &c.SupportedKinds, &c.Parent)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, ErrNotFound
+	if err != nil {
+		return nil, interpret(err)
 	}
 	c.Private = c.Visibility == nip29.Private
-	return c, err
+	return c, nil
 }
 
 // Channel reads a channel. lock takes a row lock, so moderation events on
 // one channel apply one after another.
-func (t *Tx) Channel(ctx context.Context, id string, lock bool) (*ChannelRow, error) {
+func (t *Tx) Channel(ctx context.Context, id string, lock bool) (*records.Channel, error) {
 	q := `SELECT ` + channelCols + ` FROM channels WHERE community_id = $1 AND id = $2`
 	if lock {
 		q += ` FOR UPDATE`
 	}
 	c, err := scanChannel(t.tx.QueryRow(ctx, q, t.community, id))
-	if err != nil && !errors.Is(err, ErrNotFound) {
+	if err != nil && !errors.Is(err, records.ErrNotFound) {
 		return nil, errorf("channel %s: %w", id, err)
 	}
 	if err == nil {
@@ -59,7 +54,7 @@ func (t *Tx) LockChannelFirst(id string) {
 
 // sawChannel records whether a channel this transaction read is a system
 // channel: its delivery then need not read the flag again.
-func (t *Tx) sawChannel(c *ChannelRow) {
+func (t *Tx) sawChannel(c *records.Channel) {
 	if t.system == nil {
 		t.system = map[string]bool{}
 	}
@@ -68,22 +63,19 @@ func (t *Tx) sawChannel(c *ChannelRow) {
 
 // ChannelAndRole reads a channel and pubkey's active role in it ("" when
 // not a member) in one round trip.
-func (t *Tx) ChannelAndRole(ctx context.Context, id, pubkey string) (*ChannelRow, string, error) {
-	c := &ChannelRow{}
+func (t *Tx) ChannelAndRole(ctx context.Context, id, pubkey string) (*records.Channel, string, error) {
+	c := &records.Channel{}
 	var role *string
 	err := t.tx.QueryRow(ctx, `
 SELECT c.id, c.name, c.about, c.picture, c.channel_type, c.visibility, c.labels, c.creator, c.created_at,
        c.deleted_at IS NOT NULL, c.restricted, c.hidden, c.closed, c.supported_kinds, coalesce(c.parent, ''), m.role
 FROM channels c
 LEFT JOIN channel_members m ON m.community_id = c.community_id AND m.channel_id = c.id
-     AND m.pubkey = $3 AND m.removed_at IS NULL
+     AND m.pubkey = $3 AND m.`+activeMember+`
 WHERE c.community_id = $1 AND c.id = $2`, t.community, id, pubkey).
 		Scan(&c.ID, &c.Name, &c.About, &c.Picture, &c.Type, &c.Visibility, &c.Labels, &c.Creator, &c.CreatedAt, &c.Deleted,
 			&c.Restricted, &c.Hidden, &c.Closed, &c.SupportedKinds, &c.Parent, &role)
 	c.Private = c.Visibility == nip29.Private
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, "", ErrNotFound
-	}
 	if err != nil {
 		return nil, "", errorf("channel %s: %w", id, err)
 	}
@@ -130,12 +122,12 @@ func (t *Tx) DeleteChannel(ctx context.Context, id string, at int64) error {
 func (t *Tx) Members(ctx context.Context, channel string) ([]nip29.MemberRole, error) {
 	rows, err := t.tx.Query(ctx, `
 SELECT pubkey, role FROM channel_members
-WHERE community_id = $1 AND channel_id = $2 AND removed_at IS NULL
+WHERE community_id = $1 AND channel_id = $2 AND `+activeMember+`
 ORDER BY CASE role WHEN 'owner' THEN 0 WHEN 'admin' THEN 1 ELSE 2 END, added_at, pubkey`, t.community, channel)
 	if err != nil {
 		return nil, errorf("members of %s: %w", channel, err)
 	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (nip29.MemberRole, error) {
+	return collect(rows, func(row pgx.CollectableRow) (nip29.MemberRole, error) {
 		var m nip29.MemberRole
 		err := row.Scan(&m.Pubkey, &m.Role)
 		return m, err
@@ -146,8 +138,8 @@ ORDER BY CASE role WHEN 'owner' THEN 0 WHEN 'admin' THEN 1 ELSE 2 END, added_at,
 func (t *Tx) Role(ctx context.Context, channel, pubkey string) (string, error) {
 	var role string
 	err := t.tx.QueryRow(ctx, `SELECT role FROM channel_members
-WHERE community_id = $1 AND channel_id = $2 AND pubkey = $3 AND removed_at IS NULL`, t.community, channel, pubkey).Scan(&role)
-	if errors.Is(err, pgx.ErrNoRows) {
+WHERE community_id = $1 AND channel_id = $2 AND pubkey = $3 AND `+activeMember, t.community, channel, pubkey).Scan(&role)
+	if notFound(err) {
 		return "", nil
 	}
 	if err != nil {
@@ -163,7 +155,7 @@ INSERT INTO channel_members (community_id, channel_id, pubkey, role, added_at)
 VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (community_id, channel_id, pubkey) DO UPDATE SET
   role = EXCLUDED.role,
-  added_at = CASE WHEN channel_members.removed_at IS NULL THEN channel_members.added_at ELSE EXCLUDED.added_at END,
+  added_at = CASE WHEN channel_members.`+activeMember+` THEN channel_members.added_at ELSE EXCLUDED.added_at END,
   removed_at = NULL`, t.community, channel, pubkey, role, at); err != nil {
 		return errorf("put member: %w", err)
 	}
@@ -173,7 +165,7 @@ ON CONFLICT (community_id, channel_id, pubkey) DO UPDATE SET
 // RemoveMember ends pubkey's membership.
 func (t *Tx) RemoveMember(ctx context.Context, channel, pubkey string, at int64) error {
 	if _, err := t.tx.Exec(ctx, `UPDATE channel_members SET removed_at = $4
-WHERE community_id = $1 AND channel_id = $2 AND pubkey = $3 AND removed_at IS NULL`, t.community, channel, pubkey, at); err != nil {
+WHERE community_id = $1 AND channel_id = $2 AND pubkey = $3 AND `+activeMember, t.community, channel, pubkey, at); err != nil {
 		return errorf("remove member: %w", err)
 	}
 	return nil
@@ -184,7 +176,7 @@ WHERE community_id = $1 AND channel_id = $2 AND pubkey = $3 AND removed_at IS NU
 func (t *Tx) StateHead(ctx context.Context, channel string, kind int) (createdAt int64, eventID string, ok bool, err error) {
 	err = t.tx.QueryRow(ctx, `SELECT created_at, event_id FROM channel_state_heads
 WHERE community_id = $1 AND channel_id = $2 AND kind = $3`, t.community, channel, kind).Scan(&createdAt, &eventID)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if notFound(err) {
 		return 0, "", false, nil
 	}
 	if err != nil {
@@ -208,8 +200,8 @@ ON CONFLICT (community_id, channel_id, kind) DO UPDATE SET event_id = EXCLUDED.e
 // active role there, in one round trip: what a reply, reaction or edit needs
 // to know about the event it points at. ch is nil for an event outside any
 // channel; role is "" for a non-member.
-func (t *Tx) Target(ctx context.Context, id, pubkey string) (ref *EventRef, ch *ChannelRow, role string, err error) {
-	ref = &EventRef{ID: id}
+func (t *Tx) Target(ctx context.Context, id, pubkey string) (ref *records.EventRef, ch *records.Channel, role string, err error) {
+	ref = &records.EventRef{ID: id}
 	var depth *int32
 	var root, parent, chID, d, cID, cName, cAbout, cPicture, cType, cVis, cCreator, cParent, r *string
 	var deleted, cCreated *int64
@@ -224,14 +216,11 @@ FROM events e
 LEFT JOIN thread_metadata m ON m.community_id = e.community_id AND m.event_id = e.id
 LEFT JOIN channels c ON c.community_id = e.community_id AND c.id = e.channel_id
 LEFT JOIN channel_members r ON r.community_id = c.community_id AND r.channel_id = c.id
-     AND r.pubkey = $3 AND r.removed_at IS NULL
+     AND r.pubkey = $3 AND r.`+activeMember+`
 WHERE e.community_id = $1 AND e.id = $2`, t.community, id, pubkey).
 		Scan(&ref.Pubkey, &ref.Kind, &ref.CreatedAt, &chID, &d, &deleted, &depth, &root, &parent,
 			&cID, &cName, &cAbout, &cPicture, &cType, &cVis, &cLabels, &cCreator, &cCreated, &cDeleted,
 			&cRestricted, &cHidden, &cClosed, &cKinds, &cParent, &r)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil, "", ErrNotFound
-	}
 	if err != nil {
 		return nil, nil, "", errorf("target %s: %w", id, err)
 	}
@@ -240,7 +229,7 @@ WHERE e.community_id = $1 AND e.id = $2`, t.community, id, pubkey).
 		ref.HasThread, ref.Depth, ref.RootID, ref.ParentID = true, int(*depth), deref(root), deref(parent)
 	}
 	if cID != nil {
-		ch = &ChannelRow{Deleted: *cDeleted}
+		ch = &records.Channel{Deleted: *cDeleted}
 		ch.ID, ch.Name, ch.About, ch.Picture = *cID, *cName, *cAbout, *cPicture
 		ch.Type, ch.Visibility, ch.Labels, ch.Creator, ch.CreatedAt = *cType, *cVis, cLabels, *cCreator, *cCreated
 		ch.Private, ch.Restricted, ch.Hidden, ch.Closed = *cVis == nip29.Private, *cRestricted, *cHidden, *cClosed

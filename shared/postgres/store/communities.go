@@ -4,76 +4,61 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/buzzrelay/relay/shared/domain/records"
 )
 
 // Statements of the communities aggregate: the communities row, its
 // hostnames (community_hosts), its NIP-86 pubkey rules and banned events.
 // shared/service/community decides what may change; these only execute.
 
-// CommunityRow is a communities row with its hostnames, sorted.
-type CommunityRow struct {
-	ID, Name, About, Picture string
-	Operators, Hosts         []string
-	Limits                   []byte
-	RelayPubkey              string // "" while it has no relay key of its own
-	Ciphertext               []byte
-	CreatedAt                time.Time
-	DisabledAt               *time.Time
-	// MembershipEnforced: NIP-43, only members may use the community.
-	MembershipEnforced bool
-}
-
 const selectCommunity = `SELECT c.id, c.name, c.about, c.picture, c.operators, c.limits,
        COALESCE(c.relay_pubkey, ''), c.relay_key_ciphertext, c.created_at, c.disabled_at, c.membership_enforced,
        ARRAY(SELECT h.host FROM community_hosts h WHERE h.community_id = c.id ORDER BY h.host)
 FROM communities c`
 
-func scanCommunity(row pgx.Row) (*CommunityRow, error) {
-	var c CommunityRow
+func scanCommunity(row pgx.Row) (*records.Community, error) {
+	var c records.Community
 	err := row.Scan(&c.ID, &c.Name, &c.About, &c.Picture, &c.Operators, &c.Limits,
 		&c.RelayPubkey, &c.Ciphertext, &c.CreatedAt, &c.DisabledAt, &c.MembershipEnforced, &c.Hosts)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, ErrNotFound
-	}
 	if err != nil {
-		return nil, err
+		return nil, interpret(err)
 	}
 	return &c, nil
 }
 
 // CommunityAt reads the community host is a hostname of, or community
 // fallback while no community has any hostname; ErrNotFound when neither.
-func (s *Store) CommunityAt(ctx context.Context, host, fallback string) (*CommunityRow, error) {
+func (s *Store) CommunityAt(ctx context.Context, host, fallback string) (*records.Community, error) {
 	c, err := scanCommunity(s.pool.QueryRow(ctx, selectCommunity+`
 WHERE c.id = (SELECT community_id FROM community_hosts WHERE host = $1)
    OR (c.id = $2 AND NOT EXISTS (SELECT 1 FROM community_hosts))`, host, fallback))
-	if err != nil && !errors.Is(err, ErrNotFound) {
+	if err != nil && !errors.Is(err, records.ErrNotFound) {
 		return nil, errorf("community at host %q: %w", host, err)
 	}
 	return c, err
 }
 
 // Community reads community id, disabled or not; ErrNotFound when unknown.
-func (s *Store) Community(ctx context.Context, id string) (*CommunityRow, error) {
+func (s *Store) Community(ctx context.Context, id string) (*records.Community, error) {
 	c, err := scanCommunity(s.pool.QueryRow(ctx, selectCommunity+` WHERE c.id = $1`, id))
-	if err != nil && !errors.Is(err, ErrNotFound) {
+	if err != nil && !errors.Is(err, records.ErrNotFound) {
 		return nil, errorf("community %q: %w", id, err)
 	}
 	return c, err
 }
 
 // Communities reads every community, by id.
-func (s *Store) Communities(ctx context.Context) ([]*CommunityRow, error) {
+func (s *Store) Communities(ctx context.Context) ([]*records.Community, error) {
 	rows, err := s.pool.Query(ctx, selectCommunity+` ORDER BY c.id`)
 	if err != nil {
 		return nil, errorf("list communities: %w", err)
 	}
 	defer rows.Close()
-	var out []*CommunityRow
+	var out []*records.Community
 	for rows.Next() {
 		c, err := scanCommunity(rows)
 		if err != nil {
@@ -90,12 +75,12 @@ func (s *Store) Communities(ctx context.Context) ([]*CommunityRow, error) {
 // CreateCommunity inserts c (its relay key included, none when RelayPubkey
 // is "") with its hostnames in one transaction. A taken id or hostname is a *TakenError and stores
 // nothing.
-func (s *Store) CreateCommunity(ctx context.Context, c *CommunityRow) error {
+func (s *Store) CreateCommunity(ctx context.Context, c *records.Community) error {
 	ops := c.Operators
 	if ops == nil {
 		ops = []string{}
 	}
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	return s.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO communities (id, name, about, picture, operators, relay_key_ciphertext, relay_pubkey)
 VALUES ($1, $2, $3, $4, $5, $6, $7)`, c.ID, c.Name, c.About, c.Picture, ops, c.Ciphertext, nullable(c.RelayPubkey)); err != nil {
 			return errorf("create community %s: %w", c.ID, taken(err, "community id "+c.ID))
@@ -154,7 +139,7 @@ func (s *Store) updateCommunity(ctx context.Context, id, what, sql string, args 
 		return errorf("community %s: %s: %w", id, what, err)
 	}
 	if tag.RowsAffected() == 0 {
-		return errorf("community %q: %w", id, ErrNotFound)
+		return errorf("community %q: %w", id, records.ErrNotFound)
 	}
 	return nil
 }
@@ -191,26 +176,16 @@ WHERE id = $1 AND (relay_key_ciphertext IS NULL OR $4)`, id, ciphertext, pubkey,
 func (s *Store) RelayKey(ctx context.Context, id string) (ciphertext []byte, pubkey string, err error) {
 	var pub *string
 	err = s.pool.QueryRow(ctx, `SELECT relay_key_ciphertext, relay_pubkey FROM communities WHERE id = $1`, id).Scan(&ciphertext, &pub)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, "", errorf("relay key of %s: %w", id, ErrNotFound)
-	}
 	if err != nil {
 		return nil, "", errorf("relay key of %s: %w", id, err)
 	}
 	return ciphertext, deref(pub), nil
 }
 
-// Community info columns SetCommunityInfo changes.
-const (
-	InfoName    = "name"
-	InfoAbout   = "about"
-	InfoPicture = "picture"
-)
-
 var setInfo = map[string]string{
-	InfoName:    `UPDATE communities SET name = $2 WHERE id = $1`,
-	InfoAbout:   `UPDATE communities SET about = $2 WHERE id = $1`,
-	InfoPicture: `UPDATE communities SET picture = $2 WHERE id = $1`,
+	records.InfoName:    `UPDATE communities SET name = $2 WHERE id = $1`,
+	records.InfoAbout:   `UPDATE communities SET about = $2 WHERE id = $1`,
+	records.InfoPicture: `UPDATE communities SET picture = $2 WHERE id = $1`,
 }
 
 // SetCommunityInfo sets one of InfoName, InfoAbout, InfoPicture.
@@ -243,12 +218,9 @@ func (s *Store) SeedCommunityOperator(ctx context.Context, id, pubkey string) (b
 // it): removed false when it was none of them, last true (nothing
 // changed) when it is the only one. ErrNotFound: no such community.
 func (s *Store) RemoveCommunityOperator(ctx context.Context, id, pubkey string) (removed, last bool, err error) {
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		var ops []string
 		if err := tx.QueryRow(ctx, `SELECT operators FROM communities WHERE id = $1 FOR UPDATE`, id).Scan(&ops); err != nil {
-			if errors.Is(err, pgx.ErrNoRows) {
-				return ErrNotFound
-			}
 			return errorf("community %s: remove operator: %w", id, err)
 		}
 		if !slices.Contains(ops, pubkey) {

@@ -2,18 +2,11 @@ package store
 
 import (
 	"context"
-	"errors"
-	"github.com/buzzrelay/relay/shared/domain/session"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/buzzrelay/relay/shared/domain/session"
 )
-
-// ErrUnknownConnection is returned for a connection id with no live row.
-var ErrUnknownConnection = session.ErrUnknownConnection
-
-// Connection is one row of ws_connections (migrations/003_websocket.sql);
-// the noun is shared/domain/session's.
-type Connection = session.Connection
 
 // openConnectionSQL records a connection ($1 id, $2 community, $3 relay
 // URLs, $4 challenge, $5 connected, $6 expires, $7 key or "", $8 challenge
@@ -25,14 +18,14 @@ ON CONFLICT (id) DO UPDATE SET community_id = EXCLUDED.community_id, relay_urls 
   challenge = EXCLUDED.challenge, challenge_sent = EXCLUDED.challenge_sent, pubkey = EXCLUDED.pubkey,
   connected_at = EXCLUDED.connected_at, expires_at = EXCLUDED.expires_at`
 
-func openConnectionArgs(c Connection) []any {
+func openConnectionArgs(c session.Connection) []any {
 	return []any{c.ID, c.Community, nonNil(c.RelayURLs), c.Challenge, c.ConnectedAt, c.ExpiresAt, c.Pubkey, c.ChallengeSent}
 }
 
 // OpenConnection records c, replacing a row with the same id (and its
 // challenge state and key, which become c's); when pruneBefore is not 0 it
 // also deletes the connections that expired before it.
-func (s *Store) OpenConnection(ctx context.Context, c Connection, pruneBefore int64) error {
+func (s *Store) OpenConnection(ctx context.Context, c session.Connection, pruneBefore int64) error {
 	_, err := s.pool.Exec(ctx, openConnectionSQL, openConnectionArgs(c)...)
 	if err != nil {
 		return errorf("record connection %s: %w", c.ID, err)
@@ -47,15 +40,15 @@ func (s *Store) OpenConnection(ctx context.Context, c Connection, pruneBefore in
 
 // Connection returns connection id if it is still live at now (unix
 // seconds), or ErrUnknownConnection.
-func (s *Store) Connection(ctx context.Context, id string, now int64) (*Connection, error) {
-	c := &Connection{ID: id}
+func (s *Store) Connection(ctx context.Context, id string, now int64) (*session.Connection, error) {
+	c := &session.Connection{ID: id}
 	var pk *string
 	err := s.pool.QueryRow(ctx, `
 SELECT community_id, relay_urls, challenge, challenge_sent, pubkey, connected_at, expires_at
 FROM ws_connections WHERE id = $1 AND expires_at > $2`, id, now).
 		Scan(&c.Community, &c.RelayURLs, &c.Challenge, &c.ChallengeSent, &pk, &c.ConnectedAt, &c.ExpiresAt)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, ErrUnknownConnection
+	if notFound(err) {
+		return nil, session.ErrUnknownConnection
 	}
 	if err != nil {
 		return nil, errorf("load connection %s: %w", id, err)
@@ -85,7 +78,7 @@ func (s *Store) AuthenticateConnection(ctx context.Context, id, pubkey string) e
 		return errorf("authenticate connection: %w", err)
 	}
 	if tag.RowsAffected() == 0 {
-		return ErrUnknownConnection
+		return session.ErrUnknownConnection
 	}
 	return nil
 }
@@ -105,7 +98,7 @@ func (s *Store) LiveConnections(ctx context.Context, now int64) ([]string, error
 	if err != nil {
 		return nil, errorf("live connections: %w", err)
 	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	ids, err := collect(rows, pgx.RowTo[string])
 	if err != nil {
 		return nil, errorf("live connections: %w", err)
 	}

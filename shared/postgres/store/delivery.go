@@ -2,10 +2,12 @@ package store
 
 import (
 	"context"
-	"errors"
 	"slices"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/buzzrelay/relay/shared/domain/records"
+	"github.com/buzzrelay/relay/shared/domain/session"
 )
 
 // Delivered is what live delivery needs about one stored event: its JSON,
@@ -29,12 +31,12 @@ type Deliveries struct {
 	// Subscriptions are the live subscriptions indexed under the channels
 	// of these events (stored ones, and the channels asked about) or the
 	// any-channel bucket: the candidates of their delivery. None when Over.
-	Subscriptions []Subscription
+	Subscriptions []session.Subscription
 	// Reaches answers access.Reaches for (channel, reader) pairs of the
 	// subscriptions, read with them (the one-channel statement: for its
 	// channel and every subscription's reader); a pair it lacks is
 	// Readable's to answer.
-	Reaches map[ReadPair]bool
+	Reaches map[records.ReadPair]bool
 	// Over reports that the index holds at least the limit's entries under
 	// those channels: the audience may be that large, it is the fan-out
 	// function's (AudienceBounds, AudienceRange) and Subscriptions were
@@ -122,7 +124,7 @@ func (r DeliveryRequest) queueOneChannel(b *pgx.Batch, community string, out *De
 			b.Queue(deliverySystemOneSQL, community, channel).QueryRow(func(row pgx.Row) error {
 				var system bool
 				err := row.Scan(&system)
-				if errors.Is(err, pgx.ErrNoRows) {
+				if notFound(err) {
 					return nil
 				}
 				out.System[channel] = system
@@ -144,9 +146,9 @@ func (r DeliveryRequest) queueOneChannel(b *pgx.Batch, community string, out *De
 // statement) each row also says whether its reader reaches channel.
 func (d *Deliveries) scanAudience(rows pgx.Rows, channel string) error {
 	if channel != "" {
-		d.Reaches = map[ReadPair]bool{}
+		d.Reaches = map[records.ReadPair]bool{}
 	}
-	var sub Subscription
+	var sub session.Subscription
 	var reaches bool
 	_, err := pgx.ForEachRow(rows, []any{&d.Over, &d.Cutoff, &sub.Connection, &sub.Sub, &sub.Pubkey, &sub.Filters, &reaches}, func() error {
 		if sub.Connection == "" {
@@ -154,7 +156,7 @@ func (d *Deliveries) scanAudience(rows pgx.Rows, channel string) error {
 		}
 		d.Subscriptions = append(d.Subscriptions, sub)
 		if channel != "" {
-			d.Reaches[ReadPair{Channel: channel, Reader: sub.Pubkey}] = reaches
+			d.Reaches[records.ReadPair{Channel: channel, Reader: sub.Pubkey}] = reaches
 		}
 		return nil
 	})

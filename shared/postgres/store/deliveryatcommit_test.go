@@ -9,6 +9,8 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/domain/nip29"
+	"github.com/buzzrelay/relay/shared/domain/records"
+	"github.com/buzzrelay/relay/shared/domain/session"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
@@ -24,12 +26,12 @@ func TestDeliveryRidesTheCommit(t *testing.T) {
 	const community = "default"
 	channel := testkit.ChannelID()
 	now := time.Now().Unix()
-	if err := st.OpenConnection(ctx, store.Connection{ID: "conn", Community: community, Challenge: "c",
+	if err := st.OpenConnection(ctx, session.Connection{ID: "conn", Community: community, Challenge: "c",
 		RelayURLs: []string{"ws://x"}, ConnectedAt: now, ExpiresAt: now + 3600}, 0); err != nil {
 		t.Fatal(err)
 	}
-	if v, err := st.Subscribe(ctx, store.NewSubscription{
-		Subscription: store.Subscription{Connection: "conn", Sub: "s", Pubkey: "pk", Filters: `[{"kinds":[9]}]`},
+	if v, err := st.Subscribe(ctx, session.NewSubscription{
+		Subscription: session.Subscription{Connection: "conn", Sub: "s", Pubkey: "pk", Filters: `[{"kinds":[9]}]`},
 		Community:    community, Pins: []string{channel}, CreatedAt: now,
 	}, store.SubscribeLimits{PerConnection: 10}); err != nil || v != store.Stored {
 		t.Fatalf("subscribe: %v %v", v, err)
@@ -61,7 +63,7 @@ func TestDeliveryRidesTheCommit(t *testing.T) {
 			d = tx.DeliveryAtCommit(func() store.DeliveryRequest {
 				return store.DeliveryRequest{IDs: []string{ev.ID}, Now: now}
 			})
-			_, err := tx.InsertEvent(ctx, ev, store.EventMeta{ChannelID: channel, TopLevel: true, Last: last})
+			_, err := tx.InsertEvent(ctx, ev, records.EventMeta{ChannelID: channel, TopLevel: true, Last: last})
 			return err
 		}); err != nil {
 			t.Fatal(err)
@@ -110,7 +112,7 @@ func TestDeliverySystemFlag(t *testing.T) {
 					return err
 				}
 			}
-			_, err := tx.InsertEvent(ctx, ev, store.EventMeta{ChannelID: channel, TopLevel: true, Last: true})
+			_, err := tx.InsertEvent(ctx, ev, records.EventMeta{ChannelID: channel, TopLevel: true, Last: true})
 			return err
 		}); err != nil {
 			t.Fatal(err)

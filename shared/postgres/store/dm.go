@@ -2,9 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // Buzz's DM channels: a participant's hidden mark (41012) and the hidden
@@ -19,7 +16,7 @@ func (t *Tx) SetDMHidden(ctx context.Context, channel, pubkey string, at int64) 
 		v = at
 	}
 	tag, err := t.tx.Exec(ctx, `UPDATE channel_members SET hidden_at = $4
-WHERE community_id = $1 AND channel_id = $2 AND pubkey = $3 AND removed_at IS NULL
+WHERE community_id = $1 AND channel_id = $2 AND pubkey = $3 AND `+activeMember+`
   AND (hidden_at IS NULL) = ($4::bigint IS NOT NULL)`, t.community, channel, pubkey, v)
 	if err != nil {
 		return false, errorf("set dm hidden: %w", err)
@@ -32,7 +29,7 @@ WHERE community_id = $1 AND channel_id = $2 AND pubkey = $3 AND removed_at IS NU
 func (t *Tx) HiddenDMs(ctx context.Context, pubkey string) ([]string, error) {
 	rows, err := t.tx.Query(ctx, `SELECT m.channel_id FROM channel_members m
 JOIN channels c ON c.community_id = m.community_id AND c.id = m.channel_id
-WHERE m.community_id = $1 AND m.pubkey = $2 AND m.removed_at IS NULL AND m.hidden_at IS NOT NULL
+WHERE m.community_id = $1 AND m.pubkey = $2 AND m.`+activeMember+` AND m.hidden_at IS NOT NULL
   AND c.channel_type = 'dm' AND c.deleted_at IS NULL
 ORDER BY m.channel_id`, t.community, pubkey)
 	if err != nil {
@@ -61,9 +58,6 @@ func (t *Tx) CreateKind(ctx context.Context, channel string) (int, error) {
 	err := t.tx.QueryRow(ctx, `SELECT coalesce(e.kind, 0) FROM channels c
 LEFT JOIN events e ON e.community_id = c.community_id AND e.id = c.create_event
 WHERE c.community_id = $1 AND c.id = $2`, t.community, channel).Scan(&kind)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, ErrNotFound
-	}
 	if err != nil {
 		return 0, errorf("create kind of %s: %w", channel, err)
 	}

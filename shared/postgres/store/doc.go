@@ -1,14 +1,19 @@
 // Package store is the relay's only door to PostgreSQL (pgx): it owns every
 // SQL statement, and callers pass the community id each statement is
-// scoped by. Its files are grouped by the table or aggregate they serve,
+// scoped by. The nouns it reads and writes (a channel, a community, a
+// blob, a report, ...) and the errors that say what a failure means are
+// the domain's, shared/domain/records and shared/domain/session: no
+// transport imports the store (TestTransportsSpeakTheDomainNotTheStore).
+// Shared predicates are written once (activeMember, the access twin's
+// clauses in access.go). Its files are grouped by the table or aggregate they serve,
 // fixed statements beside the Go that runs them:
 //
 //   - Pool and transactions: store.go (Store, Open, Ping, the write
 //     transaction Tx), connect.go (the IAM token as password), lazytx.go
 //     (BEGIN sent with the first statement, a deferred check riding on the
-//     next one), errors.go (what a database error means, decided once:
-//     ErrNotFound, ErrTaken, IsSerialization, and unavailability marked
-//     reject.ErrUnavailable), statements.go (the count of statements
+//     next one), errors.go (interpret: what a database error means, decided
+//     once and applied to every error returned: records.ErrNotFound,
+//     records.ErrTaken, records.ErrConflict, reject.ErrUnavailable), statements.go (the count of statements
 //     sent, for the benchmarks), roundtrip.go (the emulated Aurora round
 //     trip, APIGW_COSTS), status.go (the operator's deep status).
 //   - Events and threads (the write side): events.go (events and

@@ -118,3 +118,52 @@ func moduleRoot(t *testing.T) string {
 	}
 	return filepath.Dir(mod)
 }
+
+const storePkg = "github.com/buzzrelay/relay/shared/postgres/store"
+
+// storeUsers are the layers whose non-test code may import the store: the
+// store's own layer, the use cases that run its statements, the wiring that
+// opens it, the test kits and the local commands. A transport, the domain,
+// an AWS adapter or a function speaks the domain's nouns
+// (shared/domain/records, shared/domain/session) and never the store's.
+var storeUsers = []string{
+	"github.com/buzzrelay/relay/shared/postgres/",
+	"github.com/buzzrelay/relay/shared/service/",
+	"github.com/buzzrelay/relay/shared/wiring/",
+	"github.com/buzzrelay/relay/shared/testing/",
+	"github.com/buzzrelay/relay/localdev/",
+}
+
+// storeUntilRouted are the transports that still import the store: none
+// since the route table (NIP-86 a use case under shared/service/manage,
+// the deep health check over bridge.Database). The list only shrinks: a
+// package on it that no longer imports the store fails too.
+var storeUntilRouted = map[string]bool{}
+
+// TestTransportsSpeakTheDomainNotTheStore: no package outside storeUsers
+// imports the store in its non-test code, so the rows the transports
+// encode and the errors they map are the domain's types.
+func TestTransportsSpeakTheDomainNotTheStore(t *testing.T) {
+	out := goList(t, "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./...")
+	importers := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 0 && slices.Contains(f[1:], storePkg) {
+			importers[f[0]] = true
+		}
+	}
+	if !importers["github.com/buzzrelay/relay/shared/service/ingest"] {
+		t.Fatalf("go list names %d importers of the store, not shared/service/ingest: the test is not looking at the module", len(importers))
+	}
+	for p := range importers {
+		if storeUntilRouted[p] || slices.ContainsFunc(storeUsers, func(u string) bool { return strings.HasPrefix(p, u) }) {
+			continue
+		}
+		t.Errorf("%s imports %s: take the nouns from shared/domain (records, session) and the statements through a use case under shared/service", p, storePkg)
+	}
+	for p := range storeUntilRouted {
+		if !importers[p] {
+			t.Errorf("%s no longer imports the store: take it off storeUntilRouted", p)
+		}
+	}
+}

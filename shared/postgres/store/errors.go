@@ -1,34 +1,22 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 )
 
-// What the store's errors mean, decided here once: callers test them with
-// errors.Is / errors.As and never look at a database error themselves.
-// ErrNotFound, ErrTaken (*TakenError), a retryable conflict
-// (IsSerialization), and a database that cannot be reached right now:
-// every error the store returns is built by errorf (or passed through
-// classify at Tx and Read), so errors.Is(err, reject.ErrUnavailable) holds
-// for those.
-
-// ErrTaken is a unique key another row already holds; the error carrying it
-// is a *TakenError saying which.
-var ErrTaken = errors.New("already taken")
-
-// TakenError names the key that is taken ("community id x", "hostname h").
-type TakenError struct{ What string }
-
-func (e *TakenError) Error() string { return e.What + " is already taken" }
-
-// Is makes errors.Is(err, ErrTaken) true.
-func (e *TakenError) Is(target error) bool { return target == ErrTaken }
+// What a database error means is decided here once, by interpret, and
+// every error the store returns has passed through it (errorf builds them;
+// Tx and Read interpret what their callbacks return): callers test them
+// with errors.Is / errors.As and never look at a database error themselves.
 
 // SQLSTATE codes the store interprets.
 const (
@@ -38,34 +26,77 @@ const (
 	codeDeadlockDetected     = "40P01"
 )
 
-// IsSerialization reports whether err is a retryable conflict.
-func IsSerialization(err error) bool {
-	code := sqlState(err)
-	return code == codeSerializationFailure || code == codeDeadlockDetected
-}
-
-// errorf is errorf(""+format, args...), classified.
-func errorf(format string, args ...any) error {
-	return classify(fmt.Errorf("store: "+format, args...))
-}
-
-// classify marks err as reject.ErrUnavailable when it says the database
-// cannot be reached right now (databaseUnavailable); any other error is
-// returned as it is.
-func classify(err error) error {
-	if err == nil || errors.Is(err, reject.ErrUnavailable) || !databaseUnavailable(err) {
+// interpret is what err means, decided once; the driver's error stays in
+// the chain (its text is the error's), the meaning is added to it:
+//   - no row (pgx.ErrNoRows): records.ErrNotFound;
+//   - a unique violation: records.ErrTaken (taken names the key);
+//   - a serialization failure or a deadlock: records.ErrConflict, which a
+//     retry of the whole transaction may clear (IsSerialization);
+//   - the database cannot be reached right now (databaseUnavailable):
+//     reject.ErrUnavailable;
+//   - anything else: as it is: a context's cancellation or deadline
+//     (errors.Is finds context.Canceled / DeadlineExceeded), a rejection a
+//     callback returned, any other failure of the statement.
+//
+// interpret of an interpreted error is the same error.
+func interpret(err error) error {
+	if err == nil {
+		return nil
+	}
+	for _, m := range []error{records.ErrNotFound, records.ErrTaken, records.ErrConflict, reject.ErrUnavailable} {
+		if errors.Is(err, m) {
+			return err
+		}
+	}
+	var means error
+	switch code := sqlState(err); {
+	case errors.Is(err, pgx.ErrNoRows):
+		means = records.ErrNotFound
+	case code == codeUniqueViolation:
+		means = records.ErrTaken
+	case code == codeSerializationFailure, code == codeDeadlockDetected:
+		means = records.ErrConflict
+	case databaseUnavailable(err):
+		means = reject.ErrUnavailable
+	default:
 		return err
 	}
-	return &unavailableError{err: err}
+	return &meaning{err: err, means: means}
 }
 
-// unavailableError is a database error that means "retry in a few
-// seconds": its text and chain are the driver's, and errors.Is finds
-// reject.ErrUnavailable in it too.
-type unavailableError struct{ err error }
+// meaning is a database error with what it means: its text and chain are
+// the driver's, and errors.Is finds the meaning in it too.
+type meaning struct{ err, means error }
 
-func (e *unavailableError) Error() string   { return e.err.Error() }
-func (e *unavailableError) Unwrap() []error { return []error{e.err, reject.ErrUnavailable} }
+func (e *meaning) Error() string   { return e.err.Error() }
+func (e *meaning) Unwrap() []error { return []error{e.err, e.means} }
+
+// collect is pgx.CollectRows with its error interpreted.
+func collect[T any](rows pgx.Rows, fn pgx.RowToFunc[T]) ([]T, error) {
+	out, err := pgx.CollectRows(rows, fn)
+	return out, interpret(err)
+}
+
+// inTx runs fn in one transaction of the pool (pgx.BeginFunc: committed
+// when fn returns nil, rolled back otherwise), its error interpreted.
+func (s *Store) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
+	return interpret(pgx.BeginFunc(ctx, s.pool, fn))
+}
+
+// notFound reports whether err means no row (records.ErrNotFound), for the
+// statements whose missing row is an answer rather than an error.
+func notFound(err error) bool { return errors.Is(interpret(err), records.ErrNotFound) }
+
+// IsSerialization reports whether err is a retryable conflict
+// (records.ErrConflict).
+func IsSerialization(err error) bool {
+	return errors.Is(interpret(err), records.ErrConflict)
+}
+
+// errorf is fmt.Errorf("store: "+format, args...), interpreted.
+func errorf(format string, args ...any) error {
+	return interpret(fmt.Errorf("store: "+format, args...))
+}
 
 // databaseUnavailable reports whether err means the database cannot be
 // reached right now and the same request will likely work in a few seconds:
@@ -75,7 +106,7 @@ func (e *unavailableError) Unwrap() []error { return []error{e.err, reject.ErrUn
 // knows never reached the server. A server error of any other class (an
 // authentication or configuration error included) is not: retrying will
 // not help. Network failures that are not the driver's are reject's to
-// classify.
+// interpret.
 func databaseUnavailable(err error) bool {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
@@ -109,11 +140,8 @@ func sqlState(err error) string {
 // taken turns a unique violation into a *TakenError about what; any other
 // error is returned as it is.
 func taken(err error, what string) error {
-	if sqlState(err) == codeUniqueViolation {
-		return &TakenError{What: what}
+	if errors.Is(interpret(err), records.ErrTaken) {
+		return &records.TakenError{What: what}
 	}
 	return err
 }
-
-// ErrNotFound is returned for a missing row.
-var ErrNotFound = errors.New("not found")

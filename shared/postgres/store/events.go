@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"strings"
 
@@ -11,6 +10,7 @@ import (
 
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/nip40"
+	"github.com/buzzrelay/relay/shared/domain/records"
 )
 
 // maxIndexedTagValue bounds the tag values kept in event_tags (a btree entry
@@ -42,24 +42,9 @@ var addressKinds = func() string {
 		strconv.Itoa(kinds.AddressableFirst) + " AND " + strconv.Itoa(kinds.AddressableLast) + ")"
 }()
 
-// EventMeta is what the relay derived about an event before storing it.
-type EventMeta struct {
-	ChannelID string // "" for events outside any channel
-	DTag      string // d tag of addressable / channel-state events
-	TopLevel  bool
-	Search    bool // index content for NIP-50 search
-	// Thread, when set, is stored with the event in the same statement
-	// (a channel message's thread metadata; see ThreadRow).
-	Thread *ThreadRow
-	// Last says the insert ends the transaction and nothing before it in
-	// the transaction wrote: COMMIT is then sent with it in one round trip.
-	// A repeat (inserted false) commits nothing but the caller's reads.
-	Last bool
-}
-
 // InsertEvent stores ev and its single-letter tags. inserted is false when
 // the id is already stored (nothing is written then).
-func (t *Tx) InsertEvent(ctx context.Context, ev *nostr.Event, m EventMeta) (inserted bool, err error) {
+func (t *Tx) InsertEvent(ctx context.Context, ev *nostr.Event, m records.EventMeta) (inserted bool, err error) {
 	names := make([]string, 0, len(ev.Tags))
 	values := make([]string, 0, len(ev.Tags))
 	for _, tag := range ev.Tags {
@@ -70,7 +55,7 @@ func (t *Tx) InsertEvent(ctx context.Context, ev *nostr.Event, m EventMeta) (ins
 	}
 	th := m.Thread
 	if th == nil {
-		th = &ThreadRow{}
+		th = &records.Thread{}
 	}
 	raw := ev.String()
 	insertArgs := []any{t.community, ev.ID, ev.PubKey, int64(ev.CreatedAt), ev.Kind,
@@ -169,7 +154,7 @@ const (
   INSERT INTO thread_metadata (community_id, event_id, channel_id, created_at, parent_id, root_id, depth, broadcast)
   SELECT $1, ins.id, $6::text, $4, $15::text, $16::text, $17, $18 FROM ins`
 	// a reply bumps its thread's root in the same statement, which takes
-	// the root's row lock first (see ThreadRow)
+	// the root's row lock first (see records.Thread)
 	bumpRootPart = `
   UPDATE thread_metadata SET
     reply_count = reply_count + CASE WHEN event_id = $15::text THEN 1 ELSE 0 END,
@@ -222,25 +207,9 @@ func nullable(s string) any {
 	return s
 }
 
-// EventRef is a stored event as the write rules need it.
-type EventRef struct {
-	ID        string
-	Pubkey    string
-	Kind      int
-	CreatedAt int64
-	ChannelID string
-	DTag      string
-	Deleted   bool
-	// Thread position; HasThread is false for events without thread metadata.
-	HasThread bool
-	Depth     int
-	RootID    string
-	ParentID  string
-}
-
 // Event looks up a stored event by id.
-func (t *Tx) Event(ctx context.Context, id string) (*EventRef, error) {
-	r := &EventRef{ID: id}
+func (t *Tx) Event(ctx context.Context, id string) (*records.EventRef, error) {
+	r := &records.EventRef{ID: id}
 	var depth *int32
 	var root, parent, ch, d *string
 	var deleted *int64
@@ -250,9 +219,6 @@ FROM events e
 LEFT JOIN thread_metadata m ON m.community_id = e.community_id AND m.event_id = e.id
 WHERE e.community_id = $1 AND e.id = $2`, t.community, id).
 		Scan(&r.Pubkey, &r.Kind, &r.CreatedAt, &ch, &d, &deleted, &depth, &root, &parent)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, ErrNotFound
-	}
 	if err != nil {
 		return nil, errorf("event %s: %w", id, err)
 	}
@@ -272,7 +238,7 @@ func deref(s *string) string {
 
 // Addressable returns the stored, not deleted events of kind by pubkey with
 // the given d tag ("" for plain replaceable kinds).
-func (t *Tx) Addressable(ctx context.Context, kind int, pubkey, d string) ([]EventRef, error) {
+func (t *Tx) Addressable(ctx context.Context, kind int, pubkey, d string) ([]records.EventRef, error) {
 	rows, err := t.tx.Query(ctx, `
 SELECT id, created_at, channel_id FROM events
 WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND d_tag IS NOT DISTINCT FROM $4 AND deleted_at IS NULL
@@ -281,8 +247,8 @@ WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND d_tag IS NOT DISTINCT 
 	if err != nil {
 		return nil, errorf("addressable %d:%s: %w", kind, pubkey, err)
 	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (EventRef, error) {
-		r := EventRef{Pubkey: pubkey, Kind: kind, DTag: d}
+	return collect(rows, func(row pgx.CollectableRow) (records.EventRef, error) {
+		r := records.EventRef{Pubkey: pubkey, Kind: kind, DTag: d}
 		var ch *string
 		err := row.Scan(&r.ID, &r.CreatedAt, &ch)
 		r.ChannelID = deref(ch)
@@ -359,7 +325,7 @@ SELECT channel_id FROM events
 WHERE community_id = $1 AND kind = $2 AND pubkey = $3 AND d_tag IS NOT DISTINCT FROM $4
   AND `+addressKinds+`
 ORDER BY created_at DESC, id ASC LIMIT 1`, t.community, kind, pubkey, nullable(d)).Scan(&ch)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if notFound(err) {
 		return "", nil
 	}
 	if err != nil {
@@ -379,7 +345,7 @@ RETURNING id`, t.community, kind, pubkey, nullable(d), until, at)
 	if err != nil {
 		return nil, errorf("delete address %d:%s:%s: %w", kind, pubkey, d, err)
 	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
+	return collect(rows, pgx.RowTo[string])
 }
 
 // LatestCreatedAt is the highest created_at of community's stored events

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
@@ -27,7 +28,7 @@ func TestEventTagsIndexWhatReadsUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := st.Tx(ctx, "default", func(tx *store.Tx) error {
-		_, err := tx.InsertEvent(ctx, ev, store.EventMeta{ChannelID: channel, TopLevel: true, Last: true})
+		_, err := tx.InsertEvent(ctx, ev, records.EventMeta{ChannelID: channel, TopLevel: true, Last: true})
 		return err
 	}); err != nil {
 		t.Fatal(err)

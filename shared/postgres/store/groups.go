@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/buzzrelay/relay/shared/domain/records"
 )
 
 // NIP-29's group structure beyond channels.go (issue 28): subgroups (parent
@@ -24,7 +26,7 @@ SELECT id FROM up ORDER BY n`, t.community, parent, limit)
 	if err != nil {
 		return nil, errorf("parents of %s: %w", parent, err)
 	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
+	return collect(rows, pgx.RowTo[string])
 }
 
 // LiveParent returns parent when it names a group that exists and is not
@@ -40,16 +42,9 @@ func (t *Tx) LiveParent(ctx context.Context, parent string) (string, error) {
 	return parent, nil
 }
 
-// Invite is one invite code of a group (9009 create-invite).
-type Invite struct {
-	Channel, Code, EventID, CreatedBy string
-	CreatedAt                         int64
-	ExpiresAt                         int64 // 0: never
-}
-
 // PutInvite stores an invite code; a code the group already has is kept
 // as it is (created is false).
-func (t *Tx) PutInvite(ctx context.Context, in Invite) (created bool, err error) {
+func (t *Tx) PutInvite(ctx context.Context, in records.GroupInvite) (created bool, err error) {
 	tag, err := t.tx.Exec(ctx, `
 INSERT INTO group_invites (community_id, channel_id, code, event_id, created_by, created_at, expires_at)
 VALUES ($1, $2, $3, $4, $5, $6, nullif($7, 0)) ON CONFLICT DO NOTHING`,
@@ -87,14 +82,14 @@ WHERE community_id = $1 AND channel_id = $2 AND event_id = $3 AND revoked_at IS 
 // Children lists the groups whose parent is id and that are not deleted,
 // locked: a deleted parent's children become roots (NIP-29) and their
 // 39000 is published again.
-func (t *Tx) Children(ctx context.Context, id string) ([]*ChannelRow, error) {
+func (t *Tx) Children(ctx context.Context, id string) ([]*records.Channel, error) {
 	rows, err := t.tx.Query(ctx, `SELECT `+channelCols+` FROM channels
 WHERE community_id = $1 AND parent = $2 AND deleted_at IS NULL ORDER BY id FOR UPDATE`, t.community, id)
 	if err != nil {
 		return nil, errorf("children of %s: %w", id, err)
 	}
 	defer rows.Close()
-	var out []*ChannelRow
+	var out []*records.Channel
 	for rows.Next() {
 		c, err := scanChannel(rows)
 		if err != nil {

@@ -2,12 +2,12 @@ package store
 
 import (
 	"context"
-	"errors"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/buzzrelay/relay/shared/domain/invite"
 	"github.com/buzzrelay/relay/shared/domain/nip43"
+	"github.com/buzzrelay/relay/shared/domain/records"
 )
 
 // Invites (migrations/020): invites (a code's hash, its creator, expiry,
@@ -72,7 +72,7 @@ func (t *Tx) InvitesTakeUse(ctx context.Context, hash, key string, now int64, po
 		version = &policyVersion
 	}
 	err = t.tx.QueryRow(ctx, takeUseSQL, t.community, hash, key, now, version, nip43.Admin).Scan(&by)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if notFound(err) {
 		return "", nil
 	}
 	if err != nil {
@@ -92,21 +92,12 @@ func (s *Store) InvitesRevoke(ctx context.Context, community, hash string, at in
 	return tag.RowsAffected() == 1, nil
 }
 
-// InviteUse is one invite's uses as they stand.
-type InviteUse struct {
-	MaxUses, Uses int
-	ExpiresAt     int64
-}
-
 // InvitesUses reads the uses of community's invite whose code hashes to
 // hash (ErrNotFound when there is none).
-func (s *Store) InvitesUses(ctx context.Context, community, hash string) (InviteUse, error) {
-	var u InviteUse
+func (s *Store) InvitesUses(ctx context.Context, community, hash string) (records.InviteUse, error) {
+	var u records.InviteUse
 	err := s.pool.QueryRow(ctx, `SELECT max_uses, uses, expires_at FROM invites WHERE community_id = $1 AND code_hash = $2`,
 		community, hash).Scan(&u.MaxUses, &u.Uses, &u.ExpiresAt)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return u, ErrNotFound
-	}
 	if err != nil {
 		return u, errorf("invite uses: %w", err)
 	}
@@ -118,7 +109,7 @@ const selectJoinPolicy = `SELECT terms_markdown, privacy_markdown, age_required,
 func scanJoinPolicy(row pgx.Row) (*invite.Policy, error) {
 	var p invite.Policy
 	err := row.Scan(&p.Terms, &p.Privacy, &p.AgeRequired, &p.Version, &p.Secret)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if notFound(err) {
 		return nil, nil
 	}
 	if err != nil {

@@ -2,9 +2,10 @@ package store
 
 import (
 	"context"
-	"errors"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/buzzrelay/relay/shared/domain/records"
 )
 
 // Moderation: the bans NIP-86 manages and Buzz's moderation commands
@@ -27,7 +28,7 @@ WHERE NOT (EXCLUDED.rule = 'timeout' AND community_pubkey_rules.rule = 'ban')`
 func (t *Tx) IsOperator(ctx context.Context, pubkey string) (bool, error) {
 	var ok bool
 	err := t.tx.QueryRow(ctx, `SELECT $2 = ANY(operators) FROM communities WHERE id = $1`, t.community, pubkey).Scan(&ok)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if notFound(err) {
 		return false, nil
 	}
 	if err != nil {
@@ -56,17 +57,9 @@ func (t *Tx) LiftPubkeyRule(ctx context.Context, pubkey, rule string) (bool, err
 	return tag.RowsAffected() > 0, nil
 }
 
-// ModerationAction is one audit row.
-type ModerationAction struct {
-	EventID, Actor, Target, Reason string
-	Kind                           int
-	Expires                        *int64
-	CreatedAt                      int64
-}
-
 // AuditModeration writes a's audit row; false when the command was already
 // recorded (a repeat).
-func (t *Tx) AuditModeration(ctx context.Context, a ModerationAction) (bool, error) {
+func (t *Tx) AuditModeration(ctx context.Context, a records.ModerationAction) (bool, error) {
 	tag, err := t.tx.Exec(ctx, `INSERT INTO moderation_actions (community_id, event_id, actor, kind, target, reason, expires_at, created_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
 		t.community, a.EventID, a.Actor, a.Kind, a.Target, a.Reason, a.Expires, a.CreatedAt)
@@ -76,15 +69,8 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
 	return tag.RowsAffected() > 0, nil
 }
 
-// Report is one NIP-56 report in the queue.
-type Report struct {
-	ID, Reporter, TargetPubkey, TargetEvent, Type, Content, Raw string
-	CreatedAt                                                   int64
-	Status                                                      string
-}
-
 // FileReport queues r; false when it is already queued.
-func (t *Tx) FileReport(ctx context.Context, r Report) (bool, error) {
+func (t *Tx) FileReport(ctx context.Context, r records.Report) (bool, error) {
 	var target *string
 	if r.TargetEvent != "" {
 		target = &r.TargetEvent
@@ -112,7 +98,7 @@ WHERE community_id = $1 AND id = $2 AND status = 'open'`, t.community, id, statu
 // OpenReports lists community's open reports, oldest first: at most limit
 // of them, after report after ("": from the first; a report resolved since
 // still marks its place), keyset (created_at, id).
-func (s *Store) OpenReports(ctx context.Context, community, after string, limit int) ([]Report, error) {
+func (s *Store) OpenReports(ctx context.Context, community, after string, limit int) ([]records.Report, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id, reporter, target_pubkey, coalesce(target_event, ''), report_type, content, raw, created_at, status
 FROM moderation_reports WHERE community_id = $1 AND status = 'open'
   AND ($2 = '' OR (created_at, id) > (SELECT a.created_at, a.id FROM moderation_reports a WHERE a.community_id = $1 AND a.id = $2))
@@ -120,8 +106,8 @@ ORDER BY created_at, id LIMIT $3`, community, after, limit)
 	if err != nil {
 		return nil, errorf("open reports of %s: %w", community, err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Report, error) {
-		var p Report
+	out, err := collect(rows, func(r pgx.CollectableRow) (records.Report, error) {
+		var p records.Report
 		return p, r.Scan(&p.ID, &p.Reporter, &p.TargetPubkey, &p.TargetEvent, &p.Type, &p.Content, &p.Raw, &p.CreatedAt, &p.Status)
 	})
 	if err != nil {
@@ -131,14 +117,14 @@ ORDER BY created_at, id LIMIT $3`, community, after, limit)
 }
 
 // ModerationActions lists community's audit rows, oldest first.
-func (s *Store) ModerationActions(ctx context.Context, community string) ([]ModerationAction, error) {
+func (s *Store) ModerationActions(ctx context.Context, community string) ([]records.ModerationAction, error) {
 	rows, err := s.pool.Query(ctx, `SELECT event_id, actor, kind, target, reason, expires_at, created_at
 FROM moderation_actions WHERE community_id = $1 ORDER BY created_at, event_id`, community)
 	if err != nil {
 		return nil, errorf("moderation actions of %s: %w", community, err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ModerationAction, error) {
-		var a ModerationAction
+	out, err := collect(rows, func(r pgx.CollectableRow) (records.ModerationAction, error) {
+		var a records.ModerationAction
 		return a, r.Scan(&a.EventID, &a.Actor, &a.Kind, &a.Target, &a.Reason, &a.Expires, &a.CreatedAt)
 	})
 	if err != nil {

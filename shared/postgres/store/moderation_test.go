@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 )
 
@@ -25,7 +26,7 @@ func TestReportQueueListingIsBounded(t *testing.T) {
 			id := fmt.Sprintf("%064x", i+1)
 			ids = append(ids, id)
 			// Two reports share each created_at: the id orders them.
-			if _, err := tx.FileReport(ctx, store.Report{ID: id, Reporter: id, TargetPubkey: id, Type: "spam", Raw: "{}", CreatedAt: int64(100 + i/2)}); err != nil {
+			if _, err := tx.FileReport(ctx, records.Report{ID: id, Reporter: id, TargetPubkey: id, Type: "spam", Raw: "{}", CreatedAt: int64(100 + i/2)}); err != nil {
 				return err
 			}
 		}

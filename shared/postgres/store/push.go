@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -208,7 +209,7 @@ func (s *Store) CommunitiesPushKey(ctx context.Context, community string) ([]byt
 	var pub *string
 	err := s.pool.QueryRow(ctx, `SELECT push_key_ciphertext, push_key_pubkey FROM communities WHERE id = $1`, community).Scan(&ct, &pub)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, "", errorf("community %q: %w", community, ErrNotFound)
+		return nil, "", errorf("community %q: %w", community, records.ErrNotFound)
 	}
 	if err != nil {
 		return nil, "", errorf("executor key of %s: %w", community, err)

@@ -4,16 +4,9 @@ import (
 	"context"
 
 	"github.com/jackc/pgx/v5"
-)
 
-// RateHit is the cost one request adds to one rate counter
-// (rate_counters, migrations/006_rate_limits.sql): its key, the start of
-// its fixed window (unix seconds) and the cost.
-type RateHit struct {
-	Key         string
-	WindowStart int64
-	Cost        int64
-}
+	"github.com/buzzrelay/relay/shared/domain/records"
+)
 
 // ConnectionRateKey is the rate counter of a WebSocket connection's
 // messages.
@@ -23,7 +16,7 @@ func ConnectionRateKey(connection string) string { return "conn:" + connection }
 // statement and returns the new totals by key, unless pubkey owns a channel
 // there (exempt: no row is touched, no total returned). When pruneBefore is
 // not 0 it also deletes the windows that started before it.
-func (s *Store) HitRateCounters(ctx context.Context, community, pubkey string, hits []RateHit, pruneBefore int64) (map[string]int64, error) {
+func (s *Store) HitRateCounters(ctx context.Context, community, pubkey string, hits []records.RateHit, pruneBefore int64) (map[string]int64, error) {
 	keys := make([]string, len(hits))
 	starts := make([]int64, len(hits))
 	costs := make([]int64, len(hits))
@@ -51,7 +44,7 @@ func (s *Store) HitRateCounters(ctx context.Context, community, pubkey string, h
 const hitSQL = `
 WITH exempt AS (
   SELECT $2::text <> '' AND EXISTS (SELECT 1 FROM channel_members m
-    WHERE m.community_id = $1 AND m.pubkey = $2 AND m.role = 'owner' AND m.removed_at IS NULL) AS yes
+    WHERE m.community_id = $1 AND m.pubkey = $2 AND m.role = 'owner' AND m.` + activeMember + `) AS yes
 ), prune AS (
   DELETE FROM rate_counters WHERE $6::boolean AND window_start < $7
 )

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/buzzrelay/relay/shared/domain/records"
 )
 
 // Snapshot is one read: a read-only REPEATABLE READ transaction of one
@@ -23,7 +25,7 @@ func (s *Store) Read(ctx context.Context, community, reader string, fn func(*Sna
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 	if err := fn(&Snapshot{tx: tx, community: community, reader: reader}); err != nil {
-		return classify(err)
+		return interpret(err)
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return errorf("commit read: %w", err)
@@ -91,27 +93,13 @@ func (s *Snapshot) CanReadWindow(ctx context.Context, channel string) (ok, repli
 	return ok, replies, nil
 }
 
-// Row is one stored event a read returns.
-type Row struct {
-	ID        string
-	Raw       string
-	CreatedAt int64
-}
-
-// Cursor is a keyset position in (created_at DESC, id ASC) order: a read
-// with it returns the rows strictly after it.
-type Cursor struct {
-	CreatedAt int64
-	ID        string
-}
-
 // rows runs q and scans (id, raw, created_at) rows.
-func (s *Snapshot) rows(ctx context.Context, what, q string, args []any) ([]Row, error) {
+func (s *Snapshot) rows(ctx context.Context, what, q string, args []any) ([]records.Row, error) {
 	res, err := s.query(ctx, q, args...)
 	if err != nil {
 		return nil, errorf("%s: %w", what, err)
 	}
-	out, err := pgx.CollectRows(res, scanRow)
+	out, err := collect(res, scanRow)
 	if err != nil {
 		return nil, errorf("%s: %w", what, err)
 	}
@@ -119,8 +107,8 @@ func (s *Snapshot) rows(ctx context.Context, what, q string, args []any) ([]Row,
 }
 
 // scanRow scans one (id, raw, created_at) row.
-func scanRow(row pgx.CollectableRow) (Row, error) {
-	var r Row
+func scanRow(row pgx.CollectableRow) (records.Row, error) {
+	var r records.Row
 	err := row.Scan(&r.ID, &r.Raw, &r.CreatedAt)
 	return r, err
 }

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+
+	"github.com/buzzrelay/relay/shared/domain/records"
 )
 
 // AuxRead is one page of an aux closure hop: the events of Kinds in
@@ -13,20 +15,13 @@ type AuxRead struct {
 	Channels []string // the channels the request names (its window's or thread's)
 	// WithDeleted keeps deleted events (hop 1: their deletions still go out).
 	WithDeleted bool
-	After       *Cursor
+	After       *records.Cursor
 	Limit       int
-}
-
-// AuxRow is an aux event with what the closure needs about it.
-type AuxRow struct {
-	Row
-	Kind    int
-	Deleted bool
 }
 
 // Aux returns one page of a, each event only when the reader may see it.
 // Which e tag of an event is its target is the caller's to decide.
-func (s *Snapshot) Aux(ctx context.Context, a *AuxRead) ([]AuxRow, error) {
+func (s *Snapshot) Aux(ctx context.Context, a *AuxRead) ([]records.AuxRow, error) {
 	b := s.sql()
 	k := b.arg(a.Kinds)
 	// The tag lookup is materialized first: the targets are few and
@@ -54,9 +49,9 @@ func (s *Snapshot) Aux(ctx context.Context, a *AuxRead) ([]AuxRow, error) {
 		return nil, errorf("aux closure: %w", err)
 	}
 	defer res.Close()
-	var out []AuxRow
+	var out []records.AuxRow
 	for res.Next() {
-		var r AuxRow
+		var r records.AuxRow
 		if err := res.Scan(&r.ID, &r.Raw, &r.Kind, &r.CreatedAt, &r.Deleted); err != nil {
 			return nil, errorf("aux closure: %w", err)
 		}

@@ -10,6 +10,8 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/access"
 	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/domain/records"
+	"github.com/buzzrelay/relay/shared/domain/session"
 )
 
 // sqlb builds one parameterized read statement: SQL structure comes from
@@ -80,7 +82,7 @@ func rowsSQL(where, lead, limit string) string {
 // keyset adds the keysetOrder "strictly after" condition of a
 // cursor on alias e. The created_at <= bound gives the index a range; the
 // OR settles ties inside the cursor's second.
-func keyset(b *sqlb, c Cursor) string {
+func keyset(b *sqlb, c records.Cursor) string {
 	u := b.arg(c.CreatedAt)
 	id := b.arg(c.ID)
 	return `e.created_at <= ` + u + ` AND (e.created_at < ` + u + ` OR (e.created_at = ` + u + ` AND e.id > ` + id + `))`
@@ -188,7 +190,7 @@ func (p *PlainRead) where(b *sqlb) (string, bool) {
 	}
 	if f.Until != nil {
 		if p.BeforeID != "" {
-			conds = append(conds, keyset(b, Cursor{CreatedAt: *f.Until, ID: p.BeforeID}))
+			conds = append(conds, keyset(b, records.Cursor{CreatedAt: *f.Until, ID: p.BeforeID}))
 		} else {
 			conds = append(conds, "e.created_at <= "+b.arg(*f.Until))
 		}
@@ -199,7 +201,7 @@ func (p *PlainRead) where(b *sqlb) (string, bool) {
 }
 
 // Plain returns the rows of p the reader may see, newest first.
-func (s *Snapshot) Plain(ctx context.Context, p *PlainRead) ([]Row, error) {
+func (s *Snapshot) Plain(ctx context.Context, p *PlainRead) ([]records.Row, error) {
 	if p.Limit == 0 {
 		return nil, nil
 	}
@@ -252,13 +254,13 @@ func (p *PlainRead) idSQL(b *sqlb) (string, bool) {
 // snapshot: an event committed in between is in the rows or delivered
 // live. The verdict is sub's (the reads' rows are dropped when it was
 // refused); Stored when sub is nil.
-func (s *Store) ReadPlain(ctx context.Context, community, reader string, reads []*PlainRead, sub *NewSubscription, lim SubscribeLimits) (rows [][]Row, verdict SubscribeVerdict, err error) {
+func (s *Store) ReadPlain(ctx context.Context, community, reader string, reads []*PlainRead, sub *session.NewSubscription, lim SubscribeLimits) (rows [][]records.Row, verdict SubscribeVerdict, err error) {
 	b := &pgx.Batch{}
 	v := new(SubscribeVerdict)
 	if sub != nil {
 		v = queueSubscribe(b, *sub, lim)
 	}
-	rows = make([][]Row, len(reads))
+	rows = make([][]records.Row, len(reads))
 	type statement struct {
 		i    int
 		sql  string
@@ -281,7 +283,7 @@ func (s *Store) ReadPlain(ctx context.Context, community, reader string, reads [
 		traced(ctx, st.sql, st.args)
 		b.Queue(st.sql, st.args...).Query(func(res pgx.Rows) error {
 			var err error
-			rows[st.i], err = pgx.CollectRows(res, scanRow)
+			rows[st.i], err = collect(res, scanRow)
 			return err
 		})
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/nip29"
+	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 )
 
@@ -48,7 +49,7 @@ func TestFilterSQLMatchesGo(t *testing.T) {
 			if err := ev.Sign(sk); err != nil {
 				return nil, err
 			}
-			if _, err := tx.InsertEvent(ctx, ev, store.EventMeta{ChannelID: channel, TopLevel: true, Search: kind == 9 || kind == 1}); err != nil {
+			if _, err := tx.InsertEvent(ctx, ev, records.EventMeta{ChannelID: channel, TopLevel: true, Search: kind == 9 || kind == 1}); err != nil {
 				return nil, err
 			}
 			all = append(all, stored{ev, channel})
@@ -104,7 +105,7 @@ func TestFilterSQLMatchesGo(t *testing.T) {
 					want = append(want, s.ev.ID)
 				}
 			}
-			var rows []store.Row
+			var rows []records.Row
 			if err := st.Read(ctx, "default", bobPK, func(s *store.Snapshot) error {
 				var err error
 				rows, err = s.Plain(ctx, &store.PlainRead{Filter: &f, Limit: 1000})

@@ -2,12 +2,12 @@ package store
 
 import (
 	"context"
-	"errors"
 	"slices"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/buzzrelay/relay/shared/domain/filter"
+	"github.com/buzzrelay/relay/shared/domain/records"
 )
 
 // ThreadRead is the reply read of one thread panel: the replies of Root
@@ -88,7 +88,7 @@ func threadRootFrom(b *sqlb, root string, named []string) string {
 func (s *Snapshot) ThreadRoot(ctx context.Context, root string, named []string) (channel string, depth int64, ok bool, err error) {
 	b := s.sql()
 	err = s.queryRow(ctx, "SELECT tm.channel_id, tm.depth "+threadRootFrom(b, root, named), b.args...).Scan(&channel, &depth)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if notFound(err) {
 		return "", 0, false, nil
 	}
 	if err != nil {
@@ -101,7 +101,7 @@ const threadFrom = "FROM thread_metadata tm\nJOIN events e ON e.community_id = t
 
 // Thread returns the replies of a root stored in channel at rootDepth (see
 // ThreadRoot). The caller checks CanRead of the channel first.
-func (s *Snapshot) Thread(ctx context.Context, t *ThreadRead, channel string, rootDepth int64) ([]Row, error) {
+func (s *Snapshot) Thread(ctx context.Context, t *ThreadRead, channel string, rootDepth int64) ([]records.Row, error) {
 	if h, ok := t.Filter.Tags["h"]; ok && !slices.Contains(h, channel) {
 		return nil, nil
 	}
@@ -131,16 +131,6 @@ func (t *ThreadRead) idSQL(b *sqlb) (string, bool) {
 		conds = append(conds, "tm.channel_id = ANY("+b.arg(h)+"::text[])")
 	}
 	return "SELECT e.id " + threadFrom + "WHERE " + and(conds), true
-}
-
-// Summary is a thread root's counters and participants.
-type Summary struct {
-	Root         string
-	Channel      string
-	ReplyCount   int64
-	Descendants  int64
-	LastReplyAt  *int64
-	Participants []string
 }
 
 // threadSQL reads the thread counters of the roots in $2 with their
@@ -173,11 +163,11 @@ WHERE m.community_id = $1 AND m.event_id = ANY($2::text[])`
 const summarySQL = threadSQL + `
   AND (m.reply_count > 0 OR m.descendant_count > 0)`
 
-func scanSummaries(res pgx.Rows) (map[string]*Summary, error) {
+func scanSummaries(res pgx.Rows) (map[string]*records.Summary, error) {
 	defer res.Close()
-	out := map[string]*Summary{}
+	out := map[string]*records.Summary{}
 	for res.Next() {
-		s := &Summary{}
+		s := &records.Summary{}
 		if err := res.Scan(&s.Root, &s.Channel, &s.ReplyCount, &s.Descendants, &s.LastReplyAt, &s.Participants); err != nil {
 			return nil, errorf("thread summaries: %w", err)
 		}
@@ -194,9 +184,9 @@ func scanSummaries(res pgx.Rows) (map[string]*Summary, error) {
 
 // Summaries returns the summary of each of roots that has replies. It does
 // no access check: the roots are rows the reader was given.
-func (s *Snapshot) Summaries(ctx context.Context, roots []string) (map[string]*Summary, error) {
+func (s *Snapshot) Summaries(ctx context.Context, roots []string) (map[string]*records.Summary, error) {
 	if len(roots) == 0 {
-		return map[string]*Summary{}, nil
+		return map[string]*records.Summary{}, nil
 	}
 	res, err := s.query(ctx, summarySQL, s.community, roots)
 	if err != nil {
@@ -208,7 +198,7 @@ func (s *Snapshot) Summaries(ctx context.Context, roots []string) (map[string]*S
 // ThreadSummary returns root's summary (reply_count 0 once its last reply
 // is deleted), or nil when the root is unknown. It does no access check:
 // live fan-out checks each subscriber.
-func (s *Store) ThreadSummary(ctx context.Context, community, root string) (*Summary, error) {
+func (s *Store) ThreadSummary(ctx context.Context, community, root string) (*records.Summary, error) {
 	traced(ctx, threadSQL, []any{community, []string{root}})
 	res, err := s.pool.Query(ctx, threadSQL, community, []string{root})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/buzzrelay/relay/shared/domain/filter"
+	"github.com/buzzrelay/relay/shared/domain/records"
 )
 
 // ThreadWindowRead is the row read of one NIP-CW thread window (Buzz's
@@ -15,7 +16,7 @@ type ThreadWindowRead struct {
 	Channel string
 	Root    string
 	Depth   int64 // the deepest reply read (thread_metadata.depth; the root is 0)
-	Cursor  *Cursor
+	Cursor  *records.Cursor
 	Limit   int64 // rows to read, the has_more probe included
 }
 
@@ -52,7 +53,7 @@ func (s *Snapshot) RootIn(ctx context.Context, channel, root string) (bool, erro
 
 // ThreadWindow returns the thread window's rows. The caller checks CanRead
 // of the channel and RootIn first.
-func (s *Snapshot) ThreadWindow(ctx context.Context, w *ThreadWindowRead) ([]Row, error) {
+func (s *Snapshot) ThreadWindow(ctx context.Context, w *ThreadWindowRead) ([]records.Row, error) {
 	b := s.sql()
 	cond, ok := w.where(b)
 	if !ok {

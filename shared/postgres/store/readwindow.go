@@ -5,6 +5,7 @@ import (
 
 	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/domain/records"
 )
 
 // notRowKinds is the fixed predicate every window read carries, spelled
@@ -26,7 +27,7 @@ const topLevel = `NOT EXISTS (SELECT 1 FROM thread_metadata tm
 type WindowRead struct {
 	Filter  *filter.Filter // every constraint but #h (the window's channel)
 	Channel string
-	Cursor  *Cursor
+	Cursor  *records.Cursor
 	Limit   int64 // rows to read, the has_more probe included
 	// Replies is NIP-CW's community row mode thread_replies_in_channel
 	// (Snapshot.ThreadRepliesInChannel): replies at any depth are rows too.
@@ -60,7 +61,7 @@ func (w *WindowRead) where(b *sqlb) (string, bool) {
 // row takes the reader gates of its kind (maySeeReadableSQL): Buzz's
 // author-only, shared-gated and #p-gated kinds filed in the channel stay
 // their author's or recipient's.
-func windowWhere(b *sqlb, f *filter.Filter, channel, rows string, cursor *Cursor) string {
+func windowWhere(b *sqlb, f *filter.Filter, channel, rows string, cursor *records.Cursor) string {
 	conds := []string{
 		"e.community_id = " + pCommunity,
 		"e.channel_id = " + b.arg(channel),
@@ -87,7 +88,7 @@ func windowWhere(b *sqlb, f *filter.Filter, channel, rows string, cursor *Cursor
 // Window returns the window's rows. The caller checks CanRead of the
 // channel first: a channel the reader cannot read has no rows, and no
 // overlays either.
-func (s *Snapshot) Window(ctx context.Context, w *WindowRead) ([]Row, error) {
+func (s *Snapshot) Window(ctx context.Context, w *WindowRead) ([]records.Row, error) {
 	b := s.sql()
 	cond, ok := w.where(b)
 	if !ok {

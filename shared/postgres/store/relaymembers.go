@@ -2,11 +2,11 @@ package store
 
 import (
 	"context"
-	"errors"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/buzzrelay/relay/shared/domain/nip43"
+	"github.com/buzzrelay/relay/shared/domain/records"
 )
 
 // NIP-43 relay membership (migrations/013): communities.membership_enforced
@@ -37,7 +37,7 @@ const admitsSQL = `EXISTS (SELECT 1 FROM communities c WHERE c.id = $3 AND (NOT 
 // roles, "" none) and whether the community enforces membership.
 func (t *Tx) RelayRole(ctx context.Context, pubkey string) (role string, enforced bool, err error) {
 	err = t.tx.QueryRow(ctx, relayRole, t.community, pubkey, nip43.Owner).Scan(&enforced, &role)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if notFound(err) {
 		return "", false, nil
 	}
 	if err != nil {
@@ -51,7 +51,7 @@ func (t *Tx) RelayRole(ctx context.Context, pubkey string) (role string, enforce
 func (s *Store) RelayMemberRole(ctx context.Context, community, pubkey string) (string, error) {
 	var role string
 	err := s.pool.QueryRow(ctx, `SELECT role FROM relay_members WHERE community_id = $1 AND pubkey = $2`, community, pubkey).Scan(&role)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if notFound(err) {
 		return "", nil
 	}
 	if err != nil {
@@ -133,7 +133,7 @@ func (t *Tx) RelayMembers(ctx context.Context) ([]nip43.Entry, error) {
 	if err != nil {
 		return nil, errorf("relay members: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (nip43.Entry, error) {
+	out, err := collect(rows, func(r pgx.CollectableRow) (nip43.Entry, error) {
 		var m nip43.Entry
 		return m, r.Scan(&m.Pubkey, &m.Role)
 	})
@@ -146,7 +146,7 @@ func (t *Tx) RelayMembers(ctx context.Context) ([]nip43.Entry, error) {
 // SetCommunityPicture is 9033's icon, in the command's transaction (the
 // statement NIP-86 changerelayicon runs).
 func (t *Tx) SetCommunityPicture(ctx context.Context, picture string) error {
-	if _, err := t.tx.Exec(ctx, setInfo[InfoPicture], t.community, picture); err != nil {
+	if _, err := t.tx.Exec(ctx, setInfo[records.InfoPicture], t.community, picture); err != nil {
 		return errorf("set picture: %w", err)
 	}
 	return nil

@@ -116,9 +116,9 @@ func (s *Store) Tx(ctx context.Context, community string, fn func(*Tx) error) (e
 	}()
 	if err = fn(&Tx{tx: tx, store: s, community: community}); err != nil {
 		if cerr := tx.settle(ctx); cerr != nil {
-			return classify(cerr) // a deferred check's refusal comes first
+			return interpret(cerr) // a deferred check's refusal comes first
 		}
-		return classify(err)
+		return interpret(err)
 	}
 	if err = tx.commit(ctx); err != nil {
 		return errorf("commit: %w", err)

@@ -2,18 +2,11 @@ package store
 
 import (
 	"context"
-	"github.com/buzzrelay/relay/shared/domain/session"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/buzzrelay/relay/shared/domain/session"
 )
-
-// Subscription is one stored REQ subscription (ws_subscriptions); the
-// noun is shared/domain/session's.
-type Subscription = session.Subscription
-
-// NewSubscription is a subscription to store, its ws_subscription_channels
-// rows its Pins (session.NewSubscription).
-type NewSubscription = session.NewSubscription
 
 // SubscribeVerdict is what Subscribe did with a subscription.
 type SubscribeVerdict int
@@ -38,7 +31,7 @@ type SubscribeLimits struct {
 // the key's advisory lock), counts its other subscriptions, upserts s only
 // when they are under lim, and makes its channel index rows exactly s.Pins
 // (queueSubscribe). A refusal changes nothing.
-func (st *Store) Subscribe(ctx context.Context, s NewSubscription, lim SubscribeLimits) (SubscribeVerdict, error) {
+func (st *Store) Subscribe(ctx context.Context, s session.NewSubscription, lim SubscribeLimits) (SubscribeVerdict, error) {
 	b := &pgx.Batch{}
 	v := queueSubscribe(b, s, lim)
 	err := st.pool.SendBatch(ctx, b).Close()
@@ -57,7 +50,7 @@ func (st *Store) Subscribe(ctx context.Context, s NewSubscription, lim Subscribe
 // under READ COMMITTED, see every subscription committed before the locks
 // were granted. One statement alone could not: its snapshot predates the
 // locks it waits for.
-func queueSubscribe(b *pgx.Batch, s NewSubscription, lim SubscribeLimits) *SubscribeVerdict {
+func queueSubscribe(b *pgx.Batch, s session.NewSubscription, lim SubscribeLimits) *SubscribeVerdict {
 	v := new(SubscribeVerdict)
 	b.Queue("BEGIN")
 	b.Queue(`SELECT 1 FROM ws_connections WHERE id = $1 FOR NO KEY UPDATE`, s.Connection)
@@ -128,7 +121,7 @@ func (st *Store) EndSubscription(ctx context.Context, connection, sub string) (b
 // SubscriptionsByKey returns the subscriptions of community among keys
 // ([connection, sub] pairs) that still exist and whose connection is live
 // at now; a closed one is absent.
-func (st *Store) SubscriptionsByKey(ctx context.Context, community string, keys [][2]string, now int64) ([]Subscription, error) {
+func (st *Store) SubscriptionsByKey(ctx context.Context, community string, keys [][2]string, now int64) ([]session.Subscription, error) {
 	conns := make([]string, len(keys))
 	subs := make([]string, len(keys))
 	for i, k := range keys {
@@ -146,9 +139,9 @@ WHERE c.expires_at > $3 AND s.community_id = $4`, conns, subs, now, community)
 	return scanSubscriptions(rows)
 }
 
-func scanSubscriptions(rows pgx.Rows) ([]Subscription, error) {
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Subscription, error) {
-		var s Subscription
+func scanSubscriptions(rows pgx.Rows) ([]session.Subscription, error) {
+	out, err := collect(rows, func(row pgx.CollectableRow) (session.Subscription, error) {
+		var s session.Subscription
 		err := row.Scan(&s.Connection, &s.Sub, &s.Pubkey, &s.Filters)
 		return s, err
 	})
@@ -168,7 +161,7 @@ func (st *Store) AudienceBounds(ctx context.Context, community string, channels 
 	if err != nil {
 		return nil, errorf("audience bounds: %w", err)
 	}
-	bounds, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	bounds, err := collect(rows, pgx.RowTo[string])
 	if err != nil {
 		return nil, errorf("audience bounds: %w", err)
 	}
@@ -185,7 +178,7 @@ func (st *Store) AudienceBounds(ctx context.Context, community string, channels 
 // Ranges split the audience by connection, so with AudienceBounds each
 // subscription is in exactly one and a connection's subscriptions share it;
 // each range reads only its own index entries.
-func (st *Store) AudienceRange(ctx context.Context, community string, channels []string, cutoff int64, after, through string, now int64) ([]Subscription, error) {
+func (st *Store) AudienceRange(ctx context.Context, community string, channels []string, cutoff int64, after, through string, now int64) ([]session.Subscription, error) {
 	rows, err := st.pool.Query(ctx, audienceRangeSQL, community, channels, cutoff, after, through, now)
 	if err != nil {
 		return nil, errorf("audience range (%q, %q]: %w", after, through, err)
@@ -198,7 +191,7 @@ func (st *Store) AudienceRange(ctx context.Context, community string, channels [
 // is at most cutoff, a hash share of the connections: the parts of an
 // earlier version's split, which reads every index entry of the audience
 // for each part (AudienceRange reads only its own).
-func (st *Store) AudiencePart(ctx context.Context, community string, channels []string, cutoff int64, part, parts int, now int64) ([]Subscription, error) {
+func (st *Store) AudiencePart(ctx context.Context, community string, channels []string, cutoff int64, part, parts int, now int64) ([]session.Subscription, error) {
 	rows, err := st.pool.Query(ctx, audiencePartSQL, community, channels, cutoff, part, parts, now)
 	if err != nil {
 		return nil, errorf("audience part %d of %d: %w", part, parts, err)

@@ -7,17 +7,6 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 )
 
-// ThreadRow is the thread position stored with a channel message. For a
-// reply, storing it also bumps its ancestors: reply_count on the parent,
-// descendant_count and last_reply_at on every ancestor. The root row is
-// updated first, so concurrent replies anywhere in one thread serialize on
-// it and never deadlock or lose a count.
-type ThreadRow struct {
-	ParentID, RootID string // "" for top-level messages
-	Depth            int
-	Broadcast        bool
-}
-
 // ReplyDeleted undoes a reply's contribution to its ancestors' counters,
 // root row first like an insert.
 func (t *Tx) ReplyDeleted(ctx context.Context, rootID, parentID string) error {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/buzzrelay/relay/shared/aws/kmssigner"
 	"github.com/buzzrelay/relay/shared/domain/eventcheck"
+	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 )
@@ -112,7 +113,7 @@ func Create(ctx context.Context, st *store.Store, sealer Sealer, dir Directory, 
 	if err != nil {
 		return "", err
 	}
-	if err := st.CreateCommunity(ctx, &store.CommunityRow{ID: s.ID, Name: s.Name, About: s.About, Picture: s.Picture,
+	if err := st.CreateCommunity(ctx, &records.Community{ID: s.ID, Name: s.Name, About: s.About, Picture: s.Picture,
 		Operators: s.Operators, Hosts: s.Hosts, RelayPubkey: pub, Ciphertext: ct}); err != nil {
 		return "", taken(err)
 	}
@@ -140,7 +141,7 @@ func newKey(ctx context.Context, sealer Sealer, id string) (string, []byte, erro
 
 // taken answers a taken id or hostname with invalid:.
 func taken(err error) error {
-	var te *store.TakenError
+	var te *records.TakenError
 	if errors.As(err, &te) {
 		return reject.Invalidf("%s", te.Error())
 	}
@@ -156,7 +157,7 @@ func known(err error, id string) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, records.ErrNotFound):
 		return fmt.Errorf("%w %q", ErrNoCommunity, id)
 	}
 	return fmt.Errorf("community: %w", err)
@@ -216,9 +217,9 @@ func RotateKey(ctx context.Context, st *store.Store, sealer Sealer, id string, d
 
 // Info fields NIP-86 changes.
 const (
-	FieldName    = store.InfoName
-	FieldAbout   = store.InfoAbout
-	FieldPicture = store.InfoPicture
+	FieldName    = records.InfoName
+	FieldAbout   = records.InfoAbout
+	FieldPicture = records.InfoPicture
 )
 
 // SetInfo changes one of name, about, picture.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/buzzrelay/relay/shared/domain/nip43"
+	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/relayurl"
 	"github.com/buzzrelay/relay/shared/postgres/store"
@@ -291,7 +292,7 @@ func (r *Registry) remember(m map[string]cached, k string, e cached) {
 
 func (r *Registry) load(ctx context.Context, host string) (*Community, error) {
 	row, err := r.st.CommunityAt(ctx, host, r.fallback)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, records.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
@@ -322,7 +323,7 @@ func List(ctx context.Context, st *store.Store) ([]*Community, error) {
 	return out, nil
 }
 
-func fromRow(r *store.CommunityRow) *Community {
+func fromRow(r *records.Community) *Community {
 	return &Community{
 		Spec:   Spec{ID: r.ID, Hosts: r.Hosts, Name: r.Name, About: r.About, Picture: r.Picture, Operators: r.Operators},
 		Limits: r.Limits, RelayPubkey: r.RelayPubkey, Ciphertext: r.Ciphertext, CreatedAt: r.CreatedAt, DisabledAt: r.DisabledAt,

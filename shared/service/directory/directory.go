@@ -30,6 +30,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/domain/relayurl"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/community"
@@ -66,7 +67,7 @@ type defaults struct {
 	Written   int64     `json:"written"`
 }
 
-func documentOf(r *store.CommunityRow, now int64) *Document {
+func documentOf(r *records.Community, now int64) *Document {
 	return &Document{Community: r.ID, Disabled: r.DisabledAt != nil, Name: r.Name, About: r.About, Picture: r.Picture,
 		RelayPubkey: r.RelayPubkey, MembershipEnforced: r.MembershipEnforced, Written: now}
 }
@@ -148,7 +149,7 @@ func (d *Directory) Lookup(ctx context.Context, host string) (*community.Communi
 	// none at all (asked again each time, as the registry does: a host
 	// tells nothing it does not serve).
 	row, err := d.st.CommunityAt(ctx, host, d.fallback)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, records.ErrNotFound) {
 		return nil, community.ErrUnknownHost
 	}
 	if err != nil {
@@ -224,7 +225,7 @@ func (d *Directory) RefreshAll(ctx context.Context) error {
 }
 
 // write puts row's document under each of its hostnames.
-func (d *Directory) write(ctx context.Context, row *store.CommunityRow) error {
+func (d *Directory) write(ctx context.Context, row *records.Community) error {
 	b, _ := json.Marshal(documentOf(row, d.now().Unix()))
 	for _, h := range row.Hosts {
 		if err := d.put(ctx, d.hostKey(relayurl.Hostname(h)), b); err != nil {
@@ -243,7 +244,7 @@ func (d *Directory) writeDefaults(ctx context.Context) (defaults, error) {
 	switch {
 	case err == nil:
 		def.Community = documentOf(row, def.Written)
-	case !errors.Is(err, store.ErrNotFound):
+	case !errors.Is(err, records.ErrNotFound):
 		return defaults{}, fmt.Errorf("directory: default community: %w", err)
 	}
 	b, _ := json.Marshal(def)

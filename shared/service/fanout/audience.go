@@ -12,6 +12,8 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/domain/nip29"
+	"github.com/buzzrelay/relay/shared/domain/records"
+	"github.com/buzzrelay/relay/shared/domain/session"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 )
 
@@ -23,7 +25,7 @@ type candidate struct {
 	named                   []string
 }
 
-func candidatesOf(subs []store.Subscription, err error) ([]candidate, error) {
+func candidatesOf(subs []session.Subscription, err error) ([]candidate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fanout: %w", err)
 	}
@@ -86,7 +88,7 @@ func (f *Fanout) audienceBounds(ctx context.Context, community string, channels 
 // readable answers, for each pair, whether reader may read channel now
 // (store.Readable: access.Reaches for all pairs at once; match.go applies
 // the rest of the access rule per filter).
-func (f *Fanout) readable(ctx context.Context, community string, pairs []store.ReadPair) (map[store.ReadPair]bool, error) {
+func (f *Fanout) readable(ctx context.Context, community string, pairs []records.ReadPair) (map[records.ReadPair]bool, error) {
 	return f.Store.Readable(ctx, community, pairs)
 }
 

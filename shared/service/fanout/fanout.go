@@ -61,6 +61,7 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/nip29"
+	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/buzzrelay/relay/shared/postgres/store"
@@ -225,7 +226,7 @@ func (f *Fanout) Request(events []*nostr.Event) store.DeliveryRequest {
 // deliverTo re-checks access of every candidate's reader (known holds the
 // answers read with the candidates, nil for none), matches and posts; it
 // returns the connections posted to and the messages sent.
-func (f *Fanout) deliverTo(ctx context.Context, community string, items []*item, cands []candidate, known map[store.ReadPair]bool) (int, int) {
+func (f *Fanout) deliverTo(ctx context.Context, community string, items []*item, cands []candidate, known map[records.ReadPair]bool) (int, int) {
 	if err := decode(cands); err != nil {
 		f.Log.ErrorContext(ctx, "fanout: subscriptions", "community", community, "err", err)
 		return 0, 0
@@ -261,11 +262,11 @@ func (f *Fanout) deliverTo(ctx context.Context, community string, items []*item,
 		}
 	}
 	// Access of each (channel, reader) pair, in one query.
-	var pairs []store.ReadPair
-	seen := map[store.ReadPair]bool{}
+	var pairs []records.ReadPair
+	seen := map[records.ReadPair]bool{}
 	for _, c := range cands {
 		for ch := range channels {
-			p := store.ReadPair{Channel: ch, Reader: c.pubkey}
+			p := records.ReadPair{Channel: ch, Reader: c.pubkey}
 			if !seen[p] {
 				seen[p] = true
 				pairs = append(pairs, p)
@@ -283,11 +284,11 @@ func (f *Fanout) deliverTo(ctx context.Context, community string, items []*item,
 		return 0, 0
 	}
 	plans := make([]planned, len(cands))
-	var lostPairs []store.ReadPair
+	var lostPairs []records.ReadPair
 	for i := range cands {
 		plans[i].msgs, plans[i].lost = plan(&cands[i], items, readable, meta)
 		if plans[i].lost != "" {
-			lostPairs = append(lostPairs, store.ReadPair{Channel: plans[i].lost, Reader: cands[i].pubkey})
+			lostPairs = append(lostPairs, records.ReadPair{Channel: plans[i].lost, Reader: cands[i].pubkey})
 		}
 	}
 	// Only a reader who was a member learns that access ended; to anyone
@@ -296,12 +297,12 @@ func (f *Fanout) deliverTo(ctx context.Context, community string, items []*item,
 	knew, err := f.Store.EverMembers(ctx, community, lostPairs)
 	if err != nil {
 		f.Log.ErrorContext(ctx, "fanout: membership history", "community", community, "err", err)
-		knew = map[store.ReadPair]bool{}
+		knew = map[records.ReadPair]bool{}
 	}
 	for i := range cands {
 		c := &cands[i]
 		msgs, lost := plans[i].msgs, plans[i].lost
-		if lost != "" && !knew[store.ReadPair{Channel: lost, Reader: c.pubkey}] {
+		if lost != "" && !knew[records.ReadPair{Channel: lost, Reader: c.pubkey}] {
 			lost = ""
 		}
 		if len(msgs) == 0 && lost == "" {
@@ -367,15 +368,15 @@ func (f *Fanout) admitted(ctx context.Context, community string, cands []candida
 // metadataReachable answers access.MetadataReaches for the channels of the
 // channel-state events among items (NIP-29's hidden flag) and every
 // candidate's reader, in one statement; none without such events.
-func (f *Fanout) metadataReachable(ctx context.Context, community string, items []*item, cands []candidate) (map[store.ReadPair]bool, error) {
-	var pairs []store.ReadPair
-	seen := map[store.ReadPair]bool{}
+func (f *Fanout) metadataReachable(ctx context.Context, community string, items []*item, cands []candidate) (map[records.ReadPair]bool, error) {
+	var pairs []records.ReadPair
+	seen := map[records.ReadPair]bool{}
 	for _, it := range items {
 		if it.channel == "" || !kinds.ChannelState(it.ev.Kind) {
 			continue
 		}
 		for _, c := range cands {
-			p := store.ReadPair{Channel: it.channel, Reader: c.pubkey}
+			p := records.ReadPair{Channel: it.channel, Reader: c.pubkey}
 			if !seen[p] {
 				seen[p] = true
 				pairs = append(pairs, p)
@@ -390,8 +391,8 @@ func (f *Fanout) metadataReachable(ctx context.Context, community string, items 
 
 // reachable answers access.Reaches for pairs: from known, read with the
 // candidates, and in one statement (Fanout.readable) for the rest.
-func (f *Fanout) reachable(ctx context.Context, community string, pairs []store.ReadPair, known map[store.ReadPair]bool) (map[store.ReadPair]bool, error) {
-	var rest []store.ReadPair
+func (f *Fanout) reachable(ctx context.Context, community string, pairs []records.ReadPair, known map[records.ReadPair]bool) (map[records.ReadPair]bool, error) {
+	var rest []records.ReadPair
 	for _, p := range pairs {
 		if _, ok := known[p]; !ok {
 			rest = append(rest, p)
@@ -500,7 +501,7 @@ func (f *Fanout) send(ctx context.Context, j *job) int {
 // plan decides what candidate c gets: EVENT messages for the items it
 // matches and may read, and lost, a pinned channel it can no longer read.
 // A 39005 thread summary goes only to filters that ask for kind 39005.
-func plan(c *candidate, items []*item, readable, meta map[store.ReadPair]bool) (msgs [][]byte, lost string) {
+func plan(c *candidate, items []*item, readable, meta map[records.ReadPair]bool) (msgs [][]byte, lost string) {
 	canRead := func(it *item, f *liveFilter) bool {
 		return f.mayRead(it.ev, it.channel, it.system, c.pubkey, readable, meta)
 	}
@@ -517,7 +518,7 @@ func plan(c *candidate, items []*item, readable, meta map[store.ReadPair]bool) (
 		return false
 	}
 	for _, it := range items {
-		if it.channel != "" && c.pins(it.channel) && !readable[store.ReadPair{Channel: it.channel, Reader: c.pubkey}] {
+		if it.channel != "" && c.pins(it.channel) && !readable[records.ReadPair{Channel: it.channel, Reader: c.pubkey}] {
 			lost = it.channel
 		}
 		if matchesAny(it) {

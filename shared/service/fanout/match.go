@@ -5,11 +5,11 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
-	// Imported as rule: audience.go names the (channel, reader) pair access.
 	"github.com/buzzrelay/relay/shared/domain/access"
 	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
-	"github.com/buzzrelay/relay/shared/postgres/store"
+	"github.com/buzzrelay/relay/shared/domain/records"
+	// Imported as rule: audience.go names the (channel, reader) pair access.
 )
 
 // liveFilter is one stored REQ filter prepared for matching: the same
@@ -36,13 +36,13 @@ func (lf *liveFilter) names(channel string) bool { return slices.Contains(lf.nam
 // is store.Readable's answer (access.Reaches) for each (channel, reader),
 // meta store.MetadataReadable's (access.MetadataReaches), which the
 // channel-state kinds follow (access.MayReadKind).
-func (lf *liveFilter) mayRead(ev *nostr.Event, channel string, system bool, reader string, readable, meta map[store.ReadPair]bool) bool {
+func (lf *liveFilter) mayRead(ev *nostr.Event, channel string, system bool, reader string, readable, meta map[records.ReadPair]bool) bool {
 	inChannel := channel != ""
 	reach := readable
 	if kinds.ChannelState(ev.Kind) {
 		reach = meta
 	}
-	channelReadable := inChannel && reach[store.ReadPair{Channel: channel, Reader: reader}] && access.Shows(system, lf.names(channel))
+	channelReadable := inChannel && reach[records.ReadPair{Channel: channel, Reader: reader}] && access.Shows(system, lf.names(channel))
 	return access.MaySee(ev, reader, inChannel, channelReadable)
 }
 

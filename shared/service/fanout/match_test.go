@@ -9,7 +9,7 @@ import (
 
 	"github.com/buzzrelay/relay/shared/domain/access"
 	"github.com/buzzrelay/relay/shared/domain/access/accesstest"
-	"github.com/buzzrelay/relay/shared/postgres/store"
+	"github.com/buzzrelay/relay/shared/domain/records"
 )
 
 func TestLiveFilterMatchesChannelNotTag(t *testing.T) {
@@ -68,8 +68,8 @@ func TestLiveDeliveryAccessCases(t *testing.T) {
 			if c.Channel != nil {
 				stored = channel
 			}
-			readable := map[store.ReadPair]bool{{Channel: channel, Reader: reader}: access.Reaches(ch, m)}
-			meta := map[store.ReadPair]bool{{Channel: channel, Reader: reader}: access.MetadataReaches(ch, m)}
+			readable := map[records.ReadPair]bool{{Channel: channel, Reader: reader}: access.Reaches(ch, m)}
+			meta := map[records.ReadPair]bool{{Channel: channel, Reader: reader}: access.MetadataReaches(ch, m)}
 			if !lf.matches(ev, stored) {
 				t.Fatalf("the case's event does not match its filter %s", c.Filter)
 			}

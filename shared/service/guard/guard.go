@@ -16,7 +16,7 @@
 //  4. the caller is authenticated when the action needs a key
 //     (auth-required: naming what was asked);
 //  5. the NIP-43 membership gate (community.Registry.AdmitMember);
-//  6. the key's standing where the action asks for it (store.Standing, one
+//  6. the key's standing where the action asks for it (records.Standing, one
 //     statement): an operator, for NIP-86; not banned now, not timed out
 //     now, a member of a channel, for media.
 //
@@ -34,6 +34,7 @@ import (
 	"log/slog"
 
 	"github.com/buzzrelay/relay/shared/domain/nip43"
+	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/community"
@@ -132,7 +133,7 @@ type policy struct {
 }
 
 // Refusals the door answers (besides community.ErrNotServed,
-// nip43.ErrNotMember, store.ErrBanned and store.ErrTimedOut).
+// nip43.ErrNotMember, records.ErrBanned and records.ErrTimedOut).
 var (
 	errPublishAuth = reject.New(reject.AuthRequired, "publishing needs NIP-42 AUTH first; answer the AUTH challenge")
 	errReadAuth    = reject.New(reject.AuthRequired, "reading needs NIP-42 AUTH first; answer the AUTH challenge")
@@ -234,9 +235,9 @@ func (g *Guard) Admit(ctx context.Context, d Door) (Admitted, error) {
 	case p.operator && !s.Operator:
 		return Admitted{}, ErrNotOperator
 	case p.banned && s.Banned:
-		return Admitted{}, store.ErrBanned
+		return Admitted{}, records.ErrBanned
 	case p.timedOut && s.TimedOut:
-		return Admitted{}, store.ErrTimedOut
+		return Admitted{}, records.ErrTimedOut
 	case p.channelMember && !s.Member:
 		return Admitted{}, ErrNotChannelMember
 	}

@@ -7,8 +7,8 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/nip29"
+	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/domain/reject"
-	"github.com/buzzrelay/relay/shared/postgres/store"
 )
 
 // The write rules of Buzz's kinds (issue 29) that need more than the
@@ -110,7 +110,7 @@ func (a *apply) vote(ctx context.Context) error {
 	if n > 0 {
 		return reject.Duplicatef("you already voted on %s: delete that vote to change it", ref.ID)
 	}
-	return a.store(ctx, store.EventMeta{ChannelID: ref.ChannelID, TopLevel: true, Last: true})
+	return a.store(ctx, records.EventMeta{ChannelID: ref.ChannelID, TopLevel: true, Last: true})
 }
 
 // forumComment is a reply in a forum thread (45003): it must name its
@@ -136,7 +136,7 @@ func (a *apply) recipientEphemeral() error {
 // (kinds.Gated) by another key than the sender's: a reaction, vote, edit
 // or deletion naming it is answered as if it were not stored, so the
 // answer is no oracle for its existence.
-func (a *apply) hiddenFrom(ref *store.EventRef) bool {
+func (a *apply) hiddenFrom(ref *records.EventRef) bool {
 	return kinds.Gated(ref.Kind) && ref.Pubkey != a.ev.PubKey
 }
 

@@ -12,8 +12,8 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/nip29"
 	"github.com/buzzrelay/relay/shared/domain/nip40"
+	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/domain/reject"
-	"github.com/buzzrelay/relay/shared/postgres/store"
 )
 
 // channelID reads the h tag every moderation event needs.
@@ -27,7 +27,7 @@ func (a *apply) channelID() (string, error) {
 
 // moderated loads the channel named by h, locked, with the author's role.
 // The channel must exist and not be deleted.
-func (a *apply) moderated(ctx context.Context) (*store.ChannelRow, string, error) {
+func (a *apply) moderated(ctx context.Context) (*records.Channel, string, error) {
 	h, err := a.channelID()
 	if err != nil {
 		return nil, "", err
@@ -78,7 +78,7 @@ func requireAdmin(role string, what string) error {
 }
 
 func (a *apply) storeInChannel(ctx context.Context, ch string) error {
-	return a.store(ctx, store.EventMeta{ChannelID: ch, TopLevel: true})
+	return a.store(ctx, records.EventMeta{ChannelID: ch, TopLevel: true})
 }
 
 func (a *apply) createChannel(ctx context.Context) error {
@@ -326,7 +326,7 @@ func (a *apply) createInvite(ctx context.Context) error {
 		return err
 	}
 	for _, c := range codes {
-		if _, err := a.tx.PutInvite(ctx, store.Invite{Channel: ch.ID, Code: c, EventID: a.ev.ID, CreatedBy: a.ev.PubKey,
+		if _, err := a.tx.PutInvite(ctx, records.GroupInvite{Channel: ch.ID, Code: c, EventID: a.ev.ID, CreatedBy: a.ev.PubKey,
 			CreatedAt: int64(a.ev.CreatedAt), ExpiresAt: expires}); err != nil {
 			return err
 		}
@@ -439,7 +439,7 @@ func (a *apply) moderationDelete(ctx context.Context) error {
 		return err
 	}
 	admin := isAdmin(role)
-	refs := make([]*store.EventRef, 0, len(targets))
+	refs := make([]*records.EventRef, 0, len(targets))
 	for _, id := range targets {
 		ref, err := a.tx.Event(ctx, id)
 		if isNotFound(err) && admin {
@@ -482,7 +482,7 @@ func (a *apply) moderationDelete(ctx context.Context) error {
 
 // hide marks a target deleted and takes a deleted reply out of its thread's
 // counters.
-func (a *apply) hide(ctx context.Context, ref *store.EventRef) error {
+func (a *apply) hide(ctx context.Context, ref *records.EventRef) error {
 	fresh, err := a.tx.MarkDeleted(ctx, ref.ID, a.now)
 	if err != nil || !fresh {
 		return err
@@ -526,7 +526,7 @@ func (a *apply) notify(ctx context.Context, ch *nip29.Channel, kind int, target 
 		return fmt.Errorf("ingest: encode kind %d content: %w", kind, err)
 	}
 	_, err = a.sign(ctx, kind, a.now, nostr.Tags{{"p", target}, {"h", ch.ID}}, string(content),
-		store.EventMeta{ChannelID: ch.ID, TopLevel: true})
+		records.EventMeta{ChannelID: ch.ID, TopLevel: true})
 	return err
 }
 
@@ -568,7 +568,7 @@ func (a *apply) publishState(ctx context.Context, ch *nip29.Channel) error {
 		if ok && at <= prevAt {
 			at = prevAt + 1
 		}
-		ev, err := a.sign(ctx, k, at, tags, "", store.EventMeta{ChannelID: ch.ID, DTag: ch.ID, TopLevel: true})
+		ev, err := a.sign(ctx, k, at, tags, "", records.EventMeta{ChannelID: ch.ID, DTag: ch.ID, TopLevel: true})
 		if err != nil {
 			return err
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/nip29"
+	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/buzzrelay/relay/shared/postgres/store"
@@ -20,7 +21,7 @@ const MaxDepth = store.MaxThreadDepth
 
 // writable checks that the author may post into channel h: it exists, is not
 // deleted, and is open or has the author as an active member.
-func (a *apply) writable(ctx context.Context, h string) (*store.ChannelRow, error) {
+func (a *apply) writable(ctx context.Context, h string) (*records.Channel, error) {
 	ch, role, err := a.tx.ChannelAndRole(ctx, h, a.ev.PubKey)
 	if err != nil && !isNotFound(err) {
 		return nil, err
@@ -34,13 +35,13 @@ func (a *apply) writable(ctx context.Context, h string) (*store.ChannelRow, erro
 
 // seenChannel is a channel this attempt read, with the sender's role in it.
 type seenChannel struct {
-	ch   *store.ChannelRow
+	ch   *records.Channel
 	role string
 }
 
 // saw remembers a channel row this attempt read and the sender's role in
 // it, so filing the event there (filable) need not read them again.
-func (a *apply) saw(ch *store.ChannelRow, role string) {
+func (a *apply) saw(ch *records.Channel, role string) {
 	if ch == nil {
 		return
 	}
@@ -80,7 +81,7 @@ func (a *apply) filable(ctx context.Context, channel string) error {
 // mayWrite applies the write rule to a channel row (nil when missing) and
 // the author's role in it. A missing channel and a private one the author
 // is not a member of get the same refusal: it is no oracle for what exists.
-func mayWrite(ch *store.ChannelRow, role, h string) error {
+func mayWrite(ch *records.Channel, role, h string) error {
 	m := access.Never
 	if role != "" {
 		m = access.Active
@@ -117,9 +118,9 @@ func (a *apply) message(ctx context.Context) error {
 		if kinds.InChannel(a.ev.Kind) {
 			return reject.Invalidf("kind %d needs an h tag naming its channel", a.ev.Kind)
 		}
-		return a.store(ctx, store.EventMeta{TopLevel: true, Search: kinds.Searchable(a.ev.Kind), Last: true})
+		return a.store(ctx, records.EventMeta{TopLevel: true, Search: kinds.Searchable(a.ev.Kind), Last: true})
 	}
-	row := &store.ThreadRow{}
+	row := &records.Thread{}
 	top := true
 	r, isReply := nip29.ParseReply(a.ev.Tags)
 	if !isReply {
@@ -154,13 +155,13 @@ func (a *apply) message(ctx context.Context) error {
 		row.Broadcast = r.Broadcast && row.Depth == 1
 		top = row.Broadcast
 	}
-	return a.store(ctx, store.EventMeta{ChannelID: h, TopLevel: top, Search: kinds.Searchable(a.ev.Kind), Thread: row, Last: true})
+	return a.store(ctx, records.EventMeta{ChannelID: h, TopLevel: top, Search: kinds.Searchable(a.ev.Kind), Thread: row, Last: true})
 }
 
 // target loads the event a reaction or edit points at, and checks an
 // optional h against the target's channel and the author's right to write
 // there.
-func (a *apply) target(ctx context.Context, id, what string) (*store.EventRef, error) {
+func (a *apply) target(ctx context.Context, id, what string) (*records.EventRef, error) {
 	if !eventcheck.LowerHex(id, 64) {
 		return nil, reject.Invalidf("%s target %q is not a 64-hex event id", what, id)
 	}
@@ -200,7 +201,7 @@ func (a *apply) reaction(ctx context.Context) error {
 	if n >= MaxReactionsPerAuthor {
 		return reject.New(reject.RateLimited, "%d reactions to %s from one key is the limit", MaxReactionsPerAuthor, ref.ID)
 	}
-	return a.store(ctx, store.EventMeta{ChannelID: ref.ChannelID, TopLevel: true, Last: true})
+	return a.store(ctx, records.EventMeta{ChannelID: ref.ChannelID, TopLevel: true, Last: true})
 }
 
 func (a *apply) edit(ctx context.Context) error {
@@ -216,7 +217,7 @@ func (a *apply) edit(ctx context.Context) error {
 	if ref.Pubkey != a.ev.PubKey {
 		return reject.Restrictedf("only the author of %s may edit it", id)
 	}
-	return a.store(ctx, store.EventMeta{ChannelID: ref.ChannelID, TopLevel: true, Search: true, Last: true})
+	return a.store(ctx, records.EventMeta{ChannelID: ref.ChannelID, TopLevel: true, Search: true, Last: true})
 }
 
 // deletion applies a NIP-09 kind 5 with exactly one e or a target, which
@@ -262,7 +263,7 @@ func (a *apply) deletion(ctx context.Context) error {
 		return err
 	}
 	if !kinds.Gated(ref.Kind) { // see gatedDeletion
-		if err := a.store(ctx, store.EventMeta{ChannelID: ref.ChannelID, TopLevel: true}); err != nil {
+		if err := a.store(ctx, records.EventMeta{ChannelID: ref.ChannelID, TopLevel: true}); err != nil {
 			return err
 		}
 	}
@@ -271,7 +272,7 @@ func (a *apply) deletion(ctx context.Context) error {
 
 // undeletable refuses a deletion of a deletion: NIP-09 gives it no effect,
 // and the first deletion stays readable.
-func undeletable(ref *store.EventRef) error {
+func undeletable(ref *records.EventRef) error {
 	if kinds.Deletes(ref.Kind) {
 		return reject.Invalidf("event %s is a deletion, and a deletion cannot be deleted", ref.ID)
 	}
@@ -298,7 +299,7 @@ func (a *apply) deleteAddress(ctx context.Context, addr string) error {
 		return err
 	}
 	if !kinds.Gated(kind) { // see gatedDeletion
-		if err := a.store(ctx, store.EventMeta{ChannelID: channel, TopLevel: true}); err != nil {
+		if err := a.store(ctx, records.EventMeta{ChannelID: channel, TopLevel: true}); err != nil {
 			return err
 		}
 	}
@@ -319,7 +320,7 @@ func (a *apply) replaceable(ctx context.Context) error {
 		}
 		d = v
 	}
-	meta := store.EventMeta{DTag: d, TopLevel: true, Search: kinds.Searchable(a.ev.Kind)}
+	meta := records.EventMeta{DTag: d, TopLevel: true, Search: kinds.Searchable(a.ev.Kind)}
 	if h, ok := nip29.ChannelTag(a.ev.Tags); ok && !kinds.Personal(a.ev.Kind) {
 		if _, err := a.writable(ctx, h); err != nil {
 			return err
@@ -380,5 +381,5 @@ func (a *apply) giftWrap(ctx context.Context) error {
 		}
 		return reject.Invalidf("kind %d needs a p tag naming its recipient's 64-hex public key", a.ev.Kind)
 	}
-	return a.store(ctx, store.EventMeta{TopLevel: true, Last: true})
+	return a.store(ctx, records.EventMeta{TopLevel: true, Last: true})
 }

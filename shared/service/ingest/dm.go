@@ -15,8 +15,8 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/eventcheck"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/nip29"
+	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/domain/reject"
-	"github.com/buzzrelay/relay/shared/postgres/store"
 )
 
 // dmOpen applies a 41010.
@@ -89,7 +89,7 @@ func (a *apply) dmHide(ctx context.Context) error {
 // dmOfSender loads the DM named by h, locked; a key outside it is told it
 // does not exist, a member of a channel that is not a DM (isDM) that it is
 // not one.
-func (a *apply) dmOfSender(ctx context.Context) (*store.ChannelRow, string, error) {
+func (a *apply) dmOfSender(ctx context.Context) (*records.Channel, string, error) {
 	ch, role, err := a.moderated(ctx)
 	if err != nil {
 		return nil, "", err
@@ -110,7 +110,7 @@ func (a *apply) dmOfSender(ctx context.Context) (*store.ChannelRow, string, erro
 // by a 41010 or 41011 (nip29.CreatesDM). A channel that a 9007 made at a
 // DM's id before that id space was reserved (nip29.IsDMID), whatever its
 // type, is not one: no DM flow joins, uses or stores into it.
-func (a *apply) isDM(ctx context.Context, ch *store.ChannelRow) (bool, error) {
+func (a *apply) isDM(ctx context.Context, ch *records.Channel) (bool, error) {
 	if ch.Type != nip29.TypeDM {
 		return false, nil
 	}
@@ -134,7 +134,7 @@ func (a *apply) openDM(ctx context.Context, keys []string) error {
 		return err
 	}
 	if created {
-		a.saw(&store.ChannelRow{Channel: *ch}, nip29.Member)
+		a.saw(&records.Channel{Channel: *ch}, nip29.Member)
 		for _, k := range keys {
 			if err := a.tx.PutMember(ctx, id, k, nip29.Member, a.now); err != nil {
 				return err

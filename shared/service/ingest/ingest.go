@@ -17,6 +17,7 @@ import (
 
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/nip29"
+	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/signer"
 	"github.com/buzzrelay/relay/shared/domain/sigverify"
@@ -330,7 +331,7 @@ func (a *apply) committed() []*nostr.Event {
 
 // store inserts the client's event, filed in m's channel when it names one
 // (under the group's rules: filable); a lost insert race is a duplicate.
-func (a *apply) store(ctx context.Context, m store.EventMeta) error {
+func (a *apply) store(ctx context.Context, m records.EventMeta) error {
 	if m.ChannelID != "" {
 		if err := a.filable(ctx, m.ChannelID); err != nil {
 			return err
@@ -357,7 +358,7 @@ func (a *apply) relayKey() (signer.Signer, error) {
 
 // sign signs and stores a relay event of kind with tags and content,
 // remembered for fan-out.
-func (a *apply) sign(ctx context.Context, kind int, createdAt int64, tags nostr.Tags, content string, m store.EventMeta) (*nostr.Event, error) {
+func (a *apply) sign(ctx context.Context, kind int, createdAt int64, tags nostr.Tags, content string, m records.EventMeta) (*nostr.Event, error) {
 	ev := &nostr.Event{Kind: kind, CreatedAt: nostr.Timestamp(createdAt), Tags: tags, Content: content}
 	sg, err := a.relayKey()
 	if err != nil {
@@ -412,8 +413,8 @@ func (a *apply) replaceRelayEventIn(ctx context.Context, channel string, kind in
 	if err != nil {
 		return err
 	}
-	_, err = a.sign(ctx, kind, at, t, "", store.EventMeta{ChannelID: channel, DTag: d, TopLevel: true})
+	_, err = a.sign(ctx, kind, at, t, "", records.EventMeta{ChannelID: channel, DTag: d, TopLevel: true})
 	return err
 }
 
-func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
+func isNotFound(err error) bool { return errors.Is(err, records.ErrNotFound) }

@@ -7,9 +7,9 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/nip40"
+	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/resolve"
-	"github.com/buzzrelay/relay/shared/postgres/store"
 )
 
 // Buzz's moderation commands (9040-9044) and NIP-56 reports (1984). A
@@ -35,7 +35,7 @@ func (a *apply) moderationCommand(ctx context.Context) error {
 	if len(reason) > MaxReasonBytes {
 		return reject.Invalidf("reason is longer than %d bytes", MaxReasonBytes)
 	}
-	act := store.ModerationAction{EventID: a.ev.ID, Actor: a.ev.PubKey, Kind: a.ev.Kind, Reason: reason, CreatedAt: a.now}
+	act := records.ModerationAction{EventID: a.ev.ID, Actor: a.ev.PubKey, Kind: a.ev.Kind, Reason: reason, CreatedAt: a.now}
 	var run func() error
 	switch a.ev.Kind {
 	case kinds.ModerationResolve:
@@ -117,7 +117,7 @@ func (a *apply) expiration(need bool) (*int64, error) {
 // optional e tag the reported event, the report type is the third element
 // of that tag.
 func (a *apply) report(ctx context.Context) error {
-	r := store.Report{ID: a.ev.ID, Reporter: a.ev.PubKey, Content: a.ev.Content, CreatedAt: int64(a.ev.CreatedAt)}
+	r := records.Report{ID: a.ev.ID, Reporter: a.ev.PubKey, Content: a.ev.Content, CreatedAt: int64(a.ev.CreatedAt)}
 	for _, t := range a.ev.Tags {
 		switch {
 		case len(t) >= 2 && t[0] == "p" && r.TargetPubkey == "":

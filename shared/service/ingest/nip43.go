@@ -8,8 +8,8 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/nip43"
+	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/domain/reject"
-	"github.com/buzzrelay/relay/shared/postgres/store"
 )
 
 // NIP-43 relay membership, as Buzz's relay runs it (handlers/relay_admin.rs,
@@ -132,7 +132,7 @@ func (a *apply) leaveRelay(ctx context.Context) error {
 // community's 13534 list as it now stands, replacing the previous one.
 func (a *apply) publishMembership(ctx context.Context, delta int, key string) error {
 	if delta != 0 {
-		if _, err := a.sign(ctx, delta, a.now, nip43.DeltaTags(key), "", store.EventMeta{TopLevel: true}); err != nil {
+		if _, err := a.sign(ctx, delta, a.now, nip43.DeltaTags(key), "", records.EventMeta{TopLevel: true}); err != nil {
 			return err
 		}
 	}

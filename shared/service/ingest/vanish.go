@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/buzzrelay/relay/shared/postgres/store"
+	"github.com/buzzrelay/relay/shared/domain/records"
 )
 
 // vanish is NIP-62's request to vanish, already checked by nip62.Check
@@ -15,7 +15,7 @@ import (
 // says what went; the blob objects are the caller's to delete after the
 // commit (Outcome.Vanished).
 func (a *apply) vanish(ctx context.Context) error {
-	if err := a.store(ctx, store.EventMeta{TopLevel: true}); err != nil {
+	if err := a.store(ctx, records.EventMeta{TopLevel: true}); err != nil {
 		return err
 	}
 	v, err := a.tx.KeyDataDelete(ctx, a.ev.PubKey, a.ev.ID)
@@ -23,7 +23,7 @@ func (a *apply) vanish(ctx context.Context) error {
 		return err
 	}
 	summary := fmt.Sprintf("%d events, %d blobs and %d staged uploads of this key deleted from this community", v.Events, len(v.Blobs), len(v.Uploads))
-	if _, err := a.tx.AuditModeration(ctx, store.ModerationAction{EventID: a.ev.ID, Actor: a.ev.PubKey, Kind: a.ev.Kind,
+	if _, err := a.tx.AuditModeration(ctx, records.ModerationAction{EventID: a.ev.ID, Actor: a.ev.PubKey, Kind: a.ev.Kind,
 		Target: a.ev.PubKey, Reason: "request to vanish (NIP-62): " + summary, CreatedAt: a.now}); err != nil {
 		return err
 	}

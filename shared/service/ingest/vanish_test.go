@@ -8,7 +8,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/shared/postgres/store"
+	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
 
@@ -34,7 +34,7 @@ func TestRequestToVanishDeletesEverythingOfTheKey(t *testing.T) {
 	wrap := testkit.NewKey(t)
 	h.ok(wrap.Event(t, 1059, "sealed", nostr.Tag{"p", p.Pub}))
 	for _, b := range []struct{ hash, by string }{{hashOnly, p.Pub}, {hashShared, p.Pub}, {hashShared, owner.Pub}} {
-		if _, _, err := h.st.AddBlob(ctx, store.NewBlob{Community: community, SHA256: b.hash, Type: "image/png", Pubkey: b.by, Size: 10, At: 1}); err != nil {
+		if _, _, err := h.st.AddBlob(ctx, records.NewBlob{Community: community, SHA256: b.hash, Type: "image/png", Pubkey: b.by, Size: 10, At: 1}); err != nil {
 			t.Fatal(err)
 		}
 	}

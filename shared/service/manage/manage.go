@@ -20,6 +20,7 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/blossom"
 	"github.com/buzzrelay/relay/shared/domain/eventcheck"
 	"github.com/buzzrelay/relay/shared/domain/invite"
+	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/resolve"
 	"github.com/buzzrelay/relay/shared/postgres/store"
@@ -197,7 +198,7 @@ func (s *Service) call(ctx context.Context, c *community.Community, pubkey strin
 		}
 		stored, blobs, keys, err := s.Store.MediaStoredUsage(ctx, c.ID, blossom.Day(time.Now()), MediaTopKeys)
 		if keys == nil {
-			keys = []store.KeyBytes{}
+			keys = []records.KeyBytes{}
 		}
 		return map[string]any{"stored_bytes": stored, "blobs": blobs, "today_by_key": keys}, err
 	case "listallowedpubkeys":

@@ -11,6 +11,7 @@ import (
 
 	"github.com/buzzrelay/relay/shared/aws/s3blobs"
 	"github.com/buzzrelay/relay/shared/domain/blossom"
+	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/media"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
@@ -47,7 +48,7 @@ func share(t *testing.T, f *fixture, k testkit.Key, ch, hash string) *nostr.Even
 	url := "https://media.test/" + hash + ".png"
 	ev := k.Event(t, 9, "look "+url, nostr.Tag{"h", ch}, nostr.Tag{"imeta", "url " + url, "x " + hash, "m image/png"})
 	err := f.st.Tx(context.Background(), community, func(tx *store.Tx) error {
-		_, err := tx.InsertEvent(context.Background(), ev, store.EventMeta{ChannelID: ch, TopLevel: true})
+		_, err := tx.InsertEvent(context.Background(), ev, records.EventMeta{ChannelID: ch, TopLevel: true})
 		return err
 	})
 	if err != nil {

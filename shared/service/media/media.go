@@ -28,6 +28,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/buzzrelay/relay/shared/domain/blossom"
+	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/guard"
@@ -130,9 +131,9 @@ func (s *Service) checkQuotas(ctx context.Context, c Claim, newBlob bool) error 
 }
 
 // existing is the community's blob of hash, nil when it holds none yet.
-func (s *Service) existing(ctx context.Context, community, hash string) (*store.Blob, error) {
+func (s *Service) existing(ctx context.Context, community, hash string) (*records.Blob, error) {
 	b, err := s.Store.Blob(ctx, community, hash)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, records.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
@@ -161,34 +162,34 @@ func (s *Service) Preflight(ctx context.Context, c Claim) error {
 // as the blob c announces: its SHA-256 and size must match. A blob the
 // community holds already is not stored again; the uploader becomes one of
 // its owners. created is true when this upload stored it.
-func (s *Service) Upload(ctx context.Context, c Claim, body []byte) (store.Blob, bool, error) {
+func (s *Service) Upload(ctx context.Context, c Claim, body []byte) (records.Blob, bool, error) {
 	n := int64(len(body))
 	if !s.Limits.Direct(n) {
-		return store.Blob{}, false, blossom.Refuse(http.StatusRequestEntityTooLarge, reject.Invalid,
+		return records.Blob{}, false, blossom.Refuse(http.StatusRequestEntityTooLarge, reject.Invalid,
 			"bodies above %d bytes cannot go through the relay: ask POST /media/upload for a presigned upload URL", s.Limits.DirectMaxBytes)
 	}
 	if err := s.Limits.CheckSize(n); err != nil {
-		return store.Blob{}, false, err
+		return records.Blob{}, false, err
 	}
 	if c.Size >= 0 && c.Size != n {
-		return store.Blob{}, false, blossom.Refuse(http.StatusBadRequest, reject.Invalid, "the body is %d bytes, not the %d announced", n, c.Size)
+		return records.Blob{}, false, blossom.Refuse(http.StatusBadRequest, reject.Invalid, "the body is %d bytes, not the %d announced", n, c.Size)
 	}
 	if got := Hash(body); got != c.SHA256 {
-		return store.Blob{}, false, blossom.Refuse(http.StatusConflict, reject.Invalid, "the body's SHA-256 is %s, not the announced %s", got, c.SHA256)
+		return records.Blob{}, false, blossom.Refuse(http.StatusConflict, reject.Invalid, "the body's SHA-256 is %s, not the announced %s", got, c.SHA256)
 	}
 	if err := s.mayUpload(ctx, c.Community, c.Pubkey); err != nil {
-		return store.Blob{}, false, err
+		return records.Blob{}, false, err
 	}
 	if err := s.charge(ctx, c.Community, c.Pubkey, n); err != nil {
-		return store.Blob{}, false, err
+		return records.Blob{}, false, err
 	}
 	b, err := s.existing(ctx, c.Community, c.SHA256)
 	if err != nil {
-		return store.Blob{}, false, err
+		return records.Blob{}, false, err
 	}
 	if b == nil {
 		if err := s.Objects.Put(ctx, blossom.BlobKey(c.Community, c.SHA256), body, typeOr(c.Type)); err != nil {
-			return store.Blob{}, false, fmt.Errorf("media: %w", err)
+			return records.Blob{}, false, fmt.Errorf("media: %w", err)
 		}
 	}
 	return s.record(ctx, c.Community, c.SHA256, c.Pubkey, n, typeOr(c.Type), "")
@@ -197,7 +198,7 @@ func (s *Service) Upload(ctx context.Context, c Claim, body []byte) (store.Blob,
 // charge counts n bytes against pubkey's day.
 func (s *Service) charge(ctx context.Context, community, pubkey string, n int64) error {
 	err := s.Store.ChargeKeyDay(ctx, community, pubkey, blossom.Day(s.Now()), n, s.Limits.KeyBytesPerDay)
-	if errors.Is(err, store.ErrKeyDayQuota) {
+	if errors.Is(err, records.ErrKeyDayQuota) {
 		return dayQuota(s.Limits.KeyBytesPerDay)
 	}
 	if err != nil {
@@ -209,17 +210,17 @@ func (s *Service) charge(ctx context.Context, community, pubkey string, n int64)
 // record writes the blob's rows after its object is in place; when the
 // community's storage is full, the object is removed again unless another
 // upload recorded it meanwhile.
-func (s *Service) record(ctx context.Context, community, hash, pubkey string, size int64, typ, upload string) (store.Blob, bool, error) {
-	b, created, err := s.Store.AddBlob(ctx, store.NewBlob{Community: community, SHA256: hash, Type: typ, Pubkey: pubkey,
+func (s *Service) record(ctx context.Context, community, hash, pubkey string, size int64, typ, upload string) (records.Blob, bool, error) {
+	b, created, err := s.Store.AddBlob(ctx, records.NewBlob{Community: community, SHA256: hash, Type: typ, Pubkey: pubkey,
 		Size: size, At: s.Now().Unix(), StoredLimit: s.Limits.CommunityBytesStored, Upload: upload})
-	if errors.Is(err, store.ErrStoredQuota) {
+	if errors.Is(err, records.ErrStoredQuota) {
 		if held, herr := s.existing(ctx, community, hash); herr == nil && held == nil {
 			s.remove(ctx, blossom.BlobKey(community, hash))
 		}
-		return store.Blob{}, false, errStored
+		return records.Blob{}, false, errStored
 	}
 	if err != nil {
-		return store.Blob{}, false, fmt.Errorf("media: %w", err)
+		return records.Blob{}, false, fmt.Errorf("media: %w", err)
 	}
 	return b, created, nil
 }
@@ -248,7 +249,7 @@ type Presigned struct {
 	Headers  http.Header
 	Expires  int64
 	UploadID string
-	Existing *store.Blob
+	Existing *records.Blob
 }
 
 // Presign stages an upload of c (its size announced) as a presigned S3
@@ -277,7 +278,7 @@ func (s *Service) Presign(ctx context.Context, c Claim) (Presigned, error) {
 		return Presigned{}, err
 	}
 	now := s.Now()
-	u := store.Upload{Community: c.Community, ID: uuid.NewString(), SHA256: c.SHA256, Type: typeOr(c.Type), Pubkey: c.Pubkey,
+	u := records.Upload{Community: c.Community, ID: uuid.NewString(), SHA256: c.SHA256, Type: typeOr(c.Type), Pubkey: c.Pubkey,
 		Size: c.Size, CreatedAt: now.Unix(), ExpiresAt: now.Add(s.Limits.PresignTTL).Unix()}
 	url, hdr, err := s.Objects.PresignPut(ctx, blossom.UploadKey(u.Community, u.ID), u.Size, u.Type, u.SHA256, s.Limits.PresignTTL)
 	if err != nil {
@@ -293,7 +294,7 @@ func (s *Service) Presign(ctx context.Context, c Claim) (Presigned, error) {
 // access is the blob of hash as reader sees it, after completing the
 // staged uploads of it whose bytes arrived; refused holds the refusal of
 // each uploader whose staged bytes did not match their claim.
-func (s *Service) access(ctx context.Context, community, hash, reader string) (store.BlobAccess, map[string]error, error) {
+func (s *Service) access(ctx context.Context, community, hash, reader string) (records.BlobAccess, map[string]error, error) {
 	a, err := s.Store.BlobFor(ctx, community, hash, reader)
 	if err != nil {
 		return a, nil, fmt.Errorf("media: %w", err)
@@ -313,18 +314,18 @@ func (s *Service) access(ctx context.Context, community, hash, reader string) (s
 
 // Read is the community's blob of hash for reader ("" for a request
 // without a key): blossom.ErrNotFound when the community holds none or
-// when reader may not read it (store.BlobAccess.Readable), the same
+// when reader may not read it (records.BlobAccess.Readable), the same
 // answer for both. It completes staged uploads of the hash first.
-func (s *Service) Read(ctx context.Context, community, reader, hash string) (store.Blob, error) {
+func (s *Service) Read(ctx context.Context, community, reader, hash string) (records.Blob, error) {
 	if _, err := s.admit(ctx, community, reader, guard.ReadMedia); err != nil {
-		return store.Blob{}, err
+		return records.Blob{}, err
 	}
 	a, _, err := s.access(ctx, community, hash, reader)
 	if err != nil {
-		return store.Blob{}, err
+		return records.Blob{}, err
 	}
 	if a.Blob == nil || !a.Readable {
-		return store.Blob{}, blossom.ErrNotFound
+		return records.Blob{}, blossom.ErrNotFound
 	}
 	return *a.Blob, nil
 }
@@ -334,18 +335,18 @@ func (s *Service) Read(ctx context.Context, community, reader, hash string) (sto
 // not match its claim (they are deleted, nothing is stored);
 // blossom.ErrNotFound otherwise (nothing of pubkey's has arrived), whoever
 // else holds the blob.
-func (s *Service) Complete(ctx context.Context, community, pubkey, hash string) (store.Blob, error) {
+func (s *Service) Complete(ctx context.Context, community, pubkey, hash string) (records.Blob, error) {
 	a, refused, err := s.access(ctx, community, hash, pubkey)
 	if err != nil {
-		return store.Blob{}, err
+		return records.Blob{}, err
 	}
 	if a.Blob != nil && a.Owner {
 		return *a.Blob, nil
 	}
 	if err := refused[pubkey]; err != nil {
-		return store.Blob{}, err
+		return records.Blob{}, err
 	}
-	return store.Blob{}, blossom.ErrNotFound
+	return records.Blob{}, blossom.ErrNotFound
 }
 
 // complete verifies the staged uploads of hash whose bytes arrived: the
@@ -360,7 +361,7 @@ func (s *Service) complete(ctx context.Context, community, hash string, held boo
 		return nil, fmt.Errorf("media: %w", err)
 	}
 	refused := map[string]error{}
-	refuse := func(u store.Upload, format string, args ...any) {
+	refuse := func(u records.Upload, format string, args ...any) {
 		refused[u.Pubkey] = blossom.Refuse(http.StatusConflict, reject.Invalid, format, args...)
 		s.drop(ctx, u, true)
 	}
@@ -409,7 +410,7 @@ func (s *Service) complete(ctx context.Context, community, hash string, held boo
 }
 
 // drop forgets a staged upload and, with object, deletes its bytes.
-func (s *Service) drop(ctx context.Context, u store.Upload, object bool) {
+func (s *Service) drop(ctx context.Context, u records.Upload, object bool) {
 	if object {
 		s.remove(ctx, blossom.UploadKey(u.Community, u.ID))
 	}
@@ -436,7 +437,7 @@ func (s *Service) hashObject(ctx context.Context, key string) (string, string, e
 // Download is a presigned S3 GET of the community's blob of hash for
 // reader (Read's rule), S3 answering with the blob's served type and
 // disposition (blossom.Served), with the blob.
-func (s *Service) Download(ctx context.Context, community, reader, hash string) (string, store.Blob, error) {
+func (s *Service) Download(ctx context.Context, community, reader, hash string) (string, records.Blob, error) {
 	b, err := s.Read(ctx, community, reader, hash)
 	if err != nil {
 		return "", b, err
@@ -457,7 +458,7 @@ var errOthersList = blossom.Refuse(http.StatusForbidden, reject.Restricted, "a k
 // other key is refused alike, so a list reveals nothing of another key's
 // uploads, shared in private channels or not), newest first, uploaded in
 // [since, until] (0: unbounded), for a member reader.
-func (s *Service) List(ctx context.Context, community, reader, pubkey string, since, until int64) ([]store.OwnedBlob, error) {
+func (s *Service) List(ctx context.Context, community, reader, pubkey string, since, until int64) ([]records.OwnedBlob, error) {
 	if _, err := s.admit(ctx, community, reader, guard.ListMedia); err != nil {
 		return nil, err
 	}

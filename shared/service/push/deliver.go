@@ -13,6 +13,7 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/push"
+	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 )
 
@@ -225,8 +226,8 @@ func (s *Service) rateLimited(ctx context.Context, target string, now int64) (bo
 func (s *Service) readable(ctx context.Context, community string, due []store.PendingPush, events map[string]*event, subs map[store.PushAddress]*live) (map[string]bool, error) {
 	var readers []string
 	seenReader := map[string]bool{}
-	var pairs, metaPairs []store.ReadPair
-	seenPair := map[store.ReadPair]bool{}
+	var pairs, metaPairs []records.ReadPair
+	seenPair := map[records.ReadPair]bool{}
 	for _, p := range due {
 		e := events[p.EventID]
 		if e == nil || subs[p.PushAddress] == nil {
@@ -239,7 +240,7 @@ func (s *Service) readable(ctx context.Context, community string, due []store.Pe
 		if e.Channel == "" {
 			continue
 		}
-		rp := store.ReadPair{Channel: e.Channel, Reader: p.Pubkey}
+		rp := records.ReadPair{Channel: e.Channel, Reader: p.Pubkey}
 		if !seenPair[rp] {
 			seenPair[rp] = true
 			if kinds.ChannelState(e.ev.Kind) {
@@ -278,7 +279,7 @@ func (s *Service) readable(ctx context.Context, community string, due []store.Pe
 		if !ok {
 			continue
 		}
-		rp := store.ReadPair{Channel: e.Channel, Reader: p.Pubkey}
+		rp := records.ReadPair{Channel: e.Channel, Reader: p.Pubkey}
 		chReach := reach[rp]
 		if kinds.ChannelState(e.ev.Kind) {
 			chReach = meta[rp]

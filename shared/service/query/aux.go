@@ -8,6 +8,7 @@ import (
 
 	kindtable "github.com/buzzrelay/relay/shared/domain/kinds" // window_test.go has a kinds helper
 	"github.com/buzzrelay/relay/shared/domain/nip29"
+	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 )
@@ -82,12 +83,12 @@ func aimsAt(kind int, raw string, targets map[string]bool) bool {
 // than the hop still has room for, so a hop reads about the cap's rows (plus
 // the few whose e tag names a target without aiming at it), never the
 // whole set.
-func (e *Engine) drainAux(ctx context.Context, s *store.Snapshot, targets []string, kinds []int, named []string, withDeleted bool) ([]store.AuxRow, error) {
+func (e *Engine) drainAux(ctx context.Context, s *store.Snapshot, targets []string, kinds []int, named []string, withDeleted bool) ([]records.AuxRow, error) {
 	set := make(map[string]bool, len(targets))
 	for _, id := range targets {
 		set[id] = true
 	}
-	var all []store.AuxRow
+	var all []records.AuxRow
 	read := &store.AuxRead{Targets: targets, Kinds: kinds, Channels: named, WithDeleted: withDeleted}
 	for {
 		read.Limit = min(e.auxPage, relayinfo.MaxAuxPerHop-len(all))
@@ -104,6 +105,6 @@ func (e *Engine) drainAux(ctx context.Context, s *store.Snapshot, targets []stri
 			return all, nil
 		}
 		last := page[len(page)-1]
-		read.After = &store.Cursor{CreatedAt: last.CreatedAt, ID: last.ID}
+		read.After = &records.Cursor{CreatedAt: last.CreatedAt, ID: last.ID}
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
+	"github.com/buzzrelay/relay/shared/domain/session"
 	"github.com/buzzrelay/relay/shared/domain/signer"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 )
@@ -225,7 +226,7 @@ func (e *Engine) Req(ctx context.Context, community, reader string, filters []no
 // committed before the read takes its snapshot, and reads in the same
 // round trip (store.ReadPlain): the filters are validated before either.
 // The verdict is sub's (a refusal: no events); Stored when sub is nil.
-func (e *Engine) ReqSubscribed(ctx context.Context, community, reader string, filters []nostr.Filter, sub *store.NewSubscription, lim store.SubscribeLimits) (evs []json.RawMessage, verdict store.SubscribeVerdict, err error) {
+func (e *Engine) ReqSubscribed(ctx context.Context, community, reader string, filters []nostr.Filter, sub *session.NewSubscription, lim store.SubscribeLimits) (evs []json.RawMessage, verdict store.SubscribeVerdict, err error) {
 	ps, err := nostrPlans(filters, reader)
 	if err != nil {
 		return nil, 0, err

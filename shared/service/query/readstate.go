@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/buzzrelay/relay/shared/postgres/store"
@@ -83,7 +84,7 @@ func (e *Engine) ReadStateSnapshot(ctx context.Context, community, reader string
 	if err := exactSnapshotFilter(body, reader); err != nil {
 		return nil, err
 	}
-	var rows []store.Row
+	var rows []records.Row
 	var over bool
 	ctx = e.traced(ctx)
 	err := e.st.Read(ctx, community, reader, func(s *store.Snapshot) error {

@@ -8,7 +8,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/domain/kinds"
-	"github.com/buzzrelay/relay/shared/postgres/store"
+	"github.com/buzzrelay/relay/shared/domain/records"
 )
 
 type summaryJSON struct {
@@ -19,7 +19,7 @@ type summaryJSON struct {
 }
 
 // summaryEvent signs a 39005 for s.
-func (e *Engine) summaryEvent(ctx context.Context, community, channel string, s *store.Summary) (*nostr.Event, error) {
+func (e *Engine) summaryEvent(ctx context.Context, community, channel string, s *records.Summary) (*nostr.Event, error) {
 	content, err := json.Marshal(summaryJSON{
 		ReplyCount:      s.ReplyCount,
 		DescendantCount: s.Descendants,

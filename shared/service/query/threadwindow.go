@@ -13,6 +13,7 @@ import (
 
 	"github.com/buzzrelay/relay/shared/domain/eventcheck"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 )
@@ -37,7 +38,7 @@ type threadWindowPlan struct {
 	limit   int64
 	depth   int64 // deepest reply served, absolute (the root is depth 0)
 	kinds   []int // the row kinds, sorted, each once (the binding's form)
-	cursor  *store.Cursor
+	cursor  *records.Cursor
 	// host is the community's hostname the request reached: with the
 	// reader it is part of the 39007's binding.
 	host string
@@ -69,7 +70,7 @@ func newThreadWindowPlan(f *bridgeFilter) (*threadWindowPlan, error) {
 		w.limit = min(max(*f.Limit, 1), windowMaxLimit)
 	}
 	if f.Until != nil {
-		w.cursor = &store.Cursor{CreatedAt: *f.Until, ID: f.BeforeID}
+		w.cursor = &records.Cursor{CreatedAt: *f.Until, ID: f.BeforeID}
 	}
 	return w, nil
 }
@@ -159,7 +160,7 @@ func (w *threadWindowPlan) binding(reader string) string {
 // as served (defaults filled in), kinds sorted with each once, cursor
 // [created_at, id] or null. A client that sent the request can recompute
 // it; a bounds event of another request, reader or host never matches.
-func threadBinding(host, reader, channel, root string, limit, depth int64, rowKinds []int, cursor *store.Cursor, includeAux bool) string {
+func threadBinding(host, reader, channel, root string, limit, depth int64, rowKinds []int, cursor *records.Cursor, includeAux bool) string {
 	var c any // JSON null: a head request
 	if cursor != nil {
 		c = []any{cursor.CreatedAt, cursor.ID}

@@ -10,7 +10,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/domain/kinds"
-	"github.com/buzzrelay/relay/shared/postgres/store"
+	"github.com/buzzrelay/relay/shared/domain/records"
 )
 
 type threadPage struct {
@@ -94,7 +94,7 @@ func TestThreadWindow(t *testing.T) {
 	if !slices.Equal(p2.rows, []string{replies[0].ID}) || p2.hasMore || p2.next != nil {
 		t.Errorf("page 2: rows %v has_more %v", p2.rows, p2.hasMore)
 	}
-	if d := p2.bounds[0].Tags.GetD(); d != threadBinding(testHost, owner.pk, ch, root.ID, 4, 100, []int{9}, &store.Cursor{CreatedAt: p.next.CreatedAt, ID: p.next.ID}, true) {
+	if d := p2.bounds[0].Tags.GetD(); d != threadBinding(testHost, owner.pk, ch, root.ID, 4, 100, []int{9}, &records.Cursor{CreatedAt: p.next.CreatedAt, ID: p.next.ID}, true) {
 		t.Errorf("page 2 d %q", d)
 	}
 	// A thread without replies is a served, exhausted window.
@@ -158,7 +158,7 @@ func TestThreadWindow(t *testing.T) {
 func TestThreadBinding(t *testing.T) {
 	ab := strings.Repeat("ab", 32)
 	nilChannel := "00000000-0000-0000-0000-000000000000"
-	base := func() (string, string, string, string, int64, int64, []int, *store.Cursor, bool) {
+	base := func() (string, string, string, string, int64, int64, []int, *records.Cursor, bool) {
 		return "relay.example", ab, nilChannel, ab, 50, 100, []int{9}, nil, false
 	}
 	want := "tw:1:5252322dfd797ddb1d5f1150acd4cf914b9fc09e39bcf3048d25aed514b3546d"
@@ -166,18 +166,18 @@ func TestThreadBinding(t *testing.T) {
 		t.Fatalf("binding %s, want Buzz's %s", got, want)
 	}
 	cd := strings.Repeat("cd", 32)
-	for name, change := range map[string]func(h, r, c, root *string, limit, depth *int64, k *[]int, cur **store.Cursor, aux *bool){
-		"host":        func(h, _, _, _ *string, _, _ *int64, _ *[]int, _ **store.Cursor, _ *bool) { *h = "other.example" },
-		"reader":      func(_, r, _, _ *string, _, _ *int64, _ *[]int, _ **store.Cursor, _ *bool) { *r = cd },
-		"channel":     func(_, _, c, _ *string, _, _ *int64, _ *[]int, _ **store.Cursor, _ *bool) { *c = "general" },
-		"root":        func(_, _, _, root *string, _, _ *int64, _ *[]int, _ **store.Cursor, _ *bool) { *root = cd },
-		"limit":       func(_, _, _, _ *string, l, _ *int64, _ *[]int, _ **store.Cursor, _ *bool) { *l = 49 },
-		"depth_limit": func(_, _, _, _ *string, _, d *int64, _ *[]int, _ **store.Cursor, _ *bool) { *d = 1 },
-		"kinds":       func(_, _, _, _ *string, _, _ *int64, k *[]int, _ **store.Cursor, _ *bool) { *k = []int{40002} },
-		"cursor": func(_, _, _, _ *string, _, _ *int64, _ *[]int, c **store.Cursor, _ *bool) {
-			*c = &store.Cursor{CreatedAt: 0, ID: ab}
+	for name, change := range map[string]func(h, r, c, root *string, limit, depth *int64, k *[]int, cur **records.Cursor, aux *bool){
+		"host":        func(h, _, _, _ *string, _, _ *int64, _ *[]int, _ **records.Cursor, _ *bool) { *h = "other.example" },
+		"reader":      func(_, r, _, _ *string, _, _ *int64, _ *[]int, _ **records.Cursor, _ *bool) { *r = cd },
+		"channel":     func(_, _, c, _ *string, _, _ *int64, _ *[]int, _ **records.Cursor, _ *bool) { *c = "general" },
+		"root":        func(_, _, _, root *string, _, _ *int64, _ *[]int, _ **records.Cursor, _ *bool) { *root = cd },
+		"limit":       func(_, _, _, _ *string, l, _ *int64, _ *[]int, _ **records.Cursor, _ *bool) { *l = 49 },
+		"depth_limit": func(_, _, _, _ *string, _, d *int64, _ *[]int, _ **records.Cursor, _ *bool) { *d = 1 },
+		"kinds":       func(_, _, _, _ *string, _, _ *int64, k *[]int, _ **records.Cursor, _ *bool) { *k = []int{40002} },
+		"cursor": func(_, _, _, _ *string, _, _ *int64, _ *[]int, c **records.Cursor, _ *bool) {
+			*c = &records.Cursor{CreatedAt: 0, ID: ab}
 		},
-		"include_aux": func(_, _, _, _ *string, _, _ *int64, _ *[]int, _ **store.Cursor, a *bool) { *a = true },
+		"include_aux": func(_, _, _, _ *string, _, _ *int64, _ *[]int, _ **records.Cursor, a *bool) { *a = true },
 	} {
 		h, r, c, root, limit, depth, k, cur, aux := base()
 		change(&h, &r, &c, &root, &limit, &depth, &k, &cur, &aux)

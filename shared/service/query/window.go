@@ -9,6 +9,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 )
 
@@ -17,7 +18,7 @@ type windowPlan struct {
 	f       *bridgeFilter
 	channel string
 	limit   int64
-	cursor  *store.Cursor // nil: the head page
+	cursor  *records.Cursor // nil: the head page
 }
 
 func newWindowPlan(f *bridgeFilter) (*windowPlan, error) {
@@ -33,7 +34,7 @@ func newWindowPlan(f *bridgeFilter) (*windowPlan, error) {
 		w.limit = min(max(*f.Limit, 1), windowMaxLimit)
 	}
 	if f.Until != nil {
-		w.cursor = &store.Cursor{CreatedAt: *f.Until, ID: f.BeforeID}
+		w.cursor = &records.Cursor{CreatedAt: *f.Until, ID: f.BeforeID}
 	}
 	return w, nil
 }

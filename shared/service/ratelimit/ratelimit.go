@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 )
@@ -179,9 +180,9 @@ func (lm *Limiter) Check(ctx context.Context, r Request) error {
 	}
 	totals := map[string]int64{}
 	if len(cs) > 0 {
-		hits := make([]store.RateHit, len(cs))
+		hits := make([]records.RateHit, len(cs))
 		for i, c := range cs {
-			hits[i] = store.RateHit{Key: c.key, WindowStart: now - now%c.window, Cost: c.cost}
+			hits[i] = records.RateHit{Key: c.key, WindowStart: now - now%c.window, Cost: c.cost}
 		}
 		// About one call in 64 also prunes windows older than an hour.
 		var prune int64

@@ -31,6 +31,7 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/invite"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/reject"
+	"github.com/buzzrelay/relay/shared/domain/session"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/guard"
 	"github.com/buzzrelay/relay/shared/service/ingest"
@@ -93,7 +94,7 @@ type Reader interface {
 	Req(ctx context.Context, community, reader string, filters []nostr.Filter) ([]json.RawMessage, error)
 	// ReqSubscribed is Req that stores sub first (at most max per
 	// connection; stored false: refused), in the read's round trip.
-	ReqSubscribed(ctx context.Context, community, reader string, filters []nostr.Filter, sub *store.NewSubscription, lim store.SubscribeLimits) (evs []json.RawMessage, verdict store.SubscribeVerdict, err error)
+	ReqSubscribed(ctx context.Context, community, reader string, filters []nostr.Filter, sub *session.NewSubscription, lim store.SubscribeLimits) (evs []json.RawMessage, verdict store.SubscribeVerdict, err error)
 	ReadStateSnapshot(ctx context.Context, community, reader string, body []byte) (*query.ReadStateSnapshot, error)
 	CountFilters(ctx context.Context, community, reader string, filters []nostr.Filter) (int64, error)
 }

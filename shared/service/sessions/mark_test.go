@@ -3,8 +3,8 @@ package sessions_test
 import (
 	"context"
 	"runtime"
-	"sync"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 

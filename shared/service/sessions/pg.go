@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/domain/session"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 )
@@ -112,7 +113,7 @@ func (p *PG) Resume(ctx context.Context, community, pubkey, sub, shape string, n
 // limiter's other counters.
 func (p *PG) CountMessage(ctx context.Context, community, connection string, windowStart, _ int64) (int64, error) {
 	k := store.ConnectionRateKey(connection)
-	totals, err := p.st.HitRateCounters(ctx, community, "", []store.RateHit{{Key: k, WindowStart: windowStart, Cost: 1}}, 0)
+	totals, err := p.st.HitRateCounters(ctx, community, "", []records.RateHit{{Key: k, WindowStart: windowStart, Cost: 1}}, 0)
 	if err != nil {
 		return 0, fmt.Errorf("sessions: count message: %w", err)
 	}

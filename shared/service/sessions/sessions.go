@@ -52,10 +52,10 @@ const Lifetime = 2 * time.Hour
 func ExpiresAt(connectedAt int64) int64 { return connectedAt + int64(Lifetime/time.Second) }
 
 // ErrUnknownConnection is returned for a connection id with no (live) row.
-var ErrUnknownConnection = store.ErrUnknownConnection
+var ErrUnknownConnection = session.ErrUnknownConnection
 
 // Connection is one WebSocket connection.
-type Connection = store.Connection
+type Connection = session.Connection
 
 // DefaultLimits are the subscription limits every REQ meets: relayinfo's
 // per connection and per key (in a community, across its connections).
@@ -168,13 +168,13 @@ func (r *Registry) Put(ctx context.Context, row NewSubscription, lim Limits) err
 // Row is the stored form of subscription sub of connection for reader
 // with filters (what Subscribe stores; with PG, a REQ's read stores it in
 // the same round trip, query.Engine.ReqSubscribed).
-func (r *Registry) Row(community, connection, sub, reader string, filters []nostr.Filter) (store.NewSubscription, error) {
+func (r *Registry) Row(community, connection, sub, reader string, filters []nostr.Filter) (session.NewSubscription, error) {
 	raw, err := json.Marshal(filters)
 	if err != nil {
-		return store.NewSubscription{}, fmt.Errorf("sessions: encode filters: %w", err)
+		return session.NewSubscription{}, fmt.Errorf("sessions: encode filters: %w", err)
 	}
-	return store.NewSubscription{
-		Subscription: store.Subscription{Connection: connection, Sub: sub, Pubkey: reader, Filters: string(raw)},
+	return session.NewSubscription{
+		Subscription: session.Subscription{Connection: connection, Sub: sub, Pubkey: reader, Filters: string(raw)},
 		Community:    community, Pins: Pins(filters), CreatedAt: r.now().Unix(),
 	}, nil
 }

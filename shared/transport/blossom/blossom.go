@@ -23,9 +23,9 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/blossom"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/nip98"
+	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/sigverify"
-	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/community"
 	"github.com/buzzrelay/relay/shared/service/media"
 	"github.com/buzzrelay/relay/shared/transport/bridge"
@@ -373,7 +373,7 @@ func (c *Codec) list(ctx context.Context, r bridge.Request, community, pubkey st
 
 func base(r bridge.Request) string { return r.Scheme + "://" + r.Host }
 
-func descriptor(status int, r bridge.Request, b store.Blob) bridge.Response {
+func descriptor(status int, r bridge.Request, b records.Blob) bridge.Response {
 	return bridge.JSON(status, blossom.Describe(base(r), b.SHA256, b.Size, b.Type, b.CreatedAt))
 }
 

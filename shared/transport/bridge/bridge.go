@@ -28,10 +28,10 @@ import (
 
 	"github.com/buzzrelay/relay/shared/domain/eventcheck"
 	"github.com/buzzrelay/relay/shared/domain/nip98"
+	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/buzzrelay/relay/shared/domain/signer"
-	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/community"
 	"github.com/buzzrelay/relay/shared/service/invites"
 	"github.com/buzzrelay/relay/shared/service/manage"
@@ -75,7 +75,8 @@ type Response struct {
 // Bridge answers the bridge's routes (shared/transport/routes says which
 // function serves which).
 type Bridge struct {
-	Store *store.Store
+	// Database is what GET /healthz?deep=1 asks (the store).
+	Database Database
 	// Core is the use cases of publish and read.
 	Core     *relay.Relay
 	Signer   signer.Signer
@@ -279,7 +280,7 @@ func (b *Bridge) Health(ctx context.Context, r Request) Response {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	start := time.Now()
-	if err := b.Store.Ping(ctx); err != nil {
+	if err := b.Database.Ping(ctx); err != nil {
 		if a := reject.Map(err); a.Class == reject.Unavailable { // Fail's status, Retry-After and text, with the state
 			resp := b.Fail(ctx, "deep health check", err)
 			resp.Body, _ = marshal(DeepHealth{Database: DatabaseResuming, Error: a.Text})
@@ -288,11 +289,18 @@ func (b *Bridge) Health(ctx context.Context, r Request) Response {
 		return b.Fail(ctx, "deep health check", err)
 	}
 	ping := time.Since(start)
-	st, err := b.Store.Status(ctx)
+	st, err := b.Database.Status(ctx)
 	if err != nil {
 		return b.Fail(ctx, "deep health check", err)
 	}
 	return JSON(http.StatusOK, DeepHealth{OK: true, Database: DatabaseAwake, PingMillis: ping.Milliseconds(), Status: &st})
+}
+
+// Database is the database as the deep health check sees it: answering,
+// and its status (shared/postgres/store).
+type Database interface {
+	Ping(ctx context.Context) error
+	Status(ctx context.Context) (records.Status, error)
 }
 
 // Database states GET /healthz?deep=1 reports: awake (it answered) or
@@ -305,7 +313,7 @@ const (
 
 // DeepHealth is GET /healthz?deep=1's answer: the database's state, how
 // long its ping took (a resume shows as a long one), and the deployment's
-// store.Status (last write, open connections, media bytes, open reports,
+// records.Status (last write, open connections, media bytes, open reports,
 // communities served). No push backlog: the push function keeps none
 // (it posts what it is invoked with, or drops it).
 type DeepHealth struct {
@@ -313,7 +321,7 @@ type DeepHealth struct {
 	Database   string `json:"database"`
 	PingMillis int64  `json:"ping_ms,omitempty"`
 	Error      string `json:"error,omitempty"`
-	*store.Status
+	*records.Status
 }
 
 // JSON is status with v as its JSON body: the one encoder of the HTTP

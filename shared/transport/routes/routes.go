@@ -146,7 +146,7 @@ var Table = []Route{
 	{Methods: []string{post}, Path: "/count", Side: Read, UseCase: "relay.Count", Errors: BridgeFail, Headers: BridgeCORS, Serve: bridgeRoute((*bridge.Bridge).Count)},
 	{Methods: []string{get}, Path: "/", Side: Both, UseCase: "NIP-11 (community.Registry or the directory)", Errors: BridgeFail, Headers: BridgeCORS, Serve: bridgeRoute((*bridge.Bridge).Info)},
 	{Methods: []string{post}, Path: "/", Side: Read, ContentType: nip86.ContentType, UseCase: "manage.Service.Serve (NIP-86)", Errors: NIP86Answer, Headers: BridgeCORS, Needs: hasManage, Serve: bridgeRoute((*bridge.Bridge).Manage)},
-	{Methods: []string{get}, Path: "/healthz", Side: Both, UseCase: "store.Ping, store.Status (deep=1)", Errors: BridgeFail, Headers: BridgeCORS, Serve: bridgeRoute((*bridge.Bridge).Health)},
+	{Methods: []string{get}, Path: "/healthz", Side: Both, UseCase: "store.Ping, records.Status (deep=1)", Errors: BridgeFail, Headers: BridgeCORS, Serve: bridgeRoute((*bridge.Bridge).Health)},
 
 	// Buzz's invites (shared/service/invites).
 	{Methods: []string{post}, Path: "/api/invites", Side: Write, UseCase: "invites.Service.Mint", Errors: BridgeFail, Headers: BridgeCORS, Needs: hasInvites, Serve: bridgeRoute((*bridge.Bridge).MintInvite)},

@@ -42,7 +42,7 @@ func (a *App) bridge() *bridge.Bridge {
 	if a.Guard != nil {
 		limits = a.Guard.Limiter
 	}
-	b := &bridge.Bridge{Store: a.Store, Core: a.Core, Signer: a.Signer, Log: a.Log, Limits: limits,
+	b := &bridge.Bridge{Database: a.Store, Core: a.Core, Signer: a.Signer, Log: a.Log, Limits: limits,
 		Verifier:    &nip98.Verifier{Replay: a.Store, Sigs: a.Sigs},
 		Communities: a.Communities, Invites: a.Invites, MediaInfo: a.mediaInfo()}
 	if a.Directory != nil {

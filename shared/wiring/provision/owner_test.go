@@ -9,6 +9,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr/nip19"
 
+	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 	"github.com/buzzrelay/relay/shared/wiring/lambdas"
@@ -33,7 +34,7 @@ func TestDeployOwnerBecomesTheFirstOperatorOnce(t *testing.T) {
 		}
 		defer st.Close()
 		c, err := st.Community(ctx, "owned.example")
-		if errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, records.ErrNotFound) {
 			return nil
 		}
 		if err != nil {
