@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -23,16 +22,11 @@ func (s *Store) EventsListItems(ctx context.Context, community, reader string, r
 		return nil, nil
 	}
 	b := newSQL(community, reader)
-	var parts []string
-	for _, r := range reads {
-		if q, ok := r.itemSQL(b); ok {
-			parts = append(parts, "("+q+")")
-		}
-	}
-	if len(parts) == 0 {
+	union, ok := unionOf(b, reads, (*PlainRead).itemSQL)
+	if !ok {
 		return []Item{}, nil
 	}
-	q := "SELECT created_at, id FROM (" + strings.Join(parts, "\nUNION\n") + ") items\nORDER BY created_at, id LIMIT " + b.arg(max)
+	q := "SELECT created_at, id FROM (" + union + ") items\nORDER BY created_at, id LIMIT " + b.arg(max)
 	traced(ctx, q, b.args)
 	rows, err := s.pool.Query(ctx, q, b.args...)
 	if err != nil {
