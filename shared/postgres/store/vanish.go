@@ -31,7 +31,8 @@ type Vanished struct {
 // KeyDataDelete deletes, in the transaction's community, everything of
 // pubkey but the event keep (its request to vanish): its events with their
 // tag, thread and blob-reference rows, the gift wraps p-tagging it, the
-// reports it filed, its uploads (the blobs nobody else uploaded leave the
+// reports it filed, its push subscriptions and leases (30390, 30350) with
+// the deliveries pending to it and those of its events, its uploads (the blobs nobody else uploaded leave the
 // community's stored bytes, with every reference to them), its staged
 // uploads and its daily upload counters. Memberships, roles and bans are
 // the community's state and stay.
@@ -47,6 +48,9 @@ tags AS (DELETE FROM event_tags t USING gone g WHERE t.community_id = $1 AND t.e
 thread AS (DELETE FROM thread_metadata m USING gone g WHERE m.community_id = $1 AND m.event_id = g.id),
 refs AS (DELETE FROM blob_refs r USING gone g WHERE r.community_id = $1 AND r.event_id = g.id),
 reports AS (DELETE FROM moderation_reports WHERE community_id = $1 AND reporter = $2),
+pushsubs AS (DELETE FROM push_subscriptions WHERE community_id = $1 AND pubkey = $2),
+pushes AS (DELETE FROM push_deliveries d WHERE d.community_id = $1
+  AND (d.pubkey = $2 OR d.event_id IN (SELECT id FROM gone))),
 ev AS (DELETE FROM events e USING gone g WHERE e.community_id = $1 AND e.id = g.id RETURNING e.id)
 SELECT count(*) FROM ev`, t.community, pubkey, keep, kinds.GiftWrap).Scan(&v.Events); err != nil {
 		return Vanished{}, errorf("delete the events of %s: %w", pubkey, err)

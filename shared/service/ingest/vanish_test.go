@@ -39,6 +39,17 @@ func TestRequestToVanishDeletesEverythingOfTheKey(t *testing.T) {
 		}
 	}
 	ownerEvents := h.scalar(`SELECT count(*) FROM events WHERE pubkey = $1`, owner.Pub)
+	// A push subscription of p's (its effective state, as a stored 30390
+	// leaves it) and a delivery pending to it: a key that vanished gets no
+	// more callbacks.
+	if _, err := h.db.Exec(ctx, `INSERT INTO push_subscriptions (community_id, pubkey, kind, d_tag, event_id, filters, target)
+VALUES ($1, $2, 30390, 'phone', $3, '[]', 'https://push.example/cb')`, community, p.Pub, pMsg.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.db.Exec(ctx, `INSERT INTO push_deliveries (community_id, event_id, pubkey, kind, d_tag, target, next_at, created_at)
+VALUES ($1, $2, $3, 30390, 'phone', 'https://push.example/cb', 0, 0)`, community, qMsg.ID, p.Pub); err != nil {
+		t.Fatal(err)
+	}
 
 	req := p.Event(t, 62, "bye", nostr.Tag{"relay", "ALL_RELAYS"})
 	out := h.ok2(req)
@@ -50,6 +61,9 @@ func TestRequestToVanishDeletesEverythingOfTheKey(t *testing.T) {
 	}
 	if n := h.scalar(`SELECT count(*) FROM events WHERE pubkey = $1`, p.Pub); n != 1 {
 		t.Fatalf("%d events of p left, want the tombstone only", n)
+	}
+	if n := h.scalar(`SELECT count(*) FROM push_subscriptions WHERE pubkey = $1`, p.Pub) + h.scalar(`SELECT count(*) FROM push_deliveries WHERE pubkey = $1`, p.Pub); n != 0 {
+		t.Errorf("%d push subscriptions or deliveries of the vanished key left", n)
 	}
 	if n := h.scalar(`SELECT count(*) FROM events WHERE kind = 1059`); n != 0 {
 		t.Fatal("the gift wrap to p is still stored")
