@@ -11,6 +11,7 @@ CREATE TABLE ws_resumes (
   lim bigint[] NOT NULL,
   wrote bigint NOT NULL,
   answered_at bigint NOT NULL,
+  newest bigint NOT NULL DEFAULT 0,
   expires_at bigint NOT NULL,
   PRIMARY KEY (community_id, pubkey, sub, shape)
 );

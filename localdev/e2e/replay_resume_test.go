@@ -61,10 +61,12 @@ func (rc *rawConn) replayAnswer(sub string, filter map[string]any) (ids []string
 }
 
 // TestReconnectReplayNeverHidesAnEvent: a reconnecting client's replay of a
-// live subscription (welshman's unchanged REQ, Buzz desktop's with since =
+// live subscription that says what it holds (Buzz desktop's, with since =
 // last seen - 5 s) is answered EOSE from its resume record, with no
 // database statement, only while nothing was written in the community
-// since the database answered it; a post, a deletion and a member's
+// since the database answered it; the same id and filters with no since
+// (welshman's resubscribe, or an app started afresh whose library numbers
+// its subscriptions: nostr-tools' sub:1) go to the database; a post, a deletion and a member's
 // removal between the disconnect and the replay each send the replay to
 // the database, which answers what it must (the new event, not the
 // deleted one, nothing for the removed member). The sessions' clock is
@@ -80,7 +82,11 @@ func TestReconnectReplayNeverHidesAnEvent(t *testing.T) {
 	first := signed(t, alice, 9, nostr.Tags{{"h", ch}}, "before the reconnect")
 	ba.accept(first)
 	live := map[string]any{"kinds": []int{9}, "#h": []string{ch}, "limit": 50}
-	buzz := map[string]any{"kinds": []int{9}, "#h": []string{ch}, "limit": 50, "since": int64(first.CreatedAt) - 5}
+	// sinceLastSeen is Buzz desktop's replay of live after seeing ev last.
+	sinceLastSeen := func(ev nostr.Event) map[string]any {
+		return map[string]any{"kinds": []int{9}, "#h": []string{ch}, "limit": 50, "since": int64(ev.CreatedAt) - session.ReplaySlack}
+	}
+	buzz := sinceLastSeen(first)
 
 	// replay opens a new connection as bob and replays filter; it fails
 	// unless the database was asked (ask) or not, and the answer is want.
@@ -104,7 +110,11 @@ func TestReconnectReplayNeverHidesAnEvent(t *testing.T) {
 	replay("the first REQ", live, true, first.ID)
 	replay("a replay before its answer had time to arrive", live, true, first.ID)
 	settle()
-	replay("welshman's replay after API Gateway's close", live, false)
+	// The same id and filters with no since say nothing of what the
+	// client holds: welshman's resubscribe, and just as well nostr-tools'
+	// sub:1 or go-nostr's 1 from an app started afresh, with nothing.
+	replay("the same REQ again, no since, after events were sent", live, true, first.ID)
+	settle()
 	replay("buzz desktop's replay (since last seen - 5 s)", buzz, false)
 
 	second := signed(t, alice, 9, nostr.Tags{{"h", ch}}, "while bob was away")
@@ -114,14 +124,14 @@ func TestReconnectReplayNeverHidesAnEvent(t *testing.T) {
 	settle()
 	replay("a replay of an answer read right after a post", live, true, first.ID, second.ID)
 	settle()
-	replay("a replay of a quiet answer", live, false)
+	replay("a replay of a quiet answer, since last seen - 5 s", sinceLastSeen(second), false)
 
 	ba.accept(signed(t, alice, 5, nostr.Tags{{"e", second.ID}}, ""))
 	replay("a replay after a deletion", live, true, first.ID)
 	settle()
 	replay("a replay after the deletion's answer", live, true, first.ID)
 	settle()
-	replay("a replay of a quiet answer after the deletion", live, false)
+	replay("a replay of a quiet answer after the deletion, since last seen - 5 s", sinceLastSeen(first), false)
 
 	ba.accept(signed(t, alice, 9001, nostr.Tags{{"h", ch}, {"p", bob.Pub}}, ""))
 	replay("the removed member's replay", live, true)

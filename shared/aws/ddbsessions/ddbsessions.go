@@ -18,7 +18,7 @@
 //   - mark␟{community} / mark: the community's last-commit mark (mark)
 //     and last-write stamp (wrote);
 //   - res␟{community}␟{pubkey} / {sub}␟{shape}: a resume record
-//     (session.Resume: since, limit, wrote, at, expires);
+//     (session.Resume: since, limit, wrote, at, newest, expires);
 //   - rate␟{conn} / {window start}: the connection's message counter
 //     of one window (hits);
 //   - open / {conn}: the open connections the liveness tick posts to.
@@ -653,6 +653,7 @@ func (st *Store) SaveResume(ctx context.Context, r session.Resume) error {
 	it := key(resumePK(r.Community, r.Pubkey), resumeSK(r.Sub, r.Shape))
 	it["since"], it["limit"] = nums(r.Since), nums(r.Limit)
 	it["wrote"], it["at"], it["expires"], it[aTTL] = n(r.Wrote), n(r.At), n(r.ExpiresAt), n(r.ExpiresAt)
+	it["newest"] = n(r.Newest)
 	if _, err := st.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &st.table, Item: it}); err != nil {
 		return errorf("save resume of %s: %w", r.Sub, err)
 	}
@@ -671,7 +672,7 @@ func (st *Store) Resume(ctx context.Context, community, pubkey, sub, shape strin
 	}
 	return &session.Resume{Community: community, Pubkey: pubkey, Sub: sub, Shape: shape,
 		Since: numList(out.Item, "since"), Limit: numList(out.Item, "limit"),
-		Wrote: num(out.Item, "wrote"), At: num(out.Item, "at"), ExpiresAt: num(out.Item, "expires")}, nil
+		Wrote: num(out.Item, "wrote"), At: num(out.Item, "at"), ExpiresAt: num(out.Item, "expires"), Newest: num(out.Item, "newest")}, nil
 }
 
 func ratePK(connection string) string { return "rate" + sep + connection }

@@ -27,6 +27,9 @@ type Resume struct {
 	// Wrote is the community's last-write stamp (Mark.Wrote) read before
 	// the answer's read, and At the clock (unix s) just before that read.
 	Wrote, At int64
+	// Newest is the highest created_at among the events the answer sent
+	// (0: it sent none).
+	Newest int64
 	// ExpiresAt is when the record stops counting (ResumeFor after the
 	// last answer it covered).
 	ExpiresAt int64
@@ -57,6 +60,11 @@ const ResumeSettle = 60
 // reconnect itself.
 const ResumeFor = 2*time.Hour + 10*time.Minute
 
+// ReplaySlack is how far below the newest event it has seen a replay may
+// start: Buzz desktop replays with since = last seen - 5 s
+// (relayReconnectReplay.ts).
+const ReplaySlack = 5
+
 // ShapeOf is the digest of filters with since and limit removed, and each
 // filter's since and limit (-1: absent): a record's key and bounds.
 func ShapeOf(filters []nostr.Filter) (shape string, since, limit []int64, err error) {
@@ -86,7 +94,7 @@ func ShapeOf(filters []nostr.Filter) (shape string, since, limit []int64, err er
 // before the read). ok is false when no record may be made: the community
 // was written within ResumeSettle before the answer (a write stamped then
 // may commit after the read, unseen), or the filters have no shape.
-func NewResume(community, pubkey, sub string, filters []nostr.Filter, wrote, at int64) (Resume, bool) {
+func NewResume(community, pubkey, sub string, filters []nostr.Filter, wrote, at, newest int64) (Resume, bool) {
 	if wrote > at-ResumeSettle || len(filters) == 0 {
 		return Resume{}, false
 	}
@@ -95,7 +103,7 @@ func NewResume(community, pubkey, sub string, filters []nostr.Filter, wrote, at 
 		return Resume{}, false
 	}
 	return Resume{Community: community, Pubkey: pubkey, Sub: sub, Shape: shape, Since: since, Limit: limit,
-		Wrote: wrote, At: at, ExpiresAt: at + int64(ResumeFor/time.Second)}, true
+		Wrote: wrote, At: at, Newest: newest, ExpiresAt: at + int64(ResumeFor/time.Second)}, true
 }
 
 // Covers reports whether r answers the REQ sub of pubkey with filters in
@@ -105,8 +113,13 @@ func NewResume(community, pubkey, sub string, filters []nostr.Filter, wrote, at 
 // at or below it (a subset of what was answered); the community written
 // by nothing since the answer (m.Wrote unchanged: every write, an edit, a
 // deletion or a membership change alike, stamps it first); the answer
-// ResumeSettle old (time to have reached the client); and r not expired.
-// Anything else goes to the database.
+// ResumeSettle old (time to have reached the client); r not expired; and,
+// when the answer sent events, every filter saying what the client holds:
+// a since at or above the newest event sent less ReplaySlack. An id alone
+// says nothing of that: nostr-tools and go-nostr number their
+// subscriptions from 1 on every connection, so a client started afresh
+// asks again with the same id and filters and has nothing. Anything else
+// goes to the database.
 func (r *Resume) Covers(community, pubkey, sub string, filters []nostr.Filter, m Mark, now int64) bool {
 	if r == nil || r.Community != community || r.Pubkey != pubkey || pubkey == "" || r.Sub != sub {
 		return false
@@ -124,6 +137,9 @@ func (r *Resume) Covers(community, pubkey, sub string, filters []nostr.Filter, m
 		}
 		if r.Limit[i] >= 0 && (limit[i] < 0 || limit[i] > r.Limit[i]) {
 			return false // asks for more events than were answered
+		}
+		if r.Newest > 0 && since[i] < r.Newest-ReplaySlack {
+			return false // does not say it holds what was sent (no since, or an older one)
 		}
 	}
 	return true

@@ -15,7 +15,7 @@ func ts(v int64) *nostr.Timestamp { t := nostr.Timestamp(v); return &t }
 func TestResumeCoversOnlyWhatWasAnsweredWithNothingWrittenSince(t *testing.T) {
 	const at, wrote int64 = 10_000, 9_000
 	base := []nostr.Filter{{Kinds: []int{9}, Tags: nostr.TagMap{"h": {"x"}}, Since: ts(5000), Limit: 50}}
-	rec, ok := session.NewResume("c", "pk", "s", base, wrote, at)
+	rec, ok := session.NewResume("c", "pk", "s", base, wrote, at, 0) // an answer that sent nothing
 	if !ok {
 		t.Fatal("no record of a quiet community's answer")
 	}
@@ -73,13 +73,13 @@ func TestResumeCoversOnlyWhatWasAnsweredWithNothingWrittenSince(t *testing.T) {
 // record is made of it.
 func TestResumeNoRecordOfAnAnswerReadSoonAfterAWrite(t *testing.T) {
 	fs := []nostr.Filter{{Kinds: []int{9}}}
-	if _, ok := session.NewResume("c", "pk", "s", fs, 10_000-session.ResumeSettle+1, 10_000); ok {
+	if _, ok := session.NewResume("c", "pk", "s", fs, 10_000-session.ResumeSettle+1, 10_000, 0); ok {
 		t.Fatal("a record of an answer read within the settle of a write")
 	}
-	if _, ok := session.NewResume("c", "pk", "s", fs, 10_000-session.ResumeSettle, 10_000); !ok {
+	if _, ok := session.NewResume("c", "pk", "s", fs, 10_000-session.ResumeSettle, 10_000, 0); !ok {
 		t.Fatal("no record of an answer read a settle after the last write")
 	}
-	if _, ok := session.NewResume("c", "pk", "s", nil, 0, 10_000); ok {
+	if _, ok := session.NewResume("c", "pk", "s", nil, 0, 10_000, 0); ok {
 		t.Fatal("a record of a REQ without filters")
 	}
 	// A recorded since of -1 (none) accepts any since; a tag order does
@@ -88,5 +88,44 @@ func TestResumeNoRecordOfAnAnswerReadSoonAfterAWrite(t *testing.T) {
 	b, _, _, _ := session.ShapeOf([]nostr.Filter{{Kinds: []int{9}}})
 	if a != b {
 		t.Fatal("since changes the shape")
+	}
+}
+
+// TestResumeOfAnAnswerWithEventsNeedsTheClientToSayItHoldsThem: an id
+// and filters alone do not say the client holds what was sent
+// (nostr-tools numbers its subscriptions sub:1, sub:2… and go-nostr 1, 2…
+// on every connection, so an app started afresh asks the same again with
+// nothing): once the answer sent events, only a REQ whose every filter
+// starts at most ReplaySlack below the newest of them (Buzz desktop's
+// replay: last seen - 5 s) is answered from the record.
+func TestResumeOfAnAnswerWithEventsNeedsTheClientToSayItHoldsThem(t *testing.T) {
+	const at, wrote, newest int64 = 10_000, 9_000, 9_400
+	fresh := []nostr.Filter{{Kinds: []int{9}, Tags: nostr.TagMap{"h": {"x"}}, Limit: 50}}
+	rec, ok := session.NewResume("c", "pk", "sub:1", fresh, wrote, at, newest)
+	if !ok {
+		t.Fatal("no record")
+	}
+	m := session.Mark{Value: newest, Exists: true, Wrote: wrote}
+	since := func(v int64) []nostr.Filter {
+		fs := []nostr.Filter{fresh[0].Clone()}
+		fs[0].Since = ts(v)
+		return fs
+	}
+	for _, c := range []struct {
+		name    string
+		filters []nostr.Filter
+		want    bool
+	}{
+		{"an app started afresh: the same id and filters, no since", fresh, false},
+		{"a since older than what was sent", since(newest - 3600), false},
+		{"a since just past the slack", since(newest - session.ReplaySlack - 1), false},
+		{"buzz's replay: last seen - 5 s", since(newest - session.ReplaySlack), true},
+		{"a since at the newest", since(newest), true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := rec.Covers("c", "pk", "sub:1", c.filters, m, at+session.ResumeSettle); got != c.want {
+				t.Fatalf("Covers = %v, want %v", got, c.want)
+			}
+		})
 	}
 }

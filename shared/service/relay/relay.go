@@ -338,7 +338,7 @@ func (r *Relay) subscribeLive(ctx context.Context, c Caller, req Request) ([]jso
 		if answer == sessions.FromMark {
 			// Buzz desktop's live REQs (since now) are answered here; their
 			// replay (since at or above) is then covered as well.
-			if err := r.Sessions.Answered(ctx, c.Community, c.Pubkey, req.Sub, req.Filters, read); err != nil {
+			if err := r.Sessions.Answered(ctx, c.Community, c.Pubkey, req.Sub, req.Filters, read, 0); err != nil {
 				r.Log.WarnContext(ctx, "relay: record the REQ's answer for a replay", "connection", c.Connection, "err", err)
 			}
 		}
@@ -354,10 +354,24 @@ func (r *Relay) subscribeLive(ctx context.Context, c Caller, req Request) ([]jso
 	if err != nil {
 		return nil, r.dropFailed(ctx, c, req.Sub, err)
 	}
-	if err := r.Sessions.Answered(ctx, c.Community, c.Pubkey, req.Sub, req.Filters, read); err != nil {
+	if err := r.Sessions.Answered(ctx, c.Community, c.Pubkey, req.Sub, req.Filters, read, newestOf(evs)); err != nil {
 		r.Log.WarnContext(ctx, "relay: record the REQ's answer for a replay", "connection", c.Connection, "err", err)
 	}
 	return evs, nil
+}
+
+// newestOf is the highest created_at among evs (0: none).
+func newestOf(evs []json.RawMessage) int64 {
+	var newest int64
+	for _, raw := range evs {
+		var ev struct {
+			CreatedAt int64 `json:"created_at"`
+		}
+		if json.Unmarshal(raw, &ev) == nil && ev.CreatedAt > newest {
+			newest = ev.CreatedAt
+		}
+	}
+	return newest
 }
 
 // dropFailed ends subscription sub of c's connection after its REQ failed

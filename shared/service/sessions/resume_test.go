@@ -24,7 +24,7 @@ func TestSessionStoreResumeRecords(t *testing.T) {
 		im.Community(t, "c2")
 		now := time.Now().Unix()
 		r := session.Resume{Community: "c1", Pubkey: "pk", Sub: "s", Shape: "shape", Since: []int64{-1, 5}, Limit: []int64{50, -1},
-			Wrote: 7, At: now - 100, ExpiresAt: now + 100}
+			Wrote: 7, At: now - 100, Newest: now - 150, ExpiresAt: now + 100}
 		if err := im.Store.SaveResume(ctx, r); err != nil {
 			t.Fatal(err)
 		}
@@ -32,7 +32,7 @@ func TestSessionStoreResumeRecords(t *testing.T) {
 		if err != nil || got == nil {
 			t.Fatalf("resume: %v %v", got, err)
 		}
-		if got.Wrote != 7 || got.At != r.At || got.ExpiresAt != r.ExpiresAt || !slices.Equal(got.Since, r.Since) || !slices.Equal(got.Limit, r.Limit) {
+		if got.Wrote != 7 || got.At != r.At || got.Newest != r.Newest || got.ExpiresAt != r.ExpiresAt || !slices.Equal(got.Since, r.Since) || !slices.Equal(got.Limit, r.Limit) {
 			t.Fatalf("resume read %+v, saved %+v", *got, r)
 		}
 		for _, k := range [][4]string{{"c2", "pk", "s", "shape"}, {"c1", "pk2", "s", "shape"}, {"c1", "pk", "s2", "shape"}, {"c1", "pk", "s", "other"}} {
@@ -152,7 +152,7 @@ func TestRegistryResumeNeverHidesAWrite(t *testing.T) {
 		if err != nil || a != sessions.FromDatabase {
 			t.Fatalf("first answer: %v %v", a, err)
 		}
-		if err := reg.Answered(ctx, "c1", "pk", "s", fs, read); err != nil {
+		if err := reg.Answered(ctx, "c1", "pk", "s", fs, read, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -224,7 +224,7 @@ func TestRegistryStampRaceWriteStampedWhileTheAnswerReads(t *testing.T) {
 	if err := reg.RaiseMark(ctx, "c1", 10); err != nil {
 		t.Fatal(err)
 	}
-	if err := reg.Answered(ctx, "c1", "pk", "s", filters, read); err != nil {
+	if err := reg.Answered(ctx, "c1", "pk", "s", filters, read, 0); err != nil {
 		t.Fatal(err)
 	}
 	clock = clock.Add(settle)
@@ -254,7 +254,7 @@ func TestRegistryResumeOfAnAnswerFromTheMark(t *testing.T) {
 	if err != nil || a != sessions.FromMark {
 		t.Fatalf("live REQ: %v %v", a, err)
 	}
-	if err := reg.Answered(ctx, "c1", "pk", "s", live, read); err != nil {
+	if err := reg.Answered(ctx, "c1", "pk", "s", live, read, 0); err != nil {
 		t.Fatal(err)
 	}
 	clock = clock.Add(settle)

@@ -385,14 +385,16 @@ func (r *Registry) StoreAnswer(ctx context.Context, community, pubkey, sub strin
 
 // Answered records that the database answered the live REQ sub of pubkey
 // with filters in community, given what the REQ read before the door and
-// the read (read): a later replay of it is answered from the record while
-// nothing is written in the community (session.NewResume makes none when
-// the community was written within ResumeSettle before).
-func (r *Registry) Answered(ctx context.Context, community, pubkey, sub string, filters []nostr.Filter, read Reading) error {
+// the read (read), newest the highest created_at of the events it sent (0:
+// none): a later replay of it is answered from the record while nothing
+// is written in the community (session.NewResume makes none when the
+// community was written within ResumeSettle before) and it says it holds
+// what was sent (session.Resume.Covers).
+func (r *Registry) Answered(ctx context.Context, community, pubkey, sub string, filters []nostr.Filter, read Reading, newest int64) error {
 	if pubkey == "" || read.At == 0 {
 		return nil
 	}
-	rec, ok := session.NewResume(community, pubkey, sub, filters, read.Mark.Wrote, read.At)
+	rec, ok := session.NewResume(community, pubkey, sub, filters, read.Mark.Wrote, read.At, newest)
 	if !ok {
 		return nil
 	}
