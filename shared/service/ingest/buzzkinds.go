@@ -65,7 +65,8 @@ func (a *apply) reminder(ctx context.Context) error {
 
 // pushSubscription stores a push subscription (30390) or lease (30350)
 // with its effective state, once the push rules accepted it; without them
-// a lease is stored as an author-only event and a subscription refused.
+// (or with leases off) a lease is stored as an author-only event, and
+// without them a subscription is refused.
 func (a *apply) pushSubscription(ctx context.Context) error {
 	if a.s.push == nil {
 		if a.ev.Kind == kinds.PushLease {
@@ -77,7 +78,7 @@ func (a *apply) pushSubscription(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := a.replaceable(ctx); err != nil {
+	if err := a.replaceable(ctx); err != nil || row == nil {
 		return err
 	}
 	return a.tx.PushSubscriptionsUpsert(ctx, *row)

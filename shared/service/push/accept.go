@@ -17,7 +17,10 @@ import (
 // (30350), run in the event's transaction before it is stored: the event
 // validated (an invalid: or restricted: refusal changes nothing), it
 // returns the effective state to store beside it
-// (store.Tx.PushSubscriptionsUpsert) once the event is stored.
+// (store.Tx.PushSubscriptionsUpsert) once the event is stored. Without
+// leases on (no gateway, no executor key: nothing advertised in NIP-11) a
+// lease has no state: nil, and it is stored as the author-only event it is
+// on a relay without push.
 func (s *Service) Accept(ctx context.Context, tx *store.Tx, ev *nostr.Event, now int64) (*store.PushSubscription, error) {
 	var row *store.PushSubscription
 	var err error
@@ -25,6 +28,9 @@ func (s *Service) Accept(ctx context.Context, tx *store.Tx, ev *nostr.Event, now
 	case kinds.PushSubscription:
 		row, err = s.acceptSubscription(ctx, tx, ev, now)
 	case kinds.PushLease:
+		if !s.LeasesOn() {
+			return nil, nil
+		}
 		row, err = s.acceptLease(ctx, tx, ev, now)
 	default:
 		return nil, fmt.Errorf("push: kind %d is not a push subscription", ev.Kind)

@@ -133,9 +133,6 @@ func (s *Service) Descriptor(ctx context.Context, c *community.Community, public
 // replacement (NIP-01's and the generation watermark). The first failure
 // is the answer and changes nothing.
 func (s *Service) acceptLease(ctx context.Context, tx *store.Tx, ev *nostr.Event, now int64) (*store.PushSubscription, error) {
-	if !s.LeasesOn() {
-		return nil, reject.Restrictedf("push leases are not enabled on this relay")
-	}
 	d, exp, exec, err := push.LeaseTags(ev, now)
 	if err != nil {
 		return nil, err
