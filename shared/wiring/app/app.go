@@ -23,6 +23,7 @@ import (
 	"github.com/buzzrelay/relay/shared/service/guard"
 	"github.com/buzzrelay/relay/shared/service/ingest"
 	"github.com/buzzrelay/relay/shared/service/invites"
+	"github.com/buzzrelay/relay/shared/service/livekit"
 	"github.com/buzzrelay/relay/shared/service/media"
 	"github.com/buzzrelay/relay/shared/service/negentropy"
 	"github.com/buzzrelay/relay/shared/service/push"
@@ -66,6 +67,9 @@ type App struct {
 	Ingest *ingest.Service
 	// Invites is the invitation model (shared/service/invites), both doors.
 	Invites *invites.Service
+	// LiveKit is NIP-29 LiveKit's token endpoint (built with reads; off
+	// without its settings).
+	LiveKit *livekit.Service
 	Reader  *query.Engine
 	Fanout  *fanout.Fanout
 	// Sessions are the WebSocket connections and subscriptions; Core is
@@ -270,6 +274,13 @@ func (a *App) wire(ctx context.Context, parts Parts) error {
 		}
 	}
 	a.Invites = &invites.Service{Store: a.Store, Guard: a.Guard, Ingest: a.Ingest, Signer: a.signer()}
+	if parts&reads != 0 {
+		lkc, err := cfg.LiveKit(ctx)
+		if err != nil {
+			return err
+		}
+		a.LiveKit = &livekit.Service{Config: lkc, Guard: a.Guard, Seats: a.Store}
+	}
 	if a.Fanout != nil {
 		a.Invites.Fanout = a.Fanout
 	}

@@ -190,6 +190,11 @@ var HTTPRoutes = []HTTPRoute{
 	{"query", "GET", "/info"},  // the NIP-11 document as JSON: the desktop's invite calls read it first
 	{"query", "GET", "/admin"}, // the operator console (shared/transport/console)
 	{"query", "GET", "/admin/{file}"},
+	// NIP-29 LiveKit (shared/service/livekit): discovery and the token
+	// endpoint read.
+	{"query", "GET", "/.well-known/nip29/livekit"},
+	{"query", "GET", "/.well-known/nip29/livekit/{group}"},
+	{"query", "POST", "/.well-known/nip29/livekit/{group}"},
 }
 
 // MediaRoutes are Blossom's (BUD-01/02/06) and Buzz's /media routes,
