@@ -58,6 +58,18 @@ func Serves(channelType string, deleted bool) bool {
 	return !deleted && (channelType == nip29.TypeStream || channelType == nip29.TypeForum)
 }
 
+// Tag is the 39000 tag that says a group has a LiveKit room (nips 29.md).
+const Tag = "livekit"
+
+// MetadataTag is the tag a group of channelType adds to its 39000 when the
+// relay serves LiveKit (on); nil when it adds none.
+func MetadataTag(on bool, channelType string) []string {
+	if !on || !Serves(channelType, false) {
+		return nil
+	}
+	return []string{Tag}
+}
+
 // RoomName is the LiveKit room of group in community: unique across the
 // communities that share one LiveKit server.
 func RoomName(community, group string) string { return community + ":" + group }

@@ -41,6 +41,10 @@ func loadLiveKit(getenv func(string) string) (LiveKitConfig, error) {
 	return l, nil
 }
 
+// On reports whether LiveKit is configured (its settings are read by the
+// function that mints tokens; the others need only know it is on).
+func (l LiveKitConfig) On() bool { return l.SecretARN != "" || l.Env.On() }
+
 // LiveKit is the LiveKit server's settings, read once: the secret when
 // LIVEKIT_SECRET_ARN is set, else the environment (the zero value: off).
 func (c *Config) LiveKit(ctx context.Context) (livekit.Config, error) {
