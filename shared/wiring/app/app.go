@@ -133,6 +133,9 @@ const (
 	notifies
 	// sweeps is Sweep (with pool): the NIP-40 expiry sweep.
 	sweeps
+	// avrooms is LiveKit (with pool): NIP-29 LiveKit's token endpoint,
+	// which reads the LiveKit secret at cold start.
+	avrooms
 )
 
 // noPool are the parts built without the database.
@@ -274,7 +277,7 @@ func (a *App) wire(ctx context.Context, parts Parts) error {
 		}
 	}
 	a.Invites = &invites.Service{Store: a.Store, Guard: a.Guard, Ingest: a.Ingest, Signer: a.signer()}
-	if parts&reads != 0 {
+	if parts&avrooms != 0 {
 		lkc, err := cfg.LiveKit(ctx)
 		if err != nil {
 			return err
