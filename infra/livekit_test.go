@@ -5,15 +5,15 @@ import (
 	"testing"
 )
 
-// TestLiveKitSecretReadByQueryOnly: with -c livekitSecret, query (the
-// token endpoint) gets LIVEKIT_SECRET_ARN and secretsmanager:GetSecretValue
-// on that one secret; ingest gets the ARN (its 39000 carries the livekit
-// tag) but no grant to read it.
-func TestLiveKitSecretReadByQueryOnly(t *testing.T) {
+// TestLiveKitSecretReadByQueryAndIngestOnly: with -c livekitSecret, query
+// (the token endpoint) and ingest (the webhook) get LIVEKIT_SECRET_ARN and
+// secretsmanager:GetSecretValue on that one secret; ws-message gets the
+// ARN (its 39000 carries the livekit tag) but no grant to read it.
+func TestLiveKitSecretReadByQueryAndIngestOnly(t *testing.T) {
 	const arn = "arn:aws:secretsmanager:eu-west-2:123456789012:secret:buzz/livekit-AbCdEf"
 	s := synth(t, map[string]any{"livekitSecret": arn})
 	fns := s.ourFunctions(t)
-	for _, name := range []string{"query", "ingest"} {
+	for _, name := range []string{"query", "ingest", "ws-message"} {
 		if got := s.env(t, name)["LIVEKIT_SECRET_ARN"]; got != arn {
 			t.Errorf("%s: LIVEKIT_SECRET_ARN %v", name, got)
 		}
@@ -26,11 +26,11 @@ func TestLiveKitSecretReadByQueryOnly(t *testing.T) {
 		}
 		return false
 	}
-	if !reads("query") {
-		t.Error("query cannot read the LiveKit secret")
+	if !reads("query") || !reads("ingest") {
+		t.Error("query or ingest cannot read the LiveKit secret")
 	}
-	if reads("ingest") || reads("ws-message") {
-		t.Error("a function other than query may read the LiveKit secret")
+	if reads("ws-message") || reads("fanout") {
+		t.Error("a function other than query and ingest may read the LiveKit secret")
 	}
 	if def := synth(t, nil); def.env(t, "query")["LIVEKIT_SECRET_ARN"] != nil {
 		t.Error("LIVEKIT_SECRET_ARN without -c livekitSecret")

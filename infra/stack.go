@@ -321,9 +321,10 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		if readsSecret {
 			dbSecret.GrantRead(fn, nil)
 		}
-		if f.MintsLiveKit && s.LiveKitSecret != "" {
-			// The one function that reads the LiveKit secret (at cold
-			// start); the others only learn LiveKit is on.
+		if f.LiveKit && s.LiveKitSecret != "" {
+			// The functions that read the LiveKit secret (at cold start:
+			// the token endpoint, the webhook); the others only learn
+			// LiveKit is on.
 			awssecretsmanager.Secret_FromSecretCompleteArn(stack, jsii.String(f.Name+"-livekit-secret"), jsii.String(s.LiveKitSecret)).GrantRead(fn, nil)
 		}
 		if connects {

@@ -116,6 +116,37 @@ func TestLiveKitTokenOverHTTPWithNIP98(t *testing.T) {
 		}
 	}
 
+	// LiveKit's webhook: a verified participant_joined publishes the
+	// group's relay-signed 39004, read by a member; a forged one is 401.
+	hookBody, _ := json.Marshal(map[string]any{"event": lk.ParticipantJoined, "room": map[string]string{"name": lk.RoomName("default", group)},
+		"participant": map[string]string{"identity": c.Subject}})
+	hookTok, err := lk.Sign(lk.Claims{Issuer: lkc.APIKey, NotBefore: time.Now().Unix(), Expires: time.Now().Add(time.Minute).Unix(), Sha256: lk.BodyHash(hookBody)}, lkc.APISecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	webhook := func(auth string, body []byte) (int, []byte) {
+		req, _ := http.NewRequest(http.MethodPost, r.HTTPURL+lk.WebhookPath, bytes.NewReader(body))
+		req.Header.Set("Authorization", auth)
+		req.Header.Set("Content-Type", "application/webhook+json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		out, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, out
+	}
+	if st, body := webhook(hookTok, bytes.Replace(hookBody, []byte(member.Pub), []byte(stranger.Pub), 1)); st != http.StatusUnauthorized {
+		t.Errorf("forged webhook: %d %s", st, body)
+	}
+	if st, body := webhook(hookTok, hookBody); st != http.StatusNoContent {
+		t.Fatalf("webhook: %d %s", st, body)
+	}
+	parts := ofKind(newBridge(t, r, member).query(map[string]any{"kinds": []int{39004}, "#d": []string{group}}), 39004)
+	if len(parts) != 1 || parts[0].PubKey == member.Pub || len(parts[0].Tags) != 2 || parts[0].Tags[1][0] != "participant" || parts[0].Tags[1][1] != member.Pub {
+		t.Errorf("39004 after the webhook: %+v", parts)
+	}
+
 	off := StartTest(t, Options{})
 	if st, body := lkDo(t, off, nil, http.MethodGet, lk.DiscoveryPath, "", nil); st != http.StatusNotFound {
 		t.Errorf("discovery without LiveKit: %d %s", st, body)

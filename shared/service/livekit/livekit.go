@@ -29,9 +29,20 @@ type Service struct {
 	Config lk.Config
 	Guard  *guard.Guard
 	Seats  Seats
+	// Presence and Fanout are the webhook's write and live delivery (nil
+	// where the function takes no webhook).
+	Presence Presence
+	Fanout   Deliverer
 	// Now and Random default to the clock and crypto/rand.
 	Now    func() time.Time
 	Random io.Reader
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
 }
 
 // Refusals of the token endpoint.
@@ -87,11 +98,7 @@ func (s *Service) Token(ctx context.Context, caller guard.Caller, community, gro
 	if _, err := io.ReadFull(random, suffix); err != nil {
 		return Grant{}, fmt.Errorf("livekit: identity suffix: %w", err)
 	}
-	now := time.Now
-	if s.Now != nil {
-		now = s.Now
-	}
-	tok, err := lk.ParticipantToken(s.Config, lk.Identity(caller.Pubkey, suffix), lk.RoomName(community, group), now())
+	tok, err := lk.ParticipantToken(s.Config, lk.Identity(caller.Pubkey, suffix), lk.RoomName(community, group), s.now())
 	if err != nil {
 		return Grant{}, err
 	}

@@ -21,6 +21,15 @@ func (b *Bridge) LiveKitDiscovery(ctx context.Context, r Request) Response {
 	return Response{Status: http.StatusNoContent, Headers: map[string]string{}}
 }
 
+// LiveKitWebhook is POST /livekit/webhook, LiveKit's webhook:
+// livekit.Service.Webhook (verified by its Authorization, no NIP-98).
+func (b *Bridge) LiveKitWebhook(ctx context.Context, r Request) Response {
+	if err := b.LiveKit.Webhook(ctx, r.Headers["authorization"], r.Body); err != nil {
+		return b.Fail(ctx, "livekit webhook", err)
+	}
+	return Response{Status: http.StatusNoContent, Headers: map[string]string{}}
+}
+
 // LiveKitToken is GET (or POST) /.well-known/nip29/livekit/<group-id>
 // with a NIP-98 Authorization whose u is this URL: livekit.Service.Token,
 // answered as LiveKit's token endpoint answers ({"server_url",

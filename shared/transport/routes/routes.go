@@ -167,6 +167,7 @@ var Table = []Route{
 	// NIP-98 token endpoint.
 	{Methods: []string{get}, Path: lk.DiscoveryPath, Side: Read, UseCase: "livekit.Service.On", Errors: BridgeFail, Headers: BridgeCORS, Serve: bridgeRoute((*bridge.Bridge).LiveKitDiscovery)},
 	{Methods: []string{get, post}, Path: lk.TokenPathPrefix + "{group}", Side: Read, UseCase: "livekit.Service.Token", Errors: BridgeFail, Headers: BridgeCORS, Serve: liveKitToken},
+	{Methods: []string{post}, Path: lk.WebhookPath, Side: Write, UseCase: "livekit.Service.Webhook", Errors: BridgeFail, Headers: BridgeCORS, Serve: bridgeRoute((*bridge.Bridge).LiveKitWebhook)},
 
 	// Media: Blossom (BUD-01/02/06) and Buzz's /media routes
 	// (shared/service/media).

@@ -283,6 +283,12 @@ func (a *App) wire(ctx context.Context, parts Parts) error {
 			return err
 		}
 		a.LiveKit = &livekit.Service{Config: lkc, Guard: a.Guard, Seats: a.Store}
+		if a.Ingest != nil {
+			a.LiveKit.Presence = a.Ingest // the webhook publishes 39004
+		}
+		if a.Fanout != nil {
+			a.LiveKit.Fanout = a.Fanout
+		}
 	}
 	if a.Fanout != nil {
 		a.Invites.Fanout = a.Fanout

@@ -25,7 +25,7 @@ import (
 const (
 	// IngestParts: POST /events. It signs relay events (39000-39006) and,
 	// with WS_MANAGEMENT_ENDPOINT set, delivers what it stores live.
-	IngestParts = pool | keys | writes | liveIfSet | blobs | idle
+	IngestParts = pool | keys | writes | liveIfSet | blobs | idle | avrooms
 	// QueryParts: POST /query, POST /count, GET / (NIP-11), POST /
 	// (NIP-86) and GET /healthz; the read side only, no write path. The
 	// relay keys sign the 39005/39006 overlays and NIP-86's addcommunity

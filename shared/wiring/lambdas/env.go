@@ -178,10 +178,11 @@ func Environment(f Function, s Settings, refs Refs) map[string]string {
 	if f.Sessions {
 		env["SESSION_TABLE"] = refs(RefSessionTable)
 	}
-	// NIP-29 LiveKit: the token endpoint's function reads the secret; the
+	// NIP-29 LiveKit: the token endpoint's and the webhook's functions
+	// read the secret; the
 	// other signing functions get its ARN only to know LiveKit is on (a
 	// group's 39000 then carries the livekit tag) and never read it.
-	if s.LiveKit && (f.MintsLiveKit || f.Signs) && !f.Migrate && !f.NoDB {
+	if s.LiveKit && (f.LiveKit || f.Signs) && !f.Migrate && !f.NoDB {
 		env["LIVEKIT_SECRET_ARN"] = refs(RefLiveKitSecretArn)
 	}
 	if s.Media && f.Directory {

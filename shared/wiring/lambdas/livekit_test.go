@@ -20,7 +20,9 @@ func TestLiveKitSecretReachesTheSigningFunctions(t *testing.T) {
 			t.Errorf("%s: LIVEKIT_SECRET_ARN on %q, off %q", f.Name, on, off)
 		}
 	}
-	if q, _ := ByName("query"); !q.MintsLiveKit {
-		t.Error("query serves the token endpoint")
+	for _, name := range []string{"query", "ingest"} {
+		if f, _ := ByName(name); !f.LiveKit {
+			t.Errorf("%s reads the LiveKit secret (token endpoint, webhook)", name)
+		}
 	}
 }
