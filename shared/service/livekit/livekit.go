@@ -1,6 +1,8 @@
 // Package livekit is NIP-29's live audio/video rooms as a use case: the
 // discovery answer and the token endpoint that mints a LiveKit participant
-// token for a current member of a group (nips 29.md). The rules (token,
+// token for a current member of a group, and LiveKit's webhook, whose
+// verified joins and leaves publish the group's 39004 (webhook.go; nips
+// 29.md). The rules (token,
 // room, which groups have a room) are shared/domain/livekit's; who may
 // come in is the door's (shared/service/guard) and the group's membership
 // (store.ChannelMembersSeat).
@@ -24,7 +26,8 @@ type Seats interface {
 	ChannelMembersSeat(ctx context.Context, community, channel, pubkey string) (records.Seat, error)
 }
 
-// Service mints LiveKit tokens. Config's zero value is LiveKit off.
+// Service mints LiveKit tokens and takes LiveKit's webhooks. Config's
+// zero value is LiveKit off.
 type Service struct {
 	Config lk.Config
 	Guard  *guard.Guard
