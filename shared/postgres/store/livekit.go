@@ -45,7 +45,7 @@ func (t *Tx) LiveKitParticipantsDelete(ctx context.Context, channel, identity st
 }
 
 // LiveKitParticipantsList is the distinct pubkeys live in channel's room,
-// in the order they first joined.
+// by the second they first joined, then by pubkey.
 func (t *Tx) LiveKitParticipantsList(ctx context.Context, channel string) ([]string, error) {
 	rows, err := t.tx.Query(ctx, `SELECT pubkey FROM livekit_participants WHERE community_id = $1 AND channel_id = $2
 GROUP BY pubkey ORDER BY min(joined_at), pubkey`, t.community, channel)
