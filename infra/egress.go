@@ -55,7 +55,7 @@ func egressEndpoints(stack awscdk.Stack, s Settings, wsApi awsapigatewayv2.WebSo
 		},
 		ep("KMS (the relay key)", svcKMS),
 		ep("Lambda (fan-out invokes)", svcLambda),
-		ep("Secrets Manager (migrate; dbAuth=secret)", svcSecretsManager),
+		ep("Secrets Manager (migrate; dbAuth=secret; livekitSecret)", svcSecretsManager),
 		ep("DynamoDB (the session table)", svcDynamoDB),
 	}
 	if s.Media {

@@ -98,6 +98,11 @@ type Settings struct {
 	// pushProfiles=buzz-ios-production=apns) turn NIP-PL leases on
 	// (docs/push.md); NIP-9a is always served.
 	PushGateway, PushProfiles string
+	// LiveKitSecret (-c livekitSecret=arn:aws:secretsmanager:...) is the
+	// complete ARN of a Secrets Manager secret the operator made with the
+	// LiveKit server's {"url", "api_key", "api_secret"}: NIP-29 LiveKit
+	// rooms are served (docs/configuration.md). Empty: off.
+	LiveKitSecret string
 	// Hostnames (-c hostnames=a.example.com,*.example.org) are more names
 	// the distribution answers on, one community each (registered with
 	// `localdev/community add`); the certificate must cover them. The
@@ -169,11 +174,12 @@ var profiles = map[string]map[string]string{
 }
 
 var (
-	communityRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]{0,40}[a-z0-9])?$`)
-	domainRE    = regexp.MustCompile(`^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$`)
-	certRE      = regexp.MustCompile(`^arn:aws[a-z-]*:acm:us-east-1:\d{12}:certificate/[0-9a-f-]{36}$`)
-	emailRE     = regexp.MustCompile(`^[^@\s]+@[^@\s]+\.[^@\s]+$`)
-	retention   = map[int]awslogs.RetentionDays{
+	communityRE     = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]{0,40}[a-z0-9])?$`)
+	domainRE        = regexp.MustCompile(`^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$`)
+	livekitSecretRE = regexp.MustCompile(`^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+$`)
+	certRE          = regexp.MustCompile(`^arn:aws[a-z-]*:acm:us-east-1:\d{12}:certificate/[0-9a-f-]{36}$`)
+	emailRE         = regexp.MustCompile(`^[^@\s]+@[^@\s]+\.[^@\s]+$`)
+	retention       = map[int]awslogs.RetentionDays{
 		1: awslogs.RetentionDays_ONE_DAY, 3: awslogs.RetentionDays_THREE_DAYS, 5: awslogs.RetentionDays_FIVE_DAYS,
 		7: awslogs.RetentionDays_ONE_WEEK, 14: awslogs.RetentionDays_TWO_WEEKS, 30: awslogs.RetentionDays_ONE_MONTH,
 		60: awslogs.RetentionDays_TWO_MONTHS, 90: awslogs.RetentionDays_THREE_MONTHS, 180: awslogs.RetentionDays_SIX_MONTHS,
@@ -235,12 +241,16 @@ func SettingsFrom(node constructs.Node) (Settings, error) {
 		Domain:           str("domain", ""),
 		PushGateway:      str("pushGateway", ""),
 		PushProfiles:     str("pushProfiles", ""),
+		LiveKitSecret:    str("livekitSecret", ""),
 		CertificateArn:   str("certificateArn", ""),
 	}
 	for _, h := range strings.Split(str("hostnames", ""), ",") {
 		if h = strings.TrimSpace(h); h != "" {
 			s.Hostnames = append(s.Hostnames, h)
 		}
+	}
+	if s.LiveKitSecret != "" && !livekitSecretRE.MatchString(s.LiveKitSecret) {
+		return Settings{}, fmt.Errorf("context livekitSecret must be a Secrets Manager secret's complete ARN, got %q", s.LiveKitSecret)
 	}
 	if !communityRE.MatchString(s.Community) {
 		return s, fmt.Errorf("context community %q: use lower-case letters, digits, '.' and '-' (at most 42)", s.Community)
@@ -385,6 +395,7 @@ func (s Settings) lambdaSettings() lambdas.Settings {
 		RelayKeyRevision: s.RelayKeyRevision, Owner: s.Owner,
 		Domain: s.Domain, PublicURL: s.PublicURL(), Hostnames: len(s.Hostnames) > 0,
 		Media: s.Media, PushGateway: s.PushGateway, PushProfiles: s.PushProfiles,
+		LiveKit: s.LiveKitSecret != "",
 		MediaLimits: lambdas.MediaLimits{
 			MaxBytes: s.MediaMaxBytes, DirectMaxBytes: s.MediaDirectMaxBytes,
 			KeyBytesPerDay: s.MediaKeyBytesPerDay, CommunityBytesStored: s.MediaCommunityBytesStored,

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsrds"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/aws-cdk-go/awscdk/v2/customresources"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
@@ -269,6 +270,8 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 			return *fns["push-sender"].FunctionName()
 		case lambdas.RefSessionTable:
 			return *sessionTable.TableName()
+		case lambdas.RefLiveKitSecretArn:
+			return s.LiveKitSecret
 		}
 		panic(fmt.Sprintf("infra: no reference %d", r))
 	}
@@ -317,6 +320,12 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		fn := awslambda.NewFunction(stack, jsii.String(f.Name), props)
 		if readsSecret {
 			dbSecret.GrantRead(fn, nil)
+		}
+		if f.LiveKit && s.LiveKitSecret != "" {
+			// The functions that read the LiveKit secret (at cold start:
+			// the token endpoint, the webhook); the others only learn
+			// LiveKit is on.
+			awssecretsmanager.Secret_FromSecretCompleteArn(stack, jsii.String(f.Name+"-livekit-secret"), jsii.String(s.LiveKitSecret)).GrantRead(fn, nil)
 		}
 		if connects {
 			cluster.GrantConnect(fn, jsii.String(DBUser))

@@ -53,7 +53,8 @@ func TestCheck(t *testing.T) {
 		{"unknown kind", k.Event(t, 4242, ""), "restricted: unknown event kind"},
 		// Issue 28: any kind in a group, NIP-22 comments, group ids.
 		{"any kind in a group", k.Event(t, 4242, "", nostr.Tag{"h", "MyGroup_1"}), ""},
-		{"relay-generated range in a group", k.Event(t, 39004, "", nostr.Tag{"h", "g"}), "restricted: unknown event kind"},
+		{"relay-generated range in a group", k.Event(t, 39009, "", nostr.Tag{"h", "g"}), "restricted: unknown event kind"},
+		{"NIP-29 LiveKit participants from a client", k.Event(t, 39004, "", nostr.Tag{"h", "g"}, nostr.Tag{"d", "g"}), "restricted: kind 39004 is signed only by the relay"},
 		{"h with a forbidden character", k.Event(t, 9, "hi", nostr.Tag{"h", "a/b"}), "invalid: h tag"},
 		{"h too long", k.Event(t, 9, "hi", nostr.Tag{"h", strings.Repeat("g", 65)}), "invalid: h tag"},
 		{"h on a personal kind is ignored", k.Event(t, 0, "{}", nostr.Tag{"h", "a/b"}), ""},

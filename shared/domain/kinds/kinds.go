@@ -75,7 +75,11 @@ const (
 	GroupAdmins   = 39001 // NIP-29 channel admins
 	GroupMembers  = 39002 // NIP-29 channel members
 	GroupRoles    = 39003 // NIP-29 channel roles
-	ThreadSummary = 39005 // channel window thread summary overlay
+	// LiveKitParticipants is NIP-29's list of who is live in a group's
+	// LiveKit room (d = the group), filed in the group and read under its
+	// rule (no channel-state kind: no #d read of a hidden group's).
+	LiveKitParticipants = 39004
+	ThreadSummary       = 39005 // channel window thread summary overlay
 	// GroupPins is NIP-29's pin list, the same kind as ThreadSummary: its
 	// d is a group id, a summary's a thread root (64 hex). It is stored
 	// (one per group, replaced by each 9010) and has the table row of
@@ -199,6 +203,7 @@ var table = []Kind{
 	{First: GroupAdmins, Name: "channel admins", RelayOnly: true, Storage: StoreAddressable, ChannelState: true},
 	{First: GroupMembers, Name: "channel members", RelayOnly: true, Storage: StoreAddressable, ChannelState: true},
 	{First: GroupRoles, Name: "channel roles", RelayOnly: true, Storage: StoreAddressable, ChannelState: true},
+	{First: LiveKitParticipants, Name: "livekit participants", RelayOnly: true, Storage: StoreAddressable},
 	{First: ThreadSummary, Name: "thread summary", RelayOnly: true, Storage: StoreNever, Overlay: true},
 	{First: WindowBounds, Name: "window bounds", RelayOnly: true, Storage: StoreNever, Overlay: true},
 	{First: ThreadWindowBounds, Name: "thread window bounds", RelayOnly: true, Storage: StoreNever, Overlay: true},

@@ -48,8 +48,9 @@ var buzz = struct {
 }
 
 // What issue 40 (the rest of the protocol) added: NIP-62's request to
-// vanish, accepted and acted on.
-var protocol40 = struct{ accepted []int }{accepted: []int{62}}
+// vanish, accepted and acted on; NIP-29 LiveKit's 39004 participants,
+// which only the relay signs.
+var protocol40 = struct{ accepted, relayOnly []int }{accepted: []int{62}, relayOnly: []int{39004}} // 39004: NIP-29 LiveKit participants
 
 // What NIP-43 relay membership (issue 29) added: commands acted on, the
 // leave request (in the ephemeral range, but never delivered), and the
@@ -88,7 +89,7 @@ func TestTableMatchesTodaysRules(t *testing.T) {
 			got, want bool
 		}{
 			{"Accepted", Accepted(k), in(k, before.accepted, buzz.accepted, nip43.accepted, protocol40.accepted, push.accepted) || ephemeral || lists51 || sets51},
-			{"RelayOnly", RelayOnly(k), in(k, before.relayOnly, buzz.relayOnly, nip43.relayOnly)},
+			{"RelayOnly", RelayOnly(k), in(k, before.relayOnly, buzz.relayOnly, nip43.relayOnly, protocol40.relayOnly)},
 			{"Ephemeral", Ephemeral(k), ephemeral},
 			{"Searchable", Searchable(k), in(k, before.searchable, buzz.searchable)},
 			{"InChannel", InChannel(k), in(k, before.needsChannel, buzz.needsChannel)},
@@ -220,7 +221,7 @@ func TestInGroup(t *testing.T) {
 	}{
 		{2, true, StoreRegular}, {1111, true, StoreRegular}, {31922, true, StoreAddressable},
 		{10123, true, StoreReplaceable}, {9, true, StoreRegular}, {39000, true, StoreAddressable},
-		{39004, false, StoreNever}, {39009, false, StoreNever}, {39010, true, StoreAddressable},
+		{39004, true, StoreAddressable}, {39009, false, StoreNever}, {39010, true, StoreAddressable},
 	} {
 		_, ok := InGroup(c.kind)
 		if ok != c.ok || StorageOf(c.kind, true) != c.storage {

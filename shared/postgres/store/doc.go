@@ -50,6 +50,9 @@
 //     keys, info and operators).
 //   - Limits: ratelimits.go (the rate counters).
 //   - NIP-98 replay: nip98.go (tokens seen).
+//   - NIP-29 LiveKit: livekit.go (livekit_participants: who is live in a
+//     room; and a key's seat in one channel: its type,
+//     active membership and ban, for the token endpoint).
 //   - Invitations: invites.go (invites, their claims, join policies).
 //   - Push notifications: push.go (push_subscriptions, the effective
 //     state of each 30390 and 30350; the community's executor key),

@@ -10,6 +10,7 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/access"
 	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/domain/livekit"
 	"github.com/buzzrelay/relay/shared/domain/nip29"
 	"github.com/buzzrelay/relay/shared/domain/nip40"
 	"github.com/buzzrelay/relay/shared/domain/records"
@@ -549,6 +550,9 @@ func (a *apply) publishState(ctx context.Context, ch *nip29.Channel) error {
 				tags = nip29.DMMetadataTags(&published, members)
 			} else {
 				tags = nip29.MetadataTags(&published)
+				if t := livekit.MetadataTag(a.s.livekit, ch.Type); t != nil {
+					tags = append(tags, t)
+				}
 			}
 		case kinds.GroupRoles:
 			tags = nip29.RolesTags(ch)

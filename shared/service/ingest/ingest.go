@@ -42,6 +42,17 @@ type Service struct {
 	push PushRules
 	// claimer takes invites' uses (invites.go); nil: none.
 	claimer Claimer
+	// livekit: the relay serves NIP-29 LiveKit rooms, so a group that has
+	// one says so in its 39000 (WithLiveKit).
+	livekit bool
+}
+
+// WithLiveKit returns a copy of s whose groups' 39000 carry the livekit
+// tag when on and the group has a room (shared/domain/livekit).
+func (s *Service) WithLiveKit(on bool) *Service {
+	c := *s
+	c.livekit = on
+	return &c
 }
 
 // PushRules is shared/service/push's rule for kinds 30390 and 30350, run

@@ -34,6 +34,7 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/signer"
 	"github.com/buzzrelay/relay/shared/service/community"
 	"github.com/buzzrelay/relay/shared/service/invites"
+	"github.com/buzzrelay/relay/shared/service/livekit"
 	"github.com/buzzrelay/relay/shared/service/manage"
 	"github.com/buzzrelay/relay/shared/service/ratelimit"
 	"github.com/buzzrelay/relay/shared/service/relay"
@@ -102,6 +103,9 @@ type Bridge struct {
 	Push func(context.Context, *community.Community) (subscriptions bool, desc *push.Descriptor, err error)
 	// Invites serves Buzz's invite routes (invites.go); nil: none.
 	Invites *invites.Service
+	// LiveKit serves NIP-29's LiveKit routes (livekit.go); nil or
+	// unconfigured: off (discovery 404, the token endpoint refuses).
+	LiveKit *livekit.Service
 }
 
 // NoRoute answers a request no route serves: 404.

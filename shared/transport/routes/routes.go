@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/buzzrelay/relay/shared/domain/blossom"
+	lk "github.com/buzzrelay/relay/shared/domain/livekit"
 	blossomhttp "github.com/buzzrelay/relay/shared/transport/blossom"
 	"github.com/buzzrelay/relay/shared/transport/bridge"
 	"github.com/buzzrelay/relay/shared/transport/console"
@@ -134,6 +135,10 @@ func landing(s *Server, ctx context.Context, r bridge.Request, code string) brid
 	return s.Bridge.Landing(ctx, r, code)
 }
 
+func liveKitToken(s *Server, ctx context.Context, r bridge.Request, group string) bridge.Response {
+	return s.Bridge.LiveKitToken(ctx, r, group)
+}
+
 // Table is every HTTP route, first match first.
 var Table = []Route{
 	// The operator console (docs/console.md).
@@ -157,6 +162,12 @@ var Table = []Route{
 	{Methods: []string{get}, Path: "/api/join-policy/privacy", Side: Read, UseCase: "invites.Service.Policy", Errors: BridgeFail, Headers: BridgeCORS, Needs: hasInvites, Serve: policyPage("privacy")},
 	{Methods: []string{get}, Path: "/invite/{code...}", Side: Read, UseCase: "a static page (community.Registry.Resolve)", Errors: BridgeFail, Headers: BridgeCORS, Needs: hasInvites, Serve: landing},
 	{Methods: []string{get}, Path: "/info", Side: Read, UseCase: "NIP-11 as JSON", Errors: BridgeFail, Headers: BridgeCORS, Needs: hasInvites, Serve: bridgeRoute((*bridge.Bridge).InfoJSON)},
+
+	// NIP-29 LiveKit (shared/service/livekit): discovery, and a group's
+	// NIP-98 token endpoint.
+	{Methods: []string{get}, Path: lk.DiscoveryPath, Side: Read, UseCase: "livekit.Service.On", Errors: BridgeFail, Headers: BridgeCORS, Serve: bridgeRoute((*bridge.Bridge).LiveKitDiscovery)},
+	{Methods: []string{get, post}, Path: lk.TokenPathPrefix + "{group}", Side: Read, UseCase: "livekit.Service.Token", Errors: BridgeFail, Headers: BridgeCORS, Serve: liveKitToken},
+	{Methods: []string{post}, Path: lk.WebhookPath, Side: Write, UseCase: "livekit.Service.Webhook", Errors: BridgeFail, Headers: BridgeCORS, Serve: bridgeRoute((*bridge.Bridge).LiveKitWebhook)},
 
 	// Media: Blossom (BUD-01/02/06) and Buzz's /media routes
 	// (shared/service/media).

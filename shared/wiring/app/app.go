@@ -23,6 +23,7 @@ import (
 	"github.com/buzzrelay/relay/shared/service/guard"
 	"github.com/buzzrelay/relay/shared/service/ingest"
 	"github.com/buzzrelay/relay/shared/service/invites"
+	"github.com/buzzrelay/relay/shared/service/livekit"
 	"github.com/buzzrelay/relay/shared/service/media"
 	"github.com/buzzrelay/relay/shared/service/negentropy"
 	"github.com/buzzrelay/relay/shared/service/push"
@@ -66,6 +67,9 @@ type App struct {
 	Ingest *ingest.Service
 	// Invites is the invitation model (shared/service/invites), both doors.
 	Invites *invites.Service
+	// LiveKit is NIP-29 LiveKit's token endpoint (built with reads; off
+	// without its settings).
+	LiveKit *livekit.Service
 	Reader  *query.Engine
 	Fanout  *fanout.Fanout
 	// Sessions are the WebSocket connections and subscriptions; Core is
@@ -129,6 +133,9 @@ const (
 	notifies
 	// sweeps is Sweep (with pool): the NIP-40 expiry sweep.
 	sweeps
+	// avrooms is LiveKit (with pool): NIP-29 LiveKit's token endpoint,
+	// which reads the LiveKit secret at cold start.
+	avrooms
 )
 
 // noPool are the parts built without the database.
@@ -247,7 +254,7 @@ func (a *App) wire(ctx context.Context, parts Parts) error {
 		}
 	}
 	if parts&writes != 0 {
-		a.Ingest = ingest.New(a.Store, a.Keys).WithSignatures(a.Sigs).WithClaimer(invites.Claimer{})
+		a.Ingest = ingest.New(a.Store, a.Keys).WithSignatures(a.Sigs).WithClaimer(invites.Claimer{}).WithLiveKit(cfg.LiveKitConf.On())
 		if a.Sessions.Database() == nil {
 			// Each write raises the last-commit mark before its commit.
 			a.Ingest = a.Ingest.WithMark(a.Sessions.RaiseMark)
@@ -270,6 +277,19 @@ func (a *App) wire(ctx context.Context, parts Parts) error {
 		}
 	}
 	a.Invites = &invites.Service{Store: a.Store, Guard: a.Guard, Ingest: a.Ingest, Signer: a.signer()}
+	if parts&avrooms != 0 {
+		lkc, err := cfg.LiveKit(ctx)
+		if err != nil {
+			return err
+		}
+		a.LiveKit = &livekit.Service{Config: lkc, Guard: a.Guard, Seats: a.Store}
+		if a.Ingest != nil {
+			a.LiveKit.Presence = a.Ingest // the webhook publishes 39004
+		}
+		if a.Fanout != nil {
+			a.LiveKit.Fanout = a.Fanout
+		}
+	}
 	if a.Fanout != nil {
 		a.Invites.Fanout = a.Fanout
 	}

@@ -25,13 +25,13 @@ import (
 const (
 	// IngestParts: POST /events. It signs relay events (39000-39006) and,
 	// with WS_MANAGEMENT_ENDPOINT set, delivers what it stores live.
-	IngestParts = pool | keys | writes | liveIfSet | blobs | idle
+	IngestParts = pool | keys | writes | liveIfSet | blobs | idle | avrooms
 	// QueryParts: POST /query, POST /count, GET / (NIP-11), POST /
 	// (NIP-86) and GET /healthz; the read side only, no write path. The
 	// relay keys sign the 39005/39006 overlays and NIP-86's addcommunity
 	// seals a new community's key; the sessions' idle state for NIP-86's
 	// disablecommunity, which forgets the community's hosts there.
-	QueryParts = pool | keys | reads | blobs | idle
+	QueryParts = pool | keys | reads | blobs | idle | avrooms
 	// ConnectParts: $connect, from the environment alone (no pool, no
 	// relay key): it hands each accepted connection to the push function
 	// (PUSH_FUNCTION, one asynchronous Invoke); the first message
@@ -65,7 +65,7 @@ const (
 	// SweepParts: the NIP-40 expiry sweep a schedule invokes; the pool
 	// only.
 	SweepParts = pool | sweeps
-	localParts = pool | keys | writes | reads | live | blobs | idle | greets | pushes | sweeps | notifies
+	localParts = pool | keys | writes | reads | live | blobs | idle | greets | pushes | sweeps | notifies | avrooms
 )
 
 // SweepHandler is functions/expiry-sweep's handler: one sweep of the

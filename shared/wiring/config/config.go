@@ -91,6 +91,8 @@ type Config struct {
 	Limits ratelimit.Limits
 	// Media is the Blossom media service (MEDIA_*, media.go).
 	Media MediaConfig
+	// LiveKitConf is NIP-29 LiveKit's server (LIVEKIT_*, livekit.go).
+	LiveKitConf LiveKitConfig
 	// Session is where connections keep their idle state (SESSION_*,
 	// session.go).
 	Session SessionConfig
@@ -273,6 +275,9 @@ func Load(getenv func(string) string) (*Config, error) {
 	}
 	if c.Media, err = loadMedia(getenv); err != nil {
 		return nil, fmt.Errorf("media: %w", err)
+	}
+	if c.LiveKitConf, err = loadLiveKit(getenv); err != nil {
+		return nil, fmt.Errorf("livekit: %w", err)
 	}
 	c.Session = loadSession(getenv)
 	switch v := getenv("PUSH_ALLOW_PRIVATE_CALLBACKS"); v {

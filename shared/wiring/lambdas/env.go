@@ -51,6 +51,9 @@ type Settings struct {
 	// PushProfiles its app profiles ("id=apns,..."); empty: leases off
 	// (NIP-9a subscriptions are always served).
 	PushGateway, PushProfiles string
+	// LiveKit: NIP-29 LiveKit is on (RefLiveKitSecretArn names its
+	// secret).
+	LiveKit bool
 }
 
 // MediaLimits are the media functions' MEDIA_* limits.
@@ -76,6 +79,7 @@ const (
 	RefPushFunction
 	RefPushSenderFunction
 	RefSessionTable
+	RefLiveKitSecretArn
 )
 
 // Refs resolves a Ref; Environment asks only for those f uses, so a
@@ -173,6 +177,13 @@ func Environment(f Function, s Settings, refs Refs) map[string]string {
 	}
 	if f.Sessions {
 		env["SESSION_TABLE"] = refs(RefSessionTable)
+	}
+	// NIP-29 LiveKit: the token endpoint's and the webhook's functions
+	// read the secret; the
+	// other signing functions get its ARN only to know LiveKit is on (a
+	// group's 39000 then carries the livekit tag) and never read it.
+	if s.LiveKit && (f.LiveKit || f.Signs) && !f.Migrate && !f.NoDB {
+		env["LIVEKIT_SECRET_ARN"] = refs(RefLiveKitSecretArn)
 	}
 	if s.Media && f.Directory {
 		env["DIRECTORY_BUCKET"] = refs(RefMediaBucket)

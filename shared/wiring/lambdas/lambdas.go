@@ -79,6 +79,10 @@ type Function struct {
 	// route (ws-message): it gets the media bucket, to delete the objects
 	// of the blobs a request removed (s3:DeleteObject only).
 	Vanishes bool
+	// LiveKit serves NIP-29 LiveKit's token endpoint (query) or its
+	// webhook (ingest): with LiveKit on it reads the LiveKit secret at cold
+	// start (LIVEKIT_SECRET_ARN, secretsmanager:GetSecretValue on it).
+	LiveKit bool
 	// SendsPush is the push sender (functions/push-sender): invoked
 	// asynchronously by the committing functions (PUSH_SENDER_FUNCTION)
 	// with the ids of a commit in a community with push subscriptions,
@@ -116,8 +120,8 @@ var Functions = []Function{
 	{Name: "fanout", Fanout: true, Posts: true, Sessions: true, Memory: 512, Timeout: 60},
 	{Name: "push-sender", SendsPush: true, Signs: true, Memory: 256, Timeout: 60},
 	{Name: "ws-push", Pushes: true, Signs: true, Posts: true, Sessions: true, NoDB: true, Memory: 128, Timeout: 30},
-	{Name: "ingest", Signs: true, Posts: true, Dispatches: true, Sessions: true, Memory: 512, Timeout: 28},
-	{Name: "query", Signs: true, Manages: true, Sessions: true, Directory: true, Memory: 512, Timeout: 28},
+	{Name: "ingest", LiveKit: true, Signs: true, Posts: true, Dispatches: true, Sessions: true, Memory: 512, Timeout: 28},
+	{Name: "query", Signs: true, Manages: true, LiveKit: true, Sessions: true, Directory: true, Memory: 512, Timeout: 28},
 	{Name: "ws-connect", NoDB: true, Greets: true, Memory: 256, Timeout: 28},
 	{Name: "ws-authorize", NoDB: true, Authorizer: true, Memory: 128, Timeout: 10},
 	{Name: "ws-message", Signs: true, Posts: true, Dispatches: true, Sessions: true, Directory: true, Vanishes: true, Memory: 512, Timeout: 28},
@@ -190,6 +194,12 @@ var HTTPRoutes = []HTTPRoute{
 	{"query", "GET", "/info"},  // the NIP-11 document as JSON: the desktop's invite calls read it first
 	{"query", "GET", "/admin"}, // the operator console (shared/transport/console)
 	{"query", "GET", "/admin/{file}"},
+	// NIP-29 LiveKit (shared/service/livekit): discovery and the token
+	// endpoint read.
+	{"query", "GET", "/.well-known/nip29/livekit"},
+	{"query", "GET", "/.well-known/nip29/livekit/{group}"},
+	{"query", "POST", "/.well-known/nip29/livekit/{group}"},
+	{"ingest", "POST", "/livekit/webhook"}, // LiveKit's webhook: publishes 39004
 }
 
 // MediaRoutes are Blossom's (BUD-01/02/06) and Buzz's /media routes,
