@@ -18,6 +18,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/buzzrelay/relay/shared/domain/authevent"
+
 	"github.com/buzzrelay/relay/shared/domain/nip29"
 )
 
@@ -38,8 +40,6 @@ const (
 	// MaxWebhookBody is the largest webhook body read; LiveKit's are a few
 	// KiB.
 	MaxWebhookBody = 64 << 10
-	// ClockSkew is how far a webhook token's nbf/exp may be off.
-	ClockSkew = time.Minute
 )
 
 // Config is the relay's LiveKit server: its URL (wss://) and API key and
@@ -160,7 +160,7 @@ var (
 )
 
 // Verify checks token's HS256 signature with secret, its issuer and its
-// validity at now (within ClockSkew), and returns its claims.
+// validity at now (within authevent.MaxSkew, the one clock skew of the relay's auth checks), and returns its claims.
 func Verify(token, apiKey, secret string, now time.Time) (Claims, error) {
 	parts := strings.Split(token, ".")
 	if len(parts) != 3 {
@@ -195,7 +195,7 @@ func Verify(token, apiKey, secret string, now time.Time) (Claims, error) {
 		return Claims{}, ErrIssuer
 	}
 	t := now.Unix()
-	skew := int64(ClockSkew / time.Second)
+	skew := int64(authevent.MaxSkew / time.Second)
 	if c.Expires == 0 || t > c.Expires+skew || (c.NotBefore != 0 && t+skew < c.NotBefore) {
 		return Claims{}, ErrExpired
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/buzzrelay/relay/shared/domain/authevent"
 )
 
 var cfg = Config{URL: "wss://lk.example", APIKey: "APIkey1", APISecret: "secret-of-at-least-32-characters!!"}
@@ -70,8 +72,8 @@ func TestParticipantTokenClaims(t *testing.T) {
 	}{
 		{"wrong secret", tok, cfg.APIKey, "another-secret", now, ErrSignature},
 		{"wrong key", tok, "other", cfg.APISecret, now, ErrIssuer},
-		{"expired", tok, cfg.APIKey, cfg.APISecret, now.Add(TokenTTL + 2*ClockSkew), ErrExpired},
-		{"not yet valid", tok, cfg.APIKey, cfg.APISecret, now.Add(-2 * ClockSkew), ErrExpired},
+		{"expired", tok, cfg.APIKey, cfg.APISecret, now.Add(TokenTTL + 2*authevent.MaxSkew), ErrExpired},
+		{"not yet valid", tok, cfg.APIKey, cfg.APISecret, now.Add(-2 * authevent.MaxSkew), ErrExpired},
 		{"tampered claims", parts[0] + "." + base64.RawURLEncoding.EncodeToString([]byte(strings.Replace(string(body), "c1:g1", "c1:g2", 1))) + "." + parts[2], cfg.APIKey, cfg.APISecret, now, ErrSignature},
 		{"two parts", parts[0] + "." + parts[1], cfg.APIKey, cfg.APISecret, now, ErrMalformed},
 	} {
