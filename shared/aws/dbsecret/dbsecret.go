@@ -6,24 +6,14 @@ package dbsecret
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"net/url"
 	"strconv"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/buzzrelay/relay/shared/aws/secrets"
 )
-
-// GetAPI is the Secrets Manager operation used at cold start.
-type GetAPI interface {
-	GetSecretValue(ctx context.Context, in *secretsmanager.GetSecretValueInput, opts ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error)
-}
-
-// NewClient returns a Secrets Manager client for cfg.
-func NewClient(cfg aws.Config) *secretsmanager.Client { return secretsmanager.NewFromConfig(cfg) }
 
 // Secret is the part of the RDS secret JSON that a connection needs.
 type Secret struct {
@@ -92,20 +82,6 @@ func DSN(secretJSON, sslmode string) (string, error) {
 }
 
 // Resolve fetches secret arn and returns its DSN.
-func Resolve(ctx context.Context, client GetAPI, arn, sslmode string) (string, error) {
-	if arn == "" {
-		return "", errors.New("database secret: empty ARN")
-	}
-	out, err := client.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(arn)})
-	if err != nil {
-		return "", fmt.Errorf("database secret %s: %w", arn, err)
-	}
-	if out.SecretString == nil {
-		return "", fmt.Errorf("database secret %s has no string value", arn)
-	}
-	dsn, err := DSN(*out.SecretString, sslmode)
-	if err != nil {
-		return "", fmt.Errorf("database secret %s: %w", arn, err)
-	}
-	return dsn, nil
+func Resolve(ctx context.Context, client secrets.GetAPI, arn, sslmode string) (string, error) {
+	return secrets.Fetch(ctx, client, "database secret", arn, func(v string) (string, error) { return DSN(v, sslmode) })
 }

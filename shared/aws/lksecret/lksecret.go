@@ -5,23 +5,13 @@ package lksecret
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/buzzrelay/relay/shared/aws/secrets"
 
 	"github.com/buzzrelay/relay/shared/domain/livekit"
 )
-
-// GetAPI is the Secrets Manager operation used at cold start.
-type GetAPI interface {
-	GetSecretValue(ctx context.Context, in *secretsmanager.GetSecretValueInput, opts ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error)
-}
-
-// NewClient returns a Secrets Manager client for cfg.
-func NewClient(cfg aws.Config) *secretsmanager.Client { return secretsmanager.NewFromConfig(cfg) }
 
 // secret is the secret's JSON: {"url", "api_key", "api_secret"}.
 type secret struct {
@@ -49,20 +39,6 @@ func Parse(secretJSON string) (livekit.Config, error) {
 }
 
 // Resolve fetches secret arn and parses it.
-func Resolve(ctx context.Context, client GetAPI, arn string) (livekit.Config, error) {
-	if arn == "" {
-		return livekit.Config{}, errors.New("livekit secret: empty ARN")
-	}
-	out, err := client.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(arn)})
-	if err != nil {
-		return livekit.Config{}, fmt.Errorf("livekit secret %s: %w", arn, err)
-	}
-	if out.SecretString == nil {
-		return livekit.Config{}, fmt.Errorf("livekit secret %s has no string value", arn)
-	}
-	cfg, err := Parse(*out.SecretString)
-	if err != nil {
-		return livekit.Config{}, fmt.Errorf("livekit secret %s: %w", arn, err)
-	}
-	return cfg, nil
+func Resolve(ctx context.Context, client secrets.GetAPI, arn string) (livekit.Config, error) {
+	return secrets.Fetch(ctx, client, "livekit secret", arn, Parse)
 }

@@ -99,6 +99,19 @@ func (a *apply) admitByInvite(ctx context.Context, key, code, receipt string) er
 // another refusal (nothing changed). An error that is not a refusal is no
 // verdict.
 func (s *Service) AdmitByInvite(ctx context.Context, community, key, code, receipt string) (Outcome, error) {
+	return s.relayWrite(ctx, community, key, "admit "+key+" by invite", func(ctx context.Context, a *apply) error {
+		return a.admitByInvite(ctx, key, code, receipt)
+	})
+}
+
+// relayWrite runs one write the relay makes for no client event (an
+// invite's admission, LiveKit's presence): body in one transaction of
+// community, as authed (empty for none), retried on a serialization
+// failure, with the mark raised before and covering what it commits, and
+// live delivery asked at the commit, as SubmitAt runs an event. Its
+// outcome is accepted with the events committed, a refusal (nothing
+// changed), or an error naming what (no verdict).
+func (s *Service) relayWrite(ctx context.Context, community, authed, what string, body func(ctx context.Context, a *apply) error) (Outcome, error) {
 	now := s.now()
 	p, err := s.prepare(ctx, community, now.Unix())
 	if err != nil {
@@ -110,11 +123,11 @@ func (s *Service) AdmitByInvite(ctx context.Context, community, key, code, recei
 	for attempt := 1; attempt <= maxAttempts; attempt++ {
 		out = Outcome{}
 		err = s.store.Tx(ctx, community, func(tx *store.Tx) error {
-			a := &apply{s: s, tx: tx, authed: key, now: now.Unix(), key: k, unlisted: true}
+			a := &apply{s: s, tx: tx, authed: authed, now: now.Unix(), key: k, unlisted: true}
 			if s.delivery != nil {
 				out.Delivery = tx.DeliveryAtCommit(func() store.DeliveryRequest { return s.delivery(a.committed()) })
 			}
-			if err := a.admitByInvite(ctx, key, code, receipt); err != nil {
+			if err := body(ctx, a); err != nil {
 				return err
 			}
 			out.Committed = a.committed()
@@ -125,13 +138,10 @@ func (s *Service) AdmitByInvite(ctx context.Context, community, key, code, recei
 		}
 	}
 	if err != nil {
-		if _, ok := reject.As(err); ok {
+		if _, ok := reject.As(err); ok || errors.Is(err, context.Canceled) {
 			return Outcome{}, err
 		}
-		if errors.Is(err, context.Canceled) {
-			return Outcome{}, err
-		}
-		return Outcome{}, fmt.Errorf("ingest: admit %s by invite in community %s: %w", key, community, err)
+		return Outcome{}, fmt.Errorf("ingest: %s in community %s: %w", what, community, err)
 	}
 	out.Accepted = true
 	return out, nil

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	rdsauth "github.com/aws/aws-sdk-go-v2/feature/rds/auth"
 	"github.com/buzzrelay/relay/shared/aws/dbsecret"
+	"github.com/buzzrelay/relay/shared/aws/secrets"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 )
 
@@ -36,7 +37,7 @@ func (c *Config) DSN(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dsn, err := dbsecret.Resolve(ctx, dbsecret.NewClient(awsCfg), arn, sslmode)
+	dsn, err := dbsecret.Resolve(ctx, secrets.NewClient(awsCfg), arn, sslmode)
 	if err != nil {
 		return "", fmt.Errorf("DB_SECRET_ARN: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"net/url"
 
 	"github.com/buzzrelay/relay/shared/aws/lksecret"
+	"github.com/buzzrelay/relay/shared/aws/secrets"
 	"github.com/buzzrelay/relay/shared/domain/livekit"
 )
 
@@ -57,5 +58,5 @@ func (c *Config) LiveKit(ctx context.Context) (livekit.Config, error) {
 	if err != nil {
 		return livekit.Config{}, fmt.Errorf("livekit: aws config: %w", err)
 	}
-	return lksecret.Resolve(ctx, lksecret.NewClient(awsCfg), c.LiveKitConf.SecretARN)
+	return lksecret.Resolve(ctx, secrets.NewClient(awsCfg), c.LiveKitConf.SecretARN)
 }
