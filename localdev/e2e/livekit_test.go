@@ -125,16 +125,7 @@ func TestLiveKitTokenOverHTTPWithNIP98(t *testing.T) {
 		t.Fatal(err)
 	}
 	webhook := func(auth string, body []byte) (int, []byte) {
-		req, _ := http.NewRequest(http.MethodPost, r.HTTPURL+lk.WebhookPath, bytes.NewReader(body))
-		req.Header.Set("Authorization", auth)
-		req.Header.Set("Content-Type", "application/webhook+json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		out, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, out
+		return r.callWith(t, r.HTTPURL+lk.WebhookPath, auth, body)
 	}
 	if st, body := webhook(hookTok, bytes.Replace(hookBody, []byte(member.Pub), []byte(stranger.Pub), 1)); st != http.StatusUnauthorized {
 		t.Errorf("forged webhook: %d %s", st, body)
