@@ -29,7 +29,9 @@ var nipRules = map[string]func() bool{
 		r, ok := nip29.ParseReply(nostr.Tags{{"e", "r", "", "root"}, {"e", "p", "", "reply"}})
 		return ok && r.Parent == "p" && r.Root == "r"
 	},
-	"filter.Searches": func() bool { return filter.Searches("x") && len(kinds.Where(func(k kinds.Kind) bool { return k.Searchable })) > 0 },
+	"filter.Searches": func() bool {
+		return filter.Searches("x") && len(kinds.Where(func(k kinds.Kind) bool { return k.Searchable })) > 0
+	},
 }
 
 // TestSupportedNIPsAreExactlyWhatIsServed holds NIP-11's supported_nips
