@@ -21,16 +21,17 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/authevent"
 
 	"github.com/buzzrelay/relay/shared/domain/nip29"
+	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 )
 
 // DiscoveryPath is the path a relay that serves LiveKit answers 204 on
 // (nips 29.md); TokenPathPrefix + <group-id> is a group's token endpoint.
 const (
-	DiscoveryPath   = "/.well-known/nip29/livekit"
+	DiscoveryPath   = relayinfo.LiveKitDiscoveryPath
 	TokenPathPrefix = DiscoveryPath + "/"
 	// WebhookPath is where LiveKit posts its webhooks (the operator
 	// configures it on the LiveKit server).
-	WebhookPath = "/livekit/webhook"
+	WebhookPath = relayinfo.LiveKitWebhookPath
 )
 
 // Bounds.

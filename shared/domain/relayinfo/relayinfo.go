@@ -218,7 +218,7 @@ func New(relayPubkey string) Document {
 		Description:         "Serverless NIP-29 group relay with Buzz's HTTP bridge and channel window",
 		Pubkey:              relayPubkey,
 		Self:                relayPubkey,
-		SupportedNIPs:       []int{1, 9, 10, 11, 22, 29, 40, 42, 45, 50, 62, 70, 77, 98},
+		SupportedNIPs:       supportedNIPs(),
 		SupportedExtensions: []string{ExtensionNIPER},
 		Software:            Software,
 		Version:             Version,
@@ -242,7 +242,7 @@ func New(relayPubkey string) Document {
 }
 
 // NIP43 is NIP-43 (relay membership), advertised only by a community that
-// enforces it.
+// enforces it (its ServedNIPs row is Conditional).
 const NIP43 = 43
 
 // AdvertiseMembership lists NIP-43 in supported_nips when the community

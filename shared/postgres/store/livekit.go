@@ -66,3 +66,28 @@ GROUP BY pubkey ORDER BY min(joined_at), pubkey`, t.community, channel)
 	}
 	return out, nil
 }
+
+// LiveKitParticipantsDeleteKey forgets pubkey in every LiveKit room of the
+// community (NIP-62: a request to vanish) and returns the channels it was
+// live in, in order.
+func (t *Tx) LiveKitParticipantsDeleteKey(ctx context.Context, pubkey string) ([]string, error) {
+	rows, err := t.tx.Query(ctx, `WITH gone AS (
+  DELETE FROM livekit_participants WHERE community_id = $1 AND pubkey = $2 RETURNING channel_id)
+SELECT DISTINCT channel_id FROM gone ORDER BY channel_id`, t.community, pubkey)
+	if err != nil {
+		return nil, errorf("livekit participants of %s: %w", pubkey, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var ch string
+		if err := rows.Scan(&ch); err != nil {
+			return nil, errorf("livekit participants of %s: %w", pubkey, err)
+		}
+		out = append(out, ch)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, errorf("livekit participants of %s: %w", pubkey, err)
+	}
+	return out, nil
+}

@@ -36,16 +36,24 @@ func (s *Service) LiveKitPresence(ctx context.Context, community, group, identit
 		if err != nil {
 			return err
 		}
-		return a.replaceRelayEventIn(ctx, group, kinds.LiveKitParticipants, group, func() (nostr.Tags, error) {
-			pks, err := tx.LiveKitParticipantsList(ctx, group)
-			if err != nil {
-				return nil, err
-			}
-			var tags nostr.Tags
-			for _, t := range livekit.ParticipantsTags(group, pks) {
-				tags = append(tags, nostr.Tag(t))
-			}
-			return tags, nil
-		})
+		return a.publishLiveKitParticipants(ctx, group)
+	})
+}
+
+// publishLiveKitParticipants replaces group's relay-signed 39004 with the
+// pubkeys live in its LiveKit room now (livekit_participants), in a's
+// transaction: after the webhook's join or leave (LiveKitPresence) and
+// after a request to vanish took the key's rows (vanish).
+func (a *apply) publishLiveKitParticipants(ctx context.Context, group string) error {
+	return a.replaceRelayEventIn(ctx, group, kinds.LiveKitParticipants, group, func() (nostr.Tags, error) {
+		pks, err := a.tx.LiveKitParticipantsList(ctx, group)
+		if err != nil {
+			return nil, err
+		}
+		var tags nostr.Tags
+		for _, t := range livekit.ParticipantsTags(group, pks) {
+			tags = append(tags, nostr.Tag(t))
+		}
+		return tags, nil
 	})
 }

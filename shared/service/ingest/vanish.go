@@ -11,7 +11,9 @@ import (
 // (its author, this relay named): in this one transaction the request is
 // stored (the tombstone CheckBans reads to refuse what it deleted coming
 // back), everything else of its key in the community is deleted
-// (store.Tx.KeyDataDelete) and the operators' audit log gets a row. The OK
+// (store.Tx.KeyDataDelete), the key leaves the LiveKit rooms it was live
+// in, each of whose group's 39004 is re-signed without it
+// (publishLiveKitParticipants), and the operators' audit log gets a row. The OK
 // says what went; the blob objects are the caller's to delete after the
 // commit (Outcome.Vanished).
 func (a *apply) vanish(ctx context.Context) error {
@@ -21,6 +23,17 @@ func (a *apply) vanish(ctx context.Context) error {
 	v, err := a.tx.KeyDataDelete(ctx, a.ev.PubKey, a.ev.ID)
 	if err != nil {
 		return err
+	}
+	// The key leaves every LiveKit room's participants, and each room's
+	// group gets its 39004 re-signed without it, in this transaction.
+	rooms, err := a.tx.LiveKitParticipantsDeleteKey(ctx, a.ev.PubKey)
+	if err != nil {
+		return err
+	}
+	for _, group := range rooms {
+		if err := a.publishLiveKitParticipants(ctx, group); err != nil {
+			return err
+		}
 	}
 	summary := fmt.Sprintf("%d events, %d blobs and %d staged uploads of this key deleted from this community", v.Events, len(v.Blobs), len(v.Uploads))
 	if _, err := a.tx.AuditModeration(ctx, records.ModerationAction{EventID: a.ev.ID, Actor: a.ev.PubKey, Kind: a.ev.Kind,

@@ -172,3 +172,78 @@ func TestBannedKeyMayVanishAndStaysBanned(t *testing.T) {
 	}
 	h.refused(p.EventAt(t, time.Now().Add(2*time.Second), 9, "after", nostr.Tag{"h", ch}), "blocked: this pubkey is banned")
 }
+
+// TestRequestToVanishTakesTheKeyOutOfLiveKitRoomsAndResigns39004: a key
+// live in two groups' LiveKit rooms (two devices in one) vanishes: in the
+// request's transaction its livekit_participants rows go, everyone else's
+// stay, and each of the two groups' relay-signed 39004 is re-signed
+// listing only who is still live, committed with the request (so delivered
+// live). A group the key was never live in keeps its 39004 as it was.
+func TestRequestToVanishTakesTheKeyOutOfLiveKitRoomsAndResigns39004(t *testing.T) {
+	h := newHarness(t)
+	h.svc = h.svc.WithLiveKit(true)
+	ctx := context.Background()
+	owner, p := testkit.NewKey(t), testkit.NewKey(t)
+	rooms := []string{testkit.ChannelID(), testkit.ChannelID(), testkit.ChannelID()}
+	for _, g := range rooms {
+		h.ok(owner.Event(t, 9007, "", nostr.Tag{"h", g}))
+	}
+	join := func(g, pub, device string) {
+		t.Helper()
+		if _, err := h.svc.LiveKitPresence(ctx, community, g, pub+":"+device, pub, true); err != nil {
+			t.Fatalf("join %s: %v", g, err)
+		}
+	}
+	join(rooms[0], p.Pub, "aa")
+	join(rooms[0], p.Pub, "bb")
+	join(rooms[0], owner.Pub, "cc")
+	join(rooms[1], p.Pub, "dd")
+	join(rooms[2], owner.Pub, "ee")
+	participants := func(g string) (*nostr.Event, []string) {
+		t.Helper()
+		var raw string
+		if err := h.db.QueryRow(ctx, `SELECT raw FROM events WHERE community_id = $1 AND kind = 39004 AND channel_id = $2`, community, g).Scan(&raw); err != nil {
+			t.Fatalf("39004 of %s: %v", g, err)
+		}
+		var ev nostr.Event
+		if err := ev.UnmarshalJSON([]byte(raw)); err != nil {
+			t.Fatal(err)
+		}
+		var pks []string
+		for _, tag := range ev.Tags {
+			if len(tag) >= 2 && tag[0] == "participant" {
+				pks = append(pks, tag[1])
+			}
+		}
+		return &ev, pks
+	}
+	untouched, _ := participants(rooms[2])
+
+	out := h.ok2(p.Event(t, 62, "bye", nostr.Tag{"relay", "ALL_RELAYS"}))
+
+	if n := h.scalar(`SELECT count(*) FROM livekit_participants WHERE pubkey = $1`, p.Pub); n != 0 {
+		t.Fatalf("%d livekit_participants rows of the vanished key left", n)
+	}
+	if n := h.scalar(`SELECT count(*) FROM livekit_participants WHERE pubkey = $1`, owner.Pub); n != 2 {
+		t.Fatalf("%d rows of the key still live, want its 2", n)
+	}
+	committed := map[string]bool{}
+	for _, ev := range out.Committed {
+		committed[ev.ID] = true
+	}
+	for g, want := range map[string][]string{rooms[0]: {owner.Pub}, rooms[1]: nil} {
+		ev, pks := participants(g)
+		if ok, _ := ev.CheckSignature(); !ok || ev.PubKey != h.relay.PublicKey() || !hasTag(ev, "d", g) {
+			t.Fatalf("39004 of %s not relay-signed for the group: %v", g, ev)
+		}
+		if len(pks) != len(want) || (len(want) == 1 && pks[0] != want[0]) {
+			t.Errorf("39004 of %s lists %v after the vanish, want %v", g, pks, want)
+		}
+		if !committed[ev.ID] {
+			t.Errorf("the re-signed 39004 of %s is not committed with the request (not delivered)", g)
+		}
+	}
+	if ev, _ := participants(rooms[2]); ev.ID != untouched.ID {
+		t.Errorf("the 39004 of a group the key was never live in was re-signed")
+	}
+}

@@ -158,6 +158,16 @@ func parseNeg(verb string, parts []json.RawMessage) (*Message, error) {
 	}
 	if verb == VerbNegOpen {
 		raw := bytes.TrimSpace(parts[2])
+		if len(raw) > 0 && raw[0] == '[' {
+			// @nostr-dev-kit/sync 1.0.0 (NDKSync) sends its filters as an
+			// array: one filter in an array is that filter; a reconciliation
+			// is of one filter (NIP-77).
+			var list []json.RawMessage
+			if err := json.Unmarshal(raw, &list); err != nil || len(list) != 1 {
+				return nil, fail(reject.Invalidf("NEG-OPEN reconciles one filter: a JSON object (or an array of exactly one)"))
+			}
+			raw = bytes.TrimSpace(list[0])
+		}
 		if len(raw) == 0 || raw[0] != '{' {
 			return nil, fail(reject.Invalidf("the filter must be a JSON object"))
 		}

@@ -2,6 +2,7 @@ package wsrelay
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -106,4 +107,42 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("parsed message %+v is incomplete", m)
 		}
 	})
+}
+
+// TestNegOpenTakesNDKSyncsOneFilterArray: NIP-77's NEG-OPEN carries one
+// filter object; @nostr-dev-kit/sync 1.0.0 sends it as an array of that
+// one filter, read as the same filter. An array of none or of two, or of
+// something not a filter, is refused invalid: naming the subscription.
+func TestNegOpenTakesNDKSyncsOneFilterArray(t *testing.T) {
+	for msg, kinds := range map[string][]int{
+		`["NEG-OPEN","n",{"kinds":[9],"#h":["c"]},"61"]`:   {9},
+		`["NEG-OPEN","n",[{"kinds":[9],"#h":["c"]}],"61"]`: {9},
+		`["NEG-OPEN","n", [ {"kinds":[7]} ] ,"61"]`:        {7},
+	} {
+		m, err := Parse([]byte(msg))
+		if err != nil {
+			t.Fatalf("%s: %v", msg, err)
+		}
+		if m.SubID != "n" || len(m.Filters) != 1 || !slices.Equal(m.Filters[0].Kinds, kinds) {
+			t.Errorf("%s: got %+v", msg, m)
+		}
+	}
+	for _, msg := range []string{
+		`["NEG-OPEN","n",[],"61"]`,
+		`["NEG-OPEN","n",[{"kinds":[9]},{"kinds":[1]}],"61"]`,
+		`["NEG-OPEN","n",[1],"61"]`,
+		`["NEG-OPEN","n",[[{}]],"61"]`,
+		`["NEG-OPEN","n",[{"kinds":"x"}],"61"]`,
+		`["NEG-OPEN","n",[{}],`,
+	} {
+		_, err := Parse([]byte(msg))
+		var pe *ParseError
+		if !errors.As(err, &pe) || !strings.HasPrefix(pe.Error(), "invalid: ") {
+			t.Errorf("%s: %v, want invalid:", msg, err)
+			continue
+		}
+		if pe.SubID != "n" && msg != `["NEG-OPEN","n",[{}],` {
+			t.Errorf("%s: refusal names subscription %q, want n", msg, pe.SubID)
+		}
+	}
 }
