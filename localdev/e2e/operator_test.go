@@ -138,39 +138,45 @@ func rpcError(m map[string]any) string { s, _ := m["error"].(string); return s }
 func mustJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
 
 // GET /healthz?deep=1 answers what an operator asks first: the database
-// awake (it answered), the newest write, the open connections, the media
+// awake (it answered), the newest write, the open connections (counted
+// where the sessions are kept: DynamoDB as shipped), the media
 // bytes and the open reports; /admin is the console even with media on
 // (whose GET /{blob} would otherwise take it).
 func TestDeepHealthIsTheOperatorsStatus(t *testing.T) {
-	r := StartTest(t, Options{Media: true})
-	a := onHost(t, r, "127.0.0.1")
-	alice := testkit.NewKey(t)
-	group := createChannelID()
-	ev := signed(t, alice, 9007, nostr.Tags{{"h", group}, {"name", "x"}, {"visibility", "open"}}, "")
-	a.accept(alice, ev)
-	// The newest write is the newest event stored: the 9007 or the group
-	// state the relay signed with it, which may be dated a second or more
-	// ahead (ingest.RunAhead).
-	newest := int64(ev.CreatedAt)
-	for _, e := range newBridge(t, r, alice).query(map[string]any{"#d": []string{group}}) {
-		newest = max(newest, int64(e.CreatedAt))
-	}
-	st, body := a.do(nil, http.MethodGet, "/healthz?deep=1", "", "", nil)
-	var h struct {
-		OK              bool   `json:"ok"`
-		Database        string `json:"database"`
-		LastWrite       int64  `json:"last_write"`
-		OpenConnections *int64 `json:"open_connections"`
-		MediaBytes      *int64 `json:"media_bytes"`
-		OpenReports     *int64 `json:"open_reports"`
-		Communities     int64  `json:"communities"`
-	}
-	if err := json.Unmarshal(body, &h); err != nil || st != 200 || !h.OK || h.Database != "awake" || h.LastWrite != newest ||
-		h.OpenConnections == nil || h.MediaBytes == nil || h.OpenReports == nil || h.Communities != 1 {
-		t.Fatalf("deep health: %d %s", st, body)
-	}
-	st, page := a.do(nil, http.MethodGet, "/admin", "", "", nil)
-	if st != 200 || !strings.Contains(string(page), "operator console") {
-		t.Fatalf("/admin with media on: %d %.200s", st, page)
+	for _, sessions := range []bool{false, true} {
+		t.Run(map[bool]string{false: "sessions in Postgres", true: "sessions in DynamoDB"}[sessions], func(t *testing.T) {
+			r := StartTest(t, Options{Media: true, Sessions: sessions})
+			a := onHost(t, r, "127.0.0.1")
+			alice := testkit.NewKey(t)
+			group := createChannelID()
+			ev := signed(t, alice, 9007, nostr.Tags{{"h", group}, {"name", "x"}, {"visibility", "open"}}, "")
+			a.accept(alice, ev)
+			// The newest write is the newest event stored: the 9007 or the group
+			// state the relay signed with it, which may be dated a second or more
+			// ahead (ingest.RunAhead).
+			newest := int64(ev.CreatedAt)
+			for _, e := range newBridge(t, r, alice).query(map[string]any{"#d": []string{group}}) {
+				newest = max(newest, int64(e.CreatedAt))
+			}
+			loggedIn(t, r) // one open WebSocket connection, wherever the sessions are kept
+			st, body := a.do(nil, http.MethodGet, "/healthz?deep=1", "", "", nil)
+			var h struct {
+				OK              bool   `json:"ok"`
+				Database        string `json:"database"`
+				LastWrite       int64  `json:"last_write"`
+				OpenConnections *int64 `json:"open_connections"`
+				MediaBytes      *int64 `json:"media_bytes"`
+				OpenReports     *int64 `json:"open_reports"`
+				Communities     int64  `json:"communities"`
+			}
+			if err := json.Unmarshal(body, &h); err != nil || st != 200 || !h.OK || h.Database != "awake" || h.LastWrite != newest ||
+				h.OpenConnections == nil || *h.OpenConnections < 1 || h.MediaBytes == nil || h.OpenReports == nil || h.Communities != 1 {
+				t.Fatalf("deep health: %d %s", st, body)
+			}
+			st, page := a.do(nil, http.MethodGet, "/admin", "", "", nil)
+			if st != 200 || !strings.Contains(string(page), "operator console") {
+				t.Fatalf("/admin with media on: %d %.200s", st, page)
+			}
+		})
 	}
 }

@@ -78,6 +78,10 @@ type Response struct {
 type Bridge struct {
 	// Database is what GET /healthz?deep=1 asks (the store).
 	Database Database
+	// Connections, when set, counts the open WebSocket connections that
+	// GET /healthz?deep=1 reports, in place of the database's count: the
+	// session store's, when the sessions are not kept in the database.
+	Connections OpenConnections
 	// Core is the use cases of publish and read.
 	Core     *relay.Relay
 	Signer   signer.Signer
@@ -297,6 +301,13 @@ func (b *Bridge) Health(ctx context.Context, r Request) Response {
 	if err != nil {
 		return b.Fail(ctx, "deep health check", err)
 	}
+	if b.Connections != nil {
+		ids, err := b.Connections.OpenConnections(ctx)
+		if err != nil {
+			return b.Fail(ctx, "deep health check: open connections", err)
+		}
+		st.Connections = int64(len(ids))
+	}
 	return JSON(http.StatusOK, DeepHealth{OK: true, Database: DatabaseAwake, PingMillis: ping.Milliseconds(), Status: &st})
 }
 
@@ -305,6 +316,12 @@ func (b *Bridge) Health(ctx context.Context, r Request) Response {
 type Database interface {
 	Ping(ctx context.Context) error
 	Status(ctx context.Context) (records.Status, error)
+}
+
+// OpenConnections lists the open WebSocket connections (the session
+// store's, shared/service/sessions).
+type OpenConnections interface {
+	OpenConnections(ctx context.Context) ([]string, error)
 }
 
 // Database states GET /healthz?deep=1 reports: awake (it answered) or

@@ -48,6 +48,9 @@ func (a *App) bridge() *bridge.Bridge {
 	if a.Directory != nil {
 		b.Directory = a.Directory.Resolve
 	}
+	if a.Sessions != nil && a.Sessions.Database() == nil { // sessions in DynamoDB, not counted by the database
+		b.Connections = a.Sessions
+	}
 	if a.Notify != nil {
 		b.Push = a.pushInfo
 	}
