@@ -32,6 +32,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"slices"
 	"strconv"
@@ -40,6 +41,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -847,9 +849,21 @@ func Client(ctx context.Context) (*dynamodb.Client, error) {
 	if os.Getenv("AWS_ACCESS_KEY_ID") == "" && strings.HasPrefix(os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"), "http://127.0.0.1:") {
 		opts = append(opts, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
 	}
+	// Every session operation is one small request: the connections are
+	// kept alive for as many at once as an instance sends (the SDK's
+	// default keeps 10 idle, so a busier instance opened and closed a
+	// connection per request past them).
+	opts = append(opts, config.WithHTTPClient(awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
+		t.MaxIdleConns, t.MaxIdleConnsPerHost = maxIdleConns, maxIdleConns
+	})))
 	cfg, err := config.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
 		return nil, errorf("aws config: %w", err)
 	}
 	return dynamodb.NewFromConfig(cfg), nil
 }
+
+// maxIdleConns is how many connections to DynamoDB a client keeps open
+// while idle: about the requests an instance has in flight at its busiest
+// (a WebSocket message invocation sends a few at once).
+const maxIdleConns = 256
