@@ -45,7 +45,7 @@ var (
 
 // Lifetime is how long API Gateway keeps a WebSocket connection open; a
 // connection row expires after it even when $disconnect never came.
-const Lifetime = 2 * time.Hour
+const Lifetime = session.Lifetime
 
 // ExpiresAt is when API Gateway closes a connection opened at connectedAt
 // (unix seconds): its row's expires_at, the end of its host's trust.
