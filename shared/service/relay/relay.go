@@ -38,6 +38,7 @@ import (
 	"github.com/buzzrelay/relay/shared/service/invites"
 	"github.com/buzzrelay/relay/shared/service/negentropy"
 	"github.com/buzzrelay/relay/shared/service/query"
+	"github.com/buzzrelay/relay/shared/service/ratelimit"
 	"github.com/buzzrelay/relay/shared/service/sessions"
 )
 
@@ -58,6 +59,9 @@ type Caller struct {
 	Host string
 	// Session is the WebSocket connection's state (nil over HTTP).
 	Session *sessions.Connection
+	// counted is the call's message counted ahead of the door
+	// (guard.Guard.CountMessage); nil: the door counts it.
+	counted *ratelimit.Counted
 }
 
 // Request is one read.
@@ -353,10 +357,17 @@ func (r *Relay) subscribeLive(ctx context.Context, c Caller, req Request) ([]jso
 	if err := r.Sessions.Put(ctx, row, lim); err != nil {
 		return nil, nil, fmt.Errorf("relay: subscribe %s: %w", req.Sub, err)
 	}
+	// The message counts against the connection's limit whichever way
+	// the REQ is answered: counted while the session store decides, the
+	// door then decides on the count.
+	counted := make(chan *ratelimit.Counted, 1)
+	d := r.door(c, guard.Message)
+	go func() { counted <- r.Guard.CountMessage(ctx, d) }()
 	answer, read, err := r.Sessions.StoreAnswer(ctx, c.Community, c.Pubkey, req.Sub, req.Filters)
 	if err != nil {
 		r.Log.WarnContext(ctx, "relay: REQ from the session store", "connection", c.Connection, "err", err)
 	}
+	c.counted = <-counted
 	// The record of the answer is kept once it is sent: a replay that
 	// comes before it meets the database.
 	answered := func(newest int64) func(context.Context) {
@@ -444,7 +455,7 @@ func (r *Relay) Admit(ctx context.Context, c Caller) error {
 // door is c's call of action at the door.
 func (r *Relay) door(c Caller, action guard.Action) guard.Door {
 	return guard.Door{Community: c.Community, Action: action, Caller: guard.Caller{Pubkey: c.Pubkey, Connection: c.Connection,
-		Size: c.Size, Idle: c.Session != nil && r.Sessions != nil && r.Sessions.Database() == nil}}
+		Size: c.Size, Idle: c.Session != nil && r.Sessions != nil && r.Sessions.Database() == nil, Counted: c.counted}}
 }
 
 // admit passes d, c's call, through the door.
