@@ -32,6 +32,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"slices"
 	"strconv"
@@ -40,6 +41,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -234,51 +236,49 @@ func (st *Store) Authenticate(ctx context.Context, id, pubkey string) error {
 	return nil
 }
 
-// Subscribe stores s under lim: the connection's set of ids takes it
-// (conditionally on its size), then the key's set (the same), then the
-// subscription and its audience entries; a refusal by the key's set
-// withdraws the id from the connection's.
+// Subscribe stores s under lim: the connection's set of ids and the key's
+// set take it at once (each conditionally on its size), then the
+// subscription and its audience entries are written at once: two round
+// trips. A refusal by one set withdraws the id it added to the other (an
+// id that was there before stays: a replaced subscription); the
+// connection's refusal is the one reported when both refuse.
 func (st *Store) Subscribe(ctx context.Context, sub session.NewSubscription, lim session.Limits) error {
 	pos := st.now().UnixNano()
 	now := st.now().Unix()
-	cond := "attribute_exists(pk) AND expires > :now"
-	vals := map[string]types.AttributeValue{":s": ss(sub.Sub), ":sub": s(sub.Sub), ":now": n(now)}
-	if lim.PerConnection > 0 {
-		cond += " AND (attribute_not_exists(subs) OR size(subs) < :max OR contains(subs, :sub))"
-		vals[":max"] = n(int64(lim.PerConnection))
+	var (
+		keyTTL int64
+		keyHad bool
+		kerr   error
+		wg     sync.WaitGroup
+	)
+	if lim.PerKey > 0 {
+		wg.Go(func() { keyTTL, keyHad, kerr = st.takeKey(ctx, sub, lim.PerKey, now) })
 	}
-	out, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &st.table, Key: key(connPK(sub.Connection), skConn),
-		UpdateExpression: aws.String("ADD subs :s"), ConditionExpression: &cond, ExpressionAttributeValues: vals,
-		ReturnValues: types.ReturnValueAllOld, ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld})
-	if err != nil {
-		var cf *types.ConditionalCheckFailedException
-		if errors.As(err, &cf) {
-			it, err := st.failedItem(ctx, cf, key(connPK(sub.Connection), skConn))
-			if err != nil {
-				return err
+	out, cerr := st.takeConnection(ctx, sub, lim.PerConnection, now)
+	wg.Wait()
+	if cerr != nil {
+		if lim.PerKey > 0 && kerr == nil && !keyHad {
+			if _, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &st.table, Key: key(keyPK(sub.Community, sub.Pubkey), skKey),
+				UpdateExpression:          aws.String("DELETE subs :s"),
+				ExpressionAttributeValues: map[string]types.AttributeValue{":s": ss(audSK(sub.Connection, sub.Sub))}}); err != nil {
+				return errorf("withdraw %s from its key's set: %w", sub.Sub, err)
 			}
-			if it == nil || num(it, "expires") <= now {
-				return session.ErrUnknownConnection
-			}
-			return session.ErrConnectionFull
 		}
-		return errorf("subscribe %s: %w", sub.Sub, err)
+		return cerr
+	}
+	if kerr != nil {
+		if errors.Is(kerr, session.ErrKeyFull) && !slices.Contains(strs(out.Attributes, "subs"), sub.Sub) {
+			// Withdrawn from the connection's set (a replaced id was
+			// there before: it stays).
+			if _, uerr := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &st.table, Key: key(connPK(sub.Connection), skConn),
+				UpdateExpression:          aws.String("DELETE subs :s"),
+				ExpressionAttributeValues: map[string]types.AttributeValue{":s": ss(sub.Sub)}}); uerr != nil {
+				return errorf("withdraw %s: %w", sub.Sub, uerr)
+			}
+		}
+		return kerr
 	}
 	expires := num(out.Attributes, "expires")
-	if lim.PerKey > 0 {
-		if err := st.takeKey(ctx, sub, lim.PerKey, expires, now); err != nil {
-			if errors.Is(err, session.ErrKeyFull) && !slices.Contains(strs(out.Attributes, "subs"), sub.Sub) {
-				// Withdrawn from the connection's set (a replaced id was
-				// there before: it stays).
-				if _, uerr := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &st.table, Key: key(connPK(sub.Connection), skConn),
-					UpdateExpression:          aws.String("DELETE subs :s"),
-					ExpressionAttributeValues: map[string]types.AttributeValue{":s": ss(sub.Sub)}}); uerr != nil {
-					return errorf("withdraw %s: %w", sub.Sub, uerr)
-				}
-			}
-			return err
-		}
-	}
 	item := key(connPK(sub.Connection), subSK(sub.Sub))
 	item["community"], item["pubkey"], item["filters"] = s(sub.Community), s(sub.Pubkey), s(sub.Filters)
 	item["pins"], item["created"], item["pos"] = list(sub.Pins), n(sub.CreatedAt), n(pos)
@@ -292,20 +292,25 @@ func (st *Store) Subscribe(ctx context.Context, sub session.NewSubscription, lim
 	}
 	// The subscription item and its audience entries are separate items:
 	// written at once, one round trip instead of two (delivery reads only
-	// the entries; the item is what ends them).
+	// the entries; the item is what ends them). The key's set lives as
+	// long as its latest connection: its expiry is raised with them when
+	// this connection outlives it (a REQ of a connection the set already
+	// covers, the common case, needs no write).
 	var old *dynamodb.PutItemOutput
-	var perr error
-	var wg sync.WaitGroup
+	var perr, terr error
 	wg.Go(func() {
 		old, perr = st.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &st.table, Item: item, ReturnValues: types.ReturnValueAllOld})
 	})
+	if lim.PerKey > 0 && keyTTL < expires {
+		wg.Go(func() { terr = st.keyExpiry(ctx, sub, expires) })
+	}
 	berr := st.batchWrite(ctx, writes)
 	wg.Wait()
 	if perr != nil {
 		return errorf("store subscription %s: %w", sub.Sub, perr)
 	}
-	if berr != nil {
-		return berr
+	if err := errors.Join(berr, terr); err != nil {
+		return err
 	}
 	// A replaced subscription's entries of pins it no longer has.
 	var stale []types.WriteRequest
@@ -320,58 +325,95 @@ func (st *Store) Subscribe(ctx context.Context, sub session.NewSubscription, lim
 	return st.batchWrite(ctx, stale)
 }
 
-// takeKey adds sub to its key's set under perKey. A set found full is
-// checked once for entries of connections that are gone (expired without
-// their $disconnect): those are dropped and the add tried again.
-func (st *Store) takeKey(ctx context.Context, sub session.NewSubscription, perKey int, expires, now int64) error {
+// takeConnection adds sub's id to its connection's set under
+// perConnection (0: no limit) and returns the connection as it was.
+func (st *Store) takeConnection(ctx context.Context, sub session.NewSubscription, perConnection int, now int64) (*dynamodb.UpdateItemOutput, error) {
+	cond := "attribute_exists(pk) AND expires > :now"
+	vals := map[string]types.AttributeValue{":s": ss(sub.Sub), ":sub": s(sub.Sub), ":now": n(now)}
+	if perConnection > 0 {
+		cond += " AND (attribute_not_exists(subs) OR size(subs) < :max OR contains(subs, :sub))"
+		vals[":max"] = n(int64(perConnection))
+	}
+	out, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &st.table, Key: key(connPK(sub.Connection), skConn),
+		UpdateExpression: aws.String("ADD subs :s"), ConditionExpression: &cond, ExpressionAttributeValues: vals,
+		ReturnValues: types.ReturnValueAllOld, ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld})
+	if err == nil {
+		return out, nil
+	}
+	var cf *types.ConditionalCheckFailedException
+	if !errors.As(err, &cf) {
+		return nil, errorf("subscribe %s: %w", sub.Sub, err)
+	}
+	it, err := st.failedItem(ctx, cf, key(connPK(sub.Connection), skConn))
+	if err != nil {
+		return nil, err
+	}
+	if it == nil || num(it, "expires") <= now {
+		return nil, session.ErrUnknownConnection
+	}
+	return nil, session.ErrConnectionFull
+}
+
+// takeKey adds sub to its key's set under perKey and returns the set's
+// expiry and whether the entry was there before. A new set expires when
+// a connection opened now would (session.Lifetime): no later than any
+// connection of the key's, whose own expiry Subscribe then raises it to
+// (keyExpiry) when it is later. A set found full is checked once for
+// entries of connections that are gone (expired without their
+// $disconnect): those are dropped and the add tried again.
+func (st *Store) takeKey(ctx context.Context, sub session.NewSubscription, perKey int, now int64) (ttl int64, had bool, err error) {
 	entry := audSK(sub.Connection, sub.Sub)
 	k := key(keyPK(sub.Community, sub.Pubkey), skKey)
+	fresh := now + int64(session.Lifetime/time.Second)
 	for attempt := 0; ; attempt++ {
 		out, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &st.table, Key: k,
 			UpdateExpression:                    aws.String("ADD subs :s SET #ttl = if_not_exists(#ttl, :exp)"),
 			ConditionExpression:                 aws.String("attribute_not_exists(subs) OR size(subs) < :max OR contains(subs, :e)"),
 			ExpressionAttributeNames:            map[string]string{"#ttl": aTTL},
-			ExpressionAttributeValues:           map[string]types.AttributeValue{":s": ss(entry), ":e": s(entry), ":max": n(int64(perKey)), ":exp": n(expires)},
-			ReturnValues:                        types.ReturnValueUpdatedNew,
+			ExpressionAttributeValues:           map[string]types.AttributeValue{":s": ss(entry), ":e": s(entry), ":max": n(int64(perKey)), ":exp": n(fresh)},
+			ReturnValues:                        types.ReturnValueAllOld,
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld})
 		if err == nil {
-			// The set lives as long as its latest connection: a second
-			// write only when it would not (a REQ of the same connection
-			// again, the common case, needs none).
-			if num(out.Attributes, aTTL) >= expires {
-				return nil
+			ttl := fresh
+			if _, ok := out.Attributes[aTTL]; ok {
+				ttl = num(out.Attributes, aTTL)
 			}
-			_, err = st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &st.table, Key: k,
-				UpdateExpression: aws.String("SET #ttl = :exp"), ConditionExpression: aws.String("#ttl < :exp"),
-				ExpressionAttributeNames: map[string]string{"#ttl": aTTL}, ExpressionAttributeValues: map[string]types.AttributeValue{":exp": n(expires)}})
-			if err != nil && !conditionFailed(err) {
-				return errorf("key set expiry: %w", err)
-			}
-			return nil
+			return ttl, slices.Contains(strs(out.Attributes, "subs"), entry), nil
 		}
 		var cf *types.ConditionalCheckFailedException
 		if !errors.As(err, &cf) {
-			return errorf("key set: %w", err)
+			return 0, false, errorf("key set: %w", err)
 		}
 		if attempt > 0 {
-			return session.ErrKeyFull
+			return 0, false, session.ErrKeyFull
 		}
 		it, err := st.failedItem(ctx, cf, k)
 		if err != nil {
-			return err
+			return 0, false, err
 		}
 		dead, err := st.deadEntries(ctx, strs(it, "subs"), now)
 		if err != nil {
-			return err
+			return 0, false, err
 		}
 		if len(dead) == 0 {
-			return session.ErrKeyFull
+			return 0, false, session.ErrKeyFull
 		}
 		if _, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &st.table, Key: k,
 			UpdateExpression: aws.String("DELETE subs :d"), ExpressionAttributeValues: map[string]types.AttributeValue{":d": ss(dead...)}}); err != nil {
-			return errorf("drop gone entries of key set: %w", err)
+			return 0, false, errorf("drop gone entries of key set: %w", err)
 		}
 	}
+}
+
+// keyExpiry raises the expiry of sub's key's set to expires.
+func (st *Store) keyExpiry(ctx context.Context, sub session.NewSubscription, expires int64) error {
+	_, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &st.table, Key: key(keyPK(sub.Community, sub.Pubkey), skKey),
+		UpdateExpression: aws.String("SET #ttl = :exp"), ConditionExpression: aws.String("#ttl < :exp"),
+		ExpressionAttributeNames: map[string]string{"#ttl": aTTL}, ExpressionAttributeValues: map[string]types.AttributeValue{":exp": n(expires)}})
+	if err != nil && !conditionFailed(err) {
+		return errorf("key set expiry: %w", err)
+	}
+	return nil
 }
 
 // deadEntries are the entries ({conn}␟{sub}) whose connection is gone or
@@ -847,9 +889,21 @@ func Client(ctx context.Context) (*dynamodb.Client, error) {
 	if os.Getenv("AWS_ACCESS_KEY_ID") == "" && strings.HasPrefix(os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"), "http://127.0.0.1:") {
 		opts = append(opts, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
 	}
+	// Every session operation is one small request: the connections are
+	// kept alive for as many at once as an instance sends (the SDK's
+	// default keeps 10 idle, so a busier instance opened and closed a
+	// connection per request past them).
+	opts = append(opts, config.WithHTTPClient(awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
+		t.MaxIdleConns, t.MaxIdleConnsPerHost = maxIdleConns, maxIdleConns
+	})))
 	cfg, err := config.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
 		return nil, errorf("aws config: %w", err)
 	}
 	return dynamodb.NewFromConfig(cfg), nil
 }
+
+// maxIdleConns is how many connections to DynamoDB a client keeps open
+// while idle: about the requests an instance has in flight at its busiest
+// (a WebSocket message invocation sends a few at once).
+const maxIdleConns = 256

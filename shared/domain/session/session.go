@@ -7,7 +7,12 @@ package session
 import (
 	"context"
 	"errors"
+	"time"
 )
+
+// Lifetime is how long API Gateway keeps a WebSocket connection open: no
+// connection, nor anything of its session, outlives it.
+const Lifetime = 2 * time.Hour
 
 // Connection is one WebSocket connection.
 type Connection struct {

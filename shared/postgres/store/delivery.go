@@ -58,6 +58,10 @@ type DeliveryRequest struct {
 	IDs, Targets, Channels []string
 	Now                    int64
 	Limit                  int
+	// NoAudience: the subscriptions live outside the database (the
+	// session store reads the audience after the commit), so none is read
+	// here: no statement of the subscriptions' tables.
+	NoAudience bool
 	// system are the system flags a transaction already read (Delivery).
 	system map[string]bool
 }
@@ -66,6 +70,9 @@ type DeliveryRequest struct {
 func (s *Store) ForDelivery(ctx context.Context, community string, r DeliveryRequest) (*Deliveries, error) {
 	b := &pgx.Batch{}
 	out := r.queue(b, community)
+	if b.Len() == 0 {
+		return out, nil
+	}
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		return nil, errorf("load events for delivery: %w", err)
 	}
@@ -107,9 +114,11 @@ func (r DeliveryRequest) queue(b *pgx.Batch, community string) *Deliveries {
 			return err
 		})
 	}
-	b.Queue(deliverySubscriptionsSQL, community, r.IDs, r.Channels, r.Now, r.limit()).Query(func(rows pgx.Rows) error {
-		return out.scanAudience(rows, "")
-	})
+	if !r.NoAudience {
+		b.Queue(deliverySubscriptionsSQL, community, r.IDs, r.Channels, r.Now, r.limit()).Query(func(rows pgx.Rows) error {
+			return out.scanAudience(rows, "")
+		})
+	}
 	return out
 }
 
@@ -135,9 +144,11 @@ func (r DeliveryRequest) queueOneChannel(b *pgx.Batch, community string, out *De
 	if len(r.Targets) > 0 {
 		queueRoots(b, community, r.Targets, out)
 	}
-	b.Queue(deliverySubscriptionsOneSQL, community, channel, r.Now, r.limit()).Query(func(rows pgx.Rows) error {
-		return out.scanAudience(rows, channel)
-	})
+	if !r.NoAudience {
+		b.Queue(deliverySubscriptionsOneSQL, community, channel, r.Now, r.limit()).Query(func(rows pgx.Rows) error {
+			return out.scanAudience(rows, channel)
+		})
+	}
 }
 
 // scanAudience reads the rows of a gated audience statement
@@ -219,7 +230,7 @@ func (t *Tx) DeliveryAtCommit(request func() DeliveryRequest) *Delivery {
 func (d *Delivery) queue(b *pgx.Batch) {
 	d.req = d.request()
 	d.sent = DeliveryRequest{Targets: d.req.Targets, Channels: slices.Clone(d.req.Channels), Now: d.req.Now, Limit: d.req.Limit,
-		system: d.tx.system}
+		NoAudience: d.req.NoAudience, system: d.tx.system}
 	for _, id := range d.req.IDs {
 		e, ok := d.tx.stored[id]
 		switch {

@@ -204,7 +204,9 @@ func (f *Fanout) Deliver(ctx context.Context, community string, events []*nostr.
 // subscriptions, unless the index holds more than InlineMax entries for
 // them: an audience to hand off (store.Deliveries.Over).
 func (f *Fanout) Request(events []*nostr.Event) store.DeliveryRequest {
-	r := store.DeliveryRequest{Now: f.now().Unix()}
+	// Without the sessions in the database the audience is the session
+	// store's to read, after the commit (audienceAfterCommit).
+	r := store.DeliveryRequest{Now: f.now().Unix(), NoAudience: f.Sessions.Database() == nil}
 	for _, ev := range events {
 		if kinds.Ephemeral(ev.Kind) {
 			if ch, ok := nip29.ChannelTag(ev.Tags); ok {

@@ -97,6 +97,10 @@ type Caller struct {
 	// Idle: the connection lives outside the database (DynamoDB sessions), so
 	// a refusal for want of AUTH is answered before anything that needs it.
 	Idle bool
+	// Counted, when set, is the call's message already counted against
+	// the connection's limit (CountMessage): the door decides on it and
+	// counts it no more.
+	Counted *ratelimit.Counted
 }
 
 // Door is one request at the door.
@@ -255,6 +259,17 @@ func (g *Guard) Message(ctx context.Context, d Door) error {
 	return g.limit(ctx, d, ratelimit.Request{})
 }
 
+// CountMessage counts d's message against its connection's limit in the
+// session store now, ahead of the door that decides on it (d.Caller.Counted),
+// so that its round trip runs alongside others; nil when the door would
+// not count it there (ratelimit.Limiter.CountMessage).
+func (g *Guard) CountMessage(ctx context.Context, d Door) *ratelimit.Counted {
+	if g == nil {
+		return nil
+	}
+	return g.Limiter.CountMessage(ctx, d.Community, d.Caller.Pubkey, d.Caller.Connection)
+}
+
 // Readers is the door of live delivery: the keys among the readers of a
 // delivery in community the door refuses now, each with its refusal (the
 // community is no longer served: every one; the NIP-43 gate: those it
@@ -298,7 +313,7 @@ func (g *Guard) Limits() ratelimit.Limits {
 // one. A check that cannot run lets the call through, logged: the call
 // then meets the same database and answers for itself.
 func (g *Guard) limit(ctx context.Context, d Door, lr ratelimit.Request) error {
-	lr.Community, lr.Pubkey, lr.Connection = d.Community, d.Caller.Pubkey, d.Caller.Connection
+	lr.Community, lr.Pubkey, lr.Connection, lr.Counted = d.Community, d.Caller.Pubkey, d.Caller.Connection, d.Caller.Counted
 	err := g.Limiter.Check(ctx, lr)
 	if err == nil {
 		return nil

@@ -60,6 +60,34 @@ type Request struct {
 	NewChannel bool // a 9007
 	Read       bool // REQ, COUNT, /query, /count
 	Claim      bool // an invite's claim (28934, POST /api/invites/claim)
+	// Counted, when set, is the connection's message already counted
+	// (Limiter.CountMessage): Check decides on its total and counts it
+	// no more.
+	Counted *Counted
+}
+
+// Counted is a connection's message counted in the session store ahead of
+// the Check that decides on it.
+type Counted struct {
+	total int64
+	err   error
+}
+
+// messageWindow is the window of a connection's message limit (seconds).
+const messageWindow = 60
+
+// CountMessage counts one message of connection (by pubkey, "" before
+// AUTH) in community in the session store now, for a later Check to
+// decide on (Request.Counted), so that the count's round trip can run
+// alongside others; nil when Check would not count it there (no
+// MessageCounter, no limit, no connection, a key on the allow list).
+func (lm *Limiter) CountMessage(ctx context.Context, community, pubkey, connection string) *Counted {
+	if lm == nil || lm.messages == nil || connection == "" || lm.l.MessagesPerMinute <= 0 || (pubkey != "" && lm.l.Allow[pubkey]) {
+		return nil
+	}
+	now := lm.now().Unix()
+	n, err := lm.messages.CountMessage(ctx, community, connection, now-now%messageWindow, messageWindow)
+	return &Counted{total: n, err: err}
 }
 
 // Exceeded is a refusal: rate-limited: with when to try again.
@@ -140,7 +168,7 @@ func (lm *Limiter) Check(ctx context.Context, r Request) error {
 		}
 	}
 	if r.Connection != "" {
-		add(store.ConnectionRateKey(r.Connection), 60, lm.l.MessagesPerMinute, 1, "messages per minute on this connection")
+		add(store.ConnectionRateKey(r.Connection), messageWindow, lm.l.MessagesPerMinute, 1, "messages per minute on this connection")
 	}
 	if r.Pubkey != "" {
 		if r.Event {
@@ -173,10 +201,15 @@ func (lm *Limiter) Check(ctx context.Context, r Request) error {
 		// database's statement for the others.
 		msg, cs = &cs[0], cs[1:]
 		done = make(chan struct{})
-		go func() {
-			defer close(done)
-			msgN, msgErr = lm.messages.CountMessage(ctx, r.Community, r.Connection, now-now%msg.window, msg.window)
-		}()
+		if r.Counted != nil {
+			msgN, msgErr = r.Counted.total, r.Counted.err
+			close(done)
+		} else {
+			go func() {
+				defer close(done)
+				msgN, msgErr = lm.messages.CountMessage(ctx, r.Community, r.Connection, now-now%msg.window, msg.window)
+			}()
+		}
 	}
 	totals := map[string]int64{}
 	if len(cs) > 0 {

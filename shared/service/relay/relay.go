@@ -38,6 +38,7 @@ import (
 	"github.com/buzzrelay/relay/shared/service/invites"
 	"github.com/buzzrelay/relay/shared/service/negentropy"
 	"github.com/buzzrelay/relay/shared/service/query"
+	"github.com/buzzrelay/relay/shared/service/ratelimit"
 	"github.com/buzzrelay/relay/shared/service/sessions"
 )
 
@@ -58,6 +59,9 @@ type Caller struct {
 	Host string
 	// Session is the WebSocket connection's state (nil over HTTP).
 	Session *sessions.Connection
+	// counted is the call's message counted ahead of the door
+	// (guard.Guard.CountMessage); nil: the door counts it.
+	counted *ratelimit.Counted
 }
 
 // Request is one read.
@@ -248,15 +252,43 @@ func (r *Relay) Count(ctx context.Context, c Caller, req Request) (int64, error)
 // aux closure and 39007 bounds, then EOSE. A read that fails drops the
 // subscription.
 func (r *Relay) Subscribe(ctx context.Context, c Caller, req Request) ([]json.RawMessage, error) {
+	evs, after, err := r.SubscribeThen(ctx, c, req)
+	if err != nil {
+		return nil, err
+	}
+	after(ctx)
+	return evs, nil
+}
+
+// SubscribeThen is Subscribe with what may follow the answer returned
+// undone (after, never nil): the transport sends the events and EOSE,
+// then runs it. What it does changes nothing the client is sent: with the
+// sessions outside the database, the record of the answer a later replay
+// may be answered from (sessions.Registry.Answered), which a replay that
+// comes first simply does not find.
+func (r *Relay) SubscribeThen(ctx context.Context, c Caller, req Request) (evs []json.RawMessage, after func(context.Context), err error) {
+	after = func(context.Context) {}
+	if !slices.ContainsFunc(req.Filters, query.IsSearch) && req.ThreadWindows == nil && c.Pubkey != "" && r.Sessions.Database() == nil &&
+		(r.Invites == nil || !invite.AsksForInvite(req.Filters)) {
+		evs, then, err := r.subscribeLive(ctx, c, req)
+		if then != nil {
+			after = then
+		}
+		return evs, after, err
+	}
+	evs, err = r.subscribe(ctx, c, req)
+	return evs, after, err
+}
+
+// subscribe is Subscribe but for a live REQ the session store holds
+// (subscribeLive).
+func (r *Relay) subscribe(ctx context.Context, c Caller, req Request) ([]json.RawMessage, error) {
 	if r.Invites != nil && invite.AsksForInvite(req.Filters) {
 		// NIP-43: an invite minted for this owner or admin, one-shot.
 		return r.Invites.InviteEvent(ctx, invites.Caller{Community: c.Community, Pubkey: c.Pubkey, Connection: c.Connection})
 	}
 	search := slices.ContainsFunc(req.Filters, query.IsSearch)
 	oneShot := req.ThreadWindows != nil || search
-	if !oneShot && c.Pubkey != "" && r.Sessions.Database() == nil {
-		return r.subscribeLive(ctx, c, req)
-	}
 	if err := r.admit(ctx, c, r.door(c, guard.Read)); err != nil {
 		return nil, err
 	}
@@ -308,56 +340,68 @@ func (r *Relay) Subscribe(ctx context.Context, c Caller, req Request) ([]json.Ra
 // still counts against the connection's limit, in the session store.
 // Otherwise the door decides, then the database answers as before; an
 // answer from the mark or the database is recorded for a replay
-// (sessions.Registry.Answered); a refusal ends the stored subscription.
-func (r *Relay) subscribeLive(ctx context.Context, c Caller, req Request) ([]json.RawMessage, error) {
+// (sessions.Registry.Answered) by what it returns to run after the answer
+// is sent (nil: nothing); a refusal ends the stored subscription.
+func (r *Relay) subscribeLive(ctx context.Context, c Caller, req Request) ([]json.RawMessage, func(context.Context), error) {
 	if err := query.CheckFilters(req.Filters, c.Pubkey); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	row, err := r.Sessions.Row(c.Community, c.Connection, req.Sub, c.Pubkey, req.Filters)
 	if err != nil {
-		return nil, fmt.Errorf("relay: subscribe %s: %w", req.Sub, err)
+		return nil, nil, fmt.Errorf("relay: subscribe %s: %w", req.Sub, err)
 	}
 	lim := sessions.DefaultLimits
 	// Stored first, then the mark read (strongly consistent): a commit
 	// raises the mark before it commits and reads its audience after, so
 	// a REQ answered from the store misses nothing.
 	if err := r.Sessions.Put(ctx, row, lim); err != nil {
-		return nil, fmt.Errorf("relay: subscribe %s: %w", req.Sub, err)
+		return nil, nil, fmt.Errorf("relay: subscribe %s: %w", req.Sub, err)
 	}
+	// The message counts against the connection's limit whichever way
+	// the REQ is answered: counted while the session store decides, the
+	// door then decides on the count.
+	counted := make(chan *ratelimit.Counted, 1)
+	d := r.door(c, guard.Message)
+	go func() { counted <- r.Guard.CountMessage(ctx, d) }()
 	answer, read, err := r.Sessions.StoreAnswer(ctx, c.Community, c.Pubkey, req.Sub, req.Filters)
 	if err != nil {
 		r.Log.WarnContext(ctx, "relay: REQ from the session store", "connection", c.Connection, "err", err)
+	}
+	c.counted = <-counted
+	// The record of the answer is kept once it is sent: a replay that
+	// comes before it meets the database.
+	answered := func(newest int64) func(context.Context) {
+		return func(ctx context.Context) {
+			if err := r.Sessions.Answered(ctx, c.Community, c.Pubkey, req.Sub, req.Filters, read, newest); err != nil {
+				r.Log.WarnContext(ctx, "relay: record the REQ's answer for a replay", "connection", c.Connection, "err", err)
+			}
+		}
 	}
 	if answer != sessions.FromDatabase {
 		if err := r.Admit(ctx, c); err != nil {
 			if uerr := r.Sessions.Unsubscribe(ctx, c.Connection, req.Sub); uerr != nil {
 				r.Log.ErrorContext(ctx, "relay: drop refused subscription", "connection", c.Connection, "sub", req.Sub, "err", uerr)
 			}
-			return nil, err
+			return nil, nil, err
 		}
 		if answer == sessions.FromMark {
 			// Buzz desktop's live REQs (since now) are answered here; their
 			// replay (since at or above) is then covered as well.
-			if err := r.Sessions.Answered(ctx, c.Community, c.Pubkey, req.Sub, req.Filters, read, 0); err != nil {
-				r.Log.WarnContext(ctx, "relay: record the REQ's answer for a replay", "connection", c.Connection, "err", err)
-			}
+			return []json.RawMessage{}, answered(0), nil
 		}
-		return []json.RawMessage{}, nil
+		return []json.RawMessage{}, nil, nil
 	}
 	if err := r.admit(ctx, c, r.door(c, guard.Read)); err != nil {
 		if uerr := r.Sessions.Unsubscribe(ctx, c.Connection, req.Sub); uerr != nil {
 			r.Log.ErrorContext(ctx, "relay: drop refused subscription", "connection", c.Connection, "sub", req.Sub, "err", uerr)
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	evs, err := r.Reader.Req(ctx, c.Community, c.Pubkey, req.Filters)
 	if err != nil {
-		return nil, r.dropFailed(ctx, c, req.Sub, err)
+		return nil, nil, r.dropFailed(ctx, c, req.Sub, err)
 	}
-	if err := r.Sessions.Answered(ctx, c.Community, c.Pubkey, req.Sub, req.Filters, read, newestOf(evs)); err != nil {
-		r.Log.WarnContext(ctx, "relay: record the REQ's answer for a replay", "connection", c.Connection, "err", err)
-	}
-	return evs, nil
+	return evs, answered(newestOf(evs)), nil
 }
 
 // newestOf is the highest created_at among evs (0: none).
@@ -411,7 +455,7 @@ func (r *Relay) Admit(ctx context.Context, c Caller) error {
 // door is c's call of action at the door.
 func (r *Relay) door(c Caller, action guard.Action) guard.Door {
 	return guard.Door{Community: c.Community, Action: action, Caller: guard.Caller{Pubkey: c.Pubkey, Connection: c.Connection,
-		Size: c.Size, Idle: c.Session != nil && r.Sessions != nil && r.Sessions.Database() == nil}}
+		Size: c.Size, Idle: c.Session != nil && r.Sessions != nil && r.Sessions.Database() == nil, Counted: c.counted}}
 }
 
 // admit passes d, c's call, through the door.

@@ -190,6 +190,50 @@ func TestSessionStoreLimitPerKeyExactUnderConcurrency(t *testing.T) {
 	})
 }
 
+// TestSessionStoreRefusalHoldsNoPlaceInTheOtherLimit protects the limits
+// when both are taken at once (DynamoDB: the connection's set and the
+// key's set in one round trip): a subscription the connection's limit
+// refuses holds no place among its key's, one the key's limit refuses
+// none among its connection's, and one for a connection that is gone
+// none among its key's; a replaced subscription keeps its place in both.
+func TestSessionStoreRefusalHoldsNoPlaceInTheOtherLimit(t *testing.T) {
+	sessionstest.Each(t, func(t *testing.T, im sessionstest.Impl) {
+		ctx := context.Background()
+		im.Community(t, "c1")
+		openConn(t, im, "A=", "c1", 0)
+		openConn(t, im, "B=", "c1", 0)
+		lim := sessions.Limits{PerConnection: 1, PerKey: 2}
+		must := func(err error, want error, what string) {
+			t.Helper()
+			if (want == nil && err != nil) || (want != nil && !errors.Is(err, want)) {
+				t.Fatalf("%s: %v, want %v", what, err, want)
+			}
+		}
+		must(im.Store.Subscribe(ctx, newSub("A=", "a", "pk", "c1", ""), lim), nil, "first of A")
+		must(im.Store.Subscribe(ctx, newSub("A=", "b", "pk", "c1", ""), lim), sessions.ErrConnectionFull, "second of A")
+		// (Postgres refuses it by its foreign key, DynamoDB as unknown.)
+		if err := im.Store.Subscribe(ctx, newSub("gone=", "g", "pk", "c1", ""), lim); err == nil {
+			t.Fatal("a connection that is gone: stored")
+		}
+		// Neither refused subscription took a place among the key's two.
+		must(im.Store.Subscribe(ctx, newSub("B=", "c", "pk", "c1", ""), lim), nil, "first of B")
+		must(im.Store.Subscribe(ctx, newSub("A=", "a", "pk", "c1", "x"), lim), nil, "A's replaced")
+		// The key holds its two: B's second is refused by the key and
+		// takes no place among B's own.
+		lim.PerConnection = 2
+		must(im.Store.Subscribe(ctx, newSub("B=", "d", "pk", "c1", ""), lim), sessions.ErrKeyFull, "third of the key")
+		must(im.Store.Subscribe(ctx, newSub("B=", "e", "pk2", "c1", ""), lim), nil, "B's second, another key")
+		must(im.Store.Subscribe(ctx, newSub("B=", "f", "pk2", "c1", ""), lim), sessions.ErrConnectionFull, "B's third")
+		subs, err := im.Store.SubscriptionsByKey(ctx, "c1", [][2]string{{"A=", "a"}, {"A=", "b"}, {"B=", "c"}, {"B=", "d"}, {"B=", "e"}, {"B=", "f"}, {"gone=", "g"}}, time.Now().Unix())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := keysOf(subs), []string{"A=/a", "B=/c", "B=/e"}; !slices.Equal(got, want) {
+			t.Fatalf("stored %v, want %v", got, want)
+		}
+	})
+}
+
 // TestSessionStoreAudience: an event's audience is the subscriptions
 // pinned to its channel or to the any-channel bucket, each once, split
 // by connection into ranges that cover it exactly, up to the commit's

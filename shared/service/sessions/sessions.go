@@ -45,7 +45,7 @@ var (
 
 // Lifetime is how long API Gateway keeps a WebSocket connection open; a
 // connection row expires after it even when $disconnect never came.
-const Lifetime = 2 * time.Hour
+const Lifetime = session.Lifetime
 
 // ExpiresAt is when API Gateway closes a connection opened at connectedAt
 // (unix seconds): its row's expires_at, the end of its host's trust.
@@ -353,8 +353,32 @@ func (r *Registry) StoreAnswer(ctx context.Context, community, pubkey, sub strin
 		return FromDatabase, Reading{}, nil
 	}
 	at := r.now().Unix()
+	shape, _, _, shapeErr := session.ShapeOf(filters)
+	resumable := pubkey != "" && shapeErr == nil
+	var (
+		rec    *session.Resume
+		recErr error
+		recNow int64
+		done   chan struct{}
+	)
+	readResume := func() {
+		recNow = r.now().Unix()
+		rec, recErr = r.st.Resume(ctx, community, pubkey, sub, shape, recNow)
+	}
+	if resumable && !MayBeAbove(filters) {
+		// The mark cannot answer this REQ (no since): its resume record
+		// is read alongside the mark, not after it.
+		done = make(chan struct{})
+		go func() {
+			defer close(done)
+			readResume()
+		}()
+	}
 	m, err := r.st.Mark(ctx, community)
 	if err != nil {
+		if done != nil {
+			<-done
+		}
 		return FromDatabase, Reading{}, err
 	}
 	read := Reading{Mark: m, At: at}
@@ -364,17 +388,17 @@ func (r *Registry) StoreAnswer(ctx context.Context, community, pubkey, sub strin
 			return FromMark, read, nil
 		}
 	}
-	if pubkey == "" {
+	if !resumable {
 		return FromDatabase, read, nil
 	}
-	shape, _, _, err := session.ShapeOf(filters)
-	if err != nil {
-		return FromDatabase, read, nil
+	if done != nil {
+		<-done
+	} else {
+		readResume()
 	}
-	now := r.now().Unix()
-	rec, err := r.st.Resume(ctx, community, pubkey, sub, shape, now)
-	if err != nil || !rec.Covers(community, pubkey, sub, filters, m, now) {
-		return FromDatabase, read, err
+	now := recNow
+	if recErr != nil || !rec.Covers(community, pubkey, sub, filters, m, now) {
+		return FromDatabase, read, recErr
 	}
 	rec.ExpiresAt = now + int64(session.ResumeFor/time.Second)
 	if err := r.st.SaveResume(ctx, *rec); err != nil {

@@ -195,12 +195,14 @@ func (r *Relay) Message(ctx context.Context, req Request) {
 		out.send(ctx, okMessage(msg.Event.ID, res.Accepted, res.Message))
 		deliver(ctx)
 	case VerbReq:
-		evs, err := r.Core.Subscribe(ctx, c, relay.Request{Sub: msg.SubID, Filters: msg.Filters, ThreadWindows: msg.ThreadWindows})
+		// What follows the answer (a replay's record) runs once EOSE is out.
+		evs, after, err := r.Core.SubscribeThen(ctx, c, relay.Request{Sub: msg.SubID, Filters: msg.Filters, ThreadWindows: msg.ThreadWindows})
 		if err != nil {
 			out.fail(ctx, "req", answerTo(msg), err)
 			return
 		}
 		out.answerReq(ctx, msg.SubID, evs)
+		after(ctx)
 	case VerbCount:
 		n, err := r.Core.Count(ctx, c, relay.Request{Filters: msg.Filters})
 		if err != nil {
