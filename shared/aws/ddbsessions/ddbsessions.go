@@ -42,11 +42,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/buzzrelay/relay/shared/aws/awssdk"
 	"github.com/buzzrelay/relay/shared/domain/session"
 )
 
@@ -878,28 +877,22 @@ func CreateTable(ctx context.Context, api *dynamodb.Client, table string) error 
 	return nil
 }
 
-// Client is a DynamoDB client from the environment (the SDK's default
-// chain; AWS_ENDPOINT_URL_DYNAMODB names a local server, which takes any
-// credentials: without any set, local ones are used).
+// Client is a DynamoDB client built, as every AWS client of the relay,
+// from awssdk.Load: the SDK's default chain (AWS_ENDPOINT_URL_DYNAMODB
+// names a local server, which gets local credentials), and the emulated
+// charges of APIGW_COSTS / DYNAMODB_LATENCY on each request.
 func Client(ctx context.Context) (*dynamodb.Client, error) {
-	opts := []func(*config.LoadOptions) error{}
-	if os.Getenv("AWS_REGION") == "" {
-		opts = append(opts, config.WithRegion("us-east-1"))
-	}
-	if os.Getenv("AWS_ACCESS_KEY_ID") == "" && strings.HasPrefix(os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"), "http://127.0.0.1:") {
-		opts = append(opts, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
+	cfg, err := awssdk.Load(ctx, "", os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"))
+	if err != nil {
+		return nil, errorf("aws config: %w", err)
 	}
 	// Every session operation is one small request: the connections are
 	// kept alive for as many at once as an instance sends (the SDK's
 	// default keeps 10 idle, so a busier instance opened and closed a
 	// connection per request past them).
-	opts = append(opts, config.WithHTTPClient(awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
+	cfg.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
 		t.MaxIdleConns, t.MaxIdleConnsPerHost = maxIdleConns, maxIdleConns
-	})))
-	cfg, err := config.LoadDefaultConfig(ctx, opts...)
-	if err != nil {
-		return nil, errorf("aws config: %w", err)
-	}
+	})
 	return dynamodb.NewFromConfig(cfg), nil
 }
 
