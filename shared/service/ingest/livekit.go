@@ -21,7 +21,7 @@ var errNoRoom = reject.Invalidf("no group of this community has that LiveKit roo
 func (s *Service) LiveKitPresence(ctx context.Context, community, group, identity, pubkey string, joined bool) (Outcome, error) {
 	return s.relayWrite(ctx, community, "", "livekit presence in "+group, func(ctx context.Context, a *apply) error {
 		tx := a.tx
-		ch, err := tx.Channel(ctx, group, true)
+		ch, err := tx.ChannelsGet(ctx, group, true)
 		if isNotFound(err) || (err == nil && !livekit.Serves(ch.Type, ch.Deleted)) {
 			return errNoRoom
 		}

@@ -9,7 +9,7 @@ import (
 
 // vanish is NIP-62's request to vanish, already checked by nip62.Check
 // (its author, this relay named): in this one transaction the request is
-// stored (the tombstone CheckBans reads to refuse what it deleted coming
+// stored (the tombstone BansCheck reads to refuse what it deleted coming
 // back), everything else of its key in the community is deleted
 // (store.Tx.KeyDataDelete), the key leaves the LiveKit rooms it was live
 // in, each of whose group's 39004 is re-signed without it
@@ -36,7 +36,7 @@ func (a *apply) vanish(ctx context.Context) error {
 		}
 	}
 	summary := fmt.Sprintf("%d events, %d blobs and %d staged uploads of this key deleted from this community", v.Events, len(v.Blobs), len(v.Uploads))
-	if _, err := a.tx.AuditModeration(ctx, records.ModerationAction{EventID: a.ev.ID, Actor: a.ev.PubKey, Kind: a.ev.Kind,
+	if _, err := a.tx.ModerationActionsInsert(ctx, records.ModerationAction{EventID: a.ev.ID, Actor: a.ev.PubKey, Kind: a.ev.Kind,
 		Target: a.ev.PubKey, Reason: "request to vanish (NIP-62): " + summary, CreatedAt: a.now}); err != nil {
 		return err
 	}
