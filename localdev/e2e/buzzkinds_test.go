@@ -786,7 +786,7 @@ func TestBuzzModeration(t *testing.T) {
 	}
 
 	// One audit row per accepted command; the commands are not events.
-	acts, err := r.App.Store.ModerationActions(ctx, "default")
+	acts, err := r.App.Store.ModerationActionsList(ctx, "default")
 	if err != nil {
 		t.Fatal(err)
 	}

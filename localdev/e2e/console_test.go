@@ -99,13 +99,13 @@ func TestOperatorConsoleInChromium(t *testing.T) {
 	if len(got.ReportsBefore) != 1 || got.ReportsBefore[0] != report.ID || len(got.ReportsAfter) != 0 {
 		t.Errorf("reports before %v, after the resolve %v", got.ReportsBefore, got.ReportsAfter)
 	}
-	if open, err := r.App.Store.OpenReports(ctx, "default", "", 10); err != nil || len(open) != 0 {
+	if open, err := r.App.Store.ModerationReportsListOpen(ctx, "default", "", 10); err != nil || len(open) != 0 {
 		t.Errorf("open reports after the resolve: %v %v", open, err)
 	}
 	if !strings.Contains(strings.Join(got.Communities, " "), "second") || got.NewCommunityName != "Second" {
 		t.Errorf("communities %v, the new one's NIP-11 name %q", got.Communities, got.NewCommunityName)
 	}
-	c, err := r.App.Store.Community(ctx, "second")
+	c, err := r.App.Store.CommunitiesGet(ctx, "second")
 	if err != nil || len(c.Operators) != 1 || c.Operators[0] != op.Pub {
 		t.Errorf("the added community: %+v %v", c, err)
 	}

@@ -50,7 +50,7 @@ func TestNIP86OperatorMethodsAreCheckedLikeTheOthers(t *testing.T) {
 	if st, m := a.rpc(op, "listoperators"); st != 200 || len(m["result"].([]any)) != 1 {
 		t.Fatalf("listoperators after the stranger: %d %v", st, m)
 	}
-	if open, _ := r.App.Store.OpenReports(ctx, "default", "", 10); len(open) != 1 {
+	if open, _ := r.App.Store.ModerationReportsListOpen(ctx, "default", "", 10); len(open) != 1 {
 		t.Fatalf("the stranger's resolvereport changed the queue: %v", open)
 	}
 

@@ -116,7 +116,7 @@ func ban(t *testing.T, r *e2e.Relay, pubkey string) {
 	t.Helper()
 	ctx := context.Background()
 	id := r.App.Config.DefaultCommunity
-	if err := r.App.Store.SetPubkeyRule(ctx, id, pubkey, "ban", "e2e", time.Now().Unix()); err != nil {
+	if err := r.App.Store.PubkeyRulesPut(ctx, id, pubkey, "ban", "e2e", time.Now().Unix()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -128,7 +128,7 @@ func TestOperatorDeletesBlob(t *testing.T) {
 	member, op := testkit.NewKey(t), testkit.NewKey(t)
 	join(t, r, member)
 	ctx := context.Background()
-	if err := r.App.Store.AddCommunityOperator(ctx, r.App.Config.DefaultCommunity, op.Pub); err != nil {
+	if err := r.App.Store.OperatorsInsert(ctx, r.App.Config.DefaultCommunity, op.Pub); err != nil {
 		t.Fatal(err)
 	}
 	r.App.Communities.Forget()

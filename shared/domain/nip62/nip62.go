@@ -4,7 +4,7 @@
 // and to refuse those events again. The 62 itself is kept as the
 // tombstone: an event of the key (or a repost, kind 6 or 16, embedding
 // one) created at or before the newest stored 62 is refused
-// (store.Tx.CheckBans asks Reposted).
+// (store.Tx.BansCheck asks Reposted).
 package nip62
 
 import (

@@ -17,7 +17,7 @@ import (
 type ReplayGuard interface {
 	// createdAt is the token's; a token made before the guard's storage last
 	// restarted is never fresh (its record may have been lost in a crash).
-	SeenNIP98(ctx context.Context, community, id string, createdAt, expiresAt int64) (fresh bool, err error)
+	NIP98SeenInsert(ctx context.Context, community, id string, createdAt, expiresAt int64) (fresh bool, err error)
 }
 
 // Verifier checks tokens.
@@ -58,7 +58,7 @@ func (v *Verifier) Verify(ctx context.Context, r Request) (string, error) {
 	}
 	if v.Replay != nil {
 		// A token is fresh for MaxSkew either side of its created_at.
-		fresh, err := v.Replay.SeenNIP98(ctx, r.Community, ev.ID, int64(ev.CreatedAt), int64(ev.CreatedAt)+int64(2*authevent.MaxSkew/time.Second))
+		fresh, err := v.Replay.NIP98SeenInsert(ctx, r.Community, ev.ID, int64(ev.CreatedAt), int64(ev.CreatedAt)+int64(2*authevent.MaxSkew/time.Second))
 		if err != nil {
 			return "", err
 		}

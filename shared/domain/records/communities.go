@@ -17,7 +17,7 @@ type Community struct {
 	MembershipEnforced bool
 }
 
-// Community info columns the store's SetCommunityInfo changes.
+// Community info columns the store's CommunitiesSetInfo changes.
 const (
 	InfoName    = "name"
 	InfoAbout   = "about"

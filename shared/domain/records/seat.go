@@ -1,7 +1,7 @@
 package records
 
 // Seat is what a key is in one channel now, for NIP-29 LiveKit's token
-// endpoint (store.ChannelMembersSeat).
+// endpoint (store.ChannelMembersGetSeat).
 type Seat struct {
 	// Found: the channel exists (deleted or not); ChannelType its type.
 	Found       bool

@@ -88,7 +88,7 @@ func EnsureCommunity(ctx context.Context, dsn, id, host string) error {
 	}
 	defer st.Close()
 	h := relayurl.Hostname(host)
-	owner, err := st.EnsureCommunity(ctx, id, h)
+	owner, err := st.CommunitiesEnsure(ctx, id, h)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}

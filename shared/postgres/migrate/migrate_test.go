@@ -103,7 +103,7 @@ func TestBuzzPrivateChannelsHiddenByMigration(t *testing.T) {
 	// A channel no flag-setting event of which is stored.
 	bare := testkit.ChannelID()
 	if err := st.Tx(ctx, "default", func(tx *store.Tx) error {
-		_, err := tx.InsertChannel(ctx, &nip29.Channel{ID: bare, Name: "bare", Type: nip29.TypeStream, Visibility: nip29.Private,
+		_, err := tx.ChannelsInsert(ctx, &nip29.Channel{ID: bare, Name: "bare", Type: nip29.TypeStream, Visibility: nip29.Private,
 			Labels: []string{}, Creator: owner.Pub, CreatedAt: at.Unix(), Flags: nip29.Flags{Private: true, Restricted: true, Closed: true}}, testkit.ChannelID())
 		return err
 	}); err != nil {

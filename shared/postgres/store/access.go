@@ -224,18 +224,18 @@ func kindGates(ks []int) gates {
 	return g
 }
 
-// Readable answers access.Reaches for many (channel, reader) pairs in one
+// ChannelsCheckReadable answers access.Reaches for many (channel, reader) pairs in one
 // statement: live fan-out re-checks every subscriber of an event at once
 // and applies access.Shows (the filter naming a system channel) per filter.
-func (s *Store) Readable(ctx context.Context, community string, pairs []records.ReadPair) (map[records.ReadPair]bool, error) {
+func (s *Store) ChannelsCheckReadable(ctx context.Context, community string, pairs []records.ReadPair) (map[records.ReadPair]bool, error) {
 	return s.pairsWhere(ctx, community, pairs, "check read access", `SELECT 1 FROM channels c
   WHERE c.community_id = $1 AND c.id = x.ch
     AND `+reachesSQL("x.rd"))
 }
 
-// EverMembers reports, for each pair, whether reader has ever been a member
+// ChannelMembersCheckEver reports, for each pair, whether reader has ever been a member
 // of channel (removed or not): who may be told that access ended.
-func (s *Store) EverMembers(ctx context.Context, community string, pairs []records.ReadPair) (map[records.ReadPair]bool, error) {
+func (s *Store) ChannelMembersCheckEver(ctx context.Context, community string, pairs []records.ReadPair) (map[records.ReadPair]bool, error) {
 	return s.pairsWhere(ctx, community, pairs, "membership history", `SELECT 1 FROM channel_members m
   WHERE m.community_id = $1 AND m.channel_id = x.ch AND m.pubkey = x.rd`)
 }
@@ -271,10 +271,10 @@ WHERE EXISTS (`+exists+`)`, community, chs, rds)
 	return out, nil
 }
 
-// MetadataReadable answers access.MetadataReaches for many (channel, reader)
+// ChannelsCheckMetadataReadable answers access.MetadataReaches for many (channel, reader)
 // pairs in one statement: live delivery of the channel-state kinds
 // (39000-39003), which follow NIP-29's hidden flag, not private.
-func (s *Store) MetadataReadable(ctx context.Context, community string, pairs []records.ReadPair) (map[records.ReadPair]bool, error) {
+func (s *Store) ChannelsCheckMetadataReadable(ctx context.Context, community string, pairs []records.ReadPair) (map[records.ReadPair]bool, error) {
 	return s.pairsWhere(ctx, community, pairs, "check metadata access", `SELECT 1 FROM channels c
   WHERE c.community_id = $1 AND c.id = x.ch
     AND `+metadataReachesSQL("x.rd"))

@@ -26,7 +26,7 @@ import (
 // panel with the case's event as a reply, their COUNTs, and their root
 // probes with the case's event as the root; beside them the channel check of
 // windows and threads (Snapshot.CanRead), live delivery's Readable and
-// MetadataReadable.
+// ChannelsCheckMetadataReadable.
 func TestAccessCasesInSQL(t *testing.T) {
 	ctx := context.Background()
 	st := freshStore(t)
@@ -46,7 +46,7 @@ func TestAccessCasesInSQL(t *testing.T) {
 	}
 	count := func(r store.Countable) bool {
 		t.Helper()
-		n, err := st.Count(ctx, "default", readerPK, []store.Countable{r})
+		n, err := st.EventsCount(ctx, "default", readerPK, []store.Countable{r})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -234,22 +234,22 @@ func TestAccessCasesInSQL(t *testing.T) {
 			err = st.Tx(ctx, "default", func(tx *store.Tx) error {
 				if ch := c.Channel; ch != nil && ch.Exists {
 					flags := nip29.Flags{Private: ch.Visibility == nip29.Private, Restricted: ch.Restricted, Hidden: ch.Hidden, Closed: ch.Closed}
-					if _, err := tx.InsertChannel(ctx, &nip29.Channel{ID: channel, Name: "c", Type: ch.Type, Visibility: ch.Visibility,
+					if _, err := tx.ChannelsInsert(ctx, &nip29.Channel{ID: channel, Name: "c", Type: ch.Type, Visibility: ch.Visibility,
 						Labels: []string{}, Creator: ownerPK, CreatedAt: at, Flags: flags}, ev.ID); err != nil {
 						return err
 					}
 					if c.Member != "never" {
-						if err := tx.PutMember(ctx, channel, readerPK, "member", at); err != nil {
+						if err := tx.ChannelMembersPut(ctx, channel, readerPK, "member", at); err != nil {
 							return err
 						}
 					}
 					if c.Member == "removed" {
-						if err := tx.RemoveMember(ctx, channel, readerPK, at+1); err != nil {
+						if err := tx.ChannelMembersDelete(ctx, channel, readerPK, at+1); err != nil {
 							return err
 						}
 					}
 					if ch.Deleted {
-						if err := tx.DeleteChannel(ctx, channel, at+2); err != nil {
+						if err := tx.ChannelsDelete(ctx, channel, at+2); err != nil {
 							return err
 						}
 					}
@@ -258,15 +258,15 @@ func TestAccessCasesInSQL(t *testing.T) {
 				if c.Channel != nil {
 					meta.ChannelID = channel
 					meta.Thread = &records.Thread{}
-					if _, err := tx.InsertEvent(ctx, root, records.EventMeta{ChannelID: channel, TopLevel: true, Thread: &records.Thread{}}); err != nil {
+					if _, err := tx.EventsInsert(ctx, root, records.EventMeta{ChannelID: channel, TopLevel: true, Thread: &records.Thread{}}); err != nil {
 						return err
 					}
-					if _, err := tx.InsertEvent(ctx, reply, records.EventMeta{ChannelID: channel, Search: meta.Search,
+					if _, err := tx.EventsInsert(ctx, reply, records.EventMeta{ChannelID: channel, Search: meta.Search,
 						Thread: &records.Thread{ParentID: root.ID, RootID: root.ID, Depth: 1}}); err != nil {
 						return err
 					}
 				}
-				_, err := tx.InsertEvent(ctx, ev, meta)
+				_, err := tx.EventsInsert(ctx, ev, meta)
 				return err
 			})
 			if err != nil {
@@ -288,7 +288,7 @@ func TestAccessCasesInSQL(t *testing.T) {
 			}
 			if c.Write != nil {
 				pair := records.ReadPair{Channel: channel, Reader: readerPK}
-				ok, err := st.Readable(ctx, "default", []records.ReadPair{pair})
+				ok, err := st.ChannelsCheckReadable(ctx, "default", []records.ReadPair{pair})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -298,25 +298,25 @@ func TestAccessCasesInSQL(t *testing.T) {
 				// Live delivery reads the same answer with the channel's
 				// subscriptions (the one-channel delivery statement).
 				now := time.Now().Unix()
-				if err := st.OpenConnection(ctx, session.Connection{ID: channel, Community: "default", Challenge: "c",
+				if err := st.ConnectionsInsert(ctx, session.Connection{ID: channel, Community: "default", Challenge: "c",
 					RelayURLs: []string{"ws://x"}, ConnectedAt: now, ExpiresAt: now + 60}, 0); err != nil {
 					t.Fatal(err)
 				}
-				if v, err := st.Subscribe(ctx, session.NewSubscription{Community: "default", Pins: []string{channel}, CreatedAt: now,
+				if v, err := st.SubscriptionsInsert(ctx, session.NewSubscription{Community: "default", Pins: []string{channel}, CreatedAt: now,
 					Subscription: session.Subscription{Connection: channel, Sub: "s", Pubkey: readerPK, Filters: "[{}]"}}, store.SubscribeLimits{PerConnection: 1}); err != nil || v != store.Stored {
 					t.Fatalf("subscribe: %v %v", v, err)
 				}
-				d, err := st.ForDelivery(ctx, "default", store.DeliveryRequest{Channels: []string{channel}, Now: now})
+				d, err := st.DeliveriesGet(ctx, "default", store.DeliveryRequest{Channels: []string{channel}, Now: now})
 				if err != nil {
 					t.Fatal(err)
 				}
 				ch, m := c.Rule()
-				meta, err := st.MetadataReadable(ctx, "default", []records.ReadPair{pair})
+				meta, err := st.ChannelsCheckMetadataReadable(ctx, "default", []records.ReadPair{pair})
 				if err != nil {
 					t.Fatal(err)
 				}
 				if meta[pair] != access.MetadataReaches(ch, m) {
-					t.Errorf("MetadataReadable = %v, want %v (access.MetadataReaches)", meta[pair], access.MetadataReaches(ch, m))
+					t.Errorf("ChannelsCheckMetadataReadable = %v, want %v (access.MetadataReaches)", meta[pair], access.MetadataReaches(ch, m))
 				}
 				if got, known := d.Reaches[pair]; !known || got != c.WantReaches() {
 					t.Errorf("delivery's read of the subscriptions: reaches %v (answered: %v), want %v", got, known, c.WantReaches())

@@ -26,7 +26,7 @@ func TestAudienceParts(t *testing.T) {
 	now := time.Now().Unix()
 	subscribe := func(conn, sub string, pins ...string) {
 		t.Helper()
-		v, err := st.Subscribe(ctx, session.NewSubscription{
+		v, err := st.SubscriptionsInsert(ctx, session.NewSubscription{
 			Subscription: session.Subscription{Connection: conn, Sub: sub, Pubkey: "pk", Filters: `[{"kinds":[9]}]`},
 			Community:    community, Pins: pins, CreatedAt: now,
 		}, store.SubscribeLimits{PerConnection: 10})
@@ -36,7 +36,7 @@ func TestAudienceParts(t *testing.T) {
 	}
 	for i := range 40 {
 		conn := fmt.Sprintf("conn-%02d", i)
-		if err := st.OpenConnection(ctx, session.Connection{ID: conn, Community: community, Challenge: "c", RelayURLs: []string{"ws://x"},
+		if err := st.ConnectionsInsert(ctx, session.Connection{ID: conn, Community: community, Challenge: "c", RelayURLs: []string{"ws://x"},
 			ConnectedAt: now, ExpiresAt: now + 3600}, 0); err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +53,7 @@ func TestAudienceParts(t *testing.T) {
 		limit, subs int
 		over        bool
 	}{{6, 0, true}, {60, 0, true}, {61, 50, false}, {0, 50, false}} {
-		got, err := st.ForDelivery(ctx, community, store.DeliveryRequest{Channels: []string{channel}, Now: now, Limit: c.limit})
+		got, err := st.DeliveriesGet(ctx, community, store.DeliveryRequest{Channels: []string{channel}, Now: now, Limit: c.limit})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,7 +65,7 @@ func TestAudienceParts(t *testing.T) {
 			d = got
 		}
 	}
-	bounds, err := st.AudienceBounds(ctx, community, []string{channel}, 12)
+	bounds, err := st.AudienceListBounds(ctx, community, []string{channel}, 12)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,10 +85,10 @@ func TestAudienceParts(t *testing.T) {
 			if i > 0 {
 				after = bounds[i-1]
 			}
-			return st.AudienceRange(ctx, community, []string{channel}, d.Cutoff, after, bounds[i], now)
+			return st.AudienceListRange(ctx, community, []string{channel}, d.Cutoff, after, bounds[i], now)
 		},
 		"hash parts": func(i int) ([]session.Subscription, error) {
-			return st.AudiencePart(ctx, community, []string{channel}, d.Cutoff, i, len(bounds), now)
+			return st.AudienceListPart(ctx, community, []string{channel}, d.Cutoff, i, len(bounds), now)
 		},
 	}
 	for name, share := range shares {
@@ -126,10 +126,10 @@ func TestAudienceParts(t *testing.T) {
 	}
 	// Another channel's audience is the any-channel bucket alone: the "b"
 	// subscriptions of the 10 connections conn-00, conn-04 … conn-36.
-	if b, err := st.AudienceBounds(ctx, community, []string{"another-channel"}, 12); err != nil || !slices.Equal(b, []string{"conn-36"}) {
+	if b, err := st.AudienceListBounds(ctx, community, []string{"another-channel"}, 12); err != nil || !slices.Equal(b, []string{"conn-36"}) {
 		t.Errorf("bounds of the any-channel bucket: %v, %v; want [conn-36]", b, err)
 	}
-	if b, err := st.AudienceBounds(ctx, "no-such-community", []string{channel}, 12); err != nil || b != nil {
+	if b, err := st.AudienceListBounds(ctx, "no-such-community", []string{channel}, 12); err != nil || b != nil {
 		t.Errorf("bounds of no audience: %v, %v; want none", b, err)
 	}
 }

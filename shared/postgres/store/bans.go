@@ -16,7 +16,7 @@ import (
 // statement's time. A ban (NIP-86 banpubkey, a moderator's 9040) holds
 // until its expires_at (NULL: for good); a timeout (9042) only until its
 // expires_at (NULL: never in force). Every door asks through these two:
-// the write path's CheckBans and the door guard's Standing
+// the write path's BansCheck and the door guard's Standing
 // (shared/service/guard); bans_test.go holds both to one case table.
 const (
 	bannedNow   = `r.rule = 'ban' AND (r.expires_at IS NULL OR r.expires_at > extract(epoch FROM now()))`
@@ -30,7 +30,7 @@ func ruleNow(keys, predicate string) string {
 	return `EXISTS (SELECT 1 FROM community_pubkey_rules r WHERE r.community_id = $1 AND r.pubkey = ` + keys + ` AND ` + predicate + `)`
 }
 
-// CheckBans refuses, with blocked:, an event the community's operators
+// BansCheck refuses, with blocked:, an event the community's operators
 // banned (NIP-86 banevent) or one signed or submitted by a key banned or
 // timed out now (bannedNow, timedOutNow). One statement; it
 // costs no round trip of its own: it travels with the transaction's next
@@ -41,7 +41,7 @@ func ruleNow(keys, predicate string) string {
 // an event of a key that asked to vanish created at or before the request
 // (vanishedSQL), and a repost (kind 6 or 16) carrying one in its content
 // (nip62.Reposted).
-func (t *Tx) CheckBans(ctx context.Context, ev *nostr.Event, authed string) error {
+func (t *Tx) BansCheck(ctx context.Context, ev *nostr.Event, authed string) error {
 	var what string
 	repostOf, repostAt, _ := nip62.Reposted(ev)
 	t.tx.deferCheck(&check{
@@ -80,8 +80,8 @@ var (
 	ErrRepostVanished = reject.New(reject.Blocked, "the reposted event's author asked to vanish from this community (NIP-62) after it was created: it is not accepted again")
 )
 
-// Standing reads pubkey's standing in community in one statement.
-func (s *Store) Standing(ctx context.Context, community, pubkey string) (records.Standing, error) {
+// PubkeyRulesGetStanding reads pubkey's standing in community in one statement.
+func (s *Store) PubkeyRulesGetStanding(ctx context.Context, community, pubkey string) (records.Standing, error) {
 	var m records.Standing
 	err := s.pool.QueryRow(ctx, `SELECT `+ruleNow("$2", bannedNow)+`, `+ruleNow("$2", timedOutNow)+`,
   EXISTS (SELECT 1 FROM channel_members WHERE community_id = $1 AND pubkey = $2 AND `+activeMember+`)
@@ -94,9 +94,9 @@ func (s *Store) Standing(ctx context.Context, community, pubkey string) (records
 	return m, nil
 }
 
-// SetPubkeyRule gives pubkey rule ("ban" or "allow") in community id,
+// PubkeyRulesPut gives pubkey rule ("ban" or "allow") in community id,
 // replacing the rule it had.
-func (s *Store) SetPubkeyRule(ctx context.Context, id, pubkey, rule, reason string, at int64) error {
+func (s *Store) PubkeyRulesPut(ctx context.Context, id, pubkey, rule, reason string, at int64) error {
 	_, err := s.pool.Exec(ctx, putPubkeyRule, id, pubkey, rule, reason, at, nil) // moderation.go
 	if err != nil {
 		return errorf("community %s: %s pubkey: %w", id, rule, err)
@@ -104,9 +104,9 @@ func (s *Store) SetPubkeyRule(ctx context.Context, id, pubkey, rule, reason stri
 	return nil
 }
 
-// PubkeyRules lists community id's pubkeys under rule, oldest first, with
+// PubkeyRulesList lists community id's pubkeys under rule, oldest first, with
 // their expiry; timeouts only while in force (timedOutNow).
-func (s *Store) PubkeyRules(ctx context.Context, id, rule string) ([]records.PubkeyRule, error) {
+func (s *Store) PubkeyRulesList(ctx context.Context, id, rule string) ([]records.PubkeyRule, error) {
 	rows, err := s.pool.Query(ctx, `SELECT r.pubkey, r.reason, r.expires_at FROM community_pubkey_rules r
 WHERE r.community_id = $1 AND r.rule = $2 AND (r.rule <> 'timeout' OR `+timedOutNow+`) ORDER BY r.created_at, r.pubkey`, id, rule)
 	if err != nil {
@@ -122,9 +122,9 @@ WHERE r.community_id = $1 AND r.rule = $2 AND (r.rule <> 'timeout' OR `+timedOut
 	return out, nil
 }
 
-// LiftPubkeyRules removes pubkey's rule in community id when it is one of
+// PubkeyRulesDeleteIn removes pubkey's rule in community id when it is one of
 // rules; false when it had none such.
-func (s *Store) LiftPubkeyRules(ctx context.Context, id, pubkey string, rules []string) (bool, error) {
+func (s *Store) PubkeyRulesDeleteIn(ctx context.Context, id, pubkey string, rules []string) (bool, error) {
 	tag, err := s.pool.Exec(ctx, `DELETE FROM community_pubkey_rules WHERE community_id = $1 AND pubkey = $2 AND rule = ANY ($3)`,
 		id, pubkey, rules)
 	if err != nil {
@@ -133,9 +133,9 @@ func (s *Store) LiftPubkeyRules(ctx context.Context, id, pubkey string, rules []
 	return tag.RowsAffected() > 0, nil
 }
 
-// BanEvent records eventID as banned in community id and marks the event
+// BannedEventsInsert records eventID as banned in community id and marks the event
 // deleted, in one transaction.
-func (s *Store) BanEvent(ctx context.Context, id, eventID, reason string, at int64) error {
+func (s *Store) BannedEventsInsert(ctx context.Context, id, eventID, reason string, at int64) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO community_banned_events (community_id, event_id, reason, created_at)
 VALUES ($1, $2, $3, $4) ON CONFLICT (community_id, event_id) DO UPDATE SET reason = EXCLUDED.reason`, id, eventID, reason, at); err != nil {

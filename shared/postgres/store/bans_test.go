@@ -33,19 +33,19 @@ func TestCheckBansComesFirst(t *testing.T) {
 		"nothing after it":                    func(*store.Tx, *nostr.Event) error { return nil },
 		"a rule refuses before any statement": func(*store.Tx, *nostr.Event) error { return errRule },
 		"a one-row read": func(tx *store.Tx, ev *nostr.Event) error {
-			_, err := tx.Exists(ctx, ev.ID)
+			_, err := tx.EventsExists(ctx, ev.ID)
 			return err
 		},
 		"a multi-row query": func(tx *store.Tx, ev *nostr.Event) error {
-			_, err := tx.Addressable(ctx, 0, ev.PubKey, "")
+			_, err := tx.EventsListAddress(ctx, 0, ev.PubKey, "")
 			return err
 		},
 		"an insert sent with COMMIT": func(tx *store.Tx, ev *nostr.Event) error {
-			_, err := tx.InsertEvent(ctx, ev, records.EventMeta{TopLevel: true, Last: true})
+			_, err := tx.EventsInsert(ctx, ev, records.EventMeta{TopLevel: true, Last: true})
 			return err
 		},
 		"an insert, then commit": func(tx *store.Tx, ev *nostr.Event) error {
-			_, err := tx.InsertEvent(ctx, ev, records.EventMeta{TopLevel: true})
+			_, err := tx.EventsInsert(ctx, ev, records.EventMeta{TopLevel: true})
 			return err
 		},
 	}
@@ -57,7 +57,7 @@ func TestCheckBansComesFirst(t *testing.T) {
 					t.Fatal(err)
 				}
 				err := st.Tx(ctx, "default", func(tx *store.Tx) error {
-					if err := tx.CheckBans(ctx, ev, ev.PubKey); err != nil {
+					if err := tx.BansCheck(ctx, ev, ev.PubKey); err != nil {
 						return err
 					}
 					return step(tx, ev)
@@ -92,7 +92,7 @@ func TestCheckBansComesFirst(t *testing.T) {
 
 // TestBannedNowAndTimedOutNowOneCaseTable holds the one predicate each of
 // "banned now" and "timed out now" to one table of rules and expiries, on
-// every door that asks: the write path's CheckBans and the door guard's
+// every door that asks: the write path's BansCheck and the door guard's
 // Standing (media, NIP-86). An expired ban no longer bans (it still did
 // for media), a timeout in force refuses (it did not for media), an
 // expired one does not.
@@ -125,7 +125,7 @@ VALUES ('default', $1, $2, 0, $3)`, pk, tc.rule, tc.expires); err != nil {
 					t.Fatal(err)
 				}
 			}
-			s, err := st.Standing(ctx, "default", pk)
+			s, err := st.PubkeyRulesGetStanding(ctx, "default", pk)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -137,10 +137,10 @@ VALUES ('default', $1, $2, 0, $3)`, pk, tc.rule, tc.expires); err != nil {
 				t.Fatal(err)
 			}
 			err = st.Tx(ctx, "default", func(tx *store.Tx) error {
-				if err := tx.CheckBans(ctx, ev, ev.PubKey); err != nil {
+				if err := tx.BansCheck(ctx, ev, ev.PubKey); err != nil {
 					return err
 				}
-				_, err := tx.Exists(ctx, ev.ID)
+				_, err := tx.EventsExists(ctx, ev.ID)
 				return err
 			})
 			var want error
@@ -151,7 +151,7 @@ VALUES ('default', $1, $2, 0, $3)`, pk, tc.rule, tc.expires); err != nil {
 				want = records.ErrTimedOut
 			}
 			if !errors.Is(err, want) && (want != nil || err != nil) {
-				t.Errorf("CheckBans: %v, want %v", err, want)
+				t.Errorf("BansCheck: %v, want %v", err, want)
 			}
 		})
 	}

@@ -13,8 +13,8 @@ import (
 // uploads and quotas. The bytes live in S3 (shared/aws/s3blobs); every
 // write here is one transaction.
 
-// Blob reads one blob of community; ErrNotFound when it holds none.
-func (s *Store) Blob(ctx context.Context, community, sha256 string) (*records.Blob, error) {
+// BlobsGet reads one blob of community; ErrNotFound when it holds none.
+func (s *Store) BlobsGet(ctx context.Context, community, sha256 string) (*records.Blob, error) {
 	b := records.Blob{SHA256: sha256}
 	err := s.pool.QueryRow(ctx, `SELECT size, type, created_at FROM blobs WHERE community_id = $1 AND sha256 = $2`,
 		community, sha256).Scan(&b.Size, &b.Type, &b.CreatedAt)
@@ -24,9 +24,9 @@ func (s *Store) Blob(ctx context.Context, community, sha256 string) (*records.Bl
 	return &b, nil
 }
 
-// BlobFor reads community's blob of sha256 as reader ("" for a request
+// BlobsGetAccess reads community's blob of sha256 as reader ("" for a request
 // without a key) may read it, in one statement.
-func (s *Store) BlobFor(ctx context.Context, community, sha256, reader string) (records.BlobAccess, error) {
+func (s *Store) BlobsGetAccess(ctx context.Context, community, sha256, reader string) (records.BlobAccess, error) {
 	b := newSQL(community, reader)
 	h := b.arg(sha256)
 	rd := b.readerArg()
@@ -54,8 +54,8 @@ FROM (SELECT 1) one LEFT JOIN blobs b ON b.community_id = $1 AND b.sha256 = ` + 
 	return a, nil
 }
 
-// MediaUsage is what pubkey uploaded on day and what community stores.
-func (s *Store) MediaUsage(ctx context.Context, community, pubkey string, day int64) (keyDay, stored int64, err error) {
+// MediaUsageGet is what pubkey uploaded on day and what community stores.
+func (s *Store) MediaUsageGet(ctx context.Context, community, pubkey string, day int64) (keyDay, stored int64, err error) {
 	err = s.pool.QueryRow(ctx, `SELECT
   coalesce((SELECT bytes FROM media_key_days WHERE community_id = $1 AND pubkey = $2 AND day = $3), 0),
   coalesce((SELECT bytes FROM media_stored WHERE community_id = $1), 0)`, community, pubkey, day).Scan(&keyDay, &stored)
@@ -65,10 +65,10 @@ func (s *Store) MediaUsage(ctx context.Context, community, pubkey string, day in
 	return keyDay, stored, nil
 }
 
-// ChargeKeyDay adds bytes to what pubkey uploaded on day, unless the total
+// MediaKeyDaysAdd adds bytes to what pubkey uploaded on day, unless the total
 // would pass limit (ErrKeyDayQuota, nothing added; limit 0: none). The
 // key's days older than a week are pruned by the same statement.
-func (s *Store) ChargeKeyDay(ctx context.Context, community, pubkey string, day, bytes, limit int64) error {
+func (s *Store) MediaKeyDaysAdd(ctx context.Context, community, pubkey string, day, bytes, limit int64) error {
 	var total int64
 	err := s.pool.QueryRow(ctx, `WITH prune AS (
   DELETE FROM media_key_days WHERE community_id = $1 AND pubkey = $2 AND day < $3 - 7
@@ -87,12 +87,12 @@ RETURNING bytes`, community, pubkey, day, bytes, limit).Scan(&total)
 	return nil
 }
 
-// AddBlob records an upload in one transaction: the blob (when new, its
+// BlobsInsert records an upload in one transaction: the blob (when new, its
 // size charged to the community's stored bytes unless that passes
 // StoredLimit: ErrStoredQuota, nothing written), pubkey as an owner, and
 // the staged upload's row dropped. It returns the blob as stored (the
 // first upload's type and time) and whether this upload created it.
-func (s *Store) AddBlob(ctx context.Context, b records.NewBlob) (records.Blob, bool, error) {
+func (s *Store) BlobsInsert(ctx context.Context, b records.NewBlob) (records.Blob, bool, error) {
 	var out records.Blob
 	var created bool
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
@@ -137,12 +137,12 @@ ON CONFLICT (community_id, sha256, pubkey) DO NOTHING`, b.Community, b.SHA256, b
 	return out, created, nil
 }
 
-// RemoveBlob removes pubkey's ownership of a blob (every owner's when
+// BlobsDelete removes pubkey's ownership of a blob (every owner's when
 // anyOwner, an operator's delete) in one transaction; the blob whose last
 // owner goes is deleted and its bytes leave the community's stored total.
 // owned is false when there was nothing of pubkey's to remove; gone says
 // the blob row was deleted (its S3 object is then to be moved to trash).
-func (s *Store) RemoveBlob(ctx context.Context, community, sha256, pubkey string, anyOwner bool) (owned, gone bool, err error) {
+func (s *Store) BlobsDelete(ctx context.Context, community, sha256, pubkey string, anyOwner bool) (owned, gone bool, err error) {
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `DELETE FROM blob_owners WHERE community_id = $1 AND sha256 = $2 AND ($4 OR pubkey = $3)`,
 			community, sha256, pubkey, anyOwner)
@@ -172,9 +172,9 @@ RETURNING size`, community, sha256).Scan(&size)
 	return owned, gone, nil
 }
 
-// BlobsOf lists the blobs pubkey uploaded to community, newest upload
+// BlobsListByOwner lists the blobs pubkey uploaded to community, newest upload
 // first, uploaded in [since, until] (0: unbounded), at most limit.
-func (s *Store) BlobsOf(ctx context.Context, community, pubkey string, since, until int64, limit int) ([]records.OwnedBlob, error) {
+func (s *Store) BlobsListByOwner(ctx context.Context, community, pubkey string, since, until int64, limit int) ([]records.OwnedBlob, error) {
 	rows, err := s.pool.Query(ctx, `SELECT b.sha256, b.size, b.type, b.created_at, o.uploaded_at
 FROM blob_owners o JOIN blobs b ON b.community_id = o.community_id AND b.sha256 = o.sha256
 WHERE o.community_id = $1 AND o.pubkey = $2 AND ($3 = 0 OR o.uploaded_at >= $3) AND ($4 = 0 OR o.uploaded_at <= $4)
@@ -192,8 +192,8 @@ ORDER BY o.uploaded_at DESC, b.sha256 LIMIT $5`, community, pubkey, since, until
 	return out, nil
 }
 
-// StageUpload records a presigned upload awaiting completion.
-func (s *Store) StageUpload(ctx context.Context, u records.Upload) error {
+// BlobUploadsInsert records a presigned upload awaiting completion.
+func (s *Store) BlobUploadsInsert(ctx context.Context, u records.Upload) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO blob_uploads (community_id, upload_id, sha256, size, type, pubkey, created_at, expires_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, u.Community, u.ID, u.SHA256, u.Size, u.Type, u.Pubkey, u.CreatedAt, u.ExpiresAt)
 	if err != nil {
@@ -202,8 +202,8 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, u.Community, u.ID, u.SHA256, u.Size, u
 	return nil
 }
 
-// StagedUploads lists community's staged uploads of a hash, oldest first.
-func (s *Store) StagedUploads(ctx context.Context, community, sha256 string) ([]records.Upload, error) {
+// BlobUploadsList lists community's staged uploads of a hash, oldest first.
+func (s *Store) BlobUploadsList(ctx context.Context, community, sha256 string) ([]records.Upload, error) {
 	rows, err := s.pool.Query(ctx, `SELECT upload_id, size, type, pubkey, created_at, expires_at FROM blob_uploads
 WHERE community_id = $1 AND sha256 = $2 ORDER BY created_at, upload_id LIMIT 16`, community, sha256)
 	if err != nil {
@@ -219,18 +219,18 @@ WHERE community_id = $1 AND sha256 = $2 ORDER BY created_at, upload_id LIMIT 16`
 	return out, nil
 }
 
-// DropUpload forgets a staged upload.
-func (s *Store) DropUpload(ctx context.Context, community, id string) error {
+// BlobUploadsDelete forgets a staged upload.
+func (s *Store) BlobUploadsDelete(ctx context.Context, community, id string) error {
 	if _, err := s.pool.Exec(ctx, `DELETE FROM blob_uploads WHERE community_id = $1 AND upload_id = $2`, community, id); err != nil {
 		return errorf("drop upload: %w", err)
 	}
 	return nil
 }
 
-// MediaStoredUsage is community's media as its operators see it: the
+// MediaStoredGet is community's media as its operators see it: the
 // bytes and blobs it stores, and the top keys by bytes uploaded on day
 // (at most top of them, most first).
-func (s *Store) MediaStoredUsage(ctx context.Context, community string, day int64, top int) (stored, blobs int64, keys []records.KeyBytes, err error) {
+func (s *Store) MediaStoredGet(ctx context.Context, community string, day int64, top int) (stored, blobs int64, keys []records.KeyBytes, err error) {
 	err = s.pool.QueryRow(ctx, `SELECT coalesce((SELECT bytes FROM media_stored WHERE community_id = $1), 0),
   (SELECT count(*) FROM blobs WHERE community_id = $1)`, community).Scan(&stored, &blobs)
 	if err != nil {

@@ -8,8 +8,8 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/records"
 )
 
-// Votes counts the forum votes (45002) pubkey keeps on target.
-func (t *Tx) Votes(ctx context.Context, target, pubkey string) (int, error) {
+// EventsCountVotes counts the forum votes (45002) pubkey keeps on target.
+func (t *Tx) EventsCountVotes(ctx context.Context, target, pubkey string) (int, error) {
 	var n int
 	err := t.tx.QueryRow(ctx, `
 SELECT count(*)
@@ -49,7 +49,7 @@ ORDER BY created_at DESC, id ASC`, []any{s.community, s.reader, kind})
 // setThreadReplies sets community $1's NIP-CW row mode to $2.
 const setThreadReplies = `UPDATE communities SET thread_replies_in_channel = $2 WHERE id = $1`
 
-// SetThreadRepliesInChannel sets community id's NIP-CW row mode.
-func (s *Store) SetThreadRepliesInChannel(ctx context.Context, id string, on bool) error {
+// CommunitiesSetThreadRepliesInChannel sets community id's NIP-CW row mode.
+func (s *Store) CommunitiesSetThreadRepliesInChannel(ctx context.Context, id string, on bool) error {
 	return s.updateCommunity(ctx, id, "set thread_replies_in_channel", setThreadReplies, on)
 }

@@ -24,9 +24,9 @@ func scanChannel(row pgx.Row) (*records.Channel, error) {
 	return c, nil
 }
 
-// Channel reads a channel. lock takes a row lock, so moderation events on
+// ChannelsGet reads a channel. lock takes a row lock, so moderation events on
 // one channel apply one after another.
-func (t *Tx) Channel(ctx context.Context, id string, lock bool) (*records.Channel, error) {
+func (t *Tx) ChannelsGet(ctx context.Context, id string, lock bool) (*records.Channel, error) {
 	q := `SELECT ` + channelCols + ` FROM channels WHERE community_id = $1 AND id = $2`
 	if lock {
 		q += ` FOR UPDATE`
@@ -41,12 +41,12 @@ func (t *Tx) Channel(ctx context.Context, id string, lock bool) (*records.Channe
 	return c, err
 }
 
-// LockChannelFirst queues the row lock Channel(ctx, id, true) takes to
+// ChannelsLockFirst queues the row lock Channel(ctx, id, true) takes to
 // ride the transaction's BEGIN, ahead of what FoldSessions queues after
 // it: a write waiting for a busy channel holds no session row another
 // write of that channel may have to fold (a lock order without cycles).
 // A missing channel locks nothing.
-func (t *Tx) LockChannelFirst(id string) {
+func (t *Tx) ChannelsLockFirst(id string) {
 	t.tx.lead = append(t.tx.lead, queued{
 		sql:  `SELECT FROM channels WHERE community_id = $1 AND id = $2 FOR UPDATE`,
 		args: []any{t.community, id}})
@@ -61,9 +61,9 @@ func (t *Tx) sawChannel(c *records.Channel) {
 	t.system[c.ID] = c.Rule().System
 }
 
-// ChannelAndRole reads a channel and pubkey's active role in it ("" when
+// ChannelsGetWithRole reads a channel and pubkey's active role in it ("" when
 // not a member) in one round trip.
-func (t *Tx) ChannelAndRole(ctx context.Context, id, pubkey string) (*records.Channel, string, error) {
+func (t *Tx) ChannelsGetWithRole(ctx context.Context, id, pubkey string) (*records.Channel, string, error) {
 	c := &records.Channel{}
 	var role *string
 	err := t.tx.QueryRow(ctx, `
@@ -83,8 +83,8 @@ WHERE c.community_id = $1 AND c.id = $2`, t.community, id, pubkey).
 	return c, deref(role), nil
 }
 
-// InsertChannel creates a channel; created is false when the id exists.
-func (t *Tx) InsertChannel(ctx context.Context, c *nip29.Channel, createEvent string) (created bool, err error) {
+// ChannelsInsert creates a channel; created is false when the id exists.
+func (t *Tx) ChannelsInsert(ctx context.Context, c *nip29.Channel, createEvent string) (created bool, err error) {
 	tag, err := t.tx.Exec(ctx, `
 INSERT INTO channels (community_id, id, name, about, picture, channel_type, visibility, labels, creator, created_at, create_event,
   restricted, hidden, closed, supported_kinds, parent)
@@ -97,8 +97,8 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, nullif
 	return tag.RowsAffected() == 1, nil
 }
 
-// UpdateChannel writes a channel's editable fields.
-func (t *Tx) UpdateChannel(ctx context.Context, c *nip29.Channel) error {
+// ChannelsUpdate writes a channel's editable fields.
+func (t *Tx) ChannelsUpdate(ctx context.Context, c *nip29.Channel) error {
 	if _, err := t.tx.Exec(ctx, `
 UPDATE channels SET name = $3, about = $4, picture = $5, visibility = $6, labels = $7,
   restricted = $8, hidden = $9, closed = $10, supported_kinds = $11, parent = nullif($12, '')
@@ -109,17 +109,17 @@ WHERE community_id = $1 AND id = $2`, t.community, c.ID, c.Name, c.About, c.Pict
 	return nil
 }
 
-// DeleteChannel marks a channel deleted.
-func (t *Tx) DeleteChannel(ctx context.Context, id string, at int64) error {
+// ChannelsDelete marks a channel deleted.
+func (t *Tx) ChannelsDelete(ctx context.Context, id string, at int64) error {
 	if _, err := t.tx.Exec(ctx, `UPDATE channels SET deleted_at = $3 WHERE community_id = $1 AND id = $2`, t.community, id, at); err != nil {
 		return errorf("delete channel %s: %w", id, err)
 	}
 	return nil
 }
 
-// Members lists the active members, owners first, then admins, then by
+// ChannelMembersList lists the active members, owners first, then admins, then by
 // the time they were added.
-func (t *Tx) Members(ctx context.Context, channel string) ([]nip29.MemberRole, error) {
+func (t *Tx) ChannelMembersList(ctx context.Context, channel string) ([]nip29.MemberRole, error) {
 	rows, err := t.tx.Query(ctx, `
 SELECT pubkey, role FROM channel_members
 WHERE community_id = $1 AND channel_id = $2 AND `+activeMember+`
@@ -134,8 +134,8 @@ ORDER BY CASE role WHEN 'owner' THEN 0 WHEN 'admin' THEN 1 ELSE 2 END, added_at,
 	})
 }
 
-// Role returns pubkey's active role in channel, "" when not a member.
-func (t *Tx) Role(ctx context.Context, channel, pubkey string) (string, error) {
+// ChannelMembersGetRole returns pubkey's active role in channel, "" when not a member.
+func (t *Tx) ChannelMembersGetRole(ctx context.Context, channel, pubkey string) (string, error) {
 	var role string
 	err := t.tx.QueryRow(ctx, `SELECT role FROM channel_members
 WHERE community_id = $1 AND channel_id = $2 AND pubkey = $3 AND `+activeMember, t.community, channel, pubkey).Scan(&role)
@@ -148,8 +148,8 @@ WHERE community_id = $1 AND channel_id = $2 AND pubkey = $3 AND `+activeMember, 
 	return role, nil
 }
 
-// PutMember adds pubkey with role, or changes the role of an active member.
-func (t *Tx) PutMember(ctx context.Context, channel, pubkey, role string, at int64) error {
+// ChannelMembersPut adds pubkey with role, or changes the role of an active member.
+func (t *Tx) ChannelMembersPut(ctx context.Context, channel, pubkey, role string, at int64) error {
 	if _, err := t.tx.Exec(ctx, `
 INSERT INTO channel_members (community_id, channel_id, pubkey, role, added_at)
 VALUES ($1, $2, $3, $4, $5)
@@ -162,8 +162,8 @@ ON CONFLICT (community_id, channel_id, pubkey) DO UPDATE SET
 	return nil
 }
 
-// RemoveMember ends pubkey's membership.
-func (t *Tx) RemoveMember(ctx context.Context, channel, pubkey string, at int64) error {
+// ChannelMembersDelete ends pubkey's membership.
+func (t *Tx) ChannelMembersDelete(ctx context.Context, channel, pubkey string, at int64) error {
 	if _, err := t.tx.Exec(ctx, `UPDATE channel_members SET removed_at = $4
 WHERE community_id = $1 AND channel_id = $2 AND pubkey = $3 AND `+activeMember, t.community, channel, pubkey, at); err != nil {
 		return errorf("remove member: %w", err)
@@ -171,9 +171,9 @@ WHERE community_id = $1 AND channel_id = $2 AND pubkey = $3 AND `+activeMember, 
 	return nil
 }
 
-// StateHead returns the created_at and id of the current relay-signed
+// ChannelStateHeadsGet returns the created_at and id of the current relay-signed
 // state event of kind for channel (ok false when there is none yet).
-func (t *Tx) StateHead(ctx context.Context, channel string, kind int) (createdAt int64, eventID string, ok bool, err error) {
+func (t *Tx) ChannelStateHeadsGet(ctx context.Context, channel string, kind int) (createdAt int64, eventID string, ok bool, err error) {
 	err = t.tx.QueryRow(ctx, `SELECT created_at, event_id FROM channel_state_heads
 WHERE community_id = $1 AND channel_id = $2 AND kind = $3`, t.community, channel, kind).Scan(&createdAt, &eventID)
 	if notFound(err) {
@@ -185,8 +185,8 @@ WHERE community_id = $1 AND channel_id = $2 AND kind = $3`, t.community, channel
 	return createdAt, eventID, true, nil
 }
 
-// SetStateHead records eventID as the current head of kind for channel.
-func (t *Tx) SetStateHead(ctx context.Context, channel string, kind int, eventID string, createdAt int64) error {
+// ChannelStateHeadsPut records eventID as the current head of kind for channel.
+func (t *Tx) ChannelStateHeadsPut(ctx context.Context, channel string, kind int, eventID string, createdAt int64) error {
 	if _, err := t.tx.Exec(ctx, `
 INSERT INTO channel_state_heads (community_id, channel_id, kind, event_id, created_at) VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (community_id, channel_id, kind) DO UPDATE SET event_id = EXCLUDED.event_id, created_at = EXCLUDED.created_at`,
@@ -196,11 +196,11 @@ ON CONFLICT (community_id, channel_id, kind) DO UPDATE SET event_id = EXCLUDED.e
 	return nil
 }
 
-// Target looks up a stored event together with its channel and pubkey's
+// EventsGetTarget looks up a stored event together with its channel and pubkey's
 // active role there, in one round trip: what a reply, reaction or edit needs
 // to know about the event it points at. ch is nil for an event outside any
 // channel; role is "" for a non-member.
-func (t *Tx) Target(ctx context.Context, id, pubkey string) (ref *records.EventRef, ch *records.Channel, role string, err error) {
+func (t *Tx) EventsGetTarget(ctx context.Context, id, pubkey string) (ref *records.EventRef, ch *records.Channel, role string, err error) {
 	ref = &records.EventRef{ID: id}
 	var depth *int32
 	var root, parent, chID, d, cID, cName, cAbout, cPicture, cType, cVis, cCreator, cParent, r *string

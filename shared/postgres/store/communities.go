@@ -30,9 +30,9 @@ func scanCommunity(row pgx.Row) (*records.Community, error) {
 	return &c, nil
 }
 
-// CommunityAt reads the community host is a hostname of, or community
+// CommunitiesGetByHost reads the community host is a hostname of, or community
 // fallback while no community has any hostname; ErrNotFound when neither.
-func (s *Store) CommunityAt(ctx context.Context, host, fallback string) (*records.Community, error) {
+func (s *Store) CommunitiesGetByHost(ctx context.Context, host, fallback string) (*records.Community, error) {
 	c, err := scanCommunity(s.pool.QueryRow(ctx, selectCommunity+`
 WHERE c.id = (SELECT community_id FROM community_hosts WHERE host = $1)
    OR (c.id = $2 AND NOT EXISTS (SELECT 1 FROM community_hosts))`, host, fallback))
@@ -42,8 +42,8 @@ WHERE c.id = (SELECT community_id FROM community_hosts WHERE host = $1)
 	return c, err
 }
 
-// Community reads community id, disabled or not; ErrNotFound when unknown.
-func (s *Store) Community(ctx context.Context, id string) (*records.Community, error) {
+// CommunitiesGet reads community id, disabled or not; ErrNotFound when unknown.
+func (s *Store) CommunitiesGet(ctx context.Context, id string) (*records.Community, error) {
 	c, err := scanCommunity(s.pool.QueryRow(ctx, selectCommunity+` WHERE c.id = $1`, id))
 	if err != nil && !errors.Is(err, records.ErrNotFound) {
 		return nil, errorf("community %q: %w", id, err)
@@ -51,8 +51,8 @@ func (s *Store) Community(ctx context.Context, id string) (*records.Community, e
 	return c, err
 }
 
-// Communities reads every community, by id.
-func (s *Store) Communities(ctx context.Context) ([]*records.Community, error) {
+// CommunitiesList reads every community, by id.
+func (s *Store) CommunitiesList(ctx context.Context) ([]*records.Community, error) {
 	rows, err := s.pool.Query(ctx, selectCommunity+` ORDER BY c.id`)
 	if err != nil {
 		return nil, errorf("list communities: %w", err)
@@ -72,10 +72,10 @@ func (s *Store) Communities(ctx context.Context) ([]*records.Community, error) {
 	return out, nil
 }
 
-// CreateCommunity inserts c (its relay key included, none when RelayPubkey
+// CommunitiesInsert inserts c (its relay key included, none when RelayPubkey
 // is "") with its hostnames in one transaction. A taken id or hostname is a *TakenError and stores
 // nothing.
-func (s *Store) CreateCommunity(ctx context.Context, c *records.Community) error {
+func (s *Store) CommunitiesInsert(ctx context.Context, c *records.Community) error {
 	ops := c.Operators
 	if ops == nil {
 		ops = []string{}
@@ -106,17 +106,17 @@ func addHost(ctx context.Context, q execer, id, host string) error {
 	return nil
 }
 
-// AddCommunityHost makes community id serve host too; a host another
+// CommunityHostsInsert makes community id serve host too; a host another
 // community serves is a *TakenError.
-func (s *Store) AddCommunityHost(ctx context.Context, id, host string) error {
+func (s *Store) CommunityHostsInsert(ctx context.Context, id, host string) error {
 	return addHost(ctx, s.pool, id, host)
 }
 
-// EnsureCommunity stores community id unless it exists and, when host is
+// CommunitiesEnsure stores community id unless it exists and, when host is
 // not empty, gives it host unless host is already a hostname; it answers
 // the community host belongs to afterwards ("" without a host), so the
 // caller sees a host another community holds.
-func (s *Store) EnsureCommunity(ctx context.Context, id, host string) (hostOwner string, err error) {
+func (s *Store) CommunitiesEnsure(ctx context.Context, id, host string) (hostOwner string, err error) {
 	if _, err := s.pool.Exec(ctx, `INSERT INTO communities (id) VALUES ($1) ON CONFLICT (id) DO NOTHING`, id); err != nil {
 		return "", errorf("ensure community %s: %w", id, err)
 	}
@@ -144,25 +144,25 @@ func (s *Store) updateCommunity(ctx context.Context, id, what, sql string, args 
 	return nil
 }
 
-// DisableCommunity sets community id's disabled_at (kept when already set).
-func (s *Store) DisableCommunity(ctx context.Context, id string) error {
+// CommunitiesDisable sets community id's disabled_at (kept when already set).
+func (s *Store) CommunitiesDisable(ctx context.Context, id string) error {
 	return s.updateCommunity(ctx, id, "disable", `UPDATE communities SET disabled_at = COALESCE(disabled_at, now()) WHERE id = $1`)
 }
 
-// EnableCommunity clears community id's disabled_at.
-func (s *Store) EnableCommunity(ctx context.Context, id string) error {
+// CommunitiesEnable clears community id's disabled_at.
+func (s *Store) CommunitiesEnable(ctx context.Context, id string) error {
 	return s.updateCommunity(ctx, id, "enable", `UPDATE communities SET disabled_at = NULL WHERE id = $1`)
 }
 
-// SetCommunityKey replaces community id's relay key.
-func (s *Store) SetCommunityKey(ctx context.Context, id string, ciphertext []byte, pubkey string) error {
+// CommunitiesSetRelayKey replaces community id's relay key.
+func (s *Store) CommunitiesSetRelayKey(ctx context.Context, id string, ciphertext []byte, pubkey string) error {
 	return s.updateCommunity(ctx, id, "set relay key", `UPDATE communities SET relay_key_ciphertext = $2, relay_pubkey = $3 WHERE id = $1`, ciphertext, pubkey)
 }
 
-// StoreRelayKey stores a relay key for community id when it has none, or
+// CommunitiesPutRelayKey stores a relay key for community id when it has none, or
 // always when replace is set; stored is false when another key stood (a
 // concurrent run stored its own first).
-func (s *Store) StoreRelayKey(ctx context.Context, id string, ciphertext []byte, pubkey string, replace bool) (stored bool, err error) {
+func (s *Store) CommunitiesPutRelayKey(ctx context.Context, id string, ciphertext []byte, pubkey string, replace bool) (stored bool, err error) {
 	tag, err := s.pool.Exec(ctx, `UPDATE communities SET relay_key_ciphertext = $2, relay_pubkey = $3
 WHERE id = $1 AND (relay_key_ciphertext IS NULL OR $4)`, id, ciphertext, pubkey, replace)
 	if err != nil {
@@ -171,9 +171,9 @@ WHERE id = $1 AND (relay_key_ciphertext IS NULL OR $4)`, id, ciphertext, pubkey,
 	return tag.RowsAffected() == 1, nil
 }
 
-// RelayKey reads community id's stored relay key (nil and "" when none);
+// CommunitiesGetRelayKey reads community id's stored relay key (nil and "" when none);
 // ErrNotFound when the community is unknown.
-func (s *Store) RelayKey(ctx context.Context, id string) (ciphertext []byte, pubkey string, err error) {
+func (s *Store) CommunitiesGetRelayKey(ctx context.Context, id string) (ciphertext []byte, pubkey string, err error) {
 	var pub *string
 	err = s.pool.QueryRow(ctx, `SELECT relay_key_ciphertext, relay_pubkey FROM communities WHERE id = $1`, id).Scan(&ciphertext, &pub)
 	if err != nil {
@@ -188,8 +188,8 @@ var setInfo = map[string]string{
 	records.InfoPicture: `UPDATE communities SET picture = $2 WHERE id = $1`,
 }
 
-// SetCommunityInfo sets one of InfoName, InfoAbout, InfoPicture.
-func (s *Store) SetCommunityInfo(ctx context.Context, id, field, value string) error {
+// CommunitiesSetInfo sets one of InfoName, InfoAbout, InfoPicture.
+func (s *Store) CommunitiesSetInfo(ctx context.Context, id, field, value string) error {
 	sql, ok := setInfo[field]
 	if !ok {
 		return errorf("community %s: unknown field %q", id, field)
@@ -197,15 +197,15 @@ func (s *Store) SetCommunityInfo(ctx context.Context, id, field, value string) e
 	return s.updateCommunity(ctx, id, "set "+field, sql, value)
 }
 
-// AddCommunityOperator adds pubkey to community id's operators (once).
-func (s *Store) AddCommunityOperator(ctx context.Context, id, pubkey string) error {
+// OperatorsInsert adds pubkey to community id's operators (once).
+func (s *Store) OperatorsInsert(ctx context.Context, id, pubkey string) error {
 	return s.updateCommunity(ctx, id, "add operator", `UPDATE communities SET operators = array_append(array_remove(operators, $2), $2) WHERE id = $1`, pubkey)
 }
 
-// SeedCommunityOperator makes pubkey community id's one operator while it
+// OperatorsInsertFirst makes pubkey community id's one operator while it
 // has none (the owner named at deploy); false when it has operators
 // already (nothing changes) or there is no such community.
-func (s *Store) SeedCommunityOperator(ctx context.Context, id, pubkey string) (bool, error) {
+func (s *Store) OperatorsInsertFirst(ctx context.Context, id, pubkey string) (bool, error) {
 	tag, err := s.pool.Exec(ctx, `UPDATE communities SET operators = ARRAY[$2] WHERE id = $1 AND cardinality(operators) = 0`, id, pubkey)
 	if err != nil {
 		return false, errorf("community %s: seed operator: %w", id, err)
@@ -213,11 +213,11 @@ func (s *Store) SeedCommunityOperator(ctx context.Context, id, pubkey string) (b
 	return tag.RowsAffected() == 1, nil
 }
 
-// RemoveCommunityOperator removes pubkey from community id's operators
+// OperatorsDelete removes pubkey from community id's operators
 // unless it is the last one (a community keeps someone who can manage
 // it): removed false when it was none of them, last true (nothing
 // changed) when it is the only one. ErrNotFound: no such community.
-func (s *Store) RemoveCommunityOperator(ctx context.Context, id, pubkey string) (removed, last bool, err error) {
+func (s *Store) OperatorsDelete(ctx context.Context, id, pubkey string) (removed, last bool, err error) {
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		var ops []string
 		if err := tx.QueryRow(ctx, `SELECT operators FROM communities WHERE id = $1 FOR UPDATE`, id).Scan(&ops); err != nil {

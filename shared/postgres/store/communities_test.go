@@ -15,7 +15,7 @@ import (
 func TestCommunityErrorsInterpretedOnce(t *testing.T) {
 	ctx := context.Background()
 	st := testkit.NewStore(t, store.Options{MaxConns: 2})
-	if err := st.CreateCommunity(ctx, &records.Community{ID: "a", Hosts: []string{"a.example"}}); err != nil {
+	if err := st.CommunitiesInsert(ctx, &records.Community{ID: "a", Hosts: []string{"a.example"}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -25,31 +25,31 @@ func TestCommunityErrorsInterpretedOnce(t *testing.T) {
 		{records.Community{ID: "a"}, "community id a"},
 		{records.Community{ID: "b", Hosts: []string{"b.example", "a.example"}}, "hostname a.example"},
 	} {
-		err := st.CreateCommunity(ctx, &c.row)
+		err := st.CommunitiesInsert(ctx, &c.row)
 		var te *records.TakenError
 		if !errors.Is(err, records.ErrTaken) || !errors.As(err, &te) || te.What != c.what {
 			t.Fatalf("create %+v: %v, want %s taken", c.row, err, c.what)
 		}
 	}
-	if err := st.AddCommunityHost(ctx, "default", "a.example"); !errors.Is(err, records.ErrTaken) {
+	if err := st.CommunityHostsInsert(ctx, "default", "a.example"); !errors.Is(err, records.ErrTaken) {
 		t.Fatalf("add a taken host: %v, want ErrTaken", err)
 	}
-	cs, err := st.Communities(ctx)
+	cs, err := st.CommunitiesList(ctx)
 	if err != nil || len(cs) != 2 || cs[0].ID != "a" || cs[1].ID != "default" {
 		t.Fatalf("communities after the refusals: %v %v", cs, err)
 	}
-	if c, err := st.CommunityAt(ctx, "b.example", "default"); !errors.Is(err, records.ErrNotFound) {
+	if c, err := st.CommunitiesGetByHost(ctx, "b.example", "default"); !errors.Is(err, records.ErrNotFound) {
 		t.Fatalf("b.example of the refused community: %+v %v", c, err)
 	}
 	for name, err := range map[string]error{
-		"disable": st.DisableCommunity(ctx, "nope"),
-		"info":    st.SetCommunityInfo(ctx, "nope", records.InfoName, "x"),
+		"disable": st.CommunitiesDisable(ctx, "nope"),
+		"info":    st.CommunitiesSetInfo(ctx, "nope", records.InfoName, "x"),
 	} {
 		if !errors.Is(err, records.ErrNotFound) {
 			t.Errorf("%s of an unknown community: %v, want ErrNotFound", name, err)
 		}
 	}
-	if _, err := st.Community(ctx, "nope"); !errors.Is(err, records.ErrNotFound) {
+	if _, err := st.CommunitiesGet(ctx, "nope"); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("read an unknown community: %v, want ErrNotFound", err)
 	}
 }

@@ -22,10 +22,10 @@ func openConnectionArgs(c session.Connection) []any {
 	return []any{c.ID, c.Community, nonNil(c.RelayURLs), c.Challenge, c.ConnectedAt, c.ExpiresAt, c.Pubkey, c.ChallengeSent}
 }
 
-// OpenConnection records c, replacing a row with the same id (and its
+// ConnectionsInsert records c, replacing a row with the same id (and its
 // challenge state and key, which become c's); when pruneBefore is not 0 it
 // also deletes the connections that expired before it.
-func (s *Store) OpenConnection(ctx context.Context, c session.Connection, pruneBefore int64) error {
+func (s *Store) ConnectionsInsert(ctx context.Context, c session.Connection, pruneBefore int64) error {
 	_, err := s.pool.Exec(ctx, openConnectionSQL, openConnectionArgs(c)...)
 	if err != nil {
 		return errorf("record connection %s: %w", c.ID, err)
@@ -38,9 +38,9 @@ func (s *Store) OpenConnection(ctx context.Context, c session.Connection, pruneB
 	return nil
 }
 
-// Connection returns connection id if it is still live at now (unix
+// ConnectionsGet returns connection id if it is still live at now (unix
 // seconds), or ErrUnknownConnection.
-func (s *Store) Connection(ctx context.Context, id string, now int64) (*session.Connection, error) {
+func (s *Store) ConnectionsGet(ctx context.Context, id string, now int64) (*session.Connection, error) {
 	c := &session.Connection{ID: id}
 	var pk *string
 	err := s.pool.QueryRow(ctx, `
@@ -59,9 +59,9 @@ FROM ws_connections WHERE id = $1 AND expires_at > $2`, id, now).
 	return c, nil
 }
 
-// MarkChallengeSent records that the AUTH challenge of connection id went
+// ConnectionsSetChallengeSent records that the AUTH challenge of connection id went
 // out; first is false when another invocation already recorded it.
-func (s *Store) MarkChallengeSent(ctx context.Context, id string) (first bool, err error) {
+func (s *Store) ConnectionsSetChallengeSent(ctx context.Context, id string) (first bool, err error) {
 	tag, err := s.pool.Exec(ctx,
 		`UPDATE ws_connections SET challenge_sent = true WHERE id = $1 AND NOT challenge_sent`, id)
 	if err != nil {
@@ -70,9 +70,9 @@ func (s *Store) MarkChallengeSent(ctx context.Context, id string) (first bool, e
 	return tag.RowsAffected() == 1, nil
 }
 
-// AuthenticateConnection records pubkey as connection id's authenticated
+// ConnectionsSetAuthed records pubkey as connection id's authenticated
 // key; ErrUnknownConnection when there is no such row.
-func (s *Store) AuthenticateConnection(ctx context.Context, id, pubkey string) error {
+func (s *Store) ConnectionsSetAuthed(ctx context.Context, id, pubkey string) error {
 	tag, err := s.pool.Exec(ctx, `UPDATE ws_connections SET pubkey = $2 WHERE id = $1`, id, pubkey)
 	if err != nil {
 		return errorf("authenticate connection: %w", err)
@@ -83,17 +83,17 @@ func (s *Store) AuthenticateConnection(ctx context.Context, id, pubkey string) e
 	return nil
 }
 
-// CloseConnection deletes connection id and (by cascade) its subscriptions.
-func (s *Store) CloseConnection(ctx context.Context, id string) error {
+// ConnectionsDelete deletes connection id and (by cascade) its subscriptions.
+func (s *Store) ConnectionsDelete(ctx context.Context, id string) error {
 	if _, err := s.pool.Exec(ctx, `DELETE FROM ws_connections WHERE id = $1`, id); err != nil {
 		return errorf("delete connection %s: %w", id, err)
 	}
 	return nil
 }
 
-// LiveConnections lists the ids of the connections live at now (the
+// ConnectionsListLive lists the ids of the connections live at now (the
 // liveness tick's open connections, sessions.PG).
-func (s *Store) LiveConnections(ctx context.Context, now int64) ([]string, error) {
+func (s *Store) ConnectionsListLive(ctx context.Context, now int64) ([]string, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id FROM ws_connections WHERE expires_at > $1 ORDER BY id`, now)
 	if err != nil {
 		return nil, errorf("live connections: %w", err)

@@ -62,8 +62,8 @@ type DeliveryRequest struct {
 	system map[string]bool
 }
 
-// ForDelivery loads r in one round trip.
-func (s *Store) ForDelivery(ctx context.Context, community string, r DeliveryRequest) (*Deliveries, error) {
+// DeliveriesGet loads r in one round trip.
+func (s *Store) DeliveriesGet(ctx context.Context, community string, r DeliveryRequest) (*Deliveries, error) {
 	b := &pgx.Batch{}
 	out := r.queue(b, community)
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
@@ -191,7 +191,7 @@ func queueRoots(b *pgx.Batch, community string, targets []string, out *Deliverie
 // its statements follow COMMIT in the commit's round trip, on the
 // transaction's connection, so the publisher's delivery costs no round
 // trip or pool connection of its own. Read after the commit, they see the
-// subscriptions stored by then, exactly as ForDelivery called after the
+// subscriptions stored by then, exactly as DeliveriesGet called after the
 // transaction would; the events the transaction stored are not read back
 // (Tx.stored holds them as stored), nor the system flag of a channel it
 // read (Tx.system).
@@ -204,9 +204,9 @@ type Delivery struct {
 	err     error           // the loading failed (the commit did not)
 }
 
-// DeliveryAtCommit asks that the commit of t load request(), which is
+// DeliveriesGetAtCommit asks that the commit of t load request(), which is
 // called as the commit is sent (after the transaction's last write).
-func (t *Tx) DeliveryAtCommit(request func() DeliveryRequest) *Delivery {
+func (t *Tx) DeliveriesGetAtCommit(request func() DeliveryRequest) *Delivery {
 	d := &Delivery{tx: t, request: request}
 	t.tx.after = d
 	return d
@@ -244,7 +244,7 @@ func (d *Delivery) Deliveries(ctx context.Context) (*Deliveries, error) {
 		if d.err == nil {
 			d.req = d.request()
 		}
-		return s.ForDelivery(ctx, d.tx.community, d.req)
+		return s.DeliveriesGet(ctx, d.tx.community, d.req)
 	}
 	for _, id := range d.req.IDs {
 		if e, ok := d.tx.stored[id]; ok {
@@ -318,7 +318,7 @@ var (
     AND `+reachesSQL("s.pubkey")+`)`, "$3", "$4")
 )
 
-// The statements of ForDelivery reach each row by its whole key, one id at
+// The statements of DeliveriesGet reach each row by its whole key, one id at
 // a time (a LATERAL subquery with LIMIT 1, or a correlated scalar subquery,
 // which Postgres plans as a lookup per id): pgx prepares every statement and
 // Postgres may keep a generic plan made while the tables were small and

@@ -26,11 +26,11 @@ func TestDeliveryRidesTheCommit(t *testing.T) {
 	const community = "default"
 	channel := testkit.ChannelID()
 	now := time.Now().Unix()
-	if err := st.OpenConnection(ctx, session.Connection{ID: "conn", Community: community, Challenge: "c",
+	if err := st.ConnectionsInsert(ctx, session.Connection{ID: "conn", Community: community, Challenge: "c",
 		RelayURLs: []string{"ws://x"}, ConnectedAt: now, ExpiresAt: now + 3600}, 0); err != nil {
 		t.Fatal(err)
 	}
-	if v, err := st.Subscribe(ctx, session.NewSubscription{
+	if v, err := st.SubscriptionsInsert(ctx, session.NewSubscription{
 		Subscription: session.Subscription{Connection: "conn", Sub: "s", Pubkey: "pk", Filters: `[{"kinds":[9]}]`},
 		Community:    community, Pins: []string{channel}, CreatedAt: now,
 	}, store.SubscribeLimits{PerConnection: 10}); err != nil || v != store.Stored {
@@ -60,10 +60,10 @@ func TestDeliveryRidesTheCommit(t *testing.T) {
 		}
 		var d *store.Delivery
 		if err := st.Tx(ctx, community, func(tx *store.Tx) error {
-			d = tx.DeliveryAtCommit(func() store.DeliveryRequest {
+			d = tx.DeliveriesGetAtCommit(func() store.DeliveryRequest {
 				return store.DeliveryRequest{IDs: []string{ev.ID}, Now: now}
 			})
-			_, err := tx.InsertEvent(ctx, ev, records.EventMeta{ChannelID: channel, TopLevel: true, Last: last})
+			_, err := tx.EventsInsert(ctx, ev, records.EventMeta{ChannelID: channel, TopLevel: true, Last: last})
 			return err
 		}); err != nil {
 			t.Fatal(err)
@@ -72,7 +72,7 @@ func TestDeliveryRidesTheCommit(t *testing.T) {
 
 		var idle *store.Delivery
 		if err := st.Tx(ctx, community, func(tx *store.Tx) error {
-			idle = tx.DeliveryAtCommit(func() store.DeliveryRequest {
+			idle = tx.DeliveriesGetAtCommit(func() store.DeliveryRequest {
 				return store.DeliveryRequest{IDs: []string{ev.ID}, Now: now}
 			})
 			return nil
@@ -93,7 +93,7 @@ func TestDeliverySystemFlag(t *testing.T) {
 	channel := testkit.ChannelID()
 	sk, pk := keypair()
 	if err := st.Tx(ctx, community, func(tx *store.Tx) error {
-		_, err := tx.InsertChannel(ctx, &nip29.Channel{ID: channel, Name: "sys", Type: "system", Visibility: "open",
+		_, err := tx.ChannelsInsert(ctx, &nip29.Channel{ID: channel, Name: "sys", Type: "system", Visibility: "open",
 			Labels: []string{}, Creator: pk, CreatedAt: 1}, "")
 		return err
 	}); err != nil {
@@ -106,13 +106,13 @@ func TestDeliverySystemFlag(t *testing.T) {
 		}
 		var d *store.Delivery
 		if err := st.Tx(ctx, community, func(tx *store.Tx) error {
-			d = tx.DeliveryAtCommit(func() store.DeliveryRequest { return store.DeliveryRequest{IDs: []string{ev.ID}} })
+			d = tx.DeliveriesGetAtCommit(func() store.DeliveryRequest { return store.DeliveryRequest{IDs: []string{ev.ID}} })
 			if read {
-				if _, _, err := tx.ChannelAndRole(ctx, channel, pk); err != nil {
+				if _, _, err := tx.ChannelsGetWithRole(ctx, channel, pk); err != nil {
 					return err
 				}
 			}
-			_, err := tx.InsertEvent(ctx, ev, records.EventMeta{ChannelID: channel, TopLevel: true, Last: true})
+			_, err := tx.EventsInsert(ctx, ev, records.EventMeta{ChannelID: channel, TopLevel: true, Last: true})
 			return err
 		}); err != nil {
 			t.Fatal(err)

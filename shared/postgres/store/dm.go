@@ -7,10 +7,10 @@ import (
 // Buzz's DM channels: a participant's hidden mark (41012) and the hidden
 // set the relay publishes as their 30622 (NIP-DV).
 
-// SetDMHidden marks (at > 0) or clears (at == 0) channel as hidden by
+// DMsSetHidden marks (at > 0) or clears (at == 0) channel as hidden by
 // pubkey, an active member; it reports whether a row changed (a DM hidden
 // already stays as it is, whenever the repeat comes).
-func (t *Tx) SetDMHidden(ctx context.Context, channel, pubkey string, at int64) (bool, error) {
+func (t *Tx) DMsSetHidden(ctx context.Context, channel, pubkey string, at int64) (bool, error) {
 	var v any
 	if at > 0 {
 		v = at
@@ -24,9 +24,9 @@ WHERE community_id = $1 AND channel_id = $2 AND pubkey = $3 AND `+activeMember+`
 	return tag.RowsAffected() > 0, nil
 }
 
-// HiddenDMs lists the live DM channels pubkey, an active member, has
+// DMsListHidden lists the live DM channels pubkey, an active member, has
 // hidden, in id order.
-func (t *Tx) HiddenDMs(ctx context.Context, pubkey string) ([]string, error) {
+func (t *Tx) DMsListHidden(ctx context.Context, pubkey string) ([]string, error) {
 	rows, err := t.tx.Query(ctx, `SELECT m.channel_id FROM channel_members m
 JOIN channels c ON c.community_id = m.community_id AND c.id = m.channel_id
 WHERE m.community_id = $1 AND m.pubkey = $2 AND m.`+activeMember+` AND m.hidden_at IS NOT NULL
@@ -50,10 +50,10 @@ ORDER BY m.channel_id`, t.community, pubkey)
 	return out, nil
 }
 
-// CreateKind is the kind of the event that created channel (its
+// ChannelsGetCreateKind is the kind of the event that created channel (its
 // create_event), 0 when that event is not stored; ErrNotFound when the
 // channel is not.
-func (t *Tx) CreateKind(ctx context.Context, channel string) (int, error) {
+func (t *Tx) ChannelsGetCreateKind(ctx context.Context, channel string) (int, error) {
 	var kind int
 	err := t.tx.QueryRow(ctx, `SELECT coalesce(e.kind, 0) FROM channels c
 LEFT JOIN events e ON e.community_id = c.community_id AND e.id = c.create_event

@@ -40,7 +40,7 @@
 //     readcount.go (the channel window, thread panels and summaries, the
 //     NIP-CW thread window, the aux closure, COUNT), readitems.go (NIP-77's
 //     item sets: created_at and id of every match), and access.go (the
-//     access rule's SQL twin, Readable, EverMembers).
+//     access rule's SQL twin, Readable, ChannelMembersCheckEver).
 //   - Sessions and live delivery: connections.go (ws_connections),
 //     resumes.go (ws_resumes: resume records),
 //     subscriptions.go (ws_subscriptions and their channel index, the

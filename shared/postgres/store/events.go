@@ -42,9 +42,9 @@ var addressKinds = func() string {
 		strconv.Itoa(kinds.AddressableFirst) + " AND " + strconv.Itoa(kinds.AddressableLast) + ")"
 }()
 
-// InsertEvent stores ev and its single-letter tags. inserted is false when
+// EventsInsert stores ev and its single-letter tags. inserted is false when
 // the id is already stored (nothing is written then).
-func (t *Tx) InsertEvent(ctx context.Context, ev *nostr.Event, m records.EventMeta) (inserted bool, err error) {
+func (t *Tx) EventsInsert(ctx context.Context, ev *nostr.Event, m records.EventMeta) (inserted bool, err error) {
 	names := make([]string, 0, len(ev.Tags))
 	values := make([]string, 0, len(ev.Tags))
 	for _, tag := range ev.Tags {
@@ -207,8 +207,8 @@ func nullable(s string) any {
 	return s
 }
 
-// Event looks up a stored event by id.
-func (t *Tx) Event(ctx context.Context, id string) (*records.EventRef, error) {
+// EventsGet looks up a stored event by id.
+func (t *Tx) EventsGet(ctx context.Context, id string) (*records.EventRef, error) {
 	r := &records.EventRef{ID: id}
 	var depth *int32
 	var root, parent, ch, d *string
@@ -236,9 +236,9 @@ func deref(s *string) string {
 	return *s
 }
 
-// Addressable returns the stored, not deleted events of kind by pubkey with
+// EventsListAddress returns the stored, not deleted events of kind by pubkey with
 // the given d tag ("" for plain replaceable kinds).
-func (t *Tx) Addressable(ctx context.Context, kind int, pubkey, d string) ([]records.EventRef, error) {
+func (t *Tx) EventsListAddress(ctx context.Context, kind int, pubkey, d string) ([]records.EventRef, error) {
 	rows, err := t.tx.Query(ctx, `
 SELECT id, created_at, channel_id FROM events
 WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND d_tag IS NOT DISTINCT FROM $4 AND deleted_at IS NULL
@@ -256,9 +256,9 @@ WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND d_tag IS NOT DISTINCT 
 	})
 }
 
-// Reactions counts pubkey's live reactions (kind 7) to target, and reports
+// EventsCountReactions counts pubkey's live reactions (kind 7) to target, and reports
 // whether one of them has content.
-func (t *Tx) Reactions(ctx context.Context, target, pubkey, content string) (n int, same bool, err error) {
+func (t *Tx) EventsCountReactions(ctx context.Context, target, pubkey, content string) (n int, same bool, err error) {
 	err = t.tx.QueryRow(ctx, `
 SELECT count(*), coalesce(bool_or(e.raw::jsonb->>'content' = $4), false)
 FROM event_tags g JOIN events e ON e.community_id = g.community_id AND e.id = g.event_id
@@ -270,9 +270,9 @@ WHERE g.community_id = $1 AND g.name = 'e' AND g.value = $2 AND g.kind = `+strco
 	return n, same, nil
 }
 
-// LockAddress takes a transaction-scoped lock on the replaceable address
+// EventsLockAddress takes a transaction-scoped lock on the replaceable address
 // kind:pubkey:d, so concurrent versions apply one after another.
-func (t *Tx) LockAddress(ctx context.Context, kind int, pubkey, d string) error {
+func (t *Tx) EventsLockAddress(ctx context.Context, kind int, pubkey, d string) error {
 	key := t.community + "/" + strconv.Itoa(kind) + ":" + pubkey + ":" + d
 	if _, err := t.tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, key); err != nil {
 		return errorf("lock address %d:%s: %w", kind, pubkey, err)
@@ -280,9 +280,9 @@ func (t *Tx) LockAddress(ctx context.Context, kind int, pubkey, d string) error 
 	return nil
 }
 
-// DeleteEvents removes superseded events (replaced versions) for good,
+// EventsDelete removes superseded events (replaced versions) for good,
 // with their tag rows and thread metadata.
-func (t *Tx) DeleteEvents(ctx context.Context, ids []string) error {
+func (t *Tx) EventsDelete(ctx context.Context, ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -295,9 +295,9 @@ DELETE FROM events WHERE community_id = $1 AND id = ANY($2)`, t.community, ids);
 	return nil
 }
 
-// MarkDeleted hides an event from reads (NIP-09 / 9005). It returns false
+// EventsSetDeleted hides an event from reads (NIP-09 / 9005). It returns false
 // when the event was already deleted.
-func (t *Tx) MarkDeleted(ctx context.Context, id string, at int64) (bool, error) {
+func (t *Tx) EventsSetDeleted(ctx context.Context, id string, at int64) (bool, error) {
 	tag, err := t.tx.Exec(ctx, `UPDATE events SET deleted_at = $3 WHERE community_id = $1 AND id = $2 AND deleted_at IS NULL`,
 		t.community, id, at)
 	if err != nil {
@@ -306,8 +306,8 @@ func (t *Tx) MarkDeleted(ctx context.Context, id string, at int64) (bool, error)
 	return tag.RowsAffected() == 1, nil
 }
 
-// Exists reports whether an event id is already stored (deleted or not).
-func (t *Tx) Exists(ctx context.Context, id string) (bool, error) {
+// EventsExists reports whether an event id is already stored (deleted or not).
+func (t *Tx) EventsExists(ctx context.Context, id string) (bool, error) {
 	var ok bool
 	if err := t.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM events WHERE community_id = $1 AND id = $2)`, t.community, id).Scan(&ok); err != nil {
 		return false, errorf("exists %s: %w", id, err)
@@ -315,10 +315,10 @@ func (t *Tx) Exists(ctx context.Context, id string) (bool, error) {
 	return ok, nil
 }
 
-// AddressChannel is the channel of the newest stored version (deleted or
+// EventsGetAddressChannel is the channel of the newest stored version (deleted or
 // not) of the addressable event kind:pubkey:d; "" when none is stored or it
 // is outside any channel.
-func (t *Tx) AddressChannel(ctx context.Context, kind int, pubkey, d string) (string, error) {
+func (t *Tx) EventsGetAddressChannel(ctx context.Context, kind int, pubkey, d string) (string, error) {
 	var ch *string
 	err := t.tx.QueryRow(ctx, `
 SELECT channel_id FROM events
@@ -334,9 +334,9 @@ ORDER BY created_at DESC, id ASC LIMIT 1`, t.community, kind, pubkey, nullable(d
 	return deref(ch), nil
 }
 
-// MarkAddressDeleted hides every version of the addressable event kind:pubkey:d
+// EventsSetAddressDeleted hides every version of the addressable event kind:pubkey:d
 // created at or before until; it returns the ids it hid.
-func (t *Tx) MarkAddressDeleted(ctx context.Context, kind int, pubkey, d string, until, at int64) ([]string, error) {
+func (t *Tx) EventsSetAddressDeleted(ctx context.Context, kind int, pubkey, d string, until, at int64) ([]string, error) {
 	rows, err := t.tx.Query(ctx, `
 UPDATE events SET deleted_at = $6
 WHERE community_id = $1 AND kind = $2 AND pubkey = $3 AND d_tag IS NOT DISTINCT FROM $4 AND created_at <= $5 AND deleted_at IS NULL
@@ -348,9 +348,9 @@ RETURNING id`, t.community, kind, pubkey, nullable(d), until, at)
 	return collect(rows, pgx.RowTo[string])
 }
 
-// LatestCreatedAt is the highest created_at of community's stored events
+// EventsGetLatestCreatedAt is the highest created_at of community's stored events
 // (0 for none).
-func (s *Store) LatestCreatedAt(ctx context.Context, community string) (int64, error) {
+func (s *Store) EventsGetLatestCreatedAt(ctx context.Context, community string) (int64, error) {
 	var at int64
 	err := s.pool.QueryRow(ctx,
 		`SELECT coalesce(max(created_at), 0) FROM events WHERE community_id = $1`, community).Scan(&at)

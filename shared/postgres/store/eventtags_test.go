@@ -28,7 +28,7 @@ func TestEventTagsIndexWhatReadsUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := st.Tx(ctx, "default", func(tx *store.Tx) error {
-		_, err := tx.InsertEvent(ctx, ev, records.EventMeta{ChannelID: channel, TopLevel: true, Last: true})
+		_, err := tx.EventsInsert(ctx, ev, records.EventMeta{ChannelID: channel, TopLevel: true, Last: true})
 		return err
 	}); err != nil {
 		t.Fatal(err)

@@ -92,9 +92,9 @@ func (s *Store) InvitesRevoke(ctx context.Context, community, hash string, at in
 	return tag.RowsAffected() == 1, nil
 }
 
-// InvitesUses reads the uses of community's invite whose code hashes to
+// InvitesGetUses reads the uses of community's invite whose code hashes to
 // hash (ErrNotFound when there is none).
-func (s *Store) InvitesUses(ctx context.Context, community, hash string) (records.InviteUse, error) {
+func (s *Store) InvitesGetUses(ctx context.Context, community, hash string) (records.InviteUse, error) {
 	var u records.InviteUse
 	err := s.pool.QueryRow(ctx, `SELECT max_uses, uses, expires_at FROM invites WHERE community_id = $1 AND code_hash = $2`,
 		community, hash).Scan(&u.MaxUses, &u.Uses, &u.ExpiresAt)
@@ -123,9 +123,9 @@ func (s *Store) JoinPoliciesGet(ctx context.Context, community string) (*invite.
 	return scanJoinPolicy(s.pool.QueryRow(ctx, selectJoinPolicy, community))
 }
 
-// JoinPolicy reads the transaction's community's join policy (nil: none),
+// JoinPoliciesGetInTx reads the transaction's community's join policy (nil: none),
 // for a claim to check its receipt against the policy it commits under.
-func (t *Tx) JoinPolicy(ctx context.Context) (*invite.Policy, error) {
+func (t *Tx) JoinPoliciesGetInTx(ctx context.Context) (*invite.Policy, error) {
 	return scanJoinPolicy(t.tx.QueryRow(ctx, selectJoinPolicy, t.community))
 }
 

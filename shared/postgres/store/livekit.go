@@ -6,11 +6,11 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/records"
 )
 
-// ChannelMembersSeat reads, in one statement, what NIP-29 LiveKit's token
+// ChannelMembersGetSeat reads, in one statement, what NIP-29 LiveKit's token
 // endpoint decides on for pubkey in channel of community: whether the
 // channel exists, its type and whether it is deleted, whether pubkey is an
 // active member of it and whether pubkey is banned now (bannedNow).
-func (s *Store) ChannelMembersSeat(ctx context.Context, community, channel, pubkey string) (records.Seat, error) {
+func (s *Store) ChannelMembersGetSeat(ctx context.Context, community, channel, pubkey string) (records.Seat, error) {
 	var st records.Seat
 	err := s.pool.QueryRow(ctx, `SELECT
   coalesce((SELECT c.channel_type FROM channels c WHERE c.community_id = $1 AND c.id = $3), ''),

@@ -13,8 +13,8 @@ import (
 // (migrations/010).
 
 // putPubkeyRule is the one statement that gives a pubkey a rule, for both
-// doors: NIP-86 banpubkey/allowpubkey (Store.SetPubkeyRule) and the
-// moderation commands (Tx.PutPubkeyRule). $1 community, $2 pubkey, $3 rule
+// doors: NIP-86 banpubkey/allowpubkey (Store.PubkeyRulesPut) and the
+// moderation commands (Tx.PubkeyRulesUpsert). $1 community, $2 pubkey, $3 rule
 // (ban, allow, timeout), $4 reason, $5 created_at, $6 expires_at (NULL:
 // never). A timeout never replaces a ban.
 const putPubkeyRule = `INSERT INTO community_pubkey_rules (community_id, pubkey, rule, reason, created_at, expires_at)
@@ -23,9 +23,9 @@ ON CONFLICT (community_id, pubkey) DO UPDATE SET rule = EXCLUDED.rule, reason = 
   created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
 WHERE NOT (EXCLUDED.rule = 'timeout' AND community_pubkey_rules.rule = 'ban')`
 
-// IsOperator reports whether pubkey is one of the community's operators
+// OperatorsExists reports whether pubkey is one of the community's operators
 // (its moderators).
-func (t *Tx) IsOperator(ctx context.Context, pubkey string) (bool, error) {
+func (t *Tx) OperatorsExists(ctx context.Context, pubkey string) (bool, error) {
 	var ok bool
 	err := t.tx.QueryRow(ctx, `SELECT $2 = ANY(operators) FROM communities WHERE id = $1`, t.community, pubkey).Scan(&ok)
 	if notFound(err) {
@@ -37,18 +37,18 @@ func (t *Tx) IsOperator(ctx context.Context, pubkey string) (bool, error) {
 	return ok, nil
 }
 
-// PutPubkeyRule gives pubkey rule in the transaction's community
+// PubkeyRulesUpsert gives pubkey rule in the transaction's community
 // (putPubkeyRule); expires nil never expires.
-func (t *Tx) PutPubkeyRule(ctx context.Context, pubkey, rule, reason string, expires *int64, at int64) error {
+func (t *Tx) PubkeyRulesUpsert(ctx context.Context, pubkey, rule, reason string, expires *int64, at int64) error {
 	if _, err := t.tx.Exec(ctx, putPubkeyRule, t.community, pubkey, rule, reason, at, expires); err != nil {
 		return errorf("%s %s: %w", rule, pubkey, err)
 	}
 	return nil
 }
 
-// LiftPubkeyRule removes pubkey's rule when it is rule; false when it had
+// PubkeyRulesDelete removes pubkey's rule when it is rule; false when it had
 // none such.
-func (t *Tx) LiftPubkeyRule(ctx context.Context, pubkey, rule string) (bool, error) {
+func (t *Tx) PubkeyRulesDelete(ctx context.Context, pubkey, rule string) (bool, error) {
 	tag, err := t.tx.Exec(ctx, `DELETE FROM community_pubkey_rules WHERE community_id = $1 AND pubkey = $2 AND rule = $3`,
 		t.community, pubkey, rule)
 	if err != nil {
@@ -57,9 +57,9 @@ func (t *Tx) LiftPubkeyRule(ctx context.Context, pubkey, rule string) (bool, err
 	return tag.RowsAffected() > 0, nil
 }
 
-// AuditModeration writes a's audit row; false when the command was already
+// ModerationActionsInsert writes a's audit row; false when the command was already
 // recorded (a repeat).
-func (t *Tx) AuditModeration(ctx context.Context, a records.ModerationAction) (bool, error) {
+func (t *Tx) ModerationActionsInsert(ctx context.Context, a records.ModerationAction) (bool, error) {
 	tag, err := t.tx.Exec(ctx, `INSERT INTO moderation_actions (community_id, event_id, actor, kind, target, reason, expires_at, created_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
 		t.community, a.EventID, a.Actor, a.Kind, a.Target, a.Reason, a.Expires, a.CreatedAt)
@@ -69,8 +69,8 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
 	return tag.RowsAffected() > 0, nil
 }
 
-// FileReport queues r; false when it is already queued.
-func (t *Tx) FileReport(ctx context.Context, r records.Report) (bool, error) {
+// ModerationReportsInsert queues r; false when it is already queued.
+func (t *Tx) ModerationReportsInsert(ctx context.Context, r records.Report) (bool, error) {
 	var target *string
 	if r.TargetEvent != "" {
 		target = &r.TargetEvent
@@ -84,9 +84,9 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING`,
 	return tag.RowsAffected() > 0, nil
 }
 
-// ResolveReport closes the open report id with status (resolved or
+// ModerationReportsUpdate closes the open report id with status (resolved or
 // dismissed); false when no such report is open.
-func (t *Tx) ResolveReport(ctx context.Context, id, by, status, resolution string, at int64) (bool, error) {
+func (t *Tx) ModerationReportsUpdate(ctx context.Context, id, by, status, resolution string, at int64) (bool, error) {
 	tag, err := t.tx.Exec(ctx, `UPDATE moderation_reports SET status = $3, resolved_by = $4, resolution = $5, resolved_at = $6
 WHERE community_id = $1 AND id = $2 AND status = 'open'`, t.community, id, status, by, resolution, at)
 	if err != nil {
@@ -95,10 +95,10 @@ WHERE community_id = $1 AND id = $2 AND status = 'open'`, t.community, id, statu
 	return tag.RowsAffected() > 0, nil
 }
 
-// OpenReports lists community's open reports, oldest first: at most limit
+// ModerationReportsListOpen lists community's open reports, oldest first: at most limit
 // of them, after report after ("": from the first; a report resolved since
 // still marks its place), keyset (created_at, id).
-func (s *Store) OpenReports(ctx context.Context, community, after string, limit int) ([]records.Report, error) {
+func (s *Store) ModerationReportsListOpen(ctx context.Context, community, after string, limit int) ([]records.Report, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id, reporter, target_pubkey, coalesce(target_event, ''), report_type, content, raw, created_at, status
 FROM moderation_reports WHERE community_id = $1 AND status = 'open'
   AND ($2 = '' OR (created_at, id) > (SELECT a.created_at, a.id FROM moderation_reports a WHERE a.community_id = $1 AND a.id = $2))
@@ -116,8 +116,8 @@ ORDER BY created_at, id LIMIT $3`, community, after, limit)
 	return out, nil
 }
 
-// ModerationActions lists community's audit rows, oldest first.
-func (s *Store) ModerationActions(ctx context.Context, community string) ([]records.ModerationAction, error) {
+// ModerationActionsList lists community's audit rows, oldest first.
+func (s *Store) ModerationActionsList(ctx context.Context, community string) ([]records.ModerationAction, error) {
 	rows, err := s.pool.Query(ctx, `SELECT event_id, actor, kind, target, reason, expires_at, created_at
 FROM moderation_actions WHERE community_id = $1 ORDER BY created_at, event_id`, community)
 	if err != nil {

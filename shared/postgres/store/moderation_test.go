@@ -26,7 +26,7 @@ func TestReportQueueListingIsBounded(t *testing.T) {
 			id := fmt.Sprintf("%064x", i+1)
 			ids = append(ids, id)
 			// Two reports share each created_at: the id orders them.
-			if _, err := tx.FileReport(ctx, records.Report{ID: id, Reporter: id, TargetPubkey: id, Type: "spam", Raw: "{}", CreatedAt: int64(100 + i/2)}); err != nil {
+			if _, err := tx.ModerationReportsInsert(ctx, records.Report{ID: id, Reporter: id, TargetPubkey: id, Type: "spam", Raw: "{}", CreatedAt: int64(100 + i/2)}); err != nil {
 				return err
 			}
 		}
@@ -40,7 +40,7 @@ func TestReportQueueListingIsBounded(t *testing.T) {
 		if pages > n {
 			t.Fatal("paging does not end")
 		}
-		page, err := st.OpenReports(ctx, "default", after, 3)
+		page, err := st.ModerationReportsListOpen(ctx, "default", after, 3)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,7 +56,7 @@ func TestReportQueueListingIsBounded(t *testing.T) {
 		after = page[len(page)-1].ID
 		if pages == 0 { // resolving the cursor's report keeps its place
 			if err := st.Tx(ctx, "default", func(tx *store.Tx) error {
-				_, err := tx.ResolveReport(ctx, after, ids[0], "dismissed", "", 200)
+				_, err := tx.ModerationReportsUpdate(ctx, after, ids[0], "dismissed", "", 200)
 				return err
 			}); err != nil {
 				t.Fatal(err)

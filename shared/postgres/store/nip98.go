@@ -9,7 +9,7 @@ import (
 
 // Statements of nip98_seen, the replay guard of NIP-98 tokens.
 
-// SeenNIP98 records a NIP-98 auth event id for community; fresh is false
+// NIP98SeenInsert records a NIP-98 auth event id for community; fresh is false
 // when it was recorded before (a replay) or when the token is older than the
 // database server's last start. Expired rows are pruned now and then.
 //
@@ -22,7 +22,7 @@ import (
 // row is flushed before the answer. Either way a replay after a crash is
 // refused; right after a restart, clients whose token is older than the
 // restart sign a new one.
-func (s *Store) SeenNIP98(ctx context.Context, community, id string, createdAt, expiresAt int64) (fresh bool, err error) {
+func (s *Store) NIP98SeenInsert(ctx context.Context, community, id string, createdAt, expiresAt int64) (fresh bool, err error) {
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
 	b.Queue(`SELECT set_config('synchronous_commit',

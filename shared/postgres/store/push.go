@@ -91,10 +91,10 @@ WHERE s.community_id = $1 AND s.pubkey = $2 AND s.kind = $3 AND s.d_tag <> $4
 	return n, nil
 }
 
-// PushSubscriptionsGeneration is the generation watermark of the lease at
+// PushSubscriptionsGetGeneration is the generation watermark of the lease at
 // (pubkey, kind, d) in the transaction's community, locked until the
 // transaction ends (found false: none stored yet).
-func (t *Tx) PushSubscriptionsGeneration(ctx context.Context, a PushAddress) (gen int64, found bool, err error) {
+func (t *Tx) PushSubscriptionsGetGeneration(ctx context.Context, a PushAddress) (gen int64, found bool, err error) {
 	err = t.tx.QueryRow(ctx, `SELECT generation FROM push_subscriptions
 WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND d_tag = $4 FOR UPDATE`,
 		t.community, a.Pubkey, a.Kind, a.D).Scan(&gen)
@@ -107,9 +107,9 @@ WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND d_tag = $4 FOR UPDATE`
 	return gen, true, nil
 }
 
-// PushSubscriptionsExist reports whether community has any live
+// PushSubscriptionsExists reports whether community has any live
 // subscription or lease: whether its commits need matching at all.
-func (s *Store) PushSubscriptionsExist(ctx context.Context, community string) (bool, error) {
+func (s *Store) PushSubscriptionsExists(ctx context.Context, community string) (bool, error) {
 	var ok bool
 	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM push_subscriptions
 WHERE community_id = $1 AND active AND dropped_at IS NULL)`, community).Scan(&ok)
@@ -119,10 +119,10 @@ WHERE community_id = $1 AND active AND dropped_at IS NULL)`, community).Scan(&ok
 	return ok, nil
 }
 
-// PushSubscriptionsLive are community's subscriptions and leases that may
+// PushSubscriptionsListLive are community's subscriptions and leases that may
 // match at now: active, not dropped, not expired, and their event still
 // stored and not deleted.
-func (s *Store) PushSubscriptionsLive(ctx context.Context, community string, now int64) ([]PushSubscription, error) {
+func (s *Store) PushSubscriptionsListLive(ctx context.Context, community string, now int64) ([]PushSubscription, error) {
 	rows, err := s.pool.Query(ctx, `SELECT s.pubkey, s.kind, s.d_tag, s.event_id, s.filters, s.ignore, s.target,
   s.include_event, s.generation, s.active, coalesce(s.expires_at, 0), s.relay
 FROM push_subscriptions s
@@ -144,10 +144,10 @@ WHERE s.community_id = $1 AND s.active AND s.dropped_at IS NULL AND (s.expires_a
 	return out, nil
 }
 
-// PushSubscriptionsFailed records one dead delivery of a's subscription
+// PushSubscriptionsSetFailed records one dead delivery of a's subscription
 // and drops it (dropped_at = now) when drop is set or its dead deliveries
 // in a row reach dropAfter; it reports whether it is dropped now.
-func (s *Store) PushSubscriptionsFailed(ctx context.Context, community string, a PushAddress, drop bool, dropAfter int, now int64) (bool, error) {
+func (s *Store) PushSubscriptionsSetFailed(ctx context.Context, community string, a PushAddress, drop bool, dropAfter int, now int64) (bool, error) {
 	var dropped bool
 	err := s.pool.QueryRow(ctx, `UPDATE push_subscriptions SET failures = failures + 1,
   dropped_at = CASE WHEN $5 OR failures + 1 >= $6 THEN coalesce(dropped_at, $7) ELSE dropped_at END
@@ -162,8 +162,8 @@ RETURNING dropped_at IS NOT NULL`, community, a.Pubkey, a.Kind, a.D, drop, dropA
 	return dropped, nil
 }
 
-// PushSubscriptionsSucceeded clears a's failures in a row.
-func (s *Store) PushSubscriptionsSucceeded(ctx context.Context, community string, a PushAddress) error {
+// PushSubscriptionsSetSucceeded clears a's failures in a row.
+func (s *Store) PushSubscriptionsSetSucceeded(ctx context.Context, community string, a PushAddress) error {
 	_, err := s.pool.Exec(ctx, `UPDATE push_subscriptions SET failures = 0
 WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND d_tag = $4 AND failures <> 0`, community, a.Pubkey, a.Kind, a.D)
 	if err != nil {
@@ -172,9 +172,9 @@ WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND d_tag = $4 AND failure
 	return nil
 }
 
-// PushSubscriptionsDropped reports whether a's subscription is dropped (or
+// PushSubscriptionsSetDropped reports whether a's subscription is dropped (or
 // gone).
-func (s *Store) PushSubscriptionsDropped(ctx context.Context, community string, a PushAddress) (bool, error) {
+func (s *Store) PushSubscriptionsSetDropped(ctx context.Context, community string, a PushAddress) (bool, error) {
 	var dropped bool
 	err := s.pool.QueryRow(ctx, `SELECT dropped_at IS NOT NULL FROM push_subscriptions
 WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND d_tag = $4`, community, a.Pubkey, a.Kind, a.D).Scan(&dropped)
@@ -187,10 +187,10 @@ WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND d_tag = $4`, community
 	return dropped, nil
 }
 
-// PushSubscriptionsTargetTaken reports whether another active, live lease
+// PushSubscriptionsExistsTarget reports whether another active, live lease
 // of pubkey (kind, another d) already holds target: NIP-PL's endpoint
 // uniqueness, checked in the accepting transaction.
-func (t *Tx) PushSubscriptionsTargetTaken(ctx context.Context, a PushAddress, target string, now int64) (bool, error) {
+func (t *Tx) PushSubscriptionsExistsTarget(ctx context.Context, a PushAddress, target string, now int64) (bool, error) {
 	var taken bool
 	err := t.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM push_subscriptions
 WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND d_tag <> $4 AND target = $5
@@ -202,9 +202,9 @@ WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND d_tag <> $4 AND target
 	return taken, nil
 }
 
-// CommunitiesPushKey reads community's sealed NIP-PL executor key (nil and
+// CommunitiesGetPushKey reads community's sealed NIP-PL executor key (nil and
 // "" while it has none).
-func (s *Store) CommunitiesPushKey(ctx context.Context, community string) ([]byte, string, error) {
+func (s *Store) CommunitiesGetPushKey(ctx context.Context, community string) ([]byte, string, error) {
 	var ct []byte
 	var pub *string
 	err := s.pool.QueryRow(ctx, `SELECT push_key_ciphertext, push_key_pubkey FROM communities WHERE id = $1`, community).Scan(&ct, &pub)
@@ -220,10 +220,10 @@ func (s *Store) CommunitiesPushKey(ctx context.Context, community string) ([]byt
 	return ct, *pub, nil
 }
 
-// CommunitiesPushKeySet stores community's sealed executor key unless it
+// CommunitiesSetPushKey stores community's sealed executor key unless it
 // has one already (the first of two racing instances wins; the other reads
 // the winner's).
-func (s *Store) CommunitiesPushKeySet(ctx context.Context, community string, ct []byte, pub string) error {
+func (s *Store) CommunitiesSetPushKey(ctx context.Context, community string, ct []byte, pub string) error {
 	_, err := s.pool.Exec(ctx, `UPDATE communities SET push_key_ciphertext = $2, push_key_pubkey = $3
 WHERE id = $1 AND push_key_ciphertext IS NULL`, community, ct, pub)
 	if err != nil {

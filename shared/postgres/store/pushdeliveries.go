@@ -16,9 +16,9 @@ type PushEvent struct {
 	System           bool
 }
 
-// PushEventsLoad reads the stored, not deleted events of ids in community,
+// EventsListForPush reads the stored, not deleted events of ids in community,
 // with their channel and whether it is a system channel.
-func (s *Store) PushEventsLoad(ctx context.Context, community string, ids []string) (map[string]PushEvent, error) {
+func (s *Store) EventsListForPush(ctx context.Context, community string, ids []string) (map[string]PushEvent, error) {
 	out := map[string]PushEvent{}
 	if len(ids) == 0 {
 		return out, nil
@@ -82,9 +82,9 @@ type PendingPush struct {
 	Live bool
 }
 
-// PushDeliveriesPending are the pending deliveries of events ids in
+// PushDeliveriesListPending are the pending deliveries of events ids in
 // community, oldest first, with their subscription's state at now.
-func (s *Store) PushDeliveriesPending(ctx context.Context, community string, ids []string, now int64) ([]PendingPush, error) {
+func (s *Store) PushDeliveriesListPending(ctx context.Context, community string, ids []string, now int64) ([]PendingPush, error) {
 	rows, err := s.pool.Query(ctx, `SELECT d.event_id, d.pubkey, d.kind, d.d_tag, d.target, d.attempts, d.next_at,
   coalesce(s.include_event, false),
   coalesce(s.active AND s.dropped_at IS NULL AND (s.expires_at IS NULL OR s.expires_at > $3) AND s.target = d.target
@@ -146,9 +146,9 @@ WHERE community_id = $1 AND event_id = $2 AND pubkey = $3 AND kind = $4 AND d_ta
 	return tag.RowsAffected() == 1, nil
 }
 
-// PushDeliveriesSentSince counts the deliveries sent to target since
+// PushDeliveriesCountSentSince counts the deliveries sent to target since
 // (unix seconds): the per-target rate limit.
-func (s *Store) PushDeliveriesSentSince(ctx context.Context, target string, since int64) (int, error) {
+func (s *Store) PushDeliveriesCountSentSince(ctx context.Context, target string, since int64) (int, error) {
 	var n int
 	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM push_deliveries WHERE target = $1 AND sent_at >= $2`, target, since).Scan(&n)
 	if err != nil {

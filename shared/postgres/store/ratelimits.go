@@ -12,11 +12,11 @@ import (
 // messages.
 func ConnectionRateKey(connection string) string { return "conn:" + connection }
 
-// HitRateCounters adds each hit's cost to its counter of community in one
+// RateCountersAdd adds each hit's cost to its counter of community in one
 // statement and returns the new totals by key, unless pubkey owns a channel
 // there (exempt: no row is touched, no total returned). When pruneBefore is
 // not 0 it also deletes the windows that started before it.
-func (s *Store) HitRateCounters(ctx context.Context, community, pubkey string, hits []records.RateHit, pruneBefore int64) (map[string]int64, error) {
+func (s *Store) RateCountersAdd(ctx context.Context, community, pubkey string, hits []records.RateHit, pruneBefore int64) (map[string]int64, error) {
 	keys := make([]string, len(hits))
 	starts := make([]int64, len(hits))
 	costs := make([]int64, len(hits))

@@ -11,9 +11,9 @@ type Countable interface {
 	idSQL(b *sqlb) (string, bool) // SELECT of matching event ids; false = matches nothing
 }
 
-// Count returns the number of distinct events of community that any of
+// EventsCount returns the number of distinct events of community that any of
 // reads matches and reader may see, in one statement.
-func (s *Store) Count(ctx context.Context, community, reader string, reads []Countable) (int64, error) {
+func (s *Store) EventsCount(ctx context.Context, community, reader string, reads []Countable) (int64, error) {
 	b := newSQL(community, reader)
 	union, ok := unionOf(b, reads, Countable.idSQL)
 	if !ok {

@@ -36,7 +36,7 @@ func TestFilterSQLMatchesGo(t *testing.T) {
 	var all []stored
 	err := st.Tx(ctx, "default", func(tx *store.Tx) error {
 		for _, id := range []string{ch, other} {
-			if _, err := tx.InsertChannel(ctx, &nip29.Channel{ID: id, Name: "c", Type: "stream", Visibility: "open",
+			if _, err := tx.ChannelsInsert(ctx, &nip29.Channel{ID: id, Name: "c", Type: "stream", Visibility: "open",
 				Labels: []string{}, Creator: alicePK, CreatedAt: t0}, strings.Repeat("0", 64)); err != nil {
 				return err
 			}
@@ -49,7 +49,7 @@ func TestFilterSQLMatchesGo(t *testing.T) {
 			if err := ev.Sign(sk); err != nil {
 				return nil, err
 			}
-			if _, err := tx.InsertEvent(ctx, ev, records.EventMeta{ChannelID: channel, TopLevel: true, Search: kind == 9 || kind == 1}); err != nil {
+			if _, err := tx.EventsInsert(ctx, ev, records.EventMeta{ChannelID: channel, TopLevel: true, Search: kind == 9 || kind == 1}); err != nil {
 				return nil, err
 			}
 			all = append(all, stored{ev, channel})
@@ -122,7 +122,7 @@ func TestFilterSQLMatchesGo(t *testing.T) {
 			if !slices.Equal(got, want) {
 				t.Fatalf("SQL returns %d events, Matches accepts %d", len(got), len(want))
 			}
-			n, err := st.Count(ctx, "default", bobPK, []store.Countable{&store.PlainRead{Filter: &f}})
+			n, err := st.EventsCount(ctx, "default", bobPK, []store.Countable{&store.PlainRead{Filter: &f}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -195,10 +195,10 @@ func (s *Snapshot) Summaries(ctx context.Context, roots []string) (map[string]*r
 	return scanSummaries(res)
 }
 
-// ThreadSummary returns root's summary (reply_count 0 once its last reply
+// ThreadMetadataGetSummary returns root's summary (reply_count 0 once its last reply
 // is deleted), or nil when the root is unknown. It does no access check:
 // live fan-out checks each subscriber.
-func (s *Store) ThreadSummary(ctx context.Context, community, root string) (*records.Summary, error) {
+func (s *Store) ThreadMetadataGetSummary(ctx context.Context, community, root string) (*records.Summary, error) {
 	traced(ctx, threadSQL, []any{community, []string{root}})
 	res, err := s.pool.Query(ctx, threadSQL, community, []string{root})
 	if err != nil {

@@ -29,13 +29,13 @@ FROM communities c WHERE c.id = $1`
 // relay_members row. The row is locked FOR KEY SHARE (a role change
 // passes; a removal's DELETE waits for this transaction), so a removal
 // either committed before this statement (no row: false) or ends what this
-// transaction stores once it committed (RemoveRelayMember).
+// transaction stores once it committed (RelayMembersDelete).
 const admitsSQL = `EXISTS (SELECT 1 FROM communities c WHERE c.id = $3 AND (NOT c.membership_enforced OR $4 = ANY (c.operators)
   OR EXISTS (SELECT 1 FROM relay_members m WHERE m.community_id = $3 AND m.pubkey = $4 FOR KEY SHARE)))`
 
-// RelayRole reads pubkey's role in the transaction's community (nip43's
+// RelayMembersGetRoleEnforced reads pubkey's role in the transaction's community (nip43's
 // roles, "" none) and whether the community enforces membership.
-func (t *Tx) RelayRole(ctx context.Context, pubkey string) (role string, enforced bool, err error) {
+func (t *Tx) RelayMembersGetRoleEnforced(ctx context.Context, pubkey string) (role string, enforced bool, err error) {
 	err = t.tx.QueryRow(ctx, relayRole, t.community, pubkey, nip43.Owner).Scan(&enforced, &role)
 	if notFound(err) {
 		return "", false, nil
@@ -46,9 +46,9 @@ func (t *Tx) RelayRole(ctx context.Context, pubkey string) (role string, enforce
 	return role, enforced, nil
 }
 
-// RelayMemberRole reads pubkey's relay_members role in community ("" when
+// RelayMembersGetRole reads pubkey's relay_members role in community ("" when
 // it has none); operators are not asked here (the caller knows them).
-func (s *Store) RelayMemberRole(ctx context.Context, community, pubkey string) (string, error) {
+func (s *Store) RelayMembersGetRole(ctx context.Context, community, pubkey string) (string, error) {
 	var role string
 	err := s.pool.QueryRow(ctx, `SELECT role FROM relay_members WHERE community_id = $1 AND pubkey = $2`, community, pubkey).Scan(&role)
 	if notFound(err) {
@@ -60,10 +60,10 @@ func (s *Store) RelayMemberRole(ctx context.Context, community, pubkey string) (
 	return role, nil
 }
 
-// RelayMemberRoles reads the relay_members roles of pubkeys in community
+// RelayMembersListRoles reads the relay_members roles of pubkeys in community
 // (a key with no row is absent), in one statement; operators are not asked
 // here (the caller knows them).
-func (s *Store) RelayMemberRoles(ctx context.Context, community string, pubkeys []string) (map[string]string, error) {
+func (s *Store) RelayMembersListRoles(ctx context.Context, community string, pubkeys []string) (map[string]string, error) {
 	rows, err := s.pool.Query(ctx, `SELECT pubkey, role FROM relay_members WHERE community_id = $1 AND pubkey = ANY ($2)`, community, pubkeys)
 	if err != nil {
 		return nil, errorf("relay members: %w", err)
@@ -76,9 +76,9 @@ func (s *Store) RelayMemberRoles(ctx context.Context, community string, pubkeys 
 	return out, nil
 }
 
-// AddRelayMember adds pubkey with role, added by by at at; false (nothing
+// RelayMembersInsert adds pubkey with role, added by by at at; false (nothing
 // changed) when it is a row already.
-func (t *Tx) AddRelayMember(ctx context.Context, pubkey, role, by string, at int64) (bool, error) {
+func (t *Tx) RelayMembersInsert(ctx context.Context, pubkey, role, by string, at int64) (bool, error) {
 	tag, err := t.tx.Exec(ctx, `INSERT INTO relay_members (community_id, pubkey, role, added_by, added_at)
 VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`, t.community, pubkey, role, by, at)
 	if err != nil {
@@ -87,14 +87,14 @@ VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`, t.community, pubkey, role, 
 	return tag.RowsAffected() == 1, nil
 }
 
-// RemoveRelayMember removes pubkey's row, when its role is only ("": any),
+// RelayMembersDelete removes pubkey's row, when its role is only ("": any),
 // in one conditional statement, then ends its subscriptions in the
 // community (a key that is no member no longer receives live events);
 // false when no row went. The second is a statement of its own: under READ
 // COMMITTED its snapshot is taken after the DELETE waited for a write that
 // folded a subscription of the key while it was a member (admitsSQL locks
 // the row), so it ends that subscription too.
-func (t *Tx) RemoveRelayMember(ctx context.Context, pubkey, only string) (bool, error) {
+func (t *Tx) RelayMembersDelete(ctx context.Context, pubkey, only string) (bool, error) {
 	var removed bool
 	err := t.tx.QueryRow(ctx, `WITH gone AS (
   DELETE FROM relay_members WHERE community_id = $1 AND pubkey = $2 AND ($3 = '' OR role = $3) RETURNING pubkey
@@ -112,8 +112,8 @@ SELECT EXISTS (SELECT 1 FROM gone)`, t.community, pubkey, only).Scan(&removed)
 	return true, nil
 }
 
-// SetRelayRole changes pubkey's row to role; false when it has none.
-func (t *Tx) SetRelayRole(ctx context.Context, pubkey, role string) (bool, error) {
+// RelayMembersSetRole changes pubkey's row to role; false when it has none.
+func (t *Tx) RelayMembersSetRole(ctx context.Context, pubkey, role string) (bool, error) {
 	tag, err := t.tx.Exec(ctx, `UPDATE relay_members SET role = $3 WHERE community_id = $1 AND pubkey = $2`, t.community, pubkey, role)
 	if err != nil {
 		return false, errorf("set relay role of %s: %w", pubkey, err)
@@ -121,9 +121,9 @@ func (t *Tx) SetRelayRole(ctx context.Context, pubkey, role string) (bool, error
 	return tag.RowsAffected() == 1, nil
 }
 
-// RelayMembers lists the community's owners (its operators, as role owner)
+// RelayMembersList lists the community's owners (its operators, as role owner)
 // then its rows, each by key.
-func (t *Tx) RelayMembers(ctx context.Context) ([]nip43.Entry, error) {
+func (t *Tx) RelayMembersList(ctx context.Context) ([]nip43.Entry, error) {
 	rows, err := t.tx.Query(ctx, `SELECT pubkey, role FROM (
   SELECT DISTINCT unnest(operators) AS pubkey, $2::text AS role, 0 AS rank FROM communities WHERE id = $1
   UNION ALL
@@ -143,28 +143,28 @@ func (t *Tx) RelayMembers(ctx context.Context) ([]nip43.Entry, error) {
 	return out, nil
 }
 
-// SetCommunityPicture is 9033's icon, in the command's transaction (the
+// CommunitiesSetPicture is 9033's icon, in the command's transaction (the
 // statement NIP-86 changerelayicon runs).
-func (t *Tx) SetCommunityPicture(ctx context.Context, picture string) error {
+func (t *Tx) CommunitiesSetPicture(ctx context.Context, picture string) error {
 	if _, err := t.tx.Exec(ctx, setInfo[records.InfoPicture], t.community, picture); err != nil {
 		return errorf("set picture: %w", err)
 	}
 	return nil
 }
 
-// SetThreadReplies is 9033's thread_replies_in_channel, in the command's
+// CommunitiesSetThreadReplies is 9033's thread_replies_in_channel, in the command's
 // transaction (the statement NIP-86 setthreadrepliesinchannel runs).
-func (t *Tx) SetThreadReplies(ctx context.Context, on bool) error {
+func (t *Tx) CommunitiesSetThreadReplies(ctx context.Context, on bool) error {
 	if _, err := t.tx.Exec(ctx, setThreadReplies, t.community, on); err != nil {
 		return errorf("set thread_replies_in_channel: %w", err)
 	}
 	return nil
 }
 
-// SetMembershipEnforced turns community id's membership enforcement on or
+// CommunitiesSetMembershipEnforced turns community id's membership enforcement on or
 // off; turned on, the subscriptions of keys that are neither operators nor
 // rows end (they would otherwise keep receiving live events).
-func (s *Store) SetMembershipEnforced(ctx context.Context, id string, on bool) error {
+func (s *Store) CommunitiesSetMembershipEnforced(ctx context.Context, id string, on bool) error {
 	if err := s.updateCommunity(ctx, id, "set membership_enforced",
 		`UPDATE communities SET membership_enforced = $2 WHERE id = $1`, on); err != nil || !on {
 		return err

@@ -6,12 +6,12 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// EnsureLoginRole creates user (LOGIN) unless it exists, grants it iamRole
+// LoginRolesEnsure creates user (LOGIN) unless it exists, grants it iamRole
 // when that role exists (Aurora's rds_iam), and DML on every table and
 // sequence of schema public, now and for tables later migrations create.
 // It never grants DDL. The caller checks user is a plain identifier; it is
 // quoted here all the same.
-func (s *Store) EnsureLoginRole(ctx context.Context, user, iamRole string) error {
+func (s *Store) LoginRolesEnsure(ctx context.Context, user, iamRole string) error {
 	u := pgx.Identifier{user}.Sanitize()
 	var exists, hasIAM bool
 	var db string

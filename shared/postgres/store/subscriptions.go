@@ -25,13 +25,13 @@ type SubscribeLimits struct {
 	PerConnection, PerKey int
 }
 
-// Subscribe stores (or replaces) s, numbering it anew from
-// ws_subscriptions_seq (see AudiencePart), in one round trip: a
+// SubscriptionsInsert stores (or replaces) s, numbering it anew from
+// ws_subscriptions_seq (see AudienceListPart), in one round trip: a
 // transaction that locks the connection's row (and, with a per-key limit,
 // the key's advisory lock), counts its other subscriptions, upserts s only
 // when they are under lim, and makes its channel index rows exactly s.Pins
 // (queueSubscribe). A refusal changes nothing.
-func (st *Store) Subscribe(ctx context.Context, s session.NewSubscription, lim SubscribeLimits) (SubscribeVerdict, error) {
+func (st *Store) SubscriptionsInsert(ctx context.Context, s session.NewSubscription, lim SubscribeLimits) (SubscribeVerdict, error) {
 	b := &pgx.Batch{}
 	v := queueSubscribe(b, s, lim)
 	err := st.pool.SendBatch(ctx, b).Close()
@@ -95,10 +95,10 @@ WITH others AS (
 SELECT CASE WHEN EXISTS (SELECT 1 FROM s) THEN 0
   WHEN $8::integer > 0 AND (SELECT n FROM others) >= $8 THEN 1 ELSE 2 END`
 
-// SubscriptionsCutoff is the number of the last subscription stored
+// SubscriptionsGetCutoff is the number of the last subscription stored
 // (ws_subscriptions_seq; 0 before the first): asked after a commit, the
 // cutoff of its delivery (AudienceRange).
-func (st *Store) SubscriptionsCutoff(ctx context.Context) (int64, error) {
+func (st *Store) SubscriptionsGetCutoff(ctx context.Context) (int64, error) {
 	var n int64
 	err := st.pool.QueryRow(ctx, `SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM ws_subscriptions_seq`).Scan(&n)
 	if err != nil {
@@ -107,9 +107,9 @@ func (st *Store) SubscriptionsCutoff(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
-// EndSubscription removes subscription sub of connection and reports
+// SubscriptionsDelete removes subscription sub of connection and reports
 // whether it was there.
-func (st *Store) EndSubscription(ctx context.Context, connection, sub string) (bool, error) {
+func (st *Store) SubscriptionsDelete(ctx context.Context, connection, sub string) (bool, error) {
 	tag, err := st.pool.Exec(ctx,
 		`DELETE FROM ws_subscriptions WHERE connection_id = $1 AND sub_id = $2`, connection, sub)
 	if err != nil {
@@ -118,10 +118,10 @@ func (st *Store) EndSubscription(ctx context.Context, connection, sub string) (b
 	return tag.RowsAffected() > 0, nil
 }
 
-// SubscriptionsByKey returns the subscriptions of community among keys
+// SubscriptionsListByKey returns the subscriptions of community among keys
 // ([connection, sub] pairs) that still exist and whose connection is live
 // at now; a closed one is absent.
-func (st *Store) SubscriptionsByKey(ctx context.Context, community string, keys [][2]string, now int64) ([]session.Subscription, error) {
+func (st *Store) SubscriptionsListByKey(ctx context.Context, community string, keys [][2]string, now int64) ([]session.Subscription, error) {
 	conns := make([]string, len(keys))
 	subs := make([]string, len(keys))
 	for i, k := range keys {
@@ -151,12 +151,12 @@ func scanSubscriptions(rows pgx.Rows) ([]session.Subscription, error) {
 	return out, nil
 }
 
-// AudienceBounds splits the connections with a subscription of community
+// AudienceListBounds splits the connections with a subscription of community
 // indexed under the any-channel bucket or channels (live or not) into runs
 // of per, in connection id order, and returns the last id of each run: the
 // last one is the largest id. Run i is then AudienceRange(bounds[i-1],
 // bounds[i]], the first one from "". Nil: no connection.
-func (st *Store) AudienceBounds(ctx context.Context, community string, channels []string, per int) ([]string, error) {
+func (st *Store) AudienceListBounds(ctx context.Context, community string, channels []string, per int) ([]string, error) {
 	rows, err := st.pool.Query(ctx, audienceBoundsSQL, community, channels, max(per, 1))
 	if err != nil {
 		return nil, errorf("audience bounds: %w", err)
@@ -171,14 +171,14 @@ func (st *Store) AudienceBounds(ctx context.Context, community string, channels 
 	return bounds, nil
 }
 
-// AudienceRange returns the live subscriptions of community indexed under
+// AudienceListRange returns the live subscriptions of community indexed under
 // the any-channel bucket or channels, whose connection id is after after
 // and at most through, and whose number is at most cutoff
 // (Deliveries.Cutoff: they were stored before the commit being delivered).
 // Ranges split the audience by connection, so with AudienceBounds each
 // subscription is in exactly one and a connection's subscriptions share it;
 // each range reads only its own index entries.
-func (st *Store) AudienceRange(ctx context.Context, community string, channels []string, cutoff int64, after, through string, now int64) ([]session.Subscription, error) {
+func (st *Store) AudienceListRange(ctx context.Context, community string, channels []string, cutoff int64, after, through string, now int64) ([]session.Subscription, error) {
 	rows, err := st.pool.Query(ctx, audienceRangeSQL, community, channels, cutoff, after, through, now)
 	if err != nil {
 		return nil, errorf("audience range (%q, %q]: %w", after, through, err)
@@ -186,12 +186,12 @@ func (st *Store) AudienceRange(ctx context.Context, community string, channels [
 	return scanSubscriptions(rows)
 }
 
-// AudiencePart returns part (0 ≤ part < parts) of the live subscriptions of
+// AudienceListPart returns part (0 ≤ part < parts) of the live subscriptions of
 // community indexed under the any-channel bucket or channels whose number
 // is at most cutoff, a hash share of the connections: the parts of an
 // earlier version's split, which reads every index entry of the audience
 // for each part (AudienceRange reads only its own).
-func (st *Store) AudiencePart(ctx context.Context, community string, channels []string, cutoff int64, part, parts int, now int64) ([]session.Subscription, error) {
+func (st *Store) AudienceListPart(ctx context.Context, community string, channels []string, cutoff int64, part, parts int, now int64) ([]session.Subscription, error) {
 	rows, err := st.pool.Query(ctx, audiencePartSQL, community, channels, cutoff, part, parts, now)
 	if err != nil {
 		return nil, errorf("audience part %d of %d: %w", part, parts, err)
@@ -225,7 +225,7 @@ var audienceRangeSQL = liveSubscriptionsOf("",
     WHERE k.community_id = $1 AND k.channel_id = ch.id
       AND k.connection_id > $4::text AND k.connection_id <= $5::text OFFSET 0) k`, "$6", " AND s.seq <= $3")
 
-// audiencePartSQL is AudiencePart's read: one hash share of the
+// audiencePartSQL is AudienceListPart's read: one hash share of the
 // connections, subscriptions numbered up to the cutoff ($3).
 var audiencePartSQL = liveSubscriptionsSQL("",
 	`k.channel_id = ANY(ARRAY[''] || $2::text[])

@@ -7,9 +7,9 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 )
 
-// ReplyDeleted undoes a reply's contribution to its ancestors' counters,
+// ThreadMetadataDeleteReply undoes a reply's contribution to its ancestors' counters,
 // root row first like an insert.
-func (t *Tx) ReplyDeleted(ctx context.Context, rootID, parentID string) error {
+func (t *Tx) ThreadMetadataDeleteReply(ctx context.Context, rootID, parentID string) error {
 	if _, err := t.tx.Exec(ctx, `
 UPDATE thread_metadata SET
   reply_count = reply_count - CASE WHEN event_id = $3 THEN 1 ELSE 0 END,

@@ -12,7 +12,7 @@ import (
 
 // NIP-62, request to vanish: what one key leaves in a community, deleted
 // in the transaction that stores its kind 62 (the tombstone, kept), and
-// the check every later write carries (vanishedSQL, in CheckBans).
+// the check every later write carries (vanishedSQL, in BansCheck).
 
 // Vanished is what KeyDataDelete removed.
 type Vanished struct {
@@ -85,10 +85,10 @@ func vanishedSQL(pk, at string) string {
 		strconv.Itoa(nip62.Kind) + ` AND v.created_at >= ` + at + ` AND v.id <> $2)`
 }
 
-// CheckVanished is the part of CheckBans a request to vanish still asks
+// VanishedCheck is the part of BansCheck a request to vanish still asks
 // (a banned key may send one): a 62 dated at or before the key's newest
-// stored one is refused with ErrVanished. Deferred, as CheckBans.
-func (t *Tx) CheckVanished(ctx context.Context, ev *nostr.Event) error {
+// stored one is refused with ErrVanished. Deferred, as BansCheck.
+func (t *Tx) VanishedCheck(ctx context.Context, ev *nostr.Event) error {
 	var vanished bool
 	t.tx.deferCheck(&check{
 		name: "check vanished",

@@ -113,7 +113,7 @@ func Create(ctx context.Context, st *store.Store, sealer Sealer, dir Directory, 
 	if err != nil {
 		return "", err
 	}
-	if err := st.CreateCommunity(ctx, &records.Community{ID: s.ID, Name: s.Name, About: s.About, Picture: s.Picture,
+	if err := st.CommunitiesInsert(ctx, &records.Community{ID: s.ID, Name: s.Name, About: s.About, Picture: s.Picture,
 		Operators: s.Operators, Hosts: s.Hosts, RelayPubkey: pub, Ciphertext: ct}); err != nil {
 		return "", taken(err)
 	}
@@ -187,7 +187,7 @@ func refreshed(ctx context.Context, dir Directory, id string) error {
 // Its directory documents say so (dir), so that NIP-11 and a new
 // WebSocket connection are refused without the database.
 func Disable(ctx context.Context, st *store.Store, id string, dir Directory) error {
-	if err := known(st.DisableCommunity(ctx, id), id); err != nil {
+	if err := known(st.CommunitiesDisable(ctx, id), id); err != nil {
 		return err
 	}
 	return refreshed(ctx, dir, id)
@@ -195,7 +195,7 @@ func Disable(ctx context.Context, st *store.Store, id string, dir Directory) err
 
 // Enable serves a disabled community again.
 func Enable(ctx context.Context, st *store.Store, id string, dir Directory) error {
-	if err := known(st.EnableCommunity(ctx, id), id); err != nil {
+	if err := known(st.CommunitiesEnable(ctx, id), id); err != nil {
 		return err
 	}
 	return refreshed(ctx, dir, id)
@@ -209,7 +209,7 @@ func RotateKey(ctx context.Context, st *store.Store, sealer Sealer, id string, d
 	if err != nil {
 		return "", err
 	}
-	if err := known(st.SetCommunityKey(ctx, id, ct, pub), id); err != nil {
+	if err := known(st.CommunitiesSetRelayKey(ctx, id, ct, pub), id); err != nil {
 		return "", err
 	}
 	return pub, refreshed(ctx, dir, id)
@@ -240,7 +240,7 @@ func SetInfo(ctx context.Context, st *store.Store, id, field, value string, dir 
 	default:
 		return fmt.Errorf("community: unknown field %q", field)
 	}
-	if err := known(st.SetCommunityInfo(ctx, id, field, value), id); err != nil {
+	if err := known(st.CommunitiesSetInfo(ctx, id, field, value), id); err != nil {
 		return err
 	}
 	return refreshed(ctx, dir, id)
@@ -249,7 +249,7 @@ func SetInfo(ctx context.Context, st *store.Store, id, field, value string, dir 
 // SetMembership turns community id's NIP-43 membership enforcement on or
 // off (NIP-11 advertises it).
 func SetMembership(ctx context.Context, st *store.Store, id string, on bool, dir Directory) error {
-	if err := known(st.SetMembershipEnforced(ctx, id, on), id); err != nil {
+	if err := known(st.CommunitiesSetMembershipEnforced(ctx, id, on), id); err != nil {
 		return err
 	}
 	return refreshed(ctx, dir, id)
@@ -260,7 +260,7 @@ func AddOperator(ctx context.Context, st *store.Store, id, pubkey string) error 
 	if err := CheckPubkey(pubkey); err != nil {
 		return err
 	}
-	return known(st.AddCommunityOperator(ctx, id, pubkey), id)
+	return known(st.OperatorsInsert(ctx, id, pubkey), id)
 }
 
 // RemoveOperator stops pubkey managing community id. The last operator
@@ -269,7 +269,7 @@ func RemoveOperator(ctx context.Context, st *store.Store, id, pubkey string) err
 	if err := CheckPubkey(pubkey); err != nil {
 		return err
 	}
-	removed, last, err := st.RemoveCommunityOperator(ctx, id, pubkey)
+	removed, last, err := st.OperatorsDelete(ctx, id, pubkey)
 	if err := known(err, id); err != nil {
 		return err
 	}
@@ -284,7 +284,7 @@ func RemoveOperator(ctx context.Context, st *store.Store, id, pubkey string) err
 
 // Operators lists community id's operators.
 func Operators(ctx context.Context, st *store.Store, id string) ([]string, error) {
-	c, err := st.Community(ctx, id)
+	c, err := st.CommunitiesGet(ctx, id)
 	if err := known(err, id); err != nil {
 		return nil, err
 	}
@@ -313,7 +313,7 @@ func LiftPubkeyRule(ctx context.Context, st *store.Store, id, pubkey string, rul
 	if err := CheckPubkey(pubkey); err != nil {
 		return err
 	}
-	lifted, err := st.LiftPubkeyRules(ctx, id, pubkey, rules)
+	lifted, err := st.PubkeyRulesDeleteIn(ctx, id, pubkey, rules)
 	if err != nil {
 		return err
 	}
@@ -328,12 +328,12 @@ func SetPubkeyRule(ctx context.Context, st *store.Store, id, pubkey, rule, reaso
 	if err := CheckPubkey(pubkey); err != nil {
 		return err
 	}
-	return st.SetPubkeyRule(ctx, id, pubkey, rule, reason, time.Now().Unix())
+	return st.PubkeyRulesPut(ctx, id, pubkey, rule, reason, time.Now().Unix())
 }
 
 // PubkeyRules lists community id's pubkeys under rule.
 func PubkeyRules(ctx context.Context, st *store.Store, id, rule string) ([]PubkeyRule, error) {
-	rows, err := st.PubkeyRules(ctx, id, rule)
+	rows, err := st.PubkeyRulesList(ctx, id, rule)
 	if err != nil {
 		return nil, err
 	}
@@ -350,7 +350,7 @@ func BanEvent(ctx context.Context, st *store.Store, id, eventID, reason string) 
 	if !eventcheck.LowerHex(eventID, 64) {
 		return reject.Invalidf("event id must be 64 lowercase hex characters, got %q", eventID)
 	}
-	return st.BanEvent(ctx, id, eventID, reason, time.Now().Unix())
+	return st.BannedEventsInsert(ctx, id, eventID, reason, time.Now().Unix())
 }
 
 // Describe is a one-line summary for the operator command.
@@ -373,7 +373,7 @@ func AddHost(ctx context.Context, st *store.Store, id, host string, dir Director
 	if err != nil {
 		return err
 	}
-	if err := st.AddCommunityHost(ctx, id, h); err != nil {
+	if err := st.CommunityHostsInsert(ctx, id, h); err != nil {
 		return taken(err)
 	}
 	return refreshed(ctx, dir, id)

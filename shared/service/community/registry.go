@@ -63,7 +63,7 @@ func (r *Registry) AdmitMember(ctx context.Context, id, pubkey string) error {
 	if nip43.Admits(c.MembershipEnforced, ownerRole(c, pubkey)) {
 		return nil
 	}
-	role, err := r.st.RelayMemberRole(ctx, id, pubkey)
+	role, err := r.st.RelayMembersGetRole(ctx, id, pubkey)
 	if err != nil {
 		return fmt.Errorf("community: membership of %.12s: %w", pubkey, err)
 	}
@@ -95,7 +95,7 @@ func (r *Registry) AdmitMembers(ctx context.Context, id string, pubkeys []string
 	if len(ask) == 0 {
 		return nil, nil
 	}
-	roles, err := r.st.RelayMemberRoles(ctx, id, ask)
+	roles, err := r.st.RelayMembersListRoles(ctx, id, ask)
 	if err != nil {
 		return nil, fmt.Errorf("community: membership of %d keys: %w", len(ask), err)
 	}
@@ -291,7 +291,7 @@ func (r *Registry) remember(m map[string]cached, k string, e cached) {
 }
 
 func (r *Registry) load(ctx context.Context, host string) (*Community, error) {
-	row, err := r.st.CommunityAt(ctx, host, r.fallback)
+	row, err := r.st.CommunitiesGetByHost(ctx, host, r.fallback)
 	if errors.Is(err, records.ErrNotFound) {
 		return nil, nil
 	}
@@ -303,7 +303,7 @@ func (r *Registry) load(ctx context.Context, host string) (*Community, error) {
 
 // Get reads community id (disabled ones too); ErrNoCommunity when unknown.
 func Get(ctx context.Context, st *store.Store, id string) (*Community, error) {
-	row, err := st.Community(ctx, id)
+	row, err := st.CommunitiesGet(ctx, id)
 	if err != nil {
 		return nil, known(err, id)
 	}
@@ -312,7 +312,7 @@ func Get(ctx context.Context, st *store.Store, id string) (*Community, error) {
 
 // List reads every community, by id.
 func List(ctx context.Context, st *store.Store) ([]*Community, error) {
-	rows, err := st.Communities(ctx)
+	rows, err := st.CommunitiesList(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("community: %w", err)
 	}

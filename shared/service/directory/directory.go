@@ -148,7 +148,7 @@ func (d *Directory) Lookup(ctx context.Context, host string) (*community.Communi
 	// No document: a hostname registered before the directory was, or
 	// none at all (asked again each time, as the registry does: a host
 	// tells nothing it does not serve).
-	row, err := d.st.CommunityAt(ctx, host, d.fallback)
+	row, err := d.st.CommunitiesGetByHost(ctx, host, d.fallback)
 	if errors.Is(err, records.ErrNotFound) {
 		return nil, community.ErrUnknownHost
 	}
@@ -197,7 +197,7 @@ func (d *Directory) Refresh(ctx context.Context, id string) error {
 	if d == nil {
 		return nil
 	}
-	row, err := d.st.Community(ctx, id)
+	row, err := d.st.CommunitiesGet(ctx, id)
 	if err != nil {
 		return fmt.Errorf("directory: refresh %q: %w", id, err)
 	}
@@ -211,7 +211,7 @@ func (d *Directory) Refresh(ctx context.Context, id string) error {
 // RefreshAll rewrites every community's documents (the operator command's
 // refresh, after changes made to the database by hand).
 func (d *Directory) RefreshAll(ctx context.Context) error {
-	rows, err := d.st.Communities(ctx)
+	rows, err := d.st.CommunitiesList(ctx)
 	if err != nil {
 		return fmt.Errorf("directory: refresh: %w", err)
 	}
@@ -240,7 +240,7 @@ func (d *Directory) write(ctx context.Context, row *records.Community) error {
 // none.
 func (d *Directory) writeDefaults(ctx context.Context) (defaults, error) {
 	def := defaults{Written: d.now().Unix()}
-	row, err := d.st.CommunityAt(ctx, "", d.fallback)
+	row, err := d.st.CommunitiesGetByHost(ctx, "", d.fallback)
 	switch {
 	case err == nil:
 		def.Community = documentOf(row, def.Written)

@@ -68,28 +68,28 @@ func (f *Fanout) subscriptions(ctx context.Context, community string, keys [][2]
 }
 
 // audiencePart loads part of parts of the audience of channels stored up
-// to cutoff (store.AudiencePart).
+// to cutoff (store.AudienceListPart).
 func (f *Fanout) audiencePart(ctx context.Context, community string, channels []string, cutoff int64, part, parts int) ([]candidate, error) {
-	return candidatesOf(f.Store.AudiencePart(ctx, community, channels, cutoff, part, parts, f.now().Unix()))
+	return candidatesOf(f.Store.AudienceListPart(ctx, community, channels, cutoff, part, parts, f.now().Unix()))
 }
 
 // audienceRange loads the audience of channels stored up to cutoff whose
-// connections are in (after, through] (store.AudienceRange).
+// connections are in (after, through] (store.AudienceListRange).
 func (f *Fanout) audienceRange(ctx context.Context, community string, channels []string, cutoff int64, after, through string) ([]candidate, error) {
 	return candidatesOf(f.Sessions.Store().AudienceRange(ctx, community, channels, cutoff, after, through, f.now().Unix()))
 }
 
 // audienceBounds splits the connections of the audience of channels into
-// runs of per (store.AudienceBounds).
+// runs of per (store.AudienceListBounds).
 func (f *Fanout) audienceBounds(ctx context.Context, community string, channels []string, per int) ([]string, error) {
 	return f.Sessions.Store().AudienceBounds(ctx, community, channels, per)
 }
 
 // readable answers, for each pair, whether reader may read channel now
-// (store.Readable: access.Reaches for all pairs at once; match.go applies
+// (store.ChannelsCheckReadable: access.Reaches for all pairs at once; match.go applies
 // the rest of the access rule per filter).
 func (f *Fanout) readable(ctx context.Context, community string, pairs []records.ReadPair) (map[records.ReadPair]bool, error) {
-	return f.Store.Readable(ctx, community, pairs)
+	return f.Store.ChannelsCheckReadable(ctx, community, pairs)
 }
 
 // ephemeral is what delivery needs about an ephemeral event, which is

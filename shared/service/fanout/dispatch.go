@@ -27,7 +27,7 @@ import (
 // audience, never for its rows, its size or its posts.
 //
 // That first run splits: it cuts the audience's connections, in id order,
-// into runs of BatchSize (store.AudienceBounds), loads its own run,
+// into runs of BatchSize (store.AudienceListBounds), loads its own run,
 // invokes the fan-out function asynchronously for each other run (a range
 // of the index's key, so each part reads only its own entries), then posts
 // its part; the parts are delivered in
@@ -80,8 +80,8 @@ type Batch struct {
 }
 
 // Part names one share of an audience: the connections in (After,
-// Through] when Ranged (store.AudienceRange), else hash share Index of Of
-// (store.AudiencePart, the parts of an earlier version's split).
+// Through] when Ranged (store.AudienceListRange), else hash share Index of Of
+// (store.AudienceListPart, the parts of an earlier version's split).
 type Part struct {
 	Index    int      `json:"index"`
 	Of       int      `json:"of"`

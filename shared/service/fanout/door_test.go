@@ -95,7 +95,7 @@ func removedMemberGetsNoLiveEvents(t *testing.T, st *store.Store, sess *sessions
 		}
 		return conn
 	}
-	if err := st.SetMembershipEnforced(ctx, id, true); err != nil {
+	if err := st.CommunitiesSetMembershipEnforced(ctx, id, true); err != nil {
 		t.Fatal(err)
 	}
 	publish(op, op.Event(t, kinds.RelayAddMember, "", nostr.Tag{"p", alice.Pub}))

@@ -146,7 +146,7 @@ type item struct {
 // Deliver sends events (as committed, client event first) to every live
 // subscription of community that matches them and whose reader may read
 // them. What delivery needs is loaded by the commit when it carried
-// Request(events) (at, from store.Tx.DeliveryAtCommit), else here. It
+// Request(events) (at, from store.Tx.DeliveriesGetAtCommit), else here. It
 // returns when all posts are done; failures are logged, a gone connection
 // is removed.
 func (f *Fanout) Deliver(ctx context.Context, community string, events []*nostr.Event, at *store.Delivery) {
@@ -162,7 +162,7 @@ func (f *Fanout) Deliver(ctx context.Context, community string, events []*nostr.
 	if at != nil {
 		d, err = at.Deliveries(ctx)
 	} else {
-		d, err = f.Store.ForDelivery(ctx, community, f.Request(events))
+		d, err = f.Store.DeliveriesGet(ctx, community, f.Request(events))
 	}
 	if err != nil {
 		f.Log.ErrorContext(ctx, "fanout: load events", "community", community, "err", err)
@@ -294,7 +294,7 @@ func (f *Fanout) deliverTo(ctx context.Context, community string, items []*item,
 	// Only a reader who was a member learns that access ended; to anyone
 	// else a private channel looks like an id that does not exist (no
 	// events, no CLOSED).
-	knew, err := f.Store.EverMembers(ctx, community, lostPairs)
+	knew, err := f.Store.ChannelMembersCheckEver(ctx, community, lostPairs)
 	if err != nil {
 		f.Log.ErrorContext(ctx, "fanout: membership history", "community", community, "err", err)
 		knew = map[records.ReadPair]bool{}
@@ -386,7 +386,7 @@ func (f *Fanout) metadataReachable(ctx context.Context, community string, items 
 	if len(pairs) == 0 {
 		return nil, nil
 	}
-	return f.Store.MetadataReadable(ctx, community, pairs)
+	return f.Store.ChannelsCheckMetadataReadable(ctx, community, pairs)
 }
 
 // reachable answers access.Reaches for pairs: from known, read with the

@@ -33,8 +33,8 @@ func (lf *liveFilter) names(channel string) bool { return slices.Contains(lf.nam
 
 // mayRead applies the access rule to ev, stored in channel ("" outside any;
 // system when a system channel), for reader through this filter. readable
-// is store.Readable's answer (access.Reaches) for each (channel, reader),
-// meta store.MetadataReadable's (access.MetadataReaches), which the
+// is store.ChannelsCheckReadable's answer (access.Reaches) for each (channel, reader),
+// meta store.ChannelsCheckMetadataReadable's (access.MetadataReaches), which the
 // channel-state kinds follow (access.MayReadKind).
 func (lf *liveFilter) mayRead(ev *nostr.Event, channel string, system bool, reader string, readable, meta map[records.ReadPair]bool) bool {
 	inChannel := channel != ""

@@ -39,8 +39,8 @@ func TestLiveFilterMatchesChannelNotTag(t *testing.T) {
 
 // Live delivery decides what a subscriber sees by the access case table
 // (shared/domain/access/testdata/cases.json): the event matches the case's filter,
-// and with store.Readable's answer for the pair (access.Reaches) and
-// store.MetadataReadable's (access.MetadataReaches; the SQL of both runs the
+// and with store.ChannelsCheckReadable's answer for the pair (access.Reaches) and
+// store.ChannelsCheckMetadataReadable's (access.MetadataReaches; the SQL of both runs the
 // same table in shared/postgres/store) mayRead is the case's see.
 func TestLiveDeliveryAccessCases(t *testing.T) {
 	table, err := accesstest.Load("../../domain/access/testdata/cases.json")

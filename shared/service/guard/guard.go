@@ -22,7 +22,7 @@
 //
 // The table of which action passes which check is policies; every refusal
 // is a *reject.Error with its NIP-01 prefix. A publish's bans and timeouts
-// are decided in the write's own transaction (store.Tx.CheckBans: it costs
+// are decided in the write's own transaction (store.Tx.BansCheck: it costs
 // no round trip there and covers the event's author too), through the same
 // two predicates Standing reads.
 package guard
@@ -227,7 +227,7 @@ func (g *Guard) Admit(ctx context.Context, d Door) (Admitted, error) {
 	if g.Store == nil {
 		return Admitted{}, errors.New("guard: no store to read the standing from")
 	}
-	s, err := g.Store.Standing(ctx, d.Community, d.Caller.Pubkey)
+	s, err := g.Store.PubkeyRulesGetStanding(ctx, d.Community, d.Caller.Pubkey)
 	if err != nil {
 		return Admitted{}, fmt.Errorf("guard: %w", err)
 	}

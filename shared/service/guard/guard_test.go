@@ -116,7 +116,7 @@ func TestDoorTableHoldsForEveryAction(t *testing.T) {
 		"channel member": {ok, ok, ok, ok, ok, ok, ok, notOp, ok},
 		"stranger":       {ok, ok, ok, ok, noChannel, noChannel, ok, notOp, ok},
 		// A publish's bans are decided in its write's transaction
-		// (store.Tx.CheckBans, the same predicates).
+		// (store.Tx.BansCheck, the same predicates).
 		"banned":          {ok, ok, ok, ok, banned, banned, banned, notOp, ok},
 		"ban expired":     {ok, ok, ok, ok, ok, ok, ok, notOp, ok},
 		"timed out":       {ok, ok, ok, ok, timedOut, ok, ok, notOp, ok},
@@ -137,11 +137,11 @@ func TestDoorTableHoldsForEveryAction(t *testing.T) {
 func TestNIP43GateAtEveryDoor(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	if err := f.st.SetMembershipEnforced(ctx, id, true); err != nil {
+	if err := f.st.CommunitiesSetMembershipEnforced(ctx, id, true); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.st.Tx(ctx, id, func(tx *store.Tx) error {
-		_, err := tx.AddRelayMember(ctx, f.keys["channel member"], nip43.Member, f.keys["operator"], 1)
+		_, err := tx.RelayMembersInsert(ctx, f.keys["channel member"], nip43.Member, f.keys["operator"], 1)
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -172,7 +172,7 @@ func TestNIP43GateAtEveryDoor(t *testing.T) {
 func TestDisabledCommunityRefusedAtEveryDoor(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	if err := f.st.DisableCommunity(ctx, id); err != nil {
+	if err := f.st.CommunitiesDisable(ctx, id); err != nil {
 		t.Fatal(err)
 	}
 	for who := range f.keys {

@@ -104,7 +104,7 @@ func (a *apply) vote(ctx context.Context) error {
 	if ref.Kind != kinds.ForumPost && ref.Kind != kinds.ForumComment {
 		return reject.Invalidf("vote target %s is not a forum post or comment", id)
 	}
-	n, err := a.tx.Votes(ctx, ref.ID, a.ev.PubKey)
+	n, err := a.tx.EventsCountVotes(ctx, ref.ID, a.ev.PubKey)
 	if err != nil {
 		return err
 	}

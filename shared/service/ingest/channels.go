@@ -33,7 +33,7 @@ func (a *apply) moderated(ctx context.Context) (*records.Channel, string, error)
 	if err != nil {
 		return nil, "", err
 	}
-	ch, err := a.tx.Channel(ctx, h, true)
+	ch, err := a.tx.ChannelsGet(ctx, h, true)
 	if isNotFound(err) || (err == nil && ch.Deleted) {
 		return nil, "", noChannel(h)
 	}
@@ -42,13 +42,13 @@ func (a *apply) moderated(ctx context.Context) (*records.Channel, string, error)
 	}
 	// A copy that committed while this one waited for the channel lock is
 	// a repeat, not a second request.
-	if dup, err := a.tx.Exists(ctx, a.ev.ID); err != nil || dup {
+	if dup, err := a.tx.EventsExists(ctx, a.ev.ID); err != nil || dup {
 		if err == nil {
 			err = reject.Duplicatef("event %s is already stored", a.ev.ID)
 		}
 		return nil, "", err
 	}
-	role, err := a.tx.Role(ctx, h, a.ev.PubKey)
+	role, err := a.tx.ChannelMembersGetRole(ctx, h, a.ev.PubKey)
 	if err != nil {
 		return nil, "", err
 	}
@@ -96,14 +96,14 @@ func (a *apply) createChannel(ctx context.Context) error {
 	if ch.Parent, err = a.keptParent(ctx, ch.ID, ch.Parent); err != nil {
 		return err
 	}
-	created, err := a.tx.InsertChannel(ctx, ch, a.ev.ID)
+	created, err := a.tx.ChannelsInsert(ctx, ch, a.ev.ID)
 	if err != nil {
 		return err
 	}
 	if !created {
 		return reject.Duplicatef("channel %s already exists", c.ID)
 	}
-	if err := a.tx.PutMember(ctx, c.ID, a.ev.PubKey, nip29.Owner, a.now); err != nil {
+	if err := a.tx.ChannelMembersPut(ctx, c.ID, a.ev.PubKey, nip29.Owner, a.now); err != nil {
 		return err
 	}
 	return a.finish(ctx, ch, 0, "")
@@ -152,7 +152,7 @@ func (a *apply) editChannel(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := a.tx.UpdateChannel(ctx, &c); err != nil {
+	if err := a.tx.ChannelsUpdate(ctx, &c); err != nil {
 		return err
 	}
 	return a.finish(ctx, &c, 0, "")
@@ -167,7 +167,7 @@ func (a *apply) putUser(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	current, err := a.tx.Role(ctx, ch.ID, p.Pubkey)
+	current, err := a.tx.ChannelMembersGetRole(ctx, ch.ID, p.Pubkey)
 	if err != nil {
 		return err
 	}
@@ -201,7 +201,7 @@ func (a *apply) putUser(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := a.tx.PutMember(ctx, ch.ID, p.Pubkey, p.Role, a.now); err != nil {
+	if err := a.tx.ChannelMembersPut(ctx, ch.ID, p.Pubkey, p.Role, a.now); err != nil {
 		return err
 	}
 	notify := 0
@@ -214,7 +214,7 @@ func (a *apply) putUser(ctx context.Context) error {
 // keepAnOwner refuses a change that would leave the channel without an
 // owner once leaving is gone.
 func (a *apply) keepAnOwner(ctx context.Context, channel, leaving string) error {
-	members, err := a.tx.Members(ctx, channel)
+	members, err := a.tx.ChannelMembersList(ctx, channel)
 	if err != nil {
 		return err
 	}
@@ -238,7 +238,7 @@ func (a *apply) removeUser(ctx context.Context) error {
 	if err := requireAdmin(role, "remove users"); err != nil {
 		return err
 	}
-	current, err := a.tx.Role(ctx, ch.ID, target)
+	current, err := a.tx.ChannelMembersGetRole(ctx, ch.ID, target)
 	if err != nil {
 		return err
 	}
@@ -253,7 +253,7 @@ func (a *apply) removeUser(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := a.tx.RemoveMember(ctx, ch.ID, target, a.now); err != nil {
+	if err := a.tx.ChannelMembersDelete(ctx, ch.ID, target, a.now); err != nil {
 		return err
 	}
 	return a.finish(ctx, &ch.Channel, kinds.MemberRemoved, target)
@@ -275,7 +275,7 @@ func (a *apply) join(ctx context.Context) error {
 	code, hasCode := filter.TagValue(a.ev.Tags, "code")
 	valid := false
 	if hasCode && code != "" {
-		if valid, err = a.tx.InviteValid(ctx, ch.ID, code, a.now); err != nil {
+		if valid, err = a.tx.GroupInvitesCheck(ctx, ch.ID, code, a.now); err != nil {
 			return err
 		}
 	}
@@ -292,7 +292,7 @@ func (a *apply) join(ctx context.Context) error {
 		a.verdict = reject.Restrictedf("group %s is closed: your join request is pending review by its admins", ch.ID)
 		return nil
 	}
-	if err := a.tx.PutMember(ctx, ch.ID, a.ev.PubKey, nip29.Member, a.now); err != nil {
+	if err := a.tx.ChannelMembersPut(ctx, ch.ID, a.ev.PubKey, nip29.Member, a.now); err != nil {
 		return err
 	}
 	return a.finish(ctx, &ch.Channel, kinds.MemberAdded, a.ev.PubKey)
@@ -327,7 +327,7 @@ func (a *apply) createInvite(ctx context.Context) error {
 		return err
 	}
 	for _, c := range codes {
-		if _, err := a.tx.PutInvite(ctx, records.GroupInvite{Channel: ch.ID, Code: c, EventID: a.ev.ID, CreatedBy: a.ev.PubKey,
+		if _, err := a.tx.GroupInvitesPut(ctx, records.GroupInvite{Channel: ch.ID, Code: c, EventID: a.ev.ID, CreatedBy: a.ev.PubKey,
 			CreatedAt: int64(a.ev.CreatedAt), ExpiresAt: expires}); err != nil {
 			return err
 		}
@@ -350,7 +350,7 @@ func (a *apply) keptParent(ctx context.Context, group, parent string) (string, e
 	if parent == group {
 		return "", reject.Invalidf("a group cannot be its own parent")
 	}
-	ch, role, err := a.tx.ChannelAndRole(ctx, parent, a.ev.PubKey)
+	ch, role, err := a.tx.ChannelsGetWithRole(ctx, parent, a.ev.PubKey)
 	if isNotFound(err) {
 		return "", nil
 	}
@@ -360,7 +360,7 @@ func (a *apply) keptParent(ctx context.Context, group, parent string) (string, e
 	if ch.Deleted || !isAdmin(role) {
 		return "", nil
 	}
-	chain, err := a.tx.ParentChain(ctx, parent, nip29.MaxGroupDepth)
+	chain, err := a.tx.ChannelsListParentChain(ctx, parent, nip29.MaxGroupDepth)
 	if err != nil {
 		return "", err
 	}
@@ -392,7 +392,7 @@ func (a *apply) leave(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := a.tx.RemoveMember(ctx, ch.ID, a.ev.PubKey, a.now); err != nil {
+	if err := a.tx.ChannelMembersDelete(ctx, ch.ID, a.ev.PubKey, a.now); err != nil {
 		return err
 	}
 	return a.finish(ctx, &ch.Channel, kinds.MemberRemoved, a.ev.PubKey)
@@ -409,11 +409,11 @@ func (a *apply) deleteChannel(ctx context.Context) error {
 	if err := a.storeInChannel(ctx, ch.ID); err != nil {
 		return err
 	}
-	if err := a.tx.DeleteChannel(ctx, ch.ID, a.now); err != nil {
+	if err := a.tx.ChannelsDelete(ctx, ch.ID, a.now); err != nil {
 		return err
 	}
 	// Its subgroups become roots (NIP-29): their 39000 drops the parent.
-	children, err := a.tx.Children(ctx, ch.ID)
+	children, err := a.tx.ChannelsListChildren(ctx, ch.ID)
 	if err != nil {
 		return err
 	}
@@ -442,10 +442,10 @@ func (a *apply) moderationDelete(ctx context.Context) error {
 	admin := isAdmin(role)
 	refs := make([]*records.EventRef, 0, len(targets))
 	for _, id := range targets {
-		ref, err := a.tx.Event(ctx, id)
+		ref, err := a.tx.EventsGet(ctx, id)
 		if isNotFound(err) && admin {
 			// A 9005 of a 9009 revokes its invite codes.
-			n, rerr := a.tx.RevokeInvites(ctx, ch.ID, id, a.now)
+			n, rerr := a.tx.GroupInvitesRevoke(ctx, ch.ID, id, a.now)
 			if rerr != nil {
 				return rerr
 			}
@@ -484,12 +484,12 @@ func (a *apply) moderationDelete(ctx context.Context) error {
 // hide marks a target deleted and takes a deleted reply out of its thread's
 // counters.
 func (a *apply) hide(ctx context.Context, ref *records.EventRef) error {
-	fresh, err := a.tx.MarkDeleted(ctx, ref.ID, a.now)
+	fresh, err := a.tx.EventsSetDeleted(ctx, ref.ID, a.now)
 	if err != nil || !fresh {
 		return err
 	}
 	if ref.HasThread && ref.ParentID != "" {
-		return a.tx.ReplyDeleted(ctx, ref.RootID, ref.ParentID)
+		return a.tx.ThreadMetadataDeleteReply(ctx, ref.RootID, ref.ParentID)
 	}
 	return nil
 }
@@ -534,12 +534,12 @@ func (a *apply) notify(ctx context.Context, ch *nip29.Channel, kind int, target 
 // publishState signs fresh 39000/39001/39002 heads for ch, replacing the
 // previous ones; each created_at is max(now, previous+1).
 func (a *apply) publishState(ctx context.Context, ch *nip29.Channel) error {
-	members, err := a.tx.Members(ctx, ch.ID)
+	members, err := a.tx.ChannelMembersList(ctx, ch.ID)
 	if err != nil {
 		return err
 	}
 	published := *ch
-	if published.Parent, err = a.tx.LiveParent(ctx, ch.Parent); err != nil {
+	if published.Parent, err = a.tx.ChannelsGetLiveParent(ctx, ch.Parent); err != nil {
 		return err
 	}
 	for _, k := range []int{kinds.GroupMetadata, kinds.GroupAdmins, kinds.GroupMembers, kinds.GroupRoles} {
@@ -561,7 +561,7 @@ func (a *apply) publishState(ctx context.Context, ch *nip29.Channel) error {
 		default:
 			tags = nip29.MembersTags(ch, members)
 		}
-		prevAt, prevID, ok, err := a.tx.StateHead(ctx, ch.ID, k)
+		prevAt, prevID, ok, err := a.tx.ChannelStateHeadsGet(ctx, ch.ID, k)
 		if err != nil {
 			return err
 		}
@@ -577,11 +577,11 @@ func (a *apply) publishState(ctx context.Context, ch *nip29.Channel) error {
 			return err
 		}
 		if ok {
-			if err := a.tx.DeleteEvents(ctx, []string{prevID}); err != nil {
+			if err := a.tx.EventsDelete(ctx, []string{prevID}); err != nil {
 				return err
 			}
 		}
-		if err := a.tx.SetStateHead(ctx, ch.ID, k, ev.ID, at); err != nil {
+		if err := a.tx.ChannelStateHeadsPut(ctx, ch.ID, k, ev.ID, at); err != nil {
 			return err
 		}
 	}

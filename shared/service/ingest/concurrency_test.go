@@ -25,7 +25,7 @@ func idleHarness(t *testing.T) (*harness, *sessions.Registry) {
 	t.Helper()
 	h := newHarness(t)
 	reg := sessions.NewRegistry(sessionstest.DynamoDB(t).Store)
-	reg.Latest = h.st.LatestCreatedAt
+	reg.Latest = h.st.EventsGetLatestCreatedAt
 	h.svc = h.svc.WithMark(reg.RaiseMark)
 	return h, reg
 }
@@ -293,7 +293,7 @@ func TestBurstLeavesPoolToLockHolder(t *testing.T) {
 	owner := testkit.NewKey(t)
 	ch := h.channel(owner)
 	h.svc = h.svc.WithMark(func(ctx context.Context, c string, upTo int64) error {
-		if _, err := st.LatestCreatedAt(ctx, c); err != nil {
+		if _, err := st.EventsGetLatestCreatedAt(ctx, c); err != nil {
 			return err
 		}
 		return nil

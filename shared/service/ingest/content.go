@@ -22,7 +22,7 @@ const MaxDepth = store.MaxThreadDepth
 // writable checks that the author may post into channel h: it exists, is not
 // deleted, and is open or has the author as an active member.
 func (a *apply) writable(ctx context.Context, h string) (*records.Channel, error) {
-	ch, role, err := a.tx.ChannelAndRole(ctx, h, a.ev.PubKey)
+	ch, role, err := a.tx.ChannelsGetWithRole(ctx, h, a.ev.PubKey)
 	if err != nil && !isNotFound(err) {
 		return nil, err
 	}
@@ -63,7 +63,7 @@ func (a *apply) filable(ctx context.Context, channel string) error {
 	}
 	seen, ok := a.channels[channel]
 	if !ok {
-		ch, role, err := a.tx.ChannelAndRole(ctx, channel, a.ev.PubKey)
+		ch, role, err := a.tx.ChannelsGetWithRole(ctx, channel, a.ev.PubKey)
 		if isNotFound(err) {
 			return noChannel(channel)
 		}
@@ -129,7 +129,7 @@ func (a *apply) message(ctx context.Context) error {
 		}
 	} else {
 		// One lookup gives the parent, its channel and the author's role.
-		parent, ch, role, err := a.tx.Target(ctx, r.Parent, a.ev.PubKey)
+		parent, ch, role, err := a.tx.EventsGetTarget(ctx, r.Parent, a.ev.PubKey)
 		if isNotFound(err) || (err == nil && (parent.ChannelID != h || parent.Deleted || !parent.HasThread)) {
 			if _, werr := a.writable(ctx, h); werr != nil {
 				return werr
@@ -165,7 +165,7 @@ func (a *apply) target(ctx context.Context, id, what string) (*records.EventRef,
 	if !eventcheck.LowerHex(id, 64) {
 		return nil, reject.Invalidf("%s target %q is not a 64-hex event id", what, id)
 	}
-	ref, ch, role, err := a.tx.Target(ctx, id, a.ev.PubKey)
+	ref, ch, role, err := a.tx.EventsGetTarget(ctx, id, a.ev.PubKey)
 	if isNotFound(err) || (err == nil && (ref.Deleted || a.hiddenFrom(ref))) {
 		return nil, notStored(what, id)
 	}
@@ -191,7 +191,7 @@ func (a *apply) reaction(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	n, same, err := a.tx.Reactions(ctx, ref.ID, a.ev.PubKey, a.ev.Content)
+	n, same, err := a.tx.EventsCountReactions(ctx, ref.ID, a.ev.PubKey, a.ev.Content)
 	if err != nil {
 		return err
 	}
@@ -236,7 +236,7 @@ func (a *apply) deletion(ctx context.Context) error {
 	if t[0] == "a" {
 		return a.deleteAddress(ctx, t[1])
 	}
-	ref, ch, role, err := a.tx.Target(ctx, t[1], a.ev.PubKey)
+	ref, ch, role, err := a.tx.EventsGetTarget(ctx, t[1], a.ev.PubKey)
 	if isNotFound(err) || (err == nil && a.hiddenFrom(ref)) {
 		return notStored("deletion", t[1])
 	}
@@ -294,7 +294,7 @@ func (a *apply) deleteAddress(ctx context.Context, addr string) error {
 	// The deletion lives in its target's channel, as an e deletion does, so
 	// it is read under that channel's access rule and never leaks the
 	// address of an event in a private channel.
-	channel, err := a.tx.AddressChannel(ctx, kind, parts[1], parts[2])
+	channel, err := a.tx.EventsGetAddressChannel(ctx, kind, parts[1], parts[2])
 	if err != nil {
 		return err
 	}
@@ -303,7 +303,7 @@ func (a *apply) deleteAddress(ctx context.Context, addr string) error {
 			return err
 		}
 	}
-	_, err = a.tx.MarkAddressDeleted(ctx, kind, parts[1], parts[2], int64(a.ev.CreatedAt), a.now)
+	_, err = a.tx.EventsSetAddressDeleted(ctx, kind, parts[1], parts[2], int64(a.ev.CreatedAt), a.now)
 	return err
 }
 
@@ -329,10 +329,10 @@ func (a *apply) replaceable(ctx context.Context) error {
 	}
 	// Concurrent versions of one address serialize here, so only the
 	// newest survives.
-	if err := a.tx.LockAddress(ctx, a.ev.Kind, a.ev.PubKey, d); err != nil {
+	if err := a.tx.EventsLockAddress(ctx, a.ev.Kind, a.ev.PubKey, d); err != nil {
 		return err
 	}
-	prev, err := a.tx.Addressable(ctx, a.ev.Kind, a.ev.PubKey, d)
+	prev, err := a.tx.EventsListAddress(ctx, a.ev.Kind, a.ev.PubKey, d)
 	if err != nil {
 		return err
 	}
@@ -346,7 +346,7 @@ func (a *apply) replaceable(ctx context.Context) error {
 		}
 		old = append(old, p.ID)
 	}
-	if err := a.tx.DeleteEvents(ctx, old); err != nil {
+	if err := a.tx.EventsDelete(ctx, old); err != nil {
 		return err
 	}
 	return a.store(ctx, meta)

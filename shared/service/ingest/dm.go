@@ -36,7 +36,7 @@ func (a *apply) dmAddMember(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	members, err := a.tx.Members(ctx, ch.ID)
+	members, err := a.tx.ChannelMembersList(ctx, ch.ID)
 	if err != nil {
 		return err
 	}
@@ -75,7 +75,7 @@ func (a *apply) dmHide(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	changed, err := a.tx.SetDMHidden(ctx, ch.ID, a.ev.PubKey, a.now)
+	changed, err := a.tx.DMsSetHidden(ctx, ch.ID, a.ev.PubKey, a.now)
 	if err != nil {
 		return err
 	}
@@ -114,7 +114,7 @@ func (a *apply) isDM(ctx context.Context, ch *records.Channel) (bool, error) {
 	if ch.Type != nip29.TypeDM {
 		return false, nil
 	}
-	k, err := a.tx.CreateKind(ctx, ch.ID)
+	k, err := a.tx.ChannelsGetCreateKind(ctx, ch.ID)
 	return nip29.CreatesDM(k), err
 }
 
@@ -129,14 +129,14 @@ func (a *apply) openDM(ctx context.Context, keys []string) error {
 		Creator: a.ev.PubKey, CreatedAt: int64(a.ev.CreatedAt),
 	}
 	ch.Visibility = ch.Flags.Visibility()
-	created, err := a.tx.InsertChannel(ctx, ch, a.ev.ID)
+	created, err := a.tx.ChannelsInsert(ctx, ch, a.ev.ID)
 	if err != nil {
 		return err
 	}
 	if created {
 		a.saw(&records.Channel{Channel: *ch}, nip29.Member)
 		for _, k := range keys {
-			if err := a.tx.PutMember(ctx, id, k, nip29.Member, a.now); err != nil {
+			if err := a.tx.ChannelMembersPut(ctx, id, k, nip29.Member, a.now); err != nil {
 				return err
 			}
 		}
@@ -150,7 +150,7 @@ func (a *apply) openDM(ctx context.Context, keys []string) error {
 		}
 		return a.publishState(ctx, ch)
 	}
-	row, err := a.tx.Channel(ctx, id, true)
+	row, err := a.tx.ChannelsGet(ctx, id, true)
 	if err != nil {
 		return err
 	}
@@ -165,14 +165,14 @@ func (a *apply) openDM(ctx context.Context, keys []string) error {
 		}
 		return err
 	}
-	role, err := a.tx.Role(ctx, id, a.ev.PubKey)
+	role, err := a.tx.ChannelMembersGetRole(ctx, id, a.ev.PubKey)
 	if err != nil {
 		return err
 	}
 	a.saw(row, role)
 	if role == "" {
 		// A participant who left comes back: the set is still theirs.
-		if err := a.tx.PutMember(ctx, id, a.ev.PubKey, nip29.Member, a.now); err != nil {
+		if err := a.tx.ChannelMembersPut(ctx, id, a.ev.PubKey, nip29.Member, a.now); err != nil {
 			return err
 		}
 		if err := a.publishState(ctx, &row.Channel); err != nil {
@@ -182,7 +182,7 @@ func (a *apply) openDM(ctx context.Context, keys []string) error {
 	if err := a.storeInChannel(ctx, id); err != nil {
 		return err
 	}
-	shown, err := a.tx.SetDMHidden(ctx, id, a.ev.PubKey, 0)
+	shown, err := a.tx.DMsSetHidden(ctx, id, a.ev.PubKey, 0)
 	if err != nil || !shown {
 		return err
 	}
@@ -193,7 +193,7 @@ func (a *apply) openDM(ctx context.Context, keys []string) error {
 // h per DM they have hidden, replacing the previous one.
 func (a *apply) publishVisibility(ctx context.Context, viewer string) error {
 	return a.replaceRelayEvent(ctx, kinds.DMVisibility, viewer, func() (nostr.Tags, error) {
-		hidden, err := a.tx.HiddenDMs(ctx, viewer)
+		hidden, err := a.tx.DMsListHidden(ctx, viewer)
 		if err != nil {
 			return nil, err
 		}

@@ -163,7 +163,7 @@ func reply(parent string) nostr.Tag { return nostr.Tag{"e", parent, "", "reply"}
 func root(id string) nostr.Tag      { return nostr.Tag{"e", id, "", "root"} }
 
 // noOrphans checks that every tag row and thread row belongs to a stored
-// event (the tables have no foreign keys; store.DeleteEvents keeps them tidy).
+// event (the tables have no foreign keys; store.EventsDelete keeps them tidy).
 func (h *harness) noOrphans() {
 	h.t.Helper()
 	n := h.scalar(`SELECT (SELECT count(*) FROM event_tags t WHERE NOT EXISTS (

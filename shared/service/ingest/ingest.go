@@ -109,7 +109,7 @@ func (s *Service) WithClock(now func() time.Time) *Service {
 
 // WithDelivery returns a copy of s whose commits also load what live
 // delivery of their events needs, as request names it (fanout's Request):
-// in the commit's round trip (store.Tx.DeliveryAtCommit).
+// in the commit's round trip (store.Tx.DeliveriesGetAtCommit).
 func (s *Service) WithDelivery(request func([]*nostr.Event) store.DeliveryRequest) *Service {
 	c := *s
 	c.delivery = request
@@ -187,12 +187,12 @@ func (s *Service) SubmitAt(ctx context.Context, community, host, authed string, 
 		out, verdict, note, vanished = out[:0], nil, "", nil
 		err = s.store.Tx(ctx, community, func(tx *store.Tx) error {
 			if locks {
-				tx.LockChannelFirst(h)
+				tx.ChannelsLockFirst(h)
 			}
 			a := &apply{s: s, tx: tx, ev: ev, authed: authed, now: now.Unix(), key: key}
 			if s.delivery != nil {
 				// Asked now: the last write may commit the transaction.
-				delivery = tx.DeliveryAtCommit(func() store.DeliveryRequest { return s.delivery(a.committed()) })
+				delivery = tx.DeliveriesGetAtCommit(func() store.DeliveryRequest { return s.delivery(a.committed()) })
 			}
 			if err := a.run(ctx); err != nil {
 				return err
@@ -348,7 +348,7 @@ func (a *apply) store(ctx context.Context, m records.EventMeta) error {
 			return err
 		}
 	}
-	ok, err := a.tx.InsertEvent(ctx, a.ev, m)
+	ok, err := a.tx.EventsInsert(ctx, a.ev, m)
 	if err != nil {
 		return err
 	}
@@ -378,7 +378,7 @@ func (a *apply) sign(ctx context.Context, kind int, createdAt int64, tags nostr.
 	if err := sg.Sign(ctx, ev); err != nil {
 		return nil, fmt.Errorf("ingest: sign kind %d: %w", kind, err)
 	}
-	if _, err := a.tx.InsertEvent(ctx, ev, m); err != nil {
+	if _, err := a.tx.EventsInsert(ctx, ev, m); err != nil {
 		return nil, err
 	}
 	a.published = append(a.published, ev)
@@ -402,10 +402,10 @@ func (a *apply) replaceRelayEventIn(ctx context.Context, channel string, kind in
 		return err
 	}
 	relay := sg.PublicKey()
-	if err := a.tx.LockAddress(ctx, kind, relay, d); err != nil {
+	if err := a.tx.EventsLockAddress(ctx, kind, relay, d); err != nil {
 		return err
 	}
-	prev, err := a.tx.Addressable(ctx, kind, relay, d)
+	prev, err := a.tx.EventsListAddress(ctx, kind, relay, d)
 	if err != nil {
 		return err
 	}
@@ -417,7 +417,7 @@ func (a *apply) replaceRelayEventIn(ctx context.Context, channel string, kind in
 		}
 		old = append(old, p.ID)
 	}
-	if err := a.tx.DeleteEvents(ctx, old); err != nil {
+	if err := a.tx.EventsDelete(ctx, old); err != nil {
 		return err
 	}
 	t, err := tags()

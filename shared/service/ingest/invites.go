@@ -60,7 +60,7 @@ func (a *apply) admitByInvite(ctx context.Context, key, code, receipt string) er
 	if a.s.claimer == nil {
 		return reject.Restrictedf("this relay issues no invites")
 	}
-	role, _, err := a.tx.RelayRole(ctx, key)
+	role, _, err := a.tx.RelayMembersGetRoleEnforced(ctx, key)
 	if err != nil {
 		return err
 	}
@@ -76,14 +76,14 @@ func (a *apply) admitByInvite(ctx context.Context, key, code, receipt string) er
 		}
 		// A claim of the same key that won the race for the invite's
 		// last use committed while this one waited on its row.
-		if role, _, rerr := a.tx.RelayRole(ctx, key); rerr == nil && role != "" {
+		if role, _, rerr := a.tx.RelayMembersGetRoleEnforced(ctx, key); rerr == nil && role != "" {
 			return ErrAlreadyMember
 		} else if rerr != nil {
 			return rerr
 		}
 		return err
 	}
-	added, err := a.tx.AddRelayMember(ctx, key, nip43.Member, "", a.now)
+	added, err := a.tx.RelayMembersInsert(ctx, key, nip43.Member, "", a.now)
 	if err != nil {
 		return err
 	}
@@ -112,7 +112,7 @@ func (s *Service) AdmitByInvite(ctx context.Context, community, key, code, recei
 		err = s.store.Tx(ctx, community, func(tx *store.Tx) error {
 			a := &apply{s: s, tx: tx, authed: key, now: now.Unix(), key: k, unlisted: true}
 			if s.delivery != nil {
-				out.Delivery = tx.DeliveryAtCommit(func() store.DeliveryRequest { return s.delivery(a.committed()) })
+				out.Delivery = tx.DeliveriesGetAtCommit(func() store.DeliveryRequest { return s.delivery(a.committed()) })
 			}
 			if err := a.admitByInvite(ctx, key, code, receipt); err != nil {
 				return err

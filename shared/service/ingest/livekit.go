@@ -36,9 +36,9 @@ func (s *Service) LiveKitPresence(ctx context.Context, community, group, identit
 		err = s.store.Tx(ctx, community, func(tx *store.Tx) error {
 			a := &apply{s: s, tx: tx, now: now.Unix(), key: k, unlisted: true}
 			if s.delivery != nil {
-				out.Delivery = tx.DeliveryAtCommit(func() store.DeliveryRequest { return s.delivery(a.committed()) })
+				out.Delivery = tx.DeliveriesGetAtCommit(func() store.DeliveryRequest { return s.delivery(a.committed()) })
 			}
-			ch, err := tx.Channel(ctx, group, true)
+			ch, err := tx.ChannelsGet(ctx, group, true)
 			if isNotFound(err) || (err == nil && !livekit.Serves(ch.Type, ch.Deleted)) {
 				return errNoRoom
 			}

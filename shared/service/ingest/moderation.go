@@ -24,7 +24,7 @@ import (
 const MaxReasonBytes = 4096
 
 func (a *apply) moderationCommand(ctx context.Context) error {
-	op, err := a.tx.IsOperator(ctx, a.ev.PubKey)
+	op, err := a.tx.OperatorsExists(ctx, a.ev.PubKey)
 	if err != nil {
 		return err
 	}
@@ -50,7 +50,7 @@ func (a *apply) moderationCommand(ctx context.Context) error {
 		}
 		act.Target = id
 		run = func() error {
-			ok, err := a.tx.ResolveReport(ctx, id, a.ev.PubKey, status, action, a.now)
+			ok, err := a.tx.ModerationReportsUpdate(ctx, id, a.ev.PubKey, status, action, a.now)
 			if err == nil && !ok {
 				err = reject.Invalidf("report %s is not open", id)
 			}
@@ -70,20 +70,20 @@ func (a *apply) moderationCommand(ctx context.Context) error {
 		run = func() error {
 			switch a.ev.Kind {
 			case kinds.ModerationBan:
-				return a.tx.PutPubkeyRule(ctx, p, "ban", reason, expires, a.now)
+				return a.tx.PubkeyRulesUpsert(ctx, p, "ban", reason, expires, a.now)
 			case kinds.ModerationTimeout:
-				return a.tx.PutPubkeyRule(ctx, p, "timeout", reason, expires, a.now)
+				return a.tx.PubkeyRulesUpsert(ctx, p, "timeout", reason, expires, a.now)
 			case kinds.ModerationUnban:
-				_, err := a.tx.LiftPubkeyRule(ctx, p, "ban")
+				_, err := a.tx.PubkeyRulesDelete(ctx, p, "ban")
 				return err
 			default: // untimeout
-				_, err := a.tx.LiftPubkeyRule(ctx, p, "timeout")
+				_, err := a.tx.PubkeyRulesDelete(ctx, p, "timeout")
 				return err
 			}
 		}
 	}
 	// The audit row first: a repeat of the command is caught before it acts.
-	fresh, err := a.tx.AuditModeration(ctx, act)
+	fresh, err := a.tx.ModerationActionsInsert(ctx, act)
 	if err != nil {
 		return err
 	}
@@ -146,7 +146,7 @@ func (a *apply) report(ctx context.Context) error {
 		return reject.Invalidf("a report that cannot be encoded")
 	}
 	r.Raw = string(raw)
-	fresh, err := a.tx.FileReport(ctx, r)
+	fresh, err := a.tx.ModerationReportsInsert(ctx, r)
 	if err != nil {
 		return err
 	}

@@ -25,11 +25,11 @@ func (a *apply) relayCommand(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sender, _, err := a.tx.RelayRole(ctx, a.ev.PubKey)
+	sender, _, err := a.tx.RelayMembersGetRoleEnforced(ctx, a.ev.PubKey)
 	if err != nil {
 		return err
 	}
-	target, _, err := a.tx.RelayRole(ctx, c.Target)
+	target, _, err := a.tx.RelayMembersGetRoleEnforced(ctx, c.Target)
 	if err != nil {
 		return err
 	}
@@ -42,13 +42,13 @@ func (a *apply) relayCommand(ctx context.Context) error {
 		if target != "" { // a re-add changes nothing, publishes nothing
 			return nil
 		}
-		added, err := a.tx.AddRelayMember(ctx, c.Target, c.Role, a.ev.PubKey, a.now)
+		added, err := a.tx.RelayMembersInsert(ctx, c.Target, c.Role, a.ev.PubKey, a.now)
 		if err != nil || !added {
 			return err
 		}
 		return a.publishMembership(ctx, kinds.RelayMemberAdded, c.Target)
 	case kinds.RelayRemoveMember:
-		removed, err := a.tx.RemoveRelayMember(ctx, c.Target, nip43.Removable(sender))
+		removed, err := a.tx.RelayMembersDelete(ctx, c.Target, nip43.Removable(sender))
 		if err != nil {
 			return err
 		}
@@ -57,7 +57,7 @@ func (a *apply) relayCommand(ctx context.Context) error {
 		}
 		return a.publishMembership(ctx, kinds.RelayMemberRemoved, c.Target)
 	}
-	changed, err := a.tx.SetRelayRole(ctx, c.Target, c.Role)
+	changed, err := a.tx.RelayMembersSetRole(ctx, c.Target, c.Role)
 	if err != nil {
 		return err
 	}
@@ -74,7 +74,7 @@ func (a *apply) setProfile(ctx context.Context) error {
 	if err := nip43.Fresh(int64(a.ev.CreatedAt), a.now); err != nil {
 		return err
 	}
-	sender, _, err := a.tx.RelayRole(ctx, a.ev.PubKey)
+	sender, _, err := a.tx.RelayMembersGetRoleEnforced(ctx, a.ev.PubKey)
 	if err != nil {
 		return err
 	}
@@ -94,12 +94,12 @@ func (a *apply) setProfile(ctx context.Context) error {
 	}
 	a.unlisted = true
 	if hasIcon || !hasMode {
-		if err := a.tx.SetCommunityPicture(ctx, icon); err != nil {
+		if err := a.tx.CommunitiesSetPicture(ctx, icon); err != nil {
 			return err
 		}
 	}
 	if hasMode {
-		return a.tx.SetThreadReplies(ctx, on)
+		return a.tx.CommunitiesSetThreadReplies(ctx, on)
 	}
 	return nil
 }
@@ -107,7 +107,7 @@ func (a *apply) setProfile(ctx context.Context) error {
 // leaveRelay runs a 28936: a member or admin of a community that enforces
 // membership leaves it (8001, 13534); its subscriptions end.
 func (a *apply) leaveRelay(ctx context.Context) error {
-	role, enforced, err := a.tx.RelayRole(ctx, a.ev.PubKey)
+	role, enforced, err := a.tx.RelayMembersGetRoleEnforced(ctx, a.ev.PubKey)
 	if err != nil {
 		return err
 	}
@@ -117,7 +117,7 @@ func (a *apply) leaveRelay(ctx context.Context) error {
 	if err := nip43.Leave(role); err != nil {
 		return err
 	}
-	removed, err := a.tx.RemoveRelayMember(ctx, a.ev.PubKey, "")
+	removed, err := a.tx.RelayMembersDelete(ctx, a.ev.PubKey, "")
 	if err != nil {
 		return err
 	}
@@ -137,7 +137,7 @@ func (a *apply) publishMembership(ctx context.Context, delta int, key string) er
 		}
 	}
 	return a.replaceRelayEvent(ctx, kinds.RelayMembershipList, "", func() (nostr.Tags, error) {
-		members, err := a.tx.RelayMembers(ctx)
+		members, err := a.tx.RelayMembersList(ctx)
 		if err != nil {
 			return nil, err
 		}

@@ -82,7 +82,7 @@ func TestRelayMembership(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
 	owner, admin, alice, bob := testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t)
-	if err := h.st.AddCommunityOperator(ctx, community, owner.Pub); err != nil {
+	if err := h.st.OperatorsInsert(ctx, community, owner.Pub); err != nil {
 		t.Fatal(err)
 	}
 	delivered := func(out []*nostr.Event) []int {
@@ -155,7 +155,7 @@ func TestRelayMembership(t *testing.T) {
 		return k.Event(t, kinds.RelayLeaveRequest, "", tags...)
 	}
 	h.refused(leave(admin, nostr.Tag{"-"}), "invalid: relay membership is not enabled")
-	if err := h.st.SetMembershipEnforced(ctx, community, true); err != nil {
+	if err := h.st.CommunitiesSetMembershipEnforced(ctx, community, true); err != nil {
 		t.Fatal(err)
 	}
 	h.refused(leave(admin), "invalid:")
@@ -184,7 +184,7 @@ func TestRelayMembership(t *testing.T) {
 func TestRelayCommandShape(t *testing.T) {
 	h := newHarness(t)
 	owner, bob := testkit.NewKey(t), testkit.NewKey(t)
-	if err := h.st.AddCommunityOperator(context.Background(), community, owner.Pub); err != nil {
+	if err := h.st.OperatorsInsert(context.Background(), community, owner.Pub); err != nil {
 		t.Fatal(err)
 	}
 	h.refused(owner.EventAt(t, time.Now().Add(-3*time.Minute), kinds.RelayAddMember, "", nostr.Tag{"p", bob.Pub}), "invalid:")
@@ -202,7 +202,7 @@ func TestSetWorkspaceProfile(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
 	owner, alice := testkit.NewKey(t), testkit.NewKey(t)
-	if err := h.st.AddCommunityOperator(ctx, community, owner.Pub); err != nil {
+	if err := h.st.OperatorsInsert(ctx, community, owner.Pub); err != nil {
 		t.Fatal(err)
 	}
 	read := func() (string, bool) {

@@ -122,16 +122,16 @@ func checkVanish(_ *Service, ev *nostr.Event, authed, host string, _ time.Time) 
 // asks only whether a newer request already covers it.
 func refuseBanned(a *apply, ctx context.Context) error {
 	if a.ev.Kind == kinds.Vanish {
-		return a.tx.CheckVanished(ctx, a.ev)
+		return a.tx.VanishedCheck(ctx, a.ev)
 	}
-	return a.tx.CheckBans(ctx, a.ev, a.authed)
+	return a.tx.BansCheck(ctx, a.ev, a.authed)
 }
 
 func refuseRepeatedModeration(a *apply, ctx context.Context) error {
 	if !kinds.Moderation(a.ev.Kind) {
 		return nil
 	}
-	dup, err := a.tx.Exists(ctx, a.ev.ID)
+	dup, err := a.tx.EventsExists(ctx, a.ev.ID)
 	if err != nil {
 		return err
 	}

@@ -34,7 +34,7 @@ func TestRequestToVanishDeletesEverythingOfTheKey(t *testing.T) {
 	wrap := testkit.NewKey(t)
 	h.ok(wrap.Event(t, 1059, "sealed", nostr.Tag{"p", p.Pub}))
 	for _, b := range []struct{ hash, by string }{{hashOnly, p.Pub}, {hashShared, p.Pub}, {hashShared, owner.Pub}} {
-		if _, _, err := h.st.AddBlob(ctx, records.NewBlob{Community: community, SHA256: b.hash, Type: "image/png", Pubkey: b.by, Size: 10, At: 1}); err != nil {
+		if _, _, err := h.st.BlobsInsert(ctx, records.NewBlob{Community: community, SHA256: b.hash, Type: "image/png", Pubkey: b.by, Size: 10, At: 1}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -159,7 +159,7 @@ func TestBannedKeyMayVanishAndStaysBanned(t *testing.T) {
 	ctx := context.Background()
 	h.ok(p.Event(t, 9021, "", nostr.Tag{"h", ch}))
 	h.ok(p.Event(t, 9, "before the ban", nostr.Tag{"h", ch}))
-	if err := h.st.SetPubkeyRule(ctx, community, p.Pub, "ban", "spam", time.Now().Unix()); err != nil {
+	if err := h.st.PubkeyRulesPut(ctx, community, p.Pub, "ban", "spam", time.Now().Unix()); err != nil {
 		t.Fatal(err)
 	}
 	h.refused(p.Event(t, 9, "while banned", nostr.Tag{"h", ch}), "blocked:")

@@ -173,7 +173,7 @@ func (Claimer) Claim(ctx context.Context, tx *store.Tx, code, receipt, key strin
 	if !invite.Usable(code) {
 		return invite.ErrInvalid
 	}
-	p, err := tx.JoinPolicy(ctx)
+	p, err := tx.JoinPoliciesGetInTx(ctx)
 	if err != nil {
 		return err
 	}

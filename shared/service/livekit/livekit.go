@@ -5,7 +5,7 @@
 // 29.md). The rules (token,
 // room, which groups have a room) are shared/domain/livekit's; who may
 // come in is the door's (shared/service/guard) and the group's membership
-// (store.ChannelMembersSeat).
+// (store.ChannelMembersGetSeat).
 package livekit
 
 import (
@@ -23,7 +23,7 @@ import (
 
 // Seats reads a key's seat in a channel (store.Store).
 type Seats interface {
-	ChannelMembersSeat(ctx context.Context, community, channel, pubkey string) (records.Seat, error)
+	ChannelMembersGetSeat(ctx context.Context, community, channel, pubkey string) (records.Seat, error)
 }
 
 // Service mints LiveKit tokens and takes LiveKit's webhooks. Config's
@@ -81,7 +81,7 @@ func (s *Service) Token(ctx context.Context, caller guard.Caller, community, gro
 	if _, err := s.Guard.Admit(ctx, guard.Door{Community: community, Caller: caller, Action: guard.Read}); err != nil {
 		return Grant{}, err
 	}
-	seat, err := s.Seats.ChannelMembersSeat(ctx, community, group, caller.Pubkey)
+	seat, err := s.Seats.ChannelMembersGetSeat(ctx, community, group, caller.Pubkey)
 	if err != nil {
 		return Grant{}, fmt.Errorf("livekit: token: %w", err)
 	}

@@ -173,7 +173,7 @@ func (s *Service) call(ctx context.Context, c *community.Community, pubkey strin
 			return nil, err
 		}
 		return true, s.Store.Tx(ctx, c.ID, func(tx *store.Tx) error {
-			ok, err := tx.ResolveReport(ctx, id, pubkey, status, action, time.Now().Unix())
+			ok, err := tx.ModerationReportsUpdate(ctx, id, pubkey, status, action, time.Now().Unix())
 			if err == nil && !ok {
 				err = reject.Invalidf("report %s is not open", id)
 			}
@@ -182,7 +182,7 @@ func (s *Service) call(ctx context.Context, c *community.Community, pubkey strin
 	case "listrelaymembers": // NIP-43: owners (the operators), admins, members
 		var out []map[string]string
 		err := s.Store.Tx(ctx, c.ID, func(tx *store.Tx) error {
-			ms, err := tx.RelayMembers(ctx)
+			ms, err := tx.RelayMembersList(ctx)
 			for _, m := range ms {
 				out = append(out, map[string]string{"pubkey": m.Pubkey, "role": m.Role})
 			}
@@ -196,7 +196,7 @@ func (s *Service) call(ctx context.Context, c *community.Community, pubkey strin
 		if s.Blobs == nil {
 			return nil, reject.Invalidf("media is not enabled on this relay")
 		}
-		stored, blobs, keys, err := s.Store.MediaStoredUsage(ctx, c.ID, blossom.Day(time.Now()), MediaTopKeys)
+		stored, blobs, keys, err := s.Store.MediaStoredGet(ctx, c.ID, blossom.Day(time.Now()), MediaTopKeys)
 		if keys == nil {
 			keys = []records.KeyBytes{}
 		}
@@ -233,7 +233,7 @@ func (s *Service) call(ctx context.Context, c *community.Community, pubkey strin
 		if err != nil {
 			return nil, err
 		}
-		reports, err := s.Store.OpenReports(ctx, c.ID, after, limit)
+		reports, err := s.Store.ModerationReportsListOpen(ctx, c.ID, after, limit)
 		if err != nil {
 			return nil, err
 		}
@@ -252,7 +252,7 @@ func (s *Service) call(ctx context.Context, c *community.Community, pubkey strin
 		if err != nil {
 			return nil, err
 		}
-		return true, s.Store.SetThreadRepliesInChannel(ctx, c.ID, on)
+		return true, s.Store.CommunitiesSetThreadRepliesInChannel(ctx, c.ID, on)
 	case "setrelaymembership": // NIP-43: only members may use the community
 		on, err := p.boolean(0, "membership enforced")
 		if err != nil {
@@ -332,7 +332,7 @@ func (s *Service) invites(ctx context.Context, c *community.Community, method st
 // listCommunities is every community of the deployment as the console
 // lists it: id, hostnames, name, enabled, operators.
 func listCommunities(ctx context.Context, st *store.Store) ([]map[string]any, error) {
-	rows, err := st.Communities(ctx)
+	rows, err := st.CommunitiesList(ctx)
 	if err != nil {
 		return nil, err
 	}

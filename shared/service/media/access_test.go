@@ -48,7 +48,7 @@ func share(t *testing.T, f *fixture, k testkit.Key, ch, hash string) *nostr.Even
 	url := "https://media.test/" + hash + ".png"
 	ev := k.Event(t, 9, "look "+url, nostr.Tag{"h", ch}, nostr.Tag{"imeta", "url " + url, "x " + hash, "m image/png"})
 	err := f.st.Tx(context.Background(), community, func(tx *store.Tx) error {
-		_, err := tx.InsertEvent(context.Background(), ev, records.EventMeta{ChannelID: ch, TopLevel: true})
+		_, err := tx.EventsInsert(context.Background(), ev, records.EventMeta{ChannelID: ch, TopLevel: true})
 		return err
 	})
 	if err != nil {
@@ -132,7 +132,7 @@ func TestBlobSharedInPrivateChannelOrDMReadOnlyByItsReaders(t *testing.T) {
 	// The only reference deleted: referenced still, readable by its owners.
 	gone := upload(t, f, owner.Pub, 3000, 4, "image/png")
 	ev := share(t, f, owner, openCh, gone)
-	if err := f.st.Tx(ctx, community, func(tx *store.Tx) error { return tx.DeleteEvents(ctx, []string{ev.ID}) }); err != nil {
+	if err := f.st.Tx(ctx, community, func(tx *store.Tx) error { return tx.EventsDelete(ctx, []string{ev.ID}) }); err != nil {
 		t.Fatal(err)
 	}
 	readAs(t, f, "", gone, false)

@@ -117,7 +117,7 @@ func (s *Service) admit(ctx context.Context, community, pubkey string, action gu
 // checkQuotas refuses a new blob of size that would pass either quota,
 // without changing them (BUD-06 preflight, presign).
 func (s *Service) checkQuotas(ctx context.Context, c Claim, newBlob bool) error {
-	day, stored, err := s.Store.MediaUsage(ctx, c.Community, c.Pubkey, blossom.Day(s.Now()))
+	day, stored, err := s.Store.MediaUsageGet(ctx, c.Community, c.Pubkey, blossom.Day(s.Now()))
 	if err != nil {
 		return fmt.Errorf("media: %w", err)
 	}
@@ -132,7 +132,7 @@ func (s *Service) checkQuotas(ctx context.Context, c Claim, newBlob bool) error 
 
 // existing is the community's blob of hash, nil when it holds none yet.
 func (s *Service) existing(ctx context.Context, community, hash string) (*records.Blob, error) {
-	b, err := s.Store.Blob(ctx, community, hash)
+	b, err := s.Store.BlobsGet(ctx, community, hash)
 	if errors.Is(err, records.ErrNotFound) {
 		return nil, nil
 	}
@@ -197,7 +197,7 @@ func (s *Service) Upload(ctx context.Context, c Claim, body []byte) (records.Blo
 
 // charge counts n bytes against pubkey's day.
 func (s *Service) charge(ctx context.Context, community, pubkey string, n int64) error {
-	err := s.Store.ChargeKeyDay(ctx, community, pubkey, blossom.Day(s.Now()), n, s.Limits.KeyBytesPerDay)
+	err := s.Store.MediaKeyDaysAdd(ctx, community, pubkey, blossom.Day(s.Now()), n, s.Limits.KeyBytesPerDay)
 	if errors.Is(err, records.ErrKeyDayQuota) {
 		return dayQuota(s.Limits.KeyBytesPerDay)
 	}
@@ -211,7 +211,7 @@ func (s *Service) charge(ctx context.Context, community, pubkey string, n int64)
 // community's storage is full, the object is removed again unless another
 // upload recorded it meanwhile.
 func (s *Service) record(ctx context.Context, community, hash, pubkey string, size int64, typ, upload string) (records.Blob, bool, error) {
-	b, created, err := s.Store.AddBlob(ctx, records.NewBlob{Community: community, SHA256: hash, Type: typ, Pubkey: pubkey,
+	b, created, err := s.Store.BlobsInsert(ctx, records.NewBlob{Community: community, SHA256: hash, Type: typ, Pubkey: pubkey,
 		Size: size, At: s.Now().Unix(), StoredLimit: s.Limits.CommunityBytesStored, Upload: upload})
 	if errors.Is(err, records.ErrStoredQuota) {
 		if held, herr := s.existing(ctx, community, hash); herr == nil && held == nil {
@@ -264,7 +264,7 @@ func (s *Service) Presign(ctx context.Context, c Claim) (Presigned, error) {
 	if err := s.mayUpload(ctx, c.Community, c.Pubkey); err != nil {
 		return Presigned{}, err
 	}
-	a, err := s.Store.BlobFor(ctx, c.Community, c.SHA256, c.Pubkey)
+	a, err := s.Store.BlobsGetAccess(ctx, c.Community, c.SHA256, c.Pubkey)
 	if err != nil {
 		return Presigned{}, fmt.Errorf("media: %w", err)
 	}
@@ -284,7 +284,7 @@ func (s *Service) Presign(ctx context.Context, c Claim) (Presigned, error) {
 	if err != nil {
 		return Presigned{}, fmt.Errorf("media: %w", err)
 	}
-	if err := s.Store.StageUpload(ctx, u); err != nil {
+	if err := s.Store.BlobUploadsInsert(ctx, u); err != nil {
 		return Presigned{}, fmt.Errorf("media: %w", err)
 	}
 	delete(hdr, "Host")
@@ -295,7 +295,7 @@ func (s *Service) Presign(ctx context.Context, c Claim) (Presigned, error) {
 // staged uploads of it whose bytes arrived; refused holds the refusal of
 // each uploader whose staged bytes did not match their claim.
 func (s *Service) access(ctx context.Context, community, hash, reader string) (records.BlobAccess, map[string]error, error) {
-	a, err := s.Store.BlobFor(ctx, community, hash, reader)
+	a, err := s.Store.BlobsGetAccess(ctx, community, hash, reader)
 	if err != nil {
 		return a, nil, fmt.Errorf("media: %w", err)
 	}
@@ -306,7 +306,7 @@ func (s *Service) access(ctx context.Context, community, hash, reader string) (r
 	if err != nil {
 		return a, nil, err
 	}
-	if a, err = s.Store.BlobFor(ctx, community, hash, reader); err != nil {
+	if a, err = s.Store.BlobsGetAccess(ctx, community, hash, reader); err != nil {
 		return a, nil, fmt.Errorf("media: %w", err)
 	}
 	return a, refused, nil
@@ -356,7 +356,7 @@ func (s *Service) Complete(ctx context.Context, community, pubkey, hash string) 
 // ETag condition), so bytes put to the presigned URL meanwhile are never
 // what the blob holds; such an upload is refused like a mismatch.
 func (s *Service) complete(ctx context.Context, community, hash string, held bool) (map[string]error, error) {
-	ups, err := s.Store.StagedUploads(ctx, community, hash)
+	ups, err := s.Store.BlobUploadsList(ctx, community, hash)
 	if err != nil {
 		return nil, fmt.Errorf("media: %w", err)
 	}
@@ -414,7 +414,7 @@ func (s *Service) drop(ctx context.Context, u records.Upload, object bool) {
 	if object {
 		s.remove(ctx, blossom.UploadKey(u.Community, u.ID))
 	}
-	if err := s.Store.DropUpload(ctx, u.Community, u.ID); err != nil {
+	if err := s.Store.BlobUploadsDelete(ctx, u.Community, u.ID); err != nil {
 		s.Log.WarnContext(ctx, "media: drop staged upload", "upload", u.ID, "err", err)
 	}
 }
@@ -465,7 +465,7 @@ func (s *Service) List(ctx context.Context, community, reader, pubkey string, si
 	if pubkey != reader {
 		return nil, errOthersList
 	}
-	out, err := s.Store.BlobsOf(ctx, community, pubkey, since, until, ListLimit)
+	out, err := s.Store.BlobsListByOwner(ctx, community, pubkey, since, until, ListLimit)
 	if err != nil {
 		return nil, fmt.Errorf("media: %w", err)
 	}
@@ -482,7 +482,7 @@ func (s *Service) Delete(ctx context.Context, community, pubkey, hash string) er
 	if err != nil {
 		return err
 	}
-	owned, gone, err := s.Store.RemoveBlob(ctx, community, hash, pubkey, m.Operator)
+	owned, gone, err := s.Store.BlobsDelete(ctx, community, hash, pubkey, m.Operator)
 	if err != nil {
 		return fmt.Errorf("media: %w", err)
 	}

@@ -45,7 +45,7 @@ func setup(t *testing.T, l blossom.Limits) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.EnsureCommunity(ctx, community, "media.test"); err != nil {
+	if _, err := st.CommunitiesEnsure(ctx, community, "media.test"); err != nil {
 		t.Fatal(err)
 	}
 	member := testkit.NewKey(t).Pub
@@ -151,7 +151,7 @@ func TestUploadRefusals(t *testing.T) {
 	status(t, err, http.StatusForbidden)
 	banned := testkit.NewKey(t).Pub
 	join(t, f.db, banned)
-	if err := f.st.SetPubkeyRule(ctx, community, banned, "ban", "", 1); err != nil {
+	if err := f.st.PubkeyRulesPut(ctx, community, banned, "ban", "", 1); err != nil {
 		t.Fatal(err)
 	}
 	_, _, err = f.svc.Upload(ctx, media.Claim{Community: community, Pubkey: banned, SHA256: h, Size: -1}, body)
@@ -302,7 +302,7 @@ func TestConcurrentUploadsStoreOnce(t *testing.T) {
 	if n != 1 {
 		t.Fatalf("%d uploads created the blob, want 1", n)
 	}
-	if _, stored, _ := f.st.MediaUsage(ctx, community, f.member, 0); stored != 100_000 {
+	if _, stored, _ := f.st.MediaUsageGet(ctx, community, f.member, 0); stored != 100_000 {
 		t.Fatalf("stored %d bytes, want 100000", stored)
 	}
 	for _, k := range keys {

@@ -81,7 +81,7 @@ func (s *Service) matches(l *live, e *event) (filter.Filter, bool) {
 
 // events loads the batch's stored, not deleted events.
 func (s *Service) events(ctx context.Context, b Batch) (map[string]*event, error) {
-	stored, err := s.Store.PushEventsLoad(ctx, b.Community, b.IDs)
+	stored, err := s.Store.EventsListForPush(ctx, b.Community, b.IDs)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +98,7 @@ func (s *Service) events(ctx context.Context, b Batch) (map[string]*event, error
 
 // live loads community's live subscriptions keyed by address.
 func (s *Service) live(ctx context.Context, community string) (map[store.PushAddress]*live, error) {
-	rows, err := s.Store.PushSubscriptionsLive(ctx, community, s.now().Unix())
+	rows, err := s.Store.PushSubscriptionsListLive(ctx, community, s.now().Unix())
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +125,7 @@ func (s *Service) live(ctx context.Context, community string) (map[store.PushAdd
 func (s *Service) sendDue(ctx context.Context, b Batch, events map[string]*event) error {
 	for {
 		now := s.now().Unix()
-		pending, err := s.Store.PushDeliveriesPending(ctx, b.Community, b.IDs, now)
+		pending, err := s.Store.PushDeliveriesListPending(ctx, b.Community, b.IDs, now)
 		if err != nil {
 			return err
 		}
@@ -211,7 +211,7 @@ func (s *Service) sendBatch(ctx context.Context, community string, due []store.P
 // rateLimited reports whether target got push.CallbacksPerMinute
 // deliveries in the last minute.
 func (s *Service) rateLimited(ctx context.Context, target string, now int64) (bool, error) {
-	n, err := s.Store.PushDeliveriesSentSince(ctx, target, now-60)
+	n, err := s.Store.PushDeliveriesCountSentSince(ctx, target, now-60)
 	if err != nil {
 		return false, err
 	}
@@ -220,7 +220,7 @@ func (s *Service) rateLimited(ctx context.Context, target string, now int64) (bo
 
 // readable answers, for each due delivery ("pubkey/event id"), whether its
 // subscriber may read the event now: the door admits the key, and the
-// access rule (access.MaySee over store.Readable, or MetadataReadable for
+// access rule (access.MaySee over store.ChannelsCheckReadable, or ChannelsCheckMetadataReadable for
 // the channel-state kinds, through the filter that matched) lets it see
 // the event, as live delivery decides.
 func (s *Service) readable(ctx context.Context, community string, due []store.PendingPush, events map[string]*event, subs map[store.PushAddress]*live) (map[string]bool, error) {
@@ -261,11 +261,11 @@ func (s *Service) readable(ctx context.Context, community string, due []store.Pe
 			refused[k] = true
 		}
 	}
-	reach, err := s.Store.Readable(ctx, community, pairs)
+	reach, err := s.Store.ChannelsCheckReadable(ctx, community, pairs)
 	if err != nil {
 		return nil, err
 	}
-	meta, err := s.Store.MetadataReadable(ctx, community, metaPairs)
+	meta, err := s.Store.ChannelsCheckMetadataReadable(ctx, community, metaPairs)
 	if err != nil {
 		return nil, err
 	}

@@ -56,7 +56,7 @@ func (x *ExecutorKeys) For(ctx context.Context, communityID string) (*signer.Key
 	if x.Sealer == nil {
 		return nil, fmt.Errorf("push: no sealer for the executor key of %s", communityID)
 	}
-	ct, pub, err := x.Store.CommunitiesPushKey(ctx, communityID)
+	ct, pub, err := x.Store.CommunitiesGetPushKey(ctx, communityID)
 	if err != nil {
 		return nil, err
 	}
@@ -73,10 +73,10 @@ func (x *ExecutorKeys) For(ctx context.Context, communityID string) (*signer.Key
 		if err != nil {
 			return nil, fmt.Errorf("push: seal the executor key of %s: %w", communityID, err)
 		}
-		if err := x.Store.CommunitiesPushKeySet(ctx, communityID, sealed, fresh.PublicKey()); err != nil {
+		if err := x.Store.CommunitiesSetPushKey(ctx, communityID, sealed, fresh.PublicKey()); err != nil {
 			return nil, err
 		}
-		if ct, pub, err = x.Store.CommunitiesPushKey(ctx, communityID); err != nil {
+		if ct, pub, err = x.Store.CommunitiesGetPushKey(ctx, communityID); err != nil {
 			return nil, err
 		}
 	}
@@ -165,7 +165,7 @@ func (s *Service) acceptLease(ctx context.Context, tx *store.Tx, ev *nostr.Event
 	}
 	addr := store.PushAddress{Pubkey: ev.PubKey, Kind: kinds.PushLease, D: d}
 	if l.Active {
-		taken, err := tx.PushSubscriptionsTargetTaken(ctx, addr, l.Endpoint, now)
+		taken, err := tx.PushSubscriptionsExistsTarget(ctx, addr, l.Endpoint, now)
 		if err != nil {
 			return nil, err
 		}
@@ -182,10 +182,10 @@ func (s *Service) acceptLease(ctx context.Context, tx *store.Tx, ev *nostr.Event
 	}
 	// Replacement: NIP-01's order against the stored winner, then the
 	// generation watermark (both locked by this transaction).
-	if err := tx.LockAddress(ctx, kinds.PushLease, ev.PubKey, d); err != nil {
+	if err := tx.EventsLockAddress(ctx, kinds.PushLease, ev.PubKey, d); err != nil {
 		return nil, err
 	}
-	prev, err := tx.Addressable(ctx, kinds.PushLease, ev.PubKey, d)
+	prev, err := tx.EventsListAddress(ctx, kinds.PushLease, ev.PubKey, d)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +194,7 @@ func (s *Service) acceptLease(ctx context.Context, tx *store.Tx, ev *nostr.Event
 			return nil, reject.Invalidf("stale replacement")
 		}
 	}
-	gen, found, err := tx.PushSubscriptionsGeneration(ctx, addr)
+	gen, found, err := tx.PushSubscriptionsGetGeneration(ctx, addr)
 	if err != nil {
 		return nil, err
 	}

@@ -127,7 +127,7 @@ func (s *Service) isActive(ctx context.Context, community string) (bool, error) 
 	if ok && s.now().Sub(e.at) < activeTTL {
 		return e.yes, nil
 	}
-	yes, err := s.Store.PushSubscriptionsExist(ctx, community)
+	yes, err := s.Store.PushSubscriptionsExists(ctx, community)
 	if err != nil {
 		return false, err
 	}

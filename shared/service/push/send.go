@@ -45,13 +45,13 @@ func (s *Service) try(ctx context.Context, community string, p store.PendingPush
 		if _, err := s.Store.PushDeliveriesSet(ctx, community, p.PushDelivery, store.PushSent, attempts, now, now); err != nil {
 			return err
 		}
-		return s.Store.PushSubscriptionsSucceeded(ctx, community, p.PushAddress)
+		return s.Store.PushSubscriptionsSetSucceeded(ctx, community, p.PushAddress)
 	case gone:
 		s.log().InfoContext(ctx, "push: target gone, subscription dropped", "community", community, "pubkey", p.Pubkey, "kind", p.Kind, "d", p.D, "why", why)
 		if _, err := s.Store.PushDeliveriesSet(ctx, community, p.PushDelivery, store.PushDead, attempts, now, now); err != nil {
 			return err
 		}
-		_, err := s.Store.PushSubscriptionsFailed(ctx, community, p.PushAddress, true, push.DropAfterFailures, now)
+		_, err := s.Store.PushSubscriptionsSetFailed(ctx, community, p.PushAddress, true, push.DropAfterFailures, now)
 		return err
 	}
 	if attempts < push.MaxAttempts {
@@ -63,7 +63,7 @@ func (s *Service) try(ctx context.Context, community string, p store.PendingPush
 	if _, err := s.Store.PushDeliveriesSet(ctx, community, p.PushDelivery, store.PushDead, attempts, now, now); err != nil {
 		return err
 	}
-	_, err := s.Store.PushSubscriptionsFailed(ctx, community, p.PushAddress, false, push.DropAfterFailures, now)
+	_, err := s.Store.PushSubscriptionsSetFailed(ctx, community, p.PushAddress, false, push.DropAfterFailures, now)
 	return err
 }
 

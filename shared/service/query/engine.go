@@ -390,7 +390,7 @@ func (e *Engine) count(ctx context.Context, community, reader string, req *reque
 	for _, p := range req.others {
 		reads = append(reads, p.counted())
 	}
-	return e.st.Count(e.traced(ctx), community, reader, reads)
+	return e.st.EventsCount(e.traced(ctx), community, reader, reads)
 }
 
 // output collects the response: each event once, in serving order.

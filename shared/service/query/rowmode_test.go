@@ -49,7 +49,7 @@ func (e *env) windowPage(reader user, ch string, limit int, at *cursorJSON) page
 
 func (e *env) rowMode(on bool) {
 	e.t.Helper()
-	if err := e.st.SetThreadRepliesInChannel(e.ctx, "default", on); err != nil {
+	if err := e.st.CommunitiesSetThreadRepliesInChannel(e.ctx, "default", on); err != nil {
 		e.t.Fatal(err)
 	}
 }

@@ -46,7 +46,7 @@ func (e *Engine) summaryEvent(ctx context.Context, community, channel string, s 
 // fan-out calls it after a reply or a reply's deletion; it does no access
 // check (fan-out checks each subscriber).
 func (e *Engine) ThreadSummary(ctx context.Context, community, rootID string) (*nostr.Event, error) {
-	s, err := e.st.ThreadSummary(e.traced(ctx), community, rootID)
+	s, err := e.st.ThreadMetadataGetSummary(e.traced(ctx), community, rootID)
 	if err != nil || s == nil {
 		return nil, err
 	}

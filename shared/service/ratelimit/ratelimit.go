@@ -190,7 +190,7 @@ func (lm *Limiter) Check(ctx context.Context, r Request) error {
 			prune = now - 3600
 		}
 		var err error
-		if totals, err = lm.st.HitRateCounters(ctx, r.Community, r.Pubkey, hits, prune); err != nil {
+		if totals, err = lm.st.RateCountersAdd(ctx, r.Community, r.Pubkey, hits, prune); err != nil {
 			if done != nil {
 				<-done
 			}

@@ -47,7 +47,7 @@ func TestMembershipGate(t *testing.T) {
 	}
 	enforce := func(on bool) {
 		t.Helper()
-		if err := h.st.SetMembershipEnforced(ctx, community, on); err != nil {
+		if err := h.st.CommunitiesSetMembershipEnforced(ctx, community, on); err != nil {
 			t.Fatal(err)
 		}
 		reg.Forget()

@@ -208,7 +208,7 @@ func TestSubscriptionLifecycle(t *testing.T) {
 	h, c, channel := newSocket(t)
 	live := func(sub string) bool {
 		t.Helper()
-		subs, err := h.st.SubscriptionsByKey(ctx, community, [][2]string{{"conn", sub}}, time.Now().Unix())
+		subs, err := h.st.SubscriptionsListByKey(ctx, community, [][2]string{{"conn", sub}}, time.Now().Unix())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -321,7 +321,7 @@ func TestConcurrentREQsHoldTheLimit(t *testing.T) {
 			t.Fatalf("REQ %d: %d events, %v; want the message or restricted:", i, answered[i], err)
 		}
 	}
-	subs, err := h.st.SubscriptionsByKey(ctx, community, func() [][2]string {
+	subs, err := h.st.SubscriptionsListByKey(ctx, community, func() [][2]string {
 		keys := make([][2]string, sent)
 		for i := range keys {
 			keys[i] = [2]string{"conn", "s" + strconv.Itoa(i)}
@@ -338,7 +338,7 @@ func TestConcurrentREQsHoldTheLimit(t *testing.T) {
 	if _, err := h.core.Subscribe(ctx, c, relay.Request{Sub: live, Filters: []nostr.Filter{{Kinds: []int{9}, Tags: nostr.TagMap{"h": {channel}}, Limit: -1}}}); prefixOf(err) != reject.Invalid {
 		t.Fatalf("REQ with invalid filters: %v, want invalid:", err)
 	}
-	if left, err := h.st.SubscriptionsByKey(ctx, community, [][2]string{{"conn", live}}, time.Now().Unix()); err != nil || len(left) != 0 {
+	if left, err := h.st.SubscriptionsListByKey(ctx, community, [][2]string{{"conn", live}}, time.Now().Unix()); err != nil || len(left) != 0 {
 		t.Fatalf("subscription %s after its invalid REQ: %v %v, want ended", live, left, err)
 	}
 }

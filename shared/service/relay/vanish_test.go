@@ -29,7 +29,7 @@ func TestFormerMemberMayVanishPastTheGate(t *testing.T) {
 	if out, err := h.core.Publish(ctx, c, note); err != nil || !out.Accepted {
 		t.Fatalf("note: %+v %v", out, err)
 	}
-	if err := h.st.SetMembershipEnforced(ctx, community, true); err != nil {
+	if err := h.st.CommunitiesSetMembershipEnforced(ctx, community, true); err != nil {
 		t.Fatal(err)
 	}
 	reg.Forget()
@@ -44,7 +44,7 @@ func TestFormerMemberMayVanishPastTheGate(t *testing.T) {
 	if err != nil || !out.Accepted {
 		t.Fatalf("a former member's request to vanish: %+v %v", out, err)
 	}
-	if err := h.st.SetMembershipEnforced(ctx, community, false); err != nil {
+	if err := h.st.CommunitiesSetMembershipEnforced(ctx, community, false); err != nil {
 		t.Fatal(err)
 	}
 	reg.Forget()

@@ -24,34 +24,34 @@ func NewPG(st *store.Store) *PG { return &PG{st: st} }
 
 // Database is the Postgres store behind p: the REQ path stores a
 // subscription in its read's round trip (query.Engine.ReqSubscribed), and
-// a commit reads its audience in its own (store.Tx.DeliveryAtCommit).
+// a commit reads its audience in its own (store.Tx.DeliveriesGetAtCommit).
 func (p *PG) Database() *store.Store { return p.st }
 
 func (p *PG) OpenConnection(ctx context.Context, c Connection) error {
-	return p.st.OpenConnection(ctx, c, 0)
+	return p.st.ConnectionsInsert(ctx, c, 0)
 }
 
 func (p *PG) Connection(ctx context.Context, id string, now int64) (*Connection, error) {
-	return p.st.Connection(ctx, id, now)
+	return p.st.ConnectionsGet(ctx, id, now)
 }
 
 func (p *PG) MarkChallengeSent(ctx context.Context, id string) (bool, error) {
-	return p.st.MarkChallengeSent(ctx, id)
+	return p.st.ConnectionsSetChallengeSent(ctx, id)
 }
 
 func (p *PG) Authenticate(ctx context.Context, id, pubkey string) error {
-	return p.st.AuthenticateConnection(ctx, id, pubkey)
+	return p.st.ConnectionsSetAuthed(ctx, id, pubkey)
 }
 
 func (p *PG) Subscribe(ctx context.Context, s NewSubscription, lim Limits) error {
-	verdict, err := p.st.Subscribe(ctx, s, store.SubscribeLimits{PerConnection: lim.PerConnection, PerKey: lim.PerKey})
+	verdict, err := p.st.SubscriptionsInsert(ctx, s, store.SubscribeLimits{PerConnection: lim.PerConnection, PerKey: lim.PerKey})
 	if err != nil {
 		return err
 	}
 	return refusalOf(verdict)
 }
 
-// refusalOf is the Store refusal of a store.Subscribe verdict.
+// refusalOf is the Store refusal of a store.SubscriptionsInsert verdict.
 func refusalOf(v store.SubscribeVerdict) error {
 	switch v {
 	case store.Stored:
@@ -64,27 +64,27 @@ func refusalOf(v store.SubscribeVerdict) error {
 }
 
 func (p *PG) EndSubscription(ctx context.Context, connection, sub string) (bool, error) {
-	return p.st.EndSubscription(ctx, connection, sub)
+	return p.st.SubscriptionsDelete(ctx, connection, sub)
 }
 
 func (p *PG) CloseConnection(ctx context.Context, id string) error {
-	return p.st.CloseConnection(ctx, id)
+	return p.st.ConnectionsDelete(ctx, id)
 }
 
 func (p *PG) SubscriptionsByKey(ctx context.Context, community string, keys [][2]string, now int64) ([]Subscription, error) {
-	return p.st.SubscriptionsByKey(ctx, community, keys, now)
+	return p.st.SubscriptionsListByKey(ctx, community, keys, now)
 }
 
 func (p *PG) AudienceBounds(ctx context.Context, community string, channels []string, per int) ([]string, error) {
-	return p.st.AudienceBounds(ctx, community, channels, per)
+	return p.st.AudienceListBounds(ctx, community, channels, per)
 }
 
 func (p *PG) AudienceRange(ctx context.Context, community string, channels []string, cutoff int64, after, through string, now int64) ([]Subscription, error) {
-	return p.st.AudienceRange(ctx, community, channels, cutoff, after, through, now)
+	return p.st.AudienceListRange(ctx, community, channels, cutoff, after, through, now)
 }
 
 func (p *PG) Cutoff(ctx context.Context) (int64, error) {
-	n, err := p.st.SubscriptionsCutoff(ctx)
+	n, err := p.st.SubscriptionsGetCutoff(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("sessions: cutoff: %w", err)
 	}
@@ -113,7 +113,7 @@ func (p *PG) Resume(ctx context.Context, community, pubkey, sub, shape string, n
 // limiter's other counters.
 func (p *PG) CountMessage(ctx context.Context, community, connection string, windowStart, _ int64) (int64, error) {
 	k := store.ConnectionRateKey(connection)
-	totals, err := p.st.HitRateCounters(ctx, community, "", []records.RateHit{{Key: k, WindowStart: windowStart, Cost: 1}}, 0)
+	totals, err := p.st.RateCountersAdd(ctx, community, "", []records.RateHit{{Key: k, WindowStart: windowStart, Cost: 1}}, 0)
 	if err != nil {
 		return 0, fmt.Errorf("sessions: count message: %w", err)
 	}
@@ -124,10 +124,10 @@ func (p *PG) CountMessage(ctx context.Context, community, connection string, win
 func (p *PG) Opened(context.Context, string, int64) error { return nil }
 
 func (p *PG) OpenConnections(ctx context.Context, now int64) ([]string, error) {
-	return p.st.LiveConnections(ctx, now)
+	return p.st.ConnectionsListLive(ctx, now)
 }
 
 // ForgetOpen deletes the connection's row, as CloseConnection.
 func (p *PG) ForgetOpen(ctx context.Context, id string) error {
-	return p.st.CloseConnection(ctx, id)
+	return p.st.ConnectionsDelete(ctx, id)
 }

@@ -22,7 +22,7 @@ import (
 func TestSubscribeReplacesAndLimits(t *testing.T) {
 	ctx := context.Background()
 	st, db := testkit.NewStoreDB(t, store.Options{MaxConns: 2})
-	if _, err := st.EnsureCommunity(ctx, "c1", ""); err != nil {
+	if _, err := st.CommunitiesEnsure(ctx, "c1", ""); err != nil {
 		t.Fatal(err)
 	}
 	reg := NewRegistry(NewPG(st))
@@ -110,7 +110,7 @@ func TestPinsCaseRule(t *testing.T) {
 func TestSubscribeLimitExactUnderConcurrency(t *testing.T) {
 	ctx := context.Background()
 	st, db := testkit.NewStoreDB(t, store.Options{MaxConns: 16})
-	if _, err := st.EnsureCommunity(ctx, "c1", ""); err != nil {
+	if _, err := st.CommunitiesEnsure(ctx, "c1", ""); err != nil {
 		t.Fatal(err)
 	}
 	reg := NewRegistry(NewPG(st))

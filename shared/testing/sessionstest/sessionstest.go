@@ -43,7 +43,7 @@ func Each(t *testing.T, f func(t *testing.T, im Impl)) {
 func Postgres(t testing.TB) Impl {
 	st := testkit.NewStore(t, store.Options{MaxConns: 16})
 	return Impl{Name: "postgres", Store: sessions.NewPG(st), Community: func(t testing.TB, id string) {
-		if _, err := st.EnsureCommunity(context.Background(), id, ""); err != nil {
+		if _, err := st.CommunitiesEnsure(context.Background(), id, ""); err != nil {
 			t.Fatal(err)
 		}
 	}}

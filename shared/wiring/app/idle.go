@@ -29,7 +29,7 @@ func (a *App) openSessions(ctx context.Context) error {
 	}
 	a.Sessions = sessions.NewRegistry(ddbsessions.New(c, a.Config.Session.Table))
 	if a.Store != nil {
-		a.Sessions.Latest = a.Store.LatestCreatedAt
+		a.Sessions.Latest = a.Store.EventsGetLatestCreatedAt
 	}
 	return nil
 }

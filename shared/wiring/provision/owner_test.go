@@ -33,7 +33,7 @@ func TestDeployOwnerBecomesTheFirstOperatorOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer st.Close()
-		c, err := st.Community(ctx, "owned.example")
+		c, err := st.CommunitiesGet(ctx, "owned.example")
 		if errors.Is(err, records.ErrNotFound) {
 			return nil
 		}

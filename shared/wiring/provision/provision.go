@@ -223,7 +223,7 @@ func (p *Provisioner) EnsureOwner(ctx context.Context, st *store.Store, pk strin
 	if pk == "" {
 		return nil
 	}
-	set, err := st.SeedCommunityOperator(ctx, p.Community, pk)
+	set, err := st.OperatorsInsertFirst(ctx, p.Community, pk)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
@@ -252,7 +252,7 @@ func EnsureIAMUser(ctx context.Context, st *store.Store, user string) error {
 	if !identRE.MatchString(user) {
 		return fmt.Errorf("migrate: invalid database user name %q", user)
 	}
-	if err := st.EnsureLoginRole(ctx, user, IAMRole); err != nil {
+	if err := st.LoginRolesEnsure(ctx, user, IAMRole); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	return nil
@@ -283,7 +283,7 @@ func (p *Provisioner) EnsureRelayKey(ctx context.Context, st *store.Store, rotat
 		if err != nil {
 			return RelayKey{}, err
 		}
-		created, err := st.StoreRelayKey(ctx, p.Community, ct, pub, rotate)
+		created, err := st.CommunitiesPutRelayKey(ctx, p.Community, ct, pub, rotate)
 		if err != nil {
 			return RelayKey{}, fmt.Errorf("migrate: %w", err)
 		}
@@ -333,7 +333,7 @@ func (p *Provisioner) newKey(ctx context.Context, rotate bool) (ct []byte, pub s
 }
 
 func storedKey(ctx context.Context, st *store.Store, community string) (RelayKey, error) {
-	ct, pub, err := st.RelayKey(ctx, community)
+	ct, pub, err := st.CommunitiesGetRelayKey(ctx, community)
 	if err != nil {
 		return RelayKey{}, fmt.Errorf("migrate: %w", err)
 	}

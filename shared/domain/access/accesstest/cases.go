@@ -41,7 +41,7 @@ type Case struct {
 	// while the reader may read it. Required for an event in a channel; an
 	// event outside any channel is in no window (nil: false).
 	Window *bool `json:"window"`
-	// Reaches is access.Reaches, what store.Readable and live delivery's
+	// Reaches is access.Reaches, what store.ChannelsCheckReadable and live delivery's
 	// read answer, when it differs from Write (a restricted group); nil:
 	// the same as Write.
 	Reaches *bool `json:"reaches"`
