@@ -3,9 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"errors"
 
-	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -98,7 +96,7 @@ func (t *Tx) PushSubscriptionsGetGeneration(ctx context.Context, a PushAddress) 
 	err = t.tx.QueryRow(ctx, `SELECT generation FROM push_subscriptions
 WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND d_tag = $4 FOR UPDATE`,
 		t.community, a.Pubkey, a.Kind, a.D).Scan(&gen)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if notFound(err) {
 		return 0, false, nil
 	}
 	if err != nil {
@@ -153,7 +151,7 @@ func (s *Store) PushSubscriptionsSetFailed(ctx context.Context, community string
   dropped_at = CASE WHEN $5 OR failures + 1 >= $6 THEN coalesce(dropped_at, $7) ELSE dropped_at END
 WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND d_tag = $4
 RETURNING dropped_at IS NOT NULL`, community, a.Pubkey, a.Kind, a.D, drop, dropAfter, now).Scan(&dropped)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if notFound(err) {
 		return false, nil
 	}
 	if err != nil {
@@ -178,7 +176,7 @@ func (s *Store) PushSubscriptionsSetDropped(ctx context.Context, community strin
 	var dropped bool
 	err := s.pool.QueryRow(ctx, `SELECT dropped_at IS NOT NULL FROM push_subscriptions
 WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND d_tag = $4`, community, a.Pubkey, a.Kind, a.D).Scan(&dropped)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if notFound(err) {
 		return true, nil
 	}
 	if err != nil {
@@ -208,11 +206,8 @@ func (s *Store) CommunitiesGetPushKey(ctx context.Context, community string) ([]
 	var ct []byte
 	var pub *string
 	err := s.pool.QueryRow(ctx, `SELECT push_key_ciphertext, push_key_pubkey FROM communities WHERE id = $1`, community).Scan(&ct, &pub)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, "", errorf("community %q: %w", community, records.ErrNotFound)
-	}
 	if err != nil {
-		return nil, "", errorf("executor key of %s: %w", community, err)
+		return nil, "", errorf("executor key of community %q: %w", community, err)
 	}
 	if pub == nil {
 		return nil, "", nil
