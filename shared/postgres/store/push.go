@@ -81,7 +81,7 @@ func (t *Tx) PushSubscriptionsCount(ctx context.Context, pubkey string, kind int
 	err := t.tx.QueryRow(ctx, `SELECT count(*) FROM push_subscriptions s
 WHERE s.community_id = $1 AND s.pubkey = $2 AND s.kind = $3 AND s.d_tag <> $4
   AND s.active AND s.dropped_at IS NULL AND (s.expires_at IS NULL OR s.expires_at > $5)
-  AND EXISTS (SELECT 1 FROM events e WHERE e.community_id = s.community_id AND e.id = s.event_id AND e.deleted_at IS NULL)`,
+  AND EXISTS (SELECT 1 FROM events e WHERE e.community_id = s.community_id AND e.id = s.event_id AND e.`+notDeleted+`)`,
 		t.community, pubkey, kind, d, now).Scan(&n)
 	if err != nil {
 		return 0, errorf("count push subscriptions of %s: %w", pubkey, err)
@@ -125,7 +125,7 @@ func (s *Store) PushSubscriptionsListLive(ctx context.Context, community string,
   s.include_event, s.generation, s.active, coalesce(s.expires_at, 0), s.relay
 FROM push_subscriptions s
 WHERE s.community_id = $1 AND s.active AND s.dropped_at IS NULL AND (s.expires_at IS NULL OR s.expires_at > $2)
-  AND EXISTS (SELECT 1 FROM events e WHERE e.community_id = s.community_id AND e.id = s.event_id AND e.deleted_at IS NULL)`,
+  AND EXISTS (SELECT 1 FROM events e WHERE e.community_id = s.community_id AND e.id = s.event_id AND e.`+notDeleted+`)`,
 		community, now)
 	if err != nil {
 		return nil, errorf("live push subscriptions of %s: %w", community, err)
