@@ -29,6 +29,13 @@ const activeMember = `removed_at IS NULL`
 // spelling.
 const notDeleted = `deleted_at IS NULL`
 
+// unexpiredAt is "row alias (with its dot, or "") has not expired at the
+// time bound at now": no expires_at, or one after now. (unexpiredSQL below
+// is the same of an event at the statement's own clock.)
+func unexpiredAt(alias, now string) string {
+	return "(" + alias + "expires_at IS NULL OR " + alias + "expires_at > " + now + ")"
+}
+
 // reachesSQL is access.Reaches on channel row c for the reader bound at
 // reader: not deleted, open or with the reader as an active member. (The row
 // existing is the caller's EXISTS.)

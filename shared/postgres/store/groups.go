@@ -61,7 +61,7 @@ func (t *Tx) GroupInvitesCheck(ctx context.Context, channel, code string, now in
 	var ok bool
 	err := t.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM group_invites
 WHERE community_id = $1 AND channel_id = $2 AND code = $3 AND revoked_at IS NULL
-  AND (expires_at IS NULL OR expires_at > $4))`, t.community, channel, code, now).Scan(&ok)
+  AND `+unexpiredAt("", "$4")+`)`, t.community, channel, code, now).Scan(&ok)
 	if err != nil {
 		return false, errorf("invite of %s: %w", channel, err)
 	}

@@ -73,6 +73,17 @@ func jsonOrEmpty(b json.RawMessage) string {
 	return string(b)
 }
 
+// pushSubscriptionLive is "push subscription row alias (with its dot, or
+// "") is live at the time bound at now": active, not dropped and not
+// expired (unexpiredAt).
+func pushSubscriptionLive(alias, now string) string {
+	return alias + "active AND " + alias + "dropped_at IS NULL AND " + unexpiredAt(alias, now)
+}
+
+// pushSubscriptionEventStored is "the 30390 of push subscription row s is
+// still stored (not deleted)".
+const pushSubscriptionEventStored = `EXISTS (SELECT 1 FROM events e WHERE e.community_id = s.community_id AND e.id = s.event_id AND e.` + notDeleted + `)`
+
 // PushSubscriptionsCount counts pubkey's live subscriptions of kind in the
 // transaction's community other than the one at d (active, not dropped,
 // not expired at now, its event still stored).
@@ -80,8 +91,7 @@ func (t *Tx) PushSubscriptionsCount(ctx context.Context, pubkey string, kind int
 	var n int
 	err := t.tx.QueryRow(ctx, `SELECT count(*) FROM push_subscriptions s
 WHERE s.community_id = $1 AND s.pubkey = $2 AND s.kind = $3 AND s.d_tag <> $4
-  AND s.active AND s.dropped_at IS NULL AND (s.expires_at IS NULL OR s.expires_at > $5)
-  AND EXISTS (SELECT 1 FROM events e WHERE e.community_id = s.community_id AND e.id = s.event_id AND e.`+notDeleted+`)`,
+  AND `+pushSubscriptionLive("s.", "$5")+` AND `+pushSubscriptionEventStored,
 		t.community, pubkey, kind, d, now).Scan(&n)
 	if err != nil {
 		return 0, errorf("count push subscriptions of %s: %w", pubkey, err)
@@ -124,8 +134,7 @@ func (s *Store) PushSubscriptionsListLive(ctx context.Context, community string,
 	rows, err := s.pool.Query(ctx, `SELECT s.pubkey, s.kind, s.d_tag, s.event_id, s.filters, s.ignore, s.target,
   s.include_event, s.generation, s.active, coalesce(s.expires_at, 0), s.relay
 FROM push_subscriptions s
-WHERE s.community_id = $1 AND s.active AND s.dropped_at IS NULL AND (s.expires_at IS NULL OR s.expires_at > $2)
-  AND EXISTS (SELECT 1 FROM events e WHERE e.community_id = s.community_id AND e.id = s.event_id AND e.`+notDeleted+`)`,
+WHERE s.community_id = $1 AND `+pushSubscriptionLive("s.", "$2")+` AND `+pushSubscriptionEventStored,
 		community, now)
 	if err != nil {
 		return nil, errorf("live push subscriptions of %s: %w", community, err)
@@ -192,7 +201,7 @@ func (t *Tx) PushSubscriptionsExistsTarget(ctx context.Context, a PushAddress, t
 	var taken bool
 	err := t.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM push_subscriptions
 WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND d_tag <> $4 AND target = $5
-  AND active AND dropped_at IS NULL AND (expires_at IS NULL OR expires_at > $6))`,
+  AND `+pushSubscriptionLive("", "$6")+`)`,
 		t.community, a.Pubkey, a.Kind, a.D, target, now).Scan(&taken)
 	if err != nil {
 		return false, errorf("lease endpoint of %s: %w", a.Pubkey, err)
