@@ -21,11 +21,26 @@ import (
 // rule; TestActiveMemberWrittenOnce fails on a second spelling.
 const activeMember = `removed_at IS NULL`
 
+// notDeleted is "not deleted" of a row with a deleted_at (an event, a
+// channel): every statement that reads only the live rows says it with
+// this constant after the row's alias ("e." + notDeleted), the access
+// rule's twin below included (a deleted channel reaches no one, held to
+// access/testdata/cases.json); TestNotDeletedWrittenOnce fails on a second
+// spelling.
+const notDeleted = `deleted_at IS NULL`
+
+// unexpiredAt is "row alias (with its dot, or "") has not expired at the
+// time bound at now": no expires_at, or one after now. (unexpiredSQL below
+// is the same of an event at the statement's own clock.)
+func unexpiredAt(alias, now string) string {
+	return "(" + alias + "expires_at IS NULL OR " + alias + "expires_at > " + now + ")"
+}
+
 // reachesSQL is access.Reaches on channel row c for the reader bound at
 // reader: not deleted, open or with the reader as an active member. (The row
 // existing is the caller's EXISTS.)
 func reachesSQL(reader string) string {
-	return `c.deleted_at IS NULL
+	return `c.` + notDeleted + `
     AND (c.visibility = 'open' OR ` + memberSQL(reader) + `)`
 }
 
@@ -41,7 +56,7 @@ func memberSQL(reader string) string {
 // metadataReachesSQL is access.MetadataReaches on channel row c: not
 // deleted, not hidden or with the reader as an active member.
 func metadataReachesSQL(reader string) string {
-	return `c.deleted_at IS NULL
+	return `c.` + notDeleted + `
     AND (NOT c.hidden OR ` + memberSQL(reader) + `)`
 }
 

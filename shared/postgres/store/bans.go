@@ -141,7 +141,7 @@ func (s *Store) BannedEventsInsert(ctx context.Context, id, eventID, reason stri
 VALUES ($1, $2, $3, $4) ON CONFLICT (community_id, event_id) DO UPDATE SET reason = EXCLUDED.reason`, id, eventID, reason, at); err != nil {
 			return errorf("community %s: ban event: %w", id, err)
 		}
-		if _, err := tx.Exec(ctx, `UPDATE events SET deleted_at = $3 WHERE community_id = $1 AND id = $2 AND deleted_at IS NULL`, id, eventID, at); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE events SET deleted_at = $3 WHERE community_id = $1 AND id = $2 AND `+notDeleted, id, eventID, at); err != nil {
 			return errorf("community %s: ban event: %w", id, err)
 		}
 		return nil

@@ -35,7 +35,7 @@ func (s *Store) BlobsGetAccess(ctx context.Context, community, sha256, reader st
   EXISTS (SELECT 1 FROM blob_owners o WHERE o.community_id = $1 AND o.sha256 = ` + h + ` AND o.pubkey = ` + rd + `),
   NOT EXISTS (SELECT 1 FROM blob_refs r WHERE r.community_id = $1 AND r.sha256 = ` + h + `)
     OR EXISTS (SELECT 1 FROM blob_refs r JOIN events e ON e.community_id = r.community_id AND e.id = r.event_id
-      WHERE r.community_id = $1 AND r.sha256 = ` + h + ` AND e.deleted_at IS NULL
+      WHERE r.community_id = $1 AND r.sha256 = ` + h + ` AND e.` + notDeleted + `
         AND ` + maySeeSQL(b, nil, nil, nil) + `)
 FROM (SELECT 1) one LEFT JOIN blobs b ON b.community_id = $1 AND b.sha256 = ` + h
 	var (

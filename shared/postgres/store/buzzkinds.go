@@ -15,7 +15,7 @@ func (t *Tx) EventsCountVotes(ctx context.Context, target, pubkey string) (int, 
 SELECT count(*)
 FROM event_tags g JOIN events e ON e.community_id = g.community_id AND e.id = g.event_id
 WHERE g.community_id = $1 AND g.name = 'e' AND g.value = $2 AND g.kind = `+strconv.Itoa(kinds.ForumVote)+`
-  AND e.pubkey = $3 AND e.deleted_at IS NULL`, t.community, target, pubkey).Scan(&n)
+  AND e.pubkey = $3 AND e.`+notDeleted, t.community, target, pubkey).Scan(&n)
 	if err != nil {
 		return 0, errorf("votes on %s: %w", target, err)
 	}
@@ -31,7 +31,7 @@ func (s *Snapshot) OwnState(ctx context.Context, kind, maxEvents int, maxBytes i
 	var n, size int64
 	err = s.queryRow(ctx, `
 SELECT count(*), coalesce(sum(octet_length(raw)), 0) FROM events e
-WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND deleted_at IS NULL AND `+addressKinds+` AND `+unexpiredSQL,
+WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND `+notDeleted+` AND `+addressKinds+` AND `+unexpiredSQL,
 		s.community, s.reader, kind).Scan(&n, &size)
 	if err != nil {
 		return nil, false, errorf("own kind %d state: %w", kind, err)
@@ -41,7 +41,7 @@ WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND deleted_at IS NULL AND
 	}
 	rows, err = s.rows(ctx, "own state", `
 SELECT id, raw, created_at FROM events e
-WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND deleted_at IS NULL AND `+addressKinds+` AND `+unexpiredSQL+`
+WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND `+notDeleted+` AND `+addressKinds+` AND `+unexpiredSQL+`
 ORDER BY created_at DESC, id ASC`, []any{s.community, s.reader, kind})
 	return rows, false, err
 }

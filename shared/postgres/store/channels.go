@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 
 	"github.com/jackc/pgx/v5"
 
@@ -32,7 +31,7 @@ func (t *Tx) ChannelsGet(ctx context.Context, id string, lock bool) (*records.Ch
 		q += ` FOR UPDATE`
 	}
 	c, err := scanChannel(t.tx.QueryRow(ctx, q, t.community, id))
-	if err != nil && !errors.Is(err, records.ErrNotFound) {
+	if err != nil && !notFound(err) {
 		return nil, errorf("channel %s: %w", id, err)
 	}
 	if err == nil {

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"slices"
 
 	"github.com/jackc/pgx/v5"
@@ -36,7 +35,7 @@ func (s *Store) CommunitiesGetByHost(ctx context.Context, host, fallback string)
 	c, err := scanCommunity(s.pool.QueryRow(ctx, selectCommunity+`
 WHERE c.id = (SELECT community_id FROM community_hosts WHERE host = $1)
    OR (c.id = $2 AND NOT EXISTS (SELECT 1 FROM community_hosts))`, host, fallback))
-	if err != nil && !errors.Is(err, records.ErrNotFound) {
+	if err != nil && !notFound(err) {
 		return nil, errorf("community at host %q: %w", host, err)
 	}
 	return c, err
@@ -45,7 +44,7 @@ WHERE c.id = (SELECT community_id FROM community_hosts WHERE host = $1)
 // CommunitiesGet reads community id, disabled or not; ErrNotFound when unknown.
 func (s *Store) CommunitiesGet(ctx context.Context, id string) (*records.Community, error) {
 	c, err := scanCommunity(s.pool.QueryRow(ctx, selectCommunity+` WHERE c.id = $1`, id))
-	if err != nil && !errors.Is(err, records.ErrNotFound) {
+	if err != nil && !notFound(err) {
 		return nil, errorf("community %q: %w", id, err)
 	}
 	return c, err

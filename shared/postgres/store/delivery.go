@@ -346,7 +346,7 @@ SELECT e.id, e.raw, COALESCE(e.channel_id, ''),
     WHERE t.community_id = $1 AND t.event_id = e.id), '')
 FROM unnest($2::text[]) AS x(id)
 CROSS JOIN LATERAL (SELECT e.id, e.raw, e.channel_id FROM events e
-  WHERE e.community_id = $1 AND e.id = x.id AND e.deleted_at IS NULL LIMIT 1) e`
+  WHERE e.community_id = $1 AND e.id = x.id AND e.` + notDeleted + ` LIMIT 1) e`
 	deliveryRootsSQL = `
 SELECT t.event_id, t.root_id FROM unnest($2::text[]) AS x(id)
 CROSS JOIN LATERAL (SELECT t.event_id, t.root_id FROM thread_metadata t
@@ -361,7 +361,7 @@ SELECT c.channel_type = 'system' FROM channels c WHERE c.community_id = $1 AND c
 	// stored events among the ids ($2).
 	deliveryChannels = `ARRAY[''] || $3::text[] || ARRAY(
     SELECT (SELECT e.channel_id FROM events e
-      WHERE e.community_id = $1 AND e.id = x.id AND e.deleted_at IS NULL)
+      WHERE e.community_id = $1 AND e.id = x.id AND e.` + notDeleted + `)
     FROM unnest($2::text[]) AS x(id))`
 )
 

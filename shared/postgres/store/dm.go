@@ -30,7 +30,7 @@ func (t *Tx) DMsListHidden(ctx context.Context, pubkey string) ([]string, error)
 	rows, err := t.tx.Query(ctx, `SELECT m.channel_id FROM channel_members m
 JOIN channels c ON c.community_id = m.community_id AND c.id = m.channel_id
 WHERE m.community_id = $1 AND m.pubkey = $2 AND m.`+activeMember+` AND m.hidden_at IS NOT NULL
-  AND c.channel_type = 'dm' AND c.deleted_at IS NULL
+  AND c.channel_type = 'dm' AND c.`+notDeleted+`
 ORDER BY m.channel_id`, t.community, pubkey)
 	if err != nil {
 		return nil, errorf("hidden dms: %w", err)

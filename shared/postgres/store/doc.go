@@ -4,22 +4,49 @@
 // blob, a report, ...) and the errors that say what a failure means are
 // the domain's, shared/domain/records and shared/domain/session: no
 // transport imports the store (TestTransportsSpeakTheDomainNotTheStore).
-// Shared predicates are written once (activeMember, the access twin's
-// clauses in access.go). Its files are grouped by the table or aggregate they serve,
-// fixed statements beside the Go that runs them:
+// Shared predicates are written once, in access.go beside the access
+// rule's SQL twin that uses them and access/testdata/cases.json holds:
+// activeMember (a channel_members row not removed), notDeleted (an event
+// or channel not deleted), unexpiredAt (no expiry, or one after now);
+// push.go's pushSubscriptionLive builds on unexpiredAt
+// (TestActiveMemberWrittenOnce, TestNotDeletedWrittenOnce).
+//
+// Methods are named Table+Verb (+ what the verb qualifies), as river names
+// JobGetByID: the table first, in its SQL plural (ChannelMembersGetRole
+// reads channel_members), or the aggregate a group below names (Bans,
+// Audience, MediaUsage, Operators: communities.operators, Vanished); then
+// one verb of a fixed set:
+//   - Get (one row or value; GetBy<Key> for another key; records.ErrNotFound
+//     or ok=false when missing), List (rows), Count, Exists;
+//   - Check (a rule the rows decide: a rejection, or which keys pass);
+//   - Insert, Upsert (insert or update in one statement), Put (the row as
+//     given, whatever stood), Update (the row's fields), Set<Field> (one
+//     field), Add (to a counter), Delete (gone, or marked deleted), Ensure
+//     (create unless it exists), Enable / Disable;
+//   - Lock (FOR UPDATE / an advisory lock), Claim and Take (a conditional
+//     update that wins or not), Revoke.
+//
+// The pool's and transactions' own methods (Close, Ping, Tx, Read,
+// ReadPlain, Statements, Status, Tx.Community) are no table's.
+// TestStoreMethodsAreTableVerb holds every method of *Store and *Tx to
+// this; Snapshot's reads are named by the read they are (Window, Thread).
+//
+// Its files are grouped by the table or aggregate they serve, fixed
+// statements beside the Go that runs them:
 //
 //   - Pool and transactions: store.go (Store, Open, Ping, the write
 //     transaction Tx), connect.go (the IAM token as password), lazytx.go
 //     (BEGIN sent with the first statement, a deferred check riding on the
 //     next one), errors.go (interpret: what a database error means, decided
-//     once and applied to every error returned: records.ErrNotFound,
+//     once and applied to every error returned, no other file comparing
+//     with pgx.ErrNoRows or a SQLSTATE (TestDatabaseErrorsInterpretedOnce): records.ErrNotFound,
 //     records.ErrTaken, records.ErrConflict, reject.ErrUnavailable), statements.go (the count of statements
 //     sent, for the benchmarks), roundtrip.go (the emulated Aurora round
 //     trip, APIGW_COSTS), status.go (the operator's deep status).
 //   - Events and threads (the write side): events.go (events and
 //     event_tags: one insert statement per shape, lookups, deletions,
 //     addresses), threads.go (thread_metadata's counters), channels.go
-//     (channels, channel_members, channel_state_heads, and Target, a
+//     (channels, channel_members, channel_state_heads, and EventsGetTarget, a
 //     replied-to event with its channel and the author's role), groups.go
 //     (NIP-29 beyond channels: subgroups' parent chains, group_invites),
 //     dm.go (Buzz's DM channels: a participant's hidden mark, the creating
@@ -40,7 +67,7 @@
 //     readcount.go (the channel window, thread panels and summaries, the
 //     NIP-CW thread window, the aux closure, COUNT), readitems.go (NIP-77's
 //     item sets: created_at and id of every match), and access.go (the
-//     access rule's SQL twin, Readable, ChannelMembersCheckEver).
+//     access rule's SQL twin, ChannelsCheckReadable, ChannelMembersCheckEver).
 //   - Sessions and live delivery: connections.go (ws_connections),
 //     resumes.go (ws_resumes: resume records),
 //     subscriptions.go (ws_subscriptions and their channel index, the

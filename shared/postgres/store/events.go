@@ -241,7 +241,7 @@ func deref(s *string) string {
 func (t *Tx) EventsListAddress(ctx context.Context, kind int, pubkey, d string) ([]records.EventRef, error) {
 	rows, err := t.tx.Query(ctx, `
 SELECT id, created_at, channel_id FROM events
-WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND d_tag IS NOT DISTINCT FROM $4 AND deleted_at IS NULL
+WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND d_tag IS NOT DISTINCT FROM $4 AND `+notDeleted+`
   AND `+addressKinds,
 		t.community, pubkey, kind, nullable(d))
 	if err != nil {
@@ -263,7 +263,7 @@ func (t *Tx) EventsCountReactions(ctx context.Context, target, pubkey, content s
 SELECT count(*), coalesce(bool_or(e.raw::jsonb->>'content' = $4), false)
 FROM event_tags g JOIN events e ON e.community_id = g.community_id AND e.id = g.event_id
 WHERE g.community_id = $1 AND g.name = 'e' AND g.value = $2 AND g.kind = `+strconv.Itoa(kinds.Reaction)+`
-  AND e.pubkey = $3 AND e.deleted_at IS NULL`, t.community, target, pubkey, content).Scan(&n, &same)
+  AND e.pubkey = $3 AND e.`+notDeleted, t.community, target, pubkey, content).Scan(&n, &same)
 	if err != nil {
 		return 0, false, errorf("reactions to %s: %w", target, err)
 	}
@@ -298,7 +298,7 @@ DELETE FROM events WHERE community_id = $1 AND id = ANY($2)`, t.community, ids);
 // EventsSetDeleted hides an event from reads (NIP-09 / 9005). It returns false
 // when the event was already deleted.
 func (t *Tx) EventsSetDeleted(ctx context.Context, id string, at int64) (bool, error) {
-	tag, err := t.tx.Exec(ctx, `UPDATE events SET deleted_at = $3 WHERE community_id = $1 AND id = $2 AND deleted_at IS NULL`,
+	tag, err := t.tx.Exec(ctx, `UPDATE events SET deleted_at = $3 WHERE community_id = $1 AND id = $2 AND `+notDeleted,
 		t.community, id, at)
 	if err != nil {
 		return false, errorf("mark %s deleted: %w", id, err)
@@ -339,7 +339,7 @@ ORDER BY created_at DESC, id ASC LIMIT 1`, t.community, kind, pubkey, nullable(d
 func (t *Tx) EventsSetAddressDeleted(ctx context.Context, kind int, pubkey, d string, until, at int64) ([]string, error) {
 	rows, err := t.tx.Query(ctx, `
 UPDATE events SET deleted_at = $6
-WHERE community_id = $1 AND kind = $2 AND pubkey = $3 AND d_tag IS NOT DISTINCT FROM $4 AND created_at <= $5 AND deleted_at IS NULL
+WHERE community_id = $1 AND kind = $2 AND pubkey = $3 AND d_tag IS NOT DISTINCT FROM $4 AND created_at <= $5 AND `+notDeleted+`
   AND `+addressKinds+`
 RETURNING id`, t.community, kind, pubkey, nullable(d), until, at)
 	if err != nil {

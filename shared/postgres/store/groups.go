@@ -17,10 +17,10 @@ import (
 func (t *Tx) ChannelsListParentChain(ctx context.Context, parent string, limit int) ([]string, error) {
 	rows, err := t.tx.Query(ctx, `
 WITH RECURSIVE up(id, parent, n) AS (
-  SELECT id, parent, 1 FROM channels WHERE community_id = $1 AND id = $2 AND deleted_at IS NULL
+  SELECT id, parent, 1 FROM channels WHERE community_id = $1 AND id = $2 AND `+notDeleted+`
   UNION ALL
   SELECT c.id, c.parent, up.n + 1 FROM channels c JOIN up ON c.community_id = $1 AND c.id = up.parent
-  WHERE c.deleted_at IS NULL AND up.n < $3
+  WHERE c.`+notDeleted+` AND up.n < $3
 )
 SELECT id FROM up ORDER BY n`, t.community, parent, limit)
 	if err != nil {
@@ -61,7 +61,7 @@ func (t *Tx) GroupInvitesCheck(ctx context.Context, channel, code string, now in
 	var ok bool
 	err := t.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM group_invites
 WHERE community_id = $1 AND channel_id = $2 AND code = $3 AND revoked_at IS NULL
-  AND (expires_at IS NULL OR expires_at > $4))`, t.community, channel, code, now).Scan(&ok)
+  AND `+unexpiredAt("", "$4")+`)`, t.community, channel, code, now).Scan(&ok)
 	if err != nil {
 		return false, errorf("invite of %s: %w", channel, err)
 	}
@@ -84,7 +84,7 @@ WHERE community_id = $1 AND channel_id = $2 AND event_id = $3 AND revoked_at IS 
 // 39000 is published again.
 func (t *Tx) ChannelsListChildren(ctx context.Context, id string) ([]*records.Channel, error) {
 	rows, err := t.tx.Query(ctx, `SELECT `+channelCols+` FROM channels
-WHERE community_id = $1 AND parent = $2 AND deleted_at IS NULL ORDER BY id FOR UPDATE`, t.community, id)
+WHERE community_id = $1 AND parent = $2 AND `+notDeleted+` ORDER BY id FOR UPDATE`, t.community, id)
 	if err != nil {
 		return nil, errorf("children of %s: %w", id, err)
 	}

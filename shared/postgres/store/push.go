@@ -3,9 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"errors"
 
-	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -75,6 +73,17 @@ func jsonOrEmpty(b json.RawMessage) string {
 	return string(b)
 }
 
+// pushSubscriptionLive is "push subscription row alias (with its dot, or
+// "") is live at the time bound at now": active, not dropped and not
+// expired (unexpiredAt).
+func pushSubscriptionLive(alias, now string) string {
+	return alias + "active AND " + alias + "dropped_at IS NULL AND " + unexpiredAt(alias, now)
+}
+
+// pushSubscriptionEventStored is "the 30390 of push subscription row s is
+// still stored (not deleted)".
+const pushSubscriptionEventStored = `EXISTS (SELECT 1 FROM events e WHERE e.community_id = s.community_id AND e.id = s.event_id AND e.` + notDeleted + `)`
+
 // PushSubscriptionsCount counts pubkey's live subscriptions of kind in the
 // transaction's community other than the one at d (active, not dropped,
 // not expired at now, its event still stored).
@@ -82,8 +91,7 @@ func (t *Tx) PushSubscriptionsCount(ctx context.Context, pubkey string, kind int
 	var n int
 	err := t.tx.QueryRow(ctx, `SELECT count(*) FROM push_subscriptions s
 WHERE s.community_id = $1 AND s.pubkey = $2 AND s.kind = $3 AND s.d_tag <> $4
-  AND s.active AND s.dropped_at IS NULL AND (s.expires_at IS NULL OR s.expires_at > $5)
-  AND EXISTS (SELECT 1 FROM events e WHERE e.community_id = s.community_id AND e.id = s.event_id AND e.deleted_at IS NULL)`,
+  AND `+pushSubscriptionLive("s.", "$5")+` AND `+pushSubscriptionEventStored,
 		t.community, pubkey, kind, d, now).Scan(&n)
 	if err != nil {
 		return 0, errorf("count push subscriptions of %s: %w", pubkey, err)
@@ -98,7 +106,7 @@ func (t *Tx) PushSubscriptionsGetGeneration(ctx context.Context, a PushAddress) 
 	err = t.tx.QueryRow(ctx, `SELECT generation FROM push_subscriptions
 WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND d_tag = $4 FOR UPDATE`,
 		t.community, a.Pubkey, a.Kind, a.D).Scan(&gen)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if notFound(err) {
 		return 0, false, nil
 	}
 	if err != nil {
@@ -126,8 +134,7 @@ func (s *Store) PushSubscriptionsListLive(ctx context.Context, community string,
 	rows, err := s.pool.Query(ctx, `SELECT s.pubkey, s.kind, s.d_tag, s.event_id, s.filters, s.ignore, s.target,
   s.include_event, s.generation, s.active, coalesce(s.expires_at, 0), s.relay
 FROM push_subscriptions s
-WHERE s.community_id = $1 AND s.active AND s.dropped_at IS NULL AND (s.expires_at IS NULL OR s.expires_at > $2)
-  AND EXISTS (SELECT 1 FROM events e WHERE e.community_id = s.community_id AND e.id = s.event_id AND e.deleted_at IS NULL)`,
+WHERE s.community_id = $1 AND `+pushSubscriptionLive("s.", "$2")+` AND `+pushSubscriptionEventStored,
 		community, now)
 	if err != nil {
 		return nil, errorf("live push subscriptions of %s: %w", community, err)
@@ -153,7 +160,7 @@ func (s *Store) PushSubscriptionsSetFailed(ctx context.Context, community string
   dropped_at = CASE WHEN $5 OR failures + 1 >= $6 THEN coalesce(dropped_at, $7) ELSE dropped_at END
 WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND d_tag = $4
 RETURNING dropped_at IS NOT NULL`, community, a.Pubkey, a.Kind, a.D, drop, dropAfter, now).Scan(&dropped)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if notFound(err) {
 		return false, nil
 	}
 	if err != nil {
@@ -178,7 +185,7 @@ func (s *Store) PushSubscriptionsSetDropped(ctx context.Context, community strin
 	var dropped bool
 	err := s.pool.QueryRow(ctx, `SELECT dropped_at IS NOT NULL FROM push_subscriptions
 WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND d_tag = $4`, community, a.Pubkey, a.Kind, a.D).Scan(&dropped)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if notFound(err) {
 		return true, nil
 	}
 	if err != nil {
@@ -194,7 +201,7 @@ func (t *Tx) PushSubscriptionsExistsTarget(ctx context.Context, a PushAddress, t
 	var taken bool
 	err := t.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM push_subscriptions
 WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND d_tag <> $4 AND target = $5
-  AND active AND dropped_at IS NULL AND (expires_at IS NULL OR expires_at > $6))`,
+  AND `+pushSubscriptionLive("", "$6")+`)`,
 		t.community, a.Pubkey, a.Kind, a.D, target, now).Scan(&taken)
 	if err != nil {
 		return false, errorf("lease endpoint of %s: %w", a.Pubkey, err)
@@ -208,11 +215,8 @@ func (s *Store) CommunitiesGetPushKey(ctx context.Context, community string) ([]
 	var ct []byte
 	var pub *string
 	err := s.pool.QueryRow(ctx, `SELECT push_key_ciphertext, push_key_pubkey FROM communities WHERE id = $1`, community).Scan(&ct, &pub)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, "", errorf("community %q: %w", community, records.ErrNotFound)
-	}
 	if err != nil {
-		return nil, "", errorf("executor key of %s: %w", community, err)
+		return nil, "", errorf("executor key of community %q: %w", community, err)
 	}
 	if pub == nil {
 		return nil, "", nil

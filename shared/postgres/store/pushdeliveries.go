@@ -25,7 +25,7 @@ func (s *Store) EventsListForPush(ctx context.Context, community string, ids []s
 	}
 	rows, err := s.pool.Query(ctx, `SELECT e.id, e.raw, coalesce(e.channel_id, ''), coalesce(c.channel_type = 'system', false)
 FROM events e LEFT JOIN channels c ON c.community_id = e.community_id AND c.id = e.channel_id
-WHERE e.community_id = $1 AND e.id = ANY ($2::text[]) AND e.deleted_at IS NULL`, community, ids)
+WHERE e.community_id = $1 AND e.id = ANY ($2::text[]) AND e.`+notDeleted, community, ids)
 	if err != nil {
 		return nil, errorf("push events: %w", err)
 	}
@@ -87,8 +87,8 @@ type PendingPush struct {
 func (s *Store) PushDeliveriesListPending(ctx context.Context, community string, ids []string, now int64) ([]PendingPush, error) {
 	rows, err := s.pool.Query(ctx, `SELECT d.event_id, d.pubkey, d.kind, d.d_tag, d.target, d.attempts, d.next_at,
   coalesce(s.include_event, false),
-  coalesce(s.active AND s.dropped_at IS NULL AND (s.expires_at IS NULL OR s.expires_at > $3) AND s.target = d.target
-    AND EXISTS (SELECT 1 FROM events e WHERE e.community_id = s.community_id AND e.id = s.event_id AND e.deleted_at IS NULL), false)
+  coalesce(`+pushSubscriptionLive("s.", "$3")+` AND s.target = d.target
+    AND `+pushSubscriptionEventStored+`, false)
 FROM push_deliveries d
 LEFT JOIN push_subscriptions s ON s.community_id = d.community_id AND s.pubkey = d.pubkey AND s.kind = d.kind AND s.d_tag = d.d_tag
 WHERE d.community_id = $1 AND d.event_id = ANY ($2::text[]) AND d.state = 'pending'

@@ -36,7 +36,7 @@ func (s *Snapshot) Aux(ctx context.Context, a *AuxRead) ([]records.AuxRow, error
 		"e.channel_id = ANY(" + b.arg(a.Channels) + "::text[])",
 	}
 	if !a.WithDeleted {
-		conds = append(conds, "e.deleted_at IS NULL")
+		conds = append(conds, "e."+notDeleted)
 	}
 	if a.After != nil {
 		conds = append(conds, keyset(b, *a.After))

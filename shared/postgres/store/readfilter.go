@@ -182,7 +182,7 @@ func (p *PlainRead) where(b *sqlb) (string, bool) {
 	if f.Empty() {
 		return "", false
 	}
-	conds := []string{"e.community_id = " + pCommunity, "e.deleted_at IS NULL"}
+	conds := []string{"e.community_id = " + pCommunity, "e." + notDeleted}
 	more, kinds := fields(b, f)
 	conds = append(conds, more...)
 	if f.Since != nil {

@@ -45,7 +45,7 @@ func (t *ThreadRead) replies(b *sqlb, maxDepth string) (string, bool) {
 		"tm.community_id = " + pCommunity,
 		"tm.root_id = " + b.arg(t.Root),
 		"tm.depth <= " + maxDepth,
-		"e.deleted_at IS NULL",
+		"e." + notDeleted,
 		notRowKinds,
 	}
 	if f.Kinds != nil {

@@ -69,7 +69,7 @@ func windowWhere(b *sqlb, f *filter.Filter, channel, rows string, cursor *record
 	if rows != "" {
 		conds = append(conds, rows)
 	}
-	conds = append(conds, "e.deleted_at IS NULL", notRowKinds)
+	conds = append(conds, "e."+notDeleted, notRowKinds)
 	more, kinds := fields(b, f)
 	conds = append(conds, more...)
 	if f.Since != nil {

@@ -2,9 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/buzzrelay/relay/shared/domain/session"
 )
@@ -38,7 +35,7 @@ func (s *Store) ResumesGet(ctx context.Context, community, pubkey, sub, shape st
 	err := s.pool.QueryRow(ctx, `SELECT since, lim, wrote, answered_at, expires_at, newest FROM ws_resumes
 WHERE community_id = $1 AND pubkey = $2 AND sub = $3 AND shape = $4 AND expires_at > $5`,
 		community, pubkey, sub, shape, now).Scan(&r.Since, &r.Limit, &r.Wrote, &r.At, &r.ExpiresAt, &r.Newest)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if notFound(err) {
 		return nil, nil
 	}
 	if err != nil {
