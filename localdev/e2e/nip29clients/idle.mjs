@@ -26,17 +26,10 @@ import { AuthStateEvent, AuthStatus, Socket, SocketEvent, SocketStatus, defaultS
 import { Nip01Signer } from '@welshman/signer'
 import { finalizeEvent, generateSecretKey } from 'nostr-tools/pure'
 import { Relay, useWebSocketImplementation } from 'nostr-tools/relay'
+import { sleep, until } from './wait.mjs'
 
 const [wsURL, h, only] = process.argv.slice(2)
 const LIVENESS = '["EOSE","relay-liveness"]'
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
-const until = async (cond, ms, what) => {
-  const end = Date.now() + ms
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('timeout: ' + what)
-    await sleep(20)
-  }
-}
 const now = () => Math.floor(Date.now() / 1000)
 const effects = []
 const lib = (name) => ({ name, opens: 0, closes: 0, signIns: 0, sent: [], received: 0, liveness: 0, startSent: 0, startReceived: 0, events: [], effects: [] })

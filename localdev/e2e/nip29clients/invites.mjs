@@ -12,13 +12,13 @@ import { AuthStatus, Pool, Socket, defaultSocketPolicies, makeSocketPolicyAuth, 
 import { Nip01Signer } from '@welshman/signer'
 import { RELAY_INVITE, RELAY_JOIN, getTagValue, makeEvent } from '@welshman/util'
 import { generateSecretKey, getPublicKey } from 'nostr-tools/pure'
+import { sleep } from './wait.mjs'
 
 globalThis.WebSocket = WebSocket
 
 const [wsURL, adminSecret, channel, relayPubkey] = process.argv.slice(2)
 const checks = []
 const check = (name, ok, detail = '') => checks.push({ name, ok: !!ok, detail: String(detail) })
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 
 // A welshman user: its signer and a pool signing in on every socket.
 const user = (secret = Buffer.from(generateSecretKey()).toString('hex')) => {

@@ -14,18 +14,11 @@ import { AuthStateEvent, AuthStatus, Socket, SocketEvent, defaultSocketPolicies,
 import { Nip01Signer } from '@welshman/signer'
 import { Relay, useWebSocketImplementation } from 'nostr-tools/relay'
 import { finalizeEvent, generateSecretKey } from 'nostr-tools/pure'
+import { sleep, until } from './wait.mjs'
 
 const [wsURL, idleArg] = process.argv.slice(2)
 const idleMs = Number(idleArg)
 const LIVENESS = '["EOSE","relay-liveness"]'
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
-const until = async (cond, ms, what) => {
-  const end = Date.now() + ms
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('timeout: ' + what)
-    await sleep(20)
-  }
-}
 const now = () => Math.floor(Date.now() / 1000)
 const effects = []
 const effect = (lib, what) => effects.push(`${lib}: ${what}`)

@@ -10,10 +10,10 @@
 import WebSocket from 'ws'
 import NDK, { NDKPrivateKeySigner, NDKRelayAuthPolicies, NDKRelaySet } from '@nostr-dev-kit/ndk'
 import { generateSecretKey } from 'nostr-tools/pure'
+import { sleep } from './wait.mjs'
 
 const [wsURL, runsArg] = process.argv.slice(2)
 const runs = Number(runsArg)
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 let frames = []
 globalThis.WebSocket = class extends WebSocket {
   constructor (...args) {

@@ -23,19 +23,12 @@ import { matchFilters } from 'nostr-tools/filter'
 import { NegentropySync, NegentropyStorageVector } from './node_modules/nostr-tools/lib/esm/nip77.js'
 import NDK, { NDKEvent, NDKPrivateKeySigner, NDKRelayAuthPolicies, NDKRelaySet } from '@nostr-dev-kit/ndk'
 import { NDKSync } from '@nostr-dev-kit/sync'
+import { sleep, until } from './wait.mjs'
 
 const [wsURL, inputPath] = process.argv.slice(2)
 const input = JSON.parse(readFileSync(inputPath, 'utf8'))
 const filter = { kinds: [9], '#h': [input.channel] }
 const hexToBytes = (h) => Uint8Array.from(h.match(/../g).map((b) => parseInt(b, 16)))
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
-const until = async (cond, ms, what) => {
-  const end = Date.now() + ms
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('timeout: ' + what)
-    await sleep(20)
-  }
-}
 globalThis.WebSocket = WebSocket
 useWebSocketImplementation(WebSocket)
 process.on('unhandledRejection', () => {})

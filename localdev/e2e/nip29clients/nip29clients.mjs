@@ -9,13 +9,13 @@ import { Pool, Socket, defaultSocketPolicies, makeSocketPolicyAuth, publishOne, 
 import { Nip01Signer } from '@welshman/signer'
 import { makeEvent, makeRoomAddMemberEvent, makeRoomCreateEvent, makeRoomEditEvent, makeRoomJoinEvent, makeRoomMeta, readRoomMeta } from '@welshman/util'
 import { generateSecretKey, getPublicKey } from 'nostr-tools/pure'
+import { sleep } from './wait.mjs'
 
 globalThis.WebSocket = WebSocket // NDK opens sockets through the global
 
 const [wsURL, httpURL] = process.argv.slice(2)
 const checks = []
 const check = (name, ok, detail = '') => checks.push({ name, ok: !!ok, detail: String(detail) })
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 // why is an NDK publish error with each relay's answer.
 const why = (e) => [e?.message ?? String(e), ...[...(e?.errors?.values?.() ?? [])].map((x) => x?.message ?? String(x))].join(' | ')
 
