@@ -375,6 +375,11 @@ func TestRoutesAndDualstackAPIs(t *testing.T) {
 		"POST /api/invites": "ingest", "POST /api/invites/claim": "ingest", "POST /api/invites/accept-policy": "query",
 		"GET /api/join-policy": "query", "GET /api/join-policy/terms": "query", "GET /api/join-policy/privacy": "query",
 		"GET /invite/{code}": "query", "GET /info": "query",
+		// issue 40: NIP-29 LiveKit, always routed (without -c livekitSecret
+		// the discovery answers 404 and the token endpoint refuses); the
+		// webhook writes the room's 39004
+		"GET /.well-known/nip29/livekit": "query", "GET /.well-known/nip29/livekit/{group}": "query",
+		"POST /.well-known/nip29/livekit/{group}": "query", "POST /livekit/webhook": "ingest",
 		"$connect": "ws-connect", "$default": "ws-message", "$disconnect": "ws-disconnect",
 	}
 	// Issue 30: the media routes (on by default).
