@@ -166,6 +166,23 @@ func (s synthesized) ourFunctions(t *testing.T) map[string]string {
 	return out
 }
 
+// functionRouteTables are the route tables of the functions' subnets
+// (logical ids, as the routes and endpoints refer to them).
+func (s synthesized) functionRouteTables(t *testing.T) map[string]bool {
+	t.Helper()
+	tables := map[string]bool{}
+	for _, id := range s.ourFunctions(t) {
+		for _, sub := range asList(s.res[id].Properties["VpcConfig"].(map[string]any)["SubnetIds"]) {
+			for _, a := range s.ofType("AWS::EC2::SubnetRouteTableAssociation") {
+				if js(a.Properties["SubnetId"]) == sub {
+					tables[js(a.Properties["RouteTableId"])] = true
+				}
+			}
+		}
+	}
+	return tables
+}
+
 // providerFrameworks are the logical id prefixes of the custom resource
 // provider frameworks' onEvent functions, one per custom resource (each
 // with a log group of its own).

@@ -68,8 +68,18 @@ func authRaw(t *testing.T, r *Relay, u user) *rawConn {
 // reqAll sends a REQ and returns the ids of the events before its EOSE.
 func (rc *rawConn) reqAll(sub string, filter map[string]any) []string {
 	rc.t.Helper()
+	ids, closed := rc.reqEvents(sub, filter)
+	if closed {
+		rc.t.Fatalf("REQ %s: CLOSED after %d events", sub, len(ids))
+	}
+	return ids
+}
+
+// reqEvents sends REQ sub with filter and returns the ids of the events
+// before its EOSE, or whether it ended CLOSED instead.
+func (rc *rawConn) reqEvents(sub string, filter map[string]any) (ids []string, closed bool) {
+	rc.t.Helper()
 	rc.sendJSON([]any{"REQ", sub, filter})
-	var ids []string
 	for {
 		parts := rc.read()
 		switch str(rc.t, parts[0]) {
@@ -80,7 +90,9 @@ func (rc *rawConn) reqAll(sub string, filter map[string]any) []string {
 			}
 			ids = append(ids, ev.ID)
 		case "EOSE":
-			return ids
+			return ids, false
+		case "CLOSED":
+			return ids, true
 		default:
 			rc.t.Fatalf("REQ %s: %s", sub, joinRaw(parts))
 		}

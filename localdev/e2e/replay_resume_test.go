@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"slices"
 	"sync"
 	"testing"
@@ -34,31 +33,6 @@ var sessionsClock = struct {
 	sync.Mutex
 	offset map[*Relay]time.Duration
 }{offset: map[*Relay]time.Duration{}}
-
-// replayAnswer sends REQ sub with filter and returns the ids of the events
-// before its EOSE and whether it ended CLOSED instead.
-func (rc *rawConn) replayAnswer(sub string, filter map[string]any) (ids []string, closed bool) {
-	rc.t.Helper()
-	rc.sendJSON([]any{"REQ", sub, filter})
-	for {
-		parts := rc.read()
-		switch str(rc.t, parts[0]) {
-		case "EVENT":
-			var ev nostr.Event
-			if err := json.Unmarshal(parts[2], &ev); err != nil {
-				rc.t.Fatal(err)
-			}
-			ids = append(ids, ev.ID)
-		case "EOSE":
-			slices.Sort(ids)
-			return ids, false
-		case "CLOSED":
-			return ids, true
-		default:
-			rc.t.Fatalf("REQ %s: %s", sub, joinRaw(parts))
-		}
-	}
-}
 
 // TestReconnectReplayNeverHidesAnEvent: a reconnecting client's replay of a
 // live subscription that says what it holds (Buzz desktop's, with since =
@@ -94,7 +68,8 @@ func TestReconnectReplayNeverHidesAnEvent(t *testing.T) {
 		t.Helper()
 		rc := authRaw(t, r, bob)
 		before := r.App.Store.Statements()
-		ids, _ := rc.replayAnswer("live", filter)
+		ids, _ := rc.reqEvents("live", filter)
+		slices.Sort(ids)
 		n := r.App.Store.Statements() - before
 		if (n > 0) != ask {
 			t.Fatalf("%s: %d statements, want the database asked: %v", what, n, ask)
