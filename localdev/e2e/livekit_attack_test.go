@@ -21,7 +21,8 @@ import (
 // once and each is answered 204 (never a 5xx), leaving one relay-signed
 // 39004 that lists the 30 once each; the 30 leaves at once leave it
 // empty. A key outside the group reads no 39004 of the room on REQ,
-// COUNT or POST /query, the same as for a group that does not exist,
+// COUNT or POST /query, by its group or by its id, the same as for a
+// group that does not exist,
 // while a member reads it.
 func TestLiveKitRoomHoldsThirtyAtOnceAndHidesAPrivateRoom(t *testing.T) {
 	lkc := lk.Config{URL: "wss://livekit.example", APIKey: "APIe2e", APISecret: "an-e2e-secret-of-thirty-two-chars!"}
@@ -134,6 +135,15 @@ func TestLiveKitRoomHoldsThirtyAtOnceAndHidesAPrivateRoom(t *testing.T) {
 		if err != nil || len(evs) != 0 {
 			t.Errorf("a stranger's REQ of the room's 39004 (%s): %d events (%v)", g, len(evs), err)
 		}
+	}
+
+	// By its id the room's 39004 is no more a stranger's to read.
+	list := ofKind(member.query(map[string]any{"kinds": []int{39004}, "#d": []string{group}}), 39004)[0]
+	if evs := sb.query(map[string]any{"ids": []string{list.ID}}); len(evs) != 0 {
+		t.Errorf("a stranger's POST /query of the 39004 by id: %d events", len(evs))
+	}
+	if evs, err := srl.QuerySync(ctxT(t), nostr.Filter{IDs: []string{list.ID}}); err != nil || len(evs) != 0 {
+		t.Errorf("a stranger's REQ of the 39004 by id: %d events (%v)", len(evs), err)
 	}
 
 	hooks(lk.ParticipantLeft)
