@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -22,8 +23,8 @@ import (
 // 39004 that lists the 30 once each; the 30 leaves at once leave it
 // empty. A key outside the group reads no 39004 of the room on REQ,
 // COUNT or POST /query, by its group or by its id, the same as for a
-// group that does not exist,
-// while a member reads it.
+// group that does not exist, nor live as the room changes, while a
+// member reads it and gets each change live.
 func TestLiveKitRoomHoldsThirtyAtOnceAndHidesAPrivateRoom(t *testing.T) {
 	lkc := lk.Config{URL: "wss://livekit.example", APIKey: "APIe2e", APISecret: "an-e2e-secret-of-thirty-two-chars!"}
 	r := StartTest(t, Options{Env: map[string]string{"LIVEKIT_URL": lkc.URL, "LIVEKIT_API_KEY": lkc.APIKey, "LIVEKIT_API_SECRET": lkc.APISecret}})
@@ -146,8 +147,26 @@ func TestLiveKitRoomHoldsThirtyAtOnceAndHidesAPrivateRoom(t *testing.T) {
 		t.Errorf("a stranger's REQ of the 39004 by id: %d events (%v)", len(evs), err)
 	}
 
+	// Live: the leaves' 39004s reach a member's subscription, never a
+	// stranger's (whose REQ ends EOSE or refused).
+	live := map[string]any{"kinds": []int{39004}, "#d": []string{group}}
+	sc := authRaw(t, r, stranger)
+	if got := sc.reqAnswer("room", live); got != "EOSE" && !strings.HasPrefix(got, "restricted:") {
+		t.Errorf("a stranger's live REQ of the room's 39004: %s", got)
+	}
+	mc := authRaw(t, r, members[0])
+	if ids := mc.reqAll("room", live); len(ids) != 1 {
+		t.Errorf("a member's live REQ of the room's 39004: %d stored", len(ids))
+	}
+
 	hooks(lk.ParticipantLeft)
 	if got := participants(member); len(got) != 0 {
 		t.Errorf("participants after 30 leaves at once: %d", len(got))
+	}
+	if _, ev := mc.event(); ev.Kind != 39004 {
+		t.Errorf("a member's live subscription got kind %d", ev.Kind)
+	}
+	if parts, ok := sc.maybeRead(time.Second); ok && str(t, parts[0]) == "EVENT" {
+		t.Errorf("a stranger's live subscription got the private room's %s", joinRaw(parts))
 	}
 }
