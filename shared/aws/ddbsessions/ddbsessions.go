@@ -236,25 +236,80 @@ func (st *Store) Authenticate(ctx context.Context, id, pubkey string) error {
 }
 
 // Subscribe stores s under lim: the connection's set of ids and the key's
-// set take it at once (each conditionally on its size), then the
-// subscription and its audience entries are written at once: two round
-// trips. A refusal by one set withdraws the id it added to the other (an
-// id that was there before stays: a replaced subscription); the
-// connection's refusal is the one reported when both refuse.
+// set take it at once (each conditionally on its size). When the caller
+// knows the connection's expiry (NewSubscription.Expires), the
+// subscription item and its audience entries are written alongside them,
+// one round trip in all, and taken back if a set refuses; otherwise they
+// are written once the connection's set answered, a second round trip. A
+// refusal by one set withdraws the id it added to the other (an id that
+// was there before stays: a replaced subscription); the connection's
+// refusal is the one reported when both refuse.
 func (st *Store) Subscribe(ctx context.Context, sub session.NewSubscription, lim session.Limits) error {
 	pos := st.now().UnixNano()
 	now := st.now().Unix()
 	var (
-		keyTTL int64
-		keyHad bool
-		kerr   error
-		wg     sync.WaitGroup
+		keyTTL     int64
+		keyHad     bool
+		kerr, werr error
+		old        map[string]types.AttributeValue
+		wg         sync.WaitGroup
 	)
 	if lim.PerKey > 0 {
 		wg.Go(func() { keyTTL, keyHad, kerr = st.takeKey(ctx, sub, lim.PerKey, now) })
 	}
+	early := sub.Expires > now
+	if early {
+		wg.Go(func() { old, werr = st.putSubscription(ctx, sub, pos, sub.Expires) })
+	}
 	out, cerr := st.takeConnection(ctx, sub, lim.PerConnection, now)
 	wg.Wait()
+	if err := st.withdraw(ctx, sub, lim, out, cerr, kerr, keyHad); err != nil {
+		if early && werr == nil {
+			if uerr := st.unput(ctx, sub, old); uerr != nil {
+				return errors.Join(err, uerr)
+			}
+		}
+		return err
+	}
+	if expires := num(out.Attributes, "expires"); !early || expires != sub.Expires {
+		// Written with the expiry the connection has (a connection
+		// re-opened since the caller read it has another).
+		var again map[string]types.AttributeValue
+		again, werr = st.putSubscription(ctx, sub, pos, expires)
+		if !early {
+			old = again
+		}
+		sub.Expires = expires
+	}
+	if werr != nil {
+		return werr
+	}
+	// The key's set lives as long as its latest connection: its expiry is
+	// raised when this connection outlives it (a REQ of a connection the
+	// set already covers, the common case, needs no write).
+	if lim.PerKey > 0 && keyTTL < sub.Expires {
+		if err := st.keyExpiry(ctx, sub, sub.Expires); err != nil {
+			return err
+		}
+	}
+	// A replaced subscription's entries of pins it no longer has.
+	var stale []types.WriteRequest
+	if old != nil {
+		oc := str(old, "community")
+		for _, pin := range strs(old, "pins") {
+			if oc != sub.Community || !slices.Contains(sub.Pins, pin) {
+				stale = append(stale, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: key(audPK(oc, pin), audSK(sub.Connection, sub.Sub))}})
+			}
+		}
+	}
+	return st.batchWrite(ctx, stale)
+}
+
+// withdraw decides Subscribe's limits from the connection's set's answer
+// (out, cerr) and the key's (kerr; keyHad: the entry was there before):
+// nil when both took the id, else the refusal or failure to report, with
+// the id taken back from the set that took it anew.
+func (st *Store) withdraw(ctx context.Context, sub session.NewSubscription, lim session.Limits, out *dynamodb.UpdateItemOutput, cerr, kerr error, keyHad bool) error {
 	if cerr != nil {
 		if lim.PerKey > 0 && kerr == nil && !keyHad {
 			if _, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &st.table, Key: key(keyPK(sub.Community, sub.Pubkey), skKey),
@@ -277,51 +332,79 @@ func (st *Store) Subscribe(ctx context.Context, sub session.NewSubscription, lim
 		}
 		return kerr
 	}
-	expires := num(out.Attributes, "expires")
+	return nil
+}
+
+// subscriptionItem is sub's item at position pos, expiring at expires.
+func subscriptionItem(sub session.NewSubscription, pos, expires int64) map[string]types.AttributeValue {
 	item := key(connPK(sub.Connection), subSK(sub.Sub))
 	item["community"], item["pubkey"], item["filters"] = s(sub.Community), s(sub.Pubkey), s(sub.Filters)
 	item["pins"], item["created"], item["pos"] = list(sub.Pins), n(sub.CreatedAt), n(pos)
 	item["expires"], item[aTTL] = n(expires), n(expires)
+	return item
+}
+
+// entriesOf are the audience entries of a subscription item: one per pin,
+// what delivery reads (AudienceRange).
+func entriesOf(item map[string]types.AttributeValue) []types.WriteRequest {
+	conn := strings.TrimPrefix(str(item, aPK), "conn"+sep)
+	sub := strings.TrimPrefix(str(item, aSK), "sub"+sep)
 	var writes []types.WriteRequest
-	for _, pin := range sub.Pins {
-		e := key(audPK(sub.Community, pin), audSK(sub.Connection, sub.Sub))
-		e["connection"], e["sub"], e["pubkey"], e["filters"] = s(sub.Connection), s(sub.Sub), s(sub.Pubkey), s(sub.Filters)
-		e["pos"], e["expires"], e[aTTL] = n(pos), n(expires), n(expires)
+	for _, pin := range strs(item, "pins") {
+		e := key(audPK(str(item, "community"), pin), audSK(conn, sub))
+		e["connection"], e["sub"], e["pubkey"], e["filters"] = s(conn), s(sub), item["pubkey"], item["filters"]
+		e["pos"], e["expires"], e[aTTL] = item["pos"], item["expires"], item["expires"]
 		writes = append(writes, types.WriteRequest{PutRequest: &types.PutRequest{Item: e}})
 	}
-	// The subscription item and its audience entries are separate items:
-	// written at once, one round trip instead of two (delivery reads only
-	// the entries; the item is what ends them). The key's set lives as
-	// long as its latest connection: its expiry is raised with them when
-	// this connection outlives it (a REQ of a connection the set already
-	// covers, the common case, needs no write).
-	var old *dynamodb.PutItemOutput
-	var perr, terr error
+	return writes
+}
+
+// putSubscription writes sub's item and its audience entries at once (one
+// round trip: delivery reads only the entries; the item is what ends
+// them) and returns the item it replaced (nil: none).
+func (st *Store) putSubscription(ctx context.Context, sub session.NewSubscription, pos, expires int64) (map[string]types.AttributeValue, error) {
+	item := subscriptionItem(sub, pos, expires)
+	var (
+		old  *dynamodb.PutItemOutput
+		perr error
+		wg   sync.WaitGroup
+	)
 	wg.Go(func() {
 		old, perr = st.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &st.table, Item: item, ReturnValues: types.ReturnValueAllOld})
 	})
-	if lim.PerKey > 0 && keyTTL < expires {
-		wg.Go(func() { terr = st.keyExpiry(ctx, sub, expires) })
-	}
-	berr := st.batchWrite(ctx, writes)
+	berr := st.batchWrite(ctx, entriesOf(item))
 	wg.Wait()
 	if perr != nil {
-		return errorf("store subscription %s: %w", sub.Sub, perr)
+		return nil, errorf("store subscription %s: %w", sub.Sub, perr)
 	}
-	if err := errors.Join(berr, terr); err != nil {
-		return err
+	if berr != nil {
+		return nil, berr
 	}
-	// A replaced subscription's entries of pins it no longer has.
-	var stale []types.WriteRequest
-	if old.Attributes != nil {
-		oc := str(old.Attributes, "community")
-		for _, pin := range strs(old.Attributes, "pins") {
-			if oc != sub.Community || !slices.Contains(sub.Pins, pin) {
-				stale = append(stale, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: key(audPK(oc, pin), audSK(sub.Connection, sub.Sub))}})
-			}
+	return old.Attributes, nil
+}
+
+// unput takes back what putSubscription wrote for a refused sub: the item
+// it replaced (old) and that item's entries put back, or, when it replaced
+// none, the item and its entries deleted.
+func (st *Store) unput(ctx context.Context, sub session.NewSubscription, old map[string]types.AttributeValue) error {
+	if old != nil {
+		if _, err := st.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &st.table, Item: old}); err != nil {
+			return errorf("put back subscription %s: %w", sub.Sub, err)
 		}
 	}
-	return st.batchWrite(ctx, stale)
+	writes := []types.WriteRequest{}
+	if old == nil {
+		writes = append(writes, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: key(connPK(sub.Connection), subSK(sub.Sub))}})
+	}
+	for _, pin := range sub.Pins {
+		if old == nil || str(old, "community") != sub.Community || !slices.Contains(strs(old, "pins"), pin) {
+			writes = append(writes, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: key(audPK(sub.Community, pin), audSK(sub.Connection, sub.Sub))}})
+		}
+	}
+	if old != nil {
+		writes = append(writes, entriesOf(old)...)
+	}
+	return st.batchWrite(ctx, writes)
 }
 
 // takeConnection adds sub's id to its connection's set under
@@ -464,33 +547,40 @@ func (st *Store) EndSubscription(ctx context.Context, connection, sub string) (b
 	return true, st.unindex(ctx, connection, sub, out.Attributes, true)
 }
 
-// unindex removes what a deleted subscription item (old) left: its
-// audience entries, its key set entry and, with fromConn, its id in the
-// connection's set.
+// unindex removes what a deleted subscription item (old) left, all at
+// once: its audience entries, its key set entry and, with fromConn, its
+// id in the connection's set.
 func (st *Store) unindex(ctx context.Context, connection, sub string, old map[string]types.AttributeValue, fromConn bool) error {
 	community := str(old, "community")
 	var writes []types.WriteRequest
 	for _, pin := range strs(old, "pins") {
 		writes = append(writes, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: key(audPK(community, pin), audSK(connection, sub))}})
 	}
-	if err := st.batchWrite(ctx, writes); err != nil {
-		return err
-	}
+	var (
+		kerr, cerr error
+		wg         sync.WaitGroup
+	)
 	if pk := str(old, "pubkey"); pk != "" {
-		if _, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &st.table, Key: key(keyPK(community, pk), skKey),
-			UpdateExpression: aws.String("DELETE subs :e"), ConditionExpression: aws.String("attribute_exists(pk)"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{":e": ss(audSK(connection, sub))}}); err != nil && !conditionFailed(err) {
-			return errorf("key set of %s: %w", sub, err)
-		}
+		wg.Go(func() {
+			if _, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &st.table, Key: key(keyPK(community, pk), skKey),
+				UpdateExpression: aws.String("DELETE subs :e"), ConditionExpression: aws.String("attribute_exists(pk)"),
+				ExpressionAttributeValues: map[string]types.AttributeValue{":e": ss(audSK(connection, sub))}}); err != nil && !conditionFailed(err) {
+				kerr = errorf("key set of %s: %w", sub, err)
+			}
+		})
 	}
 	if fromConn {
-		if _, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &st.table, Key: key(connPK(connection), skConn),
-			UpdateExpression: aws.String("DELETE subs :s"), ConditionExpression: aws.String("attribute_exists(pk)"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{":s": ss(sub)}}); err != nil && !conditionFailed(err) {
-			return errorf("connection set of %s: %w", sub, err)
-		}
+		wg.Go(func() {
+			if _, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &st.table, Key: key(connPK(connection), skConn),
+				UpdateExpression: aws.String("DELETE subs :s"), ConditionExpression: aws.String("attribute_exists(pk)"),
+				ExpressionAttributeValues: map[string]types.AttributeValue{":s": ss(sub)}}); err != nil && !conditionFailed(err) {
+				cerr = errorf("connection set of %s: %w", sub, err)
+			}
+		})
 	}
-	return nil
+	berr := st.batchWrite(ctx, writes)
+	wg.Wait()
+	return errors.Join(berr, kerr, cerr)
 }
 
 // CloseConnection deletes the connection's partition (the connection and

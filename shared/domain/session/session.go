@@ -42,6 +42,11 @@ type NewSubscription struct {
 	Community string
 	Pins      []string
 	CreatedAt int64
+	// Expires is the connection's expiry as the caller read it (0: not
+	// known): a store may then write the subscription alongside its
+	// limits' checks rather than after them (it is stored with the
+	// connection's own expiry either way).
+	Expires int64
 }
 
 // ErrUnknownConnection is returned for a connection id with no live

@@ -259,10 +259,11 @@ func (g *Guard) Message(ctx context.Context, d Door) error {
 	return g.limit(ctx, d, ratelimit.Request{})
 }
 
-// CountMessage counts d's message against its connection's limit in the
-// session store now, ahead of the door that decides on it (d.Caller.Counted),
-// so that its round trip runs alongside others; nil when the door would
-// not count it there (ratelimit.Limiter.CountMessage).
+// CountMessage starts counting d's message against its connection's limit
+// in the session store, ahead of the door that decides on it
+// (d.Caller.Counted, which waits for the count), so that its round trip
+// runs alongside others; nil when the door would not count it there
+// (ratelimit.Limiter.CountMessage).
 func (g *Guard) CountMessage(ctx context.Context, d Door) *ratelimit.Counted {
 	if g == nil {
 		return nil

@@ -66,28 +66,42 @@ type Request struct {
 	Counted *Counted
 }
 
-// Counted is a connection's message counted in the session store ahead of
-// the Check that decides on it.
+// Counted is a connection's message being counted in the session store
+// ahead of the Check that decides on it (which waits for it).
 type Counted struct {
+	done  chan struct{}
 	total int64
 	err   error
+}
+
+// Wait returns once the count is in (at once for nil: nothing counted).
+func (c *Counted) Wait() {
+	if c != nil {
+		<-c.done
+	}
 }
 
 // messageWindow is the window of a connection's message limit (seconds).
 const messageWindow = 60
 
-// CountMessage counts one message of connection (by pubkey, "" before
-// AUTH) in community in the session store now, for a later Check to
-// decide on (Request.Counted), so that the count's round trip can run
-// alongside others; nil when Check would not count it there (no
-// MessageCounter, no limit, no connection, a key on the allow list).
+// CountMessage starts counting one message of connection (by pubkey, ""
+// before AUTH) in community in the session store and returns at once, for
+// a later Check to decide on (Request.Counted, which waits for the count),
+// so that the count's round trip runs alongside others; nil when Check
+// would not count it there (no MessageCounter, no limit, no connection, a
+// key on the allow list). A caller that may return before a Check waits
+// for it (Counted.Wait).
 func (lm *Limiter) CountMessage(ctx context.Context, community, pubkey, connection string) *Counted {
 	if lm == nil || lm.messages == nil || connection == "" || lm.l.MessagesPerMinute <= 0 || (pubkey != "" && lm.l.Allow[pubkey]) {
 		return nil
 	}
 	now := lm.now().Unix()
-	n, err := lm.messages.CountMessage(ctx, community, connection, now-now%messageWindow, messageWindow)
-	return &Counted{total: n, err: err}
+	c := &Counted{done: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		c.total, c.err = lm.messages.CountMessage(ctx, community, connection, now-now%messageWindow, messageWindow)
+	}()
+	return c
 }
 
 // Exceeded is a refusal: rate-limited: with when to try again.
@@ -202,6 +216,7 @@ func (lm *Limiter) Check(ctx context.Context, r Request) error {
 		msg, cs = &cs[0], cs[1:]
 		done = make(chan struct{})
 		if r.Counted != nil {
+			r.Counted.Wait()
 			msgN, msgErr = r.Counted.total, r.Counted.err
 			close(done)
 		} else {

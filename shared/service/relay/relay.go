@@ -329,19 +329,14 @@ func (r *Relay) subscribe(ctx context.Context, c Caller, req Request) ([]json.Ra
 }
 
 // subscribeLive serves a live REQ of an authenticated connection whose
-// sessions live outside the database (DynamoDB): the filters checked, the
-// subscription stored in the session store first, then the session store
-// decides (sessions.Registry.StoreAnswer): when no stored event can match
-// (every filter has limit 0 or a since above the mark), or a resume record
-// covers the REQ (a replay of one the database answered, with nothing
-// written in the community since), the answer is EOSE alone, with no
-// database statement: the door's checks that need it (the NIP-43 gate)
-// are then fan-out's to apply at delivery (fanout.Door); the message
-// still counts against the connection's limit, in the session store.
-// Otherwise the door decides, then the database answers as before; an
-// answer from the mark or the database is recorded for a replay
-// (sessions.Registry.Answered) by what it returns to run after the answer
-// is sent (nil: nothing); a refusal ends the stored subscription.
+// sessions live outside the database (DynamoDB). The filters are checked
+// and the message counted against the connection's limit in the session
+// store alongside the rest (the door decides on the count: Counted), then
+// the REQ is answered one of two ways:
+//   - a REQ for the newest stored events (some filter without since nor
+//     limit 0: !sessions.MayBeAbove) is subscribeNewest's;
+//   - otherwise the subscription is stored first, then the session store
+//     decides (sessions.Registry.StoreAnswer, answerLive).
 func (r *Relay) subscribeLive(ctx context.Context, c Caller, req Request) ([]json.RawMessage, func(context.Context), error) {
 	if err := query.CheckFilters(req.Filters, c.Pubkey); err != nil {
 		return nil, nil, err
@@ -350,58 +345,121 @@ func (r *Relay) subscribeLive(ctx context.Context, c Caller, req Request) ([]jso
 	if err != nil {
 		return nil, nil, fmt.Errorf("relay: subscribe %s: %w", req.Sub, err)
 	}
-	lim := sessions.DefaultLimits
+	if c.Session != nil {
+		row.Expires = c.Session.ExpiresAt
+	}
+	c.counted = r.Guard.CountMessage(ctx, r.door(c, guard.Message))
+	defer c.counted.Wait()
+	if !sessions.MayBeAbove(req.Filters) {
+		return r.subscribeNewest(ctx, c, req, row)
+	}
 	// Stored first, then the mark read (strongly consistent): a commit
 	// raises the mark before it commits and reads its audience after, so
 	// a REQ answered from the store misses nothing.
-	if err := r.Sessions.Put(ctx, row, lim); err != nil {
+	if err := r.Sessions.Put(ctx, row, sessions.DefaultLimits); err != nil {
 		return nil, nil, fmt.Errorf("relay: subscribe %s: %w", req.Sub, err)
 	}
-	// The message counts against the connection's limit whichever way
-	// the REQ is answered: counted while the session store decides, the
-	// door then decides on the count.
-	counted := make(chan *ratelimit.Counted, 1)
-	d := r.door(c, guard.Message)
-	go func() { counted <- r.Guard.CountMessage(ctx, d) }()
 	answer, read, err := r.Sessions.StoreAnswer(ctx, c.Community, c.Pubkey, req.Sub, req.Filters)
 	if err != nil {
 		r.Log.WarnContext(ctx, "relay: REQ from the session store", "connection", c.Connection, "err", err)
 	}
-	c.counted = <-counted
-	// The record of the answer is kept once it is sent: a replay that
-	// comes before it meets the database.
-	answered := func(newest int64) func(context.Context) {
-		return func(ctx context.Context) {
-			if err := r.Sessions.Answered(ctx, c.Community, c.Pubkey, req.Sub, req.Filters, read, newest); err != nil {
-				r.Log.WarnContext(ctx, "relay: record the REQ's answer for a replay", "connection", c.Connection, "err", err)
-			}
-		}
+	return r.answerLive(ctx, c, req, answer, read)
+}
+
+// subscribeNewest serves a live REQ for the newest stored events, which no
+// mark can answer: its subscription is stored while the community's mark
+// and the REQ's resume record are read (sessions.Registry.Peek). With a
+// record, the session store decides once the subscription is stored
+// (answerLive). Without one, the database answers: the door decides
+// alongside the store, and the read follows both, so the subscription is
+// stored before the read's snapshot (a commit after that snapshot reads
+// its audience after it, and delivers live). A refusal by the limits comes
+// before the door's.
+func (r *Relay) subscribeNewest(ctx context.Context, c Caller, req Request, row sessions.NewSubscription) ([]json.RawMessage, func(context.Context), error) {
+	put := make(chan error, 1)
+	go func() { put <- r.Sessions.Put(ctx, row, sessions.DefaultLimits) }()
+	read, rec, err := r.Sessions.Peek(ctx, c.Community, c.Pubkey, req.Sub, req.Filters)
+	if err != nil {
+		r.Log.WarnContext(ctx, "relay: REQ's mark and resume record", "connection", c.Connection, "err", err)
 	}
+	if rec != nil {
+		if err := <-put; err != nil {
+			return nil, nil, fmt.Errorf("relay: subscribe %s: %w", req.Sub, err)
+		}
+		answer, read, err := r.Sessions.StoreAnswer(ctx, c.Community, c.Pubkey, req.Sub, req.Filters)
+		if err != nil {
+			r.Log.WarnContext(ctx, "relay: REQ from the session store", "connection", c.Connection, "err", err)
+		}
+		return r.answerLive(ctx, c, req, answer, read)
+	}
+	derr := r.admit(ctx, c, r.door(c, guard.Read))
+	if err := <-put; err != nil {
+		return nil, nil, fmt.Errorf("relay: subscribe %s: %w", req.Sub, err)
+	}
+	if derr != nil {
+		return nil, nil, r.dropRefused(ctx, c, req.Sub, derr)
+	}
+	return r.readLive(ctx, c, req, read)
+}
+
+// answerLive answers a live REQ whose subscription is stored, as the
+// session store decided (answer, with what it read): when no stored event
+// can match (every filter has limit 0 or a since above the mark), or a
+// resume record covers the REQ (a replay of one the database answered,
+// with nothing written in the community since), the answer is EOSE alone,
+// with no database statement: the door's checks that need it (the NIP-43
+// gate) are then fan-out's to apply at delivery (fanout.Door); the
+// message still counts against the connection's limit, in the session
+// store. Otherwise the door decides, then the database answers (readLive).
+// A refusal ends the stored subscription.
+func (r *Relay) answerLive(ctx context.Context, c Caller, req Request, answer sessions.Answer, read sessions.Reading) ([]json.RawMessage, func(context.Context), error) {
 	if answer != sessions.FromDatabase {
 		if err := r.Admit(ctx, c); err != nil {
-			if uerr := r.Sessions.Unsubscribe(ctx, c.Connection, req.Sub); uerr != nil {
-				r.Log.ErrorContext(ctx, "relay: drop refused subscription", "connection", c.Connection, "sub", req.Sub, "err", uerr)
-			}
-			return nil, nil, err
+			return nil, nil, r.dropRefused(ctx, c, req.Sub, err)
 		}
 		if answer == sessions.FromMark {
 			// Buzz desktop's live REQs (since now) are answered here; their
 			// replay (since at or above) is then covered as well.
-			return []json.RawMessage{}, answered(0), nil
+			return []json.RawMessage{}, r.answered(c, req, read, 0), nil
 		}
 		return []json.RawMessage{}, nil, nil
 	}
 	if err := r.admit(ctx, c, r.door(c, guard.Read)); err != nil {
-		if uerr := r.Sessions.Unsubscribe(ctx, c.Connection, req.Sub); uerr != nil {
-			r.Log.ErrorContext(ctx, "relay: drop refused subscription", "connection", c.Connection, "sub", req.Sub, "err", uerr)
-		}
-		return nil, nil, err
+		return nil, nil, r.dropRefused(ctx, c, req.Sub, err)
 	}
+	return r.readLive(ctx, c, req, read)
+}
+
+// readLive is the database's answer to a live REQ the door admitted and
+// whose subscription is stored, with what follows it once sent: the
+// record of the answer for a replay (answered).
+func (r *Relay) readLive(ctx context.Context, c Caller, req Request, read sessions.Reading) ([]json.RawMessage, func(context.Context), error) {
 	evs, err := r.Reader.Req(ctx, c.Community, c.Pubkey, req.Filters)
 	if err != nil {
 		return nil, nil, r.dropFailed(ctx, c, req.Sub, err)
 	}
-	return evs, answered(newestOf(evs)), nil
+	return evs, r.answered(c, req, read, newestOf(evs)), nil
+}
+
+// answered is what records a live REQ's answer, the newest event it sent
+// at newest (0: none), for a replay (sessions.Registry.Answered), to run
+// once the answer is sent: a replay that comes before it meets the
+// database.
+func (r *Relay) answered(c Caller, req Request, read sessions.Reading, newest int64) func(context.Context) {
+	return func(ctx context.Context) {
+		if err := r.Sessions.Answered(ctx, c.Community, c.Pubkey, req.Sub, req.Filters, read, newest); err != nil {
+			r.Log.WarnContext(ctx, "relay: record the REQ's answer for a replay", "connection", c.Connection, "err", err)
+		}
+	}
+}
+
+// dropRefused ends subscription sub of c's connection, stored before the
+// door refused its REQ with err, and returns err.
+func (r *Relay) dropRefused(ctx context.Context, c Caller, sub string, err error) error {
+	if uerr := r.Sessions.Unsubscribe(ctx, c.Connection, sub); uerr != nil {
+		r.Log.ErrorContext(ctx, "relay: drop refused subscription", "connection", c.Connection, "sub", sub, "err", uerr)
+	}
+	return err
 }
 
 // newestOf is the highest created_at among evs (0: none).

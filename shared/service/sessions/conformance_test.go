@@ -363,3 +363,78 @@ func TestSessionStoreOpenConnections(t *testing.T) {
 		t.Fatalf("after their expiry: %v", ids)
 	}
 }
+
+// TestSessionStoreSubscribeKnowingTheExpiry: a subscription stored with
+// the connection's expiry known (NewSubscription.Expires: DynamoDB then
+// writes it alongside its limits' checks) obeys the same contract: one
+// a limit refuses, or whose connection is gone, is neither stored nor in
+// any audience; a replaced one leaves no entry of a pin it no longer
+// has; and one stored with an expiry other than its connection's lives as
+// long as the connection.
+func TestSessionStoreSubscribeKnowingTheExpiry(t *testing.T) {
+	sessionstest.Each(t, func(t *testing.T, im sessionstest.Impl) {
+		ctx := context.Background()
+		im.Community(t, "c1")
+		now := time.Now().Unix()
+		openConn(t, im, "A=", "c1", now+7200)
+		openConn(t, im, "B=", "c1", now+7200)
+		openConn(t, im, "C=", "c1", now+7200)
+		known := func(s sessions.NewSubscription, expires int64) sessions.NewSubscription {
+			s.Expires = expires
+			return s
+		}
+		audience := func(at int64, channels ...string) []string {
+			t.Helper()
+			subs, err := im.Store.AudienceRange(ctx, "c1", channels, 1<<62, "", "\U0010FFFF", at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return keysOf(subs)
+		}
+		lim := sessions.Limits{PerConnection: 1, PerKey: 2}
+		if err := im.Store.Subscribe(ctx, known(newSub("A=", "a", "pk", "c1", "y"), now+7200), lim); err != nil {
+			t.Fatal(err)
+		}
+		if err := im.Store.Subscribe(ctx, known(newSub("A=", "b", "pk", "c1", "x"), now+7200), lim); !errors.Is(err, sessions.ErrConnectionFull) {
+			t.Fatalf("second of A: %v", err)
+		}
+		if err := im.Store.Subscribe(ctx, known(newSub("gone=", "g", "pk", "c1", "x"), now+7200), lim); err == nil {
+			t.Fatal("a connection that is gone: stored")
+		}
+		if err := im.Store.Subscribe(ctx, known(newSub("B=", "c", "pk", "c1", "x"), now+7200), lim); err != nil {
+			t.Fatal(err)
+		}
+		lim.PerConnection = 2
+		if err := im.Store.Subscribe(ctx, known(newSub("B=", "d", "pk", "c1", "x"), now+7200), lim); !errors.Is(err, sessions.ErrKeyFull) {
+			t.Fatalf("third of the key: %v", err)
+		}
+		if got, want := audience(now, "x"), []string{"B=/c"}; !slices.Equal(got, want) {
+			t.Fatalf("audience of x %v, want %v (refused ones absent)", got, want)
+		}
+		subs, err := im.Store.SubscriptionsByKey(ctx, "c1", [][2]string{{"A=", "a"}, {"A=", "b"}, {"B=", "c"}, {"B=", "d"}, {"gone=", "g"}}, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := keysOf(subs), []string{"A=/a", "B=/c"}; !slices.Equal(got, want) {
+			t.Fatalf("stored %v, want %v", got, want)
+		}
+		// Replaced: pinned to x now, no longer to y.
+		if err := im.Store.Subscribe(ctx, known(newSub("A=", "a", "pk", "c1", "x"), now+7200), lim); err != nil {
+			t.Fatal(err)
+		}
+		if got := audience(now, "y"); len(got) != 0 {
+			t.Fatalf("audience of y after the replacement: %v", got)
+		}
+		if got, want := audience(now, "x"), []string{"A=/a", "B=/c"}; !slices.Equal(got, want) {
+			t.Fatalf("audience of x %v, want %v", got, want)
+		}
+		// The caller's view of the expiry is stale: the subscription
+		// lives as long as its connection.
+		if err := im.Store.Subscribe(ctx, known(newSub("C=", "e", "pk2", "c1", "z"), now+5), lim); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := audience(now+600, "z"), []string{"C=/e"}; !slices.Equal(got, want) {
+			t.Fatalf("audience of z ten minutes on %v, want %v", got, want)
+		}
+	})
+}

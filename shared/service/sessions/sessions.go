@@ -407,6 +407,50 @@ func (r *Registry) StoreAnswer(ctx context.Context, community, pubkey, sub strin
 	return FromResume, read, nil
 }
 
+// Peek reads, at once and before the live REQ sub of pubkey with filters
+// in community is stored, what its answer needs when no mark can answer
+// it (!MayBeAbove: some filter asks for the newest stored events): the
+// community's mark, as of before the database's read (the Reading a
+// record of the answer keeps, Answered), and the REQ's resume record (nil:
+// none; with one, StoreAnswer decides once the subscription is stored).
+// Neither read needs the subscription stored: the record is only used
+// through StoreAnswer's own read after it, and a write that stamps the
+// community after this mark is read is one the record refuses (the stamp
+// differs). An error reading either is returned with what was read.
+//
+// Neither is read when this instance stamped the community within
+// ResumeSettle (a write it ran): no record can cover the REQ then (a record
+// is made only ResumeSettle after the last stamp before its answer, and
+// covers only ResumeSettle after that answer, so the stamp has moved
+// since), nor may its answer leave one (session.NewResume); the zero
+// Reading says so to Answered.
+func (r *Registry) Peek(ctx context.Context, community, pubkey, sub string, filters []nostr.Filter) (Reading, *session.Resume, error) {
+	at := r.now().Unix()
+	r.mu.Lock()
+	stamped := r.stamps[community]
+	r.mu.Unlock()
+	if stamped >= at-session.ResumeSettle {
+		return Reading{}, nil, nil
+	}
+	var (
+		rec    *session.Resume
+		recErr error
+		wg     sync.WaitGroup
+	)
+	if shape, _, _, err := session.ShapeOf(filters); pubkey != "" && err == nil {
+		wg.Go(func() { rec, recErr = r.st.Resume(ctx, community, pubkey, sub, shape, at) })
+	}
+	m, err := r.st.Mark(ctx, community)
+	wg.Wait()
+	if err != nil {
+		return Reading{}, rec, errors.Join(err, recErr)
+	}
+	if m.Exists {
+		r.remember(community, m.Value)
+	}
+	return Reading{Mark: m, At: at}, rec, recErr
+}
+
 // Answered records that the database answered the live REQ sub of pubkey
 // with filters in community, given what the REQ read before the door and
 // the read (read), newest the highest created_at of the events it sent (0:
