@@ -330,7 +330,7 @@ func TestIdleStaleConnectionsSwept(t *testing.T) {
 	// An expired connection with a subscription of the channel.
 	expired := sessions.Connection{ID: "expired", Community: r.App.Config.DefaultCommunity, Challenge: "x", Pubkey: carol.Pub,
 		ConnectedAt: 1, ExpiresAt: time.Now().Unix() + 1}
-	if err := r.App.Sessions.Open(ctx, expired); err != nil {
+	if _, err := r.App.Sessions.Open(ctx, expired); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.App.Sessions.Subscribe(ctx, expired.Community, "expired", "s", carol.Pub,

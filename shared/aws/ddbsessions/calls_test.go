@@ -56,21 +56,30 @@ func (c *counting) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemIn
 
 // TestSubscribeRequestsPerREQ protects what a live REQ costs the session
 // store: the connection's set, the key's set, then the subscription item
-// and its audience entries (written at once): four requests, the key
-// set's expiry rewritten only when a later connection of the key needs it
-// longer. It counts requests on the local DynamoDB (source
-// localdev/ddb.sh); the figures in time are docs/benchmarks.md's.
+// and its audience entries (written at once, or, with the connection's
+// expiry known, all four at once): four requests, the key set's expiry
+// rewritten only when a later connection of the key needs it longer. It
+// counts requests on the local DynamoDB (source localdev/ddb.sh); the
+// figures in time are docs/benchmarks.md's.
 func TestSubscribeRequestsPerREQ(t *testing.T) {
+	for _, known := range []bool{false, true} {
+		t.Run(map[bool]string{false: "expiry-unknown", true: "expiry-known"}[known], func(t *testing.T) { subscribeRequests(t, known) })
+	}
+}
+
+func subscribeRequests(t *testing.T, known bool) {
 	im := sessionstest.DynamoDB(t)
 	c := &counting{API: im.API}
 	st := ddbsessions.New(c, im.Table)
 	ctx := context.Background()
 	now := time.Now().Unix()
+	expires := map[string]int64{}
 	for _, id := range []string{"A=", "B="} {
 		exp := now + 7200
 		if id == "B=" {
 			exp += 60 // a later connection of the same key
 		}
+		expires[id] = exp
 		if err := st.OpenConnection(ctx, session.Connection{ID: id, Community: "c", Challenge: "x", ConnectedAt: now, ExpiresAt: exp}); err != nil {
 			t.Fatal(err)
 		}
@@ -78,8 +87,12 @@ func TestSubscribeRequestsPerREQ(t *testing.T) {
 	sub := func(conn, id string) int64 {
 		t.Helper()
 		before := c.n.Load()
-		err := st.Subscribe(ctx, session.NewSubscription{Subscription: session.Subscription{Connection: conn, Sub: id, Pubkey: "pk",
-			Filters: `[{"kinds":[9],"#h":["ch"]}]`}, Community: "c", Pins: []string{"ch"}, CreatedAt: now}, session.Limits{PerConnection: 20, PerKey: 100})
+		s := session.NewSubscription{Subscription: session.Subscription{Connection: conn, Sub: id, Pubkey: "pk",
+			Filters: `[{"kinds":[9],"#h":["ch"]}]`}, Community: "c", Pins: []string{"ch"}, CreatedAt: now}
+		if known {
+			s.Expires = expires[conn]
+		}
+		err := st.Subscribe(ctx, s, session.Limits{PerConnection: 20, PerKey: 100})
 		if err != nil {
 			t.Fatal(err)
 		}

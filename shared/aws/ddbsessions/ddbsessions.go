@@ -66,6 +66,34 @@ type Store struct {
 	table string
 	now   func() time.Time
 	reads sharedReads // the audience Queries (AudienceRange)
+	// keySets are the key sets' expiries this instance last saw: a REQ
+	// whose connection its key's set already outlives raises nothing.
+	keySets keyExpiries
+}
+
+// keyExpiries are key sets' expiries, at least, by the set's partition
+// key. It forgets everything past maxKeyExpiries entries (a forgotten
+// set's next REQ raises it again, a write the set does not need).
+type keyExpiries struct {
+	mu sync.Mutex
+	m  map[string]int64
+}
+
+const maxKeyExpiries = 10000
+
+func (k *keyExpiries) known(id string) int64 {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.m[id]
+}
+
+func (k *keyExpiries) saw(id string, expires int64) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.m == nil || len(k.m) >= maxKeyExpiries {
+		k.m = map[string]int64{}
+	}
+	k.m[id] = max(k.m[id], expires)
 }
 
 var _ session.Store = (*Store)(nil)
@@ -257,9 +285,21 @@ func (st *Store) Subscribe(ctx context.Context, sub session.NewSubscription, lim
 	if lim.PerKey > 0 {
 		wg.Go(func() { keyTTL, keyHad, kerr = st.takeKey(ctx, sub, lim.PerKey, now) })
 	}
-	early := sub.Expires > now
+	early, asked := sub.Expires > now, sub.Expires
+	kid := keyPK(sub.Community, sub.Pubkey)
+	var raised bool
+	var rerr error
 	if early {
 		wg.Go(func() { old, werr = st.putSubscription(ctx, sub, pos, sub.Expires) })
+		if known := st.keySets.known(kid); lim.PerKey > 0 && known > 0 && known < sub.Expires {
+			// The key's set, as last seen here, ends before this
+			// connection: raised alongside (before or after the set takes
+			// the entry, its expiry ends at least this connection's). A
+			// set not seen here is most often new, its expiry then the
+			// connection's: raised after the round, if need be.
+			raised = true
+			wg.Go(func() { rerr = st.keyExpiry(ctx, sub, sub.Expires) })
+		}
 	}
 	out, cerr := st.takeConnection(ctx, sub, lim.PerConnection, now)
 	wg.Wait()
@@ -281,16 +321,23 @@ func (st *Store) Subscribe(ctx context.Context, sub session.NewSubscription, lim
 		}
 		sub.Expires = expires
 	}
-	if werr != nil {
-		return werr
+	if err := errors.Join(werr, rerr); err != nil {
+		return err
 	}
 	// The key's set lives as long as its latest connection: its expiry is
 	// raised when this connection outlives it (a REQ of a connection the
 	// set already covers, the common case, needs no write).
-	if lim.PerKey > 0 && keyTTL < sub.Expires {
-		if err := st.keyExpiry(ctx, sub, sub.Expires); err != nil {
-			return err
+	if lim.PerKey > 0 {
+		if raised {
+			keyTTL = max(keyTTL, asked)
 		}
+		if keyTTL < sub.Expires {
+			if err := st.keyExpiry(ctx, sub, sub.Expires); err != nil {
+				return err
+			}
+			keyTTL = sub.Expires
+		}
+		st.keySets.saw(kid, keyTTL)
 	}
 	// A replaced subscription's entries of pins it no longer has.
 	var stale []types.WriteRequest

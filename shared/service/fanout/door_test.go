@@ -87,7 +87,7 @@ func removedMemberGetsNoLiveEvents(t *testing.T, st *store.Store, sess *sessions
 	subscribe := func(k testkit.Key) string {
 		t.Helper()
 		conn := "conn-" + k.Pub[:8]
-		if err := sess.Open(ctx, sessions.Connection{ID: conn, Community: id, Pubkey: k.Pub, Challenge: "x"}); err != nil {
+		if _, err := sess.Open(ctx, sessions.Connection{ID: conn, Community: id, Pubkey: k.Pub, Challenge: "x"}); err != nil {
 			t.Fatal(err)
 		}
 		if err := sess.Subscribe(ctx, id, conn, "s", k.Pub, filters, sessions.DefaultLimits); err != nil {

@@ -228,7 +228,7 @@ func TestRunAheadStateReachesIdleSubscription(t *testing.T) {
 		t.Fatalf("mark %d after a write at %d", m.Value, fixed.Unix())
 	}
 	conn := sessions.Connection{ID: "c1", Community: community, Pubkey: owner.Pub, Challenge: "x", ConnectedAt: fixed.Unix()}
-	if err := idle.Open(context.Background(), conn); err != nil {
+	if _, err := idle.Open(context.Background(), conn); err != nil {
 		t.Fatal(err)
 	}
 	since := nostr.Timestamp(m.Value + 1)

@@ -193,7 +193,7 @@ func newSocket(t *testing.T) (h *harness, c relay.Caller, channel string) {
 			t.Fatalf("publish: %+v %v", out, err)
 		}
 	}
-	if err := h.core.Sessions.Open(ctx, sessions.Connection{ID: "conn", Community: community, RelayURLs: []string{"ws://x"}, Challenge: "ab"}); err != nil {
+	if _, err := h.core.Sessions.Open(ctx, sessions.Connection{ID: "conn", Community: community, RelayURLs: []string{"ws://x"}, Challenge: "ab"}); err != nil {
 		t.Fatal(err)
 	}
 	return h, relay.Caller{Community: community, Pubkey: alice.Pub, Connection: "conn"}, channel

@@ -104,8 +104,9 @@ func (r *Registry) SetClock(now func() time.Time) { r.now = now }
 // liveness).
 func (r *Registry) Now() time.Time { return r.now() }
 
-// Open records c (replacing a connection with the same id).
-func (r *Registry) Open(ctx context.Context, c Connection) error {
+// Open records c (replacing a connection with the same id) and returns
+// it as recorded: its connection and expiry times filled in when unset.
+func (r *Registry) Open(ctx context.Context, c Connection) (Connection, error) {
 	if c.ConnectedAt == 0 {
 		c.ConnectedAt = r.now().Unix()
 	}
@@ -113,9 +114,9 @@ func (r *Registry) Open(ctx context.Context, c Connection) error {
 		c.ExpiresAt = ExpiresAt(c.ConnectedAt)
 	}
 	if err := r.st.OpenConnection(ctx, c); err != nil {
-		return fmt.Errorf("sessions: open %s: %w", c.ID, err)
+		return c, fmt.Errorf("sessions: open %s: %w", c.ID, err)
 	}
-	return nil
+	return c, nil
 }
 
 // Get returns the live connection id, or ErrUnknownConnection.

@@ -26,8 +26,14 @@ func TestSubscribeReplacesAndLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg := NewRegistry(NewPG(st))
-	if err := reg.Open(ctx, Connection{ID: "conn", Community: "c1", RelayURLs: []string{"ws://x"}, Challenge: "ab"}); err != nil {
+	opened, err := reg.Open(ctx, Connection{ID: "conn", Community: "c1", RelayURLs: []string{"ws://x"}, Challenge: "ab"})
+	if err != nil {
 		t.Fatal(err)
+	}
+	// Open returns the connection as recorded: what an instance caches
+	// (a REQ's subscription is written knowing its expiry).
+	if got, err := reg.Get(ctx, "conn"); err != nil || got.ConnectedAt != opened.ConnectedAt || got.ExpiresAt != opened.ExpiresAt || opened.ExpiresAt != ExpiresAt(opened.ConnectedAt) {
+		t.Fatalf("opened %+v, recorded %+v (%v)", opened, got, err)
 	}
 	pinned := func(chs ...string) []nostr.Filter {
 		return []nostr.Filter{{Kinds: []int{9}, Tags: nostr.TagMap{"h": chs}}}
@@ -61,7 +67,7 @@ func TestSubscribeReplacesAndLimits(t *testing.T) {
 		t.Fatalf("index of unpinned subscription = %v, want the any-channel bucket", got)
 	}
 	// Full: a third id is refused; replacing an existing one still works.
-	err := reg.Subscribe(ctx, "c1", "conn", "c", "pk", pinned("x"), Limits{PerConnection: 2})
+	err = reg.Subscribe(ctx, "c1", "conn", "c", "pk", pinned("x"), Limits{PerConnection: 2})
 	if rej, ok := reject.As(err); !ok || rej.Prefix != reject.Restricted {
 		t.Fatalf("third subscription: %v, want restricted:", err)
 	}
@@ -114,7 +120,7 @@ func TestSubscribeLimitExactUnderConcurrency(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg := NewRegistry(NewPG(st))
-	if err := reg.Open(ctx, Connection{ID: "conn", Community: "c1", RelayURLs: []string{"ws://x"}, Challenge: "ab"}); err != nil {
+	if _, err := reg.Open(ctx, Connection{ID: "conn", Community: "c1", RelayURLs: []string{"ws://x"}, Challenge: "ab"}); err != nil {
 		t.Fatal(err)
 	}
 	const sent, max = 300, relayinfo.MaxSubscriptions

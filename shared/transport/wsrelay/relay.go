@@ -146,7 +146,8 @@ func (r *Relay) open(ctx context.Context, req Request) (*sessions.Connection, er
 		RelayURLs: RelayURLs(req.Scheme, req.Host, req.Stage),
 		Challenge: r.Challenges.For(req.ConnectionID),
 	}
-	if err := r.Sessions.Open(ctx, c); err != nil {
+	c, err = r.Sessions.Open(ctx, c)
+	if err != nil {
 		return nil, err
 	}
 	return &c, nil

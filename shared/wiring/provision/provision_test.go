@@ -283,7 +283,7 @@ func TestIAMUserCanServeTheRelay(t *testing.T) {
 	if _, err := db.Exec(ctx, `INSERT INTO later_table VALUES (1)`); err != nil {
 		t.Fatalf("later table: %v", err)
 	}
-	if err := sessions.NewRegistry(sessions.NewPG(st)).Open(ctx, sessions.Connection{ID: "c1", Community: "default", RelayURLs: []string{"wss://x"}, Challenge: "0abc"}); err != nil {
+	if _, err := sessions.NewRegistry(sessions.NewPG(st)).Open(ctx, sessions.Connection{ID: "c1", Community: "default", RelayURLs: []string{"wss://x"}, Challenge: "0abc"}); err != nil {
 		t.Fatalf("register connection: %v", err)
 	}
 	if _, err := st.NIP98SeenInsert(ctx, "default", strings.Repeat("ab", 31)+"00", time.Now().Unix(), time.Now().Unix()+60); err != nil {
