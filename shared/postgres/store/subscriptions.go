@@ -16,6 +16,9 @@ const (
 	Stored         SubscribeVerdict = iota
 	ConnectionFull                  // refused: the connection holds its limit
 	KeyFull                         // refused: the key holds its limit in the community
+	// UnknownConnection: refused, no live connection of that id (never
+	// opened, closed, or past its expiry at the subscription's CreatedAt).
+	UnknownConnection
 )
 
 // SubscribeLimits bound Subscribe; 0 is no limit.
@@ -66,18 +69,21 @@ func queueSubscribe(b *pgx.Batch, s session.NewSubscription, lim SubscribeLimits
 
 // subscribeSQL counts the connection's other subscriptions ($1, other than
 // $2) and, with a per-key limit ($9 > 0), the key's ($4) other ones in the
-// community ($3); it upserts the subscription when they are under $8 and
-// $9 (0: no limit) and makes its channel index rows exactly $7; it
-// returns its SubscribeVerdict.
+// community ($3); it upserts the subscription when the connection is live
+// at its creation ($6) and they are under $8 and $9 (0: no limit), and
+// makes its channel index rows exactly $7; it returns its
+// SubscribeVerdict.
 const subscribeSQL = `
-WITH others AS (
+WITH live AS (
+  SELECT 1 FROM ws_connections WHERE id = $1 AND expires_at > $6
+), others AS (
   SELECT count(*) AS n FROM ws_subscriptions WHERE connection_id = $1 AND sub_id <> $2
 ), keyed AS (
   SELECT count(*) AS n FROM ws_subscriptions
   WHERE $9::integer > 0 AND community_id = $3 AND pubkey = $4 AND NOT (connection_id = $1 AND sub_id = $2)
 ), s AS (
   INSERT INTO ws_subscriptions (connection_id, sub_id, community_id, pubkey, filters, created_at)
-  SELECT $1, $2, $3, $4, $5, $6 FROM others, keyed
+  SELECT $1, $2, $3, $4, $5, $6 FROM live, others, keyed
   WHERE ($8::integer <= 0 OR others.n < $8) AND ($9::integer <= 0 OR keyed.n < $9)
   ON CONFLICT (connection_id, sub_id) DO UPDATE SET community_id = EXCLUDED.community_id,
     pubkey = EXCLUDED.pubkey, filters = EXCLUDED.filters, created_at = EXCLUDED.created_at,
@@ -93,6 +99,7 @@ WITH others AS (
   ON CONFLICT DO NOTHING
 )
 SELECT CASE WHEN EXISTS (SELECT 1 FROM s) THEN 0
+  WHEN NOT EXISTS (SELECT 1 FROM live) THEN 3
   WHEN $8::integer > 0 AND (SELECT n FROM others) >= $8 THEN 1 ELSE 2 END`
 
 // SubscriptionsGetCutoff is the number of the last subscription stored

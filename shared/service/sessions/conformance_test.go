@@ -211,9 +211,12 @@ func TestSessionStoreRefusalHoldsNoPlaceInTheOtherLimit(t *testing.T) {
 		}
 		must(im.Store.Subscribe(ctx, newSub("A=", "a", "pk", "c1", ""), lim), nil, "first of A")
 		must(im.Store.Subscribe(ctx, newSub("A=", "b", "pk", "c1", ""), lim), sessions.ErrConnectionFull, "second of A")
-		// (Postgres refuses it by its foreign key, DynamoDB as unknown.)
-		if err := im.Store.Subscribe(ctx, newSub("gone=", "g", "pk", "c1", ""), lim); err == nil {
-			t.Fatal("a connection that is gone: stored")
+		if err := im.Store.Subscribe(ctx, newSub("gone=", "g", "pk", "c1", ""), lim); !errors.Is(err, sessions.ErrUnknownConnection) {
+			t.Fatalf("a connection that was never opened: %v, want ErrUnknownConnection", err)
+		}
+		openConn(t, im, "old=", "c1", time.Now().Unix()-1)
+		if err := im.Store.Subscribe(ctx, newSub("old=", "o", "pk", "c1", ""), lim); !errors.Is(err, sessions.ErrUnknownConnection) {
+			t.Fatalf("an expired connection: %v, want ErrUnknownConnection", err)
 		}
 		// Neither refused subscription took a place among the key's two.
 		must(im.Store.Subscribe(ctx, newSub("B=", "c", "pk", "c1", ""), lim), nil, "first of B")
@@ -224,7 +227,7 @@ func TestSessionStoreRefusalHoldsNoPlaceInTheOtherLimit(t *testing.T) {
 		must(im.Store.Subscribe(ctx, newSub("B=", "d", "pk", "c1", ""), lim), sessions.ErrKeyFull, "third of the key")
 		must(im.Store.Subscribe(ctx, newSub("B=", "e", "pk2", "c1", ""), lim), nil, "B's second, another key")
 		must(im.Store.Subscribe(ctx, newSub("B=", "f", "pk2", "c1", ""), lim), sessions.ErrConnectionFull, "B's third")
-		subs, err := im.Store.SubscriptionsByKey(ctx, "c1", [][2]string{{"A=", "a"}, {"A=", "b"}, {"B=", "c"}, {"B=", "d"}, {"B=", "e"}, {"B=", "f"}, {"gone=", "g"}}, time.Now().Unix())
+		subs, err := im.Store.SubscriptionsByKey(ctx, "c1", [][2]string{{"A=", "a"}, {"A=", "b"}, {"B=", "c"}, {"B=", "d"}, {"B=", "e"}, {"B=", "f"}, {"gone=", "g"}, {"old=", "o"}}, time.Now().Unix())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -398,8 +401,8 @@ func TestSessionStoreSubscribeKnowingTheExpiry(t *testing.T) {
 		if err := im.Store.Subscribe(ctx, known(newSub("A=", "b", "pk", "c1", "x"), now+7200), lim); !errors.Is(err, sessions.ErrConnectionFull) {
 			t.Fatalf("second of A: %v", err)
 		}
-		if err := im.Store.Subscribe(ctx, known(newSub("gone=", "g", "pk", "c1", "x"), now+7200), lim); err == nil {
-			t.Fatal("a connection that is gone: stored")
+		if err := im.Store.Subscribe(ctx, known(newSub("gone=", "g", "pk", "c1", "x"), now+7200), lim); !errors.Is(err, sessions.ErrUnknownConnection) {
+			t.Fatalf("a connection that was never opened: %v, want ErrUnknownConnection", err)
 		}
 		if err := im.Store.Subscribe(ctx, known(newSub("B=", "c", "pk", "c1", "x"), now+7200), lim); err != nil {
 			t.Fatal(err)

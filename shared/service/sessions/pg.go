@@ -58,6 +58,8 @@ func refusalOf(v store.SubscribeVerdict) error {
 		return nil
 	case store.KeyFull:
 		return ErrKeyFull
+	case store.UnknownConnection:
+		return session.ErrUnknownConnection
 	default:
 		return ErrConnectionFull
 	}

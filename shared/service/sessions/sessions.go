@@ -192,13 +192,16 @@ func KeyFull(max int, sub string) error {
 }
 
 // Refusal is the reject error of a store.SubscribeVerdict for sub under
-// lim (nil: stored).
+// lim (nil: stored); a connection that is gone is ErrUnknownConnection
+// (no refusal to answer: nobody is left to read it).
 func Refusal(v store.SubscribeVerdict, lim Limits, sub string) error {
 	switch v {
 	case store.Stored:
 		return nil
 	case store.KeyFull:
 		return KeyFull(lim.PerKey, sub)
+	case store.UnknownConnection:
+		return fmt.Errorf("sessions: subscribe %s: %w", sub, session.ErrUnknownConnection)
 	}
 	return Full(lim.PerConnection, sub)
 }
