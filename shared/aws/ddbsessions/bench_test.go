@@ -53,6 +53,15 @@ func BenchmarkSessionOps(b *testing.B) {
 			}
 		}
 	})
+	b.Run("dynamodb/subscribe-one-pin-expiry-known", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			s := session.NewSubscription{Subscription: session.Subscription{Connection: "bench=", Sub: fmt.Sprint("s", i%10), Pubkey: "pk",
+				Filters: `[{"kinds":[9],"#h":["x"]}]`}, Community: "c", Pins: []string{"x"}, CreatedAt: now, Expires: now + 7200}
+			if err := st.Subscribe(ctx, s, session.Limits{PerConnection: 20, PerKey: 60}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("dynamodb/audience-Query", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := st.AudienceRange(ctx, "c", []string{"x"}, 1<<62, "", "\U0010FFFF", now); err != nil {
