@@ -67,39 +67,18 @@ type Store struct {
 	now   func() time.Time
 	reads sharedReads // the audience Queries (AudienceRange)
 	// keySets are the key sets' expiries this instance last saw: a REQ
-	// whose connection its key's set already outlives raises nothing.
-	keySets keyExpiries
-}
-
-// keyExpiries are key sets' expiries, at least, by the set's partition
-// key. It forgets everything past maxKeyExpiries entries (a forgotten
-// set's next REQ raises it again, a write the set does not need).
-type keyExpiries struct {
-	mu sync.Mutex
-	m  map[string]int64
-}
-
-const maxKeyExpiries = 10000
-
-func (k *keyExpiries) known(id string) int64 {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.m[id]
-}
-
-func (k *keyExpiries) saw(id string, expires int64) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.m == nil || len(k.m) >= maxKeyExpiries {
-		k.m = map[string]int64{}
-	}
-	k.m[id] = max(k.m[id], expires)
+	// whose connection its key's set already outlives raises nothing (a
+	// forgotten set's next REQ raises it again, a write the set may not
+	// need).
+	keySets session.Highest
 }
 
 var _ session.Store = (*Store)(nil)
 
 // New is the store in table through api.
-func New(api API, table string) *Store { return &Store{api: api, table: table, now: time.Now} }
+func New(api API, table string) *Store {
+	return &Store{api: api, table: table, now: time.Now, keySets: session.Highest{Cap: 10000}}
+}
 
 const sep = "\x1f"
 
@@ -291,7 +270,7 @@ func (st *Store) Subscribe(ctx context.Context, sub session.NewSubscription, lim
 	var rerr error
 	if early {
 		wg.Go(func() { old, werr = st.putSubscription(ctx, sub, pos, sub.Expires) })
-		if known := st.keySets.known(kid); lim.PerKey > 0 && known > 0 && known < sub.Expires {
+		if known := st.keySets.Get(kid); lim.PerKey > 0 && known > 0 && known < sub.Expires {
 			// The key's set, as last seen here, ends before this
 			// connection: raised alongside (before or after the set takes
 			// the entry, its expiry ends at least this connection's). A
@@ -337,7 +316,7 @@ func (st *Store) Subscribe(ctx context.Context, sub session.NewSubscription, lim
 			}
 			keyTTL = sub.Expires
 		}
-		st.keySets.saw(kid, keyTTL)
+		st.keySets.Saw(kid, keyTTL)
 	}
 	// A replaced subscription's entries of pins it no longer has.
 	var stale []types.WriteRequest

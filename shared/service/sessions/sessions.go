@@ -74,14 +74,14 @@ type Registry struct {
 	Latest func(ctx context.Context, community string) (int64, error)
 
 	mu      sync.Mutex
-	marks   map[string]int64         // community → a mark known to exist
-	stamps  map[string]int64         // community → a last-write stamp known to exist
+	marks   session.Highest          // community → a mark known to exist
+	stamps  session.Highest          // community → a last-write stamp known to exist
 	raising map[string]chan struct{} // community → its raise in flight (a token)
 }
 
 // NewRegistry builds the registry over st.
 func NewRegistry(st Store) *Registry {
-	return &Registry{st: st, now: time.Now, marks: map[string]int64{}, stamps: map[string]int64{}, raising: map[string]chan struct{}{}}
+	return &Registry{st: st, now: time.Now, raising: map[string]chan struct{}{}}
 }
 
 // Store is the registry's store.
@@ -224,9 +224,7 @@ func (r *Registry) End(ctx context.Context, connection, sub string) (bool, error
 // covers), else one conditional write.
 func (r *Registry) stamp(ctx context.Context, community string) error {
 	now := r.now().Unix()
-	r.mu.Lock()
-	known := r.stamps[community]
-	r.mu.Unlock()
+	known := r.stamps.Get(community)
 	if known >= now {
 		return nil
 	}
@@ -234,27 +232,17 @@ func (r *Registry) stamp(ctx context.Context, community string) error {
 	if err != nil {
 		return fmt.Errorf("sessions: stamp %s: %w", community, err)
 	}
-	r.mu.Lock()
-	if w > r.stamps[community] {
-		r.stamps[community] = w
-	}
-	r.mu.Unlock()
+	r.stamps.Saw(community, w)
 	return nil
 }
 
 // known is the highest mark this instance knows exists (0: none).
 func (r *Registry) known(community string) int64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.marks[community]
+	return r.marks.Get(community)
 }
 
 func (r *Registry) remember(community string, m int64) {
-	r.mu.Lock()
-	if m > r.marks[community] {
-		r.marks[community] = m
-	}
-	r.mu.Unlock()
+	r.marks.Saw(community, m)
 }
 
 // RaiseMark makes community's last-commit mark at least v, before a
@@ -430,10 +418,7 @@ func (r *Registry) StoreAnswer(ctx context.Context, community, pubkey, sub strin
 // Reading says so to Answered.
 func (r *Registry) Peek(ctx context.Context, community, pubkey, sub string, filters []nostr.Filter) (Reading, *session.Resume, error) {
 	at := r.now().Unix()
-	r.mu.Lock()
-	stamped := r.stamps[community]
-	r.mu.Unlock()
-	if stamped >= at-session.ResumeSettle {
+	if r.stamps.Get(community) >= at-session.ResumeSettle {
 		return Reading{}, nil, nil
 	}
 	var (
