@@ -36,8 +36,19 @@ stop:
 reset:
 	@localdev/stop.sh --reset
 
+# The idle apps' test (5 minutes of NDK, welshman and Buzz desktop left
+# idle, issue 37) mostly waits: it runs in a go test process of its own,
+# alongside every other package's tests (its relay, database, session
+# table and S3 server are its own, as each e2e test's are), and its output
+# follows theirs.
+IDLE_TEST := ^TestIdleNDKWelshmanBuzzMakeNoDatabaseStatements$$
 test-core:
-	@source localdev/pg.sh && source localdev/ddb.sh && $(GO) vet ./... && $(GO) test -count=1 -timeout 20m ./...
+	@source localdev/pg.sh && source localdev/ddb.sh && $(GO) vet ./... && \
+	  $(GO) test -count=1 -run '^$$' ./localdev/e2e >/dev/null && \
+	  { $(GO) test -count=1 -timeout 20m -run '$(IDLE_TEST)' ./localdev/e2e >.localdev/idle-test.log 2>&1 & idle=$$!; } && \
+	  $(GO) test -count=1 -timeout 20m -skip '$(IDLE_TEST)' ./...; rc=$$?; \
+	  wait $$idle; irc=$$?; echo "--- the idle apps' test (./localdev/e2e -run '$(IDLE_TEST)'):"; cat .localdev/idle-test.log; \
+	  [ $$rc = 0 ] && [ $$irc = 0 ]
 
 # End-to-end checks of a running relay with a go-nostr client (NIP-11,
 # /healthz, AUTH, channel, post, window query, live delivery, COUNT):
