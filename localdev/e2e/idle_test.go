@@ -350,3 +350,121 @@ func TestIdleStaleConnectionsSwept(t *testing.T) {
 		}
 	}
 }
+
+// TestNewestREQFloodStoresOnlyWhatItAnswers: with the sessions in
+// DynamoDB, a REQ for the newest stored events (no since: the database
+// answers) writes its subscription alongside the limits' checks, in one
+// round trip, and takes it back when they refuse. A key's REQs past its
+// connection's limit are refused, sequentially (restricted:) or in one
+// burst; the store then holds exactly the subscriptions answered EOSE,
+// and the next event reaches each of those once and none of the refused
+// ids.
+func TestNewestREQFloodStoresOnlyWhatItAnswers(t *testing.T) {
+	r := idleRelay(t)
+	alice, mallory, eve := testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t)
+	ba := newBridge(t, r, alice)
+	ch := newChannel(t, ba, "open")
+	// No since, and nothing stored yet matches: the database answers EOSE.
+	newest := map[string]any{"kinds": []int{9}, "authors": []string{alice.Pub}}
+	perConn := relayinfo.MaxSubscriptions
+	prefixOf := func(reason string) string { p, _, _ := strings.Cut(reason, ":"); return p }
+
+	seq := authRaw(t, r, mallory)
+	for j := range perConn + 3 {
+		got, want := seq.reqAnswer(fmt.Sprintf("s%d", j), newest), "EOSE"
+		if j >= perConn {
+			want = "restricted"
+		}
+		if got != want && prefixOf(got) != want {
+			t.Fatalf("REQ %d: %q, want %s", j, got, want)
+		}
+	}
+
+	burst := authRaw(t, r, eve)
+	const n = 200
+	for j := range n {
+		burst.sendJSON([]any{"REQ", fmt.Sprintf("b%d", j), newest})
+	}
+	answered, refused := map[string]bool{}, map[string]bool{}
+	for len(answered)+len(refused) < n {
+		parts := burst.read()
+		verb, sub := str(t, parts[0]), str(t, parts[1])
+		switch {
+		case verb == "EOSE":
+			answered[sub] = true
+		case verb == "CLOSED" && (prefixOf(str(t, parts[2])) == "restricted" || prefixOf(str(t, parts[2])) == "rate-limited"):
+			// (rate-limited: the key's set held, for a moment, the ids
+			// its connection's set was refusing.)
+			refused[sub] = true
+		default:
+			t.Fatalf("burst: %s", joinRaw(parts))
+		}
+	}
+	if len(answered) == 0 || len(answered) > perConn {
+		t.Fatalf("a burst of %d REQs: %d answered, want 1 to %d", n, len(answered), perConn)
+	}
+	if got := subsOf(t, r, mallory.Pub); got != perConn {
+		t.Fatalf("%d subscriptions of the sequential key stored, want %d", got, perConn)
+	}
+	if got := subsOf(t, r, eve.Pub); got != len(answered) {
+		t.Fatalf("%d subscriptions of the bursting key stored, want the %d answered", got, len(answered))
+	}
+
+	ev := signed(t, alice, 9, nostr.Tags{{"h", ch}}, "the next event")
+	ba.accept(ev)
+	got := map[string]int{}
+	for len(got) < len(answered) {
+		parts := burst.read()
+		if str(t, parts[0]) != "EVENT" {
+			t.Fatalf("after the write: %s", joinRaw(parts))
+		}
+		got[str(t, parts[1])]++
+	}
+	for {
+		parts, ok := burst.maybeRead(500 * time.Millisecond)
+		if !ok {
+			break
+		}
+		if str(t, parts[0]) != "EVENT" {
+			t.Fatalf("after the write: %s", joinRaw(parts))
+		}
+		got[str(t, parts[1])]++
+	}
+	for sub, k := range got {
+		if !answered[sub] || k != 1 {
+			t.Fatalf("subscription %s got the event %d times (answered: %v)", sub, k, answered[sub])
+		}
+	}
+	if len(got) != len(answered) {
+		t.Fatalf("%d of the %d answered subscriptions got the event", len(got), len(answered))
+	}
+}
+
+// TestCloseOnEOSELeavesNoSubscription: the one-shot read of nostr-tools'
+// querySync and every "close on EOSE" client: REQ, then CLOSE as soon as
+// EOSE arrives, fifty times on one connection, with the sessions in
+// DynamoDB. Nothing stays stored, and the next event reaches none of
+// them.
+func TestCloseOnEOSELeavesNoSubscription(t *testing.T) {
+	r := idleRelay(t)
+	alice, bob := testkit.NewKey(t), testkit.NewKey(t)
+	ba := newBridge(t, r, alice)
+	ch := newChannel(t, ba, "open")
+	rc := authRaw(t, r, bob)
+	for i := range 50 {
+		sub := fmt.Sprintf("q%d", i)
+		f := map[string]any{"kinds": []int{9}, "authors": []string{alice.Pub}}
+		if i%2 == 1 {
+			f["since"] = time.Now().Unix() + 60 // answered from the mark
+		}
+		if got := rc.reqAnswer(sub, f); got != "EOSE" {
+			t.Fatalf("REQ %s: %q", sub, got)
+		}
+		rc.sendJSON([]any{"CLOSE", sub})
+	}
+	eventually(t, "subscriptions left after their CLOSE", func() bool { return subsOf(t, r, bob.Pub) == 0 })
+	ba.accept(signed(t, alice, 9, nostr.Tags{{"h", ch}}, "after the reads"))
+	if parts, ok := rc.maybeRead(time.Second); ok {
+		t.Fatalf("a closed subscription got %s", joinRaw(parts))
+	}
+}
