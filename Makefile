@@ -42,7 +42,8 @@ reset:
 # table and S3 server are its own, as each e2e test's are), and its output
 # follows theirs. The in-process end-to-end suite keeps the sessions in
 # DynamoDB, as make dev ships (BUZZ_E2E_SESSIONS=1); test-processes keeps
-# them in Postgres (BUZZ_SESSIONS=0's store), so both stores meet it.
+# them in Postgres (BUZZ_SESSIONS=0's store) but for the tests that ask for
+# DynamoDB, so both stores meet the suite.
 IDLE_TEST := ^TestIdleNDKWelshmanBuzzMakeNoDatabaseStatements$$
 test-core:
 	@source localdev/pg.sh && source localdev/ddb.sh && $(GO) vet ./... && \

@@ -33,8 +33,8 @@ func StartTest(t testing.TB, o Options) *Relay {
 		o.Log = slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	}
 	if os.Getenv("BUZZ_E2E_SESSIONS") == "1" {
-		// The whole suite with the sessions' idle state in S3, as make
-		// dev runs.
+		// The whole suite with the sessions in DynamoDB, as make dev
+		// runs (make test's in-process run).
 		o.Sessions = true
 	}
 	r, err := Start(ctx, dsn, suiteOptions(o))
