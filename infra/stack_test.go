@@ -869,16 +869,7 @@ func TestDefaultEgressIsIPv6WithoutNAT(t *testing.T) {
 		eigw = id
 	}
 	// The functions' subnets' route tables.
-	fnTables := map[string]bool{}
-	for _, id := range s.ourFunctions(t) {
-		for _, sub := range asList(s.res[id].Properties["VpcConfig"].(map[string]any)["SubnetIds"]) {
-			for _, a := range s.ofType("AWS::EC2::SubnetRouteTableAssociation") {
-				if js(a.Properties["SubnetId"]) == sub {
-					fnTables[js(a.Properties["RouteTableId"])] = true
-				}
-			}
-		}
-	}
+	fnTables := s.functionRouteTables(t)
 	if len(fnTables) != 2 {
 		t.Fatalf("functions' route tables %v", fnTables)
 	}
@@ -926,16 +917,7 @@ func TestSessionTableGatewayEndpointOverIPv6(t *testing.T) {
 	if len(eps) != 1 {
 		t.Fatalf("%d VPC endpoints", len(eps))
 	}
-	fnTables := map[string]bool{}
-	for _, id := range s.ourFunctions(t) {
-		for _, sub := range asList(s.res[id].Properties["VpcConfig"].(map[string]any)["SubnetIds"]) {
-			for _, a := range s.ofType("AWS::EC2::SubnetRouteTableAssociation") {
-				if js(a.Properties["SubnetId"]) == sub {
-					fnTables[js(a.Properties["RouteTableId"])] = true
-				}
-			}
-		}
-	}
+	fnTables := s.functionRouteTables(t)
 	for id, ep := range eps {
 		p := ep.Properties
 		if p["VpcEndpointType"] != "Gateway" || !strings.Contains(js(p["ServiceName"]), ".dynamodb") {
