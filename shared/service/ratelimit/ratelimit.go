@@ -95,7 +95,12 @@ func (lm *Limiter) CountMessage(ctx context.Context, community, pubkey, connecti
 	if lm == nil || lm.messages == nil || connection == "" || lm.l.MessagesPerMinute <= 0 || (pubkey != "" && lm.l.Allow[pubkey]) {
 		return nil
 	}
-	now := lm.now().Unix()
+	return lm.startCount(ctx, community, connection, lm.now().Unix())
+}
+
+// startCount counts one message of connection in its window at now in
+// the session store, in the background.
+func (lm *Limiter) startCount(ctx context.Context, community, connection string, now int64) *Counted {
 	c := &Counted{done: make(chan struct{})}
 	go func() {
 		defer close(c.done)
@@ -205,25 +210,15 @@ func (lm *Limiter) Check(ctx context.Context, r Request) error {
 	}
 	now := lm.now().Unix()
 	var (
-		msg    *counter
-		msgN   int64
-		msgErr error
-		done   chan struct{}
+		msg     *counter
+		counted *Counted // nil: nothing counted in the session store
 	)
 	if lm.messages != nil && r.Connection != "" && cs[0].key == store.ConnectionRateKey(r.Connection) {
 		// The connection's counter in the session store, alongside the
 		// database's statement for the others.
 		msg, cs = &cs[0], cs[1:]
-		done = make(chan struct{})
-		if r.Counted != nil {
-			r.Counted.Wait()
-			msgN, msgErr = r.Counted.total, r.Counted.err
-			close(done)
-		} else {
-			go func() {
-				defer close(done)
-				msgN, msgErr = lm.messages.CountMessage(ctx, r.Community, r.Connection, now-now%msg.window, msg.window)
-			}()
+		if counted = r.Counted; counted == nil {
+			counted = lm.startCount(ctx, r.Community, r.Connection, now)
 		}
 	}
 	totals := map[string]int64{}
@@ -239,18 +234,16 @@ func (lm *Limiter) Check(ctx context.Context, r Request) error {
 		}
 		var err error
 		if totals, err = lm.st.RateCountersAdd(ctx, r.Community, r.Pubkey, hits, prune); err != nil {
-			if done != nil {
-				<-done
-			}
+			counted.Wait()
 			return fmt.Errorf("ratelimit: %w", err)
 		}
 	}
 	if msg != nil {
-		<-done
-		if msgErr != nil {
-			return fmt.Errorf("ratelimit: %w", msgErr)
+		counted.Wait()
+		if counted.err != nil {
+			return fmt.Errorf("ratelimit: %w", counted.err)
 		}
-		totals[msg.key] = msgN
+		totals[msg.key] = counted.total
 		cs = append([]counter{*msg}, cs...)
 	}
 	for _, c := range cs {

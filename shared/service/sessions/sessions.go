@@ -236,15 +236,6 @@ func (r *Registry) stamp(ctx context.Context, community string) error {
 	return nil
 }
 
-// known is the highest mark this instance knows exists (0: none).
-func (r *Registry) known(community string) int64 {
-	return r.marks.Get(community)
-}
-
-func (r *Registry) remember(community string, m int64) {
-	r.marks.Saw(community, m)
-}
-
 // RaiseMark makes community's last-commit mark at least v, before a
 // commit that may store events created up to v: nothing when this
 // instance knows a mark at least v exists (marks never go down), else one
@@ -258,7 +249,7 @@ func (r *Registry) RaiseMark(ctx context.Context, community string, v int64) err
 	if err := r.stamp(ctx, community); err != nil {
 		return err
 	}
-	if r.known(community) >= v {
+	if r.marks.Get(community) >= v {
 		return nil
 	}
 	token := r.raiseToken(community)
@@ -268,7 +259,7 @@ func (r *Registry) RaiseMark(ctx context.Context, community string, v int64) err
 	case <-ctx.Done():
 		return fmt.Errorf("sessions: raise mark of %s: %w", community, ctx.Err())
 	}
-	if r.known(community) >= v {
+	if r.marks.Get(community) >= v {
 		return nil
 	}
 	m, exists, err := r.st.RaiseMark(ctx, community, v, r.Latest == nil)
@@ -284,7 +275,7 @@ func (r *Registry) RaiseMark(ctx context.Context, community string, v int64) err
 			return fmt.Errorf("sessions: raise mark of %s: %w", community, err)
 		}
 	}
-	r.remember(community, m)
+	r.marks.Saw(community, m)
 	return nil
 }
 
@@ -375,7 +366,7 @@ func (r *Registry) StoreAnswer(ctx context.Context, community, pubkey, sub strin
 	}
 	read := Reading{Mark: m, At: at}
 	if m.Exists {
-		r.remember(community, m.Value)
+		r.marks.Saw(community, m.Value)
 		if Above(filters, m.Value) {
 			return FromMark, read, nil
 		}
@@ -435,7 +426,7 @@ func (r *Registry) Peek(ctx context.Context, community, pubkey, sub string, filt
 		return Reading{}, rec, errors.Join(err, recErr)
 	}
 	if m.Exists {
-		r.remember(community, m.Value)
+		r.marks.Saw(community, m.Value)
 	}
 	return Reading{Mark: m, At: at}, rec, recErr
 }
