@@ -192,7 +192,11 @@ func (a *WebSocketAPI) DeleteConnection(_ context.Context, id string) error {
 	if s == nil {
 		return fmt.Errorf("emulator: delete connection %s: %w", id, sessions.ErrGone)
 	}
-	go func() { _ = s.c.Close(websocket.StatusNormalClosure, "closed by the server") }()
+	go func() {
+		if c := s.conn(); c != nil {
+			_ = c.Close(websocket.StatusNormalClosure, "closed by the server")
+		}
+	}()
 	return nil
 }
 
@@ -205,7 +209,7 @@ func (a *WebSocketAPI) drop(s *socket, why string) {
 		delete(a.conns, s.id)
 	}
 	a.mu.Unlock()
-	s.c.CloseNow()
+	s.closeNow()
 }
 
 // awsError writes an error the AWS SDK's REST-JSON deserializer recognizes.

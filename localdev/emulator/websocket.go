@@ -82,6 +82,10 @@ type socket struct {
 	forgotten   atomic.Bool            // Forget: no $disconnect for this one
 	authorizer  map[string]interface{} // the authorizer's context, in every event
 	done        chan struct{}
+	// opened is closed once the upgrade ended, c set when it succeeded;
+	// the socket is registered (postable) from $connect's success on, as
+	// behind API Gateway, so a client that read the 101 can be posted to.
+	opened chan struct{}
 	// out holds the posts API Gateway accepted for the client, written by
 	// the socket's one writer until quit; dropped says why the emulator
 	// closed a client that did not take them.
@@ -91,6 +95,21 @@ type socket struct {
 }
 
 func (s *socket) touch() { s.lastActive.Store(time.Now().UnixNano()) }
+
+// conn waits until the upgrade ended and returns the socket's connection,
+// nil when the upgrade failed.
+func (s *socket) conn() *websocket.Conn {
+	<-s.opened
+	return s.c
+}
+
+// closeNow closes the socket's connection without a handshake, once the
+// upgrade ended.
+func (s *socket) closeNow() {
+	if c := s.conn(); c != nil {
+		c.CloseNow()
+	}
+}
 
 // IsWebSocketUpgrade reports whether r asks to switch to WebSocket.
 func IsWebSocketUpgrade(r *http.Request) bool {
@@ -153,7 +172,7 @@ func (a *WebSocketAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := connectionID()
 	src, _, _ := net.SplitHostPort(r.RemoteAddr)
 	s := &socket{id: id, host: r.Host, connectedAt: time.Now(), sourceIP: src, userAgent: r.UserAgent(),
-		done: make(chan struct{}), out: make(chan []byte, a.Costs.outboundBuffer()), quit: make(chan struct{})}
+		done: make(chan struct{}), opened: make(chan struct{}), out: make(chan []byte, a.Costs.outboundBuffer()), quit: make(chan struct{})}
 	if a.Authorizer != nil {
 		var status int
 		if s.authorizer, status = a.authorize(r, s, src); status != 0 {
@@ -175,21 +194,29 @@ func (a *WebSocketAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"message":"Forbidden"}`, status)
 		return
 	}
-	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true, CompressionMode: websocket.CompressionDisabled})
-	if err != nil {
-		a.log().Warn("emulator: websocket accept", "connection", id, "err", err)
-		a.disconnect(s, int64(websocket.StatusProtocolError), "accept failed")
-		return
-	}
-	c.SetReadLimit(MaxMessageSize)
-	s.c = c
-	s.touch()
+	// Registered before the upgrade: the client may be posted to from the
+	// moment it reads the 101 (posts wait in its outbound buffer).
 	a.mu.Lock()
 	if a.conns == nil {
 		a.conns = map[string]*socket{}
 	}
 	a.conns[id] = s
 	a.mu.Unlock()
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true, CompressionMode: websocket.CompressionDisabled})
+	if err != nil {
+		a.log().Warn("emulator: websocket accept", "connection", id, "err", err)
+		a.mu.Lock()
+		delete(a.conns, id)
+		a.mu.Unlock()
+		close(s.opened)
+		a.disconnect(s, int64(websocket.StatusProtocolError), "accept failed")
+		close(s.done)
+		return
+	}
+	c.SetReadLimit(MaxMessageSize)
+	s.c = c
+	close(s.opened)
+	s.touch()
 
 	go s.write()
 	code, reason := a.serve(s)
@@ -388,7 +415,7 @@ func (a *WebSocketAPI) Forget(id string) bool {
 	a.mu.Lock()
 	delete(a.conns, id)
 	a.mu.Unlock()
-	s.c.CloseNow()
+	s.closeNow()
 	<-s.done
 	return true
 }
@@ -414,7 +441,7 @@ func (a *WebSocketAPI) CloseAll() {
 	}
 	a.mu.Unlock()
 	for _, s := range socks {
-		s.c.CloseNow()
+		s.closeNow()
 	}
 	for _, s := range socks {
 		<-s.done
