@@ -108,7 +108,10 @@ const slotHold = 2 * time.Millisecond
 
 // takeSlot waits for a free management slot and returns its release,
 // which also runs by itself after slotHold; it releases the slot once.
-func (a *WebSocketAPI) takeSlot() func() {
+func (a *WebSocketAPI) takeSlot() func() { return a.takeSlotFor(slotHold) }
+
+// takeSlotFor is takeSlot with the slot held at most hold.
+func (a *WebSocketAPI) takeSlotFor(hold time.Duration) func() {
 	a.slotsOnce.Do(func() {
 		n := a.ManagementSlots
 		if n <= 0 {
@@ -118,7 +121,7 @@ func (a *WebSocketAPI) takeSlot() func() {
 	})
 	a.slots <- struct{}{}
 	free := sync.OnceFunc(func() { <-a.slots })
-	t := time.AfterFunc(slotHold, free)
+	t := time.AfterFunc(hold, free)
 	return func() {
 		t.Stop()
 		free()

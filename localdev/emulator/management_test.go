@@ -16,29 +16,38 @@ import (
 	"github.com/buzzrelay/relay/shared/service/sessions"
 )
 
-// A slot is released once, by its holder or after slotHold, whichever
-// comes first; a request waits for a free one.
+// A slot is released once, by its holder or after its hold, whichever
+// comes first; a request waits for a free one. The counts are read under
+// an hour's hold, so a slow machine cannot release a slot before the read.
 func TestManagementSlots(t *testing.T) {
 	a := &WebSocketAPI{ManagementSlots: 2}
-	r1, r2 := a.takeSlot(), a.takeSlot()
+	r1, r2 := a.takeSlotFor(time.Hour), a.takeSlotFor(time.Hour)
 	if n := len(a.slots); n != 2 {
 		t.Fatalf("%d slots taken, want 2", n)
 	}
-	got := make(chan func())
-	go func() { got <- a.takeSlot() }() // waits for a slot
-	r3 := <-got                         // held over slotHold: r1's and r2's came back by themselves
-	time.Sleep(3 * slotHold)
 	r1()
+	r1() // a second call releases nothing more
+	if n := len(a.slots); n != 1 {
+		t.Fatalf("%d slots taken after one release, twice, want 1", n)
+	}
 	r2()
-	r3() // after their own release: no second one
 	if n := len(a.slots); n != 0 {
 		t.Fatalf("%d slots taken after every release, want 0", n)
 	}
-	r4 := a.takeSlot()
+
+	// Held past their hold, slots come back by themselves: a third request
+	// gets one while both holders still hold theirs.
+	s1, s2 := a.takeSlotFor(slotHold), a.takeSlotFor(slotHold)
+	got := make(chan func())
+	go func() { got <- a.takeSlotFor(time.Hour) }() // waits for a slot
+	s3 := <-got
+	time.Sleep(3 * slotHold)
+	s1()
+	s2() // after their own release by time: no second one
 	if n := len(a.slots); n != 1 {
-		t.Fatalf("%d slots taken, want 1", n)
+		t.Fatalf("%d slots taken, want 1 (the third's)", n)
 	}
-	r4()
+	s3()
 	if n := len(a.slots); n != 0 {
 		t.Fatalf("%d slots taken after the release, want 0", n)
 	}
