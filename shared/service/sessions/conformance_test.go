@@ -251,7 +251,9 @@ func TestSessionStoreAudience(t *testing.T) {
 		for i := range 7 {
 			openConn(t, im, fmt.Sprintf("K%d=", i), "c1", 0)
 		}
-		openConn(t, im, "old=", "c1", now+1)
+		// "old=" expires ten minutes on: live while the test builds its
+		// subscriptions however slow the machine, expired at "later".
+		openConn(t, im, "old=", "c1", now+600)
 		openConn(t, im, "Z=", "c2", 0)
 		sub := func(conn, id string, pins ...string) {
 			t.Helper()
@@ -278,7 +280,7 @@ func TestSessionStoreAudience(t *testing.T) {
 			t.Fatal(err)
 		}
 		sub("K6=", "late", "x") // after the commit: not its audience
-		later := now + 2        // "old=" has expired
+		later := now + 601      // "old=" has expired
 		want := []string{"K0=/a", "K0=/b", "K2=/a", "K3=/a", "K4=/a"}
 		all, err := im.Store.AudienceRange(ctx, "c1", []string{"x"}, cutoff, "", "\U0010FFFF", later)
 		if err != nil || !slices.Equal(keysOf(all), want) {
