@@ -101,13 +101,15 @@ func ephemeral(d *store.Deliveries, ev *nostr.Event, raw string) store.Delivered
 }
 
 // audienceAfterCommit is the audience of items when the sessions live
-// outside the database (the commit read none): the cutoff taken now,
-// after the commit, then the whole audience read once; more than
-// InlineMax connections is the fan-out function's to split (over).
-func (f *Fanout) audienceAfterCommit(ctx context.Context, community string, items []*item) (cands []candidate, cutoff int64, over bool, err error) {
-	cutoff, err = f.Sessions.Store().Cutoff(ctx)
-	if err != nil {
-		return nil, 0, false, fmt.Errorf("fanout: cutoff: %w", err)
+// outside the database (the commit read none): the subscriptions stored up
+// to cutoff (taken as the commit returned; 0: taken now, after the
+// commit), the whole audience read once; more than InlineMax connections
+// is the fan-out function's to split (over).
+func (f *Fanout) audienceAfterCommit(ctx context.Context, community string, items []*item, cutoff int64) (cands []candidate, _ int64, over bool, err error) {
+	if cutoff == 0 {
+		if cutoff, err = f.Cutoff(ctx); err != nil {
+			return nil, 0, false, err
+		}
 	}
 	cands, err = f.audienceRange(ctx, community, channelsOf(items), cutoff, "", maxConnectionID)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/nbd-wtf/go-nostr"
 
@@ -126,5 +127,65 @@ func removedMemberGetsNoLiveEvents(t *testing.T, st *store.Store, sess *sessions
 	}
 	if got := rec.take(bobConn); len(got) != 0 {
 		t.Fatalf("an ended subscription got %q", got)
+	}
+}
+
+// TestSubscriptionAfterTheVerdictGetsNoSecondCopy: a subscription opened
+// once the publisher has its verdict (the cutoff is taken before it, as
+// the write path does) reads the event as stored, so delivery, however
+// late it runs, leaves it out; one opened before the commit gets it live.
+// Both session stores.
+func TestSubscriptionAfterTheVerdictGetsNoSecondCopy(t *testing.T) {
+	t.Run("postgres", func(t *testing.T) {
+		st := testkit.NewStore(t, store.Options{MaxConns: 4})
+		subscriptionAfterTheVerdictGetsNoSecondCopy(t, st, sessions.NewRegistry(sessions.NewPG(st)))
+	})
+	t.Run("dynamodb", func(t *testing.T) {
+		st := testkit.NewStore(t, store.Options{MaxConns: 4})
+		subscriptionAfterTheVerdictGetsNoSecondCopy(t, st, sessions.NewRegistry(sessionstest.DynamoDB(t).Store))
+	})
+}
+
+func subscriptionAfterTheVerdictGetsNoSecondCopy(t *testing.T, st *store.Store, sess *sessions.Registry) {
+	ctx := context.Background()
+	const id = "default"
+	rec := &recorder{posts: map[string][]string{}}
+	f := fanout.New(st, sess, rec, nil, testkit.Quiet())
+	ing := ingest.New(st, testkit.RelayKey(t)).WithDelivery(f.Request)
+	op := testkit.NewKey(t)
+	if err := community.AddOperator(ctx, st, id, op.Pub); err != nil {
+		t.Fatal(err)
+	}
+	ch := testkit.ChannelID()
+	if out, err := ing.Submit(ctx, id, op.Pub, op.Event(t, kinds.CreateGroup, "", nostr.Tag{"h", ch}, nostr.Tag{"name", "c"}, nostr.Tag{"visibility", "open"})); err != nil || !out.Accepted {
+		t.Fatalf("create: %+v %v", out, err)
+	}
+	filters := []nostr.Filter{{Kinds: []int{kinds.Chat}, Tags: nostr.TagMap{"h": {ch}}}}
+	subscribe := func(conn string) {
+		t.Helper()
+		if _, err := sess.Open(ctx, sessions.Connection{ID: conn, Community: id, Pubkey: op.Pub, Challenge: "x"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := sess.Subscribe(ctx, id, conn, "s", op.Pub, filters, sessions.DefaultLimits); err != nil {
+			t.Fatal(err)
+		}
+	}
+	subscribe("before")
+	out, err := ing.Submit(ctx, id, op.Pub, op.Event(t, kinds.Chat, "hello", nostr.Tag{"h", ch}))
+	if err != nil || !out.Accepted {
+		t.Fatalf("publish: %+v %v", out, err)
+	}
+	cutoff, err := f.Cutoff(ctx) // as the commit returned, before the verdict
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Millisecond) // the verdict's trip to the client and its REQ
+	subscribe("after")
+	f.DeliverFrom(ctx, id, out.Committed, out.Delivery, cutoff)
+	if got := rec.take("before"); len(got) != 1 || !strings.Contains(got[0], out.Committed[0].ID) {
+		t.Fatalf("opened before the commit: %v, want the event", got)
+	}
+	if got := rec.take("after"); len(got) != 0 {
+		t.Fatalf("opened after the verdict: %v, want nothing (its read has the event)", got)
 	}
 }

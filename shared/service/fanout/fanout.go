@@ -150,6 +150,29 @@ type item struct {
 // returns when all posts are done; failures are logged, a gone connection
 // is removed.
 func (f *Fanout) Deliver(ctx context.Context, community string, events []*nostr.Event, at *store.Delivery) {
+	f.DeliverFrom(ctx, community, events, at, 0)
+}
+
+// Cutoff is a commit's position among the subscriptions when the sessions
+// live outside the database (session.Store.Cutoff), to take as the commit
+// returned, before its verdict is sent (DeliverFrom); 0 when the commit
+// reads its own (the sessions in the database).
+func (f *Fanout) Cutoff(ctx context.Context) (int64, error) {
+	if f.Sessions.Database() != nil {
+		return 0, nil
+	}
+	cutoff, err := f.Sessions.Store().Cutoff(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("fanout: cutoff: %w", err)
+	}
+	return cutoff, nil
+}
+
+// DeliverFrom is Deliver up to cutoff (Cutoff, taken before the verdict
+// was sent; 0: taken now): a subscription its publisher, or anyone told
+// of the commit, opened after the verdict reads the event as stored, and
+// is not sent it a second time.
+func (f *Fanout) DeliverFrom(ctx context.Context, community string, events []*nostr.Event, at *store.Delivery, cutoff int64) {
 	if len(events) == 0 {
 		return
 	}
@@ -179,7 +202,7 @@ func (f *Fanout) Deliver(ctx context.Context, community string, events []*nostr.
 	if f.Sessions.Database() == nil {
 		// The sessions live outside the database: the audience is read
 		// from their store, after the commit.
-		cands, d.Cutoff, d.Over, err = f.audienceAfterCommit(ctx, community, items)
+		cands, d.Cutoff, d.Over, err = f.audienceAfterCommit(ctx, community, items, cutoff)
 		if err != nil {
 			f.Log.ErrorContext(ctx, "fanout: audience", "community", community, "err", err)
 			return

@@ -46,6 +46,9 @@ type write struct {
 	c   Caller
 	ev  *nostr.Event
 	out ingest.Outcome
+	// cutoff is the commit's position among the subscriptions, taken as
+	// the commit returned, before the verdict (fanout.Fanout.Cutoff).
+	cutoff int64
 }
 
 // read is one read on the read path: its action at the door and the
@@ -100,6 +103,13 @@ func (r *Relay) submit(ctx context.Context, w *write) error {
 		return fmt.Errorf("relay: publish: %w", err)
 	}
 	w.out = out
+	if len(out.Committed) > 0 && r.Fanout != nil {
+		// Before the verdict is sent: a subscription opened once it is
+		// known reads the event, and delivery leaves it out.
+		if w.cutoff, err = r.Fanout.Cutoff(ctx); err != nil {
+			r.Log.WarnContext(ctx, "relay: the commit's cutoff", "err", err) // delivery takes its own
+		}
+	}
 	return nil
 }
 
@@ -114,7 +124,7 @@ func (r *Relay) eraseVanished(ctx context.Context, w *write) error {
 // subscriptions stored at commit (fanout).
 func (r *Relay) deliver(ctx context.Context, w *write) {
 	if len(w.out.Committed) > 0 && r.Fanout != nil {
-		r.Fanout.Deliver(ctx, w.c.Community, w.out.Committed, w.out.Delivery)
+		r.Fanout.DeliverFrom(ctx, w.c.Community, w.out.Committed, w.out.Delivery, w.cutoff)
 	}
 }
 

@@ -112,7 +112,11 @@ type Eraser interface {
 // Deliverer delivers committed events to live subscribers
 // (shared/service/fanout).
 type Deliverer interface {
-	Deliver(ctx context.Context, community string, events []*nostr.Event, at *store.Delivery)
+	// Cutoff is taken as a commit returned, before its verdict is sent.
+	Cutoff(ctx context.Context) (int64, error)
+	// DeliverFrom delivers the committed events to the subscriptions
+	// stored up to cutoff.
+	DeliverFrom(ctx context.Context, community string, events []*nostr.Event, at *store.Delivery, cutoff int64)
 }
 
 // Relay runs the use cases. Parts a function does not build are nil, and

@@ -31,7 +31,9 @@ type recorder struct {
 	calls [][]*nostr.Event
 }
 
-func (r *recorder) Deliver(_ context.Context, _ string, events []*nostr.Event, _ *store.Delivery) {
+func (r *recorder) Cutoff(context.Context) (int64, error) { return 0, nil }
+
+func (r *recorder) DeliverFrom(_ context.Context, _ string, events []*nostr.Event, _ *store.Delivery, _ int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.calls = append(r.calls, events)
@@ -242,7 +244,9 @@ type heldDeliverer struct {
 	started, release, finished chan struct{}
 }
 
-func (d *heldDeliverer) Deliver(context.Context, string, []*nostr.Event, *store.Delivery) {
+func (d *heldDeliverer) Cutoff(context.Context) (int64, error) { return 0, nil }
+
+func (d *heldDeliverer) DeliverFrom(context.Context, string, []*nostr.Event, *store.Delivery, int64) {
 	close(d.started)
 	<-d.release
 	close(d.finished)
