@@ -328,8 +328,10 @@ func TestIdleStaleConnectionsSwept(t *testing.T) {
 		t.Fatal("a connection whose $disconnect never came was forgotten before any delivery")
 	}
 	// An expired connection with a subscription of the channel.
+	// It expires two seconds on: one could turn before its subscription
+	// is stored, which a connection past its expiry is refused.
 	expired := sessions.Connection{ID: "expired", Community: r.App.Config.DefaultCommunity, Challenge: "x", Pubkey: carol.Pub,
-		ConnectedAt: 1, ExpiresAt: time.Now().Unix() + 1}
+		ConnectedAt: 1, ExpiresAt: time.Now().Unix() + 2}
 	if _, err := r.App.Sessions.Open(ctx, expired); err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +339,7 @@ func TestIdleStaleConnectionsSwept(t *testing.T) {
 		[]nostr.Filter{{Kinds: []int{9}, Tags: nostr.TagMap{"h": {ch}}}}, sessions.DefaultLimits); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2100 * time.Millisecond) // past its expiry
+	time.Sleep(time.Until(time.Unix(expired.ExpiresAt, 100e6))) // past its expiry
 	ba.accept(signed(t, alice, 9, nostr.Tags{{"h", ch}}, "to the stale"))
 	eventually(t, "the crashed connection was not forgotten after a delivery found it gone", func() bool { return gone(crashed) })
 	audience, err := r.App.Sessions.Store().AudienceRange(ctx, expired.Community, []string{ch}, 1<<62, "", "\U0010FFFF", time.Now().Unix())
