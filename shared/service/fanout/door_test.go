@@ -51,13 +51,20 @@ func (r *recorder) take(id string) []string {
 // removal does). Both session stores: Postgres, whose audience the commit
 // reads, and DynamoDB, whose audience fan-out reads after it.
 func TestRemovedMemberGetsNoLiveEvents(t *testing.T) {
+	bothSessionStores(t, removedMemberGetsNoLiveEvents)
+}
+
+// bothSessionStores runs body over a fresh database with the sessions in
+// Postgres, whose audience the commit reads, then in DynamoDB, whose
+// audience fan-out reads after it.
+func bothSessionStores(t *testing.T, body func(t *testing.T, st *store.Store, sess *sessions.Registry)) {
 	t.Run("postgres", func(t *testing.T) {
 		st := testkit.NewStore(t, store.Options{MaxConns: 4})
-		removedMemberGetsNoLiveEvents(t, st, sessions.NewRegistry(sessions.NewPG(st)))
+		body(t, st, sessions.NewRegistry(sessions.NewPG(st)))
 	})
 	t.Run("dynamodb", func(t *testing.T) {
 		st := testkit.NewStore(t, store.Options{MaxConns: 4})
-		removedMemberGetsNoLiveEvents(t, st, sessions.NewRegistry(sessionstest.DynamoDB(t).Store))
+		body(t, st, sessions.NewRegistry(sessionstest.DynamoDB(t).Store))
 	})
 }
 
@@ -136,14 +143,7 @@ func removedMemberGetsNoLiveEvents(t *testing.T, st *store.Store, sess *sessions
 // late it runs, leaves it out; one opened before the commit gets it live.
 // Both session stores.
 func TestSubscriptionAfterTheVerdictGetsNoSecondCopy(t *testing.T) {
-	t.Run("postgres", func(t *testing.T) {
-		st := testkit.NewStore(t, store.Options{MaxConns: 4})
-		subscriptionAfterTheVerdictGetsNoSecondCopy(t, st, sessions.NewRegistry(sessions.NewPG(st)))
-	})
-	t.Run("dynamodb", func(t *testing.T) {
-		st := testkit.NewStore(t, store.Options{MaxConns: 4})
-		subscriptionAfterTheVerdictGetsNoSecondCopy(t, st, sessions.NewRegistry(sessionstest.DynamoDB(t).Store))
-	})
+	bothSessionStores(t, subscriptionAfterTheVerdictGetsNoSecondCopy)
 }
 
 func subscriptionAfterTheVerdictGetsNoSecondCopy(t *testing.T, st *store.Store, sess *sessions.Registry) {
