@@ -176,8 +176,26 @@ func (r *Registry) Row(community, connection, sub, reader string, filters []nost
 	}
 	return session.NewSubscription{
 		Subscription: session.Subscription{Connection: connection, Sub: sub, Pubkey: reader, Filters: string(raw)},
-		Community:    community, Pins: Pins(filters), CreatedAt: r.now().Unix(),
+		Community:    community, Pins: indexPins(Pins(filters), len(raw)), CreatedAt: r.now().Unix(),
 	}, nil
+}
+
+// PinBytes bounds a subscription's index: each pin's entry carries the
+// filters (delivery reads them from the entry, in DynamoDB), so pins
+// times the filters' size above it, as when one REQ names thousands of
+// channels, would make one message thousands of writes. Such a
+// subscription is indexed in the any-channel bucket alone, where every
+// event of its community finds it and its filters decide, as for a
+// filter that names no channel: one entry, whatever it names.
+const PinBytes = 64 << 10
+
+// indexPins are the pins a subscription with filters of size bytes is
+// indexed under (PinBytes).
+func indexPins(pins []string, size int) []string {
+	if len(pins) > 1 && len(pins)*size > PinBytes {
+		return []string{""}
+	}
+	return pins
 }
 
 // Full is the refusal of a new subscription sub past max on its

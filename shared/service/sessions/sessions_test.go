@@ -148,3 +148,43 @@ func TestSubscribeLimitExactUnderConcurrency(t *testing.T) {
 		t.Fatalf("%d REQs at once: %d accepted, %d rows, %d index rows; want exactly %d", sent, stored, rows, index, max)
 	}
 }
+
+// TestRowIndexesAWideREQOnce: a subscription is indexed under each channel
+// its filters name while pins times the filters' size stays within
+// PinBytes; past it (a REQ naming thousands of channels) under the
+// any-channel bucket alone, one entry, where its filters still decide.
+func TestRowIndexesAWideREQOnce(t *testing.T) {
+	reg := NewRegistry(nil)
+	channels := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = fmt.Sprintf("c%04d", i)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name    string
+		filters []nostr.Filter
+		want    int // pins; -1: the bucket alone
+	}{
+		{"one channel", []nostr.Filter{{Kinds: []int{9}, Tags: nostr.TagMap{"h": channels(1)}}}, 1},
+		{"a member's fifty channels", []nostr.Filter{{Kinds: []int{9}, Tags: nostr.TagMap{"h": channels(50)}}}, 50},
+		{"a thousand channels", []nostr.Filter{{Kinds: []int{9}, Tags: nostr.TagMap{"h": channels(1000)}}}, -1},
+		{"ten filters of a thousand", slices.Repeat([]nostr.Filter{{Kinds: []int{9}, Tags: nostr.TagMap{"h": channels(1000)}}}, 10), -1},
+		{"no channel", []nostr.Filter{{Kinds: []int{9}}}, -1},
+	} {
+		row, err := reg.Row("c", "conn", "s", "pk", c.filters)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.want < 0 {
+			if !slices.Equal(row.Pins, []string{""}) {
+				t.Errorf("%s: pins %d (%.20q…), want the any-channel bucket alone", c.name, len(row.Pins), row.Pins)
+			}
+			continue
+		}
+		if len(row.Pins) != c.want || len(row.Pins)*len(row.Filters) > PinBytes {
+			t.Errorf("%s: %d pins of %d bytes of filters, want %d within %d", c.name, len(row.Pins), len(row.Filters), c.want, PinBytes)
+		}
+	}
+}

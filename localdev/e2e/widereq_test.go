@@ -1,0 +1,70 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/aws/awssdk"
+	"github.com/buzzrelay/relay/shared/testing/testkit"
+)
+
+// TestREQNamingTenThousandChannels: a REQ of 10 filters of 1,000 #h
+// values each (as many as one message carries, most of them channels that
+// do not exist) is answered like any other, its subscription indexed
+// once, in the any-channel bucket (sessions.PinBytes), not once per
+// channel: with the sessions in DynamoDB, a handful of requests instead
+// of thousands of writes (each carrying the filters), which held the REQ
+// past the client's wait. Live, it still gets an event of a channel it
+// names, and nothing of one it does not. Both session stores.
+func TestREQNamingTenThousandChannels(t *testing.T) {
+	for _, ddb := range []bool{false, true} {
+		t.Run(map[bool]string{false: "postgres", true: "dynamodb"}[ddb], func(t *testing.T) {
+			reqs := &awssdk.Requests{}
+			r := StartTest(t, Options{Sessions: ddb, Requests: reqs})
+			alice := testkit.NewKey(t)
+			ba := newBridge(t, r, alice)
+			named, other := newChannel(t, ba, "open"), newChannel(t, ba, "open")
+			rc := authRaw(t, r, alice)
+			req := []any{"REQ", "wide"}
+			for i := range 10 {
+				hs := make([]string, 1000)
+				for j := range hs {
+					hs[j] = fmt.Sprintf("%x", i*1000+j)
+				}
+				if i == 9 {
+					hs[999] = named
+				}
+				req = append(req, map[string]any{"kinds": []int{9}, "#h": hs})
+			}
+			before := ddbRequests(reqs)
+			rc.sendJSON(req)
+			if parts := rc.read(); str(t, parts[0]) != "EOSE" {
+				t.Fatalf("the wide REQ: %s, want EOSE", joinRaw(parts))
+			}
+			if n := ddbRequests(reqs) - before; n > 10 {
+				t.Errorf("the wide REQ made %d DynamoDB requests, want a handful", n)
+			}
+			ba.accept(signed(t, alice, 9, nostr.Tags{{"h", other}}, "not named"))
+			in := signed(t, alice, 9, nostr.Tags{{"h", named}}, "named")
+			ba.accept(in)
+			parts := rc.read()
+			if str(t, parts[0]) != "EVENT" || !strings.Contains(string(parts[2]), in.ID) {
+				t.Fatalf("live: %s, want the event of the named channel (and not the other's before it)", joinRaw(parts))
+			}
+		})
+	}
+}
+
+// ddbRequests is how many DynamoDB requests reqs counted.
+func ddbRequests(reqs *awssdk.Requests) int64 {
+	var n int64
+	for k, v := range reqs.Counts() {
+		if strings.HasPrefix(strings.ToLower(k), "dynamodb") {
+			n += v
+		}
+	}
+	return n
+}
