@@ -68,3 +68,45 @@ func ddbRequests(reqs *awssdk.Requests) int64 {
 	}
 	return n
 }
+
+// TestREQFiltersNearTheMessageLimit: REQs whose one filter fills a
+// message with characters stored longer than sent (each < written as
+// six bytes by a default JSON encoder, U+2028 escaped) are subscriptions
+// like any (with the sessions in DynamoDB the item once held 720 KB, over
+// DynamoDB's 400 KB, and the REQ got error:); invalid UTF-8 is refused
+// invalid:. Each answered REQ holds its place, and the next subscription
+// of the connection still gets live events. Both session stores.
+func TestREQFiltersNearTheMessageLimit(t *testing.T) {
+	for _, ddb := range []bool{false, true} {
+		t.Run(map[bool]string{false: "postgres", true: "dynamodb"}[ddb], func(t *testing.T) {
+			r := StartTest(t, Options{Sessions: ddb})
+			alice := testkit.NewKey(t)
+			ba := newBridge(t, r, alice)
+			ch := newChannel(t, ba, "open")
+			rc := authRaw(t, r, alice)
+			for i, c := range []struct{ value, want string }{
+				{strings.Repeat("<", 120000), "EOSE"},
+				{strings.Repeat("&>", 60000), "EOSE"},
+				{strings.Repeat("\u2028", 40000), "EOSE"},
+				{strings.Repeat("\xff", 120000), "CLOSED"},
+			} {
+				sub := fmt.Sprintf("big%d", i)
+				rc.send(`["REQ","` + sub + `",{"kinds":[9],"#t":["` + c.value + `"]}]`)
+				parts := rc.read()
+				if str(t, parts[0]) != c.want || (c.want == "CLOSED" && !strings.HasPrefix(str(t, parts[2]), "invalid:")) {
+					j := joinRaw(parts)
+					t.Fatalf("REQ %s: %s, want %s", sub, j[:min(len(j), 200)], c.want)
+				}
+			}
+			rc.sendJSON([]any{"REQ", "live", map[string]any{"kinds": []int{9}, "#h": []string{ch}}})
+			if parts := rc.read(); str(t, parts[0]) != "EOSE" {
+				t.Fatalf("REQ after them: %s", joinRaw(parts))
+			}
+			in := signed(t, alice, 9, nostr.Tags{{"h", ch}}, "hello")
+			ba.accept(in)
+			if parts := rc.read(); str(t, parts[0]) != "EVENT" || !strings.Contains(string(parts[2]), in.ID) {
+				t.Fatalf("live: %s, want the event", joinRaw(parts))
+			}
+		})
+	}
+}

@@ -2,11 +2,14 @@ package ddbsessions_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/buzzrelay/relay/shared/aws/ddbsessions"
 	"github.com/buzzrelay/relay/shared/domain/session"
@@ -111,5 +114,60 @@ func subscribeRequests(t *testing.T, known bool) {
 		if got := sub(s.conn, s.sub); got != s.want {
 			t.Errorf("subscribe %s %s: %d requests, want %d", s.conn, s.sub, got, s.want)
 		}
+	}
+}
+
+// failingPuts is a DynamoDB client whose PutItem of a subscription item
+// fails, as a throttled or refused write (an item over 400 KB) does.
+type failingPuts struct{ ddbsessions.API }
+
+func (f failingPuts) PutItem(ctx context.Context, in *dynamodb.PutItemInput, o ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	if sk, ok := in.Item["sk"].(*types.AttributeValueMemberS); ok && strings.HasPrefix(sk.Value, "sub") {
+		return nil, errors.New("refused by the test")
+	}
+	return f.API.PutItem(ctx, in, o...)
+}
+
+// TestSubscribeFailingPartWayLeavesNothing: when the subscription item's
+// write fails after both limit sets took the id and its entries were
+// written, Subscribe answers the error and ends the id wholly: no entry
+// for delivery to find, and no place held in either limit (a later
+// connection's subscriptions up to the limit all go in). Whether the
+// connection's expiry was known (one round trip) or not.
+func TestSubscribeFailingPartWayLeavesNothing(t *testing.T) {
+	for _, known := range []bool{false, true} {
+		t.Run(map[bool]string{false: "expiry-unknown", true: "expiry-known"}[known], func(t *testing.T) {
+			im := sessionstest.DynamoDB(t)
+			bad, good := ddbsessions.New(failingPuts{im.API}, im.Table), ddbsessions.New(im.API, im.Table)
+			ctx := context.Background()
+			now := time.Now().Unix()
+			lim := session.Limits{PerConnection: 3, PerKey: 3}
+			for _, id := range []string{"A=", "B="} {
+				if err := good.OpenConnection(ctx, session.Connection{ID: id, Community: "c", Challenge: "x", ConnectedAt: now, ExpiresAt: now + 7200}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			row := func(conn, id string) session.NewSubscription {
+				s := session.NewSubscription{Subscription: session.Subscription{Connection: conn, Sub: id, Pubkey: "pk",
+					Filters: `[{"kinds":[9],"#h":["ch"]}]`}, Community: "c", Pins: []string{"ch", ""}, CreatedAt: now}
+				if known {
+					s.Expires = now + 7200
+				}
+				return s
+			}
+			for _, id := range []string{"f1", "f2", "f3"} {
+				if err := bad.Subscribe(ctx, row("A=", id), lim); err == nil {
+					t.Fatalf("subscribe %s: no error from a failed write", id)
+				}
+			}
+			if aud, err := good.AudienceRange(ctx, "c", []string{"ch"}, 1<<62, "", "\U0010FFFF", now); err != nil || len(aud) != 0 {
+				t.Fatalf("audience after failed subscribes: %v %v, want none", aud, err)
+			}
+			for _, s := range []session.NewSubscription{row("A=", "g1"), row("A=", "g2"), row("B=", "g3")} {
+				if err := good.Subscribe(ctx, s, lim); err != nil {
+					t.Fatalf("subscribe %s on %s after the failures: %v (a failed one still holds a place)", s.Sub, s.Connection, err)
+				}
+			}
+		})
 	}
 }

@@ -283,32 +283,67 @@ func (st *Store) Subscribe(ctx context.Context, sub session.NewSubscription, lim
 	out, cerr := st.takeConnection(ctx, sub, lim.PerConnection, now)
 	wg.Wait()
 	if err := st.withdraw(ctx, sub, lim, out, cerr, kerr, keyHad); err != nil {
-		if early && werr == nil {
-			if uerr := st.unput(ctx, sub, old); uerr != nil {
+		if early {
+			// Taken back: what the early write replaced, or, when it
+			// failed part way, whatever it left.
+			uerr := st.abandon(ctx, sub)
+			if werr == nil {
+				uerr = st.unput(ctx, sub, old)
+			}
+			if uerr != nil {
 				return errors.Join(err, uerr)
 			}
 		}
 		return err
 	}
-	if expires := num(out.Attributes, "expires"); !early || expires != sub.Expires {
+	// Both sets took the id: from here a failure ends it wholly (abandon),
+	// as the error its REQ is answered with says.
+	r := round{pos: pos, asked: asked, keyTTL: keyTTL, early: early, raised: raised, old: old, werr: werr, rerr: rerr}
+	if err := st.complete(ctx, sub, lim, num(out.Attributes, "expires"), r); err != nil {
+		return errors.Join(err, st.abandon(ctx, sub))
+	}
+	return nil
+}
+
+// round is what Subscribe's first round trip left for complete: the
+// subscription's position, the expiry the caller asked for, the key set's
+// expiry as it answered, whether the item and entries were written in it
+// (early, the item they replaced: old; werr) and the key set's expiry
+// raised alongside (raised; rerr).
+type round struct {
+	pos, asked, keyTTL int64
+	early, raised      bool
+	old                map[string]types.AttributeValue
+	werr, rerr         error
+}
+
+// complete is Subscribe once both sets took sub's id (the connection's
+// expiry being expires): the item and entries written (again, with that
+// expiry, when the caller's was not it), the key set's expiry raised when
+// this connection outlives it, and the entries of pins a replaced
+// subscription no longer has deleted.
+func (st *Store) complete(ctx context.Context, sub session.NewSubscription, lim session.Limits, expires int64, r round) error {
+	old, werr := r.old, r.werr
+	if !r.early || expires != sub.Expires {
 		// Written with the expiry the connection has (a connection
 		// re-opened since the caller read it has another).
 		var again map[string]types.AttributeValue
-		again, werr = st.putSubscription(ctx, sub, pos, expires)
-		if !early {
+		again, werr = st.putSubscription(ctx, sub, r.pos, expires)
+		if !r.early {
 			old = again
 		}
 		sub.Expires = expires
 	}
-	if err := errors.Join(werr, rerr); err != nil {
+	if err := errors.Join(werr, r.rerr); err != nil {
 		return err
 	}
 	// The key's set lives as long as its latest connection: its expiry is
 	// raised when this connection outlives it (a REQ of a connection the
 	// set already covers, the common case, needs no write).
 	if lim.PerKey > 0 {
-		if raised {
-			keyTTL = max(keyTTL, asked)
+		keyTTL := r.keyTTL
+		if r.raised {
+			keyTTL = max(keyTTL, r.asked)
 		}
 		if keyTTL < sub.Expires {
 			if err := st.keyExpiry(ctx, sub, sub.Expires); err != nil {
@@ -316,7 +351,7 @@ func (st *Store) Subscribe(ctx context.Context, sub session.NewSubscription, lim
 			}
 			keyTTL = sub.Expires
 		}
-		st.keySets.Saw(kid, keyTTL)
+		st.keySets.Saw(keyPK(sub.Community, sub.Pubkey), keyTTL)
 	}
 	// A replaced subscription's entries of pins it no longer has.
 	var stale []types.WriteRequest
@@ -329,6 +364,20 @@ func (st *Store) Subscribe(ctx context.Context, sub session.NewSubscription, lim
 		}
 	}
 	return st.batchWrite(ctx, stale)
+}
+
+// abandon ends subscription sub wholly after a failure while storing it,
+// whatever the failure left: the item (this attempt's or the one it was to
+// replace) with its entries, this attempt's entries, and the id in both
+// sets. A replaced subscription ends too: its REQ is answered with an
+// error, which ends the id for the client.
+func (st *Store) abandon(ctx context.Context, sub session.NewSubscription) error {
+	_, eerr := st.EndSubscription(ctx, sub.Connection, sub.Sub)
+	uerr := st.unindex(ctx, sub.Connection, sub.Sub, subscriptionItem(sub, 0, 0), true)
+	if err := errors.Join(eerr, uerr); err != nil {
+		return errorf("abandon %s: %w", sub.Sub, err)
+	}
+	return nil
 }
 
 // withdraw decides Subscribe's limits from the connection's set's answer

@@ -12,6 +12,7 @@
 package sessions
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -170,14 +171,35 @@ func (r *Registry) Put(ctx context.Context, row NewSubscription, lim Limits) err
 // with filters (what Subscribe stores; with PG, a REQ's read stores it in
 // the same round trip, query.Engine.ReqSubscribed).
 func (r *Registry) Row(community, connection, sub, reader string, filters []nostr.Filter) (session.NewSubscription, error) {
-	raw, err := json.Marshal(filters)
+	raw, err := encodeFilters(filters)
 	if err != nil {
-		return session.NewSubscription{}, fmt.Errorf("sessions: encode filters: %w", err)
+		return session.NewSubscription{}, err
+	}
+	if len(raw) > MaxFilterBytes {
+		return session.NewSubscription{}, reject.Invalidf("the filters of %q take %d bytes once parsed, the limit is %d", sub, len(raw), MaxFilterBytes)
 	}
 	return session.NewSubscription{
 		Subscription: session.Subscription{Connection: connection, Sub: sub, Pubkey: reader, Filters: string(raw)},
 		Community:    community, Pins: indexPins(Pins(filters), len(raw)), CreatedAt: r.now().Unix(),
 	}, nil
+}
+
+// MaxFilterBytes bounds a subscription's filters as stored: twice a
+// message, room for what parsing makes longer (an invalid UTF-8 byte read
+// as U+FFFD, U+2028 written escaped), and within a DynamoDB item (400 KB)
+// with the rest of a subscription's item or entry.
+const MaxFilterBytes = 2 * relayinfo.MaxMessageLength
+
+// encodeFilters is the stored form of filters: JSON without HTML escaping
+// (json.Marshal would write each <, > and & as six bytes).
+func encodeFilters(filters []nostr.Filter) ([]byte, error) {
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	if err := e.Encode(filters); err != nil {
+		return nil, fmt.Errorf("sessions: encode filters: %w", err)
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // PinBytes bounds a subscription's index: each pin's entry carries the
