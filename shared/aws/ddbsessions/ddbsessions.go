@@ -286,9 +286,11 @@ func (st *Store) Subscribe(ctx context.Context, sub session.NewSubscription, lim
 		if early {
 			// Taken back: what the early write replaced, or, when it
 			// failed part way, whatever it left.
-			uerr := st.abandon(ctx, sub)
+			var uerr error
 			if werr == nil {
 				uerr = st.unput(ctx, sub, old)
+			} else {
+				uerr = st.abandon(ctx, sub)
 			}
 			if uerr != nil {
 				return errors.Join(err, uerr)
