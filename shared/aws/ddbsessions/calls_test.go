@@ -168,6 +168,18 @@ func TestSubscribeFailingPartWayLeavesNothing(t *testing.T) {
 					t.Fatalf("subscribe %s on %s after the failures: %v (a failed one still holds a place)", s.Sub, s.Connection, err)
 				}
 			}
+			// Refused (the key holds its 3) with its write failing too:
+			// taken back alone, the others untouched.
+			if err := bad.Subscribe(ctx, row("A=", "f4"), lim); !errors.Is(err, session.ErrKeyFull) {
+				t.Fatalf("subscribe past the key's limit: %v, want ErrKeyFull", err)
+			}
+			aud, err := good.AudienceRange(ctx, "c", []string{"ch"}, 1<<62, "", "\U0010FFFF", now)
+			if err != nil || len(aud) != 3 {
+				t.Fatalf("audience after the refusal: %v %v, want g1, g2 and g3", aud, err)
+			}
+			if err := good.Subscribe(ctx, row("A=", "f5"), lim); !errors.Is(err, session.ErrKeyFull) {
+				t.Fatalf("subscribe past the key's limit again: %v, want ErrKeyFull (the refusal freed a place)", err)
+			}
 		})
 	}
 }
