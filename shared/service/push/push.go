@@ -91,6 +91,9 @@ const activeTTL = 5 * time.Second
 type activeEntry struct {
 	yes bool
 	at  time.Time
+	// marked: this instance stored a subscription (markActive), in a
+	// transaction that may commit after a read that did not see it.
+	marked bool
 }
 
 func (s *Service) now() time.Time {
@@ -115,7 +118,7 @@ func (s *Service) markActive(community string) {
 	if s.active == nil {
 		s.active = map[string]activeEntry{}
 	}
-	s.active[community] = activeEntry{yes: true, at: s.now()}
+	s.active[community] = activeEntry{yes: true, at: s.now(), marked: true}
 }
 
 // isActive reports whether community has any live subscription, asking
@@ -127,18 +130,31 @@ func (s *Service) isActive(ctx context.Context, community string) (bool, error) 
 	if ok && s.now().Sub(e.at) < activeTTL {
 		return e.yes, nil
 	}
+	asked := s.now()
 	yes, err := s.Store.PushSubscriptionsExists(ctx, community)
 	if err != nil {
 		return false, err
 	}
+	return s.remember(community, yes, asked), nil
+}
+
+// remember keeps the database's answer asked at asked, unless the entry
+// is newer, or this instance stored a subscription within activeTTL
+// (markActive): a read that ran before that transaction committed, even
+// one that began after it stored, must not hide it for activeTTL. It
+// returns what the community's entry then says.
+func (s *Service) remember(community string, yes bool, asked time.Time) bool {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.active == nil {
 		s.active = map[string]activeEntry{}
+	}
+	if cur, ok := s.active[community]; ok && (cur.at.After(asked) || cur.marked && s.now().Sub(cur.at) < activeTTL) {
+		return cur.yes
 	}
 	if len(s.active) > 4096 {
 		clear(s.active)
 	}
-	s.active[community] = activeEntry{yes: yes, at: s.now()}
-	s.mu.Unlock()
-	return yes, nil
+	s.active[community] = activeEntry{yes: yes, at: asked}
+	return yes
 }
