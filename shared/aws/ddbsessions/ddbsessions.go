@@ -251,7 +251,7 @@ func (st *Store) Authenticate(ctx context.Context, id, pubkey string) error {
 // refusal by one set withdraws the id it added to the other (an id that
 // was there before stays: a replaced subscription); the connection's
 // refusal is the one reported when both refuse.
-func (st *Store) Subscribe(ctx context.Context, sub session.NewSubscription, lim session.Limits) error {
+func (st *Store) Subscribe(ctx context.Context, sub session.NewSubscription, lim session.Limits) (err error) {
 	pos := st.now().UnixNano()
 	now := st.now().Unix()
 	var (
@@ -300,52 +300,30 @@ func (st *Store) Subscribe(ctx context.Context, sub session.NewSubscription, lim
 	}
 	// Both sets took the id: from here a failure ends it wholly (abandon),
 	// as the error its REQ is answered with says.
-	r := round{pos: pos, asked: asked, keyTTL: keyTTL, early: early, raised: raised, old: old, werr: werr, rerr: rerr}
-	if err := st.complete(ctx, sub, lim, num(out.Attributes, "expires"), r); err != nil {
-		return errors.Join(err, st.abandon(ctx, sub))
-	}
-	return nil
-}
-
-// round is what Subscribe's first round trip left for complete: the
-// subscription's position, the expiry the caller asked for, the key set's
-// expiry as it answered, whether the item and entries were written in it
-// (early, the item they replaced: old; werr) and the key set's expiry
-// raised alongside (raised; rerr).
-type round struct {
-	pos, asked, keyTTL int64
-	early, raised      bool
-	old                map[string]types.AttributeValue
-	werr, rerr         error
-}
-
-// complete is Subscribe once both sets took sub's id (the connection's
-// expiry being expires): the item and entries written (again, with that
-// expiry, when the caller's was not it), the key set's expiry raised when
-// this connection outlives it, and the entries of pins a replaced
-// subscription no longer has deleted.
-func (st *Store) complete(ctx context.Context, sub session.NewSubscription, lim session.Limits, expires int64, r round) error {
-	old, werr := r.old, r.werr
-	if !r.early || expires != sub.Expires {
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, st.abandon(ctx, sub))
+		}
+	}()
+	if expires := num(out.Attributes, "expires"); !early || expires != sub.Expires {
 		// Written with the expiry the connection has (a connection
 		// re-opened since the caller read it has another).
 		var again map[string]types.AttributeValue
-		again, werr = st.putSubscription(ctx, sub, r.pos, expires)
-		if !r.early {
+		again, werr = st.putSubscription(ctx, sub, pos, expires)
+		if !early {
 			old = again
 		}
 		sub.Expires = expires
 	}
-	if err := errors.Join(werr, r.rerr); err != nil {
+	if err := errors.Join(werr, rerr); err != nil {
 		return err
 	}
 	// The key's set lives as long as its latest connection: its expiry is
 	// raised when this connection outlives it (a REQ of a connection the
 	// set already covers, the common case, needs no write).
 	if lim.PerKey > 0 {
-		keyTTL := r.keyTTL
-		if r.raised {
-			keyTTL = max(keyTTL, r.asked)
+		if raised {
+			keyTTL = max(keyTTL, asked)
 		}
 		if keyTTL < sub.Expires {
 			if err := st.keyExpiry(ctx, sub, sub.Expires); err != nil {
@@ -353,7 +331,7 @@ func (st *Store) complete(ctx context.Context, sub session.NewSubscription, lim 
 			}
 			keyTTL = sub.Expires
 		}
-		st.keySets.Saw(keyPK(sub.Community, sub.Pubkey), keyTTL)
+		st.keySets.Saw(kid, keyTTL)
 	}
 	// A replaced subscription's entries of pins it no longer has.
 	var stale []types.WriteRequest
