@@ -251,7 +251,15 @@ func (st *Store) Authenticate(ctx context.Context, id, pubkey string) error {
 // refusal by one set withdraws the id it added to the other (an id that
 // was there before stays: a replaced subscription); the connection's
 // refusal is the one reported when both refuse.
-func (st *Store) Subscribe(ctx context.Context, sub session.NewSubscription, lim session.Limits) (err error) {
+func (st *Store) Subscribe(ctx context.Context, sub session.NewSubscription, lim session.Limits) error {
+	_, err := st.SubscribeHeld(ctx, sub, lim)
+	return err
+}
+
+// SubscribeHeld is Subscribe that reports, once sub is stored, how many
+// subscriptions its connection's and its key's sets held with it
+// (session.HeldReporter; 0 for a set without a limit).
+func (st *Store) SubscribeHeld(ctx context.Context, sub session.NewSubscription, lim session.Limits) (held session.Held, err error) {
 	pos := st.now().UnixNano()
 	now := st.now().Unix()
 	var (
@@ -262,7 +270,7 @@ func (st *Store) Subscribe(ctx context.Context, sub session.NewSubscription, lim
 		wg         sync.WaitGroup
 	)
 	if lim.PerKey > 0 {
-		wg.Go(func() { keyTTL, keyHad, kerr = st.takeKey(ctx, sub, lim.PerKey, now) })
+		wg.Go(func() { keyTTL, keyHad, held.Key, kerr = st.takeKey(ctx, sub, lim.PerKey, now) })
 	}
 	early, asked := sub.Expires > now, sub.Expires
 	kid := keyPK(sub.Community, sub.Pubkey)
@@ -293,10 +301,10 @@ func (st *Store) Subscribe(ctx context.Context, sub session.NewSubscription, lim
 				uerr = st.abandon(ctx, sub)
 			}
 			if uerr != nil {
-				return errors.Join(err, uerr)
+				return held, errors.Join(err, uerr)
 			}
 		}
-		return err
+		return held, err
 	}
 	// Both sets took the id: from here a failure ends it wholly (abandon),
 	// as the error its REQ is answered with says.
@@ -316,7 +324,7 @@ func (st *Store) Subscribe(ctx context.Context, sub session.NewSubscription, lim
 		sub.Expires = expires
 	}
 	if err := errors.Join(werr, rerr); err != nil {
-		return err
+		return held, err
 	}
 	// The key's set lives as long as its latest connection: its expiry is
 	// raised when this connection outlives it (a REQ of a connection the
@@ -327,7 +335,7 @@ func (st *Store) Subscribe(ctx context.Context, sub session.NewSubscription, lim
 		}
 		if keyTTL < sub.Expires {
 			if err := st.keyExpiry(ctx, sub, sub.Expires); err != nil {
-				return err
+				return held, err
 			}
 			keyTTL = sub.Expires
 		}
@@ -343,7 +351,12 @@ func (st *Store) Subscribe(ctx context.Context, sub session.NewSubscription, lim
 			}
 		}
 	}
-	return st.batchWrite(ctx, stale)
+	had := strs(out.Attributes, "subs")
+	held.Connection = len(had)
+	if !slices.Contains(had, sub.Sub) {
+		held.Connection++
+	}
+	return held, st.batchWrite(ctx, stale)
 }
 
 // abandon ends subscription sub wholly after a failure while storing it,
@@ -396,6 +409,9 @@ func subscriptionItem(sub session.NewSubscription, pos, expires int64) map[strin
 	item["community"], item["pubkey"], item["filters"] = s(sub.Community), s(sub.Pubkey), s(sub.Filters)
 	item["pins"], item["created"], item["pos"] = list(sub.Pins), n(sub.CreatedAt), n(pos)
 	item["expires"], item[aTTL] = n(expires), n(expires)
+	if sub.ClaimsUntil > 0 {
+		item["claims"] = n(sub.ClaimsUntil)
+	}
 	return item
 }
 
@@ -409,6 +425,9 @@ func entriesOf(item map[string]types.AttributeValue) []types.WriteRequest {
 		e := key(audPK(str(item, "community"), pin), audSK(conn, sub))
 		e["connection"], e["sub"], e["pubkey"], e["filters"] = s(conn), s(sub), item["pubkey"], item["filters"]
 		e["pos"], e["expires"], e[aTTL] = item["pos"], item["expires"], item["expires"]
+		if c, ok := item["claims"]; ok {
+			e["claims"] = c
+		}
 		writes = append(writes, types.WriteRequest{PutRequest: &types.PutRequest{Item: e}})
 	}
 	return writes
@@ -498,7 +517,7 @@ func (st *Store) takeConnection(ctx context.Context, sub session.NewSubscription
 // (keyExpiry) when it is later. A set found full is checked once for
 // entries of connections that are gone (expired without their
 // $disconnect): those are dropped and the add tried again.
-func (st *Store) takeKey(ctx context.Context, sub session.NewSubscription, perKey int, now int64) (ttl int64, had bool, err error) {
+func (st *Store) takeKey(ctx context.Context, sub session.NewSubscription, perKey int, now int64) (ttl int64, had bool, held int, err error) {
 	entry := audSK(sub.Connection, sub.Sub)
 	k := key(keyPK(sub.Community, sub.Pubkey), skKey)
 	fresh := now + int64(session.Lifetime/time.Second)
@@ -515,29 +534,35 @@ func (st *Store) takeKey(ctx context.Context, sub session.NewSubscription, perKe
 			if _, ok := out.Attributes[aTTL]; ok {
 				ttl = num(out.Attributes, aTTL)
 			}
-			return ttl, slices.Contains(strs(out.Attributes, "subs"), entry), nil
+			old := strs(out.Attributes, "subs")
+			had := slices.Contains(old, entry)
+			held := len(old)
+			if !had {
+				held++
+			}
+			return ttl, had, held, nil
 		}
 		var cf *types.ConditionalCheckFailedException
 		if !errors.As(err, &cf) {
-			return 0, false, errorf("key set: %w", err)
+			return 0, false, 0, errorf("key set: %w", err)
 		}
 		if attempt > 0 {
-			return 0, false, session.ErrKeyFull
+			return 0, false, 0, session.ErrKeyFull
 		}
 		it, err := st.failedItem(ctx, cf, k)
 		if err != nil {
-			return 0, false, err
+			return 0, false, 0, err
 		}
 		dead, err := st.deadEntries(ctx, strs(it, "subs"), now)
 		if err != nil {
-			return 0, false, err
+			return 0, false, 0, err
 		}
 		if len(dead) == 0 {
-			return 0, false, session.ErrKeyFull
+			return 0, false, 0, session.ErrKeyFull
 		}
 		if _, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &st.table, Key: k,
 			UpdateExpression: aws.String("DELETE subs :d"), ExpressionAttributeValues: map[string]types.AttributeValue{":d": ss(dead...)}}); err != nil {
-			return 0, false, errorf("drop gone entries of key set: %w", err)
+			return 0, false, 0, errorf("drop gone entries of key set: %w", err)
 		}
 	}
 }
@@ -679,7 +704,8 @@ func (st *Store) SubscriptionsByKey(ctx context.Context, community string, keys 
 			continue
 		}
 		out = append(out, session.Subscription{Connection: strings.TrimPrefix(str(it, aPK), "conn"+sep),
-			Sub: strings.TrimPrefix(str(it, aSK), "sub"+sep), Pubkey: str(it, "pubkey"), Filters: str(it, "filters")})
+			Sub: strings.TrimPrefix(str(it, aSK), "sub"+sep), Pubkey: str(it, "pubkey"), Filters: str(it, "filters"),
+			ClaimsUntil: num(it, "claims")})
 	}
 	return out, nil
 }
@@ -758,11 +784,32 @@ func (st *Store) AudienceRange(ctx context.Context, community string, channels [
 				continue
 			}
 			seen[k] = true
-			out = append(out, session.Subscription{Connection: k[0], Sub: k[1], Pubkey: str(it, "pubkey"), Filters: str(it, "filters")})
+			out = append(out, session.Subscription{Connection: k[0], Sub: k[1], Pubkey: str(it, "pubkey"), Filters: str(it, "filters"),
+				ClaimsUntil: num(it, "claims")})
 		}
 	}
 	return out, nil
 }
+
+// Claim records that event goes to subscription sub of connection, once:
+// an item under the connection (ended with it), kept until past until.
+func (st *Store) Claim(ctx context.Context, connection, sub, event string, until int64) (bool, error) {
+	item := key(connPK(connection), "claim"+sep+sub+sep+event)
+	item[aTTL] = n(until + claimSlack)
+	_, err := st.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &st.table, Item: item,
+		ConditionExpression: aws.String("attribute_not_exists(pk)")})
+	switch {
+	case err == nil:
+		return true, nil
+	case conditionFailed(err):
+		return false, nil
+	}
+	return false, errorf("claim %s for %s: %w", event, sub, err)
+}
+
+// claimSlack keeps a claim past its subscription's claiming window, for a
+// claimer whose clock runs behind.
+const claimSlack = 60
 
 // Cutoff is the clock, unix ns: a subscription's position is the clock
 // of the instance that stored it, read before it was stored. Exact on one

@@ -32,6 +32,29 @@ type Connection struct {
 type Subscription struct {
 	Connection, Sub, Pubkey string
 	Filters                 string
+	// ClaimsUntil (unix s; 0: never) is set on a subscription whose REQ
+	// was answered before it was stored: until then, live delivery claims
+	// each stored event for it first (Claimer), as its catch-up read
+	// does, so that an event both deliver goes out once.
+	ClaimsUntil int64
+}
+
+// Held is how many subscriptions a connection's and a key's sets held
+// once one was stored (0: not counted).
+type Held struct{ Connection, Key int }
+
+// HeldReporter is a Store whose Subscribe can report Held (DynamoDB).
+type HeldReporter interface {
+	SubscribeHeld(ctx context.Context, s NewSubscription, lim Limits) (Held, error)
+}
+
+// Claimer is a Store that records deliveries of an event to a
+// subscription (DynamoDB). Claim reports whether this call is the first
+// to claim event for subscription sub of connection; a claim is kept
+// until at least until (unix s). A Store without claims has no
+// subscription with ClaimsUntil set.
+type Claimer interface {
+	Claim(ctx context.Context, connection, sub, event string, until int64) (bool, error)
 }
 
 // NewSubscription is a subscription to store: Subscription plus its

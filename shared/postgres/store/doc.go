@@ -62,6 +62,8 @@
 //   - Media: blobs.go (Blossom blobs, blob_owners, blob_refs,
 //     blob_uploads: metadata, owners, staged uploads, quotas).
 //   - Reads: read.go (Snapshot, one read-only REPEATABLE READ transaction),
+//     snapshot.go (Seen, the snapshot a read saw, and the events committed
+//     after it: an early-answered REQ's catch-up, events.xact),
 //     readfilter.go (the dynamic NIP-01 filter compiler and keyset),
 //     readwindow.go, readthread.go, readthreadwindow.go, readaux.go,
 //     readcount.go (the channel window, thread panels and summaries, the

@@ -253,8 +253,11 @@ func (p *PlainRead) idSQL(b *sqlb) (string, bool) {
 // transaction of the same batch, committed before the reads take their
 // snapshot: an event committed in between is in the rows or delivered
 // live. The verdict is sub's (the reads' rows are dropped when it was
-// refused); Stored when sub is nil.
-func (s *Store) ReadPlain(ctx context.Context, community, reader string, reads []*PlainRead, sub *session.NewSubscription, lim SubscribeLimits) (rows [][]records.Row, verdict SubscribeVerdict, err error) {
+// refused); Stored when sub is nil. With seen not nil (and sub nil), the
+// reads share a REPEATABLE READ transaction whose first statement reads
+// its snapshot into seen: what a catch-up read asks to be beyond
+// (EventsListCommittedAfter).
+func (s *Store) ReadPlain(ctx context.Context, community, reader string, reads []*PlainRead, sub *session.NewSubscription, lim SubscribeLimits, seen *Seen) (rows [][]records.Row, verdict SubscribeVerdict, err error) {
 	b := &pgx.Batch{}
 	v := new(SubscribeVerdict)
 	if sub != nil {
@@ -276,8 +279,20 @@ func (s *Store) ReadPlain(ctx context.Context, community, reader string, reads [
 			sts = append(sts, statement{i, q, sb.args})
 		}
 	}
-	if len(sts) > 1 {
+	tx := len(sts) > 1 || seen != nil
+	if tx {
 		b.Queue("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+	}
+	if seen != nil {
+		b.Queue(snapshotSQL).QueryRow(func(row pgx.Row) error {
+			var text string
+			if err := row.Scan(&text); err != nil {
+				return err
+			}
+			var err error
+			*seen, err = ParseSeen(text)
+			return err
+		})
 	}
 	for _, st := range sts {
 		traced(ctx, st.sql, st.args)
@@ -287,7 +302,7 @@ func (s *Store) ReadPlain(ctx context.Context, community, reader string, reads [
 			return err
 		})
 	}
-	if len(sts) > 1 {
+	if tx {
 		b.Queue("COMMIT")
 	}
 	if b.Len() > 0 {

@@ -23,6 +23,11 @@ type candidate struct {
 	raw                     string // its filters' JSON, decoded by decode
 	filters                 []liveFilter
 	named                   []string
+	// claimsUntil: until then (unix s) each stored event is claimed for
+	// it before it is sent (session.Subscription.ClaimsUntil); claim: it
+	// is claimed whatever the time (a catch-up's).
+	claimsUntil int64
+	claim       bool
 }
 
 func candidatesOf(subs []session.Subscription, err error) ([]candidate, error) {
@@ -31,7 +36,7 @@ func candidatesOf(subs []session.Subscription, err error) ([]candidate, error) {
 	}
 	out := make([]candidate, len(subs))
 	for i, s := range subs {
-		out[i] = candidate{connection: s.Connection, sub: s.Sub, pubkey: s.Pubkey, raw: s.Filters}
+		out[i] = candidate{connection: s.Connection, sub: s.Sub, pubkey: s.Pubkey, raw: s.Filters, claimsUntil: s.ClaimsUntil}
 	}
 	return out, nil
 }

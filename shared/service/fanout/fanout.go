@@ -311,7 +311,7 @@ func (f *Fanout) deliverTo(ctx context.Context, community string, items []*item,
 	plans := make([]planned, len(cands))
 	var lostPairs []records.ReadPair
 	for i := range cands {
-		plans[i].msgs, plans[i].lost = plan(&cands[i], items, readable, meta)
+		plans[i].msgs, plans[i].ids, plans[i].lost = plan(&cands[i], items, readable, meta)
 		if plans[i].lost != "" {
 			lostPairs = append(lostPairs, records.ReadPair{Channel: plans[i].lost, Reader: cands[i].pubkey})
 		}
@@ -324,6 +324,7 @@ func (f *Fanout) deliverTo(ctx context.Context, community string, items []*item,
 		f.Log.ErrorContext(ctx, "fanout: membership history", "community", community, "err", err)
 		knew = map[records.ReadPair]bool{}
 	}
+	f.claim(ctx, cands, plans)
 	for i := range cands {
 		c := &cands[i]
 		msgs, lost := plans[i].msgs, plans[i].lost
@@ -441,6 +442,9 @@ func (f *Fanout) reachable(ctx context.Context, community string, pairs []record
 // planned is what plan decided for one candidate.
 type planned struct {
 	msgs [][]byte
+	// ids are the stored events of msgs, one per message ("" for an
+	// ephemeral event or a summary: never claimed).
+	ids  []string
 	lost string
 }
 
@@ -460,11 +464,7 @@ type closing struct {
 // run posts the jobs, Concurrency connections at a time, and returns the
 // number of messages posted.
 func (f *Fanout) run(ctx context.Context, order []string, jobs map[string]*job) int {
-	n := f.Concurrency
-	if n <= 0 {
-		n = DefaultConcurrency
-	}
-	sem := make(chan struct{}, n)
+	sem := make(chan struct{}, f.concurrency())
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	sent := 0
@@ -526,7 +526,7 @@ func (f *Fanout) send(ctx context.Context, j *job) int {
 // plan decides what candidate c gets: EVENT messages for the items it
 // matches and may read, and lost, a pinned channel it can no longer read.
 // A 39005 thread summary goes only to filters that ask for kind 39005.
-func plan(c *candidate, items []*item, readable, meta map[records.ReadPair]bool) (msgs [][]byte, lost string) {
+func plan(c *candidate, items []*item, readable, meta map[records.ReadPair]bool) (msgs [][]byte, ids []string, lost string) {
 	canRead := func(it *item, f *liveFilter) bool {
 		return f.mayRead(it.ev, it.channel, it.system, c.pubkey, readable, meta)
 	}
@@ -549,10 +549,15 @@ func plan(c *candidate, items []*item, readable, meta map[records.ReadPair]bool)
 		if matchesAny(it) {
 			if m := sessions.EventMessage(c.sub, it.raw); len(m) <= relayinfo.MaxMessageLength {
 				msgs = append(msgs, m)
+				id := it.ev.ID
+				if it.summary || kinds.Ephemeral(it.ev.Kind) {
+					id = ""
+				}
+				ids = append(ids, id)
 			}
 		}
 	}
-	return msgs, lost
+	return msgs, ids, lost
 }
 
 // items resolves the committed events against d (channel, channel type

@@ -20,6 +20,7 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/access"
 	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/buzzrelay/relay/shared/domain/session"
@@ -235,20 +236,51 @@ func (e *Engine) ReqSubscribed(ctx context.Context, community, reader string, fi
 	for i, p := range ps {
 		reads[i] = p.read()
 	}
-	rows, verdict, err := e.st.ReadPlain(e.traced(ctx), community, reader, reads, sub, lim)
+	rows, verdict, err := e.st.ReadPlain(e.traced(ctx), community, reader, reads, sub, lim, nil)
 	if err != nil || verdict != store.Stored {
 		return nil, verdict, err
 	}
+	return collectRows(rows, len(reads) > 1), store.Stored, nil
+}
+
+// ReqSeen is Req with the snapshot its read saw (store.Seen): what a
+// catch-up asks to be beyond (CommittedAfter).
+func (e *Engine) ReqSeen(ctx context.Context, community, reader string, filters []nostr.Filter) ([]json.RawMessage, store.Seen, error) {
+	ps, err := nostrPlans(filters, reader)
+	if err != nil {
+		return nil, store.Seen{}, err
+	}
+	reads := make([]*store.PlainRead, len(ps))
+	for i, p := range ps {
+		reads[i] = p.read()
+	}
+	var seen store.Seen
+	rows, _, err := e.st.ReadPlain(e.traced(ctx), community, reader, reads, nil, store.SubscribeLimits{}, &seen)
+	if err != nil {
+		return nil, store.Seen{}, err
+	}
+	return collectRows(rows, len(reads) > 1), seen, nil
+}
+
+// CommittedAfter are the stored events of community committed after a
+// read under seen (store.EventsListCommittedAfter), as stored.
+func (e *Engine) CommittedAfter(ctx context.Context, community string, seen store.Seen) ([]string, error) {
+	return e.st.EventsListCommittedAfter(e.traced(ctx), community, seen)
+}
+
+// collectRows is the answer of a REQ's reads: each event once, newest
+// first when several reads answered.
+func collectRows(rows [][]records.Row, several bool) []json.RawMessage {
 	out := &output{seen: map[string]bool{}, events: []json.RawMessage{}}
 	for _, rs := range rows {
 		for _, r := range rs {
 			out.add(r.ID, r.Raw)
 		}
 	}
-	if len(reads) > 1 {
+	if several {
 		newestFirst(out.events)
 	}
-	return out.events, store.Stored, nil
+	return out.events
 }
 
 // CountFilters serves a WebSocket COUNT.

@@ -99,6 +99,11 @@ type Reader interface {
 	// ReqSubscribed is Req that stores sub first (at most max per
 	// connection; stored false: refused), in the read's round trip.
 	ReqSubscribed(ctx context.Context, community, reader string, filters []nostr.Filter, sub *session.NewSubscription, lim store.SubscribeLimits) (evs []json.RawMessage, verdict store.SubscribeVerdict, err error)
+	// ReqSeen is Req with the snapshot its read saw, and CommittedAfter
+	// the stored events committed after such a read (an early answer's
+	// catch-up, early.go).
+	ReqSeen(ctx context.Context, community, reader string, filters []nostr.Filter) ([]json.RawMessage, store.Seen, error)
+	CommittedAfter(ctx context.Context, community string, seen store.Seen) ([]string, error)
 	ReadStateSnapshot(ctx context.Context, community, reader string, body []byte) (*query.ReadStateSnapshot, error)
 	CountFilters(ctx context.Context, community, reader string, filters []nostr.Filter) (int64, error)
 }
@@ -117,6 +122,8 @@ type Deliverer interface {
 	// DeliverFrom delivers the committed events to the subscriptions
 	// stored up to cutoff.
 	DeliverFrom(ctx context.Context, community string, events []*nostr.Event, at *store.Delivery, cutoff int64)
+	// CatchUp delivers stored events to one subscription, claiming each.
+	CatchUp(ctx context.Context, community string, sub session.Subscription, raws []string) error
 }
 
 // Relay runs the use cases. Parts a function does not build are nil, and
@@ -260,18 +267,23 @@ func (r *Relay) Subscribe(ctx context.Context, c Caller, req Request) ([]json.Ra
 	if err != nil {
 		return nil, err
 	}
-	after(ctx)
+	if err := after(ctx); err != nil {
+		return nil, err
+	}
 	return evs, nil
 }
 
 // SubscribeThen is Subscribe with what may follow the answer returned
 // undone (after, never nil): the transport sends the events and EOSE,
-// then runs it. What it does changes nothing the client is sent: with the
-// sessions outside the database, the record of the answer a later replay
-// may be answered from (sessions.Registry.Answered), which a replay that
-// comes first simply does not find.
-func (r *Relay) SubscribeThen(ctx context.Context, c Caller, req Request) (evs []json.RawMessage, after func(context.Context), err error) {
-	after = func(context.Context) {}
+// then runs it, and sends CLOSED with the error it returns (the
+// subscription then ended). With the sessions outside the database it
+// records the answer a later replay may be answered from
+// (sessions.Registry.Answered), which a replay that comes first simply
+// does not find; and for a REQ answered before its subscription was
+// stored (subscribeEarly) it waits for the store, then delivers what
+// committed after the read (catchUp).
+func (r *Relay) SubscribeThen(ctx context.Context, c Caller, req Request) (evs []json.RawMessage, after func(context.Context) error, err error) {
+	after = func(context.Context) error { return nil }
 	if !slices.ContainsFunc(req.Filters, query.IsSearch) && req.ThreadWindows == nil && c.Pubkey != "" && r.Sessions.Database() == nil &&
 		(r.Invites == nil || !invite.AsksForInvite(req.Filters)) {
 		evs, then, err := r.subscribeLive(ctx, c, req)
@@ -341,7 +353,7 @@ func (r *Relay) subscribe(ctx context.Context, c Caller, req Request) ([]json.Ra
 //     limit 0: !sessions.MayBeAbove) is subscribeNewest's;
 //   - otherwise the subscription is stored first, then the session store
 //     decides (sessions.Registry.StoreAnswer, answerLive).
-func (r *Relay) subscribeLive(ctx context.Context, c Caller, req Request) ([]json.RawMessage, func(context.Context), error) {
+func (r *Relay) subscribeLive(ctx context.Context, c Caller, req Request) ([]json.RawMessage, func(context.Context) error, error) {
 	if err := query.CheckFilters(req.Filters, c.Pubkey); err != nil {
 		return nil, nil, err
 	}
@@ -379,9 +391,14 @@ func (r *Relay) subscribeLive(ctx context.Context, c Caller, req Request) ([]jso
 // stored before the read's snapshot (a commit after that snapshot reads
 // its audience after it, and delivers live). A refusal by the limits comes
 // before the door's.
-func (r *Relay) subscribeNewest(ctx context.Context, c Caller, req Request, row sessions.NewSubscription) ([]json.RawMessage, func(context.Context), error) {
+func (r *Relay) subscribeNewest(ctx context.Context, c Caller, req Request, row sessions.NewSubscription) ([]json.RawMessage, func(context.Context) error, error) {
+	res, early := r.mayAnswerEarly(c, req)
+	start := r.Sessions.Now()
+	if early {
+		row.ClaimsUntil = start.Add(claimWindow).Unix()
+	}
 	put := make(chan error, 1)
-	go func() { put <- r.Sessions.Put(ctx, row, sessions.DefaultLimits) }()
+	go func() { put <- r.Sessions.PutHeld(ctx, row, sessions.DefaultLimits, res) }()
 	read, rec, err := r.Sessions.Peek(ctx, c.Community, c.Pubkey, req.Sub, req.Filters)
 	if err != nil {
 		r.Log.WarnContext(ctx, "relay: REQ's mark and resume record", "connection", c.Connection, "err", err)
@@ -397,6 +414,9 @@ func (r *Relay) subscribeNewest(ctx context.Context, c Caller, req Request, row 
 		return r.answerLive(ctx, c, req, answer, read)
 	}
 	derr := r.admit(ctx, c, r.door(c, guard.Read))
+	if early && derr == nil {
+		return r.subscribeEarly(ctx, c, req, row, read, put, start)
+	}
 	if err := <-put; err != nil {
 		return nil, nil, fmt.Errorf("relay: subscribe %s: %w", req.Sub, err)
 	}
@@ -416,7 +436,7 @@ func (r *Relay) subscribeNewest(ctx context.Context, c Caller, req Request, row 
 // message still counts against the connection's limit, in the session
 // store. Otherwise the door decides, then the database answers (readLive).
 // A refusal ends the stored subscription.
-func (r *Relay) answerLive(ctx context.Context, c Caller, req Request, answer sessions.Answer, read sessions.Reading) ([]json.RawMessage, func(context.Context), error) {
+func (r *Relay) answerLive(ctx context.Context, c Caller, req Request, answer sessions.Answer, read sessions.Reading) ([]json.RawMessage, func(context.Context) error, error) {
 	if answer != sessions.FromDatabase {
 		if err := r.Admit(ctx, c); err != nil {
 			return nil, nil, r.dropRefused(ctx, c, req.Sub, err)
@@ -437,7 +457,7 @@ func (r *Relay) answerLive(ctx context.Context, c Caller, req Request, answer se
 // readLive is the database's answer to a live REQ the door admitted and
 // whose subscription is stored, with what follows it once sent: the
 // record of the answer for a replay (answered).
-func (r *Relay) readLive(ctx context.Context, c Caller, req Request, read sessions.Reading) ([]json.RawMessage, func(context.Context), error) {
+func (r *Relay) readLive(ctx context.Context, c Caller, req Request, read sessions.Reading) ([]json.RawMessage, func(context.Context) error, error) {
 	evs, err := r.Reader.Req(ctx, c.Community, c.Pubkey, req.Filters)
 	if err != nil {
 		return nil, nil, r.dropFailed(ctx, c, req.Sub, err)
@@ -449,11 +469,12 @@ func (r *Relay) readLive(ctx context.Context, c Caller, req Request, read sessio
 // at newest (0: none), for a replay (sessions.Registry.Answered), to run
 // once the answer is sent: a replay that comes before it meets the
 // database.
-func (r *Relay) answered(c Caller, req Request, read sessions.Reading, newest int64) func(context.Context) {
-	return func(ctx context.Context) {
+func (r *Relay) answered(c Caller, req Request, read sessions.Reading, newest int64) func(context.Context) error {
+	return func(ctx context.Context) error {
 		if err := r.Sessions.Answered(ctx, c.Community, c.Pubkey, req.Sub, req.Filters, read, newest); err != nil {
 			r.Log.WarnContext(ctx, "relay: record the REQ's answer for a replay", "connection", c.Connection, "err", err)
 		}
+		return nil
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
+	"github.com/buzzrelay/relay/shared/domain/session"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/guard"
 	"github.com/buzzrelay/relay/shared/service/ingest"
@@ -37,6 +38,13 @@ func (r *recorder) DeliverFrom(_ context.Context, _ string, events []*nostr.Even
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.calls = append(r.calls, events)
+}
+
+// CatchUp is never asked of it: the harness keeps its sessions in
+// Postgres, where a REQ is never answered before its subscription is
+// stored.
+func (r *recorder) CatchUp(context.Context, string, session.Subscription, []string) error {
+	panic("relay_test: catch-up with the sessions in Postgres")
 }
 
 func (r *recorder) delivered() int {
@@ -250,6 +258,10 @@ func (d *heldDeliverer) DeliverFrom(context.Context, string, []*nostr.Event, *st
 	close(d.started)
 	<-d.release
 	close(d.finished)
+}
+
+func (d *heldDeliverer) CatchUp(context.Context, string, session.Subscription, []string) error {
+	panic("relay_test: catch-up with the sessions in Postgres")
 }
 
 // TestAnswerBeforeDelivery: PublishThenDeliver (WebSocket EVENT) gives the

@@ -78,6 +78,7 @@ type Registry struct {
 	marks   session.Highest          // community → a mark known to exist
 	stamps  session.Highest          // community → a last-write stamp known to exist
 	raising map[string]chan struct{} // community → its raise in flight (a token)
+	room    rooms                    // subscription counts, for early answers (room.go)
 }
 
 // NewRegistry builds the registry over st.
@@ -87,6 +88,21 @@ func NewRegistry(st Store) *Registry {
 
 // Store is the registry's store.
 func (r *Registry) Store() Store { return r.st }
+
+// Claim reports whether this call is the first to claim event for
+// subscription sub of connection (session.Claimer), kept until at least
+// until; true when the store keeps no claims.
+func (r *Registry) Claim(ctx context.Context, connection, sub, event string, until int64) (bool, error) {
+	c, ok := r.st.(session.Claimer)
+	if !ok {
+		return true, nil
+	}
+	won, err := c.Claim(ctx, connection, sub, event, until)
+	if err != nil {
+		return false, fmt.Errorf("sessions: %w", err)
+	}
+	return won, nil
+}
 
 // Database is the Postgres store when the sessions live there (PG), else
 // nil: a REQ then stores its subscription in its read's round trip, and a
@@ -138,6 +154,7 @@ func (r *Registry) Authenticate(ctx context.Context, id, pubkey string) error {
 
 // Close forgets the connection, its subscriptions and its open entry.
 func (r *Registry) Close(ctx context.Context, id string) error {
+	r.forgetRoom(id)
 	return r.st.CloseConnection(ctx, id)
 }
 
@@ -155,16 +172,7 @@ func (r *Registry) Subscribe(ctx context.Context, community, connection, sub, re
 
 // Put stores row under lim (Subscribe), its refusal a reject error.
 func (r *Registry) Put(ctx context.Context, row NewSubscription, lim Limits) error {
-	err := r.st.Subscribe(ctx, row, lim)
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, ErrConnectionFull):
-		return Full(lim.PerConnection, row.Sub)
-	case errors.Is(err, ErrKeyFull):
-		return KeyFull(lim.PerKey, row.Sub)
-	}
-	return fmt.Errorf("sessions: %w", err)
+	return r.verdict(r.st.Subscribe(ctx, row, lim), row, lim)
 }
 
 // Row is the stored form of subscription sub of connection for reader
@@ -255,7 +263,11 @@ func (r *Registry) Unsubscribe(ctx context.Context, connection, sub string) erro
 // End removes subscription sub of connection and reports whether it was
 // there (of concurrent enders, exactly one sees true).
 func (r *Registry) End(ctx context.Context, connection, sub string) (bool, error) {
-	return r.st.EndSubscription(ctx, connection, sub)
+	ended, err := r.st.EndSubscription(ctx, connection, sub)
+	if ended {
+		r.closed(connection)
+	}
+	return ended, err
 }
 
 // stamp raises community's last-write stamp to this second, before a

@@ -203,7 +203,11 @@ func (r *Relay) Message(ctx context.Context, req Request) {
 			return
 		}
 		out.answerReq(ctx, msg.SubID, evs)
-		after(ctx)
+		if err := after(ctx); err != nil {
+			// Stored after its answer and then refused, or its catch-up
+			// failed: the subscription is over (early.go in relay).
+			out.fail(ctx, "req", answerTo(msg), err)
+		}
 	case VerbCount:
 		n, err := r.Core.Count(ctx, c, relay.Request{Filters: msg.Filters})
 		if err != nil {

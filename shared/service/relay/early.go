@@ -1,0 +1,108 @@
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/postgres/store"
+	"github.com/buzzrelay/relay/shared/service/sessions"
+)
+
+// The early answer: a live REQ for the newest stored events, of a
+// connection whose sessions live in DynamoDB, is read while its
+// subscription is being stored rather than after, so that the REQ waits
+// for the database alone (the session store's writes take several round
+// trips). What that costs:
+//   - An event committed after the read's snapshot whose fan-out read its
+//     audience before the subscription was stored is not sent live. Once
+//     stored, the subscription catches up (catchUp): the events committed
+//     after the read's snapshot (store.Seen, events.xact) go through live
+//     delivery's rules to this subscription alone (fanout.Fanout.CatchUp).
+//   - An event both the catch-up and a fan-out deliver would go out
+//     twice: for claimWindow the subscription is stored with a claiming
+//     window (session.Subscription.ClaimsUntil), and each deliverer claims
+//     each stored event in the session store first; only the first sends
+//     it. A catch-up that could not start within half the window ends the
+//     subscription (CLOSED error:) rather than risk a double.
+//   - A refusal by the subscription limits would come after EOSE: only a
+//     REQ the registry knows has room goes early (sessions.Registry.Reserve);
+//     should the store refuse it all the same (other instances added
+//     subscriptions to the same connection or key), CLOSED follows EOSE.
+//   - An event that is never stored (ephemeral, a relay-signed overlay)
+//     cannot be caught up: a REQ whose filters may ask for one waits for
+//     its store, as before (storedOnly).
+
+// claimWindow is how long an early answer's subscription is claimed for.
+const claimWindow = 30 * time.Second
+
+// mayAnswerEarly reports whether a live REQ for the newest stored events
+// may be read while its subscription is stored, with its place in the
+// limits' counts when it may.
+func (r *Relay) mayAnswerEarly(c Caller, req Request) (*sessions.Reservation, bool) {
+	if r.Fanout == nil || r.Reader == nil || r.Sessions.Database() != nil || !storedOnly(req.Filters) {
+		return nil, false
+	}
+	return r.Sessions.Reserve(c.Connection, c.Community, c.Pubkey, sessions.DefaultLimits)
+}
+
+// storedOnly reports whether filters can match stored events only: each
+// names its kinds, none of them one never stored.
+func storedOnly(filters []nostr.Filter) bool {
+	if len(filters) == 0 {
+		return false
+	}
+	for _, f := range filters {
+		if len(f.Kinds) == 0 || slices.ContainsFunc(f.Kinds, func(k int) bool { return kinds.StorageOf(k, true) == kinds.StoreNever }) {
+			return false
+		}
+	}
+	return true
+}
+
+// subscribeEarly answers a live REQ the door admitted while its
+// subscription is being stored (put): the read, with its snapshot, and
+// what follows the answer: the store's verdict, then the catch-up, then
+// the record for a replay.
+func (r *Relay) subscribeEarly(ctx context.Context, c Caller, req Request, row sessions.NewSubscription, read sessions.Reading, put <-chan error, start time.Time) ([]json.RawMessage, func(context.Context) error, error) {
+	evs, seen, err := r.Reader.ReqSeen(ctx, c.Community, c.Pubkey, req.Filters)
+	if err != nil {
+		<-put // ended once stored
+		return nil, nil, r.dropFailed(ctx, c, req.Sub, err)
+	}
+	return evs, func(ctx context.Context) error {
+		if err := <-put; err != nil {
+			return fmt.Errorf("relay: subscribe %s: %w", req.Sub, err)
+		}
+		if err := r.catchUp(ctx, c, row, seen, start); err != nil {
+			return r.dropFailed(ctx, c, req.Sub, err)
+		}
+		return r.answered(c, req, read, newestOf(evs))(ctx)
+	}, nil
+}
+
+// errLate: the subscription was stored too late for its catch-up to be
+// claimed against live delivery.
+var errLate = errors.New("relay: the subscription was stored too late to catch up; send the REQ again")
+
+// catchUp delivers to the stored subscription row what committed after
+// its read's snapshot seen.
+func (r *Relay) catchUp(ctx context.Context, c Caller, row sessions.NewSubscription, seen store.Seen, start time.Time) error {
+	if r.Sessions.Now().Sub(start) > claimWindow/2 {
+		return errLate
+	}
+	raws, err := r.Reader.CommittedAfter(ctx, c.Community, seen)
+	if err != nil {
+		return fmt.Errorf("relay: catch up: %w", err)
+	}
+	if err := r.Fanout.CatchUp(ctx, c.Community, row.Subscription, raws); err != nil {
+		return fmt.Errorf("relay: catch up: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,231 @@
+package relay_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/buzzrelay/relay/shared/aws/ddbsessions"
+	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/domain/relayinfo"
+	"github.com/buzzrelay/relay/shared/domain/reject"
+	"github.com/buzzrelay/relay/shared/postgres/store"
+	"github.com/buzzrelay/relay/shared/service/fanout"
+	"github.com/buzzrelay/relay/shared/service/ingest"
+	"github.com/buzzrelay/relay/shared/service/query"
+	"github.com/buzzrelay/relay/shared/service/relay"
+	"github.com/buzzrelay/relay/shared/service/sessions"
+	"github.com/buzzrelay/relay/shared/testing/sessionstest"
+	"github.com/buzzrelay/relay/shared/testing/testkit"
+)
+
+// gated is the DynamoDB API with the writes that store a subscription
+// (its item, its audience entries) held while hold is set, until release
+// is closed: a session store slower than the read.
+type gated struct {
+	ddbsessions.API
+	hold    atomic.Bool
+	release chan struct{}
+}
+
+func (g *gated) wait(ctx context.Context) {
+	if g.hold.Load() {
+		select {
+		case <-g.release:
+		case <-ctx.Done():
+		}
+	}
+}
+
+func (g *gated) PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	if sk, ok := in.Item["sk"].(*types.AttributeValueMemberS); ok && strings.HasPrefix(sk.Value, "sub\x1f") {
+		g.wait(ctx)
+	}
+	return g.API.PutItem(ctx, in, opts...)
+}
+
+func (g *gated) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
+	for _, ws := range in.RequestItems {
+		for _, w := range ws {
+			if w.PutRequest != nil {
+				g.wait(ctx)
+				return g.API.BatchWriteItem(ctx, in, opts...)
+			}
+		}
+	}
+	return g.API.BatchWriteItem(ctx, in, opts...)
+}
+
+// posts records what is posted to each connection.
+type posts struct {
+	mu sync.Mutex
+	m  map[string][]string
+}
+
+func (p *posts) Post(_ context.Context, id string, data []byte) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.m[id] = append(p.m[id], string(data))
+	return nil
+}
+
+// count is how many messages to connection for subscription sub carry
+// event id.
+func (p *posts) count(conn, sub, id string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, m := range p.m[conn] {
+		if strings.HasPrefix(m, fmt.Sprintf(`["EVENT",%q,`, sub)) && strings.Contains(m, id) {
+			n++
+		}
+	}
+	return n
+}
+
+// earlyRelay is the use cases with the sessions in DynamoDB (through
+// api), live delivery posting to p.
+func earlyRelay(t *testing.T, st *store.Store, sess *sessions.Registry, p *posts) *relay.Relay {
+	t.Helper()
+	key := testkit.RelayKey(t)
+	f := fanout.New(st, sess, p, nil, testkit.Quiet())
+	return &relay.Relay{Ingest: ingest.New(st, key).WithDelivery(f.Request), Reader: query.New(st, key), Fanout: f,
+		Sessions: sess, Log: testkit.Quiet()}
+}
+
+// TestEarlyAnswerCatchesUp: with the sessions in DynamoDB, a live REQ for
+// the newest events is answered while its subscription is still being
+// stored (the store held here), once the registry knows the connection
+// has room. An event committed in between, whose delivery ran before
+// the subscription was stored, reaches it once it is stored (the
+// catch-up), once; so does the next event, delivered live.
+func TestEarlyAnswerCatchesUp(t *testing.T) {
+	ctx := context.Background()
+	st := testkit.NewStore(t, store.Options{MaxConns: 8})
+	impl := sessionstest.DynamoDB(t)
+	g := &gated{API: impl.API, release: make(chan struct{})}
+	sess := sessions.NewRegistry(ddbsessions.New(g, impl.Table))
+	p := &posts{m: map[string][]string{}}
+	core := earlyRelay(t, st, sess, p)
+	alice := testkit.NewKey(t)
+	conn, err := sess.Open(ctx, sessions.Connection{ID: "conn", Community: community, Pubkey: alice.Pub, Challenge: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := relay.Caller{Community: community, Pubkey: alice.Pub, Connection: "conn", Session: &conn}
+	publish := func(ev *nostr.Event) {
+		t.Helper()
+		out, deliver, err := core.PublishThenDeliver(ctx, c, ev)
+		if err != nil || !out.Accepted {
+			t.Fatalf("kind %d: %+v %v", ev.Kind, out, err)
+		}
+		deliver(ctx)
+	}
+	ch := testkit.ChannelID()
+	publish(alice.Event(t, kinds.CreateGroup, "", nostr.Tag{"h", ch}, nostr.Tag{"name", "c"}, nostr.Tag{"visibility", "open"}))
+	stored := alice.Event(t, kinds.Chat, "stored", nostr.Tag{"h", ch})
+	publish(stored)
+	filters := []nostr.Filter{{Kinds: []int{kinds.Chat}, Tags: nostr.TagMap{"h": {ch}}, Limit: 50}}
+	// The connection's first REQ waits for the store, which reports its
+	// counts: the next one may go early.
+	if _, err := core.Subscribe(ctx, c, relay.Request{Sub: "first", Filters: filters}); err != nil {
+		t.Fatal(err)
+	}
+
+	g.hold.Store(true)
+	type answer struct {
+		evs   int
+		after func(context.Context) error
+		err   error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		evs, after, err := core.SubscribeThen(ctx, c, relay.Request{Sub: "early", Filters: filters})
+		got <- answer{len(evs), after, err}
+	}()
+	var a answer
+	select {
+	case a = <-got:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the REQ waited for its subscription's store")
+	}
+	if a.err != nil || a.evs != 1 {
+		t.Fatalf("early answer: %d events, %v; want the stored one", a.evs, a.err)
+	}
+	between := alice.Event(t, kinds.Chat, "between the read and the store", nostr.Tag{"h", ch})
+	publish(between)
+	if n := p.count("conn", "early", between.ID); n != 0 {
+		t.Fatalf("delivered %d times before the subscription was stored", n)
+	}
+	g.hold.Store(false)
+	close(g.release)
+	if err := a.after(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := p.count("conn", "early", between.ID); n != 1 {
+		t.Fatalf("the event committed between the read and the store: %d copies, want 1", n)
+	}
+	if n := p.count("conn", "first", between.ID); n != 1 {
+		t.Fatalf("the connection's other subscription: %d copies, want 1", n)
+	}
+	next := alice.Event(t, kinds.Chat, "after", nostr.Tag{"h", ch})
+	publish(next)
+	if n := p.count("conn", "early", next.ID); n != 1 {
+		t.Fatalf("the next event: %d copies, want 1", n)
+	}
+	if n := p.count("conn", "early", stored.ID); n != 0 {
+		t.Fatalf("the event the read answered was delivered live %d times too", n)
+	}
+}
+
+// TestEarlyAnswerRefusedAfterEOSE: an instance that admitted an early
+// answer on counts it learnt, while another instance filled the
+// connection, gets the store's refusal after the answer: after returns
+// restricted: (the transport's CLOSED) and nothing of the REQ is stored.
+func TestEarlyAnswerRefusedAfterEOSE(t *testing.T) {
+	ctx := context.Background()
+	st := testkit.NewStore(t, store.Options{MaxConns: 8})
+	impl := sessionstest.DynamoDB(t)
+	a := sessions.NewRegistry(ddbsessions.New(impl.API, impl.Table))
+	b := sessions.NewRegistry(ddbsessions.New(impl.API, impl.Table))
+	core := earlyRelay(t, st, a, &posts{m: map[string][]string{}})
+	alice := testkit.NewKey(t)
+	conn, err := a.Open(ctx, sessions.Connection{ID: "conn", Community: community, Pubkey: alice.Pub, Challenge: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := relay.Caller{Community: community, Pubkey: alice.Pub, Connection: "conn", Session: &conn}
+	filters := []nostr.Filter{{Kinds: []int{kinds.Chat}, Authors: []string{alice.Pub}, Limit: 10}}
+	if _, err := core.Subscribe(ctx, c, relay.Request{Sub: "first", Filters: filters}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < relayinfo.MaxSubscriptions; i++ {
+		if err := b.Subscribe(ctx, community, "conn", fmt.Sprintf("other-%d", i), alice.Pub, filters, sessions.DefaultLimits); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, after, err := core.SubscribeThen(ctx, c, relay.Request{Sub: "over", Filters: filters})
+	if err != nil {
+		t.Fatalf("the early answer: %v", err)
+	}
+	if err := after(ctx); prefixOf(err) != reject.Restricted {
+		t.Fatalf("after the answer: %v, want restricted:", err)
+	}
+	subs, err := impl.Store.SubscriptionsByKey(ctx, community, [][2]string{{"conn", "over"}}, time.Now().Unix())
+	if err != nil || len(subs) != 0 {
+		t.Fatalf("the refused subscription: %v %v, want none stored", subs, err)
+	}
+	// Now known full here: the next REQ waits for the store's verdict,
+	// refused before any answer.
+	if _, _, err := core.SubscribeThen(ctx, c, relay.Request{Sub: "again", Filters: filters}); prefixOf(err) != reject.Restricted {
+		t.Fatalf("a REQ past the limit, known here: %v, want restricted:", err)
+	}
+}

@@ -1,0 +1,206 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/buzzrelay/relay/shared/domain/session"
+)
+
+// A live REQ may be answered before its subscription is stored (the
+// relay's early answer) only when the store cannot refuse it for the
+// limits: the answer would otherwise be EOSE followed by CLOSED. The
+// registry keeps what this instance learnt of how many subscriptions a
+// connection and a key hold (the highest count the store reported to its
+// recent subscribes, less what it closed since) and how many of theirs it
+// is storing now (early or not), and admits an early answer only while both stay at or
+// under half their limit: other instances of the same connection or key
+// may have added some since, which the margin absorbs. A connection or
+// key it has no fresh count of is not admitted: its REQ waits for the
+// store's verdict, which brings the count.
+
+// roomFresh is how long a count learnt here is trusted.
+const roomFresh = 10 * time.Second
+
+// roomMax bounds the counts kept; past it the stale ones are dropped.
+const roomMax = 10000
+
+type roomCount struct {
+	held, storing int
+	at            time.Time
+}
+
+type rooms struct {
+	mu     sync.Mutex
+	counts map[string]*roomCount // connection id, or "key" + community + pubkey
+}
+
+func roomKey(community, pubkey string) string { return "key\x1f" + community + "\x1f" + pubkey }
+
+// Reservation is an early answer's place in its connection's and key's
+// counts, to hand back once its subscription is stored or refused
+// (Registry.PutReserved).
+type Reservation struct {
+	conn, key string
+}
+
+// Reserve admits an early answer for a new subscription of connection by
+// pubkey in community under lim (Reservation, true), or not (false): the
+// REQ then waits for the store's verdict.
+func (r *Registry) Reserve(connection, community, pubkey string, lim Limits) (*Reservation, bool) {
+	if lim.PerConnection <= 0 || lim.PerKey <= 0 || pubkey == "" {
+		return nil, false
+	}
+	if _, ok := r.st.(session.HeldReporter); !ok {
+		return nil, false
+	}
+	res := &Reservation{conn: connection, key: roomKey(community, pubkey)}
+	now := r.now()
+	r.room.mu.Lock()
+	defer r.room.mu.Unlock()
+	c, k := r.room.counts[res.conn], r.room.counts[res.key]
+	fresh := func(x *roomCount, max int) bool {
+		return x != nil && now.Sub(x.at) < roomFresh && 2*(x.held+x.storing+1) <= max
+	}
+	if !fresh(c, lim.PerConnection) || !fresh(k, lim.PerKey) {
+		return nil, false
+	}
+	c.storing++
+	k.storing++
+	return res, true
+}
+
+// PutHeld is Put that records, for later Reserve calls, the counts the
+// store reported, and hands back res once the store decided. Without a
+// reservation (res nil: a REQ that waits for the store) the subscription
+// counts as being stored all the same while it is.
+func (r *Registry) PutHeld(ctx context.Context, row NewSubscription, lim Limits, res *Reservation) error {
+	hr, ok := r.st.(session.HeldReporter)
+	if !ok {
+		r.unreserve(res)
+		return r.Put(ctx, row, lim)
+	}
+	if res == nil {
+		res = r.storing(row.Connection, roomKey(row.Community, row.Pubkey))
+	}
+	held, err := hr.SubscribeHeld(ctx, row, lim)
+	r.unreserve(res)
+	switch {
+	case err == nil:
+	case errors.Is(err, ErrConnectionFull):
+		held = session.Held{Connection: lim.PerConnection}
+	case errors.Is(err, ErrKeyFull):
+		held = session.Held{Key: lim.PerKey}
+	}
+	r.learn(row.Connection, roomKey(row.Community, row.Pubkey), held)
+	return r.verdict(err, row, lim)
+}
+
+// verdict is the refusal, or the failure, a store's Subscribe error
+// means for row under lim.
+func (r *Registry) verdict(err error, row NewSubscription, lim Limits) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrConnectionFull):
+		return Full(lim.PerConnection, row.Sub)
+	case errors.Is(err, ErrKeyFull):
+		return KeyFull(lim.PerKey, row.Sub)
+	}
+	return fmt.Errorf("sessions: %w", err)
+}
+
+// storing counts a subscription being stored without a reservation.
+func (r *Registry) storing(conn, key string) *Reservation {
+	r.room.mu.Lock()
+	defer r.room.mu.Unlock()
+	if r.room.counts == nil {
+		r.room.counts = map[string]*roomCount{}
+	}
+	for _, id := range []string{conn, key} {
+		c := r.room.counts[id]
+		if c == nil {
+			if len(r.room.counts) >= roomMax {
+				r.room.prune(r.now())
+			}
+			c = &roomCount{}
+			r.room.counts[id] = c
+		}
+		c.storing++
+	}
+	return &Reservation{conn: conn, key: key}
+}
+
+// prune drops the counts neither fresh nor in use.
+func (rs *rooms) prune(now time.Time) {
+	for id, c := range rs.counts {
+		if now.Sub(c.at) >= roomFresh && c.storing == 0 {
+			delete(rs.counts, id)
+		}
+	}
+}
+
+func (r *Registry) unreserve(res *Reservation) {
+	if res == nil {
+		return
+	}
+	r.room.mu.Lock()
+	defer r.room.mu.Unlock()
+	for _, id := range []string{res.conn, res.key} {
+		if c := r.room.counts[id]; c != nil && c.storing > 0 {
+			c.storing--
+		}
+	}
+}
+
+// learn records the counts the store reported.
+func (r *Registry) learn(conn, key string, held session.Held) {
+	now := r.now()
+	r.room.mu.Lock()
+	defer r.room.mu.Unlock()
+	if r.room.counts == nil {
+		r.room.counts = map[string]*roomCount{}
+	}
+	if len(r.room.counts) >= roomMax {
+		r.room.prune(now)
+	}
+	for id, n := range map[string]int{conn: held.Connection, key: held.Key} {
+		if n <= 0 {
+			continue
+		}
+		c := r.room.counts[id]
+		if c == nil {
+			if len(r.room.counts) >= roomMax {
+				continue
+			}
+			c = &roomCount{}
+			r.room.counts[id] = c
+		}
+		// Stores answer out of order: a fresh count only rises here
+		// (a CLOSE through this registry lowers it, closed).
+		if now.Sub(c.at) < roomFresh {
+			n = max(n, c.held)
+		}
+		c.held, c.at = n, now
+	}
+}
+
+// closed records that connection holds one subscription less (its key's
+// count is left as it was: higher, the safe side).
+func (r *Registry) closed(connection string) {
+	r.room.mu.Lock()
+	defer r.room.mu.Unlock()
+	if c := r.room.counts[connection]; c != nil && c.held > 0 {
+		c.held--
+	}
+}
+
+// forgetRoom drops what is known of connection.
+func (r *Registry) forgetRoom(connection string) {
+	r.room.mu.Lock()
+	defer r.room.mu.Unlock()
+	delete(r.room.counts, connection)
+}
