@@ -29,8 +29,12 @@ import (
 //     twice: for claimWindow the subscription is stored with a claiming
 //     window (session.Subscription.ClaimsUntil), and each deliverer claims
 //     each stored event in the session store first; only the first sends
-//     it. A catch-up that could not start within half the window ends the
-//     subscription (CLOSED error:) rather than risk a double.
+//     it. A catch-up that could not start within catchUpWithin ends the
+//     subscription (CLOSED error:, the client may REQ again) rather than
+//     leave what it read to a window about to close; a fan-out that reads
+//     its audience more than claimWindow - catchUpWithin after its commit
+//     (a handed-off batch under load) may send a second copy of an event
+//     the catch-up sent.
 //   - A refusal by the subscription limits would come after EOSE: only a
 //     REQ the registry knows has room goes early (sessions.Registry.Reserve);
 //     should the store refuse it all the same (other instances added
@@ -39,8 +43,12 @@ import (
 //     cannot be caught up: a REQ whose filters may ask for one waits for
 //     its store, as before (storedOnly).
 
-// claimWindow is how long an early answer's subscription is claimed for.
-const claimWindow = 30 * time.Second
+// claimWindow is how long an early answer's subscription is claimed for,
+// from its REQ; its catch-up starts within catchUpWithin or not at all.
+const (
+	claimWindow   = 10 * time.Second
+	catchUpWithin = 8 * time.Second
+)
 
 // mayAnswerEarly reports whether a live REQ for the newest stored events
 // may be read while its subscription is stored, with its place in the
@@ -94,7 +102,7 @@ var errLate = errors.New("relay: the subscription was stored too late to catch u
 // catchUp delivers to the stored subscription row what committed after
 // its read's snapshot seen.
 func (r *Relay) catchUp(ctx context.Context, c Caller, row sessions.NewSubscription, seen store.Seen, start time.Time) error {
-	if r.Sessions.Now().Sub(start) > claimWindow/2 {
+	if r.Sessions.Now().Sub(start) > catchUpWithin {
 		return errLate
 	}
 	raws, err := r.Reader.CommittedAfter(ctx, c.Community, seen)
