@@ -627,6 +627,45 @@ func (st *Store) EndSubscription(ctx context.Context, connection, sub string) (b
 	return true, st.unindex(ctx, connection, sub, out.Attributes, true)
 }
 
+// CloseSubscription is EndSubscription for a client's CLOSE (or a REQ
+// that ends the id): it first records when the id was closed, at (unix
+// ns), in a tombstone under the connection kept for tombstoneTTL, then
+// ends it. A REQ of the id answered before its store landed reads the
+// tombstone once its store landed (ClosedAt) and withdraws what it stored
+// (Withdraw): whichever of the two lands last removes it.
+func (st *Store) CloseSubscription(ctx context.Context, connection, sub string, at int64) (bool, error) {
+	item := key(connPK(connection), tombSK(sub))
+	item["at"], item[aTTL] = n(at), n(st.now().Unix()+tombstoneTTL)
+	if _, err := st.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &st.table, Item: item}); err != nil {
+		return false, errorf("close %s: %w", sub, err)
+	}
+	return st.EndSubscription(ctx, connection, sub)
+}
+
+// tombstoneTTL is how long a CLOSE's tombstone is kept (seconds): past
+// any store of the same id still landing.
+const tombstoneTTL = 60
+
+func tombSK(sub string) string { return "closed" + sep + sub }
+
+// ClosedAt is when subscription sub of connection was last closed (unix
+// ns; 0: not within tombstoneTTL), read strongly consistent.
+func (st *Store) ClosedAt(ctx context.Context, connection, sub string) (int64, error) {
+	out, err := st.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &st.table, Key: key(connPK(connection), tombSK(sub)),
+		ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return 0, errorf("closed %s: %w", sub, err)
+	}
+	return num(out.Item, "at"), nil
+}
+
+// Withdraw removes subscription sub as this store stored it (its item,
+// its entries, its places in both sets), whatever another call removed
+// already.
+func (st *Store) Withdraw(ctx context.Context, sub session.NewSubscription) error {
+	return st.abandon(ctx, sub)
+}
+
 // unindex removes what a deleted subscription item (old) left, all at
 // once: its audience entries, its key set entry and, with fromConn, its
 // id in the connection's set.

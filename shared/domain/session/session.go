@@ -48,6 +48,16 @@ type HeldReporter interface {
 	SubscribeHeld(ctx context.Context, s NewSubscription, lim Limits) (Held, error)
 }
 
+// Closer is a Store whose subscriptions may be stored after their REQ
+// was answered (DynamoDB): a CLOSE leaves a tombstone (CloseSubscription)
+// that such a REQ reads once stored (ClosedAt, unix ns) to withdraw what
+// it stored (Withdraw).
+type Closer interface {
+	CloseSubscription(ctx context.Context, connection, sub string, at int64) (bool, error)
+	ClosedAt(ctx context.Context, connection, sub string) (int64, error)
+	Withdraw(ctx context.Context, s NewSubscription) error
+}
+
 // Claimer is a Store that records deliveries of an event to a
 // subscription (DynamoDB). Claim reports whether this call is the first
 // to claim event for subscription sub of connection; a claim is kept

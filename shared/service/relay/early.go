@@ -39,6 +39,11 @@ import (
 //     REQ the registry knows has room goes early (sessions.Registry.Reserve);
 //     should the store refuse it all the same (other instances added
 //     subscriptions to the same connection or key), CLOSED follows EOSE.
+//   - A CLOSE sent on EOSE (nostr-tools' querySync, any one-shot read) may
+//     reach the store before the subscription does: every CLOSE leaves a
+//     tombstone first (sessions.Registry.CloseSub), and the REQ, once its
+//     store landed, reads it and withdraws what it stored
+//     (WithdrawIfClosed). Whichever lands last removes the subscription.
 //   - An event that is never stored (ephemeral, a relay-signed overlay)
 //     cannot be caught up: a REQ whose filters may ask for one waits for
 //     its store, as before (storedOnly).
@@ -87,6 +92,18 @@ func (r *Relay) subscribeEarly(ctx context.Context, c Caller, req Request, row s
 	return evs, func(ctx context.Context) error {
 		if err := <-put; err != nil {
 			return fmt.Errorf("relay: subscribe %s: %w", req.Sub, err)
+		}
+		// A CLOSE sent on EOSE may have ended the id before the store
+		// landed (its tombstone): withdrawn, nothing more to send.
+		closed, err := r.Sessions.WithdrawIfClosed(ctx, row, start)
+		switch {
+		case closed:
+			if err != nil {
+				r.Log.ErrorContext(ctx, "relay: withdraw a closed subscription", "connection", c.Connection, "sub", req.Sub, "err", err)
+			}
+			return nil
+		case err != nil:
+			return r.dropFailed(ctx, c, req.Sub, err)
 		}
 		if err := r.catchUp(ctx, c, row, seen, start); err != nil {
 			return r.dropFailed(ctx, c, req.Sub, err)

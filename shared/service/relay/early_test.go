@@ -229,3 +229,82 @@ func TestEarlyAnswerRefusedAfterEOSE(t *testing.T) {
 		t.Fatalf("a REQ past the limit, known here: %v, want restricted:", err)
 	}
 }
+
+// TestCloseOnEOSEBeforeTheStore: a CLOSE sent on EOSE (a one-shot read)
+// that reaches the session store before an early answer's subscription
+// does leaves no live subscription behind: no event reaches the closed
+// id, and its place in the connection's limit is free again.
+func TestCloseOnEOSEBeforeTheStore(t *testing.T) {
+	ctx := context.Background()
+	st := testkit.NewStore(t, store.Options{MaxConns: 8})
+	impl := sessionstest.DynamoDB(t)
+	g := &gated{API: impl.API, release: make(chan struct{})}
+	sess := sessions.NewRegistry(ddbsessions.New(g, impl.Table))
+	p := &posts{m: map[string][]string{}}
+	core := earlyRelay(t, st, sess, p)
+	alice := testkit.NewKey(t)
+	conn, err := sess.Open(ctx, sessions.Connection{ID: "conn", Community: community, Pubkey: alice.Pub, Challenge: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := relay.Caller{Community: community, Pubkey: alice.Pub, Connection: "conn", Session: &conn}
+	publish := func(ev *nostr.Event) {
+		t.Helper()
+		out, deliver, err := core.PublishThenDeliver(ctx, c, ev)
+		if err != nil || !out.Accepted {
+			t.Fatalf("kind %d: %+v %v", ev.Kind, out, err)
+		}
+		deliver(ctx)
+	}
+	ch := testkit.ChannelID()
+	publish(alice.Event(t, kinds.CreateGroup, "", nostr.Tag{"h", ch}, nostr.Tag{"name", "c"}, nostr.Tag{"visibility", "open"}))
+	filters := []nostr.Filter{{Kinds: []int{kinds.Chat}, Tags: nostr.TagMap{"h": {ch}}, Limit: 50}}
+	if _, err := core.Subscribe(ctx, c, relay.Request{Sub: "first", Filters: filters}); err != nil {
+		t.Fatal(err)
+	}
+	g.hold.Store(true)
+	type answer struct {
+		after func(context.Context) error
+		err   error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		_, after, err := core.SubscribeThen(ctx, c, relay.Request{Sub: "once", Filters: filters})
+		got <- answer{after, err}
+	}()
+	var a answer
+	select {
+	case a = <-got:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the REQ waited for its subscription's store")
+	}
+	if a.err != nil {
+		t.Fatal(a.err)
+	}
+	if err := core.Close(ctx, c, relay.Request{Sub: "once"}); err != nil {
+		t.Fatal(err)
+	}
+	g.hold.Store(false)
+	close(g.release)
+	if err := a.after(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ev := alice.Event(t, kinds.Chat, "after the CLOSE", nostr.Tag{"h", ch})
+	publish(ev)
+	if n := p.count("conn", "once", ev.ID); n != 0 {
+		t.Fatalf("the closed id got %d copies of a later event", n)
+	}
+	if n := p.count("conn", "first", ev.ID); n != 1 {
+		t.Fatalf("the live subscription got %d copies, want 1", n)
+	}
+	if subs, err := impl.Store.SubscriptionsByKey(ctx, community, [][2]string{{"conn", "once"}}, time.Now().Unix()); err != nil || len(subs) != 0 {
+		t.Fatalf("the closed id: %v %v, want nothing stored", subs, err)
+	}
+	// Its place in the connection's limit is free: the limit's worth of
+	// other ids fit beside "first".
+	for i := 1; i < relayinfo.MaxSubscriptions; i++ {
+		if _, err := core.Subscribe(ctx, c, relay.Request{Sub: fmt.Sprintf("more-%d", i), Filters: filters}); err != nil {
+			t.Fatalf("subscription %d of %d: %v", i+1, relayinfo.MaxSubscriptions, err)
+		}
+	}
+}

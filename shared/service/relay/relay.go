@@ -311,7 +311,7 @@ func (r *Relay) subscribe(ctx context.Context, c Caller, req Request) ([]json.Ra
 	if oneShot {
 		// One-shot: nothing live after EOSE, and a live subscription of
 		// the same id ends first.
-		if err := r.Sessions.Unsubscribe(ctx, c.Connection, req.Sub); err != nil {
+		if err := r.Sessions.CloseSub(ctx, c.Connection, req.Sub); err != nil {
 			return nil, fmt.Errorf("relay: subscribe %s: %w", req.Sub, err)
 		}
 		var evs []json.RawMessage
@@ -517,7 +517,7 @@ func (r *Relay) Close(ctx context.Context, c Caller, req Request) error {
 	if err := r.Admit(ctx, c); err != nil {
 		return err
 	}
-	if err := r.Sessions.Unsubscribe(ctx, c.Connection, req.Sub); err != nil {
+	if err := r.Sessions.CloseSub(ctx, c.Connection, req.Sub); err != nil {
 		return fmt.Errorf("relay: close %s: %w", req.Sub, err)
 	}
 	return nil

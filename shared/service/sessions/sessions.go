@@ -260,6 +260,48 @@ func (r *Registry) Unsubscribe(ctx context.Context, connection, sub string) erro
 	return err
 }
 
+// CloseSub ends subscription sub of connection as its client asked (a
+// CLOSE, or a REQ that replaces the id with a one-shot read): with a
+// store whose subscriptions may land after their REQ's answer
+// (session.Closer), it leaves the tombstone such a REQ withdraws by
+// (WithdrawIfClosed).
+func (r *Registry) CloseSub(ctx context.Context, connection, sub string) error {
+	c, ok := r.st.(session.Closer)
+	if !ok {
+		return r.Unsubscribe(ctx, connection, sub)
+	}
+	ended, err := c.CloseSubscription(ctx, connection, sub, r.now().UnixNano())
+	if ended {
+		r.closed(connection)
+	}
+	if err != nil {
+		return fmt.Errorf("sessions: %w", err)
+	}
+	return nil
+}
+
+// WithdrawIfClosed removes row, stored for a REQ answered before its
+// store landed, when its client closed the id since the REQ began
+// (since): true then, and the subscription is no more.
+func (r *Registry) WithdrawIfClosed(ctx context.Context, row NewSubscription, since time.Time) (bool, error) {
+	c, ok := r.st.(session.Closer)
+	if !ok {
+		return false, nil
+	}
+	at, err := c.ClosedAt(ctx, row.Connection, row.Sub)
+	if err != nil {
+		return false, fmt.Errorf("sessions: %w", err)
+	}
+	if at < since.UnixNano() {
+		return false, nil
+	}
+	if err := c.Withdraw(ctx, row); err != nil {
+		return true, fmt.Errorf("sessions: %w", err)
+	}
+	r.closed(row.Connection)
+	return true, nil
+}
+
 // End removes subscription sub of connection and reports whether it was
 // there (of concurrent enders, exactly one sees true).
 func (r *Registry) End(ctx context.Context, connection, sub string) (bool, error) {
