@@ -101,6 +101,80 @@ func earlyRelay(t *testing.T, st *store.Store, sess *sessions.Registry, p *posts
 		Sessions: sess, Log: testkit.Quiet()}
 }
 
+// gatedHarness is the use cases over sessions in DynamoDB whose
+// subscription writes the test holds (gated), one connection of alice's
+// and an open channel of hers.
+type gatedHarness struct {
+	core  *relay.Relay
+	g     *gated
+	impl  sessionstest.Impl
+	p     *posts
+	alice testkit.Key
+	c     relay.Caller
+	ch    string
+}
+
+func newGatedHarness(t *testing.T) *gatedHarness {
+	t.Helper()
+	ctx := context.Background()
+	st := testkit.NewStore(t, store.Options{MaxConns: 8})
+	h := &gatedHarness{impl: sessionstest.DynamoDB(t), p: &posts{m: map[string][]string{}}, alice: testkit.NewKey(t), ch: testkit.ChannelID()}
+	h.g = &gated{API: h.impl.API, release: make(chan struct{})}
+	sess := sessions.NewRegistry(ddbsessions.New(h.g, h.impl.Table))
+	h.core = earlyRelay(t, st, sess, h.p)
+	conn, err := sess.Open(ctx, sessions.Connection{ID: "conn", Community: community, Pubkey: h.alice.Pub, Challenge: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.c = relay.Caller{Community: community, Pubkey: h.alice.Pub, Connection: "conn", Session: &conn}
+	h.publish(t, h.alice.Event(t, kinds.CreateGroup, "", nostr.Tag{"h", h.ch}, nostr.Tag{"name", "c"}, nostr.Tag{"visibility", "open"}))
+	return h
+}
+
+// publish publishes ev as alice and delivers it.
+func (h *gatedHarness) publish(t *testing.T, ev *nostr.Event) {
+	t.Helper()
+	ctx := context.Background()
+	out, deliver, err := h.core.PublishThenDeliver(ctx, h.c, ev)
+	if err != nil || !out.Accepted {
+		t.Fatalf("kind %d: %+v %v", ev.Kind, out, err)
+	}
+	deliver(ctx)
+}
+
+// early sends a REQ whose subscription's store is held, and returns what
+// follows its answer; it fails when the answer waited for the store.
+func (h *gatedHarness) early(t *testing.T, sub string, filters []nostr.Filter) (int, func(context.Context) error) {
+	t.Helper()
+	h.g.hold.Store(true)
+	type answer struct {
+		evs   int
+		after func(context.Context) error
+		err   error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		evs, after, err := h.core.SubscribeThen(context.Background(), h.c, relay.Request{Sub: sub, Filters: filters})
+		got <- answer{len(evs), after, err}
+	}()
+	select {
+	case a := <-got:
+		if a.err != nil {
+			t.Fatalf("early answer: %v", a.err)
+		}
+		return a.evs, a.after
+	case <-time.After(20 * time.Second):
+		t.Fatal("the REQ waited for its subscription's store")
+	}
+	return 0, nil
+}
+
+// release lets the held writes land.
+func (h *gatedHarness) release() {
+	h.g.hold.Store(false)
+	close(h.g.release)
+}
+
 // TestEarlyAnswerCatchesUp: with the sessions in DynamoDB, a live REQ for
 // the newest events is answered while its subscription is still being
 // stored (the store held here), once the registry knows the connection
@@ -109,28 +183,9 @@ func earlyRelay(t *testing.T, st *store.Store, sess *sessions.Registry, p *posts
 // catch-up), once; so does the next event, delivered live.
 func TestEarlyAnswerCatchesUp(t *testing.T) {
 	ctx := context.Background()
-	st := testkit.NewStore(t, store.Options{MaxConns: 8})
-	impl := sessionstest.DynamoDB(t)
-	g := &gated{API: impl.API, release: make(chan struct{})}
-	sess := sessions.NewRegistry(ddbsessions.New(g, impl.Table))
-	p := &posts{m: map[string][]string{}}
-	core := earlyRelay(t, st, sess, p)
-	alice := testkit.NewKey(t)
-	conn, err := sess.Open(ctx, sessions.Connection{ID: "conn", Community: community, Pubkey: alice.Pub, Challenge: "x"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := relay.Caller{Community: community, Pubkey: alice.Pub, Connection: "conn", Session: &conn}
-	publish := func(ev *nostr.Event) {
-		t.Helper()
-		out, deliver, err := core.PublishThenDeliver(ctx, c, ev)
-		if err != nil || !out.Accepted {
-			t.Fatalf("kind %d: %+v %v", ev.Kind, out, err)
-		}
-		deliver(ctx)
-	}
-	ch := testkit.ChannelID()
-	publish(alice.Event(t, kinds.CreateGroup, "", nostr.Tag{"h", ch}, nostr.Tag{"name", "c"}, nostr.Tag{"visibility", "open"}))
+	h := newGatedHarness(t)
+	core, c, alice, ch, p := h.core, h.c, h.alice, h.ch, h.p
+	publish := func(ev *nostr.Event) { t.Helper(); h.publish(t, ev) }
 	stored := alice.Event(t, kinds.Chat, "stored", nostr.Tag{"h", ch})
 	publish(stored)
 	filters := []nostr.Filter{{Kinds: []int{kinds.Chat}, Tags: nostr.TagMap{"h": {ch}}, Limit: 50}}
@@ -140,34 +195,17 @@ func TestEarlyAnswerCatchesUp(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	g.hold.Store(true)
-	type answer struct {
-		evs   int
-		after func(context.Context) error
-		err   error
-	}
-	got := make(chan answer, 1)
-	go func() {
-		evs, after, err := core.SubscribeThen(ctx, c, relay.Request{Sub: "early", Filters: filters})
-		got <- answer{len(evs), after, err}
-	}()
-	var a answer
-	select {
-	case a = <-got:
-	case <-time.After(20 * time.Second):
-		t.Fatal("the REQ waited for its subscription's store")
-	}
-	if a.err != nil || a.evs != 1 {
-		t.Fatalf("early answer: %d events, %v; want the stored one", a.evs, a.err)
+	n, after := h.early(t, "early", filters)
+	if n != 1 {
+		t.Fatalf("early answer: %d events, want the stored one", n)
 	}
 	between := alice.Event(t, kinds.Chat, "between the read and the store", nostr.Tag{"h", ch})
 	publish(between)
 	if n := p.count("conn", "early", between.ID); n != 0 {
 		t.Fatalf("delivered %d times before the subscription was stored", n)
 	}
-	g.hold.Store(false)
-	close(g.release)
-	if err := a.after(ctx); err != nil {
+	h.release()
+	if err := after(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if n := p.count("conn", "early", between.ID); n != 1 {
@@ -236,57 +274,19 @@ func TestEarlyAnswerRefusedAfterEOSE(t *testing.T) {
 // id, and its place in the connection's limit is free again.
 func TestCloseOnEOSEBeforeTheStore(t *testing.T) {
 	ctx := context.Background()
-	st := testkit.NewStore(t, store.Options{MaxConns: 8})
-	impl := sessionstest.DynamoDB(t)
-	g := &gated{API: impl.API, release: make(chan struct{})}
-	sess := sessions.NewRegistry(ddbsessions.New(g, impl.Table))
-	p := &posts{m: map[string][]string{}}
-	core := earlyRelay(t, st, sess, p)
-	alice := testkit.NewKey(t)
-	conn, err := sess.Open(ctx, sessions.Connection{ID: "conn", Community: community, Pubkey: alice.Pub, Challenge: "x"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := relay.Caller{Community: community, Pubkey: alice.Pub, Connection: "conn", Session: &conn}
-	publish := func(ev *nostr.Event) {
-		t.Helper()
-		out, deliver, err := core.PublishThenDeliver(ctx, c, ev)
-		if err != nil || !out.Accepted {
-			t.Fatalf("kind %d: %+v %v", ev.Kind, out, err)
-		}
-		deliver(ctx)
-	}
-	ch := testkit.ChannelID()
-	publish(alice.Event(t, kinds.CreateGroup, "", nostr.Tag{"h", ch}, nostr.Tag{"name", "c"}, nostr.Tag{"visibility", "open"}))
+	h := newGatedHarness(t)
+	core, c, alice, ch, p := h.core, h.c, h.alice, h.ch, h.p
+	publish := func(ev *nostr.Event) { t.Helper(); h.publish(t, ev) }
 	filters := []nostr.Filter{{Kinds: []int{kinds.Chat}, Tags: nostr.TagMap{"h": {ch}}, Limit: 50}}
 	if _, err := core.Subscribe(ctx, c, relay.Request{Sub: "first", Filters: filters}); err != nil {
 		t.Fatal(err)
 	}
-	g.hold.Store(true)
-	type answer struct {
-		after func(context.Context) error
-		err   error
-	}
-	got := make(chan answer, 1)
-	go func() {
-		_, after, err := core.SubscribeThen(ctx, c, relay.Request{Sub: "once", Filters: filters})
-		got <- answer{after, err}
-	}()
-	var a answer
-	select {
-	case a = <-got:
-	case <-time.After(20 * time.Second):
-		t.Fatal("the REQ waited for its subscription's store")
-	}
-	if a.err != nil {
-		t.Fatal(a.err)
-	}
+	_, after := h.early(t, "once", filters)
 	if err := core.Close(ctx, c, relay.Request{Sub: "once"}); err != nil {
 		t.Fatal(err)
 	}
-	g.hold.Store(false)
-	close(g.release)
-	if err := a.after(ctx); err != nil {
+	h.release()
+	if err := after(ctx); err != nil {
 		t.Fatal(err)
 	}
 	ev := alice.Event(t, kinds.Chat, "after the CLOSE", nostr.Tag{"h", ch})
@@ -297,7 +297,7 @@ func TestCloseOnEOSEBeforeTheStore(t *testing.T) {
 	if n := p.count("conn", "first", ev.ID); n != 1 {
 		t.Fatalf("the live subscription got %d copies, want 1", n)
 	}
-	if subs, err := impl.Store.SubscriptionsByKey(ctx, community, [][2]string{{"conn", "once"}}, time.Now().Unix()); err != nil || len(subs) != 0 {
+	if subs, err := h.impl.Store.SubscriptionsByKey(ctx, community, [][2]string{{"conn", "once"}}, time.Now().Unix()); err != nil || len(subs) != 0 {
 		t.Fatalf("the closed id: %v %v, want nothing stored", subs, err)
 	}
 	// Its place in the connection's limit is free: the limit's worth of
