@@ -255,7 +255,8 @@ func (r *Relay) Count(ctx context.Context, c Caller, req Request) (int64, error)
 // Subscribe serves a REQ of c's connection: it stores subscription req.Sub
 // first (indexed by the channels its filters pin), so that an event
 // committed while the stored events are read is delivered live rather
-// than lost, then reads the stored events, newest first; the transport
+// than lost (or, answered early, catches up once stored: early.go), then
+// reads the stored events, newest first; the transport
 // sends them and EOSE. A search is one-shot (NIP-50, as Buzz serves it):
 // nothing live after EOSE, so it is not stored, and it ends a live
 // subscription of the same id. Thread windows (req.ThreadWindows) are
@@ -386,11 +387,12 @@ func (r *Relay) subscribeLive(ctx context.Context, c Caller, req Request) ([]jso
 // mark can answer: its subscription is stored while the community's mark
 // and the REQ's resume record are read (sessions.Registry.Peek). With a
 // record, the session store decides once the subscription is stored
-// (answerLive). Without one, the database answers: the door decides
-// alongside the store, and the read follows both, so the subscription is
-// stored before the read's snapshot (a commit after that snapshot reads
-// its audience after it, and delivers live). A refusal by the limits comes
-// before the door's.
+// (answerLive). Without one, the database answers once the door decided
+// alongside the store: at once when the REQ may be answered early
+// (early.go: the store and the catch-up follow the answer), else after
+// the store, so the subscription is stored before the read's snapshot (a
+// commit after that snapshot reads its audience after it, and delivers
+// live). A refusal by the limits comes before the door's.
 func (r *Relay) subscribeNewest(ctx context.Context, c Caller, req Request, row sessions.NewSubscription) ([]json.RawMessage, func(context.Context) error, error) {
 	res, early := r.mayAnswerEarly(c, req)
 	start := r.Sessions.Now()
