@@ -183,3 +183,42 @@ func TestSubscribeFailingPartWayLeavesNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestClosesAndClaimsDoNotLengthenDisconnect: a client's CLOSEs (each
+// leaves a tombstone) and a busy channel's claims are not the
+// connection's items: 300 of each change nothing of what $disconnect
+// (CloseConnection) reads and deletes, and a tombstone and a claim still
+// answer as written.
+func TestClosesAndClaimsDoNotLengthenDisconnect(t *testing.T) {
+	ctx := context.Background()
+	impl := sessionstest.DynamoDB(t)
+	c := &counting{API: impl.API}
+	st := ddbsessions.New(c, impl.Table)
+	now := time.Now().Unix()
+	if err := st.OpenConnection(ctx, session.Connection{ID: "conn", Community: "default", Challenge: "x",
+		ConnectedAt: now, ExpiresAt: now + 3600}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 300 {
+		id := "s" + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + strings.Repeat("y", i/26)
+		if _, err := st.CloseSubscription(ctx, "conn", id, time.Now().UnixNano()); err != nil {
+			t.Fatal(err)
+		}
+		if won, err := st.Claim(ctx, "conn", "live", id, now+10); err != nil || !won {
+			t.Fatalf("claim %d: %v %v", i, won, err)
+		}
+	}
+	if won, err := st.Claim(ctx, "conn", "live", "sa", now+10); err != nil || won {
+		t.Fatalf("a second claim of one event: %v %v, want refused", won, err)
+	}
+	if at, err := st.ClosedAt(ctx, "conn", "sa"); err != nil || at == 0 {
+		t.Fatalf("the tombstone of sa: %d %v", at, err)
+	}
+	c.n.Store(0)
+	if err := st.CloseConnection(ctx, "conn"); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.n.Load(); n > 2 {
+		t.Fatalf("$disconnect after 300 CLOSEs and 300 claims sent %d requests, want at most 2 (the Query, one batch of deletes)", n)
+	}
+}

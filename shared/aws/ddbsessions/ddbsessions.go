@@ -629,12 +629,12 @@ func (st *Store) EndSubscription(ctx context.Context, connection, sub string) (b
 
 // CloseSubscription is EndSubscription for a client's CLOSE (or a REQ
 // that ends the id): it first records when the id was closed, at (unix
-// ns), in a tombstone under the connection kept for tombstoneTTL, then
-// ends it. A REQ of the id answered before its store landed reads the
-// tombstone once its store landed (ClosedAt) and withdraws what it stored
-// (Withdraw): whichever of the two lands last removes it.
+// ns), in a tombstone (tombPK) kept for tombstoneTTL, then ends it. A REQ
+// of the id answered before its store landed reads the tombstone once its
+// store landed (ClosedAt) and withdraws what it stored (Withdraw):
+// whichever of the two lands last removes it.
 func (st *Store) CloseSubscription(ctx context.Context, connection, sub string, at int64) (bool, error) {
-	item := key(connPK(connection), tombSK(sub))
+	item := key(tombPK(connection), sub)
 	item["at"], item[aTTL] = n(at), n(st.now().Unix()+tombstoneTTL)
 	if _, err := st.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &st.table, Item: item}); err != nil {
 		return false, errorf("close %s: %w", sub, err)
@@ -646,12 +646,16 @@ func (st *Store) CloseSubscription(ctx context.Context, connection, sub string, 
 // any store of the same id still landing.
 const tombstoneTTL = 60
 
-func tombSK(sub string) string { return "closed" + sep + sub }
+// tombPK and claimPK keep a connection's tombstones and claims apart from
+// its items (connPK): a client's CLOSEs or a busy channel's claims never
+// lengthen the Query that $disconnect runs, and TTL alone removes them.
+func tombPK(connection string) string  { return "closed" + sep + connection }
+func claimPK(connection string) string { return "claim" + sep + connection }
 
 // ClosedAt is when subscription sub of connection was last closed (unix
 // ns; 0: not within tombstoneTTL), read strongly consistent.
 func (st *Store) ClosedAt(ctx context.Context, connection, sub string) (int64, error) {
-	out, err := st.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &st.table, Key: key(connPK(connection), tombSK(sub)),
+	out, err := st.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &st.table, Key: key(tombPK(connection), sub),
 		ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return 0, errorf("closed %s: %w", sub, err)
@@ -831,9 +835,9 @@ func (st *Store) AudienceRange(ctx context.Context, community string, channels [
 }
 
 // Claim records that event goes to subscription sub of connection, once:
-// an item under the connection (ended with it), kept until past until.
+// an item kept until past until (claimPK).
 func (st *Store) Claim(ctx context.Context, connection, sub, event string, until int64) (bool, error) {
-	item := key(connPK(connection), "claim"+sep+sub+sep+event)
+	item := key(claimPK(connection), sub+sep+event)
 	item[aTTL] = n(until + claimSlack)
 	_, err := st.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &st.table, Item: item,
 		ConditionExpression: aws.String("attribute_not_exists(pk)")})
