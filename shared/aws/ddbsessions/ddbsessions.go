@@ -351,12 +351,19 @@ func (st *Store) SubscribeHeld(ctx context.Context, sub session.NewSubscription,
 			}
 		}
 	}
-	had := strs(out.Attributes, "subs")
-	held.Connection = len(had)
-	if !slices.Contains(had, sub.Sub) {
-		held.Connection++
-	}
+	_, held.Connection = heldWith(strs(out.Attributes, "subs"), sub.Sub)
 	return held, st.batchWrite(ctx, stale)
+}
+
+// heldWith reads a set as it was before entry was added to it (old):
+// whether entry was in it, and how many it holds with entry.
+func heldWith(old []string, entry string) (had bool, held int) {
+	had = slices.Contains(old, entry)
+	held = len(old)
+	if !had {
+		held++
+	}
+	return had, held
 }
 
 // abandon ends subscription sub wholly after a failure while storing it,
@@ -534,12 +541,7 @@ func (st *Store) takeKey(ctx context.Context, sub session.NewSubscription, perKe
 			if _, ok := out.Attributes[aTTL]; ok {
 				ttl = num(out.Attributes, aTTL)
 			}
-			old := strs(out.Attributes, "subs")
-			had := slices.Contains(old, entry)
-			held := len(old)
-			if !had {
-				held++
-			}
+			had, held := heldWith(strs(out.Attributes, "subs"), entry)
 			return ttl, had, held, nil
 		}
 		var cf *types.ConditionalCheckFailedException
@@ -746,9 +748,7 @@ func (st *Store) SubscriptionsByKey(ctx context.Context, community string, keys 
 		if str(it, "community") != community || num(it, "expires") <= now {
 			continue
 		}
-		out = append(out, session.Subscription{Connection: strings.TrimPrefix(str(it, aPK), "conn"+sep),
-			Sub: strings.TrimPrefix(str(it, aSK), "sub"+sep), Pubkey: str(it, "pubkey"), Filters: str(it, "filters"),
-			ClaimsUntil: num(it, "claims")})
+		out = append(out, subscriptionOf(it, strings.TrimPrefix(str(it, aPK), "conn"+sep), strings.TrimPrefix(str(it, aSK), "sub"+sep)))
 	}
 	return out, nil
 }
@@ -827,11 +827,17 @@ func (st *Store) AudienceRange(ctx context.Context, community string, channels [
 				continue
 			}
 			seen[k] = true
-			out = append(out, session.Subscription{Connection: k[0], Sub: k[1], Pubkey: str(it, "pubkey"), Filters: str(it, "filters"),
-				ClaimsUntil: num(it, "claims")})
+			out = append(out, subscriptionOf(it, k[0], k[1]))
 		}
 	}
 	return out, nil
+}
+
+// subscriptionOf is the subscription sub of connection an item or an
+// audience entry holds.
+func subscriptionOf(it map[string]types.AttributeValue, connection, sub string) session.Subscription {
+	return session.Subscription{Connection: connection, Sub: sub, Pubkey: str(it, "pubkey"), Filters: str(it, "filters"),
+		ClaimsUntil: num(it, "claims")}
 }
 
 // Claim records that event goes to subscription sub of connection, once:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/nbd-wtf/go-nostr"
@@ -41,43 +42,26 @@ func (f *Fanout) claim(ctx context.Context, cands []candidate, plans []planned) 
 	if len(asks) == 0 {
 		return
 	}
-	lost := make([]bool, len(asks))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, f.concurrency())
-	for k, a := range asks {
+	for _, a := range asks {
 		c := &cands[a.cand]
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			until := max(c.claimsUntil, now)
-			won, err := f.Sessions.Claim(ctx, c.connection, c.sub, plans[a.cand].ids[a.msg], until)
+			won, err := f.Sessions.Claim(ctx, c.connection, c.sub, plans[a.cand].ids[a.msg], max(c.claimsUntil, now))
 			if err != nil {
 				f.Log.WarnContext(ctx, "fanout: claim", "connection", c.connection, "sub", c.sub, "err", err)
 				return
 			}
-			lost[k] = !won
+			if !won {
+				plans[a.cand].msgs[a.msg] = nil // each ask its own message
+			}
 		})
 	}
 	wg.Wait()
-	drop := map[int]map[int]bool{}
-	for k, a := range asks {
-		if lost[k] {
-			if drop[a.cand] == nil {
-				drop[a.cand] = map[int]bool{}
-			}
-			drop[a.cand][a.msg] = true
-		}
-	}
-	for i, gone := range drop {
-		var msgs [][]byte
-		var ids []string
-		for j, m := range plans[i].msgs {
-			if !gone[j] {
-				msgs = append(msgs, m)
-				ids = append(ids, plans[i].ids[j])
-			}
-		}
-		plans[i].msgs, plans[i].ids = msgs, ids
+	for i := range plans {
+		plans[i].msgs = slices.DeleteFunc(plans[i].msgs, func(m []byte) bool { return m == nil })
 	}
 }
 

@@ -443,7 +443,8 @@ func (f *Fanout) reachable(ctx context.Context, community string, pairs []record
 type planned struct {
 	msgs [][]byte
 	// ids are the stored events of msgs, one per message ("" for an
-	// ephemeral event or a summary: never claimed).
+	// ephemeral event or a summary: never claimed), as planned (claim
+	// reads them, then drops the messages another deliverer claimed).
 	ids  []string
 	lost string
 }

@@ -228,6 +228,24 @@ func (e *Engine) Req(ctx context.Context, community, reader string, filters []no
 // round trip (store.ReadPlain): the filters are validated before either.
 // The verdict is sub's (a refusal: no events); Stored when sub is nil.
 func (e *Engine) ReqSubscribed(ctx context.Context, community, reader string, filters []nostr.Filter, sub *session.NewSubscription, lim store.SubscribeLimits) (evs []json.RawMessage, verdict store.SubscribeVerdict, err error) {
+	return e.reqPlain(ctx, community, reader, filters, sub, lim, nil)
+}
+
+// ReqSeen is Req with the snapshot its read saw (store.Seen): what a
+// catch-up asks to be beyond (CommittedAfter).
+func (e *Engine) ReqSeen(ctx context.Context, community, reader string, filters []nostr.Filter) ([]json.RawMessage, store.Seen, error) {
+	var seen store.Seen
+	evs, _, err := e.reqPlain(ctx, community, reader, filters, nil, store.SubscribeLimits{}, &seen)
+	if err != nil {
+		return nil, store.Seen{}, err
+	}
+	return evs, seen, nil
+}
+
+// reqPlain validates filters and reads them in one round trip
+// (store.ReadPlain: sub stored first when not nil, the snapshot into seen
+// when not nil).
+func (e *Engine) reqPlain(ctx context.Context, community, reader string, filters []nostr.Filter, sub *session.NewSubscription, lim store.SubscribeLimits, seen *store.Seen) ([]json.RawMessage, store.SubscribeVerdict, error) {
 	ps, err := nostrPlans(filters, reader)
 	if err != nil {
 		return nil, 0, err
@@ -236,30 +254,11 @@ func (e *Engine) ReqSubscribed(ctx context.Context, community, reader string, fi
 	for i, p := range ps {
 		reads[i] = p.read()
 	}
-	rows, verdict, err := e.st.ReadPlain(e.traced(ctx), community, reader, reads, sub, lim, nil)
+	rows, verdict, err := e.st.ReadPlain(e.traced(ctx), community, reader, reads, sub, lim, seen)
 	if err != nil || verdict != store.Stored {
 		return nil, verdict, err
 	}
 	return collectRows(rows, len(reads) > 1), store.Stored, nil
-}
-
-// ReqSeen is Req with the snapshot its read saw (store.Seen): what a
-// catch-up asks to be beyond (CommittedAfter).
-func (e *Engine) ReqSeen(ctx context.Context, community, reader string, filters []nostr.Filter) ([]json.RawMessage, store.Seen, error) {
-	ps, err := nostrPlans(filters, reader)
-	if err != nil {
-		return nil, store.Seen{}, err
-	}
-	reads := make([]*store.PlainRead, len(ps))
-	for i, p := range ps {
-		reads[i] = p.read()
-	}
-	var seen store.Seen
-	rows, _, err := e.st.ReadPlain(e.traced(ctx), community, reader, reads, nil, store.SubscribeLimits{}, &seen)
-	if err != nil {
-		return nil, store.Seen{}, err
-	}
-	return collectRows(rows, len(reads) > 1), seen, nil
 }
 
 // CommittedAfter are the stored events of community committed after a

@@ -16,8 +16,8 @@ import (
 // registry keeps what this instance learnt of how many subscriptions a
 // connection and a key hold (the highest count the store reported to its
 // recent subscribes, less what it closed since) and how many of theirs it
-// is storing now (early or not), and admits an early answer only while both stay at or
-// under half their limit: other instances of the same connection or key
+// is storing now (early or not), and admits an early answer only while
+// both stay at or under half their limit: other instances of the same connection or key
 // may have added some since, which the margin absorbs. A connection or
 // key it has no fresh count of is not admitted: its REQ waits for the
 // store's verdict, which brings the count.
@@ -42,7 +42,7 @@ func roomKey(community, pubkey string) string { return "key\x1f" + community + "
 
 // Reservation is an early answer's place in its connection's and key's
 // counts, to hand back once its subscription is stored or refused
-// (Registry.PutReserved).
+// (Registry.PutHeld).
 type Reservation struct {
 	conn, key string
 }
@@ -79,8 +79,7 @@ func (r *Registry) Reserve(connection, community, pubkey string, lim Limits) (*R
 // counts as being stored all the same while it is.
 func (r *Registry) PutHeld(ctx context.Context, row NewSubscription, lim Limits, res *Reservation) error {
 	hr, ok := r.st.(session.HeldReporter)
-	if !ok {
-		r.unreserve(res)
+	if !ok { // no count to learn, nor any reservation (Reserve)
 		return r.Put(ctx, row, lim)
 	}
 	if res == nil {
@@ -115,32 +114,39 @@ func (r *Registry) verdict(err error, row NewSubscription, lim Limits) error {
 
 // storing counts a subscription being stored without a reservation.
 func (r *Registry) storing(conn, key string) *Reservation {
+	now := r.now()
 	r.room.mu.Lock()
 	defer r.room.mu.Unlock()
-	if r.room.counts == nil {
-		r.room.counts = map[string]*roomCount{}
-	}
 	for _, id := range []string{conn, key} {
-		c := r.room.counts[id]
-		if c == nil {
-			if len(r.room.counts) >= roomMax {
-				r.room.prune(r.now())
-			}
-			c = &roomCount{}
-			r.room.counts[id] = c
+		if c := r.room.entry(id, now); c != nil {
+			c.storing++
 		}
-		c.storing++
 	}
 	return &Reservation{conn: conn, key: key}
 }
 
-// prune drops the counts neither fresh nor in use.
-func (rs *rooms) prune(now time.Time) {
-	for id, c := range rs.counts {
-		if now.Sub(c.at) >= roomFresh && c.storing == 0 {
-			delete(rs.counts, id)
+// entry is id's count, made when missing (nil when roomMax counts are in
+// use even after the stale ones were dropped). Callers hold mu.
+func (rs *rooms) entry(id string, now time.Time) *roomCount {
+	if c := rs.counts[id]; c != nil {
+		return c
+	}
+	if rs.counts == nil {
+		rs.counts = map[string]*roomCount{}
+	}
+	if len(rs.counts) >= roomMax {
+		for id, c := range rs.counts {
+			if now.Sub(c.at) >= roomFresh && c.storing == 0 {
+				delete(rs.counts, id)
+			}
+		}
+		if len(rs.counts) >= roomMax {
+			return nil
 		}
 	}
+	c := &roomCount{}
+	rs.counts[id] = c
+	return c
 }
 
 func (r *Registry) unreserve(res *Reservation) {
@@ -161,24 +167,18 @@ func (r *Registry) learn(conn, key string, held session.Held) {
 	now := r.now()
 	r.room.mu.Lock()
 	defer r.room.mu.Unlock()
-	if r.room.counts == nil {
-		r.room.counts = map[string]*roomCount{}
-	}
-	if len(r.room.counts) >= roomMax {
-		r.room.prune(now)
-	}
-	for id, n := range map[string]int{conn: held.Connection, key: held.Key} {
-		if n <= 0 {
+	for _, x := range [2]struct {
+		id string
+		n  int
+	}{{conn, held.Connection}, {key, held.Key}} {
+		if x.n <= 0 {
 			continue
 		}
-		c := r.room.counts[id]
+		c := r.room.entry(x.id, now)
 		if c == nil {
-			if len(r.room.counts) >= roomMax {
-				continue
-			}
-			c = &roomCount{}
-			r.room.counts[id] = c
+			continue
 		}
+		n := x.n
 		// Stores answer out of order: a fresh count only rises here
 		// (a CLOSE through this registry lowers it, closed).
 		if now.Sub(c.at) < roomFresh {
