@@ -222,3 +222,46 @@ func TestClosesAndClaimsDoNotLengthenDisconnect(t *testing.T) {
 		t.Fatalf("$disconnect after 300 CLOSEs and 300 claims sent %d requests, want at most 2 (the Query, one batch of deletes)", n)
 	}
 }
+
+// TestWithdrawRemovesEverythingInOnePass: withdrawing an early answer's
+// subscription (its CLOSE came while the store landed) removes the item,
+// the entries of every pin it or a replacement of the same id stored, and
+// the id from both limit sets, in four requests: the item's delete, then
+// at once the entries' batch and the two sets' updates.
+func TestWithdrawRemovesEverythingInOnePass(t *testing.T) {
+	ctx := context.Background()
+	impl := sessionstest.DynamoDB(t)
+	c := &counting{API: impl.API}
+	st := ddbsessions.New(c, impl.Table)
+	now := time.Now().Unix()
+	if err := st.OpenConnection(ctx, session.Connection{ID: "conn", Community: "c", Challenge: "x",
+		ConnectedAt: now, ExpiresAt: now + 3600}); err != nil {
+		t.Fatal(err)
+	}
+	lim := session.Limits{PerConnection: 2, PerKey: 2}
+	row := func(id, pin string) session.NewSubscription {
+		return session.NewSubscription{Subscription: session.Subscription{Connection: "conn", Sub: id, Pubkey: "pk",
+			Filters: `[{"kinds":[9],"#h":["` + pin + `"]}]`}, Community: "c", Pins: []string{pin}, CreatedAt: now, Expires: now + 3600}
+	}
+	first := row("once", "ch1")
+	for _, s := range []session.NewSubscription{first, row("once", "ch2")} { // then replaced: another pin
+		if err := st.Subscribe(ctx, s, lim); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.n.Store(0)
+	if err := st.Withdraw(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.n.Load(); n != 4 {
+		t.Errorf("withdraw sent %d requests, want 4", n)
+	}
+	if aud, err := st.AudienceRange(ctx, "c", []string{"ch1", "ch2"}, 1<<62, "", "\U0010FFFF", now); err != nil || len(aud) != 0 {
+		t.Fatalf("audience after the withdraw: %v %v, want none", aud, err)
+	}
+	for _, id := range []string{"a", "b"} { // both places free again
+		if err := st.Subscribe(ctx, row(id, "ch1"), lim); err != nil {
+			t.Fatalf("subscribe %s after the withdraw: %v", id, err)
+		}
+	}
+}

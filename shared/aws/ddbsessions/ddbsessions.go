@@ -372,9 +372,29 @@ func heldWith(old []string, entry string) (had bool, held int) {
 // sets. A replaced subscription ends too: its REQ is answered with an
 // error, which ends the id for the client.
 func (st *Store) abandon(ctx context.Context, sub session.NewSubscription) error {
-	_, eerr := st.EndSubscription(ctx, sub.Connection, sub.Sub)
-	uerr := st.unindex(ctx, sub.Connection, sub.Sub, subscriptionItem(sub, 0, 0), true)
-	if err := errors.Join(eerr, uerr); err != nil {
+	out, err := st.api.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &st.table, Key: key(connPK(sub.Connection), subSK(sub.Sub)),
+		ReturnValues: types.ReturnValueAllOld})
+	if err != nil {
+		return errorf("abandon %s: %w", sub.Sub, err)
+	}
+	// What sub stored and what the item held, if another store of the
+	// id replaced it since (its pins), removed in one pass.
+	item := subscriptionItem(sub, 0, 0)
+	var other error
+	switch old := out.Attributes; {
+	case old == nil:
+	case str(old, "community") == sub.Community && str(old, "pubkey") == sub.Pubkey:
+		pins := slices.Clone(sub.Pins)
+		for _, pin := range strs(old, "pins") {
+			if !slices.Contains(pins, pin) {
+				pins = append(pins, pin)
+			}
+		}
+		item["pins"] = list(pins)
+	default:
+		other = st.unindex(ctx, sub.Connection, sub.Sub, old, false)
+	}
+	if err := errors.Join(other, st.unindex(ctx, sub.Connection, sub.Sub, item, true)); err != nil {
 		return errorf("abandon %s: %w", sub.Sub, err)
 	}
 	return nil

@@ -16,10 +16,10 @@ import (
 )
 
 // The early answer: a live REQ for the newest stored events, of a
-// connection whose sessions live in DynamoDB, is read while its
-// subscription is being stored rather than after, so that the REQ waits
-// for the database alone (the session store's writes take several round
-// trips). What that costs:
+// connection whose sessions live in DynamoDB, is read before its
+// subscription is stored rather than after, so that the REQ waits for the
+// database alone (the session store's writes take several round trips).
+// What that costs:
 //   - An event committed after the read's snapshot whose fan-out read its
 //     audience before the subscription was stored is not sent live. Once
 //     stored, the subscription catches up (catchUp): the events committed
@@ -39,20 +39,35 @@ import (
 //     REQ the registry knows has room goes early (sessions.Registry.Reserve);
 //     should the store refuse it all the same (other instances added
 //     subscriptions to the same connection or key), CLOSED follows EOSE.
-//   - A CLOSE sent on EOSE (nostr-tools' querySync, any one-shot read) may
-//     reach the store before the subscription does: every CLOSE leaves a
-//     tombstone first (sessions.Registry.CloseSub), and the REQ, once its
-//     store landed, reads it and withdraws what it stored
-//     (WithdrawIfClosed). Whichever lands last removes the subscription.
+//   - A CLOSE sent on EOSE (nostr-tools' querySync, NDK's and welshman's
+//     one-shot loads) most often comes before the subscription would be
+//     stored: every CLOSE leaves a tombstone first
+//     (sessions.Registry.CloseSub), and the answered REQ waits closeGrace,
+//     reads it (ClosedSince) and stores nothing when it is there: such a
+//     read costs the session store one read besides the CLOSE's two
+//     writes, where storing and removing it took about ten requests. A
+//     CLOSE that comes later, while the store lands, is read once the
+//     store landed, and what was stored is withdrawn (WithdrawIfClosed):
+//     whichever lands last removes the subscription.
+//   - The subscription is live closeGrace and one store later than its
+//     answer; what committed meanwhile comes by the catch-up. A REQ that
+//     replaces a live subscription of the same id leaves the old one live
+//     until then.
 //   - An event that is never stored (ephemeral, a relay-signed overlay)
 //     cannot be caught up: a REQ whose filters may ask for one waits for
 //     its store, as before (storedOnly).
 
 // claimWindow is how long an early answer's subscription is claimed for,
 // from its REQ; its catch-up starts within catchUpWithin or not at all.
+// closeGrace is how long after its answer the subscription waits before
+// it is stored: a one-shot read's CLOSE, sent on EOSE, comes within it
+// from a client up to about 30 ms away from the relay's region (the
+// round trip, API Gateway's and the CLOSE's invocation), and nothing is
+// stored for that REQ.
 const (
 	claimWindow   = 10 * time.Second
 	catchUpWithin = 8 * time.Second
+	closeGrace    = 50 * time.Millisecond
 )
 
 // mayAnswerEarly reports whether a live REQ for the newest stored events
@@ -62,7 +77,7 @@ func (r *Relay) mayAnswerEarly(c Caller, req Request) (*sessions.Reservation, bo
 	if r.Fanout == nil || r.Reader == nil || r.Sessions.Database() != nil || !storedOnly(req.Filters) {
 		return nil, false
 	}
-	return r.Sessions.Reserve(c.Connection, c.Community, c.Pubkey, sessions.DefaultLimits)
+	return r.Sessions.Reserve(c.Connection, c.Community, c.Pubkey, req.Sub, sessions.DefaultLimits)
 }
 
 // storedOnly reports whether filters can match stored events only: each
@@ -79,23 +94,39 @@ func storedOnly(filters []nostr.Filter) bool {
 	return true
 }
 
-// subscribeEarly answers a live REQ the door admitted while its
-// subscription is being stored (put): the read, with its snapshot, and
-// what follows the answer: the store's verdict, then the catch-up, then
-// the record for a replay.
-func (r *Relay) subscribeEarly(ctx context.Context, c Caller, req Request, row sessions.NewSubscription, read sessions.Reading, put <-chan error, start time.Time) ([]json.RawMessage, func(context.Context) error, error) {
+// subscribeEarly answers a live REQ the door admitted before its
+// subscription is stored (res: its place in the limits' counts): the
+// read, with its snapshot, and what follows the answer: closeGrace for a
+// CLOSE sent on EOSE, then, unless one came, the store and its verdict,
+// the catch-up and the record for a replay.
+func (r *Relay) subscribeEarly(ctx context.Context, c Caller, req Request, row sessions.NewSubscription, read sessions.Reading, res *sessions.Reservation, start time.Time) ([]json.RawMessage, func(context.Context) error, error) {
 	evs, seen, err := r.Reader.ReqSeen(ctx, c.Community, c.Pubkey, req.Filters)
 	if err != nil {
-		<-put // ended once stored
+		r.Sessions.Release(res)
 		return nil, nil, r.dropFailed(ctx, c, req.Sub, err)
 	}
 	return evs, func(ctx context.Context) error {
-		if err := <-put; err != nil {
+		select {
+		case <-time.After(closeGrace):
+		case <-ctx.Done():
+			r.Sessions.Release(res)
+			return fmt.Errorf("relay: subscribe %s: %w", req.Sub, ctx.Err())
+		}
+		// A one-shot read's CLOSE came: nothing to store, nor to undo.
+		closed, err := r.Sessions.ClosedSince(ctx, row.Connection, row.Sub, start)
+		if err != nil {
+			r.Log.WarnContext(ctx, "relay: a CLOSE before the store", "connection", c.Connection, "sub", req.Sub, "err", err)
+		}
+		if closed {
+			r.Sessions.Release(res)
+			return nil
+		}
+		if err := r.Sessions.PutHeld(ctx, row, sessions.DefaultLimits, res); err != nil {
 			return fmt.Errorf("relay: subscribe %s: %w", req.Sub, err)
 		}
-		// A CLOSE sent on EOSE may have ended the id before the store
-		// landed (its tombstone): withdrawn, nothing more to send.
-		closed, err := r.Sessions.WithdrawIfClosed(ctx, row, start)
+		// A CLOSE may have come while the store landed (its tombstone):
+		// withdrawn, nothing more to send.
+		closed, err = r.Sessions.WithdrawIfClosed(ctx, row, start)
 		switch {
 		case closed:
 			if err != nil {

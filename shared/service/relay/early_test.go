@@ -29,15 +29,23 @@ import (
 
 // gated is the DynamoDB API with the writes that store a subscription
 // (its item, its audience entries) held while hold is set, until release
-// is closed: a session store slower than the read.
+// is closed: a session store slower than the read. Each write it holds
+// is reported on held, when the test gave it one.
 type gated struct {
 	ddbsessions.API
 	hold    atomic.Bool
 	release chan struct{}
+	held    chan struct{}
 }
 
 func (g *gated) wait(ctx context.Context) {
 	if g.hold.Load() {
+		if g.held != nil {
+			select {
+			case g.held <- struct{}{}:
+			default:
+			}
+		}
 		select {
 		case <-g.release:
 		case <-ctx.Done():
@@ -271,8 +279,18 @@ func TestEarlyAnswerRefusedAfterEOSE(t *testing.T) {
 // TestCloseOnEOSEBeforeTheStore: a CLOSE sent on EOSE (a one-shot read)
 // that reaches the session store before an early answer's subscription
 // does leaves no live subscription behind: no event reaches the closed
-// id, and its place in the connection's limit is free again.
+// id, and its place in the connection's limit is free again. Whether the
+// CLOSE comes before the store began (the REQ then stores nothing) or
+// while it lands (what it stored is withdrawn).
 func TestCloseOnEOSEBeforeTheStore(t *testing.T) {
+	for _, whileStoring := range []bool{false, true} {
+		t.Run(map[bool]string{false: "before-the-store", true: "while-it-lands"}[whileStoring], func(t *testing.T) {
+			closeOnEOSE(t, whileStoring)
+		})
+	}
+}
+
+func closeOnEOSE(t *testing.T, whileStoring bool) {
 	ctx := context.Background()
 	h := newGatedHarness(t)
 	core, c, alice, ch, p := h.core, h.c, h.alice, h.ch, h.p
@@ -281,12 +299,34 @@ func TestCloseOnEOSEBeforeTheStore(t *testing.T) {
 	if _, err := core.Subscribe(ctx, c, relay.Request{Sub: "first", Filters: filters}); err != nil {
 		t.Fatal(err)
 	}
+	h.g.held = make(chan struct{}, 1)
 	_, after := h.early(t, "once", filters)
+	var done chan error
+	if whileStoring {
+		done = make(chan error, 1)
+		go func() { done <- after(ctx) }()
+		select {
+		case <-h.g.held:
+		case <-time.After(20 * time.Second):
+			t.Fatal("the subscription's store never began")
+		}
+	}
 	if err := core.Close(ctx, c, relay.Request{Sub: "once"}); err != nil {
 		t.Fatal(err)
 	}
+	if !whileStoring {
+		select {
+		case <-h.g.held:
+			t.Fatal("a REQ closed before its store began was stored")
+		default:
+		}
+	}
 	h.release()
-	if err := after(ctx); err != nil {
+	if whileStoring {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	} else if err := after(ctx); err != nil {
 		t.Fatal(err)
 	}
 	ev := alice.Event(t, kinds.Chat, "after the CLOSE", nostr.Tag{"h", ch})

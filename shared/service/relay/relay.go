@@ -396,16 +396,22 @@ func (r *Relay) subscribeLive(ctx context.Context, c Caller, req Request) ([]jso
 func (r *Relay) subscribeNewest(ctx context.Context, c Caller, req Request, row sessions.NewSubscription) ([]json.RawMessage, func(context.Context) error, error) {
 	res, early := r.mayAnswerEarly(c, req)
 	start := r.Sessions.Now()
-	if early {
-		row.ClaimsUntil = start.Add(claimWindow).Unix()
-	}
 	put := make(chan error, 1)
-	go func() { put <- r.Sessions.PutHeld(ctx, row, sessions.DefaultLimits, res) }()
+	store := func() { go func() { put <- r.Sessions.PutHeld(ctx, row, sessions.DefaultLimits, res) }() }
+	if early {
+		// Stored after the answer, unless closed by then (early.go).
+		row.ClaimsUntil = start.Add(claimWindow).Unix()
+	} else {
+		store()
+	}
 	read, rec, err := r.Sessions.Peek(ctx, c.Community, c.Pubkey, req.Sub, req.Filters)
 	if err != nil {
 		r.Log.WarnContext(ctx, "relay: REQ's mark and resume record", "connection", c.Connection, "err", err)
 	}
 	if rec != nil {
+		if early {
+			store()
+		}
 		if err := <-put; err != nil {
 			return nil, nil, fmt.Errorf("relay: subscribe %s: %w", req.Sub, err)
 		}
@@ -416,8 +422,13 @@ func (r *Relay) subscribeNewest(ctx context.Context, c Caller, req Request, row 
 		return r.answerLive(ctx, c, req, answer, read)
 	}
 	derr := r.admit(ctx, c, r.door(c, guard.Read))
-	if early && derr == nil {
-		return r.subscribeEarly(ctx, c, req, row, read, put, start)
+	switch {
+	case early && derr == nil:
+		return r.subscribeEarly(ctx, c, req, row, read, res, start)
+	case early:
+		// Refused before anything was stored.
+		r.Sessions.Release(res)
+		return nil, nil, r.dropRefused(ctx, c, req.Sub, derr)
 	}
 	if err := <-put; err != nil {
 		return nil, nil, fmt.Errorf("relay: subscribe %s: %w", req.Sub, err)

@@ -34,30 +34,34 @@ type roomCount struct {
 }
 
 type rooms struct {
-	mu     sync.Mutex
-	counts map[string]*roomCount // connection id, or "key" + community + pubkey
+	mu      sync.Mutex
+	counts  map[string]*roomCount    // connection id, or "key" + community + pubkey
+	pending map[string]*Reservation // connection id + sub id → its early answer's reservation
 }
 
 func roomKey(community, pubkey string) string { return "key\x1f" + community + "\x1f" + pubkey }
 
 // Reservation is an early answer's place in its connection's and key's
 // counts, to hand back once its subscription is stored or refused
-// (Registry.PutHeld).
+// (Registry.PutHeld), or its id closed (Registry.CloseSub, Release).
 type Reservation struct {
-	conn, key string
+	conn, key, sub string
+	done           bool // handed back (under rooms.mu)
 }
 
-// Reserve admits an early answer for a new subscription of connection by
-// pubkey in community under lim (Reservation, true), or not (false): the
-// REQ then waits for the store's verdict.
-func (r *Registry) Reserve(connection, community, pubkey string, lim Limits) (*Reservation, bool) {
+func pendingKey(conn, sub string) string { return conn + "\x1f" + sub }
+
+// Reserve admits an early answer for a new subscription sub of connection
+// by pubkey in community under lim (Reservation, true), or not (false):
+// the REQ then waits for the store's verdict.
+func (r *Registry) Reserve(connection, community, pubkey, sub string, lim Limits) (*Reservation, bool) {
 	if lim.PerConnection <= 0 || lim.PerKey <= 0 || pubkey == "" {
 		return nil, false
 	}
 	if _, ok := r.st.(session.HeldReporter); !ok {
 		return nil, false
 	}
-	res := &Reservation{conn: connection, key: roomKey(community, pubkey)}
+	res := &Reservation{conn: connection, key: roomKey(community, pubkey), sub: sub}
 	now := r.now()
 	r.room.mu.Lock()
 	defer r.room.mu.Unlock()
@@ -70,6 +74,13 @@ func (r *Registry) Reserve(connection, community, pubkey string, lim Limits) (*R
 	}
 	c.storing++
 	k.storing++
+	if r.room.pending == nil {
+		r.room.pending = map[string]*Reservation{}
+	}
+	if old := r.room.pending[pendingKey(connection, sub)]; old != nil {
+		r.room.release(old) // a REQ of the same id replaced it
+	}
+	r.room.pending[pendingKey(connection, sub)] = res
 	return res, true
 }
 
@@ -149,14 +160,41 @@ func (rs *rooms) entry(id string, now time.Time) *roomCount {
 	return c
 }
 
+// Release hands back res, reserved for a subscription that will not be
+// stored (its REQ was closed, or failed, before its store began).
+func (r *Registry) Release(res *Reservation) { r.unreserve(res) }
+
 func (r *Registry) unreserve(res *Reservation) {
 	if res == nil {
 		return
 	}
 	r.room.mu.Lock()
 	defer r.room.mu.Unlock()
+	r.room.release(res)
+}
+
+// unreserveSub hands back the reservation of sub of connection, if one is
+// pending here: its id was closed, and will not be stored (or, when its
+// store began already, is withdrawn).
+func (r *Registry) unreserveSub(connection, sub string) {
+	r.room.mu.Lock()
+	defer r.room.mu.Unlock()
+	if res := r.room.pending[pendingKey(connection, sub)]; res != nil {
+		r.room.release(res)
+	}
+}
+
+// release hands res back once. Callers hold mu.
+func (rs *rooms) release(res *Reservation) {
+	if res.done {
+		return
+	}
+	res.done = true
+	if res.sub != "" && rs.pending[pendingKey(res.conn, res.sub)] == res {
+		delete(rs.pending, pendingKey(res.conn, res.sub))
+	}
 	for _, id := range []string{res.conn, res.key} {
-		if c := r.room.counts[id]; c != nil && c.storing > 0 {
+		if c := rs.counts[id]; c != nil && c.storing > 0 {
 			c.storing--
 		}
 	}

@@ -35,7 +35,7 @@ func TestReserveOnlyWithRoomKnown(t *testing.T) {
 		}
 		return reg.PutHeld(ctx, row, lim, res)
 	}
-	if _, ok := reg.Reserve("conn", community, alice.Pub, lim); ok {
+	if _, ok := reg.Reserve("conn", community, alice.Pub, "q", lim); ok {
 		t.Fatal("admitted with no count known")
 	}
 	if err := put("s0", nil); err != nil {
@@ -44,13 +44,13 @@ func TestReserveOnlyWithRoomKnown(t *testing.T) {
 	// Held 1: room for 3 more within half of 8.
 	var held []*sessions.Reservation
 	for i := range 3 {
-		res, ok := reg.Reserve("conn", community, alice.Pub, lim)
+		res, ok := reg.Reserve("conn", community, alice.Pub, fmt.Sprintf("s%d", i+1), lim)
 		if !ok {
 			t.Fatalf("reservation %d refused with 1 held", i)
 		}
 		held = append(held, res)
 	}
-	if _, ok := reg.Reserve("conn", community, alice.Pub, lim); ok {
+	if _, ok := reg.Reserve("conn", community, alice.Pub, "q", lim); ok {
 		t.Fatal("admitted past half the connection's limit (1 held, 3 being stored)")
 	}
 	for i, res := range held {
@@ -58,13 +58,13 @@ func TestReserveOnlyWithRoomKnown(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, ok := reg.Reserve("conn", community, alice.Pub, lim); ok {
+	if _, ok := reg.Reserve("conn", community, alice.Pub, "q", lim); ok {
 		t.Fatal("admitted with 4 of 8 held")
 	}
 	if err := reg.Unsubscribe(ctx, "conn", "s1"); err != nil {
 		t.Fatal(err)
 	}
-	res, ok := reg.Reserve("conn", community, alice.Pub, lim)
+	res, ok := reg.Reserve("conn", community, alice.Pub, "s9", lim)
 	if !ok {
 		t.Fatal("refused with 3 of 8 held after a CLOSE")
 	}
@@ -79,18 +79,61 @@ func TestReserveOnlyWithRoomKnown(t *testing.T) {
 	if err := put("s99", nil); err == nil {
 		t.Fatal("a subscription past the limit was stored")
 	}
-	if _, ok := reg.Reserve("conn", community, alice.Pub, lim); ok {
+	if _, ok := reg.Reserve("conn", community, alice.Pub, "q", lim); ok {
 		t.Fatal("admitted on a connection the store said is full")
 	}
 	if err := reg.Close(ctx, "conn"); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := reg.Reserve("conn", community, alice.Pub, lim); ok {
+	if _, ok := reg.Reserve("conn", community, alice.Pub, "q", lim); ok {
 		t.Fatal("admitted on a closed connection")
 	}
 
 	pg := sessions.NewRegistry(sessions.NewPG(testkit.NewStore(t, store.Options{MaxConns: 2})))
-	if _, ok := pg.Reserve("conn", community, alice.Pub, lim); ok {
+	if _, ok := pg.Reserve("conn", community, alice.Pub, "q", lim); ok {
 		t.Fatal("the sessions in Postgres admitted an early answer")
+	}
+}
+
+// TestReservationHandedBackOnClose: an early answer's place is free again
+// as soon as its id is closed here (a one-shot read's CLOSE), before its
+// REQ hands it back, and is handed back once; a REQ that reuses a pending
+// id takes that id's place rather than a second one.
+func TestReservationHandedBackOnClose(t *testing.T) {
+	ctx := context.Background()
+	const community = "default"
+	lim := sessions.Limits{PerConnection: 8, PerKey: 100}
+	reg := sessions.NewRegistry(sessionstest.DynamoDB(t).Store)
+	alice := testkit.NewKey(t)
+	if _, err := reg.Open(ctx, sessions.Connection{ID: "conn", Community: community, Pubkey: alice.Pub, Challenge: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	row, err := reg.Row(community, "conn", "s0", alice.Pub, []nostr.Filter{{Kinds: []int{9}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.PutHeld(ctx, row, lim, nil); err != nil { // held 1: room for 3 within half of 8
+		t.Fatal(err)
+	}
+	reserve := func(sub string) *sessions.Reservation {
+		t.Helper()
+		res, ok := reg.Reserve("conn", community, alice.Pub, sub, lim)
+		if !ok {
+			t.Fatalf("reservation of %s refused", sub)
+		}
+		return res
+	}
+	a, _, _ := reserve("a"), reserve("b"), reserve("b") // b twice: one place
+	reserve("c")
+	if _, ok := reg.Reserve("conn", community, alice.Pub, "d", lim); ok {
+		t.Fatal("admitted past half the connection's limit")
+	}
+	if err := reg.CloseSub(ctx, "conn", "a"); err != nil {
+		t.Fatal(err)
+	}
+	reg.Release(a) // its REQ hands it back too: no second place freed
+	reserve("d")
+	if _, ok := reg.Reserve("conn", community, alice.Pub, "e", lim); ok {
+		t.Fatal("a place was freed twice")
 	}
 }

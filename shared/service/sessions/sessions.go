@@ -266,6 +266,7 @@ func (r *Registry) Unsubscribe(ctx context.Context, connection, sub string) erro
 // (session.Closer), it leaves the tombstone such a REQ withdraws by
 // (WithdrawIfClosed).
 func (r *Registry) CloseSub(ctx context.Context, connection, sub string) error {
+	r.unreserveSub(connection, sub)
 	c, ok := r.st.(session.Closer)
 	if !ok {
 		return r.Unsubscribe(ctx, connection, sub)
@@ -280,22 +281,30 @@ func (r *Registry) CloseSub(ctx context.Context, connection, sub string) error {
 	return nil
 }
 
-// WithdrawIfClosed removes row, stored for a REQ answered before its
-// store landed, when its client closed the id since the REQ began
-// (since): true then, and the subscription is no more.
-func (r *Registry) WithdrawIfClosed(ctx context.Context, row NewSubscription, since time.Time) (bool, error) {
+// ClosedSince reports whether the client closed subscription sub of
+// connection since since (a CLOSE's tombstone, session.Closer); false
+// when the store keeps none.
+func (r *Registry) ClosedSince(ctx context.Context, connection, sub string, since time.Time) (bool, error) {
 	c, ok := r.st.(session.Closer)
 	if !ok {
 		return false, nil
 	}
-	at, err := c.ClosedAt(ctx, row.Connection, row.Sub)
+	at, err := c.ClosedAt(ctx, connection, sub)
 	if err != nil {
 		return false, fmt.Errorf("sessions: %w", err)
 	}
-	if at < since.UnixNano() {
-		return false, nil
+	return at >= since.UnixNano(), nil
+}
+
+// WithdrawIfClosed removes row, stored for a REQ answered before its
+// store landed, when its client closed the id since the REQ began
+// (since): true then, and the subscription is no more.
+func (r *Registry) WithdrawIfClosed(ctx context.Context, row NewSubscription, since time.Time) (bool, error) {
+	closed, err := r.ClosedSince(ctx, row.Connection, row.Sub, since)
+	if err != nil || !closed {
+		return false, err
 	}
-	if err := c.Withdraw(ctx, row); err != nil {
+	if err := r.st.(session.Closer).Withdraw(ctx, row); err != nil {
 		return true, fmt.Errorf("sessions: %w", err)
 	}
 	r.closed(row.Connection)
