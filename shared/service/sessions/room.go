@@ -35,7 +35,7 @@ type roomCount struct {
 
 type rooms struct {
 	mu      sync.Mutex
-	counts  map[string]*roomCount    // connection id, or "key" + community + pubkey
+	counts  map[string]*roomCount   // connection id, or "key" + community + pubkey
 	pending map[string]*Reservation // connection id + sub id → its early answer's reservation
 }
 
