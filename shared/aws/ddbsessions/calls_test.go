@@ -184,6 +184,21 @@ func TestSubscribeFailingPartWayLeavesNothing(t *testing.T) {
 	}
 }
 
+// countedConnection is a store over the local DynamoDB whose requests c
+// counts, with one connection, "conn", open for an hour in community.
+func countedConnection(t *testing.T, community string) (*ddbsessions.Store, *counting) {
+	t.Helper()
+	impl := sessionstest.DynamoDB(t)
+	c := &counting{API: impl.API}
+	st := ddbsessions.New(c, impl.Table)
+	now := time.Now().Unix()
+	if err := st.OpenConnection(context.Background(), session.Connection{ID: "conn", Community: community, Challenge: "x",
+		ConnectedAt: now, ExpiresAt: now + 3600}); err != nil {
+		t.Fatal(err)
+	}
+	return st, c
+}
+
 // TestClosesAndClaimsDoNotLengthenDisconnect: a client's CLOSEs (each
 // leaves a tombstone) and a busy channel's claims are not the
 // connection's items: 300 of each change nothing of what $disconnect
@@ -191,14 +206,8 @@ func TestSubscribeFailingPartWayLeavesNothing(t *testing.T) {
 // answer as written.
 func TestClosesAndClaimsDoNotLengthenDisconnect(t *testing.T) {
 	ctx := context.Background()
-	impl := sessionstest.DynamoDB(t)
-	c := &counting{API: impl.API}
-	st := ddbsessions.New(c, impl.Table)
+	st, c := countedConnection(t, "default")
 	now := time.Now().Unix()
-	if err := st.OpenConnection(ctx, session.Connection{ID: "conn", Community: "default", Challenge: "x",
-		ConnectedAt: now, ExpiresAt: now + 3600}); err != nil {
-		t.Fatal(err)
-	}
 	for i := range 300 {
 		id := "s" + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + strings.Repeat("y", i/26)
 		if _, err := st.CloseSubscription(ctx, "conn", id, time.Now().UnixNano()); err != nil {
@@ -230,14 +239,8 @@ func TestClosesAndClaimsDoNotLengthenDisconnect(t *testing.T) {
 // at once the entries' batch and the two sets' updates.
 func TestWithdrawRemovesEverythingInOnePass(t *testing.T) {
 	ctx := context.Background()
-	impl := sessionstest.DynamoDB(t)
-	c := &counting{API: impl.API}
-	st := ddbsessions.New(c, impl.Table)
+	st, c := countedConnection(t, "c")
 	now := time.Now().Unix()
-	if err := st.OpenConnection(ctx, session.Connection{ID: "conn", Community: "c", Challenge: "x",
-		ConnectedAt: now, ExpiresAt: now + 3600}); err != nil {
-		t.Fatal(err)
-	}
 	lim := session.Limits{PerConnection: 2, PerKey: 2}
 	row := func(id, pin string) session.NewSubscription {
 		return session.NewSubscription{Subscription: session.Subscription{Connection: "conn", Sub: id, Pubkey: "pk",

@@ -13,6 +13,23 @@ import (
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
 
+const community = "default"
+
+var roomLimits = sessions.Limits{PerConnection: 8, PerKey: 100}
+
+// roomRegistry is a registry over the sessions in DynamoDB with one
+// connection, "conn", of alice's in community.
+func roomRegistry(t *testing.T) (context.Context, *sessions.Registry, testkit.Key) {
+	t.Helper()
+	ctx := context.Background()
+	reg := sessions.NewRegistry(sessionstest.DynamoDB(t).Store)
+	alice := testkit.NewKey(t)
+	if _, err := reg.Open(ctx, sessions.Connection{ID: "conn", Community: community, Pubkey: alice.Pub, Challenge: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	return ctx, reg, alice
+}
+
 // TestReserveOnlyWithRoomKnown: an early answer is admitted only for a
 // connection and a key whose counts this registry learnt from the store,
 // while the subscriptions they hold, with those being stored, stay within
@@ -20,22 +37,15 @@ import (
 // closed connection is forgotten. The sessions in Postgres never answer
 // early.
 func TestReserveOnlyWithRoomKnown(t *testing.T) {
-	ctx := context.Background()
-	const community = "default"
-	lim := sessions.Limits{PerConnection: 8, PerKey: 100}
-	reg := sessions.NewRegistry(sessionstest.DynamoDB(t).Store)
-	alice := testkit.NewKey(t)
-	if _, err := reg.Open(ctx, sessions.Connection{ID: "conn", Community: community, Pubkey: alice.Pub, Challenge: "x"}); err != nil {
-		t.Fatal(err)
-	}
+	ctx, reg, alice := roomRegistry(t)
 	put := func(sub string, res *sessions.Reservation) error {
 		row, err := reg.Row(community, "conn", sub, alice.Pub, []nostr.Filter{{Kinds: []int{9}}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return reg.PutHeld(ctx, row, lim, res)
+		return reg.PutHeld(ctx, row, roomLimits, res)
 	}
-	if _, ok := reg.Reserve("conn", community, alice.Pub, "q", lim); ok {
+	if _, ok := reg.Reserve("conn", community, alice.Pub, "q", roomLimits); ok {
 		t.Fatal("admitted with no count known")
 	}
 	if err := put("s0", nil); err != nil {
@@ -44,13 +54,13 @@ func TestReserveOnlyWithRoomKnown(t *testing.T) {
 	// Held 1: room for 3 more within half of 8.
 	var held []*sessions.Reservation
 	for i := range 3 {
-		res, ok := reg.Reserve("conn", community, alice.Pub, fmt.Sprintf("s%d", i+1), lim)
+		res, ok := reg.Reserve("conn", community, alice.Pub, fmt.Sprintf("s%d", i+1), roomLimits)
 		if !ok {
 			t.Fatalf("reservation %d refused with 1 held", i)
 		}
 		held = append(held, res)
 	}
-	if _, ok := reg.Reserve("conn", community, alice.Pub, "q", lim); ok {
+	if _, ok := reg.Reserve("conn", community, alice.Pub, "q", roomLimits); ok {
 		t.Fatal("admitted past half the connection's limit (1 held, 3 being stored)")
 	}
 	for i, res := range held {
@@ -58,13 +68,13 @@ func TestReserveOnlyWithRoomKnown(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, ok := reg.Reserve("conn", community, alice.Pub, "q", lim); ok {
+	if _, ok := reg.Reserve("conn", community, alice.Pub, "q", roomLimits); ok {
 		t.Fatal("admitted with 4 of 8 held")
 	}
 	if err := reg.Unsubscribe(ctx, "conn", "s1"); err != nil {
 		t.Fatal(err)
 	}
-	res, ok := reg.Reserve("conn", community, alice.Pub, "s9", lim)
+	res, ok := reg.Reserve("conn", community, alice.Pub, "s9", roomLimits)
 	if !ok {
 		t.Fatal("refused with 3 of 8 held after a CLOSE")
 	}
@@ -79,18 +89,18 @@ func TestReserveOnlyWithRoomKnown(t *testing.T) {
 	if err := put("s99", nil); err == nil {
 		t.Fatal("a subscription past the limit was stored")
 	}
-	if _, ok := reg.Reserve("conn", community, alice.Pub, "q", lim); ok {
+	if _, ok := reg.Reserve("conn", community, alice.Pub, "q", roomLimits); ok {
 		t.Fatal("admitted on a connection the store said is full")
 	}
 	if err := reg.Close(ctx, "conn"); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := reg.Reserve("conn", community, alice.Pub, "q", lim); ok {
+	if _, ok := reg.Reserve("conn", community, alice.Pub, "q", roomLimits); ok {
 		t.Fatal("admitted on a closed connection")
 	}
 
 	pg := sessions.NewRegistry(sessions.NewPG(testkit.NewStore(t, store.Options{MaxConns: 2})))
-	if _, ok := pg.Reserve("conn", community, alice.Pub, "q", lim); ok {
+	if _, ok := pg.Reserve("conn", community, alice.Pub, "q", roomLimits); ok {
 		t.Fatal("the sessions in Postgres admitted an early answer")
 	}
 }
@@ -100,24 +110,17 @@ func TestReserveOnlyWithRoomKnown(t *testing.T) {
 // REQ hands it back, and is handed back once; a REQ that reuses a pending
 // id takes that id's place rather than a second one.
 func TestReservationHandedBackOnClose(t *testing.T) {
-	ctx := context.Background()
-	const community = "default"
-	lim := sessions.Limits{PerConnection: 8, PerKey: 100}
-	reg := sessions.NewRegistry(sessionstest.DynamoDB(t).Store)
-	alice := testkit.NewKey(t)
-	if _, err := reg.Open(ctx, sessions.Connection{ID: "conn", Community: community, Pubkey: alice.Pub, Challenge: "x"}); err != nil {
-		t.Fatal(err)
-	}
+	ctx, reg, alice := roomRegistry(t)
 	row, err := reg.Row(community, "conn", "s0", alice.Pub, []nostr.Filter{{Kinds: []int{9}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := reg.PutHeld(ctx, row, lim, nil); err != nil { // held 1: room for 3 within half of 8
+	if err := reg.PutHeld(ctx, row, roomLimits, nil); err != nil { // held 1: room for 3 within half of 8
 		t.Fatal(err)
 	}
 	reserve := func(sub string) *sessions.Reservation {
 		t.Helper()
-		res, ok := reg.Reserve("conn", community, alice.Pub, sub, lim)
+		res, ok := reg.Reserve("conn", community, alice.Pub, sub, roomLimits)
 		if !ok {
 			t.Fatalf("reservation of %s refused", sub)
 		}
@@ -125,7 +128,7 @@ func TestReservationHandedBackOnClose(t *testing.T) {
 	}
 	a, _, _ := reserve("a"), reserve("b"), reserve("b") // b twice: one place
 	reserve("c")
-	if _, ok := reg.Reserve("conn", community, alice.Pub, "d", lim); ok {
+	if _, ok := reg.Reserve("conn", community, alice.Pub, "d", roomLimits); ok {
 		t.Fatal("admitted past half the connection's limit")
 	}
 	if err := reg.CloseSub(ctx, "conn", "a"); err != nil {
@@ -133,7 +136,7 @@ func TestReservationHandedBackOnClose(t *testing.T) {
 	}
 	reg.Release(a) // its REQ hands it back too: no second place freed
 	reserve("d")
-	if _, ok := reg.Reserve("conn", community, alice.Pub, "e", lim); ok {
+	if _, ok := reg.Reserve("conn", community, alice.Pub, "e", roomLimits); ok {
 		t.Fatal("a place was freed twice")
 	}
 }
