@@ -50,9 +50,12 @@ import (
 //     store landed, and what was stored is withdrawn (WithdrawIfClosed):
 //     whichever lands last removes the subscription.
 //   - The subscription is live closeGrace and one store later than its
-//     answer; what committed meanwhile comes by the catch-up. A REQ that
-//     replaces a live subscription of the same id leaves the old one live
-//     until then.
+//     answer; what committed meanwhile comes by the catch-up. A REQ whose
+//     id names a stored subscription (Registry.Live, read alongside the
+//     answer) replaces it without the grace, so the old filters end one
+//     store after its EOSE, as before. An early answer still waiting when
+//     its id is closed or asked for again on this instance is not stored
+//     (Registry.Supersede): the later REQ's filters hold the id.
 //   - An event that is never stored (ephemeral, a relay-signed overlay)
 //     cannot be caught up: a REQ whose filters may ask for one waits for
 //     its store, as before (storedOnly).
@@ -100,33 +103,32 @@ func storedOnly(filters []nostr.Filter) bool {
 // CLOSE sent on EOSE, then, unless one came, the store and its verdict,
 // the catch-up and the record for a replay.
 func (r *Relay) subscribeEarly(ctx context.Context, c Caller, req Request, row sessions.NewSubscription, read sessions.Reading, res *sessions.Reservation, start time.Time) ([]json.RawMessage, func(context.Context) error, error) {
+	// A REQ that replaces a stored subscription of its id is stored at
+	// once after its answer: the old filters must not outlive its EOSE
+	// by the grace.
+	replacing := make(chan bool, 1)
+	go func() {
+		live, err := r.Sessions.Live(ctx, c.Community, c.Connection, req.Sub)
+		replacing <- live || err != nil
+	}()
 	evs, seen, err := r.Reader.ReqSeen(ctx, c.Community, c.Pubkey, req.Filters)
 	if err != nil {
+		<-replacing
 		r.Sessions.Release(res)
 		return nil, nil, r.dropFailed(ctx, c, req.Sub, err)
 	}
 	return evs, func(ctx context.Context) error {
-		select {
-		case <-time.After(closeGrace):
-		case <-ctx.Done():
-			r.Sessions.Release(res)
-			return fmt.Errorf("relay: subscribe %s: %w", req.Sub, ctx.Err())
-		}
-		// A one-shot read's CLOSE came: nothing to store, nor to undo.
-		closed, err := r.Sessions.ClosedSince(ctx, row.Connection, row.Sub, start)
-		if err != nil {
-			r.Log.WarnContext(ctx, "relay: a CLOSE before the store", "connection", c.Connection, "sub", req.Sub, "err", err)
-		}
-		if closed {
-			r.Sessions.Release(res)
-			return nil
+		if !<-replacing {
+			if closed, err := r.closedInGrace(ctx, c, row, res, start); closed || err != nil {
+				return err
+			}
 		}
 		if err := r.Sessions.PutHeld(ctx, row, sessions.DefaultLimits, res); err != nil {
 			return fmt.Errorf("relay: subscribe %s: %w", req.Sub, err)
 		}
 		// A CLOSE may have come while the store landed (its tombstone):
 		// withdrawn, nothing more to send.
-		closed, err = r.Sessions.WithdrawIfClosed(ctx, row, start)
+		closed, err := r.Sessions.WithdrawIfClosed(ctx, row, start)
 		switch {
 		case closed:
 			if err != nil {
@@ -135,12 +137,40 @@ func (r *Relay) subscribeEarly(ctx context.Context, c Caller, req Request, row s
 			return nil
 		case err != nil:
 			return r.dropFailed(ctx, c, req.Sub, err)
+		case r.Sessions.Superseded(res):
+			// A later REQ of the id, here, answers for it now: nothing
+			// of this one's filters is caught up.
+			return nil
 		}
 		if err := r.catchUp(ctx, c, row, seen, start); err != nil {
 			return r.dropFailed(ctx, c, req.Sub, err)
 		}
 		return r.answered(c, req, read, newestOf(evs))(ctx)
 	}, nil
+}
+
+// closedInGrace waits closeGrace and reports whether row's REQ needs no
+// store after all: its id was closed (a one-shot read's CLOSE on EOSE:
+// its tombstone) or asked for again here meanwhile. Its reservation is
+// then handed back.
+func (r *Relay) closedInGrace(ctx context.Context, c Caller, row sessions.NewSubscription, res *sessions.Reservation, start time.Time) (bool, error) {
+	select {
+	case <-time.After(closeGrace):
+	case <-ctx.Done():
+		r.Sessions.Release(res)
+		return true, fmt.Errorf("relay: subscribe %s: %w", row.Sub, ctx.Err())
+	}
+	if r.Sessions.Superseded(res) {
+		return true, nil
+	}
+	closed, err := r.Sessions.ClosedSince(ctx, row.Connection, row.Sub, start)
+	if err != nil {
+		r.Log.WarnContext(ctx, "relay: a CLOSE before the store", "connection", c.Connection, "sub", row.Sub, "err", err)
+	}
+	if closed {
+		r.Sessions.Release(res)
+	}
+	return closed, nil
 }
 
 // errLate: the subscription was stored too late for its catch-up to be

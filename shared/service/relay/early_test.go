@@ -36,6 +36,15 @@ type gated struct {
 	hold    atomic.Bool
 	release chan struct{}
 	held    chan struct{}
+	// tombReads counts the reads of CLOSE tombstones.
+	tombReads atomic.Int64
+}
+
+func (g *gated) GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	if pk, ok := in.Key["pk"].(*types.AttributeValueMemberS); ok && strings.HasPrefix(pk.Value, "closed\x1f") {
+		g.tombReads.Add(1)
+	}
+	return g.API.GetItem(ctx, in, opts...)
 }
 
 func (g *gated) wait(ctx context.Context) {
@@ -346,5 +355,83 @@ func closeOnEOSE(t *testing.T, whileStoring bool) {
 		if _, err := core.Subscribe(ctx, c, relay.Request{Sub: fmt.Sprintf("more-%d", i), Filters: filters}); err != nil {
 			t.Fatalf("subscription %d of %d: %v", i+1, relayinfo.MaxSubscriptions, err)
 		}
+	}
+}
+
+// TestEarlyAnswerReplacingAStoredId: a REQ whose id names a stored
+// subscription replaces it; answered early, it is stored without waiting
+// for a CLOSE (no tombstone read before its store), so the old filters do
+// not outlive its EOSE by the grace: once stored, an event only the old
+// filters match no longer reaches the id, one the new match does.
+func TestEarlyAnswerReplacingAStoredId(t *testing.T) {
+	ctx := context.Background()
+	h := newGatedHarness(t)
+	core, c, alice, ch, p := h.core, h.c, h.alice, h.ch, h.p
+	chat := []nostr.Filter{{Kinds: []int{kinds.Chat}, Tags: nostr.TagMap{"h": {ch}}, Limit: 50}}
+	if _, err := core.Subscribe(ctx, c, relay.Request{Sub: "x", Filters: chat}); err != nil {
+		t.Fatal(err)
+	}
+	reactions := []nostr.Filter{{Kinds: []int{kinds.Reaction}, Tags: nostr.TagMap{"h": {ch}}, Limit: 50}}
+	h.g.held = make(chan struct{}, 1)
+	_, after := h.early(t, "x", reactions)
+	done := make(chan error, 1)
+	go func() { done <- after(ctx) }()
+	select {
+	case <-h.g.held:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the replacing subscription's store never began")
+	}
+	if n := h.g.tombReads.Load(); n != 0 {
+		t.Fatalf("%d tombstone reads before a replacing REQ's store, want none (it waits for no CLOSE)", n)
+	}
+	h.release()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	old := alice.Event(t, kinds.Chat, "only the old filters match", nostr.Tag{"h", ch})
+	h.publish(t, old)
+	if n := p.count("conn", "x", old.ID); n != 0 {
+		t.Fatalf("the replaced filters still delivered %d copies", n)
+	}
+	r := alice.Event(t, kinds.Reaction, "+", nostr.Tag{"h", ch}, nostr.Tag{"e", old.ID})
+	h.publish(t, r)
+	if n := p.count("conn", "x", r.ID); n != 1 {
+		t.Fatalf("the new filters: %d copies, want 1", n)
+	}
+}
+
+// TestEarlyAnswerSupersededBeforeItsStore: an early answer still waiting
+// for its store when a later REQ of the same id comes (here one with a
+// since, stored at once) is never stored: the later REQ's filters hold
+// the id, and nothing only the first one's match reaches it.
+func TestEarlyAnswerSupersededBeforeItsStore(t *testing.T) {
+	ctx := context.Background()
+	h := newGatedHarness(t)
+	core, c, alice, ch, p := h.core, h.c, h.alice, h.ch, h.p
+	chat := []nostr.Filter{{Kinds: []int{kinds.Chat}, Tags: nostr.TagMap{"h": {ch}}, Limit: 50}}
+	if _, err := core.Subscribe(ctx, c, relay.Request{Sub: "first", Filters: chat}); err != nil {
+		t.Fatal(err)
+	}
+	_, after := h.early(t, "x", chat)
+	h.release()
+	since := nostr.Now() - 60
+	reactions := []nostr.Filter{{Kinds: []int{kinds.Reaction}, Tags: nostr.TagMap{"h": {ch}}, Since: &since}}
+	if _, err := core.Subscribe(ctx, c, relay.Request{Sub: "x", Filters: reactions}); err != nil {
+		t.Fatal(err)
+	}
+	if err := after(ctx); err != nil {
+		t.Fatal(err)
+	}
+	subs, err := h.impl.Store.SubscriptionsByKey(ctx, community, [][2]string{{"conn", "x"}}, time.Now().Unix())
+	if err != nil || len(subs) != 1 || !strings.Contains(subs[0].Filters, fmt.Sprint(kinds.Reaction)) {
+		t.Fatalf("the id's stored subscription: %+v %v, want the later REQ's", subs, err)
+	}
+	ev := alice.Event(t, kinds.Chat, "only the superseded filters match", nostr.Tag{"h", ch})
+	h.publish(t, ev)
+	if n := p.count("conn", "x", ev.ID); n != 0 {
+		t.Fatalf("the superseded filters delivered %d copies", n)
+	}
+	if n := p.count("conn", "first", ev.ID); n != 1 {
+		t.Fatalf("the other subscription: %d copies, want 1", n)
 	}
 }

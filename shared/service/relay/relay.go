@@ -365,6 +365,9 @@ func (r *Relay) subscribeLive(ctx context.Context, c Caller, req Request) ([]jso
 	if c.Session != nil {
 		row.Expires = c.Session.ExpiresAt
 	}
+	// An early answer of the same id waiting here is not stored after
+	// this REQ's store (early.go).
+	r.Sessions.Supersede(c.Connection, req.Sub)
 	c.counted = r.Guard.CountMessage(ctx, r.door(c, guard.Message))
 	defer c.counted.Wait()
 	if !sessions.MayBeAbove(req.Filters) {

@@ -47,6 +47,7 @@ func roomKey(community, pubkey string) string { return "key\x1f" + community + "
 type Reservation struct {
 	conn, key, sub string
 	done           bool // handed back (under rooms.mu)
+	superseded     bool // its id was closed or asked for again here (under rooms.mu)
 }
 
 func pendingKey(conn, sub string) string { return conn + "\x1f" + sub }
@@ -78,7 +79,7 @@ func (r *Registry) Reserve(connection, community, pubkey, sub string, lim Limits
 		r.room.pending = map[string]*Reservation{}
 	}
 	if old := r.room.pending[pendingKey(connection, sub)]; old != nil {
-		r.room.release(old) // a REQ of the same id replaced it
+		r.room.supersede(old) // a REQ of the same id replaced it
 	}
 	r.room.pending[pendingKey(connection, sub)] = res
 	return res, true
@@ -173,15 +174,33 @@ func (r *Registry) unreserve(res *Reservation) {
 	r.room.release(res)
 }
 
-// unreserveSub hands back the reservation of sub of connection, if one is
-// pending here: its id was closed, and will not be stored (or, when its
-// store began already, is withdrawn).
-func (r *Registry) unreserveSub(connection, sub string) {
+// Supersede ends the wait of an early answer pending here for sub of
+// connection, if any: its id was closed, or asked for again (a REQ that
+// replaces it), so it must not be stored after all (Superseded); its
+// place is handed back now.
+func (r *Registry) Supersede(connection, sub string) {
 	r.room.mu.Lock()
 	defer r.room.mu.Unlock()
 	if res := r.room.pending[pendingKey(connection, sub)]; res != nil {
-		r.room.release(res)
+		r.room.supersede(res)
 	}
+}
+
+// Superseded reports whether res's id was closed or asked for again on
+// this instance since it was reserved (Supersede).
+func (r *Registry) Superseded(res *Reservation) bool {
+	if res == nil {
+		return false
+	}
+	r.room.mu.Lock()
+	defer r.room.mu.Unlock()
+	return res.superseded
+}
+
+// supersede marks res superseded and hands it back. Callers hold mu.
+func (rs *rooms) supersede(res *Reservation) {
+	res.superseded = true
+	rs.release(res)
 }
 
 // release hands res back once. Callers hold mu.

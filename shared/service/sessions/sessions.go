@@ -266,7 +266,7 @@ func (r *Registry) Unsubscribe(ctx context.Context, connection, sub string) erro
 // (session.Closer), it leaves the tombstone such a REQ withdraws by
 // (WithdrawIfClosed).
 func (r *Registry) CloseSub(ctx context.Context, connection, sub string) error {
-	r.unreserveSub(connection, sub)
+	r.Supersede(connection, sub)
 	c, ok := r.st.(session.Closer)
 	if !ok {
 		return r.Unsubscribe(ctx, connection, sub)
@@ -294,6 +294,16 @@ func (r *Registry) ClosedSince(ctx context.Context, connection, sub string, sinc
 		return false, fmt.Errorf("sessions: %w", err)
 	}
 	return at >= since.UnixNano(), nil
+}
+
+// Live reports whether subscription sub of connection is stored (a REQ
+// of that id replaces it).
+func (r *Registry) Live(ctx context.Context, community, connection, sub string) (bool, error) {
+	subs, err := r.st.SubscriptionsByKey(ctx, community, [][2]string{{connection, sub}}, r.now().Unix())
+	if err != nil {
+		return false, fmt.Errorf("sessions: %w", err)
+	}
+	return len(subs) > 0, nil
 }
 
 // WithdrawIfClosed removes row, stored for a REQ answered before its
