@@ -44,8 +44,9 @@ import (
 //     stored: every CLOSE leaves a tombstone first
 //     (sessions.Registry.CloseSub), and the answered REQ waits closeGrace,
 //     reads it (ClosedSince) and stores nothing when it is there: such a
-//     read costs the session store one read besides the CLOSE's two
-//     writes, where storing and removing it took about ten requests. A
+//     read costs the session store two reads (with Live's, below) besides
+//     the CLOSE's two writes, where storing and removing it took about
+//     ten requests. A
 //     CLOSE that comes later, while the store lands, is read once the
 //     store landed, and what was stored is withdrawn (WithdrawIfClosed):
 //     whichever lands last removes the subscription.
