@@ -351,7 +351,12 @@ func (st *Store) SubscribeHeld(ctx context.Context, sub session.NewSubscription,
 			}
 		}
 	}
-	_, held.Connection = heldWith(strs(out.Attributes, "subs"), sub.Sub)
+	ids := strs(out.Attributes, "subs")
+	_, held.Connection = heldWith(ids, sub.Sub)
+	if !slices.Contains(ids, sub.Sub) {
+		ids = append(ids, sub.Sub)
+	}
+	held.Subs = ids
 	return held, st.batchWrite(ctx, stale)
 }
 

@@ -41,7 +41,12 @@ type Subscription struct {
 
 // Held is how many subscriptions a connection's and a key's sets held
 // once one was stored (0: not counted).
-type Held struct{ Connection, Key int }
+type Held struct {
+	Connection, Key int
+	// Subs are the connection's subscription ids once one was stored
+	// (nil: not known).
+	Subs []string
+}
 
 // HeldReporter is a Store whose Subscribe can report Held (DynamoDB).
 type HeldReporter interface {

@@ -44,17 +44,18 @@ import (
 //     stored: every CLOSE leaves a tombstone first
 //     (sessions.Registry.CloseSub), and the answered REQ waits closeGrace,
 //     reads it (ClosedSince) and stores nothing when it is there: such a
-//     read costs the session store two reads (with Live's, below) besides
-//     the CLOSE's two writes, where storing and removing it took about
-//     ten requests. A
+//     read costs the session store one read besides the CLOSE's two
+//     writes, where storing and removing it took about ten requests. A
 //     CLOSE that comes later, while the store lands, is read once the
 //     store landed, and what was stored is withdrawn (WithdrawIfClosed):
 //     whichever lands last removes the subscription.
 //   - The subscription is live closeGrace and one store later than its
 //     answer; what committed meanwhile comes by the catch-up. A REQ whose
-//     id names a stored subscription (Registry.Live, read alongside the
-//     answer) replaces it without the grace, so the old filters end one
-//     store after its EOSE, as before. An early answer still waiting when
+//     id names a subscription its connection holds, as this instance
+//     learnt from its stores (Reservation.Replaces), replaces it without
+//     the grace, so the old filters end one store after its EOSE, as
+//     before; one stored through another instance since is replaced
+//     after the grace. An early answer still waiting when
 //     its id is closed or asked for again on this instance is not stored
 //     (Registry.Supersede): the later REQ's filters hold the id.
 //   - An event that is never stored (ephemeral, a relay-signed overlay)
@@ -104,22 +105,16 @@ func storedOnly(filters []nostr.Filter) bool {
 // CLOSE sent on EOSE, then, unless one came, the store and its verdict,
 // the catch-up and the record for a replay.
 func (r *Relay) subscribeEarly(ctx context.Context, c Caller, req Request, row sessions.NewSubscription, read sessions.Reading, res *sessions.Reservation, start time.Time) ([]json.RawMessage, func(context.Context) error, error) {
-	// A REQ that replaces a stored subscription of its id is stored at
-	// once after its answer: the old filters must not outlive its EOSE
-	// by the grace.
-	replacing := make(chan bool, 1)
-	go func() {
-		live, err := r.Sessions.Live(ctx, c.Community, c.Connection, req.Sub)
-		replacing <- live || err != nil
-	}()
 	evs, seen, err := r.Reader.ReqSeen(ctx, c.Community, c.Pubkey, req.Filters)
 	if err != nil {
-		<-replacing
 		r.Sessions.Release(res)
 		return nil, nil, r.dropFailed(ctx, c, req.Sub, err)
 	}
 	return evs, func(ctx context.Context) error {
-		if !<-replacing {
+		// A REQ that replaces a subscription of its id is stored at once
+		// after its answer: the old filters must not outlive its EOSE by
+		// the grace.
+		if !res.Replaces() {
 			if closed, err := r.closedInGrace(ctx, c, row, res, start); closed || err != nil {
 				return err
 			}

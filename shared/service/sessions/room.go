@@ -31,6 +31,9 @@ const roomMax = 10000
 type roomCount struct {
 	held, storing int
 	at            time.Time
+	// ids, for a connection, are the subscription ids the store reported
+	// it holds (learn), less those closed here.
+	ids map[string]bool
 }
 
 type rooms struct {
@@ -48,7 +51,12 @@ type Reservation struct {
 	conn, key, sub string
 	done           bool // handed back (under rooms.mu)
 	superseded     bool // its id was closed or asked for again here (under rooms.mu)
+	replaces       bool // its id was held when reserved, as known here
 }
+
+// Replaces reports whether res's id names a subscription its connection
+// holds, as this instance last learnt (a REQ that replaces it).
+func (res *Reservation) Replaces() bool { return res != nil && res.replaces }
 
 func pendingKey(conn, sub string) string { return conn + "\x1f" + sub }
 
@@ -75,6 +83,7 @@ func (r *Registry) Reserve(connection, community, pubkey, sub string, lim Limits
 	}
 	c.storing++
 	k.storing++
+	res.replaces = c.ids[sub]
 	if r.room.pending == nil {
 		r.room.pending = map[string]*Reservation{}
 	}
@@ -219,7 +228,7 @@ func (rs *rooms) release(res *Reservation) {
 	}
 }
 
-// learn records the counts the store reported.
+// learn records the counts the store reported, and the connection's ids.
 func (r *Registry) learn(conn, key string, held session.Held) {
 	now := r.now()
 	r.room.mu.Lock()
@@ -237,21 +246,34 @@ func (r *Registry) learn(conn, key string, held session.Held) {
 		}
 		n := x.n
 		// Stores answer out of order: a fresh count only rises here
-		// (a CLOSE through this registry lowers it, closed).
-		if now.Sub(c.at) < roomFresh {
+		// (a CLOSE through this registry lowers it, closed), and a
+		// fresh set of ids only grows.
+		fresh := now.Sub(c.at) < roomFresh
+		if fresh {
 			n = max(n, c.held)
+		}
+		if x.id == conn && held.Subs != nil {
+			if !fresh || c.ids == nil {
+				c.ids = map[string]bool{}
+			}
+			for _, s := range held.Subs {
+				c.ids[s] = true
+			}
 		}
 		c.held, c.at = n, now
 	}
 }
 
-// closed records that connection holds one subscription less (its key's
-// count is left as it was: higher, the safe side).
-func (r *Registry) closed(connection string) {
+// closed records that connection holds one subscription less, sub (its
+// key's count is left as it was: higher, the safe side).
+func (r *Registry) closed(connection, sub string) {
 	r.room.mu.Lock()
 	defer r.room.mu.Unlock()
-	if c := r.room.counts[connection]; c != nil && c.held > 0 {
-		c.held--
+	if c := r.room.counts[connection]; c != nil {
+		if c.held > 0 {
+			c.held--
+		}
+		delete(c.ids, sub)
 	}
 }
 

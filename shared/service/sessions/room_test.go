@@ -140,3 +140,37 @@ func TestReservationHandedBackOnClose(t *testing.T) {
 		t.Fatal("a place was freed twice")
 	}
 }
+
+// TestReservationKnowsAReplacedId: a reservation tells whether its id
+// names a subscription the connection holds, as the store last reported
+// to this registry, until the id is closed here.
+func TestReservationKnowsAReplacedId(t *testing.T) {
+	ctx, reg, alice := roomRegistry(t)
+	row, err := reg.Row(community, "conn", "held", alice.Pub, []nostr.Filter{{Kinds: []int{9}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.PutHeld(ctx, row, roomLimits, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		sub  string
+		want bool
+	}{{"held", true}, {"new", false}} {
+		res, ok := reg.Reserve("conn", community, alice.Pub, c.sub, roomLimits)
+		if !ok {
+			t.Fatalf("reservation of %s refused", c.sub)
+		}
+		if res.Replaces() != c.want {
+			t.Errorf("reservation of %s: replaces %v, want %v", c.sub, res.Replaces(), c.want)
+		}
+		reg.Release(res)
+	}
+	if err := reg.CloseSub(ctx, "conn", "held"); err != nil {
+		t.Fatal(err)
+	}
+	res, ok := reg.Reserve("conn", community, alice.Pub, "held", roomLimits)
+	if !ok || res.Replaces() {
+		t.Fatalf("after its CLOSE: reserved %v, replaces %v, want a new id", ok, res.Replaces())
+	}
+}

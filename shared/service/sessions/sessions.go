@@ -273,7 +273,7 @@ func (r *Registry) CloseSub(ctx context.Context, connection, sub string) error {
 	}
 	ended, err := c.CloseSubscription(ctx, connection, sub, r.now().UnixNano())
 	if ended {
-		r.closed(connection)
+		r.closed(connection, sub)
 	}
 	if err != nil {
 		return fmt.Errorf("sessions: %w", err)
@@ -296,16 +296,6 @@ func (r *Registry) ClosedSince(ctx context.Context, connection, sub string, sinc
 	return at >= since.UnixNano(), nil
 }
 
-// Live reports whether subscription sub of connection is stored (a REQ
-// of that id replaces it).
-func (r *Registry) Live(ctx context.Context, community, connection, sub string) (bool, error) {
-	subs, err := r.st.SubscriptionsByKey(ctx, community, [][2]string{{connection, sub}}, r.now().Unix())
-	if err != nil {
-		return false, fmt.Errorf("sessions: %w", err)
-	}
-	return len(subs) > 0, nil
-}
-
 // WithdrawIfClosed removes row, stored for a REQ answered before its
 // store landed, when its client closed the id since the REQ began
 // (since): true then, and the subscription is no more.
@@ -317,7 +307,7 @@ func (r *Registry) WithdrawIfClosed(ctx context.Context, row NewSubscription, si
 	if err := r.st.(session.Closer).Withdraw(ctx, row); err != nil {
 		return true, fmt.Errorf("sessions: %w", err)
 	}
-	r.closed(row.Connection)
+	r.closed(row.Connection, row.Sub)
 	return true, nil
 }
 
@@ -326,7 +316,7 @@ func (r *Registry) WithdrawIfClosed(ctx context.Context, row NewSubscription, si
 func (r *Registry) End(ctx context.Context, connection, sub string) (bool, error) {
 	ended, err := r.st.EndSubscription(ctx, connection, sub)
 	if ended {
-		r.closed(connection)
+		r.closed(connection, sub)
 	}
 	return ended, err
 }
