@@ -186,6 +186,17 @@ func (h *gatedHarness) early(t *testing.T, sub string, filters []nostr.Filter) (
 	return 0, nil
 }
 
+// chatSubscribed stores sub, a REQ for the channel's chat, and returns
+// its filters.
+func (h *gatedHarness) chatSubscribed(t *testing.T, sub string) []nostr.Filter {
+	t.Helper()
+	chat := []nostr.Filter{{Kinds: []int{kinds.Chat}, Tags: nostr.TagMap{"h": {h.ch}}, Limit: 50}}
+	if _, err := h.core.Subscribe(context.Background(), h.c, relay.Request{Sub: sub, Filters: chat}); err != nil {
+		t.Fatal(err)
+	}
+	return chat
+}
+
 // release lets the held writes land.
 func (h *gatedHarness) release() {
 	h.g.hold.Store(false)
@@ -366,11 +377,8 @@ func closeOnEOSE(t *testing.T, whileStoring bool) {
 func TestEarlyAnswerReplacingAStoredId(t *testing.T) {
 	ctx := context.Background()
 	h := newGatedHarness(t)
-	core, c, alice, ch, p := h.core, h.c, h.alice, h.ch, h.p
-	chat := []nostr.Filter{{Kinds: []int{kinds.Chat}, Tags: nostr.TagMap{"h": {ch}}, Limit: 50}}
-	if _, err := core.Subscribe(ctx, c, relay.Request{Sub: "x", Filters: chat}); err != nil {
-		t.Fatal(err)
-	}
+	alice, ch, p := h.alice, h.ch, h.p
+	h.chatSubscribed(t, "x")
 	reactions := []nostr.Filter{{Kinds: []int{kinds.Reaction}, Tags: nostr.TagMap{"h": {ch}}, Limit: 50}}
 	h.g.held = make(chan struct{}, 1)
 	_, after := h.early(t, "x", reactions)
@@ -408,10 +416,7 @@ func TestEarlyAnswerSupersededBeforeItsStore(t *testing.T) {
 	ctx := context.Background()
 	h := newGatedHarness(t)
 	core, c, alice, ch, p := h.core, h.c, h.alice, h.ch, h.p
-	chat := []nostr.Filter{{Kinds: []int{kinds.Chat}, Tags: nostr.TagMap{"h": {ch}}, Limit: 50}}
-	if _, err := core.Subscribe(ctx, c, relay.Request{Sub: "first", Filters: chat}); err != nil {
-		t.Fatal(err)
-	}
+	chat := h.chatSubscribed(t, "first")
 	_, after := h.early(t, "x", chat)
 	h.release()
 	since := nostr.Now() - 60

@@ -30,6 +30,17 @@ func roomRegistry(t *testing.T) (context.Context, *sessions.Registry, testkit.Ke
 	return ctx, reg, alice
 }
 
+// putRow stores alice's subscription sub of "conn" (kind 9) through reg,
+// with res its reservation (nil: none).
+func putRow(t *testing.T, reg *sessions.Registry, alice testkit.Key, sub string, res *sessions.Reservation) error {
+	t.Helper()
+	row, err := reg.Row(community, "conn", sub, alice.Pub, []nostr.Filter{{Kinds: []int{9}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg.PutHeld(context.Background(), row, roomLimits, res)
+}
+
 // TestReserveOnlyWithRoomKnown: an early answer is admitted only for a
 // connection and a key whose counts this registry learnt from the store,
 // while the subscriptions they hold, with those being stored, stay within
@@ -38,13 +49,7 @@ func roomRegistry(t *testing.T) (context.Context, *sessions.Registry, testkit.Ke
 // early.
 func TestReserveOnlyWithRoomKnown(t *testing.T) {
 	ctx, reg, alice := roomRegistry(t)
-	put := func(sub string, res *sessions.Reservation) error {
-		row, err := reg.Row(community, "conn", sub, alice.Pub, []nostr.Filter{{Kinds: []int{9}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return reg.PutHeld(ctx, row, roomLimits, res)
-	}
+	put := func(sub string, res *sessions.Reservation) error { return putRow(t, reg, alice, sub, res) }
 	if _, ok := reg.Reserve("conn", community, alice.Pub, "q", roomLimits); ok {
 		t.Fatal("admitted with no count known")
 	}
@@ -111,11 +116,7 @@ func TestReserveOnlyWithRoomKnown(t *testing.T) {
 // id takes that id's place rather than a second one.
 func TestReservationHandedBackOnClose(t *testing.T) {
 	ctx, reg, alice := roomRegistry(t)
-	row, err := reg.Row(community, "conn", "s0", alice.Pub, []nostr.Filter{{Kinds: []int{9}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := reg.PutHeld(ctx, row, roomLimits, nil); err != nil { // held 1: room for 3 within half of 8
+	if err := putRow(t, reg, alice, "s0", nil); err != nil { // held 1: room for 3 within half of 8
 		t.Fatal(err)
 	}
 	reserve := func(sub string) *sessions.Reservation {
@@ -146,11 +147,7 @@ func TestReservationHandedBackOnClose(t *testing.T) {
 // to this registry, until the id is closed here.
 func TestReservationKnowsAReplacedId(t *testing.T) {
 	ctx, reg, alice := roomRegistry(t)
-	row, err := reg.Row(community, "conn", "held", alice.Pub, []nostr.Filter{{Kinds: []int{9}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := reg.PutHeld(ctx, row, roomLimits, nil); err != nil {
+	if err := putRow(t, reg, alice, "held", nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
