@@ -298,7 +298,7 @@ func (st *Store) SubscribeHeld(ctx context.Context, sub session.NewSubscription,
 			if werr == nil {
 				uerr = st.unput(ctx, sub, old)
 			} else {
-				uerr = st.abandon(ctx, sub)
+				uerr = st.Withdraw(ctx, sub)
 			}
 			if uerr != nil {
 				return held, errors.Join(err, uerr)
@@ -306,11 +306,11 @@ func (st *Store) SubscribeHeld(ctx context.Context, sub session.NewSubscription,
 		}
 		return held, err
 	}
-	// Both sets took the id: from here a failure ends it wholly (abandon),
+	// Both sets took the id: from here a failure ends it wholly (Withdraw),
 	// as the error its REQ is answered with says.
 	defer func() {
 		if err != nil {
-			err = errors.Join(err, st.abandon(ctx, sub))
+			err = errors.Join(err, st.Withdraw(ctx, sub))
 		}
 	}()
 	if expires := num(out.Attributes, "expires"); !early || expires != sub.Expires {
@@ -371,16 +371,18 @@ func heldWith(old []string, entry string) (had bool, held int) {
 	return had, held
 }
 
-// abandon ends subscription sub wholly after a failure while storing it,
-// whatever the failure left: the item (this attempt's or the one it was to
-// replace) with its entries, this attempt's entries, and the id in both
-// sets. A replaced subscription ends too: its REQ is answered with an
-// error, which ends the id for the client.
-func (st *Store) abandon(ctx context.Context, sub session.NewSubscription) error {
+// Withdraw ends subscription sub wholly, whatever another call removed
+// already: after a failure while storing it, or for an early answer
+// whose CLOSE came while its store landed (session.Closer). It removes
+// the item (this attempt's or the one it was to replace) with its
+// entries, this attempt's entries, and the id in both sets. A replaced
+// subscription ends too: its REQ is answered with an error, or was
+// closed, which ends the id for the client.
+func (st *Store) Withdraw(ctx context.Context, sub session.NewSubscription) error {
 	out, err := st.api.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &st.table, Key: key(connPK(sub.Connection), subSK(sub.Sub)),
 		ReturnValues: types.ReturnValueAllOld})
 	if err != nil {
-		return errorf("abandon %s: %w", sub.Sub, err)
+		return errorf("withdraw %s: %w", sub.Sub, err)
 	}
 	// What sub stored and what the item held, if another store of the
 	// id replaced it since (its pins), removed in one pass.
@@ -400,7 +402,7 @@ func (st *Store) abandon(ctx context.Context, sub session.NewSubscription) error
 		other = st.unindex(ctx, sub.Connection, sub.Sub, old, false)
 	}
 	if err := errors.Join(other, st.unindex(ctx, sub.Connection, sub.Sub, item, true)); err != nil {
-		return errorf("abandon %s: %w", sub.Sub, err)
+		return errorf("withdraw %s: %w", sub.Sub, err)
 	}
 	return nil
 }
@@ -688,13 +690,6 @@ func (st *Store) ClosedAt(ctx context.Context, connection, sub string) (int64, e
 		return 0, errorf("closed %s: %w", sub, err)
 	}
 	return num(out.Item, "at"), nil
-}
-
-// Withdraw removes subscription sub as this store stored it (its item,
-// its entries, its places in both sets), whatever another call removed
-// already.
-func (st *Store) Withdraw(ctx context.Context, sub session.NewSubscription) error {
-	return st.abandon(ctx, sub)
 }
 
 // unindex removes what a deleted subscription item (old) left, all at

@@ -107,7 +107,7 @@ func (r *Registry) PutHeld(ctx context.Context, row NewSubscription, lim Limits,
 		res = r.storing(row.Connection, roomKey(row.Community, row.Pubkey))
 	}
 	held, err := hr.SubscribeHeld(ctx, row, lim)
-	r.unreserve(res)
+	r.Release(res)
 	switch {
 	case err == nil:
 	case errors.Is(err, ErrConnectionFull):
@@ -172,9 +172,7 @@ func (rs *rooms) entry(id string, now time.Time) *roomCount {
 
 // Release hands back res, reserved for a subscription that will not be
 // stored (its REQ was closed, or failed, before its store began).
-func (r *Registry) Release(res *Reservation) { r.unreserve(res) }
-
-func (r *Registry) unreserve(res *Reservation) {
+func (r *Registry) Release(res *Reservation) {
 	if res == nil {
 		return
 	}
