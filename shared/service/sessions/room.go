@@ -30,7 +30,13 @@ const roomMax = 10000
 
 type roomCount struct {
 	held, storing int
-	at            time.Time
+	// early, for a connection, is how many of storing are early answers
+	// not yet stored: answered EOSE, so held as far as the client knows;
+	// drained, when made, is closed once early is back to 0
+	// (awaitAnswered).
+	early   int
+	drained chan struct{}
+	at      time.Time
 	// ids, for a connection, are the subscription ids the store reported
 	// it holds (learn), less those closed here.
 	ids map[string]bool
@@ -51,6 +57,7 @@ type Reservation struct {
 	conn, key, sub string
 	done           bool // handed back (under rooms.mu)
 	superseded     bool // its id was closed or asked for again here (under rooms.mu)
+	early          bool // an early answer's (Reserve), not a stored REQ's (storing)
 	replaces       bool // its id was held when reserved, as known here
 }
 
@@ -83,7 +90,8 @@ func (r *Registry) Reserve(connection, community, pubkey, sub string, lim Limits
 	}
 	c.storing++
 	k.storing++
-	res.replaces = c.ids[sub]
+	c.early++
+	res.early, res.replaces = true, c.ids[sub]
 	if r.room.pending == nil {
 		r.room.pending = map[string]*Reservation{}
 	}
@@ -104,6 +112,7 @@ func (r *Registry) PutHeld(ctx context.Context, row NewSubscription, lim Limits,
 		return r.Put(ctx, row, lim)
 	}
 	if res == nil {
+		r.awaitAnswered(ctx, row.Connection, lim)
 		res = r.storing(row.Connection, roomKey(row.Community, row.Pubkey))
 	}
 	held, err := hr.SubscribeHeld(ctx, row, lim)
@@ -117,6 +126,43 @@ func (r *Registry) PutHeld(ctx context.Context, row NewSubscription, lim Limits,
 	}
 	r.learn(row.Connection, roomKey(row.Community, row.Pubkey), held)
 	return r.verdict(err, row, lim)
+}
+
+// answeredWait bounds how long a REQ stored here waits for the early
+// answers of its connection pending here (awaitAnswered).
+const answeredWait = 2 * time.Second
+
+// awaitAnswered waits, at most answeredWait, until the early answers of
+// connection this instance answered and has not stored yet are stored or
+// dropped, when a REQ stored now could meet the connection's limit (past
+// half of it, where Reserve admits no early answer): those were answered
+// EOSE before this REQ came, and the store counts only what it holds, so
+// they must land first. (Another instance's pending answers are not
+// known here: should the store refuse one of those once it lands, its
+// CLOSED follows its EOSE, as for any early answer the store refuses.)
+func (r *Registry) awaitAnswered(ctx context.Context, connection string, lim Limits) {
+	timer := time.NewTimer(answeredWait)
+	defer timer.Stop()
+	for {
+		r.room.mu.Lock()
+		c := r.room.counts[connection]
+		if c == nil || c.early == 0 || 2*(c.held+c.storing+1) <= lim.PerConnection {
+			r.room.mu.Unlock()
+			return
+		}
+		if c.drained == nil {
+			c.drained = make(chan struct{})
+		}
+		drained := c.drained
+		r.room.mu.Unlock()
+		select {
+		case <-drained:
+		case <-timer.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // verdict is the refusal, or the failure, a store's Subscribe error
@@ -220,8 +266,19 @@ func (rs *rooms) release(res *Reservation) {
 		delete(rs.pending, pendingKey(res.conn, res.sub))
 	}
 	for _, id := range []string{res.conn, res.key} {
-		if c := rs.counts[id]; c != nil && c.storing > 0 {
+		c := rs.counts[id]
+		if c == nil {
+			continue
+		}
+		if c.storing > 0 {
 			c.storing--
+		}
+		if id == res.conn && res.early && c.early > 0 {
+			c.early--
+			if c.early == 0 && c.drained != nil {
+				close(c.drained)
+				c.drained = nil
+			}
 		}
 	}
 }
@@ -279,5 +336,8 @@ func (r *Registry) closed(connection, sub string) {
 func (r *Registry) forgetRoom(connection string) {
 	r.room.mu.Lock()
 	defer r.room.mu.Unlock()
+	if c := r.room.counts[connection]; c != nil && c.drained != nil {
+		close(c.drained)
+	}
 	delete(r.room.counts, connection)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/nbd-wtf/go-nostr"
 
@@ -169,5 +170,45 @@ func TestReservationKnowsAReplacedId(t *testing.T) {
 	res, ok := reg.Reserve("conn", community, alice.Pub, "held", roomLimits)
 	if !ok || res.Replaces() {
 		t.Fatalf("after its CLOSE: reserved %v, replaces %v, want a new id", ok, res.Replaces())
+	}
+}
+
+// TestAnsweredNotYetStoredCount: early answers answered EOSE and not yet
+// stored are stored before a REQ that came after them, once that REQ
+// could meet the limit (the store counts only what landed): a connection
+// of 8 with 1 held and 3 answered stores 4 more and refuses the next,
+// whenever the 3 land.
+func TestAnsweredNotYetStoredCount(t *testing.T) {
+	_, reg, alice := roomRegistry(t)
+	if err := putRow(t, reg, alice, "s0", nil); err != nil {
+		t.Fatal(err)
+	}
+	var pending []*sessions.Reservation
+	for i := range 3 {
+		res, ok := reg.Reserve("conn", community, alice.Pub, fmt.Sprintf("e%d", i), roomLimits)
+		if !ok {
+			t.Fatalf("reservation %d refused", i)
+		}
+		pending = append(pending, res)
+	}
+	landed := make(chan error, len(pending))
+	go func() {
+		time.Sleep(100 * time.Millisecond) // the early answers' grace
+		for i, res := range pending {
+			landed <- putRow(t, reg, alice, fmt.Sprintf("e%d", i), res)
+		}
+	}()
+	for i := 1; i <= 4; i++ {
+		if err := putRow(t, reg, alice, fmt.Sprintf("s%d", i), nil); err != nil {
+			t.Fatalf("s%d with %d held and 3 answered: %v", i, i, err)
+		}
+	}
+	if err := putRow(t, reg, alice, "s5", nil); err == nil || err.Error() != sessions.Full(roomLimits.PerConnection, "s5").Error() {
+		t.Fatalf("the ninth subscription (5 stored, 3 answered): %v, want the connection's limit", err)
+	}
+	for i := range pending {
+		if err := <-landed; err != nil {
+			t.Fatalf("answered e%d: %v", i, err)
+		}
 	}
 }
