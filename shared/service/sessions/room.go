@@ -30,10 +30,9 @@ const roomMax = 10000
 
 type roomCount struct {
 	held, storing int
-	// early, for a connection, is how many of storing are early answers
-	// not yet stored: answered EOSE, so held as far as the client knows;
-	// drained, when made, is closed once early is back to 0
-	// (awaitAnswered).
+	// early is how many of storing are early answers not yet stored:
+	// answered EOSE, so held as far as the client knows; drained, when
+	// made, is closed once early is back to 0 (awaitAnswered).
 	early   int
 	drained chan struct{}
 	at      time.Time
@@ -88,9 +87,10 @@ func (r *Registry) Reserve(connection, community, pubkey, sub string, lim Limits
 	if !fresh(c, lim.PerConnection) || !fresh(k, lim.PerKey) {
 		return nil, false
 	}
-	c.storing++
-	k.storing++
-	c.early++
+	for _, x := range []*roomCount{c, k} {
+		x.storing++
+		x.early++
+	}
 	res.early, res.replaces = true, c.ids[sub]
 	if r.room.pending == nil {
 		r.room.pending = map[string]*Reservation{}
@@ -112,7 +112,7 @@ func (r *Registry) PutHeld(ctx context.Context, row NewSubscription, lim Limits,
 		return r.Put(ctx, row, lim)
 	}
 	if res == nil {
-		r.awaitAnswered(ctx, row.Connection, lim)
+		r.awaitAnswered(ctx, row, lim)
 		res = r.storing(row.Connection, roomKey(row.Community, row.Pubkey))
 	}
 	held, err := hr.SubscribeHeld(ctx, row, lim)
@@ -129,32 +129,25 @@ func (r *Registry) PutHeld(ctx context.Context, row NewSubscription, lim Limits,
 }
 
 // answeredWait bounds how long a REQ stored here waits for the early
-// answers of its connection pending here (awaitAnswered).
+// answers of its connection and key pending here (awaitAnswered).
 const answeredWait = 2 * time.Second
 
 // awaitAnswered waits, at most answeredWait, until the early answers of
-// connection this instance answered and has not stored yet are stored or
-// dropped, when a REQ stored now could meet the connection's limit (past
+// row's connection and key this instance answered and has not stored yet
+// are stored or dropped, when row stored now could meet their limit (past
 // half of it, where Reserve admits no early answer): those were answered
-// EOSE before this REQ came, and the store counts only what it holds, so
+// EOSE before row's REQ came, and the store counts only what it holds, so
 // they must land first. (Another instance's pending answers are not
 // known here: should the store refuse one of those once it lands, its
 // CLOSED follows its EOSE, as for any early answer the store refuses.)
-func (r *Registry) awaitAnswered(ctx context.Context, connection string, lim Limits) {
+func (r *Registry) awaitAnswered(ctx context.Context, row NewSubscription, lim Limits) {
 	timer := time.NewTimer(answeredWait)
 	defer timer.Stop()
 	for {
-		r.room.mu.Lock()
-		c := r.room.counts[connection]
-		if c == nil || c.early == 0 || 2*(c.held+c.storing+1) <= lim.PerConnection {
-			r.room.mu.Unlock()
+		drained := r.room.undrained(row.Connection, roomKey(row.Community, row.Pubkey), lim)
+		if drained == nil {
 			return
 		}
-		if c.drained == nil {
-			c.drained = make(chan struct{})
-		}
-		drained := c.drained
-		r.room.mu.Unlock()
 		select {
 		case <-drained:
 		case <-timer.C:
@@ -163,6 +156,28 @@ func (r *Registry) awaitAnswered(ctx context.Context, connection string, lim Lim
 			return
 		}
 	}
+}
+
+// undrained is what to wait on (awaitAnswered) for a REQ of conn and key
+// under lim: nil when neither has early answers pending here past half
+// its limit.
+func (rs *rooms) undrained(conn, key string, lim Limits) chan struct{} {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	for _, x := range [2]struct {
+		id    string
+		limit int
+	}{{conn, lim.PerConnection}, {key, lim.PerKey}} {
+		c := rs.counts[x.id]
+		if c == nil || c.early == 0 || x.limit <= 0 || 2*(c.held+c.storing+1) <= x.limit {
+			continue
+		}
+		if c.drained == nil {
+			c.drained = make(chan struct{})
+		}
+		return c.drained
+	}
+	return nil
 }
 
 // verdict is the refusal, or the failure, a store's Subscribe error
@@ -273,7 +288,7 @@ func (rs *rooms) release(res *Reservation) {
 		if c.storing > 0 {
 			c.storing--
 		}
-		if id == res.conn && res.early && c.early > 0 {
+		if res.early && c.early > 0 {
 			c.early--
 			if c.early == 0 && c.drained != nil {
 				close(c.drained)

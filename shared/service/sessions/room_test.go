@@ -175,40 +175,63 @@ func TestReservationKnowsAReplacedId(t *testing.T) {
 
 // TestAnsweredNotYetStoredCount: early answers answered EOSE and not yet
 // stored are stored before a REQ that came after them, once that REQ
-// could meet the limit (the store counts only what landed): a connection
-// of 8 with 1 held and 3 answered stores 4 more and refuses the next,
-// whenever the 3 land.
+// could meet a limit (the store counts only what landed): with a limit of
+// 8, 1 held and 3 answered, 4 more are stored and the next is refused,
+// whenever the 3 land; for the key's limit, the later REQs come on
+// another connection of the key.
 func TestAnsweredNotYetStoredCount(t *testing.T) {
-	_, reg, alice := roomRegistry(t)
-	if err := putRow(t, reg, alice, "s0", nil); err != nil {
-		t.Fatal(err)
-	}
-	var pending []*sessions.Reservation
-	for i := range 3 {
-		res, ok := reg.Reserve("conn", community, alice.Pub, fmt.Sprintf("e%d", i), roomLimits)
-		if !ok {
-			t.Fatalf("reservation %d refused", i)
-		}
-		pending = append(pending, res)
-	}
-	landed := make(chan error, len(pending))
-	go func() {
-		time.Sleep(100 * time.Millisecond) // the early answers' grace
-		for i, res := range pending {
-			landed <- putRow(t, reg, alice, fmt.Sprintf("e%d", i), res)
-		}
-	}()
-	for i := 1; i <= 4; i++ {
-		if err := putRow(t, reg, alice, fmt.Sprintf("s%d", i), nil); err != nil {
-			t.Fatalf("s%d with %d held and 3 answered: %v", i, i, err)
-		}
-	}
-	if err := putRow(t, reg, alice, "s5", nil); err == nil || err.Error() != sessions.Full(roomLimits.PerConnection, "s5").Error() {
-		t.Fatalf("the ninth subscription (5 stored, 3 answered): %v, want the connection's limit", err)
-	}
-	for i := range pending {
-		if err := <-landed; err != nil {
-			t.Fatalf("answered e%d: %v", i, err)
-		}
+	for _, c := range []struct {
+		name  string
+		lim   sessions.Limits
+		conn  string // the later REQs'
+		limit func(sub string) error
+	}{
+		{"connection", sessions.Limits{PerConnection: 8, PerKey: 100}, "conn", func(sub string) error { return sessions.Full(8, sub) }},
+		{"key", sessions.Limits{PerConnection: 100, PerKey: 8}, "conn2", func(sub string) error { return sessions.KeyFull(8, sub) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, reg, alice := roomRegistry(t)
+			if _, err := reg.Open(ctx, sessions.Connection{ID: "conn2", Community: community, Pubkey: alice.Pub, Challenge: "y"}); err != nil {
+				t.Fatal(err)
+			}
+			put := func(conn, sub string, res *sessions.Reservation) error {
+				row, err := reg.Row(community, conn, sub, alice.Pub, []nostr.Filter{{Kinds: []int{9}}})
+				if err != nil {
+					return err
+				}
+				return reg.PutHeld(ctx, row, c.lim, res)
+			}
+			if err := put("conn", "s0", nil); err != nil {
+				t.Fatal(err)
+			}
+			var pending []*sessions.Reservation
+			for i := range 3 {
+				res, ok := reg.Reserve("conn", community, alice.Pub, fmt.Sprintf("e%d", i), c.lim)
+				if !ok {
+					t.Fatalf("reservation %d refused", i)
+				}
+				pending = append(pending, res)
+			}
+			landed := make(chan error, len(pending))
+			go func() {
+				time.Sleep(100 * time.Millisecond) // the early answers' grace
+				for i, res := range pending {
+					landed <- put("conn", fmt.Sprintf("e%d", i), res)
+				}
+			}()
+			for i := 1; i <= 4; i++ {
+				if err := put(c.conn, fmt.Sprintf("s%d", i), nil); err != nil {
+					t.Fatalf("s%d with %d held and 3 answered: %v", i, i, err)
+				}
+			}
+			if err := put(c.conn, "s5", nil); err == nil || err.Error() != c.limit("s5").Error() {
+				t.Fatalf("the ninth subscription (5 stored, 3 answered): %v, want %v", err, c.limit("s5"))
+			}
+			for i := range pending {
+				if err := <-landed; err != nil {
+					t.Fatalf("answered e%d: %v", i, err)
+				}
+			}
+		})
 	}
 }

@@ -172,7 +172,7 @@ func (r *Registry) Subscribe(ctx context.Context, community, connection, sub, re
 
 // Put stores row under lim (Subscribe), its refusal a reject error.
 func (r *Registry) Put(ctx context.Context, row NewSubscription, lim Limits) error {
-	r.awaitAnswered(ctx, row.Connection, lim)
+	r.awaitAnswered(ctx, row, lim)
 	return r.verdict(r.st.Subscribe(ctx, row, lim), row, lim)
 }
 
