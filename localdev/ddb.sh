@@ -66,7 +66,8 @@ _buzz_ddb() {
     echo "ddb.sh: local DynamoDB on 127.0.0.1:$port (pid $(cat "$dir/ddb.pid"))" >&2
   fi
   # The table as infra/sessions.go declares it (pk, sk; ttl is the expiry
-  # attribute, which dynalite does not enforce: readers skip expired items).
+  # attribute, which dynalite does not enforce: readers skip expired items,
+  # and make dev deletes them every minute, localdev/ddbttl).
   out=$(_buzz_ddb_call "$port" DescribeTable "{\"TableName\":\"$table\"}") || return 1
   if [[ "$out" == *ResourceNotFoundException* ]]; then
     out=$(_buzz_ddb_call "$port" CreateTable "{\"TableName\":\"$table\",\"BillingMode\":\"PAY_PER_REQUEST\",

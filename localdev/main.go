@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/pprof"
@@ -19,7 +20,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/buzzrelay/relay/localdev/ddbttl"
 	"github.com/buzzrelay/relay/localdev/emulator"
+	"github.com/buzzrelay/relay/shared/aws/ddbsessions"
 	"github.com/buzzrelay/relay/shared/domain/relayurl"
 	"github.com/buzzrelay/relay/shared/postgres/migrate"
 	"github.com/buzzrelay/relay/shared/wiring/app"
@@ -68,6 +71,9 @@ func run(ctx context.Context) error {
 	}
 	if cfg.DatabaseURL == "" {
 		return errors.New("DATABASE_URL is not set: run `make dev`, which starts a local Postgres")
+	}
+	if err := expireLocalSessions(ctx, cfg, log); err != nil {
+		return err
 	}
 	if os.Getenv("BUZZ_LAMBDA") == emulator.ProcessesMode {
 		return runProcesses(ctx, addr, cfg)
@@ -153,6 +159,21 @@ func run(ctx context.Context) error {
 			fmt.Printf("WebSocket sessions in DynamoDB table %s at %s\n", cfg.Session.Table, os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"))
 		}
 	})
+}
+
+// expireLocalSessions deletes the local sessions table's expired items
+// every ddbttl.Every, as DynamoDB's TTL does behind AWS (dynalite never
+// does), when the sessions live in the local DynamoDB (localdev/ddb.sh).
+func expireLocalSessions(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
+	if !cfg.Session.On() || !strings.HasPrefix(os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"), "http://127.0.0.1:") {
+		return nil
+	}
+	c, err := ddbsessions.Client(ctx)
+	if err != nil {
+		return err
+	}
+	go ddbttl.Run(ctx, c, cfg.Session.Table, log)
+	return nil
 }
 
 // serve runs srv until ctx ends (then closes ws's sockets and shuts srv

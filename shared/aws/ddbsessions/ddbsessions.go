@@ -87,6 +87,13 @@ const (
 	aPK, aSK, aTTL = "pk", "sk", "ttl"
 )
 
+// The table's partition and sort keys and its Time to Live attribute
+// (unix seconds), for what works on the table from outside the store
+// (localdev's expiry of the local table).
+const (
+	PartitionKey, SortKey, TTLAttribute = aPK, aSK, aTTL
+)
+
 func connPK(id string) string               { return "conn" + sep + id }
 func subSK(sub string) string               { return "sub" + sep + sub }
 func audPK(community, pin string) string    { return "aud" + sep + community + sep + pin }
