@@ -36,9 +36,11 @@ import (
 //     (a handed-off batch under load) may send a second copy of an event
 //     the catch-up sent.
 //   - A refusal by the subscription limits would come after EOSE: only a
-//     REQ the registry knows has room goes early (sessions.Registry.Reserve);
-//     should the store refuse it all the same (other instances added
-//     subscriptions to the same connection or key), CLOSED follows EOSE.
+//     REQ the registry knows has room goes early (sessions.Registry.Reserve),
+//     and a later REQ stored here waits for it once its connection or key
+//     is past half a limit (sessions.Registry.awaitAnswered); should the
+//     store refuse it all the same (other instances added subscriptions to
+//     the same connection or key), CLOSED follows EOSE.
 //   - A CLOSE sent on EOSE (nostr-tools' querySync, NDK's and welshman's
 //     one-shot loads) most often comes before the subscription would be
 //     stored: every CLOSE leaves a tombstone first

@@ -141,13 +141,14 @@ const answeredWait = 2 * time.Second
 // known here: should the store refuse one of those once it lands, its
 // CLOSED follows its EOSE, as for any early answer the store refuses.)
 func (r *Registry) awaitAnswered(ctx context.Context, row NewSubscription, lim Limits) {
+	key := roomKey(row.Community, row.Pubkey)
+	drained := r.room.undrained(row.Connection, key, lim)
+	if drained == nil { // the common case: no timer made
+		return
+	}
 	timer := time.NewTimer(answeredWait)
 	defer timer.Stop()
-	for {
-		drained := r.room.undrained(row.Connection, roomKey(row.Community, row.Pubkey), lim)
-		if drained == nil {
-			return
-		}
+	for ; drained != nil; drained = r.room.undrained(row.Connection, key, lim) {
 		select {
 		case <-drained:
 		case <-timer.C:
