@@ -24,8 +24,12 @@ test:
 	trap '[ $$keep = 1 ] || localdev/stop.sh' EXIT; \
 	$(MAKE) --no-print-directory test-all
 
-test-all: test-core test-smoke test-processes test-build test-infra
-	@$(MAKE) --no-print-directory fuzz
+# Every suite side by side (localdev/suites.sh): the shared steps first (vet,
+# every test compiled once, the functions built once for this machine), then
+# core, e2e, idle, processes, smoke, build (+ infra) and fuzz in the
+# background, each logged; at the end each log and each suite's time.
+test-all:
+	@localdev/suites.sh
 
 # Stop every local service this checkout's scripts started (the Postgres
 # clusters of localdev/pg.sh, local-kms, any pid file under .localdev/).

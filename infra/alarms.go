@@ -44,6 +44,7 @@ const (
 func newAlarmTopic(stack awscdk.Stack, s Settings) awssns.Topic {
 	topic := awssns.NewTopic(stack, jsii.String("Alarms"), &awssns.TopicProps{
 		DisplayName: jsii.String("buzz relay " + s.Community + " alarms"),
+		EnforceSSL:  jsii.Bool(true),
 	})
 	if s.AlarmEmail != "" {
 		topic.AddSubscription(awssnssubscriptions.NewEmailSubscription(jsii.String(s.AlarmEmail), nil))

@@ -19,7 +19,10 @@ require (
 	github.com/buzzrelay/relay v0.0.0
 )
 
-require github.com/nbd-wtf/go-nostr v0.52.3
+require (
+	github.com/cdklabs/cdk-nag-go/cdknag/v2 v2.38.2
+	github.com/nbd-wtf/go-nostr v0.52.3
+)
 
 require (
 	github.com/ImVexed/fasturl v0.0.0-20230304231329-4e41488060f3 // indirect

@@ -2,8 +2,11 @@ package main
 
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdadestinations"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 )
@@ -11,25 +14,38 @@ import (
 // The push sender (functions/push-sender, docs/push.md): Lambda runs a
 // failed batch again PushRetryAttempts times (its runs fail while
 // deliveries are still due later), within PushMaxEventAgeMinutes, then
-// hands the batch's event to the PushFailed queue (kept 14 days, its
-// ApproximateNumberOfMessagesVisible metric in CloudWatch; no alarm, which
-// would add $0.10 a month to the idle bill). Nothing polls the queue: idle,
-// it costs nothing.
+// hands the batch's event to the PushFailed queue (kept 14 days). Nothing
+// polls the queue: idle, it costs nothing. Its alarm (AlarmPushFailed,
+// $0.10 a month) tells the operator when a delivery was given up: a
+// receiver that never answers, or callbacks this deployment cannot reach.
 const (
 	PushRetryAttempts       = 2
 	PushMaxEventAgeMinutes  = 60
 	PushFailedRetentionDays = 14
 	pushFailedQueueID       = "PushFailed"
+	// AlarmPushFailed: a message reached the PushFailed queue.
+	AlarmPushFailed = "push-failed"
 )
 
 // pushFailures configures the push sender's asynchronous retries and its
-// on-failure queue on props.
-func pushFailures(stack awscdk.Stack, props *awslambda.FunctionProps) {
+// on-failure queue on props, with the queue's alarm on topic.
+func pushFailures(stack awscdk.Stack, props *awslambda.FunctionProps, topic awssns.ITopic) {
 	q := awssqs.NewQueue(stack, jsii.String(pushFailedQueueID), &awssqs.QueueProps{
 		RetentionPeriod: awscdk.Duration_Days(jsii.Number(PushFailedRetentionDays)),
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL:      jsii.Bool(true),
 	})
 	props.RetryAttempts = jsii.Number(PushRetryAttempts)
 	props.MaxEventAge = awscdk.Duration_Minutes(jsii.Number(PushMaxEventAgeMinutes))
 	props.OnFailure = awslambdadestinations.NewSqsDestination(q)
+	q.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{
+		Period: awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Maximum"),
+	}).CreateAlarm(stack, jsii.String(AlarmPushFailed), &awscloudwatch.CreateAlarmOptions{
+		AlarmDescription: jsii.String("buzz relay push: a delivery was given up after its retries (queue PushFailed); " +
+			"see docs/push.md, When a delivery fails"),
+		Threshold:          jsii.Number(1),
+		EvaluationPeriods:  jsii.Number(1),
+		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+	}).AddAlarmAction(awscloudwatchactions.NewSnsAction(topic))
 }

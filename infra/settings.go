@@ -57,11 +57,11 @@ type Settings struct {
 	// (context "keyRotation"; managed: true, community: false, since each
 	// of the first two rotations adds $1/month to an idle bill).
 	KeyRotation bool
-	// RetainData keeps the KMS key and the Aurora cluster when the stack
-	// is deleted or they are replaced (RetainExceptOnCreate: a failed
-	// first create still removes them). Context "retainData"; managed:
-	// true. Without it the cluster leaves a snapshot and the key is
-	// scheduled for deletion (30 days, cancellable).
+	// RetainData keeps the Aurora cluster itself when the stack is
+	// deleted or it is replaced (RetainExceptOnCreate: a failed first
+	// create still removes it). Context "retainData"; managed: true.
+	// Without it the cluster leaves a final snapshot. Either way the KMS
+	// key and the master secret are kept, since the data needs them.
 	RetainData bool
 	// LogRetention for every function's log group (context
 	// "logRetentionDays"; community 7, managed 90).

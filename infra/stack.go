@@ -126,13 +126,18 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 			"idle_session_timeout": jsii.String(strconv.Itoa(IdleSessionTimeoutMs)),
 		},
 	})
+	// Whatever the profile, the stack's deletion leaves the data (the
+	// cluster, or its final snapshot) and what opens it: the KMS key that
+	// seals the relay keys and push secrets stored in it, and the master
+	// secret. A snapshot without its key holds relay keys no one can open
+	// (destroy_test.go holds the template to this; `make destroy` lists
+	// each one with its monthly cost and how to delete it).
+	// RetainExceptOnCreate: kept on delete and replacement, removed when
+	// the stack's first create rolls back.
 	dataPolicy := awscdk.RemovalPolicy_SNAPSHOT
-	keyPolicy := awscdk.RemovalPolicy_DESTROY
+	keyPolicy := awscdk.RemovalPolicy_RETAIN_ON_UPDATE_OR_DELETE
 	if s.RetainData {
-		// RetainExceptOnCreate: kept on delete and replacement, removed
-		// when the stack's first create rolls back.
 		dataPolicy = awscdk.RemovalPolicy_RETAIN_ON_UPDATE_OR_DELETE
-		keyPolicy = awscdk.RemovalPolicy_RETAIN_ON_UPDATE_OR_DELETE
 	}
 	cluster := awsrds.NewDatabaseCluster(stack, jsii.String("Db"), &awsrds.DatabaseClusterProps{
 		Engine: engine,
@@ -156,12 +161,10 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		Backup:                  &awsrds.BackupProps{Retention: awscdk.Duration_Days(jsii.Number(7))},
 	})
 	dbSecret := cluster.Secret()
-	if s.RetainData {
-		// A retained cluster keeps the credentials that open it.
-		for _, c := range *cluster.Node().FindAll(constructs.ConstructOrder_PREORDER) {
-			if r, ok := c.(awscdk.CfnResource); ok && *r.CfnResourceType() == "AWS::SecretsManager::Secret" {
-				r.ApplyRemovalPolicy(dataPolicy, nil)
-			}
+	// A retained cluster, or its snapshot, keeps the credentials that open it.
+	for _, c := range *cluster.Node().FindAll(constructs.ConstructOrder_PREORDER) {
+		if r, ok := c.(awscdk.CfnResource); ok && *r.CfnResourceType() == "AWS::SecretsManager::Secret" {
+			r.ApplyRemovalPolicy(keyPolicy, nil)
 		}
 	}
 
@@ -312,7 +315,7 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 			props.RetryAttempts = jsii.Number(FanoutRetryAttempts)
 		}
 		if f.SendsPush {
-			pushFailures(stack, props)
+			pushFailures(stack, props, alarms)
 		}
 		if s.ReservedConcurrency > 0 && !f.DeployTime() {
 			props.ReservedConcurrentExecutions = jsii.Number(float64(s.ReservedConcurrency))
@@ -505,6 +508,7 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		out("MediaBucketName", media.BucketName(), "private S3 bucket of the media (Blossom) blobs; retained when the stack is deleted")
 	}
 	out("AlarmTopicArn", alarms.TopicArn(), "SNS topic of the alarms and the budget (subscribe to it: -c alarmEmail)")
+	checkWithNag(stack, s)
 	return stack, nil
 }
 

@@ -73,9 +73,10 @@ type synthesized struct {
 }
 
 type resource struct {
-	Type       string         `json:"Type"`
-	Properties map[string]any `json:"Properties"`
-	DependsOn  any            `json:"DependsOn"`
+	Type           string         `json:"Type"`
+	Properties     map[string]any `json:"Properties"`
+	DependsOn      any            `json:"DependsOn"`
+	DeletionPolicy string         `json:"DeletionPolicy"`
 }
 
 // newStack builds the app of ctx (writing to outdir when given) and its

@@ -84,10 +84,19 @@ type ProcessStack struct {
 	colds []ColdStart
 }
 
+// PrebuiltEnv names the folder of functions already built for this machine
+// (localdev/suites.sh builds them once for every suite of make test):
+// BuildFunctions links them from there instead of building.
+const PrebuiltEnv = "BUZZ_FUNCTIONS_BIN"
+
 // BuildFunctions builds the named functions/* of the module in the current
 // directory (or above) into dir, for this machine's platform with the
-// flags `make build` uses (lambdas.BuildFlags), in one go build.
+// flags `make build` uses (lambdas.BuildFlags), in one go build. With
+// PrebuiltEnv set and holding every named function, it links them instead.
 func BuildFunctions(ctx context.Context, dir string, names ...string) error {
+	if linkPrebuilt(os.Getenv(PrebuiltEnv), dir, names) {
+		return nil
+	}
 	root, err := moduleRoot(ctx)
 	if err != nil {
 		return err
@@ -103,6 +112,53 @@ func BuildFunctions(ctx context.Context, dir string, names ...string) error {
 		return fmt.Errorf("emulator: build functions %s: %w: %s", strings.Join(names, " "), err, b)
 	}
 	return nil
+}
+
+// linkPrebuilt puts each named function of the folder pre into dir (a hard
+// link, else a copy) and reports whether all of them were there.
+func linkPrebuilt(pre, dir string, names []string) bool {
+	if pre == "" || len(names) == 0 {
+		return false
+	}
+	for _, n := range names {
+		if _, err := os.Stat(filepath.Join(pre, n)); err != nil {
+			return false
+		}
+	}
+	if filepath.Clean(pre) == filepath.Clean(dir) {
+		return true
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return false
+	}
+	for _, n := range names {
+		src, dst := filepath.Join(pre, n), filepath.Join(dir, n)
+		_ = os.Remove(dst)
+		if os.Link(src, dst) == nil {
+			continue
+		}
+		if copyExecutable(src, dst) != nil {
+			return false
+		}
+	}
+	return true
+}
+
+func copyExecutable(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 // StartProcessStack builds every function, runs migrate once (a

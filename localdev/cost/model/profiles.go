@@ -16,8 +16,9 @@ var profileStacks = map[string]Stack{
 		Functions: relayFunctions,
 		LogGroups: 13, LogRetentionDays: 7,
 		// every profile: Aurora awake too long, HTTP 5xx less resume 503s,
-		// their topic and the monthly budget (infra/alarms.go)
-		Alarms: 2, Topics: 1, Budgets: 1,
+		// a push delivery given up (infra/push.go), their topic and the
+		// monthly budget (infra/alarms.go)
+		Alarms: 3, Topics: 1, Budgets: 1,
 		KMSKeys: 1, Secrets: 1, Buckets: 1,
 		Database: relayDatabase,
 		// the liveness ticks; the push sender's on-failure queue, which
@@ -31,8 +32,8 @@ var profileStacks = map[string]Stack{
 		LogGroups: 13, LogRetentionDays: 90,
 		// errors and throttles of the ten functions (with egresscheck and
 		// expiry-sweep; none for the push sender: docs/push.md), and every
-		// profile's two (Aurora awake, HTTP 5xx)
-		Alarms: 22, Budgets: 1,
+		// profile's three (Aurora awake, HTTP 5xx, push given up)
+		Alarms: 23, Budgets: 1,
 		KMSKeys: 1, Rotating: 1, Secrets: 1, Buckets: 1, Topics: 1,
 		Database:  relayDatabase,
 		Schedules: 1, Queues: 2,

@@ -15,9 +15,9 @@ import (
 // ReplayGuard records token ids across every instance; fresh is false for a
 // token seen before in the community.
 type ReplayGuard interface {
-	// createdAt is the token's; a token made before the guard's storage last
-	// restarted is never fresh (its record may have been lost in a crash).
-	NIP98SeenInsert(ctx context.Context, community, id string, createdAt, expiresAt int64) (fresh bool, err error)
+	// The record is durable before it answers: a replay stays refused
+	// across a crash or restart of its storage.
+	NIP98SeenInsert(ctx context.Context, community, id string, expiresAt int64) (fresh bool, err error)
 }
 
 // Verifier checks tokens.
@@ -58,12 +58,12 @@ func (v *Verifier) Verify(ctx context.Context, r Request) (string, error) {
 	}
 	if v.Replay != nil {
 		// A token is fresh for MaxSkew either side of its created_at.
-		fresh, err := v.Replay.NIP98SeenInsert(ctx, r.Community, ev.ID, int64(ev.CreatedAt), int64(ev.CreatedAt)+int64(2*authevent.MaxSkew/time.Second))
+		fresh, err := v.Replay.NIP98SeenInsert(ctx, r.Community, ev.ID, int64(ev.CreatedAt)+int64(2*authevent.MaxSkew/time.Second))
 		if err != nil {
 			return "", err
 		}
 		if !fresh {
-			return "", reject.New(reject.AuthRequired, "auth event %s was already used (or predates a relay restart); sign a new one", ev.ID)
+			return "", reject.New(reject.AuthRequired, "auth event %s was already used; sign a new one", ev.ID)
 		}
 	}
 	return ev.PubKey, nil

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# make test's suites, side by side (issue 54: `make test` under 12 minutes on
+# a 2-core machine without cutting anything that ran before).
+#
+# First, one after another, what every suite shares: Postgres (localdev/pg.sh),
+# the local DynamoDB (localdev/ddb.sh), `go vet ./...`, every package's test
+# binary compiled once into Go's build cache, and the functions' binaries for
+# this machine built once into .localdev/functions-bin (BUZZ_FUNCTIONS_BIN:
+# the processes-mode smoke checks and end-to-end suite, and the e2e tests that
+# run a function as its own process, link them from there instead of each
+# building its own).
+#
+# Then the suites, each in the background with its log under
+# .localdev/test-logs/ (their order on the 2 cores is the kernel's; each
+# suite's relays, databases, session tables and S3 servers are its own):
+#   core       go test of every package but localdev/e2e
+#   e2e        the end-to-end suite in process, sessions in DynamoDB (as make dev ships)
+#   idle       the idle apps' test (5 minutes of waiting; issue 37)
+#   processes  the end-to-end suite with every route through its function's binary
+#   smoke      the smoke checks against make dev, then against BUZZ_LAMBDA=processes make dev
+#   build      make build (the arm64 zips) then make test-infra (the CDK app)
+#   fuzz       make fuzz
+# At the end: every log in that order, then one line per suite with its wall
+# time and status. Exits non-zero when any suite failed.
+#
+#   localdev/suites.sh                 every suite
+#   SUITES="core e2e" localdev/suites.sh   only those
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root" || exit 1
+GO=${GO:-go}
+ALL="core e2e idle processes smoke build fuzz"
+SUITES=${SUITES:-$ALL}
+IDLE_TEST='^TestIdleNDKWelshmanBuzzMakeNoDatabaseStatements$'
+logs=.localdev/test-logs
+mkdir -p "$logs" && rm -f "$logs"/*.log "$logs"/*.status
+
+now() { date +%s; }
+t0=$(now)
+step() { # step NAME CMD...: a shared preparation step, in the foreground
+  local name=$1 s
+  shift
+  s=$(now)
+  if ! "$@"; then
+    echo "suites: $name failed" >&2
+    exit 1
+  fi
+  echo "suites: $name took $(($(now) - s)) s"
+}
+
+# shellcheck source=localdev/pg.sh
+source localdev/pg.sh || exit 1
+# shellcheck source=localdev/ddb.sh
+source localdev/ddb.sh || exit 1
+
+step "go vet ./..." "$GO" vet ./...
+step "compiling every package's tests" "$GO" test -count=1 -run '^$' ./... >/dev/null
+export BUZZ_FUNCTIONS_BIN="$root/.localdev/functions-bin"
+step "building the functions for this machine" "$GO" run ./localdev/buildfunctions -o "$BUZZ_FUNCTIONS_BIN"
+
+suite_core() {
+  # shellcheck disable=SC2046
+  "$GO" test -count=1 -timeout 20m $("$GO" list ./... | grep -v '/localdev/e2e$')
+}
+suite_e2e() { BUZZ_E2E_SESSIONS=1 "$GO" test -count=1 -timeout 25m -skip "$IDLE_TEST" ./localdev/e2e; }
+suite_idle() { "$GO" test -count=1 -timeout 20m -run "$IDLE_TEST" ./localdev/e2e; }
+suite_processes() { BUZZ_LAMBDA=processes "$GO" test -count=1 -timeout 25m ./localdev/e2e; }
+suite_smoke() { localdev/smoke-dev.sh && BUZZ_LAMBDA=processes localdev/smoke-dev.sh; }
+suite_build() { make --no-print-directory build && make --no-print-directory test-infra; }
+suite_fuzz() { make --no-print-directory fuzz; }
+
+declare -A pid start
+for s in $SUITES; do
+  declare -F "suite_$s" >/dev/null || { echo "suites: no suite $s (have: $ALL)" >&2; exit 2; }
+  start[$s]=$(now)
+  ( "suite_$s" >"$logs/$s.log" 2>&1; echo $? >"$logs/$s.status"; echo $(($(now) - ${start[$s]})) >"$logs/$s.time" ) &
+  pid[$s]=$!
+done
+for s in $SUITES; do wait "${pid[$s]}"; done
+
+failed=0
+for s in $SUITES; do
+  echo "=== suite $s ($logs/$s.log)"
+  cat "$logs/$s.log"
+done
+echo "=== suite times (wall, side by side on $(nproc) cores)"
+for s in $SUITES; do
+  rc=$(cat "$logs/$s.status" 2>/dev/null || echo 1)
+  printf '%-10s %5s s  %s\n' "$s" "$(cat "$logs/$s.time" 2>/dev/null || echo '?')" "$([ "$rc" = 0 ] && echo ok || echo "FAILED (exit $rc)")"
+  [ "$rc" = 0 ] || failed=1
+done
+echo "all suites: $(($(now) - t0)) s"
+exit $failed
