@@ -189,7 +189,7 @@ func TestFlotillaFindsPushOnTheSpace(t *testing.T) {
 	k := testkit.NewKey(t)
 	var got flotillaChecks
 	stderr := RunNode(t, node, dir, 2*time.Minute, &got, "flotilla.mjs", "push", r.WSURL, k.Secret)
-	got.report(t, 11, stderr)
+	got.report(t, 12, stderr)
 
 	off := newRelay(t)
 	if nips := nip11NIPsRaw(t, off); strings.Contains(nips, `"9a"`) {

@@ -153,7 +153,14 @@ const push = async () => {
   out.sealed = r.event?.id
   r = await publish(makeEvent(30390, { content: await sealed(wsURL, [{ '#h': [['muted-room']] }]), tags: [['d', d + 'm'], ['p', relay.self]] }))
   check("Flotilla's 30390 with a muted room is accepted", r.ok, r.detail)
-  // The attacks: sealed to another key, for another relay, garbage.
+  // Newer Flotilla (_syncRelay after _getPushUrl's hasNip("9a")): the
+  // public form, asking for the event.
+  r = await publish(makeEvent(30390, {
+    tags: [['d', d + 'p'], ['relay', wsURL], ['callback', callback], ['include_event'], ['ignore', JSON.stringify({ '#h': [['muted-room']] })],
+      ['filter', JSON.stringify({ kinds: [9041, 31923, 11, 30402, 9] })]],
+  }))
+  check("newer Flotilla's public 30390 with include_event is accepted", r.ok, r.detail)
+  // The attacks: sealed to another key, garbage.
   const stranger = Nip01Signer.fromSecret(Buffer.from(generateSecretKey()).toString('hex'))
   const otherPub = await stranger.getPubkey()
   r = await publish(makeEvent(30390, { content: await signer.nip44.encrypt(otherPub, '[]'), tags: [['d', d + 'x'], ['p', otherPub]] }))
