@@ -182,6 +182,11 @@ type Blob struct {
 	Verbs []string
 	// Hash, when set, must be named by one of the event's x tags.
 	Hash string
+	// HashOptional lets an event with no x tag at all stand for any hash
+	// (BUD-06's HEAD /upload, which welshman's makeBlossomAuthEvent signs
+	// without one and with the hash in X-SHA-256); one with x tags must
+	// still name Hash.
+	HashOptional bool
 	// ServerSuffices lets a server tag naming this host stand in for the x
 	// tag of Hash (BUD-01's get: one event for every blob of a server).
 	ServerSuffices bool
@@ -193,8 +198,8 @@ type Blob struct {
 
 // BUD01 applies BUD-01's checks to a kind 24242 event, in its order: kind,
 // signature, created_at not in the future, expiration in the future, the
-// t verb, then the endpoint's own: an x tag for its hash, the server
-// binding. Refusals are auth-required: and say which check failed.
+// t verb, then the endpoint's own: an x tag for its hash (none at all
+// where the hash is optional), the server binding. Refusals are auth-required: and say which check failed.
 func (c Checker) BUD01(ev *nostr.Event, b Blob) *reject.Error {
 	if rej := c.check(bud01, ev); rej != nil {
 		return rej
@@ -216,7 +221,8 @@ func (c Checker) BUD01(ev *nostr.Event, b Blob) *reject.Error {
 	}
 	host := relayurl.Hostname(b.Host)
 	namesHost := func(v string) bool { return serverHost(v) == host }
-	if b.Hash != "" && !hasTag(ev, "x", func(v string) bool { return v == b.Hash }) &&
+	noX := b.HashOptional && !hasTag(ev, "x", func(string) bool { return true })
+	if b.Hash != "" && !noX && !hasTag(ev, "x", func(v string) bool { return v == b.Hash }) &&
 		!(b.ServerSuffices && hasTag(ev, "server", namesHost)) {
 		if b.ServerSuffices {
 			return authRequired("the authorization event has no x tag for blob %s nor a server tag for %s", b.Hash, host)

@@ -32,6 +32,7 @@ const MaxAuthorization = 16 << 10
 type Need struct {
 	Verbs          []string
 	Hash           string
+	HashOptional   bool
 	ServerSuffices bool
 	Host           string
 	Now            time.Time
@@ -61,7 +62,7 @@ func ParseAuthorization(header string) (*nostr.Event, error) {
 // a 401 with auth-required: and says which check failed.
 func CheckAuth(ev *nostr.Event, n Need, sigs *sigverify.Verifier) (string, error) {
 	check := authevent.Checker{Sigs: sigs, Now: n.Now}
-	if rej := check.BUD01(ev, authevent.Blob{Verbs: n.Verbs, Hash: n.Hash, ServerSuffices: n.ServerSuffices, Host: n.Host}); rej != nil {
+	if rej := check.BUD01(ev, authevent.Blob{Verbs: n.Verbs, Hash: n.Hash, HashOptional: n.HashOptional, ServerSuffices: n.ServerSuffices, Host: n.Host}); rej != nil {
 		return "", &Refusal{Status: http.StatusUnauthorized, Err: rej}
 	}
 	return ev.PubKey, nil

@@ -146,6 +146,10 @@ func TestCheckAuth(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	upload := Need{Verbs: []string{VerbUpload, VerbMedia}, Hash: hashA, Host: "relay.example:443", Now: now}
 	get := Need{Verbs: []string{VerbGet}, Hash: hashA, ServerSuffices: true, Host: "relay.example", Now: now}
+	// BUD-06's HEAD /upload: the x tag may be left out.
+	preflight := upload
+	preflight.HashOptional = true
+	dropX := func(e *nostr.Event) { e.Tags = append(e.Tags[:1], e.Tags[2:]...) }
 	for _, c := range []struct {
 		name   string
 		edit   func(*nostr.Event)
@@ -184,6 +188,23 @@ func TestCheckAuth(t *testing.T) {
 			e.Tags[0][1] = "get"
 			e.Tags[1] = nostr.Tag{"server", "cdn.other.example"}
 		}, need: get, reason: "nor a server tag"},
+		{name: "preflight with x", need: preflight},
+		{name: "preflight without x (welshman's makeBlossomAuthEvent)", edit: func(e *nostr.Event) {
+			dropX(e)
+			e.Tags = append(e.Tags, nostr.Tag{"u", "https://relay.example"})
+		}, need: preflight},
+		{name: "preflight with x for another blob", edit: func(e *nostr.Event) { e.Tags[1][1] = hashB }, need: preflight, reason: "no x tag for blob"},
+		{name: "preflight with an empty x", edit: func(e *nostr.Event) { e.Tags[1][1] = "" }, need: preflight, reason: "no x tag for blob"},
+		{name: "preflight without x: still the upload verb", edit: func(e *nostr.Event) { dropX(e); e.Tags[0][1] = "delete" }, need: preflight, reason: `t tag is "delete"`},
+		{name: "preflight without x: still expiring", edit: func(e *nostr.Event) {
+			dropX(e)
+			e.Tags[1][1] = strconv.FormatInt(now.Unix(), 10)
+		}, need: preflight, reason: "expired"},
+		{name: "preflight without x: still bound to its servers", edit: func(e *nostr.Event) {
+			dropX(e)
+			e.Tags = append(e.Tags, nostr.Tag{"server", "cdn.other.example"})
+		}, need: preflight, reason: "bound to other servers"},
+		{name: "a PUT's authorization without x is refused", edit: dropX, need: upload, reason: "no x tag for blob"},
 		{name: "upload's x needs its hash even with a server tag", edit: func(e *nostr.Event) {
 			e.Tags[1] = nostr.Tag{"server", "relay.example"}
 		}, need: upload, reason: "no x tag for blob"},

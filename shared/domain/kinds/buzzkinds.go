@@ -71,7 +71,7 @@ const ThreadWindowBounds = 39007
 const (
 	Report              = 1984
 	ModerationBan       = 9040 // p target, optional expiration and reason
-	ModerationUnban     = 9041
+	ModerationUnban     = 9041 // p target; with an amount tag NIP-75's zap goal instead (shared/domain/nip75)
 	ModerationTimeout   = 9042 // p target until its expiration tag
 	ModerationUntimeout = 9043
 	ModerationResolve   = 9044 // report, status and action tags

@@ -252,7 +252,7 @@ var table = []Kind{
 	// as events.
 	{First: Report, Name: "report", Accepted: true, Storage: StoreNever},
 	{First: ModerationBan, Name: "ban", Accepted: true, Storage: StoreNever},
-	{First: ModerationUnban, Name: "unban", Accepted: true, Storage: StoreNever},
+	{First: ModerationUnban, Name: "unban or zap goal", Accepted: true, Storage: StoreRegular}, // stored only as a zap goal (shared/domain/nip75)
 	{First: ModerationTimeout, Name: "timeout", Accepted: true, Storage: StoreNever},
 	{First: ModerationUntimeout, Name: "untimeout", Accepted: true, Storage: StoreNever},
 	{First: ModerationResolve, Name: "resolve report", Accepted: true, Storage: StoreNever},

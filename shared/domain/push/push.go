@@ -101,9 +101,12 @@ func ParseSubscription(ev *nostr.Event, hosts []string, p Policy) (*Subscription
 			}
 			s.ExpiresAt = n
 		case "filter", "ignore":
-			f, err := parseFilter(t[0], val)
+			f, none, err := parseFilter(t[0], val)
 			if err != nil {
 				return nil, err
+			}
+			if none {
+				continue // it matches nothing: as if absent
 			}
 			if t[0] == "filter" {
 				s.Filters = append(s.Filters, f)
@@ -137,21 +140,63 @@ func ParseSubscription(ev *nostr.Event, hosts []string, p Policy) (*Subscription
 // parseFilter reads one filter or ignore tag: a JSON NIP-01 filter with no
 // search (a live match cannot honour one) and no ids (only future events
 // are pushed).
-func parseFilter(name, val string) (nostr.Filter, error) {
-	var f nostr.Filter
+//
+// A tag condition's values nested one level deep are read flattened:
+// Flotilla sends its muted rooms as {"#h": [mutedRooms]}. A condition left
+// with no value matches nothing, and so does its filter: none reports it
+// (an ignore tag that ignores nothing; never one that ignores everything).
+func parseFilter(name, val string) (f nostr.Filter, none bool, err error) {
 	if len(val) > MaxFilterBytes {
-		return f, reject.Invalidf("push subscription: a %s tag is over %d bytes", name, MaxFilterBytes)
+		return f, false, reject.Invalidf("push subscription: a %s tag is over %d bytes", name, MaxFilterBytes)
 	}
 	if err := json.Unmarshal([]byte(val), &f); err != nil {
-		return f, reject.Invalidf("push subscription: %s tag is not a JSON filter", name)
+		flat, ok := flattenTagValues(val)
+		if !ok || json.Unmarshal(flat, &f) != nil {
+			return f, false, reject.Invalidf("push subscription: %s tag is not a JSON filter", name)
+		}
 	}
 	if filter.Searches(f.Search) {
-		return f, reject.Invalidf("push subscription: %s tag: search is not supported", name)
+		return f, false, reject.Invalidf("push subscription: %s tag: search is not supported", name)
 	}
 	if len(f.IDs) > 0 {
-		return f, reject.Invalidf("push subscription: %s tag: ids cannot match a future event", name)
+		return f, false, reject.Invalidf("push subscription: %s tag: ids cannot match a future event", name)
 	}
-	return f, nil
+	for _, v := range f.Tags {
+		if len(v) == 0 {
+			return f, true, nil
+		}
+	}
+	return f, false, nil
+}
+
+// flattenTagValues rewrites a JSON filter whose "#x" conditions hold
+// arrays of strings (one level deep) as their strings; ok is false for
+// anything else.
+func flattenTagValues(val string) ([]byte, bool) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal([]byte(val), &m) != nil {
+		return nil, false
+	}
+	for k, raw := range m {
+		if !strings.HasPrefix(k, "#") {
+			continue
+		}
+		var flat []string
+		if json.Unmarshal(raw, &flat) == nil {
+			continue
+		}
+		var nested [][]string
+		if json.Unmarshal(raw, &nested) != nil {
+			return nil, false
+		}
+		flat = []string{}
+		for _, n := range nested {
+			flat = append(flat, n...)
+		}
+		m[k], _ = json.Marshal(flat)
+	}
+	b, err := json.Marshal(m)
+	return b, err == nil
 }
 
 // sameRelay reports whether the relay tag names the relay at one of hosts:

@@ -5,6 +5,8 @@
 package relayinfo
 
 import (
+	"encoding/json"
+	"fmt"
 	"slices"
 
 	"github.com/buzzrelay/relay/shared/domain/push"
@@ -103,12 +105,20 @@ const (
 
 // Document is the NIP-11 relay information document.
 type Document struct {
-	Name          string `json:"name"`
-	Description   string `json:"description"`
-	Icon          string `json:"icon,omitempty"`
-	Pubkey        string `json:"pubkey"`
-	Self          string `json:"self"`
-	SupportedNIPs []int  `json:"supported_nips"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Icon        string `json:"icon,omitempty"`
+	Pubkey      string `json:"pubkey"`
+	// Self is the key that signs the relay's own events (NIP-11 self):
+	// Flotilla encrypts its NIP-9a subscriptions to it.
+	Self string `json:"self"`
+	// SupportedNIPs and SupportedNIPNames are supported_nips, one JSON
+	// array (MarshalJSON): the numbered NIPs as integers, then the NIPs
+	// whose number is not an integer as strings ("9a"), which is how
+	// clients look for them (Flotilla: supported_nips.map(String)
+	// .includes("9a")).
+	SupportedNIPs     []int    `json:"-"`
+	SupportedNIPNames []string `json:"-"`
 	// SupportedExtensions names the draft NIPs served that have no number
 	// yet, as they ask to be advertised: "nip-er" (NIP-ER reminders).
 	SupportedExtensions []string   `json:"supported_extensions"`
@@ -129,9 +139,12 @@ type Document struct {
 	Push *push.Descriptor `json:"push,omitempty"`
 }
 
-// Push notifications' names in supported_extensions: NIP-9a (its number is
-// not an integer) and NIP-PL.
-const ExtensionNIP9a = "nip-9a"
+// Push notifications' names: NIP-9a in supported_nips (a string: its
+// number is not an integer) and in supported_extensions, and NIP-PL.
+const (
+	NIP9a          = "9a"
+	ExtensionNIP9a = "nip-9a"
+)
 
 // AdvertisePush lists NIP-9a when subscriptions are served and NIP-PL with
 // its descriptor d when leases are (d nil: not).
@@ -139,12 +152,63 @@ func (d *Document) AdvertisePush(subscriptions bool, desc *push.Descriptor) {
 	if subscriptions && !slices.Contains(d.SupportedExtensions, ExtensionNIP9a) {
 		d.SupportedExtensions = append(d.SupportedExtensions, ExtensionNIP9a)
 	}
+	if subscriptions && !slices.Contains(d.SupportedNIPNames, NIP9a) {
+		d.SupportedNIPNames = append(d.SupportedNIPNames, NIP9a)
+	}
 	if desc != nil {
 		if !slices.Contains(d.SupportedExtensions, push.ExtensionNIPPL) {
 			d.SupportedExtensions = append(d.SupportedExtensions, push.ExtensionNIPPL)
 		}
 		d.Push = desc
 	}
+}
+
+// documentJSON is Document without its methods (MarshalJSON and
+// UnmarshalJSON encode it, supported_nips apart).
+type documentJSON Document
+
+// MarshalJSON writes d with supported_nips as one array: the integers of
+// SupportedNIPs, then the names of SupportedNIPNames.
+func (d Document) MarshalJSON() ([]byte, error) {
+	nips := make([]any, 0, len(d.SupportedNIPs)+len(d.SupportedNIPNames))
+	for _, n := range d.SupportedNIPs {
+		nips = append(nips, n)
+	}
+	for _, n := range d.SupportedNIPNames {
+		nips = append(nips, n)
+	}
+	return json.Marshal(struct {
+		documentJSON
+		NIPs []any `json:"supported_nips"`
+	}{documentJSON(d), nips})
+}
+
+// UnmarshalJSON reads a document MarshalJSON wrote (or any NIP-11
+// document): supported_nips' integers into SupportedNIPs, its strings into
+// SupportedNIPNames; another value there is an error.
+func (d *Document) UnmarshalJSON(b []byte) error {
+	var v struct {
+		*documentJSON
+		NIPs []json.RawMessage `json:"supported_nips"`
+	}
+	v.documentJSON = (*documentJSON)(d)
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	d.SupportedNIPs, d.SupportedNIPNames = nil, nil
+	for _, raw := range v.NIPs {
+		var n int
+		if err := json.Unmarshal(raw, &n); err == nil {
+			d.SupportedNIPs = append(d.SupportedNIPs, n)
+			continue
+		}
+		var name string
+		if err := json.Unmarshal(raw, &name); err != nil {
+			return fmt.Errorf("relayinfo: supported_nips holds %s, neither an integer nor a string", raw)
+		}
+		d.SupportedNIPNames = append(d.SupportedNIPNames, name)
+	}
+	return nil
 }
 
 // MediaEndpoints are the Blossom (BUD-01, 02, 06) and Buzz media routes

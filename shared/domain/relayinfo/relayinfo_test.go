@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nbd-wtf/go-nostr/nip11"
+
 	"github.com/buzzrelay/relay/shared/testing/mdtable"
 )
 
@@ -156,5 +158,84 @@ func TestAdvertisesNIPER(t *testing.T) {
 	}
 	if !slices.Contains(doc.Extensions, "nip-er") || doc.Limitation.DueDeliveryMode != "lazy" {
 		t.Errorf("NIP-11: supported_extensions %v, due_delivery_mode %q", doc.Extensions, doc.Limitation.DueDeliveryMode)
+	}
+}
+
+// flotillaCanPush is Flotilla's getPushStuff condition on a NIP-11
+// document as JSON parses it (src/app/util/push.ts canPush):
+// relay.self is set and supported_nips.map(String).includes("9a").
+func flotillaCanPush(t *testing.T, b []byte) bool {
+	t.Helper()
+	var doc struct {
+		Self string `json:"self"`
+		NIPs []any  `json:"supported_nips"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range doc.NIPs {
+		if s, ok := n.(string); ok && s == "9a" {
+			return doc.Self != ""
+		}
+	}
+	return false
+}
+
+// Where push subscriptions are served, supported_nips lists "9a" as a
+// string after the integers, which stay JSON numbers; without them it is
+// absent; listed once however often it is advertised; and the document
+// reads back into Document and into go-nostr's nip11 shape ([]any).
+func TestSupportedNIPsList9aWherePushIsServed(t *testing.T) {
+	d := New("ab")
+	b, _ := json.Marshal(d)
+	if flotillaCanPush(t, b) || strings.Contains(string(b), `"9a"`) {
+		t.Fatalf("9a listed without push: %s", b)
+	}
+	d.AdvertisePush(false, nil)
+	if b, _ = json.Marshal(d); flotillaCanPush(t, b) {
+		t.Fatalf("9a listed with subscriptions off: %s", b)
+	}
+	d.AdvertisePush(true, nil)
+	d.AdvertisePush(true, nil)
+	b, _ = json.Marshal(d)
+	if !flotillaCanPush(t, b) {
+		t.Fatalf("Flotilla finds no push in %s", b)
+	}
+	var raw struct {
+		NIPs []json.RawMessage `json:"supported_nips"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	var names int
+	for i, n := range raw.NIPs {
+		if string(n) == `"9a"` {
+			names++
+			if i != len(raw.NIPs)-1 {
+				t.Errorf("9a is not after the integers: %s", b)
+			}
+			continue
+		}
+		if _, err := strconv.Atoi(string(n)); err != nil {
+			t.Errorf("supported_nips element %s is neither an integer nor 9a", n)
+		}
+	}
+	if names != 1 || len(raw.NIPs) != len(d.SupportedNIPs)+1 {
+		t.Errorf("supported_nips %s: want the %d integers and 9a once", b, len(d.SupportedNIPs))
+	}
+	var back Document
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(back.SupportedNIPs, d.SupportedNIPs) || !slices.Equal(back.SupportedNIPNames, []string{"9a"}) || back.Self != "ab" {
+		t.Errorf("read back: %v %v %q", back.SupportedNIPs, back.SupportedNIPNames, back.Self)
+	}
+	var gn nip11.RelayInformationDocument
+	if err := json.Unmarshal(b, &gn); err != nil || !slices.Contains(gn.SupportedNIPs, any("9a")) || !slices.Contains(gn.SupportedNIPs, any(float64(29))) {
+		t.Errorf("go-nostr's nip11 reads %v (%v)", gn.SupportedNIPs, err)
+	}
+	var bad Document
+	if err := json.Unmarshal([]byte(`{"supported_nips":[1,{"x":1}]}`), &bad); err == nil {
+		t.Error("an object in supported_nips was read")
 	}
 }

@@ -42,14 +42,26 @@ func (s *Service) WithClaimer(c Claimer) *Service {
 // join request with it as OK true.
 var ErrAlreadyMember = reject.Duplicatef("you are already a member of this relay")
 
-// joinRelay runs a 28934: fresh, NIP-70 protected, with a claim that
-// admits its sender.
+// joinRelay runs a 28934: fresh, with a claim that admits its sender. In
+// a community that does not enforce membership, one without a claim is
+// accepted and changes nothing (everyone is admitted already: Flotilla's
+// Join Space sends it so); an enforcing community refuses it
+// invite.ErrNoClaim, which Flotilla reads as "ask for an invite code".
 func (a *apply) joinRelay(ctx context.Context) error {
 	code, err := invite.ParseJoin(a.ev, a.now)
 	if err != nil {
 		return err
 	}
 	a.unlisted = true
+	if code == "" {
+		role, enforced, err := a.tx.RelayMembersGetRoleEnforced(ctx, a.ev.PubKey)
+		if err != nil {
+			return err
+		}
+		if role == "" && !enforced {
+			return nil
+		}
+	}
 	return a.admitByInvite(ctx, a.ev.PubKey, code, "")
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/nip40"
+	"github.com/buzzrelay/relay/shared/domain/nip75"
 	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/resolve"
@@ -22,6 +23,21 @@ import (
 // MaxReasonBytes bounds a command's reason and a report's content kept in
 // the audit and the queue.
 const MaxReasonBytes = 4096
+
+// unbanOrZapGoal is kind 9041, two things by its tags: NIP-75's zap goal
+// carries an amount tag (Flotilla posts one in a room: amount, relays,
+// summary, h), Buzz's unban never does (a p tag, a reason). A zap goal is
+// a message (stored in its channel when it has an h tag); anything else
+// is the unban, for operators only. Amethyst tells them apart the same way.
+func (a *apply) unbanOrZapGoal(ctx context.Context) error {
+	if !nip75.IsGoal(a.ev.Tags) {
+		return a.moderationCommand(ctx)
+	}
+	if err := nip75.CheckGoal(a.ev.Tags); err != nil {
+		return err
+	}
+	return a.message(ctx)
+}
 
 func (a *apply) moderationCommand(ctx context.Context) error {
 	op, err := a.tx.OperatorsExists(ctx, a.ev.PubKey)

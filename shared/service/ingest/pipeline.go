@@ -75,7 +75,7 @@ var kindRules = []struct {
 	{kinds.RelayChangeRole, "change relay role: an owner; 13534", (*apply).relayCommand},
 	{kinds.RelaySetProfile, "set workspace profile: an owner or admin, icon and row mode", (*apply).setProfile},
 	{kinds.ModerationBan, "ban: an operator, the NIP-86 ban list", (*apply).moderationCommand},
-	{kinds.ModerationUnban, "unban: an operator", (*apply).moderationCommand},
+	{kinds.ModerationUnban, "unban: an operator; with an amount tag, NIP-75's zap goal: a message", (*apply).unbanOrZapGoal},
 	{kinds.ModerationTimeout, "timeout: an operator, writes blocked until expiry", (*apply).moderationCommand},
 	{kinds.ModerationUntimeout, "untimeout: an operator", (*apply).moderationCommand},
 	{kinds.ModerationResolve, "resolve report: an operator", (*apply).moderationCommand},

@@ -6,10 +6,12 @@ import (
 	"fmt"
 
 	"github.com/nbd-wtf/go-nostr"
+	"github.com/nbd-wtf/go-nostr/nip44"
 
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/push"
 	"github.com/buzzrelay/relay/shared/domain/reject"
+	"github.com/buzzrelay/relay/shared/domain/signer"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 )
 
@@ -49,6 +51,11 @@ func (s *Service) acceptSubscription(ctx context.Context, tx *store.Tx, ev *nost
 	hosts, err := s.hosts(ctx, tx.Community())
 	if err != nil {
 		return nil, err
+	}
+	if self, sealed := push.Sealed(ev); sealed {
+		if ev, err = s.unseal(ctx, tx.Community(), self, ev); err != nil {
+			return nil, err
+		}
 	}
 	sub, err := push.ParseSubscription(ev, hosts, s.Policy)
 	if err != nil {
@@ -93,4 +100,43 @@ func (s *Service) hosts(ctx context.Context, community string) ([]string, error)
 		return []string{s.PublicHost}, nil
 	}
 	return c.Hosts, nil
+}
+
+// conversationKeys is a relay key that opens what NIP-44 encrypted to it
+// (signer.Key: the local key and KMS's, opened in memory).
+type conversationKeys interface {
+	ConversationKey(pub string) ([32]byte, error)
+}
+
+// unseal opens a subscription of NIP-9a's sealed form (push.Sealed):
+// sealed to community's relay key, the one NIP-11 names self, and
+// decrypted with it; ev read as its public d and its sealed tags
+// (push.Unseal). The stored event keeps its sealed content.
+func (s *Service) unseal(ctx context.Context, community, self string, ev *nostr.Event) (*nostr.Event, error) {
+	if s.Relay == nil {
+		return nil, reject.Restrictedf("push subscription: sealed subscriptions are not served here; send relay, filter and callback as tags")
+	}
+	if len(ev.Content) > push.MaxSealedContent {
+		return nil, reject.Invalidf("push subscription: sealed content is over %d bytes", push.MaxSealedContent)
+	}
+	sg, err := signer.For(ctx, s.Relay, community)
+	if err != nil {
+		return nil, fmt.Errorf("push: relay key of %s: %w", community, err)
+	}
+	if self != sg.PublicKey() {
+		return nil, reject.Invalidf("push subscription: the p tag must name this relay's self key %s", sg.PublicKey())
+	}
+	keys, ok := sg.(conversationKeys)
+	if !ok {
+		return nil, reject.Restrictedf("push subscription: sealed subscriptions are not served here; send relay, filter and callback as tags")
+	}
+	conv, err := keys.ConversationKey(ev.PubKey)
+	if err != nil {
+		return nil, reject.Invalidf("push subscription: the sealed content does not open with this relay's key")
+	}
+	plain, err := nip44.Decrypt(ev.Content, conv)
+	if err != nil {
+		return nil, reject.Invalidf("push subscription: the sealed content does not open with this relay's key")
+	}
+	return push.Unseal(ev, plain)
 }

@@ -73,6 +73,10 @@ type Service struct {
 	Gateway  string
 	Keys     signer.Keyring
 	Executor *ExecutorKeys
+	// Relay is the relay key (a Keyring: each community's), which opens
+	// NIP-9a subscriptions of the sealed form, encrypted to NIP-11's self
+	// (accept.go; nil: refused restricted:).
+	Relay signer.Signer
 	// Profiles are the gateway's app profiles (PUSH_APP_PROFILES);
 	// PublicHost names the origin of a community served on any host.
 	Profiles   []push.AppProfile

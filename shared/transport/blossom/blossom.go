@@ -209,7 +209,11 @@ func (c *Codec) upload(ctx context.Context, r bridge.Request, community, _ strin
 }
 
 // preflight is BUD-06's HEAD /upload. Without Authorization it answers
-// 401, so a client signs before sending bytes.
+// 401, so a client signs before sending bytes. Its upload authorization
+// may carry no x tag (welshman's makeBlossomAuthEvent, with the hash in
+// X-SHA-256, is how Flotilla asks whether a space serves uploads); one
+// with x tags must name X-SHA-256. The PUT that follows binds its body's
+// hash as ever.
 func (c *Codec) preflight(ctx context.Context, r bridge.Request, community, _ string) (bridge.Response, error) {
 	cl, err := claim(r, community, true)
 	if err != nil {
@@ -218,7 +222,7 @@ func (c *Codec) preflight(ctx context.Context, r bridge.Request, community, _ st
 	if cl.Size < 0 {
 		return bridge.Response{}, c.Media.Limits.CheckSize(-1)
 	}
-	if cl.Pubkey, err = c.authorize(ctx, r, community, blossom.Need{Verbs: uploadVerbs, Hash: cl.SHA256}); err != nil {
+	if cl.Pubkey, err = c.authorize(ctx, r, community, blossom.Need{Verbs: uploadVerbs, Hash: cl.SHA256, HashOptional: true}); err != nil {
 		return bridge.Response{}, err
 	}
 	if err := c.Media.Preflight(ctx, cl); err != nil {

@@ -30,7 +30,7 @@ func (a *App) openNotify(ctx context.Context, parts Parts) error {
 	n := &push.Service{
 		Store: a.Store, Communities: a.Communities, Policy: policy, Log: a.Log,
 		Door: a.Guard, Client: push.NewClient(policy),
-		Profiles: profiles, PublicHost: a.Config.PublicHost,
+		Profiles: profiles, PublicHost: a.Config.PublicHost, Relay: a.signer(),
 	}
 	if cfg.Gateway != "" && len(profiles) > 0 && a.Sealer != nil {
 		n.Gateway = cfg.Gateway
