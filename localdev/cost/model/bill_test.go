@@ -55,19 +55,19 @@ func TestBill(t *testing.T) {
 		lines                 map[string]float64
 	}{
 		// The goal of issue 8: an idle community relay under $3 a month
-		// (with issue 41's two alarms of every profile, $0.20).
-		{"community idle", "community", "", idle, 1.70 + livenessIdle + sweepIdle, map[string]float64{"egress-only": 0, "Aurora compute, modelled": 0, "KMS key": 1.00, "Secrets Manager": 0.40, "Aurora storage": 0.10,
+		// (with the three alarms of every profile, $0.30: issue 41's two and the push dead-letter queue's).
+		{"community idle", "community", "", idle, 1.80 + livenessIdle + sweepIdle, map[string]float64{"egress-only": 0, "Aurora compute, modelled": 0, "KMS key": 1.00, "Secrets Manager": 0.40, "Aurora storage": 0.10,
 			"liveness delay queue": (657000 + 3*43800) * 0.40 / 1e6, "liveness ticks: S3": 0, "liveness frames": 0}},
-		// managed: NAT gateway + IPv4, 22 alarms (errors and throttles of
-		// ten functions, Aurora awake, HTTP 5xx), key with two rotations.
-		{"managed idle", "managed", "", idle, 42.20 + livenessIdle + sweepIdle,
-			map[string]float64{"NAT gateway": 32.85, "public IPv4": 3.65, "CloudWatch alarms": 2.20, "KMS key": 3.00}},
-		{"managed first year", "managed", "", with(func(u *Usage) { u.KeyYear = 1 }), 40.20 + livenessIdle + sweepIdle, map[string]float64{"KMS key": 1.00}},
-		{"managed second year", "managed", "", with(func(u *Usage) { u.KeyYear = 2 }), 41.20 + livenessIdle + sweepIdle, map[string]float64{"KMS key": 2.00}},
-		{"nat-instance", "community", "nat-instance", idle, 1.70 + livenessIdle + sweepIdle + 3.066 + 0.64 + 3.65 + 0.10,
+		// managed: NAT gateway + IPv4, 23 alarms (errors and throttles of
+		// ten functions, Aurora awake, HTTP 5xx, push given up), key with two rotations.
+		{"managed idle", "managed", "", idle, 42.30 + livenessIdle + sweepIdle,
+			map[string]float64{"NAT gateway": 32.85, "public IPv4": 3.65, "CloudWatch alarms": 2.30, "KMS key": 3.00}},
+		{"managed first year", "managed", "", with(func(u *Usage) { u.KeyYear = 1 }), 40.30 + livenessIdle + sweepIdle, map[string]float64{"KMS key": 1.00}},
+		{"managed second year", "managed", "", with(func(u *Usage) { u.KeyYear = 2 }), 41.30 + livenessIdle + sweepIdle, map[string]float64{"KMS key": 2.00}},
+		{"nat-instance", "community", "nat-instance", idle, 1.80 + livenessIdle + sweepIdle + 3.066 + 0.64 + 3.65 + 0.10,
 			map[string]float64{"NAT instance t4g.nano": 3.066, "NAT instance recovery alarm": 0.10}},
 		// Awake all month at 0.5 ACU.
-		{"awake", "community", "", with(func(u *Usage) { u.DBHours = 730 }), 1.70 + livenessIdle + 43.80, map[string]float64{"Aurora compute 730 h": 43.80}},
+		{"awake", "community", "", with(func(u *Usage) { u.DBHours = 730 }), 1.80 + livenessIdle + 43.80, map[string]float64{"Aurora compute 730 h": 43.80}},
 		// A REQ answered with 9 stored events is 10 sent messages: 1M
 		// REQs = 1M received + 10M sent; posted one after another at
 		// 20 ms, each runs 15 + 10 x 20 ms at 512 MB: 107,500 GB-s.
@@ -85,13 +85,13 @@ func TestBill(t *testing.T) {
 			map[string]float64{"WebSocket messages": 4.00, "Lambda 20000 GB-s": 0.266668}},
 		{"1M queries", "community", "", with(func(u *Usage) { u.Queries = 1e6 }), math.NaN(),
 			map[string]float64{"HTTP API requests": 1.00, "Lambda 25000 GB-s": 0.333335, "CloudWatch Logs 0.30": 0.15, "Aurora I/O": 0.40}},
-		{"connection minutes", "community", "", with(func(u *Usage) { u.ConnMinutes = 43800 }), 1.70 + livenessIdle + sweepIdle + 0.01095, map[string]float64{"WebSocket connection minutes": 0.01095}},
-		{"stored GB", "community", "", with(func(u *Usage) { u.StoredGB = 20 }), 3.60 + livenessIdle + sweepIdle, nil},
+		{"connection minutes", "community", "", with(func(u *Usage) { u.ConnMinutes = 43800 }), 1.80 + livenessIdle + sweepIdle + 0.01095, map[string]float64{"WebSocket connection minutes": 0.01095}},
+		{"stored GB", "community", "", with(func(u *Usage) { u.StoredGB = 20 }), 3.70 + livenessIdle + sweepIdle, nil},
 		// Issue 30: media costs nothing idle; the idle bill stays as it is.
-		{"media idle", "community", "", with(func(u *Usage) { u.MediaMB = 2 }), 1.70 + livenessIdle + sweepIdle,
+		{"media idle", "community", "", with(func(u *Usage) { u.MediaMB = 2 }), 1.80 + livenessIdle + sweepIdle,
 			map[string]float64{"S3 media storage": 0, "S3 PUT/COPY requests": 0, "S3 GET requests": 0, "S3 media transfer out": 0}},
 		// 100 GB stored all month: $2.30, nothing else.
-		{"media stored", "community", "", with(func(u *Usage) { u.MediaGB = 100 }), 1.70 + livenessIdle + sweepIdle + 2.30, map[string]float64{"S3 media storage 100.0 GB-month": 2.30}},
+		{"media stored", "community", "", with(func(u *Usage) { u.MediaGB = 100 }), 1.80 + livenessIdle + sweepIdle + 2.30, map[string]float64{"S3 media storage 100.0 GB-month": 2.30}},
 		// 10,000 uploads of 2 MB: 20,000 PUT/COPY ($0.10), 10,000 verifying
 		// GETs ($0.004), 20,000 HTTP requests and function runs, 20 GB
 		// hashed (200 s) on top of 0.05 s per request: (1000 + 200) s x

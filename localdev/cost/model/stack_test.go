@@ -109,7 +109,7 @@ func TestDiff(t *testing.T) {
 	b.Alarms = 13
 	b.Functions = b.Functions[1:]
 	d := strings.Join(Diff(a, b), "\n")
-	for _, want := range []string{"template: alarms: 22", "model:    alarms: 13", "template: function CustomVpcRestrictDefaultSGCustomResourceProviderHandler: 128 MB x86_64"} {
+	for _, want := range []string{"template: alarms: 23", "model:    alarms: 13", "template: function CustomVpcRestrictDefaultSGCustomResourceProviderHandler: 128 MB x86_64"} {
 		if !strings.Contains(d, want) {
 			t.Errorf("diff lacks %q:\n%s", want, d)
 		}
