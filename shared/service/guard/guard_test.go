@@ -75,7 +75,7 @@ var actions = []struct {
 }{
 	{"publish", guard.Publish}, {"read", guard.Read}, {"count", guard.Count}, {"message", guard.Message},
 	{"upload", guard.Upload}, {"list media", guard.ListMedia}, {"delete media", guard.DeleteMedia}, {"manage", guard.Manage},
-	{"read media", guard.ReadMedia},
+	{"read media", guard.ReadMedia}, {"vanish", guard.Vanish}, {"join", guard.Join},
 }
 
 // answer is what the door says: "" admitted, else the refusal's text.
@@ -106,21 +106,26 @@ func TestDoorTableHoldsForEveryAction(t *testing.T) {
 		media     = "auth-required: media needs an Authorization header (a kind 24242 event or a NIP-98 token)"
 	)
 	// publish, read, count, message, upload, list, delete, manage, read
-	// media (a blob's own rule decides who reads it: shared/service/media)
-	table := map[string][9]string{
-		"anonymous": {"auth-required: publishing needs NIP-42 AUTH first; answer the AUTH challenge",
+	// media (a blob's own rule decides who reads it: shared/service/media),
+	// vanish, join (an invite's claim at every door: a banned key is
+	// refused here, whichever door it came through)
+	publish := "auth-required: publishing needs NIP-42 AUTH first; answer the AUTH challenge"
+	table := map[string][11]string{
+		"anonymous": {publish,
 			"auth-required: reading needs NIP-42 AUTH first; answer the AUTH challenge",
 			"auth-required: COUNT needs NIP-42 AUTH first; answer the AUTH challenge",
-			ok, media, media, media, "auth-required: NIP-86 needs a NIP-98 Authorization header", ok},
-		"operator":       {ok, ok, ok, ok, ok, ok, ok, ok, ok},
-		"channel member": {ok, ok, ok, ok, ok, ok, ok, notOp, ok},
-		"stranger":       {ok, ok, ok, ok, noChannel, noChannel, ok, notOp, ok},
+			ok, media, media, media, "auth-required: NIP-86 needs a NIP-98 Authorization header", ok,
+			publish, "auth-required: joining needs the joining key's NIP-42 AUTH or NIP-98 token first"},
+		"operator":       {ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, ok},
+		"channel member": {ok, ok, ok, ok, ok, ok, ok, notOp, ok, ok, ok},
+		"stranger":       {ok, ok, ok, ok, noChannel, noChannel, ok, notOp, ok, ok, ok},
 		// A publish's bans are decided in its write's transaction
-		// (store.Tx.BansCheck, the same predicates).
-		"banned":          {ok, ok, ok, ok, banned, banned, banned, notOp, ok},
-		"ban expired":     {ok, ok, ok, ok, ok, ok, ok, notOp, ok},
-		"timed out":       {ok, ok, ok, ok, timedOut, ok, ok, notOp, ok},
-		"timeout expired": {ok, ok, ok, ok, ok, ok, ok, notOp, ok},
+		// (store.Tx.BansCheck, the same predicates); a banned key may
+		// still vanish (its data goes, its ban stays).
+		"banned":          {ok, ok, ok, ok, banned, banned, banned, notOp, ok, ok, banned},
+		"ban expired":     {ok, ok, ok, ok, ok, ok, ok, notOp, ok, ok, ok},
+		"timed out":       {ok, ok, ok, ok, timedOut, ok, ok, notOp, ok, ok, ok},
+		"timeout expired": {ok, ok, ok, ok, ok, ok, ok, notOp, ok, ok, ok},
 	}
 	for who, want := range table {
 		for i, a := range actions {
@@ -146,7 +151,11 @@ func TestNIP43GateAtEveryDoor(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	gated := map[guard.Action]bool{guard.Publish: true, guard.Read: true, guard.Count: true, guard.Upload: true, guard.ListMedia: true, guard.ReadMedia: true}
+	// A request to vanish is stored (its content served as the
+	// tombstone): gated as any publish. A claim is how a key with no
+	// role becomes one: never gated.
+	gated := map[guard.Action]bool{guard.Publish: true, guard.Read: true, guard.Count: true, guard.Upload: true, guard.ListMedia: true,
+		guard.ReadMedia: true, guard.Vanish: true}
 	for _, a := range actions {
 		for _, who := range []string{"operator", "channel member"} {
 			if got := f.answer(t, who, a.a); got != "" && a.a != guard.Manage {
