@@ -100,11 +100,11 @@ WHERE i.community_id = $1 AND i.code_hash = $2`, t.community, hash, nip43.Admin)
 	return st, true, nil
 }
 
-// InvitesExist reports whether community has ever minted the invite
+// InvitesExists reports whether community has ever minted the invite
 // whose code hashes to hash (revoked, expired and used up alike): a claim
 // of a code that never existed costs its caller only, never the
 // community's claim budget (shared/service/guard).
-func (s *Store) InvitesExist(ctx context.Context, community, hash string) (bool, error) {
+func (s *Store) InvitesExists(ctx context.Context, community, hash string) (bool, error) {
 	var ok bool
 	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM invites WHERE community_id = $1 AND code_hash = $2)`,
 		community, hash).Scan(&ok); err != nil {

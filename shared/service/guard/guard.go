@@ -286,7 +286,7 @@ func (g *Guard) claimBudget(ctx context.Context, d Door) error {
 	if !invite.Usable(d.Claim) || g.Limiter.Limits().CommunityClaimsPerMinute <= 0 {
 		return nil
 	}
-	known, err := g.Store.InvitesExist(ctx, d.Community, invite.Hash(d.Claim))
+	known, err := g.Store.InvitesExists(ctx, d.Community, invite.Hash(d.Claim))
 	if err != nil {
 		return fmt.Errorf("guard: claim: %w", err)
 	}

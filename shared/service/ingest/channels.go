@@ -435,9 +435,10 @@ func (a *apply) moderationDelete(ctx context.Context) error {
 		return reject.Invalidf("delete-event needs at least one e tag naming the event")
 	}
 	// Before any target is looked up: a non-member of a private channel
-	// learns nothing about its events.
+	// learns nothing about its events. From here every target the sender
+	// may not delete answers as a missing one (ErrDeletionTarget).
 	if err := mayWrite(ch, role, ch.ID); err != nil {
-		return err
+		return ErrDeletionTarget
 	}
 	admin := isAdmin(role)
 	refs := make([]*records.EventRef, 0, len(targets))
@@ -453,17 +454,14 @@ func (a *apply) moderationDelete(ctx context.Context) error {
 				continue
 			}
 		}
-		if isNotFound(err) || (err == nil && ref.ChannelID != ch.ID) {
-			return reject.Invalidf("event %s is not stored in channel %s", id, ch.ID)
+		if isNotFound(err) || (err == nil && (ref.ChannelID != ch.ID || (ref.Pubkey != a.ev.PubKey && !admin))) {
+			return ErrDeletionTarget
 		}
 		if err != nil {
 			return err
 		}
 		if kinds.RelayOnly(ref.Kind) {
 			return reject.Restrictedf("event %s is signed by the relay and cannot be deleted", id)
-		}
-		if ref.Pubkey != a.ev.PubKey && !admin {
-			return reject.Restrictedf("only the author or a channel owner or admin may delete event %s", id)
 		}
 		if err := undeletable(ref); err != nil {
 			return err
