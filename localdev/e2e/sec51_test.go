@@ -269,10 +269,10 @@ func TestInviteClaimBudgetStrangers(t *testing.T) {
 	if ans := c.h.submit(banned, join); ans.Accepted || ans.Message != a.Error {
 		t.Fatalf("a banned key's 28934 over POST /events: %+v, want %q", ans, a.Error)
 	}
-	rl := dial(t, c.r)
-	login(t, rl, banned)
-	if got := refused(t, rl, signed(t, banned, 28934, nostr.Tags{{"-"}, {"claim", m.Code}}, "")); !strings.Contains(got, a.Error) {
-		t.Fatalf("a banned key's 28934 over WebSocket: %q, want %q", got, a.Error)
+	rc := authedOn(t, c.h, banned)
+	rc.sendJSON([]any{"EVENT", signed(t, banned, 28934, nostr.Tags{{"-"}, {"claim", m.Code}}, "")})
+	if ok := rc.expect("OK"); string(ok[2]) != "false" || str(t, ok[3]) != a.Error {
+		t.Fatalf("a banned key's 28934 over WebSocket: %s, want %q", joinRaw(ok), a.Error)
 	}
 	if slices.Contains(c.members(t), banned.Pub+":member") {
 		t.Fatal("a banned key joined")

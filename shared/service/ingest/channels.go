@@ -427,6 +427,11 @@ func (a *apply) deleteChannel(ctx context.Context) error {
 
 func (a *apply) moderationDelete(ctx context.Context) error {
 	ch, role, err := a.moderated(ctx)
+	if h, herr := a.channelID(); err != nil && herr == nil && err.Error() == noChannel(h).Error() {
+		// A channel that is missing or not there for the sender: the
+		// answer a missing target gets (Buzz's one deletion answer).
+		return ErrDeletionTarget
+	}
 	if err != nil {
 		return err
 	}
