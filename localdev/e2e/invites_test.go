@@ -472,7 +472,7 @@ func authedOn(t *testing.T, h *hosted, u user) *rawConn {
 // welshman 0.8.15 (nip29clients/invites.mjs): an admin's client obtains a
 // relay-signed 28935, a new key joins with its claim and then reads and
 // writes in a members-only community; a second use of the single-use claim
-// is refused with the words an unknown claim gets. Without node on PATH it
+// is refused invite_exhausted, an unknown claim invite_invalid (Buzz's). Without node on PATH it
 // is skipped; BUZZ_REQUIRE_INTEROP=1 makes that a failure.
 func TestFlotillaInviteFlowWithWelshman(t *testing.T) {
 	node, dir := NodePackages(t, "nip29clients", "welshman invite test", map[string]string{
