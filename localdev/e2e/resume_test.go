@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/domain/reject"
+	"github.com/buzzrelay/relay/shared/service/community"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
 
@@ -141,8 +143,9 @@ func newRelayAt(t *testing.T, dsn string, o Options) *Relay {
 }
 
 // While the database is away, HTTP answers 503 with Retry-After and the
-// resuming message, within the connect timeout; GET /healthz still answers
-// 200 and only the deep check reports the database.
+// resuming message, within the connect timeout; GET /healthz (and an
+// anonymous deep=1) still answers 200 without it, and only an operator's
+// deep check reports the database.
 func TestHTTPWhileTheDatabaseResumes(t *testing.T) {
 	r, p := resumingRelay(t)
 	k := testkit.NewKey(t)
@@ -165,15 +168,26 @@ func TestHTTPWhileTheDatabaseResumes(t *testing.T) {
 		req, _ := http.NewRequest(http.MethodGet, r.HTTPURL+path, nil)
 		return do(t, req)
 	}
+	// The deep check's figures are an operator's (NIP-98); anyone else
+	// is told up, without the database.
+	if err := community.AddOperator(ctxT(t), r.App.Store, r.App.Config.DefaultCommunity, k.Pub); err != nil {
+		t.Fatal(err)
+	}
+	deep := func() (*http.Response, []byte, time.Duration) {
+		req, _ := http.NewRequest(http.MethodGet, r.HTTPURL+"/healthz?deep=1", nil)
+		req.Header.Set("Authorization", k.Token(t, http.MethodGet, r.HTTPURL+"/healthz?deep=1", nil, time.Now()))
+		return do(t, req)
+	}
 	if resp, body, _ := query(); resp.StatusCode != 200 {
 		t.Fatalf("database up: /query %d %s", resp.StatusCode, body)
 	}
 	for _, s := range []int32{dbRefuse, dbHang, dbStarting} {
 		p.set(s)
-		if resp, body, _ := get("/healthz"); resp.StatusCode != 200 {
-			t.Fatalf("%s: /healthz %d %s, want 200 without the database", dbStates[s], resp.StatusCode, body)
+		for _, path := range []string{"/healthz", "/healthz?deep=1"} {
+			if resp, body, _ := get(path); resp.StatusCode != 200 || strings.TrimSpace(string(body)) != `{"ok":true}` {
+				t.Fatalf("%s: anonymous %s %d %s, want 200 without the database", dbStates[s], path, resp.StatusCode, body)
+			}
 		}
-		deep := func() (*http.Response, []byte, time.Duration) { return get("/healthz?deep=1") }
 		for _, call := range []func() (*http.Response, []byte, time.Duration){query, events, deep} {
 			resp, body, took := call()
 			var e struct{ Error string }
@@ -191,7 +205,7 @@ func TestHTTPWhileTheDatabaseResumes(t *testing.T) {
 	if resp, body, _ := query(); resp.StatusCode != 200 {
 		t.Fatalf("database back: /query %d %s", resp.StatusCode, body)
 	}
-	if resp, body, _ := get("/healthz?deep=1"); resp.StatusCode != 200 {
+	if resp, body, _ := deep(); resp.StatusCode != 200 || !strings.Contains(string(body), `"database":"awake"`) {
 		t.Fatalf("database back: deep health %d %s", resp.StatusCode, body)
 	}
 }

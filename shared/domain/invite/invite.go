@@ -2,9 +2,9 @@
 // (at least 128 bits from crypto/rand) and kept (its SHA-256 only), the
 // bounds of an invite's life and uses (Buzz's: 60 s to 30 days, 72 h by
 // default; 1 to 10,000 uses or unlimited), who may create one (an owner or
-// admin: nip43.Steward), the one refusal every claim that cannot admit gets
-// (ErrInvalid: unknown, expired, used up, revoked or its creator no longer
-// allowed, alike), the NIP-43 events of Flotilla's flow (a 28935 asked for
+// admin: nip43.Steward), a claim's refusals as Buzz's relay gives them
+// (Refusal: ErrExpired, ErrUsedUp, and one ErrInvalid for an unknown code,
+// a revoked one and one whose creator is no longer allowed), the NIP-43 events of Flotilla's flow (a 28935 asked for
 // by REQ, a 28934 join request with its claim and NIP-70's ["-"]), and the
 // join policy's acceptance receipt (a MAC bound to the code and the policy
 // version, under the community's own policy secret).
@@ -27,6 +27,7 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/nip43"
+	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 )
 
@@ -39,17 +40,41 @@ const (
 )
 
 // CodeBytes is how much randomness a code carries: 160 bits, so a guess
-// (rate-limited per key and per community) is hopeless.
+// (rate-limited per key and per source address) is hopeless.
 const CodeBytes = 20
 
 // MaxCodeLength bounds what a claim may present before it is hashed.
 const MaxCodeLength = 128
 
-// ErrInvalid is the one answer to a claim that cannot admit, whatever the
-// reason (no such code here, expired, used up, revoked, its creator no
-// longer an owner or admin), so a wrong guess learns nothing; NIP-43's
-// restricted: prefix.
-var ErrInvalid = reject.Restrictedf("that invite code is invalid, expired or used up")
+// A claim's refusals, as Buzz's relay answers POST /api/invites/claim
+// (403 with invite_invalid, invite_expired or invite_exhausted: the
+// desktop app's invite screens tell expired and used up apart), with
+// NIP-43's restricted: prefix before Buzz's code. Buzz keeps one answer
+// for every code it does not honour, so ErrInvalid is the answer to a
+// code unknown here (in this community), revoked, or whose creator is no
+// longer an owner or admin: a guess learns nothing. Expired and used up
+// are told only of a code that exists, so only to whoever holds it.
+var (
+	ErrInvalid = reject.Restrictedf("invite_invalid: that invite code is not valid here")
+	ErrExpired = reject.Restrictedf("invite_expired: that invite has expired; ask for a new one")
+	ErrUsedUp  = reject.Restrictedf("invite_exhausted: that invite has no uses left; ask for a new one")
+)
+
+// Refusal is why invite s (found false: no such code in the community)
+// admits no one at now, in Buzz's order: unknown, revoked or its creator
+// no longer allowed (ErrInvalid), expired (ErrExpired), used up
+// (ErrUsedUp); nil when it still admits.
+func Refusal(s records.InviteState, found bool, now int64) error {
+	switch {
+	case !found || s.Revoked || !s.CreatorAllowed:
+		return ErrInvalid
+	case s.ExpiresAt <= now:
+		return ErrExpired
+	case s.MaxUses > 0 && s.Uses >= s.MaxUses:
+		return ErrUsedUp
+	}
+	return nil
+}
 
 // ErrNotSteward refuses minting to a key that is no owner or admin.
 var ErrNotSteward = reject.Restrictedf("only relay owners and admins can create invites")

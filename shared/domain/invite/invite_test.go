@@ -2,6 +2,7 @@ package invite
 
 import (
 	"errors"
+	"github.com/buzzrelay/relay/shared/domain/records"
 	"strings"
 	"testing"
 
@@ -186,5 +187,39 @@ func TestEveryUnusableClaimGetsOneAnswer(t *testing.T) {
 	}
 	if Usable("") || Usable("   ") || Usable(strings.Repeat("a", MaxCodeLength+1)) || !Usable("abc") {
 		t.Fatal("Usable")
+	}
+}
+
+// A claim's refusals, as Buzz's relay tells them apart: one answer for a
+// code that is unknown here, revoked or whose creator lost the right;
+// expired and used up told apart, expiry first.
+func TestRefusal(t *testing.T) {
+	const now = 1000
+	live := records.InviteState{CreatorAllowed: true, ExpiresAt: now + 60, MaxUses: 2, Uses: 1}
+	with := func(f func(*records.InviteState)) records.InviteState { s := live; f(&s); return s }
+	for _, c := range []struct {
+		name  string
+		st    records.InviteState
+		found bool
+		want  error
+	}{
+		{"live", live, true, nil},
+		{"unlimited", with(func(s *records.InviteState) { s.MaxUses, s.Uses = 0, 500 }), true, nil},
+		{"unknown", records.InviteState{}, false, ErrInvalid},
+		{"revoked", with(func(s *records.InviteState) { s.Revoked = true }), true, ErrInvalid},
+		{"revoked and expired", with(func(s *records.InviteState) { s.Revoked, s.ExpiresAt = true, now }), true, ErrInvalid},
+		{"creator demoted", with(func(s *records.InviteState) { s.CreatorAllowed = false }), true, ErrInvalid},
+		{"expired", with(func(s *records.InviteState) { s.ExpiresAt = now }), true, ErrExpired},
+		{"expired and used up", with(func(s *records.InviteState) { s.ExpiresAt, s.Uses = now-1, 2 }), true, ErrExpired},
+		{"used up", with(func(s *records.InviteState) { s.Uses = 2 }), true, ErrUsedUp},
+	} {
+		if got := Refusal(c.st, c.found, now); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+	for _, e := range []error{ErrInvalid, ErrExpired, ErrUsedUp} {
+		if r, ok := reject.As(e); !ok || r.Prefix != reject.Restricted {
+			t.Errorf("%v must be restricted:", e)
+		}
 	}
 }

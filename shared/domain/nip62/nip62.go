@@ -1,5 +1,5 @@
 // Package nip62 is NIP-62's request to vanish, pure: a kind 62 whose relay
-// tags name this relay (its URL, matched by hostname) or ALL_RELAYS, from
+// tags name this relay (its URL, matched by host and port) or ALL_RELAYS, from
 // its authenticated author, asks the relay to delete everything of its key
 // and to refuse those events again. The 62 itself is kept as the
 // tombstone: an event of the key (or a repost, kind 6 or 16, embedding
@@ -30,12 +30,13 @@ const (
 	GenericRepost = 16
 )
 
-// Names reports whether a relay tag of tags names host (the hostname the
-// request reached this relay at): ALL_RELAYS, or a ws/wss URL of that
-// hostname (the loopback names are one machine). It also reports whether
-// the event has any relay tag at all.
-func Names(tags nostr.Tags, host string) (names, any bool) {
-	host = relayurl.Hostname(host)
+// Names reports whether a relay tag of tags names the relay the request
+// reached at origin (scheme://host[:port], as the client addressed it):
+// ALL_RELAYS, or a ws/wss URL of the same host and port (each port the
+// written one or its scheme's default; the loopback names are one
+// machine, but ws://127.0.0.1:1 is not a relay on :8080). It also reports
+// whether the event has any relay tag at all.
+func Names(tags nostr.Tags, origin string) (names, any bool) {
 	for _, t := range tags {
 		if len(t) < 2 || t[0] != "relay" {
 			continue
@@ -46,24 +47,24 @@ func Names(tags nostr.Tags, host string) (names, any bool) {
 			return true, true
 		}
 		u, err := url.Parse(v)
-		if err != nil || (u.Scheme != "wss" && u.Scheme != "ws") || host == "" {
+		if err != nil || (u.Scheme != "wss" && u.Scheme != "ws") || origin == "" {
 			continue
 		}
-		h := relayurl.Hostname(u.Host)
-		if h == host || (relayurl.Loopback(h) && relayurl.Loopback(host)) {
+		if relayurl.SameEndpoint(v, origin) {
 			return true, true
 		}
 	}
 	return false, any
 }
 
-// Check is the rule for a kind 62 reaching this relay at host, with authed
+// Check is the rule for a kind 62 reaching this relay at origin
+// (scheme://host[:port] as addressed; "" unknown), with authed
 // the key that authenticated the request: only its author may send it
 // (auth-required: without a key, restricted: from another, so a relayed or
 // forged request does nothing), it may not expire (the tombstone must
 // stay), and it must name this relay or ALL_RELAYS (invalid: otherwise,
 // nothing deleted). Other kinds pass.
-func Check(ev *nostr.Event, host, authed string) error {
+func Check(ev *nostr.Event, origin, authed string) error {
 	if ev.Kind != Kind {
 		return nil
 	}
@@ -77,12 +78,12 @@ func Check(ev *nostr.Event, host, authed string) error {
 	if ev.Tags.Find("expiration") != nil {
 		return reject.Invalidf("a request to vanish (NIP-62) cannot carry an expiration: it stays as the tombstone")
 	}
-	names, any := Names(ev.Tags, host)
+	names, any := Names(ev.Tags, origin)
 	switch {
 	case !any:
 		return reject.Invalidf("a request to vanish (NIP-62) needs a relay tag: this relay's URL or %s", AllRelays)
 	case !names:
-		return reject.Invalidf("this request to vanish (NIP-62) names other relays, not this one (%s); nothing was deleted", host)
+		return reject.Invalidf("this request to vanish (NIP-62) names other relays, not this one (%s); nothing was deleted", origin)
 	}
 	return nil
 }

@@ -15,7 +15,7 @@ const (
 )
 
 // The request-to-vanish rule: only its authenticated author, never
-// expiring, naming this relay by hostname (any spelling of its URL, the
+// expiring, naming this relay by host and port (any spelling of its URL, the
 // loopback names alike) or ALL_RELAYS; anything else refused with its
 // prefix and the reason.
 func TestCheckRequestToVanish(t *testing.T) {
@@ -32,19 +32,24 @@ func TestCheckRequestToVanish(t *testing.T) {
 		host, authed string
 		want         string // "" accepted, else the refusal's prefix
 	}{
-		{"this relay", relay("wss://relay.example/"), "relay.example", author, ""},
-		{"this relay, other spelling", relay("WSS://Relay.Example:443"), "relay.example", author, ""},
-		{"all relays", relay(nip62.AllRelays), "relay.example", author, ""},
-		{"one of several", relay("wss://a.example", "wss://relay.example"), "relay.example", author, ""},
-		{"loopback spellings", relay("ws://localhost:8080"), "127.0.0.1", author, ""},
-		{"another relay", relay("wss://other.example"), "relay.example", author, "invalid:"},
-		{"a subdomain is another relay", relay("wss://x.relay.example"), "relay.example", author, "invalid:"},
-		{"an http URL is no relay URL", relay("https://relay.example"), "relay.example", author, "invalid:"},
-		{"no relay tag", nil, "relay.example", author, "invalid:"},
-		{"unknown host names only ALL_RELAYS", relay("wss://relay.example"), "", author, "invalid:"},
-		{"expiring", append(relay(nip62.AllRelays), nostr.Tag{"expiration", "9999999999"}), "relay.example", author, "invalid:"},
-		{"unauthenticated", relay(nip62.AllRelays), "relay.example", "", "auth-required:"},
-		{"relayed by another key", relay(nip62.AllRelays), "relay.example", other, "restricted:"},
+		{"this relay", relay("wss://relay.example/"), "wss://relay.example", author, ""},
+		{"this relay, other spelling", relay("WSS://Relay.Example:443"), "wss://relay.example", author, ""},
+		{"this relay over HTTP", relay("wss://relay.example"), "https://relay.example", author, ""},
+		{"all relays", relay(nip62.AllRelays), "wss://relay.example", author, ""},
+		{"one of several", relay("wss://a.example", "wss://relay.example"), "wss://relay.example", author, ""},
+		{"loopback spellings", relay("ws://localhost:8080"), "ws://127.0.0.1:8080", author, ""},
+		{"loopback, another port", relay("ws://127.0.0.1:1"), "ws://127.0.0.1:8080", author, "invalid:"},
+		{"same host, another port", relay("wss://relay.example:8443"), "wss://relay.example", author, "invalid:"},
+		{"same host, default port of another scheme", relay("ws://relay.example"), "wss://relay.example", author, "invalid:"},
+		{"written default port", relay("ws://relay.example:80"), "ws://relay.example", author, ""},
+		{"another relay", relay("wss://other.example"), "wss://relay.example", author, "invalid:"},
+		{"a subdomain is another relay", relay("wss://x.relay.example"), "wss://relay.example", author, "invalid:"},
+		{"an http URL is no relay URL", relay("https://relay.example"), "wss://relay.example", author, "invalid:"},
+		{"no relay tag", nil, "wss://relay.example", author, "invalid:"},
+		{"unknown origin names only ALL_RELAYS", relay("wss://relay.example"), "", author, "invalid:"},
+		{"expiring", append(relay(nip62.AllRelays), nostr.Tag{"expiration", "9999999999"}), "wss://relay.example", author, "invalid:"},
+		{"unauthenticated", relay(nip62.AllRelays), "wss://relay.example", "", "auth-required:"},
+		{"relayed by another key", relay(nip62.AllRelays), "wss://relay.example", other, "restricted:"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ev := &nostr.Event{Kind: nip62.Kind, PubKey: author, Tags: c.tags}

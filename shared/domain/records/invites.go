@@ -12,3 +12,13 @@ type InviteUse struct {
 	MaxUses, Uses int
 	ExpiresAt     int64
 }
+
+// InviteState is one invite as a claim that took no use reads it, to say
+// why (invite.Refusal).
+type InviteState struct {
+	Revoked bool
+	// CreatorAllowed: its creator is still an owner or admin.
+	CreatorAllowed bool
+	ExpiresAt      int64
+	MaxUses, Uses  int
+}

@@ -80,3 +80,46 @@ func Normalize(s string) string {
 	}
 	return out
 }
+
+// Endpoint is where a URL (scheme://host[:port][/path]) reaches a relay:
+// its hostname as Hostname spells it (the loopback names spelled
+// localhost) and its port, the scheme's default when none is written (80
+// for ws and http, 443 for wss and https). ok is false for text that is
+// not such a URL, or one whose port its scheme leaves unknown.
+func Endpoint(s string) (host, port string, ok bool) {
+	u, err := url.Parse(strings.TrimSpace(s))
+	if err != nil || u.Host == "" {
+		return "", "", false
+	}
+	host, port = Hostname(u.Host), u.Port()
+	if port == "" {
+		switch strings.ToLower(u.Scheme) {
+		case "ws", "http":
+			port = "80"
+		case "wss", "https":
+			port = "443"
+		default:
+			return "", "", false
+		}
+	}
+	if host == "" {
+		return "", "", false
+	}
+	if Loopback(host) {
+		host = "localhost"
+	}
+	return host, port, true
+}
+
+// SameEndpoint reports whether URLs a and b reach the same listener: the
+// same host (the loopback names alike) and the same port, each port the
+// written one or its scheme's default (ws://h and ws://h:80 are one;
+// ws://127.0.0.1:1 and ws://localhost:8080 are two).
+func SameEndpoint(a, b string) bool {
+	ha, pa, ok := Endpoint(a)
+	if !ok {
+		return false
+	}
+	hb, pb, ok := Endpoint(b)
+	return ok && ha == hb && pa == pb
+}

@@ -67,3 +67,30 @@ func TestHostname(t *testing.T) {
 		}
 	}
 }
+
+// Two URLs name one relay only with the same host and the same port, each
+// port written or its scheme's default.
+func TestSameEndpoint(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{"ws://127.0.0.1:8080", "ws://localhost:8080", true},
+		{"ws://[::1]:8080/", "http://127.0.0.1:8080", true},
+		{"ws://127.0.0.1:1", "ws://127.0.0.1:8080", false},
+		{"ws://localhost", "ws://localhost:8080", false},
+		{"ws://relay.example", "ws://relay.example:80", true},
+		{"wss://relay.example", "https://relay.example:443", true},
+		{"wss://relay.example", "ws://relay.example", false}, // 443 against 80
+		{"wss://relay.example:8443", "wss://relay.example", false},
+		{"wss://Relay.Example.", "wss://relay.example", true},
+		{"wss://x.relay.example", "wss://relay.example", false},
+		{"relay.example", "wss://relay.example", false},       // no scheme: no port known
+		{"ftp://relay.example", "wss://relay.example", false}, // no default port
+		{"", "", false},
+	} {
+		if got := relayurl.SameEndpoint(c.a, c.b); got != c.want {
+			t.Errorf("SameEndpoint(%q, %q) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}

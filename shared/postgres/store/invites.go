@@ -81,6 +81,38 @@ func (t *Tx) InvitesTakeUse(ctx context.Context, hash, key string, now int64, po
 	return by, nil
 }
 
+// InvitesGetStateInTx reads the transaction's community's invite whose
+// code hashes to hash as a claim that took no use reads it, to say why
+// (found false: no such invite in the community).
+func (t *Tx) InvitesGetStateInTx(ctx context.Context, hash string) (st records.InviteState, found bool, err error) {
+	err = t.tx.QueryRow(ctx, `SELECT i.revoked_at IS NOT NULL, i.expires_at, i.max_uses, i.uses,
+  i.created_by = ANY (c.operators)
+    OR EXISTS (SELECT 1 FROM relay_members m WHERE m.community_id = $1 AND m.pubkey = i.created_by AND m.role = $3)
+FROM invites i JOIN communities c ON c.id = i.community_id
+WHERE i.community_id = $1 AND i.code_hash = $2`, t.community, hash, nip43.Admin).
+		Scan(&st.Revoked, &st.ExpiresAt, &st.MaxUses, &st.Uses, &st.CreatorAllowed)
+	if notFound(err) {
+		return st, false, nil
+	}
+	if err != nil {
+		return st, false, errorf("invite state: %w", err)
+	}
+	return st, true, nil
+}
+
+// InvitesExists reports whether community has ever minted the invite
+// whose code hashes to hash (revoked, expired and used up alike): a claim
+// of a code that never existed costs its caller only, never the
+// community's claim budget (shared/service/guard).
+func (s *Store) InvitesExists(ctx context.Context, community, hash string) (bool, error) {
+	var ok bool
+	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM invites WHERE community_id = $1 AND code_hash = $2)`,
+		community, hash).Scan(&ok); err != nil {
+		return false, errorf("invite exists: %w", err)
+	}
+	return ok, nil
+}
+
 // InvitesRevoke revokes community's invite whose code hashes to hash at
 // at; false when there is none not revoked yet.
 func (s *Store) InvitesRevoke(ctx context.Context, community, hash string, at int64) (bool, error) {

@@ -33,6 +33,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/buzzrelay/relay/shared/domain/invite"
 	"github.com/buzzrelay/relay/shared/domain/nip43"
 	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/domain/reject"
@@ -70,16 +71,20 @@ const (
 	ReadMedia
 	// Join is an invite's claim (a 28934 join request, POST
 	// /api/invites/claim): by a key that is no member yet, so past the
-	// NIP-43 gate, counted against the claim limits per key and per
-	// community.
+	// NIP-43 gate; a banned key is refused (at every claim door, here);
+	// counted against the claim limits by what a stranger cannot
+	// multiply, in order: the key's, then its source address's where the
+	// transport knows one, then (a code the community minted only) the
+	// community's, so a made-up code costs its caller alone.
 	Join
 	// Invite is an invite's creation (a 28935 asked for by REQ, POST
 	// /api/invites): a member's, through the gate; whether the key is an
 	// owner or admin is the invite's own rule (shared/domain/invite).
 	Invite
 	// Vanish is a request to vanish (NIP-62, kind 62): authenticated and
-	// counted as a publish, but past the NIP-43 gate, since a key the
-	// community no longer admits may still have data here to delete.
+	// counted as a publish, and through the NIP-43 gate like any publish:
+	// the 62 is stored (the tombstone), so a key a closed community does
+	// not admit may not store one there (its content would be served).
 	Vanish
 )
 
@@ -101,6 +106,9 @@ type Caller struct {
 	// the connection's limit (CountMessage): the door decides on it and
 	// counts it no more.
 	Counted *ratelimit.Counted
+	// Address is the source address of the request ("" unknown): a
+	// claim's budget counts it (Join).
+	Address string
 }
 
 // Door is one request at the door.
@@ -110,6 +118,8 @@ type Door struct {
 	Action    Action
 	// NewChannel: the event published is a 9007 (channels per hour).
 	NewChannel bool
+	// Claim is the invite code a Join presents ("" none).
+	Claim string
 }
 
 // Admitted is what the door learned about an admitted caller.
@@ -134,6 +144,10 @@ type policy struct {
 	// banned or timed out now, channelMember one that is no member of any
 	// channel (nor on the allow list, nor an operator).
 	standing, banned, timedOut, channelMember bool
+	// claim: after the key's budget and its standing, the claim's
+	// address's budget and, for a code the community minted, the
+	// community's (claimBudget).
+	claim bool
 }
 
 // Refusals the door answers (besides community.ErrNotServed,
@@ -167,7 +181,7 @@ func reads(d Door) ratelimit.Request { return ratelimit.Request{Read: d.Caller.P
 // Media's bytes are bounded by its own quotas (shared/service/media).
 var policies = map[Action]policy{
 	Publish:     {unauth: errPublishAuth, member: true, cost: publishes},
-	Vanish:      {unauth: errPublishAuth, cost: publishes},
+	Vanish:      {unauth: errPublishAuth, member: true, cost: publishes},
 	Read:        {unauth: errReadAuth, member: true, cost: reads},
 	Count:       {unauth: errCountAuth, member: true, cost: reads},
 	Message:     {cost: free},
@@ -176,7 +190,7 @@ var policies = map[Action]policy{
 	DeleteMedia: {unauth: errMediaAuth, cost: free, standing: true, banned: true},
 	Manage:      {unauth: errManageAuth, cost: free, standing: true, operator: true},
 	ReadMedia:   {cost: free, member: true},
-	Join:        {unauth: errJoinAuth, cost: func(d Door) ratelimit.Request { return ratelimit.Request{Claim: d.Caller.Pubkey != ""} }},
+	Join:        {unauth: errJoinAuth, cost: func(d Door) ratelimit.Request { return ratelimit.Request{Claim: d.Caller.Pubkey != ""} }, standing: true, banned: true, claim: true},
 	Invite:      {unauth: errInviteAuth, member: true, cost: free},
 }
 
@@ -245,7 +259,41 @@ func (g *Guard) Admit(ctx context.Context, d Door) (Admitted, error) {
 	case p.channelMember && !s.Member:
 		return Admitted{}, ErrNotChannelMember
 	}
+	if p.claim {
+		if err := g.claimBudget(ctx, d); err != nil {
+			return Admitted{}, err
+		}
+	}
 	return Admitted{Operator: s.Operator}, nil
+}
+
+// claimBudget counts a claim past its key's budget against the budgets
+// a stranger cannot multiply: its source address's (where one is
+// known), then, only when the code is one the community minted
+// (revoked, expired or used up alike), the community's. A made-up code
+// costs its caller, never the community: fresh keys cannot use up the
+// joins of its real newcomers.
+func (g *Guard) claimBudget(ctx context.Context, d Door) error {
+	if g.Limiter == nil {
+		return nil
+	}
+	base := Door{Community: d.Community, Caller: Caller{Pubkey: d.Caller.Pubkey}} // the message is counted already
+	if d.Caller.Address != "" {
+		if err := g.limit(ctx, base, ratelimit.Request{ClaimAddress: d.Caller.Address}); err != nil {
+			return err
+		}
+	}
+	if !invite.Usable(d.Claim) || g.Limiter.Limits().CommunityClaimsPerMinute <= 0 {
+		return nil
+	}
+	known, err := g.Store.InvitesExists(ctx, d.Community, invite.Hash(d.Claim))
+	if err != nil {
+		return fmt.Errorf("guard: claim: %w", err)
+	}
+	if !known {
+		return nil
+	}
+	return g.limit(ctx, base, ratelimit.Request{ClaimOfKnownCode: true})
 }
 
 // Message counts a WebSocket message that the session store answers (an

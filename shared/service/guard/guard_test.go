@@ -2,18 +2,23 @@ package guard_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/domain/invite"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/nip43"
+	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/community"
 	"github.com/buzzrelay/relay/shared/service/guard"
 	"github.com/buzzrelay/relay/shared/service/ingest"
+	"github.com/buzzrelay/relay/shared/service/ratelimit"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
 
@@ -75,7 +80,7 @@ var actions = []struct {
 }{
 	{"publish", guard.Publish}, {"read", guard.Read}, {"count", guard.Count}, {"message", guard.Message},
 	{"upload", guard.Upload}, {"list media", guard.ListMedia}, {"delete media", guard.DeleteMedia}, {"manage", guard.Manage},
-	{"read media", guard.ReadMedia},
+	{"read media", guard.ReadMedia}, {"vanish", guard.Vanish}, {"join", guard.Join},
 }
 
 // answer is what the door says: "" admitted, else the refusal's text.
@@ -106,21 +111,26 @@ func TestDoorTableHoldsForEveryAction(t *testing.T) {
 		media     = "auth-required: media needs an Authorization header (a kind 24242 event or a NIP-98 token)"
 	)
 	// publish, read, count, message, upload, list, delete, manage, read
-	// media (a blob's own rule decides who reads it: shared/service/media)
-	table := map[string][9]string{
-		"anonymous": {"auth-required: publishing needs NIP-42 AUTH first; answer the AUTH challenge",
+	// media (a blob's own rule decides who reads it: shared/service/media),
+	// vanish, join (an invite's claim at every door: a banned key is
+	// refused here, whichever door it came through)
+	publish := "auth-required: publishing needs NIP-42 AUTH first; answer the AUTH challenge"
+	table := map[string][11]string{
+		"anonymous": {publish,
 			"auth-required: reading needs NIP-42 AUTH first; answer the AUTH challenge",
 			"auth-required: COUNT needs NIP-42 AUTH first; answer the AUTH challenge",
-			ok, media, media, media, "auth-required: NIP-86 needs a NIP-98 Authorization header", ok},
-		"operator":       {ok, ok, ok, ok, ok, ok, ok, ok, ok},
-		"channel member": {ok, ok, ok, ok, ok, ok, ok, notOp, ok},
-		"stranger":       {ok, ok, ok, ok, noChannel, noChannel, ok, notOp, ok},
+			ok, media, media, media, "auth-required: NIP-86 needs a NIP-98 Authorization header", ok,
+			publish, "auth-required: joining needs the joining key's NIP-42 AUTH or NIP-98 token first"},
+		"operator":       {ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, ok},
+		"channel member": {ok, ok, ok, ok, ok, ok, ok, notOp, ok, ok, ok},
+		"stranger":       {ok, ok, ok, ok, noChannel, noChannel, ok, notOp, ok, ok, ok},
 		// A publish's bans are decided in its write's transaction
-		// (store.Tx.BansCheck, the same predicates).
-		"banned":          {ok, ok, ok, ok, banned, banned, banned, notOp, ok},
-		"ban expired":     {ok, ok, ok, ok, ok, ok, ok, notOp, ok},
-		"timed out":       {ok, ok, ok, ok, timedOut, ok, ok, notOp, ok},
-		"timeout expired": {ok, ok, ok, ok, ok, ok, ok, notOp, ok},
+		// (store.Tx.BansCheck, the same predicates); a banned key may
+		// still vanish (its data goes, its ban stays).
+		"banned":          {ok, ok, ok, ok, banned, banned, banned, notOp, ok, ok, banned},
+		"ban expired":     {ok, ok, ok, ok, ok, ok, ok, notOp, ok, ok, ok},
+		"timed out":       {ok, ok, ok, ok, timedOut, ok, ok, notOp, ok, ok, ok},
+		"timeout expired": {ok, ok, ok, ok, ok, ok, ok, notOp, ok, ok, ok},
 	}
 	for who, want := range table {
 		for i, a := range actions {
@@ -146,7 +156,11 @@ func TestNIP43GateAtEveryDoor(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	gated := map[guard.Action]bool{guard.Publish: true, guard.Read: true, guard.Count: true, guard.Upload: true, guard.ListMedia: true, guard.ReadMedia: true}
+	// A request to vanish is stored (its content served as the
+	// tombstone): gated as any publish. A claim is how a key with no
+	// role becomes one: never gated.
+	gated := map[guard.Action]bool{guard.Publish: true, guard.Read: true, guard.Count: true, guard.Upload: true, guard.ListMedia: true,
+		guard.ReadMedia: true, guard.Vanish: true}
 	for _, a := range actions {
 		for _, who := range []string{"operator", "channel member"} {
 			if got := f.answer(t, who, a.a); got != "" && a.a != guard.Manage {
@@ -191,5 +205,81 @@ func TestDisabledCommunityRefusedAtEveryDoor(t *testing.T) {
 	refused, err := f.g.Readers(ctx, id, []string{f.keys["operator"], f.keys["stranger"]})
 	if err != nil || len(refused) != 2 {
 		t.Fatalf("live readers of a disabled community: %v %v", refused, err)
+	}
+}
+
+// TestClaimBudgetCountsWhatAStrangerCannotMultiply: a claim costs its key
+// first, then its source address (an IPv6 address by its /64), then, for
+// a code the community minted only, the community; fresh keys from fresh
+// addresses guessing codes never use up the community's budget, a key or
+// an address past its own is refused alone, and a banned key is refused
+// at the door whatever its code.
+func TestClaimBudgetCountsWhatAStrangerCannotMultiply(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.g.Limiter = ratelimit.New(f.st, ratelimit.Limits{ClaimsPerMinute: 2, AddressClaimsPerMinute: 3, CommunityClaimsPerMinute: 2})
+	for time.Now().Second() > 45 { // one fixed minute window for the whole test
+		time.Sleep(time.Second)
+	}
+	claim := func(pub, addr, code string) string {
+		t.Helper()
+		_, err := f.g.Admit(ctx, guard.Door{Community: id, Action: guard.Join, Claim: code, Caller: guard.Caller{Pubkey: pub, Address: addr}})
+		if err == nil {
+			return ""
+		}
+		if _, ok := reject.As(err); !ok {
+			t.Fatalf("not a refusal: %v", err)
+		}
+		return err.Error()
+	}
+	madeUp := func() string { return testkit.NewKey(t).Pub[:40] }
+	for i := 0; i < 10; i++ { // 20 made-up claims: past the community's 2, none refused
+		k := testkit.NewKey(t).Pub
+		for j := 0; j < 2; j++ {
+			if got := claim(k, fmt.Sprintf("192.0.2.%d", i), madeUp()); got != "" {
+				t.Fatalf("fresh key %d, claim %d: %q", i, j, got)
+			}
+		}
+	}
+	k := testkit.NewKey(t).Pub
+	claim(k, "198.51.100.1", madeUp())
+	claim(k, "198.51.100.1", madeUp())
+	if got := claim(k, "198.51.100.1", madeUp()); !strings.Contains(got, "by this key") {
+		t.Fatalf("a key's third claim: %q", got)
+	}
+	if got := claim(testkit.NewKey(t).Pub, "198.51.100.1", madeUp()); got != "" {
+		t.Fatalf("another key from the first key's address (its key-refused claim cost the address nothing): %q", got)
+	}
+	if got := claim(testkit.NewKey(t).Pub, "198.51.100.1", madeUp()); !strings.Contains(got, "from this address") {
+		t.Fatalf("an address's fourth claim: %q", got)
+	}
+	for i, addr := range []string{"2001:db8:1:2::1", "2001:db8:1:2::2", "2001:db8:1:2:ffff::3"} {
+		if got := claim(testkit.NewKey(t).Pub, addr, madeUp()); got != "" {
+			t.Fatalf("IPv6 claim %d: %q", i, got)
+		}
+	}
+	if got := claim(testkit.NewKey(t).Pub, "2001:db8:1:2::9", madeUp()); !strings.Contains(got, "from this address") {
+		t.Fatalf("a fourth claim from one /64: %q", got)
+	}
+
+	// A minted code costs the community too: its third claim is refused.
+	code := "a-real-invite-code"
+	now := time.Now().Unix()
+	if ok, err := f.st.InvitesInsert(ctx, id, invite.Hash(code), f.keys["operator"], now, now+3600, 0); err != nil || !ok {
+		t.Fatalf("mint: %v %v", ok, err)
+	}
+	for i := 0; i < 2; i++ {
+		if got := claim(testkit.NewKey(t).Pub, fmt.Sprintf("203.0.113.%d", i), code); got != "" {
+			t.Fatalf("real claim %d: %q", i, got)
+		}
+	}
+	if got := claim(testkit.NewKey(t).Pub, "203.0.113.9", code); !strings.Contains(got, "in this community") {
+		t.Fatalf("a third real claim: %q", got)
+	}
+	if got := claim(testkit.NewKey(t).Pub, "203.0.113.10", madeUp()); got != "" {
+		t.Fatalf("a made-up claim once the community's budget is used: %q", got)
+	}
+	if got := claim(f.keys["banned"], "203.0.113.11", code); got != records.ErrBanned.Error() {
+		t.Fatalf("a banned key's claim: %q", got)
 	}
 }

@@ -97,7 +97,7 @@ func (a *apply) vote(ctx context.Context) error {
 	if id == "" {
 		return reject.Invalidf("a forum vote needs an e tag naming the post or comment")
 	}
-	ref, err := a.target(ctx, id, "vote")
+	ref, err := a.target(ctx, id, "vote", ErrVoteTarget)
 	if err != nil {
 		return err
 	}

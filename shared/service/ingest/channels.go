@@ -427,6 +427,11 @@ func (a *apply) deleteChannel(ctx context.Context) error {
 
 func (a *apply) moderationDelete(ctx context.Context) error {
 	ch, role, err := a.moderated(ctx)
+	if h, herr := a.channelID(); err != nil && herr == nil && err.Error() == noChannel(h).Error() {
+		// A channel that is missing or not there for the sender: the
+		// answer a missing target gets (Buzz's one deletion answer).
+		return ErrDeletionTarget
+	}
 	if err != nil {
 		return err
 	}
@@ -435,9 +440,10 @@ func (a *apply) moderationDelete(ctx context.Context) error {
 		return reject.Invalidf("delete-event needs at least one e tag naming the event")
 	}
 	// Before any target is looked up: a non-member of a private channel
-	// learns nothing about its events.
+	// learns nothing about its events. From here every target the sender
+	// may not delete answers as a missing one (ErrDeletionTarget).
 	if err := mayWrite(ch, role, ch.ID); err != nil {
-		return err
+		return ErrDeletionTarget
 	}
 	admin := isAdmin(role)
 	refs := make([]*records.EventRef, 0, len(targets))
@@ -453,17 +459,14 @@ func (a *apply) moderationDelete(ctx context.Context) error {
 				continue
 			}
 		}
-		if isNotFound(err) || (err == nil && ref.ChannelID != ch.ID) {
-			return reject.Invalidf("event %s is not stored in channel %s", id, ch.ID)
+		if isNotFound(err) || (err == nil && (ref.ChannelID != ch.ID || (ref.Pubkey != a.ev.PubKey && !admin))) {
+			return ErrDeletionTarget
 		}
 		if err != nil {
 			return err
 		}
 		if kinds.RelayOnly(ref.Kind) {
 			return reject.Restrictedf("event %s is signed by the relay and cannot be deleted", id)
-		}
-		if ref.Pubkey != a.ev.PubKey && !admin {
-			return reject.Restrictedf("only the author or a channel owner or admin may delete event %s", id)
 		}
 		if err := undeletable(ref); err != nil {
 			return err

@@ -98,12 +98,21 @@ func noChannel(h string) error {
 	return reject.Restrictedf("channel %s does not exist or you are not a member", h)
 }
 
-// notStored is the one refusal for a target event that is not stored, is
-// deleted, or sits in a channel the sender may not write to; it names no
-// channel.
-func notStored(what, id string) error {
-	return reject.Invalidf("%s target %s is not stored", what, id)
-}
+// The one answer of each write path that names another event, whether
+// the event does not exist or exists and is not the sender's to use
+// (deleted, in a channel they may not reach or another than the one the
+// write names, of a kind only its author sees, someone else's to edit or
+// delete): Buzz's wording (block/buzz e2e_existence_oracle and
+// e2e_author_only_deletion require one answer for all of them). None
+// names the id or a channel. docs/reference.md's door table lists them.
+var (
+	ErrDeletionTarget = reject.Invalidf("deletion target not found or not deletable by you")
+	ErrReactionTarget = reject.Invalidf("reaction target event not found")
+	ErrEditTarget     = reject.Invalidf("edit target not found or not editable by you")
+	ErrReplyParent    = reject.Invalidf("reply parent not found")
+	ErrReportTarget   = reject.Invalidf("report target event not found")
+	ErrVoteTarget     = reject.Invalidf("vote target event not found")
+)
 
 // MaxReactionsPerAuthor bounds the reactions one key keeps on one event
 // (a reaction is one per author and content), so the aux closure of a
@@ -130,11 +139,11 @@ func (a *apply) message(ctx context.Context) error {
 	} else {
 		// One lookup gives the parent, its channel and the author's role.
 		parent, ch, role, err := a.tx.EventsGetTarget(ctx, r.Parent, a.ev.PubKey)
-		if isNotFound(err) || (err == nil && (parent.ChannelID != h || parent.Deleted || !parent.HasThread)) {
+		if isNotFound(err) || (err == nil && (parent.ChannelID != h || parent.Deleted || !parent.HasThread || a.hiddenFrom(parent))) {
 			if _, werr := a.writable(ctx, h); werr != nil {
 				return werr
 			}
-			return reject.Invalidf("reply parent %s is not a message in channel %s", r.Parent, h)
+			return ErrReplyParent
 		}
 		if err != nil {
 			return err
@@ -158,27 +167,30 @@ func (a *apply) message(ctx context.Context) error {
 	return a.store(ctx, records.EventMeta{ChannelID: h, TopLevel: top, Search: kinds.Searchable(a.ev.Kind), Thread: row, Last: true})
 }
 
-// target loads the event a reaction or edit points at, and checks an
-// optional h against the target's channel and the author's right to write
-// there.
-func (a *apply) target(ctx context.Context, id, what string) (*records.EventRef, error) {
+// target loads the event a reaction, edit or vote points at, and checks
+// an optional h against the target's channel and the author's right to
+// write there: missing is the path's one answer (ErrReactionTarget, ...)
+// for a target that is not stored, deleted, of a kind only its author
+// sees, in a channel the sender may not write to, or in another channel
+// than the h names.
+func (a *apply) target(ctx context.Context, id, what string, missing error) (*records.EventRef, error) {
 	if !eventcheck.LowerHex(id, 64) {
 		return nil, reject.Invalidf("%s target %q is not a 64-hex event id", what, id)
 	}
 	ref, ch, role, err := a.tx.EventsGetTarget(ctx, id, a.ev.PubKey)
 	if isNotFound(err) || (err == nil && (ref.Deleted || a.hiddenFrom(ref))) {
-		return nil, notStored(what, id)
+		return nil, missing
 	}
 	if err != nil {
 		return nil, err
 	}
 	if ref.ChannelID != "" && mayWrite(ch, role, ref.ChannelID) != nil {
-		return nil, notStored(what, id)
+		return nil, missing
+	}
+	if h, ok := nip29.ChannelTag(a.ev.Tags); ok && h != ref.ChannelID {
+		return nil, missing
 	}
 	a.saw(ch, role)
-	if h, ok := nip29.ChannelTag(a.ev.Tags); ok && h != ref.ChannelID {
-		return nil, reject.Invalidf("h tag %s is not the channel of the target event", h)
-	}
 	return ref, nil
 }
 
@@ -187,7 +199,7 @@ func (a *apply) reaction(ctx context.Context) error {
 	if len(ids) == 0 || ids[0] == "" {
 		return reject.Invalidf("reaction needs an e tag naming its target")
 	}
-	ref, err := a.target(ctx, ids[0], "reaction")
+	ref, err := a.target(ctx, ids[0], "reaction", ErrReactionTarget)
 	if err != nil {
 		return err
 	}
@@ -210,12 +222,12 @@ func (a *apply) edit(ctx context.Context) error {
 		return reject.Invalidf("edit needs an e tag naming the edited event")
 	}
 	id := ids[0]
-	ref, err := a.target(ctx, id, "edit")
+	ref, err := a.target(ctx, id, "edit", ErrEditTarget)
 	if err != nil {
 		return err
 	}
 	if ref.Pubkey != a.ev.PubKey {
-		return reject.Restrictedf("only the author of %s may edit it", id)
+		return ErrEditTarget
 	}
 	return a.store(ctx, records.EventMeta{ChannelID: ref.ChannelID, TopLevel: true, Search: true, Last: true})
 }
@@ -238,27 +250,17 @@ func (a *apply) deletion(ctx context.Context) error {
 	}
 	ref, ch, role, err := a.tx.EventsGetTarget(ctx, t[1], a.ev.PubKey)
 	if isNotFound(err) || (err == nil && a.hiddenFrom(ref)) {
-		return notStored("deletion", t[1])
+		return ErrDeletionTarget
 	}
 	if err != nil {
 		return err
 	}
-	var access error
-	if ref.ChannelID != "" {
-		access = mayWrite(ch, role, ref.ChannelID)
+	// Someone else's event, or the author's in a channel they may no
+	// longer write to (removed from it): the answer a missing id gets.
+	if ref.Pubkey != a.ev.PubKey || (ref.ChannelID != "" && mayWrite(ch, role, ref.ChannelID) != nil) {
+		return ErrDeletionTarget
 	}
 	a.saw(ch, role)
-	if ref.Pubkey != a.ev.PubKey {
-		if access != nil { // someone else's event the sender may not see
-			return notStored("deletion", t[1])
-		}
-		return reject.Restrictedf("only the author of %s may delete it", t[1])
-	}
-	// The author knows the event; a member removed from its private
-	// channel may no longer delete there.
-	if access != nil {
-		return access
-	}
 	if err := undeletable(ref); err != nil {
 		return err
 	}
@@ -289,7 +291,7 @@ func (a *apply) deleteAddress(ctx context.Context, addr string) error {
 		return reject.Invalidf("a tag %q has no valid kind", addr)
 	}
 	if parts[1] != a.ev.PubKey {
-		return reject.Restrictedf("only the author of %s may delete it", addr)
+		return ErrDeletionTarget
 	}
 	// The deletion lives in its target's channel, as an e deletion does, so
 	// it is read under that channel's access rule and never leaks the

@@ -149,14 +149,14 @@ func (s *Service) Submit(ctx context.Context, community, authed string, ev *nost
 	return s.SubmitAt(ctx, community, "", authed, ev)
 }
 
-// SubmitAt is Submit for a request that reached the community at host
-// (the hostname, relay.Caller.Host): a request to vanish (NIP-62) must
-// name it (or ALL_RELAYS), so Submit, which knows none, takes only
-// ALL_RELAYS.
-func (s *Service) SubmitAt(ctx context.Context, community, host, authed string, ev *nostr.Event) (Outcome, error) {
+// SubmitAt is Submit for a request that reached the community at origin
+// (scheme://host[:port] as the client addressed it, relay.Caller.Origin):
+// a request to vanish (NIP-62) must name it by host and port (or
+// ALL_RELAYS), so Submit, which knows none, takes only ALL_RELAYS.
+func (s *Service) SubmitAt(ctx context.Context, community, origin, authed string, ev *nostr.Event) (Outcome, error) {
 	now := s.now()
 	for _, p := range beforeTx {
-		if err := p.check(s, ev, authed, host, now); err != nil {
+		if err := p.check(s, ev, authed, origin, now); err != nil {
 			return refused(err)
 		}
 	}

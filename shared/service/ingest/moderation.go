@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"github.com/buzzrelay/relay/shared/domain/access"
 
 	"github.com/buzzrelay/relay/shared/domain/eventcheck"
 	"github.com/buzzrelay/relay/shared/domain/filter"
@@ -154,6 +155,11 @@ func (a *apply) report(ctx context.Context) error {
 	if r.TargetEvent != "" && !eventcheck.LowerHex(r.TargetEvent, 64) {
 		return reject.Invalidf("a report's e tag must name a 64-hex event id")
 	}
+	if r.TargetEvent != "" {
+		if err := a.reportable(ctx, r.TargetEvent); err != nil {
+			return err
+		}
+	}
 	if len(r.Content) > MaxReasonBytes {
 		return reject.Invalidf("a report's content is longer than %d bytes", MaxReasonBytes)
 	}
@@ -168,6 +174,30 @@ func (a *apply) report(ctx context.Context) error {
 	}
 	if !fresh {
 		return reject.Duplicatef("report %s is already queued", a.ev.ID)
+	}
+	return nil
+}
+
+// reportable is nil when the reporter may read event id: a report of an
+// event that is not stored, deleted, of a kind only its author sees, or
+// in a channel the reporter may not read answers ErrReportTarget alike,
+// and nothing is queued.
+func (a *apply) reportable(ctx context.Context, id string) error {
+	ref, ch, role, err := a.tx.EventsGetTarget(ctx, id, a.ev.PubKey)
+	if isNotFound(err) || (err == nil && (ref.Deleted || a.hiddenFrom(ref))) {
+		return ErrReportTarget
+	}
+	if err != nil {
+		return err
+	}
+	if ref.ChannelID != "" {
+		m := access.Never
+		if role != "" {
+			m = access.Active
+		}
+		if !access.MayRead(ch.Rule(), m, true) {
+			return ErrReportTarget
+		}
 	}
 	return nil
 }

@@ -26,7 +26,7 @@ import (
 // before any limit.)
 var beforeTx = []struct {
 	name  string
-	check func(s *Service, ev *nostr.Event, authed, host string, now time.Time) error
+	check func(s *Service, ev *nostr.Event, authed, origin string, now time.Time) error
 }{
 	{"shape, id, signature, clock, size and accepted kind", checkEvent},
 	{"NIP-70 protected: only from its authenticated author", checkProtected},
@@ -113,8 +113,8 @@ func checkProtected(_ *Service, ev *nostr.Event, authed, _ string, _ time.Time) 
 	return nip70.Check(ev, authed)
 }
 
-func checkVanish(_ *Service, ev *nostr.Event, authed, host string, _ time.Time) error {
-	return nip62.Check(ev, host, authed)
+func checkVanish(_ *Service, ev *nostr.Event, authed, origin string, _ time.Time) error {
+	return nip62.Check(ev, origin, authed)
 }
 
 // refuseBanned asks the ban check; a request to vanish (NIP-62), which a

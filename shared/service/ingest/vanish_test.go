@@ -139,13 +139,16 @@ func TestRequestToVanishFromAnyoneElseDoesNothing(t *testing.T) {
 		}
 	}
 	all := nostr.Tag{"relay", "ALL_RELAYS"}
-	submitAs(p.Pub, "relay.example", owner.Event(t, 62, "", all), "restricted:")
-	submitAs("", "relay.example", owner.Event(t, 62, "", all), "auth-required:")
-	submitAs(owner.Pub, "relay.example", owner.Event(t, 62, "", nostr.Tag{"relay", "wss://other.example"}), "invalid:")
-	submitAs(owner.Pub, "relay.example", owner.Event(t, 62, ""), "invalid:")
-	submitAs(owner.Pub, "relay.example", owner.Event(t, 62, "", all, nostr.Tag{"expiration", "9999999999"}), "invalid:")
+	const origin = "wss://relay.example"
+	submitAs(p.Pub, origin, owner.Event(t, 62, "", all), "restricted:")
+	submitAs("", origin, owner.Event(t, 62, "", all), "auth-required:")
+	submitAs(owner.Pub, origin, owner.Event(t, 62, "", nostr.Tag{"relay", "wss://other.example"}), "invalid:")
+	submitAs(owner.Pub, origin, owner.Event(t, 62, "", nostr.Tag{"relay", "wss://relay.example:1"}), "invalid:")
+	submitAs(owner.Pub, "ws://127.0.0.1:8080", owner.Event(t, 62, "", nostr.Tag{"relay", "ws://127.0.0.1:1"}), "invalid:")
+	submitAs(owner.Pub, origin, owner.Event(t, 62, ""), "invalid:")
+	submitAs(owner.Pub, origin, owner.Event(t, 62, "", all, nostr.Tag{"expiration", "9999999999"}), "invalid:")
 	// Named by this relay's URL, it is the owner's own and goes through.
-	out, err := h.svc.SubmitAt(context.Background(), community, "relay.example", owner.Pub, owner.Event(t, 62, "", nostr.Tag{"relay", "wss://relay.example/"}))
+	out, err := h.svc.SubmitAt(context.Background(), community, origin, owner.Pub, owner.Event(t, 62, "", nostr.Tag{"relay", "wss://relay.example/"}))
 	if err != nil || !out.Accepted {
 		t.Fatalf("%v %+v", err, out)
 	}

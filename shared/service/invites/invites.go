@@ -51,6 +51,9 @@ type Caller struct {
 	Community, Pubkey string
 	// Connection is the WebSocket connection ("" over HTTP).
 	Connection string
+	// Address is the source address the request came from ("" unknown):
+	// a claim's budget counts it after the key (guard.Join).
+	Address string
 }
 
 func (s *Service) now() time.Time {
@@ -138,11 +141,12 @@ type Claimed struct {
 // Claim is Buzz's claim of code by c's key (POST /api/invites/claim),
 // past the NIP-43 gate (the key is no member yet), limited per key and per
 // community: Joined (the 8000 and 13534 delivered live), AlreadyMember
-// (idempotent: nothing taken), or a refusal: invite.ErrInvalid for every
-// code that cannot admit, invite.ErrPolicyRequired without a valid
+// (idempotent: nothing taken), or a refusal: invite.Refusal's for a code
+// that cannot admit, invite.ErrPolicyRequired without a valid
 // acceptance receipt while a join policy is set.
 func (s *Service) Claim(ctx context.Context, c Caller, code, receipt string) (Claimed, error) {
-	if err := s.admit(ctx, c, guard.Join); err != nil {
+	if _, err := s.Guard.Admit(ctx, guard.Door{Community: c.Community, Action: guard.Join, Claim: code,
+		Caller: guard.Caller{Pubkey: c.Pubkey, Connection: c.Connection, Address: c.Address}}); err != nil {
 		return Claimed{}, err
 	}
 	if s.Ingest == nil {
@@ -167,8 +171,9 @@ type Claimer struct{}
 
 // Claim takes one use of code for key in tx at now: the join policy's
 // receipt checked first when one is set (its version recorded with the
-// claim), then the invite's one conditional update; every code that cannot
-// admit is invite.ErrInvalid.
+// claim), then the invite's one conditional update; a code that cannot
+// admit is refused as Buzz refuses it (invite.Refusal: unknown or revoked,
+// expired, used up), read in the same transaction.
 func (Claimer) Claim(ctx context.Context, tx *store.Tx, code, receipt, key string, now int64) error {
 	if !invite.Usable(code) {
 		return invite.ErrInvalid
@@ -184,14 +189,22 @@ func (Claimer) Claim(ctx context.Context, tx *store.Tx, code, receipt, key strin
 		}
 		version = p.Version
 	}
-	by, err := tx.InvitesTakeUse(ctx, invite.Hash(code), key, now, version)
+	hash := invite.Hash(code)
+	by, err := tx.InvitesTakeUse(ctx, hash, key, now, version)
 	if err != nil {
 		return err
 	}
-	if by == "" {
-		return invite.ErrInvalid
+	if by != "" {
+		return nil
 	}
-	return nil
+	st, found, err := tx.InvitesGetStateInTx(ctx, hash)
+	if err != nil {
+		return err
+	}
+	if why := invite.Refusal(st, found, now); why != nil {
+		return why
+	}
+	return invite.ErrUsedUp // its last use went to a claim that committed meanwhile
 }
 
 // Revoke revokes community's invite of code (NIP-86 revokeinvite): false

@@ -9,6 +9,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/buzzrelay/relay/shared/domain/records"
@@ -23,10 +25,15 @@ type Limits struct {
 	ChannelsPerHour     int64 // 9007 channel creations by one key
 	ReadsPerMinute      int64 // REQ, COUNT, /query and /count by one key
 	MessagesPerMinute   int64 // WebSocket messages on one connection
-	// ClaimsPerMinute bounds invite claims by one key, CommunityClaimsPerMinute
-	// every key's claims in one community (guessing codes is hopeless at
-	// 160 bits; these bound the probing).
+	// Invite claims are counted by what a stranger cannot multiply
+	// (guessing codes is hopeless at 160 bits; these bound the probing):
+	// ClaimsPerMinute by one key first, then AddressClaimsPerMinute by
+	// one source address where the transport knows it (an IPv6 address
+	// by its /64), and CommunityClaimsPerMinute only the claims of a code
+	// the community minted: a made-up code costs its caller, never the
+	// community, so fresh keys cannot use up its newcomers' joins.
 	ClaimsPerMinute          int64
+	AddressClaimsPerMinute   int64
 	CommunityClaimsPerMinute int64
 	// Allow lists pubkeys that no limit applies to (the relay's operators,
 	// bots); owners of a channel are exempt too.
@@ -45,8 +52,11 @@ var Defaults = Limits{
 	ChannelsPerHour:     300,
 	ReadsPerMinute:      3000,
 	MessagesPerMinute:   6000,
-	// A real newcomer claims once (a claim is idempotent).
+	// A real newcomer claims once (a claim is idempotent), Buzz's relay
+	// allows a key 10 a minute; an office behind one NAT address joining
+	// from one posted invite at once is the address's burst.
 	ClaimsPerMinute:          10,
+	AddressClaimsPerMinute:   60,
 	CommunityClaimsPerMinute: 600,
 }
 
@@ -59,7 +69,14 @@ type Request struct {
 	EventBytes int
 	NewChannel bool // a 9007
 	Read       bool // REQ, COUNT, /query, /count
-	Claim      bool // an invite's claim (28934, POST /api/invites/claim)
+	Claim      bool // an invite's claim (28934, POST /api/invites/claim): the key's budget
+	// ClaimAddress is the source address of a claim ("" none known): its
+	// budget, asked after the key's (guard.Join).
+	ClaimAddress string
+	// ClaimOfKnownCode is a claim of a code the community minted: the
+	// community's budget (guard.Join asks it after the key's and the
+	// address's).
+	ClaimOfKnownCode bool
 	// Counted, when set, is the connection's message already counted
 	// (Limiter.CountMessage): Check decides on its total and counts it
 	// no more.
@@ -202,6 +219,11 @@ func (lm *Limiter) Check(ctx context.Context, r Request) error {
 		}
 		if r.Claim {
 			add("cl:"+r.Pubkey, 60, lm.l.ClaimsPerMinute, 1, "invite claims per minute by this key")
+		}
+		if r.ClaimAddress != "" {
+			add("cl@"+AddressKey(r.ClaimAddress), 60, lm.l.AddressClaimsPerMinute, 1, "invite claims per minute from this address")
+		}
+		if r.ClaimOfKnownCode {
 			add("cl*", 60, lm.l.CommunityClaimsPerMinute, 1, "invite claims per minute in this community")
 		}
 	}
@@ -256,6 +278,22 @@ func (lm *Limiter) Check(ctx context.Context, r Request) error {
 		}
 	}
 	return nil
+}
+
+// AddressKey is how a source address is counted: an IPv4 address as it
+// is, an IPv6 address by its /64 (one host commonly holds the whole
+// prefix), anything else as written.
+func AddressKey(addr string) string {
+	a, err := netip.ParseAddr(strings.TrimSpace(addr))
+	if err != nil {
+		return strings.TrimSpace(addr)
+	}
+	a = a.Unmap()
+	if a.Is4() {
+		return a.String()
+	}
+	p, _ := a.Prefix(64)
+	return p.String()
 }
 
 // RetryAfter returns how long an Exceeded in err asks to wait.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/service/guard"
 	"github.com/buzzrelay/relay/shared/service/ingest"
@@ -94,11 +95,14 @@ func (r *Relay) admitWrite(ctx context.Context, w *write) error {
 	}
 	d := r.door(w.c, action)
 	d.NewChannel = w.ev.Kind == kinds.CreateGroup
+	if action == guard.Join {
+		d.Claim, _ = filter.TagValue(w.ev.Tags, "claim") // what a made-up code costs (guard.Join)
+	}
 	return r.admit(ctx, w.c, d)
 }
 
 func (r *Relay) submit(ctx context.Context, w *write) error {
-	out, err := r.Ingest.SubmitAt(ctx, w.c.Community, w.c.Host, w.c.Pubkey, w.ev)
+	out, err := r.Ingest.SubmitAt(ctx, w.c.Community, w.c.Origin, w.c.Pubkey, w.ev)
 	if err != nil {
 		return fmt.Errorf("relay: publish: %w", err)
 	}

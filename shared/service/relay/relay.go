@@ -57,6 +57,12 @@ type Caller struct {
 	// Host is the hostname the community was reached at (normalized as
 	// communities are registered): a thread window's 39007 binds it.
 	Host string
+	// Origin is scheme://host[:port] as the client addressed the relay
+	// (the port kept): a request to vanish (NIP-62) must name it.
+	Origin string
+	// Address is the client's source address ("" unknown): an invite
+	// claim's budget counts it (guard.Join).
+	Address string
 	// Session is the WebSocket connection's state (nil over HTTP).
 	Session *sessions.Connection
 	// counted is the call's message counted ahead of the door
@@ -554,7 +560,7 @@ func (r *Relay) Admit(ctx context.Context, c Caller) error {
 // door is c's call of action at the door.
 func (r *Relay) door(c Caller, action guard.Action) guard.Door {
 	return guard.Door{Community: c.Community, Action: action, Caller: guard.Caller{Pubkey: c.Pubkey, Connection: c.Connection,
-		Size: c.Size, Idle: c.Session != nil && r.Sessions != nil && r.Sessions.Database() == nil, Counted: c.counted}}
+		Size: c.Size, Idle: c.Session != nil && r.Sessions != nil && r.Sessions.Database() == nil, Counted: c.counted, Address: c.Address}}
 }
 
 // admit passes d, c's call, through the door.

@@ -99,5 +99,6 @@ func HTTPRequest(ev events.APIGatewayV2HTTPRequest, o Origin) (bridge.Request, e
 		RawQuery: ev.RawQueryString,
 		Headers:  headers,
 		Body:     body,
+		Address:  ev.RequestContext.HTTP.SourceIP,
 	}, nil
 }

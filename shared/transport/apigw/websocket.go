@@ -97,7 +97,8 @@ func WebSocketRequest(ev events.APIGatewayWebsocketProxyRequest, o Origin) (wsre
 		}
 		body = b
 	}
-	return wsrelay.Request{ConnectionID: rc.ConnectionID, Host: host, Scheme: scheme, Stage: rc.Stage, Body: body}, nil
+	return wsrelay.Request{ConnectionID: rc.ConnectionID, Host: host, Scheme: scheme, Stage: rc.Stage, Body: body,
+		Address: rc.Identity.SourceIP}, nil
 }
 
 // wsScheme is the WebSocket scheme matching an HTTP scheme.

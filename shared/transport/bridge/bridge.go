@@ -22,6 +22,8 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nbd-wtf/go-nostr"
@@ -33,11 +35,13 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/buzzrelay/relay/shared/domain/signer"
 	"github.com/buzzrelay/relay/shared/service/community"
+	"github.com/buzzrelay/relay/shared/service/guard"
 	"github.com/buzzrelay/relay/shared/service/invites"
 	"github.com/buzzrelay/relay/shared/service/livekit"
 	"github.com/buzzrelay/relay/shared/service/manage"
 	"github.com/buzzrelay/relay/shared/service/ratelimit"
 	"github.com/buzzrelay/relay/shared/service/relay"
+	"github.com/buzzrelay/relay/shared/service/sessions"
 	"github.com/buzzrelay/relay/shared/transport/nip86"
 )
 
@@ -54,6 +58,9 @@ type Request struct {
 	RawQuery string
 	Headers  map[string]string
 	Body     []byte
+	// Address is the client's source address ("" unknown): an invite
+	// claim's budget counts it.
+	Address string
 }
 
 // URL is the request URL as the client addressed it, query string
@@ -76,12 +83,17 @@ type Response struct {
 // Bridge answers the bridge's routes (shared/transport/routes says which
 // function serves which).
 type Bridge struct {
-	// Database is what GET /healthz?deep=1 asks (the store).
+	// Database is what GET /healthz?deep=1 asks an operator's community's
+	// figures of (the store).
 	Database Database
-	// Connections, when set, counts the open WebSocket connections that
-	// GET /healthz?deep=1 reports, in place of the database's count: the
-	// session store's, when the sessions are not kept in the database.
+	// Connections, when set, counts the community's open WebSocket
+	// connections that GET /healthz?deep=1 reports, in place of the
+	// database's count: the session store's, when the sessions are not
+	// kept in the database.
 	Connections OpenConnections
+	// Guard decides who may read the deep health check's figures (an
+	// operator of the community, guard.Manage); nil: no one.
+	Guard *guard.Guard
 	// Core is the use cases of publish and read.
 	Core     *relay.Relay
 	Signer   signer.Signer
@@ -129,7 +141,8 @@ func (b *Bridge) authenticate(ctx context.Context, r Request) (relay.Caller, err
 	if err != nil {
 		return relay.Caller{}, err
 	}
-	return relay.Caller{Community: c.ID, Pubkey: pubkey, Size: len(r.Body), Host: community.NormalizeHost(r.Host)}, nil
+	return relay.Caller{Community: c.ID, Pubkey: pubkey, Size: len(r.Body), Host: community.NormalizeHost(r.Host),
+		Origin: r.Scheme + "://" + r.Host, Address: r.Address}, nil
 }
 
 // authenticateAs is authenticate; payload requires the token to bind the
@@ -277,51 +290,111 @@ func (b *Bridge) Info(ctx context.Context, r Request) Response {
 	return Response{Status: http.StatusOK, Headers: map[string]string{"content-type": "application/nostr+json"}, Body: body}
 }
 
-// Health answers GET /healthz without touching the database, so an uptime
-// monitor never keeps a paused Aurora awake; GET /healthz?deep=1 asks the
-// database (waking it) and answers the deployment's status (DeepHealth).
+// Health answers GET /healthz: up, and nothing else, to anyone without
+// an operator's NIP-98 token (with or without deep=1), without a
+// statement or a session-store call, so an uptime monitor never keeps a
+// paused Aurora awake and nobody learns a community's activity from it.
+// With deep=1 and an Authorization header it is an operator's call:
+// the token verified against the host's community, the key one of its
+// operators (the door, guard.Manage: 401 or 403 otherwise, as NIP-86
+// answers), then the database asked (waking it) and that community's
+// figures answered (DeepHealth), never another's.
 func (b *Bridge) Health(ctx context.Context, r Request) Response {
 	switch r.Query["deep"] {
 	case "", "0", "false":
 		return JSON(http.StatusOK, map[string]bool{"ok": true})
 	}
+	if r.Headers["authorization"] == "" {
+		return JSON(http.StatusOK, map[string]bool{"ok": true})
+	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	start := time.Now()
-	if err := b.Database.Ping(ctx); err != nil {
-		if a := reject.Map(err); a.Class == reject.Unavailable { // Fail's status, Retry-After and text, with the state
-			resp := b.Fail(ctx, "deep health check", err)
-			resp.Body, _ = marshal(DeepHealth{Database: DatabaseResuming, Error: a.Text})
-			return resp
-		}
-		return b.Fail(ctx, "deep health check", err)
-	}
-	ping := time.Since(start)
-	st, err := b.Database.Status(ctx)
+	c, pubkey, err := b.authenticateAs(ctx, r, false)
 	if err != nil {
-		return b.Fail(ctx, "deep health check", err)
+		return b.deepFailed(ctx, err)
+	}
+	if b.Guard == nil {
+		return b.Fail(ctx, "deep health check", guard.ErrNotOperator)
+	}
+	if _, err := b.Guard.Admit(ctx, guard.Door{Community: c.ID, Caller: guard.Caller{Pubkey: pubkey}, Action: guard.Manage}); err != nil {
+		return b.deepFailed(ctx, err)
+	}
+	ping := time.Since(start) // the token's replay record and the standing: the database answered
+	st, err := b.Database.Status(ctx, c.ID)
+	if err != nil {
+		return b.deepFailed(ctx, err)
 	}
 	if b.Connections != nil {
-		ids, err := b.Connections.OpenConnections(ctx)
+		n, err := communityConnections(ctx, b.Connections, c.ID)
 		if err != nil {
 			return b.Fail(ctx, "deep health check: open connections", err)
 		}
-		st.Connections = int64(len(ids))
+		st.Connections = n
 	}
 	return JSON(http.StatusOK, DeepHealth{OK: true, Database: DatabaseAwake, PingMillis: ping.Milliseconds(), Status: &st})
 }
 
-// Database is the database as the deep health check sees it: answering,
-// and its status (shared/postgres/store).
-type Database interface {
-	Ping(ctx context.Context) error
-	Status(ctx context.Context) (records.Status, error)
+// deepFailed is the deep health check's failure: a database resuming
+// says so (503, Retry-After), as the state; anything else as Fail.
+func (b *Bridge) deepFailed(ctx context.Context, err error) Response {
+	if a := reject.Map(err); a.Class == reject.Unavailable { // Fail's status, Retry-After and text, with the state
+		resp := b.Fail(ctx, "deep health check", err)
+		resp.Body, _ = marshal(DeepHealth{Database: DatabaseResuming, Error: a.Text})
+		return resp
+	}
+	return b.Fail(ctx, "deep health check", err)
 }
 
-// OpenConnections lists the open WebSocket connections (the session
-// store's, shared/service/sessions).
+// communityConnections counts the open connections of community in the
+// session store (each open connection's state read, 16 at a time: an
+// operator's call, never a monitor's).
+func communityConnections(ctx context.Context, oc OpenConnections, community string) (int64, error) {
+	ids, err := oc.OpenConnections(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var (
+		n    atomic.Int64
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		fail error
+		sem  = make(chan struct{}, 16)
+	)
+	for _, id := range ids {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(id string) {
+			defer func() { <-sem; wg.Done() }()
+			c, err := oc.Get(ctx, id)
+			switch {
+			case err != nil:
+				mu.Lock()
+				fail = err
+				mu.Unlock()
+			case c != nil && c.Community == community:
+				n.Add(1)
+			}
+		}(id)
+	}
+	wg.Wait()
+	if fail != nil {
+		return 0, fail
+	}
+	return n.Load(), nil
+}
+
+// Database is the database as the deep health check sees it: a
+// community's status (shared/postgres/store).
+type Database interface {
+	Status(ctx context.Context, community string) (records.Status, error)
+}
+
+// OpenConnections lists the open WebSocket connections and reads one's
+// state (the session store's, shared/service/sessions).
 type OpenConnections interface {
 	OpenConnections(ctx context.Context) ([]string, error)
+	Get(ctx context.Context, id string) (*sessions.Connection, error)
 }
 
 // Database states GET /healthz?deep=1 reports: awake (it answered) or
@@ -332,10 +405,10 @@ const (
 	DatabaseResuming = "resuming"
 )
 
-// DeepHealth is GET /healthz?deep=1's answer: the database's state, how
-// long its ping took (a resume shows as a long one), and the deployment's
-// records.Status (last write, open connections, media bytes, open reports,
-// communities served). No push backlog: the push function keeps none
+// DeepHealth is GET /healthz?deep=1's answer to an operator: the
+// database's state, how long its first answer took (a resume shows as a
+// long one), and the community's records.Status (last write, open
+// connections, media bytes, open reports). No push backlog: the push function keeps none
 // (it posts what it is invoked with, or drops it).
 type DeepHealth struct {
 	OK         bool   `json:"ok"`

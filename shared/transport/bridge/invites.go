@@ -89,7 +89,7 @@ func (b *Bridge) ClaimInvite(ctx context.Context, r Request) Response {
 	if err := json.Unmarshal(r.Body, &req); err != nil {
 		return b.Fail(ctx, "invite claim", reject.Invalidf("invalid claim JSON: %s", err))
 	}
-	out, err := b.Invites.Claim(ctx, invites.Caller{Community: c.ID, Pubkey: pubkey}, req.Code, req.PolicyReceipt)
+	out, err := b.Invites.Claim(ctx, invites.Caller{Community: c.ID, Pubkey: pubkey, Address: r.Address}, req.Code, req.PolicyReceipt)
 	if err != nil {
 		return b.Fail(ctx, "invite claim", err)
 	}

@@ -47,6 +47,9 @@ type Request struct {
 	// appear in the URL the client used.
 	Stage string
 	Body  []byte
+	// Address is the client's source address ("" unknown): an invite
+	// claim's budget counts it.
+	Address string
 }
 
 // Relay serves the three WebSocket routes. Safe for concurrent use.
@@ -182,7 +185,7 @@ func (r *Relay) Message(ctx context.Context, req Request) {
 		return
 	}
 	c := relay.Caller{Community: conn.Community, Pubkey: conn.Pubkey, Connection: conn.ID, Size: len(req.Body),
-		Host: relayurl.Hostname(req.Host), Session: conn}
+		Host: relayurl.Hostname(req.Host), Origin: wsOrigin(req), Address: req.Address, Session: conn}
 	switch msg.Verb {
 	case VerbAuth:
 		r.auth(ctx, out, conn, c, msg)
@@ -408,6 +411,16 @@ func RelayURLs(scheme, host, stage string) []string {
 		urls = append(urls, relayurl.Normalize(base+"/"+stage))
 	}
 	return urls
+}
+
+// wsOrigin is the URL the client addressed (the port kept), ws unless
+// the request says wss.
+func wsOrigin(req Request) string {
+	scheme := req.Scheme
+	if scheme == "" {
+		scheme = "wss"
+	}
+	return scheme + "://" + req.Host
 }
 
 // hostOnly is host without a trailing dot, as communities are registered.

@@ -1,7 +1,7 @@
 // The operator console: every action is the relay's own API, signed by the
 // operator's NIP-07 extension (window.nostr); this page decides nothing and
 // holds no secret. NIP-86 calls go to POST / with a NIP-98 token binding
-// the body; relay membership commands (NIP-43 9030/9031) are events
+// the body, the status to GET /healthz?deep=1 with a NIP-98 token; relay membership commands (NIP-43 9030/9031) are events
 // published on POST /events. Text from the relay is only ever set as
 // textContent.
 "use strict";
@@ -113,8 +113,12 @@ async function run(action, done) {
 
 const loaders = {
   async status() {
-    const res = await fetch("/healthz?deep=1");
+    // The figures are this community's, for its operators only: the
+    // deep check is signed as the NIP-86 calls are.
+    const url = location.origin + "/healthz?deep=1";
+    const res = await fetch(url, { headers: { authorization: await token("GET", url) } });
     const s = await res.json();
+    if (!res.ok || s.error) throw new Error(s.error || ("HTTP " + res.status));
     dl("status", Object.entries(s).map(([k, v]) => [k, k === "last_write" ? when(v) : v]));
   },
   async info() {
