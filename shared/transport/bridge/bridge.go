@@ -129,7 +129,12 @@ func (b *Bridge) authenticate(ctx context.Context, r Request) (relay.Caller, err
 	if err != nil {
 		return relay.Caller{}, err
 	}
-	return relay.Caller{Community: c.ID, Pubkey: pubkey, Size: len(r.Body), Host: community.NormalizeHost(r.Host)}, nil
+	return callerOf(c, pubkey, r), nil
+}
+
+// callerOf is the caller of r, authenticated as pubkey of community c.
+func callerOf(c *community.Community, pubkey string, r Request) relay.Caller {
+	return relay.Caller{Community: c.ID, Pubkey: pubkey, Size: len(r.Body), Host: community.NormalizeHost(r.Host)}
 }
 
 // authenticateAs is authenticate; payload requires the token to bind the
@@ -259,6 +264,7 @@ func (b *Bridge) Info(ctx context.Context, r Request) Response {
 	doc := relayinfo.New(c.Pubkey(b.Signer.PublicKey()))
 	doc.Describe(c.Name, c.About, c.Picture)
 	doc.AdvertiseReadStateSnapshot(c.ID)
+	doc.AdvertiseBuzzV1()
 	doc.AdvertiseMembership(c.MembershipEnforced)
 	if b.Limits != nil {
 		l := b.Limits.Limits()
