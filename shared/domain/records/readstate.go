@@ -3,9 +3,12 @@ package records
 // The sidebar's rows (Buzz's /buzz/v1/me/sidebar and read-state), as the
 // store reads them for shared/service/query.
 
-// UnreadScan bounds the events one channel's unread window examines
-// (Buzz's MAX_UNREAD_SCAN, 4096): past it the counts are lower bounds.
-const UnreadScan = 4096
+// UnreadScan bounds the events one channel's unread window examines, the
+// newest first: past it the counts are lower bounds (at_least), as Buzz's
+// relay bounds its own (a count of 100 means at least 100, its
+// MAX_UNREAD_COUNT). It keeps a page of 20 channels at most 2,000 rows
+// read, whatever a channel's backlog.
+const UnreadScan = 100
 
 // The contexts of a read mark besides a thread's root id.
 const (

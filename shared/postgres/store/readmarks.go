@@ -72,7 +72,8 @@ WHERE community_id = $1 AND pubkey = $2 AND channel_id = ANY($3)`, s.community, 
 }
 
 // UnreadWindows reads, for each floor, the channel's eligible live events
-// of other authors after the floor (in (created_at, id) order) and at or
+// of other authors after the floor (in the window's order; a floor without
+// an id, none) and at or
 // after horizon, newest first, at most records.UnreadScan+1 per channel
 // (one more than the scan says the window was cut), each with what the
 // sidebar's reasons need: its thread, whether it names the reader in a p
@@ -98,7 +99,7 @@ FROM unnest($3::text[], $4::bigint[], $5::text[]) AS w(ch, at, id)
 CROSS JOIN LATERAL (
   SELECT e.id, e.created_at, e.top_level FROM events e
   WHERE e.community_id = $1 AND e.channel_id = w.ch AND e.created_at >= greatest(w.at, $7)
-    AND (e.created_at, e.id) > (w.at, w.id) AND e.kind = ANY($6) AND e.pubkey <> $2 AND e.`+notDeleted+`
+    AND (e.created_at > w.at OR e.created_at = w.at AND (e.id < w.id OR w.id = '')) AND e.kind = ANY($6) AND e.pubkey <> $2 AND e.`+notDeleted+`
     AND `+unexpiredSQL+`
   ORDER BY e.created_at DESC, e.id
   LIMIT $8) e
@@ -154,7 +155,9 @@ WHERE e.community_id = $1 AND e.id = ANY($4) AND e.channel_id = $3`, s.community
 
 // ReadMarksPut moves pubkey's mark of (channel, scope: records.Timeline,
 // records.Cut or a thread root) forward to
-// at: a mark never moves back (a later or equal one is kept). The anchor
+// at: a mark never moves back (a later or equal one is kept), later in the
+// window's order (created_at DESC, id ASC: the smaller id of one second is
+// the later). The anchor
 // must be a message of channel, of an eligible kind, in a channel the
 // reader is an active member of (deleted or not: an old anchor may still
 // advance a mark); ok is false when it is not (missing and not yours look
@@ -170,7 +173,7 @@ LEFT JOIN thread_metadata tm ON tm.community_id = e.community_id AND tm.event_id
 WHERE e.community_id = $1 AND e.id = $5 AND e.channel_id = $3 AND e.kind = ANY($6)
   AND ($7 = '' AND (e.top_level OR $4 = '*') OR $7 <> '' AND (e.id = $7 OR tm.root_id = $7))
 ON CONFLICT (community_id, pubkey, channel_id, context) DO UPDATE SET at = excluded.at, event_id = excluded.event_id
-  WHERE (read_marks.at, read_marks.event_id) < (excluded.at, excluded.event_id)`,
+  WHERE excluded.at > read_marks.at OR excluded.at = read_marks.at AND excluded.event_id < read_marks.event_id`,
 		t.community, pubkey, channel, scope, anchor, eligible, inThread)
 	if err != nil {
 		return false, errorf("put read mark: %w", err)

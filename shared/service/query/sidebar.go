@@ -224,9 +224,11 @@ func later(a, b records.Cursor) records.Cursor {
 	return a
 }
 
-// after reports whether position a is after b.
+// after reports whether position a is after (newer than) b in the channel
+// window's order, (created_at DESC, id ASC): within one second the smaller
+// id is the newer (records.Cursor).
 func after(a, b records.Cursor) bool {
-	return a.CreatedAt > b.CreatedAt || (a.CreatedAt == b.CreatedAt && a.ID > b.ID)
+	return a.CreatedAt > b.CreatedAt || (a.CreatedAt == b.CreatedAt && a.ID < b.ID)
 }
 
 // reason is a message's reason ("" none), Buzz's order.
