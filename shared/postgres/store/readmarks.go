@@ -78,7 +78,9 @@ WHERE community_id = $1 AND pubkey = $2 AND channel_id = ANY($3)`, s.community, 
 // (one more than the scan says the window was cut), each with what the
 // sidebar's reasons need: its thread, whether it names the reader in a p
 // tag, whether it is a broadcast, and whether the reader is in its
-// conversation (wrote its parent, or a live reply to the same parent).
+// conversation (wrote its parent, or a live reply to the same parent). A
+// top-level message's thread row is read only when it may be a broadcast
+// reply (its raw JSON names "broadcast"): most rows need no second lookup.
 func (s *Snapshot) UnreadWindows(ctx context.Context, floors []records.ReadMark, eligible []int, horizon int64) ([]records.UnreadRow, error) {
 	chs := make([]string, len(floors))
 	ats := make([]int64, len(floors))
@@ -97,13 +99,13 @@ SELECT w.ch, e.id, e.created_at, e.top_level, coalesce(tm.root_id, ''), coalesce
                 AND se.pubkey = $2 AND se.kind = ANY($6) AND se.`+notDeleted+`))
 FROM unnest($3::text[], $4::bigint[], $5::text[]) AS w(ch, at, id)
 CROSS JOIN LATERAL (
-  SELECT e.id, e.created_at, e.top_level FROM events e
+  SELECT e.id, e.created_at, e.top_level, NOT e.top_level OR strpos(e.raw, '"broadcast"') > 0 AS threaded FROM events e
   WHERE e.community_id = $1 AND e.channel_id = w.ch AND e.created_at >= greatest(w.at, $7)
     AND (e.created_at > w.at OR e.created_at = w.at AND (e.id < w.id OR w.id = '')) AND e.kind = ANY($6) AND e.pubkey <> $2 AND e.`+notDeleted+`
     AND `+unexpiredSQL+`
   ORDER BY e.created_at DESC, e.id
   LIMIT $8) e
-LEFT JOIN thread_metadata tm ON tm.community_id = $1 AND tm.event_id = e.id`,
+LEFT JOIN thread_metadata tm ON tm.community_id = $1 AND tm.event_id = e.id AND e.threaded`,
 		s.community, s.reader, chs, ats, fids, eligible, horizon, records.UnreadScan+1)
 	if err != nil {
 		return nil, errorf("unread windows: %w", err)
