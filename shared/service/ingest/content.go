@@ -72,8 +72,12 @@ func (a *apply) filable(ctx context.Context, channel string) error {
 		}
 		seen = seenChannel{ch, role}
 	}
-	if err := a.archivedWrite(seen.ch, seen.role); err != nil {
-		return err
+	// The archive refuses what names the channel in its h tag, as Buzz's
+	// relay decides it (a kind 5 without one still deletes there).
+	if h, ok := nip29.ChannelTag(a.ev.Tags); ok && h == channel {
+		if err := a.archivedWrite(seen.ch, seen.role); err != nil {
+			return err
+		}
 	}
 	if nip29.Content(a.ev.Kind, isAdmin(seen.role)) && !nip29.Supports(seen.ch.SupportedKinds, a.ev.Kind) {
 		return reject.Restrictedf("group %s does not take kind %d (supported_kinds)", channel, a.ev.Kind)

@@ -170,7 +170,7 @@ func TestArchive(t *testing.T) {
 		{"stream message", member.Event(t, 40002, "after", nostr.Tag{"h", ch})},
 		{"reaction", member.Event(t, 7, "+", nostr.Tag{"h", ch}, nostr.Tag{"e", post.ID}, nostr.Tag{"p", member.Pub})},
 		{"edit", member.Event(t, 40003, "edited", nostr.Tag{"h", ch}, nostr.Tag{"e", post.ID})},
-		{"deletion", member.Event(t, 5, "", nostr.Tag{"e", post.ID})},
+		{"deletion naming the channel", member.Event(t, 5, "", nostr.Tag{"e", post.ID}, nostr.Tag{"h", ch})},
 		{"put user", owner.Event(t, 9000, "", nostr.Tag{"h", ch}, nostr.Tag{"p", testkit.NewKey(t).Pub})},
 		{"rename", owner.Event(t, 9002, "", nostr.Tag{"h", ch}, nostr.Tag{"name", "x"})},
 		{"archive again", owner.Event(t, 9002, "again", nostr.Tag{"h", ch}, nostr.Tag{"archived", "true"})},
