@@ -55,6 +55,14 @@ func TestCheck(t *testing.T) {
 		{"any kind in a group", k.Event(t, 4242, "", nostr.Tag{"h", "MyGroup_1"}), ""},
 		{"relay-generated range in a group", k.Event(t, 39009, "", nostr.Tag{"h", "g"}), "restricted: unknown event kind"},
 		{"NIP-29 LiveKit participants from a client", k.Event(t, 39004, "", nostr.Tag{"h", "g"}, nostr.Tag{"d", "g"}), "restricted: kind 39004 is signed only by the relay"},
+		// Issue 51: a member's forged system row (40099 with an h tag was
+		// taken by the group default row) and Buzz's other relay-made kinds.
+		{"forged 40099 system row in a group", k.Event(t, 40099, `{"type":"member_joined"}`, nostr.Tag{"h", "g"}), "restricted: kind 40099 is signed only by the relay"},
+		{"40099 outside a group", k.Event(t, 40099, `{"type":"channel_created"}`), "restricted: kind 40099 is signed only by the relay"},
+		{"41001 DM created in a group", k.Event(t, 41001, "", nostr.Tag{"h", "g"}), "restricted: kind 41001 is signed only by the relay"},
+		{"NIP-IA 8002 delta", k.Event(t, 8002, "", nostr.Tag{"p", k.Pub}), "restricted: kind 8002 is signed only by the relay"},
+		{"NIP-IA 8003 delta in a group", k.Event(t, 8003, "", nostr.Tag{"h", "g"}), "restricted: kind 8003 is signed only by the relay"},
+		{"NIP-IA 13535 list", k.Event(t, 13535, ""), "restricted: kind 13535 is signed only by the relay"},
 		{"h with a forbidden character", k.Event(t, 9, "hi", nostr.Tag{"h", "a/b"}), "invalid: h tag"},
 		{"h too long", k.Event(t, 9, "hi", nostr.Tag{"h", strings.Repeat("g", 65)}), "invalid: h tag"},
 		{"h on a personal kind is ignored", k.Event(t, 0, "{}", nostr.Tag{"h", "a/b"}), ""},

@@ -61,6 +61,25 @@ const (
 	DMHide      = 41012
 )
 
+// Kinds Buzz's relay makes and no client may send (issues 51 and 52): its
+// timeline system rows, the "DM created" it declares, and NIP-IA's
+// identity-archive deltas and list. RelayOnly is the one predicate that
+// refuses them from a client.
+const (
+	// SystemMessage is a relay-signed timeline row of a channel (h): its
+	// content the JSON {"type":...,"actor":...} Buzz's relay writes for a
+	// join, a leave, a removal, a creation, an archive, a deletion.
+	SystemMessage = 40099
+	// DMCreated is Buzz's "DM created"; declared, never published by Buzz's
+	// relay or this one.
+	DMCreated = 41001
+	// IdentityArchived and IdentityUnarchived are NIP-IA's relay-signed
+	// deltas, ArchivedIdentities its current list.
+	IdentityArchived   = 8002
+	IdentityUnarchived = 8003
+	ArchivedIdentities = 13535
+)
+
 // ThreadWindowBounds is the relay-signed bounds overlay of Buzz's thread
 // window (one per served thread window, never stored).
 const ThreadWindowBounds = 39007

@@ -210,6 +210,12 @@ var table = []Kind{
 	{First: Edit, Name: "message edit", Accepted: true, Storage: StoreRegular, Aux: true, Searchable: true},
 	{First: MemberAdded, Name: "member added", RelayOnly: true, Storage: StoreRegular, Notice: true, RecipientOnly: true},
 	{First: MemberRemoved, Name: "member removed", RelayOnly: true, Storage: StoreRegular, Notice: true, RecipientOnly: true},
+	// Relay-made kinds of Buzz's relay (buzzkinds.go): refused from a client.
+	{First: SystemMessage, Name: "system message", RelayOnly: true, Storage: StoreRegular, InChannel: true},
+	{First: DMCreated, Name: "DM created", RelayOnly: true, Storage: StoreRegular},
+	{First: IdentityArchived, Name: "identity archived", RelayOnly: true, Storage: StoreRegular},
+	{First: IdentityUnarchived, Name: "identity unarchived", RelayOnly: true, Storage: StoreRegular},
+	{First: ArchivedIdentities, Name: "archived identities", RelayOnly: true, Storage: StoreReplaceable},
 	// Buzz's kinds (block/buzz crates/buzz-core/src/kind.rs), grouped by
 	// read model: buzzkinds.go names them.
 	// User-owned global state: stored outside any channel, read by anyone.

@@ -6,6 +6,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/domain/filter"
+	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 )
 
@@ -23,10 +24,24 @@ type Edit struct {
 	// Parent replaces the group's parent when ParentSet ("": a root).
 	Parent    string
 	ParentSet bool
+	// Archived, when set, archives (true) or unarchives (false) the
+	// channel: Buzz's ["archived","true"|"false"].
+	Archived *bool
+}
+
+// ArchivedTag is the 9002 tag that archives or unarchives a channel, and
+// the 39000 tag of an archived one (Buzz's).
+const ArchivedTag = "archived"
+
+// Unarchives reports whether ev is the one write an archived channel
+// takes: a 9002 with ["archived","false"].
+func Unarchives(kind int, tags nostr.Tags) bool {
+	v, ok := filter.TagValue(tags, ArchivedTag)
+	return kind == kinds.EditMetadata && ok && v == "false"
 }
 
 // ParseEdit reads a 9002's name, about, picture, visibility, labels, NIP-29
-// flags, supported_kinds and parent.
+// flags, supported_kinds, parent and Buzz's archived.
 func ParseEdit(ev *nostr.Event) (*Edit, error) {
 	e := &Edit{}
 	if v, ok := filter.TagValue(ev.Tags, "name"); ok {
@@ -37,6 +52,13 @@ func ParseEdit(ev *nostr.Event) (*Edit, error) {
 	}
 	if v, ok := filter.TagValue(ev.Tags, "about"); ok {
 		e.About = &v
+	}
+	if v, ok := filter.TagValue(ev.Tags, ArchivedTag); ok {
+		if v != "true" && v != "false" {
+			return nil, reject.Invalidf("archived %q must be true or false", v)
+		}
+		a := v == "true"
+		e.Archived = &a
 	}
 	if v, ok := filter.TagValue(ev.Tags, "picture"); ok {
 		e.Picture = &v

@@ -19,6 +19,9 @@ type Channel struct {
 	Flags
 	SupportedKinds []int
 	Parent         string
+	// Archived: Buzz's archive (a 9002 ["archived","true"]): every write
+	// is refused but the 9002 that unarchives; reads go on.
+	Archived bool
 }
 
 // MemberRole is one active member.
@@ -37,7 +40,8 @@ func identity(ch *Channel) nostr.Tags {
 
 // MetadataTags builds a 39000's tags: d, identity, created_at, then NIP-29's
 // name (when set), about, picture, Buzz's channel_type, public|private,
-// open|closed, restricted, hidden, supported_kinds and parent.
+// open|closed, restricted, hidden, supported_kinds, parent and (Buzz's)
+// ["archived","true"] while archived.
 func MetadataTags(ch *Channel) nostr.Tags {
 	tags := nostr.Tags{{"d", ch.ID}}
 	tags = append(tags, identity(ch)...)
@@ -69,6 +73,9 @@ func MetadataTags(ch *Channel) nostr.Tags {
 	}
 	if ch.Parent != "" {
 		tags = append(tags, nostr.Tag{"parent", ch.Parent})
+	}
+	if ch.Archived {
+		tags = append(tags, nostr.Tag{ArchivedTag, "true"})
 	}
 	return tags
 }

@@ -134,6 +134,8 @@ type Document struct {
 	// ReadStateSnapshot advertises NIP-RS's read_state_snapshot on POST
 	// /query (Buzz's field; readstate.go).
 	ReadStateSnapshot *ReadStateSnapshot `json:"read_state_snapshot,omitempty"`
+	// BuzzV1 advertises Buzz's read-state API /buzz/v1 (buzzv1.go).
+	BuzzV1 *BuzzV1 `json:"buzz_v1,omitempty"`
 	// Push is NIP-PL's push descriptor (AdvertisePush); absent when
 	// leases are off.
 	Push *push.Descriptor `json:"push,omitempty"`

@@ -10,12 +10,12 @@ import (
 )
 
 const channelCols = `id, name, about, picture, channel_type, visibility, labels, creator, created_at, deleted_at IS NOT NULL,
-  restricted, hidden, closed, supported_kinds, coalesce(parent, '')`
+  restricted, hidden, closed, supported_kinds, coalesce(parent, ''), archived_at IS NOT NULL`
 
 func scanChannel(row pgx.Row) (*records.Channel, error) {
 	c := &records.Channel{}
 	err := row.Scan(&c.ID, &c.Name, &c.About, &c.Picture, &c.Type, &c.Visibility, &c.Labels, &c.Creator, &c.CreatedAt, &c.Deleted,
-		&c.Restricted, &c.Hidden, &c.Closed, &c.SupportedKinds, &c.Parent)
+		&c.Restricted, &c.Hidden, &c.Closed, &c.SupportedKinds, &c.Parent, &c.Archived)
 	if err != nil {
 		return nil, interpret(err)
 	}
@@ -67,13 +67,13 @@ func (t *Tx) ChannelsGetWithRole(ctx context.Context, id, pubkey string) (*recor
 	var role *string
 	err := t.tx.QueryRow(ctx, `
 SELECT c.id, c.name, c.about, c.picture, c.channel_type, c.visibility, c.labels, c.creator, c.created_at,
-       c.deleted_at IS NOT NULL, c.restricted, c.hidden, c.closed, c.supported_kinds, coalesce(c.parent, ''), m.role
+       c.deleted_at IS NOT NULL, c.restricted, c.hidden, c.closed, c.supported_kinds, coalesce(c.parent, ''), c.archived_at IS NOT NULL, m.role
 FROM channels c
 LEFT JOIN channel_members m ON m.community_id = c.community_id AND m.channel_id = c.id
      AND m.pubkey = $3 AND m.`+activeMember+`
 WHERE c.community_id = $1 AND c.id = $2`, t.community, id, pubkey).
 		Scan(&c.ID, &c.Name, &c.About, &c.Picture, &c.Type, &c.Visibility, &c.Labels, &c.Creator, &c.CreatedAt, &c.Deleted,
-			&c.Restricted, &c.Hidden, &c.Closed, &c.SupportedKinds, &c.Parent, &role)
+			&c.Restricted, &c.Hidden, &c.Closed, &c.SupportedKinds, &c.Parent, &c.Archived, &role)
 	c.Private = c.Visibility == nip29.Private
 	if err != nil {
 		return nil, "", errorf("channel %s: %w", id, err)
@@ -96,13 +96,15 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, nullif
 	return tag.RowsAffected() == 1, nil
 }
 
-// ChannelsUpdate writes a channel's editable fields.
-func (t *Tx) ChannelsUpdate(ctx context.Context, c *nip29.Channel) error {
+// ChannelsUpdate writes a channel's editable fields; an archive keeps the
+// time it began (at, when it begins now).
+func (t *Tx) ChannelsUpdate(ctx context.Context, c *nip29.Channel, at int64) error {
 	if _, err := t.tx.Exec(ctx, `
 UPDATE channels SET name = $3, about = $4, picture = $5, visibility = $6, labels = $7,
-  restricted = $8, hidden = $9, closed = $10, supported_kinds = $11, parent = nullif($12, '')
+  restricted = $8, hidden = $9, closed = $10, supported_kinds = $11, parent = nullif($12, ''),
+  archived_at = CASE WHEN $13 THEN coalesce(archived_at, $14) END
 WHERE community_id = $1 AND id = $2`, t.community, c.ID, c.Name, c.About, c.Picture, c.Visibility, nonNil(c.Labels),
-		c.Restricted, c.Hidden, c.Closed, c.SupportedKinds, c.Parent); err != nil {
+		c.Restricted, c.Hidden, c.Closed, c.SupportedKinds, c.Parent, c.Archived, at); err != nil {
 		return errorf("update channel %s: %w", c.ID, err)
 	}
 	return nil
@@ -204,13 +206,13 @@ func (t *Tx) EventsGetTarget(ctx context.Context, id, pubkey string) (ref *recor
 	var depth *int32
 	var root, parent, chID, d, cID, cName, cAbout, cPicture, cType, cVis, cCreator, cParent, r *string
 	var deleted, cCreated *int64
-	var cDeleted, cRestricted, cHidden, cClosed *bool
+	var cDeleted, cRestricted, cHidden, cClosed, cArchived *bool
 	var cKinds []int
 	var cLabels []string
 	err = t.tx.QueryRow(ctx, `
 SELECT e.pubkey, e.kind, e.created_at, e.channel_id, e.d_tag, e.deleted_at, m.depth, m.root_id, m.parent_id,
        c.id, c.name, c.about, c.picture, c.channel_type, c.visibility, c.labels, c.creator, c.created_at,
-       c.deleted_at IS NOT NULL, c.restricted, c.hidden, c.closed, c.supported_kinds, c.parent, r.role
+       c.deleted_at IS NOT NULL, c.restricted, c.hidden, c.closed, c.supported_kinds, c.parent, c.archived_at IS NOT NULL, r.role
 FROM events e
 LEFT JOIN thread_metadata m ON m.community_id = e.community_id AND m.event_id = e.id
 LEFT JOIN channels c ON c.community_id = e.community_id AND c.id = e.channel_id
@@ -219,7 +221,7 @@ LEFT JOIN channel_members r ON r.community_id = c.community_id AND r.channel_id 
 WHERE e.community_id = $1 AND e.id = $2`, t.community, id, pubkey).
 		Scan(&ref.Pubkey, &ref.Kind, &ref.CreatedAt, &chID, &d, &deleted, &depth, &root, &parent,
 			&cID, &cName, &cAbout, &cPicture, &cType, &cVis, &cLabels, &cCreator, &cCreated, &cDeleted,
-			&cRestricted, &cHidden, &cClosed, &cKinds, &cParent, &r)
+			&cRestricted, &cHidden, &cClosed, &cKinds, &cParent, &cArchived, &r)
 	if err != nil {
 		return nil, nil, "", errorf("target %s: %w", id, err)
 	}
@@ -232,7 +234,7 @@ WHERE e.community_id = $1 AND e.id = $2`, t.community, id, pubkey).
 		ch.ID, ch.Name, ch.About, ch.Picture = *cID, *cName, *cAbout, *cPicture
 		ch.Type, ch.Visibility, ch.Labels, ch.Creator, ch.CreatedAt = *cType, *cVis, cLabels, *cCreator, *cCreated
 		ch.Private, ch.Restricted, ch.Hidden, ch.Closed = *cVis == nip29.Private, *cRestricted, *cHidden, *cClosed
-		ch.SupportedKinds, ch.Parent = cKinds, deref(cParent)
+		ch.SupportedKinds, ch.Parent, ch.Archived = cKinds, deref(cParent), *cArchived
 		t.sawChannel(ch)
 	}
 	return ref, ch, deref(r), nil

@@ -67,7 +67,9 @@
 //     readfilter.go (the dynamic NIP-01 filter compiler and keyset),
 //     readwindow.go, readthread.go, readthreadwindow.go, readaux.go,
 //     readcount.go (the channel window, thread panels and summaries, the
-//     NIP-CW thread window, the aux closure, COUNT), readitems.go (NIP-77's
+//     NIP-CW thread window, the aux closure, COUNT), readmarks.go (Buzz's
+//     sidebar: a key's joined channels, read_marks and each channel's
+//     unread window; ReadMarksPut), readitems.go (NIP-77's
 //     item sets: created_at and id of every match), and access.go (the
 //     access rule's SQL twin, ChannelsCheckReadable, ChannelMembersCheckEver).
 //   - Sessions and live delivery: connections.go (ws_connections),

@@ -86,6 +86,11 @@ const (
 	// the 62 is stored (the tombstone), so a key a closed community does
 	// not admit may not store one there (its content would be served).
 	Vanish
+	// ReadState is Buzz's private read-state API (/buzz/v1/me/sidebar and
+	// /buzz/v1/me/read-state, NIP-98): a read of the key's own state,
+	// counted as a read, through the NIP-43 gate, refused to a banned key
+	// (a timeout still reads, as Buzz's relay lets it).
+	ReadState
 )
 
 // Caller is who asks, as the transport authenticated them.
@@ -160,6 +165,7 @@ var (
 	errManageAuth  = reject.New(reject.AuthRequired, "NIP-86 needs a NIP-98 Authorization header")
 	errJoinAuth    = reject.New(reject.AuthRequired, "joining needs the joining key's NIP-42 AUTH or NIP-98 token first")
 	errInviteAuth  = reject.New(reject.AuthRequired, "creating an invite needs NIP-42 AUTH or a NIP-98 token first")
+	errStateAuth   = reject.New(reject.AuthRequired, "read state needs a NIP-98 Authorization header")
 	// ErrNotOperator refuses a NIP-86 call by a key that is not one of the
 	// community's operators.
 	ErrNotOperator = reject.Restrictedf("only this community's operators may manage it")
@@ -192,6 +198,7 @@ var policies = map[Action]policy{
 	ReadMedia:   {cost: free, member: true},
 	Join:        {unauth: errJoinAuth, cost: func(d Door) ratelimit.Request { return ratelimit.Request{Claim: d.Caller.Pubkey != ""} }, standing: true, banned: true, claim: true},
 	Invite:      {unauth: errInviteAuth, member: true, cost: free},
+	ReadState:   {unauth: errStateAuth, member: true, cost: reads, standing: true, banned: true},
 }
 
 // Guard decides the door. Its parts may be nil: no Communities, every

@@ -59,6 +59,9 @@ func (a *apply) moderated(ctx context.Context) (*records.Channel, string, error)
 	if role == "" && (dm || (ch.Hidden && a.ev.Kind != kinds.JoinRequest)) {
 		return nil, "", noChannel(h)
 	}
+	if err := a.archivedWrite(ch, role); err != nil {
+		return nil, "", err
+	}
 	// Who is in a DM and what it is belong to the DM flows (41010-41012).
 	if dm && !nip29.ActsOnDM(a.ev.Kind) {
 		return nil, "", reject.Restrictedf("channel %s is a DM: kind %d does not act on a DM (its participants are set by kinds %d and %d)",
@@ -104,6 +107,9 @@ func (a *apply) createChannel(ctx context.Context) error {
 		return reject.Duplicatef("channel %s already exists", c.ID)
 	}
 	if err := a.tx.ChannelMembersPut(ctx, c.ID, a.ev.PubKey, nip29.Owner, a.now); err != nil {
+		return err
+	}
+	if err := a.systemRow(ctx, ch, nip29.SystemRow{Type: nip29.SystemChannelCreated, Actor: a.ev.PubKey}); err != nil {
 		return err
 	}
 	return a.finish(ctx, ch, 0, "")
@@ -152,10 +158,45 @@ func (a *apply) editChannel(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := a.tx.ChannelsUpdate(ctx, &c); err != nil {
+	if e.Archived != nil {
+		c.Archived = *e.Archived
+	}
+	if err := a.tx.ChannelsUpdate(ctx, &c, a.now); err != nil {
 		return err
 	}
+	// Buzz's timeline rows for what changed: the archive, then the
+	// visibility.
+	var rows []nip29.SystemRow
+	if c.Archived != ch.Archived {
+		row := nip29.SystemRow{Type: nip29.SystemChannelArchived, Actor: a.ev.PubKey}
+		if !c.Archived {
+			row.Type = nip29.SystemChannelUnarchived
+		}
+		rows = append(rows, row)
+	}
+	if c.Visibility != ch.Visibility {
+		rows = append(rows, nip29.SystemRow{Type: nip29.SystemVisibilityChanged, Actor: a.ev.PubKey, Visibility: c.Visibility})
+	}
+	for _, row := range rows {
+		if err := a.systemRow(ctx, &c, row); err != nil {
+			return err
+		}
+	}
 	return a.finish(ctx, &c, 0, "")
+}
+
+// archivedWrite is the archive's one rule (Buzz's): an archived channel
+// takes no write but the 9002 that unarchives it; reads go on. A sender
+// who may not read the channel (role "", not a member) is told it does not
+// exist, as of any channel it may not know.
+func (a *apply) archivedWrite(ch *records.Channel, role string) error {
+	if !ch.Archived || nip29.Unarchives(a.ev.Kind, a.ev.Tags) {
+		return nil
+	}
+	if role == "" && !access.Reaches(ch.Rule(), access.Never) {
+		return noChannel(ch.ID)
+	}
+	return reject.Invalidf("channel %s is archived", ch.ID)
 }
 
 func (a *apply) putUser(ctx context.Context) error {
@@ -207,6 +248,9 @@ func (a *apply) putUser(ctx context.Context) error {
 	notify := 0
 	if current == "" {
 		notify = kinds.MemberAdded
+		if err := a.systemRow(ctx, &ch.Channel, nip29.SystemRow{Type: nip29.SystemMemberJoined, Actor: a.ev.PubKey, Target: p.Pubkey}); err != nil {
+			return err
+		}
 	}
 	return a.finish(ctx, &ch.Channel, notify, p.Pubkey)
 }
@@ -256,6 +300,13 @@ func (a *apply) removeUser(ctx context.Context) error {
 	if err := a.tx.ChannelMembersDelete(ctx, ch.ID, target, a.now); err != nil {
 		return err
 	}
+	row := nip29.SystemRow{Type: nip29.SystemMemberRemoved, Actor: a.ev.PubKey, Target: target}
+	if target == a.ev.PubKey {
+		row.Type = nip29.SystemMemberLeft
+	}
+	if err := a.systemRow(ctx, &ch.Channel, row); err != nil {
+		return err
+	}
 	return a.finish(ctx, &ch.Channel, kinds.MemberRemoved, target)
 }
 
@@ -293,6 +344,9 @@ func (a *apply) join(ctx context.Context) error {
 		return nil
 	}
 	if err := a.tx.ChannelMembersPut(ctx, ch.ID, a.ev.PubKey, nip29.Member, a.now); err != nil {
+		return err
+	}
+	if err := a.systemRow(ctx, &ch.Channel, nip29.SystemRow{Type: nip29.SystemMemberJoined, Actor: a.ev.PubKey, Target: a.ev.PubKey}); err != nil {
 		return err
 	}
 	return a.finish(ctx, &ch.Channel, kinds.MemberAdded, a.ev.PubKey)
@@ -395,6 +449,9 @@ func (a *apply) leave(ctx context.Context) error {
 	if err := a.tx.ChannelMembersDelete(ctx, ch.ID, a.ev.PubKey, a.now); err != nil {
 		return err
 	}
+	if err := a.systemRow(ctx, &ch.Channel, nip29.SystemRow{Type: nip29.SystemMemberLeft, Actor: a.ev.PubKey}); err != nil {
+		return err
+	}
 	return a.finish(ctx, &ch.Channel, kinds.MemberRemoved, a.ev.PubKey)
 }
 
@@ -410,6 +467,9 @@ func (a *apply) deleteChannel(ctx context.Context) error {
 		return err
 	}
 	if err := a.tx.ChannelsDelete(ctx, ch.ID, a.now); err != nil {
+		return err
+	}
+	if err := a.systemRow(ctx, &ch.Channel, nip29.SystemRow{Type: nip29.SystemChannelDeleted, Actor: a.ev.PubKey}); err != nil {
 		return err
 	}
 	// Its subgroups become roots (NIP-29): their 39000 drops the parent.
@@ -477,24 +537,49 @@ func (a *apply) moderationDelete(ctx context.Context) error {
 		return err
 	}
 	for _, ref := range refs {
-		if err := a.hide(ctx, ref); err != nil {
+		fresh, err := a.hide(ctx, ref)
+		if err != nil {
 			return err
+		}
+		// A target deleted already gets no second row (Buzz's relay skips
+		// it: no false audit record).
+		if fresh {
+			if err := a.systemRow(ctx, &ch.Channel, nip29.Deleted(a.ev.PubKey, ref.ID, a.ev.Tags)); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
 // hide marks a target deleted and takes a deleted reply out of its thread's
-// counters.
-func (a *apply) hide(ctx context.Context, ref *records.EventRef) error {
-	fresh, err := a.tx.EventsSetDeleted(ctx, ref.ID, a.now)
+// counters; fresh is false when it was deleted already.
+func (a *apply) hide(ctx context.Context, ref *records.EventRef) (fresh bool, err error) {
+	fresh, err = a.tx.EventsSetDeleted(ctx, ref.ID, a.now)
 	if err != nil || !fresh {
-		return err
+		return fresh, err
 	}
 	if ref.HasThread && ref.ParentID != "" {
-		return a.tx.ThreadMetadataDeleteReply(ctx, ref.RootID, ref.ParentID)
+		return true, a.tx.ThreadMetadataDeleteReply(ctx, ref.RootID, ref.ParentID)
 	}
-	return nil
+	return true, nil
+}
+
+// systemRow signs Buzz's timeline row (kind 40099) for a change of ch, in
+// this transaction: it commits with the change or not at all. A system
+// channel and a DM get none (their membership is the relay's, as their
+// 44100s are not sent).
+func (a *apply) systemRow(ctx context.Context, ch *nip29.Channel, row nip29.SystemRow) error {
+	if ch.Type == nip29.TypeSystem || ch.Type == nip29.TypeDM {
+		return nil
+	}
+	content, err := row.Content()
+	if err != nil {
+		return err
+	}
+	_, err = a.sign(ctx, kinds.SystemMessage, a.now, nip29.SystemTags(ch.ID), content,
+		records.EventMeta{ChannelID: ch.ID, TopLevel: true})
+	return err
 }
 
 // finish stores the moderation event itself, notifies target with a

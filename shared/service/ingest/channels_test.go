@@ -19,9 +19,14 @@ func TestCreateChannelPublishesState(t *testing.T) {
 	create := owner.EventAt(t, time.Now().Add(-30*time.Second), 9007, "", nostr.Tag{"h", id}, nostr.Tag{"name", "agent-config"},
 		nostr.Tag{"about", "config"}, nostr.Tag{"channel_type", "workflow"}, nostr.Tag{"t", "agent-config"}, nostr.Tag{"t", "ops"}, nostr.Tag{"t", "agent-config"})
 	out := h.ok(create)
-	// Issue 28: the 39003 roles are published with the group.
-	if len(out.Committed) != 5 || out.Committed[0].ID != create.ID {
-		t.Fatalf("committed %d events, want the create and 39000/39001/39002/39003", len(out.Committed))
+	// Issue 28: the 39003 roles are published with the group; issue 52:
+	// Buzz's channel_created timeline row (40099) in the same commit.
+	if len(out.Committed) != 6 || out.Committed[0].ID != create.ID {
+		t.Fatalf("committed %d events, want the create, its 40099 and 39000/39001/39002/39003", len(out.Committed))
+	}
+	if row := out.Committed[1]; row.Kind != 40099 || row.Content != `{"type":"channel_created","actor":"`+owner.Pub+`"}` ||
+		!reflect.DeepEqual(row.Tags, nostr.Tags{{"h", id}}) {
+		t.Fatalf("the creation's system row: kind %d %s %v", row.Kind, row.Content, row.Tags)
 	}
 	identity := nostr.Tags{{"t", "workflow"}, {"t", "agent-config"}, {"t", "ops"}, {"P", owner.Pub}}
 	for _, kind := range []int{39000, 39001, 39002} {

@@ -58,10 +58,10 @@ func (a *apply) saw(ch *records.Channel, role string) {
 // (nip29.Content). store asks it for every event it files in a channel;
 // an ephemeral event, never stored, asks it too.
 func (a *apply) filable(ctx context.Context, channel string) error {
-	if !nip29.Content(a.ev.Kind, false) {
-		return nil // the group's management: never content
-	}
 	seen, ok := a.channels[channel]
+	if !nip29.Content(a.ev.Kind, false) {
+		return nil // the group's management (moderated applied its rules): never content
+	}
 	if !ok {
 		ch, role, err := a.tx.ChannelsGetWithRole(ctx, channel, a.ev.PubKey)
 		if isNotFound(err) {
@@ -71,6 +71,13 @@ func (a *apply) filable(ctx context.Context, channel string) error {
 			return err
 		}
 		seen = seenChannel{ch, role}
+	}
+	// The archive refuses what names the channel in its h tag, as Buzz's
+	// relay decides it (a kind 5 without one still deletes there).
+	if h, ok := nip29.ChannelTag(a.ev.Tags); ok && h == channel {
+		if err := a.archivedWrite(seen.ch, seen.role); err != nil {
+			return err
+		}
 	}
 	if nip29.Content(a.ev.Kind, isAdmin(seen.role)) && !nip29.Supports(seen.ch.SupportedKinds, a.ev.Kind) {
 		return reject.Restrictedf("group %s does not take kind %d (supported_kinds)", channel, a.ev.Kind)
@@ -269,7 +276,8 @@ func (a *apply) deletion(ctx context.Context) error {
 			return err
 		}
 	}
-	return a.hide(ctx, ref)
+	_, err = a.hide(ctx, ref)
+	return err
 }
 
 // undeletable refuses a deletion of a deletion: NIP-09 gives it no effect,

@@ -18,7 +18,10 @@ func TestWindowOverResponseLimitIsInvalid(t *testing.T) {
 	for i := 0; i < 12; i++ {
 		e.react(newUser(), m, t0+20+int64(i))
 	}
-	body := `[{"#h":["` + ch + `"],"top_level":true,"include_aux":true,"limit":1}]`
+	// kinds 9: since issue 52 the channel's 40099 rows are window rows too,
+	// and the fixture's write clock (t0+300) dates the creation's row after
+	// the message, which would be the one row of a kindless window.
+	body := `[{"kinds":[9],"#h":["` + ch + `"],"top_level":true,"include_aux":true,"limit":1}]`
 	if got := e.query(owner, body); len(got) != 1+12+1 {
 		t.Fatalf("full closure: %d events, want 14", len(got))
 	}

@@ -111,6 +111,9 @@ type Reader interface {
 	ReqSeen(ctx context.Context, community, reader string, filters []nostr.Filter) ([]json.RawMessage, store.Seen, error)
 	CommittedAfter(ctx context.Context, community string, seen store.Seen) ([]string, error)
 	ReadStateSnapshot(ctx context.Context, community, reader string, body []byte) (*query.ReadStateSnapshot, error)
+	Sidebar(ctx context.Context, community, reader string, q query.SidebarQuery) (*query.SidebarPage, error)
+	Contexts(ctx context.Context, community, reader string, cs []query.ContextQuery) (*query.ContextPage, error)
+	ApplyIntents(ctx context.Context, community, reader string, intents []json.RawMessage, all bool) (*query.WriteResult, error)
 	CountFilters(ctx context.Context, community, reader string, filters []nostr.Filter) (int64, error)
 }
 
@@ -239,6 +242,45 @@ func (r *Relay) ReadStateSnapshot(ctx context.Context, c Caller, body []byte) (*
 		return nil
 	}})
 	return snap, err
+}
+
+// Sidebar answers Buzz's GET /buzz/v1/me/sidebar for c: the door
+// (guard.ReadState), then the page of c's joined channels with their
+// unread and attention counts, from one snapshot.
+func (r *Relay) Sidebar(ctx context.Context, c Caller, q query.SidebarQuery) (*query.SidebarPage, error) {
+	var page *query.SidebarPage
+	err := r.read(ctx, &read{c: c, action: guard.ReadState, engine: func(ctx context.Context) (err error) {
+		if page, err = r.Reader.Sidebar(ctx, c.Community, c.Pubkey, q); err != nil {
+			return fmt.Errorf("relay: sidebar: %w", err)
+		}
+		return nil
+	}})
+	return page, err
+}
+
+// ReadStateContexts answers Buzz's GET /buzz/v1/me/read-state for c.
+func (r *Relay) ReadStateContexts(ctx context.Context, c Caller, cs []query.ContextQuery) (*query.ContextPage, error) {
+	var page *query.ContextPage
+	err := r.read(ctx, &read{c: c, action: guard.ReadState, engine: func(ctx context.Context) (err error) {
+		if page, err = r.Reader.Contexts(ctx, c.Community, c.Pubkey, cs); err != nil {
+			return fmt.Errorf("relay: read-state contexts: %w", err)
+		}
+		return nil
+	}})
+	return page, err
+}
+
+// ReadStateWrite applies Buzz's POST /buzz/v1/me/read-state intents of c,
+// each in its own transaction, through the same door.
+func (r *Relay) ReadStateWrite(ctx context.Context, c Caller, intents []json.RawMessage, all bool) (*query.WriteResult, error) {
+	var res *query.WriteResult
+	err := r.read(ctx, &read{c: c, action: guard.ReadState, engine: func(ctx context.Context) (err error) {
+		if res, err = r.Reader.ApplyIntents(ctx, c.Community, c.Pubkey, intents, all); err != nil {
+			return fmt.Errorf("relay: read-state write: %w", err)
+		}
+		return nil
+	}})
+	return res, err
 }
 
 // Count answers a NIP-45 COUNT (req.Filters) or POST /count (req.Body).

@@ -141,8 +141,13 @@ func (b *Bridge) authenticate(ctx context.Context, r Request) (relay.Caller, err
 	if err != nil {
 		return relay.Caller{}, err
 	}
+	return callerOf(c, pubkey, r), nil
+}
+
+// callerOf is the caller of r, authenticated as pubkey of community c.
+func callerOf(c *community.Community, pubkey string, r Request) relay.Caller {
 	return relay.Caller{Community: c.ID, Pubkey: pubkey, Size: len(r.Body), Host: community.NormalizeHost(r.Host),
-		Origin: r.Scheme + "://" + r.Host, Address: r.Address}, nil
+		Origin: r.Scheme + "://" + r.Host, Address: r.Address}
 }
 
 // authenticateAs is authenticate; payload requires the token to bind the
@@ -272,6 +277,7 @@ func (b *Bridge) Info(ctx context.Context, r Request) Response {
 	doc := relayinfo.New(c.Pubkey(b.Signer.PublicKey()))
 	doc.Describe(c.Name, c.About, c.Picture)
 	doc.AdvertiseReadStateSnapshot(c.ID)
+	doc.AdvertiseBuzzV1()
 	doc.AdvertiseMembership(c.MembershipEnforced)
 	if b.Limits != nil {
 		l := b.Limits.Limits()

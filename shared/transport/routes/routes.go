@@ -48,6 +48,9 @@ const (
 	// ConsoleNotFound is the console's: 404 "not found" for a file it does
 	// not have.
 	ConsoleNotFound Errors = "console 404"
+	// V1Fail is bridge.Bridge.V1Fail: bridge.Fail's status, Buzz's
+	// {"error":{"code","request_id"}} body, Cache-Control: private, no-store.
+	V1Fail Errors = "bridge.V1Fail"
 )
 
 // Handler answers one routed request; param is the path's {param} ("" for
@@ -162,6 +165,13 @@ var Table = []Route{
 	{Methods: []string{get}, Path: "/api/join-policy/privacy", Side: Read, UseCase: "invites.Service.Policy", Errors: BridgeFail, Headers: BridgeCORS, Needs: hasInvites, Serve: policyPage("privacy")},
 	{Methods: []string{get}, Path: "/invite/{code...}", Side: Read, UseCase: "a static page (community.Registry.Resolve)", Errors: BridgeFail, Headers: BridgeCORS, Needs: hasInvites, Serve: landing},
 	{Methods: []string{get}, Path: "/info", Side: Read, UseCase: "NIP-11 as JSON", Errors: BridgeFail, Headers: BridgeCORS, Needs: hasInvites, Serve: bridgeRoute((*bridge.Bridge).InfoJSON)},
+
+	// Buzz's read-state API (relay.Sidebar, ReadStateContexts,
+	// ReadStateWrite; NIP-98, guard.ReadState): a Flotilla-style NIP-29
+	// client may use it too (all_groups=1).
+	{Methods: []string{get}, Path: "/buzz/v1/me/sidebar", Side: Read, UseCase: "relay.Sidebar", Errors: V1Fail, Headers: BridgeCORS, Serve: bridgeRoute((*bridge.Bridge).Sidebar)},
+	{Methods: []string{get}, Path: "/buzz/v1/me/read-state", Side: Read, UseCase: "relay.ReadStateContexts", Errors: V1Fail, Headers: BridgeCORS, Serve: bridgeRoute((*bridge.Bridge).ReadStateContexts)},
+	{Methods: []string{post}, Path: "/buzz/v1/me/read-state", Side: Read, UseCase: "relay.ReadStateWrite", Errors: V1Fail, Headers: BridgeCORS, Serve: bridgeRoute((*bridge.Bridge).ReadStateWrite)},
 
 	// NIP-29 LiveKit (shared/service/livekit): discovery, and a group's
 	// NIP-98 token endpoint.

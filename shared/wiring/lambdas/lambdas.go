@@ -200,6 +200,11 @@ var HTTPRoutes = []HTTPRoute{
 	{"query", "GET", "/.well-known/nip29/livekit/{group}"},
 	{"query", "POST", "/.well-known/nip29/livekit/{group}"},
 	{"ingest", "POST", "/livekit/webhook"}, // LiveKit's webhook: publishes 39004
+	// Buzz's read-state API (shared/transport/bridge buzzv1.go): the
+	// sidebar and read state, a key's own read marks written by POST.
+	{"query", "GET", "/buzz/v1/me/sidebar"},
+	{"query", "GET", "/buzz/v1/me/read-state"},
+	{"query", "POST", "/buzz/v1/me/read-state"},
 }
 
 // MediaRoutes are Blossom's (BUD-01/02/06) and Buzz's /media routes,
