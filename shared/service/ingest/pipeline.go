@@ -79,6 +79,7 @@ var kindRules = []struct {
 	{kinds.ModerationTimeout, "timeout: an operator, writes blocked until expiry", (*apply).moderationCommand},
 	{kinds.ModerationUntimeout, "untimeout: an operator", (*apply).moderationCommand},
 	{kinds.ModerationResolve, "resolve report: an operator", (*apply).moderationCommand},
+	{kinds.ProductFeedback, "product feedback: kept for the operators, never stored", (*apply).feedback},
 	{kinds.RelayJoinRequest, "relay join request: a valid invite's claim admits the sender (NIP-43), 8000 and 13534", (*apply).joinRelay},
 	{kinds.RelayLeaveRequest, "relay leave request: a member leaves (NIP-43), 8001 and 13534", (*apply).leaveRelay},
 	{kinds.Article, "article: addressable", (*apply).replaceable},
