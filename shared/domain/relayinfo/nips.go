@@ -83,6 +83,7 @@ var NotListed = []struct {
 	{Routes: []string{"GET /healthz"}, Why: "health check"},
 	{Routes: []string{"POST /api/invites", "POST /api/invites/claim", "POST /api/invites/accept-policy", "GET /api/join-policy",
 		"GET /api/join-policy/terms", "GET /api/join-policy/privacy", "GET /invite/{code...}"}, Why: "Buzz's invites: no NIP number"},
+	{Routes: []string{"POST " + GIFSearchPath, "POST " + GIFSharePath}, Why: "Buzz's GIF proxy (buzz-gif in supported_extensions): no NIP number"},
 	{Routes: []string{"GET /moderation/reports", "GET /moderation/audit", "GET /moderation/restricted"},
 		Why: "Buzz desktop's moderation pane (NIP-98 reads for the operators): no NIP number"},
 	{Routes: []string{"GET /api/admin/v1/probe", "GET /api/admin/v1/reports", "GET /api/admin/v1/reports/{id}",

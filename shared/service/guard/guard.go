@@ -77,6 +77,10 @@ const (
 	// /api/invites): a member's, through the gate; whether the key is an
 	// owner or admin is the invite's own rule (shared/domain/invite).
 	Invite
+	// GIF is a call of the relay's GIF proxy (POST /gifs/search,
+	// /gifs/share): a member's, through the NIP-43 gate, by a key not
+	// banned, counted against its GIF limit.
+	GIF
 	// Vanish is a request to vanish (NIP-62, kind 62): authenticated and
 	// counted as a publish, but past the NIP-43 gate, since a key the
 	// community no longer admits may still have data here to delete.
@@ -146,6 +150,7 @@ var (
 	errManageAuth  = reject.New(reject.AuthRequired, "NIP-86 needs a NIP-98 Authorization header")
 	errJoinAuth    = reject.New(reject.AuthRequired, "joining needs the joining key's NIP-42 AUTH or NIP-98 token first")
 	errInviteAuth  = reject.New(reject.AuthRequired, "creating an invite needs NIP-42 AUTH or a NIP-98 token first")
+	errGIFAuth     = reject.New(reject.AuthRequired, "GIF search needs a NIP-98 Authorization header")
 	// ErrNotOperator refuses a NIP-86 call by a key that is not one of the
 	// community's operators.
 	ErrNotOperator = reject.Restrictedf("only this community's operators may manage it")
@@ -178,6 +183,7 @@ var policies = map[Action]policy{
 	ReadMedia:   {cost: free, member: true},
 	Join:        {unauth: errJoinAuth, cost: func(d Door) ratelimit.Request { return ratelimit.Request{Claim: d.Caller.Pubkey != ""} }},
 	Invite:      {unauth: errInviteAuth, member: true, cost: free},
+	GIF:         {unauth: errGIFAuth, member: true, cost: func(d Door) ratelimit.Request { return ratelimit.Request{GIF: d.Caller.Pubkey != ""} }, standing: true, banned: true},
 }
 
 // Guard decides the door. Its parts may be nil: no Communities, every

@@ -8,6 +8,7 @@ import (
 
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/service/community"
+	"github.com/buzzrelay/relay/shared/service/gifs"
 	"github.com/buzzrelay/relay/shared/service/manage"
 )
 
@@ -31,6 +32,7 @@ var statuses = []struct {
 	{errTooLarge, http.StatusRequestEntityTooLarge},
 	{errNoPolicy, http.StatusNotFound},
 	{manage.ErrNoSuchItem, http.StatusNotFound}, // the admin API's unknown (or another community's) id
+	{gifs.ErrUpstream, http.StatusBadGateway},   // the GIF provider failed
 }
 
 // Fail is the bridge's one mapping from an error to its answer: the HTTP

@@ -16,6 +16,7 @@ import (
 
 	"github.com/buzzrelay/relay/shared/domain/blossom"
 	lk "github.com/buzzrelay/relay/shared/domain/livekit"
+	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	blossomhttp "github.com/buzzrelay/relay/shared/transport/blossom"
 	"github.com/buzzrelay/relay/shared/transport/bridge"
 	"github.com/buzzrelay/relay/shared/transport/console"
@@ -118,6 +119,7 @@ const (
 func hasMedia(s *Server) bool   { return s.Media != nil }
 func hasManage(s *Server) bool  { return s.Bridge.Manager != nil }
 func hasInvites(s *Server) bool { return s.Bridge.Invites != nil }
+func hasGIFs(s *Server) bool    { return s.Bridge.GIFs.On() }
 
 func bridgeRoute(f func(*bridge.Bridge, context.Context, bridge.Request) bridge.Response) Handler {
 	return func(s *Server, ctx context.Context, r bridge.Request, _ string) bridge.Response {
@@ -213,6 +215,10 @@ var Table = []Route{
 	{Methods: []string{post}, Path: bridge.AdminPrefix + "/members/{pubkey}/timeout", Side: Read, UseCase: "manage.Service.Serve timeoutpubkey", Errors: BridgeFail, Headers: AdminHeaders, Needs: hasManage, Serve: adminMember((*bridge.Bridge).AdminMember, "timeout")},
 	{Methods: []string{del}, Path: bridge.AdminPrefix + "/members/{pubkey}/timeout", Side: Read, UseCase: "manage.Service.Serve untimeoutpubkey", Errors: BridgeFail, Headers: AdminHeaders, Needs: hasManage, Serve: adminMember((*bridge.Bridge).AdminMemberLift, "timeout")},
 	{Methods: []string{post}, Path: bridge.AdminPrefix + "/events/{id}/delete", Side: Read, UseCase: "manage.Service.Serve banevent", Errors: BridgeFail, Headers: AdminHeaders, Needs: hasManage, Serve: bridgeParam((*bridge.Bridge).AdminDeleteEvent)},
+
+	// Buzz's GIF proxy (shared/service/gifs): only with a provider key.
+	{Methods: []string{post}, Path: relayinfo.GIFSearchPath, Side: Read, UseCase: "gifs.Service.Search", Errors: BridgeFail, Headers: BridgeCORS, Needs: hasGIFs, Serve: bridgeRoute((*bridge.Bridge).GIFSearch)},
+	{Methods: []string{post}, Path: relayinfo.GIFSharePath, Side: Read, UseCase: "gifs.Service.Share", Errors: BridgeFail, Headers: BridgeCORS, Needs: hasGIFs, Serve: bridgeRoute((*bridge.Bridge).GIFShare)},
 
 	// NIP-29 LiveKit (shared/service/livekit): discovery, and a group's
 	// NIP-98 token endpoint.

@@ -17,6 +17,7 @@ func rateSettings(l *ratelimit.Limits) map[string]*int64 {
 		"RATE_CHANNELS_PER_HOUR":   &l.ChannelsPerHour,
 		"RATE_READS_PER_MIN":       &l.ReadsPerMinute,
 		"RATE_WS_MESSAGES_PER_MIN": &l.MessagesPerMinute,
+		"RATE_GIF_SEARCHES_PER_MIN": &l.GIFSearchesPerMinute,
 	}
 }
 

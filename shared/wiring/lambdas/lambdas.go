@@ -203,6 +203,8 @@ var HTTPRoutes = []HTTPRoute{
 	// Buzz desktop's moderation pane and admin console (bridge
 	// moderation.go, admin.go): NIP-86's use cases, on the function that
 	// serves NIP-86.
+	{"query", "POST", "/gifs/search"}, // Buzz's GIF proxy: 404 without a provider key
+	{"query", "POST", "/gifs/share"},
 	{"query", "GET", "/moderation/reports"},
 	{"query", "GET", "/moderation/audit"},
 	{"query", "GET", "/moderation/restricted"},
