@@ -72,9 +72,9 @@ type App struct {
 	// without its settings).
 	LiveKit *livekit.Service
 	// GIFs is Buzz's GIF proxy (built with reads; off without a key).
-	GIFs *gifs.Service
-	Reader  *query.Engine
-	Fanout  *fanout.Fanout
+	GIFs   *gifs.Service
+	Reader *query.Engine
+	Fanout *fanout.Fanout
 	// Sessions are the WebSocket connections and subscriptions; Core is
 	// the use cases over all of the above, which both transports call.
 	Sessions *sessions.Registry
