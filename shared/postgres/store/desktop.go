@@ -61,9 +61,9 @@ WHERE community_id = $1 AND id LIKE $2 || '%' ORDER BY id LIMIT 1`, community, p
 	return out[0], true, nil
 }
 
-// ModerationActionsRecent lists community's audit rows newest first, at
+// ModerationActionsListRecent lists community's audit rows newest first, at
 // most limit.
-func (s *Store) ModerationActionsRecent(ctx context.Context, community string, limit int) ([]records.ModerationAction, error) {
+func (s *Store) ModerationActionsListRecent(ctx context.Context, community string, limit int) ([]records.ModerationAction, error) {
 	rows, err := s.pool.Query(ctx, `SELECT event_id, actor, kind, target, reason, expires_at, created_at
 FROM moderation_actions WHERE community_id = $1 ORDER BY created_at DESC, event_id DESC LIMIT $2`, community, limit)
 	if err != nil {
@@ -79,10 +79,10 @@ FROM moderation_actions WHERE community_id = $1 ORDER BY created_at DESC, event_
 	return out, nil
 }
 
-// PubkeyRulesRestricted lists community's keys banned or timed out now
+// PubkeyRulesListRestricted lists community's keys banned or timed out now
 // (bannedNow, timedOutNow), newest first, each with who set it (the
 // community's relay key for a rule set before that was kept).
-func (s *Store) PubkeyRulesRestricted(ctx context.Context, community string) ([]records.Restriction, error) {
+func (s *Store) PubkeyRulesListRestricted(ctx context.Context, community string) ([]records.Restriction, error) {
 	rows, err := s.pool.Query(ctx, `SELECT r.pubkey, r.rule, r.reason, r.expires_at, r.created_at,
   coalesce(nullif(r.actor, ''), c.relay_pubkey, '')
 FROM community_pubkey_rules r JOIN communities c ON c.id = r.community_id

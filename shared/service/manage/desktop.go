@@ -71,7 +71,7 @@ func (s *Service) Audit(ctx context.Context, c *community.Community, pubkey stri
 	if err := s.admit(ctx, c, pubkey); err != nil {
 		return nil, err
 	}
-	return s.Store.ModerationActionsRecent(ctx, c.ID, ReadLimit(limit))
+	return s.Store.ModerationActionsListRecent(ctx, c.ID, ReadLimit(limit))
 }
 
 // Restricted lists community c's keys banned or timed out now.
@@ -79,7 +79,7 @@ func (s *Service) Restricted(ctx context.Context, c *community.Community, pubkey
 	if err := s.admit(ctx, c, pubkey); err != nil {
 		return nil, err
 	}
-	return s.Store.PubkeyRulesRestricted(ctx, c.ID)
+	return s.Store.PubkeyRulesListRestricted(ctx, c.ID)
 }
 
 // FeedbackPage is how many feedback submissions one list answers (Buzz's

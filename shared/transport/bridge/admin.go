@@ -191,12 +191,12 @@ func (b *Bridge) AdminResolve(ctx context.Context, r Request, id string) Respons
 	if err != nil {
 		return b.adminFail(ctx, "resolve", err)
 	}
-	var body resolveBody
-	if err := strictJSON(r.Body, &body); err != nil {
+	rep, err := b.Manager.Report(ctx, c, pubkey, adminPrefix(id)) // the door first, as Buzz authorizes before it parses
+	if err != nil {
 		return b.adminFail(ctx, "resolve", err)
 	}
-	rep, err := b.Manager.Report(ctx, c, pubkey, adminPrefix(id))
-	if err != nil {
+	var body resolveBody
+	if err := strictJSON(r.Body, &body); err != nil {
 		return b.adminFail(ctx, "resolve", err)
 	}
 	reason := ""
@@ -294,6 +294,9 @@ func (b *Bridge) AdminFeedbackList(ctx context.Context, r Request) Response {
 // {"status": new|reviewed|archived}.
 func (b *Bridge) AdminFeedbackStatus(ctx context.Context, r Request, id string) Response {
 	c, pubkey, err := b.authenticateAs(ctx, r, true)
+	if err == nil {
+		_, err = b.adminCall(ctx, c, pubkey, "supportedmethods") // the door before the body
+	}
 	if err != nil {
 		return b.adminFail(ctx, "feedback", err)
 	}
@@ -369,6 +372,9 @@ func (b *Bridge) AdminOperatorRemove(ctx context.Context, r Request, target stri
 // moderator role apart from its operators).
 func (b *Bridge) AdminOperator(ctx context.Context, r Request, target string) Response {
 	c, pubkey, err := b.authenticateAs(ctx, r, true)
+	if err == nil {
+		_, err = b.adminCall(ctx, c, pubkey, "supportedmethods") // the door before the body
+	}
 	if err != nil {
 		return b.adminFail(ctx, "operator", err)
 	}
@@ -485,10 +491,14 @@ func (b *Bridge) AdminDeleteEvent(ctx context.Context, r Request, id string) Res
 }
 
 // adminTarget authenticates a member or event route: the token (binding
-// the body when payload), ?communityHost= naming the request's community,
-// the path's 64-hex target.
+// the body when payload), the door (before anything is parsed, as Buzz
+// authorizes first), ?communityHost= naming the request's community, the
+// path's 64-hex target.
 func (b *Bridge) adminTarget(ctx context.Context, r Request, payload bool, target string) (*community.Community, string, error) {
 	c, pubkey, err := b.authenticateAs(ctx, r, payload)
+	if err == nil {
+		_, err = b.adminCall(ctx, c, pubkey, "supportedmethods")
+	}
 	if err == nil {
 		err = b.sameCommunity(ctx, r, c)
 	}
