@@ -451,7 +451,11 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		m := map[string]awsapigatewayv2.HttpMethod{
 			"GET": awsapigatewayv2.HttpMethod_GET, "POST": awsapigatewayv2.HttpMethod_POST, "PUT": awsapigatewayv2.HttpMethod_PUT,
 			"HEAD": awsapigatewayv2.HttpMethod_HEAD, "DELETE": awsapigatewayv2.HttpMethod_DELETE,
+			"PATCH": awsapigatewayv2.HttpMethod_PATCH, // the admin API's feedback status
 		}[method]
+		if m == "" {
+			panic("infra: route " + method + " " + path + ": a method API Gateway is not given here")
+		}
 		httpApi.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
 			Path:        jsii.String(path),
 			Methods:     &[]awsapigatewayv2.HttpMethod{m},

@@ -399,6 +399,29 @@ func TestRoutesAndDualstackAPIs(t *testing.T) {
 		"GET /.well-known/nip29/livekit": "query", "GET /.well-known/nip29/livekit/{group}": "query",
 		"POST /.well-known/nip29/livekit/{group}": "query", "POST /livekit/webhook": "ingest",
 		"$connect": "ws-connect", "$default": "ws-message", "$disconnect": "ws-disconnect",
+		// issue 52: Buzz desktop's moderation pane, admin console and GIF
+		// proxy, on the function that serves NIP-86
+		"DELETE /api/admin/v1/members/{pubkey}/ban":     "query",
+		"DELETE /api/admin/v1/members/{pubkey}/timeout": "query",
+		"DELETE /api/admin/v1/operators/{pubkey}":       "query",
+		"GET /api/admin/v1/feedback":                    "query",
+		"GET /api/admin/v1/feedback/{id}":               "query",
+		"GET /api/admin/v1/members/restrictions":        "query",
+		"GET /api/admin/v1/operators":                   "query",
+		"GET /api/admin/v1/probe":                       "query",
+		"GET /api/admin/v1/reports":                     "query",
+		"GET /api/admin/v1/reports/{id}":                "query",
+		"GET /moderation/audit":                         "query",
+		"GET /moderation/reports":                       "query",
+		"GET /moderation/restricted":                    "query",
+		"PATCH /api/admin/v1/feedback/{id}":             "query",
+		"POST /api/admin/v1/events/{id}/delete":         "query",
+		"POST /api/admin/v1/members/{pubkey}/ban":       "query",
+		"POST /api/admin/v1/members/{pubkey}/timeout":   "query",
+		"POST /api/admin/v1/reports/{id}/resolve":       "query",
+		"POST /gifs/search":                             "query",
+		"POST /gifs/share":                              "query",
+		"PUT /api/admin/v1/operators/{pubkey}":          "query",
 	}
 	// Issue 30: the media routes (on by default).
 	for _, r := range MediaRoutes {

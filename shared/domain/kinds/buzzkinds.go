@@ -96,6 +96,11 @@ const (
 	ModerationResolve   = 9044 // report, status and action tags
 )
 
+// ProductFeedback is Buzz's product feedback: validated and kept for the
+// community's operators outside the event store (the admin API's
+// /feedback), never stored as an event, never delivered.
+const ProductFeedback = 42000
+
 // NIP-43 relay membership, as Buzz's relay runs it: commands from the
 // community's owners and admins (executed, never stored), the relay-signed
 // membership list and its deltas, and a member's leave request.

@@ -262,6 +262,7 @@ var table = []Kind{
 	{First: ModerationTimeout, Name: "timeout", Accepted: true, Storage: StoreNever},
 	{First: ModerationUntimeout, Name: "untimeout", Accepted: true, Storage: StoreNever},
 	{First: ModerationResolve, Name: "resolve report", Accepted: true, Storage: StoreNever},
+	{First: ProductFeedback, Name: "product feedback", Accepted: true, Storage: StoreNever},
 	// NIP-43 relay membership: commands acted on, relay-signed state.
 	{First: RelayAddMember, Name: "add relay member", Accepted: true, Storage: StoreNever},
 	{First: RelayRemoveMember, Name: "remove relay member", Accepted: true, Storage: StoreNever},

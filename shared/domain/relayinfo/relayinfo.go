@@ -139,6 +139,38 @@ type Document struct {
 	// Push is NIP-PL's push descriptor (AdvertisePush); absent when
 	// leases are off.
 	Push *push.Descriptor `json:"push,omitempty"`
+	// GIF is Buzz's GIF proxy descriptor (AdvertiseGIF); absent when no
+	// provider key is configured.
+	GIF *GIF `json:"gif,omitempty"`
+}
+
+// GIF is Buzz's "gif" descriptor: the provider and the relay-relative
+// paths of its search and share routes.
+type GIF struct {
+	Provider string `json:"provider"`
+	Search   string `json:"search"`
+	Share    string `json:"share"`
+}
+
+// Buzz's GIF proxy, as its relay advertises it (block/buzz
+// docs/gifs.md): "buzz-gif" in supported_extensions and the gif
+// descriptor naming KLIPY and its two routes.
+const (
+	ExtensionGIF  = "buzz-gif"
+	GIFProvider   = "klipy"
+	GIFSearchPath = "/gifs/search"
+	GIFSharePath  = "/gifs/share"
+)
+
+// AdvertiseGIF lists the GIF proxy (on: a provider key is configured).
+func (d *Document) AdvertiseGIF(on bool) {
+	if !on {
+		return
+	}
+	if !slices.Contains(d.SupportedExtensions, ExtensionGIF) {
+		d.SupportedExtensions = append(d.SupportedExtensions, ExtensionGIF)
+	}
+	d.GIF = &GIF{Provider: GIFProvider, Search: GIFSearchPath, Share: GIFSharePath}
 }
 
 // Push notifications' names: NIP-9a in supported_nips (a string: its

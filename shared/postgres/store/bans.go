@@ -97,7 +97,14 @@ func (s *Store) PubkeyRulesGetStanding(ctx context.Context, community, pubkey st
 // PubkeyRulesPut gives pubkey rule ("ban" or "allow") in community id,
 // replacing the rule it had.
 func (s *Store) PubkeyRulesPut(ctx context.Context, id, pubkey, rule, reason string, at int64) error {
-	_, err := s.pool.Exec(ctx, putPubkeyRule, id, pubkey, rule, reason, at, nil) // moderation.go
+	return s.PubkeyRulesSet(ctx, id, pubkey, rule, reason, "", nil, at)
+}
+
+// PubkeyRulesSet gives pubkey rule in community id as actor, until expires
+// (nil: for good), replacing the rule it had (putPubkeyRule: a timeout
+// never replaces a ban).
+func (s *Store) PubkeyRulesSet(ctx context.Context, id, pubkey, rule, reason, actor string, expires *int64, at int64) error {
+	_, err := s.pool.Exec(ctx, putPubkeyRule, id, pubkey, rule, reason, at, expires, actor) // moderation.go
 	if err != nil {
 		return errorf("community %s: %s pubkey: %w", id, rule, err)
 	}

@@ -56,7 +56,9 @@
 //     community_banned_events, and the check every write carries),
 //     moderation.go (operators, the bans NIP-86 and Buzz's 9040-9044
 //     manage, moderation_actions' audit rows, the NIP-56 report queue),
-//     vanish.go (NIP-62: a key's data deleted, its return refused).
+//     desktop.go (Buzz desktop's moderation and admin reads: the queue by
+//     status, the audit newest first, restrictions in force, kind 42000
+//     product_feedback), vanish.go (NIP-62: a key's data deleted, its return refused).
 //   - Relay membership: relaymembers.go (NIP-43: relay_members and
 //     communities.membership_enforced).
 //   - Media: blobs.go (Blossom blobs, blob_owners, blob_refs,

@@ -16,11 +16,12 @@ import (
 // doors: NIP-86 banpubkey/allowpubkey (Store.PubkeyRulesPut) and the
 // moderation commands (Tx.PubkeyRulesUpsert). $1 community, $2 pubkey, $3 rule
 // (ban, allow, timeout), $4 reason, $5 created_at, $6 expires_at (NULL:
-// never). A timeout never replaces a ban.
-const putPubkeyRule = `INSERT INTO community_pubkey_rules (community_id, pubkey, rule, reason, created_at, expires_at)
-VALUES ($1, $2, $3, $4, $5, $6)
+// never), $7 actor (the operator who set it; empty when unknown). A timeout never
+// replaces a ban.
+const putPubkeyRule = `INSERT INTO community_pubkey_rules (community_id, pubkey, rule, reason, created_at, expires_at, actor)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
 ON CONFLICT (community_id, pubkey) DO UPDATE SET rule = EXCLUDED.rule, reason = EXCLUDED.reason,
-  created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
+  created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at, actor = EXCLUDED.actor
 WHERE NOT (EXCLUDED.rule = 'timeout' AND community_pubkey_rules.rule = 'ban')`
 
 // OperatorsExists reports whether pubkey is one of the community's operators
@@ -39,8 +40,8 @@ func (t *Tx) OperatorsExists(ctx context.Context, pubkey string) (bool, error) {
 
 // PubkeyRulesUpsert gives pubkey rule in the transaction's community
 // (putPubkeyRule); expires nil never expires.
-func (t *Tx) PubkeyRulesUpsert(ctx context.Context, pubkey, rule, reason string, expires *int64, at int64) error {
-	if _, err := t.tx.Exec(ctx, putPubkeyRule, t.community, pubkey, rule, reason, at, expires); err != nil {
+func (t *Tx) PubkeyRulesUpsert(ctx context.Context, pubkey, rule, reason, actor string, expires *int64, at int64) error {
+	if _, err := t.tx.Exec(ctx, putPubkeyRule, t.community, pubkey, rule, reason, at, expires, actor); err != nil {
 		return errorf("%s %s: %w", rule, pubkey, err)
 	}
 	return nil

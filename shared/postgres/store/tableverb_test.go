@@ -18,7 +18,7 @@ var storeTables = []string{
 	"ChannelStateHeads", "Channels", "Communities", "CommunityHosts", "Connections",
 	"DMs", "Deliveries", "Events", "GroupInvites", "Invites", "JoinPolicies", "KeyData",
 	"LiveKitParticipants", "LoginRoles", "MediaKeyDays", "MediaStored", "MediaUsage",
-	"ModerationActions", "ModerationReports", "NIP98Seen", "Operators", "PubkeyRules",
+	"ModerationActions", "ModerationReports", "NIP98Seen", "Operators", "ProductFeedback", "PubkeyRules",
 	"PushDeliveries", "PushSubscriptions", "RateCounters", "ReadMarks", "RelayMembers", "Resumes",
 	"Subscriptions", "ThreadMetadata", "Vanished",
 }

@@ -323,12 +323,14 @@ func LiftPubkeyRule(ctx context.Context, st *store.Store, id, pubkey string, rul
 	return nil
 }
 
-// SetPubkeyRule bans or allows pubkey in community id (replacing its rule).
-func SetPubkeyRule(ctx context.Context, st *store.Store, id, pubkey, rule, reason string) error {
+// SetPubkeyRule bans, allows or times out pubkey in community id as actor
+// (an operator), until expires (nil: for good), replacing its rule (a
+// timeout never replaces a ban).
+func SetPubkeyRule(ctx context.Context, st *store.Store, id, pubkey, rule, reason, actor string, expires *int64) error {
 	if err := CheckPubkey(pubkey); err != nil {
 		return err
 	}
-	return st.PubkeyRulesPut(ctx, id, pubkey, rule, reason, time.Now().Unix())
+	return st.PubkeyRulesSet(ctx, id, pubkey, rule, reason, actor, expires, time.Now().Unix())
 }
 
 // PubkeyRules lists community id's pubkeys under rule.

@@ -81,6 +81,10 @@ const (
 	// /api/invites): a member's, through the gate; whether the key is an
 	// owner or admin is the invite's own rule (shared/domain/invite).
 	Invite
+	// GIF is a call of the relay's GIF proxy (POST /gifs/search,
+	// /gifs/share): a member's, through the NIP-43 gate, by a key not
+	// banned, counted against its GIF limit.
+	GIF
 	// Vanish is a request to vanish (NIP-62, kind 62): authenticated and
 	// counted as a publish, and through the NIP-43 gate like any publish:
 	// the 62 is stored (the tombstone), so a key a closed community does
@@ -166,6 +170,7 @@ var (
 	errJoinAuth    = reject.New(reject.AuthRequired, "joining needs the joining key's NIP-42 AUTH or NIP-98 token first")
 	errInviteAuth  = reject.New(reject.AuthRequired, "creating an invite needs NIP-42 AUTH or a NIP-98 token first")
 	errStateAuth   = reject.New(reject.AuthRequired, "read state needs a NIP-98 Authorization header")
+	errGIFAuth     = reject.New(reject.AuthRequired, "GIF search needs a NIP-98 Authorization header")
 	// ErrNotOperator refuses a NIP-86 call by a key that is not one of the
 	// community's operators.
 	ErrNotOperator = reject.Restrictedf("only this community's operators may manage it")
@@ -199,6 +204,7 @@ var policies = map[Action]policy{
 	Join:        {unauth: errJoinAuth, cost: func(d Door) ratelimit.Request { return ratelimit.Request{Claim: d.Caller.Pubkey != ""} }, standing: true, banned: true, claim: true},
 	Invite:      {unauth: errInviteAuth, member: true, cost: free},
 	ReadState:   {unauth: errStateAuth, member: true, cost: reads, standing: true, banned: true},
+	GIF:         {unauth: errGIFAuth, member: true, cost: func(d Door) ratelimit.Request { return ratelimit.Request{GIF: d.Caller.Pubkey != ""} }, standing: true, banned: true},
 }
 
 // Guard decides the door. Its parts may be nil: no Communities, every

@@ -2,6 +2,12 @@ package ingest
 
 import (
 	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"github.com/nbd-wtf/go-nostr"
+
 	"github.com/buzzrelay/relay/shared/domain/access"
 
 	"github.com/buzzrelay/relay/shared/domain/eventcheck"
@@ -87,9 +93,9 @@ func (a *apply) moderationCommand(ctx context.Context) error {
 		run = func() error {
 			switch a.ev.Kind {
 			case kinds.ModerationBan:
-				return a.tx.PubkeyRulesUpsert(ctx, p, "ban", reason, expires, a.now)
+				return a.tx.PubkeyRulesUpsert(ctx, p, "ban", reason, a.ev.PubKey, expires, a.now)
 			case kinds.ModerationTimeout:
-				return a.tx.PubkeyRulesUpsert(ctx, p, "timeout", reason, expires, a.now)
+				return a.tx.PubkeyRulesUpsert(ctx, p, "timeout", reason, a.ev.PubKey, expires, a.now)
 			case kinds.ModerationUnban:
 				_, err := a.tx.PubkeyRulesDelete(ctx, p, "ban")
 				return err
@@ -198,6 +204,70 @@ func (a *apply) reportable(ctx context.Context, id string) error {
 		if !access.MayRead(ch.Rule(), m, true) {
 			return ErrReportTarget
 		}
+	}
+	return nil
+}
+
+// Kind 42000 product feedback, as Buzz's relay takes it
+// (buzz-relay handlers/product_feedback.rs): a non-empty body of at most
+// FeedbackMaxBody bytes, at most one category tag naming one of
+// FeedbackCategories, the tags at most FeedbackMaxTags bytes as JSON; kept
+// in the feedback table in the event's transaction, never stored as an
+// event, never delivered. A repeat is a duplicate.
+const (
+	FeedbackMaxBody = 32 * 1024
+	FeedbackMaxTags = 64 * 1024
+)
+
+// FeedbackCategories are the categories a feedback may name.
+var FeedbackCategories = []string{"bug", "praise", "needs-work"}
+
+func (a *apply) feedback(ctx context.Context) error {
+	if strings.TrimSpace(a.ev.Content) == "" {
+		return reject.Invalidf("feedback body must not be empty")
+	}
+	if len(a.ev.Content) > FeedbackMaxBody {
+		return reject.Invalidf("feedback body exceeds maximum size of %d bytes", FeedbackMaxBody)
+	}
+	var categories []string
+	for _, t := range a.ev.Tags {
+		if len(t) >= 1 && t[0] == "category" {
+			v := ""
+			if len(t) >= 2 {
+				v = t[1]
+			}
+			categories = append(categories, v)
+		}
+	}
+	if len(categories) > 1 {
+		return reject.Invalidf("feedback must include at most one category tag")
+	}
+	f := records.Feedback{EventID: a.ev.ID, Submitter: a.ev.PubKey, Body: a.ev.Content,
+		EventCreatedAt: int64(a.ev.CreatedAt), ReceivedAt: a.now}
+	if len(categories) == 1 {
+		if !slices.Contains(FeedbackCategories, categories[0]) {
+			return reject.Invalidf("unsupported feedback category; one of %v", FeedbackCategories)
+		}
+		f.Category = categories[0]
+	}
+	tags := a.ev.Tags
+	if tags == nil {
+		tags = nostr.Tags{}
+	}
+	raw, err := json.Marshal(tags)
+	if err != nil {
+		return reject.Invalidf("feedback tags that cannot be encoded")
+	}
+	if len(raw) > FeedbackMaxTags {
+		return reject.Invalidf("feedback tags exceed maximum size of %d bytes", FeedbackMaxTags)
+	}
+	f.Tags = raw
+	fresh, err := a.tx.ProductFeedbackInsert(ctx, f)
+	if err != nil {
+		return err
+	}
+	if !fresh {
+		return reject.Duplicatef("feedback %s is already kept", a.ev.ID)
 	}
 	return nil
 }

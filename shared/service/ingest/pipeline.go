@@ -91,6 +91,7 @@ var kindRules = []struct {
 	{kinds.DMOpen, "DM open: the DM of the sender and its p keys, created or shown", (*apply).dmOpen},
 	{kinds.DMAddMember, "DM add member: a participant opens the DM of a larger set", (*apply).dmAddMember},
 	{kinds.DMHide, "DM hide: a participant hides it from their own list (30622)", (*apply).dmHide},
+	{kinds.ProductFeedback, "product feedback: kept for the operators, never stored", (*apply).feedback},
 	{kinds.AgentTurnMetric, "agent turn metric to one recipient", (*apply).giftWrap},
 	{kinds.ForumVote, "forum vote: one per key and target", (*apply).vote},
 	{kinds.ForumComment, "forum comment: a reply", (*apply).forumComment},

@@ -58,6 +58,7 @@ type BlobDeleter interface {
 var Methods = []string{
 	"supportedmethods",
 	"banpubkey", "unbanpubkey", "listbannedpubkeys", "listtimedoutpubkeys",
+	"timeoutpubkey", "untimeoutpubkey",
 	"allowpubkey", "unallowpubkey", "listallowedpubkeys",
 	"banevent",
 	"changerelayname", "changerelaydescription", "changerelayicon",
@@ -89,13 +90,7 @@ type Call struct {
 // a key that is not an operator; nothing changed); any other error is an
 // internal failure. nip86.Answer turns both into the wire's answer.
 func (s *Service) Serve(ctx context.Context, c *community.Community, pubkey string, req Call) (any, error) {
-	if s.Guard == nil {
-		return nil, errors.New("manage: no door guard configured")
-	}
-	if _, err := s.Guard.Admit(ctx, guard.Door{Community: c.ID, Caller: guard.Caller{Pubkey: pubkey}, Action: guard.Manage}); err != nil {
-		if _, ok := reject.As(err); ok {
-			return nil, &AtDoor{err}
-		}
+	if err := s.admit(ctx, c, pubkey); err != nil {
 		return nil, err
 	}
 	res, err := s.call(ctx, c, pubkey, req)
@@ -107,6 +102,22 @@ func (s *Service) Serve(ctx context.Context, c *community.Community, pubkey stri
 	}
 	s.Registry.Forget()
 	return res, nil
+}
+
+// admit passes pubkey through the door of community c's management
+// (guard.Manage: the community served, the key one of its operators): a
+// refusal is an *AtDoor.
+func (s *Service) admit(ctx context.Context, c *community.Community, pubkey string) error {
+	if s.Guard == nil {
+		return errors.New("manage: no door guard configured")
+	}
+	if _, err := s.Guard.Admit(ctx, guard.Door{Community: c.ID, Caller: guard.Caller{Pubkey: pubkey}, Action: guard.Manage}); err != nil {
+		if _, ok := reject.As(err); ok {
+			return &AtDoor{err}
+		}
+		return err
+	}
+	return nil
 }
 
 // AtDoor is a refusal of the door (shared/service/guard), before the call:
@@ -130,7 +141,31 @@ func (s *Service) call(ctx context.Context, c *community.Community, pubkey strin
 		if req.Method == "allowpubkey" {
 			rule = community.RuleAllow
 		}
-		return true, community.SetPubkeyRule(ctx, s.Store, c.ID, pk, rule, p.opt(1))
+		var expires *int64 // banpubkey's optional third parameter: until when (unix seconds)
+		if rule == community.RuleBan && len(p) > 2 && string(p[2]) != "null" {
+			at, err := p.future(2, "expires_at")
+			if err != nil {
+				return nil, err
+			}
+			expires = &at
+		}
+		return true, community.SetPubkeyRule(ctx, s.Store, c.ID, pk, rule, p.opt(1), pubkey, expires)
+	case "timeoutpubkey": // Buzz's timeout (9042): [pubkey, expires_at, reason]
+		pk, err := p.str(0, "pubkey")
+		if err != nil {
+			return nil, err
+		}
+		at, err := p.future(1, "expires_at")
+		if err != nil {
+			return nil, err
+		}
+		return true, community.SetPubkeyRule(ctx, s.Store, c.ID, pk, community.RuleTimeout, p.opt(2), pubkey, &at)
+	case "untimeoutpubkey": // lift a timeout only (9043)
+		pk, err := p.str(0, "pubkey")
+		if err != nil {
+			return nil, err
+		}
+		return true, community.LiftPubkeyRule(ctx, s.Store, c.ID, pk, community.RuleTimeout)
 	case "unbanpubkey", "unallowpubkey": // lift a ban or timeout; take a key off the allow list
 		pk, err := p.str(0, "pubkey")
 		if err != nil {
@@ -392,6 +427,21 @@ func (p params) boolean(i int, what string) (bool, error) {
 	}
 	return on, nil
 }
+
+// future is the required parameter i: a unix time in seconds after now and
+// within MaxRestriction of it.
+func (p params) future(i int, what string) (int64, error) {
+	var at int64
+	now := time.Now().Unix()
+	if i >= len(p) || json.Unmarshal(p[i], &at) != nil || at <= now || at > now+int64(MaxRestriction/time.Second) {
+		return 0, reject.Invalidf("parameter %d (%s) must be a unix time in seconds, in the future and within %d days", i+1, what, MaxRestriction/(24*time.Hour))
+	}
+	return at, nil
+}
+
+// MaxRestriction is the longest timeout or temporary ban: 365 days, as
+// Buzz's admin API bounds a timeout.
+const MaxRestriction = 365 * 24 * time.Hour
 
 // opt is the optional string parameter i ("" when absent or not a string).
 func (p params) opt(i int) string {

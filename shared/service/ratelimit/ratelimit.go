@@ -35,6 +35,9 @@ type Limits struct {
 	ClaimsPerMinute          int64
 	AddressClaimsPerMinute   int64
 	CommunityClaimsPerMinute int64
+	// GIFSearchesPerMinute bounds one key's calls of the relay's GIF proxy
+	// (Buzz's gif_searches_per_min, 30 by default there too).
+	GIFSearchesPerMinute int64
 	// Allow lists pubkeys that no limit applies to (the relay's operators,
 	// bots); owners of a channel are exempt too.
 	Allow map[string]bool
@@ -58,6 +61,9 @@ var Defaults = Limits{
 	ClaimsPerMinute:          10,
 	AddressClaimsPerMinute:   60,
 	CommunityClaimsPerMinute: 600,
+	// The desktop debounces the GIF picker's search by 400 ms, so a person
+	// typing sends a few a minute.
+	GIFSearchesPerMinute: 30,
 }
 
 // Request is what one client request costs.
@@ -77,6 +83,7 @@ type Request struct {
 	// community's budget (guard.Join asks it after the key's and the
 	// address's).
 	ClaimOfKnownCode bool
+	GIF              bool // a call of the GIF proxy (POST /gifs/search, /gifs/share)
 	// Counted, when set, is the connection's message already counted
 	// (Limiter.CountMessage): Check decides on its total and counts it
 	// no more.
@@ -216,6 +223,9 @@ func (lm *Limiter) Check(ctx context.Context, r Request) error {
 		}
 		if r.Read {
 			add("rd:"+r.Pubkey, 60, lm.l.ReadsPerMinute, 1, "reads per minute")
+		}
+		if r.GIF {
+			add("gif:"+r.Pubkey, 60, lm.l.GIFSearchesPerMinute, 1, "GIF searches per minute")
 		}
 		if r.Claim {
 			add("cl:"+r.Pubkey, 60, lm.l.ClaimsPerMinute, 1, "invite claims per minute by this key")

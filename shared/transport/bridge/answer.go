@@ -8,6 +8,8 @@ import (
 
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/service/community"
+	"github.com/buzzrelay/relay/shared/service/gifs"
+	"github.com/buzzrelay/relay/shared/service/manage"
 )
 
 // Refusals HTTP says more precisely than their NIP-01 prefix does.
@@ -29,6 +31,8 @@ var statuses = []struct {
 	{community.ErrUnknownHost, http.StatusNotFound}, // never another community's data
 	{errTooLarge, http.StatusRequestEntityTooLarge},
 	{errNoPolicy, http.StatusNotFound},
+	{manage.ErrNoSuchItem, http.StatusNotFound}, // the admin API's unknown (or another community's) id
+	{gifs.ErrUpstream, http.StatusBadGateway},   // the GIF provider failed
 }
 
 // Fail is the bridge's one mapping from an error to its answer: the HTTP

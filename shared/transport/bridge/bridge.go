@@ -35,6 +35,7 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/buzzrelay/relay/shared/domain/signer"
 	"github.com/buzzrelay/relay/shared/service/community"
+	"github.com/buzzrelay/relay/shared/service/gifs"
 	"github.com/buzzrelay/relay/shared/service/guard"
 	"github.com/buzzrelay/relay/shared/service/invites"
 	"github.com/buzzrelay/relay/shared/service/livekit"
@@ -122,6 +123,9 @@ type Bridge struct {
 	// LiveKit serves NIP-29's LiveKit routes (livekit.go); nil or
 	// unconfigured: off (discovery 404, the token endpoint refuses).
 	LiveKit *livekit.Service
+	// GIFs is Buzz's GIF proxy (gifs.go); nil or without a key: off (no
+	// route, not advertised).
+	GIFs *gifs.Service
 }
 
 // NoRoute answers a request no route serves: 404.
@@ -285,6 +289,7 @@ func (b *Bridge) Info(ctx context.Context, r Request) Response {
 			ChannelsPerHour: l.ChannelsPerHour, ReadsPerMinute: l.ReadsPerMinute, WSMessagesPerMinute: l.MessagesPerMinute}
 	}
 	doc.Media = b.MediaInfo
+	doc.AdvertiseGIF(b.GIFs.On())
 	if b.Push != nil {
 		subs, desc, err := b.Push(ctx, c)
 		if err != nil {

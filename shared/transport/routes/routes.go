@@ -16,6 +16,7 @@ import (
 
 	"github.com/buzzrelay/relay/shared/domain/blossom"
 	lk "github.com/buzzrelay/relay/shared/domain/livekit"
+	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	blossomhttp "github.com/buzzrelay/relay/shared/transport/blossom"
 	"github.com/buzzrelay/relay/shared/transport/bridge"
 	"github.com/buzzrelay/relay/shared/transport/console"
@@ -101,19 +102,46 @@ var (
 	}
 	// ConsoleHeaders: the console sets its own (CSP and the rest), no CORS.
 	ConsoleHeaders = map[string]string{}
+	// AdminHeaders are every admin API answer's (Buzz's admin security
+	// headers): never cached, never framed, no CORS (the desktop calls it
+	// from its native side).
+	AdminHeaders = map[string]string{
+		"cache-control":           "no-store",
+		"x-content-type-options":  "nosniff",
+		"x-frame-options":         "DENY",
+		"referrer-policy":         "no-referrer",
+		"content-security-policy": "default-src 'none'; frame-ancestors 'none'",
+	}
 )
 
 const (
 	get, head, post, put, del, options = http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodOptions
+	patch                              = http.MethodPatch
 )
 
 func hasMedia(s *Server) bool   { return s.Media != nil }
 func hasManage(s *Server) bool  { return s.Bridge.Manager != nil }
 func hasInvites(s *Server) bool { return s.Bridge.Invites != nil }
+func hasGIFs(s *Server) bool    { return s.Bridge.GIFs.On() }
 
 func bridgeRoute(f func(*bridge.Bridge, context.Context, bridge.Request) bridge.Response) Handler {
 	return func(s *Server, ctx context.Context, r bridge.Request, _ string) bridge.Response {
 		return f(s.Bridge, ctx, r)
+	}
+}
+
+// bridgeParam is a bridge handler of a path with a {param}.
+func bridgeParam(f func(*bridge.Bridge, context.Context, bridge.Request, string) bridge.Response) Handler {
+	return func(s *Server, ctx context.Context, r bridge.Request, p string) bridge.Response {
+		return f(s.Bridge, ctx, r, p)
+	}
+}
+
+// adminMember is the admin API's member route of action (ban, timeout):
+// f is AdminMember (POST) or AdminMemberLift (DELETE).
+func adminMember(f func(*bridge.Bridge, context.Context, bridge.Request, string, string) bridge.Response, action string) Handler {
+	return func(s *Server, ctx context.Context, r bridge.Request, p string) bridge.Response {
+		return f(s.Bridge, ctx, r, action, p)
 	}
 }
 
@@ -172,6 +200,35 @@ var Table = []Route{
 	{Methods: []string{get}, Path: "/buzz/v1/me/sidebar", Side: Read, UseCase: "relay.Sidebar", Errors: V1Fail, Headers: BridgeCORS, Serve: bridgeRoute((*bridge.Bridge).Sidebar)},
 	{Methods: []string{get}, Path: "/buzz/v1/me/read-state", Side: Read, UseCase: "relay.ReadStateContexts", Errors: V1Fail, Headers: BridgeCORS, Serve: bridgeRoute((*bridge.Bridge).ReadStateContexts)},
 	{Methods: []string{post}, Path: "/buzz/v1/me/read-state", Side: Read, UseCase: "relay.ReadStateWrite", Errors: V1Fail, Headers: BridgeCORS, Serve: bridgeRoute((*bridge.Bridge).ReadStateWrite)},
+
+	// Buzz desktop's moderation pane (bridge moderation.go): NIP-98 reads
+	// for the community's operators.
+	{Methods: []string{get}, Path: "/moderation/reports", Side: Read, UseCase: "manage.Service.Reports", Errors: BridgeFail, Headers: BridgeCORS, Needs: hasManage, Serve: bridgeRoute((*bridge.Bridge).ModerationReports)},
+	{Methods: []string{get}, Path: "/moderation/audit", Side: Read, UseCase: "manage.Service.Audit", Errors: BridgeFail, Headers: BridgeCORS, Needs: hasManage, Serve: bridgeRoute((*bridge.Bridge).ModerationAudit)},
+	{Methods: []string{get}, Path: "/moderation/restricted", Side: Read, UseCase: "manage.Service.Restricted", Errors: BridgeFail, Headers: BridgeCORS, Needs: hasManage, Serve: bridgeRoute((*bridge.Bridge).ModerationRestricted)},
+
+	// Buzz desktop's admin console (bridge admin.go): the community's
+	// operators, each change a NIP-86 call (manage.Service.Serve).
+	{Methods: []string{get}, Path: bridge.AdminPrefix + "/probe", Side: Read, UseCase: "manage.Service.Serve supportedmethods", Errors: BridgeFail, Headers: AdminHeaders, Needs: hasManage, Serve: bridgeRoute((*bridge.Bridge).AdminProbe)},
+	{Methods: []string{get}, Path: bridge.AdminPrefix + "/reports", Side: Read, UseCase: "manage.Service.Reports", Errors: BridgeFail, Headers: AdminHeaders, Needs: hasManage, Serve: bridgeRoute((*bridge.Bridge).AdminReports)},
+	{Methods: []string{get}, Path: bridge.AdminPrefix + "/reports/{id}", Side: Read, UseCase: "manage.Service.Report", Errors: BridgeFail, Headers: AdminHeaders, Needs: hasManage, Serve: bridgeParam((*bridge.Bridge).AdminReport)},
+	{Methods: []string{post}, Path: bridge.AdminPrefix + "/reports/{id}/resolve", Side: Read, UseCase: "manage.Service.Serve resolvereport (banpubkey, timeoutpubkey, banevent)", Errors: BridgeFail, Headers: AdminHeaders, Needs: hasManage, Serve: bridgeParam((*bridge.Bridge).AdminResolve)},
+	{Methods: []string{get}, Path: bridge.AdminPrefix + "/feedback", Side: Read, UseCase: "manage.Service.Feedback", Errors: BridgeFail, Headers: AdminHeaders, Needs: hasManage, Serve: bridgeRoute((*bridge.Bridge).AdminFeedbackList)},
+	{Methods: []string{get}, Path: bridge.AdminPrefix + "/feedback/{id}", Side: Read, UseCase: "manage.Service.FeedbackItem", Errors: BridgeFail, Headers: AdminHeaders, Needs: hasManage, Serve: bridgeParam((*bridge.Bridge).AdminFeedback)},
+	{Methods: []string{patch}, Path: bridge.AdminPrefix + "/feedback/{id}", Side: Read, UseCase: "manage.Service.SetFeedbackStatus", Errors: BridgeFail, Headers: AdminHeaders, Needs: hasManage, Serve: bridgeParam((*bridge.Bridge).AdminFeedbackStatus)},
+	{Methods: []string{get}, Path: bridge.AdminPrefix + "/operators", Side: Read, UseCase: "manage.Service.Serve listoperators", Errors: BridgeFail, Headers: AdminHeaders, Needs: hasManage, Serve: bridgeRoute((*bridge.Bridge).AdminOperators)},
+	{Methods: []string{put}, Path: bridge.AdminPrefix + "/operators/{pubkey}", Side: Read, UseCase: "manage.Service.Serve addoperator", Errors: BridgeFail, Headers: AdminHeaders, Needs: hasManage, Serve: bridgeParam((*bridge.Bridge).AdminOperator)},
+	{Methods: []string{del}, Path: bridge.AdminPrefix + "/operators/{pubkey}", Side: Read, UseCase: "manage.Service.Serve removeoperator", Errors: BridgeFail, Headers: AdminHeaders, Needs: hasManage, Serve: bridgeParam((*bridge.Bridge).AdminOperatorRemove)},
+	{Methods: []string{get}, Path: bridge.AdminPrefix + "/members/restrictions", Side: Read, UseCase: "manage.Service.Restricted", Errors: BridgeFail, Headers: AdminHeaders, Needs: hasManage, Serve: bridgeRoute((*bridge.Bridge).AdminRestrictions)},
+	{Methods: []string{post}, Path: bridge.AdminPrefix + "/members/{pubkey}/ban", Side: Read, UseCase: "manage.Service.Serve banpubkey", Errors: BridgeFail, Headers: AdminHeaders, Needs: hasManage, Serve: adminMember((*bridge.Bridge).AdminMember, "ban")},
+	{Methods: []string{del}, Path: bridge.AdminPrefix + "/members/{pubkey}/ban", Side: Read, UseCase: "manage.Service.Serve unbanpubkey", Errors: BridgeFail, Headers: AdminHeaders, Needs: hasManage, Serve: adminMember((*bridge.Bridge).AdminMemberLift, "ban")},
+	{Methods: []string{post}, Path: bridge.AdminPrefix + "/members/{pubkey}/timeout", Side: Read, UseCase: "manage.Service.Serve timeoutpubkey", Errors: BridgeFail, Headers: AdminHeaders, Needs: hasManage, Serve: adminMember((*bridge.Bridge).AdminMember, "timeout")},
+	{Methods: []string{del}, Path: bridge.AdminPrefix + "/members/{pubkey}/timeout", Side: Read, UseCase: "manage.Service.Serve untimeoutpubkey", Errors: BridgeFail, Headers: AdminHeaders, Needs: hasManage, Serve: adminMember((*bridge.Bridge).AdminMemberLift, "timeout")},
+	{Methods: []string{post}, Path: bridge.AdminPrefix + "/events/{id}/delete", Side: Read, UseCase: "manage.Service.Serve banevent", Errors: BridgeFail, Headers: AdminHeaders, Needs: hasManage, Serve: bridgeParam((*bridge.Bridge).AdminDeleteEvent)},
+
+	// Buzz's GIF proxy (shared/service/gifs): only with a provider key.
+	{Methods: []string{post}, Path: relayinfo.GIFSearchPath, Side: Read, UseCase: "gifs.Service.Search", Errors: BridgeFail, Headers: BridgeCORS, Needs: hasGIFs, Serve: bridgeRoute((*bridge.Bridge).GIFSearch)},
+	{Methods: []string{post}, Path: relayinfo.GIFSharePath, Side: Read, UseCase: "gifs.Service.Share", Errors: BridgeFail, Headers: BridgeCORS, Needs: hasGIFs, Serve: bridgeRoute((*bridge.Bridge).GIFShare)},
 
 	// NIP-29 LiveKit (shared/service/livekit): discovery, and a group's
 	// NIP-98 token endpoint.
@@ -254,19 +311,27 @@ func (s *Server) Match(r bridge.Request) (Route, string) {
 	return Fallback[1], ""
 }
 
-// matchPath matches path against pattern (Route.Path).
+// matchPath matches path against pattern (Route.Path): its {param} is one
+// segment (last, or followed by literal segments: /reports/{id}/resolve)
+// or, last, the rest of the path ({param...}).
 func matchPath(pattern, path string) (string, bool) {
 	open := strings.IndexByte(pattern, '{')
 	if open < 0 {
 		return "", path == pattern
 	}
-	prefix, name := pattern[:open], strings.TrimSuffix(pattern[open+1:], "}")
+	closing := strings.IndexByte(pattern[open:], '}') + open
+	prefix, name, suffix := pattern[:open], pattern[open+1:closing], pattern[closing+1:]
 	param, ok := strings.CutPrefix(path, prefix)
 	if !ok || param == "" {
 		return "", false
 	}
 	if strings.HasSuffix(name, "...") {
 		return param, true
+	}
+	if suffix != "" {
+		if param, ok = strings.CutSuffix(param, suffix); !ok || param == "" {
+			return "", false
+		}
 	}
 	if strings.Contains(param, "/") || spelled[param] {
 		return "", false

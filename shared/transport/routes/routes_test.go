@@ -176,8 +176,9 @@ func TestRouteTableRows(t *testing.T) {
 			t.Errorf("incomplete row %+v", rt)
 		}
 		if rt.Path != "*" && (!strings.HasPrefix(rt.Path, "/") || strings.Count(rt.Path, "{") > 1 ||
-			(strings.Contains(rt.Path, "{") && !strings.HasSuffix(rt.Path, "}"))) {
-			t.Errorf("pattern %q: a path with at most one {param}, last", rt.Path)
+			(strings.Contains(rt.Path, "...}") && !strings.HasSuffix(rt.Path, "...}")) ||
+			(strings.Contains(rt.Path, "{") && !strings.Contains(rt.Path, "/{"))) {
+			t.Errorf("pattern %q: a path with at most one {param}, a whole segment ({param...} last)", rt.Path)
 		}
 		for _, m := range rt.Methods {
 			for _, side := range []Side{Write, Read} {
@@ -260,4 +261,28 @@ func routing(e ast.Expr) bool {
 		return !found
 	})
 	return found
+}
+
+// TestMatchPathParamBeforeLiterals: a {param} followed by literal segments
+// (the admin API's /reports/{id}/resolve) captures exactly one segment and
+// needs the literals after it.
+func TestMatchPathParamBeforeLiterals(t *testing.T) {
+	for _, c := range []struct {
+		pattern, path, param string
+		ok                   bool
+	}{
+		{"/a/{id}/resolve", "/a/x1/resolve", "x1", true},
+		{"/a/{id}/resolve", "/a/x1", "", false},
+		{"/a/{id}/resolve", "/a//resolve", "", false},
+		{"/a/{id}/resolve", "/a/x/y/resolve", "", false},
+		{"/a/{id}/resolve", "/a/x1/resolved", "", false},
+		{"/a/{id}", "/a/x1", "x1", true},
+		{"/a/{id}", "/a/x1/resolve", "", false},
+		{"/a/{rest...}", "/a/x/y", "x/y", true},
+	} {
+		p, ok := matchPath(c.pattern, c.path)
+		if p != c.param || ok != c.ok {
+			t.Errorf("matchPath(%q, %q) = %q, %v; want %q, %v", c.pattern, c.path, p, ok, c.param, c.ok)
+		}
+	}
 }

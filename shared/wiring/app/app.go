@@ -20,6 +20,7 @@ import (
 	"github.com/buzzrelay/relay/shared/service/directory"
 	"github.com/buzzrelay/relay/shared/service/expiry"
 	"github.com/buzzrelay/relay/shared/service/fanout"
+	"github.com/buzzrelay/relay/shared/service/gifs"
 	"github.com/buzzrelay/relay/shared/service/guard"
 	"github.com/buzzrelay/relay/shared/service/ingest"
 	"github.com/buzzrelay/relay/shared/service/invites"
@@ -70,8 +71,10 @@ type App struct {
 	// LiveKit is NIP-29 LiveKit's token endpoint (built with reads; off
 	// without its settings).
 	LiveKit *livekit.Service
-	Reader  *query.Engine
-	Fanout  *fanout.Fanout
+	// GIFs is Buzz's GIF proxy (built with reads; off without a key).
+	GIFs   *gifs.Service
+	Reader *query.Engine
+	Fanout *fanout.Fanout
 	// Sessions are the WebSocket connections and subscriptions; Core is
 	// the use cases over all of the above, which both transports call.
 	Sessions *sessions.Registry
@@ -292,6 +295,17 @@ func (a *App) wire(ctx context.Context, parts Parts) error {
 	}
 	if a.Fanout != nil {
 		a.Invites.Fanout = a.Fanout
+	}
+	if parts&reads != 0 {
+		key, err := cfg.GIFKey(ctx)
+		if err != nil {
+			return err
+		}
+		if key != "" {
+			if a.GIFs, err = gifs.New(key, cfg.GIFConf.Base, a.Guard, a.Log); err != nil {
+				return err
+			}
+		}
 	}
 	a.Core = a.core()
 	return nil

@@ -44,7 +44,7 @@ func (a *App) bridge() *bridge.Bridge {
 	}
 	b := &bridge.Bridge{Database: a.Store, Core: a.Core, Signer: a.Signer, Log: a.Log, Limits: limits,
 		Verifier:    &nip98.Verifier{Replay: a.Store, Sigs: a.Sigs},
-		Communities: a.Communities, Invites: a.Invites, MediaInfo: a.mediaInfo(), LiveKit: a.LiveKit, Guard: a.Guard}
+		Communities: a.Communities, Invites: a.Invites, MediaInfo: a.mediaInfo(), LiveKit: a.LiveKit, Guard: a.Guard, GIFs: a.GIFs}
 	if a.Directory != nil {
 		b.Directory = a.Directory.Resolve
 	}

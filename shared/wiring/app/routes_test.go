@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/buzzrelay/relay/shared/service/gifs"
 	"github.com/buzzrelay/relay/shared/service/invites"
 	"github.com/buzzrelay/relay/shared/service/manage"
 	"github.com/buzzrelay/relay/shared/transport/blossom"
@@ -25,11 +26,11 @@ var sides = map[string]routes.Side{"ingest": routes.Write, "query": routes.Read}
 // reach and none is deployed that the table does not serve.
 func TestDeployedRoutesAreTheRouteTable(t *testing.T) {
 	server := func(side routes.Side) *routes.Server {
-		return &routes.Server{Bridge: &bridge.Bridge{Manager: &manage.Service{}, Invites: &invites.Service{}}, Media: &blossom.Codec{}, Side: side}
+		return &routes.Server{Bridge: &bridge.Bridge{Manager: &manage.Service{}, Invites: &invites.Service{}, GIFs: &gifs.Service{Key: "k"}}, Media: &blossom.Codec{}, Side: side}
 	}
 	// sample is a path a deployed pattern stands for.
 	sample := func(p string) string {
-		return strings.NewReplacer("{blob}", strings.Repeat("a", 64), "{pubkey}", strings.Repeat("b", 64), "{code}", "c0de", "{file}", "app.js", "{group}", "g1").Replace(p)
+		return strings.NewReplacer("{blob}", strings.Repeat("a", 64), "{pubkey}", strings.Repeat("b", 64), "{code}", "c0de", "{file}", "app.js", "{group}", "g1", "{id}", strings.Repeat("d", 32)).Replace(p)
 	}
 	deployed := map[string]bool{}
 	for _, r := range append(append([]lambdas.HTTPRoute(nil), lambdas.HTTPRoutes...), lambdas.MediaRoutes...) {

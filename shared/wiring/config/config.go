@@ -93,6 +93,8 @@ type Config struct {
 	Media MediaConfig
 	// LiveKitConf is NIP-29 LiveKit's server (LIVEKIT_*, livekit.go).
 	LiveKitConf LiveKitConfig
+	// GIFConf is Buzz's GIF proxy's KLIPY key (KLIPY_*, gifs.go).
+	GIFConf GIFConfig
 	// Session is where connections keep their idle state (SESSION_*,
 	// session.go).
 	Session SessionConfig
@@ -278,6 +280,9 @@ func Load(getenv func(string) string) (*Config, error) {
 	}
 	if c.LiveKitConf, err = loadLiveKit(getenv); err != nil {
 		return nil, fmt.Errorf("livekit: %w", err)
+	}
+	if c.GIFConf, err = loadGIFs(getenv); err != nil {
+		return nil, fmt.Errorf("gifs: %w", err)
 	}
 	c.Session = loadSession(getenv)
 	switch v := getenv("PUSH_ALLOW_PRIVATE_CALLBACKS"); v {

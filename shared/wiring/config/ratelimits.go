@@ -12,11 +12,12 @@ import (
 // in l.
 func rateSettings(l *ratelimit.Limits) map[string]*int64 {
 	return map[string]*int64{
-		"RATE_EVENTS_PER_MIN":      &l.EventsPerMinute,
-		"RATE_EVENT_BYTES_PER_MIN": &l.EventBytesPerMinute,
-		"RATE_CHANNELS_PER_HOUR":   &l.ChannelsPerHour,
-		"RATE_READS_PER_MIN":       &l.ReadsPerMinute,
-		"RATE_WS_MESSAGES_PER_MIN": &l.MessagesPerMinute,
+		"RATE_EVENTS_PER_MIN":       &l.EventsPerMinute,
+		"RATE_EVENT_BYTES_PER_MIN":  &l.EventBytesPerMinute,
+		"RATE_CHANNELS_PER_HOUR":    &l.ChannelsPerHour,
+		"RATE_READS_PER_MIN":        &l.ReadsPerMinute,
+		"RATE_WS_MESSAGES_PER_MIN":  &l.MessagesPerMinute,
+		"RATE_GIF_SEARCHES_PER_MIN": &l.GIFSearchesPerMinute,
 	}
 }
 

@@ -205,6 +205,30 @@ var HTTPRoutes = []HTTPRoute{
 	{"query", "GET", "/buzz/v1/me/sidebar"},
 	{"query", "GET", "/buzz/v1/me/read-state"},
 	{"query", "POST", "/buzz/v1/me/read-state"},
+	// Buzz desktop's moderation pane and admin console (bridge
+	// moderation.go, admin.go): NIP-86's use cases, on the function that
+	// serves NIP-86.
+	{"query", "POST", "/gifs/search"}, // Buzz's GIF proxy: 404 without a provider key
+	{"query", "POST", "/gifs/share"},
+	{"query", "GET", "/moderation/reports"},
+	{"query", "GET", "/moderation/audit"},
+	{"query", "GET", "/moderation/restricted"},
+	{"query", "GET", "/api/admin/v1/probe"},
+	{"query", "GET", "/api/admin/v1/reports"},
+	{"query", "GET", "/api/admin/v1/reports/{id}"},
+	{"query", "POST", "/api/admin/v1/reports/{id}/resolve"},
+	{"query", "GET", "/api/admin/v1/feedback"},
+	{"query", "GET", "/api/admin/v1/feedback/{id}"},
+	{"query", "PATCH", "/api/admin/v1/feedback/{id}"},
+	{"query", "GET", "/api/admin/v1/operators"},
+	{"query", "PUT", "/api/admin/v1/operators/{pubkey}"},
+	{"query", "DELETE", "/api/admin/v1/operators/{pubkey}"},
+	{"query", "GET", "/api/admin/v1/members/restrictions"},
+	{"query", "POST", "/api/admin/v1/members/{pubkey}/ban"},
+	{"query", "DELETE", "/api/admin/v1/members/{pubkey}/ban"},
+	{"query", "POST", "/api/admin/v1/members/{pubkey}/timeout"},
+	{"query", "DELETE", "/api/admin/v1/members/{pubkey}/timeout"},
+	{"query", "POST", "/api/admin/v1/events/{id}/delete"},
 }
 
 // MediaRoutes are Blossom's (BUD-01/02/06) and Buzz's /media routes,
