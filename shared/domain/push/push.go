@@ -7,7 +7,6 @@ package push
 import (
 	"encoding/json"
 	"fmt"
-	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/domain/filter"
+	"github.com/buzzrelay/relay/shared/domain/netpolicy"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/relayurl"
 )
@@ -174,9 +174,10 @@ func sameRelay(tag string, hosts []string) bool {
 
 // CheckCallback is the callback URL policy at ingest: https (http too
 // under AllowPrivate), a host, no user info, at most MaxCallbackLength
-// bytes, and no IP literal that is not a public address. A name is checked
-// again after DNS resolution, at every connection (PublicAddr, applied by
-// the sender's dialer).
+// bytes, and a host netpolicy.CheckHost accepts (no IP literal that is not
+// a public address, no local name). A name is checked again after DNS
+// resolution, at every connection (netpolicy.PublicAddr, applied by the
+// sender's dialer).
 func CheckCallback(raw string, p Policy) error {
 	if len(raw) > MaxCallbackLength {
 		return reject.Invalidf("push callback: longer than %d bytes", MaxCallbackLength)
@@ -194,51 +195,11 @@ func CheckCallback(raw string, p Policy) error {
 	if p.AllowPrivate {
 		return nil
 	}
-	h := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
-	if h == "localhost" || strings.HasSuffix(h, ".localhost") || strings.HasSuffix(h, ".internal") || strings.HasSuffix(h, ".local") {
-		return reject.Invalidf("push callback: %s is not a public host", h)
-	}
-	if ip, err := netip.ParseAddr(h); err == nil && !PublicAddr(ip) {
-		return reject.Invalidf("push callback: %s is not a public address", h)
+	if err := netpolicy.CheckHost(u.Hostname()); err != nil {
+		return reject.Invalidf("push callback: %s is not a public host", strings.ToLower(u.Hostname()))
 	}
 	return nil
 }
-
-// PublicAddr reports whether a callback may connect to ip: not loopback,
-// private (RFC 1918, fc00::/7), link-local, CGNAT, unspecified, multicast,
-// the IPv4-mapped or NAT64 form of one of those, nor a documentation or
-// benchmark range.
-func PublicAddr(ip netip.Addr) bool {
-	ip = ip.Unmap()
-	if nat64.Contains(ip) {
-		b := ip.As16()
-		ip = netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
-	}
-	if !ip.IsValid() || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() ||
-		ip.IsLinkLocalMulticast() || ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() {
-		return false
-	}
-	for _, p := range nonPublic {
-		if p.Contains(ip) {
-			return false
-		}
-	}
-	return true
-}
-
-var nat64 = netip.MustParsePrefix("64:ff9b::/96")
-
-var nonPublic = func() []netip.Prefix {
-	var out []netip.Prefix
-	for _, s := range []string{
-		"0.0.0.0/8", "100.64.0.0/10", "192.0.0.0/24", "192.0.2.0/24", "198.18.0.0/15",
-		"198.51.100.0/24", "203.0.113.0/24", "240.0.0.0/4", "255.255.255.255/32",
-		"2001:db8::/32", "100::/64",
-	} {
-		out = append(out, netip.MustParsePrefix(s))
-	}
-	return out
-}()
 
 // Backoff is the wait before try attempt+1 of a delivery that failed
 // attempt times: 1 s, 4 s, 16 s, 64 s, capped at 5 minutes.
