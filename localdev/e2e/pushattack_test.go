@@ -164,3 +164,37 @@ func TestNIP9aOversizeInput(t *testing.T) {
 		}
 	}
 }
+
+// TestNIP9aVerdictIsPerSubscription (issue 51): a system channel's event
+// is readable only through a filter naming the channel. A member holding
+// one 30390 naming the system channel and another naming no channel gets
+// the system channel's message on the first callback only; an open
+// channel's message reaches both. (The verdict was stored per key and
+// event, so the second callback got it too.)
+func TestNIP9aVerdictIsPerSubscription(t *testing.T) {
+	r := StartTest(t, Options{Push: true})
+	w := watchPush(r)
+	cb := newCallbacks(t)
+	alice, arl := loggedIn(t, r)
+	bob, brl := loggedIn(t, r)
+	sys := createChannelOfType(t, arl, alice, "system")
+	open := createChannel(t, arl, alice, "open")
+	publish(t, arl, alice, 9000, nostr.Tags{{"h", sys}, {"p", bob.Pub}}, "")
+	// Both subscriptions in either order of d (the old verdict was keyed
+	// by key and event, whichever subscription came first decided).
+	subscribe9a(t, r, brl, bob, "a-named", cb.url("/named"), false, `{"kinds":[9],"#h":["`+sys+`"]}`)
+	subscribe9a(t, r, brl, bob, "b-all", cb.url("/all"), false, `{"kinds":[9]}`)
+	subscribe9a(t, r, brl, bob, "0-all", cb.url("/all0"), false, `{"kinds":[9]}`)
+	mSys := publish(t, arl, alice, 9, nostr.Tags{{"h", sys}}, "system row")
+	mOpen := publish(t, arl, alice, 9, nostr.Tags{{"h", open}}, "open row")
+	w.settle(t, mSys, mOpen)
+	r.Lambda.Wait()
+	if got := cb.ids("/named"); strings.Join(got, ",") != mSys.ID {
+		t.Errorf("the subscription naming the system channel got %v, want [%s]", got, mSys.ID)
+	}
+	for _, path := range []string{"/all", "/all0"} {
+		if got := cb.ids(path); strings.Join(got, ",") != mOpen.ID {
+			t.Errorf("%s (naming no channel) got %v, want only the open channel's [%s]", path, got, mOpen.ID)
+		}
+	}
+}

@@ -180,7 +180,7 @@ func (s *Service) sendBatch(ctx context.Context, community string, due []store.P
 				return err
 			}
 			continue
-		case !readable[p.PushAddress.Pubkey+"/"+p.EventID]:
+		case !readable[verdictKey{p.PushAddress, p.EventID}]:
 			if _, err := s.Store.PushDeliveriesSet(ctx, community, p.PushDelivery, store.PushSkipped, p.Attempts, p.NextAt, now); err != nil {
 				return err
 			}
@@ -218,12 +218,21 @@ func (s *Service) rateLimited(ctx context.Context, target string, now int64) (bo
 	return n >= push.CallbacksPerMinute, nil
 }
 
-// readable answers, for each due delivery ("pubkey/event id"), whether its
+// verdictKey names one due delivery: a subscription and an event. The
+// verdict is per subscription, never per key: a system channel's event is
+// readable only through a filter that names the channel (access.Shows), so
+// one key's two subscriptions may get different answers for one event.
+type verdictKey struct {
+	addr  store.PushAddress
+	event string
+}
+
+// readable answers, for each due delivery (verdictKey), whether its
 // subscriber may read the event now: the door admits the key, and the
 // access rule (access.MaySee over store.ChannelsCheckReadable, or ChannelsCheckMetadataReadable for
 // the channel-state kinds, through the filter that matched) lets it see
 // the event, as live delivery decides.
-func (s *Service) readable(ctx context.Context, community string, due []store.PendingPush, events map[string]*event, subs map[store.PushAddress]*live) (map[string]bool, error) {
+func (s *Service) readable(ctx context.Context, community string, due []store.PendingPush, events map[string]*event, subs map[store.PushAddress]*live) (map[verdictKey]bool, error) {
 	var readers []string
 	seenReader := map[string]bool{}
 	var pairs, metaPairs []records.ReadPair
@@ -269,7 +278,7 @@ func (s *Service) readable(ctx context.Context, community string, due []store.Pe
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]bool{}
+	out := map[verdictKey]bool{}
 	for _, p := range due {
 		e, l := events[p.EventID], subs[p.PushAddress]
 		if e == nil || l == nil || refused[p.Pubkey] {
@@ -287,7 +296,7 @@ func (s *Service) readable(ctx context.Context, community string, due []store.Pe
 		inChannel := e.Channel != ""
 		channelReadable := inChannel && chReach && access.Shows(e.System, access.Names(&f, e.Channel))
 		if access.MaySee(e.ev, p.Pubkey, inChannel, channelReadable) {
-			out[p.Pubkey+"/"+p.EventID] = true
+			out[verdictKey{p.PushAddress, p.EventID}] = true
 		}
 	}
 	return out, nil
