@@ -7,6 +7,7 @@ package push
 import (
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -41,12 +42,68 @@ const (
 	// subscription is dropped (a 404 or 410 drops it at once).
 	MaxAttempts       = 5
 	DropAfterFailures = 10
-	// CallbacksPerMinute is the deliveries one callback URL gets per
-	// minute; more wait for the next minute.
-	CallbacksPerMinute = 120
-	// RequestTimeout bounds one callback or wake request.
+	// CallbacksPerHostPerMinute is the tries one callback host gets per
+	// minute across the deployment, whatever the URL's path, query or
+	// port (RateHost); WakesPerEndpointPerMinute the wakes one lease
+	// endpoint gets; DeliveriesPerCommunityPerMinute the tries of all one
+	// community's subscriptions and leases together. A try over a cap
+	// waits for the next minute (not counted as an attempt).
+	CallbacksPerHostPerMinute       = 120
+	WakesPerEndpointPerMinute       = 120
+	DeliveriesPerCommunityPerMinute = 600
+	// RequestTimeout bounds one callback or wake request: every delivery's
+	// own deadline, far shorter than a run of the sender (no try starts
+	// within RequestTimeout of the run's end).
 	RequestTimeout = 5 * time.Second
+	// SendConcurrency is the tries one run of the sender has in flight at
+	// once; SendsPerHost the share of them one host may hold, so that slow
+	// hosts never hold the others' deliveries.
+	SendConcurrency = 64
+	SendsPerHost    = 8
 )
+
+// Rate is one per-minute cap a try counts against.
+type Rate struct {
+	Scope     string
+	PerMinute int
+}
+
+// CallbackRates are the caps of one NIP-9a callback try to callback in
+// community: its host (RateHost) and the community.
+func CallbackRates(community, callback string) []Rate {
+	return []Rate{
+		{Scope: "host/" + RateHost(callback), PerMinute: CallbacksPerHostPerMinute},
+		{Scope: "community/" + community, PerMinute: DeliveriesPerCommunityPerMinute},
+	}
+}
+
+// WakeRates are the caps of one NIP-PL wake of endpoint grant in
+// community (every wake goes to the deployment's one gateway: its
+// endpoints, not its host, are what a key multiplies).
+func WakeRates(community, grant string) []Rate {
+	return []Rate{
+		{Scope: "endpoint/" + community + "/" + grant, PerMinute: WakesPerEndpointPerMinute},
+		{Scope: "community/" + community, PerMinute: DeliveriesPerCommunityPerMinute},
+	}
+}
+
+// RateHost is the host a callback URL counts against: its hostname in
+// lower case without port or trailing dot, an IPv6 literal by its /64
+// (one subscriber holds a whole /64). A name's subdomains are hosts of
+// their own (the community's cap bounds what many names can take); ""
+// for a URL without a host.
+func RateHost(callback string) string {
+	u, err := url.Parse(callback)
+	if err != nil {
+		return ""
+	}
+	h := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+	if ip, err := netip.ParseAddr(h); err == nil && ip.Is6() && !ip.Is4In6() {
+		p, _ := ip.WithZone("").Prefix(64)
+		return p.String()
+	}
+	return h
+}
 
 // Subscription is a valid NIP-9a subscription.
 type Subscription struct {

@@ -239,3 +239,37 @@ func TestParseLeaseIsStrict(t *testing.T) {
 		}
 	}
 }
+
+// The caps count per host, not per URL: paths, queries, ports, letter
+// case and a trailing dot of one host share one counter, as do the
+// addresses of one IPv6 /64; another host, another /64 and another
+// community count apart.
+func TestCallbackRatesPerHost(t *testing.T) {
+	same := []string{
+		"https://push.example.com/a", "https://push.example.com/b?x=1", "https://PUSH.example.com:8443/a",
+		"https://push.example.com./c#", "http://push.example.com/?q=" + strings.Repeat("z", 40),
+	}
+	want := CallbackRates("c1", same[0])
+	for _, u := range same[1:] {
+		if got := CallbackRates("c1", u); got[0] != want[0] || got[1] != want[1] {
+			t.Errorf("%s counts as %v, want %v", u, got, want)
+		}
+	}
+	if want[0].PerMinute != CallbacksPerHostPerMinute || want[1].PerMinute != DeliveriesPerCommunityPerMinute {
+		t.Errorf("caps %v", want)
+	}
+	if a, b := RateHost("https://[2606:4700::1]/x"), RateHost("https://[2606:4700::ffff:1]/y"); a != b {
+		t.Errorf("one /64 counts as %s and %s", a, b)
+	}
+	for _, other := range []string{"https://other.example.com/a", "https://[2606:4700:0:1::1]/x", "https://a.push.example.com/a"} {
+		if RateHost(other) == RateHost(same[0]) {
+			t.Errorf("%s shares push.example.com's counter", other)
+		}
+	}
+	if CallbackRates("c2", same[0])[1] == want[1] {
+		t.Error("two communities share one community cap")
+	}
+	if WakeRates("c1", "g1")[0] == WakeRates("c1", "g2")[0] || WakeRates("c1", "g1")[1] != want[1] {
+		t.Error("wakes: one counter per endpoint, the community's shared with callbacks")
+	}
+}

@@ -19,7 +19,7 @@ var storeTables = []string{
 	"DMs", "Deliveries", "Events", "GroupInvites", "Invites", "JoinPolicies", "KeyData",
 	"LiveKitParticipants", "LoginRoles", "MediaKeyDays", "MediaStored", "MediaUsage",
 	"ModerationActions", "ModerationReports", "NIP98Seen", "Operators", "PubkeyRules",
-	"PushDeliveries", "PushSubscriptions", "RateCounters", "RelayMembers", "Resumes",
+	"PushDeliveries", "PushRates", "PushSubscriptions", "RateCounters", "RelayMembers", "Resumes",
 	"Subscriptions", "ThreadMetadata", "Vanished",
 }
 

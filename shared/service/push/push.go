@@ -77,6 +77,9 @@ type Service struct {
 	// PublicHost names the origin of a community served on any host.
 	Profiles   []push.AppProfile
 	PublicHost string
+	// Concurrency bounds the tries one run has in flight
+	// (push.SendConcurrency when 0).
+	Concurrency int
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 
