@@ -47,10 +47,12 @@ const (
 	// port (RateHost); WakesPerEndpointPerMinute the wakes one lease
 	// endpoint gets; DeliveriesPerCommunityPerMinute the tries of all one
 	// community's subscriptions and leases together. A try over a cap
-	// waits for the next minute (not counted as an attempt).
+	// waits for the next minute (not counted as an attempt). The
+	// community's cap is sized for 100 subscribers of a channel with a
+	// message a second; the host's is the per-URL cap it replaces.
 	CallbacksPerHostPerMinute       = 120
 	WakesPerEndpointPerMinute       = 120
-	DeliveriesPerCommunityPerMinute = 600
+	DeliveriesPerCommunityPerMinute = 6000
 	// RequestTimeout bounds one callback or wake request: every delivery's
 	// own deadline, far shorter than a run of the sender (no try starts
 	// within RequestTimeout of the run's end).
