@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -73,6 +74,10 @@ type Registry struct {
 	// (the database): a community's first mark starts there, so that it
 	// also covers what was stored before marks were kept.
 	Latest func(ctx context.Context, community string) (int64, error)
+
+	// Queue is how long a subscription past a limit waits for room before
+	// it is refused (QueueFor in the functions; 0: refused at once).
+	Queue time.Duration
 
 	mu      sync.Mutex
 	marks   session.Highest          // community → a mark known to exist
@@ -173,7 +178,41 @@ func (r *Registry) Subscribe(ctx context.Context, community, connection, sub, re
 // Put stores row under lim (Subscribe), its refusal a reject error.
 func (r *Registry) Put(ctx context.Context, row NewSubscription, lim Limits) error {
 	r.awaitAnswered(ctx, row, lim)
-	return r.verdict(r.st.Subscribe(ctx, row, lim), row, lim)
+	return r.verdict(r.queued(ctx, func() error { return r.st.Subscribe(ctx, row, lim) }), row, lim)
+}
+
+// QueueFor is how long a new subscription past a limit waits for room
+// (Registry.Queue in the functions): a burst of one-shot reads (NDK's and
+// nostr-tools' CLOSE on EOSE, welshman's NEG-OPENs of a space's rooms)
+// holds more ids at once than the limit for a moment, and each CLOSE or
+// NEG-CLOSE makes room within a round trip; only a REQ still past a limit
+// after QueueFor is refused (restricted:, rate-limited:). A client
+// holding 20 live subscriptions waits that long for its refusal.
+const QueueFor = 3 * time.Second
+
+// queued runs subscribe, and again while it is refused by a limit, until
+// r.Queue has passed (backing off from 20 ms to 320 ms): its last answer.
+func (r *Registry) queued(ctx context.Context, subscribe func() error) error {
+	deadline := r.now().Add(r.Queue)
+	wait := 20 * time.Millisecond
+	for {
+		err := subscribe()
+		if !errors.Is(err, ErrConnectionFull) && !errors.Is(err, ErrKeyFull) {
+			return err
+		}
+		left := deadline.Sub(r.now())
+		if left <= 0 {
+			return err
+		}
+		t := time.NewTimer(min(wait, left))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		}
+		wait = min(2*wait, 320*time.Millisecond)
+	}
 }
 
 // Row is the stored form of subscription sub of connection for reader
@@ -228,6 +267,21 @@ func indexPins(pins []string, size int) []string {
 	}
 	return pins
 }
+
+// reconcilePrefix leads the session-store id of a NIP-77 reconciliation
+// (ReconcileKey): longer than any subscription id a REQ may use
+// (relayinfo.MaxSubIDLength), so a REQ and a reconciliation of the same
+// id are two entries, and no REQ can name or end a reconciliation.
+var reconcilePrefix = "NEG-OPEN" + strings.Repeat(".", relayinfo.MaxSubIDLength+1-len("NEG-OPEN"))
+
+// ReconcileKey is the session-store id of the client's reconciliation sub
+// (shared/service/negentropy).
+func ReconcileKey(sub string) string { return reconcilePrefix + sub }
+
+// ClientSub is the id the client gave the subscription stored as key:
+// a reconciliation's without ReconcileKey's prefix. Every refusal quotes
+// it, never the stored form.
+func ClientSub(key string) string { return strings.TrimPrefix(key, reconcilePrefix) }
 
 // Full is the refusal of a new subscription sub past max on its
 // connection.
