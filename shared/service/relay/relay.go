@@ -354,13 +354,13 @@ func (r *Relay) subscribe(ctx context.Context, c Caller, req Request) ([]json.Ra
 		evs     []json.RawMessage
 		verdict store.SubscribeVerdict
 	)
-	for deadline, wait := r.Sessions.Now().Add(r.Sessions.Queue), 20*time.Millisecond; ; wait = min(2*wait, 320*time.Millisecond) {
+	for start, wait := r.Sessions.Now(), 20*time.Millisecond; ; wait = min(2*wait, 320*time.Millisecond) {
 		evs, verdict, err = r.Reader.ReqSubscribed(ctx, c.Community, c.Pubkey, req.Filters, &row,
 			store.SubscribeLimits{PerConnection: lim.PerConnection, PerKey: lim.PerKey})
 		if err != nil {
 			return nil, r.dropFailed(ctx, c, req.Sub, err)
 		}
-		left := deadline.Sub(r.Sessions.Now())
+		left := r.Sessions.QueueDeadline(c.Connection, start).Sub(r.Sessions.Now())
 		if (verdict != store.ConnectionFull && verdict != store.KeyFull) || left <= 0 {
 			break
 		}

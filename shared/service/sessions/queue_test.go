@@ -61,3 +61,34 @@ func TestPutQueuesForRoomThenRefusesWithTheClientsID(t *testing.T) {
 		t.Fatal("ClientSub")
 	}
 }
+
+// A connection that keeps closing subscriptions keeps its queued REQ
+// waiting past Queue (a burst answered slower than Queue), up to QueueMax.
+func TestQueueWaitsWhileTheConnectionCloses(t *testing.T) {
+	st := &fullStore{}
+	st.refusals.Store(1 << 20)
+	r := NewRegistry(st)
+	r.Queue = 200 * time.Millisecond
+	stop := make(chan struct{})
+	go func() {
+		for range 5 {
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+				r.sawClose("c")
+			}
+		}
+	}()
+	defer close(stop)
+	start := time.Now()
+	if err := r.Put(context.Background(), NewSubscription{Subscription: Subscription{Connection: "c", Sub: "s"}}, DefaultLimits); err == nil {
+		t.Fatal("stored")
+	}
+	if waited := time.Since(start); waited < 600*time.Millisecond {
+		t.Fatalf("refused after %v, while the connection closed a subscription every 100 ms for 500 ms", waited)
+	}
+	if d := r.QueueDeadline("c", start).Sub(start); d > QueueMax {
+		t.Fatalf("deadline %v past QueueMax", d)
+	}
+}

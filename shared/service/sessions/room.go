@@ -116,7 +116,7 @@ func (r *Registry) PutHeld(ctx context.Context, row NewSubscription, lim Limits,
 		res = r.storing(row.Connection, roomKey(row.Community, row.Pubkey))
 	}
 	var held session.Held
-	err := r.queued(ctx, func() (err error) {
+	err := r.queued(ctx, row.Connection, func() (err error) {
 		held, err = hr.SubscribeHeld(ctx, row, lim)
 		return err
 	})
