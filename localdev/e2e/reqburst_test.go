@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -25,7 +26,7 @@ import (
 // seedChannels loads n open channels of events each into r's database
 // (testkit.SeedChannel: mostly kind 9 messages, with replies, reactions,
 // edits and deletions) and returns their ids.
-func seedChannels(t *testing.T, r *Relay, n, events int, sign bool) []string {
+func seedChannels(t testing.TB, r *Relay, n, events int, sign bool) []string {
 	t.Helper()
 	ctx := context.Background()
 	db, err := dbtest.Open(ctx, r.DSN)
@@ -381,4 +382,43 @@ func TestConnectionMessageLimitIsOneRule(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkTenFilterREQToEOSE times the issue 51 REQ (ten filters of 1,000
+// and more stored events each, no limit: answered with its 1,000) from the
+// REQ to its EOSE, on one authenticated socket (go-nostr, which closes
+// each before the next), sessions in DynamoDB as shipped. With
+// APIGW_COSTS=on every post costs API Gateway's 20 ms (docs/benchmarks.md):
+//
+//	APIGW_COSTS=on go test -run '^$' -bench TenFilterREQToEOSE -benchtime 10x ./localdev/e2e
+func BenchmarkTenFilterREQToEOSE(b *testing.B) {
+	r := StartTest(b, Options{Sessions: true})
+	chs := seedChannels(b, r, 10, 1500, false)
+	filters := make(nostr.Filters, len(chs))
+	for i, ch := range chs {
+		filters[i] = nostr.Filter{Kinds: []int{9}, Tags: nostr.TagMap{"h": {ch}}}
+	}
+	rl := benchDial(b, r, newBenchKey(b))
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		sub, err := rl.Subscribe(ctxB(b), filters)
+		if err != nil {
+			b.Fatal(err)
+		}
+		select {
+		case <-sub.EndOfStoredEvents:
+		case reason := <-sub.ClosedReason:
+			b.Fatalf("CLOSED %s", reason)
+		case <-time.After(time.Minute):
+			b.Fatal("no EOSE in a minute")
+		}
+		lat = append(lat, time.Since(start))
+		sub.Unsub()
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50_ms")
+	b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, "max_ms")
 }
