@@ -204,7 +204,9 @@ func TestREQAnswersUnderAttack(t *testing.T) {
 			ba.accept(ev)
 			ids = append(ids, ev.ID)
 		}
-		// A socket with a small receive buffer that never reads.
+		// A socket with a small receive buffer that never reads, asking for
+		// far more than its socket's and API Gateway's buffers hold.
+		const stalledREQs = 300
 		tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
 			if tc, ok := c.(*net.TCPConn); ok {
@@ -222,7 +224,7 @@ func TestREQAnswersUnderAttack(t *testing.T) {
 		stalled.expect("AUTH")
 		stalled.auth(r, alice, stalled.challenge)
 		reader := authRaw(t, r, testkit.NewKey(t))
-		for i := range 100 {
+		for i := range stalledREQs {
 			stalled.sendJSON([]any{"REQ", fmt.Sprintf("big%d", i), map[string]any{"ids": ids}})
 		}
 		// Served throughout: the reader's own big answer.
@@ -233,7 +235,7 @@ func TestREQAnswersUnderAttack(t *testing.T) {
 			t.Fatalf("the reader beside a stalled client: %d events, %v", len(chans), err)
 		}
 		// The stalled client is dropped: reading now finds its socket
-		// closed before the 100 answers.
+		// closed before its answers all came.
 		deadline := time.Now().Add(30 * time.Second)
 		eoses := 0
 		for {
@@ -251,10 +253,10 @@ func TestREQAnswersUnderAttack(t *testing.T) {
 				eoses++
 			}
 		}
-		if eoses >= 100 {
+		if eoses >= stalledREQs {
 			t.Fatalf("all %d answers reached a client that never read", eoses)
 		}
-		t.Logf("dropped after %d of 100 answers", eoses)
+		t.Logf("dropped after %d of %d answers", eoses, stalledREQs)
 	})
 
 	t.Run("one key on many connections", func(t *testing.T) {
