@@ -245,7 +245,7 @@ func (s *Service) refreshDirectory(ctx context.Context, community, note string) 
 		return note
 	}
 	if err := s.directory.Refresh(ctx, community); err != nil {
-		return "error: stored, but the relay information document (NIP-11) shows it only after the directory's next refresh"
+		return "stored; the relay information document (NIP-11) shows it only after the directory's next refresh"
 	}
 	return note
 }
