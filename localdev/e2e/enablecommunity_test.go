@@ -14,7 +14,7 @@ import (
 // TestEnableCommunityBringsItBack: a community disabled over NIP-86 comes
 // back with enablecommunity, called by the deployment's default
 // community's operators through its host: NIP-11, its old posts, a new
-// post and a WebSocket connection are served again. Nobody else may enable
+// post and a WebSocket connection (AUTH, a REQ) are served again. Nobody else may enable
 // it: a stranger, a plain member of the default community, the disabled
 // community's own operator (its host is refused at the door), an operator
 // of another community (on its host or on the default's); each try changes
@@ -103,8 +103,12 @@ func TestEnableCommunityBringsItBack(t *testing.T) {
 		t.Fatalf("the post from before the disable: %d events", len(evs))
 	}
 	b.accept(bob, signed(t, bob, 9, nostr.Tags{{"h", ch}}, "after the enable"))
-	if b.socketRefused(r) {
-		t.Fatal("enabled community: WebSocket refused")
+	rc, ok := b.authed(bob, "ws://"+b.host)
+	if !ok {
+		t.Fatal("enabled community: AUTH over WebSocket refused")
+	}
+	if ids := reqIDs(t, rc, "back", map[string]any{"ids": []string{old.ID}}); len(ids) != 1 {
+		t.Fatalf("enabled community: REQ over WebSocket found %v", ids)
 	}
 	// Enabling an enabled community changes nothing and is no error.
 	if st, m := a.rpc(opA, "enablecommunity", "bees"); st != http.StatusOK {
