@@ -144,10 +144,13 @@ synth: build infra/node_modules/.bin/cdk
 
 # Deploy with the caller's AWS credentials (bootstrap the account once first:
 # cd infra && npx cdk bootstrap). OWNER=<npub or hex>: the default
-# community's first NIP-86 operator (docs/deploy.md).
+# community's first NIP-86 operator (docs/deploy.md). Without -c alarmEmail
+# in CDK_ARGS it asks for an alarm address (or says alarms go nowhere):
+# localdev/alarm-email.sh.
 OWNER ?=
 deploy: build infra/node_modules/.bin/cdk
-	$(CDK) deploy --no-notices $(if $(OWNER),-c owner=$(OWNER)) $(CDK_ARGS)
+	@alarm=$$(./localdev/alarm-email.sh '$(CDK_ARGS)') && \
+	  $(CDK) deploy --no-notices $(if $(OWNER),-c owner=$(OWNER)) $(CDK_ARGS) $$alarm
 
 # Delete the stack (cdk destroy, with the same CDK_ARGS as its deploy), then
 # print what it leaves behind per its template (snapshot, key, secret,

@@ -36,7 +36,8 @@ func chromium(t *testing.T) string {
 // NIP-07 shim signing with a test key): an operator bans a key and its
 // next write is refused through the relay, lifts the ban and the write is
 // accepted, resolves a report, adds a community that then answers on its
-// own host; a key that is not an operator gets the relay's refusal, shown
+// own host, disables it (its host answers 404) and enables it again (it
+// answers as before); a key that is not an operator gets the relay's refusal, shown
 // on the page, and changes nothing. The page is served with its CSP.
 func TestOperatorConsoleInChromium(t *testing.T) {
 	node, dir := NodePackages(t, "console", "operator console test", map[string]string{"puppeteer-core": "25.16.0", "nostr-tools": "2.25.2"})
@@ -67,6 +68,8 @@ func TestOperatorConsoleInChromium(t *testing.T) {
 		VictimWhileBanned, VictimAfterUnban string
 		Communities                         []string
 		NewCommunityName                    string
+		DisabledState, DisabledName         string
+		EnabledState, EnabledName           string
 		OperatorErrors                      []string
 		Stranger, StrangerBan               struct{ Text, Cls string }
 		StrangerBans                        int
@@ -105,8 +108,11 @@ func TestOperatorConsoleInChromium(t *testing.T) {
 	if !strings.Contains(strings.Join(got.Communities, " "), "second") || got.NewCommunityName != "Second" {
 		t.Errorf("communities %v, the new one's NIP-11 name %q", got.Communities, got.NewCommunityName)
 	}
+	if got.DisabledState != "disabled" || got.DisabledName != "HTTP 404" || got.EnabledState != "enabled" || got.EnabledName != "Second" {
+		t.Errorf("disable then enable from the console: %q (NIP-11 %q), then %q (NIP-11 %q)", got.DisabledState, got.DisabledName, got.EnabledState, got.EnabledName)
+	}
 	c, err := r.App.Store.CommunitiesGet(ctx, "second")
-	if err != nil || len(c.Operators) != 1 || c.Operators[0] != op.Pub {
+	if err != nil || len(c.Operators) != 1 || c.Operators[0] != op.Pub || c.DisabledAt != nil {
 		t.Errorf("the added community: %+v %v", c, err)
 	}
 	if got.Stranger.Cls != "error" || !strings.HasPrefix(got.Stranger.Text, "restricted:") || got.StrangerBans != 0 {

@@ -124,7 +124,22 @@ try {
   // The new community answers on its own host, through the relay.
   const b = await browser.newPage();
   await b.goto(`http://b.test:${port}/admin`, { waitUntil: "domcontentloaded" });
-  out.newCommunityName = await b.evaluate(async () => (await (await fetch("/", { headers: { accept: "application/nostr+json" } })).json()).name);
+  const nip11 = () => b.evaluate(async () => { const r = await fetch("/", { headers: { accept: "application/nostr+json" } }); return r.ok ? (await r.json()).name : `HTTP ${r.status}`; });
+  out.newCommunityName = await nip11();
+
+  // Disable it from the console (its host stops answering), then enable
+  // it again (it answers as before). The console's tab comes to the front
+  // again (a background tab's animation frames, which the wait polls on,
+  // do not run).
+  await page.bringToFront();
+  await click(page, `#communities tr[data-community="${newID}"] button`);
+  step("disable community", await message(page));
+  out.disabledState = await page.$eval(`#communities tr[data-community="${newID}"]`, (tr) => tr.children[3].textContent);
+  out.disabledName = await nip11();
+  await click(page, `#communities tr[data-community="${newID}"] button`);
+  step("enable community", await message(page));
+  out.enabledState = await page.$eval(`#communities tr[data-community="${newID}"]`, (tr) => tr.children[3].textContent);
+  out.enabledName = await nip11();
 
   // A key that is not an operator: the relay's refusal, on the page.
   const s = await openAs(strangerSK);

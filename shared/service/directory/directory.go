@@ -9,7 +9,8 @@
 // never the database, so a client or monitor polling NIP-11, or an app
 // reconnecting, does not keep a paused Aurora awake. Every path that
 // changes a community (shared/service/community's use cases, NIP-86, the
-// operator command, the provisioning of the default community) rewrites
+// operator command, the provisioning of the default community, a 9033's
+// icon through shared/service/ingest.WithDirectory) rewrites
 // its documents from the database after the change (Refresh). A document
 // that is missing (a deployment that predates the directory, a write that
 // failed) is read from the database once and written.

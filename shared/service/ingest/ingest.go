@@ -22,6 +22,7 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/signer"
 	"github.com/buzzrelay/relay/shared/domain/sigverify"
 	"github.com/buzzrelay/relay/shared/postgres/store"
+	"github.com/buzzrelay/relay/shared/service/community"
 )
 
 // Service applies events. It is safe for concurrent use.
@@ -45,6 +46,18 @@ type Service struct {
 	// livekit: the relay serves NIP-29 LiveKit rooms, so a group that has
 	// one says so in its 39000 (WithLiveKit).
 	livekit bool
+	// directory is told, after the commit, of a write that changed what
+	// NIP-11 shows (a 9033's icon); nil: none kept (WithDirectory).
+	directory community.Directory
+}
+
+// WithDirectory returns a copy of s that rewrites a community's directory
+// documents through d after a committed write changed what they hold
+// (shared/service/directory: NIP-11 reads them, not the database).
+func (s *Service) WithDirectory(d community.Directory) *Service {
+	c := *s
+	c.directory = d
+	return &c
 }
 
 // WithLiveKit returns a copy of s whose groups' 39000 carry the livekit
@@ -183,8 +196,9 @@ func (s *Service) SubmitAt(ctx context.Context, community, origin, authed string
 	var verdict error
 	var note string
 	var vanished *store.Vanished
+	var profiled bool
 	for attempt := 1; attempt <= maxAttempts; attempt++ {
-		out, verdict, note, vanished = out[:0], nil, "", nil
+		out, verdict, note, vanished, profiled = out[:0], nil, "", nil, false
 		err = s.store.Tx(ctx, community, func(tx *store.Tx) error {
 			if locks {
 				tx.ChannelsLockFirst(h)
@@ -197,7 +211,7 @@ func (s *Service) SubmitAt(ctx context.Context, community, origin, authed string
 			if err := a.run(ctx); err != nil {
 				return err
 			}
-			out, verdict, note, vanished = a.committed(), a.verdict, a.note, a.vanished
+			out, verdict, note, vanished, profiled = a.committed(), a.verdict, a.note, a.vanished, a.profiled
 			return p.cover(ctx, latest(out))
 		})
 		if err == nil || !store.IsSerialization(err) {
@@ -217,7 +231,23 @@ func (s *Service) SubmitAt(ctx context.Context, community, origin, authed string
 	if verdict != nil {
 		return refused(verdict)
 	}
+	if profiled {
+		note = s.refreshDirectory(ctx, community, note)
+	}
 	return Outcome{Accepted: true, Message: note, Committed: out, Delivery: delivery, Vanished: vanished}, nil
+}
+
+// refreshDirectory rewrites community's directory documents after a
+// committed change of what they hold. The change holds when that fails:
+// the OK says so in its note, and the next refresh shows it.
+func (s *Service) refreshDirectory(ctx context.Context, community, note string) string {
+	if s.directory == nil {
+		return note
+	}
+	if err := s.directory.Refresh(ctx, community); err != nil {
+		return "stored; the relay information document (NIP-11) shows it only after the directory's next refresh"
+	}
+	return note
 }
 
 // prepared is one write's raise of the mark.
@@ -326,6 +356,9 @@ type apply struct {
 	note string
 	// vanished is what a request to vanish deleted (vanish.go).
 	vanished *store.Vanished
+	// profiled: the community's NIP-11 fields changed (a 9033's icon), so
+	// its directory documents are rewritten after the commit.
+	profiled bool
 	// channels are the channels this attempt read, with the sender's role
 	// (saw), for filing the event in one of them.
 	channels map[string]seenChannel

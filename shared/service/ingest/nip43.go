@@ -97,6 +97,7 @@ func (a *apply) setProfile(ctx context.Context) error {
 		if err := a.tx.CommunitiesSetPicture(ctx, icon); err != nil {
 			return err
 		}
+		a.profiled = true
 	}
 	if hasMode {
 		return a.tx.CommunitiesSetThreadReplies(ctx, on)

@@ -2,6 +2,7 @@ package ingest_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -227,5 +228,53 @@ func TestSetWorkspaceProfile(t *testing.T) {
 	h.ok(owner.Event(t, kinds.RelaySetProfile, ""))
 	if pic, _ := read(); pic != "" {
 		t.Fatalf("an empty 9033 kept the icon %q", pic)
+	}
+}
+
+// refreshes records the directory refreshes asked of it, failing them
+// when fail is set.
+type refreshes struct {
+	ids  []string
+	fail bool
+}
+
+func (r *refreshes) Refresh(_ context.Context, id string) error {
+	r.ids = append(r.ids, id)
+	if r.fail {
+		return errors.New("the object store is away")
+	}
+	return nil
+}
+
+// TestSetWorkspaceProfileRefreshesDirectory: a 9033 that changes the icon
+// (NIP-11's) has the community's directory documents rewritten after its
+// commit; one that sets only the row mode, or is refused, asks nothing. A
+// failed rewrite keeps the change and says so in the OK's message.
+func TestSetWorkspaceProfileRefreshesDirectory(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	owner, alice := testkit.NewKey(t), testkit.NewKey(t)
+	if err := h.st.OperatorsInsert(ctx, community, owner.Pub); err != nil {
+		t.Fatal(err)
+	}
+	dir := &refreshes{}
+	h.svc = h.svc.WithDirectory(dir)
+	h.refused(alice.Event(t, kinds.RelaySetProfile, "", nostr.Tag{"icon", "https://example.com/i.png"}), "restricted:")
+	h.ok(owner.Event(t, kinds.RelaySetProfile, "", nostr.Tag{"thread_replies_in_channel", "true"}))
+	if len(dir.ids) != 0 {
+		t.Fatalf("refreshes after a refusal and a row-mode 9033: %v", dir.ids)
+	}
+	h.ok(owner.Event(t, kinds.RelaySetProfile, "", nostr.Tag{"icon", "https://example.com/i.png"}))
+	if len(dir.ids) != 1 || dir.ids[0] != community {
+		t.Fatalf("refreshes after an icon 9033: %v", dir.ids)
+	}
+	dir.fail = true
+	out := h.submit(owner.Event(t, kinds.RelaySetProfile, "", nostr.Tag{"icon", "https://example.com/j.png"}))
+	if !out.Accepted || !strings.Contains(out.Message, "NIP-11") {
+		t.Fatalf("9033 whose refresh failed: %+v", out)
+	}
+	var pic string
+	if err := h.db.QueryRow(ctx, `SELECT picture FROM communities WHERE id = $1`, community).Scan(&pic); err != nil || pic != "https://example.com/j.png" {
+		t.Fatalf("picture after a failed refresh: %q %v", pic, err)
 	}
 }

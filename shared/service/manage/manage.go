@@ -1,8 +1,8 @@
 // Package manage is NIP-86 relay management as a use case: a community's
 // operators (the door decides who: guard.Manage) ban and allow keys, ban
 // events, change the community's name, description and icon, list and
-// change its operators, add and disable communities (the deployment's
-// default community only), delete blobs and read media usage, set the row
+// change its operators, add, disable and enable communities (the
+// deployment's default community only: communityMethods), delete blobs and read media usage, set the row
 // mode and NIP-43 membership, resolve the 1984 report queue a bounded page
 // at a time ([limit, after]) and set the join policy. Its transport,
 // shared/transport/nip86, only decodes the JSON-RPC call and encodes the
@@ -63,7 +63,7 @@ var Methods = []string{
 	"banevent",
 	"changerelayname", "changerelaydescription", "changerelayicon",
 	"listoperators", "addoperator", "removeoperator",
-	"listcommunities", "addcommunity", "disablecommunity",
+	"listcommunities", "addcommunity", "disablecommunity", "enablecommunity",
 	"deleteblob", "mediausage",
 	"setthreadrepliesinchannel",
 	"setrelaymembership", "listrelaymembers",
@@ -296,7 +296,12 @@ func (s *Service) call(ctx context.Context, c *community.Community, pubkey strin
 		return true, community.SetMembership(ctx, s.Store, c.ID, on, s.Directory)
 	case "setjoinpolicy", "clearjoinpolicy", "revokeinvite": // invites (shared/service/invites)
 		return s.invites(ctx, c, req.Method, p)
-	case "listcommunities", "addcommunity", "disablecommunity":
+	case "listcommunities", "addcommunity", "disablecommunity", "enablecommunity":
+		// The deployment's communities are the default community's
+		// operators' to list, add, disable and enable, through its host:
+		// a disabled community's own host is refused at the door, so its
+		// operators could never enable it themselves, and one community's
+		// operators may not touch another's.
 		if c.ID != s.Registry.Fallback() {
 			return nil, reject.Restrictedf("%s is for the operators of the deployment's default community", req.Method)
 		}
@@ -312,6 +317,9 @@ func (s *Service) call(ctx context.Context, c *community.Community, pubkey strin
 				return nil, reject.Invalidf("the default community cannot be disabled through itself")
 			}
 			return true, community.Disable(ctx, s.Store, id, s.Directory)
+		}
+		if req.Method == "enablecommunity" {
+			return true, community.Enable(ctx, s.Store, id, s.Directory)
 		}
 		host, err := p.str(1, "hostname")
 		if err != nil {

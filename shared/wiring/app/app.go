@@ -258,6 +258,9 @@ func (a *App) wire(ctx context.Context, parts Parts) error {
 	}
 	if parts&writes != 0 {
 		a.Ingest = ingest.New(a.Store, a.Keys).WithSignatures(a.Sigs).WithClaimer(invites.Claimer{}).WithLiveKit(cfg.LiveKitConf.On())
+		if a.Directory != nil { // a 9033's icon is NIP-11's
+			a.Ingest = a.Ingest.WithDirectory(a.Directory)
+		}
 		if a.Sessions.Database() == nil {
 			// Each write raises the last-commit mark before its commit.
 			a.Ingest = a.Ingest.WithMark(a.Sessions.RaiseMark)

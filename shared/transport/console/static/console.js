@@ -136,8 +136,10 @@ const loaders = {
     fill("communities", await rpc("listcommunities"), (el, c) => {
       const tr = document.createElement("tr");
       cell(tr, c.id); cell(tr, (c.hosts || []).join(", ")); cell(tr, c.name); cell(tr, c.enabled ? "enabled" : "disabled");
+      tr.dataset.community = c.id;
       const td = cell(tr, "");
       if (c.enabled) button(td, "Disable", () => rpc("disablecommunity", [c.id]));
+      else button(td, "Enable", () => rpc("enablecommunity", [c.id]));
       el.appendChild(tr);
     });
   },
