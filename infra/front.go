@@ -109,6 +109,13 @@ func newEdgeUploadStack(scope constructs.Construct, s Settings) awscdk.Stack {
 		MemorySize:   jsii.Number(128),
 		Timeout:      awscdk.Duration_Seconds(jsii.Number(30)),
 		Role:         role,
+		// Its runs log to /aws/lambda/us-east-1.<name> in each edge
+		// region; this group only takes direct invokes, and goes with the
+		// stack.
+		LogGroup: awslogs.NewLogGroup(st, jsii.String("EdgeUploadLogs"), &awslogs.LogGroupProps{
+			Retention:     s.LogRetention,
+			RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+		}),
 	})
 	awslambda.NewAlias(st, jsii.String("EdgeUploadLive"), &awslambda.AliasProps{
 		AliasName: jsii.String(EdgeUploadAlias),

@@ -244,7 +244,7 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 	var upload awslambda.IVersion
 	if s.Media {
 		edge := newEdgeUploadStack(scope, s)
-		stack.AddDependency(edge, jsii.String("the distribution's /media/upload behaviour runs its edge upload function"))
+		stack.AddStackDependency(edge, jsii.String("the distribution's /media/upload behaviour runs its edge upload function"))
 		upload = edgeUploadVersion(stack, s)
 	}
 	front := newFront(stack, s, httpApi, wsApi, upload)
