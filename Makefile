@@ -58,9 +58,10 @@ test-core:
 	  [ $$rc = 0 ] && [ $$irc = 0 ]
 
 # End-to-end checks of a running relay with a go-nostr client (NIP-11,
-# /healthz, AUTH, channel, post, window query, live delivery, COUNT):
+# /healthz, AUTH, channel, post, window query, live delivery, COUNT, Buzz
+# desktop's upload of a blob above the direct limit):
 #   make smoke URL=http://127.0.0.1:8080
-#   make smoke URL=https://<http-api-host> WS_URL=wss://<ws-api-host>   (after make deploy)
+#   make smoke URL=<PublicUrl>   (after make deploy: one URL, wss:// derived from it)
 URL ?=
 WS_URL ?=
 SMOKE_ARGS ?=
@@ -150,14 +151,14 @@ synth: build infra/node_modules/.bin/cdk
 OWNER ?=
 deploy: build infra/node_modules/.bin/cdk
 	@alarm=$$(./localdev/alarm-email.sh '$(CDK_ARGS)') && \
-	  $(CDK) deploy --no-notices $(if $(OWNER),-c owner=$(OWNER)) $(CDK_ARGS) $$alarm
+	  $(CDK) deploy --all --no-notices $(if $(OWNER),-c owner=$(OWNER)) $(CDK_ARGS) $$alarm
 
 # Delete the stack (cdk destroy, with the same CDK_ARGS as its deploy), then
 # print what it leaves behind per its template (snapshot, key, secret,
 # bucket), each with its monthly cost and the command that removes it
 # (localdev/retained; docs/deploy.md, "Deleting a stack").
 destroy: synth
-	$(CDK) destroy --no-notices $(CDK_ARGS)
+	$(CDK) destroy --all --no-notices $(CDK_ARGS)
 	@for t in infra/cdk.out/*.template.json; do $(GO) run ./localdev/retained -template "$$t"; done
 
 # Template assertions, then a real `cdk synth` through the pinned CLI.

@@ -44,7 +44,8 @@ const MigrateResourceType = lambdas.MigrateResourceType
 //	provided.al2023 arm64 functions (shared/wiring/lambdas); migrate runs as
 //	  a custom resource that creates the relay key and hands its ciphertext
 //	  to the handlers; the push function's liveness schedule (liveness.go)
-//	HTTP API + WebSocket API (dualstack, throttled), optional CloudFront
+//	HTTP API + WebSocket API (dualstack, throttled) behind one CloudFront
+//	  distribution (front.go; its edge upload function in a us-east-1 stack)
 //	media bucket (private S3, SSE-S3, lifecycle) for Blossom, -c media
 //	log groups with retention; alarms, budget, reserved concurrency opt-in
 func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error) {
@@ -242,6 +243,15 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		},
 	})
 
+	// --- the front: one hostname for both APIs (front.go) -----------------
+	var upload awslambda.IVersion
+	if s.Media {
+		edge := newEdgeUploadStack(scope, s)
+		stack.AddStackDependency(edge, jsii.String("the distribution's /media/upload behaviour runs its edge upload function"))
+		upload = edgeUploadVersion(stack, s)
+	}
+	front := newFront(stack, s, httpApi, wsApi, upload)
+
 	// --- functions -------------------------------------------------------
 	// Each function's environment is lambdas.Environment's, with this
 	// stack's resources as its references.
@@ -249,6 +259,10 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 	fns := map[string]awslambda.Function{}
 	var httpLogs []awslogs.LogGroup // of the functions on HTTP routes, for the resume metric (alarms.go)
 	envSettings := s.lambdaSettings()
+	if s.Domain == "" {
+		// No domain: the distribution's own name is the relay's one host.
+		envSettings.PublicURL = "https://" + *front.DistributionDomainName()
+	}
 	refs := func(r lambdas.Ref) string {
 		switch r {
 		case lambdas.RefRegion:
@@ -487,10 +501,6 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 
 	newCostAlarms(stack, s, alarms, cluster, httpApi, httpLogs)
 
-	var publicHost *string
-	if s.Domain != "" {
-		publicHost = newDistribution(stack, s, httpApi, wsApi).DistributionDomainName()
-	}
 	if s.BudgetUSD > 0 {
 		newBudget(stack, s, alarms)
 	}
@@ -499,12 +509,14 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 	out := func(id string, v *string, desc string) {
 		awscdk.NewCfnOutput(stack, jsii.String(id), &awscdk.CfnOutputProps{Value: v, Description: jsii.String(desc)})
 	}
-	out("HttpUrl", httpApi.ApiEndpoint(), "HTTP bridge: POST /events, /query, /count; GET / (NIP-11)")
-	out("WebSocketUrl", wsStage.Url(), "relay WebSocket URL for nostr clients")
+	publicURL := "https://" + *front.DistributionDomainName()
 	if s.Domain != "" {
-		out("PublicUrl", jsii.String(s.PublicURL()), "one host for NIP-11, the HTTP bridge and wss:// (point the domain's DNS at CloudFrontDomain)")
-		out("CloudFrontDomain", publicHost, "CNAME/ALIAS target for the domain")
+		publicURL = "https://" + s.Domain
 	}
+	out("PublicUrl", jsii.String(publicURL), "the relay's one URL: https:// for NIP-11 and the HTTP bridge, wss:// on the same host for nostr clients (the Buzz app takes this one URL)")
+	out("CloudFrontDomain", front.DistributionDomainName(), "the distribution's own name (with -c domain: the CNAME/ALIAS target for the domain)")
+	out("HttpUrl", httpApi.ApiEndpoint(), "the HTTP API behind the distribution (no large uploads, another host than wss://)")
+	out("WebSocketUrl", wsStage.Url(), "the WebSocket API behind the distribution")
 	out("RelayPubkey", cr.GetAttString(jsii.String("RelayPubkey")), "the relay's pubkey (NIP-11 self), created by the first deploy")
 	out("RelayKeyKmsKeyArn", kek.KeyArn(), "KMS key that encrypts the relay key")
 	out("DbSecretArn", dbSecret.SecretArn(), "Aurora master credentials (read by migrate only)")

@@ -315,7 +315,11 @@ func (p *ProcessStack) routes(media bool, log *slog.Logger) *Stack {
 			p.Reaches[InvokeRoute+f.Name] = f.Name
 		}
 	}
-	return &Stack{HTTP: &HTTPAPI{Routes: http}, WS: ws, Lambda: lambda}
+	s := &Stack{HTTP: &HTTPAPI{Routes: http}, WS: ws, Lambda: lambda}
+	if media {
+		s.DirectMax = blossom.Defaults.DirectMaxBytes // LocalSetup.Options' limit
+	}
+	return s
 }
 
 // Names of the non-HTTP entries of ProcessStack.Reaches.

@@ -23,6 +23,10 @@ type Stack struct {
 	HTTP   *HTTPAPI
 	WS     *WebSocketAPI
 	Lambda *LambdaAPI
+	// DirectMax, when media is served, is the largest upload body that
+	// goes through a function; the Front (front.go, CloudFront's stand-in)
+	// takes larger PUT /media/upload bodies to the bucket. 0: no front.
+	DirectMax int64
 }
 
 // FanoutFunction is the name the fan-out function has in localdev
@@ -43,7 +47,13 @@ const PushFunction = "ws-push"
 const SweepFunction = "expiry-sweep"
 
 // Handler serves every API of the stack on one address.
-func (s *Stack) Handler() http.Handler { return s.Lambda.Wrap(s.WS.Wrap(s.HTTP)) }
+func (s *Stack) Handler() http.Handler {
+	h := s.Lambda.Wrap(s.WS.Wrap(s.HTTP))
+	if s.DirectMax > 0 {
+		return &Front{Next: h, DirectMax: s.DirectMax}
+	}
+	return h
+}
 
 // Charge sets the costs the stack adds (costs.go): API Gateway's on the
 // WebSocket API, the Lambda Invoke's on the Invokes served in process.
@@ -103,11 +113,15 @@ func newStack(a *app.App, log *slog.Logger, inProcess bool) *Stack {
 	}
 	ws.Connect, ws.Default, ws.Disconnect = a.WebSocket(), a.WebSocket(), a.WebSocket()
 	routes := HTTPRoutes(map[string]HTTPHandler{"ingest": a.IngestHTTP(), "query": a.QueryHTTP()}, a.Media != nil)
-	return &Stack{
+	s := &Stack{
 		HTTP:   &HTTPAPI{Routes: routes},
 		WS:     ws,
 		Lambda: lambda,
 	}
+	if a.Media != nil {
+		s.DirectMax = a.Media.Limits.DirectMaxBytes
+	}
+	return s
 }
 
 // inProcessSender is the WebSocketAPI as the handlers' sessions.Sender,

@@ -43,6 +43,7 @@ var checks = []check{
 	{"window-query", []string{"nip11", "post"}, (*smoke).windowQuery},
 	{"live-delivery", []string{"create-channel"}, (*smoke).liveDelivery},
 	{"count", []string{"post"}, (*smoke).count},
+	{"app-upload", []string{"nip11", "create-channel"}, (*smoke).appUpload},
 	{"delete-channel", []string{"create-channel"}, (*smoke).deleteChannel},
 }
 
@@ -55,7 +56,12 @@ type smoke struct {
 	relayPubkey string
 	channel     string
 	posts       []string
-	passed      map[string]bool
+	// media is NIP-11's media object (nil: media is off here).
+	media *struct {
+		MaxBlobBytes         int64 `json:"max_blob_bytes"`
+		DirectUploadMaxBytes int64 `json:"direct_upload_max_bytes"`
+	}
+	passed map[string]bool
 }
 
 func newSmoke(cfg Config, out io.Writer) (*smoke, error) {
@@ -128,6 +134,10 @@ func (s *smoke) nip11(ctx context.Context) (string, error) {
 		Name          string `json:"name"`
 		Pubkey        string `json:"pubkey"`
 		SupportedNIPs []any  `json:"supported_nips"`
+		Media         *struct {
+			MaxBlobBytes         int64 `json:"max_blob_bytes"`
+			DirectUploadMaxBytes int64 `json:"direct_upload_max_bytes"`
+		} `json:"media"`
 	}
 	if status != 200 || json.Unmarshal(body, &info) != nil {
 		return "", fmt.Errorf("GET / (application/nostr+json): %d %.200s", status, body)
@@ -135,7 +145,7 @@ func (s *smoke) nip11(ctx context.Context) (string, error) {
 	if _, err := hex.DecodeString(info.Pubkey); err != nil || len(info.Pubkey) != 64 {
 		return "", fmt.Errorf("NIP-11 pubkey %q is not 64 hex", info.Pubkey)
 	}
-	s.relayPubkey = info.Pubkey
+	s.relayPubkey, s.media = info.Pubkey, info.Media
 	return fmt.Sprintf("%q, relay pubkey %s, %d NIPs", info.Name, info.Pubkey, len(info.SupportedNIPs)), nil
 }
 
@@ -381,4 +391,86 @@ func (s *smoke) deleteChannel(ctx context.Context) (string, error) {
 		return "", err
 	}
 	return "kind 9008, the smoke channel is gone", nil
+}
+
+// appUpload uploads a blob 1 MiB above the direct limit with Buzz
+// desktop's own call (do_upload: one PUT /media/upload of the whole body,
+// streamed with its Content-Length, a 24242 upload event with the x,
+// expiration and server tags, base64url) and reads it back through the
+// redirect to storage: after a deploy, the distribution's edge upload path
+// end to end (docs/deploy.md, "The upload path"). A relay without media
+// (no NIP-11 media object) passes it as not served.
+func (s *smoke) appUpload(ctx context.Context) (string, error) {
+	if s.media == nil || s.media.DirectUploadMaxBytes <= 0 {
+		return "media is not served here (NIP-11 has no media object)", nil
+	}
+	n := s.media.DirectUploadMaxBytes + 1<<20
+	body := make([]byte, n)
+	for i := range body {
+		body[i] = byte(i*7 + i>>12)
+	}
+	copy(body, s.pk) // a blob of this run's own
+	sum := sha256.Sum256(body)
+	hash := hex.EncodeToString(sum[:])
+	u, _ := url.Parse(s.base)
+	auth := func(verb string, tags ...nostr.Tag) (string, error) {
+		ev := nostr.Event{Kind: 24242, CreatedAt: nostr.Now(), Content: verb + " buzz-media", Tags: append(nostr.Tags{
+			{"t", verb}, {"expiration", fmt.Sprint(time.Now().Add(time.Hour).Unix())}, {"server", u.Host}}, tags...)}
+		if err := ev.Sign(s.sk); err != nil {
+			return "", err
+		}
+		b, _ := json.Marshal(ev)
+		return "Nostr " + base64.RawURLEncoding.EncodeToString(b), nil
+	}
+	up, err := auth("upload", nostr.Tag{"x", hash})
+	if err != nil {
+		return "", err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, s.base+"/media/upload", io.NopCloser(bytes.NewReader(body)))
+	if err != nil {
+		return "", err
+	}
+	req.ContentLength = n // set by the app itself; no GetBody: the stream cannot be sent twice
+	req.Header.Set("Authorization", up)
+	req.Header.Set("Content-Type", "application/octet-stream")
+	req.Header.Set("X-SHA-256", hash)
+	start := time.Now()
+	status, out, err := s.do(req)
+	if err != nil {
+		return "", err
+	}
+	var d struct {
+		URL, SHA256, Type string
+		Size              int64
+		Uploaded          int64
+	}
+	if status/100 != 2 || json.Unmarshal(out, &d) != nil || d.SHA256 != hash || d.Size != n || d.URL == "" || d.Uploaded == 0 {
+		return "", fmt.Errorf("PUT /media/upload of %d bytes: %d %.300s", n, status, out)
+	}
+	took := time.Since(start)
+	get, err := auth("get")
+	if err != nil {
+		return "", err
+	}
+	req, _ = http.NewRequestWithContext(ctx, http.MethodGet, s.base+"/media/"+hash, nil)
+	req.Header.Set("Authorization", get)
+	noFollow := *s.http
+	noFollow.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := noFollow.Do(req)
+	if err != nil {
+		return "", err
+	}
+	_ = resp.Body.Close()
+	loc := resp.Header.Get("Location")
+	if resp.StatusCode != http.StatusFound || loc == "" {
+		return "", fmt.Errorf("GET /media/%s: %d, want a redirect to storage", hash[:12], resp.StatusCode)
+	}
+	req, _ = http.NewRequestWithContext(ctx, http.MethodGet, loc, nil) // storage's own authorization is in the URL
+	if status, out, err = s.do(req); err != nil {
+		return "", err
+	}
+	if got := sha256.Sum256(out); status != http.StatusOK || hex.EncodeToString(got[:]) != hash {
+		return "", fmt.Errorf("GET /media/%s: %d, %d bytes", hash[:12], status, len(out))
+	}
+	return fmt.Sprintf("%d bytes with the Buzz app's PUT /media/upload in %v, read back", n, took.Round(time.Millisecond)), nil
 }

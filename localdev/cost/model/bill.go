@@ -307,7 +307,9 @@ func Bill(u Usage, s Stack, p Prices) ([]Line, Lifecycle, error) {
 	}
 	add(0, "AWS Budgets (-c budgetUSD): the first two budgets are free")
 	if s.Distributions > 0 {
-		add(0, "CloudFront %d distribution(s): no monthly fee; its requests and GB are not modelled", s.Distributions)
+		add(0, "CloudFront %d distribution(s), the one hostname: no monthly fee; always free each month: %s HTTPS requests, %.0f GB out, %s function invocations; past them $%.4f per 10,000 HTTPS requests, $%.3f/GB out, $%.2f/M function invocations (price class 100, North America and Europe)",
+			s.Distributions, m(p.CloudFrontFreeRequests), p.CloudFrontFreeGB, m(p.CloudFrontFreeFunctions), p.CloudFrontPer10kHTTPS, p.CloudFrontPerGB, p.CloudFrontFunctionPerMillion)
+		add(0, "Lambda@Edge (requests to /media/upload only: Buzz desktop's uploads): $%.2f/M requests + $%.8f/GB-s, two runs per request", p.LambdaEdgePerMillion, p.LambdaEdgeGBSecond)
 	}
 	return out, life, nil
 }

@@ -58,6 +58,15 @@ type Prices struct {
 	DynamoDBWritePerMillion, DynamoDBReadPerMillion float64
 	// aws.amazon.com/kms/pricing: API requests (symmetric), per 10,000.
 	KMSPerTenThousand float64
+	// aws.amazon.com/cloudfront/pricing (pay as you go, North America and
+	// Europe): HTTPS requests per 10,000, data out per GB (first 10 TB),
+	// CloudFront Functions per million invocations, and the always-free
+	// monthly allowance (requests, GB out, function invocations).
+	CloudFrontPer10kHTTPS, CloudFrontPerGB, CloudFrontFunctionPerMillion float64
+	CloudFrontFreeRequests, CloudFrontFreeGB, CloudFrontFreeFunctions    float64
+	// aws.amazon.com/lambda/pricing, Lambda@Edge: requests per million
+	// and duration per GB-second.
+	LambdaEdgePerMillion, LambdaEdgeGBSecond float64
 }
 
 // USEast1 is the one price table every line of the bill reads.
@@ -76,7 +85,10 @@ var USEast1 = Prices{
 	S3GBMonth:    0.023, S3PutPerThousand: 0.005, S3GetPerThousand: 0.0004,
 	SQSPerMillion:           0.40,
 	DynamoDBWritePerMillion: 0.625, DynamoDBReadPerMillion: 0.125,
-	KMSPerTenThousand: 0.03,
+	KMSPerTenThousand:     0.03,
+	CloudFrontPer10kHTTPS: 0.01, CloudFrontPerGB: 0.085, CloudFrontFunctionPerMillion: 0.10,
+	CloudFrontFreeRequests: 10e6, CloudFrontFreeGB: 1000, CloudFrontFreeFunctions: 2e6,
+	LambdaEdgePerMillion: 0.60, LambdaEdgeGBSecond: 0.00005001,
 }
 
 // HoursPerMonth is the month every line is computed for.

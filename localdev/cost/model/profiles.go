@@ -14,13 +14,14 @@ import (
 var profileStacks = map[string]Stack{
 	"community": {
 		Functions: relayFunctions,
-		LogGroups: 13, LogRetentionDays: 7,
+		LogGroups: 14, LogRetentionDays: 7, // the functions', two provider frameworks', the edge upload version reader's
 		// every profile: Aurora awake too long, HTTP 5xx less resume 503s,
 		// a push delivery given up (infra/push.go), their topic and the
 		// monthly budget (infra/alarms.go)
 		Alarms: 3, Topics: 1, Budgets: 1,
 		KMSKeys: 1, Secrets: 1, Buckets: 1,
-		Database: relayDatabase,
+		Distributions: 1, // the one hostname (infra/front.go)
+		Database:      relayDatabase,
 		// the liveness ticks; the push sender's on-failure queue, which
 		// nothing polls
 		Schedules: 1, Queues: 2,
@@ -29,14 +30,15 @@ var profileStacks = map[string]Stack{
 	},
 	"managed": {
 		Functions: relayFunctions,
-		LogGroups: 13, LogRetentionDays: 90,
+		LogGroups: 14, LogRetentionDays: 90,
 		// errors and throttles of the ten functions (with egresscheck and
 		// expiry-sweep; none for the push sender: docs/push.md), and every
 		// profile's three (Aurora awake, HTTP 5xx, push given up)
 		Alarms: 23, Budgets: 1,
 		KMSKeys: 1, Rotating: 1, Secrets: 1, Buckets: 1, Topics: 1,
-		Database:  relayDatabase,
-		Schedules: 1, Queues: 2,
+		Distributions: 1,
+		Database:      relayDatabase,
+		Schedules:     1, Queues: 2,
 		Sweeps: 1,
 		Tables: 1,
 	},
@@ -56,9 +58,13 @@ var networks = map[string]Network{
 // the functions CDK adds that only deploys run: the provider framework's
 // onEvent functions of the migrate and EgressCheck custom resources and
 // the handler that strips the VPC's default security group
-// (@aws-cdk/aws-ec2:restrictDefaultSecurityGroup).
+// (@aws-cdk/aws-ec2:restrictDefaultSecurityGroup), and the
+// AwsCustomResource handler that reads the edge upload function's version
+// in us-east-1 (infra/front.go; the edge function itself is in a stack of
+// its own and runs only for uploads above the direct limit).
 var relayFunctions = []Function{
 	{"CustomVpcRestrictDefaultSGCustomResourceProviderHandler", 128, "x86_64"},
+	{"AWS679f53fac002430cb0da5b7982bd2287", 128, "x86_64"},
 	{"EgressCheckProviderframeworkonEvent", 128, "x86_64"},
 	{"MigrateProviderframeworkonEvent", 128, "x86_64"},
 	{"egresscheck", 128, "arm64"},

@@ -77,6 +77,11 @@ func Retained(b []byte, stack string, z Sizes, p Prices) ([]Kept, error) {
 			k.What = "media bucket (members' blobs; CloudFormation cannot delete a bucket that holds objects)"
 			k.MonthlyUSD = z.MediaGB * p.S3GBMonth
 			k.Remove = fmt.Sprintf("aws s3 ls | awk '{print $3}' | grep '^%s-media' | xargs -I{} aws s3 rb s3://{} --force", lower)
+		case r.Type == "AWS::Lambda::Version":
+			// CDK retains a function's current version (the edge upload
+			// function's, infra/front.go) so a running distribution keeps
+			// it during an update; it goes with its function.
+			continue
 		case keeps:
 			k.What = "retained by its DeletionPolicy"
 			k.Remove = "(see the AWS console)"
