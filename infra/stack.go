@@ -268,6 +268,8 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 			return *fns["ws-push"].FunctionName()
 		case lambdas.RefPushSenderFunction:
 			return *fns["push-sender"].FunctionName()
+		case lambdas.RefWorkflowRunnerFunction:
+			return *fns["workflow-runner"].FunctionName()
 		case lambdas.RefSessionTable:
 			return *sessionTable.TableName()
 		case lambdas.RefLiveKitSecretArn:
@@ -358,7 +360,8 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 			fns["ws-push"].GrantInvoke(fn)
 		}
 		if f.Dispatches {
-			fns["push-sender"].GrantInvoke(fn) // one hand-off per commit
+			fns["push-sender"].GrantInvoke(fn)     // one hand-off per commit
+			fns["workflow-runner"].GrantInvoke(fn) // one hand-off per commit a workflow may act on
 		}
 		if f.Pushes {
 			newLiveness(stack, fn)

@@ -248,6 +248,12 @@ var table = []Kind{
 	{First: ForumPost, Name: "forum post", Accepted: true, Storage: StoreRegular, Searchable: true, InChannel: true},
 	{First: ForumVote, Name: "forum vote", Accepted: true, Storage: StoreRegular, Aux: true},
 	{First: ForumComment, Name: "forum comment", Accepted: true, Storage: StoreRegular, Searchable: true, InChannel: true},
+	// Workflows (shared/service/workflow): commands filed in the
+	// workflow's channel, and the relay's approval requests.
+	{First: WorkflowApprovalRequested, Name: "workflow approval requested", RelayOnly: true, Storage: StoreRegular},
+	{First: WorkflowTrigger, Name: "workflow trigger", Accepted: true, Storage: StoreRegular},
+	{First: ApprovalGrant, Name: "approval grant", Accepted: true, Storage: StoreRegular},
+	{First: ApprovalDeny, Name: "approval deny", Accepted: true, Storage: StoreRegular},
 	// Moderation commands and reports: accepted, acted on, never stored
 	// as events.
 	{First: Report, Name: "report", Accepted: true, Storage: StoreNever},

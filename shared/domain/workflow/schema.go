@@ -11,7 +11,7 @@ package workflow
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -683,14 +683,4 @@ func (a Action) fields() map[string]any {
 		m["artifact"] = a.Artifact
 	}
 	return m
-}
-
-// sortedKeys is m's keys in order (deterministic headers).
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

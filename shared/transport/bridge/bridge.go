@@ -38,6 +38,7 @@ import (
 	"github.com/buzzrelay/relay/shared/service/manage"
 	"github.com/buzzrelay/relay/shared/service/ratelimit"
 	"github.com/buzzrelay/relay/shared/service/relay"
+	"github.com/buzzrelay/relay/shared/service/workflow"
 	"github.com/buzzrelay/relay/shared/transport/nip86"
 )
 
@@ -110,6 +111,8 @@ type Bridge struct {
 	// LiveKit serves NIP-29's LiveKit routes (livekit.go); nil or
 	// unconfigured: off (discovery 404, the token endpoint refuses).
 	LiveKit *livekit.Service
+	// Workflows serves Buzz's workflow routes (workflows.go); nil: 404.
+	Workflows *workflow.Service
 }
 
 // NoRoute answers a request no route serves: 404.
