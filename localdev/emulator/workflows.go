@@ -85,7 +85,7 @@ func due(w *workflow.Workflow, minute time.Time) bool {
 		if err != nil || n <= 0 {
 			return false
 		}
-		since := (minute.Unix() - w.UpdatedAt) / 60
+		since := (minute.Unix() - (w.UpdatedAt - w.UpdatedAt%60)) / 60
 		return since > 0 && since%n == 0
 	case strings.HasPrefix(expr, "cron("):
 		c, err := workflow.ParseCron("0 " + strings.TrimSuffix(strings.TrimPrefix(expr, "cron("), ")"))

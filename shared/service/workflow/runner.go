@@ -19,6 +19,7 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/push"
 	"github.com/buzzrelay/relay/shared/domain/records"
+	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/signer"
 	wf "github.com/buzzrelay/relay/shared/domain/workflow"
 	"github.com/buzzrelay/relay/shared/postgres/store"
@@ -739,7 +740,11 @@ func (s *Service) finishCall(ctx context.Context, community string, c *webhookCa
 // minute, the answer read up to MaxResponseBytes.
 func (s *Service) call(ctx context.Context, c *webhookCall) (map[string]any, error) {
 	if err := push.CheckCallback(c.url, s.Policy); err != nil {
-		return nil, &wf.WebhookError{Msg: strings.TrimPrefix(strings.TrimPrefix(err.Error(), "invalid: "), "push callback: ")}
+		msg := err.Error()
+		if r, ok := reject.As(err); ok {
+			msg = strings.TrimPrefix(r.Reason, "push callback: ")
+		}
+		return nil, &wf.WebhookError{Msg: msg}
 	}
 	u, _ := url.Parse(c.url)
 	if !s.allowHost(u.Hostname()) {
