@@ -230,7 +230,7 @@ func TestWorkflowWebhookAndManualRuns(t *testing.T) {
 	if !ok.Accepted || len(secret) != 36 {
 		t.Fatalf("save: %+v", ok)
 	}
-	_, again := saveWorkflow(t, b, alice, id, ch, yaml+"  - id: bye\n    action: send_message\n    text: done\n")
+	again := b.submit(signedAt(t, alice, nostr.Now()+1, 30620, nostr.Tags{{"d", id}, {"h", ch}}, yaml+"  - id: bye\n    action: send_message\n    text: done\n"))
 	if !again.Accepted || response(t, again.Message)["webhook_secret"] != "" {
 		t.Fatalf("update: %+v", again)
 	}

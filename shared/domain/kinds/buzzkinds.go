@@ -11,12 +11,12 @@ const (
 	Team         = 30176 // NIP-AP agent team
 	ManagedAgent = 30177 // NIP-AP managed agent (public projection)
 	UserStatus   = 30315 // NIP-38 user status
-	WorkflowDef  = 30620 // workflow definition (run by shared/service/workflow)
 )
 
 // Workflow commands and the relay's workflow events (Buzz's workflow
 // engine; shared/service/workflow runs them).
 const (
+	WorkflowDef               = 30620 // workflow definition, filed in its channel
 	WorkflowApprovalRequested = 46010 // relay-signed: a run waits for an approval
 	WorkflowTrigger           = 46020 // a member runs a workflow by hand
 	ApprovalGrant             = 46030 // an approver grants a waiting approval
