@@ -361,7 +361,7 @@ func TestMediaOff(t *testing.T) {
 		keys = append(keys, r.Properties["RouteKey"].(string))
 	}
 	sort.Strings(keys)
-	if got := strings.Join(keys, ", "); got != "$connect, $default, $disconnect, GET /, GET /.well-known/nip29/livekit, GET /.well-known/nip29/livekit/{group}, GET /admin, GET /admin/{file}, GET /api/join-policy, GET /api/join-policy/privacy, GET /api/join-policy/terms, GET /healthz, GET /info, GET /invite/{code}, POST /, POST /.well-known/nip29/livekit/{group}, POST /api/invites, POST /api/invites/accept-policy, POST /api/invites/claim, POST /count, POST /events, POST /livekit/webhook, POST /query" { // issue 41: the console; issue 42: invites; issue 40: NIP-29 LiveKit
+	if got := strings.Join(keys, ", "); got != "$connect, $default, $disconnect, GET /, GET /.well-known/nip29/livekit, GET /.well-known/nip29/livekit/{group}, GET /admin, GET /admin/{file}, GET /api/join-policy, GET /api/join-policy/privacy, GET /api/join-policy/terms, GET /healthz, GET /info, GET /invite/{code}, GET /workflows/{id}/runs, GET /workflows/{id}/runs/{run}/approvals, POST /, POST /.well-known/nip29/livekit/{group}, POST /api/invites, POST /api/invites/accept-policy, POST /api/invites/claim, POST /count, POST /events, POST /hooks/{id}, POST /livekit/webhook, POST /query" { // issue 53: workflows; issue 41: the console; issue 42: invites; issue 40: NIP-29 LiveKit
 		t.Errorf("routes without media: %s", got)
 	}
 	if strings.Contains(js(s.tpl.ToJSON()), "MediaBucketName") {

@@ -384,7 +384,7 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 			})
 		}
 		period := awscdk.Duration_Minutes(jsii.Number(5))
-		if f.SendsPush {
+		if f.SendsPush || f.RunsWorkflows {
 			// No alarm of its own (each is $0.10 a month, and the idle bill
 			// stays as it was): its runs fail by design while a callback is
 			// retried, and a batch given up on waits in the PushFailed

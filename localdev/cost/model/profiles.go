@@ -14,7 +14,7 @@ import (
 var profileStacks = map[string]Stack{
 	"community": {
 		Functions: relayFunctions,
-		LogGroups: 13, LogRetentionDays: 7,
+		LogGroups: 14, LogRetentionDays: 7,
 		// every profile: Aurora awake too long, HTTP 5xx less resume 503s,
 		// their topic and the monthly budget (infra/alarms.go)
 		Alarms: 2, Topics: 1, Budgets: 1,
@@ -28,7 +28,7 @@ var profileStacks = map[string]Stack{
 	},
 	"managed": {
 		Functions: relayFunctions,
-		LogGroups: 13, LogRetentionDays: 90,
+		LogGroups: 14, LogRetentionDays: 90,
 		// errors and throttles of the ten functions (with egresscheck and
 		// expiry-sweep; none for the push sender: docs/push.md), and every
 		// profile's two (Aurora awake, HTTP 5xx)
@@ -67,6 +67,7 @@ var relayFunctions = []Function{
 	{"migrate", 256, "arm64"},
 	{"push-sender", 256, "arm64"},
 	{"query", 512, "arm64"},
+	{"workflow-runner", 256, "arm64"},
 	{"ws-connect", 256, "arm64"},
 	{"ws-disconnect", 256, "arm64"},
 	{"ws-message", 512, "arm64"},

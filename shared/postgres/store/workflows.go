@@ -9,7 +9,7 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/workflow"
 )
 
-// Workflows (migrations/024_workflows.sql): definitions (workflows), runs
+// Workflows (migrations/031_workflows.sql): definitions (workflows), runs
 // (workflow_runs), their steps (workflow_steps) and approval gates
 // (workflow_approvals). The rules are shared/service/workflow's; the write
 // transaction of a 30620, 46020 or 46030/46031 writes through *Tx, the
