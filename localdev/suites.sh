@@ -54,7 +54,8 @@ source localdev/pg.sh || exit 1
 source localdev/ddb.sh || exit 1
 
 step "go vet ./..." "$GO" vet ./...
-step "compiling every package's tests" "$GO" test -count=1 -run '^$' ./... >/dev/null
+compile_tests() { "$GO" test -count=1 -run '^$' ./... >/dev/null; }
+step "compiling every package's tests" compile_tests
 export BUZZ_FUNCTIONS_BIN="$root/.localdev/functions-bin"
 step "building the functions for this machine" "$GO" run ./localdev/buildfunctions -o "$BUZZ_FUNCTIONS_BIN"
 

@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"time"
+
+	"github.com/buzzrelay/relay/shared/domain/reject"
 )
 
 // Front is the local stand-in for the CloudFront distribution in front of
@@ -60,8 +61,8 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.ContentLength < 0 {
-		refuse(w, http.StatusLengthRequired, "invalid: an upload above "+strconv.FormatInt(f.DirectMax, 10)+
-			" bytes needs a Content-Length header (it goes to storage as one PUT of that many bytes; chunked transfer encoding is not taken)")
+		refuse(w, http.StatusLengthRequired, reject.Invalidf("an upload above %d bytes needs a Content-Length header "+
+			"(it goes to storage as one PUT of that many bytes; chunked transfer encoding is not taken)", f.DirectMax))
 		return
 	}
 	f.upload(w, r)
@@ -91,7 +92,7 @@ func (f *Front) upload(w http.ResponseWriter, r *http.Request) {
 	}
 	put, err := http.NewRequestWithContext(ctx, http.MethodPut, p.URL, r.Body)
 	if err != nil {
-		refuse(w, http.StatusBadGateway, "error: the storage URL could not be used")
+		refuse(w, http.StatusBadGateway, reject.New(reject.Internal, "the storage URL could not be used"))
 		return
 	}
 	put.ContentLength = r.ContentLength
@@ -106,7 +107,7 @@ func (f *Front) upload(w http.ResponseWriter, r *http.Request) {
 	}
 	resp, err := client.Do(put)
 	if err != nil {
-		refuse(w, http.StatusBadRequest, "invalid: the upload ended before its "+strconv.FormatInt(r.ContentLength, 10)+" bytes arrived")
+		refuse(w, http.StatusBadRequest, reject.Invalidf("the upload ended before its %d bytes arrived", r.ContentLength))
 		return
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
@@ -114,7 +115,7 @@ func (f *Front) upload(w http.ResponseWriter, r *http.Request) {
 	if resp.StatusCode/100 != 2 {
 		// S3 refuses bytes that are not the announced size or SHA-256
 		// (400 BadDigest and the like): the caller's body was wrong.
-		refuse(w, http.StatusConflict, fmt.Sprintf("invalid: storage refused the body (%d): it is not %d bytes hashing to the announced X-SHA-256",
+		refuse(w, http.StatusConflict, reject.Invalidf("storage refused the body (%d): it is not %d bytes hashing to the announced X-SHA-256",
 			resp.StatusCode, r.ContentLength))
 		return
 	}
@@ -154,7 +155,8 @@ func relayAnswer(w http.ResponseWriter, rec *httptest.ResponseRecorder) {
 
 // refuse answers as the media routes do: the reason in X-Reason and in a
 // JSON {"message"}.
-func refuse(w http.ResponseWriter, status int, reason string) {
+func refuse(w http.ResponseWriter, status int, rej *reject.Error) {
+	reason := rej.Error()
 	body, _ := json.Marshal(map[string]string{"message": reason})
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Reason", reason)
