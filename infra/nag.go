@@ -51,6 +51,10 @@ func checkWithNag(stack awscdk.Stack, s Settings) {
 			&cdknag.NagPackSuppression{Id: jsii.String("CdkNagValidationFailure"), Reason: jsii.String(
 				"AwsSolutions-EC23 cannot evaluate the NAT instance's ingress rule, whose source is the VPC's CIDR (an intrinsic): it admits the VPC only, never 0.0.0.0/0.")})
 	}
+	if s.Domain == "" {
+		sup = append(sup, &cdknag.NagPackSuppression{Id: jsii.String("AwsSolutions-CFR4"), Reason: jsii.String(
+			"Without -c domain the distribution serves on its own *.cloudfront.net name with CloudFront's default certificate, whose TLS policy CloudFront sets and no stack can raise; with -c domain and an ACM certificate the viewer policy is TLSv1.2_2021.")})
+	}
 	if s.DBAuth != "iam" {
 		sup = append(sup, &cdknag.NagPackSuppression{Id: jsii.String("AwsSolutions-RDS6"), Reason: jsii.String(
 			"dbAuth=secret is the operator's explicit choice (the functions read the master secret instead of IAM database auth); the default, dbAuth=iam, turns IAM authentication on.")})
