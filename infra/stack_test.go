@@ -435,6 +435,10 @@ func TestRoutesAndDualstackAPIs(t *testing.T) {
 		"POST /gifs/search":                             "query",
 		"POST /gifs/share":                              "query",
 		"PUT /api/admin/v1/operators/{pubkey}":          "query",
+		// issue 52: Buzz's read-state API
+		"GET /buzz/v1/me/sidebar":     "query",
+		"GET /buzz/v1/me/read-state":  "query",
+		"POST /buzz/v1/me/read-state": "query",
 	}
 	// Issue 30: the media routes (on by default).
 	for _, r := range MediaRoutes {
@@ -571,11 +575,11 @@ func TestKMSGrantsOnTheOneKeyWithContext(t *testing.T) {
 			t.Errorf("%s: KMS actions %s, want %s", name, js(acts), want)
 		}
 	}
-	// community: no rotation surcharge, nothing left behind a deleted
-	// stack but a 30-day pending deletion; managed: rotated and retained
-	// (except when the first create rolls back).
+	// community: no rotation surcharge; both profiles retain the key when
+	// the stack is deleted (except when the first create rolls back): the
+	// final snapshot or the retained cluster holds what it seals.
 	s.tpl.HasResource(jsii.String("AWS::KMS::Key"), map[string]any{
-		"DeletionPolicy": "Delete", "Properties": map[string]any{"EnableKeyRotation": false, "PendingWindowInDays": 30},
+		"DeletionPolicy": "RetainExceptOnCreate", "Properties": map[string]any{"EnableKeyRotation": false, "PendingWindowInDays": 30},
 	})
 	managedStack(t).tpl.HasResource(jsii.String("AWS::KMS::Key"), map[string]any{
 		"DeletionPolicy": "RetainExceptOnCreate", "Properties": map[string]any{"EnableKeyRotation": true},

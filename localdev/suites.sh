@@ -63,9 +63,9 @@ suite_core() {
   # shellcheck disable=SC2046
   "$GO" test -count=1 -timeout 20m $("$GO" list ./... | grep -v '/localdev/e2e$')
 }
-suite_e2e() { BUZZ_E2E_SESSIONS=1 "$GO" test -count=1 -timeout 25m -skip "$IDLE_TEST" ./localdev/e2e; }
+suite_e2e() { BUZZ_E2E_SESSIONS=1 "$GO" test -count=1 -timeout 45m -skip "$IDLE_TEST" ./localdev/e2e; }
 suite_idle() { "$GO" test -count=1 -timeout 20m -run "$IDLE_TEST" ./localdev/e2e; }
-suite_processes() { BUZZ_LAMBDA=processes "$GO" test -count=1 -timeout 25m ./localdev/e2e; }
+suite_processes() { BUZZ_LAMBDA=processes "$GO" test -count=1 -timeout 45m ./localdev/e2e; }
 suite_smoke() { localdev/smoke-dev.sh && BUZZ_LAMBDA=processes localdev/smoke-dev.sh; }
 suite_build() { make --no-print-directory build && make --no-print-directory test-infra; }
 suite_fuzz() { make --no-print-directory fuzz; }

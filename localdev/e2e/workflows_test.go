@@ -424,8 +424,12 @@ func TestWorkflowAuthorityAndEgress(t *testing.T) {
 	resp.Body.Close()
 	runs := waitRuns(t, r, alice, hid, allDone(1))
 	if runs[0].Status != "failed" || runs[0].ErrorCode == nil || *runs[0].ErrorCode != "webhook_failed" ||
-		!strings.Contains(*runs[0].ErrorMessage, "127.0.0.1 is not a public address") {
-		t.Fatalf("run %+v", runs[0])
+		!strings.Contains(*runs[0].ErrorMessage, "127.0.0.1") || !strings.Contains(*runs[0].ErrorMessage, "not a public address") {
+		msg := ""
+		if runs[0].ErrorMessage != nil {
+			msg = *runs[0].ErrorMessage
+		}
+		t.Fatalf("run %+v: %q", runs[0], msg)
 	}
 }
 
