@@ -424,7 +424,7 @@ func TestWorkflowAuthorityAndEgress(t *testing.T) {
 	resp.Body.Close()
 	runs := waitRuns(t, r, alice, hid, allDone(1))
 	if runs[0].Status != "failed" || runs[0].ErrorCode == nil || *runs[0].ErrorCode != "webhook_failed" ||
-		!strings.Contains(*runs[0].ErrorMessage, "127.0.0.1") || !strings.Contains(*runs[0].ErrorMessage, "not a public address") {
+		!strings.Contains(*runs[0].ErrorMessage, "127.0.0.1") || !strings.Contains(*runs[0].ErrorMessage, "not a public") {
 		msg := ""
 		if runs[0].ErrorMessage != nil {
 			msg = *runs[0].ErrorMessage
