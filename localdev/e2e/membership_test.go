@@ -38,10 +38,16 @@ func nip11(t *testing.T, r *Relay, out any) {
 func nip11NIPs(t *testing.T, r *Relay) []int {
 	t.Helper()
 	var doc struct {
-		NIPs []int `json:"supported_nips"`
+		NIPs []any `json:"supported_nips"` // integers, then "9a" where push is served
 	}
 	nip11(t, r, &doc)
-	return doc.NIPs
+	var out []int
+	for _, n := range doc.NIPs {
+		if f, ok := n.(float64); ok {
+			out = append(out, int(f))
+		}
+	}
+	return out
 }
 
 // upload PUTs body to /upload as u with a BUD-01 24242 authorization;
