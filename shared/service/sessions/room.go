@@ -115,11 +115,7 @@ func (r *Registry) PutHeld(ctx context.Context, row NewSubscription, lim Limits,
 		r.awaitAnswered(ctx, row, lim)
 		res = r.storing(row.Connection, roomKey(row.Community, row.Pubkey))
 	}
-	var held session.Held
-	err := r.queued(ctx, row.Connection, func() (err error) {
-		held, err = hr.SubscribeHeld(ctx, row, lim)
-		return err
-	})
+	held, err := hr.SubscribeHeld(ctx, row, lim)
 	r.Release(res)
 	switch {
 	case err == nil:
@@ -192,9 +188,9 @@ func (r *Registry) verdict(err error, row NewSubscription, lim Limits) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, ErrConnectionFull):
-		return Full(lim.PerConnection, ClientSub(row.Sub))
+		return Full(lim.PerConnection, row.Sub)
 	case errors.Is(err, ErrKeyFull):
-		return KeyFull(lim.PerKey, ClientSub(row.Sub))
+		return KeyFull(lim.PerKey, row.Sub)
 	}
 	return fmt.Errorf("sessions: %w", err)
 }
