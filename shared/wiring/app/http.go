@@ -54,8 +54,5 @@ func (a *App) bridge() *bridge.Bridge {
 	if a.Notify != nil {
 		b.Push = a.pushInfo
 	}
-	if a.Workflows != nil {
-		b.Workflows = a.Workflows
-	}
 	return b
 }
