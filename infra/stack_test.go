@@ -1006,7 +1006,7 @@ func TestManagedProfile(t *testing.T) {
 	o.tpl.ResourceCountIs(jsii.String("AWS::EC2::EgressOnlyInternetGateway"), jsii.Number(1))
 	o.tpl.HasResourceProperties(jsii.String("AWS::RDS::DBCluster"), map[string]any{"DeletionProtection": false})
 	o.tpl.HasResource(jsii.String("AWS::RDS::DBCluster"), map[string]any{"DeletionPolicy": "RetainExceptOnCreate"})
-	o.tpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(2)) // issue 41: every profile's two
+	o.tpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(3)) // every profile's three (issue 41's two, issue 55's push-failed)
 	o.tpl.AllResourcesProperties(jsii.String("AWS::Logs::LogGroup"), map[string]any{"RetentionInDays": 14})
 }
 
