@@ -21,7 +21,7 @@ func TestDeployAsksForAnAlarmAddress(t *testing.T) {
 		var cmd *exec.Cmd
 		if tty {
 			if _, err := exec.LookPath("script"); err != nil {
-				t.Skip("script(1) (util-linux) is not installed: the prompt at a terminal was not tested; the no-terminal cases above ran")
+				t.Skip("script(1) (util-linux) is not installed: the prompt at a terminal was not tested")
 			}
 			cmd = exec.Command("script", "-qec", "../alarm-email.sh '"+args+"'", "/dev/null")
 		} else {
