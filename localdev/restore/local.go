@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -114,6 +115,9 @@ func snapshotOf(ctx context.Context, dsn string) (dbState, error) {
 		return dbState{}, fmt.Errorf("restore: tables: %w", err)
 	}
 	s := dbState{rows: map[string]int64{}, keys: map[string]string{}}
+	if !slices.Contains(tables, "communities") {
+		return s, fmt.Errorf("restore: the database holds no relay (no communities table): run make dev once, or point DATABASE_URL at the relay's database")
+	}
 	for _, t := range tables {
 		var n int64
 		if err := c.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{t}.Sanitize()).Scan(&n); err != nil {

@@ -119,7 +119,7 @@ func runStep(ctx context.Context, w io.Writer, s runbook.Step, vars map[string]s
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Stderr = os.Stderr
 	if s.Set == "" && s.Want == "" {
-		cmd.Stdout = w
+		cmd.Stdin, cmd.Stdout = os.Stdin, w // make deploy may ask for the alarm address
 		return cmd.Run()
 	}
 	out, err := cmd.Output()
