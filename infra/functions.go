@@ -44,10 +44,6 @@ const (
 	// by frozen Lambda environments cannot keep Aurora from pausing
 	// (lambdas.DBIdleTimeout, the pool's, is below it).
 	IdleSessionTimeoutMs = 60000
-	// AutoPauseSeconds is the writer's SecondsUntilAutoPause: Aurora
-	// pauses this long after its last connection closed (AWS's default,
-	// stated in the template so the cost tool reads it).
-	AutoPauseSeconds = 300
 	// FanoutMaxEventAge bounds how long an undelivered batch is retried
 	// (asynchronous invoke, two retries): a live event older than this is
 	// stale; the client's next REQ reads it from storage.

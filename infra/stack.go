@@ -149,21 +149,18 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		}),
 		ServerlessV2MinCapacity: minACU.ValueAsNumber(),
 		ServerlessV2MaxCapacity: maxACU.ValueAsNumber(),
-		// Stated, not left to AWS's default (the same 300 s), so the cost
-		// tool reads the wake's last part from the template.
-		ServerlessV2AutoPauseDuration: awscdk.Duration_Seconds(jsii.Number(AutoPauseSeconds)),
-		Vpc:                           vpc,
-		VpcSubnets:                    &awsec2.SubnetSelection{SubnetType: awsec2.SubnetType_PRIVATE_ISOLATED},
-		SecurityGroups:                &[]awsec2.ISecurityGroup{dbSG},
-		Port:                          jsii.Number(DBPort),
-		ParameterGroup:                params,
-		Credentials:                   awsrds.Credentials_FromGeneratedSecret(jsii.String("buzz"), nil),
-		DefaultDatabaseName:           jsii.String(DBName),
-		IamAuthentication:             jsii.Bool(s.DBAuth == "iam"),
-		StorageEncrypted:              jsii.Bool(true),
-		DeletionProtection:            jsii.Bool(s.DeletionProtection),
-		RemovalPolicy:                 dataPolicy,
-		Backup:                        &awsrds.BackupProps{Retention: awscdk.Duration_Days(jsii.Number(7))},
+		Vpc:                     vpc,
+		VpcSubnets:              &awsec2.SubnetSelection{SubnetType: awsec2.SubnetType_PRIVATE_ISOLATED},
+		SecurityGroups:          &[]awsec2.ISecurityGroup{dbSG},
+		Port:                    jsii.Number(DBPort),
+		ParameterGroup:          params,
+		Credentials:             awsrds.Credentials_FromGeneratedSecret(jsii.String("buzz"), nil),
+		DefaultDatabaseName:     jsii.String(DBName),
+		IamAuthentication:       jsii.Bool(s.DBAuth == "iam"),
+		StorageEncrypted:        jsii.Bool(true),
+		DeletionProtection:      jsii.Bool(s.DeletionProtection),
+		RemovalPolicy:           dataPolicy,
+		Backup:                  &awsrds.BackupProps{Retention: awscdk.Duration_Days(jsii.Number(7))},
 	})
 	restore.apply(cluster)
 	dbSecret := cluster.Secret()
