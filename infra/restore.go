@@ -63,8 +63,8 @@ func (r restoreParameter) apply(cluster awsrds.DatabaseCluster) {
 		awscdk.Fn_ConditionIf(jsii.String(RestoreCondition), awscdk.Aws_NO_VALUE(), cfn.MasterUsername()))
 	// The template validator reads both branches of the Fn::If as if
 	// both were set; under Restoring MasterUsername is AWS::NoValue.
-	awscdk.Annotations_Of(cfn).AcknowledgeWarning(jsii.String("CloudFormation-Validate::W3688"),
-		jsii.String("MasterUsername is AWS::NoValue whenever SnapshotIdentifier is set (both are Fn::If on Restoring)"))
+	awscdk.Validations_Of(cfn).Acknowledge(&awscdk.Acknowledgment{Id: jsii.String("CloudFormation-Validate::W3688"),
+		Reason: jsii.String("MasterUsername is AWS::NoValue whenever SnapshotIdentifier is set (both are Fn::If on Restoring)")})
 }
 
 // migrateProperties adds the database the migrate resource runs against:
