@@ -25,12 +25,14 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"time"
 
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/domain/invite"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/reject"
+	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/buzzrelay/relay/shared/domain/session"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/guard"
@@ -333,7 +335,9 @@ func (r *Relay) Subscribe(ctx context.Context, c Caller, req Request) ([]json.Ra
 // committed after the read (catchUp).
 func (r *Relay) SubscribeThen(ctx context.Context, c Caller, req Request) (evs []json.RawMessage, after func(context.Context) error, err error) {
 	after = func(context.Context) error { return nil }
-	if !slices.ContainsFunc(req.Filters, query.IsSearch) && req.ThreadWindows == nil && c.Pubkey != "" && r.Sessions.Database() == nil &&
+	// One answer at most relayinfo.MaxREQEvents events, across its filters.
+	req.Filters = ShareREQLimit(req.Filters, relayinfo.MaxREQEvents)
+	if !slices.ContainsFunc(req.Filters, query.IsSearch) && req.ThreadWindows == nil && !IDsOnly(req.Filters) && c.Pubkey != "" && r.Sessions.Database() == nil &&
 		(r.Invites == nil || !invite.AsksForInvite(req.Filters)) {
 		evs, then, err := r.subscribeLive(ctx, c, req)
 		if then != nil {
@@ -345,6 +349,16 @@ func (r *Relay) SubscribeThen(ctx context.Context, c Caller, req Request) (evs [
 	return evs, after, err
 }
 
+// IDsOnly reports whether every filter names its events by id: such a
+// REQ is one-shot, answered and ended at EOSE and never stored, so it
+// counts against no live-subscription limit (welshman's id fetch after a
+// NIP-77 sync sends its missing ids 100 to a REQ, all at once; NDK's and
+// nostr-tools' fetch by id close on EOSE). An event of a named id stored
+// later is not delivered live: a client learns it by asking again.
+func IDsOnly(filters []nostr.Filter) bool {
+	return len(filters) > 0 && !slices.ContainsFunc(filters, func(f nostr.Filter) bool { return len(f.IDs) == 0 })
+}
+
 // subscribe is Subscribe but for a live REQ the session store holds
 // (subscribeLive).
 func (r *Relay) subscribe(ctx context.Context, c Caller, req Request) ([]json.RawMessage, error) {
@@ -353,7 +367,7 @@ func (r *Relay) subscribe(ctx context.Context, c Caller, req Request) ([]json.Ra
 		return r.Invites.InviteEvent(ctx, invites.Caller{Community: c.Community, Pubkey: c.Pubkey, Connection: c.Connection})
 	}
 	search := slices.ContainsFunc(req.Filters, query.IsSearch)
-	oneShot := req.ThreadWindows != nil || search
+	oneShot := req.ThreadWindows != nil || search || IDsOnly(req.Filters)
 	if err := r.admit(ctx, c, r.door(c, guard.Read)); err != nil {
 		return nil, err
 	}
@@ -381,11 +395,28 @@ func (r *Relay) subscribe(ctx context.Context, c Caller, req Request) ([]json.Ra
 	}
 	lim := sessions.DefaultLimits
 	// The subscription and the read in one round trip: stored and
-	// committed first, then read.
-	evs, verdict, err := r.Reader.ReqSubscribed(ctx, c.Community, c.Pubkey, req.Filters, &row,
-		store.SubscribeLimits{PerConnection: lim.PerConnection, PerKey: lim.PerKey})
-	if err != nil {
-		return nil, r.dropFailed(ctx, c, req.Sub, err)
+	// committed first, then read; past a limit, read again once there is
+	// room, for at most the registry's Queue (a burst of one-shot reads
+	// closed on EOSE makes room as it is answered).
+	var (
+		evs     []json.RawMessage
+		verdict store.SubscribeVerdict
+	)
+	for start, wait := r.Sessions.Now(), 20*time.Millisecond; ; wait = min(2*wait, 320*time.Millisecond) {
+		evs, verdict, err = r.Reader.ReqSubscribed(ctx, c.Community, c.Pubkey, req.Filters, &row,
+			store.SubscribeLimits{PerConnection: lim.PerConnection, PerKey: lim.PerKey})
+		if err != nil {
+			return nil, r.dropFailed(ctx, c, req.Sub, err)
+		}
+		left := r.Sessions.QueueDeadline(c.Connection, start).Sub(r.Sessions.Now())
+		if (verdict != store.ConnectionFull && verdict != store.KeyFull) || left <= 0 {
+			break
+		}
+		select {
+		case <-time.After(min(wait, left)):
+		case <-ctx.Done():
+			return nil, fmt.Errorf("relay: subscribe %s: %w", req.Sub, ctx.Err())
+		}
 	}
 	if refusal := sessions.Refusal(verdict, lim, req.Sub); refusal != nil {
 		return nil, fmt.Errorf("relay: subscribe %s: %w", req.Sub, refusal)

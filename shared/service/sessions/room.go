@@ -115,7 +115,11 @@ func (r *Registry) PutHeld(ctx context.Context, row NewSubscription, lim Limits,
 		r.awaitAnswered(ctx, row, lim)
 		res = r.storing(row.Connection, roomKey(row.Community, row.Pubkey))
 	}
-	held, err := hr.SubscribeHeld(ctx, row, lim)
+	var held session.Held
+	err := r.queued(ctx, row.Connection, func() (err error) {
+		held, err = hr.SubscribeHeld(ctx, row, lim)
+		return err
+	})
 	r.Release(res)
 	switch {
 	case err == nil:
@@ -188,9 +192,9 @@ func (r *Registry) verdict(err error, row NewSubscription, lim Limits) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, ErrConnectionFull):
-		return Full(lim.PerConnection, row.Sub)
+		return Full(lim.PerConnection, ClientSub(row.Sub))
 	case errors.Is(err, ErrKeyFull):
-		return KeyFull(lim.PerKey, row.Sub)
+		return KeyFull(lim.PerKey, ClientSub(row.Sub))
 	}
 	return fmt.Errorf("sessions: %w", err)
 }
