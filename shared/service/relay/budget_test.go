@@ -2,6 +2,7 @@ package relay_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/nbd-wtf/go-nostr"
 
@@ -82,6 +83,37 @@ func TestIDsOnly(t *testing.T) {
 	} {
 		if got := relay.IDsOnly(tc.fs); got != tc.want {
 			t.Errorf("IDsOnly(%+v) = %v", tc.fs, got)
+		}
+	}
+}
+
+// A REQ that no later write can add to ends at its EOSE (issue 56):
+// ids-only, or every filter's until older than the write window (a gift
+// wrap's, two days more, wherever kind 1059 may match).
+func TestEndsAtEOSE(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	ts := func(ago int64) *nostr.Timestamp { u := nostr.Timestamp(now.Unix() - ago); return &u }
+	old, recent := ts(relayinfo.CreatedAtWindow+1), ts(relayinfo.CreatedAtWindow)
+	wrapOld := ts(relayinfo.GiftWrapMaxAge + 1)
+	for _, tc := range []struct {
+		name string
+		fs   []nostr.Filter
+		want bool
+	}{
+		{"none", nil, false},
+		{"ids", []nostr.Filter{{IDs: []string{"aa"}}}, true},
+		{"live", []nostr.Filter{{Kinds: []int{9}}}, false},
+		{"until past the window", []nostr.Filter{{Kinds: []int{9}, Until: old}}, true},
+		{"until at the window's edge", []nostr.Filter{{Kinds: []int{9}, Until: recent}}, false},
+		{"until in the future", []nostr.Filter{{Kinds: []int{9}, Until: ts(-60)}}, false},
+		{"one live filter beside", []nostr.Filter{{Kinds: []int{9}, Until: old}, {Kinds: []int{7}}}, false},
+		{"ids beside an old page", []nostr.Filter{{IDs: []string{"aa"}}, {Kinds: []int{7}, Until: old}}, true},
+		{"gift wraps reach two days back", []nostr.Filter{{Kinds: []int{1059}, Until: old}}, false},
+		{"any kind reaches two days back", []nostr.Filter{{Until: old}}, false},
+		{"gift wraps past two days", []nostr.Filter{{Kinds: []int{1059}, Until: wrapOld}}, true},
+	} {
+		if got := relay.EndsAtEOSE(tc.fs, now); got != tc.want {
+			t.Errorf("%s: EndsAtEOSE = %v", tc.name, got)
 		}
 	}
 }

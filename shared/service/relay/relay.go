@@ -25,7 +25,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"time"
 
 	"github.com/nbd-wtf/go-nostr"
 
@@ -337,7 +336,7 @@ func (r *Relay) SubscribeThen(ctx context.Context, c Caller, req Request) (evs [
 	after = func(context.Context) error { return nil }
 	// One answer at most relayinfo.MaxREQEvents events, across its filters.
 	req.Filters = ShareREQLimit(req.Filters, relayinfo.MaxREQEvents)
-	if !slices.ContainsFunc(req.Filters, query.IsSearch) && req.ThreadWindows == nil && !IDsOnly(req.Filters) && c.Pubkey != "" && r.Sessions.Database() == nil &&
+	if !slices.ContainsFunc(req.Filters, query.IsSearch) && req.ThreadWindows == nil && !EndsAtEOSE(req.Filters, r.Sessions.Now()) && c.Pubkey != "" && r.Sessions.Database() == nil &&
 		(r.Invites == nil || !invite.AsksForInvite(req.Filters)) {
 		evs, then, err := r.subscribeLive(ctx, c, req)
 		if then != nil {
@@ -349,16 +348,6 @@ func (r *Relay) SubscribeThen(ctx context.Context, c Caller, req Request) (evs [
 	return evs, after, err
 }
 
-// IDsOnly reports whether every filter names its events by id: such a
-// REQ is one-shot, answered and ended at EOSE and never stored, so it
-// counts against no live-subscription limit (welshman's id fetch after a
-// NIP-77 sync sends its missing ids 100 to a REQ, all at once; NDK's and
-// nostr-tools' fetch by id close on EOSE). An event of a named id stored
-// later is not delivered live: a client learns it by asking again.
-func IDsOnly(filters []nostr.Filter) bool {
-	return len(filters) > 0 && !slices.ContainsFunc(filters, func(f nostr.Filter) bool { return len(f.IDs) == 0 })
-}
-
 // subscribe is Subscribe but for a live REQ the session store holds
 // (subscribeLive).
 func (r *Relay) subscribe(ctx context.Context, c Caller, req Request) ([]json.RawMessage, error) {
@@ -367,7 +356,7 @@ func (r *Relay) subscribe(ctx context.Context, c Caller, req Request) ([]json.Ra
 		return r.Invites.InviteEvent(ctx, invites.Caller{Community: c.Community, Pubkey: c.Pubkey, Connection: c.Connection})
 	}
 	search := slices.ContainsFunc(req.Filters, query.IsSearch)
-	oneShot := req.ThreadWindows != nil || search || IDsOnly(req.Filters)
+	oneShot := req.ThreadWindows != nil || search || EndsAtEOSE(req.Filters, r.Sessions.Now())
 	if err := r.admit(ctx, c, r.door(c, guard.Read)); err != nil {
 		return nil, err
 	}
@@ -395,28 +384,13 @@ func (r *Relay) subscribe(ctx context.Context, c Caller, req Request) ([]json.Ra
 	}
 	lim := sessions.DefaultLimits
 	// The subscription and the read in one round trip: stored and
-	// committed first, then read; past a limit, read again once there is
-	// room, for at most the registry's Queue (a burst of one-shot reads
-	// closed on EOSE makes room as it is answered).
-	var (
-		evs     []json.RawMessage
-		verdict store.SubscribeVerdict
-	)
-	for start, wait := r.Sessions.Now(), 20*time.Millisecond; ; wait = min(2*wait, 320*time.Millisecond) {
-		evs, verdict, err = r.Reader.ReqSubscribed(ctx, c.Community, c.Pubkey, req.Filters, &row,
-			store.SubscribeLimits{PerConnection: lim.PerConnection, PerKey: lim.PerKey})
-		if err != nil {
-			return nil, r.dropFailed(ctx, c, req.Sub, err)
-		}
-		left := r.Sessions.QueueDeadline(c.Connection, start).Sub(r.Sessions.Now())
-		if (verdict != store.ConnectionFull && verdict != store.KeyFull) || left <= 0 {
-			break
-		}
-		select {
-		case <-time.After(min(wait, left)):
-		case <-ctx.Done():
-			return nil, fmt.Errorf("relay: subscribe %s: %w", req.Sub, ctx.Err())
-		}
+	// committed first, then read. Past a limit it is refused at once
+	// (docs/reference.md, Limits: no invocation waits for the CLOSE of
+	// another, which may queue behind it on the same busy instance).
+	evs, verdict, err := r.Reader.ReqSubscribed(ctx, c.Community, c.Pubkey, req.Filters, &row,
+		store.SubscribeLimits{PerConnection: lim.PerConnection, PerKey: lim.PerKey})
+	if err != nil {
+		return nil, r.dropFailed(ctx, c, req.Sub, err)
 	}
 	if refusal := sessions.Refusal(verdict, lim, req.Sub); refusal != nil {
 		return nil, fmt.Errorf("relay: subscribe %s: %w", req.Sub, refusal)

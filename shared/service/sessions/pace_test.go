@@ -23,6 +23,17 @@ func TestPacerPacesEachConnection(t *testing.T) {
 	if d := p.reserve("a"); d != 20*time.Millisecond {
 		t.Fatalf("the next waits %v, want 20ms (queued behind)", d)
 	}
+	// Past PaceMaxWait of debt a post goes at once, uncounted.
+	deep := NewPacer(10, 1)
+	deep.now = p.now
+	for i := range 12 {
+		if d := deep.reserve("a"); d > PaceMaxWait {
+			t.Fatalf("post %d waits %v, past PaceMaxWait", i, d)
+		}
+	}
+	if d := deep.reserve("a"); d != 0 {
+		t.Fatalf("a post past the debt waits %v, want 0", d)
+	}
 	if d := p.reserve("b"); d != 0 {
 		t.Fatalf("another connection waits %v", d)
 	}

@@ -91,7 +91,12 @@ func Hangup(ctx context.Context, s Sender, id string, cause error) error {
 // least PostRate messages a second (a JavaScript client checking each
 // event's signature reads one to a few thousand a second) has at most
 // about PostBurst waiting, however many REQs it sends at once; one that
-// does not read is dropped as before. Pacing is per instance: behind AWS
+// does not read is dropped as before. No post waits more than
+// PaceMaxWait: past that debt a post goes at once, uncounted (a
+// connection that asks for more than pacing can spread, e.g. hundreds
+// of REQs at once, meets API Gateway's buffer as it would unpaced), so
+// pacing never holds an invocation, or the answers queued behind it on
+// a busy instance, for long. Pacing is per instance: behind AWS
 // the concurrent REQs of one connection may run on several instances,
 // each pacing its own (docs/architecture.md).
 const (
@@ -102,6 +107,8 @@ const (
 	// half the emulator's outbound buffer, room for live deliveries and
 	// another instance's answer beside.
 	PostBurst = 512
+	// PaceMaxWait bounds how long one post waits for its turn.
+	PaceMaxWait = time.Second
 )
 
 // Pacer paces the posts to each connection: a token bucket per
@@ -149,7 +156,8 @@ func (p *Pacer) Wait(ctx context.Context, connection string) error {
 }
 
 // reserve takes one token of connection's bucket, going into debt when
-// there is none, and returns how long until that token is there.
+// there is none, and returns how long until that token is there; past
+// PaceMaxWait of debt it takes none and returns 0 (the post goes now).
 func (p *Pacer) reserve(connection string) time.Duration {
 	now := p.now()
 	p.mu.Lock()
@@ -164,11 +172,16 @@ func (p *Pacer) reserve(connection string) time.Duration {
 	}
 	b.tokens = min(p.burst, b.tokens+now.Sub(b.at).Seconds()*p.rate)
 	b.at = now
-	b.tokens--
-	if b.tokens >= 0 {
+	if b.tokens-1 >= 0 {
+		b.tokens--
 		return 0
 	}
-	return time.Duration(-b.tokens / p.rate * float64(time.Second))
+	d := time.Duration((1 - b.tokens) / p.rate * float64(time.Second))
+	if d > PaceMaxWait {
+		return 0
+	}
+	b.tokens--
+	return d
 }
 
 // prune drops the buckets that are full again. Callers hold mu.

@@ -115,11 +115,7 @@ func (r *Registry) PutHeld(ctx context.Context, row NewSubscription, lim Limits,
 		r.awaitAnswered(ctx, row, lim)
 		res = r.storing(row.Connection, roomKey(row.Community, row.Pubkey))
 	}
-	var held session.Held
-	err := r.queued(ctx, row.Connection, func() (err error) {
-		held, err = hr.SubscribeHeld(ctx, row, lim)
-		return err
-	})
+	held, err := hr.SubscribeHeld(ctx, row, lim)
 	r.Release(res)
 	switch {
 	case err == nil:

@@ -75,15 +75,10 @@ type Registry struct {
 	// also covers what was stored before marks were kept.
 	Latest func(ctx context.Context, community string) (int64, error)
 
-	// Queue is how long a subscription past a limit waits for room before
-	// it is refused (QueueFor in the functions; 0: refused at once).
-	Queue time.Duration
-
 	mu      sync.Mutex
 	marks   session.Highest          // community → a mark known to exist
 	stamps  session.Highest          // community → a last-write stamp known to exist
 	raising map[string]chan struct{} // community → its raise in flight (a token)
-	closes  map[string]time.Time     // connection → its last CLOSE seen here (QueueDeadline)
 	room    rooms                    // subscription counts, for early answers (room.go)
 }
 
@@ -161,9 +156,6 @@ func (r *Registry) Authenticate(ctx context.Context, id, pubkey string) error {
 // Close forgets the connection, its subscriptions and its open entry.
 func (r *Registry) Close(ctx context.Context, id string) error {
 	r.forgetRoom(id)
-	r.mu.Lock()
-	delete(r.closes, id)
-	r.mu.Unlock()
 	return r.st.CloseConnection(ctx, id)
 }
 
@@ -179,90 +171,12 @@ func (r *Registry) Subscribe(ctx context.Context, community, connection, sub, re
 	return r.Put(ctx, row, lim)
 }
 
-// Put stores row under lim (Subscribe), its refusal a reject error.
+// Put stores row under lim (Subscribe), its refusal a reject error, at
+// once: no invocation waits for room that another invocation (a CLOSE,
+// perhaps queued behind it on the same busy instance) would make.
 func (r *Registry) Put(ctx context.Context, row NewSubscription, lim Limits) error {
 	r.awaitAnswered(ctx, row, lim)
-	return r.verdict(r.queued(ctx, row.Connection, func() error { return r.st.Subscribe(ctx, row, lim) }), row, lim)
-}
-
-// QueueDeadline is until when a subscription of connection refused by a
-// limit since start waits for room (queued; QueueFor, QueueMax).
-func (r *Registry) QueueDeadline(connection string, start time.Time) time.Time {
-	if r.Queue <= 0 {
-		return start
-	}
-	r.mu.Lock()
-	last := r.closes[connection]
-	r.mu.Unlock()
-	from := start
-	if last.After(from) {
-		from = last
-	}
-	if end := start.Add(max(QueueMax, r.Queue)); from.Add(r.Queue).After(end) {
-		return end
-	}
-	return from.Add(r.Queue)
-}
-
-// sawClose records that connection closed a subscription now (QueueDeadline).
-func (r *Registry) sawClose(connection string) {
-	now := r.now()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closes == nil {
-		r.closes = map[string]time.Time{}
-	}
-	if len(r.closes) >= 4096 {
-		for id, at := range r.closes {
-			if now.Sub(at) > QueueMax {
-				delete(r.closes, id)
-			}
-		}
-	}
-	r.closes[connection] = now
-}
-
-// QueueFor is how long a new subscription past a limit waits for room
-// (Registry.Queue in the functions): a burst of one-shot reads (NDK's and
-// nostr-tools' CLOSE on EOSE, welshman's NEG-OPENs of a space's rooms)
-// holds more ids at once than the limit for a moment, and each CLOSE or
-// NEG-CLOSE makes room within a round trip; only a REQ still past a limit
-// after QueueFor is refused (restricted:, rate-limited:). A client
-// holding 20 live subscriptions waits that long for its refusal.
-// While the connection keeps closing subscriptions (a burst being
-// answered and closed, slower than QueueFor when the session store is
-// loaded), the wait goes on, QueueFor after its last CLOSE seen here, up
-// to QueueMax.
-const (
-	QueueFor = 3 * time.Second
-	QueueMax = 20 * time.Second
-)
-
-// queued runs subscribe for connection, and again while it is refused by
-// a limit, until r.Queue has passed since it began or since the
-// connection's last CLOSE seen here, whichever is later, and at most
-// QueueMax (backing off from 20 ms to 320 ms): its last answer.
-func (r *Registry) queued(ctx context.Context, connection string, subscribe func() error) error {
-	start := r.now()
-	wait := 20 * time.Millisecond
-	for {
-		err := subscribe()
-		if !errors.Is(err, ErrConnectionFull) && !errors.Is(err, ErrKeyFull) {
-			return err
-		}
-		left := r.QueueDeadline(connection, start).Sub(r.now())
-		if left <= 0 {
-			return err
-		}
-		t := time.NewTimer(min(wait, left))
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return err
-		}
-		wait = min(2*wait, 320*time.Millisecond)
-	}
+	return r.verdict(r.st.Subscribe(ctx, row, lim), row, lim)
 }
 
 // Row is the stored form of subscription sub of connection for reader
@@ -372,7 +286,6 @@ func (r *Registry) Unsubscribe(ctx context.Context, connection, sub string) erro
 // (WithdrawIfClosed).
 func (r *Registry) CloseSub(ctx context.Context, connection, sub string) error {
 	r.Supersede(connection, sub)
-	r.sawClose(connection)
 	c, ok := r.st.(session.Closer)
 	if !ok {
 		return r.Unsubscribe(ctx, connection, sub)
@@ -423,7 +336,6 @@ func (r *Registry) End(ctx context.Context, connection, sub string) (bool, error
 	ended, err := r.st.EndSubscription(ctx, connection, sub)
 	if ended {
 		r.closed(connection, sub)
-		r.sawClose(connection)
 	}
 	return ended, err
 }

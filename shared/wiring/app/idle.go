@@ -21,7 +21,6 @@ import (
 func (a *App) openSessions(ctx context.Context) error {
 	if !a.Config.Session.On() {
 		a.Sessions = sessions.NewRegistry(sessions.NewPG(a.Store))
-		a.Sessions.Queue = sessions.QueueFor
 		return nil
 	}
 	c, err := ddbsessions.Client(ctx)
@@ -29,7 +28,6 @@ func (a *App) openSessions(ctx context.Context) error {
 		return fmt.Errorf("sessions: %w", err)
 	}
 	a.Sessions = sessions.NewRegistry(ddbsessions.New(c, a.Config.Session.Table))
-	a.Sessions.Queue = sessions.QueueFor
 	if a.Store != nil {
 		a.Sessions.Latest = a.Store.EventsGetLatestCreatedAt
 	}
