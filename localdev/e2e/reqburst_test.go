@@ -150,8 +150,8 @@ func TestTenFilterREQEndsInEOSEOnALiveSocket(t *testing.T) {
 //     API Gateway's outbound buffer (the emulator's, kept), while a reader
 //     beside it is served throughout;
 //   - one key opening four connections of 20 live subscriptions each
-//     holds 60 (relayinfo.MaxSubscriptionsPerKey): the rest wait their
-//     queue, then are refused rate-limited: (or restricted:), never stored.
+//     holds 60 (relayinfo.MaxSubscriptionsPerKey): the rest are refused at
+//     once, rate-limited: (or restricted:), never stored.
 func TestREQAnswersUnderAttack(t *testing.T) {
 	r := StartTest(t, Options{Sessions: true})
 	chs := seedChannels(t, r, 10, 1500, false)
@@ -300,9 +300,12 @@ func TestREQAnswersUnderAttack(t *testing.T) {
 // events, and NDK 3.0.3's 40 one-shot fetches at once on one connection
 // (nip29clients/reqburst.mjs): every event is fetched and the relay
 // answers none of it restricted: or rate-limited: (welshman's access
-// policy turns such answers into Flotilla's "Access Denied"). Before, every
-// REQ past 20 on the connection was CLOSED restricted:. Sessions in
-// DynamoDB, as shipped.
+// policy turns such answers into Flotilla's "Access Denied"). The id
+// fetches are ids-only and the pages older than the write window end at
+// EOSE, so neither counts against the live limit (relay.EndsAtEOSE); the
+// newest pages are live until NDK CLOSEs them. Before, every REQ past 20
+// on the connection was CLOSED restricted:. Sessions in DynamoDB, as
+// shipped.
 func TestSpaceSyncBurstsAreServed(t *testing.T) {
 	node, dir := NodePackages(t, "nip29clients", "space sync burst test", map[string]string{
 		"@nostr-dev-kit/ndk": "3.0.3", "@welshman/net": "0.8.15", "@welshman/signer": "0.8.15",
@@ -349,6 +352,66 @@ func TestSpaceSyncBurstsAreServed(t *testing.T) {
 		t.Errorf("NDK: %d REQs, %d events fetched; want 40 one-shot REQs answered", got.NDK.Reqs, got.NDK.Fetched)
 	}
 	t.Logf("welshman: %d events in %d REQs after %d NEG-OPENs; NDK: %d REQs, %d events", got.Welshman.Fetched, got.Welshman.Reqs, got.Welshman.NegOpens, got.NDK.Reqs, got.NDK.Fetched)
+}
+
+// TestHistoryPagesEndAtEOSE (issue 56): a REQ that no later write can
+// match (every filter's until older than the oldest created_at the relay
+// still accepts) is answered and ended at EOSE, never counted against the
+// live limits: on a connection already holding its 20 live
+// subscriptions, 60 history pages sent at once and never CLOSEd are each
+// answered with their events and EOSE, none refused, and none stored;
+// a live REQ beside them is refused restricted: at once, quoting its id.
+// Before, each page was a live subscription and every one past 20 was
+// CLOSED restricted: (or waited inside its invocation for a CLOSE that
+// never came). Both session stores.
+func TestHistoryPagesEndAtEOSE(t *testing.T) {
+	for _, ddb := range []bool{false, true} {
+		t.Run(map[bool]string{false: "postgres", true: "dynamodb"}[ddb], func(t *testing.T) {
+			r := StartTest(t, Options{Sessions: ddb})
+			ctx := context.Background()
+			db, err := dbtest.Open(ctx, r.DSN)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(db.Close)
+			ch := uuid.NewString()
+			old := time.Now().Unix() - 3*relayinfo.CreatedAtWindow
+			testkit.SeedChannel(t, db, testkit.SeedOptions{Channel: ch, Events: 400, Start: old, PerSecond: 2, Seed: 7})
+			u := testkit.NewKey(t)
+			rc := authRaw(t, r, u)
+			for i := range relayinfo.MaxSubscriptions {
+				if got := rc.reqAnswer(fmt.Sprintf("live%d", i), map[string]any{"kinds": []int{9}, "#h": []string{ch}, "limit": 0}); got != "EOSE" {
+					t.Fatalf("live REQ %d: %q", i, got)
+				}
+			}
+			const pages = 60
+			for i := range pages {
+				rc.sendJSON([]any{"REQ", fmt.Sprintf("page%d", i), map[string]any{"kinds": []int{9}, "#h": []string{ch}, "until": old + 200 - int64(i), "limit": 3}})
+			}
+			eose, events := map[string]bool{}, 0
+			for len(eose) < pages {
+				parts := rc.read()
+				switch verb := str(t, parts[0]); verb {
+				case "EVENT":
+					events++
+				case "EOSE":
+					eose[str(t, parts[1])] = true
+				default:
+					t.Fatalf("a history page: %s", joinRaw(parts))
+				}
+			}
+			if events < pages {
+				t.Fatalf("%d events for %d pages of 3", events, pages)
+			}
+			if got := subsOf(t, r, u.Pub); got != relayinfo.MaxSubscriptions {
+				t.Fatalf("%d subscriptions stored, want the %d live ones", got, relayinfo.MaxSubscriptions)
+			}
+			got := rc.reqAnswer("one-more-live", map[string]any{"kinds": []int{9}, "#h": []string{ch}, "limit": 0})
+			if !strings.HasPrefix(got, "restricted:") || !strings.Contains(got, `"one-more-live"`) {
+				t.Fatalf("a live REQ past the limit: %q", got)
+			}
+		})
+	}
 }
 
 // TestConnectionMessageLimitIsOneRule (issue 54): a connection's message

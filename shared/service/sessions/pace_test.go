@@ -26,7 +26,7 @@ func TestPacerPacesEachConnection(t *testing.T) {
 	// Past PaceMaxWait of debt a post goes at once, uncounted.
 	deep := NewPacer(10, 1)
 	deep.now = p.now
-	for i := range 12 {
+	for i := range int(PaceMaxWait.Seconds()*10) + 1 {
 		if d := deep.reserve("a"); d > PaceMaxWait {
 			t.Fatalf("post %d waits %v, past PaceMaxWait", i, d)
 		}

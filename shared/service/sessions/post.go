@@ -108,7 +108,7 @@ const (
 	// another instance's answer beside.
 	PostBurst = 512
 	// PaceMaxWait bounds how long one post waits for its turn.
-	PaceMaxWait = time.Second
+	PaceMaxWait = 10 * time.Second
 )
 
 // Pacer paces the posts to each connection: a token bucket per
