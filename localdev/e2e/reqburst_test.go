@@ -380,7 +380,7 @@ func TestHistoryPagesEndAtEOSE(t *testing.T) {
 			u := testkit.NewKey(t)
 			rc := authRaw(t, r, u)
 			for i := range relayinfo.MaxSubscriptions {
-				if got := rc.reqAnswer(fmt.Sprintf("live%d", i), map[string]any{"kinds": []int{9}, "#h": []string{ch}, "limit": 0}); got != "EOSE" {
+				if got := rc.reqAnswer(fmt.Sprintf("live%d", i), map[string]any{"kinds": []int{9}, "authors": []string{u.Pub}, "limit": 0}); got != "EOSE" {
 					t.Fatalf("live REQ %d: %q", i, got)
 				}
 			}
@@ -406,7 +406,7 @@ func TestHistoryPagesEndAtEOSE(t *testing.T) {
 			if got := subsOf(t, r, u.Pub); got != relayinfo.MaxSubscriptions {
 				t.Fatalf("%d subscriptions stored, want the %d live ones", got, relayinfo.MaxSubscriptions)
 			}
-			got := rc.reqAnswer("one-more-live", map[string]any{"kinds": []int{9}, "#h": []string{ch}, "limit": 0})
+			got := rc.reqAnswer("one-more-live", map[string]any{"kinds": []int{9}, "authors": []string{u.Pub}, "limit": 0})
 			if !strings.HasPrefix(got, "restricted:") || !strings.Contains(got, `"one-more-live"`) {
 				t.Fatalf("a live REQ past the limit: %q", got)
 			}
