@@ -414,6 +414,79 @@ func TestHistoryPagesEndAtEOSE(t *testing.T) {
 	}
 }
 
+// TestLargeEventsStayDeliverable (issue 56): an event that no WebSocket
+// message could deliver to every subscriber (over relayinfo.MaxEventBytes
+// as JSON) is refused invalid: over WebSocket and over POST /events, so
+// every new event reaches WebSocket readers; one stored before the limit
+// (made here by growing a stored row's raw JSON) is left out of a REQ's
+// answer, never cut, and a NOTICE names its id, then EOSE, on a live
+// socket that goes on answering.
+func TestLargeEventsStayDeliverable(t *testing.T) {
+	r := StartTest(t, Options{Sessions: true})
+	alice := testkit.NewKey(t)
+	ba := newBridge(t, r, alice)
+	ch := newChannel(t, ba, "open")
+	rc := authRaw(t, r, alice)
+
+	// Content within its own limit, the tags past the event's.
+	big := signed(t, alice, 9, nostr.Tags{{"h", ch}, {"alt", strings.Repeat("y", 8000)}}, strings.Repeat("x", relayinfo.MaxContentLength))
+	if a := ba.submit(big); a.Accepted || !strings.HasPrefix(a.Message, "invalid: the event takes") {
+		t.Fatalf("POST /events of a %d-byte event: %+v", len(big.String()), a)
+	}
+	// Just past the limit, its EVENT message still within one frame.
+	probe := signed(t, alice, 9, nostr.Tags{{"h", ch}, {"alt", ""}}, strings.Repeat("x", relayinfo.MaxContentLength))
+	probeRaw, _ := json.Marshal(probe)
+	near := signed(t, alice, 9, nostr.Tags{{"h", ch}, {"alt", strings.Repeat("y", relayinfo.MaxEventBytes+20-len(probeRaw))}}, strings.Repeat("x", relayinfo.MaxContentLength))
+	if nearRaw, _ := json.Marshal(near); len(nearRaw) <= relayinfo.MaxEventBytes || len(nearRaw)+len(`["EVENT",]`) > relayinfo.MaxMessageLength {
+		t.Fatalf("the probe event is %d bytes", len(nearRaw))
+	}
+	rc.sendJSON([]any{"EVENT", near})
+	if parts := rc.expect("OK"); str(t, parts[1]) != near.ID || string(parts[2]) != "false" || !strings.HasPrefix(str(t, parts[3]), "invalid: the event takes") {
+		t.Fatalf("EVENT over WebSocket of a %d-byte event: %s", len(near.String()), joinRaw(parts))
+	}
+
+	// One stored before the limit.
+	small := signed(t, alice, 9, nostr.Tags{{"h", ch}}, "soon large")
+	ba.accept(small)
+	ctx := context.Background()
+	db, err := dbtest.Open(ctx, r.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	grown := small
+	grown.Content = strings.Repeat("z", relayinfo.MaxMessageLength)
+	raw, _ := json.Marshal(grown)
+	if _, err := db.Pool.Exec(ctx, `UPDATE events SET raw = $1 WHERE id = $2`, string(raw), small.ID); err != nil {
+		t.Fatal(err)
+	}
+	rc.sendJSON([]any{"REQ", "all", map[string]any{"kinds": []int{9}, "#h": []string{ch}}})
+	noticed := false
+	for {
+		parts := rc.read()
+		verb := str(t, parts[0])
+		if verb == "NOTICE" {
+			if !strings.Contains(str(t, parts[1]), small.ID) || !strings.Contains(str(t, parts[1]), "never cut") {
+				t.Fatalf("NOTICE: %s", joinRaw(parts))
+			}
+			noticed = true
+			continue
+		}
+		if verb == "EVENT" && strings.Contains(string(parts[2]), small.ID) {
+			t.Fatalf("the large event was sent (%d bytes)", len(parts[2]))
+		}
+		if verb == "EOSE" {
+			break
+		}
+	}
+	if !noticed {
+		t.Fatal("no NOTICE named the event left out")
+	}
+	if got := rc.reqAnswer("after", map[string]any{"kinds": []int{9}, "#h": []string{ch}, "limit": 0}); got != "EOSE" {
+		t.Fatalf("the socket after: %q", got)
+	}
+}
+
 // TestConnectionMessageLimitIsOneRule (issue 54): a connection's message
 // limit counts a channel owner as any key, whichever store keeps the
 // sessions (before, Postgres exempted owners and DynamoDB did not, so the
