@@ -499,7 +499,11 @@ func TestConnectionMessageLimitIsOneRule(t *testing.T) {
 			freshWindow()
 			owner := testkit.NewKey(t)
 			ch := newChannel(t, newBridge(t, r, owner), "open")
-			rc := authRaw(t, r, owner) // one counted message: AUTH (the REQ before it is refused auth-required: uncounted)
+			// One counted message: AUTH, on the pushed challenge (a REQ
+			// before AUTH would count too where the database counts: the
+			// rule counts messages before authentication is asked for).
+			rc := dialRaw(t, r)
+			rc.auth(r, owner, rc.challenge)
 			const n = limit + 5
 			for i := range n {
 				rc.sendJSON([]any{"COUNT", fmt.Sprintf("n%d", i), map[string]any{"kinds": []int{9}, "#h": []string{ch}}})

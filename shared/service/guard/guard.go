@@ -241,14 +241,11 @@ func (g *Guard) Admit(ctx context.Context, d Door) (Admitted, error) {
 			return Admitted{}, refusal("community", err)
 		}
 	}
-	if !authed && p.unauth != nil {
-		// Refused before any counter: an unauthenticated ask costs no
-		// statement and counts against no limit, whichever store keeps
-		// the sessions (the session store's path refuses it the same way).
-		return Admitted{}, p.unauth
-	}
 	if err := g.limit(ctx, d, p.cost(d)); err != nil {
 		return Admitted{}, err
+	}
+	if !authed && p.unauth != nil {
+		return Admitted{}, p.unauth
 	}
 	if p.member && g.Communities != nil {
 		if err := g.Communities.AdmitMember(ctx, d.Community, d.Caller.Pubkey); err != nil {
