@@ -31,6 +31,7 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/invite"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/reject"
+	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/buzzrelay/relay/shared/domain/session"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/guard"
@@ -333,7 +334,9 @@ func (r *Relay) Subscribe(ctx context.Context, c Caller, req Request) ([]json.Ra
 // committed after the read (catchUp).
 func (r *Relay) SubscribeThen(ctx context.Context, c Caller, req Request) (evs []json.RawMessage, after func(context.Context) error, err error) {
 	after = func(context.Context) error { return nil }
-	if !slices.ContainsFunc(req.Filters, query.IsSearch) && req.ThreadWindows == nil && c.Pubkey != "" && r.Sessions.Database() == nil &&
+	// One answer at most relayinfo.MaxREQEvents events, across its filters.
+	req.Filters = ShareREQLimit(req.Filters, relayinfo.MaxREQEvents)
+	if !slices.ContainsFunc(req.Filters, query.IsSearch) && req.ThreadWindows == nil && !EndsAtEOSE(req.Filters, r.Sessions.Now()) && c.Pubkey != "" && r.Sessions.Database() == nil &&
 		(r.Invites == nil || !invite.AsksForInvite(req.Filters)) {
 		evs, then, err := r.subscribeLive(ctx, c, req)
 		if then != nil {
@@ -353,7 +356,7 @@ func (r *Relay) subscribe(ctx context.Context, c Caller, req Request) ([]json.Ra
 		return r.Invites.InviteEvent(ctx, invites.Caller{Community: c.Community, Pubkey: c.Pubkey, Connection: c.Connection})
 	}
 	search := slices.ContainsFunc(req.Filters, query.IsSearch)
-	oneShot := req.ThreadWindows != nil || search
+	oneShot := req.ThreadWindows != nil || search || EndsAtEOSE(req.Filters, r.Sessions.Now())
 	if err := r.admit(ctx, c, r.door(c, guard.Read)); err != nil {
 		return nil, err
 	}
@@ -381,7 +384,9 @@ func (r *Relay) subscribe(ctx context.Context, c Caller, req Request) ([]json.Ra
 	}
 	lim := sessions.DefaultLimits
 	// The subscription and the read in one round trip: stored and
-	// committed first, then read.
+	// committed first, then read. Past a limit it is refused at once
+	// (docs/reference.md, Limits: no invocation waits for the CLOSE of
+	// another, which may queue behind it on the same busy instance).
 	evs, verdict, err := r.Reader.ReqSubscribed(ctx, c.Community, c.Pubkey, req.Filters, &row,
 		store.SubscribeLimits{PerConnection: lim.PerConnection, PerKey: lim.PerKey})
 	if err != nil {
