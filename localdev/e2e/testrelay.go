@@ -63,13 +63,17 @@ func StartTest(t testing.TB, o Options) *Relay {
 // delay beside slow ones, a flood that must not stall another key's
 // write, 200 joins at once, a browser).
 var serialTests = map[string]bool{
-	"TestPushFortySlowReceivers":                         true,
-	"TestNewestREQFloodStoresOnlyWhatItAnswers":          true,
-	"TestIdleREQFloodCannotStallAnotherKeysWrite":        true,
-	"TestConcurrentJoinsAllAcceptedAt200":                true,
-	"TestOperatorConsoleInChromium":                      true,
-	"TestIdleNDKWelshmanBuzzMakeNoDatabaseStatements":    true,
-	"TestNIP11PolledEveryMinuteMakesNoDatabaseStatement": true,
+	"TestPushFortySlowReceiversLoseNothingAndDelayNoOne":      true,
+	"TestPushOneBusySenderInstanceServesWhatCommitsMeanwhile": true,
+	"TestNewestREQFloodStoresOnlyWhatItAnswers":               true,
+	"TestIdleREQFloodCannotStallAnotherKeysWrite":             true,
+	"TestConcurrentJoinsAllAcceptedAt200":                     true,
+	"TestOperatorConsoleInChromium":                           true,
+	"TestIdleNDKWelshmanBuzzMakeNoDatabaseStatements":         true,
+	"TestNIP11PolledEveryMinuteMakesNoDatabaseStatement":      true,
+	"TestSpaceSyncBurstsAreServed":                            true,
+	"TestREQAnswersUnderAttack":                               true,
+	"TestTenFilterREQEndsInEOSEOnALiveSocket":                 true,
 }
 
 var parallelMarked sync.Map // *testing.T → true once t.Parallel was called
