@@ -2,6 +2,9 @@ package store
 
 import (
 	"context"
+	"errors"
+	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -146,13 +149,55 @@ WHERE community_id = $1 AND event_id = $2 AND pubkey = $3 AND kind = $4 AND d_ta
 	return tag.RowsAffected() == 1, nil
 }
 
-// PushDeliveriesCountSentSince counts the deliveries sent to target since
-// (unix seconds): the per-target rate limit.
-func (s *Store) PushDeliveriesCountSentSince(ctx context.Context, target string, since int64) (int, error) {
-	var n int
-	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM push_deliveries WHERE target = $1 AND sent_at >= $2`, target, since).Scan(&n)
-	if err != nil {
-		return 0, errorf("push rate of a target: %w", err)
+// PushRate is one per-minute cap a delivery counts against: its scope
+// (a callback host, a lease endpoint, a community) and how many tries the
+// scope may take per minute.
+type PushRate struct {
+	Scope     string
+	PerMinute int
+}
+
+// PushRatesTake counts one try against every rate of rates in minute (unix
+// minutes), all or none: it reports false, and counts nothing, when one of
+// them already took its PerMinute this minute. Exact under concurrency:
+// each conditional upsert takes its counter's row lock, in scope order,
+// and a refusal rolls the others back.
+func (s *Store) PushRatesTake(ctx context.Context, minute int64, rates []PushRate) (bool, error) {
+	rs := slices.Clone(rates)
+	slices.SortFunc(rs, func(a, b PushRate) int { return strings.Compare(a.Scope, b.Scope) })
+	took := false
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		for _, r := range rs {
+			var n int
+			err := tx.QueryRow(ctx, `INSERT INTO push_rates (scope, minute, n) VALUES ($1, $2, 1)
+ON CONFLICT (scope, minute) DO UPDATE SET n = push_rates.n + 1 WHERE push_rates.n < $3
+RETURNING n`, r.Scope, minute, r.PerMinute).Scan(&n)
+			if notFound(err) {
+				return errRateFull
+			}
+			if err != nil {
+				return err
+			}
+		}
+		took = true
+		return nil
+	})
+	if errors.Is(err, errRateFull) {
+		return false, nil
 	}
-	return n, nil
+	if err != nil {
+		return false, errorf("take push rates: %w", err)
+	}
+	return took, nil
+}
+
+// errRateFull rolls PushRatesTake's transaction back.
+var errRateFull = errors.New("push rate full")
+
+// PushRatesDelete deletes the counters of minutes before minute.
+func (s *Store) PushRatesDelete(ctx context.Context, before int64) error {
+	if _, err := s.pool.Exec(ctx, `DELETE FROM push_rates WHERE minute < $1`, before); err != nil {
+		return errorf("delete old push rates: %w", err)
+	}
+	return nil
 }

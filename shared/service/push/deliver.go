@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/nbd-wtf/go-nostr"
@@ -123,6 +124,9 @@ func (s *Service) live(ctx context.Context, community string) (map[store.PushAdd
 // sendDue sends the batch's pending deliveries as they fall due, within the
 // run's deadline.
 func (s *Service) sendDue(ctx context.Context, b Batch, events map[string]*event) error {
+	if err := s.Store.PushRatesDelete(ctx, s.now().Unix()/60-5); err != nil {
+		return err
+	}
 	for {
 		now := s.now().Unix()
 		pending, err := s.Store.PushDeliveriesListPending(ctx, b.Community, b.IDs, now)
@@ -148,7 +152,7 @@ func (s *Service) sendDue(ctx context.Context, b Batch, events map[string]*event
 			continue
 		}
 		wait := time.Until(time.Unix(next, 0))
-		if dl, ok := ctx.Deadline(); ok && time.Now().Add(wait+push.RequestTimeout+time.Second).After(dl) {
+		if !s.canStart(ctx, wait) {
 			return fmt.Errorf("%w: %d of community %s, next due in %s", ErrPending, len(pending), b.Community, wait.Round(time.Second))
 		}
 		select {
@@ -159,7 +163,19 @@ func (s *Service) sendDue(ctx context.Context, b Batch, events map[string]*event
 	}
 }
 
-// sendBatch re-checks and sends due deliveries, one at a time in order.
+// canStart reports whether a try that starts after wait ends, its own
+// deadline (push.RequestTimeout) included, before the run's deadline with
+// a second to record its outcome: no delivery's deadline outlives the run.
+func (s *Service) canStart(ctx context.Context, wait time.Duration) bool {
+	dl, ok := ctx.Deadline()
+	return !ok || !time.Now().Add(wait+push.RequestTimeout+time.Second).After(dl)
+}
+
+// sendBatch re-checks due deliveries, then sends them concurrently: at
+// most push.SendConcurrency tries in flight, of which one host
+// (sendHost) holds at most push.SendsPerHost, so a slow host delays only
+// its own deliveries. ErrPending when the run's deadline left some
+// unstarted.
 func (s *Service) sendBatch(ctx context.Context, community string, due []store.PendingPush, events map[string]*event) error {
 	subs, err := s.live(ctx, community)
 	if err != nil {
@@ -169,61 +185,145 @@ func (s *Service) sendBatch(ctx context.Context, community string, due []store.P
 	if err != nil {
 		return err
 	}
+	byHost := map[string][]store.PendingPush{}
+	var hosts []string
 	for _, p := range due {
-		now := s.now().Unix()
 		e, l := events[p.EventID], subs[p.PushAddress]
-		switch {
-		case e == nil || l == nil || !p.Live:
-			// The event was deleted, or the subscription expired, was
-			// replaced, revoked or dropped: nothing is sent.
-			if _, err := s.Store.PushDeliveriesSet(ctx, community, p.PushDelivery, store.PushSkipped, p.Attempts, p.NextAt, now); err != nil {
-				return err
-			}
-			continue
-		case !readable[p.PushAddress.Pubkey+"/"+p.EventID]:
-			if _, err := s.Store.PushDeliveriesSet(ctx, community, p.PushDelivery, store.PushSkipped, p.Attempts, p.NextAt, now); err != nil {
+		if e == nil || l == nil || !p.Live || !readable[verdictKey{p.PushAddress, p.EventID}] {
+			// The event was deleted, the subscription expired, was
+			// replaced, revoked or dropped, or the subscriber may not
+			// read the event now: nothing is sent.
+			if _, err := s.Store.PushDeliveriesSet(ctx, community, p.PushDelivery, store.PushSkipped, p.Attempts, p.NextAt, s.now().Unix()); err != nil {
 				return err
 			}
 			continue
 		}
-		if limited, err := s.rateLimited(ctx, p.Target, now); err != nil {
-			return err
-		} else if limited {
-			if _, err := s.Store.PushDeliveriesSet(ctx, community, p.PushDelivery, store.PushPending, p.Attempts, now+60, now); err != nil {
-				return err
+		h := s.sendHost(p)
+		if byHost[h] == nil {
+			hosts = append(hosts, h)
+		}
+		byHost[h] = append(byHost[h], p)
+	}
+	pool := make(chan struct{}, max(1, s.concurrency()))
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		first    error
+		deferred int
+	)
+	fail := func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if first == nil {
+			first = err
+		}
+	}
+	// Hosts in the order their first delivery fell due; within a host,
+	// its deliveries in order, push.SendsPerHost at a time.
+	for _, h := range hosts {
+		slots := make(chan struct{}, push.SendsPerHost)
+		wg.Add(1)
+		go func(ds []store.PendingPush) {
+			defer wg.Done()
+			var hw sync.WaitGroup
+			for _, p := range ds {
+				slots <- struct{}{}
+				pool <- struct{}{}
+				if !s.canStart(ctx, 0) {
+					<-pool
+					<-slots
+					mu.Lock()
+					deferred++
+					mu.Unlock()
+					continue
+				}
+				hw.Add(1)
+				go func(p store.PendingPush) {
+					defer func() { <-pool; <-slots; hw.Done() }()
+					if err := s.sendOne(ctx, community, p, subs[p.PushAddress], events[p.EventID]); err != nil {
+						fail(err)
+					}
+				}(p)
 			}
-			continue
-		}
-		ok, err := s.Store.PushDeliveriesClaim(ctx, community, p.PushDelivery, now, now+int64(claimFor/time.Second))
-		if err != nil {
-			return err
-		}
-		if !ok {
-			continue // another run has it
-		}
-		if err := s.try(ctx, community, p, l, e); err != nil {
-			return err
-		}
+			hw.Wait()
+		}(byHost[h])
+	}
+	wg.Wait()
+	if first != nil {
+		return first
+	}
+	if deferred > 0 {
+		return fmt.Errorf("%w: %d of community %s not started before the run's deadline", ErrPending, deferred, community)
 	}
 	return nil
 }
 
-// rateLimited reports whether target got push.CallbacksPerMinute
-// deliveries in the last minute.
-func (s *Service) rateLimited(ctx context.Context, target string, now int64) (bool, error) {
-	n, err := s.Store.PushDeliveriesCountSentSince(ctx, target, now-60)
-	if err != nil {
-		return false, err
+// sendOne takes one due delivery (the claim: no other run sends it while
+// this try lasts), counts it against its rates (over one, it waits for
+// the next minute, no attempt counted) and tries it.
+func (s *Service) sendOne(ctx context.Context, community string, p store.PendingPush, l *live, e *event) error {
+	now := s.now().Unix()
+	ok, err := s.Store.PushDeliveriesClaim(ctx, community, p.PushDelivery, now, now+int64(claimFor/time.Second))
+	if err != nil || !ok {
+		return err // !ok: another run has it
 	}
-	return n >= push.CallbacksPerMinute, nil
+	took, err := s.Store.PushRatesTake(ctx, now/60, s.rates(community, p))
+	if err != nil {
+		return err
+	}
+	if !took {
+		_, err := s.Store.PushDeliveriesSet(ctx, community, p.PushDelivery, store.PushPending, p.Attempts, (now/60+1)*60, now)
+		return err
+	}
+	return s.try(ctx, community, p, l, e)
 }
 
-// readable answers, for each due delivery ("pubkey/event id"), whether its
+// rates are the caps p's try counts against.
+func (s *Service) rates(community string, p store.PendingPush) []store.PushRate {
+	var rs []push.Rate
+	if p.Kind == kinds.PushLease {
+		rs = push.WakeRates(community, p.Target)
+	} else {
+		rs = push.CallbackRates(community, p.Target)
+	}
+	out := make([]store.PushRate, len(rs))
+	for i, r := range rs {
+		out[i] = store.PushRate{Scope: r.Scope, PerMinute: r.PerMinute}
+	}
+	return out
+}
+
+// sendHost is the host p's try connects to: the callback's (push.RateHost)
+// or, for a wake, the gateway's.
+func (s *Service) sendHost(p store.PendingPush) string {
+	if p.Kind == kinds.PushLease {
+		return "gateway"
+	}
+	return "host/" + push.RateHost(p.Target)
+}
+
+func (s *Service) concurrency() int {
+	if s.Concurrency > 0 {
+		return s.Concurrency
+	}
+	return push.SendConcurrency
+}
+
+// verdictKey names one due delivery: a subscription and an event. The
+// verdict is per subscription, never per key: a system channel's event is
+// readable only through a filter that names the channel (access.Shows), so
+// one key's two subscriptions may get different answers for one event.
+type verdictKey struct {
+	addr  store.PushAddress
+	event string
+}
+
+// readable answers, for each due delivery (verdictKey), whether its
 // subscriber may read the event now: the door admits the key, and the
 // access rule (access.MaySee over store.ChannelsCheckReadable, or ChannelsCheckMetadataReadable for
 // the channel-state kinds, through the filter that matched) lets it see
 // the event, as live delivery decides.
-func (s *Service) readable(ctx context.Context, community string, due []store.PendingPush, events map[string]*event, subs map[store.PushAddress]*live) (map[string]bool, error) {
+func (s *Service) readable(ctx context.Context, community string, due []store.PendingPush, events map[string]*event, subs map[store.PushAddress]*live) (map[verdictKey]bool, error) {
 	var readers []string
 	seenReader := map[string]bool{}
 	var pairs, metaPairs []records.ReadPair
@@ -269,7 +369,7 @@ func (s *Service) readable(ctx context.Context, community string, due []store.Pe
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]bool{}
+	out := map[verdictKey]bool{}
 	for _, p := range due {
 		e, l := events[p.EventID], subs[p.PushAddress]
 		if e == nil || l == nil || refused[p.Pubkey] {
@@ -287,7 +387,7 @@ func (s *Service) readable(ctx context.Context, community string, due []store.Pe
 		inChannel := e.Channel != ""
 		channelReadable := inChannel && chReach && access.Shows(e.System, access.Names(&f, e.Channel))
 		if access.MaySee(e.ev, p.Pubkey, inChannel, channelReadable) {
-			out[p.Pubkey+"/"+p.EventID] = true
+			out[verdictKey{p.PushAddress, p.EventID}] = true
 		}
 	}
 	return out, nil

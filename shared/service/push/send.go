@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/domain/netpolicy"
 	"github.com/buzzrelay/relay/shared/domain/push"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 )
@@ -117,21 +118,25 @@ func classify(status int, err error) (outcome, error) {
 // errPrivate is a connection refused by the callback policy.
 var errPrivate = errors.New("push: callback resolves to an address that is not public")
 
+// dialCheck is the dialer's Control: every address a connection is about
+// to be made to, after resolution, must be netpolicy.PublicAddr.
+func dialCheck(_, address string, _ syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil || !netpolicy.PublicAddr(ap.Addr()) {
+		return errPrivate
+	}
+	return nil
+}
+
 // NewClient is the HTTP client of callbacks and wakes: no redirects
 // followed (a redirect is a failure), no proxy, and, unless p allows
-// private addresses, a dialer that refuses every address push.PublicAddr
+// private addresses, a dialer that refuses every address netpolicy.PublicAddr
 // refuses, after DNS resolution and for every address tried (so a name
 // that resolves to a private address, or rebinds to one, never connects).
 func NewClient(p push.Policy) *http.Client {
 	d := &net.Dialer{Timeout: push.RequestTimeout}
 	if !p.AllowPrivate {
-		d.Control = func(_, address string, _ syscall.RawConn) error {
-			ap, err := netip.ParseAddrPort(address)
-			if err != nil || !push.PublicAddr(ap.Addr()) {
-				return errPrivate
-			}
-			return nil
-		}
+		d.Control = dialCheck
 	}
 	t := &http.Transport{
 		Proxy:                 nil,
