@@ -58,10 +58,16 @@ const (
 	// within RequestTimeout of the run's end).
 	RequestTimeout = 5 * time.Second
 	// SendConcurrency is the tries one run of the sender has in flight at
-	// once; SendsPerHost the share of them one host may hold, so that slow
-	// hosts never hold the others' deliveries.
+	// once, on different hosts; SendsPerHost the tries one host has in
+	// flight, so that slow hosts never hold the others' deliveries. One:
+	// a host's deliveries go one after another, so a crash of the sender
+	// sends again at most the one request per host it cut (a receiver sees
+	// at most one repeat, never a burst); a host answering within 0.5 s
+	// still gets its CallbacksPerHostPerMinute (one try per 0.5 s), and a
+	// slower one gets fewer, its own load shed, as a crawler keeps one
+	// connection per host.
 	SendConcurrency = 64
-	SendsPerHost    = 8
+	SendsPerHost    = 1
 )
 
 // Rate is one per-minute cap a try counts against.

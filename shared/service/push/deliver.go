@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/nbd-wtf/go-nostr"
@@ -18,10 +17,19 @@ import (
 	"github.com/buzzrelay/relay/shared/postgres/store"
 )
 
-// claimFor is how long one try holds a delivery: longer than a request
-// (push.RequestTimeout), so a duplicate run never sends it at once, and
-// short, so the retry of a run that crashed mid-try sends it soon.
-const claimFor = push.RequestTimeout + 5*time.Second
+// claimFor is how long one try holds a delivery (store.PushClaim): the
+// request's own deadline (push.RequestTimeout) and room to record its
+// outcome with a busy pool, so that no other run sends it while the try may
+// still be running, and short, so the retry of a run that crashed mid-try
+// sends it soon.
+const claimFor = push.RequestTimeout + 10*time.Second
+
+// pollEvery is how often a run that still has work of its own looks for
+// events stored after its batch (adopt) and for deliveries that fell due.
+const pollEvery = 250 * time.Millisecond
+
+// adoptMax bounds the events one run takes on besides its own batch.
+const adoptMax = 4 * MaxBatchIDs
 
 // ErrPending is Deliver's answer when deliveries of the batch are still
 // due later than this run can wait: the invocation fails and Lambda runs
@@ -43,17 +51,46 @@ type event struct {
 // Deliver is the sender function: it matches the batch (payload, a
 // Batch) and sends its due deliveries until none is pending, waiting for
 // retries while the run's deadline allows; ErrPending when some stay due
-// later, ErrBadBatch for a payload that is none.
+// later, ErrBadBatch for a payload that is none. While its own work lasts
+// the run also takes on events stored after its batch (adopt), so that one
+// instance busy with slow receivers still serves what commits meanwhile.
 func (s *Service) Deliver(ctx context.Context, payload []byte) error {
 	b, err := parseBatch(payload)
 	if err != nil {
 		return err
 	}
-	events, err := s.events(ctx, b)
+	stored, err := s.Store.EventsListForPush(ctx, b.Community, b.IDs)
 	if err != nil {
 		return err
 	}
-	subs, err := s.live(ctx, b.Community)
+	events, err := toEvents(stored)
+	if err != nil {
+		return err
+	}
+	if err := s.match(ctx, b.Community, events); err != nil {
+		return err
+	}
+	if err := s.Store.PushRatesDelete(ctx, s.now().Unix()/60-5); err != nil {
+		return err
+	}
+	r := &run{s: s, community: b.Community, own: map[string]bool{}, events: events,
+		flying: map[verdictKey]bool{}, hosts: map[string]int{}, results: make(chan tried)}
+	for _, id := range b.IDs {
+		r.own[id] = true
+	}
+	for _, e := range events {
+		r.xact = max(r.xact, e.Xact)
+	}
+	return r.loop(ctx)
+}
+
+// match stores one pending delivery per (event of events, live
+// subscription it matches); one already stored is left as it is.
+func (s *Service) match(ctx context.Context, community string, events map[string]*event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	subs, err := s.live(ctx, community)
 	if err != nil {
 		return err
 	}
@@ -65,10 +102,8 @@ func (s *Service) Deliver(ctx context.Context, payload []byte) error {
 			}
 		}
 	}
-	if _, err := s.Store.PushDeliveriesInsert(ctx, b.Community, ds, s.now().Unix()); err != nil {
-		return err
-	}
-	return s.sendDue(ctx, b, events)
+	_, err = s.Store.PushDeliveriesInsert(ctx, community, ds, s.now().Unix())
+	return err
 }
 
 // matches reports whether l matches e (never the subscriber's own event),
@@ -80,12 +115,8 @@ func (s *Service) matches(l *live, e *event) (filter.Filter, bool) {
 	return push.Match(l.filters, l.ignore, e.ev, e.Channel)
 }
 
-// events loads the batch's stored, not deleted events.
-func (s *Service) events(ctx context.Context, b Batch) (map[string]*event, error) {
-	stored, err := s.Store.EventsListForPush(ctx, b.Community, b.IDs)
-	if err != nil {
-		return nil, err
-	}
+// toEvents parses stored events.
+func toEvents(stored map[string]store.PushEvent) (map[string]*event, error) {
 	out := make(map[string]*event, len(stored))
 	for id, pe := range stored {
 		var ev nostr.Event
@@ -121,46 +152,231 @@ func (s *Service) live(ctx context.Context, community string) (map[store.PushAdd
 	return out, nil
 }
 
-// sendDue sends the batch's pending deliveries as they fall due, within the
-// run's deadline.
-func (s *Service) sendDue(ctx context.Context, b Batch, events map[string]*event) error {
-	if err := s.Store.PushRatesDelete(ctx, s.now().Unix()/60-5); err != nil {
-		return err
-	}
+// run is one invocation's sending: its batch's deliveries, and those of
+// the events it took on, each try on a goroutine of its own.
+type run struct {
+	s         *Service
+	community string
+	own       map[string]bool   // the batch's event ids
+	events    map[string]*event // the batch's and the adopted events
+	xact      int64             // the newest storing transaction seen
+	adopted   int
+	polled    time.Time
+	ownLeft   bool // at the last listing, the batch had pending deliveries
+	deferred  bool // a due delivery of the batch could not start before the deadline
+
+	flying  map[verdictKey]bool // tries in flight
+	hosts   map[string]int      // tries in flight per sendHost
+	results chan tried
+}
+
+// tried is one try's end.
+type tried struct {
+	key  verdictKey
+	host string
+	err  error
+}
+
+// loop sends due deliveries as they fall due and as the hosts' and the
+// pool's shares free (at most push.SendConcurrency tries in flight, of
+// which push.SendsPerHost on one host, so a slow host delays only its own
+// deliveries), until none of the batch is pending and no try is in
+// flight; ErrPending when some of the batch stays due later than the
+// run's deadline allows.
+func (r *run) loop(ctx context.Context) error {
+	var failed error
 	for {
-		now := s.now().Unix()
-		pending, err := s.Store.PushDeliveriesListPending(ctx, b.Community, b.IDs, now)
-		if err != nil {
-			return err
-		}
-		if len(pending) == 0 {
-			return nil
-		}
-		var due []store.PendingPush
-		next := int64(0)
-		for _, p := range pending {
-			if p.NextAt <= now {
-				due = append(due, p)
-			} else if next == 0 || p.NextAt < next {
-				next = p.NextAt
+		if failed == nil && ctx.Err() == nil {
+			if err := r.step(ctx); err != nil {
+				failed = err
 			}
 		}
-		if len(due) > 0 {
-			if err := s.sendBatch(ctx, b.Community, due, events); err != nil {
+		if len(r.flying) == 0 {
+			switch {
+			case failed != nil:
+				return failed
+			case ctx.Err() != nil:
+				return ctx.Err()
+			case !r.ownLeft:
+				return nil
+			case r.deferred:
+				return fmt.Errorf("%w: of community %s, not started before the run's deadline", ErrPending, r.community)
+			}
+			next, err := r.nextDue(ctx)
+			if err != nil {
+				return err
+			}
+			if next == 0 {
+				continue // finished meanwhile, or due now
+			}
+			if wait := time.Until(time.Unix(next, 0)); !r.s.canStart(ctx, wait) {
+				return fmt.Errorf("%w: of community %s, next due in %s", ErrPending, r.community, wait.Round(time.Second))
+			}
+		}
+		select {
+		case t := <-r.results:
+			r.land(t, &failed)
+		case <-time.After(pollEvery):
+		case <-ctx.Done():
+			for len(r.flying) > 0 {
+				r.land(<-r.results, &failed)
+			}
+		}
+	}
+}
+
+// land records one try's end.
+func (r *run) land(t tried, failed *error) {
+	delete(r.flying, t.key)
+	r.hosts[t.host]--
+	if t.err != nil && *failed == nil {
+		*failed = t.err
+	}
+}
+
+// ids are the events whose deliveries the run sends.
+func (r *run) ids() []string {
+	out := make([]string, 0, len(r.own)+len(r.events))
+	for id := range r.own {
+		out = append(out, id)
+	}
+	for id := range r.events {
+		if !r.own[id] {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// step takes on what was stored meanwhile, then starts every due delivery
+// that is not in flight and may start now.
+func (r *run) step(ctx context.Context) error {
+	if err := r.adopt(ctx); err != nil {
+		return err
+	}
+	now := r.s.now().Unix()
+	pending, err := r.s.Store.PushDeliveriesListPending(ctx, r.community, r.ids(), now)
+	if err != nil {
+		return err
+	}
+	r.ownLeft = false
+	var due []store.PendingPush
+	for _, p := range pending {
+		if r.own[p.EventID] {
+			r.ownLeft = true
+		}
+		if !r.flying[verdictKey{p.PushAddress, p.EventID}] && p.NextAt <= now {
+			due = append(due, p)
+		}
+	}
+	if len(due) == 0 {
+		return nil
+	}
+	return r.start(ctx, due)
+}
+
+// nextDue is when the batch's first pending delivery falls due (0: one is
+// due now, or none is pending).
+func (r *run) nextDue(ctx context.Context) (int64, error) {
+	now := r.s.now().Unix()
+	own := make([]string, 0, len(r.own))
+	for id := range r.own {
+		own = append(own, id)
+	}
+	pending, err := r.s.Store.PushDeliveriesListPending(ctx, r.community, own, now)
+	if err != nil {
+		return 0, err
+	}
+	next := int64(0)
+	for _, p := range pending {
+		if p.NextAt <= now {
+			return 0, nil
+		}
+		if next == 0 || p.NextAt < next {
+			next = p.NextAt
+		}
+	}
+	return next, nil
+}
+
+// adopt takes on, at most every pollEvery while the batch still has work,
+// the events stored after the newest the run has seen
+// (store.EventsListForPushAfter): it matches them as their own run will
+// (the deliveries are stored once) and sends their due deliveries with its
+// own. Their own runs still come, and find sent what this one sent; what
+// this one leaves pending (a retry later) is theirs.
+func (r *run) adopt(ctx context.Context) error {
+	if r.xact == 0 || !r.ownLeft && !r.polled.IsZero() || r.adopted >= adoptMax || time.Since(r.polled) < pollEvery {
+		return nil
+	}
+	r.polled = time.Now()
+	stored, err := r.s.Store.EventsListForPushAfter(ctx, r.community, r.xact, MaxBatchIDs)
+	if err != nil || len(stored) == 0 {
+		return err
+	}
+	evs, err := toEvents(stored)
+	if err != nil {
+		return err
+	}
+	for id, e := range evs {
+		r.xact = max(r.xact, e.Xact)
+		if r.events[id] != nil {
+			delete(evs, id)
+		}
+	}
+	if err := r.s.match(ctx, r.community, evs); err != nil {
+		return err
+	}
+	for id, e := range evs {
+		r.events[id] = e
+	}
+	r.adopted += len(evs)
+	return nil
+}
+
+// start re-checks due deliveries (the subscription still stands and its
+// subscriber may read the event now; else skipped, nothing sent) and
+// starts a try of each whose host and the pool have room, in order; the
+// rest wait for a later step.
+func (r *run) start(ctx context.Context, due []store.PendingPush) error {
+	s := r.s
+	subs, err := s.live(ctx, r.community)
+	if err != nil {
+		return err
+	}
+	readable, err := s.readable(ctx, r.community, due, r.events, subs)
+	if err != nil {
+		return err
+	}
+	for _, p := range due {
+		k := verdictKey{p.PushAddress, p.EventID}
+		e, l := r.events[p.EventID], subs[p.PushAddress]
+		if e == nil || l == nil || !p.Live || !readable[k] {
+			// The event was deleted, the subscription expired, was
+			// replaced, revoked or dropped, or the subscriber may not
+			// read the event now: nothing is sent.
+			if _, err := s.Store.PushDeliveriesSetSkipped(ctx, r.community, p.PushDelivery, s.now().Unix()); err != nil {
 				return err
 			}
 			continue
 		}
-		wait := time.Until(time.Unix(next, 0))
-		if !s.canStart(ctx, wait) {
-			return fmt.Errorf("%w: %d of community %s, next due in %s", ErrPending, len(pending), b.Community, wait.Round(time.Second))
+		h := s.sendHost(p)
+		if r.hosts[h] >= push.SendsPerHost || len(r.flying) >= max(1, s.concurrency()) {
+			continue
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(wait):
+		if !s.canStart(ctx, 0) {
+			if r.own[p.EventID] {
+				r.deferred = true
+			}
+			continue
 		}
+		r.flying[k] = true
+		r.hosts[h]++
+		go func() {
+			r.results <- tried{key: k, host: h, err: s.sendOne(ctx, r.community, p, l, e)}
+		}()
 	}
+	return nil
 }
 
 // canStart reports whether a try that starts after wait ends, its own
@@ -171,111 +387,17 @@ func (s *Service) canStart(ctx context.Context, wait time.Duration) bool {
 	return !ok || !time.Now().Add(wait+push.RequestTimeout+time.Second).After(dl)
 }
 
-// sendBatch re-checks due deliveries, then sends them concurrently: at
-// most push.SendConcurrency tries in flight, of which one host
-// (sendHost) holds at most push.SendsPerHost, so a slow host delays only
-// its own deliveries. ErrPending when the run's deadline left some
-// unstarted.
-func (s *Service) sendBatch(ctx context.Context, community string, due []store.PendingPush, events map[string]*event) error {
-	subs, err := s.live(ctx, community)
-	if err != nil {
-		return err
-	}
-	readable, err := s.readable(ctx, community, due, events, subs)
-	if err != nil {
-		return err
-	}
-	byHost := map[string][]store.PendingPush{}
-	var hosts []string
-	for _, p := range due {
-		e, l := events[p.EventID], subs[p.PushAddress]
-		if e == nil || l == nil || !p.Live || !readable[verdictKey{p.PushAddress, p.EventID}] {
-			// The event was deleted, the subscription expired, was
-			// replaced, revoked or dropped, or the subscriber may not
-			// read the event now: nothing is sent.
-			if _, err := s.Store.PushDeliveriesSet(ctx, community, p.PushDelivery, store.PushSkipped, p.Attempts, p.NextAt, s.now().Unix()); err != nil {
-				return err
-			}
-			continue
-		}
-		h := s.sendHost(p)
-		if byHost[h] == nil {
-			hosts = append(hosts, h)
-		}
-		byHost[h] = append(byHost[h], p)
-	}
-	pool := make(chan struct{}, max(1, s.concurrency()))
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		first    error
-		deferred int
-	)
-	fail := func(err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if first == nil {
-			first = err
-		}
-	}
-	// Hosts in the order their first delivery fell due; within a host,
-	// its deliveries in order, push.SendsPerHost at a time.
-	for _, h := range hosts {
-		slots := make(chan struct{}, push.SendsPerHost)
-		wg.Add(1)
-		go func(ds []store.PendingPush) {
-			defer wg.Done()
-			var hw sync.WaitGroup
-			for _, p := range ds {
-				slots <- struct{}{}
-				pool <- struct{}{}
-				if !s.canStart(ctx, 0) {
-					<-pool
-					<-slots
-					mu.Lock()
-					deferred++
-					mu.Unlock()
-					continue
-				}
-				hw.Add(1)
-				go func(p store.PendingPush) {
-					defer func() { <-pool; <-slots; hw.Done() }()
-					if err := s.sendOne(ctx, community, p, subs[p.PushAddress], events[p.EventID]); err != nil {
-						fail(err)
-					}
-				}(p)
-			}
-			hw.Wait()
-		}(byHost[h])
-	}
-	wg.Wait()
-	if first != nil {
-		return first
-	}
-	if deferred > 0 {
-		return fmt.Errorf("%w: %d of community %s not started before the run's deadline", ErrPending, deferred, community)
-	}
-	return nil
-}
-
-// sendOne takes one due delivery (the claim: no other run sends it while
-// this try lasts), counts it against its rates (over one, it waits for
-// the next minute, no attempt counted) and tries it.
+// sendOne claims one due delivery and counts it against its rates, in one
+// transaction committed before anything is sent (store.PushDeliveriesClaim:
+// no other run or goroutine sends it while the claim stands; over a rate,
+// it waits for the next minute, no attempt counted), then tries it.
 func (s *Service) sendOne(ctx context.Context, community string, p store.PendingPush, l *live, e *event) error {
 	now := s.now().Unix()
-	ok, err := s.Store.PushDeliveriesClaim(ctx, community, p.PushDelivery, now, now+int64(claimFor/time.Second))
-	if err != nil || !ok {
-		return err // !ok: another run has it
+	c, res, err := s.Store.PushDeliveriesClaim(ctx, community, p.PushDelivery, now, now+int64(claimFor/time.Second), now/60, s.rates(community, p))
+	if err != nil || res != store.PushClaimTaken {
+		return err // held: another run has it, or it is no longer due
 	}
-	took, err := s.Store.PushRatesTake(ctx, now/60, s.rates(community, p))
-	if err != nil {
-		return err
-	}
-	if !took {
-		_, err := s.Store.PushDeliveriesSet(ctx, community, p.PushDelivery, store.PushPending, p.Attempts, (now/60+1)*60, now)
-		return err
-	}
-	return s.try(ctx, community, p, l, e)
+	return s.try(ctx, community, c, p, l, e)
 }
 
 // rates are the caps p's try counts against.
