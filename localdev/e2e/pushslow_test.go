@@ -265,3 +265,70 @@ func TestNIP9aCallbackCapIsPerHost(t *testing.T) {
 		t.Errorf("one host got %d of %d callbacks within the minute, want the cap %d", n, paths*events, push.CallbacksPerHostPerMinute)
 	}
 }
+
+// TestPushOneBusySenderInstanceServesWhatCommitsMeanwhile (issue 51): the
+// push sender as one instance (one process: Lambda's model when its
+// concurrency is reserved or every instance is busy), five callbacks on
+// five hosts that answer after 4.5 s, one that answers at once, three
+// events: the run busy with the first event's slow receivers takes on the
+// events stored after its batch (the invocations of those wait for the
+// instance), so the healthy callback of each arrives within two seconds of
+// its OK, and nothing is sent twice when their own runs come. Sent one
+// batch per instance at a time, the second and third waited 4.5 s behind
+// the slow ones.
+func TestPushOneBusySenderInstanceServesWhatCommitsMeanwhile(t *testing.T) {
+	r := StartTest(t, Options{Push: true, PushSenderProcesses: 1})
+	alice, arl := loggedIn(t, r)
+	open := createChannel(t, arl, alice, "open")
+	var rs []*slowReceiver
+	for i := range 5 {
+		rs = append(rs, newSlowReceiver(t, fmt.Sprintf("127.0.2.%d", i+1), 4500*time.Millisecond, nil))
+	}
+	healthy := newSlowReceiver(t, "127.0.0.1", 0, nil)
+	filter := `{"kinds":[9],"#h":["` + open + `"]}`
+	for i, s := range append(rs, healthy) {
+		u, rl := loggedIn(t, r)
+		subscribe9a(t, r, rl, u, fmt.Sprintf("busy-%d", i), s.url, false, filter)
+	}
+	okAt := map[string]time.Time{}
+	var evs []nostr.Event
+	for i := range 3 {
+		ev := publish(t, arl, alice, 9, nostr.Tags{{"h", open}}, fmt.Sprintf("event %d", i))
+		okAt[ev.ID] = time.Now()
+		evs = append(evs, ev)
+		time.Sleep(300 * time.Millisecond) // the first run is busy by now
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		n := 0
+		for _, s := range append(rs, healthy) {
+			_, acked := s.counts()
+			n += len(acked)
+		}
+		if n == len(evs)*(len(rs)+1) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	r.Lambda.Wait()
+	_, acked := healthy.counts()
+	for _, ev := range evs {
+		at, ok := acked[ev.ID]
+		switch {
+		case !ok:
+			t.Errorf("the healthy subscriber never got %.8s", ev.ID)
+		case at.Sub(okAt[ev.ID]) > 2*time.Second:
+			t.Errorf("the healthy callback of %.8s came %s after its OK, behind the slow ones", ev.ID, at.Sub(okAt[ev.ID]).Round(time.Millisecond))
+		default:
+			t.Logf("healthy callback of %.8s: %s after its OK", ev.ID, at.Sub(okAt[ev.ID]).Round(time.Millisecond))
+		}
+	}
+	for i, s := range append(rs, healthy) {
+		seen, _ := s.counts()
+		for _, ev := range evs {
+			if seen[ev.ID] != 1 {
+				t.Errorf("receiver %d: %.8s sent %d times, want once", i, ev.ID, seen[ev.ID])
+			}
+		}
+	}
+}
