@@ -65,9 +65,13 @@ const (
 	// at most one repeat, never a burst); a host answering within 0.5 s
 	// still gets its CallbacksPerHostPerMinute (one try per 0.5 s), and a
 	// slower one gets fewer, its own load shed, as a crawler keeps one
-	// connection per host.
+	// connection per host. SendsToGateway is the wakes in flight to the
+	// NIP-PL gateway, the deployment's own service, built for the relay's
+	// load: a lease per member makes one event many wakes, and a wake a
+	// crash repeats carries no content.
 	SendConcurrency = 64
 	SendsPerHost    = 1
+	SendsToGateway  = 8
 )
 
 // Rate is one per-minute cap a try counts against.

@@ -179,8 +179,8 @@ type tried struct {
 
 // loop sends due deliveries as they fall due and as the hosts' and the
 // pool's shares free (at most push.SendConcurrency tries in flight, of
-// which push.SendsPerHost on one host, so a slow host delays only its own
-// deliveries), until none of the batch is pending and no try is in
+// which push.SendsPerHost on one callback host, so a slow host delays only
+// its own deliveries, and push.SendsToGateway wakes), until none of the batch is pending and no try is in
 // flight; ErrPending when some of the batch stays due later than the
 // run's deadline allows.
 func (r *run) loop(ctx context.Context) error {
@@ -361,7 +361,11 @@ func (r *run) start(ctx context.Context, due []store.PendingPush) error {
 			continue
 		}
 		h := s.sendHost(p)
-		if r.hosts[h] >= push.SendsPerHost || len(r.flying) >= max(1, s.concurrency()) {
+		share := push.SendsPerHost
+		if p.Kind == kinds.PushLease {
+			share = push.SendsToGateway
+		}
+		if r.hosts[h] >= share || len(r.flying) >= max(1, s.concurrency()) {
 			continue
 		}
 		if !s.canStart(ctx, 0) {
