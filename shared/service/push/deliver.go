@@ -74,7 +74,7 @@ func (s *Service) Deliver(ctx context.Context, payload []byte) error {
 		return err
 	}
 	r := &run{s: s, community: b.Community, own: map[string]bool{}, events: events,
-		flying: map[verdictKey]bool{}, hosts: map[string]int{}, results: make(chan tried)}
+		flying: map[verdictKey]time.Time{}, hosts: map[string]int{}, slow: map[string]bool{}, results: make(chan tried)}
 	for _, id := range b.IDs {
 		r.own[id] = true
 	}
@@ -165,15 +165,21 @@ type run struct {
 	ownLeft   bool // at the last listing, the batch had pending deliveries
 	deferred  bool // a due delivery of the batch could not start before the deadline
 
-	flying  map[verdictKey]bool // tries in flight
-	hosts   map[string]int      // tries in flight per sendHost
+	flying  map[verdictKey]time.Time // tries in flight, since when
+	hosts   map[string]int           // tries in flight per sendHost
+	slow    map[string]bool          // hosts whose last try took over slowAfter
 	results chan tried
 }
+
+// slowAfter: a try that takes longer marks its host slow for the rest of
+// the run (run.start).
+const slowAfter = time.Second
 
 // tried is one try's end.
 type tried struct {
 	key  verdictKey
 	host string
+	took time.Duration
 	err  error
 }
 
@@ -229,6 +235,7 @@ func (r *run) loop(ctx context.Context) error {
 func (r *run) land(t tried, failed *error) {
 	delete(r.flying, t.key)
 	r.hosts[t.host]--
+	r.slow[t.host] = t.took > slowAfter
 	if t.err != nil && *failed == nil {
 		*failed = t.err
 	}
@@ -265,7 +272,7 @@ func (r *run) step(ctx context.Context) error {
 		if r.own[p.EventID] {
 			r.ownLeft = true
 		}
-		if !r.flying[verdictKey{p.PushAddress, p.EventID}] && p.NextAt <= now {
+		if _, ok := r.flying[verdictKey{p.PushAddress, p.EventID}]; !ok && p.NextAt <= now {
 			due = append(due, p)
 		}
 	}
@@ -299,14 +306,15 @@ func (r *run) nextDue(ctx context.Context) (int64, error) {
 	return next, nil
 }
 
-// adopt takes on, at most every pollEvery while the batch still has work,
+// adopt takes on, at most every pollEvery while the run is held anyway
+// (its batch still has work, or a try has been in flight over slowAfter),
 // the events stored after the newest the run has seen
 // (store.EventsListForPushAfter): it matches them as their own run will
 // (the deliveries are stored once) and sends their due deliveries with its
 // own. Their own runs still come, and find sent what this one sent; what
-// this one leaves pending (a retry later) is theirs.
+// this one leaves pending (a retry later, a slow host's) is theirs.
 func (r *run) adopt(ctx context.Context) error {
-	if r.xact == 0 || !r.ownLeft && !r.polled.IsZero() || r.adopted >= adoptMax || time.Since(r.polled) < pollEvery {
+	if r.xact == 0 || !r.held() || r.adopted >= adoptMax || time.Since(r.polled) < pollEvery {
 		return nil
 	}
 	r.polled = time.Now()
@@ -332,6 +340,21 @@ func (r *run) adopt(ctx context.Context) error {
 	}
 	r.adopted += len(evs)
 	return nil
+}
+
+// held reports whether the run cannot end soon: its batch has work left
+// (at the last listing; before the first, it has), or a try has been in
+// flight over slowAfter.
+func (r *run) held() bool {
+	if r.ownLeft || r.polled.IsZero() {
+		return true
+	}
+	for _, since := range r.flying {
+		if time.Since(since) > slowAfter {
+			return true
+		}
+	}
+	return false
 }
 
 // start re-checks due deliveries (the subscription still stands and its
@@ -368,16 +391,23 @@ func (r *run) start(ctx context.Context, due []store.PendingPush) error {
 		if r.hosts[h] >= share || len(r.flying) >= max(1, s.concurrency()) {
 			continue
 		}
+		if !r.ownLeft && r.slow[h] {
+			// The batch is done: an adopted delivery to a host that was
+			// slow is left to its own run, so this run ends.
+			continue
+		}
 		if !s.canStart(ctx, 0) {
 			if r.own[p.EventID] {
 				r.deferred = true
 			}
 			continue
 		}
-		r.flying[k] = true
+		r.flying[k] = time.Now()
 		r.hosts[h]++
 		go func() {
-			r.results <- tried{key: k, host: h, err: s.sendOne(ctx, r.community, p, l, e)}
+			t0 := time.Now()
+			err := s.sendOne(ctx, r.community, p, l, e)
+			r.results <- tried{key: k, host: h, took: time.Since(t0), err: err}
 		}()
 	}
 	return nil
