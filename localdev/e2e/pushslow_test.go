@@ -269,13 +269,15 @@ func TestNIP9aCallbackCapIsPerHost(t *testing.T) {
 // TestPushOneBusySenderInstanceServesWhatCommitsMeanwhile (issue 51): the
 // push sender as one instance (one process: Lambda's model when its
 // concurrency is reserved or every instance is busy), five callbacks on
-// five hosts that answer after 4.5 s, one that answers at once, three
-// events: the run busy with the first event's slow receivers takes on the
-// events stored after its batch (the invocations of those wait for the
-// instance), so the healthy callback of each arrives within two seconds of
-// its OK, and nothing is sent twice when their own runs come. Sent one
-// batch per instance at a time, the second and third waited 4.5 s behind
-// the slow ones.
+// five hosts that answer after 4.5 s, one that answers at once, six events
+// one a second: the run busy with the slow receivers takes on the events
+// stored after its batch (the invocations of those wait for the instance),
+// so the healthy callback of each arrives within two seconds of its OK;
+// once its batch is done it leaves the slow hosts' deliveries of the
+// events it took on to their own runs, and ends; every receiver gets each
+// event exactly once. Sent one batch per instance at a time, the later
+// events waited 4.5 s or more behind the slow ones; with a run that kept
+// sending what it took on to the slow hosts, about 17 s.
 func TestPushOneBusySenderInstanceServesWhatCommitsMeanwhile(t *testing.T) {
 	r := StartTest(t, Options{Push: true, PushSenderProcesses: 1})
 	alice, arl := loggedIn(t, r)
@@ -292,13 +294,13 @@ func TestPushOneBusySenderInstanceServesWhatCommitsMeanwhile(t *testing.T) {
 	}
 	okAt := map[string]time.Time{}
 	var evs []nostr.Event
-	for i := range 3 {
+	for i := range 6 {
 		ev := publish(t, arl, alice, 9, nostr.Tags{{"h", open}}, fmt.Sprintf("event %d", i))
 		okAt[ev.ID] = time.Now()
 		evs = append(evs, ev)
-		time.Sleep(300 * time.Millisecond) // the first run is busy by now
+		time.Sleep(time.Second)
 	}
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(90 * time.Second)
 	for time.Now().Before(deadline) {
 		n := 0
 		for _, s := range append(rs, healthy) {
