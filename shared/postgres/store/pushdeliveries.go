@@ -253,7 +253,7 @@ type PushRate struct {
 // PushRatesTake counts one try against every rate of rates in minute (unix
 // minutes), all or none: it reports false, and counts nothing, when one of
 // them already took its PerMinute this minute. Exact under concurrency:
-// each conditional upsert takes its counter's row lock, in scope order,
+// each conditional upsert takes its counter's row lock, in takeRates' order,
 // and a refusal rolls the others back.
 func (s *Store) PushRatesTake(ctx context.Context, minute int64, rates []PushRate) (bool, error) {
 	took := false
@@ -268,10 +268,14 @@ func (s *Store) PushRatesTake(ctx context.Context, minute int64, rates []PushRat
 }
 
 // takeRates is PushRatesTake inside tx, in a savepoint that a full rate
-// rolls back (the rest of tx stands).
+// rolls back (the rest of tx stands). The counters' row locks are taken
+// in one order by every caller (no deadlock): scopes descending, so the
+// community's counter, which every try of the community takes, comes
+// last and is held for the shortest time (host/ and endpoint/ sort after
+// community/).
 func takeRates(ctx context.Context, tx pgx.Tx, minute int64, rates []PushRate) (bool, error) {
 	rs := slices.Clone(rates)
-	slices.SortFunc(rs, func(a, b PushRate) int { return strings.Compare(a.Scope, b.Scope) })
+	slices.SortFunc(rs, func(a, b PushRate) int { return strings.Compare(b.Scope, a.Scope) })
 	err := pgx.BeginFunc(ctx, tx, func(sp pgx.Tx) error {
 		for _, r := range rs {
 			var n int
