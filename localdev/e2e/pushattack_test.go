@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -161,6 +163,102 @@ func TestNIP9aOversizeInput(t *testing.T) {
 			}
 		default:
 			t.Errorf("callback for %s", b.ID)
+		}
+	}
+}
+
+// TestNIP9aVerdictIsPerSubscription (issue 51): a system channel's event
+// is readable only through a filter naming the channel. A member holding
+// one 30390 naming the system channel and another naming no channel gets
+// the system channel's message on the first callback only; an open
+// channel's message reaches both. (The verdict was stored per key and
+// event, so the second callback got it too.)
+func TestNIP9aVerdictIsPerSubscription(t *testing.T) {
+	r := StartTest(t, Options{Push: true})
+	w := watchPush(r)
+	cb := newCallbacks(t)
+	alice, arl := loggedIn(t, r)
+	bob, brl := loggedIn(t, r)
+	sys := createChannelOfType(t, arl, alice, "system")
+	open := createChannel(t, arl, alice, "open")
+	publish(t, arl, alice, 9000, nostr.Tags{{"h", sys}, {"p", bob.Pub}}, "")
+	// Both subscriptions in either order of d (the old verdict was keyed
+	// by key and event, whichever subscription came first decided).
+	subscribe9a(t, r, brl, bob, "a-named", cb.url("/named"), false, `{"kinds":[9],"#h":["`+sys+`"]}`)
+	subscribe9a(t, r, brl, bob, "b-all", cb.url("/all"), false, `{"kinds":[9]}`)
+	subscribe9a(t, r, brl, bob, "0-all", cb.url("/all0"), false, `{"kinds":[9]}`)
+	mSys := publish(t, arl, alice, 9, nostr.Tags{{"h", sys}}, "system row")
+	mOpen := publish(t, arl, alice, 9, nostr.Tags{{"h", open}}, "open row")
+	w.settle(t, mSys, mOpen)
+	r.Lambda.Wait()
+	if got := cb.ids("/named"); strings.Join(got, ",") != mSys.ID {
+		t.Errorf("the subscription naming the system channel got %v, want [%s]", got, mSys.ID)
+	}
+	for _, path := range []string{"/all", "/all0"} {
+		if got := cb.ids(path); strings.Join(got, ",") != mOpen.ID {
+			t.Errorf("%s (naming no channel) got %v, want only the open channel's [%s]", path, got, mOpen.ID)
+		}
+	}
+}
+
+// TestPushLimitsPerKeyHoldUnderConcurrency (issue 51): 30 kind 30390s of
+// one key at once, over three connections, while another key sends its
+// own 30 at once: each key ends with exactly push.MaxSubscriptionsPerKey
+// stored and accepted, every other one refused restricted: and stored
+// nowhere. (Counted in each event's transaction without a lock, 25 at once
+// had left 16, 13 and 24.)
+func TestPushLimitsPerKeyHoldUnderConcurrency(t *testing.T) {
+	r := StartTest(t, Options{Push: true})
+	cb := newCallbacks(t)
+	const each = 30
+	type key struct {
+		u     user
+		conns []*nostr.Relay
+	}
+	var keys []key
+	for range 2 {
+		u, rl := loggedIn(t, r)
+		k := key{u: u, conns: []*nostr.Relay{rl}}
+		for range 2 {
+			c := dial(t, r)
+			login(t, c, u)
+			k.conns = append(k.conns, c)
+		}
+		keys = append(keys, k)
+	}
+	var wg sync.WaitGroup
+	accepted := make([]atomic.Int32, len(keys))
+	start := make(chan struct{})
+	for ki, k := range keys {
+		for i := range each {
+			ev := signed(t, k.u, 30390, nostr.Tags{{"d", fmt.Sprintf("race-%d", i)}, {"relay", r.WSURL + "/"},
+				{"filter", `{"kinds":[9]}`}, {"callback", cb.url(fmt.Sprintf("/k%d/%d", ki, i))}}, "")
+			wg.Add(1)
+			go func(rl *nostr.Relay) {
+				defer wg.Done()
+				<-start
+				err := rl.Publish(ctxT(t), ev)
+				switch {
+				case err == nil:
+					accepted[ki].Add(1)
+				case !strings.Contains(err.Error(), "restricted:"):
+					t.Errorf("key %d, subscription %d: %v, want OK or restricted:", ki, i, err)
+				}
+			}(k.conns[i%len(k.conns)])
+		}
+	}
+	close(start)
+	wg.Wait()
+	for ki, k := range keys {
+		if n := accepted[ki].Load(); n != push.MaxSubscriptionsPerKey {
+			t.Errorf("key %d: %d of %d concurrent subscriptions accepted, want %d", ki, n, each, push.MaxSubscriptionsPerKey)
+		}
+		evs, err := k.conns[0].QuerySync(ctxT(t), nostr.Filter{Kinds: []int{30390}, Authors: []string{k.u.Pub}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) != push.MaxSubscriptionsPerKey {
+			t.Errorf("key %d: %d subscriptions stored, want %d", ki, len(evs), push.MaxSubscriptionsPerKey)
 		}
 	}
 }

@@ -107,3 +107,70 @@ func benchChannel(b *testing.B, rl *nostr.Relay, u user) string {
 	}
 	return id
 }
+
+// BenchmarkHealthyCallbackWithSlowReceivers measures what slow receivers
+// cost another subscriber (issue 51): 40 NIP-9a callbacks on 40 hosts
+// answer after 4.5 s, one healthy callback at once; each kind 9 event
+// matches all 41; and the same without the slow ones. Reported: the
+// healthy callback's delay after the publisher's OK (p50, p99, max),
+// events published one a second (docs/benchmarks.md).
+//
+//	go test ./localdev/e2e -run '^$' -bench HealthyCallbackWithSlowReceivers -benchtime 30x
+func BenchmarkHealthyCallbackWithSlowReceivers(b *testing.B) {
+	for _, slow := range []int{0, 40} {
+		b.Run("slow_receivers="+strconv.Itoa(slow), func(b *testing.B) { benchHealthyCallback(b, slow) })
+	}
+}
+
+func benchHealthyCallback(b *testing.B, slow int) {
+	r := StartTest(b, Options{Push: true})
+	alice := newBenchKey(b)
+	arl := benchDial(b, r, alice)
+	open := benchChannel(b, arl, alice)
+	filter := `{"kinds":[9],"#h":["` + open + `"]}`
+	var urls []string
+	for i := range slow {
+		urls = append(urls, newSlowReceiver(b, "127.0.1."+strconv.Itoa(i+1), 4500*time.Millisecond, nil).url)
+	}
+	healthy := newSlowReceiver(b, "127.0.0.1", 0, nil)
+	for i, u := range append(urls, healthy.url) {
+		k := newBenchKey(b)
+		rl := benchDial(b, r, k)
+		ev := benchSigned(b, k, 30390, nostr.Tags{{"d", "bench" + strconv.Itoa(i)}, {"relay", r.WSURL}, {"callback", u}, {"filter", filter}})
+		if err := rl.Publish(ctxB(b), ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+	okAt := map[string]time.Time{}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		ev := benchSigned(b, alice, 9, nostr.Tags{{"h", open}})
+		if err := arl.Publish(ctxB(b), ev); err != nil {
+			b.Fatal(err)
+		}
+		okAt[ev.ID] = time.Now()
+		time.Sleep(time.Second)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		_, acked := healthy.counts()
+		if len(acked) >= b.N || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	b.StopTimer()
+	_, acked := healthy.counts()
+	var lat []time.Duration
+	for id, at := range okAt {
+		got, ok := acked[id]
+		if !ok {
+			b.Fatalf("the healthy callback never got %s", id)
+		}
+		lat = append(lat, got.Sub(at))
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "healthy_p50_ms")
+	b.ReportMetric(float64(lat[(len(lat)*99)/100].Microseconds())/1000, "healthy_p99_ms")
+	b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, "healthy_max_ms")
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/domain/filter"
+	"github.com/buzzrelay/relay/shared/domain/netpolicy"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/relayurl"
 )
@@ -41,12 +42,80 @@ const (
 	// subscription is dropped (a 404 or 410 drops it at once).
 	MaxAttempts       = 5
 	DropAfterFailures = 10
-	// CallbacksPerMinute is the deliveries one callback URL gets per
-	// minute; more wait for the next minute.
-	CallbacksPerMinute = 120
-	// RequestTimeout bounds one callback or wake request.
+	// CallbacksPerHostPerMinute is the tries one callback host gets per
+	// minute across the deployment, whatever the URL's path, query or
+	// port (RateHost); WakesPerEndpointPerMinute the wakes one lease
+	// endpoint gets; DeliveriesPerCommunityPerMinute the tries of all one
+	// community's subscriptions and leases together. A try over a cap
+	// waits for the next minute (not counted as an attempt). The
+	// community's cap is sized for 100 subscribers of a channel with a
+	// message a second; the host's is the per-URL cap it replaces.
+	CallbacksPerHostPerMinute       = 120
+	WakesPerEndpointPerMinute       = 120
+	DeliveriesPerCommunityPerMinute = 6000
+	// RequestTimeout bounds one callback or wake request: every delivery's
+	// own deadline, far shorter than a run of the sender (no try starts
+	// within RequestTimeout of the run's end).
 	RequestTimeout = 5 * time.Second
+	// SendConcurrency is the tries one run of the sender has in flight at
+	// once, on different hosts; SendsPerHost the tries one host has in
+	// flight, so that slow hosts never hold the others' deliveries. One:
+	// a host's deliveries go one after another, so a crash of the sender
+	// sends again at most the one request per host it cut (a receiver sees
+	// at most one repeat, never a burst); a host answering within 0.5 s
+	// still gets its CallbacksPerHostPerMinute (one try per 0.5 s), and a
+	// slower one gets fewer, its own load shed, as a crawler keeps one
+	// connection per host. SendsToGateway is the wakes in flight to the
+	// NIP-PL gateway, the deployment's own service, built for the relay's
+	// load: a lease per member makes one event many wakes, and a wake a
+	// crash repeats carries no content.
+	SendConcurrency = 64
+	SendsPerHost    = 1
+	SendsToGateway  = 8
 )
+
+// Rate is one per-minute cap a try counts against.
+type Rate struct {
+	Scope     string
+	PerMinute int
+}
+
+// CallbackRates are the caps of one NIP-9a callback try to callback in
+// community: its host (RateHost) and the community.
+func CallbackRates(community, callback string) []Rate {
+	return []Rate{
+		{Scope: "host/" + RateHost(callback), PerMinute: CallbacksPerHostPerMinute},
+		{Scope: "community/" + community, PerMinute: DeliveriesPerCommunityPerMinute},
+	}
+}
+
+// WakeRates are the caps of one NIP-PL wake of endpoint grant in
+// community (every wake goes to the deployment's one gateway: its
+// endpoints, not its host, are what a key multiplies).
+func WakeRates(community, grant string) []Rate {
+	return []Rate{
+		{Scope: "endpoint/" + community + "/" + grant, PerMinute: WakesPerEndpointPerMinute},
+		{Scope: "community/" + community, PerMinute: DeliveriesPerCommunityPerMinute},
+	}
+}
+
+// RateHost is the host a callback URL counts against: its hostname in
+// lower case without port or trailing dot, an IPv6 literal by its /64
+// (one subscriber holds a whole /64). A name's subdomains are hosts of
+// their own (the community's cap bounds what many names can take); ""
+// for a URL without a host.
+func RateHost(callback string) string {
+	u, err := url.Parse(callback)
+	if err != nil {
+		return ""
+	}
+	h := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+	if ip, err := netip.ParseAddr(h); err == nil && ip.Is6() && !ip.Is4In6() {
+		p, _ := ip.WithZone("").Prefix(64)
+		return p.String()
+	}
+	return h
+}
 
 // Subscription is a valid NIP-9a subscription.
 type Subscription struct {
@@ -219,9 +288,10 @@ func sameRelay(tag string, hosts []string) bool {
 
 // CheckCallback is the callback URL policy at ingest: https (http too
 // under AllowPrivate), a host, no user info, at most MaxCallbackLength
-// bytes, and no IP literal that is not a public address. A name is checked
-// again after DNS resolution, at every connection (PublicAddr, applied by
-// the sender's dialer).
+// bytes, and a host netpolicy.CheckHost accepts (no IP literal that is not
+// a public address, no local name). A name is checked again after DNS
+// resolution, at every connection (netpolicy.PublicAddr, applied by the
+// sender's dialer).
 func CheckCallback(raw string, p Policy) error {
 	if len(raw) > MaxCallbackLength {
 		return reject.Invalidf("push callback: longer than %d bytes", MaxCallbackLength)
@@ -239,51 +309,11 @@ func CheckCallback(raw string, p Policy) error {
 	if p.AllowPrivate {
 		return nil
 	}
-	h := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
-	if h == "localhost" || strings.HasSuffix(h, ".localhost") || strings.HasSuffix(h, ".internal") || strings.HasSuffix(h, ".local") {
-		return reject.Invalidf("push callback: %s is not a public host", h)
-	}
-	if ip, err := netip.ParseAddr(h); err == nil && !PublicAddr(ip) {
-		return reject.Invalidf("push callback: %s is not a public address", h)
+	if err := netpolicy.CheckHost(u.Hostname()); err != nil {
+		return reject.Invalidf("push callback: %s is not a public host", strings.ToLower(u.Hostname()))
 	}
 	return nil
 }
-
-// PublicAddr reports whether a callback may connect to ip: not loopback,
-// private (RFC 1918, fc00::/7), link-local, CGNAT, unspecified, multicast,
-// the IPv4-mapped or NAT64 form of one of those, nor a documentation or
-// benchmark range.
-func PublicAddr(ip netip.Addr) bool {
-	ip = ip.Unmap()
-	if nat64.Contains(ip) {
-		b := ip.As16()
-		ip = netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
-	}
-	if !ip.IsValid() || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() ||
-		ip.IsLinkLocalMulticast() || ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() {
-		return false
-	}
-	for _, p := range nonPublic {
-		if p.Contains(ip) {
-			return false
-		}
-	}
-	return true
-}
-
-var nat64 = netip.MustParsePrefix("64:ff9b::/96")
-
-var nonPublic = func() []netip.Prefix {
-	var out []netip.Prefix
-	for _, s := range []string{
-		"0.0.0.0/8", "100.64.0.0/10", "192.0.0.0/24", "192.0.2.0/24", "198.18.0.0/15",
-		"198.51.100.0/24", "203.0.113.0/24", "240.0.0.0/4", "255.255.255.255/32",
-		"2001:db8::/32", "100::/64",
-	} {
-		out = append(out, netip.MustParsePrefix(s))
-	}
-	return out
-}()
 
 // Backoff is the wait before try attempt+1 of a delivery that failed
 // attempt times: 1 s, 4 s, 16 s, 64 s, capped at 5 minutes.

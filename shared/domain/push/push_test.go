@@ -2,7 +2,6 @@ package push
 
 import (
 	"encoding/json"
-	"net/netip"
 	"strconv"
 	"strings"
 	"testing"
@@ -36,6 +35,16 @@ func TestCallbackPolicyRefusesPrivateAndPlainTargets(t *testing.T) {
 		{"https://0.0.0.0/cb", false, true},
 		{"https://localhost/cb", false, true},
 		{"https://metadata.google.internal/cb", false, true},
+		// Issue 51: forms of non-public addresses the old policy let in.
+		{"https://[::127.0.0.1]/cb", false, true},
+		{"https://[::ffff:0:127.0.0.1]/cb", false, true},
+		{"https://[64:ff9b:1::a00:1]/cb", false, true},
+		{"https://[2002:7f00:1::1]/cb", false, true},
+		{"https://[fec0::1]/cb", false, true},
+		{"https://[2001::1]/cb", false, true},
+		{"https://127.1/cb", false, true},
+		{"https://2130706433/cb", false, true},
+		{"https://[2606:4700::1111]/cb", true, true},
 		{"https://user:pw@push.example.com/cb", false, false},
 		{"ftp://push.example.com/cb", false, false},
 		{"/relative", false, false},
@@ -52,22 +61,6 @@ func TestCallbackPolicyRefusesPrivateAndPlainTargets(t *testing.T) {
 			if e, ok := reject.As(err); !ok || e.Prefix != reject.Invalid {
 				t.Errorf("%q refused with %v, want invalid:", c.url, err)
 			}
-		}
-	}
-}
-
-// After DNS resolution the dialer asks PublicAddr of every address: a name
-// that resolves (or rebinds) to a private address never connects.
-func TestPublicAddrAfterResolution(t *testing.T) {
-	for addr, want := range map[string]bool{
-		"93.184.216.34": true, "2606:2800:220:1::1": true,
-		"127.0.0.1": false, "10.1.2.3": false, "172.16.0.1": false, "192.168.0.1": false,
-		"169.254.169.254": false, "100.100.100.200": false, "::1": false, "fe80::1": false,
-		"fc00::1": false, "::ffff:10.0.0.1": false, "64:ff9b::a00:1": false, "224.0.0.1": false,
-		"192.0.2.1": false, "::": false,
-	} {
-		if got := PublicAddr(netip.MustParseAddr(addr)); got != want {
-			t.Errorf("PublicAddr(%s) = %v, want %v", addr, got, want)
 		}
 	}
 }
@@ -244,5 +237,39 @@ func TestParseLeaseIsStrict(t *testing.T) {
 		} else if e, ok := reject.As(err); !ok || e.Prefix != reject.Invalid {
 			t.Errorf("%s: %v, want invalid:", name, err)
 		}
+	}
+}
+
+// The caps count per host, not per URL: paths, queries, ports, letter
+// case and a trailing dot of one host share one counter, as do the
+// addresses of one IPv6 /64; another host, another /64 and another
+// community count apart.
+func TestCallbackRatesPerHost(t *testing.T) {
+	same := []string{
+		"https://push.example.com/a", "https://push.example.com/b?x=1", "https://PUSH.example.com:8443/a",
+		"https://push.example.com./c#", "http://push.example.com/?q=" + strings.Repeat("z", 40),
+	}
+	want := CallbackRates("c1", same[0])
+	for _, u := range same[1:] {
+		if got := CallbackRates("c1", u); got[0] != want[0] || got[1] != want[1] {
+			t.Errorf("%s counts as %v, want %v", u, got, want)
+		}
+	}
+	if want[0].PerMinute != CallbacksPerHostPerMinute || want[1].PerMinute != DeliveriesPerCommunityPerMinute {
+		t.Errorf("caps %v", want)
+	}
+	if a, b := RateHost("https://[2606:4700::1]/x"), RateHost("https://[2606:4700::ffff:1]/y"); a != b {
+		t.Errorf("one /64 counts as %s and %s", a, b)
+	}
+	for _, other := range []string{"https://other.example.com/a", "https://[2606:4700:0:1::1]/x", "https://a.push.example.com/a"} {
+		if RateHost(other) == RateHost(same[0]) {
+			t.Errorf("%s shares push.example.com's counter", other)
+		}
+	}
+	if CallbackRates("c2", same[0])[1] == want[1] {
+		t.Error("two communities share one community cap")
+	}
+	if WakeRates("c1", "g1")[0] == WakeRates("c1", "g2")[0] || WakeRates("c1", "g1")[1] != want[1] {
+		t.Error("wakes: one counter per endpoint, the community's shared with callbacks")
 	}
 }

@@ -90,7 +90,8 @@
 //   - Push notifications: push.go (push_subscriptions, the effective
 //     state of each 30390 and 30350; the community's executor key),
 //     pushdeliveries.go (push_deliveries, one row per event and
-//     subscription, and the events a batch names).
+//     subscription, and the events a batch names; push_rates, the
+//     per-minute caps each try takes, all or none).
 //   - Login roles: roles.go (the IAM database user).
 //
 // Database cloning and bulk loads, which only tests, the seed command and

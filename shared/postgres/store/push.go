@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -83,6 +84,22 @@ func pushSubscriptionLive(alias, now string) string {
 // pushSubscriptionEventStored is "the 30390 of push subscription row s is
 // still stored (not deleted)".
 const pushSubscriptionEventStored = `EXISTS (SELECT 1 FROM events e WHERE e.community_id = s.community_id AND e.id = s.event_id AND e.` + notDeleted + `)`
+
+// PushSubscriptionsLockKey takes the transaction-scoped lock of pubkey's
+// subscriptions of kind in the transaction's community: the per-key
+// limits (push.MaxSubscriptionsPerKey, push.MaxLeasesPerKey) and NIP-PL's
+// one lease per endpoint are exact under concurrency, as the session
+// store's per-key limit is. Concurrent 30390s of one key apply one after
+// another; PushSubscriptionsCount and PushSubscriptionsExistsTarget, each
+// a statement of its own under READ COMMITTED run after the lock was
+// granted, see every subscription committed before it.
+func (t *Tx) PushSubscriptionsLockKey(ctx context.Context, pubkey string, kind int) error {
+	if _, err := t.tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('push-key/' || $1 || '/' || $2 || '/' || $3, 0))`,
+		t.community, pubkey, strconv.Itoa(kind)); err != nil {
+		return errorf("lock push subscriptions of %s: %w", pubkey, err)
+	}
+	return nil
+}
 
 // PushSubscriptionsCount counts pubkey's live subscriptions of kind in the
 // transaction's community other than the one at d (active, not dropped,

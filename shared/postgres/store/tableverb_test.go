@@ -19,7 +19,7 @@ var storeTables = []string{
 	"DMs", "Deliveries", "Events", "GroupInvites", "Invites", "JoinPolicies", "KeyData",
 	"LiveKitParticipants", "LoginRoles", "MediaKeyDays", "MediaStored", "MediaUsage",
 	"ModerationActions", "ModerationReports", "NIP98Seen", "Operators", "ProductFeedback", "PubkeyRules",
-	"PushDeliveries", "PushSubscriptions", "RateCounters", "ReadMarks", "RelayMembers", "Resumes",
+	"PushDeliveries", "PushRates", "PushSubscriptions", "RateCounters", "ReadMarks", "RelayMembers", "Resumes",
 	"Subscriptions", "ThreadMetadata", "Vanished",
 }
 

@@ -22,16 +22,24 @@ import (
 // (store.Tx.PushSubscriptionsUpsert) once the event is stored. Without
 // leases on (no gateway, no executor key: nothing advertised in NIP-11) a
 // lease has no state: nil, and it is stored as the author-only event it is
-// on a relay without push.
+// on a relay without push. The key's lock (store.Tx.PushSubscriptionsLockKey)
+// is held from before its limits are counted to the commit, so they hold
+// under concurrency.
 func (s *Service) Accept(ctx context.Context, tx *store.Tx, ev *nostr.Event, now int64) (*store.PushSubscription, error) {
 	var row *store.PushSubscription
 	var err error
 	switch ev.Kind {
 	case kinds.PushSubscription:
+		if err := tx.PushSubscriptionsLockKey(ctx, ev.PubKey, ev.Kind); err != nil {
+			return nil, err
+		}
 		row, err = s.acceptSubscription(ctx, tx, ev, now)
 	case kinds.PushLease:
 		if !s.LeasesOn() {
 			return nil, nil
+		}
+		if err := tx.PushSubscriptionsLockKey(ctx, ev.PubKey, ev.Kind); err != nil {
+			return nil, err
 		}
 		row, err = s.acceptLease(ctx, tx, ev, now)
 	default:

@@ -65,7 +65,7 @@ type Service struct {
 	// Door re-checks each subscriber before a delivery (nil: none).
 	Door Door
 	// Client sends callbacks and wakes (NewClient's, whose dialer applies
-	// push.PublicAddr after DNS resolution).
+	// netpolicy.PublicAddr after DNS resolution).
 	Client *http.Client
 	// Gateway is the NIP-PL push gateway's delivery URL ("" : leases are
 	// refused restricted:); Keys sign its NIP-98 wakes with the
@@ -81,6 +81,9 @@ type Service struct {
 	// PublicHost names the origin of a community served on any host.
 	Profiles   []push.AppProfile
 	PublicHost string
+	// Concurrency bounds the tries one run has in flight
+	// (push.SendConcurrency when 0).
+	Concurrency int
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/domain/netpolicy"
 	"github.com/buzzrelay/relay/shared/domain/push"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 )
@@ -26,8 +27,10 @@ const (
 	failed                   // anything else: retried with backoff
 )
 
-// try sends one claimed delivery and records its outcome.
-func (s *Service) try(ctx context.Context, community string, p store.PendingPush, l *live, e *event) error {
+// try sends one claimed delivery and records its outcome under its claim
+// (store.PushDeliveriesSetClaimed), in its own transaction: sent,
+// retried with backoff, or dead.
+func (s *Service) try(ctx context.Context, community string, c store.PushClaim, p store.PendingPush, l *live, e *event) error {
 	var out outcome
 	var why error
 	switch p.Kind {
@@ -39,32 +42,37 @@ func (s *Service) try(ctx context.Context, community string, p store.PendingPush
 		out, why = gone, fmt.Errorf("kind %d", p.Kind)
 	}
 	now := s.now().Unix()
-	attempts := p.Attempts + 1
-	switch out {
-	case delivered:
-		if _, err := s.Store.PushDeliveriesSet(ctx, community, p.PushDelivery, store.PushSent, attempts, now, now); err != nil {
-			return err
-		}
-		return s.Store.PushSubscriptionsSetSucceeded(ctx, community, p.PushAddress)
-	case gone:
+	attempts := c.Attempts + 1
+	state, next := store.PushDead, now
+	switch {
+	case out == delivered:
+		state = store.PushSent
+	case out == gone:
 		s.log().InfoContext(ctx, "push: target gone, subscription dropped", "community", community, "pubkey", p.Pubkey, "kind", p.Kind, "d", p.D, "why", why)
-		if _, err := s.Store.PushDeliveriesSet(ctx, community, p.PushDelivery, store.PushDead, attempts, now, now); err != nil {
-			return err
-		}
-		_, err := s.Store.PushSubscriptionsSetFailed(ctx, community, p.PushAddress, true, push.DropAfterFailures, now)
-		return err
-	}
-	if attempts < push.MaxAttempts {
+	case attempts < push.MaxAttempts:
 		s.log().WarnContext(ctx, "push: delivery failed, will retry", "community", community, "pubkey", p.Pubkey, "d", p.D, "attempt", attempts, "err", why)
-		_, err := s.Store.PushDeliveriesSet(ctx, community, p.PushDelivery, store.PushPending, attempts, now+int64(push.Backoff(attempts)/time.Second), now)
+		state, next = store.PushPending, now+int64(push.Backoff(attempts)/time.Second)
+	default:
+		s.log().WarnContext(ctx, "push: delivery dead after its last attempt", "community", community, "pubkey", p.Pubkey, "d", p.D, "attempts", attempts, "err", why)
+	}
+	ok, err := s.Store.PushDeliveriesSetClaimed(ctx, community, c, state, attempts, next, now)
+	if err != nil {
 		return err
 	}
-	s.log().WarnContext(ctx, "push: delivery dead after its last attempt", "community", community, "pubkey", p.Pubkey, "d", p.D, "attempts", attempts, "err", why)
-	if _, err := s.Store.PushDeliveriesSet(ctx, community, p.PushDelivery, store.PushDead, attempts, now, now); err != nil {
+	if !ok {
+		// The claim lapsed before the outcome was recorded (claimFor) and
+		// the row moved on: whatever holds it now records its own.
+		s.log().WarnContext(ctx, "push: a try outlived its claim", "community", community, "pubkey", p.Pubkey, "d", p.D, "state", state)
+		return nil
+	}
+	switch {
+	case state == store.PushSent:
+		return s.Store.PushSubscriptionsSetSucceeded(ctx, community, p.PushAddress)
+	case state == store.PushDead:
+		_, err := s.Store.PushSubscriptionsSetFailed(ctx, community, p.PushAddress, out == gone, push.DropAfterFailures, now)
 		return err
 	}
-	_, err := s.Store.PushSubscriptionsSetFailed(ctx, community, p.PushAddress, false, push.DropAfterFailures, now)
-	return err
+	return nil
 }
 
 // callback POSTs a NIP-9a callback: {id, relay, event?}.
@@ -117,21 +125,25 @@ func classify(status int, err error) (outcome, error) {
 // errPrivate is a connection refused by the callback policy.
 var errPrivate = errors.New("push: callback resolves to an address that is not public")
 
+// dialCheck is the dialer's Control: every address a connection is about
+// to be made to, after resolution, must be netpolicy.PublicAddr.
+func dialCheck(_, address string, _ syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil || !netpolicy.PublicAddr(ap.Addr()) {
+		return errPrivate
+	}
+	return nil
+}
+
 // NewClient is the HTTP client of callbacks and wakes: no redirects
 // followed (a redirect is a failure), no proxy, and, unless p allows
-// private addresses, a dialer that refuses every address push.PublicAddr
+// private addresses, a dialer that refuses every address netpolicy.PublicAddr
 // refuses, after DNS resolution and for every address tried (so a name
 // that resolves to a private address, or rebinds to one, never connects).
 func NewClient(p push.Policy) *http.Client {
 	d := &net.Dialer{Timeout: push.RequestTimeout}
 	if !p.AllowPrivate {
-		d.Control = func(_, address string, _ syscall.RawConn) error {
-			ap, err := netip.ParseAddrPort(address)
-			if err != nil || !push.PublicAddr(ap.Addr()) {
-				return errPrivate
-			}
-			return nil
-		}
+		d.Control = dialCheck
 	}
 	t := &http.Transport{
 		Proxy:                 nil,

@@ -12,7 +12,7 @@ import (
 )
 
 // A callback whose host resolves to this machine (or any address
-// push.PublicAddr refuses) never connects: the dialer checks the address
+// netpolicy.PublicAddr refuses) never connects: the dialer checks the address
 // after resolution, so a public-looking name that rebinds to a private
 // address is refused too. The local exception connects.
 func TestCallbackClientRefusesPrivateAddressesAfterResolution(t *testing.T) {
@@ -56,6 +56,22 @@ func TestCallbackRedirectIsAFailureNotFollowed(t *testing.T) {
 	for status, want := range map[int]outcome{200: delivered, 204: delivered, 404: gone, 410: gone, 429: failed, 500: failed, 400: failed} {
 		if got, _ := classify(status, nil); got != want {
 			t.Errorf("classify(%d) = %v, want %v", status, got, want)
+		}
+	}
+}
+
+// The dialer's check is netpolicy's one classifier: every form of a
+// non-public address issue 51 named (and the plain ones) is refused at
+// dial, a public address passes.
+func TestDialCheckRefusesEveryNonPublicForm(t *testing.T) {
+	for addr, ok := range map[string]bool{
+		"[::127.0.0.1]:443": false, "[::ffff:0:127.0.0.1]:443": false, "[64:ff9b:1::a00:1]:443": false,
+		"[2002:7f00:1::1]:443": false, "[fec0::1]:443": false, "[2001::1]:443": false,
+		"[::ffff:127.0.0.1]:443": false, "127.0.0.1:443": false, "169.254.169.254:80": false,
+		"1.1.1.1:443": true, "[2606:4700::1111]:443": true, "not an address": false,
+	} {
+		if got := dialCheck("tcp", addr, nil) == nil; got != ok {
+			t.Errorf("dialCheck(%s) allows = %v, want %v", addr, got, ok)
 		}
 	}
 }
