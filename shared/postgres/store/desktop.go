@@ -17,17 +17,25 @@ import (
 // ModerationReportsGet is community's report whose id starts with prefix
 // (32 lowercase hex digits: an admin id); false when there is none.
 func (s *Store) ModerationReportsGet(ctx context.Context, community, prefix string) (records.Report, bool, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+reportColumns+` FROM moderation_reports
-WHERE community_id = $1 AND id LIKE $2 || '%' ORDER BY id LIMIT 1`, community, prefix)
+	return byAdminID(ctx, s, "report", `SELECT `+reportColumns+` FROM moderation_reports
+WHERE community_id = $1 AND id LIKE $2 || '%' ORDER BY id LIMIT 1`, scanReport, community, prefix)
+}
+
+// byAdminID is the row of query (its $1 the community, $2 the 32 hex
+// digits an admin id carries: the prefix of a 64-hex id) scanned by scan;
+// false when there is none. The one lookup of the admin API's ids.
+func byAdminID[T any](ctx context.Context, s *Store, what, query string, scan pgx.RowToFunc[T], community, prefix string) (T, bool, error) {
+	var zero T
+	rows, err := s.pool.Query(ctx, query, community, prefix)
 	if err != nil {
-		return records.Report{}, false, errorf("report %s: %w", prefix, err)
+		return zero, false, errorf("%s %s: %w", what, prefix, err)
 	}
-	out, err := collect(rows, scanReport)
+	out, err := collect(rows, scan)
 	if err != nil {
-		return records.Report{}, false, errorf("report %s: %w", prefix, err)
+		return zero, false, errorf("%s %s: %w", what, prefix, err)
 	}
 	if len(out) == 0 {
-		return records.Report{}, false, nil
+		return zero, false, nil
 	}
 	return out[0], true, nil
 }
@@ -98,19 +106,8 @@ WHERE community_id = $1 ORDER BY received_at DESC, event_id DESC LIMIT $2`, comm
 // ProductFeedbackGet is community's feedback whose event id starts with
 // prefix (32 lowercase hex digits: an admin id); false when there is none.
 func (s *Store) ProductFeedbackGet(ctx context.Context, community, prefix string) (records.Feedback, bool, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+feedbackColumns+` FROM product_feedback
-WHERE community_id = $1 AND event_id LIKE $2 || '%' ORDER BY event_id LIMIT 1`, community, prefix)
-	if err != nil {
-		return records.Feedback{}, false, errorf("feedback %s: %w", prefix, err)
-	}
-	out, err := collect(rows, scanFeedback)
-	if err != nil {
-		return records.Feedback{}, false, errorf("feedback %s: %w", prefix, err)
-	}
-	if len(out) == 0 {
-		return records.Feedback{}, false, nil
-	}
-	return out[0], true, nil
+	return byAdminID(ctx, s, "feedback", `SELECT `+feedbackColumns+` FROM product_feedback
+WHERE community_id = $1 AND event_id LIKE $2 || '%' ORDER BY event_id LIMIT 1`, scanFeedback, community, prefix)
 }
 
 // ProductFeedbackSetStatus sets the status of community's feedback eventID;

@@ -80,7 +80,9 @@ WHERE community_id = $1 AND pubkey = $2 AND channel_id = ANY($3)`, s.community, 
 // tag, whether it is a broadcast, and whether the reader is in its
 // conversation (wrote its parent, or a live reply to the same parent). A
 // top-level message's thread row is read only when it may be a broadcast
-// reply (its raw JSON names "broadcast"): most rows need no second lookup.
+// reply (its raw JSON names "broadcast"): most rows need no second lookup,
+// and the others one probe of thread_metadata's key each (a LATERAL with
+// LIMIT 1: a plain join let the planner hash the whole table instead).
 func (s *Snapshot) UnreadWindows(ctx context.Context, floors []records.ReadMark, eligible []int, horizon int64) ([]records.UnreadRow, error) {
 	chs := make([]string, len(floors))
 	ats := make([]int64, len(floors))
@@ -105,7 +107,9 @@ CROSS JOIN LATERAL (
     AND `+unexpiredSQL+`
   ORDER BY e.created_at DESC, e.id
   LIMIT $8) e
-LEFT JOIN thread_metadata tm ON tm.community_id = $1 AND tm.event_id = e.id AND e.threaded`,
+LEFT JOIN LATERAL (
+  SELECT tm.root_id, tm.parent_id, tm.broadcast FROM thread_metadata tm
+  WHERE e.threaded AND tm.community_id = $1 AND tm.event_id = e.id LIMIT 1) tm ON true`,
 		s.community, s.reader, chs, ats, fids, eligible, horizon, records.UnreadScan+1)
 	if err != nil {
 		return nil, errorf("unread windows: %w", err)
