@@ -90,26 +90,7 @@ func (s *Snapshot) UnreadWindows(ctx context.Context, floors []records.ReadMark,
 	for i, f := range floors {
 		chs[i], ats[i], fids[i] = f.Channel, f.At.CreatedAt, f.At.ID
 	}
-	rows, err := s.query(ctx, `
-SELECT w.ch, e.id, e.created_at, e.top_level, coalesce(tm.root_id, ''), coalesce(tm.broadcast, false),
-  EXISTS (SELECT 1 FROM event_tags t WHERE t.community_id = $1 AND t.event_id = e.id AND t.name = 'p' AND t.value = $2),
-  tm.parent_id IS NOT NULL AND (
-    EXISTS (SELECT 1 FROM events pe WHERE pe.community_id = $1 AND pe.id = tm.parent_id AND pe.pubkey = $2
-              AND pe.kind = ANY($6) AND pe.`+notDeleted+`)
-    OR EXISTS (SELECT 1 FROM thread_metadata sm JOIN events se ON se.community_id = sm.community_id AND se.id = sm.event_id
-              WHERE sm.community_id = $1 AND sm.root_id = tm.root_id AND sm.parent_id = tm.parent_id
-                AND se.pubkey = $2 AND se.kind = ANY($6) AND se.`+notDeleted+`))
-FROM unnest($3::text[], $4::bigint[], $5::text[]) AS w(ch, at, id)
-CROSS JOIN LATERAL (
-  SELECT e.id, e.created_at, e.top_level, NOT e.top_level OR strpos(e.raw, '"broadcast"') > 0 AS threaded FROM events e
-  WHERE e.community_id = $1 AND e.channel_id = w.ch AND e.created_at >= greatest(w.at, $7)
-    AND (e.created_at > w.at OR e.created_at = w.at AND (e.id < w.id OR w.id = '')) AND e.kind = ANY($6) AND e.pubkey <> $2 AND e.`+notDeleted+`
-    AND `+unexpiredSQL+`
-  ORDER BY e.created_at DESC, e.id
-  LIMIT $8) e
-LEFT JOIN LATERAL (
-  SELECT tm.root_id, tm.parent_id, tm.broadcast FROM thread_metadata tm
-  WHERE e.threaded AND tm.community_id = $1 AND tm.event_id = e.id LIMIT 1) tm ON true`,
+	rows, err := s.query(ctx, unreadWindowsSQL,
 		s.community, s.reader, chs, ats, fids, eligible, horizon, records.UnreadScan+1)
 	if err != nil {
 		return nil, errorf("unread windows: %w", err)
@@ -125,6 +106,30 @@ LEFT JOIN LATERAL (
 	}
 	return out, rows.Err()
 }
+
+// unreadWindowsSQL is UnreadWindows' statement: $1 community, $2 reader,
+// $3-$5 the floors (channel, created_at, id), $6 the eligible kinds, $7
+// the horizon, $8 the rows per channel.
+const unreadWindowsSQL = `
+SELECT w.ch, e.id, e.created_at, e.top_level, coalesce(tm.root_id, ''), coalesce(tm.broadcast, false),
+  EXISTS (SELECT 1 FROM event_tags t WHERE t.community_id = $1 AND t.event_id = e.id AND t.name = 'p' AND t.value = $2),
+  tm.parent_id IS NOT NULL AND (
+    EXISTS (SELECT 1 FROM events pe WHERE pe.community_id = $1 AND pe.id = tm.parent_id AND pe.pubkey = $2
+              AND pe.kind = ANY($6) AND pe.` + notDeleted + `)
+    OR EXISTS (SELECT 1 FROM thread_metadata sm JOIN events se ON se.community_id = sm.community_id AND se.id = sm.event_id
+              WHERE sm.community_id = $1 AND sm.root_id = tm.root_id AND sm.parent_id = tm.parent_id
+                AND se.pubkey = $2 AND se.kind = ANY($6) AND se.` + notDeleted + `))
+FROM unnest($3::text[], $4::bigint[], $5::text[]) AS w(ch, at, id)
+CROSS JOIN LATERAL (
+  SELECT e.id, e.created_at, e.top_level, NOT e.top_level OR strpos(e.raw, '"broadcast"') > 0 AS threaded FROM events e
+  WHERE e.community_id = $1 AND e.channel_id = w.ch AND e.created_at >= greatest(w.at, $7)
+    AND (e.created_at > w.at OR e.created_at = w.at AND (e.id < w.id OR w.id = '')) AND e.kind = ANY($6) AND e.pubkey <> $2 AND e.` + notDeleted + `
+    AND ` + unexpiredSQL + `
+  ORDER BY e.created_at DESC, e.id
+  LIMIT $8) e
+LEFT JOIN LATERAL (
+  SELECT tm.root_id, tm.parent_id, tm.broadcast FROM thread_metadata tm
+  WHERE e.threaded AND tm.community_id = $1 AND tm.event_id = e.id LIMIT 1) tm ON true`
 
 // ReadStateMessages reads the messages a read-state context names, in
 // channel: each one's position, author, kind, thread and reasons, and
