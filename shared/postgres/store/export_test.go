@@ -15,7 +15,7 @@ var DeliveryStatements = map[string]string{
 }
 
 // UnreadWindowsSQL is the sidebar's unread-window statement.
-const UnreadWindowsSQL = unreadWindowsSQL
+var UnreadWindowsSQL = unreadWindowsSQL
 
 // PlainSQL is the statement and arguments of a plain read.
 func PlainSQL(community, reader string, p *PlainRead) (string, []any, bool) {
