@@ -431,6 +431,8 @@ func TestRoutesAndDualstackAPIs(t *testing.T) {
 		"POST /api/admin/v1/members/{pubkey}/ban":       "query",
 		"POST /api/admin/v1/members/{pubkey}/timeout":   "query",
 		"POST /api/admin/v1/reports/{id}/resolve":       "query",
+		"POST /api/admin/v1/reports/{id}/reopen":        "query",
+		"POST /api/admin/v1/reports/{id}/cancel":        "query",
 		// the GIF proxy's routes only with -c gifs (TestGIFsOnlyWithTheirSecret)
 		"PUT /api/admin/v1/operators/{pubkey}": "query",
 		// issue 52: Buzz's read-state API

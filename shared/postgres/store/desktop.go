@@ -11,72 +11,33 @@ import (
 // The reads of Buzz desktop's moderation and admin panes (issue 52): the
 // report queue by status, newest first; one report by the 32 hex digits
 // its admin id carries; the audit newest first; the restrictions in force;
-// and kind 42000 feedback (migrations/027).
-
-const reportColumns = `id, reporter, target_pubkey, coalesce(target_event, ''), report_type, content, raw, created_at, status,
-  coalesce(resolved_by, ''), coalesce(resolution, ''), resolved_at`
-
-func scanReport(r pgx.CollectableRow) (records.Report, error) {
-	var p records.Report
-	return p, r.Scan(&p.ID, &p.Reporter, &p.TargetPubkey, &p.TargetEvent, &p.Type, &p.Content, &p.Raw, &p.CreatedAt, &p.Status,
-		&p.ResolvedBy, &p.Resolution, &p.ResolvedAt)
-}
-
-// ModerationReportsList lists community's reports newest first, at most
-// limit, with status ("" any; records.StatusEscalated the reports resolved
-// by escalation, records.StatusResolved the others resolved).
-func (s *Store) ModerationReportsList(ctx context.Context, community, status string, limit int) ([]records.Report, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+reportColumns+` FROM moderation_reports
-WHERE community_id = $1 AND CASE $2
-  WHEN '' THEN true
-  WHEN 'escalated' THEN status = 'resolved' AND resolution = 'escalate'
-  WHEN 'resolved' THEN status = 'resolved' AND resolution IS DISTINCT FROM 'escalate'
-  ELSE status = $2 END
-ORDER BY created_at DESC, id DESC LIMIT $3`, community, status, limit)
-	if err != nil {
-		return nil, errorf("reports of %s: %w", community, err)
-	}
-	out, err := collect(rows, scanReport)
-	if err != nil {
-		return nil, errorf("reports of %s: %w", community, err)
-	}
-	return out, nil
-}
+// and kind 42000 feedback (migrations/025). The queue's and the audit's
+// paging is moderation.go's (ReportPage, ModerationActionsList).
 
 // ModerationReportsGet is community's report whose id starts with prefix
 // (32 lowercase hex digits: an admin id); false when there is none.
 func (s *Store) ModerationReportsGet(ctx context.Context, community, prefix string) (records.Report, bool, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+reportColumns+` FROM moderation_reports
-WHERE community_id = $1 AND id LIKE $2 || '%' ORDER BY id LIMIT 1`, community, prefix)
-	if err != nil {
-		return records.Report{}, false, errorf("report %s: %w", prefix, err)
-	}
-	out, err := collect(rows, scanReport)
-	if err != nil {
-		return records.Report{}, false, errorf("report %s: %w", prefix, err)
-	}
-	if len(out) == 0 {
-		return records.Report{}, false, nil
-	}
-	return out[0], true, nil
+	return byAdminID(ctx, s, "report", `SELECT `+reportColumns+` FROM moderation_reports
+WHERE community_id = $1 AND id LIKE $2 || '%' ORDER BY id LIMIT 1`, scanReport, community, prefix)
 }
 
-// ModerationActionsListRecent lists community's audit rows newest first, at
-// most limit.
-func (s *Store) ModerationActionsListRecent(ctx context.Context, community string, limit int) ([]records.ModerationAction, error) {
-	rows, err := s.pool.Query(ctx, `SELECT event_id, actor, kind, target, reason, expires_at, created_at
-FROM moderation_actions WHERE community_id = $1 ORDER BY created_at DESC, event_id DESC LIMIT $2`, community, limit)
+// byAdminID is the row of query (its $1 the community, $2 the 32 hex
+// digits an admin id carries: the prefix of a 64-hex id) scanned by scan;
+// false when there is none. The one lookup of the admin API's ids.
+func byAdminID[T any](ctx context.Context, s *Store, what, query string, scan pgx.RowToFunc[T], community, prefix string) (T, bool, error) {
+	var zero T
+	rows, err := s.pool.Query(ctx, query, community, prefix)
 	if err != nil {
-		return nil, errorf("moderation actions of %s: %w", community, err)
+		return zero, false, errorf("%s %s: %w", what, prefix, err)
 	}
-	out, err := collect(rows, func(r pgx.CollectableRow) (records.ModerationAction, error) {
-		var a records.ModerationAction
-		return a, r.Scan(&a.EventID, &a.Actor, &a.Kind, &a.Target, &a.Reason, &a.Expires, &a.CreatedAt)
-	})
+	out, err := collect(rows, scan)
 	if err != nil {
-		return nil, errorf("moderation actions of %s: %w", community, err)
+		return zero, false, errorf("%s %s: %w", what, prefix, err)
 	}
-	return out, nil
+	if len(out) == 0 {
+		return zero, false, nil
+	}
+	return out[0], true, nil
 }
 
 // PubkeyRulesListRestricted lists community's keys banned or timed out now
@@ -145,19 +106,8 @@ WHERE community_id = $1 ORDER BY received_at DESC, event_id DESC LIMIT $2`, comm
 // ProductFeedbackGet is community's feedback whose event id starts with
 // prefix (32 lowercase hex digits: an admin id); false when there is none.
 func (s *Store) ProductFeedbackGet(ctx context.Context, community, prefix string) (records.Feedback, bool, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+feedbackColumns+` FROM product_feedback
-WHERE community_id = $1 AND event_id LIKE $2 || '%' ORDER BY event_id LIMIT 1`, community, prefix)
-	if err != nil {
-		return records.Feedback{}, false, errorf("feedback %s: %w", prefix, err)
-	}
-	out, err := collect(rows, scanFeedback)
-	if err != nil {
-		return records.Feedback{}, false, errorf("feedback %s: %w", prefix, err)
-	}
-	if len(out) == 0 {
-		return records.Feedback{}, false, nil
-	}
-	return out[0], true, nil
+	return byAdminID(ctx, s, "feedback", `SELECT `+feedbackColumns+` FROM product_feedback
+WHERE community_id = $1 AND event_id LIKE $2 || '%' ORDER BY event_id LIMIT 1`, scanFeedback, community, prefix)
 }
 
 // ProductFeedbackSetStatus sets the status of community's feedback eventID;

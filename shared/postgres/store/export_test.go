@@ -14,6 +14,9 @@ var DeliveryStatements = map[string]string{
 	"system of one channel":        deliverySystemOneSQL,
 }
 
+// UnreadWindowsSQL is the sidebar's unread-window statement.
+var UnreadWindowsSQL = unreadWindowsSQL
+
 // PlainSQL is the statement and arguments of a plain read.
 func PlainSQL(community, reader string, p *PlainRead) (string, []any, bool) {
 	b := newSQL(community, reader)

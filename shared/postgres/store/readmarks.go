@@ -80,7 +80,9 @@ WHERE community_id = $1 AND pubkey = $2 AND channel_id = ANY($3)`, s.community, 
 // tag, whether it is a broadcast, and whether the reader is in its
 // conversation (wrote its parent, or a live reply to the same parent). A
 // top-level message's thread row is read only when it may be a broadcast
-// reply (its raw JSON names "broadcast"): most rows need no second lookup.
+// reply (its raw JSON names "broadcast"): most rows need no second lookup,
+// and the others one probe of thread_metadata's key each (a LATERAL with
+// LIMIT 1: a plain join let the planner hash the whole table instead).
 func (s *Snapshot) UnreadWindows(ctx context.Context, floors []records.ReadMark, eligible []int, horizon int64) ([]records.UnreadRow, error) {
 	chs := make([]string, len(floors))
 	ats := make([]int64, len(floors))
@@ -88,24 +90,7 @@ func (s *Snapshot) UnreadWindows(ctx context.Context, floors []records.ReadMark,
 	for i, f := range floors {
 		chs[i], ats[i], fids[i] = f.Channel, f.At.CreatedAt, f.At.ID
 	}
-	rows, err := s.query(ctx, `
-SELECT w.ch, e.id, e.created_at, e.top_level, coalesce(tm.root_id, ''), coalesce(tm.broadcast, false),
-  EXISTS (SELECT 1 FROM event_tags t WHERE t.community_id = $1 AND t.event_id = e.id AND t.name = 'p' AND t.value = $2),
-  tm.parent_id IS NOT NULL AND (
-    EXISTS (SELECT 1 FROM events pe WHERE pe.community_id = $1 AND pe.id = tm.parent_id AND pe.pubkey = $2
-              AND pe.kind = ANY($6) AND pe.`+notDeleted+`)
-    OR EXISTS (SELECT 1 FROM thread_metadata sm JOIN events se ON se.community_id = sm.community_id AND se.id = sm.event_id
-              WHERE sm.community_id = $1 AND sm.root_id = tm.root_id AND sm.parent_id = tm.parent_id
-                AND se.pubkey = $2 AND se.kind = ANY($6) AND se.`+notDeleted+`))
-FROM unnest($3::text[], $4::bigint[], $5::text[]) AS w(ch, at, id)
-CROSS JOIN LATERAL (
-  SELECT e.id, e.created_at, e.top_level, NOT e.top_level OR strpos(e.raw, '"broadcast"') > 0 AS threaded FROM events e
-  WHERE e.community_id = $1 AND e.channel_id = w.ch AND e.created_at >= greatest(w.at, $7)
-    AND (e.created_at > w.at OR e.created_at = w.at AND (e.id < w.id OR w.id = '')) AND e.kind = ANY($6) AND e.pubkey <> $2 AND e.`+notDeleted+`
-    AND `+unexpiredSQL+`
-  ORDER BY e.created_at DESC, e.id
-  LIMIT $8) e
-LEFT JOIN thread_metadata tm ON tm.community_id = $1 AND tm.event_id = e.id AND e.threaded`,
+	rows, err := s.query(ctx, unreadWindowsSQL,
 		s.community, s.reader, chs, ats, fids, eligible, horizon, records.UnreadScan+1)
 	if err != nil {
 		return nil, errorf("unread windows: %w", err)
@@ -122,6 +107,39 @@ LEFT JOIN thread_metadata tm ON tm.community_id = $1 AND tm.event_id = e.id AND 
 	return out, rows.Err()
 }
 
+// unreadWindowsSQL is UnreadWindows' statement: $1 community, $2 reader,
+// $3-$5 the floors (channel, created_at, id), $6 the eligible kinds, $7
+// the horizon, $8 the rows per channel.
+var unreadWindowsSQL = `
+SELECT w.ch, e.id, e.created_at, e.top_level, coalesce(tm.root_id, ''), coalesce(tm.broadcast, false),
+` + reasonsSQL("$6") + `
+FROM unnest($3::text[], $4::bigint[], $5::text[]) AS w(ch, at, id)
+CROSS JOIN LATERAL (
+  SELECT e.id, e.created_at, e.top_level, NOT e.top_level OR strpos(e.raw, '"broadcast"') > 0 AS threaded FROM events e
+  WHERE e.community_id = $1 AND e.channel_id = w.ch AND e.created_at >= greatest(w.at, $7)
+    AND (e.created_at > w.at OR e.created_at = w.at AND (e.id < w.id OR w.id = '')) AND e.kind = ANY($6) AND e.pubkey <> $2 AND e.` + notDeleted + `
+    AND ` + unexpiredSQL + `
+  ORDER BY e.created_at DESC, e.id
+  LIMIT $8) e
+LEFT JOIN LATERAL (
+  SELECT tm.root_id, tm.parent_id, tm.broadcast FROM thread_metadata tm
+  WHERE e.threaded AND tm.community_id = $1 AND tm.event_id = e.id LIMIT 1) tm ON true`
+
+// reasonsSQL is the two reasons a row e (with its thread row tm) needs
+// beyond its own columns, for $1 community and $2 reader, kinds the
+// placeholder of the eligible kinds: whether it names the reader in a p
+// tag (a mention), and whether the reader is in its conversation (wrote
+// its parent, or a live reply to the same parent).
+func reasonsSQL(kinds string) string {
+	return `  EXISTS (SELECT 1 FROM event_tags t WHERE t.community_id = $1 AND t.event_id = e.id AND t.name = 'p' AND t.value = $2),
+  tm.parent_id IS NOT NULL AND (
+    EXISTS (SELECT 1 FROM events pe WHERE pe.community_id = $1 AND pe.id = tm.parent_id AND pe.pubkey = $2
+              AND pe.kind = ANY(` + kinds + `) AND pe.` + notDeleted + `)
+    OR EXISTS (SELECT 1 FROM thread_metadata sm JOIN events se ON se.community_id = sm.community_id AND se.id = sm.event_id
+              WHERE sm.community_id = $1 AND sm.root_id = tm.root_id AND sm.parent_id = tm.parent_id
+                AND se.pubkey = $2 AND se.kind = ANY(` + kinds + `) AND se.` + notDeleted + `))`
+}
+
 // ReadStateMessages reads the messages a read-state context names, in
 // channel: each one's position, author, kind, thread and reasons, and
 // whether it is live (not deleted, unexpired). A message of another
@@ -130,13 +148,7 @@ func (s *Snapshot) ReadStateMessages(ctx context.Context, channel string, ids []
 	rows, err := s.query(ctx, `
 SELECT e.id, e.pubkey, e.kind, e.created_at, e.top_level, e.`+notDeleted+` AND `+unexpiredSQL+`,
   coalesce(tm.root_id, ''), coalesce(tm.broadcast, false),
-  EXISTS (SELECT 1 FROM event_tags t WHERE t.community_id = $1 AND t.event_id = e.id AND t.name = 'p' AND t.value = $2),
-  tm.parent_id IS NOT NULL AND (
-    EXISTS (SELECT 1 FROM events pe WHERE pe.community_id = $1 AND pe.id = tm.parent_id AND pe.pubkey = $2
-              AND pe.kind = ANY($5) AND pe.`+notDeleted+`)
-    OR EXISTS (SELECT 1 FROM thread_metadata sm JOIN events se ON se.community_id = sm.community_id AND se.id = sm.event_id
-              WHERE sm.community_id = $1 AND sm.root_id = tm.root_id AND sm.parent_id = tm.parent_id
-                AND se.pubkey = $2 AND se.kind = ANY($5) AND se.`+notDeleted+`))
+`+reasonsSQL("$5")+`
 FROM events e
 LEFT JOIN thread_metadata tm ON tm.community_id = e.community_id AND tm.event_id = e.id
 WHERE e.community_id = $1 AND e.id = ANY($4) AND e.channel_id = $3`, s.community, s.reader, channel, ids, eligible)

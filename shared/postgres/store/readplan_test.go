@@ -70,3 +70,33 @@ func assertPageWalk(t *testing.T, st *store.Store, ch string) {
 		t.Fatalf("the page is not looked up by its channel's index\n%s", plan)
 	}
 }
+
+// TestSidebarUnreadWindowsProbeThreadRows: the sidebar's unread windows
+// (a page of 20 channels, up to 101 rows each) read each row's thread
+// metadata by its key, never by scanning thread_metadata: a plain LEFT
+// JOIN let the planner hash the whole table (85,000 rows, most of a
+// 264 ms sidebar page at 100,000 events).
+func TestSidebarUnreadWindowsProbeThreadRows(t *testing.T) {
+	ctx := context.Background()
+	st := freshStore(t)
+	reader := testkit.NewKey(t).Pub
+	var chs []string
+	var ats []int64
+	var ids []string
+	for i := 0; i < 40; i++ {
+		ch := testkit.ChannelID()
+		testkit.SeedChannel(t, dbOf(st), testkit.SeedOptions{Channel: ch, Events: 500, Start: 1_700_000_000, PerSecond: 5, Seed: uint64(i + 1)})
+		if i < 20 {
+			chs, ats, ids = append(chs, ch), append(ats, 1_700_000_000), append(ids, "")
+		}
+	}
+	testkit.Analyze(t, dbOf(st))
+	var plan string
+	if err := store.PoolOf(st).QueryRow(ctx, "EXPLAIN (FORMAT JSON) "+store.UnreadWindowsSQL,
+		"default", reader, chs, ats, ids, []int{9, 40002, 45001, 45003}, int64(0), 101).Scan(&plan); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plan, `"Node Type": "Seq Scan"`) {
+		t.Errorf("the unread windows scan a table:\n%s", plan)
+	}
+}

@@ -2,11 +2,13 @@ package manage
 
 import (
 	"context"
+	"errors"
 	"slices"
 
 	"github.com/buzzrelay/relay/shared/domain/eventcheck"
 	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/domain/reject"
+	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/community"
 )
 
@@ -37,16 +39,48 @@ var ReportStatuses = []string{records.StatusOpen, records.StatusResolved, record
 // the community (the same answer for one of another community's).
 var ErrNoSuchItem = reject.Invalidf("no such item in this community")
 
-// Reports lists community c's reports newest first, at most limit
-// (ReadLimit), with status ("" any; one of ReportStatuses).
-func (s *Service) Reports(ctx context.Context, c *community.Community, pubkey, status string, limit int) ([]records.Report, error) {
+// ErrReportState is the kind of refusal of a report change its status
+// forbids (resolving a closed report, reopening an open one): the admin
+// API answers it 409, as Buzz's relay does.
+var ErrReportState = errors.New("manage: the report's status forbids it")
+
+// stateRefusal is refusal r, of kind ErrReportState.
+func stateRefusal(r *reject.Error) error { return &stateError{r} }
+
+type stateError struct{ r *reject.Error }
+
+func (e *stateError) Error() string   { return e.r.Error() }
+func (e *stateError) Unwrap() []error { return []error{e.r, ErrReportState} }
+
+// MaxRequestID bounds a client's idempotency key (the admin console's
+// requestId is a UUID).
+const MaxRequestID = 64
+
+// ReportTargets are the target kinds a report list may be filtered by
+// (Buzz's; a report here names an event or a pubkey, never a blob).
+var ReportTargets = []string{"event", "pubkey", "blob"}
+
+// ReportFilter is one read of the report queue (store.ReportPage).
+type ReportFilter = store.ReportPage
+
+// Reports lists a page of community c's reports newest first: p's filters
+// (store.ReportPage; Status "" any, else one of ReportStatuses; Target
+// one of ReportTargets), at most ReadLimit(p.Limit).
+func (s *Service) Reports(ctx context.Context, c *community.Community, pubkey string, p ReportFilter) ([]records.Report, error) {
 	if err := s.admit(ctx, c, pubkey); err != nil {
 		return nil, err
 	}
-	if status != "" && !slices.Contains(ReportStatuses, status) {
+	if p.Status != "" && !slices.Contains(ReportStatuses, p.Status) {
 		return nil, reject.Invalidf("status must be one of %v", ReportStatuses)
 	}
-	return s.Store.ModerationReportsList(ctx, c.ID, status, ReadLimit(limit))
+	if p.Target != "" && !slices.Contains(ReportTargets, p.Target) {
+		return nil, reject.Invalidf("targetKind must be one of %v", ReportTargets)
+	}
+	if p.Target == "blob" {
+		return []records.Report{}, nil
+	}
+	p.Newest, p.Limit = true, ReadLimit(p.Limit)
+	return s.Store.ModerationReportsList(ctx, c.ID, p)
 }
 
 // Report is community c's report whose id begins with prefix (the 32 hex
@@ -71,7 +105,7 @@ func (s *Service) Audit(ctx context.Context, c *community.Community, pubkey stri
 	if err := s.admit(ctx, c, pubkey); err != nil {
 		return nil, err
 	}
-	return s.Store.ModerationActionsListRecent(ctx, c.ID, ReadLimit(limit))
+	return s.Store.ModerationActionsListPage(ctx, c.ID, true, ReadLimit(limit))
 }
 
 // Restricted lists community c's keys banned or timed out now.

@@ -67,7 +67,7 @@ var Methods = []string{
 	"deleteblob", "mediausage",
 	"setthreadrepliesinchannel",
 	"setrelaymembership", "listrelaymembers",
-	"listeventsneedingmoderation", "resolvereport",
+	"listeventsneedingmoderation", "resolvereport", "reopenreport",
 	"setjoinpolicy", "clearjoinpolicy", "revokeinvite",
 }
 
@@ -210,9 +210,36 @@ func (s *Service) call(ctx context.Context, c *community.Community, pubkey strin
 		return true, s.Store.Tx(ctx, c.ID, func(tx *store.Tx) error {
 			ok, err := tx.ModerationReportsUpdate(ctx, id, pubkey, status, action, time.Now().Unix())
 			if err == nil && !ok {
-				err = reject.Invalidf("report %s is not open", id)
+				err = stateRefusal(reject.Invalidf("report %s is not open", id))
 			}
 			return err
+		})
+	case "reopenreport": // [report id, request id]: a closed report open again, once per request id
+		id, err := p.str(0, "report id")
+		if err != nil {
+			return nil, err
+		}
+		request, err := p.str(1, "request id")
+		if err != nil {
+			return nil, err
+		}
+		if !eventcheck.LowerHex(id, 64) {
+			return nil, reject.Invalidf("parameter 1 (report id) must be 64 lowercase hex characters")
+		}
+		if request == "" || len(request) > MaxRequestID {
+			return nil, reject.Invalidf("parameter 2 (request id) must be 1 to %d characters", MaxRequestID)
+		}
+		return true, s.Store.Tx(ctx, c.ID, func(tx *store.Tx) error {
+			found, reopened, replayed, shown, err := tx.ModerationReportsUpdateReopen(ctx, id, request)
+			switch {
+			case err != nil:
+				return err
+			case !found:
+				return ErrNoSuchItem
+			case !reopened && !replayed:
+				return stateRefusal(reject.Invalidf("report is not reopenable (current status: %s)", shown))
+			}
+			return nil
 		})
 	case "listrelaymembers": // NIP-43: owners (the operators), admins, members
 		var out []map[string]string

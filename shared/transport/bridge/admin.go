@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/buzzrelay/relay/shared/domain/eventcheck"
@@ -107,49 +108,87 @@ const (
 	MaxAdminPage = 200
 )
 
+// reportQuery are the parameters GET /api/admin/v1/reports takes; any
+// other is refused, as Buzz's relay refuses it.
+var reportQuery = []string{"communityId", "status", "scope", "reportType", "targetKind", "after", "before", "limit"}
+
 // AdminReports is GET /api/admin/v1/reports[?status=&scope=all&limit=
-// &communityId=&reportType=&targetKind=]: newest first. With no status and
-// no scope=all, Buzz's default: the escalated reports only.
+// &communityId=&reportType=&targetKind=&after=&before=]: newest first,
+// created in [after, before) (RFC 3339). With no status and no scope=all,
+// Buzz's default: the escalated reports only. communityId naming another
+// community (or none) lists nothing, as Buzz's deployment-wide filter does.
 func (b *Bridge) AdminReports(ctx context.Context, r Request) Response {
 	c, pubkey, err := b.authenticateAs(ctx, r, false)
 	if err != nil {
 		return b.adminFail(ctx, "reports", err)
 	}
-	q := r.Query
-	limit := AdminPage
-	if v, ok := q["limit"]; ok {
-		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > MaxAdminPage {
-			return b.adminFail(ctx, "reports", reject.Invalidf("limit must be between 1 and %d", MaxAdminPage))
-		}
+	page, err := adminReportPage(r.Query)
+	if err != nil {
+		return b.adminFail(ctx, "reports", err)
 	}
-	if v, ok := q["scope"]; ok && v != "all" {
-		return b.adminFail(ctx, "reports", reject.Invalidf("scope must be all"))
-	}
-	if v, ok := q["targetKind"]; ok && !slices.Contains([]string{"event", "pubkey", "blob"}, v) {
-		return b.adminFail(ctx, "reports", reject.Invalidf("targetKind must be event, pubkey or blob"))
-	}
-	status := q["status"]
-	if _, ok := q["status"]; !ok && q["scope"] != "all" {
-		status = records.StatusEscalated
-	}
-	// The filters Buzz applies after the status, on at most a page of rows.
-	rows, err := b.Manager.Reports(ctx, c, pubkey, status, manage.MaxRead)
+	rows, err := b.Manager.Reports(ctx, c, pubkey, page)
 	if err != nil {
 		return b.adminFail(ctx, "reports", err)
 	}
 	out := []adminReport{}
+	if id, ok := r.Query["communityId"]; ok && adminPrefix(id) != adminPrefix(CommunityUUID(c.ID)) {
+		return JSON(http.StatusOK, out)
+	}
 	host := community.NormalizeHost(r.Host)
 	for _, rep := range rows {
-		a := toAdminReport(c, host, rep)
-		if (q["communityId"] != "" && q["communityId"] != a.CommunityID) || (q["reportType"] != "" && q["reportType"] != a.ReportType) ||
-			(q["targetKind"] != "" && q["targetKind"] != a.TargetKind) {
-			continue
-		}
-		if out = append(out, a); len(out) == limit {
-			break
-		}
+		out = append(out, toAdminReport(c, host, rep))
 	}
 	return JSON(http.StatusOK, out)
+}
+
+// adminReportPage reads GET /api/admin/v1/reports's query as Buzz's relay
+// reads it: limit 1-MaxAdminPage (AdminPage when absent), scope all,
+// communityId a UUID, after and before RFC 3339 times.
+func adminReportPage(q map[string]string) (manage.ReportFilter, error) {
+	for k := range q {
+		if !slices.Contains(reportQuery, k) {
+			return manage.ReportFilter{}, reject.Invalidf("unknown parameter %q", k)
+		}
+	}
+	p := manage.ReportFilter{Limit: AdminPage, Status: q["status"], Type: q["reportType"], Target: q["targetKind"]}
+	if v, ok := q["limit"]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxAdminPage {
+			return p, reject.Invalidf("limit must be between 1 and %d", MaxAdminPage)
+		}
+		p.Limit = n
+	}
+	if v, ok := q["scope"]; ok && v != "all" {
+		return p, reject.Invalidf("scope must be all")
+	}
+	if v, ok := q["communityId"]; ok && adminPrefix(v) == "" {
+		return p, reject.Invalidf("communityId must be a UUID")
+	}
+	if _, ok := q["status"]; !ok && q["scope"] != "all" {
+		p.Status = records.StatusEscalated
+	}
+	var err error
+	if p.Since, err = adminTime(q, "after"); err == nil {
+		p.Until, err = adminTime(q, "before")
+	}
+	return p, err
+}
+
+// adminTime is the query's RFC 3339 time name as the first whole second at
+// or after it (created_at >= after, created_at < before); 0 when absent.
+func adminTime(q map[string]string, name string) (int64, error) {
+	v, ok := q[name]
+	if !ok {
+		return 0, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil || t.Unix() < 1 {
+		return 0, reject.Invalidf("%s must be an RFC 3339 time", name)
+	}
+	if t.Nanosecond() > 0 {
+		return t.Unix() + 1, nil
+	}
+	return t.Unix(), nil
 }
 
 // adminReportDetail is GET /api/admin/v1/reports/{id}: the report, the
@@ -237,6 +276,66 @@ func (b *Bridge) AdminResolve(ctx context.Context, r Request, id string) Respons
 	}
 	return JSON(http.StatusOK, map[string]any{"status": shown, "activeAction": nil})
 }
+
+// AdminReopen is POST /api/admin/v1/reports/{id}/reopen, body
+// {"requestId": UUID, "reason"?}: NIP-86 reopenreport, a closed report
+// (resolved, dismissed, escalated) open again, answered {"status":
+// "open"}; a retry with the same requestId answers the same; an open
+// report 409.
+func (b *Bridge) AdminReopen(ctx context.Context, r Request, id string) Response {
+	c, pubkey, err := b.authenticateAs(ctx, r, true)
+	if err != nil {
+		return b.adminFail(ctx, "reopen", err)
+	}
+	rep, err := b.Manager.Report(ctx, c, pubkey, adminPrefix(id)) // the door first
+	if err != nil {
+		return b.adminFail(ctx, "reopen", err)
+	}
+	var body struct {
+		RequestID string  `json:"requestId"`
+		Reason    *string `json:"reason"`
+	}
+	if err := strictJSON(r.Body, &body); err != nil {
+		return b.adminFail(ctx, "reopen", err)
+	}
+	if adminPrefix(body.RequestID) == "" || len(body.RequestID) != 36 {
+		return b.adminFail(ctx, "reopen", reject.Invalidf("requestId must be a UUID"))
+	}
+	if _, err := b.adminCall(ctx, c, pubkey, "reopenreport", rep.ID, strings.ToLower(body.RequestID)); err != nil {
+		return b.adminFail(ctx, "reopen", err)
+	}
+	return JSON(http.StatusOK, map[string]string{"status": records.StatusOpen})
+}
+
+// AdminCancel is POST /api/admin/v1/reports/{id}/cancel, body {"actionId":
+// UUID}: Buzz cancels an enforcement action that failed before it changed
+// anything. This relay applies a resolution's action within its NIP-86
+// call (AdminResolve), so no action is ever left failed: a well-formed
+// cancel of the community's report answers 409, as Buzz answers an action
+// that is not cancellable.
+func (b *Bridge) AdminCancel(ctx context.Context, r Request, id string) Response {
+	c, pubkey, err := b.authenticateAs(ctx, r, true)
+	if err != nil {
+		return b.adminFail(ctx, "cancel", err)
+	}
+	if _, err := b.Manager.Report(ctx, c, pubkey, adminPrefix(id)); err != nil {
+		return b.adminFail(ctx, "cancel", err)
+	}
+	var body struct {
+		ActionID string `json:"actionId"`
+	}
+	if err := strictJSON(r.Body, &body); err != nil {
+		return b.adminFail(ctx, "cancel", err)
+	}
+	if adminPrefix(body.ActionID) == "" || len(body.ActionID) != 36 {
+		return b.adminFail(ctx, "cancel", reject.Invalidf("actionId must be a UUID"))
+	}
+	return b.adminFail(ctx, "cancel", errNotCancellable)
+}
+
+// errNotCancellable answers every cancel (AdminCancel).
+var errNotCancellable = because(manage.ErrReportState,
+	reject.Invalidf("action is not cancellable: this relay applies an action when the report is resolved, and none failed"))
 
 // adminFeedback is one feedback row (Buzz's FeedbackSummary, and its
 // detail with the body and tags).

@@ -31,8 +31,9 @@ var statuses = []struct {
 	{community.ErrUnknownHost, http.StatusNotFound}, // never another community's data
 	{errTooLarge, http.StatusRequestEntityTooLarge},
 	{errNoPolicy, http.StatusNotFound},
-	{manage.ErrNoSuchItem, http.StatusNotFound}, // the admin API's unknown (or another community's) id
-	{gifs.ErrUpstream, http.StatusBadGateway},   // the GIF provider failed
+	{manage.ErrNoSuchItem, http.StatusNotFound},  // the admin API's unknown (or another community's) id
+	{manage.ErrReportState, http.StatusConflict}, // a report change its status forbids (Buzz's 409)
+	{gifs.ErrUpstream, http.StatusBadGateway},    // the GIF provider failed
 }
 
 // Fail is the bridge's one mapping from an error to its answer: the HTTP

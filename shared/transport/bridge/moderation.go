@@ -12,6 +12,7 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/domain/reject"
+	"github.com/buzzrelay/relay/shared/service/manage"
 )
 
 // Buzz desktop's moderation pane (block/buzz desktop/src/shared/api/
@@ -32,7 +33,7 @@ func (b *Bridge) ModerationReports(ctx context.Context, r Request) Response {
 	if err != nil {
 		return b.Fail(ctx, "moderation reports", err)
 	}
-	rows, err := b.Manager.Reports(ctx, c, pubkey, r.Query["status"], limit)
+	rows, err := b.Manager.Reports(ctx, c, pubkey, manage.ReportFilter{Status: r.Query["status"], Limit: limit})
 	if err != nil {
 		return b.Fail(ctx, "moderation reports", err)
 	}

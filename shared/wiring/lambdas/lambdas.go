@@ -230,6 +230,8 @@ var HTTPRoutes = []HTTPRoute{
 	{"query", "GET", "/api/admin/v1/reports"},
 	{"query", "GET", "/api/admin/v1/reports/{id}"},
 	{"query", "POST", "/api/admin/v1/reports/{id}/resolve"},
+	{"query", "POST", "/api/admin/v1/reports/{id}/reopen"},
+	{"query", "POST", "/api/admin/v1/reports/{id}/cancel"},
 	{"query", "GET", "/api/admin/v1/feedback"},
 	{"query", "GET", "/api/admin/v1/feedback/{id}"},
 	{"query", "PATCH", "/api/admin/v1/feedback/{id}"},
