@@ -285,6 +285,8 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 			return *fns["ws-push"].FunctionName()
 		case lambdas.RefPushSenderFunction:
 			return *fns["push-sender"].FunctionName()
+		case lambdas.RefWorkflowRunnerFunction:
+			return *fns["workflow-runner"].FunctionName()
 		case lambdas.RefSessionTable:
 			return *sessionTable.TableName()
 		case lambdas.RefLiveKitSecretArn:
@@ -375,7 +377,8 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 			fns["ws-push"].GrantInvoke(fn)
 		}
 		if f.Dispatches {
-			fns["push-sender"].GrantInvoke(fn) // one hand-off per commit
+			fns["push-sender"].GrantInvoke(fn)     // one hand-off per commit
+			fns["workflow-runner"].GrantInvoke(fn) // one hand-off per commit a workflow may act on
 		}
 		if f.Pushes {
 			newLiveness(stack, fn)
@@ -398,7 +401,7 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 			})
 		}
 		period := awscdk.Duration_Minutes(jsii.Number(5))
-		if f.SendsPush {
+		if f.SendsPush || f.RunsWorkflows {
 			// No alarm of its own (each is $0.10 a month, and the idle bill
 			// stays as it was): its runs fail by design while a callback is
 			// retried, and a batch given up on waits in the PushFailed

@@ -410,6 +410,7 @@ func TestRoutesAndDualstackAPIs(t *testing.T) {
 		// webhook writes the room's 39004
 		"GET /.well-known/nip29/livekit": "query", "GET /.well-known/nip29/livekit/{group}": "query",
 		"POST /.well-known/nip29/livekit/{group}": "query", "POST /livekit/webhook": "ingest",
+		"POST /hooks/{id}": "ingest", "GET /workflows/{id}/runs": "query", "GET /workflows/{id}/runs/{run}/approvals": "query",
 		"$connect": "ws-connect", "$default": "ws-message", "$disconnect": "ws-disconnect",
 		// issue 52: Buzz desktop's moderation pane, admin console and GIF
 		// proxy, on the function that serves NIP-86
@@ -876,8 +877,8 @@ func TestAlarmsOnlyInManaged(t *testing.T) {
 	}
 	var missing []string
 	for name := range fn {
-		if name == "push-sender" {
-			continue // none by design (infra/push.go): the idle bill stays as it was
+		if name == "push-sender" || name == "workflow-runner" {
+			continue // none by design (infra/push.go, docs/workflows.md): the idle bill stays as it was
 		}
 		for _, m := range []string{"Errors", "Throttles"} {
 			if !alarms[name+"/"+m] {

@@ -37,6 +37,10 @@ const FanoutFunction = "fanout"
 // NIP-PL wakes) has in localdev and the tests.
 const PushSenderFunction = "push-sender"
 
+// WorkflowRunnerFunction is the name the workflow runner has in localdev
+// and the tests (WORKFLOW_RUNNER_FUNCTION).
+const WorkflowRunnerFunction = "workflow-runner"
+
 // PushFunction is the name the push function has in localdev
 // (PUSH_FUNCTION): $connect's greeting and the liveness timer (Liveness)
 // invoke it.
@@ -110,6 +114,13 @@ func newStack(a *app.App, log *slog.Logger, inProcess bool) *Stack {
 	}
 	if a.Sweep != nil {
 		lambda.Functions[SweepFunction] = a.SweepHandler()
+	}
+	if a.Workflows != nil {
+		lambda.Functions[WorkflowRunnerFunction] = a.WorkflowRunner()
+		if a.Workflows.Runner != nil {
+			a.Workflows.Runner = lambda.Invoker(WorkflowRunnerFunction)
+		}
+		a.Workflows.Waker = &timerWaker{invoke: lambda.Invoker(WorkflowRunnerFunction), log: log}
 	}
 	ws.Connect, ws.Default, ws.Disconnect = a.WebSocket(), a.WebSocket(), a.WebSocket()
 	routes := HTTPRoutes(map[string]HTTPHandler{"ingest": a.IngestHTTP(), "query": a.QueryHTTP()}, a.Media != nil)

@@ -80,6 +80,7 @@ const (
 	RefPushSenderFunction
 	RefSessionTable
 	RefLiveKitSecretArn
+	RefWorkflowRunnerFunction
 )
 
 // Refs resolves a Ref; Environment asks only for those f uses, so a
@@ -161,10 +162,15 @@ func Environment(f Function, s Settings, refs Refs) map[string]string {
 			env["PUSH_APP_PROFILES"] = s.PushProfiles
 		}
 	}
+	// Workflows: the committing functions hand commits to the runner; the
+	// runner invokes itself to go on with a long run.
+	if f.Dispatches {
+		env["WORKFLOW_RUNNER_FUNCTION"] = refs(RefWorkflowRunnerFunction)
+	}
 	// Over egress=ipv6 every call needs an endpoint with an AAAA record:
 	// EndpointURL and SetsEndpoint (endpoints.go) name it per service.
 	region := refs(RefRegion)
-	if (f.Dispatches || f.Fanout || f.Greets) && SetsEndpoint(s, SvcLambda) {
+	if (f.Dispatches || f.Fanout || f.Greets || f.RunsWorkflows) && SetsEndpoint(s, SvcLambda) {
 		env["LAMBDA_ENDPOINT"] = EndpointURL(s, region, SvcLambda)
 	}
 	if usesKMS && SetsEndpoint(s, SvcKMS) {
@@ -182,7 +188,7 @@ func Environment(f Function, s Settings, refs Refs) map[string]string {
 	// read the secret; the
 	// other signing functions get its ARN only to know LiveKit is on (a
 	// group's 39000 then carries the livekit tag) and never read it.
-	if s.LiveKit && (f.LiveKit || f.Signs) && !f.Migrate && !f.NoDB {
+	if s.LiveKit && (f.LiveKit || f.Signs) && !f.Migrate && !f.NoDB && !f.RunsWorkflows {
 		env["LIVEKIT_SECRET_ARN"] = refs(RefLiveKitSecretArn)
 	}
 	if s.Media && f.Directory {
