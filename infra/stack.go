@@ -257,7 +257,8 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 	// stack's resources as its references.
 	var cr awscdk.CustomResource // set below, before any handler reads it
 	fns := map[string]awslambda.Function{}
-	var httpLogs []awslogs.LogGroup // of the functions on HTTP routes, for the resume metric (alarms.go)
+	schedules := newWorkflowSchedules(stack) // workflows.go
+	var httpLogs []awslogs.LogGroup          // of the functions on HTTP routes, for the resume metric (alarms.go)
 	envSettings := s.lambdaSettings()
 	if s.Domain == "" {
 		// No domain: the distribution's own name is the relay's one host.
@@ -291,6 +292,10 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 			return *sessionTable.TableName()
 		case lambdas.RefLiveKitSecretArn:
 			return s.LiveKitSecret
+		case lambdas.RefWorkflowScheduleGroup:
+			return *schedules.group.ScheduleGroupName()
+		case lambdas.RefWorkflowSchedulerRoleArn:
+			return *schedules.role.RoleArn()
 		}
 		panic(fmt.Sprintf("infra: no reference %d", r))
 	}
@@ -385,6 +390,9 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		}
 		if f.Sweeps {
 			newExpirySweep(stack, fn)
+		}
+		if f.RunsWorkflows {
+			schedules.grant(stack, fn)
 		}
 		if f.Fanout {
 			// It invokes itself with the other parts of an audience it

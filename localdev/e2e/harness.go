@@ -186,6 +186,7 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 	}
 	if o.Workflows || o.WorkflowRunnerProcesses > 0 {
 		env["WORKFLOW_RUNNER_FUNCTION"] = emulator.WorkflowRunnerFunction
+		maps.Copy(env, emulator.SchedulerEnv(addr))
 	}
 	if o.WorkflowPrivateWebhooks {
 		env["WORKFLOW_ALLOW_PRIVATE_WEBHOOKS"] = "1"
@@ -377,8 +378,8 @@ func (r *Relay) Close() {
 	if r.PushSender != nil && r.Functions == nil {
 		r.PushSender.Close() // else the stack's, closed above
 	}
-	if r.Runner != nil {
-		r.Runner.Close()
+	if r.Runner != nil && r.Functions == nil {
+		r.Runner.Close() // else the stack's, closed above
 	}
 	_ = r.srv.Close()
 	if err := <-r.errc; err != nil && !errors.Is(err, http.ErrServerClosed) {

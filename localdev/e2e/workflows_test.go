@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/localdev/emulator"
 	"github.com/buzzrelay/relay/shared/service/community"
 	"github.com/buzzrelay/relay/shared/service/workflow"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
@@ -348,9 +349,10 @@ steps:
 	}
 }
 
-// A schedule: the emulated EventBridge schedule fires at the interval (an
-// emulated clock), the run posts; deleting the workflow (kind 5 of its
-// address, as the app deletes) stops it.
+// A schedule: the runner creates the workflow's EventBridge schedule (the
+// emulator's Scheduler API) after its commit, the schedule fires at the
+// interval (an emulated clock), the run posts; deleting the workflow (kind
+// 5 of its address, as the app deletes) deletes the schedule.
 func TestWorkflowSchedule(t *testing.T) {
 	r := StartTest(t, Options{Workflows: true})
 	alice, arl := loggedIn(t, r)
@@ -361,9 +363,13 @@ func TestWorkflowSchedule(t *testing.T) {
 		t.Fatal(ok.Message)
 	}
 	ctx := ctxT(t)
-	saved := time.Now().Truncate(time.Minute)
+	sc := waitSchedule(t, r, id, true)
+	if sc.Expression != "rate(15 minutes)" || sc.Group != emulator.ScheduleGroup || sc.Function != emulator.WorkflowRunnerFunction {
+		t.Fatalf("schedule %+v", sc)
+	}
+	saved := sc.Created.Truncate(time.Minute)
 	for _, at := range []time.Time{saved.Add(7 * time.Minute), saved.Add(15 * time.Minute), saved.Add(30 * time.Minute)} {
-		if _, err := r.Stack.FireSchedules(ctx, r.App.Store, at); err != nil {
+		if _, err := r.Stack.Scheduler.FireSchedules(ctx, at); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -374,9 +380,43 @@ func TestWorkflowSchedule(t *testing.T) {
 	if posts := workflowPosts(t, b, ch, 9); len(posts) != 2 {
 		t.Fatalf("%d posts, want 2", len(posts))
 	}
+	// A fire retried (the same scheduled time) is the same run.
+	if _, err := r.Stack.Scheduler.FireSchedules(ctx, saved.Add(30*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	if n := len(runsOf(t, r, alice, id).Runs); n != 2 {
+		t.Fatalf("%d runs after a repeated fire, want 2", n)
+	}
 	b.accept(signed(t, alice, 5, nostr.Tags{{"a", fmt.Sprintf("30620:%s:%s", alice.Pub, id)}}, ""))
-	if n, err := r.Stack.FireSchedules(ctx, r.App.Store, saved.Add(45*time.Minute)); err != nil || n != 0 {
+	waitSchedule(t, r, id, false)
+	if n, err := r.Stack.Scheduler.FireSchedules(ctx, saved.Add(45*time.Minute)); err != nil || n != 0 {
 		t.Fatalf("a deleted workflow's schedule fired %d times (%v)", n, err)
+	}
+}
+
+// waitSchedule waits until the workflow id has a schedule (there) or has
+// none, and returns it.
+func waitSchedule(t *testing.T, r *Relay, id string, there bool) emulator.Schedule {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var found []emulator.Schedule
+		for _, sc := range r.Stack.Scheduler.Schedules() {
+			if strings.HasSuffix(sc.Name, "-"+id) {
+				found = append(found, sc)
+			}
+		}
+		if there && len(found) == 1 {
+			return found[0]
+		}
+		if !there && len(found) == 0 {
+			return emulator.Schedule{}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("schedules of %s: %+v, want there=%v", id, found, there)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 

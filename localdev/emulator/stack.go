@@ -27,6 +27,9 @@ type Stack struct {
 	// goes through a function; the Front (front.go, CloudFront's stand-in)
 	// takes larger PUT /media/upload bodies to the bucket. 0: no front.
 	DirectMax int64
+	// Scheduler is EventBridge Scheduler's API (workflows.go) when the
+	// workflow runner is one of the functions, else nil.
+	Scheduler *SchedulerAPI
 }
 
 // FanoutFunction is the name the fan-out function has in localdev
@@ -53,6 +56,9 @@ const SweepFunction = "expiry-sweep"
 // Handler serves every API of the stack on one address.
 func (s *Stack) Handler() http.Handler {
 	h := s.Lambda.Wrap(s.WS.Wrap(s.HTTP))
+	if s.Scheduler != nil {
+		h = s.Scheduler.Wrap(h)
+	}
 	if s.DirectMax > 0 {
 		return &Front{Next: h, DirectMax: s.DirectMax}
 	}
@@ -120,7 +126,6 @@ func newStack(a *app.App, log *slog.Logger, inProcess bool) *Stack {
 		if a.Workflows.Runner != nil {
 			a.Workflows.Runner = lambda.Invoker(WorkflowRunnerFunction)
 		}
-		a.Workflows.Waker = &timerWaker{invoke: lambda.Invoker(WorkflowRunnerFunction), log: log}
 	}
 	ws.Connect, ws.Default, ws.Disconnect = a.WebSocket(), a.WebSocket(), a.WebSocket()
 	routes := HTTPRoutes(map[string]HTTPHandler{"ingest": a.IngestHTTP(), "query": a.QueryHTTP()}, a.Media != nil)
@@ -131,6 +136,11 @@ func newStack(a *app.App, log *slog.Logger, inProcess bool) *Stack {
 	}
 	if a.Media != nil {
 		s.DirectMax = a.Media.Limits.DirectMaxBytes
+	}
+	if a.Workflows != nil {
+		// The runner's schedules and wakes (SchedulerEnv points its
+		// Scheduler client here).
+		s.Scheduler = &SchedulerAPI{Lambda: lambda, Log: log}
 	}
 	return s
 }

@@ -16,8 +16,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
+	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/buzzrelay/relay/shared/aws/awssign"
@@ -31,7 +33,9 @@ type Client struct {
 }
 
 // New builds the client for group at endpoint ("" the region's), whose
-// schedules invoke runnerArn with role.
+// schedules invoke runnerArn with role; runnerArn "" is the ARN the
+// running invocation was invoked as (the runner's own, from its Lambda
+// context: a reference to itself would make the template circular).
 func New(cfg aws.Config, endpoint, group, role, runnerArn string) (*Client, error) {
 	if endpoint == "" {
 		endpoint = "https://scheduler." + cfg.Region + ".amazonaws.com"
@@ -64,11 +68,26 @@ type schedule struct {
 	ActionAfterCompletion string            `json:"ActionAfterCompletion,omitempty"`
 }
 
+// ScheduledTime is the Scheduler's context attribute for the time a
+// schedule's invocation was due (ISO 8601), substituted in the target's
+// input: a fire's retries carry the same time, so the runner's run for it
+// is one (workflow.Batch.Scheduled).
+const ScheduledTime = "<aws.scheduler.scheduled-time>"
+
 // Put creates or replaces the schedule of workflowID: expression (rate()
-// or cron()), its input the runner's fire payload.
+// or cron()), its input the runner's fire payload with the scheduled time.
 func (c *Client) Put(ctx context.Context, community, workflowID, expression string) error {
-	input, _ := json.Marshal(map[string]string{"community": community, "workflow": workflowID})
-	return c.put(ctx, Name(community, workflowID), schedule{ScheduleExpression: expression, Target: c.target(string(input))})
+	// The placeholder's angle brackets as they are (json.Marshal would
+	// escape them, and the Scheduler substitutes only the literal text).
+	var input strings.Builder
+	enc := json.NewEncoder(&input)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(map[string]string{"community": community, "workflow": workflowID, "scheduled": ScheduledTime})
+	t, err := c.target(ctx, strings.TrimSpace(input.String()))
+	if err != nil {
+		return err
+	}
+	return c.put(ctx, Name(community, workflowID), schedule{ScheduleExpression: expression, Target: t})
 }
 
 // Delete removes the schedule of workflowID (none: done).
@@ -90,12 +109,27 @@ func (c *Client) Delete(ctx context.Context, community, workflowID string) error
 func (c *Client) Wake(ctx context.Context, community, run string, at time.Time) error {
 	input, _ := json.Marshal(map[string]string{"community": community, "run": run})
 	name := fmt.Sprintf("wk-%s-%d", run, at.Unix())
-	s := schedule{ScheduleExpression: "at(" + at.UTC().Format("2006-01-02T15:04:05") + ")", Target: c.target(string(input)), ActionAfterCompletion: "DELETE"}
+	t, err := c.target(ctx, string(input))
+	if err != nil {
+		return err
+	}
+	s := schedule{ScheduleExpression: "at(" + at.UTC().Format("2006-01-02T15:04:05") + ")", Target: t, ActionAfterCompletion: "DELETE"}
 	return c.put(ctx, name, s)
 }
 
-func (c *Client) target(input string) target {
-	return target{Arn: c.runnerArn, RoleArn: c.role, Input: input}
+func (c *Client) target(ctx context.Context, input string) (target, error) {
+	arn := c.runnerArn
+	if arn == "" {
+		if lc, ok := lambdacontext.FromContext(ctx); ok {
+			arn = lc.InvokedFunctionArn
+		}
+	}
+	if arn == "" {
+		return target{}, errors.New("scheduler: no runner ARN (not inside a Lambda invocation)")
+	}
+	// An invocation through an alias or version carries it (…:qualifier):
+	// the schedule invokes the function as it was invoked.
+	return target{Arn: arn, RoleArn: c.role, Input: input}, nil
 }
 
 // put updates the schedule name, creating it when there is none.

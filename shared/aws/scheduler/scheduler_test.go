@@ -89,6 +89,13 @@ func TestRequests(t *testing.T) {
 		s.Target.Input != `{"community":"default","run":"run-1"}` || s.FlexibleTimeWindow["Mode"] != "OFF" {
 		t.Errorf("wake schedule %+v", s)
 	}
+	var fire schedule
+	if err := json.Unmarshal([]byte(seen[0][strings.Index(seen[0], "{"):]), &fire); err != nil {
+		t.Fatal(err)
+	}
+	if fire.Target.Input != `{"community":"default","scheduled":"<aws.scheduler.scheduled-time>","workflow":"`+wid+`"}` {
+		t.Errorf("a schedule's input %s: no scheduled time for the runner's run key", fire.Target.Input)
+	}
 	if len(name) > 64 {
 		t.Errorf("schedule name %q is longer than 64", name)
 	}

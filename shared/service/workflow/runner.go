@@ -46,7 +46,7 @@ func (s *Service) Handle(ctx context.Context, payload json.RawMessage) error {
 	case b.Run != "":
 		return s.Advance(ctx, b.Community, b.Run)
 	case b.Workflow != "":
-		return s.Fire(ctx, b.Community, b.Workflow, b.Fire)
+		return s.Fire(ctx, b.Community, b.Workflow, b.fireMinute())
 	}
 	return s.committed(ctx, b.Community, b.IDs)
 }

@@ -145,6 +145,21 @@ type Batch struct {
 	// EventBridge schedule; Fire the unix minute, 0: now).
 	Workflow string `json:"workflow,omitempty"`
 	Fire     int64  `json:"fire,omitempty"`
+	// Scheduled is the time the schedule's fire was due (RFC 3339, the
+	// Scheduler's <aws.scheduler.scheduled-time>), read when Fire is 0.
+	Scheduled string `json:"scheduled,omitempty"`
+}
+
+// fireMinute is the unix time of b's fire: Fire, else Scheduled, else 0
+// (now).
+func (b Batch) fireMinute() int64 {
+	if b.Fire != 0 {
+		return b.Fire
+	}
+	if t, err := time.Parse(time.RFC3339, b.Scheduled); err == nil {
+		return t.Unix()
+	}
+	return 0
 }
 
 // MaxBatchIDs bounds one batch.

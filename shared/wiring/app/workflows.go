@@ -27,12 +27,17 @@ func (a *App) openWorkflows(ctx context.Context, parts Parts) error {
 	if a.Keys != nil {
 		w.Signer = a.Keys
 	}
-	if cfg.RunnerFunction != "" && parts&(writes|runs) != 0 {
+	fn := cfg.RunnerFunction
+	if fn == "" && parts&runs != 0 && parts&writes == 0 {
+		// The runner itself: a long run goes on in its next invocation.
+		fn = a.Config.Fanout.Self
+	}
+	if fn != "" && parts&(writes|runs) != 0 {
 		sdk, err := awssdk.Load(ctx, a.Config.AWSRegion, a.Config.Fanout.LambdaEndpoint)
 		if err != nil {
 			return fmt.Errorf("workflows: %w", err)
 		}
-		w.Runner = lambdainvoke.New(sdk, a.Config.Fanout.LambdaEndpoint, cfg.RunnerFunction, 4)
+		w.Runner = lambdainvoke.New(sdk, a.Config.Fanout.LambdaEndpoint, fn, 4)
 	}
 	if parts&runs != 0 && cfg.ScheduleGroup != "" {
 		s, err := newScheduler(ctx, a.Config)
@@ -57,15 +62,16 @@ func (a *App) WorkflowRunner() func(context.Context, json.RawMessage) error {
 
 // newScheduler is the runner's EventBridge Scheduler client
 // (WORKFLOW_SCHEDULE_GROUP, WORKFLOW_SCHEDULER_ROLE_ARN,
-// WORKFLOW_RUNNER_ARN).
+// WORKFLOW_RUNNER_ARN, else the invocation's own ARN;
+// AWS_ENDPOINT_URL_SCHEDULER locally).
 func newScheduler(ctx context.Context, c *config.Config) (*scheduler.Client, error) {
 	w := c.Workflows
-	if w.SchedulerRole == "" || w.RunnerArn == "" {
-		return nil, errors.New("WORKFLOW_SCHEDULE_GROUP is set without WORKFLOW_SCHEDULER_ROLE_ARN and WORKFLOW_RUNNER_ARN")
+	if w.SchedulerRole == "" {
+		return nil, errors.New("WORKFLOW_SCHEDULE_GROUP is set without WORKFLOW_SCHEDULER_ROLE_ARN")
 	}
-	sdk, err := awssdk.Load(ctx, c.AWSRegion, "")
+	sdk, err := awssdk.Load(ctx, c.AWSRegion, w.SchedulerEndpoint)
 	if err != nil {
 		return nil, fmt.Errorf("workflows: %w", err)
 	}
-	return scheduler.New(sdk, "", w.ScheduleGroup, w.SchedulerRole, w.RunnerArn)
+	return scheduler.New(sdk, w.SchedulerEndpoint, w.ScheduleGroup, w.SchedulerRole, w.RunnerArn)
 }

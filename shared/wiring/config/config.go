@@ -159,6 +159,9 @@ type WorkflowConfig struct {
 	// role those schedules invoke it with (WORKFLOW_SCHEDULER_ROLE_ARN);
 	// RunnerArn is the runner's ARN they target (WORKFLOW_RUNNER_ARN).
 	ScheduleGroup, SchedulerRole, RunnerArn string
+	// SchedulerEndpoint (AWS_ENDPOINT_URL_SCHEDULER) is the Scheduler
+	// API's address: "" the region's; locally the emulator's.
+	SchedulerEndpoint string
 }
 
 // FanoutConfig is FANOUT_* and LAMBDA_ENDPOINT.
@@ -209,6 +212,7 @@ func (c *Config) text() map[string]*string {
 		"WORKFLOW_SCHEDULE_GROUP":     &c.Workflows.ScheduleGroup,
 		"WORKFLOW_SCHEDULER_ROLE_ARN": &c.Workflows.SchedulerRole,
 		"WORKFLOW_RUNNER_ARN":         &c.Workflows.RunnerArn,
+		"AWS_ENDPOINT_URL_SCHEDULER":  &c.Workflows.SchedulerEndpoint,
 		"LAMBDA_ENDPOINT":             &c.Fanout.LambdaEndpoint,
 		"AWS_LAMBDA_FUNCTION_NAME":    &c.Fanout.Self,
 	}

@@ -81,6 +81,11 @@ const (
 	RefSessionTable
 	RefLiveKitSecretArn
 	RefWorkflowRunnerFunction
+	// RefWorkflowScheduleGroup and RefWorkflowSchedulerRoleArn: the
+	// EventBridge Scheduler group the runner keeps its schedules in and
+	// the role those schedules invoke it with.
+	RefWorkflowScheduleGroup
+	RefWorkflowSchedulerRoleArn
 )
 
 // Refs resolves a Ref; Environment asks only for those f uses, so a
@@ -163,9 +168,16 @@ func Environment(f Function, s Settings, refs Refs) map[string]string {
 		}
 	}
 	// Workflows: the committing functions hand commits to the runner; the
-	// runner invokes itself to go on with a long run.
+	// runner invokes itself to go on with a long run (by its own name,
+	// AWS_LAMBDA_FUNCTION_NAME, as a reference to itself would make the
+	// template circular) and keeps its schedules in its group, each
+	// targeting its own ARN (the invocation's) with the scheduler's role.
 	if f.Dispatches {
 		env["WORKFLOW_RUNNER_FUNCTION"] = refs(RefWorkflowRunnerFunction)
+	}
+	if f.RunsWorkflows {
+		env["WORKFLOW_SCHEDULE_GROUP"] = refs(RefWorkflowScheduleGroup)
+		env["WORKFLOW_SCHEDULER_ROLE_ARN"] = refs(RefWorkflowSchedulerRoleArn)
 	}
 	// Over egress=ipv6 every call needs an endpoint with an AAAA record:
 	// EndpointURL and SetsEndpoint (endpoints.go) name it per service.
