@@ -364,10 +364,10 @@ func TestWorkflowSchedule(t *testing.T) {
 	}
 	ctx := ctxT(t)
 	sc := waitSchedule(t, r, id, true)
-	if sc.Expression != "rate(15 minutes)" || sc.Group != emulator.ScheduleGroup || sc.Function != emulator.WorkflowRunnerFunction {
-		t.Fatalf("schedule %+v", sc)
+	if sc.Expression != "cron(0/15 * * * ? *)" || sc.Group != emulator.ScheduleGroup || sc.Function != emulator.WorkflowRunnerFunction {
+		t.Fatalf("schedule %+v: want the 15-minute interval on the clock", sc)
 	}
-	saved := sc.Created.Truncate(time.Minute)
+	saved := time.Now().UTC().Truncate(time.Hour).Add(time.Hour)
 	for _, at := range []time.Time{saved.Add(7 * time.Minute), saved.Add(15 * time.Minute), saved.Add(30 * time.Minute)} {
 		if _, err := r.Stack.Scheduler.FireSchedules(ctx, at); err != nil {
 			t.Fatal(err)

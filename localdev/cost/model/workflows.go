@@ -50,12 +50,14 @@ type WorkflowDesign struct {
 	SecretOffDB bool
 }
 
-// WorkflowDesigns: as built, and the two changes that keep Aurora asleep
-// when nothing can run.
+// WorkflowDesigns: as built (intervals that divide an hour or a day on
+// the clock, workflow.Trigger.ScheduleExpression), the schedules as they
+// would be from when each was saved, and the webhook door that would
+// refuse off the database.
 var WorkflowDesigns = []WorkflowDesign{
-	{Name: "as built", About: "each schedule fires from when it was saved; the webhook door reads the secret from Postgres"},
-	{Name: "aligned", About: "schedules of one interval fire in the same minute (one wake per interval)", Aligned: true},
-	{Name: "aligned+directory", About: "aligned, and a webhook call that matches no workflow is refused from the directory document, not the database", Aligned: true, SecretOffDB: true},
+	{Name: "as built", About: "intervals that divide an hour fire on the clock, together (one wake per interval); the webhook door reads the secret from Postgres", Aligned: true},
+	{Name: "from save", About: "each schedule fires every N minutes from when it was saved, spread over the interval (the rate() a plain port writes)"},
+	{Name: "as built+directory", About: "as built, and a webhook call that matches no workflow refused from the directory document (S3), not the database (not built)", Aligned: true, SecretOffDB: true},
 }
 
 // WorkflowMonth is one design's month.

@@ -151,9 +151,13 @@ func TestScheduleExpression(t *testing.T) {
 		tr   Trigger
 		want string
 	}{
-		{Trigger{On: OnSchedule, Interval: s("15m")}, "rate(15 minutes)"},
+		{Trigger{On: OnSchedule, Interval: s("15m")}, "cron(0/15 * * * ? *)"},
+		{Trigger{On: OnSchedule, Interval: s("7m")}, "rate(7 minutes)"},
+		{Trigger{On: OnSchedule, Interval: s("2h")}, "cron(0 0/2 * * ? *)"},
+		{Trigger{On: OnSchedule, Interval: s("5h")}, "rate(300 minutes)"},
+		{Trigger{On: OnSchedule, Interval: s("24h")}, "cron(0 0/24 * * ? *)"},
 		{Trigger{On: OnSchedule, Interval: s("60s")}, "rate(1 minute)"},
-		{Trigger{On: OnSchedule, Interval: s("90s")}, "rate(2 minutes)"},
+		{Trigger{On: OnSchedule, Interval: s("90s")}, "cron(0/2 * * * ? *)"},
 		{Trigger{On: OnSchedule, Cron: s("0 9 * * 2-6")}, "cron(0 9 ? * 2-6 *)"},
 		{Trigger{On: OnSchedule, Cron: s("*/5 * 1 * *")}, "cron(*/5 * 1 * ? *)"},
 	} {

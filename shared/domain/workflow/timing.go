@@ -193,7 +193,8 @@ func (c *Cron) Next(t time.Time) (time.Time, bool) {
 }
 
 // ScheduleExpression is the EventBridge Scheduler expression of a
-// schedule trigger: rate(N minutes) for an interval, cron(min hour dom
+// schedule trigger: for an interval, cron(0/N …) on the clock when N
+// minutes divide an hour (or N hours a day), else rate(N minutes); cron(min hour dom
 // month dow year) for a cron, one of its day fields "?" as EventBridge
 // requires (Buzz's seconds field dropped: its loop ticks each minute).
 func (t Trigger) ScheduleExpression() (string, error) {
@@ -206,6 +207,16 @@ func (t Trigger) ScheduleExpression() (string, error) {
 			return "", err
 		}
 		mins := (secs + 59) / 60
+		// On the clock when the interval divides an hour or a day: every
+		// schedule of one interval then fires in the same minute, and the
+		// fires share one database wake (docs/workflows.md, the cost
+		// tool's designs) instead of keeping a pausing Aurora awake.
+		switch {
+		case mins > 1 && 60%mins == 0:
+			return fmt.Sprintf("cron(0/%d * * * ? *)", mins), nil
+		case mins >= 60 && mins%60 == 0 && 24%(mins/60) == 0:
+			return fmt.Sprintf("cron(0 0/%d * * ? *)", mins/60), nil
+		}
 		unit := "minutes"
 		if mins == 1 {
 			unit = "minute"
