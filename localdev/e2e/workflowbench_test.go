@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
@@ -28,7 +29,9 @@ func BenchmarkWorkflowTriggerToFirstStep(b *testing.B) {
 		b.Fatal(err)
 	}
 	now := nostr.Now()
-	sub, err := arl.Subscribe(ctxB(b), nostr.Filters{{Kinds: []int{9}, Tags: nostr.TagMap{"h": {ch}}, Since: &now}})
+	subCtx, cancel := context.WithCancel(context.Background()) // for the whole run
+	b.Cleanup(cancel)
+	sub, err := arl.Subscribe(subCtx, nostr.Filters{{Kinds: []int{9}, Tags: nostr.TagMap{"h": {ch}}, Since: &now}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -41,7 +44,10 @@ func BenchmarkWorkflowTriggerToFirstStep(b *testing.B) {
 		deadline := time.After(wait)
 		for {
 			select {
-			case got := <-sub.Events:
+			case got, ok := <-sub.Events:
+				if !ok {
+					b.Fatalf("the subscription ended waiting for %q: %v", text, sub.Context.Err())
+				}
 				if got.Tags.GetFirst([]string{"workflow-run"}) != nil && got.Content == "echo "+text {
 					return time.Since(start)
 				}
