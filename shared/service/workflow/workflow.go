@@ -46,8 +46,8 @@ type Invoker interface {
 }
 
 // Waker schedules a one-time invoke of the runner for a waiting run at
-// its wake time (EventBridge Scheduler's at() schedule in AWS; a timer of
-// the emulator locally).
+// its wake time (EventBridge Scheduler's at() schedule, in AWS and
+// through the emulator's Scheduler API locally).
 type Waker interface {
 	Wake(ctx context.Context, community, run string, at time.Time) error
 }

@@ -157,7 +157,8 @@ type WorkflowConfig struct {
 	// Schedules is the EventBridge Scheduler group the runner keeps one
 	// schedule per schedule workflow in (WORKFLOW_SCHEDULE_GROUP) and the
 	// role those schedules invoke it with (WORKFLOW_SCHEDULER_ROLE_ARN);
-	// RunnerArn is the runner's ARN they target (WORKFLOW_RUNNER_ARN).
+	// RunnerArn is the runner's ARN they target (WORKFLOW_RUNNER_ARN;
+	// "": the invocation's own, in Lambda).
 	ScheduleGroup, SchedulerRole, RunnerArn string
 	// SchedulerEndpoint (AWS_ENDPOINT_URL_SCHEDULER) is the Scheduler
 	// API's address: "" the region's; locally the emulator's.
