@@ -22,7 +22,7 @@ func checkWithNag(stack awscdk.Stack, s Settings) {
 		{Id: jsii.String("AwsSolutions-IAM4"), Reason: jsii.String(
 			"The functions' roles use AWS's managed AWSLambdaBasicExecutionRole (their own log streams) and AWSLambdaVPCAccessExecutionRole (ENIs in the VPC), which CDK attaches; every grant to the relay's own resources is an inline statement scoped to that resource.")},
 		{Id: jsii.String("AwsSolutions-IAM5"), Reason: jsii.String(
-			"Wildcards are in resource paths under one named resource only: @connections/* of this API's stage, the objects under the media bucket's prefixes, the versions of one function (arn:...:function:name:*) that Invoke and the scheduler grant, and the custom-resource providers CDK generates.")},
+			"Wildcards are in resource paths under one named resource only: @connections/* of this API's stage, the objects under the media bucket's prefixes, the versions of one function (arn:...:function:name:*) that Invoke and the scheduler grant, the schedules of the workflow runner's one schedule group (schedule/<group>/*: it names a schedule per workflow and per wait at run time), and the custom-resource providers CDK generates.")},
 		{Id: jsii.String("AwsSolutions-DDB3"), Reason: jsii.String(
 			"The sessions table holds only live WebSocket sessions (2-hour TTL); after a loss clients reconnect and re-subscribe, as after a redeploy. Point-in-time recovery would bill for state nobody restores.")},
 		{Id: jsii.String("AwsSolutions-S1"), Reason: jsii.String(

@@ -50,8 +50,9 @@ func TestSessionGrants(t *testing.T) {
 		}
 	}
 	// fanout (the audience), ingest and query (the marks), ws-message,
-	// ws-disconnect, ws-push (the open connections).
-	if len(SessionFunctions) != 6 {
+	// ws-disconnect, ws-push (the open connections), workflow-runner (the
+	// audience of what a run posts).
+	if len(SessionFunctions) != 7 {
 		t.Errorf("session functions %v", SessionFunctions)
 	}
 }

@@ -269,7 +269,8 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 	// stack's resources as its references.
 	var cr awscdk.CustomResource // set below, before any handler reads it
 	fns := map[string]awslambda.Function{}
-	var httpLogs []awslogs.LogGroup // of the functions on HTTP routes, for the resume metric (alarms.go)
+	schedules := newWorkflowSchedules(stack) // workflows.go
+	var httpLogs []awslogs.LogGroup          // of the functions on HTTP routes, for the resume metric (alarms.go)
 	envSettings := s.lambdaSettings()
 	if s.Domain == "" {
 		// No domain: the distribution's own name is the relay's one host.
@@ -297,12 +298,18 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 			return *fns["ws-push"].FunctionName()
 		case lambdas.RefPushSenderFunction:
 			return *fns["push-sender"].FunctionName()
+		case lambdas.RefWorkflowRunnerFunction:
+			return *fns["workflow-runner"].FunctionName()
 		case lambdas.RefSessionTable:
 			return *sessionTable.TableName()
 		case lambdas.RefLiveKitSecretArn:
 			return s.LiveKitSecret
 		case lambdas.RefKlipySecretArn:
 			return *klipy.SecretArn()
+		case lambdas.RefWorkflowScheduleGroup:
+			return *schedules.group.ScheduleGroupName()
+		case lambdas.RefWorkflowSchedulerRoleArn:
+			return *schedules.role.RoleArn()
 		}
 		panic(fmt.Sprintf("infra: no reference %d", r))
 	}
@@ -392,13 +399,17 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 			fns["ws-push"].GrantInvoke(fn)
 		}
 		if f.Dispatches {
-			fns["push-sender"].GrantInvoke(fn) // one hand-off per commit
+			fns["push-sender"].GrantInvoke(fn)     // one hand-off per commit
+			fns["workflow-runner"].GrantInvoke(fn) // one hand-off per commit a workflow may act on
 		}
 		if f.Pushes {
 			newLiveness(stack, fn)
 		}
 		if f.Sweeps {
 			newExpirySweep(stack, fn)
+		}
+		if f.RunsWorkflows {
+			schedules.grant(stack, fn)
 		}
 		if f.Fanout {
 			// It invokes itself with the other parts of an audience it
@@ -415,7 +426,7 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 			})
 		}
 		period := awscdk.Duration_Minutes(jsii.Number(5))
-		if f.SendsPush {
+		if f.SendsPush || f.RunsWorkflows {
 			// No alarm of its own (each is $0.10 a month, and the idle bill
 			// stays as it was): its runs fail by design while a callback is
 			// retried, and a batch given up on waits in the PushFailed

@@ -410,6 +410,7 @@ func TestRoutesAndDualstackAPIs(t *testing.T) {
 		// webhook writes the room's 39004
 		"GET /.well-known/nip29/livekit": "query", "GET /.well-known/nip29/livekit/{group}": "query",
 		"POST /.well-known/nip29/livekit/{group}": "query", "POST /livekit/webhook": "ingest",
+		"POST /hooks/{id}": "ingest", "GET /workflows/{id}/runs": "query", "GET /workflows/{id}/runs/{run}/approvals": "query",
 		"$connect": "ws-connect", "$default": "ws-message", "$disconnect": "ws-disconnect",
 		// issue 52: Buzz desktop's moderation pane, admin console and GIF
 		// proxy, on the function that serves NIP-86
@@ -877,8 +878,8 @@ func TestAlarmsOnlyInManaged(t *testing.T) {
 	}
 	var missing []string
 	for name := range fn {
-		if name == "push-sender" {
-			continue // none by design (infra/push.go): the idle bill stays as it was
+		if name == "push-sender" || name == "workflow-runner" {
+			continue // none by design (infra/push.go, docs/workflows.md): the idle bill stays as it was
 		}
 		for _, m := range []string{"Errors", "Throttles"} {
 			if !alarms[name+"/"+m] {
@@ -1233,10 +1234,11 @@ func TestFanoutFunctionWiring(t *testing.T) {
 		f := fnByName(name)
 		env := s.env(t, name)
 		invokes := strings.Contains(js(s.grantsOf(id)), "lambda:InvokeFunction")
-		if want := f.Dispatches || f.Fanout || f.Greets; want != invokes {
+		// The workflow runner invokes itself (a long run's next part).
+		if want := f.Dispatches || f.Fanout || f.Greets || f.RunsWorkflows; want != invokes {
 			t.Errorf("%s: lambda:InvokeFunction granted %v, want %v", name, invokes, want)
 		}
-		if f.Dispatches || f.Fanout || f.Greets {
+		if f.Dispatches || f.Fanout || f.Greets || f.RunsWorkflows {
 			if !strings.Contains(js(env["LAMBDA_ENDPOINT"]), "https://lambda.") {
 				t.Errorf("%s: LAMBDA_ENDPOINT %s, want the dual-stack endpoint under egress=ipv6", name, js(env["LAMBDA_ENDPOINT"]))
 			}

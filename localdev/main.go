@@ -63,6 +63,13 @@ func run(ctx context.Context) error {
 			return envOr(k, emulator.PushSenderFunction)
 		case "PUSH_ALLOW_PRIVATE_CALLBACKS":
 			return envOr(k, "1")
+		case "WORKFLOW_RUNNER_FUNCTION":
+			// Workflows on, the runner in this process (docs/workflows.md).
+			return envOr(k, emulator.WorkflowRunnerFunction)
+		}
+		if v, ok := emulator.SchedulerEnv(addr)[k]; ok {
+			// Its schedules and wakes at the emulator's Scheduler API.
+			return envOr(k, v)
 		}
 		return os.Getenv(k)
 	})
@@ -140,6 +147,7 @@ func run(ctx context.Context) error {
 		return err
 	}
 	stack.ExpirySweep(ctx, sweep, log)
+	stack.WorkflowSchedules(ctx, log)
 	srv := &http.Server{Addr: addr, Handler: stack.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	if p := os.Getenv("BUZZ_PPROF_ADDR"); p != "" {
 		// Profiling of this process (go tool pprof http://$BUZZ_PPROF_ADDR/debug/pprof/profile),

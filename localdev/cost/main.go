@@ -127,6 +127,33 @@ func PrintClients(w io.Writer, profile string, s model.Stack, pr model.Profile, 
 	fmt.Fprintf(w, "total: $%.2f/month\n", model.Total(lines))
 }
 
+// PrintWorkflows writes the workflow month in every design of
+// model.WorkflowDesigns and returns them, as built first.
+func PrintWorkflows(w io.Writer, wf model.Workflows, s model.Stack) ([]model.WorkflowMonth, error) {
+	fmt.Fprintf(w, "workflows: %d saved, %.0f runs a month, %d schedules every %g min, %.0f webhook calls that match nothing\n",
+		wf.Definitions, wf.Runs, wf.Schedules, wf.EveryMinutes, wf.Forged)
+	fmt.Fprintf(w, "  a run from a message rides on its commit's database wake; each schedule fire and webhook call may resume Aurora (its wakes are counted apart from the clients' below, so shared windows are counted twice)\n")
+	if db := s.Database; db.MinACU == 0 {
+		wake := model.ResumeSeconds + db.PoolIdleSeconds + db.AutoPauseSeconds
+		fmt.Fprintf(w, "  a fire that finds Aurora paused keeps it awake %.0f s (resume, pool idle, auto-pause) at 0.5 ACU: $%.4f; fires closer together than that keep it awake\n",
+			wake, wake/3600*0.5*model.USEast1.ACUHour)
+	}
+	var out []model.WorkflowMonth
+	for _, d := range model.WorkflowDesigns {
+		m, err := model.WorkflowBill(wf, d, s, model.USEast1)
+		if err != nil {
+			return nil, err
+		}
+		awake := fmt.Sprintf("%.1f h of Aurora (%d resumes)", m.AwakeHours, m.Resumes)
+		if m.DatabaseNeverOff {
+			awake = "Aurora never pauses in this profile: no extra wake"
+		}
+		fmt.Fprintf(w, "  design %-18s $%7.2f/month, %s: %s\n", d.Name, model.Total(m.Lines), awake, d.About)
+		out = append(out, m)
+	}
+	return out, nil
+}
+
 func scaled(m map[string]float64, by float64) map[string]float64 {
 	out := map[string]float64{}
 	for k, v := range m {
@@ -189,6 +216,12 @@ func main() {
 	flag.BoolVar(&u.DNSElsewhere, "dns-elsewhere", false, "the domain's DNS is not Route 53 (no hosted zone line)")
 	flag.Float64Var(&u.DNSQueries, "dns-queries", 0, "Route 53 queries a month other than alias records to the distribution (free)")
 	autoPause := flag.Float64("auto-pause", 0, "SecondsUntilAutoPause to price instead of the stack's (300 to 86400; e.g. 3600, the former restore runbook's)")
+	var wf model.Workflows
+	flag.IntVar(&wf.Definitions, "workflows", 0, "Buzz workflows saved in the community (docs/workflows.md); with -schedules or -workflow-runs the bill adds their month")
+	flag.Float64Var(&wf.Runs, "workflow-runs", 0, "workflow runs a month from messages, webhooks and manual triggers")
+	flag.IntVar(&wf.Schedules, "schedules", 0, "schedule workflows (one EventBridge schedule each)")
+	flag.Float64Var(&wf.EveryMinutes, "schedule-every", 15, "the schedules' interval, minutes")
+	flag.Float64Var(&wf.Forged, "forged-hooks", 0, "webhook calls a month that match no workflow (wrong secret, unknown id)")
 	postMS := flag.Float64("post-ms", 20, "milliseconds per @connections post")
 	flag.Float64Var(&u.Posting.InFlight, "posts-in-flight", 1, "posts a function has in flight at once (the code: 1)")
 	flag.Parse()
@@ -248,6 +281,13 @@ func main() {
 	lines, life, err := model.Bill(u, s, model.USEast1)
 	if err != nil {
 		fail("%v", err)
+	}
+	if wf.Definitions > 0 || wf.Runs > 0 || wf.Schedules > 0 || wf.Forged > 0 {
+		months, err := PrintWorkflows(&b, wf, s)
+		if err != nil {
+			fail("%v", err)
+		}
+		lines = append(lines, months[0].Lines...) // as built
 	}
 	Print(&b, profile, s, u, life, lines)
 	if per, ok := model.PushPerThousand(s, model.USEast1); ok {

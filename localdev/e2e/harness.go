@@ -58,6 +58,13 @@ type Options struct {
 	// binary (Relay.PushSender) instead of in this process.
 	Push                bool
 	PushSenderProcesses int
+	// Workflows turns Buzz's workflows on (WORKFLOW_RUNNER_FUNCTION, the
+	// runner in this process); WorkflowPrivateWebhooks lets call_webhook
+	// reach this machine; WorkflowRunnerProcesses, when above 0, runs the
+	// runner as that many processes of functions/workflow-runner's own
+	// binary (Relay.Runner).
+	Workflows, WorkflowPrivateWebhooks bool
+	WorkflowRunnerProcesses            int
 	// Media turns the Blossom media service on over a local S3 server
 	// (localdev/s3local) of the relay's own, on a free port, its data in
 	// MediaDir (default: a temporary folder removed on Close).
@@ -108,8 +115,13 @@ type Relay struct {
 	// Options.PushSenderProcesses, or with BUZZ_LAMBDA=processes the
 	// stack's (closed with it); else nil.
 	PushSender *emulator.Processes
-	s3         *s3local.Server
-	s3dir      string // removed on Close
+	// Runner is the workflow runner's processes of
+	// Options.WorkflowRunnerProcesses; Stack the emulated stack (its
+	// schedules: FireSchedules).
+	Runner *emulator.Processes
+	Stack  *emulator.Stack
+	s3     *s3local.Server
+	s3dir  string // removed on Close
 	// Functions is the process stack of Options.Binaries, else nil.
 	Functions *emulator.ProcessStack
 	// stopTicks ends the liveness timer.
@@ -171,6 +183,13 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 	if o.Push || o.PushSenderProcesses > 0 {
 		env["PUSH_SENDER_FUNCTION"] = emulator.PushSenderFunction
 		env["PUSH_ALLOW_PRIVATE_CALLBACKS"] = "1"
+	}
+	if o.Workflows || o.WorkflowRunnerProcesses > 0 {
+		env["WORKFLOW_RUNNER_FUNCTION"] = emulator.WorkflowRunnerFunction
+		maps.Copy(env, emulator.SchedulerEnv(addr))
+	}
+	if o.WorkflowPrivateWebhooks {
+		env["WORKFLOW_ALLOW_PRIVATE_WEBHOOKS"] = "1"
 	}
 	var s3 *s3local.Server
 	var s3dir string
@@ -264,7 +283,7 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 	}
 	stack.Charge(o.Costs)
 	r := &Relay{
-		HTTPURL: "http://" + addr, WSURL: "ws://" + addr, DSN: dsn, App: a, WS: ws, Lambda: stack.Lambda,
+		HTTPURL: "http://" + addr, WSURL: "ws://" + addr, DSN: dsn, App: a, WS: ws, Lambda: stack.Lambda, Stack: stack,
 		srv:  &http.Server{Handler: stack.Handler(), ReadHeaderTimeout: 10 * time.Second},
 		errc: make(chan error, 1),
 		s3:   s3, s3dir: s3dir, dropTable: dropTable,
@@ -285,6 +304,19 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 			a.Store.Close()
 			return nil, err
 		}
+	}
+	if o.WorkflowRunnerProcesses > 0 {
+		set := maps.Clone(env)
+		set["DB_MAX_CONNS"] = "4"
+		procs, err := emulator.StartProcesses(ctx, emulator.WorkflowRunnerFunction, emulator.ProcessOptions{
+			Env: emulator.Environ(nil, set), Count: o.WorkflowRunnerProcesses, Log: o.Log})
+		if err != nil {
+			ln.Close()
+			a.Store.Close()
+			return nil, err
+		}
+		r.Runner = procs
+		r.Lambda.Functions[emulator.WorkflowRunnerFunction] = procs.Invoke
 	}
 	r.startLiveness(stack, o)
 	go func() { r.errc <- r.srv.Serve(ln) }()
@@ -345,6 +377,9 @@ func (r *Relay) Close() {
 	}
 	if r.PushSender != nil && r.Functions == nil {
 		r.PushSender.Close() // else the stack's, closed above
+	}
+	if r.Runner != nil && r.Functions == nil {
+		r.Runner.Close() // else the stack's, closed above
 	}
 	_ = r.srv.Close()
 	if err := <-r.errc; err != nil && !errors.Is(err, http.ErrServerClosed) {

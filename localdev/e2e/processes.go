@@ -79,6 +79,9 @@ func startProcesses(ctx context.Context, dsn string, o Options, ln net.Listener,
 		// $connect authorizer.
 		po.Settings.PublicURL, po.Settings.Hostnames = u, false
 	}
+	if o.WorkflowPrivateWebhooks {
+		po.Local["WORKFLOW_ALLOW_PRIVATE_WEBHOOKS"] = "1"
+	}
 	if o.FanoutInlineMax > 0 {
 		po.Local["FANOUT_INLINE_MAX"] = strconv.Itoa(o.FanoutInlineMax)
 	}
@@ -137,6 +140,7 @@ func startProcesses(ctx context.Context, dsn string, o Options, ln net.Listener,
 	ws.IdleTimeout, ws.Lifetime = o.IdleTimeout, o.Lifetime
 	r.WS, r.Lambda = ws, r.Functions.Lambda
 	r.PushSender = r.Functions.Processes(emulator.PushSenderFunction)
+	r.Runner, r.Stack = r.Functions.Processes(emulator.WorkflowRunnerFunction), r.Functions.Stack
 	r.startLiveness(r.Functions.Stack, o)
 	r.srv = &http.Server{Handler: r.Functions.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() { r.errc <- r.srv.Serve(ln) }()

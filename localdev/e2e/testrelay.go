@@ -24,7 +24,7 @@ func StartTest(t testing.TB, o Options) *Relay {
 	parallel(t)
 	dsn := testkit.NewDatabase(t)
 	start := 30 * time.Second
-	if o.FanoutProcesses > 0 || o.PushSenderProcesses > 0 {
+	if o.FanoutProcesses > 0 || o.PushSenderProcesses > 0 || o.WorkflowRunnerProcesses > 0 {
 		// The fan-out function's binary is built first (`go build`, a
 		// minute or more with a cold cache on a busy 2-core machine).
 		start = 5 * time.Minute

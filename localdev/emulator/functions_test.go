@@ -100,7 +100,7 @@ func TestFunctionsAgree(t *testing.T) {
 		switch {
 		case f.Authorizer:
 			want[AuthorizerRoute] = f.Name
-		case f.Fanout, f.Pushes, f.Sweeps, f.SendsPush:
+		case f.Fanout, f.Pushes, f.Sweeps, f.SendsPush, f.RunsWorkflows:
 			want[InvokeRoute+f.Name] = f.Name
 		}
 	}

@@ -316,12 +316,17 @@ func (p *ProcessStack) routes(media bool, log *slog.Logger) *Stack {
 		case f.Authorizer:
 			ws.Authorizer = call[events.APIGatewayCustomAuthorizerRequestTypeRequest, events.APIGatewayCustomAuthorizerResponse](procs)
 			p.Reaches[AuthorizerRoute] = f.Name
-		case f.Fanout, f.Pushes, f.Sweeps, f.SendsPush:
+		case f.Fanout, f.Pushes, f.Sweeps, f.SendsPush, f.RunsWorkflows:
 			lambda.Functions[f.Name] = procs.Invoke
 			p.Reaches[InvokeRoute+f.Name] = f.Name
 		}
 	}
 	s := &Stack{HTTP: &HTTPAPI{Routes: http}, WS: ws, Lambda: lambda}
+	if lambda.Functions[WorkflowRunnerFunction] != nil {
+		// Its schedules and wakes, through the Scheduler API here
+		// (LocalSetup's AWS_ENDPOINT_URL_SCHEDULER).
+		s.Scheduler = &SchedulerAPI{Lambda: lambda, Log: log}
+	}
 	if media {
 		s.DirectMax = blossom.Defaults.DirectMaxBytes // LocalSetup.Options' limit
 	}
@@ -486,15 +491,18 @@ func (l LocalSetup) Options() ProcessStackOptions {
 			},
 		},
 		Refs: map[lambdas.Ref]string{
-			lambdas.RefRegion:               l.Region,
-			lambdas.RefDBSecretArn:          "arn:aws:secretsmanager:" + l.Region + ":000000000000:secret:localdev-unused",
-			lambdas.RefKMSKeyArn:            l.KMSKeyARN,
-			lambdas.RefWSManagementEndpoint: "http://" + l.Addr,
-			lambdas.RefFanoutFunction:       FanoutFunction,
-			lambdas.RefPushFunction:         PushFunction,
-			lambdas.RefPushSenderFunction:   PushSenderFunction,
-			lambdas.RefMediaBucket:          l.MediaBucket,
-			lambdas.RefSessionTable:         l.SessionTable,
+			lambdas.RefRegion:                   l.Region,
+			lambdas.RefDBSecretArn:              "arn:aws:secretsmanager:" + l.Region + ":000000000000:secret:localdev-unused",
+			lambdas.RefKMSKeyArn:                l.KMSKeyARN,
+			lambdas.RefWSManagementEndpoint:     "http://" + l.Addr,
+			lambdas.RefFanoutFunction:           FanoutFunction,
+			lambdas.RefPushFunction:             PushFunction,
+			lambdas.RefPushSenderFunction:       PushSenderFunction,
+			lambdas.RefWorkflowRunnerFunction:   WorkflowRunnerFunction,
+			lambdas.RefWorkflowScheduleGroup:    ScheduleGroup,
+			lambdas.RefWorkflowSchedulerRoleArn: SchedulerRoleArn,
+			lambdas.RefMediaBucket:              l.MediaBucket,
+			lambdas.RefSessionTable:             l.SessionTable,
 		},
 		Local: map[string]string{
 			"DATABASE_URL":              l.DatabaseURL,
@@ -503,9 +511,11 @@ func (l LocalSetup) Options() ProcessStackOptions {
 			"AWS_ENDPOINT_URL_KMS":      l.KMSEndpoint,
 			"AWS_ENDPOINT_URL_S3":       l.S3Endpoint,
 			"AWS_ENDPOINT_URL_DYNAMODB": l.DynamoDBEndpoint,
-			"AWS_REGION":                l.Region,
-			"AWS_ACCESS_KEY_ID":         "local",
-			"AWS_SECRET_ACCESS_KEY":     "local",
+			// The runner's schedules (workflows.go).
+			"AWS_ENDPOINT_URL_SCHEDULER": "http://" + l.Addr,
+			"AWS_REGION":                 l.Region,
+			"AWS_ACCESS_KEY_ID":          "local",
+			"AWS_SECRET_ACCESS_KEY":      "local",
 			// Callbacks and wakes may reach this machine (docs/push.md).
 			"PUSH_ALLOW_PRIVATE_CALLBACKS": "1",
 		},

@@ -27,6 +27,9 @@ type Stack struct {
 	// goes through a function; the Front (front.go, CloudFront's stand-in)
 	// takes larger PUT /media/upload bodies to the bucket. 0: no front.
 	DirectMax int64
+	// Scheduler is EventBridge Scheduler's API (workflows.go) when the
+	// workflow runner is one of the functions, else nil.
+	Scheduler *SchedulerAPI
 }
 
 // FanoutFunction is the name the fan-out function has in localdev
@@ -36,6 +39,10 @@ const FanoutFunction = "fanout"
 // PushSenderFunction is the name the push sender (NIP-9a callbacks,
 // NIP-PL wakes) has in localdev and the tests.
 const PushSenderFunction = "push-sender"
+
+// WorkflowRunnerFunction is the name the workflow runner has in localdev
+// and the tests (WORKFLOW_RUNNER_FUNCTION).
+const WorkflowRunnerFunction = "workflow-runner"
 
 // PushFunction is the name the push function has in localdev
 // (PUSH_FUNCTION): $connect's greeting and the liveness timer (Liveness)
@@ -49,6 +56,9 @@ const SweepFunction = "expiry-sweep"
 // Handler serves every API of the stack on one address.
 func (s *Stack) Handler() http.Handler {
 	h := s.Lambda.Wrap(s.WS.Wrap(s.HTTP))
+	if s.Scheduler != nil {
+		h = s.Scheduler.Wrap(h)
+	}
 	if s.DirectMax > 0 {
 		return &Front{Next: h, DirectMax: s.DirectMax}
 	}
@@ -111,6 +121,12 @@ func newStack(a *app.App, log *slog.Logger, inProcess bool) *Stack {
 	if a.Sweep != nil {
 		lambda.Functions[SweepFunction] = a.SweepHandler()
 	}
+	if a.Workflows != nil {
+		lambda.Functions[WorkflowRunnerFunction] = a.WorkflowRunner()
+		if a.Workflows.Runner != nil {
+			a.Workflows.Runner = lambda.Invoker(WorkflowRunnerFunction)
+		}
+	}
 	ws.Connect, ws.Default, ws.Disconnect = a.WebSocket(), a.WebSocket(), a.WebSocket()
 	routes := HTTPRoutes(map[string]HTTPHandler{"ingest": a.IngestHTTP(), "query": a.QueryHTTP()}, a.Media != nil)
 	s := &Stack{
@@ -120,6 +136,11 @@ func newStack(a *app.App, log *slog.Logger, inProcess bool) *Stack {
 	}
 	if a.Media != nil {
 		s.DirectMax = a.Media.Limits.DirectMaxBytes
+	}
+	if a.Workflows != nil {
+		// The runner's schedules and wakes (SchedulerEnv points its
+		// Scheduler client here).
+		s.Scheduler = &SchedulerAPI{Lambda: lambda, Log: log}
 	}
 	return s
 }

@@ -134,7 +134,10 @@ var free = map[string]bool{
 	"AWS::KMS::Alias": true, "AWS::Lambda::Permission": true, "AWS::Lambda::EventInvokeConfig": true,
 	"AWS::RDS::DBClusterParameterGroup": true, "AWS::RDS::DBParameterGroup": true, "AWS::RDS::DBSubnetGroup": true,
 	"AWS::S3::BucketPolicy": true, "AWS::SecretsManager::SecretTargetAttachment": true, "AWS::SNS::Subscription": true,
-	"AWS::SQS::QueuePolicy": true, "AWS::Lambda::EventSourceMapping": true, "AWS::SNS::TopicPolicy": true,
+	// The workflow runner's schedule group: its schedules are created at
+	// run time and billed per invocation (WorkflowBill).
+	"AWS::Scheduler::ScheduleGroup": true,
+	"AWS::SQS::QueuePolicy":         true, "AWS::Lambda::EventSourceMapping": true, "AWS::SNS::TopicPolicy": true,
 	// The resume-503 count (infra/alarms.go): a custom metric is billed
 	// pro rata for the hours it publishes, only while Aurora resumes.
 	"AWS::Logs::MetricFilter": true,

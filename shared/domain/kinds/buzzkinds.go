@@ -11,7 +11,16 @@ const (
 	Team         = 30176 // NIP-AP agent team
 	ManagedAgent = 30177 // NIP-AP managed agent (public projection)
 	UserStatus   = 30315 // NIP-38 user status
-	WorkflowDef  = 30620 // workflow definition (stored, never executed here)
+)
+
+// Workflow commands and the relay's workflow events (Buzz's workflow
+// engine; shared/service/workflow runs them).
+const (
+	WorkflowDef               = 30620 // workflow definition, filed in its channel
+	WorkflowApprovalRequested = 46010 // relay-signed: a run waits for an approval
+	WorkflowTrigger           = 46020 // a member runs a workflow by hand
+	ApprovalGrant             = 46030 // an approver grants a waiting approval
+	ApprovalDeny              = 46031 // an approver denies it
 )
 
 // Author-only: readable by nobody but the author.
@@ -178,8 +187,8 @@ type Engine struct {
 
 // engines lists Buzz's engine kinds (kind.rs), refused.
 var engines = []Engine{
-	{Kinds: []int{46001, 46002, 46003, 46004, 46005, 46006, 46007, 46010, 46011, 46012, 46020, 46030, 46031},
-		Missing: "a workflow engine", Reason: "workflow runs, steps and approvals are produced and consumed by Buzz's workflow executor"},
+	{Kinds: []int{46001, 46002, 46003, 46004, 46005, 46006, 46007, 46011, 46012},
+		Missing: "workflow lifecycle events", Reason: "Buzz's executor publishes run and step lifecycle events; this relay keeps a run's trace in its row (GET /workflows/{id}/runs) and publishes none"},
 	{Kinds: []int{48100, 48101, 48102, 48103, 48106},
 		Missing: "a huddle audio service", Reason: "huddle lifecycle events come from Buzz's audio/video service"},
 	{Kinds: []int{1617, 1618, 1619, 1621, 1630, 1631, 1632, 1633, 30617, 30618, 30621},

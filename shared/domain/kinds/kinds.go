@@ -225,7 +225,6 @@ var table = []Kind{
 	{First: Team, Name: "agent team", Accepted: true, Storage: StoreAddressable},
 	{First: ManagedAgent, Name: "managed agent", Accepted: true, Storage: StoreAddressable},
 	{First: UserStatus, Name: "user status", Accepted: true, Storage: StoreAddressable},
-	{First: WorkflowDef, Name: "workflow definition", Accepted: true, Storage: StoreAddressable},
 	// Author-only.
 	{First: PrivateManagedAgent, Name: "private managed agent", Accepted: true, Storage: StoreAddressable, AuthorOnly: true},
 	{First: EventReminder, Name: "event reminder", Accepted: true, Storage: StoreAddressable, AuthorOnly: true},
@@ -254,6 +253,13 @@ var table = []Kind{
 	{First: ForumPost, Name: "forum post", Accepted: true, Storage: StoreRegular, Searchable: true, InChannel: true},
 	{First: ForumVote, Name: "forum vote", Accepted: true, Storage: StoreRegular, Aux: true},
 	{First: ForumComment, Name: "forum comment", Accepted: true, Storage: StoreRegular, Searchable: true, InChannel: true},
+	// Workflows (shared/service/workflow): definitions and commands filed
+	// in the workflow's channel, and the relay's approval requests.
+	{First: WorkflowDef, Name: "workflow definition", Accepted: true, Storage: StoreAddressable},
+	{First: WorkflowApprovalRequested, Name: "workflow approval requested", RelayOnly: true, Storage: StoreRegular},
+	{First: WorkflowTrigger, Name: "workflow trigger", Accepted: true, Storage: StoreRegular},
+	{First: ApprovalGrant, Name: "approval grant", Accepted: true, Storage: StoreRegular},
+	{First: ApprovalDeny, Name: "approval deny", Accepted: true, Storage: StoreRegular},
 	// Moderation commands and reports: accepted, acted on, never stored
 	// as events.
 	{First: Report, Name: "report", Accepted: true, Storage: StoreNever},

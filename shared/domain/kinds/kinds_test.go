@@ -80,6 +80,10 @@ var relayMade = struct{ relayOnly, needsChannel, replaceable []int }{
 // author-only addressable kind like NIP-PL's lease.
 var push = struct{ accepted, authorOnly []int }{accepted: []int{30390}, authorOnly: []int{30390}}
 
+// What workflows (issue 53) added: the manual trigger and the approval
+// decisions, accepted and acted on; the approval request, relay-signed.
+var workflows = struct{ accepted, relayOnly []int }{accepted: []int{46020, 46030, 46031}, relayOnly: []int{46010}}
+
 func TestTableMatchesTodaysRules(t *testing.T) {
 	in := func(k int, lists ...[]int) bool {
 		for _, l := range lists {
@@ -97,8 +101,8 @@ func TestTableMatchesTodaysRules(t *testing.T) {
 			name      string
 			got, want bool
 		}{
-			{"Accepted", Accepted(k), in(k, before.accepted, buzz.accepted, nip43.accepted, protocol40.accepted, push.accepted) || ephemeral || lists51 || sets51},
-			{"RelayOnly", RelayOnly(k), in(k, before.relayOnly, buzz.relayOnly, nip43.relayOnly, protocol40.relayOnly, relayMade.relayOnly)},
+			{"Accepted", Accepted(k), in(k, before.accepted, buzz.accepted, nip43.accepted, protocol40.accepted, push.accepted, workflows.accepted) || ephemeral || lists51 || sets51},
+			{"RelayOnly", RelayOnly(k), in(k, before.relayOnly, buzz.relayOnly, nip43.relayOnly, protocol40.relayOnly, relayMade.relayOnly, workflows.relayOnly)},
 			{"Ephemeral", Ephemeral(k), ephemeral},
 			{"Searchable", Searchable(k), in(k, before.searchable, buzz.searchable)},
 			{"InChannel", InChannel(k), in(k, before.needsChannel, buzz.needsChannel, relayMade.needsChannel)},

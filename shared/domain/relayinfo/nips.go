@@ -102,6 +102,8 @@ var NotListed = []struct {
 		"OPTIONS /media/upload", "GET /list/{pubkey}", "OPTIONS /list/{pubkey}", "GET /media/{blob}", "HEAD /media/{blob}",
 		"DELETE /media/{blob}", "OPTIONS /media/{blob}", "GET /{blob}", "HEAD /{blob}", "DELETE /{blob}", "OPTIONS /{blob}"},
 		Why: "Blossom (BUD-01, 02, 06) and Buzz's /media routes: no NIP number"},
+	{Kinds: []int{kinds.WorkflowApprovalRequested, kinds.WorkflowTrigger, kinds.ApprovalGrant, kinds.ApprovalDeny},
+		Routes: []string{"POST /hooks/{id}", "GET /workflows/{rest...}"}, Why: "Buzz's workflows (docs/workflows.md): no NIP number"},
 }
 
 // NIP-29 LiveKit's paths (nips 29.md): the discovery answer (a group's

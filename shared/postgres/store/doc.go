@@ -82,6 +82,8 @@
 //   - Communities: communities.go (communities, their hostnames, relay
 //     keys, info and operators).
 //   - Limits: ratelimits.go (the rate counters).
+//   - Workflows: workflows.go (Buzz's workflows: workflows, workflow_runs,
+//     workflow_steps, workflow_approvals).
 //   - NIP-98 replay: nip98.go (tokens seen).
 //   - NIP-29 LiveKit: livekit.go (livekit_participants: who is live in a
 //     room; and a key's seat in one channel: its type,

@@ -21,6 +21,7 @@ var storeTables = []string{
 	"ModerationActions", "ModerationReports", "NIP98Seen", "Operators", "ProductFeedback", "PubkeyRules",
 	"PushDeliveries", "PushRates", "PushSubscriptions", "RateCounters", "ReadMarks", "RelayMembers", "Resumes",
 	"Subscriptions", "ThreadMetadata", "Vanished",
+	"WorkflowApprovals", "WorkflowRuns", "WorkflowSteps", "Workflows",
 }
 
 // storeVerbs are what a store method does to its table (doc.go says what

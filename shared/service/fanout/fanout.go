@@ -110,6 +110,9 @@ type Fanout struct {
 	// Committed: one asynchronous hand-off to the push sender when the
 	// community has push subscriptions; nothing is matched here).
 	Push Committer
+	// Workflows, when set, is told of every commit too (shared/service/
+	// workflow's hand-off to the runner).
+	Workflows Committer
 }
 
 // Committer hears of each commit's events before live delivery.
@@ -178,6 +181,9 @@ func (f *Fanout) DeliverFrom(ctx context.Context, community string, events []*no
 	}
 	if f.Push != nil {
 		f.Push.Committed(ctx, community, events)
+	}
+	if f.Workflows != nil {
+		f.Workflows.Committed(ctx, community, events)
 	}
 	start := time.Now()
 	var d *store.Deliveries

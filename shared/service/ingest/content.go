@@ -313,8 +313,13 @@ func (a *apply) deleteAddress(ctx context.Context, addr string) error {
 			return err
 		}
 	}
-	_, err = a.tx.EventsSetAddressDeleted(ctx, kind, parts[1], parts[2], int64(a.ev.CreatedAt), a.now)
-	return err
+	if _, err = a.tx.EventsSetAddressDeleted(ctx, kind, parts[1], parts[2], int64(a.ev.CreatedAt), a.now); err != nil {
+		return err
+	}
+	if kind == kinds.WorkflowDef {
+		return a.workflowDeleted(ctx, parts[1], parts[2])
+	}
+	return nil
 }
 
 // replaceable keeps only the newest replaceable event per author and kind

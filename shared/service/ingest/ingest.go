@@ -43,6 +43,8 @@ type Service struct {
 	push PushRules
 	// claimer takes invites' uses (invites.go); nil: none.
 	claimer Claimer
+	// workflows, when set, runs Buzz's workflow kinds (WithWorkflows).
+	workflows WorkflowRules
 	// livekit: the relay serves NIP-29 LiveKit rooms, so a group that has
 	// one says so in its 39000 (WithLiveKit).
 	livekit bool

@@ -87,6 +87,7 @@ var kindRules = []struct {
 	{kinds.EventReminder, "NIP-ER reminder: one d, at most one well-formed not_before, any expiration after it", (*apply).reminder},
 	{kinds.PushLease, "NIP-PL push lease: checked and decrypted by the executor (shared/service/push), newer by order and generation", (*apply).pushSubscription},
 	{kinds.PushSubscription, "NIP-9a push subscription: relay, filters and an https callback (shared/service/push)", (*apply).pushSubscription},
+	{kinds.WorkflowDef, "workflow definition: Buzz's schema, a member of its channel, its row (shared/service/workflow)", (*apply).workflowDef},
 	{kinds.Edit, "edit of one's own message", (*apply).edit},
 	{kinds.DMOpen, "DM open: the DM of the sender and its p keys, created or shown", (*apply).dmOpen},
 	{kinds.DMAddMember, "DM add member: a participant opens the DM of a larger set", (*apply).dmAddMember},
@@ -95,6 +96,9 @@ var kindRules = []struct {
 	{kinds.AgentTurnMetric, "agent turn metric to one recipient", (*apply).giftWrap},
 	{kinds.ForumVote, "forum vote: one per key and target", (*apply).vote},
 	{kinds.ForumComment, "forum comment: a reply", (*apply).forumComment},
+	{kinds.WorkflowTrigger, "workflow trigger: a member runs a workflow whose owner may (SEC-006)", (*apply).workflowCommand},
+	{kinds.ApprovalGrant, "approval grant: the approver resumes a waiting run", (*apply).workflowCommand},
+	{kinds.ApprovalDeny, "approval deny: the approver resumes it denied", (*apply).workflowCommand},
 }
 
 // rules is kindRules by kind.

@@ -43,6 +43,7 @@ import (
 	"github.com/buzzrelay/relay/shared/service/ratelimit"
 	"github.com/buzzrelay/relay/shared/service/relay"
 	"github.com/buzzrelay/relay/shared/service/sessions"
+	"github.com/buzzrelay/relay/shared/service/workflow"
 	"github.com/buzzrelay/relay/shared/transport/nip86"
 )
 
@@ -126,6 +127,8 @@ type Bridge struct {
 	// GIFs is Buzz's GIF proxy (gifs.go); nil or without a key: off (no
 	// route, not advertised).
 	GIFs *gifs.Service
+	// Workflows serves Buzz's workflow routes (workflows.go); nil: 404.
+	Workflows *workflow.Service
 }
 
 // NoRoute answers a request no route serves: 404.

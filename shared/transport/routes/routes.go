@@ -170,6 +170,14 @@ func liveKitToken(s *Server, ctx context.Context, r bridge.Request, group string
 	return s.Bridge.LiveKitToken(ctx, r, group)
 }
 
+func hook(s *Server, ctx context.Context, r bridge.Request, id string) bridge.Response {
+	return s.Bridge.Hook(ctx, r, id)
+}
+
+func workflowRead(s *Server, ctx context.Context, r bridge.Request, rest string) bridge.Response {
+	return s.Bridge.Workflow(ctx, r, rest)
+}
+
 // Table is every HTTP route, first match first.
 var Table = []Route{
 	// The operator console (docs/console.md).
@@ -237,6 +245,11 @@ var Table = []Route{
 	{Methods: []string{get}, Path: lk.DiscoveryPath, Side: Read, UseCase: "livekit.Service.On", Errors: BridgeFail, Headers: BridgeCORS, Serve: bridgeRoute((*bridge.Bridge).LiveKitDiscovery)},
 	{Methods: []string{get, post}, Path: lk.TokenPathPrefix + "{group}", Side: Read, UseCase: "livekit.Service.Token", Errors: BridgeFail, Headers: BridgeCORS, Serve: liveKitToken},
 	{Methods: []string{post}, Path: lk.WebhookPath, Side: Write, UseCase: "livekit.Service.Webhook", Errors: BridgeFail, Headers: BridgeCORS, Serve: bridgeRoute((*bridge.Bridge).LiveKitWebhook)},
+
+	// Buzz's workflows (shared/service/workflow): the webhook door, and
+	// the runs and approvals of a workflow for its channel's members.
+	{Methods: []string{post}, Path: "/hooks/{id}", Side: Write, UseCase: "workflow.Service.Hook", Errors: BridgeFail, Headers: BridgeCORS, Serve: hook},
+	{Methods: []string{get}, Path: "/workflows/{rest...}", Side: Read, UseCase: "workflow.Service.Runs, Approvals", Errors: BridgeFail, Headers: BridgeCORS, Serve: workflowRead},
 
 	// Media: Blossom (BUD-01/02/06) and Buzz's /media routes
 	// (shared/service/media).

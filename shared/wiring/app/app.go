@@ -32,6 +32,7 @@ import (
 	"github.com/buzzrelay/relay/shared/service/ratelimit"
 	"github.com/buzzrelay/relay/shared/service/relay"
 	"github.com/buzzrelay/relay/shared/service/sessions"
+	"github.com/buzzrelay/relay/shared/service/workflow"
 	"github.com/buzzrelay/relay/shared/transport/apigw"
 	"github.com/buzzrelay/relay/shared/transport/wsrelay"
 	"github.com/buzzrelay/relay/shared/wiring/config"
@@ -102,6 +103,9 @@ type App struct {
 	// Sweep deletes expired events (NIP-40; functions/expiry-sweep); nil
 	// where not built.
 	Sweep *expiry.Sweeper
+	// Workflows is Buzz's workflows (workflows.go): ingest's rules, the
+	// hand-off after commits, the routes and the runner's work.
+	Workflows *workflow.Service
 }
 
 // Parts are the pieces a function kind builds; each kind's set is named in
@@ -139,6 +143,9 @@ const (
 	// avrooms is LiveKit (with pool): NIP-29 LiveKit's token endpoint,
 	// which reads the LiveKit secret at cold start.
 	avrooms
+	// runs is the workflow runner's own part (with pool, keys, live):
+	// schedules and wakes (workflows.go).
+	runs
 )
 
 // noPool are the parts built without the database.
@@ -271,6 +278,11 @@ func (a *App) wire(ctx context.Context, parts Parts) error {
 			return err
 		}
 	}
+	if parts&(writes|reads|runs) != 0 {
+		if err := a.openWorkflows(ctx, parts); err != nil {
+			return err
+		}
+	}
 	if parts&(reads|live) != 0 {
 		a.Reader = query.New(a.Store, a.signer())
 	}
@@ -367,6 +379,12 @@ func (a *App) connectLive(ctx context.Context, self bool) error {
 	a.Fanout.Door = a.Guard
 	if a.Notify != nil && a.Notify.Sender != nil {
 		a.Fanout.Push = a.Notify // one hand-off per commit, never matching
+	}
+	if a.Workflows != nil {
+		if a.Workflows.Runner != nil {
+			a.Fanout.Workflows = a.Workflows // one hand-off per commit, never matching
+		}
+		a.Workflows.Live = a.Fanout // what a run posts is delivered live
 	}
 	if a.Ingest != nil {
 		// A commit loads what delivery of its events needs, in its round trip.

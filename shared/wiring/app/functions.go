@@ -22,6 +22,7 @@ import (
 //	ws-push        PushParts        a.PushHandler()  sessions.Pusher (greeting, liveness; no database)
 //	push-sender    PushSenderParts  a.PushSender()   push.Service.Deliver (NIP-9a callbacks, NIP-PL wakes)
 //	expiry-sweep   SweepParts       a.SweepHandler() expiry.Sweeper (NIP-40; a schedule)
+//	workflow-runner RunnerParts     a.WorkflowRunner() workflow.Service.Handle (runs, schedules, wakes)
 const (
 	// IngestParts: POST /events. It signs relay events (39000-39006) and,
 	// with WS_MANAGEMENT_ENDPOINT set, delivers what it stores live.
@@ -65,7 +66,11 @@ const (
 	// SweepParts: the NIP-40 expiry sweep a schedule invokes; the pool
 	// only.
 	SweepParts = pool | sweeps
-	localParts = pool | keys | writes | reads | live | blobs | idle | greets | pushes | sweeps | notifies | avrooms
+	// RunnerParts: the workflow runner (shared/service/workflow): the
+	// relay keys sign what a run posts, live delivery posts it, and the
+	// runner keeps the schedules and wakes.
+	RunnerParts = pool | keys | reads | live | idle | runs
+	localParts  = pool | keys | writes | reads | live | blobs | idle | greets | pushes | sweeps | notifies | avrooms | runs
 )
 
 // SweepHandler is functions/expiry-sweep's handler: one sweep of the

@@ -54,5 +54,8 @@ func (a *App) bridge() *bridge.Bridge {
 	if a.Notify != nil {
 		b.Push = a.pushInfo
 	}
+	if a.Workflows != nil {
+		b.Workflows = a.Workflows
+	}
 	return b
 }

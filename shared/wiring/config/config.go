@@ -81,6 +81,9 @@ type Config struct {
 	Fanout FanoutConfig
 	// Push is push notifications (shared/service/push, docs/push.md).
 	Push PushConfig
+	// Workflows is Buzz's workflows (shared/service/workflow,
+	// docs/workflows.md).
+	Workflows WorkflowConfig
 	// PushFunction (PUSH_FUNCTION, name or ARN) is the push function
 	// $connect hands each accepted connection to (invoked asynchronously
 	// at LAMBDA_ENDPOINT), which posts its NIP-42 challenge once the socket
@@ -139,6 +142,29 @@ type PushConfig struct {
 // On reports whether push is on.
 func (p PushConfig) On() bool { return p.SenderFunction != "" }
 
+// WorkflowConfig is WORKFLOW_RUNNER_FUNCTION and
+// WORKFLOW_ALLOW_PRIVATE_WEBHOOKS.
+type WorkflowConfig struct {
+	// RunnerFunction (name or ARN) is the workflow runner
+	// (functions/workflow-runner), invoked asynchronously at
+	// LAMBDA_ENDPOINT after a commit that may trigger a workflow, by a
+	// webhook, and by the schedules; empty: definitions are checked and
+	// stored, and nothing runs them.
+	RunnerFunction string
+	// AllowPrivate lets call_webhook reach http and private addresses:
+	// local tests only.
+	AllowPrivate bool
+	// Schedules is the EventBridge Scheduler group the runner keeps one
+	// schedule per schedule workflow in (WORKFLOW_SCHEDULE_GROUP) and the
+	// role those schedules invoke it with (WORKFLOW_SCHEDULER_ROLE_ARN);
+	// RunnerArn is the runner's ARN they target (WORKFLOW_RUNNER_ARN;
+	// "": the invocation's own, in Lambda).
+	ScheduleGroup, SchedulerRole, RunnerArn string
+	// SchedulerEndpoint (AWS_ENDPOINT_URL_SCHEDULER) is the Scheduler
+	// API's address: "" the region's; locally the emulator's.
+	SchedulerEndpoint string
+}
+
 // FanoutConfig is FANOUT_* and LAMBDA_ENDPOINT.
 type FanoutConfig struct {
 	// Function (FANOUT_FUNCTION, name or ARN) takes audiences above
@@ -161,30 +187,35 @@ type FanoutConfig struct {
 // written once, here.
 func (c *Config) text() map[string]*string {
 	return map[string]*string{
-		"DATABASE_URL":             &c.DatabaseURL,
-		"BUZZ_COMMUNITY":           &c.DefaultCommunity,
-		"WS_MANAGEMENT_ENDPOINT":   &c.WSManagementEndpoint,
-		"BUZZ_PUBLIC_SCHEME":       &c.PublicScheme,
-		"BUZZ_COMMUNITY_HOST":      &c.CommunityHost,
-		"DB_IAM_USER":              &c.DBIAMUser,
-		"DB_SECRET_ARN":            &c.DBSecretARN,
-		"DB_SSLMODE":               &c.DBSSLMode,
-		"AWS_REGION":               &c.AWSRegion,
-		"RELAY_SIGNER":             &c.Key.Signer,
-		"RELAY_SECRET_KEY":         &c.Key.SecretKey,
-		"RELAY_KEY_FILE":           &c.Key.KeyFile,
-		"RELAY_KEY_CIPHERTEXT":     &c.Key.Ciphertext,
-		"RELAY_KEY_SSM_PARAMETER":  &c.Key.SSMParameter,
-		"RELAY_KMS_KEY_ID":         &c.Key.KMSKeyID,
-		"RELAY_SEAL_KEY":           &c.Key.SealKey,
-		"RELAY_SEAL_KEY_FILE":      &c.Key.SealKeyFile,
-		"FANOUT_FUNCTION":          &c.Fanout.Function,
-		"PUSH_FUNCTION":            &c.PushFunction,
-		"PUSH_SENDER_FUNCTION":     &c.Push.SenderFunction,
-		"PUSH_GATEWAY_URL":         &c.Push.Gateway,
-		"PUSH_APP_PROFILES":        &c.Push.Profiles,
-		"LAMBDA_ENDPOINT":          &c.Fanout.LambdaEndpoint,
-		"AWS_LAMBDA_FUNCTION_NAME": &c.Fanout.Self,
+		"DATABASE_URL":                &c.DatabaseURL,
+		"BUZZ_COMMUNITY":              &c.DefaultCommunity,
+		"WS_MANAGEMENT_ENDPOINT":      &c.WSManagementEndpoint,
+		"BUZZ_PUBLIC_SCHEME":          &c.PublicScheme,
+		"BUZZ_COMMUNITY_HOST":         &c.CommunityHost,
+		"DB_IAM_USER":                 &c.DBIAMUser,
+		"DB_SECRET_ARN":               &c.DBSecretARN,
+		"DB_SSLMODE":                  &c.DBSSLMode,
+		"AWS_REGION":                  &c.AWSRegion,
+		"RELAY_SIGNER":                &c.Key.Signer,
+		"RELAY_SECRET_KEY":            &c.Key.SecretKey,
+		"RELAY_KEY_FILE":              &c.Key.KeyFile,
+		"RELAY_KEY_CIPHERTEXT":        &c.Key.Ciphertext,
+		"RELAY_KEY_SSM_PARAMETER":     &c.Key.SSMParameter,
+		"RELAY_KMS_KEY_ID":            &c.Key.KMSKeyID,
+		"RELAY_SEAL_KEY":              &c.Key.SealKey,
+		"RELAY_SEAL_KEY_FILE":         &c.Key.SealKeyFile,
+		"FANOUT_FUNCTION":             &c.Fanout.Function,
+		"PUSH_FUNCTION":               &c.PushFunction,
+		"PUSH_SENDER_FUNCTION":        &c.Push.SenderFunction,
+		"PUSH_GATEWAY_URL":            &c.Push.Gateway,
+		"PUSH_APP_PROFILES":           &c.Push.Profiles,
+		"WORKFLOW_RUNNER_FUNCTION":    &c.Workflows.RunnerFunction,
+		"WORKFLOW_SCHEDULE_GROUP":     &c.Workflows.ScheduleGroup,
+		"WORKFLOW_SCHEDULER_ROLE_ARN": &c.Workflows.SchedulerRole,
+		"WORKFLOW_RUNNER_ARN":         &c.Workflows.RunnerArn,
+		"AWS_ENDPOINT_URL_SCHEDULER":  &c.Workflows.SchedulerEndpoint,
+		"LAMBDA_ENDPOINT":             &c.Fanout.LambdaEndpoint,
+		"AWS_LAMBDA_FUNCTION_NAME":    &c.Fanout.Self,
 	}
 }
 
@@ -285,6 +316,13 @@ func Load(getenv func(string) string) (*Config, error) {
 		return nil, fmt.Errorf("gifs: %w", err)
 	}
 	c.Session = loadSession(getenv)
+	switch v := getenv("WORKFLOW_ALLOW_PRIVATE_WEBHOOKS"); v {
+	case "", "0", "false":
+	case "1", "true":
+		c.Workflows.AllowPrivate = true
+	default:
+		return nil, fmt.Errorf("WORKFLOW_ALLOW_PRIVATE_WEBHOOKS must be 0 or 1, got %q", v)
+	}
 	switch v := getenv("PUSH_ALLOW_PRIVATE_CALLBACKS"); v {
 	case "", "0", "false":
 	case "1", "true":

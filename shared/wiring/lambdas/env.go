@@ -84,6 +84,12 @@ const (
 	RefSessionTable
 	RefLiveKitSecretArn
 	RefKlipySecretArn
+	RefWorkflowRunnerFunction
+	// RefWorkflowScheduleGroup and RefWorkflowSchedulerRoleArn: the
+	// EventBridge Scheduler group the runner keeps its schedules in and
+	// the role those schedules invoke it with.
+	RefWorkflowScheduleGroup
+	RefWorkflowSchedulerRoleArn
 )
 
 // Refs resolves a Ref; Environment asks only for those f uses, so a
@@ -165,10 +171,22 @@ func Environment(f Function, s Settings, refs Refs) map[string]string {
 			env["PUSH_APP_PROFILES"] = s.PushProfiles
 		}
 	}
+	// Workflows: the committing functions hand commits to the runner; the
+	// runner invokes itself to go on with a long run (by its own name,
+	// AWS_LAMBDA_FUNCTION_NAME, as a reference to itself would make the
+	// template circular) and keeps its schedules in its group, each
+	// targeting its own ARN (the invocation's) with the scheduler's role.
+	if f.Dispatches {
+		env["WORKFLOW_RUNNER_FUNCTION"] = refs(RefWorkflowRunnerFunction)
+	}
+	if f.RunsWorkflows {
+		env["WORKFLOW_SCHEDULE_GROUP"] = refs(RefWorkflowScheduleGroup)
+		env["WORKFLOW_SCHEDULER_ROLE_ARN"] = refs(RefWorkflowSchedulerRoleArn)
+	}
 	// Over egress=ipv6 every call needs an endpoint with an AAAA record:
 	// EndpointURL and SetsEndpoint (endpoints.go) name it per service.
 	region := refs(RefRegion)
-	if (f.Dispatches || f.Fanout || f.Greets) && SetsEndpoint(s, SvcLambda) {
+	if (f.Dispatches || f.Fanout || f.Greets || f.RunsWorkflows) && SetsEndpoint(s, SvcLambda) {
 		env["LAMBDA_ENDPOINT"] = EndpointURL(s, region, SvcLambda)
 	}
 	if usesKMS && SetsEndpoint(s, SvcKMS) {
@@ -186,7 +204,7 @@ func Environment(f Function, s Settings, refs Refs) map[string]string {
 	// read the secret; the
 	// other signing functions get its ARN only to know LiveKit is on (a
 	// group's 39000 then carries the livekit tag) and never read it.
-	if s.LiveKit && (f.LiveKit || f.Signs) && !f.Migrate && !f.NoDB {
+	if s.LiveKit && (f.LiveKit || f.Signs) && !f.Migrate && !f.NoDB && !f.RunsWorkflows {
 		env["LIVEKIT_SECRET_ARN"] = refs(RefLiveKitSecretArn)
 	}
 	// Buzz's GIF proxy: the function that serves /gifs/* reads the KLIPY

@@ -96,8 +96,14 @@ type Function struct {
 	// it matches and POSTs NIP-9a callbacks and NIP-PL wakes; Lambda
 	// retries a failed run and hands its event to an on-failure queue.
 	SendsPush bool
-	Memory    float64 // MB
-	Timeout   float64 // seconds
+	// RunsWorkflows is the workflow runner (functions/workflow-runner):
+	// invoked asynchronously by the committing functions and the webhook
+	// route (WORKFLOW_RUNNER_FUNCTION), and by its EventBridge Scheduler
+	// schedules (one per schedule workflow, one-time ones for waits),
+	// which it creates and deletes in its group (WORKFLOW_SCHEDULE_GROUP).
+	RunsWorkflows bool
+	Memory        float64 // MB
+	Timeout       float64 // seconds
 }
 
 // The liveness schedule: every open connection gets a frame at least
@@ -126,6 +132,7 @@ const SweepRateHours = 24
 var Functions = []Function{
 	{Name: "fanout", Fanout: true, Posts: true, Sessions: true, Memory: 512, Timeout: 60},
 	{Name: "push-sender", SendsPush: true, Signs: true, Memory: 256, Timeout: 60},
+	{Name: "workflow-runner", RunsWorkflows: true, Signs: true, Posts: true, Sessions: true, Memory: 256, Timeout: 330},
 	{Name: "ws-push", Pushes: true, Signs: true, Posts: true, Sessions: true, NoDB: true, Memory: 128, Timeout: 30},
 	{Name: "ingest", LiveKit: true, Signs: true, Posts: true, Dispatches: true, Sessions: true, Memory: 512, Timeout: 28},
 	{Name: "query", Signs: true, Manages: true, LiveKit: true, GIFs: true, Sessions: true, Directory: true, Memory: 512, Timeout: 28},
@@ -147,12 +154,13 @@ func (f Function) DeployTime() bool { return f.Migrate || f.EgressCheck }
 // runs it instead. Every other function is on at least one route; a test
 // (lambdas_test.go) holds the Makefile, functions/ and this package to it.
 var OffRoute = map[string]string{
-	"migrate":      "CloudFormation, as the migrate custom resource's onEvent handler, once before the routes serve",
-	"fanout":       "ingest and ws-message (and itself), by asynchronous Invoke",
-	"ws-push":      "ws-connect at every $connect (asynchronous Invoke: the greeting), and the liveness schedule (EventBridge every minute, and 30 s later through an SQS queue's delivery delay; localdev: a timer)",
-	"egresscheck":  "CloudFormation, as the EgressCheck custom resource's handler (through CDK's Provider framework), before migrate and the stages",
-	"push-sender":  "ingest and ws-message after a commit in a community with push subscriptions, by asynchronous Invoke (retried by Lambda, then its on-failure queue)",
-	"expiry-sweep": "an EventBridge Scheduler schedule once a day (NIP-40: deletes expired events; localdev: a timer)",
+	"migrate":         "CloudFormation, as the migrate custom resource's onEvent handler, once before the routes serve",
+	"fanout":          "ingest and ws-message (and itself), by asynchronous Invoke",
+	"ws-push":         "ws-connect at every $connect (asynchronous Invoke: the greeting), and the liveness schedule (EventBridge every minute, and 30 s later through an SQS queue's delivery delay; localdev: a timer)",
+	"egresscheck":     "CloudFormation, as the EgressCheck custom resource's handler (through CDK's Provider framework), before migrate and the stages",
+	"push-sender":     "ingest and ws-message after a commit in a community with push subscriptions, by asynchronous Invoke (retried by Lambda, then its on-failure queue)",
+	"expiry-sweep":    "an EventBridge Scheduler schedule once a day (NIP-40: deletes expired events; localdev: a timer)",
+	"workflow-runner": "ingest and ws-message after a commit a workflow may act on, and the webhook route, by asynchronous Invoke; its EventBridge Scheduler schedules (localdev: the emulator's timers)",
 }
 
 // ByName is the function called name; ok is false when there is none.
@@ -244,6 +252,11 @@ var HTTPRoutes = []HTTPRoute{
 	{"query", "POST", "/api/admin/v1/members/{pubkey}/timeout"},
 	{"query", "DELETE", "/api/admin/v1/members/{pubkey}/timeout"},
 	{"query", "POST", "/api/admin/v1/events/{id}/delete"},
+	// Buzz's workflows (shared/service/workflow): the webhook door writes
+	// (a run), the runs and approvals read.
+	{"ingest", "POST", "/hooks/{id}"},
+	{"query", "GET", "/workflows/{id}/runs"},
+	{"query", "GET", "/workflows/{id}/runs/{run}/approvals"},
 }
 
 // MediaRoutes are Blossom's (BUD-01/02/06) and Buzz's /media routes,
