@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 FUNCTIONS := ingest query ws-connect ws-authorize ws-message ws-disconnect ws-push fanout migrate egresscheck expiry-sweep push-sender
 
-.PHONY: destroy dev test test-all test-core test-smoke test-processes test-build test-infra smoke build synth deploy bench bench-ws record-profiles pg clean fuzz stop reset
+.PHONY: destroy restore dev test test-all test-core test-smoke test-processes test-build test-infra smoke build synth deploy bench bench-ws record-profiles pg clean fuzz stop reset
 
 # Run the relay locally: private Postgres under .localdev/ (unless DATABASE_URL
 # is set), migrations, then HTTP + WebSocket on 127.0.0.1:8080 (BUZZ_ADDR).
@@ -160,6 +160,14 @@ deploy: build infra/node_modules/.bin/cdk
 destroy: synth
 	$(CDK) destroy --all --no-notices $(CDK_ARGS)
 	@for t in infra/cdk.out/*.template.json; do $(GO) run ./localdev/retained -template "$$t"; done
+
+# Restore the stack's database through CloudFormation (localdev/restore;
+# docs/deploy.md, "Backups and restore"): synthesize with the stack's
+# CDK_ARGS, check the template, print the steps (RESTORE_ARGS='-snapshot
+# <id>' or '-time <RFC 3339>'; add -run to run them).
+RESTORE_ARGS ?=
+restore: synth
+	@$(GO) run ./localdev/restore -cdk-args '$(CDK_ARGS)' $(RESTORE_ARGS)
 
 # Template assertions, then a real `cdk synth` through the pinned CLI.
 test-infra: infra/node_modules/.bin/cdk

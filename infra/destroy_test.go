@@ -14,7 +14,8 @@ import (
 // cluster's final snapshot, the KMS key that seals the relay keys stored in
 // it, the master secret and the media bucket; the managed profile
 // (retainData) the cluster itself (its writer instance is deleted) with the
-// same key, secret and bucket.
+// same key, secret and bucket; both, the log groups Lambda makes for the
+// functions the template gives none (CDK's custom-resource handlers).
 func TestDestroyListsWhatEachProfileRetains(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -23,15 +24,17 @@ func TestDestroyListsWhatEachProfileRetains(t *testing.T) {
 	}{
 		{"community", nil, map[string]string{
 			"AWS::RDS::DBCluster": "final snapshot",
-			"AWS::KMS::Key":       "KMS key", "AWS::SecretsManager::Secret": "master secret", "AWS::S3::Bucket": "media bucket"}},
+			"AWS::KMS::Key":       "KMS key", "AWS::SecretsManager::Secret": "master secret", "AWS::S3::Bucket": "media bucket",
+			model.LogGroupsOutsideTemplate: "log groups"}},
 		{"managed", map[string]any{"profile": "managed"}, map[string]string{
 			"AWS::RDS::DBCluster": "retained with its data",
-			"AWS::KMS::Key":       "KMS key", "AWS::SecretsManager::Secret": "master secret", "AWS::S3::Bucket": "media bucket"}},
+			"AWS::KMS::Key":       "KMS key", "AWS::SecretsManager::Secret": "master secret", "AWS::S3::Bucket": "media bucket",
+			model.LogGroupsOutsideTemplate: "log groups"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := synth(t, c.ctx)
 			b, _ := json.Marshal(s.tpl.ToJSON())
-			kept, err := model.Retained(b, "BuzzRelay-default", model.Sizes{DatabaseGB: 1, MediaGB: 10}, model.USEast1)
+			kept, err := model.Retained(b, "BuzzRelay-default", model.Sizes{DatabaseGB: 1, MediaGB: 10, LogsGB: 0.1}, model.USEast1)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -103,6 +103,20 @@ type Settings struct {
 	// LiveKit server's {"url", "api_key", "api_secret"}: NIP-29 LiveKit
 	// rooms are served (docs/configuration.md). Empty: off.
 	LiveKitSecret string
+	// GIFs (-c gifs=true) deploys Buzz's GIF proxy: a Secrets Manager
+	// secret holding the KLIPY key (its value the NoEcho parameter
+	// KlipyApiKey, given once with --parameters and kept by later
+	// deploys), read by the function that serves /gifs/* at cold start,
+	// and the /gifs/* routes. Off (the default): no secret, no route, and
+	// NIP-11 does not advertise GIFs.
+	GIFs bool
+	// RelayKMSKey (-c relayKmsKey=arn:aws:kms:...) is the complete ARN of
+	// a KMS key a deleted stack of this community left behind: the stack
+	// uses it instead of creating a key, so a database restored from that
+	// stack's snapshot (the DbRestoreSnapshot parameter) opens its relay
+	// keys. Empty: the stack creates its key (docs/deploy.md, "Backups and
+	// restore").
+	RelayKMSKey string
 	// Hostnames (-c hostnames=a.example.com,*.example.org) are more names
 	// the distribution answers on, one community each (registered with
 	// `localdev/community add`); the certificate must cover them. The
@@ -176,6 +190,7 @@ var profiles = map[string]map[string]string{
 var (
 	communityRE     = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]{0,40}[a-z0-9])?$`)
 	domainRE        = regexp.MustCompile(`^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$`)
+	kmsKeyRE        = regexp.MustCompile(`^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/[0-9a-f-]{36}$`)
 	livekitSecretRE = regexp.MustCompile(`^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+$`)
 	certRE          = regexp.MustCompile(`^arn:aws[a-z-]*:acm:us-east-1:\d{12}:certificate/[0-9a-f-]{36}$`)
 	emailRE         = regexp.MustCompile(`^[^@\s]+@[^@\s]+\.[^@\s]+$`)
@@ -243,6 +258,10 @@ func SettingsFrom(node constructs.Node) (Settings, error) {
 		PushProfiles:     str("pushProfiles", ""),
 		LiveKitSecret:    str("livekitSecret", ""),
 		CertificateArn:   str("certificateArn", ""),
+		RelayKMSKey:      str("relayKmsKey", ""),
+	}
+	if s.RelayKMSKey != "" && !kmsKeyRE.MatchString(s.RelayKMSKey) {
+		return Settings{}, fmt.Errorf("context relayKmsKey must be a KMS key's complete ARN (arn:aws:kms:<region>:<account>:key/<id>, the retained key `make destroy` listed), got %q", s.RelayKMSKey)
 	}
 	for _, h := range strings.Split(str("hostnames", ""), ",") {
 		if h = strings.TrimSpace(h); h != "" {
@@ -276,6 +295,7 @@ func SettingsFrom(node constructs.Node) (Settings, error) {
 	for key, dst := range map[string]*bool{
 		"kmsEndpoint": &s.KMSEndpoint, "deletionProtection": &s.DeletionProtection, "retainData": &s.RetainData,
 		"keyRotation": &s.KeyRotation, "alarms": &s.Alarms, "media": &s.Media,
+		"gifs": &s.GIFs,
 	} {
 		if *dst, err = boolean(key); err != nil {
 			return s, err
@@ -396,6 +416,7 @@ func (s Settings) lambdaSettings() lambdas.Settings {
 		Domain: s.Domain, PublicURL: s.PublicURL(), Hostnames: len(s.Hostnames) > 0,
 		Media: s.Media, PushGateway: s.PushGateway, PushProfiles: s.PushProfiles,
 		LiveKit: s.LiveKitSecret != "",
+		GIFs:    s.GIFs,
 		MediaLimits: lambdas.MediaLimits{
 			MaxBytes: s.MediaMaxBytes, DirectMaxBytes: s.MediaDirectMaxBytes,
 			KeyBytesPerDay: s.MediaKeyBytesPerDay, CommunityBytesStored: s.MediaCommunityBytesStored,

@@ -82,6 +82,7 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		MaxValue:    jsii.Number(256),
 		Description: jsii.String("Aurora Serverless v2 maximum ACU"),
 	})
+	restore := newRestoreParameter(stack)
 
 	// Every profile has the topic, the cost alarms and the budget
 	// (alarms.go); `alarms` adds the functions' errors and throttles.
@@ -161,6 +162,7 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		RemovalPolicy:           dataPolicy,
 		Backup:                  &awsrds.BackupProps{Retention: awscdk.Duration_Days(jsii.Number(7))},
 	})
+	restore.apply(cluster)
 	dbSecret := cluster.Secret()
 	// A retained cluster, or its snapshot, keeps the credentials that open it.
 	for _, c := range *cluster.Node().FindAll(constructs.ConstructOrder_PREORDER) {
@@ -170,13 +172,22 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 	}
 
 	// --- relay key -------------------------------------------------------
-	kek := awskms.NewKey(stack, jsii.String("RelayKeyKek"), &awskms.KeyProps{
-		Description:       jsii.String("encrypts the buzz relay secp256k1 key, community " + s.Community),
-		Alias:             jsii.String(s.KeyAlias()),
-		EnableKeyRotation: jsii.Bool(s.KeyRotation),
-		RemovalPolicy:     keyPolicy,
-		PendingWindow:     awscdk.Duration_Days(jsii.Number(30)),
-	})
+	var kek awskms.IKey
+	if s.RelayKMSKey != "" {
+		// A deleted stack's retained key (restore.go): the restored
+		// database's relay keys are sealed with it. The stack never owns
+		// it, so deleting this stack leaves it as it was.
+		kek = awskms.Key_FromKeyArn(stack, jsii.String("RelayKeyKek"), jsii.String(s.RelayKMSKey))
+		awskms.NewAlias(stack, jsii.String("RelayKeyAlias"), &awskms.AliasProps{AliasName: jsii.String(s.KeyAlias()), TargetKey: kek})
+	} else {
+		kek = awskms.NewKey(stack, jsii.String("RelayKeyKek"), &awskms.KeyProps{
+			Description:       jsii.String("encrypts the buzz relay secp256k1 key, community " + s.Community),
+			Alias:             jsii.String(s.KeyAlias()),
+			EnableKeyRotation: jsii.Bool(s.KeyRotation),
+			RemovalPolicy:     keyPolicy,
+			PendingWindow:     awscdk.Duration_Days(jsii.Number(30)),
+		})
+	}
 	keyStatement := func(sid string, actions ...string) awsiam.PolicyStatement {
 		return awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 			Sid:       jsii.String(sid),
@@ -200,6 +211,7 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		media = newMediaBucket(stack, s)
 	}
 
+	klipy := newKlipySecret(stack, s) // nil without -c gifs
 	// --- APIs ------------------------------------------------------------
 	cors := &awsapigatewayv2.CorsPreflightOptions{
 		AllowOrigins: jsii.Strings("*"),
@@ -289,6 +301,8 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 			return *sessionTable.TableName()
 		case lambdas.RefLiveKitSecretArn:
 			return s.LiveKitSecret
+		case lambdas.RefKlipySecretArn:
+			return *klipy.SecretArn()
 		}
 		panic(fmt.Sprintf("infra: no reference %d", r))
 	}
@@ -337,6 +351,9 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		fn := awslambda.NewFunction(stack, jsii.String(f.Name), props)
 		if readsSecret {
 			dbSecret.GrantRead(fn, nil)
+		}
+		if f.GIFs && klipy != nil {
+			klipy.GrantRead(fn, nil) // the KLIPY key, at cold start (gifs.go)
 		}
 		if f.LiveKit && s.LiveKitSecret != "" {
 			// The functions that read the LiveKit secret (at cold start:
@@ -448,7 +465,7 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 	cr = awscdk.NewCustomResource(stack, jsii.String("Migrate"), &awscdk.CustomResourceProps{
 		ServiceToken:   provider.ServiceToken(),
 		ResourceType:   jsii.String(MigrateResourceType),
-		Properties:     ptr(lambdas.MigrateProperties(envSettings, migrateHash, refs)),
+		Properties:     ptr(migrateProperties(lambdas.MigrateProperties(envSettings, migrateHash, refs), cluster)),
 		ServiceTimeout: awscdk.Duration_Minutes(jsii.Number(10)),
 	})
 	cr.Node().AddDependency(cluster, check)
@@ -477,6 +494,9 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		})
 	}
 	for _, r := range lambdas.HTTPRoutes {
+		if r.GIFs() && !s.GIFs {
+			continue // no KLIPY key: no GIF proxy (gifs.go)
+		}
 		httpRoute(r.Function, r.Method, r.Path)
 	}
 	if s.Media {
@@ -522,6 +542,9 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 	out("DbSecretArn", dbSecret.SecretArn(), "Aurora master credentials (read by migrate only)")
 	if media != nil {
 		out("MediaBucketName", media.BucketName(), "private S3 bucket of the media (Blossom) blobs; retained when the stack is deleted")
+	}
+	if klipy != nil {
+		out("KlipySecretArn", klipy.SecretArn(), "Secrets Manager secret of the GIF proxy's KLIPY key (-c gifs=true)")
 	}
 	out("AlarmTopicArn", alarms.TopicArn(), "SNS topic of the alarms and the budget (subscribe to it: -c alarmEmail)")
 	checkWithNag(stack, s)

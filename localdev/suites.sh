@@ -10,10 +10,13 @@
 # run a function as its own process, link them from there instead of each
 # building its own).
 #
-# Then the suites in the background, each with its log under
+# Then every suite at once in the background, each with its log under
 # .localdev/test-logs/ (each suite's relays, databases, session tables and
-# S3 servers are its own); e2e and processes one after the other, beside
-# the rest:
+# S3 servers are its own). Inside the two end-to-end suites the tests run
+# E2E_PARALLEL at a time (BUZZ_E2E_PARALLEL=1: a test is mostly waiting on
+# its relay, database and clients, not on the CPU), but for the few whose
+# assertions are about time or load (localdev/e2e serialTests), which Go
+# runs alone before the rest of their suite:
 #   core       go test of every package but localdev/e2e
 #   e2e        the end-to-end suite in process, sessions in DynamoDB (as make dev ships)
 #   idle       the idle apps' test (5 minutes of waiting; issue 37)
@@ -22,7 +25,8 @@
 #   build      make build (the arm64 zips) then make test-infra (the CDK app)
 #   fuzz       make fuzz
 # At the end: every log in that order, then one line per suite with its wall
-# time and status. Exits non-zero when any suite failed.
+# time, status and CPU (user and system of its own processes; the shared
+# Postgres and DynamoDB servers' CPU is in no suite's). Exits non-zero when any suite failed.
 #
 #   localdev/suites.sh                 every suite
 #   SUITES="core e2e" localdev/suites.sh   only those
@@ -34,7 +38,7 @@ ALL="core e2e idle processes smoke build fuzz"
 SUITES=${SUITES:-$ALL}
 IDLE_TEST='^TestIdleNDKWelshmanBuzzMakeNoDatabaseStatements$'
 logs=.localdev/test-logs
-mkdir -p "$logs" && rm -f "$logs"/*.log "$logs"/*.status
+mkdir -p "$logs" && rm -f "$logs"/*.log "$logs"/*.status "$logs"/*.time "$logs"/*.times "$logs"/*.cpu
 
 now() { date +%s; }
 t0=$(now)
@@ -64,39 +68,36 @@ suite_core() {
   # shellcheck disable=SC2046
   "$GO" test -count=1 -timeout 20m $("$GO" list ./... | grep -v '/localdev/e2e$')
 }
-suite_e2e() { BUZZ_E2E_SESSIONS=1 "$GO" test -count=1 -timeout 45m -skip "$IDLE_TEST" ./localdev/e2e; }
+E2E_PARALLEL=${E2E_PARALLEL:-3}
+suite_e2e() { BUZZ_E2E_PARALLEL=1 BUZZ_E2E_SESSIONS=1 "$GO" test -count=1 -timeout 45m -parallel "$E2E_PARALLEL" -skip "$IDLE_TEST" ./localdev/e2e; }
 suite_idle() { "$GO" test -count=1 -timeout 20m -run "$IDLE_TEST" ./localdev/e2e; }
-suite_processes() { BUZZ_LAMBDA=processes "$GO" test -count=1 -timeout 45m ./localdev/e2e; }
+suite_processes() { BUZZ_E2E_PARALLEL=1 BUZZ_LAMBDA=processes "$GO" test -count=1 -timeout 45m -parallel "$E2E_PARALLEL" ./localdev/e2e; }
 suite_smoke() { localdev/smoke-dev.sh && BUZZ_LAMBDA=processes localdev/smoke-dev.sh; }
 suite_build() { make --no-print-directory build && make --no-print-directory test-infra; }
 suite_fuzz() { make --no-print-directory fuzz; }
 
 # run NAME: one suite, its log, exit status and wall time under $logs.
+# The CPU it used (user and system, its processes and theirs) is bash's
+# times for the subshell that ran it.
 run() {
   local s=$1 t
   t=$(now)
-  "suite_$s" >"$logs/$s.log" 2>&1
-  echo $? >"$logs/$s.status"
+  (
+    "suite_$s" >"$logs/$s.log" 2>&1
+    echo $? >"$logs/$s.status"
+    times >"$logs/$s.times" # (not in a pipeline: its subshell has no children)
+    tail -1 "$logs/$s.times" | awk '{print $1 " user, " $2 " system"}' >"$logs/$s.cpu"
+  )
   echo $(($(now) - t)) >"$logs/$s.time"
 }
 for s in $SUITES; do
   declare -F "suite_$s" >/dev/null || { echo "suites: no suite $s (have: $ALL)" >&2; exit 2; }
 done
-# The two end-to-end suites run one after the other: each holds timing
-# assertions (the slow push receivers, the REQ floods) that the other's
-# load on the same 2 cores would bend. Every other suite runs beside them.
 pids=()
-chain=""
 for s in $SUITES; do
-  case $s in
-  e2e | processes) chain="$chain $s" ;;
-  *) run "$s" & pids+=($!) ;;
-  esac
-done
-if [ -n "$chain" ]; then
-  ( for s in $chain; do run "$s"; done ) &
+  run "$s" &
   pids+=($!)
-fi
+done
 for p in "${pids[@]}"; do wait "$p"; done
 
 failed=0
@@ -107,7 +108,7 @@ done
 echo "=== suite times (wall, side by side on $(nproc) cores)"
 for s in $SUITES; do
   rc=$(cat "$logs/$s.status" 2>/dev/null || echo 1)
-  printf '%-10s %5s s  %s\n' "$s" "$(cat "$logs/$s.time" 2>/dev/null || echo '?')" "$([ "$rc" = 0 ] && echo ok || echo "FAILED (exit $rc)")"
+  printf '%-10s %5s s  %-22s CPU %s\n' "$s" "$(cat "$logs/$s.time" 2>/dev/null || echo '?')" "$([ "$rc" = 0 ] && echo ok || echo "FAILED (exit $rc)")" "$(cat "$logs/$s.cpu" 2>/dev/null || echo '?')"
   [ "$rc" = 0 ] || failed=1
 done
 echo "all suites: $(($(now) - t0)) s"

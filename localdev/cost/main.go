@@ -13,6 +13,8 @@
 //	go run ./localdev/cost -messages 1e6 -reqs 2e5 -events-per-req 20 -db-hours 100
 //	go run ./localdev/cost -media-gb 50 -media-uploads 2e4 -media-downloads 5e5 -media-mb 2
 //	go run ./localdev/cost -template infra/cdk.out/BuzzRelay-default.template.json
+//	go run ./localdev/cost -domain -dns-queries 1e6  # -c domain, its zone in Route 53
+//	go run ./localdev/cost -auto-pause 3600 -connected 1  # a longer auto-pause
 //	go run ./localdev/cost -client ndk -connected 10  # from ndk's recorded idle session
 //
 // With -client (buzz, ndk, welshman or nostr-tools) the -connected
@@ -61,8 +63,12 @@ func Print(w io.Writer, profile string, s model.Stack, u model.Usage, life model
 			u.Posting.Seconds(a, 0)*1000, a.Received, a.Posts, db, a.S3Gets, a.S3Puts, a.DDBReads, a.DDBWrites)
 	}
 	db := s.Database
-	fmt.Fprintf(w, "  a wake: Aurora resumes (%d s), stays while the pool keeps a connection (%g s after the last statement) and pauses %g s after (SecondsUntilAutoPause), at %.1f ACU billed per second\n",
-		model.ResumeSeconds, db.PoolIdleSeconds, db.AutoPauseSeconds, max(u.DBACU, db.MinACU))
+	tail := "no idle_session_timeout: a frozen Lambda environment keeps its connection, so Aurora never pauses"
+	if db.ServerIdleSeconds > 0 {
+		tail = fmt.Sprintf("until the server closes the last connection (idle_session_timeout %g s after the last statement: Lambda freezes the environment after each run, so the pool's own %g s idle check does not run)", db.ServerIdleSeconds, db.PoolIdleSeconds)
+	}
+	fmt.Fprintf(w, "  a wake: Aurora resumes (%d s), stays %s and pauses %g s after (SecondsUntilAutoPause): at least %.0f s at %.1f ACU billed per second\n",
+		model.ResumeSeconds, tail, db.AutoPauseSeconds, db.WakeSeconds(), max(u.DBACU, db.MinACU))
 	c := u.Clients
 	if c.N > 0 {
 		beat := "sends nothing while idle (API Gateway drops the socket after 10 min)"
@@ -179,6 +185,10 @@ func main() {
 	flag.IntVar(&u.Clients.Subscriptions, "subs", 2, "REQs each -connected client holds")
 	flag.Float64Var(&u.Clients.HeartbeatMinutes, "heartbeat", 0, "minutes of silence after which a -connected client sends a heartbeat (NDK: 2); 0 sends none")
 	flag.Float64Var(&u.Clients.NIP11PollMinutes, "nip11-every", 0, "minutes between NIP-11 fetches (a monitor or client polling GET / with Accept: application/nostr+json); 0: none")
+	domain := flag.Bool("domain", false, "the stack has -c domain (priced with a Route 53 hosted zone; a -template tells it itself)")
+	flag.BoolVar(&u.DNSElsewhere, "dns-elsewhere", false, "the domain's DNS is not Route 53 (no hosted zone line)")
+	flag.Float64Var(&u.DNSQueries, "dns-queries", 0, "Route 53 queries a month other than alias records to the distribution (free)")
+	autoPause := flag.Float64("auto-pause", 0, "SecondsUntilAutoPause to price instead of the stack's (300 to 86400; e.g. 3600, the former restore runbook's)")
 	postMS := flag.Float64("post-ms", 20, "milliseconds per @connections post")
 	flag.Float64Var(&u.Posting.InFlight, "posts-in-flight", 1, "posts a function has in flight at once (the code: 1)")
 	flag.Parse()
@@ -196,6 +206,10 @@ func main() {
 		fail("-key-year starts at 1")
 	case *postMS < 0 || u.Posting.InFlight < 1:
 		fail("-post-ms cannot be negative and -posts-in-flight starts at 1")
+	case *autoPause != 0 && (*autoPause < 300 || *autoPause > 86400):
+		fail("-auto-pause is from 300 to 86400 seconds (Aurora's range)")
+	case u.DNSQueries < 0:
+		fail("-dns-queries cannot be negative")
 	}
 	var s model.Stack
 	var err error
@@ -210,6 +224,12 @@ func main() {
 	}
 	if err != nil {
 		fail("%v", err)
+	}
+	if *domain {
+		s.Domains = max(s.Domains, 1)
+	}
+	if *autoPause != 0 {
+		s.Database.AutoPauseSeconds = *autoPause
 	}
 	var b strings.Builder
 	if client != "" {

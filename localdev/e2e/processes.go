@@ -67,6 +67,10 @@ func startProcesses(ctx context.Context, dsn string, o Options, ln net.Listener,
 	// test's expectations of what one instance saw before (a pool's
 	// connections across a database outage) hold.
 	po.Count = map[string]int{}
+	// Each function's process starts at its first invocation, as Lambda
+	// starts an instance: a test runs only the functions it calls
+	// (StartTest checks their cold-start lines at its end).
+	po.OnDemand = true
 	for k, v := range o.Env {
 		po.Local[k] = v
 	}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 // handlers' errors go to stderr.
 func StartTest(t testing.TB, o Options) *Relay {
 	t.Helper()
+	parallel(t)
 	dsn := testkit.NewDatabase(t)
 	start := 30 * time.Second
 	if o.FanoutProcesses > 0 || o.PushSenderProcesses > 0 {
@@ -37,7 +39,53 @@ func StartTest(t testing.TB, o Options) *Relay {
 		t.Fatal(err)
 	}
 	t.Cleanup(r.Close)
+	if r.Functions != nil {
+		// Before Close (cleanups run last first): every function the
+		// test started on demand logged its cold start from its own binary.
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := r.Functions.WaitColdStarts(ctx, 10*time.Second); err != nil {
+				t.Error(err)
+			}
+		})
+	}
 	return r
+}
+
+// serialTests run alone even under BUZZ_E2E_PARALLEL=1: their assertions
+// are about time or load on the whole machine (a healthy subscriber's
+// delay beside slow ones, a flood that must not stall another key's
+// write, 200 joins at once, a browser).
+var serialTests = map[string]bool{
+	"TestPushFortySlowReceivers":                         true,
+	"TestNewestREQFloodStoresOnlyWhatItAnswers":          true,
+	"TestIdleREQFloodCannotStallAnotherKeysWrite":        true,
+	"TestConcurrentJoinsAllAcceptedAt200":                true,
+	"TestOperatorConsoleInChromium":                      true,
+	"TestIdleNDKWelshmanBuzzMakeNoDatabaseStatements":    true,
+	"TestNIP11PolledEveryMinuteMakesNoDatabaseStatement": true,
+}
+
+var parallelMarked sync.Map // *testing.T → true once t.Parallel was called
+
+// parallel runs t beside the other tests that start a relay when
+// BUZZ_E2E_PARALLEL=1 (make test; go test's -parallel says how many at
+// once): each has its own database, session table, S3 server, listener
+// and functions, and most of a test's time is waiting on them, not the
+// CPU. Only a top-level test (a subtest's parent would go on before it
+// ends), once, and not one of serialTests; Go runs every test that stays
+// serial before the parallel ones start.
+func parallel(tb testing.TB) {
+	t, ok := tb.(*testing.T)
+	if !ok || os.Getenv("BUZZ_E2E_PARALLEL") != "1" || strings.Contains(t.Name(), "/") || serialTests[t.Name()] {
+		return
+	}
+	if _, done := parallelMarked.LoadOrStore(t, true); done {
+		return
+	}
+	t.Cleanup(func() { parallelMarked.Delete(t) })
+	t.Parallel()
 }
 
 // NodePackages is the prologue of every test that runs a real JavaScript

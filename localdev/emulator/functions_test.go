@@ -1,9 +1,11 @@
 package emulator
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -124,7 +126,8 @@ func TestFunctionsAgree(t *testing.T) {
 // process started from; CheckColdStarts accepts only a function's own
 // binary in BinDir, built from its own functions/ folder.
 func TestCheckColdStarts(t *testing.T) {
-	p := &ProcessStack{BinDir: "/bin/fns", procs: map[string]*Processes{"ingest": {}, "query": {}}}
+	// ingest and query run; media, on demand, has not been invoked yet.
+	p := &ProcessStack{BinDir: "/bin/fns", procs: map[string]*Processes{"ingest": {started: 1}, "query": {started: 1}, "media": {opts: ProcessOptions{OnDemand: true}}}}
 	tap := &coldStartTap{next: io.Discard, seen: p.sawColdStart}
 	line := func(fn, exe, main string) {
 		fmt.Fprintf(tap, `{"level":"INFO","msg":%q,"function":%q,"executable":%q,"main":%q}`+"\n", app.ColdStartMessage, fn, exe, main)
@@ -139,5 +142,31 @@ func TestCheckColdStarts(t *testing.T) {
 	line("query", "/bin/fns/query", "github.com/buzzrelay/relay/functions/query")
 	if err := p.CheckColdStarts(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A function started on demand runs no process until its first
+// invocation, then one more each time every running one is busy, at most
+// Count.
+func TestProcessesOnDemand(t *testing.T) {
+	// true(1) exits at once and keep starts it again, which is all
+	// grow needs to count.
+	bin, err := exec.LookPath("true")
+	if err != nil {
+		t.Skip("no true(1) on PATH")
+	}
+	p, err := StartProcesses(context.Background(), "ondemand", ProcessOptions{Binary: bin, Count: 2, OnDemand: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if n := p.Started(); n != 0 {
+		t.Fatalf("started %d processes before any invocation, want 0", n)
+	}
+	for want := 1; want <= 3; want++ {
+		p.grow()
+		if n := p.Started(); n != min(want, 2) {
+			t.Fatalf("after %d grows: %d started, want %d", want, n, min(want, 2))
+		}
 	}
 }

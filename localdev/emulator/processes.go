@@ -49,8 +49,13 @@ type ProcessStackOptions struct {
 	// Count is the processes (instances) per function, default 1; Nice
 	// their niceness (the fan-out function's, as in make dev).
 	Count, Nice map[string]int
-	Output      io.Writer // the functions' logs (nil: discarded)
-	Log         *slog.Logger
+	// OnDemand starts each function's processes as its invocations need
+	// them (ProcessOptions.OnDemand), as Lambda does; false starts every
+	// function's Count at once (make dev, whose start-up checks every
+	// binary's cold-start line).
+	OnDemand bool
+	Output   io.Writer // the functions' logs (nil: discarded)
+	Log      *slog.Logger
 }
 
 // ColdStart is one cold-start line a function's process logged
@@ -264,12 +269,13 @@ func (p *ProcessStack) start(ctx context.Context, o ProcessStackOptions, f lambd
 	}
 	p.Env[f.Name] = env
 	procs, err := StartProcesses(ctx, f.Name, ProcessOptions{
-		Binary: filepath.Join(p.BinDir, f.Name),
-		Env:    Environ(nil, env),
-		Count:  max(1, o.Count[f.Name]),
-		Nice:   o.Nice[f.Name],
-		Output: &coldStartTap{next: o.Output, seen: p.sawColdStart},
-		Log:    o.Log,
+		Binary:   filepath.Join(p.BinDir, f.Name),
+		Env:      Environ(nil, env),
+		Count:    max(1, o.Count[f.Name]),
+		OnDemand: o.OnDemand,
+		Nice:     o.Nice[f.Name],
+		Output:   &coldStartTap{next: o.Output, seen: p.sawColdStart},
+		Log:      o.Log,
 	})
 	if err != nil {
 		return nil, err
@@ -357,11 +363,14 @@ func (p *ProcessStack) ColdStarts() []ColdStart {
 
 // CheckColdStarts says which of the running functions (and migrate) have
 // not logged that they started from their own binary in BinDir, built
-// from their own functions/ folder; nil when every one has.
+// from their own functions/ folder; nil when every one has. A function
+// started on demand is running once its first invocation started it.
 func (p *ProcessStack) CheckColdStarts() error {
 	want := map[string]bool{"migrate": true}
-	for name := range p.procs {
-		want[name] = true
+	for name, procs := range p.procs {
+		if procs.Started() > 0 {
+			want[name] = true
+		}
 	}
 	ok := map[string]bool{}
 	for _, c := range p.ColdStarts() {

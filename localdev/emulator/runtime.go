@@ -28,7 +28,11 @@ import (
 // process runs one invocation at a time; Invoke hands a payload to the next
 // free one and waits for its answer, so a Processes is the AsyncHandler of
 // a LambdaAPI function, which keeps Lambda's queue, parallelism and
-// retries.
+// retries. With ProcessOptions.OnDemand no process runs until the first
+// invocation, and another starts (up to Count) when an invocation finds
+// every running one busy: Lambda's cold starts and scaling out, and a
+// test that calls three functions starts three processes, not the stack's
+// twenty.
 //
 // Why in localdev: the fan-out function runs on instances of its own
 // behind AWS, so its CPU is never the publisher's. On one machine it
@@ -45,6 +49,9 @@ type Processes struct {
 	pending map[string]*invocation
 	cmds    []*exec.Cmd
 	closed  bool
+	started int // processes started (each kept until Close)
+	opts    ProcessOptions
+	env     []string // every process's environment
 	wg      sync.WaitGroup
 	tmp     string // the build's directory, removed by Close
 	outMu   sync.Mutex
@@ -82,6 +89,10 @@ type ProcessOptions struct {
 	Binary string
 	Env    []string // its environment (KEY=value), without AWS_LAMBDA_RUNTIME_API
 	Count  int      // processes (instances), at least 1
+	// OnDemand starts the processes as invocations need them (none
+	// before the first, one more when every running one is busy, at most
+	// Count), as Lambda starts instances; false starts Count at once.
+	OnDemand bool
 	// Nice is the processes' niceness (0..19, nice(1)); 0 runs them at the
 	// relay's priority.
 	Nice   int
@@ -135,11 +146,35 @@ func StartProcesses(ctx context.Context, name string, o ProcessOptions) (*Proces
 	go func() { _ = p.srv.Serve(ln) }()
 	env := append(append([]string{}, o.Env...), "AWS_LAMBDA_RUNTIME_API="+ln.Addr().String(),
 		"AWS_LAMBDA_FUNCTION_NAME="+name, "AWS_LAMBDA_FUNCTION_MEMORY_SIZE=1024")
-	for i := range o.Count {
-		p.wg.Add(1)
-		go p.keep(i, o, env)
+	p.opts, p.env = o, env
+	if !o.OnDemand {
+		for range o.Count {
+			p.grow()
+		}
 	}
 	return p, nil
+}
+
+// Started is how many processes p has started (OnDemand: so far).
+func (p *Processes) Started() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.started
+}
+
+// grow starts one more process, unless Count run already or p is closed;
+// it says whether it started one.
+func (p *Processes) grow() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed || p.started >= p.opts.Count {
+		return false
+	}
+	i := p.started
+	p.started++
+	p.wg.Add(1)
+	go p.keep(i, p.opts, p.env)
+	return true
 }
 
 // NiceCommand is the command running binary with args at niceness nice
@@ -200,9 +235,14 @@ func (p *Processes) Call(ctx context.Context, payload json.RawMessage) ([]byte, 
 	}
 	inv := &invocation{id: uuid.NewString(), payload: payload, deadline: deadline, done: make(chan error, 1)}
 	select {
-	case p.queue <- inv:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("emulator: %s: no process took the invocation: %w", p.name, ctx.Err())
+	case p.queue <- inv: // a running process was waiting
+	default:
+		p.grow() // every running one is busy (or none runs): scale out, if Count allows
+		select {
+		case p.queue <- inv:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("emulator: %s: no process took the invocation: %w", p.name, ctx.Err())
+		}
 	}
 	select {
 	case err := <-inv.done:

@@ -4,7 +4,7 @@
 // localdev/cost/model) and the command that removes it. `make destroy`
 // runs it after `cdk destroy`.
 //
-//	go run ./localdev/retained -template infra/cdk.out/BuzzRelay-default.template.json [-gb 1] [-media-gb 0]
+//	go run ./localdev/retained -template infra/cdk.out/BuzzRelay-default.template.json [-gb 1] [-media-gb 0] [-logs-gb 0.01]
 package main
 
 import (
@@ -21,8 +21,9 @@ func main() {
 	tpl := flag.String("template", "", "the stack's synthesized template (infra/cdk.out/<stack>.template.json)")
 	gb := flag.Float64("gb", 1, "GB of data in the database (its snapshot or the retained cluster)")
 	mediaGB := flag.Float64("media-gb", 0, "GB of media in the bucket")
+	logsGB := flag.Float64("logs-gb", 0.01, "GB in the log groups no template holds (custom-resource handlers, Lambda@Edge)")
 	flag.Parse()
-	if err := run(*tpl, model.Sizes{DatabaseGB: *gb, MediaGB: *mediaGB}); err != nil {
+	if err := run(*tpl, model.Sizes{DatabaseGB: *gb, MediaGB: *mediaGB, LogsGB: *logsGB}); err != nil {
 		fmt.Fprintln(os.Stderr, "retained:", err)
 		os.Exit(1)
 	}
@@ -55,5 +56,11 @@ func run(path string, z model.Sizes) error {
 		}
 	}
 	fmt.Printf("\nretained total: $%.2f/month until removed\n", total)
+	for _, k := range kept {
+		if k.Type == "AWS::RDS::DBCluster" {
+			fmt.Printf("to bring the community back (from the final snapshot; a retained cluster: aws rds create-db-cluster-snapshot of it first): make restore CDK_ARGS='<this deploy's -c> -c relayKmsKey=<the KMS key's ARN>' RESTORE_ARGS='-snapshot <the snapshot> -old-bucket <the media bucket> -run' (docs/deploy.md, \"Backups and restore\")\n")
+			break
+		}
+	}
 	return nil
 }

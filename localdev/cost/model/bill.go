@@ -80,6 +80,11 @@ type Usage struct {
 	// Media: GB stored in S3 on average over the month, uploads and
 	// downloads of blobs of MediaMB on average.
 	MediaGB, MediaUploads, MediaDownloads, MediaMB float64
+	// DNSElsewhere: the -c domain's zone is not in Route 53 (no hosted
+	// zone line); DNSQueries are the Route 53 queries a month that are
+	// not of alias records to the distribution (those are free).
+	DNSElsewhere bool
+	DNSQueries   float64
 	// Clients are always-open WebSocket clients (-connected).
 	Clients Clients
 	Posting Posting
@@ -251,7 +256,7 @@ func Bill(u Usage, s Stack, p Prices) ([]Line, Lifecycle, error) {
 			// keeps it up until the auto-pause (taken as a worst case: a
 			// run that finds it awake costs nothing more).
 			runs := float64(s.Sweeps) * HoursPerMonth / lambdas.SweepRateHours
-			sh := min(runs*(ResumeSeconds+db.AutoPauseSeconds)/3600, max(HoursPerMonth-u.DBHours-h, 0))
+			sh := min(runs*db.WakeSeconds()/3600, max(HoursPerMonth-u.DBHours-h, 0))
 			add(float64(db.Instances)*sh*acu*p.ACUHour, "Aurora compute, expiry sweep: %.0f resumes, %.1f h awake x %.1f ACU x $%.2f", runs, sh, acu, p.ACUHour)
 		}
 	}
@@ -306,6 +311,12 @@ func Bill(u Usage, s Stack, p Prices) ([]Line, Lifecycle, error) {
 			"DynamoDB sessions: %s write units x $%.3f/M + %s read units x $%.3f/M (on demand)", m(ddbWrites), p.DynamoDBWritePerMillion, m(ddbReads), p.DynamoDBReadPerMillion)
 	}
 	add(0, "AWS Budgets (-c budgetUSD): the first two budgets are free")
+	if s.Domains > 0 && !u.DNSElsewhere {
+		add(float64(s.Domains)*p.Route53ZoneMonth, "Route 53 hosted zone of -c domain %d x $%.2f (A/AAAA alias records to the distribution: their queries are free)", s.Domains, p.Route53ZoneMonth)
+	}
+	if u.DNSQueries > 0 {
+		add(u.DNSQueries/1e6*p.Route53PerMillionQueries, "Route 53 standard queries %s x $%.2f/M (not alias records to the distribution)", m(u.DNSQueries), p.Route53PerMillionQueries)
+	}
 	if s.Distributions > 0 {
 		add(0, "CloudFront %d distribution(s), the one hostname: no monthly fee; always free each month: %s HTTPS requests, %.0f GB out, %s function invocations; past them $%.4f per 10,000 HTTPS requests, $%.3f/GB out, $%.2f/M function invocations (price class 100, North America and Europe)",
 			s.Distributions, m(p.CloudFrontFreeRequests), p.CloudFrontFreeGB, m(p.CloudFrontFreeFunctions), p.CloudFrontPer10kHTTPS, p.CloudFrontPerGB, p.CloudFrontFunctionPerMillion)

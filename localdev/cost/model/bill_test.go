@@ -42,9 +42,10 @@ func bill(t *testing.T, profile, egress string, u Usage) ([]Line, Lifecycle) {
 const livenessIdle = 87600*0.20/1e6 + 87600*0.030*0.125*0.0000133334 + 87600*300/1e9*0.50 + (657000+3*43800)*0.40/1e6
 
 // sweepIdle is what the daily NIP-40 expiry sweep adds (issue 40): 730/24
-// resumes of a paused Aurora, each awake 15 s + the 300 s auto-pause, at
-// 0.5 ACU x $0.12 (nothing when the database is awake all month anyway).
-const sweepIdle = 730.0 / 24 * (15 + 300) / 3600 * 0.5 * 0.12
+// resumes of a paused Aurora, each awake 15 s + 60 s until the server
+// closes the frozen function's connection + the 300 s auto-pause, at 0.5
+// ACU x $0.12 (nothing when the database is awake all month anyway).
+const sweepIdle = 730.0 / 24 * (15 + 60 + 300) / 3600 * 0.5 * 0.12
 
 func TestBill(t *testing.T) {
 	with := func(f func(*Usage)) Usage { u := idle; f(&u); return u }
@@ -129,9 +130,9 @@ func TestBill(t *testing.T) {
 		}), math.NaN(),
 			map[string]float64{"Aurora compute, modelled wakes: 0 resumes": 0, "liveness ticks: DynamoDB 0.0876M read units": 87600 * 0.125 / 1e6}},
 		// The code as it is: every 10-minute reconnect wakes Aurora for
-		// 15 + 30 + 300 s: 4380 x 345 s = 419.75 h at 0.5 ACU.
+		// 15 + 60 + 300 s: 4380 x 375 s = 456.25 h at 0.5 ACU.
 		{"1 connected, current", "community", "", with(func(u *Usage) { u.Clients.N = 1 }), math.NaN(),
-			map[string]float64{"Aurora compute, modelled wakes: 4380 resumes, 419.8 h": 419.75 * 0.5 * 0.12}},
+			map[string]float64{"Aurora compute, modelled wakes: 4380 resumes, 456.2 h": 456.25 * 0.5 * 0.12}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			lines, _ := bill(t, c.profile, c.egress, c.u)

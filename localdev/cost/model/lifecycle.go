@@ -127,13 +127,13 @@ func Simulate(c Clients, d Design, db Database) (Lifecycle, error) {
 
 // Awake is what bursts of statements at the times at (seconds into the
 // month) cost a database that pauses: each burst that finds it paused
-// resumes it (ResumeSeconds), and it stays awake while the pool keeps a
-// connection and until it pauses (PoolIdleSeconds + AutoPauseSeconds after
-// the last burst); bursts within that window share it.
+// resumes it (ResumeSeconds), and it stays awake until the last
+// connection closes (Database.TailSeconds after the last burst) and then
+// until it pauses (AutoPauseSeconds); bursts within that window share it.
 func Awake(at []float64, db Database) (resumes int, awakeSeconds float64) {
 	at = slices.Clone(at)
 	sort.Float64s(at)
-	window := db.PoolIdleSeconds + db.AutoPauseSeconds
+	window := db.TailSeconds() + db.AutoPauseSeconds
 	awakeUntil := math.Inf(-1)
 	for _, t := range at {
 		if t >= awakeUntil {

@@ -6,8 +6,8 @@ import (
 )
 
 func TestSimulate(t *testing.T) {
-	db := relayDatabase // auto-pause 300 s, pool idle 30 s
-	window := float64(ResumeSeconds) + 30 + 300
+	db := relayDatabase // auto-pause 300 s; the server closes a frozen environment's connection after 60 s
+	window := float64(ResumeSeconds) + 60 + 300
 	for _, c := range []struct {
 		name     string
 		design   string

@@ -67,6 +67,10 @@ type Prices struct {
 	// aws.amazon.com/lambda/pricing, Lambda@Edge: requests per million
 	// and duration per GB-second.
 	LambdaEdgePerMillion, LambdaEdgeGBSecond float64
+	// aws.amazon.com/route53/pricing: a hosted zone a month (the first
+	// 25), standard queries per million (the first billion); queries of
+	// alias records to a CloudFront distribution are free.
+	Route53ZoneMonth, Route53PerMillionQueries float64
 }
 
 // USEast1 is the one price table every line of the bill reads.
@@ -89,6 +93,7 @@ var USEast1 = Prices{
 	CloudFrontPer10kHTTPS: 0.01, CloudFrontPerGB: 0.085, CloudFrontFunctionPerMillion: 0.10,
 	CloudFrontFreeRequests: 10e6, CloudFrontFreeGB: 1000, CloudFrontFreeFunctions: 2e6,
 	LambdaEdgePerMillion: 0.60, LambdaEdgeGBSecond: 0.00005001,
+	Route53ZoneMonth: 0.50, Route53PerMillionQueries: 0.40,
 }
 
 // HoursPerMonth is the month every line is computed for.

@@ -80,7 +80,7 @@ var relayFunctions = []Function{
 	{"ws-push", 128, "arm64"},
 }
 
-var relayDatabase = Database{Instances: 1, MinACU: 0, AutoPauseSeconds: DefaultAutoPauseSeconds, PoolIdleSeconds: 30}
+var relayDatabase = Database{Instances: 1, MinACU: 0, AutoPauseSeconds: DefaultAutoPauseSeconds, PoolIdleSeconds: 30, ServerIdleSeconds: 60}
 
 // Profiles are the profile names, sorted.
 func Profiles() []string { return slices.Sorted(maps.Keys(profileStacks)) }

@@ -23,8 +23,13 @@ type Kept struct {
 }
 
 // Sizes are what the kept data weighs: the database (its snapshot or the
-// retained cluster) and the media bucket, in GB.
-type Sizes struct{ DatabaseGB, MediaGB float64 }
+// retained cluster), the media bucket and the log groups no template
+// holds (LogsGB, all of them together), in GB.
+type Sizes struct{ DatabaseGB, MediaGB, LogsGB float64 }
+
+// LogGroupsOutsideTemplate is the Kept.Type of the log groups Lambda makes
+// for functions the template gives no log group, and Lambda@Edge's.
+const LogGroupsOutsideTemplate = "AWS::Logs::LogGroup (made by Lambda, not in the template)"
 
 type keptTemplate struct {
 	Resources map[string]struct {
@@ -43,7 +48,25 @@ func Retained(b []byte, stack string, z Sizes, p Prices) ([]Kept, error) {
 	}
 	lower := strings.ToLower(stack)
 	var out []Kept
+	var ungrouped []string // functions whose log group Lambda makes
 	for id, r := range t.Resources {
+		if r.Type == "AWS::Lambda::Function" {
+			name, _ := r.Properties["FunctionName"].(string)
+			if strings.HasSuffix(stack, "-edge") && name != "" {
+				// Lambda@Edge logs where it ran: a group per region, made
+				// by the service, never by the stack.
+				out = append(out, Kept{LogicalID: id, Type: LogGroupsOutsideTemplate,
+					What:       "Lambda@Edge logs of " + name + ": /aws/lambda/us-east-1." + name + " in every region whose edge locations ran it, made by Lambda@Edge and kept without expiry",
+					MonthlyUSD: z.LogsGB * p.LogsStoredGBMonth,
+					Remove: fmt.Sprintf("for r in $(aws ec2 describe-regions --query 'Regions[].RegionName' --output text); do"+
+						" aws logs delete-log-group --region $r --log-group-name /aws/lambda/us-east-1.%s 2>/dev/null; done", name)})
+				continue
+			}
+			if lc, _ := r.Properties["LoggingConfig"].(map[string]any); lc["LogGroup"] == nil {
+				ungrouped = append(ungrouped, id)
+			}
+			continue
+		}
 		policy := r.DeletionPolicy
 		keeps := policy == "Retain" || policy == "RetainExceptOnCreate"
 		k := Kept{LogicalID: id, Type: r.Type}
@@ -63,14 +86,14 @@ func Retained(b []byte, stack string, z Sizes, p Prices) ([]Kept, error) {
 		case r.Type == "AWS::RDS::DBInstance" && keeps:
 			k.What = "Aurora writer instance (db.serverless, paused: no compute bill; deleted with its cluster above)"
 		case r.Type == "AWS::KMS::Key" && keeps:
-			k.What = "KMS key of the relay key (without it the stored relay key cannot be decrypted: keep it as long as the database or its snapshot)"
+			k.What = "KMS key of the relay keys (without it the relay keys and push secrets stored in the database cannot be opened: keep it as long as the database or its snapshot; make restore brings them back with -c relayKmsKey=<its ARN>)"
 			k.MonthlyUSD = p.KMSKeyMonth
 			if r.Properties["EnableKeyRotation"] == true {
 				k.MonthlyUSD += 2 * p.KMSRotationMonth
 			}
 			k.Remove = tagged(stack, "kms:key") + " | xargs -n1 aws kms schedule-key-deletion --pending-window-in-days 7 --key-id"
 		case r.Type == "AWS::SecretsManager::Secret" && keeps:
-			k.What = "Aurora master secret (the master user's password of the retained cluster or its snapshot)"
+			k.What = "Aurora master secret (the master user's password of the retained cluster or its snapshot; make restore sets the new stack's own secret on the restored cluster, so this one is needed only to open the old cluster or snapshot by hand)"
 			k.MonthlyUSD = p.SecretMonth
 			k.Remove = tagged(stack, "secretsmanager:secret") + " | xargs -n1 aws secretsmanager delete-secret --recovery-window-in-days 7 --secret-id"
 		case r.Type == "AWS::S3::Bucket" && keeps:
@@ -89,6 +112,15 @@ func Retained(b []byte, stack string, z Sizes, p Prices) ([]Kept, error) {
 			continue
 		}
 		out = append(out, k)
+	}
+	if len(ungrouped) > 0 {
+		sort.Strings(ungrouped)
+		out = append(out, Kept{LogicalID: strings.Join(ungrouped, ","), Type: LogGroupsOutsideTemplate,
+			What: fmt.Sprintf("log groups /aws/lambda/%s-… of %d function(s) the template gives none (CDK's custom-resource handlers: %s): Lambda makes them at the first run, they keep logs without expiry, and deleting the stack leaves them",
+				stack, len(ungrouped), strings.Join(ungrouped, ", ")),
+			MonthlyUSD: z.LogsGB * p.LogsStoredGBMonth,
+			Remove: fmt.Sprintf("aws logs describe-log-groups --log-group-name-prefix /aws/lambda/%s- --query 'logGroups[].logGroupName' --output text"+
+				" | xargs -n1 aws logs delete-log-group --log-group-name", stack)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Type+out[i].LogicalID < out[j].Type+out[j].LogicalID })
 	return out, nil

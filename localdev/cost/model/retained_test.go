@@ -44,3 +44,32 @@ func abs(f float64) float64 {
 	}
 	return f
 }
+
+// Log groups no template holds outlive the stack: one line for the
+// functions the template gives no log group (Lambda makes theirs at the
+// first run), and in the edge stack one for Lambda@Edge's regional groups,
+// each with its cost and a command naming them; functions with their own
+// log group (deleted with the stack) add nothing.
+func TestRetainedListsLogGroupsOutsideTheTemplate(t *testing.T) {
+	tpl := `{"Resources":{
+  "Own":{"Type":"AWS::Lambda::Function","Properties":{"LoggingConfig":{"LogGroup":{"Ref":"OwnLogs"}}}},
+  "OwnLogs":{"Type":"AWS::Logs::LogGroup","DeletionPolicy":"Delete"},
+  "Handler1":{"Type":"AWS::Lambda::Function","Properties":{}},
+  "Handler2":{"Type":"AWS::Lambda::Function","Properties":{"Runtime":"nodejs22.x"}}}}`
+	kept, err := Retained([]byte(tpl), "BuzzRelay-x", Sizes{LogsGB: 1}, USEast1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kept) != 1 || kept[0].Type != LogGroupsOutsideTemplate || kept[0].LogicalID != "Handler1,Handler2" ||
+		abs(kept[0].MonthlyUSD-0.03) > 1e-9 || !strings.Contains(kept[0].Remove, "--log-group-name-prefix /aws/lambda/BuzzRelay-x-") {
+		t.Fatalf("%+v", kept)
+	}
+	edge := `{"Resources":{"EdgeUpload":{"Type":"AWS::Lambda::Function","Properties":{"FunctionName":"BuzzRelay-x-edge-upload","LoggingConfig":{"LogGroup":{"Ref":"L"}}}}}}`
+	kept, err = Retained([]byte(edge), "BuzzRelay-x-edge", Sizes{}, USEast1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kept) != 1 || !strings.Contains(kept[0].Remove, "/aws/lambda/us-east-1.BuzzRelay-x-edge-upload") || !strings.Contains(kept[0].Remove, "describe-regions") {
+		t.Fatalf("edge: %+v", kept)
+	}
+}

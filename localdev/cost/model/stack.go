@@ -3,9 +3,11 @@ package model
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -29,6 +31,10 @@ type Stack struct {
 	// Budgets (the first two of an account are free), CloudFront
 	// distributions and functions, SNS topics: no monthly fee of their own.
 	Budgets, Distributions, Topics int
+	// Domains are the distributions that answer on the operator's own
+	// name (-c domain: Aliases set); each is priced a Route 53 hosted
+	// zone unless Usage says otherwise.
+	Domains int
 	// Schedules (EventBridge rules, whose scheduled events are free) and
 	// SQS queues, billed by request: with one of each the push
 	// function's liveness ticks run (Bill).
@@ -74,8 +80,36 @@ type Database struct {
 	// the template leaves it out); only meaningful with MinACU 0.
 	AutoPauseSeconds float64
 	// PoolIdleSeconds is the functions' DB_IDLE_TIMEOUT: how long a pool
-	// keeps its last connection after the last statement.
+	// in a running environment keeps an idle connection (its check runs
+	// every half of it, so it closes 1 to 1.5 times this after the last
+	// statement; shared/postgres/store).
 	PoolIdleSeconds float64
+	// ServerIdleSeconds is the cluster's idle_session_timeout (its
+	// parameter group; 0: none): the server closes a connection idle this
+	// long, also one a frozen Lambda environment left open.
+	ServerIdleSeconds float64
+}
+
+// TailSeconds is how long after a wake's last statement the last
+// connection closes, which is when Aurora's auto-pause count starts (it
+// pauses an instance with no user connections for SecondsUntilAutoPause:
+// "Scaling to Zero ACUs with automatic pause and resume for Aurora
+// Serverless v2"). Lambda freezes an environment as soon as its run ends,
+// so the pool's own idle check does not run after the last statement: the
+// server's idle_session_timeout closes the connection. Without one the
+// connection lives as long as the frozen environment, which Lambda keeps
+// for an unstated time: the database never pauses (+Inf).
+func (d Database) TailSeconds() float64 {
+	if d.ServerIdleSeconds > 0 {
+		return d.ServerIdleSeconds
+	}
+	return math.Inf(1)
+}
+
+// WakeSeconds is the shortest wake one burst of statements causes: the
+// resume, the tail until the last connection closes, the auto-pause.
+func (d Database) WakeSeconds() float64 {
+	return ResumeSeconds + d.TailSeconds() + d.AutoPauseSeconds
 }
 
 // DefaultAutoPauseSeconds is SecondsUntilAutoPause when a template leaves
@@ -219,6 +253,22 @@ func FromTemplate(b []byte) (Stack, error) {
 			s.Budgets++
 		case "AWS::CloudFront::Distribution":
 			s.Distributions++
+			dc, _ := p["DistributionConfig"].(map[string]any)
+			if a, _ := dc["Aliases"].([]any); len(a) > 0 {
+				s.Domains++
+			}
+		case "AWS::RDS::DBClusterParameterGroup":
+			ps, _ := p["Parameters"].(map[string]any)
+			if v, ok := ps["idle_session_timeout"]; ok {
+				if str, ok := v.(string); ok { // parameter values are strings
+					v, _ = strconv.ParseFloat(str, 64)
+				}
+				ms, err := number(t, v)
+				if err != nil {
+					return s, fmt.Errorf("parameter group %s idle_session_timeout: %w", id, err)
+				}
+				s.Database.ServerIdleSeconds = ms / 1000
+			}
 		case "AWS::CloudFront::Function":
 			// billed per invocation, with the distribution's traffic
 		case "AWS::SNS::Topic":
@@ -311,10 +361,10 @@ func (s Stack) Facts() []string {
 			s.Network.Egress, s.Network.NATGateways, s.Network.NATInstances, s.Network.PublicIPv4, s.Network.InterfaceEndpoints),
 		fmt.Sprintf("KMS keys: %d, %d rotating", s.KMSKeys, s.Rotating),
 		fmt.Sprintf("secrets: %d", s.Secrets),
-		fmt.Sprintf("Aurora: %d db.serverless, min %g ACU, auto-pause after %g s, pool idle %g s",
-			s.Database.Instances, s.Database.MinACU, s.Database.AutoPauseSeconds, s.Database.PoolIdleSeconds),
+		fmt.Sprintf("Aurora: %d db.serverless, min %g ACU, auto-pause after %g s, pool idle %g s, server idle %g s",
+			s.Database.Instances, s.Database.MinACU, s.Database.AutoPauseSeconds, s.Database.PoolIdleSeconds, s.Database.ServerIdleSeconds),
 		fmt.Sprintf("S3 buckets: %d", s.Buckets),
-		fmt.Sprintf("budgets %d, CloudFront distributions %d, SNS topics %d", s.Budgets, s.Distributions, s.Topics),
+		fmt.Sprintf("budgets %d, CloudFront distributions %d (%d on a domain), SNS topics %d", s.Budgets, s.Distributions, s.Domains, s.Topics),
 		fmt.Sprintf("schedules %d, SQS queues %d, sweeps %d", s.Schedules, s.Queues, s.Sweeps),
 		fmt.Sprintf("on-demand DynamoDB tables %d", s.Tables),
 	}

@@ -55,6 +55,9 @@ func Check(ev *nostr.Event, now time.Time, sigs *sigverify.Verifier) error {
 	if len(ev.Tags) > MaxTags {
 		return reject.Invalidf("%d tags, the limit is %d", len(ev.Tags), MaxTags)
 	}
+	if b, err := ev.MarshalJSON(); err != nil || len(b) > relayinfo.MaxEventBytes {
+		return reject.Invalidf("the event takes %d bytes as JSON; the limit is %d, the largest one WebSocket message delivers to every subscriber", len(b), relayinfo.MaxEventBytes)
+	}
 	if err := Text("content", ev.Content); err != nil {
 		return err
 	}

@@ -40,6 +40,10 @@ func TestCheck(t *testing.T) {
 		{"just inside the window", k.EventAt(t, now.Add(-890*time.Second), 9, "hi"), ""},
 		{"content too large", k.Event(t, 9, strings.Repeat("x", eventcheck.MaxContentLen+1)), "invalid: content is"},
 		{"content at the limit", k.Event(t, 9, strings.Repeat("x", eventcheck.MaxContentLen)), ""},
+		// Issue 56: an event no WebSocket message could deliver is refused
+		// at write time (content within its limit, tags past the rest).
+		{"event too large to deliver", k.Event(t, 9, strings.Repeat("x", eventcheck.MaxContentLen), nostr.Tag{"alt", strings.Repeat("y", 8000)}), "invalid: the event takes"},
+		{"content escaped past the limit", k.Event(t, 9, strings.Repeat("\x01", 30000)), "invalid: the event takes"},
 		{"empty tag", resign(func(e *nostr.Event) { e.Tags = append(e.Tags, nostr.Tag{}) }), "invalid: tag 1 is empty"},
 		{"relay-only 39000", k.Event(t, 39000, ""), "restricted: kind 39000 is signed only by the relay"},
 		{"relay-only 39001", k.Event(t, 39001, ""), "restricted:"},

@@ -16,7 +16,15 @@ import (
 const (
 	MaxMessageLength = 131072 // API Gateway WebSocket message limit (128 KB)
 	MaxEventTags     = 2000
-	MaxContentLength = 262144 // bytes of content (256 KiB)
+	// MaxContentLength bounds an event's content (124 KiB): with its
+	// tags, ids and signature it must fit MaxEventBytes.
+	MaxContentLength = 126976
+	// MaxEventBytes bounds a new event as JSON: the largest that one
+	// WebSocket message can carry to every subscriber, as
+	// ["EVENT","<subscription id of MaxSubIDLength>",<event>]. A larger
+	// one is refused invalid: on every write path (shared/domain/eventcheck),
+	// so every stored event stays deliverable over WebSocket.
+	MaxEventBytes = MaxMessageLength - len(`["EVENT","",]`) - MaxSubIDLength
 	// CreatedAtWindow is how far, in seconds, an event's created_at may be
 	// from the relay's clock, either way.
 	CreatedAtWindow = 900
@@ -57,6 +65,15 @@ const (
 	// value when the filter has none (NIP-11 max_limit, default_limit).
 	MaxLimit     = 1000
 	DefaultLimit = 1000
+	// MaxREQEvents bounds the stored events one WebSocket REQ is answered
+	// with across its filters (advertised as limitation.max_req_events,
+	// an extension field): each filter's limit is lowered to its share of
+	// it (shared/service/relay, ShareREQLimit). strfry caps each filter at
+	// 500 (maxFilterLimit) and khatru's Postgres store at 100 per filter
+	// (QueryLimit), neither across filters; here one filter keeps its
+	// max_limit, and ten unbounded filters get 100 each, so one answer
+	// stays under API Gateway's outbound buffer of a client that reads.
+	MaxREQEvents = MaxLimit
 	// MaxPage bounds a plain bridge filter's page.
 	MaxPage = 1_000_000
 	// The channel window's limit: default and clamp.
@@ -286,8 +303,11 @@ type Limitation struct {
 	MaxFilters       int `json:"max_filters"`
 	// MaxHTTPFilters is not a NIP-11 field (clients ignore fields they do
 	// not know): the filters of one POST /query or POST /count.
-	MaxHTTPFilters      int   `json:"max_http_filters"`
-	MaxLimit            int   `json:"max_limit"`
+	MaxHTTPFilters int `json:"max_http_filters"`
+	MaxLimit       int `json:"max_limit"`
+	// MaxREQEvents is not a NIP-11 field: the stored events one REQ is
+	// answered with across its filters.
+	MaxREQEvents        int   `json:"max_req_events"`
 	DefaultLimit        int   `json:"default_limit"`
 	MaxEventTags        int   `json:"max_event_tags"`
 	MaxContentLength    int   `json:"max_content_length"`
@@ -326,6 +346,7 @@ func New(relayPubkey string) Document {
 			MaxFilters:          MaxFilters,
 			MaxHTTPFilters:      MaxHTTPFilters,
 			MaxLimit:            MaxLimit,
+			MaxREQEvents:        MaxREQEvents,
 			DefaultLimit:        DefaultLimit,
 			MaxEventTags:        MaxEventTags,
 			MaxContentLength:    MaxContentLength,

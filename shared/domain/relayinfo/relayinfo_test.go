@@ -48,14 +48,14 @@ func TestReferenceLimitsTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(header) != 3 {
-		t.Fatalf("docs/reference.md's limits table has %d columns, want 3 (limit, value, NIP-11 field)", len(header))
+	if len(header) != 4 {
+		t.Fatalf("docs/reference.md's limits table has %d columns, want 4 (limit, value, NIP-11 field, the client bursts it was sized against)", len(header))
 	}
 	lim := limitation(t)
 	seen := map[string]bool{}
 	for _, cells := range rows {
-		if len(cells) != 3 {
-			t.Errorf("docs/reference.md limits row %q has %d cells, want 3", cells, len(cells))
+		if len(cells) != 4 {
+			t.Errorf("docs/reference.md limits row %q has %d cells, want 4", cells, len(cells))
 			continue
 		}
 		field := strings.Trim(cells[2], "`")

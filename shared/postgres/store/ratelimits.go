@@ -14,7 +14,10 @@ func ConnectionRateKey(connection string) string { return "conn:" + connection }
 
 // RateCountersAdd adds each hit's cost to its counter of community in one
 // statement and returns the new totals by key, unless pubkey owns a channel
-// there (exempt: no row is touched, no total returned). When pruneBefore is
+// there (exempt: no row is touched, no total returned) and the counter is
+// the key's: a connection's message counter (ConnectionRateKey) counts
+// every key, as the session store counts it (one rule whichever store
+// keeps the sessions). When pruneBefore is
 // not 0 it also deletes the windows that started before it.
 func (s *Store) RateCountersAdd(ctx context.Context, community, pubkey string, hits []records.RateHit, pruneBefore int64) (map[string]int64, error) {
 	keys := make([]string, len(hits))
@@ -40,7 +43,8 @@ func (s *Store) RateCountersAdd(ctx context.Context, community, pubkey string, h
 }
 
 // hitSQL adds each counter's cost in one statement, unless the key owns a
-// channel (exempt: no row is touched), and returns the new totals.
+// channel (exempt: no row of its key counters is touched; a connection's
+// counter, conn:, is always counted), and returns the new totals.
 const hitSQL = `
 WITH exempt AS (
   SELECT $2::text <> '' AND EXISTS (SELECT 1 FROM channel_members m
@@ -50,6 +54,6 @@ WITH exempt AS (
 )
 INSERT INTO rate_counters AS r (community_id, key, window_start, hits)
 SELECT $1, k.key, k.ws, k.cost FROM unnest($3::text[], $4::bigint[], $5::bigint[]) AS k(key, ws, cost), exempt
-WHERE NOT exempt.yes
+WHERE NOT exempt.yes OR k.key LIKE 'conn:%'
 ON CONFLICT (community_id, key, window_start) DO UPDATE SET hits = r.hits + EXCLUDED.hits
 RETURNING key, hits`

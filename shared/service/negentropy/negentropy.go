@@ -22,7 +22,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/nbd-wtf/go-nostr"
@@ -64,14 +63,10 @@ func New(items Lister, reg *sessions.Registry) *Service {
 	return &Service{Items: items, Sessions: reg, Now: time.Now}
 }
 
-// sessionPrefix leads the session-store key of a reconciliation: longer
-// than any subscription id a REQ may use (relayinfo.MaxSubIDLength), so a
-// REQ and a reconciliation of the same id are two entries, and no REQ can
-// name or end a reconciliation.
-var sessionPrefix = "NEG-OPEN" + strings.Repeat(".", relayinfo.MaxSubIDLength+1-len("NEG-OPEN"))
-
-// SessionKey is the session-store subscription id of reconciliation sub.
-func SessionKey(sub string) string { return sessionPrefix + sub }
+// SessionKey is the session-store subscription id of reconciliation sub
+// (sessions.ReconcileKey: no REQ can name or end it, and a refusal by the
+// limits quotes sub, the client's id).
+func SessionKey(sub string) string { return sessions.ReconcileKey(sub) }
 
 // Open serves NEG-OPEN: the filter checked as a REQ's, its until pinned
 // to now, the item set read, the client's first message answered, and the

@@ -2,7 +2,9 @@
 // ask of the relay, across every stateless instance: counters live in
 // Postgres (migrations/006_rate_limits.sql, shared/postgres/store ratelimits.go),
 // fixed windows, and one check is one statement that adds the request's cost to every counter it touches
-// and returns their totals. Channel owners and the allow-list are exempt.
+// and returns their totals. The allow-list is exempt from every limit,
+// channel owners from the per-key ones (a connection's message limit
+// counts every key alike, whichever store counts it).
 package ratelimit
 
 import (
@@ -164,8 +166,7 @@ type MessageCounter interface {
 }
 
 // WithMessages returns a copy of lm that counts the connections' messages
-// in mc. Channel owners are then counted like every key for that limit
-// (their exemption is the database's to decide).
+// in mc (channel owners counted like every key, as in the database).
 func (lm *Limiter) WithMessages(mc MessageCounter) *Limiter {
 	c := *lm
 	c.messages = mc

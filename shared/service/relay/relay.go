@@ -31,6 +31,7 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/invite"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/reject"
+	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/buzzrelay/relay/shared/domain/session"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/guard"
@@ -329,12 +330,14 @@ func (r *Relay) Subscribe(ctx context.Context, c Caller, req Request) ([]json.Ra
 // delivers what committed after the read (catchUp).
 func (r *Relay) SubscribeThen(ctx context.Context, c Caller, req Request) (evs []json.RawMessage, after func(context.Context) error, err error) {
 	after = func(context.Context) error { return nil }
+	// One answer at most relayinfo.MaxREQEvents events, across its filters.
+	req.Filters = ShareREQLimit(req.Filters, relayinfo.MaxREQEvents)
 	if r.Invites != nil && invite.AsksForInvite(req.Filters) {
 		// NIP-43: an invite minted for this owner or admin, one-shot.
 		evs, err = r.Invites.InviteEvent(ctx, invites.Caller{Community: c.Community, Pubkey: c.Pubkey, Connection: c.Connection})
 		return evs, after, err
 	}
-	if req.ThreadWindows != nil || slices.ContainsFunc(req.Filters, query.IsSearch) {
+	if req.ThreadWindows != nil || slices.ContainsFunc(req.Filters, query.IsSearch) || EndsAtEOSE(req.Filters, r.Sessions.Now()) {
 		evs, err = r.oneShot(ctx, c, req)
 		return evs, after, err
 	}
@@ -352,7 +355,8 @@ func (r *Relay) SubscribeThen(ctx context.Context, c Caller, req Request) (evs [
 }
 
 // oneShot serves a REQ with nothing live after EOSE (a search, thread
-// windows): a live subscription of the same id ends first.
+// windows, filters that end before now: EndsAtEOSE): a live subscription
+// of the same id ends first.
 func (r *Relay) oneShot(ctx context.Context, c Caller, req Request) ([]json.RawMessage, error) {
 	if err := r.admit(ctx, c, r.door(c, guard.Read)); err != nil {
 		return nil, err

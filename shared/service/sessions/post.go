@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -76,4 +77,118 @@ func Hangup(ctx context.Context, s Sender, id string, cause error) error {
 		return fmt.Errorf("sessions: disconnect %s: %w", id, err)
 	}
 	return nil
+}
+
+// # Pacing a connection's answers
+//
+// API Gateway holds the posts it accepted for a client until the client
+// reads them, and a client that falls too far behind is dropped (the
+// emulator models that with a bounded outbound buffer, 1,024 posts). The
+// relay cannot see how far behind a client is: a post returns once
+// accepted. So the posts of the answers to one connection are paced
+// (Pacer): PostBurst at once, then PostRate a second, shared by every
+// answer this instance posts to that connection. A client that reads at
+// least PostRate messages a second (a JavaScript client checking each
+// event's signature reads one to a few thousand a second) has at most
+// about PostBurst waiting, however many REQs it sends at once; one that
+// does not read is dropped as before. No post waits more than
+// PaceMaxWait: past that debt a post goes at once, uncounted (a
+// connection that asks for more than pacing can spread, e.g. hundreds
+// of REQs at once, meets API Gateway's buffer as it would unpaced), so
+// pacing never holds an invocation, or the answers queued behind it on
+// a busy instance, for long. Pacing is per instance: behind AWS
+// the concurrent REQs of one connection may run on several instances,
+// each pacing its own (docs/architecture.md).
+const (
+	// PostRate is the posts a second one connection's answers get after
+	// PostBurst.
+	PostRate = 1000
+	// PostBurst is the posts one connection's answers may make at once:
+	// half the emulator's outbound buffer, room for live deliveries and
+	// another instance's answer beside.
+	PostBurst = 512
+	// PaceMaxWait bounds how long one post waits for its turn.
+	PaceMaxWait = 10 * time.Second
+)
+
+// Pacer paces the posts to each connection: a token bucket per
+// connection (rate a second, burst at once). Safe for concurrent use;
+// the zero value is not usable (NewPacer).
+type Pacer struct {
+	rate, burst float64
+	now         func() time.Time
+
+	mu      sync.Mutex
+	buckets map[string]*bucket
+}
+
+type bucket struct {
+	tokens float64
+	at     time.Time
+}
+
+// NewPacer paces at rate posts a second after burst at once.
+func NewPacer(rate, burst int) *Pacer {
+	return &Pacer{rate: float64(rate), burst: float64(burst), now: time.Now, buckets: map[string]*bucket{}}
+}
+
+// pacerKeep bounds the buckets kept; past it the full ones are dropped.
+const pacerKeep = 4096
+
+// Wait returns once connection may be posted one more message, or with
+// ctx's error.
+func (p *Pacer) Wait(ctx context.Context, connection string) error {
+	if p == nil {
+		return nil
+	}
+	d := p.reserve(connection)
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("sessions: pace %s: %w", connection, ctx.Err())
+	}
+}
+
+// reserve takes one token of connection's bucket, going into debt when
+// there is none, and returns how long until that token is there; past
+// PaceMaxWait of debt it takes none and returns 0 (the post goes now).
+func (p *Pacer) reserve(connection string) time.Duration {
+	now := p.now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b := p.buckets[connection]
+	if b == nil {
+		if len(p.buckets) >= pacerKeep {
+			p.prune(now)
+		}
+		b = &bucket{tokens: p.burst, at: now}
+		p.buckets[connection] = b
+	}
+	b.tokens = min(p.burst, b.tokens+now.Sub(b.at).Seconds()*p.rate)
+	b.at = now
+	if b.tokens-1 >= 0 {
+		b.tokens--
+		return 0
+	}
+	d := time.Duration((1 - b.tokens) / p.rate * float64(time.Second))
+	if d > PaceMaxWait {
+		return 0
+	}
+	b.tokens--
+	return d
+}
+
+// prune drops the buckets that are full again. Callers hold mu.
+func (p *Pacer) prune(now time.Time) {
+	for id, b := range p.buckets {
+		if b.tokens+now.Sub(b.at).Seconds()*p.rate >= p.burst {
+			delete(p.buckets, id)
+		}
+	}
 }

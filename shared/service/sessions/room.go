@@ -181,9 +181,9 @@ func (r *Registry) verdict(err error, row NewSubscription, lim Limits) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, ErrConnectionFull):
-		return Full(lim.PerConnection, row.Sub)
+		return Full(lim.PerConnection, ClientSub(row.Sub))
 	case errors.Is(err, ErrKeyFull):
-		return KeyFull(lim.PerKey, row.Sub)
+		return KeyFull(lim.PerKey, ClientSub(row.Sub))
 	}
 	return fmt.Errorf("sessions: %w", err)
 }

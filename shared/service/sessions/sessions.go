@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -151,8 +152,10 @@ func (r *Registry) Subscribe(ctx context.Context, community, connection, sub, re
 	return r.Put(ctx, row, lim)
 }
 
-// Put stores row under lim (Subscribe), its refusal a reject error
-// (PutHeld without a reservation).
+// Put stores row under lim (Subscribe), its refusal a reject error, at
+// once (PutHeld without a reservation): no invocation waits for room that
+// another invocation (a CLOSE, perhaps queued behind it on the same busy
+// instance) would make.
 func (r *Registry) Put(ctx context.Context, row NewSubscription, lim Limits) error {
 	return r.PutHeld(ctx, row, lim, nil)
 }
@@ -208,6 +211,21 @@ func indexPins(pins []string, size int) []string {
 	}
 	return pins
 }
+
+// reconcilePrefix leads the session-store id of a NIP-77 reconciliation
+// (ReconcileKey): longer than any subscription id a REQ may use
+// (relayinfo.MaxSubIDLength), so a REQ and a reconciliation of the same
+// id are two entries, and no REQ can name or end a reconciliation.
+var reconcilePrefix = "NEG-OPEN" + strings.Repeat(".", relayinfo.MaxSubIDLength+1-len("NEG-OPEN"))
+
+// ReconcileKey is the session-store id of the client's reconciliation sub
+// (shared/service/negentropy).
+func ReconcileKey(sub string) string { return reconcilePrefix + sub }
+
+// ClientSub is the id the client gave the subscription stored as key:
+// a reconciliation's without ReconcileKey's prefix. Every refusal quotes
+// it, never the stored form.
+func ClientSub(key string) string { return strings.TrimPrefix(key, reconcilePrefix) }
 
 // Full is the refusal of a new subscription sub past max on its
 // connection.

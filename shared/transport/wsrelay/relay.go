@@ -88,6 +88,7 @@ type Relay struct {
 	Greeter Invoker
 	now     func() time.Time
 	conns   *connCache
+	pacer   *sessions.Pacer
 }
 
 // Invoker invokes a function asynchronously (shared/aws/lambdainvoke).
@@ -101,7 +102,7 @@ type Invoker interface {
 func New(reg *sessions.Registry, core *relay.Relay, s sessions.Sender,
 	community func(context.Context, string) (string, error), log *slog.Logger) *Relay {
 	return &Relay{Sessions: reg, Core: core, Sender: s, Community: community,
-		Log: log, now: time.Now, conns: newConnCache()}
+		Log: log, now: time.Now, conns: newConnCache(), pacer: sessions.NewPacer(sessions.PostRate, sessions.PostBurst)}
 }
 
 // WithClock returns a copy of r that reads time from now (tests).
@@ -353,25 +354,29 @@ func (p *replier) answerReq(ctx context.Context, sub string, evs []json.RawMessa
 	p.send(ctx, array("EOSE", sub))
 }
 
-// sendAll posts the stored events of sub, sessions.PostsInFlight at a time,
-// and returns once every post was answered: a REQ answered with n events
-// costs about ceil(n/PostsInFlight) post latencies, not n. Concurrent
-// posts may be accepted, and so reach the client, in another order than
-// the read engine's (newest first); every one is accepted before the EOSE
-// that follows (README, Compatibility). Once the connection is gone no
-// further post starts.
+// sendAll posts the stored events of sub, at most sessions.PostsInFlight
+// at a time and paced per connection (sessions.Pacer: PostBurst at once,
+// then PostRate a second, shared with the connection's other answers on
+// this instance), and returns once every post was answered, so that a
+// client that reads is never left with more waiting than API Gateway
+// holds for it. Concurrent posts may be accepted, and so reach the
+// client, in another order than the read engine's (newest first); every
+// one is accepted before the EOSE that follows (README, Compatibility).
+// Once the connection is gone no further post starts. A stored event too
+// large for one WebSocket message is left out, never cut, and named in
+// a NOTICE (tooLarge).
 func (p *replier) sendAll(ctx context.Context, sub string, evs []json.RawMessage) {
-	skipped := 0
+	var skipped []json.RawMessage
 	sem := make(chan struct{}, sessions.PostsInFlight)
 	var wg sync.WaitGroup
 	for _, raw := range evs {
 		m := sessions.EventMessage(sub, string(raw))
 		if len(m) > relayinfo.MaxMessageLength {
-			skipped++
+			skipped = append(skipped, raw)
 			continue
 		}
 		sem <- struct{}{}
-		if p.gone.Load() {
+		if p.gone.Load() || p.r.pacer.Wait(ctx, p.conn) != nil {
 			<-sem
 			break
 		}
@@ -382,9 +387,28 @@ func (p *replier) sendAll(ctx context.Context, sub string, evs []json.RawMessage
 		}()
 	}
 	wg.Wait()
-	if skipped > 0 {
-		p.fail(ctx, "req", target{}, reject.New(reject.Internal, "%d stored events of %s are larger than the %d-byte WebSocket message limit; read them with POST /query", skipped, sub, relayinfo.MaxMessageLength))
+	if len(skipped) > 0 {
+		p.fail(ctx, "req", target{}, tooLarge(sub, skipped))
 	}
+}
+
+// tooLarge is the NOTICE for stored events of sub that no WebSocket
+// message can carry (stored before the write-time limit,
+// relayinfo.MaxEventBytes): how many, and the ids of the first ones, so a
+// client can tell which it lacks (they stay readable with POST /query).
+func tooLarge(sub string, evs []json.RawMessage) error {
+	const shown = 10
+	ids := make([]string, 0, min(len(evs), shown))
+	for _, raw := range evs[:min(len(evs), shown)] {
+		var ev struct {
+			ID string `json:"id"`
+		}
+		if json.Unmarshal(raw, &ev) == nil {
+			ids = append(ids, ev.ID)
+		}
+	}
+	return reject.New(reject.Internal, "%d stored events matching %q are larger than the %d-byte WebSocket message limit and were left out, never cut (read them with POST /query): %s",
+		len(evs), sub, relayinfo.MaxMessageLength, strings.Join(ids, ","))
 }
 
 func okMessage(id string, ok bool, msg string) []byte {

@@ -54,6 +54,9 @@ type Settings struct {
 	// LiveKit: NIP-29 LiveKit is on (RefLiveKitSecretArn names its
 	// secret).
 	LiveKit bool
+	// GIFs: Buzz's GIF proxy is on (RefKlipySecretArn names the secret
+	// holding the KLIPY key; infra's -c gifs creates it).
+	GIFs bool
 }
 
 // MediaLimits are the media functions' MEDIA_* limits.
@@ -80,6 +83,7 @@ const (
 	RefPushSenderFunction
 	RefSessionTable
 	RefLiveKitSecretArn
+	RefKlipySecretArn
 )
 
 // Refs resolves a Ref; Environment asks only for those f uses, so a
@@ -184,6 +188,12 @@ func Environment(f Function, s Settings, refs Refs) map[string]string {
 	// group's 39000 then carries the livekit tag) and never read it.
 	if s.LiveKit && (f.LiveKit || f.Signs) && !f.Migrate && !f.NoDB {
 		env["LIVEKIT_SECRET_ARN"] = refs(RefLiveKitSecretArn)
+	}
+	// Buzz's GIF proxy: the function that serves /gifs/* reads the KLIPY
+	// key at cold start; without it the routes are not deployed and
+	// NIP-11 does not advertise GIFs.
+	if s.GIFs && f.GIFs {
+		env["KLIPY_SECRET_ARN"] = refs(RefKlipySecretArn)
 	}
 	if s.Media && f.Directory {
 		env["DIRECTORY_BUCKET"] = refs(RefMediaBucket)

@@ -7,7 +7,10 @@
 // from it, so the two cannot drift. No I/O, no AWS types.
 package lambdas
 
-import "sort"
+import (
+	"sort"
+	"strings"
+)
 
 // Function describes one Lambda of the relay and what it may touch.
 type Function struct {
@@ -83,6 +86,10 @@ type Function struct {
 	// webhook (ingest): with LiveKit on it reads the LiveKit secret at cold
 	// start (LIVEKIT_SECRET_ARN, secretsmanager:GetSecretValue on it).
 	LiveKit bool
+	// GIFs serves Buzz's GIF proxy (POST /gifs/*, HTTPRoute.GIFs): with
+	// GIFs on it reads the KLIPY key at cold start (KLIPY_SECRET_ARN,
+	// secretsmanager:GetSecretValue on that one secret).
+	GIFs bool
 	// SendsPush is the push sender (functions/push-sender): invoked
 	// asynchronously by the committing functions (PUSH_SENDER_FUNCTION)
 	// with the ids of a commit in a community with push subscriptions,
@@ -121,7 +128,7 @@ var Functions = []Function{
 	{Name: "push-sender", SendsPush: true, Signs: true, Memory: 256, Timeout: 60},
 	{Name: "ws-push", Pushes: true, Signs: true, Posts: true, Sessions: true, NoDB: true, Memory: 128, Timeout: 30},
 	{Name: "ingest", LiveKit: true, Signs: true, Posts: true, Dispatches: true, Sessions: true, Memory: 512, Timeout: 28},
-	{Name: "query", Signs: true, Manages: true, LiveKit: true, Sessions: true, Directory: true, Memory: 512, Timeout: 28},
+	{Name: "query", Signs: true, Manages: true, LiveKit: true, GIFs: true, Sessions: true, Directory: true, Memory: 512, Timeout: 28},
 	{Name: "ws-connect", NoDB: true, Greets: true, Memory: 256, Timeout: 28},
 	{Name: "ws-authorize", NoDB: true, Authorizer: true, Memory: 128, Timeout: 10},
 	{Name: "ws-message", Signs: true, Posts: true, Dispatches: true, Sessions: true, Directory: true, Vanishes: true, Memory: 512, Timeout: 28},
@@ -174,7 +181,13 @@ type HTTPRoute struct{ Function, Method, Path string }
 // Key is the route's API Gateway route key, "METHOD /path".
 func (r HTTPRoute) Key() string { return r.Method + " " + r.Path }
 
-// HTTPRoutes are the HTTP bridge's routes, always deployed.
+// GIFs: the route is Buzz's GIF proxy (POST /gifs/*), deployed in AWS
+// only with a KLIPY secret (infra's -c gifs); locally it answers 404
+// without a key.
+func (r HTTPRoute) GIFs() bool { return strings.HasPrefix(r.Path, "/gifs/") }
+
+// HTTPRoutes are the HTTP bridge's routes, always deployed (the GIF
+// proxy's only with its key: HTTPRoute.GIFs).
 var HTTPRoutes = []HTTPRoute{
 	{"ingest", "POST", "/events"},
 	{"query", "POST", "/query"},
