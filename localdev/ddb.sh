@@ -11,8 +11,7 @@
 # in memory (sessions last two hours; a restart forgets them, as a
 # redeploy's new table would). Its log is .localdev/ddb/ddb.log, its pid
 # .localdev/ddb/ddb.pid and its port .localdev/ddb/port (`make stop` stops
-# it). BUZZ_SESSIONS=0 keeps the sessions in Postgres: nothing starts and
-# SESSION_TABLE is unset. With SESSION_TABLE set and the endpoint pointing
+# it). With SESSION_TABLE set and the endpoint pointing
 # elsewhere (a real table) it does nothing. Run it as a script to only
 # start the server.
 
@@ -29,10 +28,6 @@ _buzz_ddb_call() {
 _buzz_ddb() {
   local root dir port pid tries table out
   root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)" || return 1
-  if [[ "${BUZZ_SESSIONS:-1}" == 0 ]]; then
-    unset SESSION_TABLE
-    return 0
-  fi
   if [[ -n "${SESSION_TABLE:-}" && -n "${AWS_ENDPOINT_URL_DYNAMODB:-}" && "${AWS_ENDPOINT_URL_DYNAMODB}" != http://127.0.0.1:* ]]; then
     return 0
   fi
