@@ -5,11 +5,8 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/buzzrelay/relay/shared/postgres/dbtest"
 )
@@ -46,7 +43,7 @@ type Report struct {
 // Run does the steps; the copy stays (CopyDSN), for a relay to serve it.
 func (l Local) Run(ctx context.Context) (Report, error) {
 	dump := filepath.Join(l.Dir, "relay.dump")
-	before, err := snapshotOf(ctx, l.DSN)
+	before, err := dbtest.CensusOf(ctx, l.DSN)
 	if err != nil {
 		return Report{}, err
 	}
@@ -57,7 +54,7 @@ func (l Local) Run(ctx context.Context) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	r := Report{CopyDSN: copyDSN, Tables: before.rows, RelayKeys: before.keys}
+	r := Report{CopyDSN: copyDSN, Tables: before.Rows, RelayKeys: before.Keys}
 	if err := pgTool(ctx, "pg_restore", "--no-owner", "--exit-on-error", "--dbname="+copyDSN, dump); err != nil {
 		return r, err
 	}
@@ -66,24 +63,24 @@ func (l Local) Run(ctx context.Context) (Report, error) {
 			return r, fmt.Errorf("migrate on the restored database: %w", err)
 		}
 	}
-	after, err := snapshotOf(ctx, copyDSN)
+	after, err := dbtest.CensusOf(ctx, copyDSN)
 	if err != nil {
 		return r, err
 	}
 	var diffs []string
-	for t, n := range before.rows {
-		if m, ok := after.rows[t]; !ok || m != n {
+	for t, n := range before.Rows {
+		if m, ok := after.Rows[t]; !ok || m != n {
 			diffs = append(diffs, fmt.Sprintf("table %s: %d rows, restored %d", t, n, m))
 		}
 	}
-	for t := range after.rows {
-		if _, ok := before.rows[t]; !ok {
+	for t := range after.Rows {
+		if _, ok := before.Rows[t]; !ok {
 			diffs = append(diffs, fmt.Sprintf("table %s only in the copy", t))
 		}
 	}
-	for c, k := range before.keys {
-		if after.keys[c] != k {
-			diffs = append(diffs, fmt.Sprintf("community %s: relay key %s, restored %s", c, k, after.keys[c]))
+	for c, k := range before.Keys {
+		if after.Keys[c] != k {
+			diffs = append(diffs, fmt.Sprintf("community %s: relay key %s, restored %s", c, k, after.Keys[c]))
 		}
 	}
 	if len(diffs) > 0 {
@@ -91,52 +88,6 @@ func (l Local) Run(ctx context.Context) (Report, error) {
 		return r, fmt.Errorf("the restored database differs: %s", strings.Join(diffs, "; "))
 	}
 	return r, nil
-}
-
-type dbState struct {
-	rows map[string]int64
-	keys map[string]string
-}
-
-// snapshotOf counts every public table's rows and reads each community's
-// relay key (pubkey and ciphertext).
-func snapshotOf(ctx context.Context, dsn string) (dbState, error) {
-	c, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		return dbState{}, fmt.Errorf("restore: connect: %w", err)
-	}
-	defer c.Close(context.WithoutCancel(ctx))
-	rows, err := c.Query(ctx, `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`)
-	if err != nil {
-		return dbState{}, fmt.Errorf("restore: tables: %w", err)
-	}
-	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return dbState{}, fmt.Errorf("restore: tables: %w", err)
-	}
-	s := dbState{rows: map[string]int64{}, keys: map[string]string{}}
-	if !slices.Contains(tables, "communities") {
-		return s, fmt.Errorf("restore: the database holds no relay (no communities table): run make dev once, or point DATABASE_URL at the relay's database")
-	}
-	for _, t := range tables {
-		var n int64
-		if err := c.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{t}.Sanitize()).Scan(&n); err != nil {
-			return s, fmt.Errorf("restore: count %s: %w", t, err)
-		}
-		s.rows[t] = n
-	}
-	krows, err := c.Query(ctx, `SELECT id, coalesce(relay_pubkey, '') || ':' || coalesce(encode(relay_key_ciphertext, 'hex'), '') FROM communities`)
-	if err != nil {
-		return s, fmt.Errorf("restore: relay keys: %w", err)
-	}
-	for krows.Next() {
-		var id, k string
-		if err := krows.Scan(&id, &k); err != nil {
-			return s, fmt.Errorf("restore: relay keys: %w", err)
-		}
-		s.keys[id] = k
-	}
-	return s, krows.Err()
 }
 
 // pgTool runs a PostgreSQL client program: on PATH, or in Debian's

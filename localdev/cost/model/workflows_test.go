@@ -5,7 +5,7 @@ import "testing"
 // A workflow community (10 workflows, 1,000 runs, 10 schedules every 15
 // minutes): schedules spread over their interval (from their save) keep a
 // pausing Aurora awake all month; on the clock (as built) they share one
-// wake per interval; a webhook
+// wake per interval (2,920 wakes of 375 s: 304.2 h); a webhook
 // call that matches nothing wakes it only while the secret lives in the
 // database alone.
 func TestWorkflowBill(t *testing.T) {
@@ -25,7 +25,7 @@ func TestWorkflowBill(t *testing.T) {
 	if m := got["from save"]; m.Fires != 29200 || m.AwakeHours < 729 {
 		t.Errorf("from save: %.0f fires, %.1f h awake; want 29200 and the whole month", m.Fires, m.AwakeHours)
 	}
-	if m := got["as built"]; m.Resumes != 2920 || m.AwakeHours > 300 || Total(m.Lines) >= Total(got["from save"].Lines) {
+	if m := got["as built"]; m.Resumes != 2920 || m.AwakeHours > 305 || Total(m.Lines) >= Total(got["from save"].Lines) {
 		t.Errorf("as built (on the clock): %d resumes, %.1f h, $%.2f", m.Resumes, m.AwakeHours, Total(m.Lines))
 	}
 	w.Schedules, w.Forged = 0, 10000
