@@ -11,7 +11,9 @@
 # in memory (sessions last two hours; a restart forgets them, as a
 # redeploy's new table would). Its log is .localdev/ddb/ddb.log, its pid
 # .localdev/ddb/ddb.pid and its port .localdev/ddb/port (`make stop` stops
-# it). With SESSION_TABLE set and the endpoint pointing
+# it); BUZZ_DDB_DIR names another folder for a second server (make test's
+# processes suite runs its own, so one dynalite is not the bottleneck of
+# both end-to-end suites). With SESSION_TABLE set and the endpoint pointing
 # elsewhere (a real table) it does nothing. Run it as a script to only
 # start the server.
 
@@ -32,7 +34,7 @@ _buzz_ddb() {
     return 0
   fi
   table="${SESSION_TABLE:-buzz-sessions}"
-  dir="$root/.localdev/ddb"
+  dir="${BUZZ_DDB_DIR:-$root/.localdev/ddb}" # another folder, another server (suites.sh)
   mkdir -p "$dir" || return 1
   pid=$(cat "$dir/ddb.pid" 2>/dev/null)
   port=$(cat "$dir/port" 2>/dev/null)

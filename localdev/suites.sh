@@ -71,7 +71,12 @@ suite_core() {
 E2E_PARALLEL=${E2E_PARALLEL:-3}
 suite_e2e() { BUZZ_E2E_PARALLEL=1 "$GO" test -count=1 -timeout 45m -parallel "$E2E_PARALLEL" -skip "$IDLE_TEST" ./localdev/e2e; }
 suite_idle() { "$GO" test -count=1 -timeout 20m -run "$IDLE_TEST" ./localdev/e2e; }
-suite_processes() { BUZZ_E2E_PARALLEL=1 BUZZ_LAMBDA=processes "$GO" test -count=1 -timeout 45m -parallel "$E2E_PARALLEL" ./localdev/e2e; }
+suite_processes() {
+  # Its own local DynamoDB (one node process each): the two end-to-end
+  # suites' sessions do not queue on one server.
+  BUZZ_DDB_DIR="$root/.localdev/ddb-processes" source localdev/ddb.sh || return 1
+  BUZZ_E2E_PARALLEL=1 BUZZ_LAMBDA=processes "$GO" test -count=1 -timeout 45m -parallel "$E2E_PARALLEL" ./localdev/e2e
+}
 suite_smoke() { localdev/smoke-dev.sh && BUZZ_LAMBDA=processes localdev/smoke-dev.sh; }
 suite_build() { make --no-print-directory build && make --no-print-directory test-infra; }
 suite_fuzz() { make --no-print-directory fuzz; }
