@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -140,6 +142,16 @@ func RunNode(t testing.TB, node, dir string, timeout time.Duration, out any, scr
 // pins (package name to version) is installed already.
 func NPMCI(t testing.TB, dir string, pins map[string]string) {
 	t.Helper()
+	// One install at a time per folder, across the tests of this suite
+	// that run in parallel and the other suite's process (make test runs
+	// both end-to-end suites at once): an npm ci half done has some pins
+	// in place and other packages missing, and two at once remove each
+	// other's files.
+	unlock, err := lockFile(filepath.Join(dir, ".npm-ci.lock"))
+	if err != nil {
+		t.Fatalf("npm ci in %s: %v", dir, err)
+	}
+	defer unlock()
 	ok := true
 	for pkg, version := range pins {
 		ok = ok && installedVersion(dir, pkg) == version
@@ -158,6 +170,20 @@ func NPMCI(t testing.TB, dir string, pins map[string]string) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
 	}
+}
+
+// lockFile takes an exclusive flock(2) on path (created if missing),
+// waiting for another holder, and returns its release.
+func lockFile(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
 }
 
 // installedVersion is the version of pkg installed under dir, "" if none.
