@@ -17,12 +17,12 @@ type fullStore struct {
 	calls atomic.Int32
 }
 
-func (s *fullStore) Subscribe(context.Context, NewSubscription, Limits) (session.Held, error) {
+func (s *fullStore) Subscribe(context.Context, NewSubscription, Limits) error {
 	s.calls.Add(1)
 	if s.key {
-		return session.Held{}, ErrKeyFull
+		return ErrKeyFull
 	}
-	return session.Held{}, ErrConnectionFull
+	return ErrConnectionFull
 }
 
 // Issue 56: a subscription past a limit is refused at once, after one
