@@ -53,7 +53,7 @@ _buzz_ddb() {
     while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && [ $tries -lt 20 ]; do
       port=$((port + 1)); tries=$((tries + 1))
     done
-    nohup node "$root/localdev/ddb/node_modules/dynalite/cli.js" --host 127.0.0.1 --port "$port" \
+    nohup node "$root/localdev/ddb/server.js" --host 127.0.0.1 --port "$port" \
       --createTableMs 0 --deleteTableMs 0 --updateTableMs 0 >"$dir/ddb.log" 2>&1 &
     echo $! >"$dir/ddb.pid"
     echo "$port" >"$dir/port"
