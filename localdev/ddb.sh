@@ -13,8 +13,7 @@
 # .localdev/ddb/ddb.pid and its port .localdev/ddb/port (`make stop` stops
 # it); BUZZ_DDB_DIR names another folder for a second server (make test's
 # processes suite runs its own, so one dynalite is not the bottleneck of
-# both end-to-end suites). BUZZ_SESSIONS=0 keeps the sessions in Postgres:
-# nothing starts and SESSION_TABLE is unset. With SESSION_TABLE set and the endpoint pointing
+# both end-to-end suites). With SESSION_TABLE set and the endpoint pointing
 # elsewhere (a real table) it does nothing. Run it as a script to only
 # start the server.
 
@@ -31,10 +30,6 @@ _buzz_ddb_call() {
 _buzz_ddb() {
   local root dir port pid tries table out
   root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)" || return 1
-  if [[ "${BUZZ_SESSIONS:-1}" == 0 ]]; then
-    unset SESSION_TABLE
-    return 0
-  fi
   if [[ -n "${SESSION_TABLE:-}" && -n "${AWS_ENDPOINT_URL_DYNAMODB:-}" && "${AWS_ENDPOINT_URL_DYNAMODB}" != http://127.0.0.1:* ]]; then
     return 0
   fi

@@ -212,7 +212,7 @@ func TestBuzzDesktopSessionOpensAndStaysOpenWithoutSpeakingFirst(t *testing.T) {
 	if os.Getenv("BUZZ_E2E_REAL_LIVENESS") == "1" {
 		period, stall, idle = lambdas.LivenessDelaySeconds*time.Second, buzzStallTimeout, 3*time.Minute
 	}
-	r := StartTest(t, Options{Sessions: true, LivenessPeriod: period})
+	r := StartTest(t, Options{LivenessPeriod: period})
 	alice, ra := loggedIn(t, r)
 	ch := createChannel(t, ra, alice, "open")
 	first := publish(t, ra, alice, 9, nostr.Tags{{"h", ch}}, "before the app opened")

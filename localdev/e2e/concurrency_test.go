@@ -94,7 +94,7 @@ func membersOf(t *testing.T, b *bridge, ch string) []string {
 // sessions' S3 path on (make dev's default): every write accepted, the
 // 39002 exact after each burst.
 func joinsThenLeaves(t *testing.T, n int) {
-	r := StartTest(t, Options{Sessions: true})
+	r := StartTest(t, Options{})
 	owner := testkit.NewKey(t)
 	b := newBridge(t, r, owner)
 	ch := createChannelID()
@@ -144,7 +144,7 @@ func TestConcurrentJoinsAllAcceptedAt200(t *testing.T) {
 // 9021 joins in one group over POST /events: all accepted, no 5xx, and
 // the final 39001 and 39002 exact.
 func TestConcurrentModerationRacingJoinsOverBridge(t *testing.T) {
-	r := StartTest(t, Options{Sessions: true})
+	r := StartTest(t, Options{})
 	owner, admin := testkit.NewKey(t), testkit.NewKey(t)
 	b := newBridge(t, r, owner)
 	ch := createChannelID()

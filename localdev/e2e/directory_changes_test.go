@@ -20,7 +20,7 @@ import (
 // host whose document this instance already holds shows the new value at
 // once.
 func TestEveryChangeRewritesTheDirectory(t *testing.T) {
-	r := StartTest(t, Options{Sessions: true})
+	r := StartTest(t, Options{})
 	ctx := ctxT(t)
 	db := r.App.Store
 	opA, opB := testkit.NewKey(t), testkit.NewKey(t)

@@ -29,7 +29,7 @@ func skipStatementsInProcesses(t *testing.T) {
 // the same document, name, description and relay key included.
 func TestNIP11PolledEveryMinuteMakesNoDatabaseStatement(t *testing.T) {
 	skipStatementsInProcesses(t)
-	r := StartTest(t, Options{Sessions: true})
+	r := StartTest(t, Options{})
 	ctx := ctxT(t)
 	pub, err := community.Create(ctx, r.App.Store, r.App.Sealer, r.App.Directory,
 		community.Spec{ID: "bees", Hosts: []string{"b.test"}, Name: "Bees", About: "a hive"})
@@ -75,7 +75,7 @@ func TestNIP11PolledEveryMinuteMakesNoDatabaseStatement(t *testing.T) {
 // document the relay had read before the disable is never served again.
 func TestHostOfDisabledCommunityRefusedWithoutDatabase(t *testing.T) {
 	skipStatementsInProcesses(t)
-	r := StartTest(t, Options{Sessions: true})
+	r := StartTest(t, Options{})
 	ctx := ctxT(t)
 	op, bob := testkit.NewKey(t), testkit.NewKey(t)
 	if err := community.AddHost(ctx, r.App.Store, "default", "a.test", r.App.Directory); err != nil {
@@ -121,7 +121,7 @@ func TestHostOfDisabledCommunityRefusedWithoutDatabase(t *testing.T) {
 // same body), so the directory is no oracle of which hosts were ever
 // registered; an unknown host writes no document.
 func TestNIP11OfUnknownHostAnswersAsDisabled(t *testing.T) {
-	r := StartTest(t, Options{Sessions: true})
+	r := StartTest(t, Options{})
 	ctx := ctxT(t)
 	if err := community.AddHost(ctx, r.App.Store, "default", "a.test", r.App.Directory); err != nil {
 		t.Fatal(err)

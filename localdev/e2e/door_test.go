@@ -26,7 +26,7 @@ const notServed = "restricted: no community is served at this host"
 // authenticated before the disable, on one whose host the sessions' S3
 // state still names, and on a new one; nothing is stored.
 func TestDisabledCommunityRefusedOverWebSocket(t *testing.T) {
-	r := StartTest(t, Options{Sessions: true})
+	r := StartTest(t, Options{})
 	ctx := ctxT(t)
 	bob := testkit.NewKey(t)
 	if _, err := community.Create(ctx, r.App.Store, r.App.Sealer, r.App.Directory, community.Spec{ID: "bees", Hosts: []string{"b.test"}}); err != nil {
@@ -252,7 +252,7 @@ func TestReportQueuePagedOverNIP86(t *testing.T) {
 // connection there authenticated just before: no record of the host
 // outlives the disable.
 func TestNIP86DisableForgetsTheSessionsHostEntry(t *testing.T) {
-	r := StartTest(t, Options{Sessions: true})
+	r := StartTest(t, Options{})
 	ctx := ctxT(t)
 	op, bob := testkit.NewKey(t), testkit.NewKey(t)
 	if err := community.AddHost(ctx, r.App.Store, "default", "a.test", r.App.Directory); err != nil {

@@ -20,7 +20,7 @@ import (
 // of another community (on its host or on the default's); each try changes
 // nothing.
 func TestEnableCommunityBringsItBack(t *testing.T) {
-	r := StartTest(t, Options{Sessions: true})
+	r := StartTest(t, Options{})
 	ctx := ctxT(t)
 	db := r.App.Store
 	opA, opB, opC, bob, stranger := testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t), testkit.NewKey(t)

@@ -75,12 +75,6 @@ type Options struct {
 	// ...: emulator.CostsFromEnv), so that `APIGW_COSTS=on make bench`
 	// runs the benchmarks with them.
 	Costs emulator.Costs
-	// Sessions keeps the WebSocket sessions in a fresh table of the local
-	// DynamoDB (AWS_ENDPOINT_URL_DYNAMODB: localdev/ddb.sh), as make dev
-	// does (SESSION_TABLE): AUTH, CLOSE, a limit-0 REQ or one for what a
-	// client has seen and $disconnect run no database statement. Without
-	// it the sessions live in Postgres (BUZZ_SESSIONS=0).
-	Sessions bool
 	// Binaries, when set, runs every route through its function's own
 	// binary, as BUZZ_LAMBDA=processes make dev does (processes.go).
 	Binaries *Binaries
@@ -105,8 +99,8 @@ type Relay struct {
 	App     *app.App
 	WS      *emulator.WebSocketAPI
 	Lambda  *emulator.LambdaAPI
-	// S3URL is the local S3 server's address when Options.Media or
-	// Options.Sessions is set.
+	// S3URL is the local S3 server's address (the directory's bucket, and
+	// the media's with Options.Media).
 	S3URL string
 	srv   *http.Server
 	errc  chan error
@@ -126,7 +120,7 @@ type Relay struct {
 	Functions *emulator.ProcessStack
 	// stopTicks ends the liveness timer.
 	stopTicks context.CancelFunc
-	// dropTable deletes the sessions' table of Options.Sessions.
+	// dropTable deletes the sessions' table.
 	dropTable func()
 }
 
@@ -134,7 +128,7 @@ type Relay struct {
 // (AWS_ENDPOINT_URL_DYNAMODB) and returns its name and its deletion.
 func SessionTable(ctx context.Context) (string, func(), error) {
 	if os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") == "" {
-		return "", nil, errors.New("e2e: Options.Sessions needs the local DynamoDB: source localdev/ddb.sh (make test does)")
+		return "", nil, errors.New("e2e: the sessions need the local DynamoDB: source localdev/ddb.sh (make test does)")
 	}
 	c, err := ddbsessions.Client(ctx)
 	if err != nil {
@@ -193,9 +187,9 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 	}
 	var s3 *s3local.Server
 	var s3dir string
-	if o.Media || o.Sessions {
-		// With Sessions the directory (what each host serves: NIP-11 and a
-		// new connection's host without the database) lives in the bucket.
+	{
+		// The directory (what each host serves: NIP-11 and a new
+		// connection's host without the database) lives in the bucket.
 		if s3, s3dir, err = startS3(o); err != nil {
 			ln.Close()
 			return nil, err
@@ -205,11 +199,12 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 	if o.Media {
 		env["MEDIA_BUCKET"] = MediaBucket
 	}
-	if o.Sessions {
-		env["DIRECTORY_BUCKET"] = MediaBucket
-	}
+	env["DIRECTORY_BUCKET"] = MediaBucket
 	dropTable := func() {}
-	if o.Sessions {
+	{
+		// The WebSocket sessions in a fresh table of the local DynamoDB
+		// (AWS_ENDPOINT_URL_DYNAMODB: localdev/ddb.sh), as make dev and
+		// the stack keep them (SESSION_TABLE).
 		table, drop, err := SessionTable(ctx)
 		if err != nil {
 			ln.Close()

@@ -118,7 +118,7 @@ func TestIdleNDKWelshmanBuzzMakeNoDatabaseStatements(t *testing.T) {
 	})
 	idle := idleMinutes(t)
 	v := &invocations{byBody: map[string]int64{}}
-	r := StartTest(t, Options{Sessions: true, LivenessPeriod: lambdas.LivenessDelaySeconds * time.Second, WrapWebSocket: v.wrap})
+	r := StartTest(t, Options{LivenessPeriod: lambdas.LivenessDelaySeconds * time.Second, WrapWebSocket: v.wrap})
 	v.count = r.App.Store.Statements
 
 	alice, ra := loggedIn(t, r)

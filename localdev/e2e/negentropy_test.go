@@ -140,7 +140,7 @@ func randomIDs(n int, at int64) map[string]int64 {
 // of rounds, with the sessions in DynamoDB as deployed (every round a
 // separate invocation that finds the filter in the session store).
 func TestNegentropyReconcilesTwentyThousandEventChannelToTheExactDifference(t *testing.T) {
-	r := StartTest(t, Options{Sessions: true})
+	r := StartTest(t, Options{})
 	ctx := context.Background()
 	db, err := dbtest.Open(ctx, r.DSN)
 	if err != nil {

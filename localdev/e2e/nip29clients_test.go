@@ -53,7 +53,7 @@ func TestLivenessFrameIsIgnoredByNDKWelshmanAndNostrTools(t *testing.T) {
 	node, dir := NodePackages(t, "nip29clients", "liveness test of NDK, welshman and nostr-tools", map[string]string{
 		"@nostr-dev-kit/ndk": "3.0.3", "@welshman/net": "0.8.15", "@welshman/signer": "0.8.15", "nostr-tools": "2.25.2", "ws": "8.18.3",
 	})
-	r := StartTest(t, Options{Sessions: true, LivenessPeriod: time.Second})
+	r := StartTest(t, Options{LivenessPeriod: time.Second})
 	var got struct {
 		Libs map[string]struct {
 			Liveness int      `json:"liveness"`
@@ -89,7 +89,7 @@ func TestNDKSignInThenREQAnswered20Of20(t *testing.T) {
 	node, dir := NodePackages(t, "nip29clients", "NDK sign-in then REQ test", map[string]string{
 		"@nostr-dev-kit/ndk": "3.0.3", "nostr-tools": "2.25.2", "ws": "8.18.3",
 	})
-	r := StartTest(t, Options{Sessions: true})
+	r := StartTest(t, Options{})
 	var got struct {
 		Runs     int               `json:"runs"`
 		Answered int               `json:"answered"`

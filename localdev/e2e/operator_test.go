@@ -145,55 +145,53 @@ func mustJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
 // bytes and the open reports; /admin is the console even with media on
 // (whose GET /{blob} would otherwise take it).
 func TestDeepHealthIsTheOperatorsStatus(t *testing.T) {
-	for _, sessions := range []bool{false, true} {
-		t.Run(map[bool]string{false: "sessions in Postgres", true: "sessions in DynamoDB"}[sessions], func(t *testing.T) {
-			r := StartTest(t, Options{Media: true, Sessions: sessions})
-			a := onHost(t, r, "127.0.0.1")
-			alice, op := testkit.NewKey(t), testkit.NewKey(t)
-			if err := community.AddOperator(ctxT(t), r.App.Store, r.App.Config.DefaultCommunity, op.Pub); err != nil {
-				t.Fatal(err)
+	t.Run("sessions in DynamoDB", func(t *testing.T) {
+		r := StartTest(t, Options{Media: true})
+		a := onHost(t, r, "127.0.0.1")
+		alice, op := testkit.NewKey(t), testkit.NewKey(t)
+		if err := community.AddOperator(ctxT(t), r.App.Store, r.App.Config.DefaultCommunity, op.Pub); err != nil {
+			t.Fatal(err)
+		}
+		group := createChannelID()
+		ev := signed(t, alice, 9007, nostr.Tags{{"h", group}, {"name", "x"}, {"visibility", "open"}}, "")
+		a.accept(alice, ev)
+		// The newest write is the newest event stored: the 9007 or the group
+		// state the relay signed with it, which may be dated a second or more
+		// ahead (ingest.RunAhead).
+		newest := int64(ev.CreatedAt)
+		for _, e := range newBridge(t, r, alice).query(map[string]any{"#d": []string{group}}) {
+			newest = max(newest, int64(e.CreatedAt))
+		}
+		loggedIn(t, r) // one open WebSocket connection, wherever the sessions are kept
+		var h struct {
+			OK              bool   `json:"ok"`
+			Database        string `json:"database"`
+			LastWrite       int64  `json:"last_write"`
+			OpenConnections *int64 `json:"open_connections"`
+			MediaBytes      *int64 `json:"media_bytes"`
+			OpenReports     *int64 `json:"open_reports"`
+			Communities     *int64 `json:"communities"`
+		}
+		// With the sessions in DynamoDB a connection is counted once
+		// the push function's greeting has recorded it among the open
+		// ones (sessions.Pusher.Greet), just after the challenge the
+		// client answered: asked again for up to wait.
+		var st int
+		var body []byte
+		for end := time.Now().Add(wait); ; time.Sleep(50 * time.Millisecond) {
+			st, body = a.do(&op, http.MethodGet, "/healthz?deep=1", "", "", nil)
+			h.OpenConnections = nil
+			if err := json.Unmarshal(body, &h); err != nil || (h.OpenConnections != nil && *h.OpenConnections >= 1) || time.Now().After(end) {
+				break
 			}
-			group := createChannelID()
-			ev := signed(t, alice, 9007, nostr.Tags{{"h", group}, {"name", "x"}, {"visibility", "open"}}, "")
-			a.accept(alice, ev)
-			// The newest write is the newest event stored: the 9007 or the group
-			// state the relay signed with it, which may be dated a second or more
-			// ahead (ingest.RunAhead).
-			newest := int64(ev.CreatedAt)
-			for _, e := range newBridge(t, r, alice).query(map[string]any{"#d": []string{group}}) {
-				newest = max(newest, int64(e.CreatedAt))
-			}
-			loggedIn(t, r) // one open WebSocket connection, wherever the sessions are kept
-			var h struct {
-				OK              bool   `json:"ok"`
-				Database        string `json:"database"`
-				LastWrite       int64  `json:"last_write"`
-				OpenConnections *int64 `json:"open_connections"`
-				MediaBytes      *int64 `json:"media_bytes"`
-				OpenReports     *int64 `json:"open_reports"`
-				Communities     *int64 `json:"communities"`
-			}
-			// With the sessions in DynamoDB a connection is counted once
-			// the push function's greeting has recorded it among the open
-			// ones (sessions.Pusher.Greet), just after the challenge the
-			// client answered: asked again for up to wait.
-			var st int
-			var body []byte
-			for end := time.Now().Add(wait); ; time.Sleep(50 * time.Millisecond) {
-				st, body = a.do(&op, http.MethodGet, "/healthz?deep=1", "", "", nil)
-				h.OpenConnections = nil
-				if err := json.Unmarshal(body, &h); err != nil || (h.OpenConnections != nil && *h.OpenConnections >= 1) || time.Now().After(end) {
-					break
-				}
-			}
-			if err := json.Unmarshal(body, &h); err != nil || st != 200 || !h.OK || h.Database != "awake" || h.LastWrite != newest ||
-				h.OpenConnections == nil || *h.OpenConnections < 1 || h.MediaBytes == nil || h.OpenReports == nil || h.Communities != nil {
-				t.Fatalf("deep health: %d %s", st, body)
-			}
-			st, page := a.do(nil, http.MethodGet, "/admin", "", "", nil)
-			if st != 200 || !strings.Contains(string(page), "operator console") {
-				t.Fatalf("/admin with media on: %d %.200s", st, page)
-			}
-		})
-	}
+		}
+		if err := json.Unmarshal(body, &h); err != nil || st != 200 || !h.OK || h.Database != "awake" || h.LastWrite != newest ||
+			h.OpenConnections == nil || *h.OpenConnections < 1 || h.MediaBytes == nil || h.OpenReports == nil || h.Communities != nil {
+			t.Fatalf("deep health: %d %s", st, body)
+		}
+		st, page := a.do(nil, http.MethodGet, "/admin", "", "", nil)
+		if st != 200 || !strings.Contains(string(page), "operator console") {
+			t.Fatalf("/admin with media on: %d %.200s", st, page)
+		}
+	})
 }

@@ -51,8 +51,8 @@ func startProcesses(ctx context.Context, dsn string, o Options, ln net.Listener,
 	b := o.Binaries
 	setup := emulator.LocalSetup{Addr: addr, DatabaseURL: dsn, KMSEndpoint: b.KMSEndpoint, KMSKeyARN: b.KMSKeyARN, Region: b.Region}
 	if s3 != nil {
-		// The local S3 server: media's bucket with Media, the directory's
-		// (DIRECTORY_BUCKET) with Sessions.
+		// The local S3 server: media's bucket with Media, and the
+		// directory's (DIRECTORY_BUCKET).
 		setup.S3Endpoint = s3.URL
 		if o.Media {
 			setup.MediaBucket = MediaBucket

@@ -170,7 +170,7 @@ func TestRecordIdleProfiles(t *testing.T) {
 func recordProfile(t *testing.T, client, node, dir string, idle time.Duration) model.Profile {
 	c := &tally{requests: &awssdk.Requests{}, inside: map[string]int64{}, byMessage: map[string]int64{}}
 	period := lambdas.LivenessDelaySeconds * time.Second
-	r := StartTest(t, Options{Sessions: true, LivenessPeriod: period, WrapWebSocket: c.wrap, Requests: c.requests})
+	r := StartTest(t, Options{LivenessPeriod: period, WrapWebSocket: c.wrap, Requests: c.requests})
 	c.statements = r.App.Store.Statements
 	alice, ra := loggedIn(t, r)
 	ch := createChannel(t, ra, alice, "open")

@@ -131,7 +131,7 @@ func TestNDKKeepaliveProbeGetsEOSEWithoutTheDatabase(t *testing.T) {
 	}
 	rc.sendJSON([]any{"CLOSE", "probe-x1"})
 	eventually(t, "the CLOSE did not end the probe", func() bool {
-		subs, err := r.App.Sessions.Store().SubscriptionsByKey(ctxT(t), r.App.Config.DefaultCommunity, [][2]string{{connOf(t, r, alice), "probe-x1"}}, time.Now().Unix())
+		subs, err := r.App.Sessions.SubscriptionsByKey(ctxT(t), r.App.Config.DefaultCommunity, [][2]string{{connOf(t, r, alice), "probe-x1"}})
 		return err == nil && len(subs) == 0
 	})
 	if n := r.App.Store.Statements() - before; n != 0 {

@@ -95,50 +95,48 @@ func answer(ctx context.Context, c *websocket.Conn, sub string) ([]string, error
 // relayinfo.MaxREQEvents events, each filter its share (100), paced, then
 // EOSE, and the socket stays open: a later REQ is answered and a new event
 // arrives live. Before, the relay posted all 10,000 at once and the client
-// was dropped (1006) part way. Both session stores.
+// was dropped (1006) part way.
 func TestTenFilterREQEndsInEOSEOnALiveSocket(t *testing.T) {
-	for _, ddb := range []bool{false, true} {
-		t.Run(map[bool]string{false: "postgres", true: "dynamodb"}[ddb], func(t *testing.T) {
-			r := StartTest(t, Options{Sessions: ddb})
-			chs := seedChannels(t, r, 10, 1500, false)
-			alice := testkit.NewKey(t)
-			rc := authRaw(t, r, alice)
-			start := time.Now()
-			rc.sendJSON(tenFilterREQ("ten", chs))
-			chans, err := answer(ctxT(t), rc.c, "ten")
-			if err != nil {
-				t.Fatalf("the ten-filter REQ: %v", err)
+	t.Run("dynamodb", func(t *testing.T) {
+		r := StartTest(t, Options{})
+		chs := seedChannels(t, r, 10, 1500, false)
+		alice := testkit.NewKey(t)
+		rc := authRaw(t, r, alice)
+		start := time.Now()
+		rc.sendJSON(tenFilterREQ("ten", chs))
+		chans, err := answer(ctxT(t), rc.c, "ten")
+		if err != nil {
+			t.Fatalf("the ten-filter REQ: %v", err)
+		}
+		elapsed := time.Since(start)
+		if len(chans) != relayinfo.MaxREQEvents {
+			t.Fatalf("%d events before EOSE, want %d", len(chans), relayinfo.MaxREQEvents)
+		}
+		per := map[string]int{}
+		for _, ch := range chans {
+			per[ch]++
+		}
+		for _, ch := range chs {
+			if per[ch] != relayinfo.MaxREQEvents/len(chs) {
+				t.Errorf("channel %s: %d events, want its share %d", ch, per[ch], relayinfo.MaxREQEvents/len(chs))
 			}
-			elapsed := time.Since(start)
-			if len(chans) != relayinfo.MaxREQEvents {
-				t.Fatalf("%d events before EOSE, want %d", len(chans), relayinfo.MaxREQEvents)
-			}
-			per := map[string]int{}
-			for _, ch := range chans {
-				per[ch]++
-			}
-			for _, ch := range chs {
-				if per[ch] != relayinfo.MaxREQEvents/len(chs) {
-					t.Errorf("channel %s: %d events, want its share %d", ch, per[ch], relayinfo.MaxREQEvents/len(chs))
-				}
-			}
-			// The socket is live: another REQ, then a new event live.
-			rc.sendJSON([]any{"REQ", "live", map[string]any{"kinds": []int{9}, "#h": []string{chs[0]}, "limit": 0}})
-			if parts := rc.read(); str(t, parts[0]) != "EOSE" {
-				t.Fatalf("the next REQ: %s", joinRaw(parts))
-			}
-			ba := newBridge(t, r, alice)
-			ch := newChannel(t, ba, "open")
-			rc.sendJSON([]any{"REQ", "new", map[string]any{"kinds": []int{9}, "#h": []string{ch}, "limit": 0}})
-			rc.expect("EOSE")
-			ev := signed(t, alice, 9, nostr.Tags{{"h", ch}}, "after the big answer")
-			ba.accept(ev)
-			if parts := rc.expect("EVENT"); !strings.Contains(string(parts[2]), ev.ID) {
-				t.Fatalf("live: %s", joinRaw(parts))
-			}
-			t.Logf("10 filters x 1,000+ events: %d events and EOSE in %v", len(chans), elapsed)
-		})
-	}
+		}
+		// The socket is live: another REQ, then a new event live.
+		rc.sendJSON([]any{"REQ", "live", map[string]any{"kinds": []int{9}, "#h": []string{chs[0]}, "limit": 0}})
+		if parts := rc.read(); str(t, parts[0]) != "EOSE" {
+			t.Fatalf("the next REQ: %s", joinRaw(parts))
+		}
+		ba := newBridge(t, r, alice)
+		ch := newChannel(t, ba, "open")
+		rc.sendJSON([]any{"REQ", "new", map[string]any{"kinds": []int{9}, "#h": []string{ch}, "limit": 0}})
+		rc.expect("EOSE")
+		ev := signed(t, alice, 9, nostr.Tags{{"h", ch}}, "after the big answer")
+		ba.accept(ev)
+		if parts := rc.expect("EVENT"); !strings.Contains(string(parts[2]), ev.ID) {
+			t.Fatalf("live: %s", joinRaw(parts))
+		}
+		t.Logf("10 filters x 1,000+ events: %d events and EOSE in %v", len(chans), elapsed)
+	})
 }
 
 // TestREQAnswersUnderAttack (issue 51's attacks), with the sessions in
@@ -153,7 +151,7 @@ func TestTenFilterREQEndsInEOSEOnALiveSocket(t *testing.T) {
 //     holds 60 (relayinfo.MaxSubscriptionsPerKey): the rest are refused at
 //     once, rate-limited: (or restricted:), never stored.
 func TestREQAnswersUnderAttack(t *testing.T) {
-	r := StartTest(t, Options{Sessions: true})
+	r := StartTest(t, Options{})
 	chs := seedChannels(t, r, 10, 1500, false)
 
 	t.Run("30 connections at once", func(t *testing.T) {
@@ -311,7 +309,7 @@ func TestSpaceSyncBurstsAreServed(t *testing.T) {
 		"@nostr-dev-kit/ndk": "3.0.3", "@welshman/net": "0.8.15", "@welshman/signer": "0.8.15",
 		"@welshman/lib": "0.8.15", "@welshman/util": "0.8.15", "ws": "8.18.3",
 	})
-	r := StartTest(t, Options{Sessions: true})
+	r := StartTest(t, Options{})
 	ch := seedChannels(t, r, 1, 2600, true)[0]
 	ctx := context.Background()
 	db, err := dbtest.Open(ctx, r.DSN)
@@ -365,53 +363,51 @@ func TestSpaceSyncBurstsAreServed(t *testing.T) {
 // CLOSED restricted: (or waited inside its invocation for a CLOSE that
 // never came). Both session stores.
 func TestHistoryPagesEndAtEOSE(t *testing.T) {
-	for _, ddb := range []bool{false, true} {
-		t.Run(map[bool]string{false: "postgres", true: "dynamodb"}[ddb], func(t *testing.T) {
-			r := StartTest(t, Options{Sessions: ddb})
-			ctx := context.Background()
-			db, err := dbtest.Open(ctx, r.DSN)
-			if err != nil {
-				t.Fatal(err)
+	t.Run("dynamodb", func(t *testing.T) {
+		r := StartTest(t, Options{})
+		ctx := context.Background()
+		db, err := dbtest.Open(ctx, r.DSN)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(db.Close)
+		ch := uuid.NewString()
+		old := time.Now().Unix() - 3*relayinfo.CreatedAtWindow
+		testkit.SeedChannel(t, db, testkit.SeedOptions{Channel: ch, Events: 400, Start: old, PerSecond: 2, Seed: 7})
+		u := testkit.NewKey(t)
+		rc := authRaw(t, r, u)
+		for i := range relayinfo.MaxSubscriptions {
+			if got := rc.reqAnswer(fmt.Sprintf("live%d", i), map[string]any{"kinds": []int{9}, "authors": []string{u.Pub}, "limit": 0}); got != "EOSE" {
+				t.Fatalf("live REQ %d: %q", i, got)
 			}
-			t.Cleanup(db.Close)
-			ch := uuid.NewString()
-			old := time.Now().Unix() - 3*relayinfo.CreatedAtWindow
-			testkit.SeedChannel(t, db, testkit.SeedOptions{Channel: ch, Events: 400, Start: old, PerSecond: 2, Seed: 7})
-			u := testkit.NewKey(t)
-			rc := authRaw(t, r, u)
-			for i := range relayinfo.MaxSubscriptions {
-				if got := rc.reqAnswer(fmt.Sprintf("live%d", i), map[string]any{"kinds": []int{9}, "authors": []string{u.Pub}, "limit": 0}); got != "EOSE" {
-					t.Fatalf("live REQ %d: %q", i, got)
-				}
+		}
+		const pages = 60
+		for i := range pages {
+			rc.sendJSON([]any{"REQ", fmt.Sprintf("page%d", i), map[string]any{"kinds": []int{9}, "#h": []string{ch}, "until": old + 200 - int64(i), "limit": 3}})
+		}
+		eose, events := map[string]bool{}, 0
+		for len(eose) < pages {
+			parts := rc.read()
+			switch verb := str(t, parts[0]); verb {
+			case "EVENT":
+				events++
+			case "EOSE":
+				eose[str(t, parts[1])] = true
+			default:
+				t.Fatalf("a history page: %s", joinRaw(parts))
 			}
-			const pages = 60
-			for i := range pages {
-				rc.sendJSON([]any{"REQ", fmt.Sprintf("page%d", i), map[string]any{"kinds": []int{9}, "#h": []string{ch}, "until": old + 200 - int64(i), "limit": 3}})
-			}
-			eose, events := map[string]bool{}, 0
-			for len(eose) < pages {
-				parts := rc.read()
-				switch verb := str(t, parts[0]); verb {
-				case "EVENT":
-					events++
-				case "EOSE":
-					eose[str(t, parts[1])] = true
-				default:
-					t.Fatalf("a history page: %s", joinRaw(parts))
-				}
-			}
-			if events < pages {
-				t.Fatalf("%d events for %d pages of 3", events, pages)
-			}
-			if got := subsOf(t, r, u.Pub); got != relayinfo.MaxSubscriptions {
-				t.Fatalf("%d subscriptions stored, want the %d live ones", got, relayinfo.MaxSubscriptions)
-			}
-			got := rc.reqAnswer("one-more-live", map[string]any{"kinds": []int{9}, "authors": []string{u.Pub}, "limit": 0})
-			if !strings.HasPrefix(got, "restricted:") || !strings.Contains(got, `"one-more-live"`) {
-				t.Fatalf("a live REQ past the limit: %q", got)
-			}
-		})
-	}
+		}
+		if events < pages {
+			t.Fatalf("%d events for %d pages of 3", events, pages)
+		}
+		if got := subsOf(t, r, u.Pub); got != relayinfo.MaxSubscriptions {
+			t.Fatalf("%d subscriptions stored, want the %d live ones", got, relayinfo.MaxSubscriptions)
+		}
+		got := rc.reqAnswer("one-more-live", map[string]any{"kinds": []int{9}, "authors": []string{u.Pub}, "limit": 0})
+		if !strings.HasPrefix(got, "restricted:") || !strings.Contains(got, `"one-more-live"`) {
+			t.Fatalf("a live REQ past the limit: %q", got)
+		}
+	})
 }
 
 // TestLargeEventsStayDeliverable (issue 56): an event that no WebSocket
@@ -422,7 +418,7 @@ func TestHistoryPagesEndAtEOSE(t *testing.T) {
 // answer, never cut, and a NOTICE names its id, then EOSE, on a live
 // socket that goes on answering.
 func TestLargeEventsStayDeliverable(t *testing.T) {
-	r := StartTest(t, Options{Sessions: true})
+	r := StartTest(t, Options{})
 	alice := testkit.NewKey(t)
 	ba := newBridge(t, r, alice)
 	ch := newChannel(t, ba, "open")
@@ -492,38 +488,36 @@ func TestLargeEventsStayDeliverable(t *testing.T) {
 // sessions (before, Postgres exempted owners and DynamoDB did not, so the
 // same client got rate-limited: in one and nothing in the other).
 func TestConnectionMessageLimitIsOneRule(t *testing.T) {
-	for _, ddb := range []bool{false, true} {
-		t.Run(map[bool]string{false: "postgres", true: "dynamodb"}[ddb], func(t *testing.T) {
-			const limit = 20
-			r := StartTest(t, Options{Sessions: ddb, Env: map[string]string{"RATE_WS_MESSAGES_PER_MIN": fmt.Sprint(limit)}})
-			freshWindow()
-			owner := testkit.NewKey(t)
-			ch := newChannel(t, newBridge(t, r, owner), "open")
-			// One counted message: AUTH, on the pushed challenge (a REQ
-			// before AUTH would count too where the database counts: the
-			// rule counts messages before authentication is asked for).
-			rc := dialRaw(t, r)
-			rc.auth(r, owner, rc.challenge)
-			const n = limit + 5
-			for i := range n {
-				rc.sendJSON([]any{"COUNT", fmt.Sprintf("n%d", i), map[string]any{"kinds": []int{9}, "#h": []string{ch}}})
+	t.Run("dynamodb", func(t *testing.T) {
+		const limit = 20
+		r := StartTest(t, Options{Env: map[string]string{"RATE_WS_MESSAGES_PER_MIN": fmt.Sprint(limit)}})
+		freshWindow()
+		owner := testkit.NewKey(t)
+		ch := newChannel(t, newBridge(t, r, owner), "open")
+		// One counted message: AUTH, on the pushed challenge (a REQ
+		// before AUTH would count too where the database counts: the
+		// rule counts messages before authentication is asked for).
+		rc := dialRaw(t, r)
+		rc.auth(r, owner, rc.challenge)
+		const n = limit + 5
+		for i := range n {
+			rc.sendJSON([]any{"COUNT", fmt.Sprintf("n%d", i), map[string]any{"kinds": []int{9}, "#h": []string{ch}}})
+		}
+		refused := 0
+		for range n {
+			parts := rc.read()
+			switch verb := str(t, parts[0]); {
+			case verb == "COUNT":
+			case verb == "CLOSED" && strings.HasPrefix(str(t, parts[2]), "rate-limited:"):
+				refused++
+			default:
+				t.Fatalf("%s", joinRaw(parts))
 			}
-			refused := 0
-			for range n {
-				parts := rc.read()
-				switch verb := str(t, parts[0]); {
-				case verb == "COUNT":
-				case verb == "CLOSED" && strings.HasPrefix(str(t, parts[2]), "rate-limited:"):
-					refused++
-				default:
-					t.Fatalf("%s", joinRaw(parts))
-				}
-			}
-			if want := n + 1 - limit; refused != want {
-				t.Fatalf("the channel owner's %d COUNTs past a limit of %d: %d refused rate-limited:, want %d", n, limit, refused, want)
-			}
-		})
-	}
+		}
+		if want := n + 1 - limit; refused != want {
+			t.Fatalf("the channel owner's %d COUNTs past a limit of %d: %d refused rate-limited:, want %d", n, limit, refused, want)
+		}
+	})
 }
 
 // BenchmarkTenFilterREQToEOSE times the issue 51 REQ (ten filters of 1,000
@@ -534,7 +528,7 @@ func TestConnectionMessageLimitIsOneRule(t *testing.T) {
 //
 //	APIGW_COSTS=on go test -run '^$' -bench TenFilterREQToEOSE -benchtime 10x ./localdev/e2e
 func BenchmarkTenFilterREQToEOSE(b *testing.B) {
-	r := StartTest(b, Options{Sessions: true})
+	r := StartTest(b, Options{})
 	chs := seedChannels(b, r, 10, 1500, false)
 	filters := make(nostr.Filters, len(chs))
 	for i, ch := range chs {

@@ -195,7 +195,7 @@ func (h *hosted) from(ip string) *hosted {
 // door (POST /api/invites/claim, a 28934 over WebSocket and over POST
 // /events) with the guard's one ban answer, a valid code in hand.
 func TestInviteClaimBudgetStrangers(t *testing.T) {
-	c := newInvitesCommunity(t, Options{Sessions: true})
+	c := newInvitesCommunity(t, Options{})
 	st, m := c.mint(t, c.adm, `{"ttl_secs":3600,"max_uses":5}`)
 	if st != http.StatusOK || m.Code == "" {
 		t.Fatalf("mint: %d %+v", st, m)

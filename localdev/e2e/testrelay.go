@@ -36,11 +36,6 @@ func StartTest(t testing.TB, o Options) *Relay {
 	if o.Log == nil {
 		o.Log = slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	}
-	if os.Getenv("BUZZ_E2E_SESSIONS") == "1" {
-		// The whole suite with the sessions in DynamoDB, as make dev
-		// runs (make test's in-process run).
-		o.Sessions = true
-	}
 	r, err := Start(ctx, dsn, suiteOptions(o))
 	if err != nil {
 		t.Fatal(err)

@@ -20,42 +20,40 @@ import (
 // past the client's wait. Live, it still gets an event of a channel it
 // names, and nothing of one it does not. Both session stores.
 func TestREQNamingTenThousandChannels(t *testing.T) {
-	for _, ddb := range []bool{false, true} {
-		t.Run(map[bool]string{false: "postgres", true: "dynamodb"}[ddb], func(t *testing.T) {
-			reqs := &awssdk.Requests{}
-			r := StartTest(t, Options{Sessions: ddb, Requests: reqs})
-			alice := testkit.NewKey(t)
-			ba := newBridge(t, r, alice)
-			named, other := newChannel(t, ba, "open"), newChannel(t, ba, "open")
-			rc := authRaw(t, r, alice)
-			req := []any{"REQ", "wide"}
-			for i := range 10 {
-				hs := make([]string, 1000)
-				for j := range hs {
-					hs[j] = fmt.Sprintf("%x", i*1000+j)
-				}
-				if i == 9 {
-					hs[999] = named
-				}
-				req = append(req, map[string]any{"kinds": []int{9}, "#h": hs})
+	t.Run("dynamodb", func(t *testing.T) {
+		reqs := &awssdk.Requests{}
+		r := StartTest(t, Options{Requests: reqs})
+		alice := testkit.NewKey(t)
+		ba := newBridge(t, r, alice)
+		named, other := newChannel(t, ba, "open"), newChannel(t, ba, "open")
+		rc := authRaw(t, r, alice)
+		req := []any{"REQ", "wide"}
+		for i := range 10 {
+			hs := make([]string, 1000)
+			for j := range hs {
+				hs[j] = fmt.Sprintf("%x", i*1000+j)
 			}
-			before := ddbRequests(reqs)
-			rc.sendJSON(req)
-			if parts := rc.read(); str(t, parts[0]) != "EOSE" {
-				t.Fatalf("the wide REQ: %s, want EOSE", joinRaw(parts))
+			if i == 9 {
+				hs[999] = named
 			}
-			if n := ddbRequests(reqs) - before; n > 10 {
-				t.Errorf("the wide REQ made %d DynamoDB requests, want a handful", n)
-			}
-			ba.accept(signed(t, alice, 9, nostr.Tags{{"h", other}}, "not named"))
-			in := signed(t, alice, 9, nostr.Tags{{"h", named}}, "named")
-			ba.accept(in)
-			parts := rc.read()
-			if str(t, parts[0]) != "EVENT" || !strings.Contains(string(parts[2]), in.ID) {
-				t.Fatalf("live: %s, want the event of the named channel (and not the other's before it)", joinRaw(parts))
-			}
-		})
-	}
+			req = append(req, map[string]any{"kinds": []int{9}, "#h": hs})
+		}
+		before := ddbRequests(reqs)
+		rc.sendJSON(req)
+		if parts := rc.read(); str(t, parts[0]) != "EOSE" {
+			t.Fatalf("the wide REQ: %s, want EOSE", joinRaw(parts))
+		}
+		if n := ddbRequests(reqs) - before; n > 10 {
+			t.Errorf("the wide REQ made %d DynamoDB requests, want a handful", n)
+		}
+		ba.accept(signed(t, alice, 9, nostr.Tags{{"h", other}}, "not named"))
+		in := signed(t, alice, 9, nostr.Tags{{"h", named}}, "named")
+		ba.accept(in)
+		parts := rc.read()
+		if str(t, parts[0]) != "EVENT" || !strings.Contains(string(parts[2]), in.ID) {
+			t.Fatalf("live: %s, want the event of the named channel (and not the other's before it)", joinRaw(parts))
+		}
+	})
 }
 
 // ddbRequests is how many DynamoDB requests reqs counted.
@@ -77,36 +75,34 @@ func ddbRequests(reqs *awssdk.Requests) int64 {
 // invalid:. Each answered REQ holds its place, and the next subscription
 // of the connection still gets live events. Both session stores.
 func TestREQFiltersNearTheMessageLimit(t *testing.T) {
-	for _, ddb := range []bool{false, true} {
-		t.Run(map[bool]string{false: "postgres", true: "dynamodb"}[ddb], func(t *testing.T) {
-			r := StartTest(t, Options{Sessions: ddb})
-			alice := testkit.NewKey(t)
-			ba := newBridge(t, r, alice)
-			ch := newChannel(t, ba, "open")
-			rc := authRaw(t, r, alice)
-			for i, c := range []struct{ value, want string }{
-				{strings.Repeat("<", 120000), "EOSE"},
-				{strings.Repeat("&>", 60000), "EOSE"},
-				{strings.Repeat("\u2028", 40000), "EOSE"},
-				{strings.Repeat("\xff", 120000), "CLOSED"},
-			} {
-				sub := fmt.Sprintf("big%d", i)
-				rc.send(`["REQ","` + sub + `",{"kinds":[9],"#t":["` + c.value + `"]}]`)
-				parts := rc.read()
-				if str(t, parts[0]) != c.want || (c.want == "CLOSED" && !strings.HasPrefix(str(t, parts[2]), "invalid:")) {
-					j := joinRaw(parts)
-					t.Fatalf("REQ %s: %s, want %s", sub, j[:min(len(j), 200)], c.want)
-				}
+	t.Run("dynamodb", func(t *testing.T) {
+		r := StartTest(t, Options{})
+		alice := testkit.NewKey(t)
+		ba := newBridge(t, r, alice)
+		ch := newChannel(t, ba, "open")
+		rc := authRaw(t, r, alice)
+		for i, c := range []struct{ value, want string }{
+			{strings.Repeat("<", 120000), "EOSE"},
+			{strings.Repeat("&>", 60000), "EOSE"},
+			{strings.Repeat("\u2028", 40000), "EOSE"},
+			{strings.Repeat("\xff", 120000), "CLOSED"},
+		} {
+			sub := fmt.Sprintf("big%d", i)
+			rc.send(`["REQ","` + sub + `",{"kinds":[9],"#t":["` + c.value + `"]}]`)
+			parts := rc.read()
+			if str(t, parts[0]) != c.want || (c.want == "CLOSED" && !strings.HasPrefix(str(t, parts[2]), "invalid:")) {
+				j := joinRaw(parts)
+				t.Fatalf("REQ %s: %s, want %s", sub, j[:min(len(j), 200)], c.want)
 			}
-			rc.sendJSON([]any{"REQ", "live", map[string]any{"kinds": []int{9}, "#h": []string{ch}}})
-			if parts := rc.read(); str(t, parts[0]) != "EOSE" {
-				t.Fatalf("REQ after them: %s", joinRaw(parts))
-			}
-			in := signed(t, alice, 9, nostr.Tags{{"h", ch}}, "hello")
-			ba.accept(in)
-			if parts := rc.read(); str(t, parts[0]) != "EVENT" || !strings.Contains(string(parts[2]), in.ID) {
-				t.Fatalf("live: %s, want the event", joinRaw(parts))
-			}
-		})
-	}
+		}
+		rc.sendJSON([]any{"REQ", "live", map[string]any{"kinds": []int{9}, "#h": []string{ch}}})
+		if parts := rc.read(); str(t, parts[0]) != "EOSE" {
+			t.Fatalf("REQ after them: %s", joinRaw(parts))
+		}
+		in := signed(t, alice, 9, nostr.Tags{{"h", ch}}, "hello")
+		ba.accept(in)
+		if parts := rc.read(); str(t, parts[0]) != "EVENT" || !strings.Contains(string(parts[2]), in.ID) {
+			t.Fatalf("live: %s, want the event", joinRaw(parts))
+		}
+	})
 }

@@ -346,7 +346,7 @@ func TestGoneConnectionIsRemoved(t *testing.T) {
 	deadline := time.Now().Add(wait)
 	for {
 		_, err := r.App.Sessions.Get(ctx, id)
-		subs, serr := r.App.Sessions.Store().SubscriptionsByKey(ctx, r.App.Config.DefaultCommunity, [][2]string{{id, sub.GetID()}}, time.Now().Unix())
+		subs, serr := r.App.Sessions.SubscriptionsByKey(ctx, r.App.Config.DefaultCommunity, [][2]string{{id, sub.GetID()}})
 		if serr != nil {
 			t.Fatal(serr)
 		}
@@ -545,56 +545,51 @@ func waitClosed(t *testing.T, r *Relay, sub string) {
 // speaks first (go-nostr, nostr-tools and NDK send a REQ or an EVENT as
 // soon as the socket opens) gets the relay's challenge twice, pushed at
 // connect and again with the reply to its first message, in either order:
-// both are the same string, so whichever it keeps verifies its AUTH. With
-// the sessions in the database and in DynamoDB alike.
+// both are the same string, so whichever it keeps verifies its AUTH.
+// (The sessions in DynamoDB.)
 func TestChallengePushedAtConnectIsTheOneTheFirstReplyRepeats(t *testing.T) {
-	for _, mode := range []struct {
-		name     string
-		sessions bool
-	}{{"database", false}, {"session store", true}} {
-		t.Run(mode.name, func(t *testing.T) {
-			r := StartTest(t, Options{Sessions: mode.sessions})
-			c, _, err := websocket.Dial(ctxT(t), r.WSURL, nil)
+	t.Run("session store", func(t *testing.T) {
+		r := StartTest(t, Options{})
+		c, _, err := websocket.Dial(ctxT(t), r.WSURL, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.CloseNow() })
+		rc := &rawConn{t: t, c: c} // no wait for the pushed challenge: speak at once
+		rc.send(`["REQ","first",{"kinds":[1]}]`)
+		var challenges []string
+		closed := false
+		for len(challenges) < 2 || !closed {
+			ctx, cancel := context.WithTimeout(context.Background(), wait)
+			_, data, err := c.Read(ctx)
+			cancel()
 			if err != nil {
+				t.Fatalf("after %d challenges (closed %v): %v", len(challenges), closed, err)
+			}
+			var parts []json.RawMessage
+			if err := json.Unmarshal(data, &parts); err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { c.CloseNow() })
-			rc := &rawConn{t: t, c: c} // no wait for the pushed challenge: speak at once
-			rc.send(`["REQ","first",{"kinds":[1]}]`)
-			var challenges []string
-			closed := false
-			for len(challenges) < 2 || !closed {
-				ctx, cancel := context.WithTimeout(context.Background(), wait)
-				_, data, err := c.Read(ctx)
-				cancel()
-				if err != nil {
-					t.Fatalf("after %d challenges (closed %v): %v", len(challenges), closed, err)
+			switch str(t, parts[0]) {
+			case "AUTH":
+				challenges = append(challenges, str(t, parts[1]))
+			case "CLOSED":
+				if !strings.HasPrefix(str(t, parts[2]), "auth-required:") {
+					t.Fatalf("REQ before AUTH: %s", data)
 				}
-				var parts []json.RawMessage
-				if err := json.Unmarshal(data, &parts); err != nil {
-					t.Fatal(err)
-				}
-				switch str(t, parts[0]) {
-				case "AUTH":
-					challenges = append(challenges, str(t, parts[1]))
-				case "CLOSED":
-					if !strings.HasPrefix(str(t, parts[2]), "auth-required:") {
-						t.Fatalf("REQ before AUTH: %s", data)
-					}
-					closed = true
-				default:
-					t.Fatalf("before AUTH: %s", data)
-				}
+				closed = true
+			default:
+				t.Fatalf("before AUTH: %s", data)
 			}
-			if challenges[0] != challenges[1] {
-				t.Fatalf("two challenges on one connection: %q", challenges)
-			}
-			rc.challenge = challenges[0]
-			rc.auth(r, testkit.NewKey(t), challenges[0])
-			rc.send(`["REQ","after",{"kinds":[1],"limit":1}]`)
-			rc.expect("EOSE")
-		})
-	}
+		}
+		if challenges[0] != challenges[1] {
+			t.Fatalf("two challenges on one connection: %q", challenges)
+		}
+		rc.challenge = challenges[0]
+		rc.auth(r, testkit.NewKey(t), challenges[0])
+		rc.send(`["REQ","after",{"kinds":[1],"limit":1}]`)
+		rc.expect("EOSE")
+	})
 }
 
 // TestGoNostrLogsInWithOrWithoutSpeakingFirst: go-nostr, which keeps the

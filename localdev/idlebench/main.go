@@ -139,7 +139,7 @@ func Run(ctx context.Context, adminDSN string, o Options) (*Result, error) {
 		return nil, fmt.Errorf("migrate: %w", err)
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	relay, err := e2e.Start(ctx, dsn, e2e.Options{Log: log, Env: config.RateLimitsOff(), InProcess: true, Sessions: true})
+	relay, err := e2e.Start(ctx, dsn, e2e.Options{Log: log, Env: config.RateLimitsOff(), InProcess: true})
 	if err != nil {
 		return nil, err
 	}

@@ -10,8 +10,7 @@
 // `make dev` ships it (the WebSocket sessions in DynamoDB: a fresh table of
 // the local DynamoDB at AWS_ENDPOINT_URL_DYNAMODB, localdev/ddb.sh, per
 // run; the directory in the bucket of localdev/s3.sh when it is sourced);
-// pg, this relay with BUZZ_SESSIONS=0 (the sessions in Postgres); base, the
-// checkout -base as buzz runs. Alternate the order between runs: the later
+// base, the checkout -base as buzz runs. Alternate the order between runs: the later
 // relay meets whatever load the machine has then.
 //
 // Load: -inflight EVENTs in flight per socket, each waiting for its OK; one
@@ -75,7 +74,7 @@ func main() {
 	flag.IntVar(&o.reqs, "reqs", 50, "REQs per REQ figure")
 	flag.StringVar(&o.repo, "repo", ".", "root of the relay's repository (khatru is built from its localdev/khatrupeer)")
 	flag.StringVar(&o.base, "base", "", "another checkout of the relay (before a change), run as buzz is for an A/B ratio (name base in -order)")
-	order := flag.String("order", "khatru,buzz,pg", "relays to run, in this order: khatru, buzz (sessions in DynamoDB, as make dev), pg (BUZZ_SESSIONS=0), base (-base as buzz)")
+	order := flag.String("order", "khatru,buzz", "relays to run, in this order: khatru, buzz (sessions in DynamoDB, as make dev), base (-base as buzz)")
 	flag.StringVar(&o.keep, "keep", "", "prefix of kept databases (long-lived: reused by every run with this prefix); empty: fresh databases, dropped")
 	flag.StringVar(&o.logLevel, "log", "error", "LOG_LEVEL of this relay's runs")
 	flag.IntVar(&o.fill, "fill", 0, "channels of -small events published before the measured load (a long-lived database's other channels)")
@@ -88,7 +87,7 @@ func main() {
 	var results []*result
 	for name := range strings.SplitSeq(*order, ",") {
 		switch name {
-		case "khatru", "buzz", "pg":
+		case "khatru", "buzz":
 		case "base":
 			if o.base == "" {
 				fail(errors.New("-order names base: set -base"))
@@ -144,7 +143,7 @@ func runOne(ctx context.Context, name, adminDSN string, o options) (*result, err
 			return nil, err
 		}
 		cmd = exec.Command(bin, "-addr", addr)
-	case "buzz", "base", "pg":
+	case "buzz", "base":
 		repo := o.repo
 		if name == "base" {
 			repo = o.base
@@ -252,15 +251,12 @@ func runOne(ctx context.Context, name, adminDSN string, o options) (*result, err
 
 // relayEnv is relay name's environment and what ends it: this process's
 // without the session settings, then for buzz and base a fresh sessions'
-// table in the local DynamoDB (as make dev: SESSION_TABLE), for pg
-// BUZZ_SESSIONS=0 (the sessions in Postgres).
+// table in the local DynamoDB (as make dev: SESSION_TABLE).
 func relayEnv(ctx context.Context, name string) ([]string, func(), error) {
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
-		return strings.HasPrefix(kv, "SESSION_TABLE=") || strings.HasPrefix(kv, "BUZZ_SESSIONS=")
+		return strings.HasPrefix(kv, "SESSION_TABLE=")
 	})
 	switch name {
-	case "pg":
-		return append(env, "BUZZ_SESSIONS=0"), func() {}, nil
 	case "buzz", "base":
 		if os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") == "" {
 			return nil, nil, errors.New("the sessions' store is not running: source localdev/ddb.sh (as make dev does), or leave buzz and base out of -order")
@@ -301,10 +297,9 @@ func print(o options, rs []*result) {
 		{fmt.Sprintf("REQ p99, %d-event channel, analyzed (ms)", o.events), func(r *result) float64 { return r.bigAnalyze.p99 }, false},
 	}
 	// One column per relay in the order run, then each relay of this
-	// repository against khatru, and buzz (sessions in DynamoDB) against pg
-	// (BUZZ_SESSIONS=0) and base.
+	// repository against khatru, and buzz against base.
 	title := map[string]string{"khatru": "khatru + Postgres", "buzz": "this relay (make dev: sessions in DynamoDB)",
-		"pg": "this relay, BUZZ_SESSIONS=0", "base": "base"}
+		"base": "base"}
 	type pair struct{ a, b *result }
 	var pairs []pair
 	for _, r := range rs {
@@ -312,7 +307,7 @@ func print(o options, rs []*result) {
 			pairs = append(pairs, pair{r, k})
 		}
 	}
-	for _, other := range []string{"pg", "base"} {
+	for _, other := range []string{"base"} {
 		if o := find(other); o != nil && z != nil {
 			pairs = append(pairs, pair{z, o})
 		}

@@ -18,8 +18,7 @@
 //     of the channel and time the REQ to its EOSE.
 //
 // The sessions live in a fresh table of the local DynamoDB, as make dev
-// ships (source localdev/ddb.sh); -sessions=false or BUZZ_SESSIONS=0 keeps
-// them in Postgres.
+// ships (source localdev/ddb.sh).
 //
 // -stuck sockets subscribe like the others and then never read: they are
 // left out of the delivery figures, and the OK latencies show whether
@@ -57,6 +56,7 @@ import (
 	"github.com/buzzrelay/relay/localdev/e2e"
 	"github.com/buzzrelay/relay/localdev/emulator"
 	"github.com/buzzrelay/relay/localdev/wsclient"
+	"github.com/buzzrelay/relay/shared/domain/session"
 	"github.com/buzzrelay/relay/shared/postgres/dbtest"
 	"github.com/buzzrelay/relay/shared/postgres/migrate"
 	"github.com/buzzrelay/relay/shared/wiring/config"
@@ -92,10 +92,6 @@ type Options struct {
 	ReqEvents, ReqRuns int
 	// Costs are the emulated API Gateway and Lambda costs.
 	Costs emulator.Costs
-	// Sessions keeps the WebSocket sessions in a fresh table of the local
-	// DynamoDB, as make dev ships (e2e.Options.Sessions); false is
-	// BUZZ_SESSIONS=0 (in Postgres).
-	Sessions bool
 	// AuthRuns fresh sockets time the upgrade to the relay's pushed
 	// ["AUTH", challenge] (0: none).
 	AuthRuns int
@@ -164,7 +160,6 @@ func main() {
 	flag.IntVar(&o.Stuck, "stuck", 0, "subscriber sockets that never read after their REQ (not counted in the delivery figures)")
 	flag.IntVar(&o.ReqEvents, "req-events", 50, "stored events each REQ of the REQ phase asks for")
 	flag.IntVar(&o.ReqRuns, "req-runs", 20, "REQs of the REQ phase (0: none)")
-	flag.BoolVar(&o.Sessions, "sessions", os.Getenv("BUZZ_SESSIONS") != "0", "WebSocket sessions in the local DynamoDB, as make dev ships (source localdev/ddb.sh); false or BUZZ_SESSIONS=0: in Postgres")
 	flag.IntVar(&o.AuthRuns, "auth-runs", 20, "fresh sockets timing the upgrade to the pushed AUTH challenge (0: none)")
 	costs := flag.Bool("costs", false, "API Gateway's and Lambda's costs on (as APIGW_COSTS=on)")
 	postLatency := flag.Duration("post-latency", -1, "latency of each @connections post (APIGW_POST_LATENCY; -1: from the environment)")
@@ -226,7 +221,7 @@ func Run(ctx context.Context, adminDSN string, o Options, progress io.Writer) (*
 	// Throughput is the measure here: the per-key rate limits are off.
 	relay, err := e2e.Start(ctx, dsn, e2e.Options{MaxConns: o.DBConns, Log: log, Env: config.RateLimitsOff(),
 		FanoutInlineMax: o.InlineMax, FanoutBatchSize: o.BatchSize, InProcess: !o.SDKPosts,
-		FanoutProcesses: o.FanoutProcesses, FanoutNice: o.FanoutNice, Costs: o.Costs, Sessions: o.Sessions})
+		FanoutProcesses: o.FanoutProcesses, FanoutNice: o.FanoutNice, Costs: o.Costs})
 	if err != nil {
 		return nil, err
 	}
@@ -345,10 +340,7 @@ func Run(ctx context.Context, adminDSN string, o Options, progress io.Writer) (*
 	relay.Lambda.Wait()
 	res.AsyncRuns = relay.Lambda.RunsOf(emulator.FanoutFunction)
 
-	res.SessionStore = "postgres (BUZZ_SESSIONS=0)"
-	if o.Sessions {
-		res.SessionStore = "dynamodb (local)"
-	}
+	res.SessionStore = "dynamodb (local)"
 	// Phase 3: the challenge pushed at connect, on fresh sockets.
 	if o.AuthRuns > 0 {
 		auths, err := b.authPushes(ctx)
@@ -712,14 +704,14 @@ func (b *bench) waitStoredN(ctx context.Context, n int) error {
 }
 
 // storedLive counts the stored "live" subscriptions of the channel, in
-// whichever store holds the sessions (sessions.Store: DynamoDB or
-// Postgres).
+// the session store holds (sessions.Store).
 func (b *bench) storedLive(ctx context.Context) (int, error) {
 	var community string
 	if err := b.db.QueryRow(ctx, `SELECT community_id FROM channels WHERE id = $1`, b.channel).Scan(&community); err != nil {
 		return 0, fmt.Errorf("community of the channel: %w", err)
 	}
-	subs, err := b.relay.App.Sessions.Store().AudienceRange(ctx, community, []string{b.channel}, math.MaxInt64, "", "\U0010FFFF", time.Now().Unix())
+	subs, err := b.relay.App.Sessions.AudienceRange(ctx, session.AudienceRangeParams{Community: community, Channels: []string{b.channel},
+		Cutoff: math.MaxInt64, After: "", Through: "\U0010FFFF"})
 	if err != nil {
 		return 0, err
 	}

@@ -48,7 +48,7 @@ func BenchmarkSessionOps(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
 			s := session.NewSubscription{Subscription: session.Subscription{Connection: "bench=", Sub: fmt.Sprint("s", i%10), Pubkey: "pk",
 				Filters: `[{"kinds":[9],"#h":["x"]}]`}, Community: "c", Pins: []string{"x"}, CreatedAt: now}
-			if err := st.Subscribe(ctx, s, session.Limits{PerConnection: 20, PerKey: 60}); err != nil {
+			if err := subErr(st.Subscribe(ctx, s, session.Limits{PerConnection: 20, PerKey: 60})); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -57,14 +57,14 @@ func BenchmarkSessionOps(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
 			s := session.NewSubscription{Subscription: session.Subscription{Connection: "bench=", Sub: fmt.Sprint("s", i%10), Pubkey: "pk",
 				Filters: `[{"kinds":[9],"#h":["x"]}]`}, Community: "c", Pins: []string{"x"}, CreatedAt: now, Expires: now + 7200}
-			if err := st.Subscribe(ctx, s, session.Limits{PerConnection: 20, PerKey: 60}); err != nil {
+			if err := subErr(st.Subscribe(ctx, s, session.Limits{PerConnection: 20, PerKey: 60})); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("dynamodb/audience-Query", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := st.AudienceRange(ctx, "c", []string{"x"}, 1<<62, "", "\U0010FFFF", now); err != nil {
+			if _, err := st.AudienceRange(ctx, session.AudienceRangeParams{Community: "c", Channels: []string{"x"}, Cutoff: 1 << 62, After: "", Through: "\U0010FFFF", Now: now}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -95,7 +95,7 @@ func subscribeRequests(t *testing.T, known bool) {
 		if known {
 			s.Expires = expires[conn]
 		}
-		err := st.Subscribe(ctx, s, session.Limits{PerConnection: 20, PerKey: 100})
+		err := subErr(st.Subscribe(ctx, s, session.Limits{PerConnection: 20, PerKey: 100}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,28 +156,28 @@ func TestSubscribeFailingPartWayLeavesNothing(t *testing.T) {
 				return s
 			}
 			for _, id := range []string{"f1", "f2", "f3"} {
-				if err := bad.Subscribe(ctx, row("A=", id), lim); err == nil {
+				if err := subErr(bad.Subscribe(ctx, row("A=", id), lim)); err == nil {
 					t.Fatalf("subscribe %s: no error from a failed write", id)
 				}
 			}
-			if aud, err := good.AudienceRange(ctx, "c", []string{"ch"}, 1<<62, "", "\U0010FFFF", now); err != nil || len(aud) != 0 {
+			if aud, err := good.AudienceRange(ctx, session.AudienceRangeParams{Community: "c", Channels: []string{"ch"}, Cutoff: 1 << 62, After: "", Through: "\U0010FFFF", Now: now}); err != nil || len(aud) != 0 {
 				t.Fatalf("audience after failed subscribes: %v %v, want none", aud, err)
 			}
 			for _, s := range []session.NewSubscription{row("A=", "g1"), row("A=", "g2"), row("B=", "g3")} {
-				if err := good.Subscribe(ctx, s, lim); err != nil {
+				if err := subErr(good.Subscribe(ctx, s, lim)); err != nil {
 					t.Fatalf("subscribe %s on %s after the failures: %v (a failed one still holds a place)", s.Sub, s.Connection, err)
 				}
 			}
 			// Refused (the key holds its 3) with its write failing too:
 			// taken back alone, the others untouched.
-			if err := bad.Subscribe(ctx, row("A=", "f4"), lim); !errors.Is(err, session.ErrKeyFull) {
+			if err := subErr(bad.Subscribe(ctx, row("A=", "f4"), lim)); !errors.Is(err, session.ErrKeyFull) {
 				t.Fatalf("subscribe past the key's limit: %v, want ErrKeyFull", err)
 			}
-			aud, err := good.AudienceRange(ctx, "c", []string{"ch"}, 1<<62, "", "\U0010FFFF", now)
+			aud, err := good.AudienceRange(ctx, session.AudienceRangeParams{Community: "c", Channels: []string{"ch"}, Cutoff: 1 << 62, After: "", Through: "\U0010FFFF", Now: now})
 			if err != nil || len(aud) != 3 {
 				t.Fatalf("audience after the refusal: %v %v, want g1, g2 and g3", aud, err)
 			}
-			if err := good.Subscribe(ctx, row("A=", "f5"), lim); !errors.Is(err, session.ErrKeyFull) {
+			if err := subErr(good.Subscribe(ctx, row("A=", "f5"), lim)); !errors.Is(err, session.ErrKeyFull) {
 				t.Fatalf("subscribe past the key's limit again: %v, want ErrKeyFull (the refusal freed a place)", err)
 			}
 		})
@@ -213,11 +213,11 @@ func TestClosesAndClaimsDoNotLengthenDisconnect(t *testing.T) {
 		if _, err := st.CloseSubscription(ctx, "conn", id, time.Now().UnixNano()); err != nil {
 			t.Fatal(err)
 		}
-		if won, err := st.Claim(ctx, "conn", "live", id, now+10); err != nil || !won {
+		if won, err := st.Claim(ctx, session.ClaimParams{Connection: "conn", Sub: "live", Event: id, Until: now + 10}); err != nil || !won {
 			t.Fatalf("claim %d: %v %v", i, won, err)
 		}
 	}
-	if won, err := st.Claim(ctx, "conn", "live", "sa", now+10); err != nil || won {
+	if won, err := st.Claim(ctx, session.ClaimParams{Connection: "conn", Sub: "live", Event: "sa", Until: now + 10}); err != nil || won {
 		t.Fatalf("a second claim of one event: %v %v, want refused", won, err)
 	}
 	if at, err := st.ClosedAt(ctx, "conn", "sa"); err != nil || at == 0 {
@@ -248,7 +248,7 @@ func TestWithdrawRemovesEverythingInOnePass(t *testing.T) {
 	}
 	first := row("once", "ch1")
 	for _, s := range []session.NewSubscription{first, row("once", "ch2")} { // then replaced: another pin
-		if err := st.Subscribe(ctx, s, lim); err != nil {
+		if err := subErr(st.Subscribe(ctx, s, lim)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -259,11 +259,11 @@ func TestWithdrawRemovesEverythingInOnePass(t *testing.T) {
 	if n := c.n.Load(); n != 4 {
 		t.Errorf("withdraw sent %d requests, want 4", n)
 	}
-	if aud, err := st.AudienceRange(ctx, "c", []string{"ch1", "ch2"}, 1<<62, "", "\U0010FFFF", now); err != nil || len(aud) != 0 {
+	if aud, err := st.AudienceRange(ctx, session.AudienceRangeParams{Community: "c", Channels: []string{"ch1", "ch2"}, Cutoff: 1 << 62, After: "", Through: "\U0010FFFF", Now: now}); err != nil || len(aud) != 0 {
 		t.Fatalf("audience after the withdraw: %v %v, want none", aud, err)
 	}
 	for _, id := range []string{"a", "b"} { // both places free again
-		if err := st.Subscribe(ctx, row(id, "ch1"), lim); err != nil {
+		if err := subErr(st.Subscribe(ctx, row(id, "ch1"), lim)); err != nil {
 			t.Fatalf("subscribe %s after the withdraw: %v", id, err)
 		}
 	}

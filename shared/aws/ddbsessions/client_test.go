@@ -13,6 +13,7 @@ import (
 
 	"github.com/buzzrelay/relay/shared/aws/awssdk"
 	"github.com/buzzrelay/relay/shared/aws/ddbsessions"
+	"github.com/buzzrelay/relay/shared/domain/session"
 )
 
 // TestSessionClientPaysTheEmulatedCharges: the session store's DynamoDB
@@ -53,3 +54,6 @@ func TestSessionClientPaysTheEmulatedCharges(t *testing.T) {
 		t.Errorf("counted %v, want 1 DynamoDB GetItem", got)
 	}
 }
+
+// stored is Store.Subscribe's error alone.
+func subErr(_ session.Held, err error) error { return err }

@@ -258,15 +258,9 @@ func (st *Store) Authenticate(ctx context.Context, id, pubkey string) error {
 // refusal by one set withdraws the id it added to the other (an id that
 // was there before stays: a replaced subscription); the connection's
 // refusal is the one reported when both refuse.
-func (st *Store) Subscribe(ctx context.Context, sub session.NewSubscription, lim session.Limits) error {
-	_, err := st.SubscribeHeld(ctx, sub, lim)
-	return err
-}
-
-// SubscribeHeld is Subscribe that reports, once sub is stored, how many
-// subscriptions its connection's and its key's sets held with it
-// (session.HeldReporter; 0 for a set without a limit).
-func (st *Store) SubscribeHeld(ctx context.Context, sub session.NewSubscription, lim session.Limits) (held session.Held, err error) {
+// It reports, once sub is stored, how many subscriptions its connection's
+// and its key's sets held with it (0 for a set without a limit).
+func (st *Store) Subscribe(ctx context.Context, sub session.NewSubscription, lim session.Limits) (held session.Held, err error) {
 	pos := st.now().UnixNano()
 	now := st.now().Unix()
 	var (
@@ -380,7 +374,7 @@ func heldWith(old []string, entry string) (had bool, held int) {
 
 // Withdraw ends subscription sub wholly, whatever another call removed
 // already: after a failure while storing it, or for an early answer
-// whose CLOSE came while its store landed (session.Closer). It removes
+// whose CLOSE came while its store landed (Store.CloseSubscription). It removes
 // the item (this attempt's or the one it was to replace) with its
 // entries, this attempt's entries, and the id in both sets. A replaced
 // subscription ends too: its REQ is answered with an error, or was
@@ -826,7 +820,8 @@ func (st *Store) AudienceBounds(ctx context.Context, community string, channels 
 // AudienceRange reads the entries of each pin in (after, through], the
 // pins at once, each through the instance's shared reads (audienceReads):
 // commits delivered together cost one Query per pin, not one each.
-func (st *Store) AudienceRange(ctx context.Context, community string, channels []string, cutoff int64, after, through string, now int64) ([]session.Subscription, error) {
+func (st *Store) AudienceRange(ctx context.Context, p session.AudienceRangeParams) ([]session.Subscription, error) {
+	community, channels, cutoff, after, through, now := p.Community, p.Channels, p.Cutoff, p.After, p.Through, p.Now
 	pins := pinsOf(channels)
 	pages := make([][]map[string]types.AttributeValue, len(pins))
 	errs := make([]error, len(pins))
@@ -869,7 +864,8 @@ func subscriptionOf(it map[string]types.AttributeValue, connection, sub string) 
 
 // Claim records that event goes to subscription sub of connection, once:
 // an item kept until past until (claimPK).
-func (st *Store) Claim(ctx context.Context, connection, sub, event string, until int64) (bool, error) {
+func (st *Store) Claim(ctx context.Context, p session.ClaimParams) (bool, error) {
+	connection, sub, event, until := p.Connection, p.Sub, p.Event, p.Until
 	item := key(claimPK(connection), sub+sep+event)
 	item[aTTL] = n(until + claimSlack)
 	_, err := st.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &st.table, Item: item,
@@ -970,7 +966,8 @@ func (st *Store) SaveResume(ctx context.Context, r session.Resume) error {
 }
 
 // Resume is one strongly consistent GetItem.
-func (st *Store) Resume(ctx context.Context, community, pubkey, sub, shape string, now int64) (*session.Resume, error) {
+func (st *Store) Resume(ctx context.Context, p session.ResumeParams) (*session.Resume, error) {
+	community, pubkey, sub, shape, now := p.Community, p.Pubkey, p.Sub, p.Shape, p.Now
 	out, err := st.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &st.table,
 		Key: key(resumePK(community, pubkey), resumeSK(sub, shape)), ConsistentRead: aws.Bool(true)})
 	if err != nil {
@@ -987,7 +984,8 @@ func (st *Store) Resume(ctx context.Context, community, pubkey, sub, shape strin
 func ratePK(connection string) string { return "rate" + sep + connection }
 
 // CountMessage is one UpdateItem (ADD) of the window's counter.
-func (st *Store) CountMessage(ctx context.Context, _, connection string, windowStart, window int64) (int64, error) {
+func (st *Store) CountMessage(ctx context.Context, p session.CountParams) (int64, error) {
+	connection, windowStart, window := p.Connection, p.WindowStart, p.Window
 	out, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &st.table,
 		Key:                       key(ratePK(connection), strconv.FormatInt(windowStart, 10)),
 		UpdateExpression:          aws.String("ADD #h :one SET #ttl = :exp"),

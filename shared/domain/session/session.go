@@ -1,7 +1,7 @@
 // Package session holds the nouns of the WebSocket sessions and the one
 // interface their state lives behind (shared/service/sessions uses it;
-// shared/aws/ddbsessions and the Postgres store implement it), below every
-// layer that needs them.
+// shared/aws/ddbsessions implements it), below every layer that needs
+// them.
 package session
 
 import (
@@ -34,7 +34,7 @@ type Subscription struct {
 	Filters                 string
 	// ClaimsUntil (unix s; 0: never) is set on a subscription whose REQ
 	// was answered before it was stored: until then, live delivery claims
-	// each stored event for it first (Claimer), as its catch-up read
+	// each stored event for it first (Store.Claim), as its catch-up read
 	// does, so that an event both deliver goes out once.
 	ClaimsUntil int64
 }
@@ -46,30 +46,6 @@ type Held struct {
 	// Subs are the connection's subscription ids once one was stored
 	// (nil: not known).
 	Subs []string
-}
-
-// HeldReporter is a Store whose Subscribe can report Held (DynamoDB).
-type HeldReporter interface {
-	SubscribeHeld(ctx context.Context, s NewSubscription, lim Limits) (Held, error)
-}
-
-// Closer is a Store whose subscriptions may be stored after their REQ
-// was answered (DynamoDB): a CLOSE leaves a tombstone (CloseSubscription)
-// that such a REQ reads once stored (ClosedAt, unix ns) to withdraw what
-// it stored (Withdraw).
-type Closer interface {
-	CloseSubscription(ctx context.Context, connection, sub string, at int64) (bool, error)
-	ClosedAt(ctx context.Context, connection, sub string) (int64, error)
-	Withdraw(ctx context.Context, s NewSubscription) error
-}
-
-// Claimer is a Store that records deliveries of an event to a
-// subscription (DynamoDB). Claim reports whether this call is the first
-// to claim event for subscription sub of connection; a claim is kept
-// until at least until (unix s). A Store without claims has no
-// subscription with ClaimsUntil set.
-type Claimer interface {
-	Claim(ctx context.Context, connection, sub, event string, until int64) (bool, error)
 }
 
 // NewSubscription is a subscription to store: Subscription plus its
@@ -93,15 +69,16 @@ var ErrUnknownConnection = errors.New("session: unknown connection")
 
 // Store is where the WebSocket sessions live: connections with their
 // NIP-42 state, their REQ subscriptions indexed by the channels they pin,
-// each community's last-commit mark and the registry of open connections
-// the liveness tick posts to. Two implementations hold it behind this one
-// interface: DynamoDB (shared/aws/ddbsessions, the default: no Aurora
-// statement for a session's life) and Postgres (PG, the tables of
-// migrations/003_websocket.sql: BUZZ_SESSIONS=0 and tests). Both pass the
-// conformance suite of shared/testing/sessionstest.
+// each community's last-commit mark and last-write stamp, the records of
+// answered REQs, the per-connection message counters and the registry of
+// open connections the liveness tick posts to. DynamoDB holds it
+// (shared/aws/ddbsessions: no Aurora statement for a session's life); it
+// passes the conformance suite of shared/testing/sessionstest. Calls that
+// take more than three values take a params struct.
 //
-// Times are unix seconds. A connection past its ExpiresAt, and with it its
-// subscriptions, is absent from every read even before it is deleted.
+// Times are unix seconds unless said otherwise. A connection past its
+// ExpiresAt, and with it its subscriptions, is absent from every read even
+// before it is deleted.
 type Store interface {
 	// OpenConnection records c, replacing a connection with the same id
 	// (its challenge state and key become c's; its subscriptions stay).
@@ -115,19 +92,40 @@ type Store interface {
 	// Authenticate records pubkey as id's key; ErrUnknownConnection when
 	// there is no such connection.
 	Authenticate(ctx context.Context, id, pubkey string) error
-	// Subscribe stores (or replaces) s. It refuses, with ErrConnectionFull
-	// or ErrKeyFull and nothing changed, a new subscription id past
+	// CloseConnection forgets connection id, its subscriptions and its
+	// entry among the open connections (no error when it is unknown).
+	CloseConnection(ctx context.Context, id string) error
+
+	// Subscribe stores (or replaces) s and reports how many subscriptions
+	// the connection's and the key's sets held once it was (Held; 0 for a
+	// set without a limit). It refuses, with ErrConnectionFull or
+	// ErrKeyFull and nothing changed, a new subscription id past
 	// lim.PerConnection subscriptions of its connection or past
 	// lim.PerKey subscriptions of its key in its community (0: no limit);
 	// both limits are exact under concurrency. A replaced subscription
 	// keeps counting once.
-	Subscribe(ctx context.Context, s NewSubscription, lim Limits) error
+	Subscribe(ctx context.Context, s NewSubscription, lim Limits) (Held, error)
 	// EndSubscription removes subscription sub of connection and reports
 	// whether it was there (of concurrent enders, exactly one sees true).
 	EndSubscription(ctx context.Context, connection, sub string) (bool, error)
-	// CloseConnection forgets connection id, its subscriptions and its
-	// entry among the open connections (no error when it is unknown).
-	CloseConnection(ctx context.Context, id string) error
+	// CloseSubscription is EndSubscription for a client's CLOSE (or a REQ
+	// that replaces the id with a one-shot read): it also leaves a
+	// tombstone at at (unix ns) that a REQ answered before its store
+	// landed reads once stored (ClosedAt) to withdraw what it stored
+	// (Withdraw).
+	CloseSubscription(ctx context.Context, connection, sub string, at int64) (bool, error)
+	// ClosedAt is when subscription sub of connection was last closed
+	// (unix ns; 0: never).
+	ClosedAt(ctx context.Context, connection, sub string) (int64, error)
+	// Withdraw removes s, stored for a REQ whose CLOSE came while its
+	// store landed, and gives back what it counted.
+	Withdraw(ctx context.Context, s NewSubscription) error
+	// Claim reports whether this call is the first to claim p.Event for
+	// subscription p.Sub of p.Connection; a claim is kept until at least
+	// p.Until (unix s). Live delivery claims each stored event for a
+	// subscription with ClaimsUntil set, as its catch-up read does.
+	Claim(ctx context.Context, p ClaimParams) (bool, error)
+
 	// SubscriptionsByKey returns the live subscriptions of community among
 	// keys ([connection, sub] pairs); a closed one is absent.
 	SubscriptionsByKey(ctx context.Context, community string, keys [][2]string, now int64) ([]Subscription, error)
@@ -137,15 +135,16 @@ type Store interface {
 	// of each run (nil: none). Run i is AudienceRange(bounds[i-1],
 	// bounds[i]], the first from "".
 	AudienceBounds(ctx context.Context, community string, channels []string, per int) ([]string, error)
-	// AudienceRange returns the live subscriptions of community pinned to
-	// one of channels or the any-channel bucket, whose connection id is in
-	// (after, through] and whose position is at most cutoff (stored before
-	// the commit being delivered: Cutoff), each once.
-	AudienceRange(ctx context.Context, community string, channels []string, cutoff int64, after, through string, now int64) ([]Subscription, error)
+	// AudienceRange returns the live subscriptions of p.Community pinned
+	// to one of p.Channels or the any-channel bucket, whose connection id
+	// is in (p.After, p.Through] and whose position is at most p.Cutoff
+	// (stored before the commit being delivered: Cutoff), each once.
+	AudienceRange(ctx context.Context, p AudienceRangeParams) ([]Subscription, error)
 	// Cutoff is, asked after a commit, a position at or above that of
 	// every subscription stored before the commit, and below that of one
 	// stored after it: AudienceRange's cutoff for the commit's delivery.
 	Cutoff(ctx context.Context) (int64, error)
+
 	// RaiseMark makes community's last-commit mark at least v. With
 	// create false it changes nothing when the community has no mark yet
 	// (exists false); otherwise it returns the mark as it is after the
@@ -160,14 +159,16 @@ type Store interface {
 	// SaveResume stores r, replacing the record of the same community,
 	// key, subscription id and shape.
 	SaveResume(ctx context.Context, r Resume) error
-	// Resume returns the record of community, pubkey, sub and shape live
-	// at now, or nil.
-	Resume(ctx context.Context, community, pubkey, sub, shape string, now int64) (*Resume, error)
-	// CountMessage adds one to connection's message counter of the fixed
-	// window starting at windowStart (window seconds long) and returns its
-	// total; the counter expires after its window. Concurrent counts are
-	// each counted once.
-	CountMessage(ctx context.Context, community, connection string, windowStart, window int64) (int64, error)
+	// Resume returns the record of p's community, key, subscription id and
+	// shape live at p.Now, or nil.
+	Resume(ctx context.Context, p ResumeParams) (*Resume, error)
+
+	// CountMessage adds one to p.Connection's message counter of the fixed
+	// window starting at p.WindowStart (p.Window seconds long) and returns
+	// its total; the counter expires after its window. Concurrent counts
+	// are each counted once.
+	CountMessage(ctx context.Context, p CountParams) (int64, error)
+
 	// Opened records connection id, which expires at expires, among the
 	// open connections the liveness tick posts to.
 	Opened(ctx context.Context, id string, expires int64) error
@@ -176,6 +177,40 @@ type Store interface {
 	// ForgetOpen removes id from the open connections (a post found it
 	// gone).
 	ForgetOpen(ctx context.Context, id string) error
+}
+
+// ClaimParams name one delivery of an event to a subscription
+// (Store.Claim).
+type ClaimParams struct {
+	Connection, Sub, Event string
+	// Until is how long the claim is kept at least (unix s).
+	Until int64
+}
+
+// AudienceRangeParams name one run of a delivery's audience
+// (Store.AudienceRange).
+type AudienceRangeParams struct {
+	Community string
+	Channels  []string
+	// Cutoff is the highest position read (Store.Cutoff).
+	Cutoff int64
+	// After and Through bound the connection ids: (After, Through].
+	After, Through string
+	Now            int64
+}
+
+// ResumeParams name one resume record (Store.Resume).
+type ResumeParams struct {
+	Community, Pubkey, Sub, Shape string
+	Now                           int64
+}
+
+// CountParams name one message of a connection (Store.CountMessage).
+type CountParams struct {
+	Community, Connection string
+	// WindowStart and Window are the fixed window's start (unix s) and
+	// length (s).
+	WindowStart, Window int64
 }
 
 // Limits bound the subscriptions Subscribe stores; 0 is no limit.

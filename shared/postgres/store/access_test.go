@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/nbd-wtf/go-nostr"
@@ -15,7 +14,6 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/nip29"
 	"github.com/buzzrelay/relay/shared/domain/records"
-	"github.com/buzzrelay/relay/shared/domain/session"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 )
 
@@ -295,21 +293,6 @@ func TestAccessCasesInSQL(t *testing.T) {
 				if ok[pair] != c.WantReaches() {
 					t.Errorf("Readable = %v, want %v (the rule before NIP-CL: Reaches)", ok[pair], c.WantReaches())
 				}
-				// Live delivery reads the same answer with the channel's
-				// subscriptions (the one-channel delivery statement).
-				now := time.Now().Unix()
-				if err := st.ConnectionsInsert(ctx, session.Connection{ID: channel, Community: "default", Challenge: "c",
-					RelayURLs: []string{"ws://x"}, ConnectedAt: now, ExpiresAt: now + 60}, 0); err != nil {
-					t.Fatal(err)
-				}
-				if v, err := st.SubscriptionsInsert(ctx, session.NewSubscription{Community: "default", Pins: []string{channel}, CreatedAt: now,
-					Subscription: session.Subscription{Connection: channel, Sub: "s", Pubkey: readerPK, Filters: "[{}]"}}, store.SubscribeLimits{PerConnection: 1}); err != nil || v != store.Stored {
-					t.Fatalf("subscribe: %v %v", v, err)
-				}
-				d, err := st.DeliveriesGet(ctx, "default", store.DeliveryRequest{Channels: []string{channel}, Now: now})
-				if err != nil {
-					t.Fatal(err)
-				}
 				ch, m := c.Rule()
 				meta, err := st.ChannelsCheckMetadataReadable(ctx, "default", []records.ReadPair{pair})
 				if err != nil {
@@ -317,9 +300,6 @@ func TestAccessCasesInSQL(t *testing.T) {
 				}
 				if meta[pair] != access.MetadataReaches(ch, m) {
 					t.Errorf("ChannelsCheckMetadataReadable = %v, want %v (access.MetadataReaches)", meta[pair], access.MetadataReaches(ch, m))
-				}
-				if got, known := d.Reaches[pair]; !known || got != c.WantReaches() {
-					t.Errorf("delivery's read of the subscriptions: reaches %v (answered: %v), want %v", got, known, c.WantReaches())
 				}
 			}
 			for _, p := range table.Paths {

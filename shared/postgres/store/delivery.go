@@ -5,9 +5,6 @@ import (
 	"slices"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/buzzrelay/relay/shared/domain/records"
-	"github.com/buzzrelay/relay/shared/domain/session"
 )
 
 // Delivered is what live delivery needs about one stored event: its JSON,
@@ -28,40 +25,16 @@ type Deliveries struct {
 	Roots map[string]string
 	// System are the system channels among the channels asked about.
 	System map[string]bool
-	// Subscriptions are the live subscriptions indexed under the channels
-	// of these events (stored ones, and the channels asked about) or the
-	// any-channel bucket: the candidates of their delivery. None when Over.
-	Subscriptions []session.Subscription
-	// Reaches answers access.Reaches for (channel, reader) pairs of the
-	// subscriptions, read with them (the one-channel statement: for its
-	// channel and every subscription's reader); a pair it lacks is
-	// Readable's to answer.
-	Reaches map[records.ReadPair]bool
-	// Over reports that the index holds at least the limit's entries under
-	// those channels: the audience may be that large, it is the fan-out
-	// function's (AudienceBounds, AudienceRange) and Subscriptions were
-	// not read. Cutoff is the number of the last subscription stored by
-	// the commit (ws_subscriptions_seq), read in the same statement.
-	Over   bool
-	Cutoff int64
 }
 
 // DeliveryRequest names what live delivery needs about one batch of
 // committed events: the stored, not deleted events among IDs (with
 // channel, channel type and thread root), the thread roots of the replies
-// among Targets, which of Channels are system channels, and the
-// subscriptions whose connection is live at Now (unix seconds) indexed
-// under the any-channel bucket, Channels, or a channel of those events,
-// with the cutoff, unless the index holds Limit entries or more under
-// those (Deliveries.Over; 0: no limit).
+// among Targets and which of Channels are system channels. The audience
+// is not the database's: the session store holds it (shared/service/fanout
+// reads it after the commit).
 type DeliveryRequest struct {
 	IDs, Targets, Channels []string
-	Now                    int64
-	Limit                  int
-	// NoAudience: the subscriptions live outside the database (the
-	// session store reads the audience after the commit), so none is read
-	// here: no statement of the subscriptions' tables.
-	NoAudience bool
 	// system are the system flags a transaction already read (Delivery).
 	system map[string]bool
 }
@@ -114,11 +87,6 @@ func (r DeliveryRequest) queue(b *pgx.Batch, community string) *Deliveries {
 			return err
 		})
 	}
-	if !r.NoAudience {
-		b.Queue(deliverySubscriptionsSQL, community, r.IDs, r.Channels, r.Now, r.limit()).Query(func(rows pgx.Rows) error {
-			return out.scanAudience(rows, "")
-		})
-	}
 	return out
 }
 
@@ -144,45 +112,6 @@ func (r DeliveryRequest) queueOneChannel(b *pgx.Batch, community string, out *De
 	if len(r.Targets) > 0 {
 		queueRoots(b, community, r.Targets, out)
 	}
-	if !r.NoAudience {
-		b.Queue(deliverySubscriptionsOneSQL, community, channel, r.Now, r.limit()).Query(func(rows pgx.Rows) error {
-			return out.scanAudience(rows, channel)
-		})
-	}
-}
-
-// scanAudience reads the rows of a gated audience statement
-// (gatedSubscriptionsSQL) into d: Over and Cutoff from every row, and the
-// subscription the row carries, if any; with channel (the one-channel
-// statement) each row also says whether its reader reaches channel.
-func (d *Deliveries) scanAudience(rows pgx.Rows, channel string) error {
-	if channel != "" {
-		d.Reaches = map[records.ReadPair]bool{}
-	}
-	var sub session.Subscription
-	var reaches bool
-	_, err := pgx.ForEachRow(rows, []any{&d.Over, &d.Cutoff, &sub.Connection, &sub.Sub, &sub.Pubkey, &sub.Filters, &reaches}, func() error {
-		if sub.Connection == "" {
-			return nil // the gate's row alone: no subscription
-		}
-		d.Subscriptions = append(d.Subscriptions, sub)
-		if channel != "" {
-			d.Reaches[records.ReadPair{Channel: channel, Reader: sub.Pubkey}] = reaches
-		}
-		return nil
-	})
-	if err != nil {
-		return errorf("read subscriptions: %w", err)
-	}
-	return nil
-}
-
-// limit is Limit as a statement's argument: NULL for no limit.
-func (r DeliveryRequest) limit() any {
-	if r.Limit > 0 {
-		return r.Limit
-	}
-	return nil
 }
 
 // queueRoots adds the lookup of the thread roots of the replies among
@@ -229,8 +158,7 @@ func (t *Tx) DeliveriesGetAtCommit(request func() DeliveryRequest) *Delivery {
 // its system flag unless the transaction read the channel).
 func (d *Delivery) queue(b *pgx.Batch) {
 	d.req = d.request()
-	d.sent = DeliveryRequest{Targets: d.req.Targets, Channels: slices.Clone(d.req.Channels), Now: d.req.Now, Limit: d.req.Limit,
-		NoAudience: d.req.NoAudience, system: d.tx.system}
+	d.sent = DeliveryRequest{Targets: d.req.Targets, Channels: slices.Clone(d.req.Channels), system: d.tx.system}
 	for _, id := range d.req.IDs {
 		e, ok := d.tx.stored[id]
 		switch {
@@ -266,69 +194,6 @@ func (d *Delivery) Deliveries(ctx context.Context) (*Deliveries, error) {
 	return d.out, nil
 }
 
-// liveSubscriptionsSQL selects the subscriptions (connection, id, reader,
-// filters, then columns) indexed in community $1 under the channels that
-// indexed (a condition on ws_subscription_channels k) names, whose
-// connection is live at now, and that also (on s) holds: the one shape of
-// every candidate read of live delivery.
-func liveSubscriptionsSQL(columns, indexed, now, also string) string {
-	return liveSubscriptionsOf(columns, `SELECT k.connection_id, k.sub_id FROM ws_subscription_channels k
-  WHERE k.community_id = $1 AND `+indexed, now, also)
-}
-
-// liveSubscriptionsOf is liveSubscriptionsSQL over candidates, a whole
-// query of (connection_id, sub_id) pairs.
-func liveSubscriptionsOf(columns, candidates, now, also string) string {
-	return `
-SELECT s.connection_id, s.sub_id, s.pubkey, s.filters` + columns + `
-FROM ws_subscriptions s
-JOIN ws_connections w ON w.id = s.connection_id
-WHERE (s.connection_id, s.sub_id) IN (
-  ` + candidates + `)
-  AND w.expires_at > ` + now + also
-}
-
-// gatedSubscriptionsSQL is the audience read of a commit: the
-// subscriptions indexed in community $1 under indexed and live at now, and
-// with each the reader's reach of a channel (reaches, a boolean
-// expression on s), unless the index holds limit entries or more under
-// indexed: then the audience is the fan-out function's, and the statement
-// reads no subscription, only that (over) and the cutoff. The index is
-// read once, at most limit entries of it, so a commit's cost does not grow
-// with its audience; the entries bound the audience from above (a
-// subscription may be indexed twice, its connection may be gone). Every
-// row carries over and the cutoff; a row without a subscription (an empty
-// connection id) says only those. A NULL limit is no limit: nothing is
-// over.
-func gatedSubscriptionsSQL(indexed, reaches, now, limit string) string {
-	return `
-WITH entries AS MATERIALIZED (
-  SELECT k.connection_id, k.sub_id FROM ws_subscription_channels k
-  WHERE k.community_id = $1 AND ` + indexed + ` LIMIT ` + limit + `
-), gate AS (
-  SELECT COALESCE(count(*) >= ` + limit + `, false) AS over,
-    (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM ws_subscriptions_seq) AS cutoff
-  FROM entries)
-SELECT gate.over, gate.cutoff, COALESCE(s.connection_id, ''), COALESCE(s.sub_id, ''),
-  COALESCE(s.pubkey, ''), COALESCE(s.filters, ''), COALESCE(s.reaches, false)
-FROM gate LEFT JOIN LATERAL (` + liveSubscriptionsOf(",\n  "+reaches+" AS reaches",
-		"SELECT e.connection_id, e.sub_id FROM entries e", now, " AND NOT gate.over") + `) s ON true`
-}
-
-// Candidate reads of live delivery (gatedSubscriptionsSQL).
-var (
-	// deliverySubscriptionsSQL: the any-channel bucket, the channels asked
-	// about and those of the stored events among the ids; over at $5.
-	deliverySubscriptionsSQL = gatedSubscriptionsSQL("k.channel_id = ANY("+deliveryChannels+")", "false", "$4", "$5")
-	// deliverySubscriptionsOneSQL: the any-channel bucket and one channel
-	// ($2), in scalar parameters, with whether each subscription's reader
-	// reaches that channel (access.Reaches, the rule's SQL twin
-	// reachesSQL), so matching and access are one read; over at $4.
-	deliverySubscriptionsOneSQL = gatedSubscriptionsSQL("k.channel_id IN ('', $2::text)",
-		`EXISTS (SELECT 1 FROM channels c WHERE c.community_id = $1 AND c.id = $2::text
-    AND `+reachesSQL("s.pubkey")+`)`, "$3", "$4")
-)
-
 // The statements of DeliveriesGet reach each row by its whole key, one id at
 // a time (a LATERAL subquery with LIMIT 1, or a correlated scalar subquery,
 // which Postgres plans as a lookup per id): pgx prepares every statement and
@@ -356,13 +221,6 @@ SELECT x.id FROM unnest($2::text[]) AS x(id)
 WHERE (SELECT c.channel_type = 'system' FROM channels c WHERE c.community_id = $1 AND c.id = x.id)`
 	deliverySystemOneSQL = `
 SELECT c.channel_type = 'system' FROM channels c WHERE c.community_id = $1 AND c.id = $2`
-	// deliveryChannels are the channels whose subscriptions are candidates:
-	// the any-channel bucket, those asked about ($3) and those of the
-	// stored events among the ids ($2).
-	deliveryChannels = `ARRAY[''] || $3::text[] || ARRAY(
-    SELECT (SELECT e.channel_id FROM events e
-      WHERE e.community_id = $1 AND e.id = x.id AND e.` + notDeleted + `)
-    FROM unnest($2::text[]) AS x(id))`
 )
 
 // remember records an event this transaction stores.

@@ -4,38 +4,25 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/domain/nip29"
 	"github.com/buzzrelay/relay/shared/domain/records"
-	"github.com/buzzrelay/relay/shared/domain/session"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
 
 // TestDeliveryRidesTheCommit: what live delivery needs is read in the
 // commit's round trip, after COMMIT (whether the last insert or a plain
-// COMMIT ends the transaction): the committed event as stored and the
-// subscriptions stored by then. A transaction that wrote nothing has no
+// COMMIT ends the transaction): the committed event as stored. A
+// transaction that wrote nothing has no
 // commit to carry it, and its delivery is loaded on its own.
 func TestDeliveryRidesTheCommit(t *testing.T) {
 	ctx := context.Background()
 	st := freshStore(t)
 	const community = "default"
 	channel := testkit.ChannelID()
-	now := time.Now().Unix()
-	if err := st.ConnectionsInsert(ctx, session.Connection{ID: "conn", Community: community, Challenge: "c",
-		RelayURLs: []string{"ws://x"}, ConnectedAt: now, ExpiresAt: now + 3600}, 0); err != nil {
-		t.Fatal(err)
-	}
-	if v, err := st.SubscriptionsInsert(ctx, session.NewSubscription{
-		Subscription: session.Subscription{Connection: "conn", Sub: "s", Pubkey: "pk", Filters: `[{"kinds":[9]}]`},
-		Community:    community, Pins: []string{channel}, CreatedAt: now,
-	}, store.SubscribeLimits{PerConnection: 10}); err != nil || v != store.Stored {
-		t.Fatalf("subscribe: %v %v", v, err)
-	}
 	sk, _ := keypair()
 	check := func(t *testing.T, d *store.Delivery, id string, byCommit bool) {
 		t.Helper()
@@ -49,9 +36,6 @@ func TestDeliveryRidesTheCommit(t *testing.T) {
 		if e, ok := got.Events[id]; !ok || e.Channel != channel || e.Raw == "" {
 			t.Fatalf("event %s for delivery: %+v (found %v), want it stored in channel %s", id, e, ok, channel)
 		}
-		if len(got.Subscriptions) != 1 || got.Subscriptions[0].Sub != "s" || got.Over {
-			t.Fatalf("subscriptions %+v, over %v; want conn/s and not over", got.Subscriptions, got.Over)
-		}
 	}
 	for _, last := range []bool{true, false} {
 		ev := &nostr.Event{Kind: 9, CreatedAt: nostr.Now(), Tags: nostr.Tags{{"h", channel}}, Content: "hi"}
@@ -61,7 +45,7 @@ func TestDeliveryRidesTheCommit(t *testing.T) {
 		var d *store.Delivery
 		if err := st.Tx(ctx, community, func(tx *store.Tx) error {
 			d = tx.DeliveriesGetAtCommit(func() store.DeliveryRequest {
-				return store.DeliveryRequest{IDs: []string{ev.ID}, Now: now}
+				return store.DeliveryRequest{IDs: []string{ev.ID}}
 			})
 			_, err := tx.EventsInsert(ctx, ev, records.EventMeta{ChannelID: channel, TopLevel: true, Last: last})
 			return err
@@ -73,7 +57,7 @@ func TestDeliveryRidesTheCommit(t *testing.T) {
 		var idle *store.Delivery
 		if err := st.Tx(ctx, community, func(tx *store.Tx) error {
 			idle = tx.DeliveriesGetAtCommit(func() store.DeliveryRequest {
-				return store.DeliveryRequest{IDs: []string{ev.ID}, Now: now}
+				return store.DeliveryRequest{IDs: []string{ev.ID}}
 			})
 			return nil
 		}); err != nil {

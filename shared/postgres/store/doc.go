@@ -74,11 +74,9 @@
 //     unread window; ReadMarksPut), readitems.go (NIP-77's
 //     item sets: created_at and id of every match), and access.go (the
 //     access rule's SQL twin, ChannelsCheckReadable, ChannelMembersCheckEver).
-//   - Sessions and live delivery: connections.go (ws_connections),
-//     resumes.go (ws_resumes: resume records),
-//     subscriptions.go (ws_subscriptions and their channel index, the
-//     fan-out function's audience ranges), delivery.go (what live delivery
-//     reads, at commit or after it).
+//   - Live delivery: delivery.go (what live delivery reads of the
+//     committed events, at commit or after it; the sessions and their
+//     subscriptions live in DynamoDB, shared/aws/ddbsessions).
 //   - Communities: communities.go (communities, their hostnames, relay
 //     keys, info and operators).
 //   - Limits: ratelimits.go (the rate counters).

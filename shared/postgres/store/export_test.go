@@ -4,14 +4,10 @@ import "github.com/jackc/pgx/v5/pgxpool"
 
 // Statements the external tests inspect.
 var DeliveryStatements = map[string]string{
-	"events":                       deliveryEventsSQL,
-	"roots":                        deliveryRootsSQL,
-	"system":                       deliverySystemSQL,
-	"subscriptions":                deliverySubscriptionsSQL,
-	"audience bounds":              audienceBoundsSQL,
-	"audience range":               audienceRangeSQL,
-	"subscriptions of one channel": deliverySubscriptionsOneSQL,
-	"system of one channel":        deliverySystemOneSQL,
+	"events":                deliveryEventsSQL,
+	"roots":                 deliveryRootsSQL,
+	"system":                deliverySystemSQL,
+	"system of one channel": deliverySystemOneSQL,
 }
 
 // UnreadWindowsSQL is the sidebar's unread-window statement.

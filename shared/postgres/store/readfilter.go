@@ -11,7 +11,6 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/filter"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/records"
-	"github.com/buzzrelay/relay/shared/domain/session"
 )
 
 // sqlb builds one parameterized read statement: SQL structure comes from
@@ -248,21 +247,12 @@ func (p *PlainRead) idSQL(b *sqlb) (string, bool) {
 // ReadPlain returns the rows of each of reads the reader may see (as
 // Snapshot.Plain, one slice per read), all in one round trip: several
 // reads share a read-only REPEATABLE READ transaction, a single one is a
-// statement of its own (one snapshot either way). With sub not nil, the
-// subscription is stored first (queueSubscribe, under lim) in its own
-// transaction of the same batch, committed before the reads take their
-// snapshot: an event committed in between is in the rows or delivered
-// live. The verdict is sub's (the reads' rows are dropped when it was
-// refused); Stored when sub is nil. With seen not nil (and sub nil), the
+// statement of its own (one snapshot either way). With seen not nil, the
 // reads share a REPEATABLE READ transaction whose first statement reads
 // its snapshot into seen: what a catch-up read asks to be beyond
 // (EventsListCommittedAfter).
-func (s *Store) ReadPlain(ctx context.Context, community, reader string, reads []*PlainRead, sub *session.NewSubscription, lim SubscribeLimits, seen *Seen) (rows [][]records.Row, verdict SubscribeVerdict, err error) {
+func (s *Store) ReadPlain(ctx context.Context, community, reader string, reads []*PlainRead, seen *Seen) (rows [][]records.Row, err error) {
 	b := &pgx.Batch{}
-	v := new(SubscribeVerdict)
-	if sub != nil {
-		v = queueSubscribe(b, *sub, lim)
-	}
 	rows = make([][]records.Row, len(reads))
 	type statement struct {
 		i    int
@@ -307,11 +297,8 @@ func (s *Store) ReadPlain(ctx context.Context, community, reader string, reads [
 	}
 	if b.Len() > 0 {
 		if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
-			return nil, 0, errorf("plain read: %w", err)
+			return nil, errorf("plain read: %w", err)
 		}
 	}
-	if *v != Stored {
-		return nil, *v, nil
-	}
-	return rows, Stored, nil
+	return rows, nil
 }

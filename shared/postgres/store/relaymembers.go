@@ -88,12 +88,9 @@ VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`, t.community, pubkey, role, 
 }
 
 // RelayMembersDelete removes pubkey's row, when its role is only ("": any),
-// in one conditional statement, then ends its subscriptions in the
-// community (a key that is no member no longer receives live events);
-// false when no row went. The second is a statement of its own: under READ
-// COMMITTED its snapshot is taken after the DELETE waited for a write that
-// folded a subscription of the key while it was a member (admitsSQL locks
-// the row), so it ends that subscription too.
+// in one conditional statement; false when no row went. (Live delivery
+// checks every reader's access as it delivers: the key's subscriptions
+// receive nothing after it.)
 func (t *Tx) RelayMembersDelete(ctx context.Context, pubkey, only string) (bool, error) {
 	var removed bool
 	err := t.tx.QueryRow(ctx, `WITH gone AS (
@@ -103,13 +100,7 @@ SELECT EXISTS (SELECT 1 FROM gone)`, t.community, pubkey, only).Scan(&removed)
 	if err != nil {
 		return false, errorf("remove relay member %s: %w", pubkey, err)
 	}
-	if !removed {
-		return false, nil
-	}
-	if _, err := t.tx.Exec(ctx, `DELETE FROM ws_subscriptions WHERE community_id = $1 AND pubkey = $2`, t.community, pubkey); err != nil {
-		return false, errorf("end subscriptions of removed member %s: %w", pubkey, err)
-	}
-	return true, nil
+	return removed, nil
 }
 
 // RelayMembersSetRole changes pubkey's row to role; false when it has none.
@@ -161,19 +152,10 @@ func (t *Tx) CommunitiesSetThreadReplies(ctx context.Context, on bool) error {
 	return nil
 }
 
-// CommunitiesSetMembershipEnforced turns community id's membership enforcement on or
-// off; turned on, the subscriptions of keys that are neither operators nor
-// rows end (they would otherwise keep receiving live events).
+// CommunitiesSetMembershipEnforced turns community id's membership
+// enforcement on or off (live delivery checks every reader's access as it
+// delivers, so a non-member's subscription receives nothing after it).
 func (s *Store) CommunitiesSetMembershipEnforced(ctx context.Context, id string, on bool) error {
-	if err := s.updateCommunity(ctx, id, "set membership_enforced",
-		`UPDATE communities SET membership_enforced = $2 WHERE id = $1`, on); err != nil || !on {
-		return err
-	}
-	_, err := s.pool.Exec(ctx, `DELETE FROM ws_subscriptions s USING communities c
-WHERE c.id = $1 AND s.community_id = $1 AND NOT (s.pubkey = ANY (c.operators))
-  AND NOT EXISTS (SELECT 1 FROM relay_members m WHERE m.community_id = $1 AND m.pubkey = s.pubkey)`, id)
-	if err != nil {
-		return errorf("community %s: end non-members' subscriptions: %w", id, err)
-	}
-	return nil
+	return s.updateCommunity(ctx, id, "set membership_enforced",
+		`UPDATE communities SET membership_enforced = $2 WHERE id = $1`, on)
 }

@@ -119,7 +119,7 @@ func TestEventsCommittedAfterARead(t *testing.T) {
 	}()
 	<-inserted
 	var seen store.Seen
-	if _, _, err := st.ReadPlain(ctx, community, "", nil, nil, store.SubscribeLimits{}, &seen); err != nil {
+	if _, err := st.ReadPlain(ctx, community, "", nil, &seen); err != nil {
 		t.Fatal(err)
 	}
 	close(release)

@@ -69,25 +69,20 @@ func (c *candidate) pins(channel string) bool { return slices.Contains(c.named, 
 // subscriptions returns the live subscriptions of community among keys ([connection,
 // sub] pairs); a closed one is absent.
 func (f *Fanout) subscriptions(ctx context.Context, community string, keys [][2]string) ([]candidate, error) {
-	return candidatesOf(f.Sessions.Store().SubscriptionsByKey(ctx, community, keys, f.now().Unix()))
-}
-
-// audiencePart loads part of parts of the audience of channels stored up
-// to cutoff (store.AudienceListPart).
-func (f *Fanout) audiencePart(ctx context.Context, community string, channels []string, cutoff int64, part, parts int) ([]candidate, error) {
-	return candidatesOf(f.Store.AudienceListPart(ctx, community, channels, cutoff, part, parts, f.now().Unix()))
+	return candidatesOf(f.Sessions.SubscriptionsByKey(ctx, community, keys))
 }
 
 // audienceRange loads the audience of channels stored up to cutoff whose
 // connections are in (after, through] (store.AudienceListRange).
 func (f *Fanout) audienceRange(ctx context.Context, community string, channels []string, cutoff int64, after, through string) ([]candidate, error) {
-	return candidatesOf(f.Sessions.Store().AudienceRange(ctx, community, channels, cutoff, after, through, f.now().Unix()))
+	return candidatesOf(f.Sessions.AudienceRange(ctx, session.AudienceRangeParams{Community: community, Channels: channels,
+		Cutoff: cutoff, After: after, Through: through}))
 }
 
 // audienceBounds splits the connections of the audience of channels into
 // runs of per (store.AudienceListBounds).
 func (f *Fanout) audienceBounds(ctx context.Context, community string, channels []string, per int) ([]string, error) {
-	return f.Sessions.Store().AudienceBounds(ctx, community, channels, per)
+	return f.Sessions.AudienceBounds(ctx, community, channels, per)
 }
 
 // readable answers, for each pair, whether reader may read channel now
@@ -105,9 +100,8 @@ func ephemeral(d *store.Deliveries, ev *nostr.Event, raw string) store.Delivered
 	return store.Delivered{Raw: raw, Channel: ch, System: d.System[ch]}
 }
 
-// audienceAfterCommit is the audience of items when the sessions live
-// outside the database (the commit read none): the subscriptions stored up
-// to cutoff (taken as the commit returned; 0: taken now, after the
+// audienceAfterCommit is the audience of items, read from the session
+// store after the commit: the subscriptions stored up to cutoff (taken as the commit returned; 0: taken now, after the
 // commit), the whole audience read once; more than InlineMax connections
 // is the fan-out function's to split (over).
 func (f *Fanout) audienceAfterCommit(ctx context.Context, community string, items []*item, cutoff int64) (cands []candidate, _ int64, over bool, err error) {

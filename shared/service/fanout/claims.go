@@ -49,7 +49,8 @@ func (f *Fanout) claim(ctx context.Context, cands []candidate, plans []planned) 
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			won, err := f.Sessions.Claim(ctx, c.connection, c.sub, plans[a.cand].ids[a.msg], max(c.claimsUntil, now))
+			won, err := f.Sessions.Claim(ctx, session.ClaimParams{Connection: c.connection, Sub: c.sub,
+				Event: plans[a.cand].ids[a.msg], Until: max(c.claimsUntil, now)})
 			if err != nil {
 				f.Log.WarnContext(ctx, "fanout: claim", "connection", c.connection, "sub", c.sub, "err", err)
 				return
@@ -94,7 +95,7 @@ func (f *Fanout) CatchUp(ctx context.Context, community string, sub session.Subs
 	if err != nil {
 		return fmt.Errorf("fanout: catch-up: %w", err)
 	}
-	items, _, err := f.items(ctx, community, events, d)
+	items, err := f.items(ctx, community, events, d)
 	if err != nil {
 		return fmt.Errorf("fanout: catch-up: %w", err)
 	}
@@ -102,7 +103,7 @@ func (f *Fanout) CatchUp(ctx context.Context, community string, sub session.Subs
 		return nil
 	}
 	c := candidatesOfOne(sub)
-	f.deliverTo(ctx, community, items, c, d.Reaches)
+	f.deliverTo(ctx, community, items, c)
 	return nil
 }
 

@@ -116,15 +116,3 @@ func TestCatchUpAndLiveDeliveryClaim(t *testing.T) {
 		t.Fatalf("catch-up of a private channel's event and an unmatched kind: %q, want nothing", got)
 	}
 }
-
-// TestPostgresSessionsClaimNothing: with the sessions in Postgres no
-// subscription has a claiming window and every claim is granted.
-func TestPostgresSessionsClaimNothing(t *testing.T) {
-	st := testkit.NewStore(t, store.Options{MaxConns: 2})
-	sess := sessions.NewRegistry(sessions.NewPG(st))
-	for range 2 {
-		if won, err := sess.Claim(context.Background(), "c", "s", "e", time.Now().Unix()+30); err != nil || !won {
-			t.Fatalf("claim with the sessions in Postgres: %v %v, want granted", won, err)
-		}
-	}
-}

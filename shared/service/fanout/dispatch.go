@@ -203,7 +203,7 @@ func (f *Fanout) split(ctx context.Context, b Batch, items []*item) (int, int, e
 		c, s := f.handOver(ctx, b, items)
 		conns, sent = conns+c, sent+s
 	}
-	c, s := f.deliverTo(ctx, b.Community, items, first, nil)
+	c, s := f.deliverTo(ctx, b.Community, items, first)
 	return conns + c, sent + s, nil
 }
 
@@ -214,13 +214,13 @@ func (f *Fanout) deliverPart(ctx context.Context, community string, items []*ite
 	var err error
 	if p.Ranged {
 		cands, err = f.audienceRange(ctx, community, p.Channels, p.Cutoff, p.After, p.Through)
-	} else {
-		cands, err = f.audiencePart(ctx, community, p.Channels, p.Cutoff, p.Index, p.Of)
+	} else { // the whole audience (a hand-off delivered where it was made)
+		cands, err = f.audienceRange(ctx, community, p.Channels, p.Cutoff, "", maxConnectionID)
 	}
 	if err != nil {
 		return 0, 0, err
 	}
-	conns, sent := f.deliverTo(ctx, community, items, cands, nil)
+	conns, sent := f.deliverTo(ctx, community, items, cands)
 	return conns, sent, nil
 }
 
@@ -271,7 +271,7 @@ func (f *Fanout) DeliverBatch(ctx context.Context, payload []byte) error {
 		if cands, err = f.subscriptions(ctx, b.Community, b.Subs); err != nil {
 			return err
 		}
-		conns, sent = f.deliverTo(ctx, b.Community, items, cands, nil)
+		conns, sent = f.deliverTo(ctx, b.Community, items, cands)
 	}
 	f.Log.DebugContext(ctx, "fanout: batch delivered", "community", b.Community, "events", len(items),
 		"connections", conns, "messages", sent, "took_ms", time.Since(start).Milliseconds())

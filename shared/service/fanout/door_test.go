@@ -60,7 +60,7 @@ func TestRemovedMemberGetsNoLiveEvents(t *testing.T) {
 func bothSessionStores(t *testing.T, body func(t *testing.T, st *store.Store, sess *sessions.Registry)) {
 	t.Run("postgres", func(t *testing.T) {
 		st := testkit.NewStore(t, store.Options{MaxConns: 4})
-		body(t, st, sessions.NewRegistry(sessions.NewPG(st)))
+		body(t, st, sessions.NewRegistry(sessionstest.DynamoDB(t).Store))
 	})
 	t.Run("dynamodb", func(t *testing.T) {
 		st := testkit.NewStore(t, store.Options{MaxConns: 4})

@@ -16,12 +16,12 @@
 // cannot run in the background of the answer, and inline is one hop less
 // than anything else. A larger audience is handed to the fan-out function
 // (functions/fanout) by one asynchronous invocation (dispatch.go): the
-// committing function counts at most InlineMax+1 index entries and waits
-// for one Invoke, not for the audience's size, rows or posts; that run
-// splits the audience and the parts are delivered in parallel. Postgres
-// LISTEN/NOTIFY cannot drive
-// Lambda (frozen between invocations), so subscriptions live in Postgres
-// and matching reads them.
+// committing function reads the audience from the session store and waits
+// for one Invoke, not for the posts; that run splits the audience and the
+// parts are delivered in parallel. Postgres LISTEN/NOTIFY cannot drive
+// Lambda (frozen between invocations), so subscriptions live in the
+// session store (DynamoDB, shared/service/sessions) and matching reads
+// them.
 //
 // Its price: a VPC Lambda cannot reach execute-api without egress (a
 // WebSocket API cannot be reached through an execute-api VPC endpoint), so
@@ -156,15 +156,11 @@ func (f *Fanout) Deliver(ctx context.Context, community string, events []*nostr.
 	f.DeliverFrom(ctx, community, events, at, 0)
 }
 
-// Cutoff is a commit's position among the subscriptions when the sessions
-// live outside the database (session.Store.Cutoff), to take as the commit
-// returned, before its verdict is sent (DeliverFrom); 0 when the commit
-// reads its own (the sessions in the database).
+// Cutoff is a commit's position among the subscriptions
+// (session.Store.Cutoff), to take as the commit returned, before its
+// verdict is sent (DeliverFrom).
 func (f *Fanout) Cutoff(ctx context.Context) (int64, error) {
-	if f.Sessions.Database() != nil {
-		return 0, nil
-	}
-	cutoff, err := f.Sessions.Store().Cutoff(ctx)
+	cutoff, err := f.Sessions.Cutoff(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("fanout: cutoff: %w", err)
 	}
@@ -197,7 +193,7 @@ func (f *Fanout) DeliverFrom(ctx context.Context, community string, events []*no
 		f.Log.ErrorContext(ctx, "fanout: load events", "community", community, "err", err)
 		return
 	}
-	items, cands, err := f.items(ctx, community, events, d)
+	items, err := f.items(ctx, community, events, d)
 	if err != nil {
 		f.Log.ErrorContext(ctx, "fanout: load events", "community", community, "err", err)
 		return
@@ -205,23 +201,20 @@ func (f *Fanout) DeliverFrom(ctx context.Context, community string, events []*no
 	if len(items) == 0 {
 		return
 	}
-	if f.Sessions.Database() == nil {
-		// The sessions live outside the database: the audience is read
-		// from their store, after the commit.
-		cands, d.Cutoff, d.Over, err = f.audienceAfterCommit(ctx, community, items, cutoff)
-		if err != nil {
-			f.Log.ErrorContext(ctx, "fanout: audience", "community", community, "err", err)
-			return
-		}
+	// The audience is read from the session store, after the commit.
+	cands, cutoff, over, err := f.audienceAfterCommit(ctx, community, items, cutoff)
+	if err != nil {
+		f.Log.ErrorContext(ctx, "fanout: audience", "community", community, "err", err)
+		return
 	}
-	if f.Async != nil && d.Over {
-		f.handOff(ctx, community, items, d.Cutoff)
+	if f.Async != nil && over {
+		f.handOff(ctx, community, items, cutoff)
 		return
 	}
 	if len(cands) == 0 {
 		return
 	}
-	conns, sent := f.deliverTo(ctx, community, items, cands, d.Reaches)
+	conns, sent := f.deliverTo(ctx, community, items, cands)
 	f.Log.DebugContext(ctx, "fanout: delivered", "community", community, "events", len(items),
 		"candidates", len(cands), "connections", conns, "messages", sent, "took_ms", time.Since(start).Milliseconds())
 }
@@ -230,12 +223,10 @@ func (f *Fanout) DeliverFrom(ctx context.Context, community string, events []*no
 // needs loaded: the stored events, the deletion targets among their e tags
 // (for the thread roots of deleted replies), the channels of ephemeral
 // events (never stored: their own h tag names it), and the candidate
-// subscriptions, unless the index holds more than InlineMax entries for
-// them: an audience to hand off (store.Deliveries.Over).
+// (the audience is the session store's to read, after the commit:
+// audienceAfterCommit).
 func (f *Fanout) Request(events []*nostr.Event) store.DeliveryRequest {
-	// Without the sessions in the database the audience is the session
-	// store's to read, after the commit (audienceAfterCommit).
-	r := store.DeliveryRequest{Now: f.now().Unix(), NoAudience: f.Sessions.Database() == nil}
+	var r store.DeliveryRequest
 	for _, ev := range events {
 		if kinds.Ephemeral(ev.Kind) {
 			if ch, ok := nip29.ChannelTag(ev.Tags); ok {
@@ -248,16 +239,12 @@ func (f *Fanout) Request(events []*nostr.Event) store.DeliveryRequest {
 			r.Targets = append(r.Targets, filter.TagValues(ev.Tags, "e")...)
 		}
 	}
-	if f.Async != nil {
-		r.Limit = f.inlineMax() + 1 // enough to tell an audience to hand off
-	}
 	return r
 }
 
-// deliverTo re-checks access of every candidate's reader (known holds the
-// answers read with the candidates, nil for none), matches and posts; it
-// returns the connections posted to and the messages sent.
-func (f *Fanout) deliverTo(ctx context.Context, community string, items []*item, cands []candidate, known map[records.ReadPair]bool) (int, int) {
+// deliverTo re-checks access of every candidate's reader, matches and
+// posts; it returns the connections posted to and the messages sent.
+func (f *Fanout) deliverTo(ctx context.Context, community string, items []*item, cands []candidate) (int, int) {
 	if err := decode(cands); err != nil {
 		f.Log.ErrorContext(ctx, "fanout: subscriptions", "community", community, "err", err)
 		return 0, 0
@@ -304,7 +291,7 @@ func (f *Fanout) deliverTo(ctx context.Context, community string, items []*item,
 			}
 		}
 	}
-	readable, err := f.reachable(ctx, community, pairs, known)
+	readable, err := f.readable(ctx, community, pairs)
 	if err != nil {
 		f.Log.ErrorContext(ctx, "fanout: access", "community", community, "err", err)
 		return 0, 0
@@ -419,30 +406,6 @@ func (f *Fanout) metadataReachable(ctx context.Context, community string, items 
 		return nil, nil
 	}
 	return f.Store.ChannelsCheckMetadataReadable(ctx, community, pairs)
-}
-
-// reachable answers access.Reaches for pairs: from known, read with the
-// candidates, and in one statement (Fanout.readable) for the rest.
-func (f *Fanout) reachable(ctx context.Context, community string, pairs []records.ReadPair, known map[records.ReadPair]bool) (map[records.ReadPair]bool, error) {
-	var rest []records.ReadPair
-	for _, p := range pairs {
-		if _, ok := known[p]; !ok {
-			rest = append(rest, p)
-		}
-	}
-	if len(rest) == 0 {
-		return known, nil
-	}
-	got, err := f.readable(ctx, community, rest)
-	if err != nil {
-		return nil, err
-	}
-	for p, ok := range known {
-		if _, asked := got[p]; !asked {
-			got[p] = ok
-		}
-	}
-	return got, nil
 }
 
 // planned is what plan decided for one candidate.
@@ -569,14 +532,10 @@ func plan(c *candidate, items []*item, readable, meta map[records.ReadPair]bool)
 
 // items resolves the committed events against d (channel, channel type
 // and thread root; an ephemeral event is never stored: its own h tag names
-// its channel) and decodes the candidate subscriptions; when there is a
-// candidate or an audience to hand off, it adds a fresh 39005 summary for
-// every thread root a reply or a deleted reply changed.
-func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Event, d *store.Deliveries) ([]*item, []candidate, error) {
-	cands, err := candidatesOf(d.Subscriptions, nil)
-	if err != nil {
-		return nil, nil, fmt.Errorf("fanout: %w", err)
-	}
+// its channel) and adds a fresh 39005 summary for every thread root a
+// reply or a deleted reply changed (the audience is read after this:
+// the summaries are made whatever it is).
+func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Event, d *store.Deliveries) ([]*item, error) {
 	var out []*item
 	roots := map[string]*item{}
 	var order []string
@@ -591,7 +550,7 @@ func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Ev
 		if !ok && kinds.Ephemeral(ev.Kind) {
 			raw, err := json.Marshal(ev)
 			if err != nil {
-				return nil, nil, fmt.Errorf("fanout: encode ephemeral event: %w", err)
+				return nil, fmt.Errorf("fanout: encode ephemeral event: %w", err)
 			}
 			m, ok = ephemeral(d, ev, string(raw)), true
 		}
@@ -611,10 +570,8 @@ func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Ev
 			}
 		}
 	}
-	// Without the sessions in the database the audience is read after
-	// this: the summaries are made whatever it is.
-	if f.Summaries == nil || (len(cands) == 0 && !d.Over && f.Sessions.Database() != nil) {
-		return out, cands, nil
+	if f.Summaries == nil {
+		return out, nil
 	}
 	for _, root := range order {
 		it := roots[root]
@@ -628,9 +585,9 @@ func (f *Fanout) items(ctx context.Context, community string, events []*nostr.Ev
 		}
 		raw, err := json.Marshal(sum)
 		if err != nil {
-			return nil, nil, fmt.Errorf("fanout: encode 39005: %w", err)
+			return nil, fmt.Errorf("fanout: encode 39005: %w", err)
 		}
 		out = append(out, &item{ev: sum, raw: string(raw), channel: it.channel, system: it.system, summary: true})
 	}
-	return out, cands, nil
+	return out, nil
 }

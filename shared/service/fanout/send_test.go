@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/sessions"
+	"github.com/buzzrelay/relay/shared/testing/sessionstest"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
 
@@ -56,9 +56,8 @@ func (s *stuckSender) Disconnect(_ context.Context, id string) error {
 // (its socket closed, its session forgotten) and gets none of its
 // remaining messages.
 func TestStuckRecipientHoldsNoOne(t *testing.T) {
-	st := testkit.NewStore(t, store.Options{MaxConns: 2})
 	s := &stuckSender{stuck: "stuck", posts: map[string]int{}}
-	f := &Fanout{Sessions: sessions.NewRegistry(sessions.NewPG(st)), Sender: s, Log: testkit.Quiet(), Concurrency: 2, PostTimeout: time.Second}
+	f := &Fanout{Sessions: sessions.NewRegistry(sessionstest.DynamoDB(t).Store), Sender: s, Log: testkit.Quiet(), Concurrency: 2, PostTimeout: time.Second}
 	msgs := func(n int) [][]byte {
 		out := make([][]byte, n)
 		for i := range out {

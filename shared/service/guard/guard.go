@@ -6,17 +6,15 @@
 // and resolve the community (a Host, a connection's state); the guard
 // decides, once, in this order:
 //
-//  1. a caller whose refusal for want of AUTH needs no database (a
-//     WebSocket connection kept in DynamoDB, Caller.Idle) gets it first;
-//  2. the community is served (community.Registry.Serving: known and
+//  1. the community is served (community.Registry.Serving: known and
 //     enabled, as cached within its TTL), else restricted: as an unknown
 //     host;
-//  3. the rate limits the action costs (ratelimit; let through, logged,
+//  2. the rate limits the action costs (ratelimit; let through, logged,
 //     when the counters cannot be reached);
-//  4. the caller is authenticated when the action needs a key
+//  3. the caller is authenticated when the action needs a key
 //     (auth-required: naming what was asked);
-//  5. the NIP-43 membership gate (community.Registry.AdmitMember);
-//  6. the key's standing where the action asks for it (records.Standing, one
+//  4. the NIP-43 membership gate (community.Registry.AdmitMember);
+//  5. the key's standing where the action asks for it (records.Standing, one
 //     statement): an operator, for NIP-86; not banned now, not timed out
 //     now, a member of a channel, for media.
 //
@@ -108,9 +106,6 @@ type Caller struct {
 	Connection string
 	// Size is the bytes of the message or body that carried the call.
 	Size int
-	// Idle: the connection lives outside the database (DynamoDB sessions), so
-	// a refusal for want of AUTH is answered before anything that needs it.
-	Idle bool
 	// Counted, when set, is the call's message already counted against
 	// the connection's limit (CountMessage): the door decides on it and
 	// counts it no more.
@@ -227,9 +222,6 @@ func (g *Guard) Admit(ctx context.Context, d Door) (Admitted, error) {
 		return Admitted{}, fmt.Errorf("guard: unknown action %d", d.Action)
 	}
 	authed := d.Caller.Pubkey != ""
-	if !authed && p.unauth != nil && d.Caller.Idle {
-		return Admitted{}, p.unauth // a reconnecting client: no database
-	}
 	if g == nil {
 		if !authed && p.unauth != nil {
 			return Admitted{}, p.unauth
@@ -311,10 +303,18 @@ func (g *Guard) claimBudget(ctx context.Context, d Door) error {
 
 // Message counts a WebSocket message that the session store answers (an
 // AUTH, a CLOSE, a REQ answered without the database) against its
-// connection's limit (ratelimit.Limiter.Message) and checks nothing else:
-// no check that needs the database.
+// connection's limit (ratelimit.Limiter.Message), once its community is
+// served (community.Registry.Serving, cached within its TTL); nothing else.
 func (g *Guard) Message(ctx context.Context, d Door) error {
-	if g == nil || g.Limiter == nil {
+	if g == nil {
+		return nil
+	}
+	if g.Communities != nil {
+		if _, err := g.Communities.Serving(ctx, d.Community); err != nil {
+			return refusal("community", err)
+		}
+	}
+	if g.Limiter == nil {
 		return nil
 	}
 	return g.limit(ctx, d, ratelimit.Request{})

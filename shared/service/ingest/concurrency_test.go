@@ -11,6 +11,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/domain/session"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/ingest"
 	"github.com/buzzrelay/relay/shared/service/sessions"
@@ -103,7 +104,7 @@ func sortedKeys(keys ...string) []string {
 // every created_at stored (an idle REQ above the mark can match nothing).
 func (h *harness) markCovers(idle *sessions.Registry) {
 	h.t.Helper()
-	m, err := idle.Store().Mark(context.Background(), community)
+	m, err := idle.Mark(context.Background(), community)
 	if err != nil || !m.Exists {
 		h.t.Fatalf("mark: %v %v", m.Exists, err)
 	}
@@ -220,7 +221,7 @@ func TestRunAheadStateReachesIdleSubscription(t *testing.T) {
 	// The group's 39002 is dated now: the join's, in the same second, is
 	// dated a second later, past the clock and the mark its write raised
 	// first.
-	m, err := idle.Store().Mark(context.Background(), community)
+	m, err := idle.Mark(context.Background(), community)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,11 +263,11 @@ func TestRunAheadStateReachesIdleSubscription(t *testing.T) {
 	}
 	h.markCovers(idle)
 	ctx := context.Background()
-	cutoff, err := idle.Store().Cutoff(ctx)
+	cutoff, err := idle.Cutoff(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	subs, err := idle.Store().AudienceRange(ctx, community, []string{ch}, cutoff, "", "\U0010FFFF", time.Now().Unix())
+	subs, err := idle.AudienceRange(ctx, session.AudienceRangeParams{Community: community, Channels: []string{ch}, Cutoff: cutoff, After: "", Through: "\U0010FFFF"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -138,7 +138,7 @@ func (s *Service) end(ctx context.Context, c Caller, sub string, err error) erro
 
 // filters are the stored filters of reconciliation sub of c's connection.
 func (s *Service) filters(ctx context.Context, c Caller, sub string) ([]nostr.Filter, error) {
-	subs, err := s.Sessions.Store().SubscriptionsByKey(ctx, c.Community, [][2]string{{c.Connection, SessionKey(sub)}}, s.Now().Unix())
+	subs, err := s.Sessions.SubscriptionsByKey(ctx, c.Community, [][2]string{{c.Connection, SessionKey(sub)}})
 	if err != nil {
 		return nil, fmt.Errorf("negentropy: load %s: %w", sub, err)
 	}

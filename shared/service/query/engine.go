@@ -23,7 +23,6 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
-	"github.com/buzzrelay/relay/shared/domain/session"
 	"github.com/buzzrelay/relay/shared/domain/signer"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 )
@@ -219,23 +218,14 @@ func (e *Engine) Count(ctx context.Context, community, reader string, body []byt
 // 1000, the same access and system-channel rules. The events of all filters
 // come newest first, (created_at DESC, id ASC), each once.
 func (e *Engine) Req(ctx context.Context, community, reader string, filters []nostr.Filter) ([]json.RawMessage, error) {
-	evs, _, err := e.ReqSubscribed(ctx, community, reader, filters, nil, store.SubscribeLimits{})
-	return evs, err
-}
-
-// ReqSubscribed is Req that first stores sub (when not nil; under lim),
-// committed before the read takes its snapshot, and reads in the same
-// round trip (store.ReadPlain): the filters are validated before either.
-// The verdict is sub's (a refusal: no events); Stored when sub is nil.
-func (e *Engine) ReqSubscribed(ctx context.Context, community, reader string, filters []nostr.Filter, sub *session.NewSubscription, lim store.SubscribeLimits) (evs []json.RawMessage, verdict store.SubscribeVerdict, err error) {
-	return e.reqPlain(ctx, community, reader, filters, sub, lim, nil)
+	return e.reqPlain(ctx, community, reader, filters, nil)
 }
 
 // ReqSeen is Req with the snapshot its read saw (store.Seen): what a
 // catch-up asks to be beyond (CommittedAfter).
 func (e *Engine) ReqSeen(ctx context.Context, community, reader string, filters []nostr.Filter) ([]json.RawMessage, store.Seen, error) {
 	var seen store.Seen
-	evs, _, err := e.reqPlain(ctx, community, reader, filters, nil, store.SubscribeLimits{}, &seen)
+	evs, err := e.reqPlain(ctx, community, reader, filters, &seen)
 	if err != nil {
 		return nil, store.Seen{}, err
 	}
@@ -243,22 +233,21 @@ func (e *Engine) ReqSeen(ctx context.Context, community, reader string, filters 
 }
 
 // reqPlain validates filters and reads them in one round trip
-// (store.ReadPlain: sub stored first when not nil, the snapshot into seen
-// when not nil).
-func (e *Engine) reqPlain(ctx context.Context, community, reader string, filters []nostr.Filter, sub *session.NewSubscription, lim store.SubscribeLimits, seen *store.Seen) ([]json.RawMessage, store.SubscribeVerdict, error) {
+// (store.ReadPlain: the snapshot into seen when not nil).
+func (e *Engine) reqPlain(ctx context.Context, community, reader string, filters []nostr.Filter, seen *store.Seen) ([]json.RawMessage, error) {
 	ps, err := nostrPlans(filters, reader)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	reads := make([]*store.PlainRead, len(ps))
 	for i, p := range ps {
 		reads[i] = p.read()
 	}
-	rows, verdict, err := e.st.ReadPlain(e.traced(ctx), community, reader, reads, sub, lim, seen)
-	if err != nil || verdict != store.Stored {
-		return nil, verdict, err
+	rows, err := e.st.ReadPlain(e.traced(ctx), community, reader, reads, seen)
+	if err != nil {
+		return nil, err
 	}
-	return collectRows(rows, len(reads) > 1), store.Stored, nil
+	return collectRows(rows, len(reads) > 1), nil
 }
 
 // CommittedAfter are the stored events of community committed after a

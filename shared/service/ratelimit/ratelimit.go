@@ -17,6 +17,7 @@ import (
 
 	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/domain/reject"
+	"github.com/buzzrelay/relay/shared/domain/session"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 )
 
@@ -130,7 +131,8 @@ func (lm *Limiter) startCount(ctx context.Context, community, connection string,
 	c := &Counted{done: make(chan struct{})}
 	go func() {
 		defer close(c.done)
-		c.total, c.err = lm.messages.CountMessage(ctx, community, connection, now-now%messageWindow, messageWindow)
+		c.total, c.err = lm.messages.CountMessage(ctx, session.CountParams{Community: community, Connection: connection,
+			WindowStart: now - now%messageWindow, Window: messageWindow})
 	}()
 	return c
 }
@@ -160,7 +162,7 @@ type Limiter struct {
 // MessageCounter keeps WebSocket connections' message counters outside
 // the database (session.Store.CountMessage).
 type MessageCounter interface {
-	CountMessage(ctx context.Context, community, connection string, windowStart, window int64) (int64, error)
+	CountMessage(ctx context.Context, p session.CountParams) (int64, error)
 }
 
 // WithMessages returns a copy of lm that counts the connections' messages

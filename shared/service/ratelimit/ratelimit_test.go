@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/buzzrelay/relay/shared/domain/reject"
+	"github.com/buzzrelay/relay/shared/domain/session"
 	"github.com/buzzrelay/relay/shared/service/ratelimit"
 )
 
@@ -17,7 +18,8 @@ type messages struct {
 	calls  int
 }
 
-func (m *messages) CountMessage(_ context.Context, _, connection string, windowStart, _ int64) (int64, error) {
+func (m *messages) CountMessage(_ context.Context, p session.CountParams) (int64, error) {
+	connection, windowStart := p.Connection, p.WindowStart
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.calls++

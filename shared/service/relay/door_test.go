@@ -28,6 +28,7 @@ func TestDisabledCommunityRefusedOnEveryUseCase(t *testing.T) {
 	h.core.Guard.Communities = reg
 	alice := testkit.NewKey(t)
 	c := relay.Caller{Community: community, Pubkey: alice.Pub, Connection: "conn-a"}
+	h.open(t, c.Connection)
 	channel := testkit.ChannelID()
 	if out, err := h.core.Publish(ctx, c, alice.Event(t, kinds.CreateGroup, "", nostr.Tag{"h", channel}, nostr.Tag{"name", "c"})); err != nil || !out.Accepted {
 		t.Fatalf("before the disable: %+v %v", out, err)

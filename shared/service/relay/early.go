@@ -81,7 +81,7 @@ const (
 // may be read while its subscription is stored, with its place in the
 // limits' counts when it may.
 func (r *Relay) mayAnswerEarly(c Caller, req Request) (*sessions.Reservation, bool) {
-	if r.Fanout == nil || r.Reader == nil || r.Sessions.Database() != nil || !storedOnly(req.Filters) {
+	if r.Fanout == nil || r.Reader == nil || !storedOnly(req.Filters) {
 		return nil, false
 	}
 	return r.Sessions.Reserve(c.Connection, c.Community, c.Pubkey, req.Sub, sessions.DefaultLimits)

@@ -37,6 +37,7 @@ func TestMembershipGate(t *testing.T) {
 	body := []byte(`[{"kinds":[9],"#h":["` + channel + `"]}]`)
 	paths := func(k testkit.Key) map[string]error {
 		c := relay.Caller{Community: community, Pubkey: k.Pub, Connection: "conn-" + k.Pub[:8]}
+		h.open(t, c.Connection)
 		_, pub := h.core.Publish(ctx, c, k.Event(t, kinds.Chat, "hi", nostr.Tag{"h", channel}))
 		_, req := h.core.Read(ctx, c, relay.Request{Filters: filters})
 		_, query := h.core.Read(ctx, c, relay.Request{Body: body})

@@ -31,11 +31,6 @@ func (r *Relay) Negentropy(ctx context.Context, c Caller, m Reconcile) (string, 
 	}
 	nc := negentropy.Caller{Community: c.Community, Connection: c.Connection, Pubkey: c.Pubkey}
 	if m.Close {
-		if r.Sessions.Database() != nil { // else the door's database would wake for a NEG-CLOSE
-			if err := r.admit(ctx, c, r.door(c, guard.Message)); err != nil {
-				return "", err
-			}
-		}
 		return "", r.Reconciler.Close(ctx, nc, m.Sub)
 	}
 	if err := r.admit(ctx, c, r.door(c, guard.Read)); err != nil {

@@ -103,9 +103,6 @@ type Reader interface {
 	ThreadWindows(ctx context.Context, community, host, reader string, filters []json.RawMessage) ([]json.RawMessage, error)
 	Count(ctx context.Context, community, reader string, body []byte) (int64, error)
 	Req(ctx context.Context, community, reader string, filters []nostr.Filter) ([]json.RawMessage, error)
-	// ReqSubscribed is Req that stores sub first (at most max per
-	// connection; stored false: refused), in the read's round trip.
-	ReqSubscribed(ctx context.Context, community, reader string, filters []nostr.Filter, sub *session.NewSubscription, lim store.SubscribeLimits) (evs []json.RawMessage, verdict store.SubscribeVerdict, err error)
 	// ReqSeen is Req with the snapshot its read saw, and CommittedAfter
 	// the stored events committed after such a read (an early answer's
 	// catch-up, early.go).
@@ -326,80 +323,61 @@ func (r *Relay) Subscribe(ctx context.Context, c Caller, req Request) ([]json.Ra
 // SubscribeThen is Subscribe with what may follow the answer returned
 // undone (after, never nil): the transport sends the events and EOSE,
 // then runs it, and sends CLOSED with the error it returns (the
-// subscription then ended). With the sessions outside the database it
-// records the answer a later replay may be answered from
-// (sessions.Registry.Answered), which a replay that comes first simply
-// does not find; and for a REQ answered before its subscription was
-// stored (subscribeEarly) it waits for the store, then delivers what
-// committed after the read (catchUp).
+// subscription then ended). It records the answer a later replay may be
+// answered from (sessions.Registry.Answered), which a replay that comes
+// first simply does not find; and for a REQ answered before its
+// subscription was stored (subscribeEarly) it waits for the store, then
+// delivers what committed after the read (catchUp).
 func (r *Relay) SubscribeThen(ctx context.Context, c Caller, req Request) (evs []json.RawMessage, after func(context.Context) error, err error) {
 	after = func(context.Context) error { return nil }
 	// One answer at most relayinfo.MaxREQEvents events, across its filters.
 	req.Filters = ShareREQLimit(req.Filters, relayinfo.MaxREQEvents)
-	if !slices.ContainsFunc(req.Filters, query.IsSearch) && req.ThreadWindows == nil && !EndsAtEOSE(req.Filters, r.Sessions.Now()) && c.Pubkey != "" && r.Sessions.Database() == nil &&
-		(r.Invites == nil || !invite.AsksForInvite(req.Filters)) {
-		evs, then, err := r.subscribeLive(ctx, c, req)
-		if then != nil {
-			after = then
-		}
+	if r.Invites != nil && invite.AsksForInvite(req.Filters) {
+		// NIP-43: an invite minted for this owner or admin, one-shot.
+		evs, err = r.Invites.InviteEvent(ctx, invites.Caller{Community: c.Community, Pubkey: c.Pubkey, Connection: c.Connection})
 		return evs, after, err
 	}
-	evs, err = r.subscribe(ctx, c, req)
+	if req.ThreadWindows != nil || slices.ContainsFunc(req.Filters, query.IsSearch) || EndsAtEOSE(req.Filters, r.Sessions.Now()) {
+		evs, err = r.oneShot(ctx, c, req)
+		return evs, after, err
+	}
+	if c.Pubkey == "" {
+		// Refused for want of AUTH before the session store is asked.
+		if err := r.admit(ctx, c, r.door(c, guard.Read)); err != nil {
+			return nil, after, err
+		}
+	}
+	evs, then, err := r.subscribeLive(ctx, c, req)
+	if then != nil {
+		after = then
+	}
 	return evs, after, err
 }
 
-// subscribe is Subscribe but for a live REQ the session store holds
-// (subscribeLive).
-func (r *Relay) subscribe(ctx context.Context, c Caller, req Request) ([]json.RawMessage, error) {
-	if r.Invites != nil && invite.AsksForInvite(req.Filters) {
-		// NIP-43: an invite minted for this owner or admin, one-shot.
-		return r.Invites.InviteEvent(ctx, invites.Caller{Community: c.Community, Pubkey: c.Pubkey, Connection: c.Connection})
-	}
-	search := slices.ContainsFunc(req.Filters, query.IsSearch)
-	oneShot := req.ThreadWindows != nil || search || EndsAtEOSE(req.Filters, r.Sessions.Now())
+// oneShot serves a REQ with nothing live after EOSE (a search, thread
+// windows, filters that end before now: EndsAtEOSE): a live subscription
+// of the same id ends first.
+func (r *Relay) oneShot(ctx context.Context, c Caller, req Request) ([]json.RawMessage, error) {
 	if err := r.admit(ctx, c, r.door(c, guard.Read)); err != nil {
 		return nil, err
 	}
-	if oneShot {
-		// One-shot: nothing live after EOSE, and a live subscription of
-		// the same id ends first.
-		if err := r.Sessions.CloseSub(ctx, c.Connection, req.Sub); err != nil {
-			return nil, fmt.Errorf("relay: subscribe %s: %w", req.Sub, err)
-		}
-		var evs []json.RawMessage
-		var err error
-		if req.ThreadWindows != nil {
-			evs, err = r.Reader.ThreadWindows(ctx, c.Community, c.Host, c.Pubkey, req.ThreadWindows)
-		} else {
-			evs, err = r.Reader.Req(ctx, c.Community, c.Pubkey, req.Filters)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("relay: one-shot req: %w", err)
-		}
-		return evs, nil
-	}
-	row, err := r.Sessions.Row(c.Community, c.Connection, req.Sub, c.Pubkey, req.Filters)
-	if err != nil {
+	if err := r.Sessions.CloseSub(ctx, c.Connection, req.Sub); err != nil {
 		return nil, fmt.Errorf("relay: subscribe %s: %w", req.Sub, err)
 	}
-	lim := sessions.DefaultLimits
-	// The subscription and the read in one round trip: stored and
-	// committed first, then read. Past a limit it is refused at once
-	// (docs/reference.md, Limits: no invocation waits for the CLOSE of
-	// another, which may queue behind it on the same busy instance).
-	evs, verdict, err := r.Reader.ReqSubscribed(ctx, c.Community, c.Pubkey, req.Filters, &row,
-		store.SubscribeLimits{PerConnection: lim.PerConnection, PerKey: lim.PerKey})
-	if err != nil {
-		return nil, r.dropFailed(ctx, c, req.Sub, err)
+	var evs []json.RawMessage
+	var err error
+	if req.ThreadWindows != nil {
+		evs, err = r.Reader.ThreadWindows(ctx, c.Community, c.Host, c.Pubkey, req.ThreadWindows)
+	} else {
+		evs, err = r.Reader.Req(ctx, c.Community, c.Pubkey, req.Filters)
 	}
-	if refusal := sessions.Refusal(verdict, lim, req.Sub); refusal != nil {
-		return nil, fmt.Errorf("relay: subscribe %s: %w", req.Sub, refusal)
+	if err != nil {
+		return nil, fmt.Errorf("relay: one-shot req: %w", err)
 	}
 	return evs, nil
 }
 
-// subscribeLive serves a live REQ of an authenticated connection whose
-// sessions live outside the database (DynamoDB). The filters are checked
+// subscribeLive serves a live REQ (its session store: DynamoDB). The filters are checked
 // and the message counted against the connection's limit in the session
 // store alongside the rest (the door decides on the count: Counted), then
 // the REQ is answered one of two ways:
@@ -409,7 +387,9 @@ func (r *Relay) subscribe(ctx context.Context, c Caller, req Request) ([]json.Ra
 //     decides (sessions.Registry.StoreAnswer, answerLive).
 func (r *Relay) subscribeLive(ctx context.Context, c Caller, req Request) ([]json.RawMessage, func(context.Context) error, error) {
 	if err := query.CheckFilters(req.Filters, c.Pubkey); err != nil {
-		return nil, nil, err
+		// Refused: a live subscription of the id ends (the client reads
+		// CLOSED for it).
+		return nil, nil, r.dropFailed(ctx, c, req.Sub, err)
 	}
 	row, err := r.Sessions.Row(c.Community, c.Connection, req.Sub, c.Pubkey, req.Filters)
 	if err != nil {
@@ -594,20 +574,16 @@ func (r *Relay) Close(ctx context.Context, c Caller, req Request) error {
 
 // Admit counts a message that asks for none of the above (a NIP-42 AUTH,
 // a CLOSE, a REQ the session store answers) against c's connection's
-// limit: at the door, or, with the sessions outside the database, in the
-// session store alone (guard.Guard.Message: no database statement).
+// limit, in the session store alone (guard.Guard.Message: no database
+// statement).
 func (r *Relay) Admit(ctx context.Context, c Caller) error {
-	d := r.door(c, guard.Message)
-	if d.Caller.Idle {
-		return r.Guard.Message(ctx, d)
-	}
-	return r.admit(ctx, c, d)
+	return r.Guard.Message(ctx, r.door(c, guard.Message))
 }
 
 // door is c's call of action at the door.
 func (r *Relay) door(c Caller, action guard.Action) guard.Door {
 	return guard.Door{Community: c.Community, Action: action, Caller: guard.Caller{Pubkey: c.Pubkey, Connection: c.Connection,
-		Size: c.Size, Idle: c.Session != nil && r.Sessions != nil && r.Sessions.Database() == nil, Counted: c.counted, Address: c.Address}}
+		Size: c.Size, Counted: c.counted, Address: c.Address}}
 }
 
 // admit passes d, c's call, through the door.

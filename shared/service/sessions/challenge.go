@@ -11,8 +11,7 @@ import (
 // keyed MAC, the same on every instance and in every function that holds
 // the key (ws-message answers AUTH with it, ws-push greets with it at
 // $connect), stored nowhere, unpredictable to anyone without the key. It is
-// the one challenge rule of both session stores (DynamoDB and Postgres),
-// so a challenge pushed at connect and one sent in reply
+// the one challenge rule, so a challenge pushed at connect and one sent in reply
 // to a first message are the same string, and either verifies a later
 // AUTH.
 type Challenges struct{ key []byte }

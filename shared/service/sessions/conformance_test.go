@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/buzzrelay/relay/shared/domain/session"
 	"github.com/buzzrelay/relay/shared/service/sessions"
 	"github.com/buzzrelay/relay/shared/testing/sessionstest"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
@@ -79,7 +80,7 @@ func TestSessionStoreConnectionLifecycle(t *testing.T) {
 		if c, _ := im.Store.Connection(ctx, "A=", now); c == nil || c.Pubkey != "pk1" || !c.ChallengeSent {
 			t.Fatalf("after AUTH: %+v", c)
 		}
-		if err := im.Store.Subscribe(ctx, newSub("A=", "s", "pk1", "c1", ""), sessions.Limits{PerConnection: 2}); err != nil {
+		if err := subErr(im.Store.Subscribe(ctx, newSub("A=", "s", "pk1", "c1", ""), sessions.Limits{PerConnection: 2})); err != nil {
 			t.Fatal(err)
 		}
 		if err := im.Store.CloseConnection(ctx, "A="); err != nil {
@@ -88,7 +89,7 @@ func TestSessionStoreConnectionLifecycle(t *testing.T) {
 		if _, err := im.Store.Connection(ctx, "A=", now); !errors.Is(err, sessions.ErrUnknownConnection) {
 			t.Fatalf("closed connection: %v", err)
 		}
-		if subs, err := im.Store.AudienceRange(ctx, "c1", nil, 1<<62, "", "\U0010FFFF", now); err != nil || len(subs) != 0 {
+		if subs, err := im.Store.AudienceRange(ctx, session.AudienceRangeParams{Community: "c1", Channels: nil, Cutoff: 1 << 62, After: "", Through: "\U0010FFFF", Now: now}); err != nil || len(subs) != 0 {
 			t.Fatalf("closed connection's subscriptions: %v %v", subs, err)
 		}
 		if err := im.Store.CloseConnection(ctx, "A="); err != nil {
@@ -109,7 +110,7 @@ func TestSessionStoreLimitPerConnectionExactUnderConcurrency(t *testing.T) {
 		const sent, limit = 60, 20
 		errs := make([]error, sent)
 		testkit.AtOnce(sent, func(i int) {
-			errs[i] = im.Store.Subscribe(ctx, newSub("A=", fmt.Sprintf("s%02d", i), "pk", "c1", fmt.Sprint(i)), sessions.Limits{PerConnection: limit})
+			errs[i] = subErr(im.Store.Subscribe(ctx, newSub("A=", fmt.Sprintf("s%02d", i), "pk", "c1", fmt.Sprint(i)), sessions.Limits{PerConnection: limit}))
 		})
 		stored, in := 0, ""
 		for i, err := range errs {
@@ -124,10 +125,10 @@ func TestSessionStoreLimitPerConnectionExactUnderConcurrency(t *testing.T) {
 		if stored != limit {
 			t.Fatalf("stored %d of %d, limit %d", stored, sent, limit)
 		}
-		if err := im.Store.Subscribe(ctx, newSub("A=", in, "pk", "c1", "other"), sessions.Limits{PerConnection: limit}); err != nil {
+		if err := subErr(im.Store.Subscribe(ctx, newSub("A=", in, "pk", "c1", "other"), sessions.Limits{PerConnection: limit})); err != nil {
 			t.Fatalf("replacing on a full connection: %v", err)
 		}
-		if err := im.Store.Subscribe(ctx, newSub("A=", "new", "pk", "c1"), sessions.Limits{PerConnection: limit}); !errors.Is(err, sessions.ErrConnectionFull) {
+		if err := subErr(im.Store.Subscribe(ctx, newSub("A=", "new", "pk", "c1"), sessions.Limits{PerConnection: limit})); !errors.Is(err, sessions.ErrConnectionFull) {
 			t.Fatalf("past the limit: %v", err)
 		}
 		if ended, err := im.Store.EndSubscription(ctx, "A=", in); err != nil || !ended {
@@ -136,7 +137,7 @@ func TestSessionStoreLimitPerConnectionExactUnderConcurrency(t *testing.T) {
 		if ended, err := im.Store.EndSubscription(ctx, "A=", in); err != nil || ended {
 			t.Fatalf("end twice: %v %v", ended, err)
 		}
-		if err := im.Store.Subscribe(ctx, newSub("A=", "new", "pk", "c1"), sessions.Limits{PerConnection: limit}); err != nil {
+		if err := subErr(im.Store.Subscribe(ctx, newSub("A=", "new", "pk", "c1"), sessions.Limits{PerConnection: limit})); err != nil {
 			t.Fatalf("after an end: %v", err)
 		}
 	})
@@ -159,7 +160,7 @@ func TestSessionStoreLimitPerKeyExactUnderConcurrency(t *testing.T) {
 		openConn(t, im, "E=", "c2", 0)
 		errs := make([]error, 40)
 		testkit.AtOnce(len(errs), func(i int) {
-			errs[i] = im.Store.Subscribe(ctx, newSub(conns[i%4], fmt.Sprintf("s%02d", i), "pk", "c1", ""), lim)
+			errs[i] = subErr(im.Store.Subscribe(ctx, newSub(conns[i%4], fmt.Sprintf("s%02d", i), "pk", "c1", ""), lim))
 		})
 		stored := 0
 		for i, err := range errs {
@@ -172,19 +173,19 @@ func TestSessionStoreLimitPerKeyExactUnderConcurrency(t *testing.T) {
 		if stored != lim.PerKey {
 			t.Fatalf("stored %d, per-key limit %d", stored, lim.PerKey)
 		}
-		if err := im.Store.Subscribe(ctx, newSub("A=", "x", "pk", "c1"), lim); !errors.Is(err, sessions.ErrKeyFull) && !errors.Is(err, sessions.ErrConnectionFull) {
+		if err := subErr(im.Store.Subscribe(ctx, newSub("A=", "x", "pk", "c1"), lim)); !errors.Is(err, sessions.ErrKeyFull) && !errors.Is(err, sessions.ErrConnectionFull) {
 			t.Fatalf("past the key's limit: %v", err)
 		}
-		if err := im.Store.Subscribe(ctx, newSub("A=", "other-key", "pk2", "c1"), lim); err != nil && !errors.Is(err, sessions.ErrConnectionFull) {
+		if err := subErr(im.Store.Subscribe(ctx, newSub("A=", "other-key", "pk2", "c1"), lim)); err != nil && !errors.Is(err, sessions.ErrConnectionFull) {
 			t.Fatalf("another key: %v", err)
 		}
-		if err := im.Store.Subscribe(ctx, newSub("E=", "x", "pk", "c2"), lim); err != nil {
+		if err := subErr(im.Store.Subscribe(ctx, newSub("E=", "x", "pk", "c2"), lim)); err != nil {
 			t.Fatalf("another community: %v", err)
 		}
 		if err := im.Store.CloseConnection(ctx, "B="); err != nil {
 			t.Fatal(err)
 		}
-		if err := im.Store.Subscribe(ctx, newSub("D=", "after-close", "pk", "c1"), lim); err != nil && !errors.Is(err, sessions.ErrConnectionFull) {
+		if err := subErr(im.Store.Subscribe(ctx, newSub("D=", "after-close", "pk", "c1"), lim)); err != nil && !errors.Is(err, sessions.ErrConnectionFull) {
 			t.Fatalf("after a close: %v", err)
 		}
 	})
@@ -209,24 +210,24 @@ func TestSessionStoreRefusalHoldsNoPlaceInTheOtherLimit(t *testing.T) {
 				t.Fatalf("%s: %v, want %v", what, err, want)
 			}
 		}
-		must(im.Store.Subscribe(ctx, newSub("A=", "a", "pk", "c1", ""), lim), nil, "first of A")
-		must(im.Store.Subscribe(ctx, newSub("A=", "b", "pk", "c1", ""), lim), sessions.ErrConnectionFull, "second of A")
-		if err := im.Store.Subscribe(ctx, newSub("gone=", "g", "pk", "c1", ""), lim); !errors.Is(err, sessions.ErrUnknownConnection) {
+		must(subErr(im.Store.Subscribe(ctx, newSub("A=", "a", "pk", "c1", ""), lim)), nil, "first of A")
+		must(subErr(im.Store.Subscribe(ctx, newSub("A=", "b", "pk", "c1", ""), lim)), sessions.ErrConnectionFull, "second of A")
+		if err := subErr(im.Store.Subscribe(ctx, newSub("gone=", "g", "pk", "c1", ""), lim)); !errors.Is(err, sessions.ErrUnknownConnection) {
 			t.Fatalf("a connection that was never opened: %v, want ErrUnknownConnection", err)
 		}
 		openConn(t, im, "old=", "c1", time.Now().Unix()-1)
-		if err := im.Store.Subscribe(ctx, newSub("old=", "o", "pk", "c1", ""), lim); !errors.Is(err, sessions.ErrUnknownConnection) {
+		if err := subErr(im.Store.Subscribe(ctx, newSub("old=", "o", "pk", "c1", ""), lim)); !errors.Is(err, sessions.ErrUnknownConnection) {
 			t.Fatalf("an expired connection: %v, want ErrUnknownConnection", err)
 		}
 		// Neither refused subscription took a place among the key's two.
-		must(im.Store.Subscribe(ctx, newSub("B=", "c", "pk", "c1", ""), lim), nil, "first of B")
-		must(im.Store.Subscribe(ctx, newSub("A=", "a", "pk", "c1", "x"), lim), nil, "A's replaced")
+		must(subErr(im.Store.Subscribe(ctx, newSub("B=", "c", "pk", "c1", ""), lim)), nil, "first of B")
+		must(subErr(im.Store.Subscribe(ctx, newSub("A=", "a", "pk", "c1", "x"), lim)), nil, "A's replaced")
 		// The key holds its two: B's second is refused by the key and
 		// takes no place among B's own.
 		lim.PerConnection = 2
-		must(im.Store.Subscribe(ctx, newSub("B=", "d", "pk", "c1", ""), lim), sessions.ErrKeyFull, "third of the key")
-		must(im.Store.Subscribe(ctx, newSub("B=", "e", "pk2", "c1", ""), lim), nil, "B's second, another key")
-		must(im.Store.Subscribe(ctx, newSub("B=", "f", "pk2", "c1", ""), lim), sessions.ErrConnectionFull, "B's third")
+		must(subErr(im.Store.Subscribe(ctx, newSub("B=", "d", "pk", "c1", ""), lim)), sessions.ErrKeyFull, "third of the key")
+		must(subErr(im.Store.Subscribe(ctx, newSub("B=", "e", "pk2", "c1", ""), lim)), nil, "B's second, another key")
+		must(subErr(im.Store.Subscribe(ctx, newSub("B=", "f", "pk2", "c1", ""), lim)), sessions.ErrConnectionFull, "B's third")
 		subs, err := im.Store.SubscriptionsByKey(ctx, "c1", [][2]string{{"A=", "a"}, {"A=", "b"}, {"B=", "c"}, {"B=", "d"}, {"B=", "e"}, {"B=", "f"}, {"gone=", "g"}, {"old=", "o"}}, time.Now().Unix())
 		if err != nil {
 			t.Fatal(err)
@@ -257,7 +258,7 @@ func TestSessionStoreAudience(t *testing.T) {
 		openConn(t, im, "Z=", "c2", 0)
 		sub := func(conn, id string, pins ...string) {
 			t.Helper()
-			if err := im.Store.Subscribe(ctx, newSub(conn, id, "pk", "c1", pins...), lim); err != nil {
+			if err := subErr(im.Store.Subscribe(ctx, newSub(conn, id, "pk", "c1", pins...), lim)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -269,7 +270,7 @@ func TestSessionStoreAudience(t *testing.T) {
 		sub("K4=", "a", "x")
 		sub("K5=", "ended", "x")
 		sub("old=", "a", "x")
-		if err := im.Store.Subscribe(ctx, newSub("Z=", "a", "pk", "c2", "x"), lim); err != nil {
+		if err := subErr(im.Store.Subscribe(ctx, newSub("Z=", "a", "pk", "c2", "x"), lim)); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := im.Store.EndSubscription(ctx, "K5=", "ended"); err != nil {
@@ -282,7 +283,7 @@ func TestSessionStoreAudience(t *testing.T) {
 		sub("K6=", "late", "x") // after the commit: not its audience
 		later := now + 601      // "old=" has expired
 		want := []string{"K0=/a", "K0=/b", "K2=/a", "K3=/a", "K4=/a"}
-		all, err := im.Store.AudienceRange(ctx, "c1", []string{"x"}, cutoff, "", "\U0010FFFF", later)
+		all, err := im.Store.AudienceRange(ctx, session.AudienceRangeParams{Community: "c1", Channels: []string{"x"}, Cutoff: cutoff, After: "", Through: "\U0010FFFF", Now: later})
 		if err != nil || !slices.Equal(keysOf(all), want) {
 			t.Fatalf("audience: %v %v, want %v", keysOf(all), err, want)
 		}
@@ -293,7 +294,7 @@ func TestSessionStoreAudience(t *testing.T) {
 		var parts []sessions.Subscription
 		after := ""
 		for _, through := range bounds {
-			p, err := im.Store.AudienceRange(ctx, "c1", []string{"x"}, cutoff, after, through, later)
+			p, err := im.Store.AudienceRange(ctx, session.AudienceRangeParams{Community: "c1", Channels: []string{"x"}, Cutoff: cutoff, After: after, Through: through, Now: later})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -314,9 +315,6 @@ func TestSessionStoreAudience(t *testing.T) {
 // without create, a community with no mark keeps none.
 func TestSessionStoreMark(t *testing.T) {
 	sessionstest.Each(t, func(t *testing.T, im sessionstest.Impl) {
-		if im.Name == "postgres" {
-			t.Skip("the Postgres store keeps no mark: every REQ reads the database")
-		}
 		ctx := context.Background()
 		if m, err := im.Store.Mark(ctx, "c1"); m.Exists || err != nil {
 			t.Fatalf("mark before any: %v %v", m.Exists, err)
@@ -342,7 +340,7 @@ func TestSessionStoreMark(t *testing.T) {
 // TestSessionStoreOpenConnections: the liveness registry lists what was
 // opened and neither forgotten nor expired.
 func TestSessionStoreOpenConnections(t *testing.T) {
-	im := sessionstest.DynamoDB(t) // Postgres: the connection rows are the registry
+	im := sessionstest.DynamoDB(t)
 	ctx := context.Background()
 	now := time.Now().Unix()
 	for _, id := range []string{"a=", "b=", "c="} {
@@ -390,27 +388,27 @@ func TestSessionStoreSubscribeKnowingTheExpiry(t *testing.T) {
 		}
 		audience := func(at int64, channels ...string) []string {
 			t.Helper()
-			subs, err := im.Store.AudienceRange(ctx, "c1", channels, 1<<62, "", "\U0010FFFF", at)
+			subs, err := im.Store.AudienceRange(ctx, session.AudienceRangeParams{Community: "c1", Channels: channels, Cutoff: 1 << 62, After: "", Through: "\U0010FFFF", Now: at})
 			if err != nil {
 				t.Fatal(err)
 			}
 			return keysOf(subs)
 		}
 		lim := sessions.Limits{PerConnection: 1, PerKey: 2}
-		if err := im.Store.Subscribe(ctx, known(newSub("A=", "a", "pk", "c1", "y"), now+7200), lim); err != nil {
+		if err := subErr(im.Store.Subscribe(ctx, known(newSub("A=", "a", "pk", "c1", "y"), now+7200), lim)); err != nil {
 			t.Fatal(err)
 		}
-		if err := im.Store.Subscribe(ctx, known(newSub("A=", "b", "pk", "c1", "x"), now+7200), lim); !errors.Is(err, sessions.ErrConnectionFull) {
+		if err := subErr(im.Store.Subscribe(ctx, known(newSub("A=", "b", "pk", "c1", "x"), now+7200), lim)); !errors.Is(err, sessions.ErrConnectionFull) {
 			t.Fatalf("second of A: %v", err)
 		}
-		if err := im.Store.Subscribe(ctx, known(newSub("gone=", "g", "pk", "c1", "x"), now+7200), lim); !errors.Is(err, sessions.ErrUnknownConnection) {
+		if err := subErr(im.Store.Subscribe(ctx, known(newSub("gone=", "g", "pk", "c1", "x"), now+7200), lim)); !errors.Is(err, sessions.ErrUnknownConnection) {
 			t.Fatalf("a connection that was never opened: %v, want ErrUnknownConnection", err)
 		}
-		if err := im.Store.Subscribe(ctx, known(newSub("B=", "c", "pk", "c1", "x"), now+7200), lim); err != nil {
+		if err := subErr(im.Store.Subscribe(ctx, known(newSub("B=", "c", "pk", "c1", "x"), now+7200), lim)); err != nil {
 			t.Fatal(err)
 		}
 		lim.PerConnection = 2
-		if err := im.Store.Subscribe(ctx, known(newSub("B=", "d", "pk", "c1", "x"), now+7200), lim); !errors.Is(err, sessions.ErrKeyFull) {
+		if err := subErr(im.Store.Subscribe(ctx, known(newSub("B=", "d", "pk", "c1", "x"), now+7200), lim)); !errors.Is(err, sessions.ErrKeyFull) {
 			t.Fatalf("third of the key: %v", err)
 		}
 		if got, want := audience(now, "x"), []string{"B=/c"}; !slices.Equal(got, want) {
@@ -424,7 +422,7 @@ func TestSessionStoreSubscribeKnowingTheExpiry(t *testing.T) {
 			t.Fatalf("stored %v, want %v", got, want)
 		}
 		// Replaced: pinned to x now, no longer to y.
-		if err := im.Store.Subscribe(ctx, known(newSub("A=", "a", "pk", "c1", "x"), now+7200), lim); err != nil {
+		if err := subErr(im.Store.Subscribe(ctx, known(newSub("A=", "a", "pk", "c1", "x"), now+7200), lim)); err != nil {
 			t.Fatal(err)
 		}
 		if got := audience(now, "y"); len(got) != 0 {
@@ -435,7 +433,7 @@ func TestSessionStoreSubscribeKnowingTheExpiry(t *testing.T) {
 		}
 		// The caller's view of the expiry is stale: the subscription
 		// lives as long as its connection.
-		if err := im.Store.Subscribe(ctx, known(newSub("C=", "e", "pk2", "c1", "z"), now+5), lim); err != nil {
+		if err := subErr(im.Store.Subscribe(ctx, known(newSub("C=", "e", "pk2", "c1", "z"), now+5), lim)); err != nil {
 			t.Fatal(err)
 		}
 		if got, want := audience(now+600, "z"), []string{"C=/e"}; !slices.Equal(got, want) {
@@ -443,3 +441,6 @@ func TestSessionStoreSubscribeKnowingTheExpiry(t *testing.T) {
 		}
 	})
 }
+
+// stored is Store.Subscribe's error alone.
+func subErr(_ session.Held, err error) error { return err }

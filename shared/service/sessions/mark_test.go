@@ -27,7 +27,7 @@ func (m *markStore) Mark(context.Context, string) (session.Mark, error) {
 }
 
 // Resume is no record: the REQ is answered from the database.
-func (m *markStore) Resume(context.Context, string, string, string, string, int64) (*session.Resume, error) {
+func (m *markStore) Resume(context.Context, session.ResumeParams) (*session.Resume, error) {
 	return nil, nil
 }
 

@@ -76,7 +76,7 @@ type OpenConnections interface {
 type Pusher struct {
 	Sender     Sender
 	Challenges Challenges
-	// Open is the registry of open connections; nil (sessions in Postgres):
+	// Open is the registry of open connections; nil (no SESSION_TABLE):
 	// the greeting records nothing and a tick sends nothing.
 	Open OpenConnections
 	Log  *slog.Logger

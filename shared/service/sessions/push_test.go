@@ -100,8 +100,9 @@ func TestGreetingGivesUpOnAConnectionThatNeverOpens(t *testing.T) {
 // forgets one whose post finds it gone; $disconnect forgets one too.
 func TestLivenessReachesEveryOpenConnection(t *testing.T) {
 	ctx := context.Background()
-	d := sessions.NewRegistry(sessionstest.DynamoDB(t).Store)
-	instance := func() *sessions.Registry { return sessions.NewRegistry(d.Store()) }
+	st := sessionstest.DynamoDB(t).Store
+	d := sessions.NewRegistry(st)
+	instance := func() *sessions.Registry { return sessions.NewRegistry(st) }
 	for _, id := range []string{"a=", "b=", "c=", "d="} {
 		if err := d.Opened(ctx, id); err != nil {
 			t.Fatal(err)

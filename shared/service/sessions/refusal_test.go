@@ -17,12 +17,12 @@ type fullStore struct {
 	calls atomic.Int32
 }
 
-func (s *fullStore) Subscribe(context.Context, NewSubscription, Limits) error {
+func (s *fullStore) Subscribe(context.Context, NewSubscription, Limits) (session.Held, error) {
 	s.calls.Add(1)
 	if s.key {
-		return ErrKeyFull
+		return session.Held{}, ErrKeyFull
 	}
-	return ErrConnectionFull
+	return session.Held{}, ErrConnectionFull
 }
 
 // Issue 56: a subscription past a limit is refused at once, after one

@@ -28,7 +28,7 @@ func TestSessionStoreResumeRecords(t *testing.T) {
 		if err := im.Store.SaveResume(ctx, r); err != nil {
 			t.Fatal(err)
 		}
-		got, err := im.Store.Resume(ctx, "c1", "pk", "s", "shape", now)
+		got, err := im.Store.Resume(ctx, session.ResumeParams{Community: "c1", Pubkey: "pk", Sub: "s", Shape: "shape", Now: now})
 		if err != nil || got == nil {
 			t.Fatalf("resume: %v %v", got, err)
 		}
@@ -36,7 +36,7 @@ func TestSessionStoreResumeRecords(t *testing.T) {
 			t.Fatalf("resume read %+v, saved %+v", *got, r)
 		}
 		for _, k := range [][4]string{{"c2", "pk", "s", "shape"}, {"c1", "pk2", "s", "shape"}, {"c1", "pk", "s2", "shape"}, {"c1", "pk", "s", "other"}} {
-			if got, err := im.Store.Resume(ctx, k[0], k[1], k[2], k[3], now); got != nil || err != nil {
+			if got, err := im.Store.Resume(ctx, session.ResumeParams{Community: k[0], Pubkey: k[1], Sub: k[2], Shape: k[3], Now: now}); got != nil || err != nil {
 				t.Fatalf("resume of %v: %+v %v", k, got, err)
 			}
 		}
@@ -44,10 +44,10 @@ func TestSessionStoreResumeRecords(t *testing.T) {
 		if err := im.Store.SaveResume(ctx, r); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := im.Store.Resume(ctx, "c1", "pk", "s", "shape", now); err != nil || got == nil || got.Wrote != 8 {
+		if got, err := im.Store.Resume(ctx, session.ResumeParams{Community: "c1", Pubkey: "pk", Sub: "s", Shape: "shape", Now: now}); err != nil || got == nil || got.Wrote != 8 {
 			t.Fatalf("replaced: %+v %v", got, err)
 		}
-		if got, err := im.Store.Resume(ctx, "c1", "pk", "s", "shape", now+200); got != nil || err != nil {
+		if got, err := im.Store.Resume(ctx, session.ResumeParams{Community: "c1", Pubkey: "pk", Sub: "s", Shape: "shape", Now: now + 200}); got != nil || err != nil {
 			t.Fatalf("an expired record was read: %+v %v", got, err)
 		}
 	})
@@ -57,7 +57,7 @@ func TestSessionStoreResumeRecords(t *testing.T) {
 // stamp a resume record compares only rises, one community's does not
 // move another's, and the mark's read carries it.
 func TestSessionStoreStampNeverGoesDownAndIsPerCommunity(t *testing.T) {
-	im := sessionstest.DynamoDB(t) // Postgres keeps no stamp: every REQ reads the database
+	im := sessionstest.DynamoDB(t)
 	ctx := context.Background()
 	if w, err := im.Store.Stamp(ctx, "c1", 100); w != 100 || err != nil {
 		t.Fatalf("stamp: %d %v", w, err)
@@ -96,7 +96,7 @@ func TestSessionStoreMessageCounterExactUnderConcurrency(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				v, err := im.Store.CountMessage(ctx, "c1", "conn=", 600, 60)
+				v, err := im.Store.CountMessage(ctx, session.CountParams{Community: "c1", Connection: "conn=", WindowStart: 600, Window: 60})
 				if err != nil {
 					t.Error(err)
 				}
@@ -110,10 +110,10 @@ func TestSessionStoreMessageCounterExactUnderConcurrency(t *testing.T) {
 				t.Fatalf("totals %v: not each counted once", totals)
 			}
 		}
-		if v, err := im.Store.CountMessage(ctx, "c1", "conn=", 660, 60); v != 1 || err != nil {
+		if v, err := im.Store.CountMessage(ctx, session.CountParams{Community: "c1", Connection: "conn=", WindowStart: 660, Window: 60}); v != 1 || err != nil {
 			t.Fatalf("next window: %d %v", v, err)
 		}
-		if v, err := im.Store.CountMessage(ctx, "c1", "other=", 600, 60); v != 1 || err != nil {
+		if v, err := im.Store.CountMessage(ctx, session.CountParams{Community: "c1", Connection: "other=", WindowStart: 600, Window: 60}); v != 1 || err != nil {
 			t.Fatalf("another connection: %d %v", v, err)
 		}
 	})

@@ -73,9 +73,6 @@ func (r *Registry) Reserve(connection, community, pubkey, sub string, lim Limits
 	if lim.PerConnection <= 0 || lim.PerKey <= 0 || pubkey == "" {
 		return nil, false
 	}
-	if _, ok := r.st.(session.HeldReporter); !ok {
-		return nil, false
-	}
 	res := &Reservation{conn: connection, key: roomKey(community, pubkey), sub: sub}
 	now := r.now()
 	r.room.mu.Lock()
@@ -107,15 +104,11 @@ func (r *Registry) Reserve(connection, community, pubkey, sub string, lim Limits
 // reservation (res nil: a REQ that waits for the store) the subscription
 // counts as being stored all the same while it is.
 func (r *Registry) PutHeld(ctx context.Context, row NewSubscription, lim Limits, res *Reservation) error {
-	hr, ok := r.st.(session.HeldReporter)
-	if !ok { // no count to learn, nor any reservation (Reserve)
-		return r.Put(ctx, row, lim)
-	}
 	if res == nil {
 		r.awaitAnswered(ctx, row, lim)
 		res = r.storing(row.Connection, roomKey(row.Community, row.Pubkey))
 	}
-	held, err := hr.SubscribeHeld(ctx, row, lim)
+	held, err := r.st.Subscribe(ctx, row, lim)
 	r.Release(res)
 	switch {
 	case err == nil:

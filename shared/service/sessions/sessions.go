@@ -3,8 +3,8 @@
 // connection may land on different instances: connections with their
 // NIP-42 challenge and authenticated key, their REQ subscriptions indexed
 // by the channels their filters pin, each community's last-commit mark and
-// the open connections, behind one interface (Store, held by Registry):
-// in DynamoDB (shared/aws/ddbsessions) or Postgres (PG). It also names the
+// the open connections, behind one interface (Store, held by Registry),
+// in DynamoDB (shared/aws/ddbsessions). It also names the
 // Sender every post to a connection goes through (shared/transport/apigw
 // provides it) and the errors a Sender reports. Live delivery
 // (shared/service/fanout) reads the subscriptions stored here; it does not
@@ -29,7 +29,6 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/buzzrelay/relay/shared/domain/session"
-	"github.com/buzzrelay/relay/shared/postgres/store"
 )
 
 // Sender posts one WebSocket message to one connection (PostToConnection).
@@ -64,8 +63,7 @@ type Connection = session.Connection
 var DefaultLimits = Limits{PerConnection: relayinfo.MaxSubscriptions, PerKey: relayinfo.MaxSubscriptionsPerKey}
 
 // Registry is the one session interface the transports and use cases
-// use, over a Store (DynamoDB, or Postgres with BUZZ_SESSIONS=0). Safe for
-// concurrent use.
+// use, over a Store (DynamoDB). Safe for concurrent use.
 type Registry struct {
 	st  Store
 	now func() time.Time
@@ -87,32 +85,15 @@ func NewRegistry(st Store) *Registry {
 	return &Registry{st: st, now: time.Now, raising: map[string]chan struct{}{}}
 }
 
-// Store is the registry's store.
-func (r *Registry) Store() Store { return r.st }
-
-// Claim reports whether this call is the first to claim event for
-// subscription sub of connection (session.Claimer), kept until at least
-// until; true when the store keeps no claims.
-func (r *Registry) Claim(ctx context.Context, connection, sub, event string, until int64) (bool, error) {
-	c, ok := r.st.(session.Claimer)
-	if !ok {
-		return true, nil
-	}
-	won, err := c.Claim(ctx, connection, sub, event, until)
+// Claim reports whether this call is the first to claim p.Event for
+// subscription p.Sub of p.Connection (Store.Claim), kept until at least
+// p.Until.
+func (r *Registry) Claim(ctx context.Context, p session.ClaimParams) (bool, error) {
+	won, err := r.st.Claim(ctx, p)
 	if err != nil {
 		return false, fmt.Errorf("sessions: %w", err)
 	}
 	return won, nil
-}
-
-// Database is the Postgres store when the sessions live there (PG), else
-// nil: a REQ then stores its subscription in its read's round trip, and a
-// commit reads its audience in its own.
-func (r *Registry) Database() *store.Store {
-	if p, ok := r.st.(*PG); ok {
-		return p.Database()
-	}
-	return nil
 }
 
 // SetClock makes r read the time from now (tests).
@@ -172,16 +153,15 @@ func (r *Registry) Subscribe(ctx context.Context, community, connection, sub, re
 }
 
 // Put stores row under lim (Subscribe), its refusal a reject error, at
-// once: no invocation waits for room that another invocation (a CLOSE,
-// perhaps queued behind it on the same busy instance) would make.
+// once (PutHeld without a reservation): no invocation waits for room that
+// another invocation (a CLOSE, perhaps queued behind it on the same busy
+// instance) would make.
 func (r *Registry) Put(ctx context.Context, row NewSubscription, lim Limits) error {
-	r.awaitAnswered(ctx, row, lim)
-	return r.verdict(r.st.Subscribe(ctx, row, lim), row, lim)
+	return r.PutHeld(ctx, row, lim, nil)
 }
 
 // Row is the stored form of subscription sub of connection for reader
-// with filters (what Subscribe stores; with PG, a REQ's read stores it in
-// the same round trip, query.Engine.ReqSubscribed).
+// with filters (what Subscribe stores).
 func (r *Registry) Row(community, connection, sub, reader string, filters []nostr.Filter) (session.NewSubscription, error) {
 	raw, err := encodeFilters(filters)
 	if err != nil {
@@ -258,21 +238,6 @@ func KeyFull(max int, sub string) error {
 	return reject.New(reject.RateLimited, "a key may hold %d subscriptions in this community across its connections; CLOSE one before opening %q", max, sub)
 }
 
-// Refusal is the reject error of a store.SubscribeVerdict for sub under
-// lim (nil: stored); a connection that is gone is ErrUnknownConnection
-// (no refusal to answer: nobody is left to read it).
-func Refusal(v store.SubscribeVerdict, lim Limits, sub string) error {
-	switch v {
-	case store.Stored:
-		return nil
-	case store.KeyFull:
-		return KeyFull(lim.PerKey, sub)
-	case store.UnknownConnection:
-		return fmt.Errorf("sessions: subscribe %s: %w", sub, session.ErrUnknownConnection)
-	}
-	return Full(lim.PerConnection, sub)
-}
-
 // Unsubscribe removes subscription sub of connection (no error if absent).
 func (r *Registry) Unsubscribe(ctx context.Context, connection, sub string) error {
 	_, err := r.End(ctx, connection, sub)
@@ -280,17 +245,12 @@ func (r *Registry) Unsubscribe(ctx context.Context, connection, sub string) erro
 }
 
 // CloseSub ends subscription sub of connection as its client asked (a
-// CLOSE, or a REQ that replaces the id with a one-shot read): with a
-// store whose subscriptions may land after their REQ's answer
-// (session.Closer), it leaves the tombstone such a REQ withdraws by
+// CLOSE, or a REQ that replaces the id with a one-shot read), leaving the
+// tombstone a REQ answered before its store landed withdraws by
 // (WithdrawIfClosed).
 func (r *Registry) CloseSub(ctx context.Context, connection, sub string) error {
 	r.Supersede(connection, sub)
-	c, ok := r.st.(session.Closer)
-	if !ok {
-		return r.Unsubscribe(ctx, connection, sub)
-	}
-	ended, err := c.CloseSubscription(ctx, connection, sub, r.now().UnixNano())
+	ended, err := r.st.CloseSubscription(ctx, connection, sub, r.now().UnixNano())
 	if ended {
 		r.closed(connection, sub)
 	}
@@ -301,14 +261,9 @@ func (r *Registry) CloseSub(ctx context.Context, connection, sub string) error {
 }
 
 // ClosedSince reports whether the client closed subscription sub of
-// connection since since (a CLOSE's tombstone, session.Closer); false
-// when the store keeps none.
+// connection since since (a CLOSE's tombstone, Store.ClosedAt).
 func (r *Registry) ClosedSince(ctx context.Context, connection, sub string, since time.Time) (bool, error) {
-	c, ok := r.st.(session.Closer)
-	if !ok {
-		return false, nil
-	}
-	at, err := c.ClosedAt(ctx, connection, sub)
+	at, err := r.st.ClosedAt(ctx, connection, sub)
 	if err != nil {
 		return false, fmt.Errorf("sessions: %w", err)
 	}
@@ -323,7 +278,7 @@ func (r *Registry) WithdrawIfClosed(ctx context.Context, row NewSubscription, si
 	if err != nil || !closed {
 		return false, err
 	}
-	if err := r.st.(session.Closer).Withdraw(ctx, row); err != nil {
+	if err := r.st.Withdraw(ctx, row); err != nil {
 		return true, fmt.Errorf("sessions: %w", err)
 	}
 	r.closed(row.Connection, row.Sub)
@@ -413,8 +368,7 @@ func (r *Registry) raiseToken(community string) chan struct{} {
 	return t
 }
 
-// Answer is how a live REQ of a connection whose sessions live outside
-// the database is answered (StoreAnswer).
+// Answer is how a live REQ is answered (StoreAnswer).
 type Answer int
 
 const (
@@ -468,7 +422,7 @@ func (r *Registry) StoreAnswer(ctx context.Context, community, pubkey, sub strin
 	)
 	readResume := func() {
 		recNow = r.now().Unix()
-		rec, recErr = r.st.Resume(ctx, community, pubkey, sub, shape, recNow)
+		rec, recErr = r.st.Resume(ctx, session.ResumeParams{Community: community, Pubkey: pubkey, Sub: sub, Shape: shape, Now: recNow})
 	}
 	if resumable && !MayBeAbove(filters) {
 		// The mark cannot answer this REQ (no since): its resume record
@@ -540,7 +494,9 @@ func (r *Registry) Peek(ctx context.Context, community, pubkey, sub string, filt
 		wg     sync.WaitGroup
 	)
 	if shape, _, _, err := session.ShapeOf(filters); pubkey != "" && err == nil {
-		wg.Go(func() { rec, recErr = r.st.Resume(ctx, community, pubkey, sub, shape, at) })
+		wg.Go(func() {
+			rec, recErr = r.st.Resume(ctx, session.ResumeParams{Community: community, Pubkey: pubkey, Sub: sub, Shape: shape, Now: at})
+		})
 	}
 	m, err := r.st.Mark(ctx, community)
 	wg.Wait()
@@ -626,6 +582,43 @@ func (r *Registry) OpenConnections(ctx context.Context) ([]string, error) {
 // connections.
 func (r *Registry) Gone(ctx context.Context, id string) error {
 	return r.st.ForgetOpen(ctx, id)
+}
+
+// SubscriptionsByKey returns the live subscriptions of community among
+// keys ([connection, sub] pairs); a closed one is absent.
+func (r *Registry) SubscriptionsByKey(ctx context.Context, community string, keys [][2]string) ([]Subscription, error) {
+	return r.st.SubscriptionsByKey(ctx, community, keys, r.now().Unix())
+}
+
+// AudienceRange returns the live subscriptions of p.Community pinned to
+// one of p.Channels or the any-channel bucket, in (p.After, p.Through],
+// stored up to p.Cutoff (Store.AudienceRange; p.Now is the registry's
+// clock).
+func (r *Registry) AudienceRange(ctx context.Context, p session.AudienceRangeParams) ([]Subscription, error) {
+	p.Now = r.now().Unix()
+	return r.st.AudienceRange(ctx, p)
+}
+
+// AudienceBounds splits the connections of the audience of channels into
+// runs of per (Store.AudienceBounds).
+func (r *Registry) AudienceBounds(ctx context.Context, community string, channels []string, per int) ([]string, error) {
+	return r.st.AudienceBounds(ctx, community, channels, per)
+}
+
+// Cutoff is a commit's position among the subscriptions, taken after it
+// (Store.Cutoff).
+func (r *Registry) Cutoff(ctx context.Context) (int64, error) { return r.st.Cutoff(ctx) }
+
+// Mark reads community's last-commit mark and last-write stamp
+// (Store.Mark).
+func (r *Registry) Mark(ctx context.Context, community string) (session.Mark, error) {
+	return r.st.Mark(ctx, community)
+}
+
+// CountMessage counts one message of a connection in its window
+// (Store.CountMessage).
+func (r *Registry) CountMessage(ctx context.Context, p session.CountParams) (int64, error) {
+	return r.st.CountMessage(ctx, p)
 }
 
 // Pins are the index keys of a subscription: the channels its filters

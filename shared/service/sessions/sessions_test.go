@@ -11,21 +11,17 @@ import (
 
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
-	"github.com/buzzrelay/relay/shared/postgres/store"
+	"github.com/buzzrelay/relay/shared/domain/session"
+	"github.com/buzzrelay/relay/shared/testing/sessionstest"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
 
-// TestSubscribeReplacesAndLimits: storing a subscription is one statement
-// that replaces one of the same id (its channel index rows become exactly
-// the new filters' pins) and, past the limit, refuses a new id changing
-// nothing.
+// TestSubscribeReplacesAndLimits: storing a subscription replaces one of
+// the same id (its channel index becomes exactly the new filters' pins)
+// and, past the limit, refuses a new id changing nothing.
 func TestSubscribeReplacesAndLimits(t *testing.T) {
 	ctx := context.Background()
-	st, db := testkit.NewStoreDB(t, store.Options{MaxConns: 2})
-	if _, err := st.CommunitiesEnsure(ctx, "c1", ""); err != nil {
-		t.Fatal(err)
-	}
-	reg := NewRegistry(NewPG(st))
+	reg := NewRegistry(sessionstest.DynamoDB(t).Store)
 	opened, err := reg.Open(ctx, Connection{ID: "conn", Community: "c1", RelayURLs: []string{"ws://x"}, Challenge: "ab"})
 	if err != nil {
 		t.Fatal(err)
@@ -38,16 +34,19 @@ func TestSubscribeReplacesAndLimits(t *testing.T) {
 	pinned := func(chs ...string) []nostr.Filter {
 		return []nostr.Filter{{Kinds: []int{9}, Tags: nostr.TagMap{"h": chs}}}
 	}
+	// index is the channels among w, x, y and z whose audience holds sub
+	// (every one for a subscription in the any-channel bucket).
 	index := func(sub string) []string {
-		rows, err := db.Query(ctx, `SELECT channel_id FROM ws_subscription_channels WHERE connection_id = 'conn' AND sub_id = $1 ORDER BY 1`, sub)
-		if err != nil {
-			t.Fatal(err)
-		}
 		var out []string
-		for rows.Next() {
-			var c string
-			_ = rows.Scan(&c)
-			out = append(out, c)
+		for _, ch := range []string{"w", "x", "y", "z"} {
+			subs, err := reg.AudienceRange(ctx, session.AudienceRangeParams{Community: "c1", Channels: []string{ch},
+				Cutoff: 1 << 62, After: "", Through: "\U0010FFFF"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if slices.ContainsFunc(subs, func(s Subscription) bool { return s.Sub == sub }) {
+				out = append(out, ch)
+			}
 		}
 		return out
 	}
@@ -63,7 +62,7 @@ func TestSubscribeReplacesAndLimits(t *testing.T) {
 	if err := reg.Subscribe(ctx, "c1", "conn", "b", "pk", []nostr.Filter{{Kinds: []int{9}}}, Limits{PerConnection: 2}); err != nil {
 		t.Fatal(err)
 	}
-	if got := index("b"); !slices.Equal(got, []string{""}) {
+	if got := index("b"); !slices.Equal(got, []string{"w", "x", "y", "z"}) {
 		t.Fatalf("index of unpinned subscription = %v, want the any-channel bucket", got)
 	}
 	// Full: a third id is refused; replacing an existing one still works.
@@ -112,14 +111,10 @@ func TestPinsCaseRule(t *testing.T) {
 
 // TestSubscribeLimitExactUnderConcurrency: many REQs of one connection
 // at once, each a new subscription id, store exactly the limit; every
-// other is refused restricted: and leaves no row.
+// other is refused restricted: and leaves nothing stored.
 func TestSubscribeLimitExactUnderConcurrency(t *testing.T) {
 	ctx := context.Background()
-	st, db := testkit.NewStoreDB(t, store.Options{MaxConns: 16})
-	if _, err := st.CommunitiesEnsure(ctx, "c1", ""); err != nil {
-		t.Fatal(err)
-	}
-	reg := NewRegistry(NewPG(st))
+	reg := NewRegistry(sessionstest.DynamoDB(t).Store)
 	if _, err := reg.Open(ctx, Connection{ID: "conn", Community: "c1", RelayURLs: []string{"ws://x"}, Challenge: "ab"}); err != nil {
 		t.Fatal(err)
 	}
@@ -139,11 +134,21 @@ func TestSubscribeLimitExactUnderConcurrency(t *testing.T) {
 			t.Fatalf("subscription %d: %v, want stored or restricted:", i, err)
 		}
 	}
-	var rows, index int
-	if err := db.QueryRow(ctx, `SELECT (SELECT count(*) FROM ws_subscriptions WHERE connection_id = 'conn'),
-  (SELECT count(*) FROM ws_subscription_channels WHERE connection_id = 'conn')`).Scan(&rows, &index); err != nil {
+	keys := make([][2]string, sent)
+	channels := make([]string, sent)
+	for i := range keys {
+		keys[i], channels[i] = [2]string{"conn", fmt.Sprintf("s%03d", i)}, fmt.Sprint(i)
+	}
+	subs, err := reg.SubscriptionsByKey(ctx, "c1", keys)
+	if err != nil {
 		t.Fatal(err)
 	}
+	entries, err := reg.AudienceRange(ctx, session.AudienceRangeParams{Community: "c1", Channels: channels,
+		Cutoff: 1 << 62, After: "", Through: "\U0010FFFF"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, index := len(subs), len(entries)
 	if stored != max || rows != max || index != max {
 		t.Fatalf("%d REQs at once: %d accepted, %d rows, %d index rows; want exactly %d", sent, stored, rows, index, max)
 	}

@@ -1,8 +1,7 @@
-// Package sessionstest runs the conformance suite of sessions.Store
-// against both implementations: Postgres (a fresh database of the test
-// Postgres, DATABASE_URL) and DynamoDB (a fresh table of the local
-// dynalite, AWS_ENDPOINT_URL_DYNAMODB: localdev/ddb.sh; skipped, said
-// so, when it is not set).
+// Package sessionstest runs the conformance suite of session.Store
+// against its implementation: DynamoDB (a fresh table of the local
+// dynalite, AWS_ENDPOINT_URL_DYNAMODB: localdev/ddb.sh; a test fails,
+// saying so, when it is not set).
 package sessionstest
 
 import (
@@ -15,17 +14,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/buzzrelay/relay/shared/aws/ddbsessions"
-	"github.com/buzzrelay/relay/shared/postgres/store"
-	"github.com/buzzrelay/relay/shared/service/sessions"
-	"github.com/buzzrelay/relay/shared/testing/testkit"
+	"github.com/buzzrelay/relay/shared/domain/session"
 )
 
 // Impl is one implementation under test: Store, and Community, which
-// makes a community exist where the store needs it (Postgres' foreign
-// keys).
+// makes a community exist where the store needs it.
 type Impl struct {
 	Name      string
-	Store     sessions.Store
+	Store     session.Store
 	Community func(t testing.TB, id string)
 	// API and Table are DynamoDB's client and table (dynamodb only): a
 	// test may build its own store over them.
@@ -35,18 +31,7 @@ type Impl struct {
 
 // Each runs f once per implementation, as a subtest named after it.
 func Each(t *testing.T, f func(t *testing.T, im Impl)) {
-	t.Run("postgres", func(t *testing.T) { f(t, Postgres(t)) })
 	t.Run("dynamodb", func(t *testing.T) { f(t, DynamoDB(t)) })
-}
-
-// Postgres is the Postgres implementation over a fresh database.
-func Postgres(t testing.TB) Impl {
-	st := testkit.NewStore(t, store.Options{MaxConns: 16})
-	return Impl{Name: "postgres", Store: sessions.NewPG(st), Community: func(t testing.TB, id string) {
-		if _, err := st.CommunitiesEnsure(context.Background(), id, ""); err != nil {
-			t.Fatal(err)
-		}
-	}}
 }
 
 // DynamoDB is the DynamoDB implementation over a fresh table of the local

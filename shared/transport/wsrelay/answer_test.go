@@ -9,8 +9,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/sessions"
+	"github.com/buzzrelay/relay/shared/testing/sessionstest"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
 
@@ -112,9 +112,8 @@ func TestEOSEAfterEveryEvent(t *testing.T) {
 // TestGoneConnectionGetsNoMorePosts: once a post finds the connection
 // gone, the connection is forgotten and no further post starts.
 func TestGoneConnectionGetsNoMorePosts(t *testing.T) {
-	st := testkit.NewStore(t, store.Options{MaxConns: 2})
 	g := &gatedSender{gone: true}
-	p := &replier{r: &Relay{Sender: g, Sessions: sessions.NewRegistry(sessions.NewPG(st)), Log: testkit.Quiet(), conns: newConnCache()}, conn: "c1"}
+	p := &replier{r: &Relay{Sender: g, Sessions: sessions.NewRegistry(sessionstest.DynamoDB(t).Store), Log: testkit.Quiet(), conns: newConnCache()}, conn: "c1"}
 	p.answerReq(context.Background(), "s", storedEvents(10*sessions.PostsInFlight))
 	if g.posts > sessions.PostsInFlight {
 		t.Fatalf("%d posts to a gone connection, want at most the %d already in flight", g.posts, sessions.PostsInFlight)

@@ -16,18 +16,13 @@ type connCache struct {
 	mu  sync.Mutex
 	m   map[string]sessions.Connection
 	max int
-	// challenged are the connections, not yet authenticated, this
-	// instance sent their challenge, and registered those it stored in
-	// the database (sessions.Idle keeps a connection outside it).
-	challenged, registered map[string]bool
 }
 
 // maxCachedConnections bounds the cache (a few hundred bytes each).
 const maxCachedConnections = 20000
 
 func newConnCache() *connCache {
-	return &connCache{m: map[string]sessions.Connection{}, max: maxCachedConnections,
-		challenged: map[string]bool{}, registered: map[string]bool{}}
+	return &connCache{m: map[string]sessions.Connection{}, max: maxCachedConnections}
 }
 
 // get returns a copy of the cached connection id, live at now.
@@ -65,28 +60,4 @@ func (c *connCache) drop(id string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.m, id)
-	delete(c.challenged, id)
-	delete(c.registered, id)
-}
-
-// first reports whether id is not yet in set, and adds it (a full set is
-// emptied: at worst a challenge is sent, or a row written, again).
-func (c *connCache) first(set map[string]bool, id string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if set[id] {
-		return false
-	}
-	if len(set) >= c.max {
-		clear(set)
-	}
-	set[id] = true
-	return true
-}
-
-// forget removes id from set.
-func (c *connCache) forget(set map[string]bool, id string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(set, id)
 }

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/buzzrelay/relay/shared/domain/reject"
-	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/sessions"
+	"github.com/buzzrelay/relay/shared/testing/sessionstest"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
 
@@ -29,8 +29,7 @@ func (r *recorded) Post(_ context.Context, _ string, data []byte) error {
 // only: Community (the database) is not asked, and a host Hosts refuses
 // (a disabled community) gets its refusal from that first message.
 func TestHostsResolveANewConnectionBeforeCommunity(t *testing.T) {
-	st := testkit.NewStore(t, store.Options{MaxConns: 2})
-	r := New(sessions.NewRegistry(sessions.NewPG(st)), nil, &recorded{}, func(context.Context, string) (string, error) {
+	r := New(sessions.NewRegistry(sessionstest.DynamoDB(t).Store), nil, &recorded{}, func(context.Context, string) (string, error) {
 		t.Fatal("Community (the database) asked")
 		return "", nil
 	}, testkit.Quiet())

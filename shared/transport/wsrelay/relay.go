@@ -3,8 +3,9 @@
 // (NEG-OPEN, NEG-MSG, NEG-CLOSE; VerbNIPs) over API Gateway's
 // model of a WebSocket, where every client message is one invocation and
 // every reply is a post to the connection (sessions.Sender), never a return
-// value. Connection state lives in Postgres (shared/service/sessions)
-// because invocations of one connection may land on different instances.
+// value. Connection state lives in the session store (shared/service/sessions,
+// DynamoDB) because invocations of one connection may land on different
+// instances.
 //
 // It decodes a message, authenticates the connection (NIP-42), calls the
 // use case (shared/service/relay: the same Publish, Subscribe and Count as

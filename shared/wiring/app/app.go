@@ -230,15 +230,15 @@ func (a *App) wireNoPool(ctx context.Context, parts Parts) error {
 func (a *App) wire(ctx context.Context, parts Parts) error {
 	cfg := a.Config
 	a.Communities = community.NewRegistry(a.Store, cfg.DefaultCommunity)
-	if a.Sessions == nil {
+	if a.Sessions == nil && parts&(writes|reads|live|idle) != 0 {
 		if err := a.openSessions(ctx); err != nil {
 			return err
 		}
 	}
 	a.Limiter = ratelimit.New(a.Store, cfg.Limits)
-	if a.Sessions.Database() == nil {
+	if a.Sessions != nil {
 		// The connections' message counters live with the sessions.
-		a.Limiter = a.Limiter.WithMessages(a.Sessions.Store())
+		a.Limiter = a.Limiter.WithMessages(a.Sessions)
 	}
 	a.Guard = &guard.Guard{Communities: a.Communities, Limiter: a.Limiter, Store: a.Store, Log: a.Log}
 	if err := a.openDirectory(ctx); err != nil {
@@ -268,10 +268,8 @@ func (a *App) wire(ctx context.Context, parts Parts) error {
 		if a.Directory != nil { // a 9033's icon is NIP-11's
 			a.Ingest = a.Ingest.WithDirectory(a.Directory)
 		}
-		if a.Sessions.Database() == nil {
-			// Each write raises the last-commit mark before its commit.
-			a.Ingest = a.Ingest.WithMark(a.Sessions.RaiseMark)
-		}
+		// Each write raises the last-commit mark before its commit.
+		a.Ingest = a.Ingest.WithMark(a.Sessions.RaiseMark)
 	}
 	if parts&(writes|reads|notifies) != 0 {
 		if err := a.openNotify(ctx, parts); err != nil {

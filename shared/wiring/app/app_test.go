@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/testing/sessionstest"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 	"github.com/buzzrelay/relay/shared/wiring/config"
 )
@@ -21,6 +22,7 @@ func testEnv(t *testing.T) map[string]string {
 		"RELAY_SEAL_KEY":         nostr.GeneratePrivateKey(),
 		"WS_MANAGEMENT_ENDPOINT": "http://127.0.0.1:9", // nothing listens: no post is made here
 		"BUZZ_PUBLIC_SCHEME":     "http",
+		"SESSION_TABLE":          sessionstest.DynamoDB(t).Table, // a fresh table of the local DynamoDB
 	}
 }
 

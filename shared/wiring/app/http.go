@@ -48,7 +48,7 @@ func (a *App) bridge() *bridge.Bridge {
 	if a.Directory != nil {
 		b.Directory = a.Directory.Resolve
 	}
-	if a.Sessions != nil && a.Sessions.Database() == nil { // sessions in DynamoDB, not counted by the database
+	if a.Sessions != nil { // the open connections are the session store's to count
 		b.Connections = a.Sessions
 	}
 	if a.Notify != nil {

@@ -14,14 +14,13 @@ import (
 	"github.com/buzzrelay/relay/shared/service/sessions"
 )
 
-// openSessions builds the sessions' registry: over the DynamoDB table
-// SESSION_TABLE when set (no network call: the client connects on its
-// first request; a community's first mark starts at the database's latest
-// event when the function has the pool), else over Postgres.
+// openSessions builds the sessions' registry over the DynamoDB table
+// SESSION_TABLE (no network call: the client connects on its first
+// request; a community's first mark starts at the database's latest event
+// when the function has the pool).
 func (a *App) openSessions(ctx context.Context) error {
 	if !a.Config.Session.On() {
-		a.Sessions = sessions.NewRegistry(sessions.NewPG(a.Store))
-		return nil
+		return errors.New("SESSION_TABLE is not set: the WebSocket sessions live in DynamoDB (the stack's table; make dev's local one, localdev/ddb.sh)")
 	}
 	c, err := ddbsessions.Client(ctx)
 	if err != nil {

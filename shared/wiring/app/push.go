@@ -60,7 +60,7 @@ func (a *App) openPush(ctx context.Context) error {
 		return fmt.Errorf("push: %w", err)
 	}
 	a.Push = &sessions.Pusher{Sender: apigw.NewManagement(sdk, endpoint, sessions.PostsInFlight), Challenges: a.Challenges, Log: a.Log}
-	if a.Sessions != nil && a.Sessions.Database() == nil {
+	if a.Sessions != nil {
 		a.Push.Open = a.Sessions
 	} else {
 		a.Log.Warn("SESSION_TABLE is not set: no registry of open connections, so no liveness frames")

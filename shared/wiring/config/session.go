@@ -5,8 +5,8 @@ package config
 type SessionConfig struct {
 	// Table is SESSION_TABLE, the DynamoDB table of the sessions (the
 	// stack's; make dev's local dynalite, localdev/ddb.sh, whose endpoint
-	// the SDK reads from AWS_ENDPOINT_URL_DYNAMODB); empty (BUZZ_SESSIONS=0
-	// locally): connections and subscriptions live in Postgres.
+	// the SDK reads from AWS_ENDPOINT_URL_DYNAMODB). Every function that
+	// keeps or reads sessions needs it.
 	Table string
 }
 

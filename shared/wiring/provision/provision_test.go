@@ -20,7 +20,6 @@ import (
 	"github.com/buzzrelay/relay/shared/aws/kmssigner"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/ingest"
-	"github.com/buzzrelay/relay/shared/service/sessions"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 	"github.com/buzzrelay/relay/shared/wiring/config"
 )
@@ -282,9 +281,6 @@ func TestIAMUserCanServeTheRelay(t *testing.T) {
 	db := testkit.OpenDB(t, u.String()) // the relay user's own look at the tables
 	if _, err := db.Exec(ctx, `INSERT INTO later_table VALUES (1)`); err != nil {
 		t.Fatalf("later table: %v", err)
-	}
-	if _, err := sessions.NewRegistry(sessions.NewPG(st)).Open(ctx, sessions.Connection{ID: "c1", Community: "default", RelayURLs: []string{"wss://x"}, Challenge: "0abc"}); err != nil {
-		t.Fatalf("register connection: %v", err)
 	}
 	if _, err := st.NIP98SeenInsert(ctx, "default", strings.Repeat("ab", 31)+"00", time.Now().Unix()+60); err != nil {
 		t.Fatalf("nip98: %v", err)
