@@ -44,16 +44,14 @@ reset:
 # idle, issue 37) mostly waits: it runs in a go test process of its own,
 # alongside every other package's tests (its relay, database, session
 # table and S3 server are its own, as each e2e test's are), and its output
-# follows theirs. The in-process end-to-end suite keeps the sessions in
-# DynamoDB, as make dev ships (BUZZ_E2E_SESSIONS=1); test-processes keeps
-# them in Postgres (BUZZ_SESSIONS=0's store) but for the tests that ask for
-# DynamoDB, so both stores meet the suite.
+# follows theirs. Sessions live in DynamoDB (the local dynalite) in every
+# mode, as they ship: there is one session store.
 IDLE_TEST := ^TestIdleNDKWelshmanBuzzMakeNoDatabaseStatements$$
 test-core:
 	@source localdev/pg.sh && source localdev/ddb.sh && $(GO) vet ./... && \
 	  $(GO) test -count=1 -run '^$$' ./localdev/e2e >/dev/null && \
 	  { $(GO) test -count=1 -timeout 20m -run '$(IDLE_TEST)' ./localdev/e2e >.localdev/idle-test.log 2>&1 & idle=$$!; } && \
-	  BUZZ_E2E_SESSIONS=1 $(GO) test -count=1 -timeout 20m -skip '$(IDLE_TEST)' ./...; rc=$$?; \
+	  $(GO) test -count=1 -timeout 20m -skip '$(IDLE_TEST)' ./...; rc=$$?; \
 	  wait $$idle; irc=$$?; echo "--- the idle apps' test (./localdev/e2e -run '$(IDLE_TEST)'):"; cat .localdev/idle-test.log; \
 	  [ $$rc = 0 ] && [ $$irc = 0 ]
 

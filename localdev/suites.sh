@@ -18,7 +18,7 @@
 # assertions are about time or load (localdev/e2e serialTests), which Go
 # runs alone before the rest of their suite:
 #   core       go test of every package but localdev/e2e
-#   e2e        the end-to-end suite in process, sessions in DynamoDB (as make dev ships)
+#   e2e        the end-to-end suite in process (sessions in DynamoDB, as everywhere)
 #   idle       the idle apps' test (5 minutes of waiting; issue 37)
 #   processes  the end-to-end suite with every route through its function's binary
 #   smoke      the smoke checks against make dev, then against BUZZ_LAMBDA=processes make dev
@@ -69,7 +69,7 @@ suite_core() {
   "$GO" test -count=1 -timeout 20m $("$GO" list ./... | grep -v '/localdev/e2e$')
 }
 E2E_PARALLEL=${E2E_PARALLEL:-3}
-suite_e2e() { BUZZ_E2E_PARALLEL=1 BUZZ_E2E_SESSIONS=1 "$GO" test -count=1 -timeout 45m -parallel "$E2E_PARALLEL" -skip "$IDLE_TEST" ./localdev/e2e; }
+suite_e2e() { BUZZ_E2E_PARALLEL=1 "$GO" test -count=1 -timeout 45m -parallel "$E2E_PARALLEL" -skip "$IDLE_TEST" ./localdev/e2e; }
 suite_idle() { "$GO" test -count=1 -timeout 20m -run "$IDLE_TEST" ./localdev/e2e; }
 suite_processes() {
   # Its own local DynamoDB (one node process each): the two end-to-end
