@@ -85,16 +85,36 @@ func TestRateLimitsHoldAcrossInstances(t *testing.T) {
 		t.Fatalf("HTTP sixth event: %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
 
-	// Reads: 3 per minute across both instances and both paths.
+	// Reads: 3 per minute across both instances and both paths. A REQ
+	// whose filters all have limit 0 reads no stored event: the session
+	// store answers it (EOSE from the mark, no database statement), so it
+	// is no read, only a message of its connection (counted against the
+	// connection's message limit); the REQ that counts is one that reads.
 	a.query(t, spammer, `[{"kinds":[1]}]`)
 	b.count(t, spammer, `[{"kinds":[1]}]`)
-	sub, err := rb.Subscribe(ctxT(t), nostr.Filters{{Kinds: []int{1}, LimitZero: true}})
+	zero, err := rb.Subscribe(ctxT(t), nostr.Filters{{Kinds: []int{1}, LimitZero: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	eose(t, zero)
+	sub, err := rb.Subscribe(ctxT(t), nostr.Filters{{Kinds: []int{1}, Limit: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// go-nostr holds EOSE back until the stored events before it are
+	// taken from Events: the one stored event is read first.
+	next(t, sub)
 	eose(t, sub)
 	if code, out := a.send(t, spammer, "/query", `[{"kinds":[1]}]`); code != http.StatusTooManyRequests || !strings.Contains(string(out), "rate-limited:") {
 		t.Fatalf("fourth read: %d %s", code, out)
+	}
+	// The fifth, a REQ over WebSocket on the other instance: CLOSED.
+	over, err := rb.Subscribe(ctxT(t), nostr.Filters{{Kinds: []int{1}, Limit: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reason := closedReason(t, over); !strings.HasPrefix(reason, "rate-limited:") {
+		t.Fatalf("fifth read, a REQ: CLOSED %q, want rate-limited:", reason)
 	}
 
 	// A channel owner and an allow-listed key are exempt.

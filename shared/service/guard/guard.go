@@ -8,7 +8,10 @@
 //
 //  1. the community is served (community.Registry.Serving: known and
 //     enabled, as cached within its TTL), else restricted: as an unknown
-//     host;
+//     host; when the database cannot say (it is resuming), a caller
+//     without a key, for an action that needs one, goes on to be refused
+//     at step 3 (keylessWhileAway), anyone else is answered that the
+//     database is resuming;
 //  2. the rate limits the action costs (ratelimit; let through, logged,
 //     when the counters cannot be reached);
 //  3. the caller is authenticated when the action needs a key
@@ -229,7 +232,7 @@ func (g *Guard) Admit(ctx context.Context, d Door) (Admitted, error) {
 		return Admitted{}, nil
 	}
 	if g.Communities != nil {
-		if _, err := g.Communities.Serving(ctx, d.Community); err != nil {
+		if _, err := g.Communities.Serving(ctx, d.Community); err != nil && !keylessWhileAway(p, authed, err) {
 			return Admitted{}, refusal("community", err)
 		}
 	}
@@ -270,6 +273,18 @@ func (g *Guard) Admit(ctx context.Context, d Door) (Admitted, error) {
 		}
 	}
 	return Admitted{Operator: s.Operator}, nil
+}
+
+// keylessWhileAway reports whether err, the community's state that could
+// not be read because the database is away (resuming, starting, stopped),
+// is no answer to give: the caller has no key and the action needs one,
+// so it is refused auth-required: (NIP-42) whether or not the community
+// is served, with no database (its message counted in the session
+// store). Asking it to retry a request that will be refused all the same
+// would be the wrong answer; once it has authenticated (its AUTH meets
+// the same door), the database answers for it.
+func keylessWhileAway(p policy, authed bool, err error) bool {
+	return !authed && p.unauth != nil && reject.Map(err).Class == reject.Unavailable
 }
 
 // claimBudget counts a claim past its key's budget against the budgets

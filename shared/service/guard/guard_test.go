@@ -283,3 +283,42 @@ func TestClaimBudgetCountsWhatAStrangerCannotMultiply(t *testing.T) {
 		t.Fatalf("a banned key's claim: %q", got)
 	}
 }
+
+// TestKeylessCallerRefusedAuthRequiredWhileTheDatabaseIsAway: when the
+// community's state cannot be read (the database is away and the
+// registry has no fresh copy), a caller without a key is refused
+// auth-required: for every action that needs a key (the refusal it gets
+// whether or not the community is served), not told to retry; an action
+// that needs no key, and every action of an authenticated caller, gets
+// the database's unavailability (answered as resuming).
+func TestKeylessCallerRefusedAuthRequiredWhileTheDatabaseIsAway(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, "postgres://postgres@127.0.0.1:1/nowhere?sslmode=disable", store.Options{ConnectTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	reg := community.NewRegistry(st, id)
+	reg.TTL = 0
+	g := &guard.Guard{Communities: reg, Store: st, Log: testkit.Quiet()}
+	needsKey := map[guard.Action]string{
+		guard.Publish: "auth-required: publishing", guard.Read: "auth-required: reading", guard.Count: "auth-required: COUNT",
+		guard.Upload: "auth-required: media", guard.ListMedia: "auth-required: media", guard.DeleteMedia: "auth-required: media",
+		guard.Manage: "auth-required: NIP-86", guard.Vanish: "auth-required: publishing", guard.Join: "auth-required: joining",
+	}
+	for _, a := range actions {
+		for _, pub := range []string{"", testkit.NewKey(t).Pub} {
+			_, err := g.Admit(ctx, guard.Door{Community: id, Caller: guard.Caller{Pubkey: pub}, Action: a.a})
+			want, keyless := needsKey[a.a]
+			if pub == "" && keyless {
+				if err == nil || !strings.HasPrefix(err.Error(), want) {
+					t.Errorf("keyless %s while the database is away: %v, want %s…", a.name, err, want)
+				}
+				continue
+			}
+			if reject.Map(err).Text != reject.Resuming {
+				t.Errorf("%s (key %t) while the database is away: %v, want the resuming answer", a.name, pub != "", err)
+			}
+		}
+	}
+}
