@@ -71,6 +71,9 @@ type Store struct {
 	// forgotten set's next REQ raises it again, a write the set may not
 	// need).
 	keySets session.Highest
+	// keyLoads decide whether a subscribe takes its key's set alongside
+	// its connection's or after it (keyload.go).
+	keyLoads keyLoads
 }
 
 var _ session.Store = (*Store)(nil)
@@ -250,7 +253,9 @@ func (st *Store) Authenticate(ctx context.Context, id, pubkey string) error {
 }
 
 // Subscribe stores s under lim: the connection's set of ids and the key's
-// set take it at once (each conditionally on its size). When the caller
+// set take it (each conditionally on its size), at once while the key's
+// set is known here to be far from its limit, else the connection's first
+// (keyload.go: so a burst is refused exactly at its limits). When the caller
 // knows the connection's expiry (NewSubscription.Expires), the
 // subscription item and its audience entries are written alongside them,
 // one round trip in all, and taken back if a set refuses; otherwise they
@@ -270,11 +275,14 @@ func (st *Store) Subscribe(ctx context.Context, sub session.NewSubscription, lim
 		old        map[string]types.AttributeValue
 		wg         sync.WaitGroup
 	)
-	if lim.PerKey > 0 {
+	kid := keyPK(sub.Community, sub.Pubkey)
+	// The key's set alongside the connection's only while it is far from
+	// its limit, else after it (keyload.go).
+	alongside := lim.PerKey > 0 && (st.keyLoads.begin(kid, lim.PerKey, st.now()))
+	if alongside {
 		wg.Go(func() { keyTTL, keyHad, held.Key, kerr = st.takeKey(ctx, sub, lim.PerKey, now) })
 	}
 	early, asked := sub.Expires > now, sub.Expires
-	kid := keyPK(sub.Community, sub.Pubkey)
 	var raised bool
 	var rerr error
 	if early {
@@ -290,8 +298,20 @@ func (st *Store) Subscribe(ctx context.Context, sub session.NewSubscription, lim
 		}
 	}
 	out, cerr := st.takeConnection(ctx, sub, lim.PerConnection, now)
+	keyTaken := alongside
+	if lim.PerKey > 0 && !alongside && cerr == nil {
+		keyTTL, keyHad, held.Key, kerr = st.takeKey(ctx, sub, lim.PerKey, now)
+		keyTaken = true
+	}
 	wg.Wait()
-	if err := st.withdraw(ctx, sub, lim, out, cerr, kerr, keyHad); err != nil {
+	if lim.PerKey > 0 {
+		learnt := held.Key
+		if errors.Is(kerr, session.ErrKeyFull) {
+			learnt = lim.PerKey
+		}
+		st.keyLoads.end(kid, learnt, st.now())
+	}
+	if err := st.withdraw(ctx, sub, lim, out, cerr, kerr, keyTaken && !keyHad); err != nil {
 		if early {
 			// Taken back: what the early write replaced, or, when it
 			// failed part way, whatever it left.
@@ -409,12 +429,13 @@ func (st *Store) Withdraw(ctx context.Context, sub session.NewSubscription) erro
 }
 
 // withdraw decides Subscribe's limits from the connection's set's answer
-// (out, cerr) and the key's (kerr; keyHad: the entry was there before):
-// nil when both took the id, else the refusal or failure to report, with
-// the id taken back from the set that took it anew.
-func (st *Store) withdraw(ctx context.Context, sub session.NewSubscription, lim session.Limits, out *dynamodb.UpdateItemOutput, cerr, kerr error, keyHad bool) error {
+// (out, cerr) and the key's (kerr; keyAdded: the key's set was asked and
+// the entry was not there before): nil when both took the id, else the
+// refusal or failure to report, with the id taken back from the set that
+// took it anew.
+func (st *Store) withdraw(ctx context.Context, sub session.NewSubscription, lim session.Limits, out *dynamodb.UpdateItemOutput, cerr, kerr error, keyAdded bool) error {
 	if cerr != nil {
-		if lim.PerKey > 0 && kerr == nil && !keyHad {
+		if lim.PerKey > 0 && kerr == nil && keyAdded {
 			if _, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &st.table, Key: key(keyPK(sub.Community, sub.Pubkey), skKey),
 				UpdateExpression:          aws.String("DELETE subs :s"),
 				ExpressionAttributeValues: map[string]types.AttributeValue{":s": ss(audSK(sub.Connection, sub.Sub))}}); err != nil {

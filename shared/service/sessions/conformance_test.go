@@ -191,6 +191,36 @@ func TestSessionStoreLimitPerKeyExactUnderConcurrency(t *testing.T) {
 	})
 }
 
+// TestSessionStoreBurstRefusedOnlyAtItsLimit: a burst of one key's REQs
+// on one connection, its key's limit above the connection's, stores
+// exactly the connection's limit and refuses the rest for the connection
+// alone: the key's set, taken with them, never refuses a key under its
+// limit (ids the connection's set refuses are no place in it).
+func TestSessionStoreBurstRefusedOnlyAtItsLimit(t *testing.T) {
+	sessionstest.Each(t, func(t *testing.T, im sessionstest.Impl) {
+		ctx := context.Background()
+		im.Community(t, "c1")
+		openConn(t, im, "A=", "c1", 0)
+		lim := sessions.Limits{PerConnection: 20, PerKey: 60}
+		errs := make([]error, 200)
+		testkit.AtOnce(len(errs), func(i int) {
+			errs[i] = subErr(im.Store.Subscribe(ctx, newSub("A=", fmt.Sprintf("s%03d", i), "pk", "c1", ""), lim))
+		})
+		stored := 0
+		for i, err := range errs {
+			switch {
+			case err == nil:
+				stored++
+			case !errors.Is(err, sessions.ErrConnectionFull):
+				t.Fatalf("sub %d: %v, want stored or the connection's refusal", i, err)
+			}
+		}
+		if stored != lim.PerConnection {
+			t.Fatalf("stored %d of %d, want exactly the connection's %d", stored, len(errs), lim.PerConnection)
+		}
+	})
+}
+
 // TestSessionStoreRefusalHoldsNoPlaceInTheOtherLimit protects the limits
 // when both are taken at once (DynamoDB: the connection's set and the
 // key's set in one round trip): a subscription the connection's limit
