@@ -1,14 +1,21 @@
 // Command roundtrips counts, per WebSocket message, the database round
-// trips and the AWS calls (@connections posts, Lambda invokes) the relay
-// makes. It builds localdev from -repo (so an older checkout can be
-// measured the same way), runs it with its Postgres connections through a
-// counting TCP proxy and its AWS endpoints (WS_MANAGEMENT_ENDPOINT,
-// LAMBDA_ENDPOINT) through a counting HTTP proxy, then sends one message
-// at a time and reports what each caused. A round trip is one burst the
-// client wrote before waiting for the server (pgx writes a query, or a
-// whole batch, in one write); the pool's health pings are not counted.
+// trips, the session store's requests and the AWS calls (@connections
+// posts, Lambda invokes) the relay makes. It builds localdev from -repo
+// (so an older checkout can be measured the same way), runs it with its
+// Postgres connections through a counting TCP proxy, its session store
+// (a fresh table in the local DynamoDB) through a counting HTTP proxy and
+// its AWS endpoints (WS_MANAGEMENT_ENDPOINT, LAMBDA_ENDPOINT) through
+// another, then sends one message at a time and reports what each caused.
+// A database round trip is one burst the client wrote before waiting for
+// the server (pgx writes a query, or a whole batch, in one write); the
+// pool's health pings are not counted. A session-store round is a run of
+// requests in flight together (a request sent while none is in flight
+// starts a new round): the rounds counted until the client has its answer
+// are the ones the answer waited for at most; the requests counted after
+// it are work the relay did once the client was answered. The local
+// table's expiry sweep (Scan) is not counted.
 //
-//	source localdev/pg.sh && go run ./localdev/roundtrips [-inline-max 1]
+//	source localdev/pg.sh && source localdev/ddb.sh && go run ./localdev/roundtrips [-inline-max 1]
 package main
 
 import (
@@ -21,6 +28,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -28,7 +36,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -36,10 +46,12 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/localdev/e2e"
+	"github.com/buzzrelay/relay/shared/aws/ddbsessions"
 )
 
 var (
 	dbTrips, posts, invokes atomic.Int64
+	ddb                     ddbCounter
 )
 
 func main() {
@@ -69,6 +81,10 @@ func run(repo string, inlineMax int) error {
 		return err
 	}
 	u.Host = pgProxy
+	ddbURL, table, err := sessionTable(ctx)
+	if err != nil {
+		return err
+	}
 	relayAddr := freeAddr()
 	target, _ := url.Parse("http://" + relayAddr)
 	rp := httputil.NewSingleHostReverseProxy(target)
@@ -96,7 +112,8 @@ func run(repo string, inlineMax int) error {
 	cmd := exec.Command(bin)
 	aws := "http://" + awsLn.Addr().String()
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+u.String(), "BUZZ_ADDR="+relayAddr, "LOG_LEVEL=error",
-		"WS_MANAGEMENT_ENDPOINT="+aws, "LAMBDA_ENDPOINT="+aws, "DB_MAX_CONNS=1")
+		"WS_MANAGEMENT_ENDPOINT="+aws, "LAMBDA_ENDPOINT="+aws, "DB_MAX_CONNS=1",
+		"AWS_ENDPOINT_URL_DYNAMODB="+ddbURL, "SESSION_TABLE="+table)
 	if inlineMax > 0 {
 		cmd.Env = append(cmd.Env, fmt.Sprintf("FANOUT_INLINE_MAX=%d", inlineMax))
 	}
@@ -121,7 +138,7 @@ func run(repo string, inlineMax int) error {
 	if err := script(ctx, ws, false); err != nil {
 		return err
 	}
-	fmt.Println("| message | DB round trips | @connections posts | Lambda invokes |\n|---|---|---|---|")
+	fmt.Println("| message | DB round trips | session store: rounds / requests until the answer | session store: requests after it | @connections posts | Lambda invokes |\n|---|---|---|---|---|---|")
 	return script(ctx, ws, true)
 }
 
@@ -129,18 +146,26 @@ func script(ctx context.Context, ws string, report bool) error {
 	step := func(label string, f func() error) error {
 		time.Sleep(300 * time.Millisecond)
 		d0, p0, i0 := dbTrips.Load(), posts.Load(), invokes.Load()
+		s0 := ddb.snapshot()
 		if err := f(); err != nil {
 			return fmt.Errorf("%s: %w", label, err)
 		}
+		s1 := ddb.snapshot()
 		time.Sleep(300 * time.Millisecond)
+		s2 := ddb.snapshot()
 		if report {
-			fmt.Printf("| %s | %d | %d | %d |\n", label, dbTrips.Load()-d0, posts.Load()-p0, invokes.Load()-i0)
+			fmt.Printf("| %s | %d | %d / %d %s | %d %s | %d | %d |\n", label, dbTrips.Load()-d0,
+				s1.rounds-s0.rounds, s1.requests-s0.requests, s1.ops(s0),
+				s2.requests-s1.requests, s2.ops(s1), posts.Load()-p0, invokes.Load()-i0)
 		}
 		return nil
 	}
 	owner := nostr.GeneratePrivateKey()
-	pub, err := dial(ctx, ws)
-	if err != nil {
+	var pub *conn
+	if err := step("connect (the WebSocket upgrade)", func() (err error) {
+		pub, err = dial(ctx, ws)
+		return err
+	}); err != nil {
 		return err
 	}
 	var challenge string
@@ -187,7 +212,7 @@ func script(ctx context.Context, ws string, report bool) error {
 		subs = append(subs, s)
 	}
 	live := fmt.Sprintf(`["REQ","live",{"kinds":[9],"#h":[%q],"limit":0}]`, ch)
-	if err := step("REQ live, 0 stored events (EOSE)", func() error {
+	if err := step("REQ live, 0 stored events (EOSE), the socket's first after AUTH", func() error {
 		subs[0].send(live)
 		subs[0].next("EOSE")
 		return subs[0].err
@@ -208,8 +233,19 @@ func script(ctx context.Context, ws string, report bool) error {
 		}
 	}
 	req := fmt.Sprintf(`["REQ","q",{"kinds":[9],"#h":[%q],"limit":50}]`, ch)
-	if err := step("REQ limit 50, 4 stored events (4 EVENT + EOSE)", func() error {
+	if err := step("REQ limit 50, 4 stored events (4 EVENT + EOSE), the socket's first after AUTH", func() error {
 		pub.send(req)
+		for range 4 {
+			pub.next("EVENT")
+		}
+		pub.next("EOSE")
+		return pub.err
+	}); err != nil {
+		return err
+	}
+	req2 := fmt.Sprintf(`["REQ","q2",{"kinds":[9],"#h":[%q],"limit":50}]`, ch)
+	if err := step("REQ limit 50, 4 stored events, a later REQ on the socket", func() error {
+		pub.send(req2)
 		for range 4 {
 			pub.next("EVENT")
 		}
@@ -221,6 +257,13 @@ func script(ctx context.Context, ws string, report bool) error {
 	if err := step("CLOSE", func() error { pub.send(`["CLOSE","q"]`); return pub.err }); err != nil {
 		return err
 	}
+	if err := step("disconnect (a socket with 1 live subscription)", func() error {
+		return subs[1].c.Close(websocket.StatusNormalClosure, "")
+	}); err != nil {
+		return err
+	}
+	_ = subs[0].c.Close(websocket.StatusNormalClosure, "")
+	_ = pub.c.Close(websocket.StatusNormalClosure, "")
 	return nil
 }
 
@@ -340,4 +383,100 @@ func uuid() string {
 	_, _ = rand.Read(r[:])
 	h := hex.EncodeToString(r[:])
 	return h[:8] + "-" + h[8:12] + "-4" + h[13:16] + "-a" + h[17:20] + "-" + h[20:32]
+}
+
+// ddbCounter counts the session store's requests by operation, and its
+// rounds: a request sent while none is in flight starts one.
+type ddbCounter struct {
+	mu       sync.Mutex
+	inflight int
+	rounds   int
+	requests int
+	byOp     map[string]int
+}
+
+type ddbCount struct {
+	rounds, requests int
+	byOp             map[string]int
+}
+
+func (d *ddbCounter) start(op string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.byOp == nil {
+		d.byOp = map[string]int{}
+	}
+	if d.inflight == 0 {
+		d.rounds++
+	}
+	d.inflight++
+	d.requests++
+	d.byOp[op]++
+}
+
+func (d *ddbCounter) done() {
+	d.mu.Lock()
+	d.inflight--
+	d.mu.Unlock()
+}
+
+func (d *ddbCounter) snapshot() ddbCount {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return ddbCount{rounds: d.rounds, requests: d.requests, byOp: maps.Clone(d.byOp)}
+}
+
+// ops lists the requests since before by operation, as (Get 1, Update 2).
+func (c ddbCount) ops(before ddbCount) string {
+	var parts []string
+	for op, n := range c.byOp {
+		if d := n - before.byOp[op]; d > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", strings.TrimSuffix(op, "Item"), d))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	slices.Sort(parts)
+	return "(" + strings.Join(parts, ", ") + ")"
+}
+
+// sessionTable makes a fresh sessions table in the local DynamoDB
+// (AWS_ENDPOINT_URL_DYNAMODB, as localdev/ddb.sh exports it) and returns
+// a counting proxy's URL in front of that server, and the table's name.
+func sessionTable(ctx context.Context) (string, string, error) {
+	endpoint := os.Getenv("AWS_ENDPOINT_URL_DYNAMODB")
+	if endpoint == "" {
+		return "", "", errors.New("AWS_ENDPOINT_URL_DYNAMODB is not set (source localdev/ddb.sh)")
+	}
+	api, err := ddbsessions.Client(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	table := "roundtrips-" + uuid()[:8]
+	if err := ddbsessions.CreateTable(ctx, api, table); err != nil {
+		return "", "", err
+	}
+	target, err := url.Parse(endpoint)
+	if err != nil {
+		return "", "", err
+	}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", "", err
+	}
+	go func() {
+		_ = http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			op := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "DynamoDB_20120810.")
+			if op == "Scan" || op == "DescribeTable" {
+				rp.ServeHTTP(w, r)
+				return
+			}
+			ddb.start(op)
+			defer ddb.done()
+			rp.ServeHTTP(w, r)
+		}))
+	}()
+	return "http://" + ln.Addr().String(), table, nil
 }
