@@ -10,13 +10,23 @@
 // `make dev` ships it (the WebSocket sessions in DynamoDB: a fresh table of
 // the local DynamoDB at AWS_ENDPOINT_URL_DYNAMODB, localdev/ddb.sh, per
 // run; the directory in the bucket of localdev/s3.sh when it is sourced);
-// base, the checkout -base as buzz runs. Alternate the order between runs: the later
-// relay meets whatever load the machine has then.
+// base, the checkout -base as buzz runs. -rounds runs the order that many
+// times, reversed every other round (khatru, buzz, buzz, khatru, ...), so
+// that neither relay always meets the machine's later load; the table
+// gives each relay's median over its runs, and each run's figures follow.
+//
+// The relay runs with its shipped per-connection message limit
+// (ratelimit.Defaults.MessagesPerMinute, 6,000 a minute) and the per-key
+// limits off (one key publishes every event). No socket carries more than
+// -per-socket messages (default five sixths of the limit), so none is ever
+// refused: the one-socket ingest publishes -events events on one socket at
+// a time, a new socket every -per-socket events; the parallel ingest on
+// -sockets sockets at once, as many rounds of them as it takes.
 //
 // Load: -inflight EVENTs in flight per socket, each waiting for its OK; one
-// socket publishing -events events into one channel, then -sockets sockets
-// publishing -events/-sockets each into another; -small events into a third
-// channel. Then REQ {"kinds":[9],"#h":[ch],"limit":50} until EOSE, -reqs
+// socket at a time publishing -events events into one channel, then
+// -sockets sockets publishing -events in all into another; -small events
+// into a third channel. Then REQ {"kinds":[9],"#h":[ch],"limit":50} until EOSE, -reqs
 // times on the small and on the big channel, and a deep page of the big
 // channel (the same REQ with until the date of its oldest 10 %, which the
 // one-socket ingest dates 600 s back: 0.9 × -events rows are newer), first
@@ -58,12 +68,16 @@ import (
 	"github.com/buzzrelay/relay/localdev/e2e"
 	"github.com/buzzrelay/relay/localdev/wsclient"
 	"github.com/buzzrelay/relay/shared/postgres/dbtest"
+	"github.com/buzzrelay/relay/shared/service/ratelimit"
 )
 
 type options struct {
-	events, sockets, small, inflight, reqs, fill int
-	repo, base, keep, logLevel                   string
+	events, sockets, small, inflight, reqs, fill, perSocket, rounds int
+	repo, base, keep, logLevel                                      string
 }
+
+// messageLimit is the shipped per-connection message limit (a minute).
+var messageLimit = int(ratelimit.Defaults.MessagesPerMinute)
 
 func main() {
 	var o options
@@ -78,14 +92,19 @@ func main() {
 	flag.StringVar(&o.keep, "keep", "", "prefix of kept databases (long-lived: reused by every run with this prefix); empty: fresh databases, dropped")
 	flag.StringVar(&o.logLevel, "log", "error", "LOG_LEVEL of this relay's runs")
 	flag.IntVar(&o.fill, "fill", 0, "channels of -small events published before the measured load (a long-lived database's other channels)")
+	flag.IntVar(&o.perSocket, "per-socket", messageLimit*5/6, "most events one socket publishes (under the per-connection message limit)")
+	flag.IntVar(&o.rounds, "rounds", 2, "times the order is run, reversed every other time")
 	flag.Parse()
+	if o.perSocket <= 0 || o.perSocket >= messageLimit {
+		fail(fmt.Errorf("-per-socket must be above 0 and under the message limit %d", messageLimit))
+	}
 	dsn := os.Getenv("DATABASE_URL")
 	if dsn == "" {
 		fail(errors.New("DATABASE_URL is not set: run `make pg` in the repository and export it"))
 	}
 	ctx := context.Background()
-	var results []*result
-	for name := range strings.SplitSeq(*order, ",") {
+	names := strings.Split(*order, ",")
+	for _, name := range names {
 		switch name {
 		case "khatru", "buzz":
 		case "base":
@@ -93,15 +112,50 @@ func main() {
 				fail(errors.New("-order names base: set -base"))
 			}
 		default:
-			fail(fmt.Errorf("-order: unknown relay %q (khatru, buzz, pg, base)", name))
+			fail(fmt.Errorf("-order: unknown relay %q (khatru, buzz, base)", name))
 		}
-		r, err := runOne(ctx, name, dsn, o)
-		if err != nil {
-			fail(fmt.Errorf("%s: %w", name, err))
+	}
+	fmt.Printf("load: %d events per ingest, at most %d per socket (the per-connection message limit is %d a minute, as shipped; the per-key limits are off), %d in flight per socket; %d REQs per figure; %d round(s) of %s\n",
+		o.events, o.perSocket, messageLimit, o.inflight, o.reqs, o.rounds, *order)
+	start := time.Now()
+	var runs [][]*result
+	for round := range o.rounds {
+		run := slices.Clone(names)
+		if round%2 == 1 {
+			slices.Reverse(run)
 		}
-		results = append(results, r)
+		for _, name := range run {
+			r, err := runOne(ctx, name, dsn, o)
+			if err != nil {
+				fail(fmt.Errorf("%s: %w", name, err))
+			}
+			runs = append(runs, []*result{r})
+		}
+	}
+	var results []*result
+	for _, name := range names {
+		var mine []*result
+		for _, r := range runs {
+			if r[0].name == name {
+				mine = append(mine, r[0])
+			}
+		}
+		results = append(results, median(mine))
+	}
+	if o.rounds > 1 {
+		fmt.Printf("medians over %d runs each:\n", o.rounds)
 	}
 	print(o, results)
+	if o.rounds > 1 {
+		fmt.Println("\neach run, in the order run:")
+		for i, r := range runs {
+			fmt.Printf("%d. %s: ingest 1 socket %.0f, %d sockets %.0f events/s; REQ p50 small %.1f, big %.1f, deep %.1f; analyzed %.1f, %.1f, %.1f ms\n",
+				i+1, r[0].name, r[0].ingest1, o.sockets, r[0].ingestN, r[0].smallFresh.p50, r[0].bigFresh.p50, r[0].deepFresh.p50,
+				r[0].smallAnalyzed.p50, r[0].bigAnalyze.p50, r[0].deepAnalyzed.p50)
+		}
+	}
+	goals(o, results)
+	fmt.Printf("took %s\n", time.Since(start).Round(time.Second))
 }
 
 func fail(err error) {
@@ -159,9 +213,13 @@ func runOne(ctx context.Context, name, adminDSN string, o options) (*result, err
 		return nil, err
 	}
 	defer dropTable()
-	// Throughput is the measure: the per-key rate limits are off.
+	// Throughput is the measure: the per-key rate limits are off (one key
+	// publishes every event); the per-connection message limit is as
+	// shipped (its counter is one of the session store's requests of
+	// every message), and no socket reaches it (-per-socket).
+	env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "RATE_") })
 	cmd.Env = append(env, "DATABASE_URL="+dsn, "BUZZ_ADDR="+addr, "LOG_LEVEL="+o.logLevel,
-		"RATE_EVENTS_PER_MIN=0", "RATE_EVENT_BYTES_PER_MIN=0", "RATE_READS_PER_MIN=0", "RATE_WS_MESSAGES_PER_MIN=0", "RATE_CHANNELS_PER_HOUR=0")
+		"RATE_EVENTS_PER_MIN=0", "RATE_EVENT_BYTES_PER_MIN=0", "RATE_READS_PER_MIN=0", "RATE_CHANNELS_PER_HOUR=0")
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -212,13 +270,13 @@ func runOne(ctx context.Context, name, adminDSN string, o options) (*result, err
 	// The deep page: 90 % of the big channel is newer than its until.
 	until := nostr.Now() - deepAge
 	b.deepAt = until
-	r.ingest1, err = b.ingest(ctx, big, 1, o.events)
+	r.ingest1, err = b.spread(ctx, big, 1, o.events, o.perSocket)
 	b.deepAt = 0
 	if err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(os.Stderr, "peerbench: %s ingest 1 socket: %.0f events/s\n", name, r.ingest1)
-	if r.ingestN, err = b.ingest(ctx, four, o.sockets, o.events/o.sockets); err != nil {
+	if r.ingestN, err = b.spread(ctx, four, o.sockets, o.events, o.perSocket); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(os.Stderr, "peerbench: %s ingest %d sockets: %.0f events/s\n", name, o.sockets, r.ingestN)
@@ -286,8 +344,8 @@ func print(o options, rs []*result) {
 		rate  bool
 	}
 	rows := []row{
-		{fmt.Sprintf("ingest, 1 socket, %d events (events/s)", o.events), func(r *result) float64 { return r.ingest1 }, true},
-		{fmt.Sprintf("ingest, %d sockets × %d (events/s)", o.sockets, o.events/o.sockets), func(r *result) float64 { return r.ingestN }, true},
+		{fmt.Sprintf("ingest, 1 socket at a time, %d events, ≤ %d a socket (events/s)", o.events, o.perSocket), func(r *result) float64 { return r.ingest1 }, true},
+		{fmt.Sprintf("ingest, %d sockets at once, %d events, ≤ %d a socket (events/s)", o.sockets, o.events, o.perSocket), func(r *result) float64 { return r.ingestN }, true},
 		{fmt.Sprintf("REQ p50, %d-event channel, just loaded (ms)", o.small), func(r *result) float64 { return r.smallFresh.p50 }, false},
 		{fmt.Sprintf("REQ p50, %d-event channel, just loaded (ms)", o.events), func(r *result) float64 { return r.bigFresh.p50 }, false},
 		{fmt.Sprintf("REQ p50, deep page of the %d-event channel, just loaded (ms)", o.events), func(r *result) float64 { return r.deepFresh.p50 }, false},
@@ -371,8 +429,9 @@ func build(dir, pkg, name string) (string, error) {
 const deepAge = 600
 
 type bench struct {
-	deepAt   nostr.Timestamp // date of the next one-socket ingest's oldest 10 % (0: now)
-	name     string          // "buzz" logs in (NIP-42) and creates its channels
+	deepAt   nostr.Timestamp // date of the next ingest's deepRows oldest (0: now)
+	deepRows int
+	name     string // "buzz" logs in (NIP-42) and creates its channels
 	url      string
 	owner    string // secret key of every event
 	inflight int
@@ -463,6 +522,45 @@ func (b *bench) createChannel(ctx context.Context, ch string) error {
 	return nil
 }
 
+// spread publishes total events on n sockets at a time, no socket more
+// than perSocket, as rounds of n new sockets (the last round's sockets
+// share what is left), and returns accepted events per second over all
+// rounds. The deep page's rows (deepAt) are the first tenth of the first
+// round.
+func (b *bench) spread(ctx context.Context, ch string, n, total, perSocket int) (float64, error) {
+	var took time.Duration
+	deep := b.deepAt
+	b.deepRows = min(total/10, perSocket)
+	for left := total; left > 0; {
+		per := min(perSocket, (left+n-1)/n)
+		socks := min(n, (left+per-1)/per)
+		if socks*per > left {
+			per = left / socks
+		}
+		if per == 0 {
+			break
+		}
+		rate, err := b.ingest(ctx, ch, socks, per)
+		if err != nil {
+			return 0, err
+		}
+		took += time.Duration(float64(socks*per) / rate * float64(time.Second))
+		left -= socks * per
+		if left > 0 && left < socks { // what does not divide: one more socket
+			per, socks = left, 1
+			rate, err := b.ingest(ctx, ch, 1, left)
+			if err != nil {
+				return 0, err
+			}
+			took += time.Duration(float64(left) / rate * float64(time.Second))
+			left = 0
+		}
+		b.deepAt = 0
+	}
+	b.deepAt = deep
+	return float64(total) / took.Seconds(), nil
+}
+
 // ingest publishes per events on each of n new sockets, inflight at a time
 // per socket, and returns accepted events per second.
 func (b *bench) ingest(ctx context.Context, ch string, n, per int) (float64, error) {
@@ -478,7 +576,7 @@ func (b *bench) ingest(ctx context.Context, ch string, n, per int) (float64, err
 		evs[i] = make([]nostr.Event, per)
 		for j := range evs[i] {
 			at := nostr.Now()
-			if n == 1 && j < per/10 && b.deepAt != 0 { // the deep page's rows
+			if i == 0 && j < b.deepRows && b.deepAt != 0 { // the deep page's rows
 				at = b.deepAt
 			}
 			ev := nostr.Event{Kind: 9, CreatedAt: at, Tags: nostr.Tags{{"h", ch}},
@@ -672,4 +770,74 @@ func newest(got []nostr.Event, ch string, until nostr.Timestamp) error {
 		}
 	}
 	return nil
+}
+
+// median is one relay's figures over its runs: each figure's median
+// (the mean of the middle two of an even count).
+func median(rs []*result) *result {
+	if len(rs) == 1 {
+		return rs[0]
+	}
+	m := &result{name: rs[0].name}
+	pick := func(get func(*result) float64) float64 {
+		v := make([]float64, len(rs))
+		for i, r := range rs {
+			v[i] = get(r)
+		}
+		slices.Sort(v)
+		return (v[(len(v)-1)/2] + v[len(v)/2]) / 2
+	}
+	m.ingest1 = pick(func(r *result) float64 { return r.ingest1 })
+	m.ingestN = pick(func(r *result) float64 { return r.ingestN })
+	for _, f := range []func(*result) *stats{
+		func(r *result) *stats { return &r.smallFresh }, func(r *result) *stats { return &r.bigFresh },
+		func(r *result) *stats { return &r.deepFresh }, func(r *result) *stats { return &r.smallAnalyzed },
+		func(r *result) *stats { return &r.bigAnalyze }, func(r *result) *stats { return &r.deepAnalyzed },
+	} {
+		f(m).p50 = pick(func(r *result) float64 { return f(r).p50 })
+		f(m).p99 = pick(func(r *result) float64 { return f(r).p99 })
+		for _, r := range rs {
+			f(m).short += f(r).short
+		}
+	}
+	return m
+}
+
+// goals prints issue 54's goals against khatru: ingest on 1 and on
+// -sockets sockets at least khatru's, and every REQ p50 at most khatru's
+// (medians when -rounds > 1).
+func goals(o options, rs []*result) {
+	var k, z *result
+	for _, r := range rs {
+		switch r.name {
+		case "khatru":
+			k = r
+		case "buzz":
+			z = r
+		}
+	}
+	if k == nil || z == nil {
+		return
+	}
+	met := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "NOT met"
+	}
+	fmt.Printf("goal ingest 1 socket ≥ khatru: %s (%.0f vs %.0f events/s)\n", met(z.ingest1 >= k.ingest1), z.ingest1, k.ingest1)
+	fmt.Printf("goal ingest %d sockets ≥ khatru: %s (%.0f vs %.0f events/s)\n", o.sockets, met(z.ingestN >= k.ingestN), z.ingestN, k.ingestN)
+	for _, f := range []struct {
+		label string
+		get   func(*result) float64
+	}{
+		{"small, just loaded", func(r *result) float64 { return r.smallFresh.p50 }},
+		{"big, just loaded", func(r *result) float64 { return r.bigFresh.p50 }},
+		{"deep, just loaded", func(r *result) float64 { return r.deepFresh.p50 }},
+		{"small, analyzed", func(r *result) float64 { return r.smallAnalyzed.p50 }},
+		{"big, analyzed", func(r *result) float64 { return r.bigAnalyze.p50 }},
+		{"deep, analyzed", func(r *result) float64 { return r.deepAnalyzed.p50 }},
+	} {
+		fmt.Printf("goal REQ p50 (%s) ≤ khatru: %s (%.1f vs %.1f ms)\n", f.label, met(f.get(z) <= f.get(k)), f.get(z), f.get(k))
+	}
 }
