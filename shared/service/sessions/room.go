@@ -117,7 +117,7 @@ func (r *Registry) PutHeld(ctx context.Context, row NewSubscription, lim Limits,
 	case errors.Is(err, ErrKeyFull):
 		held = session.Held{Key: lim.PerKey}
 	}
-	r.learn(row.Connection, roomKey(row.Community, row.Pubkey), held)
+	r.learnCounts(row.Connection, roomKey(row.Community, row.Pubkey), held, false)
 	return r.verdict(err, row, lim)
 }
 
@@ -292,8 +292,10 @@ func (rs *rooms) release(res *Reservation) {
 	}
 }
 
-// learn records the counts the store reported, and the connection's ids.
-func (r *Registry) learn(conn, key string, held session.Held) {
+// learnCounts records the counts the store reported, and the connection's
+// ids; a count of 0 is a count (none held) when read (an AUTH's), and not
+// counted otherwise (a set without a limit, Subscribe).
+func (r *Registry) learnCounts(conn, key string, held session.Held, read bool) {
 	now := r.now()
 	r.room.mu.Lock()
 	defer r.room.mu.Unlock()
@@ -301,7 +303,7 @@ func (r *Registry) learn(conn, key string, held session.Held) {
 		id string
 		n  int
 	}{{conn, held.Connection}, {key, held.Key}} {
-		if x.n <= 0 {
+		if x.n < 0 || x.n == 0 && !read {
 			continue
 		}
 		c := r.room.entry(x.id, now)

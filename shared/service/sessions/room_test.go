@@ -228,3 +228,54 @@ func TestAnsweredNotYetStoredCount(t *testing.T) {
 		})
 	}
 }
+
+// TestAuthenticateTeachesTheRoom: the instance that served a connection's
+// AUTH knows how many subscriptions the connection and the key hold, so
+// the connection's first REQ may be answered early as its later ones are
+// (issue 54: with API Gateway's costs on, a socket's first REQ waited for
+// its store); a key that already holds half its limit on other
+// connections is not admitted early.
+func TestAuthenticateTeachesTheRoom(t *testing.T) {
+	ctx := context.Background()
+	st := sessionstest.DynamoDB(t).Store
+	reg := sessions.NewRegistry(st)
+	alice, bob := testkit.NewKey(t), testkit.NewKey(t)
+	for _, id := range []string{"a1", "a2", "b1", "b2"} {
+		if _, err := reg.Open(ctx, sessions.Connection{ID: id, Community: community, Challenge: "x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, ok := reg.Reserve("a1", community, alice.Pub, "q", roomLimits); ok {
+		t.Fatal("admitted before AUTH")
+	}
+	if err := reg.Authenticate(ctx, "a1", community, alice.Pub); err != nil {
+		t.Fatal(err)
+	}
+	res, ok := reg.Reserve("a1", community, alice.Pub, "q", roomLimits)
+	if !ok {
+		t.Fatal("the first REQ after AUTH was not admitted early")
+	}
+	reg.Release(res)
+	// Bob's key holds 2 of a limit of 4 on b1 (stored through another
+	// registry, as another instance would): b2's first REQ waits.
+	other := sessions.NewRegistry(st)
+	lim := sessions.Limits{PerConnection: 8, PerKey: 4}
+	for _, sub := range []string{"s1", "s2"} {
+		row, err := other.Row(community, "b1", sub, bob.Pub, []nostr.Filter{{Kinds: []int{9}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := other.PutHeld(ctx, row, lim, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := reg.Authenticate(ctx, "b2", community, bob.Pub); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := reg.Reserve("b2", community, bob.Pub, "q", lim); ok {
+		t.Fatal("admitted early with the key at half its limit on another connection")
+	}
+	if err := reg.Authenticate(ctx, "nobody", community, bob.Pub); err == nil {
+		t.Fatal("an unknown connection authenticated")
+	}
+}
