@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -266,5 +267,102 @@ func TestWithdrawRemovesEverythingInOnePass(t *testing.T) {
 		if err := subErr(st.Subscribe(ctx, row(id, "ch1"), lim)); err != nil {
 			t.Fatalf("subscribe %s after the withdraw: %v", id, err)
 		}
+	}
+}
+
+// rounds is a DynamoDB client that counts rounds (a request sent while
+// none is in flight starts one) and the most UpdateItems in flight at once.
+type rounds struct {
+	ddbsessions.API
+	mu                                   sync.Mutex
+	inflight, rounds, updates, maxUpdate int
+}
+
+func (r *rounds) start(update bool) func() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.inflight == 0 {
+		r.rounds++
+	}
+	r.inflight++
+	if update {
+		r.updates++
+		r.maxUpdate = max(r.maxUpdate, r.updates)
+	}
+	return func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.inflight--
+		if update {
+			r.updates--
+		}
+	}
+}
+
+// reset starts counting anew: rounds since, and the most updates at once.
+func (r *rounds) reset() { r.mu.Lock(); defer r.mu.Unlock(); r.rounds, r.maxUpdate = 0, 0 }
+
+func (r *rounds) GetItem(ctx context.Context, in *dynamodb.GetItemInput, o ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	defer r.start(false)()
+	return r.API.GetItem(ctx, in, o...)
+}
+
+func (r *rounds) PutItem(ctx context.Context, in *dynamodb.PutItemInput, o ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	defer r.start(false)()
+	return r.API.PutItem(ctx, in, o...)
+}
+
+func (r *rounds) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, o ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	defer r.start(true)()
+	return r.API.UpdateItem(ctx, in, o...)
+}
+
+func (r *rounds) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, o ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
+	defer r.start(false)()
+	return r.API.BatchWriteItem(ctx, in, o...)
+}
+
+// TestAuthenticateReadsTheRoomInOneRound: an AUTH records the key and
+// reads both sets in one round, and the connection's first subscribe on
+// the same instance then takes the connection's and the key's sets at
+// once (the key's size it read: keyload.go), where a key it knew nothing
+// of has its sets taken one after the other.
+func TestAuthenticateReadsTheRoomInOneRound(t *testing.T) {
+	im := sessionstest.DynamoDB(t)
+	ctx := context.Background()
+	now := time.Now().Unix()
+	lim := session.Limits{PerConnection: 20, PerKey: 100}
+	for _, tc := range []struct {
+		name   string
+		auth   bool
+		atOnce int // the most UpdateItems of the subscribe at once
+	}{{"after-auth", true, 2}, {"key-unknown", false, 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &rounds{API: im.API}
+			st := ddbsessions.New(r, im.Table)
+			id := "C" + tc.name + "="
+			if err := st.OpenConnection(ctx, session.Connection{ID: id, Community: "c", Challenge: "x", ConnectedAt: now, ExpiresAt: now + 7200}); err != nil {
+				t.Fatal(err)
+			}
+			if tc.auth {
+				r.reset()
+				held, err := st.Authenticate(ctx, id, "c", "pk-"+tc.name)
+				if err != nil || held.Connection != 0 || held.Key != 0 {
+					t.Fatalf("authenticate: %+v %v", held, err)
+				}
+				if r.rounds != 1 {
+					t.Errorf("AUTH: %d rounds, want 1", r.rounds)
+				}
+			}
+			r.reset()
+			s := session.NewSubscription{Subscription: session.Subscription{Connection: id, Sub: "q", Pubkey: "pk-" + tc.name,
+				Filters: `[{"kinds":[9]}]`}, Community: "c", Pins: []string{""}, CreatedAt: now, Expires: now + 7200}
+			if err := subErr(st.Subscribe(ctx, s, lim)); err != nil {
+				t.Fatal(err)
+			}
+			if r.maxUpdate != tc.atOnce {
+				t.Errorf("first subscribe: at most %d UpdateItems at once, want %d", r.maxUpdate, tc.atOnce)
+			}
+		})
 	}
 }
