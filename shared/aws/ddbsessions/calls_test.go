@@ -366,3 +366,41 @@ func TestAuthenticateReadsTheRoomInOneRound(t *testing.T) {
 		})
 	}
 }
+
+// TestMessageCountsGatherAndStayExact: the counts of one connection's
+// window that come at once, on two instances (stores), each get a total
+// of their own, 1 to 200 once each, as counted one by one; the instances
+// send fewer writes than messages (the counts that come while a write is
+// in flight go together in the next).
+func TestMessageCountsGatherAndStayExact(t *testing.T) {
+	im := sessionstest.DynamoDB(t)
+	ctx := context.Background()
+	c := &counting{API: im.API}
+	stores := []*ddbsessions.Store{ddbsessions.New(c, im.Table), ddbsessions.New(c, im.Table)}
+	p := session.CountParams{Community: "c", Connection: "M=", WindowStart: time.Now().Unix() / 60 * 60, Window: 60}
+	const each = 100
+	totals := make([]int64, 2*each)
+	errs := make([]error, 2*each)
+	var wg sync.WaitGroup
+	for i := range totals {
+		wg.Go(func() { totals[i], errs[i] = stores[i%2].CountMessage(ctx, p) })
+	}
+	wg.Wait()
+	seen := map[int64]bool{}
+	for i, total := range totals {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		if total < 1 || total > 2*each || seen[total] {
+			t.Fatalf("total %d given twice or out of 1..%d", total, 2*each)
+		}
+		seen[total] = true
+	}
+	if n := c.n.Load(); n >= 2*each {
+		t.Errorf("%d writes for %d messages counted at once", n, 2*each)
+	}
+	// Counted alone, the next is the 201st.
+	if got, err := stores[0].CountMessage(ctx, p); err != nil || got != 2*each+1 {
+		t.Fatalf("next count: %d %v", got, err)
+	}
+}

@@ -74,14 +74,29 @@ func (st *Store) Stamp(ctx context.Context, community string, at int64) (int64, 
 
 func ratePK(connection string) string { return "rate" + sep + connection }
 
-// CountMessage is one UpdateItem (ADD) of the window's counter.
+// CountMessage adds one to the window's counter (an UpdateItem, ADD) and
+// returns its total. The counts of one connection's window that come
+// while its counter's write is in flight here are added together by the
+// next write (ADD n: messages.go), each given its own total of the n, in
+// the order they came: every message still has a place of its own in the
+// window's count, as if counted alone, so a limit decided on it is as
+// exact, and a burst on one instance costs a write per round trip, not
+// one per message.
 func (st *Store) CountMessage(ctx context.Context, p session.CountParams) (int64, error) {
+	return st.messages.count(ctx, p.Connection+sep+strconv.FormatInt(p.WindowStart, 10), func(ctx context.Context, k int64) (int64, error) {
+		return st.addMessages(ctx, p, k)
+	})
+}
+
+// addMessages is one UpdateItem adding k to the window's counter; it
+// returns the total.
+func (st *Store) addMessages(ctx context.Context, p session.CountParams, k int64) (int64, error) {
 	connection, windowStart, window := p.Connection, p.WindowStart, p.Window
 	out, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &st.table,
 		Key:                       key(ratePK(connection), strconv.FormatInt(windowStart, 10)),
-		UpdateExpression:          aws.String("ADD #h :one SET #ttl = :exp"),
+		UpdateExpression:          aws.String("ADD #h :k SET #ttl = :exp"),
 		ExpressionAttributeNames:  map[string]string{"#h": "hits", "#ttl": aTTL},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":one": n(1), ":exp": n(windowStart + window)},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":k": n(k), ":exp": n(windowStart + window)},
 		ReturnValues:              types.ReturnValueUpdatedNew})
 	if err != nil {
 		return 0, errorf("count message of %s: %w", connection, err)

@@ -42,7 +42,8 @@
 //     shared.go's shared reads;
 //   - claims.go: a delivery's once-only claim per subscription and event;
 //   - counters.go: the community's last-commit mark and last-write stamp,
-//     and a connection's message counter per window;
+//     and a connection's message counter per window (messages.go: the
+//     counts that come while its write is in flight, added by the next);
 //   - resumes.go: a subscription's resume record.
 package ddbsessions
 
@@ -89,6 +90,9 @@ type Store struct {
 	// keyLoads decide whether a subscribe takes its key's set alongside
 	// its connection's or after it (keyload.go).
 	keyLoads keyLoads
+	// messages gathers the message counts of a counter that come while
+	// its write is in flight (messages.go).
+	messages messageCounts
 }
 
 var _ session.Store = (*Store)(nil)
