@@ -69,6 +69,7 @@ import (
 	"github.com/buzzrelay/relay/localdev/wsclient"
 	"github.com/buzzrelay/relay/shared/postgres/dbtest"
 	"github.com/buzzrelay/relay/shared/service/ratelimit"
+	"github.com/buzzrelay/relay/shared/service/sessions"
 )
 
 type options struct {
@@ -115,8 +116,8 @@ func main() {
 			fail(fmt.Errorf("-order: unknown relay %q (khatru, buzz, base)", name))
 		}
 	}
-	fmt.Printf("load: %d events per ingest, at most %d per socket (the per-connection message limit is %d a minute, as shipped; the per-key limits are off), %d in flight per socket; %d REQs per figure; %d round(s) of %s\n",
-		o.events, o.perSocket, messageLimit, o.inflight, o.reqs, o.rounds, *order)
+	fmt.Printf("load: %d events per ingest, at most %d per socket (the per-connection message limit is %d a minute, as shipped; the per-key limits are off), %d in flight per socket; %d REQs per figure, %d per socket (within the relay's burst of %d posts a connection); %d round(s) of %s\n",
+		o.events, o.perSocket, messageLimit, o.inflight, o.reqs, reqsPerSocket, sessions.PostBurst, o.rounds, *order)
 	start := time.Now()
 	var runs [][]*result
 	for round := range o.rounds {
@@ -641,16 +642,36 @@ func (b *bench) ingest(ctx context.Context, ch string, n, per int) (float64, err
 	return float64(n*per) / took.Seconds(), nil
 }
 
-// reqs runs the REQ k times on the reader socket (with until, when not 0)
-// and checks each answer: 50 events, newest first, then EOSE.
+// reqsPerSocket is how many REQs of 50 events one socket sends: their
+// 51 posts each stay within the relay's burst of posts a connection gets
+// at once (sessions.PostBurst, 512; past it a connection's posts are
+// paced at sessions.PostRate, 1,000 a second, so a loop of 50-event REQs
+// on one socket would time the pacing, about 50 ms a REQ).
+var reqsPerSocket = sessions.PostBurst / 51
+
+// reqs runs the REQ k times (with until, when not 0), reqsPerSocket on
+// each socket (the reader, then fresh ones), and checks each answer: 50
+// events, newest first, then EOSE.
 func (b *bench) reqs(ctx context.Context, ch string, until nostr.Timestamp, k int) (stats, error) {
-	var ds []time.Duration
+	var (
+		ds  []time.Duration
+		err error
+	)
 	short := 0
 	f := map[string]any{"kinds": []int{9}, "#h": []string{ch}, "limit": 50}
 	if until != 0 {
 		f["until"] = until
 	}
 	for i := range k {
+		if i > 0 && i%reqsPerSocket == 0 {
+			// A fresh socket: the relay paces a connection's posts past
+			// a burst (reqsPerSocket).
+			old := b.reader
+			if b.reader, err = b.dial(ctx); err != nil {
+				return stats{}, err
+			}
+			old.Close()
+		}
 		id := "q" + strconv.Itoa(i)
 		start := time.Now()
 		if err := b.reader.Send(ctx, []any{"REQ", id, f}); err != nil {
