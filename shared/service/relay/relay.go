@@ -65,7 +65,7 @@ type Caller struct {
 	// claim's budget counts it (guard.Join).
 	Address string
 	// Session is the WebSocket connection's state (nil over HTTP).
-	Session *sessions.Connection
+	Session *session.Connection
 	// counted is the call's message counted ahead of the door
 	// (guard.Guard.CountMessage); nil: the door counts it.
 	counted *ratelimit.Counted
@@ -429,7 +429,7 @@ func (r *Relay) subscribeLive(ctx context.Context, c Caller, req Request) ([]jso
 // the store, so the subscription is stored before the read's snapshot (a
 // commit after that snapshot reads its audience after it, and delivers
 // live). A refusal by the limits comes before the door's.
-func (r *Relay) subscribeNewest(ctx context.Context, c Caller, req Request, row sessions.NewSubscription) ([]json.RawMessage, func(context.Context) error, error) {
+func (r *Relay) subscribeNewest(ctx context.Context, c Caller, req Request, row session.NewSubscription) ([]json.RawMessage, func(context.Context) error, error) {
 	res, early := r.mayAnswerEarly(c, req)
 	start := r.Sessions.Now()
 	put := make(chan error, 1)
