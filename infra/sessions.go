@@ -7,7 +7,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 )
 
-// The WebSocket sessions (shared/service/sessions.Store) live in one
+// The WebSocket sessions (shared/domain/session.Store) live in one
 // DynamoDB table (shared/aws/ddbsessions: its items and key design), so
 // that a session's life (connect, AUTH, REQ for what a client has seen or
 // limit 0, CLOSE, $disconnect, the liveness tick) runs no Aurora statement

@@ -112,6 +112,11 @@ func run(write bool, doc string, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("read the document: %w", err)
 	}
+	if missing, err := checkWalk(root, pkgs, string(b)); err != nil {
+		return fmt.Errorf("%s: %w", doc, err)
+	} else if len(missing) > 0 {
+		return fmt.Errorf("%s: the walks name what the code does not declare: %s", doc, strings.Join(missing, ", "))
+	}
 	before, table, after, err := splitDoc(string(b))
 	if err != nil {
 		return fmt.Errorf("%s: %w", doc, err)

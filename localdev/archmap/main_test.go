@@ -91,3 +91,30 @@ func TestUpwardImportsAreNamed(t *testing.T) {
 		t.Errorf("upward = %q\nwant %q", got, want)
 	}
 }
+
+// TestWalkNamesAreChecked: a walk's pkg.Name and pkg.Type.Method must be
+// declared by the module's package of that name; other backticked names
+// (not a package of the module) are left alone.
+func TestWalkNamesAreChecked(t *testing.T) {
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkgs, err := listPackages(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := "x\n" + walkBegin + "\n`relay.Relay.SubscribeThen`, `relay.ShareREQLimit`, `wire.Sender`, `sessions.Registry.Put`," +
+		" `guard.Guard.Admit`, `ingest.Service.WithMark`, `Tx.DeliveriesGetAtCommit`, `a.WebSocket()`," +
+		" `relay.Relay.NoSuchStep`, `sessions.Sender`, `wire.Registry.Put`\n" + walkEnd + "\n`relay.Outside`\n"
+	missing, err := checkWalk(root, pkgs, doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"relay.Relay.NoSuchStep", "sessions.Sender", "wire.Registry.Put"}; !slices.Equal(missing, want) {
+		t.Fatalf("missing %v, want %v", missing, want)
+	}
+	if _, err := checkWalk(root, pkgs, "no markers"); err == nil {
+		t.Fatal("a document without the walk's markers was accepted")
+	}
+}

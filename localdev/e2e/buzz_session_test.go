@@ -15,7 +15,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/shared/service/sessions"
+	"github.com/buzzrelay/relay/shared/service/wire"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 	"github.com/buzzrelay/relay/shared/wiring/lambdas"
 )
@@ -144,7 +144,7 @@ func (b *buzzDesktop) connect(u user) {
 	// which the app ignores, may come first when the AUTH's invocation
 	// starts an instance: a cold start outlasts the tick here).
 	f = b.next(wait, "OK of the AUTH")
-	for f.raw == string(sessions.Liveness) {
+	for f.raw == string(wire.Liveness) {
 		f = b.next(wait, "OK of the AUTH")
 	}
 	if b.verb(f) != "OK" || str(b.t, f.parts[1]) != ev.ID || string(f.parts[2]) != "true" {
@@ -305,8 +305,8 @@ func (b *buzzDesktop) idle(d, stall time.Duration, opened []string) (int, error)
 			if len(f.parts) > 1 {
 				_ = json.Unmarshal(f.parts[1], &sub)
 			}
-			if f.raw != string(sessions.Liveness) || slices.Contains(opened, sub) {
-				return frames, fmt.Errorf("while idle: %s, want the liveness frame %s for a subscription the app never opened", f.raw, sessions.Liveness)
+			if f.raw != string(wire.Liveness) || slices.Contains(opened, sub) {
+				return frames, fmt.Errorf("while idle: %s, want the liveness frame %s for a subscription the app never opened", f.raw, wire.Liveness)
 			}
 			frames++
 		case <-time.After(min(time.Until(end), time.Second)):
@@ -327,7 +327,7 @@ func (b *buzzDesktop) expectLive(live, id string) error {
 			if !ok {
 				return fmt.Errorf("the socket closed before the live message: %v", <-b.closed)
 			}
-			if f.raw == string(sessions.Liveness) {
+			if f.raw == string(wire.Liveness) {
 				continue
 			}
 			var sub string

@@ -243,7 +243,7 @@ func TestIdleReconnectRunsNoStatement(t *testing.T) {
 	old.c.CloseNow()
 	eventually(t, "the $disconnect did not forget the connection", func() bool {
 		_, err := r.App.Sessions.Get(ctxT(t), oldID)
-		return errors.Is(err, sessions.ErrUnknownConnection)
+		return errors.Is(err, session.ErrUnknownConnection)
 	})
 	if n := r.App.Store.Statements() - before; n != 0 {
 		t.Fatalf("$disconnect ran %d statements", n)
@@ -322,7 +322,7 @@ func TestIdleStaleConnectionsSwept(t *testing.T) {
 	left.c.CloseNow()
 	gone := func(id string) bool {
 		_, err := r.App.Sessions.Get(ctx, id)
-		return errors.Is(err, sessions.ErrUnknownConnection)
+		return errors.Is(err, session.ErrUnknownConnection)
 	}
 	eventually(t, "the $disconnect did not forget its connection", func() bool { return gone(closed) })
 	if gone(crashed) {
@@ -331,7 +331,7 @@ func TestIdleStaleConnectionsSwept(t *testing.T) {
 	// An expired connection with a subscription of the channel.
 	// It expires two seconds on: one could turn before its subscription
 	// is stored, which a connection past its expiry is refused.
-	expired := sessions.Connection{ID: "expired", Community: r.App.Config.DefaultCommunity, Challenge: "x", Pubkey: carol.Pub,
+	expired := session.Connection{ID: "expired", Community: r.App.Config.DefaultCommunity, Challenge: "x", Pubkey: carol.Pub,
 		ConnectedAt: 1, ExpiresAt: time.Now().Unix() + 2}
 	if _, err := r.App.Sessions.Open(ctx, expired); err != nil {
 		t.Fatal(err)

@@ -174,7 +174,7 @@ func TestDeepHealthIsTheOperatorsStatus(t *testing.T) {
 		}
 		// With the sessions in DynamoDB a connection is counted once
 		// the push function's greeting has recorded it among the open
-		// ones (sessions.Pusher.Greet), just after the challenge the
+		// ones (wire.Pusher.Greet), just after the challenge the
 		// client answered: asked again for up to wait.
 		var st int
 		var body []byte

@@ -16,7 +16,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
-	"github.com/buzzrelay/relay/shared/service/sessions"
+	"github.com/buzzrelay/relay/shared/domain/session"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
 
@@ -350,7 +350,7 @@ func TestGoneConnectionIsRemoved(t *testing.T) {
 		if serr != nil {
 			t.Fatal(serr)
 		}
-		if errors.Is(err, sessions.ErrUnknownConnection) && len(subs) == 0 {
+		if errors.Is(err, session.ErrUnknownConnection) && len(subs) == 0 {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/coder/websocket"
 
-	"github.com/buzzrelay/relay/shared/service/sessions"
+	"github.com/buzzrelay/relay/shared/service/wire"
 )
 
 // The in-process path posts what a POST to @connections would: the message
@@ -40,17 +40,17 @@ func TestInProcessPost(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	var sender sessions.Sender = a
+	var sender wire.Sender = a
 	if err := sender.Post(ctx, id, []byte(`["NOTICE","hi"]`)); err != nil {
 		t.Fatal(err)
 	}
 	if _, msg, err := c.Read(ctx); err != nil || string(msg) != `["NOTICE","hi"]` {
 		t.Fatalf("read %q, %v", msg, err)
 	}
-	if err := sender.Post(ctx, id, make([]byte, MaxMessageSize+1)); !errors.Is(err, sessions.ErrTooLarge) {
+	if err := sender.Post(ctx, id, make([]byte, MaxMessageSize+1)); !errors.Is(err, wire.ErrTooLarge) {
 		t.Fatalf("oversized post: %v, want ErrTooLarge", err)
 	}
-	if err := sender.Post(ctx, "nope", []byte(`[]`)); !errors.Is(err, sessions.ErrGone) {
+	if err := sender.Post(ctx, "nope", []byte(`[]`)); !errors.Is(err, wire.ErrGone) {
 		t.Fatalf("post to an unknown connection: %v, want ErrGone", err)
 	}
 	if err := sender.Post(ctx, id, []byte(`["NOTICE","still open"]`)); err != nil {

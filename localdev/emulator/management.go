@@ -15,7 +15,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/buzzrelay/relay/shared/service/sessions"
+	"github.com/buzzrelay/relay/shared/service/wire"
 )
 
 // Management is the @connections API of the emulated WebSocket API:
@@ -70,7 +70,7 @@ func (a *WebSocketAPI) serveManagement(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		switch err := a.accept(id, data); {
-		case errors.Is(err, sessions.ErrTooLarge):
+		case errors.Is(err, wire.ErrTooLarge):
 			awsError(w, http.StatusRequestEntityTooLarge, "PayloadTooLargeException", "message is larger than 128 KB")
 		case err != nil:
 			awsError(w, http.StatusGone, "GoneException", "connection "+id+" is gone")
@@ -129,10 +129,10 @@ func (a *WebSocketAPI) takeSlotFor(hold time.Duration) func() {
 }
 
 // Post is PostToConnection without the HTTP hop, for handlers that run in
-// the emulator's process (localdev's in-process path; sessions.Sender): the
+// the emulator's process (localdev's in-process path; wire.Sender): the
 // same checks and the same outbound buffer as a POST to @connections. It
-// returns an error wrapping sessions.ErrGone for an unknown or closed
-// connection and sessions.ErrTooLarge for a message over 128 KB.
+// returns an error wrapping wire.ErrGone for an unknown or closed
+// connection and wire.ErrTooLarge for a message over 128 KB.
 //
 // As in API Gateway, a post returns once the message is accepted (after
 // Costs.PostLatency), not once the client read it: it goes into the
@@ -171,11 +171,11 @@ func (a *WebSocketAPI) postLatency(ctx context.Context) error {
 // accept takes data into connection id's outbound buffer (Post).
 func (a *WebSocketAPI) accept(id string, data []byte) error {
 	if len(data) > MaxMessageSize {
-		return fmt.Errorf("emulator: post to %s: %w", id, sessions.ErrTooLarge)
+		return fmt.Errorf("emulator: post to %s: %w", id, wire.ErrTooLarge)
 	}
 	s := a.lookup(id)
 	if s == nil {
-		return fmt.Errorf("emulator: post to %s: %w", id, sessions.ErrGone)
+		return fmt.Errorf("emulator: post to %s: %w", id, wire.ErrGone)
 	}
 	select {
 	case s.out <- data:
@@ -184,7 +184,7 @@ func (a *WebSocketAPI) accept(id string, data []byte) error {
 		return nil
 	default:
 		a.drop(s, fmt.Sprintf("%d messages waiting: the client does not read", cap(s.out)))
-		return fmt.Errorf("emulator: post to %s: %w (outbound buffer full)", id, sessions.ErrGone)
+		return fmt.Errorf("emulator: post to %s: %w (outbound buffer full)", id, wire.ErrGone)
 	}
 }
 
@@ -193,7 +193,7 @@ func (a *WebSocketAPI) accept(id string, data []byte) error {
 func (a *WebSocketAPI) DeleteConnection(_ context.Context, id string) error {
 	s := a.lookup(id)
 	if s == nil {
-		return fmt.Errorf("emulator: delete connection %s: %w", id, sessions.ErrGone)
+		return fmt.Errorf("emulator: delete connection %s: %w", id, wire.ErrGone)
 	}
 	go func() {
 		if c := s.conn(); c != nil {

@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/coder/websocket"
 
-	"github.com/buzzrelay/relay/shared/service/sessions"
+	"github.com/buzzrelay/relay/shared/service/wire"
 )
 
 // A slot is released once, by its holder or after its hold, whichever
@@ -131,10 +131,10 @@ func TestPostNeverWaitsForClient(t *testing.T) {
 			}
 		}
 	}
-	if !errors.Is(err, sessions.ErrGone) {
+	if !errors.Is(err, wire.ErrGone) {
 		t.Fatalf("after %d accepted posts to a client that does not read: %v, want Gone", accepted, err)
 	}
-	if err := a.Post(ctx, stalledID, []byte(`["NOTICE","late"]`)); !errors.Is(err, sessions.ErrGone) {
+	if err := a.Post(ctx, stalledID, []byte(`["NOTICE","late"]`)); !errors.Is(err, wire.ErrGone) {
 		t.Fatalf("post after the drop: %v, want Gone", err)
 	}
 	select {
@@ -214,7 +214,7 @@ func TestPostDuringConnectIsGoneUntilTheUpgrade(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.CloseNow()
-	if err := <-during; !errors.Is(err, sessions.ErrGone) {
+	if err := <-during; !errors.Is(err, wire.ErrGone) {
 		t.Fatalf("post during $connect: %v, want Gone", err)
 	}
 	ids := a.Connections()

@@ -145,7 +145,7 @@ func newStack(a *app.App, log *slog.Logger, inProcess bool) *Stack {
 	return s
 }
 
-// inProcessSender is the WebSocketAPI as the handlers' sessions.Sender,
+// inProcessSender is the WebSocketAPI as the handlers' wire.Sender,
 // with DeleteConnection under the name apigw.Management gives it.
 type inProcessSender struct{ *WebSocketAPI }
 

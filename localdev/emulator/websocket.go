@@ -16,7 +16,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/coder/websocket"
 
-	"github.com/buzzrelay/relay/shared/service/sessions"
+	"github.com/buzzrelay/relay/shared/domain/session"
 )
 
 // WebSocketHandler is an API Gateway WebSocket API Lambda handler.
@@ -26,7 +26,7 @@ type WebSocketHandler = func(context.Context, events.APIGatewayWebsocketProxyReq
 const (
 	MaxMessageSize     = 128 << 10 // a larger message closes the socket with 1009
 	IdleTimeout        = 10 * time.Minute
-	ConnectionLifetime = sessions.Lifetime // the relay's one statement of it
+	ConnectionLifetime = session.Lifetime // the relay's one statement of it
 	// DefaultInFlight is the emulator's bound on one socket's concurrent
 	// invocations (API Gateway has none; Lambda's concurrency is the limit).
 	DefaultInFlight = 64

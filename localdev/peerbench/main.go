@@ -69,7 +69,7 @@ import (
 	"github.com/buzzrelay/relay/localdev/wsclient"
 	"github.com/buzzrelay/relay/shared/postgres/dbtest"
 	"github.com/buzzrelay/relay/shared/service/ratelimit"
-	"github.com/buzzrelay/relay/shared/service/sessions"
+	"github.com/buzzrelay/relay/shared/service/wire"
 )
 
 type options struct {
@@ -117,7 +117,7 @@ func main() {
 		}
 	}
 	fmt.Printf("load: %d events per ingest, at most %d per socket (the per-connection message limit is %d a minute, as shipped; the per-key limits are off), %d in flight per socket; %d REQs per figure, %d per socket (within the relay's burst of %d posts a connection); %d round(s) of %s\n",
-		o.events, o.perSocket, messageLimit, o.inflight, o.reqs, reqsPerSocket, sessions.PostBurst, o.rounds, *order)
+		o.events, o.perSocket, messageLimit, o.inflight, o.reqs, reqsPerSocket, wire.PostBurst, o.rounds, *order)
 	start := time.Now()
 	var runs [][]*result
 	for round := range o.rounds {
@@ -644,10 +644,10 @@ func (b *bench) ingest(ctx context.Context, ch string, n, per int) (float64, err
 
 // reqsPerSocket is how many REQs of 50 events one socket sends: their
 // 51 posts each stay within the relay's burst of posts a connection gets
-// at once (sessions.PostBurst, 512; past it a connection's posts are
-// paced at sessions.PostRate, 1,000 a second, so a loop of 50-event REQs
+// at once (wire.PostBurst, 512; past it a connection's posts are
+// paced at wire.PostRate, 1,000 a second, so a loop of 50-event REQs
 // on one socket would time the pacing, about 50 ms a REQ).
-var reqsPerSocket = sessions.PostBurst / 51
+var reqsPerSocket = wire.PostBurst / 51
 
 // reqs runs the REQ k times (with until, when not 0), reqsPerSocket on
 // each socket (the reader, then fresh ones), and checks each answer: 50

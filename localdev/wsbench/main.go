@@ -724,7 +724,7 @@ func (b *bench) waitStoredN(ctx context.Context, n int) error {
 }
 
 // storedLive counts the stored "live" subscriptions of the channel, in
-// the session store holds (sessions.Store).
+// the session store holds (session.Store).
 func (b *bench) storedLive(ctx context.Context) (int, error) {
 	var community string
 	if err := b.db.QueryRow(ctx, `SELECT community_id FROM channels WHERE id = $1`, b.channel).Scan(&community); err != nil {

@@ -16,7 +16,7 @@ const (
 	// LIST of the open connections).
 	LivenessTickSeconds = 0.030
 	// PushPostsInFlight is the posts a tick keeps in flight
-	// (sessions.PostsInFlight).
+	// (wire.PostsInFlight).
 	PushPostsInFlight = 64
 	// SQSIdlePolls: Lambda's pollers of a standard queue long-poll it (20
 	// s) while it is empty, five at a time: 15 ReceiveMessage a minute.

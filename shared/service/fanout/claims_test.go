@@ -9,6 +9,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/domain/session"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/community"
 	"github.com/buzzrelay/relay/shared/service/fanout"
@@ -49,9 +50,9 @@ func TestCatchUpAndLiveDeliveryClaim(t *testing.T) {
 	publish(op.Event(t, kinds.CreateGroup, "", nostr.Tag{"h", open}, nostr.Tag{"name", "o"}, nostr.Tag{"visibility", "open"}))
 	publish(op.Event(t, kinds.CreateGroup, "", nostr.Tag{"h", private}, nostr.Tag{"name", "p"}, nostr.Tag{"visibility", "private"}))
 	filters := []nostr.Filter{{Kinds: []int{kinds.Chat}, Tags: nostr.TagMap{"h": {open, private}}}}
-	subscribe := func(conn string, claimsUntil int64) sessions.NewSubscription {
+	subscribe := func(conn string, claimsUntil int64) session.NewSubscription {
 		t.Helper()
-		if _, err := sess.Open(ctx, sessions.Connection{ID: conn, Community: id, Pubkey: reader.Pub, Challenge: "x"}); err != nil {
+		if _, err := sess.Open(ctx, session.Connection{ID: conn, Community: id, Pubkey: reader.Pub, Challenge: "x"}); err != nil {
 			t.Fatal(err)
 		}
 		row, err := sess.Row(id, conn, "s", reader.Pub, filters)
@@ -81,7 +82,7 @@ func TestCatchUpAndLiveDeliveryClaim(t *testing.T) {
 	first := publish(op.Event(t, kinds.Chat, "live first", nostr.Tag{"h", open}))
 	f.Deliver(ctx, id, first.Committed, first.Delivery)
 	raw := first.Committed[0].String()
-	for _, sub := range []sessions.NewSubscription{window, past} {
+	for _, sub := range []session.NewSubscription{window, past} {
 		if err := f.CatchUp(ctx, id, sub.Subscription, []string{raw}); err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/domain/session"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/community"
 	"github.com/buzzrelay/relay/shared/service/fanout"
@@ -95,7 +96,7 @@ func removedMemberGetsNoLiveEvents(t *testing.T, st *store.Store, sess *sessions
 	subscribe := func(k testkit.Key) string {
 		t.Helper()
 		conn := "conn-" + k.Pub[:8]
-		if _, err := sess.Open(ctx, sessions.Connection{ID: conn, Community: id, Pubkey: k.Pub, Challenge: "x"}); err != nil {
+		if _, err := sess.Open(ctx, session.Connection{ID: conn, Community: id, Pubkey: k.Pub, Challenge: "x"}); err != nil {
 			t.Fatal(err)
 		}
 		if err := sess.Subscribe(ctx, id, conn, "s", k.Pub, filters, sessions.DefaultLimits); err != nil {
@@ -163,7 +164,7 @@ func subscriptionAfterTheVerdictGetsNoSecondCopy(t *testing.T, st *store.Store, 
 	filters := []nostr.Filter{{Kinds: []int{kinds.Chat}, Tags: nostr.TagMap{"h": {ch}}}}
 	subscribe := func(conn string) {
 		t.Helper()
-		if _, err := sess.Open(ctx, sessions.Connection{ID: conn, Community: id, Pubkey: op.Pub, Challenge: "x"}); err != nil {
+		if _, err := sess.Open(ctx, session.Connection{ID: conn, Community: id, Pubkey: op.Pub, Challenge: "x"}); err != nil {
 			t.Fatal(err)
 		}
 		if err := sess.Subscribe(ctx, id, conn, "s", op.Pub, filters, sessions.DefaultLimits); err != nil {

@@ -1,7 +1,7 @@
 // Package fanout is live delivery: newly committed events go to the
 // subscriptions that match them (stored by shared/service/sessions, indexed
 // by the channels their filters pin), through the API Gateway @connections
-// management API (sessions.Sender). It keeps no session: it reads the
+// management API (wire.Sender). It keeps no session: it reads the
 // audience, matches, posts, and ends only what delivery itself ends (a
 // subscription whose reader lost access, a connection that is gone). It
 // knows no AWS type; shared/transport/apigw provides the Sender.
@@ -66,6 +66,7 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/sessions"
+	"github.com/buzzrelay/relay/shared/service/wire"
 )
 
 // Summarizer builds the relay-signed 39005 thread summary of a root (nil
@@ -76,7 +77,7 @@ type Summarizer interface {
 
 // DefaultConcurrency bounds the posts in flight of one Deliver call: the
 // connections posted to at once (each one's messages go in order).
-const DefaultConcurrency = sessions.PostsInFlight
+const DefaultConcurrency = wire.PostsInFlight
 
 // Fanout delivers committed events to live subscriptions. Safe for
 // concurrent use.
@@ -85,13 +86,13 @@ type Fanout struct {
 	// ends what delivery ends; Sender posts.
 	Store    *store.Store
 	Sessions *sessions.Registry
-	Sender   sessions.Sender
+	Sender   wire.Sender
 	// Summaries, when set, makes a reply or a reply's deletion push a fresh
 	// 39005 for its root.
 	Summaries   Summarizer
 	Log         *slog.Logger
 	Concurrency int
-	// PostTimeout bounds each post (sessions.PostTimeout when 0).
+	// PostTimeout bounds each post (wire.PostTimeout when 0).
 	PostTimeout time.Duration
 	// Async, when set, takes delivery to more than InlineMax subscriptions
 	// off the committing invocation: the audience goes to the fan-out
@@ -127,7 +128,7 @@ type Door interface {
 }
 
 // New wires fan-out over st and the sessions of reg; sum may be nil.
-func New(st *store.Store, reg *sessions.Registry, s sessions.Sender, sum Summarizer, log *slog.Logger) *Fanout {
+func New(st *store.Store, reg *sessions.Registry, s wire.Sender, sum Summarizer, log *slog.Logger) *Fanout {
 	return &Fanout{Store: st, Sessions: reg, Sender: s, Summaries: sum, Log: log, Concurrency: DefaultConcurrency}
 }
 
@@ -271,7 +272,7 @@ func (f *Fanout) deliverTo(ctx context.Context, community string, items []*item,
 	for _, c := range refused {
 		j := jobOf(c.connection)
 		j.closed = append(j.closed, closing{sub: c.sub, at: len(j.msgs)})
-		j.msgs = append(j.msgs, sessions.ClosedMessage(c.sub, c.refusal))
+		j.msgs = append(j.msgs, wire.ClosedMessage(c.sub, c.refusal))
 	}
 	channels := map[string]bool{}
 	for _, it := range items {
@@ -331,7 +332,7 @@ func (f *Fanout) deliverTo(ctx context.Context, community string, items []*item,
 		j.msgs = append(j.msgs, msgs...)
 		if lost != "" {
 			j.closed = append(j.closed, closing{sub: c.sub, at: len(j.msgs)})
-			j.msgs = append(j.msgs, sessions.ClosedMessage(c.sub, reject.Restrictedf("you can no longer read channel %s", lost)))
+			j.msgs = append(j.msgs, wire.ClosedMessage(c.sub, reject.Restrictedf("you can no longer read channel %s", lost)))
 		}
 	}
 	return len(jobs), f.run(ctx, order, jobs)
@@ -473,11 +474,11 @@ func (f *Fanout) send(ctx context.Context, j *job) int {
 		if skip[i] {
 			continue
 		}
-		err := sessions.Post(ctx, f.Sender, j.connection, m, f.PostTimeout)
+		err := wire.Post(ctx, f.Sender, j.connection, m, f.PostTimeout)
 		switch {
 		case err == nil:
 			sent++
-		case errors.Is(err, sessions.ErrGone):
+		case errors.Is(err, wire.ErrGone):
 			// Gone, or too slow to take a post (PostTimeout):
 			// dropped, so that no later delivery waits on it either.
 			if err := f.Sessions.Drop(ctx, f.Sender, j.connection, err); err != nil {
@@ -517,7 +518,7 @@ func plan(c *candidate, items []*item, readable, meta map[records.ReadPair]bool)
 			lost = it.channel
 		}
 		if matchesAny(it) {
-			if m := sessions.EventMessage(c.sub, it.raw); len(m) <= relayinfo.MaxMessageLength {
+			if m := wire.EventMessage(c.sub, it.raw); len(m) <= relayinfo.MaxMessageLength {
 				msgs = append(msgs, m)
 				id := it.ev.ID
 				if it.summary || kinds.Ephemeral(it.ev.Kind) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/buzzrelay/relay/shared/service/sessions"
+	"github.com/buzzrelay/relay/shared/service/wire"
 	"github.com/buzzrelay/relay/shared/testing/sessionstest"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
@@ -83,7 +84,7 @@ func TestStuckRecipientHoldsNoOne(t *testing.T) {
 	if len(s.disconnected) != 1 || s.disconnected[0] != "stuck" {
 		t.Fatalf("disconnected %v, want the stuck connection", s.disconnected)
 	}
-	if !errors.Is(sessions.ErrTimeout, sessions.ErrGone) {
+	if !errors.Is(wire.ErrTimeout, wire.ErrGone) {
 		t.Fatal("a timed-out post is not treated as gone")
 	}
 }

@@ -228,7 +228,7 @@ func TestRunAheadStateReachesIdleSubscription(t *testing.T) {
 	if m.Value != fixed.Unix() {
 		t.Fatalf("mark %d after a write at %d", m.Value, fixed.Unix())
 	}
-	conn := sessions.Connection{ID: "c1", Community: community, Pubkey: owner.Pub, Challenge: "x", ConnectedAt: fixed.Unix()}
+	conn := session.Connection{ID: "c1", Community: community, Pubkey: owner.Pub, Challenge: "x", ConnectedAt: fixed.Unix()}
 	if _, err := idle.Open(context.Background(), conn); err != nil {
 		t.Fatal(err)
 	}

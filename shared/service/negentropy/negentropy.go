@@ -30,6 +30,7 @@ import (
 
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
+	"github.com/buzzrelay/relay/shared/domain/session"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/sessions"
 )
@@ -89,8 +90,8 @@ func (s *Service) Open(ctx context.Context, c Caller, sub string, f nostr.Filter
 	if err != nil {
 		return "", fmt.Errorf("negentropy: encode filter: %w", err)
 	}
-	row := sessions.NewSubscription{
-		Subscription: sessions.Subscription{Connection: c.Connection, Sub: SessionKey(sub), Pubkey: c.Pubkey, Filters: string(raw)},
+	row := session.NewSubscription{
+		Subscription: session.Subscription{Connection: c.Connection, Sub: SessionKey(sub), Pubkey: c.Pubkey, Filters: string(raw)},
 		Community:    c.Community, CreatedAt: int64(now),
 		// No pins: nothing is delivered live to a reconciliation.
 	}

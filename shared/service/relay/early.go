@@ -11,6 +11,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/domain/session"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/sessions"
 )
@@ -106,7 +107,7 @@ func storedOnly(filters []nostr.Filter) bool {
 // read, with its snapshot, and what follows the answer: closeGrace for a
 // CLOSE sent on EOSE, then, unless one came, the store and its verdict,
 // the catch-up and the record for a replay.
-func (r *Relay) subscribeEarly(ctx context.Context, c Caller, req Request, row sessions.NewSubscription, read sessions.Reading, res *sessions.Reservation, start time.Time) ([]json.RawMessage, func(context.Context) error, error) {
+func (r *Relay) subscribeEarly(ctx context.Context, c Caller, req Request, row session.NewSubscription, read sessions.Reading, res *sessions.Reservation, start time.Time) ([]json.RawMessage, func(context.Context) error, error) {
 	evs, seen, err := r.Reader.ReqSeen(ctx, c.Community, c.Pubkey, req.Filters)
 	if err != nil {
 		r.Sessions.Release(res)
@@ -151,7 +152,7 @@ func (r *Relay) subscribeEarly(ctx context.Context, c Caller, req Request, row s
 // store after all: its id was closed (a one-shot read's CLOSE on EOSE:
 // its tombstone) or asked for again here meanwhile. Its reservation is
 // then handed back.
-func (r *Relay) closedInGrace(ctx context.Context, c Caller, row sessions.NewSubscription, res *sessions.Reservation, start time.Time) (bool, error) {
+func (r *Relay) closedInGrace(ctx context.Context, c Caller, row session.NewSubscription, res *sessions.Reservation, start time.Time) (bool, error) {
 	select {
 	case <-time.After(closeGrace):
 	case <-ctx.Done():
@@ -177,7 +178,7 @@ var errLate = errors.New("relay: the subscription was stored too late to catch u
 
 // catchUp delivers to the stored subscription row what committed after
 // its read's snapshot seen.
-func (r *Relay) catchUp(ctx context.Context, c Caller, row sessions.NewSubscription, seen store.Seen, start time.Time) error {
+func (r *Relay) catchUp(ctx context.Context, c Caller, row session.NewSubscription, seen store.Seen, start time.Time) error {
 	if r.Sessions.Now().Sub(start) > catchUpWithin {
 		return errLate
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
+	"github.com/buzzrelay/relay/shared/domain/session"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/fanout"
 	"github.com/buzzrelay/relay/shared/service/ingest"
@@ -139,7 +140,7 @@ func newGatedHarness(t *testing.T) *gatedHarness {
 	h.g = &gated{API: h.impl.API, release: make(chan struct{})}
 	sess := sessions.NewRegistry(ddbsessions.New(h.g, h.impl.Table))
 	h.core = earlyRelay(t, st, sess, h.p)
-	conn, err := sess.Open(ctx, sessions.Connection{ID: "conn", Community: community, Pubkey: h.alice.Pub, Challenge: "x"})
+	conn, err := sess.Open(ctx, session.Connection{ID: "conn", Community: community, Pubkey: h.alice.Pub, Challenge: "x"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +265,7 @@ func TestEarlyAnswerRefusedAfterEOSE(t *testing.T) {
 	b := sessions.NewRegistry(ddbsessions.New(impl.API, impl.Table))
 	core := earlyRelay(t, st, a, &posts{m: map[string][]string{}})
 	alice := testkit.NewKey(t)
-	conn, err := a.Open(ctx, sessions.Connection{ID: "conn", Community: community, Pubkey: alice.Pub, Challenge: "x"})
+	conn, err := a.Open(ctx, session.Connection{ID: "conn", Community: community, Pubkey: alice.Pub, Challenge: "x"})
 	if err != nil {
 		t.Fatal(err)
 	}

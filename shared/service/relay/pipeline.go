@@ -1,24 +1,31 @@
 package relay
 
-// The use-case layer's two paths, each step a small named function run in
-// the order listed; the first error ends the path. The write path is every
-// publish's (EVENT over WebSocket, POST /events); the read path every
-// one-shot read's (POST /query and its read-state snapshot, POST /count,
-// COUNT). The rules of a write are ingest's own list (ingest/pipeline.go);
-// the plans of a read the query engine's (shared/service/query). A REQ
-// (Subscribe) stores its subscription before it reads, its order in
-// Subscribe itself.
+// The use-case layer's paths, each step a small named function run in the
+// order listed; the first error ends the path. The write path is every
+// publish's (EVENT over WebSocket, POST /events), live delivery its last
+// step once the transport answered (livePath lists fan-out's steps); the
+// read path every one-shot read's (POST /query and its read-state
+// snapshot, POST /count, COUNT); the REQ path every REQ's (Subscribe), a
+// step that answers it ending it. The rules of a write are ingest's own
+// list (ingest/pipeline.go); the plans of a read the query engine's
+// (shared/service/query). docs/architecture.md walks them hop by hop.
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/nbd-wtf/go-nostr"
 
 	"github.com/buzzrelay/relay/shared/domain/filter"
+	"github.com/buzzrelay/relay/shared/domain/invite"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
+	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/buzzrelay/relay/shared/service/guard"
 	"github.com/buzzrelay/relay/shared/service/ingest"
+	"github.com/buzzrelay/relay/shared/service/invites"
+	"github.com/buzzrelay/relay/shared/service/query"
 )
 
 // writePath is a publish up to its verdict, in order; live delivery
@@ -40,6 +47,90 @@ var readPath = []struct {
 }{
 	{"the door: served, rate limits, AUTH, the NIP-43 gate (guard.Guard.Admit)", (*Relay).admitRead},
 	{"the engine: validated, planned, read in one snapshot under the access rule (query.Engine)", (*Relay).runRead},
+}
+
+// reqPath is a REQ up to its answer, in order; a step that answers it
+// ends the path (subscription.done). What follows the answer (a replay's
+// record, an early answer's store and catch-up) is returned undone
+// (subscription.after) for the transport to run once EOSE is out.
+var reqPath = []struct {
+	name string
+	run  func(r *Relay, ctx context.Context, q *subscription) error
+}{
+	{"the share: one answer at most relayinfo.MaxREQEvents events across its filters (ShareREQLimit)", (*Relay).shareREQ},
+	{"an invite asked for (NIP-43, kind 28935): minted for an owner or admin, one-shot (invites.Service.InviteEvent)", (*Relay).reqInvite},
+	{"nothing live after EOSE (a search, thread windows, filters that end before now): the door, a live subscription of the id ended, the read (oneShot)", (*Relay).reqOneShot},
+	{"no key: the door refuses it auth-required: before the session store is asked", (*Relay).reqKeyless},
+	{"live: stored, then answered from the session store (the mark, a resume record) or by the database, or answered early and stored after (subscribeLive, early.go)", (*Relay).reqLive},
+}
+
+// livePath is live delivery after a commit, in order: the write path's
+// last step (deliver) hands the committed events to fan-out
+// (fanout.Fanout.DeliverFrom), whose steps these are.
+var livePath = []string{
+	"the commit's cutoff among the subscriptions, taken before the verdict is sent (fanout.Fanout.Cutoff)",
+	"push and workflow triggers told of the commit (push and workflow Committed)",
+	"what delivery needs, read in the commit's own round trip (store.Delivery.Deliveries)",
+	"the audience from the session store up to the cutoff (fanout.Fanout.audienceAfterCommit: sessions.Registry.AudienceRange)",
+	"past FANOUT_INLINE_MAX, handed to the fan-out function in one invoke (fanout.Fanout.handOff)",
+	"else matched, the readers asked of the door, each event claimed and posted (fanout.Fanout.deliverTo)",
+}
+
+// subscription is one REQ on the REQ path.
+type subscription struct {
+	c     Caller
+	req   Request
+	evs   []json.RawMessage
+	after func(context.Context) error // never nil
+	done  bool                        // answered: the path ends
+}
+
+func (r *Relay) subscribe(ctx context.Context, q *subscription) error {
+	for _, step := range reqPath {
+		if err := step.run(r, ctx, q); err != nil || q.done {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *Relay) shareREQ(_ context.Context, q *subscription) error {
+	q.req.Filters = ShareREQLimit(q.req.Filters, relayinfo.MaxREQEvents)
+	return nil
+}
+
+func (r *Relay) reqInvite(ctx context.Context, q *subscription) (err error) {
+	if r.Invites == nil || !invite.AsksForInvite(q.req.Filters) {
+		return nil
+	}
+	q.done = true
+	q.evs, err = r.Invites.InviteEvent(ctx, invites.Caller{Community: q.c.Community, Pubkey: q.c.Pubkey, Connection: q.c.Connection})
+	return err
+}
+
+func (r *Relay) reqOneShot(ctx context.Context, q *subscription) (err error) {
+	if q.req.ThreadWindows == nil && !slices.ContainsFunc(q.req.Filters, query.IsSearch) && !EndsAtEOSE(q.req.Filters, r.Sessions.Now()) {
+		return nil
+	}
+	q.done = true
+	q.evs, err = r.oneShot(ctx, q.c, q.req)
+	return err
+}
+
+func (r *Relay) reqKeyless(ctx context.Context, q *subscription) error {
+	if q.c.Pubkey != "" {
+		return nil
+	}
+	return r.admit(ctx, q.c, r.door(q.c, guard.Read))
+}
+
+func (r *Relay) reqLive(ctx context.Context, q *subscription) error {
+	evs, then, err := r.subscribeLive(ctx, q.c, q.req)
+	q.evs, q.done = evs, true
+	if then != nil {
+		q.after = then
+	}
+	return err
 }
 
 // write is one publish on the write path.

@@ -24,14 +24,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"slices"
 
 	"github.com/nbd-wtf/go-nostr"
 
-	"github.com/buzzrelay/relay/shared/domain/invite"
 	"github.com/buzzrelay/relay/shared/domain/kinds"
 	"github.com/buzzrelay/relay/shared/domain/reject"
-	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/buzzrelay/relay/shared/domain/session"
 	"github.com/buzzrelay/relay/shared/postgres/store"
 	"github.com/buzzrelay/relay/shared/service/guard"
@@ -65,7 +62,7 @@ type Caller struct {
 	// claim's budget counts it (guard.Join).
 	Address string
 	// Session is the WebSocket connection's state (nil over HTTP).
-	Session *sessions.Connection
+	Session *session.Connection
 	// counted is the call's message counted ahead of the door
 	// (guard.Guard.CountMessage); nil: the door counts it.
 	counted *ratelimit.Counted
@@ -329,29 +326,9 @@ func (r *Relay) Subscribe(ctx context.Context, c Caller, req Request) ([]json.Ra
 // subscription was stored (subscribeEarly) it waits for the store, then
 // delivers what committed after the read (catchUp).
 func (r *Relay) SubscribeThen(ctx context.Context, c Caller, req Request) (evs []json.RawMessage, after func(context.Context) error, err error) {
-	after = func(context.Context) error { return nil }
-	// One answer at most relayinfo.MaxREQEvents events, across its filters.
-	req.Filters = ShareREQLimit(req.Filters, relayinfo.MaxREQEvents)
-	if r.Invites != nil && invite.AsksForInvite(req.Filters) {
-		// NIP-43: an invite minted for this owner or admin, one-shot.
-		evs, err = r.Invites.InviteEvent(ctx, invites.Caller{Community: c.Community, Pubkey: c.Pubkey, Connection: c.Connection})
-		return evs, after, err
-	}
-	if req.ThreadWindows != nil || slices.ContainsFunc(req.Filters, query.IsSearch) || EndsAtEOSE(req.Filters, r.Sessions.Now()) {
-		evs, err = r.oneShot(ctx, c, req)
-		return evs, after, err
-	}
-	if c.Pubkey == "" {
-		// Refused for want of AUTH before the session store is asked.
-		if err := r.admit(ctx, c, r.door(c, guard.Read)); err != nil {
-			return nil, after, err
-		}
-	}
-	evs, then, err := r.subscribeLive(ctx, c, req)
-	if then != nil {
-		after = then
-	}
-	return evs, after, err
+	q := &subscription{c: c, req: req, after: func(context.Context) error { return nil }}
+	err = r.subscribe(ctx, q)
+	return q.evs, q.after, err
 }
 
 // oneShot serves a REQ with nothing live after EOSE (a search, thread
@@ -429,7 +406,7 @@ func (r *Relay) subscribeLive(ctx context.Context, c Caller, req Request) ([]jso
 // the store, so the subscription is stored before the read's snapshot (a
 // commit after that snapshot reads its audience after it, and delivers
 // live). A refusal by the limits comes before the door's.
-func (r *Relay) subscribeNewest(ctx context.Context, c Caller, req Request, row sessions.NewSubscription) ([]json.RawMessage, func(context.Context) error, error) {
+func (r *Relay) subscribeNewest(ctx context.Context, c Caller, req Request, row session.NewSubscription) ([]json.RawMessage, func(context.Context) error, error) {
 	res, early := r.mayAnswerEarly(c, req)
 	start := r.Sessions.Now()
 	put := make(chan error, 1)

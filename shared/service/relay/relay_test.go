@@ -77,7 +77,7 @@ func newHarness(t *testing.T, limits ratelimit.Limits) *harness {
 // does.
 func (h *harness) open(t *testing.T, id string) {
 	t.Helper()
-	if _, err := h.core.Sessions.Open(context.Background(), sessions.Connection{ID: id, Community: community,
+	if _, err := h.core.Sessions.Open(context.Background(), session.Connection{ID: id, Community: community,
 		RelayURLs: []string{"ws://x"}, Challenge: "ab"}); err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +212,7 @@ func newSocket(t *testing.T) (h *harness, c relay.Caller, channel string) {
 			t.Fatalf("publish: %+v %v", out, err)
 		}
 	}
-	if _, err := h.core.Sessions.Open(ctx, sessions.Connection{ID: "conn", Community: community, RelayURLs: []string{"ws://x"}, Challenge: "ab"}); err != nil {
+	if _, err := h.core.Sessions.Open(ctx, session.Connection{ID: "conn", Community: community, RelayURLs: []string{"ws://x"}, Challenge: "ab"}); err != nil {
 		t.Fatal(err)
 	}
 	return h, relay.Caller{Community: community, Pubkey: alice.Pub, Connection: "conn"}, channel

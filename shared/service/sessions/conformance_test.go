@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/buzzrelay/relay/shared/domain/session"
-	"github.com/buzzrelay/relay/shared/service/sessions"
 	"github.com/buzzrelay/relay/shared/testing/sessionstest"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
@@ -21,19 +20,19 @@ func openConn(t *testing.T, im sessionstest.Impl, id, community string, expires 
 	if expires == 0 {
 		expires = now + 7200
 	}
-	err := im.Store.OpenConnection(context.Background(), sessions.Connection{ID: id, Community: community,
+	err := im.Store.OpenConnection(context.Background(), session.Connection{ID: id, Community: community,
 		RelayURLs: []string{"ws://x.test"}, Challenge: "ch-" + id, ConnectedAt: now, ExpiresAt: expires})
 	if err != nil {
 		t.Fatal(err)
 	}
 }
 
-func newSub(conn, sub, pubkey, community string, pins ...string) sessions.NewSubscription {
-	return sessions.NewSubscription{Subscription: sessions.Subscription{Connection: conn, Sub: sub, Pubkey: pubkey,
+func newSub(conn, sub, pubkey, community string, pins ...string) session.NewSubscription {
+	return session.NewSubscription{Subscription: session.Subscription{Connection: conn, Sub: sub, Pubkey: pubkey,
 		Filters: `[{"kinds":[9]}]`}, Community: community, Pins: pins, CreatedAt: time.Now().Unix()}
 }
 
-func keysOf(subs []sessions.Subscription) []string {
+func keysOf(subs []session.Subscription) []string {
 	out := make([]string, len(subs))
 	for i, s := range subs {
 		out[i] = s.Connection + "/" + s.Sub
@@ -52,10 +51,10 @@ func TestSessionStoreConnectionLifecycle(t *testing.T) {
 		now := time.Now().Unix()
 		openConn(t, im, "A=", "c1", 0)
 		openConn(t, im, "old=", "c1", now-1)
-		if _, err := im.Store.Connection(ctx, "old=", now); !errors.Is(err, sessions.ErrUnknownConnection) {
+		if _, err := im.Store.Connection(ctx, "old=", now); !errors.Is(err, session.ErrUnknownConnection) {
 			t.Fatalf("expired connection: %v", err)
 		}
-		if _, err := im.Store.Connection(ctx, "none=", now); !errors.Is(err, sessions.ErrUnknownConnection) {
+		if _, err := im.Store.Connection(ctx, "none=", now); !errors.Is(err, session.ErrUnknownConnection) {
 			t.Fatalf("unknown connection: %v", err)
 		}
 		c, err := im.Store.Connection(ctx, "A=", now)
@@ -74,19 +73,19 @@ func TestSessionStoreConnectionLifecycle(t *testing.T) {
 		if held, err := im.Store.Authenticate(ctx, "A=", "c1", "pk1"); err != nil || held.Connection != 0 || held.Key != 0 || held.Subs == nil || len(held.Subs) != 0 {
 			t.Fatalf("authenticate: %+v %v", held, err)
 		}
-		if _, err := im.Store.Authenticate(ctx, "none=", "c1", "pk1"); !errors.Is(err, sessions.ErrUnknownConnection) {
+		if _, err := im.Store.Authenticate(ctx, "none=", "c1", "pk1"); !errors.Is(err, session.ErrUnknownConnection) {
 			t.Fatalf("authenticate unknown: %v", err)
 		}
 		if c, _ := im.Store.Connection(ctx, "A=", now); c == nil || c.Pubkey != "pk1" || !c.ChallengeSent {
 			t.Fatalf("after AUTH: %+v", c)
 		}
-		if err := subErr(im.Store.Subscribe(ctx, newSub("A=", "s", "pk1", "c1", ""), sessions.Limits{PerConnection: 2})); err != nil {
+		if err := subErr(im.Store.Subscribe(ctx, newSub("A=", "s", "pk1", "c1", ""), session.Limits{PerConnection: 2})); err != nil {
 			t.Fatal(err)
 		}
 		if err := im.Store.CloseConnection(ctx, "A="); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := im.Store.Connection(ctx, "A=", now); !errors.Is(err, sessions.ErrUnknownConnection) {
+		if _, err := im.Store.Connection(ctx, "A=", now); !errors.Is(err, session.ErrUnknownConnection) {
 			t.Fatalf("closed connection: %v", err)
 		}
 		if subs, err := im.Store.AudienceRange(ctx, session.AudienceRangeParams{Community: "c1", Channels: nil, Cutoff: 1 << 62, After: "", Through: "\U0010FFFF", Now: now}); err != nil || len(subs) != 0 {
@@ -110,7 +109,7 @@ func TestSessionStoreLimitPerConnectionExactUnderConcurrency(t *testing.T) {
 		const sent, limit = 60, 20
 		errs := make([]error, sent)
 		testkit.AtOnce(sent, func(i int) {
-			errs[i] = subErr(im.Store.Subscribe(ctx, newSub("A=", fmt.Sprintf("s%02d", i), "pk", "c1", fmt.Sprint(i)), sessions.Limits{PerConnection: limit}))
+			errs[i] = subErr(im.Store.Subscribe(ctx, newSub("A=", fmt.Sprintf("s%02d", i), "pk", "c1", fmt.Sprint(i)), session.Limits{PerConnection: limit}))
 		})
 		stored, in := 0, ""
 		for i, err := range errs {
@@ -118,17 +117,17 @@ func TestSessionStoreLimitPerConnectionExactUnderConcurrency(t *testing.T) {
 			case err == nil:
 				stored++
 				in = fmt.Sprintf("s%02d", i)
-			case !errors.Is(err, sessions.ErrConnectionFull):
+			case !errors.Is(err, session.ErrConnectionFull):
 				t.Fatalf("sub %d: %v", i, err)
 			}
 		}
 		if stored != limit {
 			t.Fatalf("stored %d of %d, limit %d", stored, sent, limit)
 		}
-		if err := subErr(im.Store.Subscribe(ctx, newSub("A=", in, "pk", "c1", "other"), sessions.Limits{PerConnection: limit})); err != nil {
+		if err := subErr(im.Store.Subscribe(ctx, newSub("A=", in, "pk", "c1", "other"), session.Limits{PerConnection: limit})); err != nil {
 			t.Fatalf("replacing on a full connection: %v", err)
 		}
-		if err := subErr(im.Store.Subscribe(ctx, newSub("A=", "new", "pk", "c1"), sessions.Limits{PerConnection: limit})); !errors.Is(err, sessions.ErrConnectionFull) {
+		if err := subErr(im.Store.Subscribe(ctx, newSub("A=", "new", "pk", "c1"), session.Limits{PerConnection: limit})); !errors.Is(err, session.ErrConnectionFull) {
 			t.Fatalf("past the limit: %v", err)
 		}
 		if ended, err := im.Store.EndSubscription(ctx, "A=", in); err != nil || !ended {
@@ -137,7 +136,7 @@ func TestSessionStoreLimitPerConnectionExactUnderConcurrency(t *testing.T) {
 		if ended, err := im.Store.EndSubscription(ctx, "A=", in); err != nil || ended {
 			t.Fatalf("end twice: %v %v", ended, err)
 		}
-		if err := subErr(im.Store.Subscribe(ctx, newSub("A=", "new", "pk", "c1"), sessions.Limits{PerConnection: limit})); err != nil {
+		if err := subErr(im.Store.Subscribe(ctx, newSub("A=", "new", "pk", "c1"), session.Limits{PerConnection: limit})); err != nil {
 			t.Fatalf("after an end: %v", err)
 		}
 	})
@@ -152,7 +151,7 @@ func TestSessionStoreLimitPerKeyExactUnderConcurrency(t *testing.T) {
 		ctx := context.Background()
 		im.Community(t, "c1")
 		im.Community(t, "c2")
-		lim := sessions.Limits{PerConnection: 10, PerKey: 15}
+		lim := session.Limits{PerConnection: 10, PerKey: 15}
 		conns := []string{"A=", "B=", "C=", "D="}
 		for _, c := range conns {
 			openConn(t, im, c, "c1", 0)
@@ -166,17 +165,17 @@ func TestSessionStoreLimitPerKeyExactUnderConcurrency(t *testing.T) {
 		for i, err := range errs {
 			if err == nil {
 				stored++
-			} else if !errors.Is(err, sessions.ErrKeyFull) && !errors.Is(err, sessions.ErrConnectionFull) {
+			} else if !errors.Is(err, session.ErrKeyFull) && !errors.Is(err, session.ErrConnectionFull) {
 				t.Fatalf("sub %d: %v", i, err)
 			}
 		}
 		if stored != lim.PerKey {
 			t.Fatalf("stored %d, per-key limit %d", stored, lim.PerKey)
 		}
-		if err := subErr(im.Store.Subscribe(ctx, newSub("A=", "x", "pk", "c1"), lim)); !errors.Is(err, sessions.ErrKeyFull) && !errors.Is(err, sessions.ErrConnectionFull) {
+		if err := subErr(im.Store.Subscribe(ctx, newSub("A=", "x", "pk", "c1"), lim)); !errors.Is(err, session.ErrKeyFull) && !errors.Is(err, session.ErrConnectionFull) {
 			t.Fatalf("past the key's limit: %v", err)
 		}
-		if err := subErr(im.Store.Subscribe(ctx, newSub("A=", "other-key", "pk2", "c1"), lim)); err != nil && !errors.Is(err, sessions.ErrConnectionFull) {
+		if err := subErr(im.Store.Subscribe(ctx, newSub("A=", "other-key", "pk2", "c1"), lim)); err != nil && !errors.Is(err, session.ErrConnectionFull) {
 			t.Fatalf("another key: %v", err)
 		}
 		if err := subErr(im.Store.Subscribe(ctx, newSub("E=", "x", "pk", "c2"), lim)); err != nil {
@@ -185,7 +184,7 @@ func TestSessionStoreLimitPerKeyExactUnderConcurrency(t *testing.T) {
 		if err := im.Store.CloseConnection(ctx, "B="); err != nil {
 			t.Fatal(err)
 		}
-		if err := subErr(im.Store.Subscribe(ctx, newSub("D=", "after-close", "pk", "c1"), lim)); err != nil && !errors.Is(err, sessions.ErrConnectionFull) {
+		if err := subErr(im.Store.Subscribe(ctx, newSub("D=", "after-close", "pk", "c1"), lim)); err != nil && !errors.Is(err, session.ErrConnectionFull) {
 			t.Fatalf("after a close: %v", err)
 		}
 	})
@@ -201,7 +200,7 @@ func TestSessionStoreBurstRefusedOnlyAtItsLimit(t *testing.T) {
 		ctx := context.Background()
 		im.Community(t, "c1")
 		openConn(t, im, "A=", "c1", 0)
-		lim := sessions.Limits{PerConnection: 20, PerKey: 60}
+		lim := session.Limits{PerConnection: 20, PerKey: 60}
 		errs := make([]error, 200)
 		testkit.AtOnce(len(errs), func(i int) {
 			errs[i] = subErr(im.Store.Subscribe(ctx, newSub("A=", fmt.Sprintf("s%03d", i), "pk", "c1", ""), lim))
@@ -211,7 +210,7 @@ func TestSessionStoreBurstRefusedOnlyAtItsLimit(t *testing.T) {
 			switch {
 			case err == nil:
 				stored++
-			case !errors.Is(err, sessions.ErrConnectionFull):
+			case !errors.Is(err, session.ErrConnectionFull):
 				t.Fatalf("sub %d: %v, want stored or the connection's refusal", i, err)
 			}
 		}
@@ -233,7 +232,7 @@ func TestSessionStoreRefusalHoldsNoPlaceInTheOtherLimit(t *testing.T) {
 		im.Community(t, "c1")
 		openConn(t, im, "A=", "c1", 0)
 		openConn(t, im, "B=", "c1", 0)
-		lim := sessions.Limits{PerConnection: 1, PerKey: 2}
+		lim := session.Limits{PerConnection: 1, PerKey: 2}
 		must := func(err error, want error, what string) {
 			t.Helper()
 			if (want == nil && err != nil) || (want != nil && !errors.Is(err, want)) {
@@ -241,12 +240,12 @@ func TestSessionStoreRefusalHoldsNoPlaceInTheOtherLimit(t *testing.T) {
 			}
 		}
 		must(subErr(im.Store.Subscribe(ctx, newSub("A=", "a", "pk", "c1", ""), lim)), nil, "first of A")
-		must(subErr(im.Store.Subscribe(ctx, newSub("A=", "b", "pk", "c1", ""), lim)), sessions.ErrConnectionFull, "second of A")
-		if err := subErr(im.Store.Subscribe(ctx, newSub("gone=", "g", "pk", "c1", ""), lim)); !errors.Is(err, sessions.ErrUnknownConnection) {
+		must(subErr(im.Store.Subscribe(ctx, newSub("A=", "b", "pk", "c1", ""), lim)), session.ErrConnectionFull, "second of A")
+		if err := subErr(im.Store.Subscribe(ctx, newSub("gone=", "g", "pk", "c1", ""), lim)); !errors.Is(err, session.ErrUnknownConnection) {
 			t.Fatalf("a connection that was never opened: %v, want ErrUnknownConnection", err)
 		}
 		openConn(t, im, "old=", "c1", time.Now().Unix()-1)
-		if err := subErr(im.Store.Subscribe(ctx, newSub("old=", "o", "pk", "c1", ""), lim)); !errors.Is(err, sessions.ErrUnknownConnection) {
+		if err := subErr(im.Store.Subscribe(ctx, newSub("old=", "o", "pk", "c1", ""), lim)); !errors.Is(err, session.ErrUnknownConnection) {
 			t.Fatalf("an expired connection: %v, want ErrUnknownConnection", err)
 		}
 		// Neither refused subscription took a place among the key's two.
@@ -255,9 +254,9 @@ func TestSessionStoreRefusalHoldsNoPlaceInTheOtherLimit(t *testing.T) {
 		// The key holds its two: B's second is refused by the key and
 		// takes no place among B's own.
 		lim.PerConnection = 2
-		must(subErr(im.Store.Subscribe(ctx, newSub("B=", "d", "pk", "c1", ""), lim)), sessions.ErrKeyFull, "third of the key")
+		must(subErr(im.Store.Subscribe(ctx, newSub("B=", "d", "pk", "c1", ""), lim)), session.ErrKeyFull, "third of the key")
 		must(subErr(im.Store.Subscribe(ctx, newSub("B=", "e", "pk2", "c1", ""), lim)), nil, "B's second, another key")
-		must(subErr(im.Store.Subscribe(ctx, newSub("B=", "f", "pk2", "c1", ""), lim)), sessions.ErrConnectionFull, "B's third")
+		must(subErr(im.Store.Subscribe(ctx, newSub("B=", "f", "pk2", "c1", ""), lim)), session.ErrConnectionFull, "B's third")
 		subs, err := im.Store.SubscriptionsByKey(ctx, "c1", [][2]string{{"A=", "a"}, {"A=", "b"}, {"B=", "c"}, {"B=", "d"}, {"B=", "e"}, {"B=", "f"}, {"gone=", "g"}, {"old=", "o"}}, time.Now().Unix())
 		if err != nil {
 			t.Fatal(err)
@@ -277,7 +276,7 @@ func TestSessionStoreAudience(t *testing.T) {
 		ctx := context.Background()
 		im.Community(t, "c1")
 		im.Community(t, "c2")
-		lim := sessions.Limits{PerConnection: 20}
+		lim := session.Limits{PerConnection: 20}
 		now := time.Now().Unix()
 		for i := range 7 {
 			openConn(t, im, fmt.Sprintf("K%d=", i), "c1", 0)
@@ -321,7 +320,7 @@ func TestSessionStoreAudience(t *testing.T) {
 		if err != nil || len(bounds) == 0 {
 			t.Fatalf("bounds: %v %v", bounds, err)
 		}
-		var parts []sessions.Subscription
+		var parts []session.Subscription
 		after := ""
 		for _, through := range bounds {
 			p, err := im.Store.AudienceRange(ctx, session.AudienceRangeParams{Community: "c1", Channels: []string{"x"}, Cutoff: cutoff, After: after, Through: through, Now: later})
@@ -412,7 +411,7 @@ func TestSessionStoreSubscribeKnowingTheExpiry(t *testing.T) {
 		openConn(t, im, "A=", "c1", now+7200)
 		openConn(t, im, "B=", "c1", now+7200)
 		openConn(t, im, "C=", "c1", now+7200)
-		known := func(s sessions.NewSubscription, expires int64) sessions.NewSubscription {
+		known := func(s session.NewSubscription, expires int64) session.NewSubscription {
 			s.Expires = expires
 			return s
 		}
@@ -424,21 +423,21 @@ func TestSessionStoreSubscribeKnowingTheExpiry(t *testing.T) {
 			}
 			return keysOf(subs)
 		}
-		lim := sessions.Limits{PerConnection: 1, PerKey: 2}
+		lim := session.Limits{PerConnection: 1, PerKey: 2}
 		if err := subErr(im.Store.Subscribe(ctx, known(newSub("A=", "a", "pk", "c1", "y"), now+7200), lim)); err != nil {
 			t.Fatal(err)
 		}
-		if err := subErr(im.Store.Subscribe(ctx, known(newSub("A=", "b", "pk", "c1", "x"), now+7200), lim)); !errors.Is(err, sessions.ErrConnectionFull) {
+		if err := subErr(im.Store.Subscribe(ctx, known(newSub("A=", "b", "pk", "c1", "x"), now+7200), lim)); !errors.Is(err, session.ErrConnectionFull) {
 			t.Fatalf("second of A: %v", err)
 		}
-		if err := subErr(im.Store.Subscribe(ctx, known(newSub("gone=", "g", "pk", "c1", "x"), now+7200), lim)); !errors.Is(err, sessions.ErrUnknownConnection) {
+		if err := subErr(im.Store.Subscribe(ctx, known(newSub("gone=", "g", "pk", "c1", "x"), now+7200), lim)); !errors.Is(err, session.ErrUnknownConnection) {
 			t.Fatalf("a connection that was never opened: %v, want ErrUnknownConnection", err)
 		}
 		if err := subErr(im.Store.Subscribe(ctx, known(newSub("B=", "c", "pk", "c1", "x"), now+7200), lim)); err != nil {
 			t.Fatal(err)
 		}
 		lim.PerConnection = 2
-		if err := subErr(im.Store.Subscribe(ctx, known(newSub("B=", "d", "pk", "c1", "x"), now+7200), lim)); !errors.Is(err, sessions.ErrKeyFull) {
+		if err := subErr(im.Store.Subscribe(ctx, known(newSub("B=", "d", "pk", "c1", "x"), now+7200), lim)); !errors.Is(err, session.ErrKeyFull) {
 			t.Fatalf("third of the key: %v", err)
 		}
 		if got, want := audience(now, "x"), []string{"B=/c"}; !slices.Equal(got, want) {

@@ -16,9 +16,9 @@ import (
 
 // markStore is a session store that only has a mark, and counts its reads.
 type markStore struct {
-	sessions.Store // nil: any other call panics
-	mark           int64
-	reads          int
+	session.Store // nil: any other call panics
+	mark          int64
+	reads         int
 }
 
 func (m *markStore) Mark(context.Context, string) (session.Mark, error) {
@@ -76,10 +76,10 @@ func TestAboveMarkReadsTheMarkOnlyWhenItCanAnswer(t *testing.T) {
 // raiseStore is a session store whose RaiseMark blocks until released,
 // and counts its calls.
 type raiseStore struct {
-	sessions.Store // nil: any other call panics
-	entered        chan struct{}
-	release        chan struct{}
-	calls          atomic.Int32
+	session.Store // nil: any other call panics
+	entered       chan struct{}
+	release       chan struct{}
+	calls         atomic.Int32
 }
 
 func (s *raiseStore) Stamp(_ context.Context, _ string, at int64) (int64, error) { return at, nil }

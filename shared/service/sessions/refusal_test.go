@@ -17,12 +17,12 @@ type fullStore struct {
 	calls atomic.Int32
 }
 
-func (s *fullStore) Subscribe(context.Context, NewSubscription, Limits) (session.Held, error) {
+func (s *fullStore) Subscribe(context.Context, session.NewSubscription, session.Limits) (session.Held, error) {
 	s.calls.Add(1)
 	if s.key {
-		return session.Held{}, ErrKeyFull
+		return session.Held{}, session.ErrKeyFull
 	}
-	return session.Held{}, ErrConnectionFull
+	return session.Held{}, session.ErrConnectionFull
 }
 
 // Issue 56: a subscription past a limit is refused at once, after one
@@ -38,7 +38,7 @@ func TestPutRefusesAtOnceWithTheClientsID(t *testing.T) {
 		r := NewRegistry(st)
 		for _, sub := range []string{"plain", ReconcileKey("NEG-65373979")} {
 			st.calls.Store(0)
-			err := r.Put(context.Background(), NewSubscription{Subscription: Subscription{Connection: "c", Sub: sub}}, DefaultLimits)
+			err := r.Put(context.Background(), session.NewSubscription{Subscription: session.Subscription{Connection: "c", Sub: sub}}, DefaultLimits)
 			if err == nil || !strings.HasPrefix(err.Error(), tc.prefix) || !strings.Contains(err.Error(), `"`+ClientSub(sub)+`"`) || strings.Contains(err.Error(), "NEG-OPEN") {
 				t.Fatalf("refusal of %q: %v", sub, err)
 			}

@@ -69,7 +69,7 @@ func pendingKey(conn, sub string) string { return conn + "\x1f" + sub }
 // Reserve admits an early answer for a new subscription sub of connection
 // by pubkey in community under lim (Reservation, true), or not (false):
 // the REQ then waits for the store's verdict.
-func (r *Registry) Reserve(connection, community, pubkey, sub string, lim Limits) (*Reservation, bool) {
+func (r *Registry) Reserve(connection, community, pubkey, sub string, lim session.Limits) (*Reservation, bool) {
 	if lim.PerConnection <= 0 || lim.PerKey <= 0 || pubkey == "" {
 		return nil, false
 	}
@@ -103,7 +103,7 @@ func (r *Registry) Reserve(connection, community, pubkey, sub string, lim Limits
 // store reported, and hands back res once the store decided. Without a
 // reservation (res nil: a REQ that waits for the store) the subscription
 // counts as being stored all the same while it is.
-func (r *Registry) PutHeld(ctx context.Context, row NewSubscription, lim Limits, res *Reservation) error {
+func (r *Registry) PutHeld(ctx context.Context, row session.NewSubscription, lim session.Limits, res *Reservation) error {
 	if res == nil {
 		r.awaitAnswered(ctx, row, lim)
 		res = r.storing(row.Connection, roomKey(row.Community, row.Pubkey))
@@ -112,9 +112,9 @@ func (r *Registry) PutHeld(ctx context.Context, row NewSubscription, lim Limits,
 	r.Release(res)
 	switch {
 	case err == nil:
-	case errors.Is(err, ErrConnectionFull):
+	case errors.Is(err, session.ErrConnectionFull):
 		held = session.Held{Connection: lim.PerConnection}
-	case errors.Is(err, ErrKeyFull):
+	case errors.Is(err, session.ErrKeyFull):
 		held = session.Held{Key: lim.PerKey}
 	}
 	r.learnCounts(row.Connection, roomKey(row.Community, row.Pubkey), held, false)
@@ -133,7 +133,7 @@ const answeredWait = 2 * time.Second
 // they must land first. (Another instance's pending answers are not
 // known here: should the store refuse one of those once it lands, its
 // CLOSED follows its EOSE, as for any early answer the store refuses.)
-func (r *Registry) awaitAnswered(ctx context.Context, row NewSubscription, lim Limits) {
+func (r *Registry) awaitAnswered(ctx context.Context, row session.NewSubscription, lim session.Limits) {
 	key := roomKey(row.Community, row.Pubkey)
 	drained := r.room.undrained(row.Connection, key, lim)
 	if drained == nil { // the common case: no timer made
@@ -155,7 +155,7 @@ func (r *Registry) awaitAnswered(ctx context.Context, row NewSubscription, lim L
 // undrained is what to wait on (awaitAnswered) for a REQ of conn and key
 // under lim: nil when neither has early answers pending here past half
 // its limit.
-func (rs *rooms) undrained(conn, key string, lim Limits) chan struct{} {
+func (rs *rooms) undrained(conn, key string, lim session.Limits) chan struct{} {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	for _, x := range [2]struct {
@@ -176,13 +176,13 @@ func (rs *rooms) undrained(conn, key string, lim Limits) chan struct{} {
 
 // verdict is the refusal, or the failure, a store's Subscribe error
 // means for row under lim.
-func (r *Registry) verdict(err error, row NewSubscription, lim Limits) error {
+func (r *Registry) verdict(err error, row session.NewSubscription, lim session.Limits) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, ErrConnectionFull):
+	case errors.Is(err, session.ErrConnectionFull):
 		return Full(lim.PerConnection, ClientSub(row.Sub))
-	case errors.Is(err, ErrKeyFull):
+	case errors.Is(err, session.ErrKeyFull):
 		return KeyFull(lim.PerKey, ClientSub(row.Sub))
 	}
 	return fmt.Errorf("sessions: %w", err)

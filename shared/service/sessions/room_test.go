@@ -8,6 +8,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"github.com/buzzrelay/relay/shared/domain/session"
 	"github.com/buzzrelay/relay/shared/service/sessions"
 	"github.com/buzzrelay/relay/shared/testing/sessionstest"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
@@ -15,7 +16,7 @@ import (
 
 const community = "default"
 
-var roomLimits = sessions.Limits{PerConnection: 8, PerKey: 100}
+var roomLimits = session.Limits{PerConnection: 8, PerKey: 100}
 
 // roomRegistry is a registry over the sessions in DynamoDB with one
 // connection, "conn", of alice's in community.
@@ -24,7 +25,7 @@ func roomRegistry(t *testing.T) (context.Context, *sessions.Registry, testkit.Ke
 	ctx := context.Background()
 	reg := sessions.NewRegistry(sessionstest.DynamoDB(t).Store)
 	alice := testkit.NewKey(t)
-	if _, err := reg.Open(ctx, sessions.Connection{ID: "conn", Community: community, Pubkey: alice.Pub, Challenge: "x"}); err != nil {
+	if _, err := reg.Open(ctx, session.Connection{ID: "conn", Community: community, Pubkey: alice.Pub, Challenge: "x"}); err != nil {
 		t.Fatal(err)
 	}
 	return ctx, reg, alice
@@ -175,16 +176,16 @@ func TestReservationKnowsAReplacedId(t *testing.T) {
 func TestAnsweredNotYetStoredCount(t *testing.T) {
 	for _, c := range []struct {
 		name  string
-		lim   sessions.Limits
+		lim   session.Limits
 		conn  string // the later REQs'
 		limit func(sub string) error
 	}{
-		{"connection", sessions.Limits{PerConnection: 8, PerKey: 100}, "conn", func(sub string) error { return sessions.Full(8, sub) }},
-		{"key", sessions.Limits{PerConnection: 100, PerKey: 8}, "conn2", func(sub string) error { return sessions.KeyFull(8, sub) }},
+		{"connection", session.Limits{PerConnection: 8, PerKey: 100}, "conn", func(sub string) error { return sessions.Full(8, sub) }},
+		{"key", session.Limits{PerConnection: 100, PerKey: 8}, "conn2", func(sub string) error { return sessions.KeyFull(8, sub) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx, reg, alice := roomRegistry(t)
-			if _, err := reg.Open(ctx, sessions.Connection{ID: "conn2", Community: community, Pubkey: alice.Pub, Challenge: "y"}); err != nil {
+			if _, err := reg.Open(ctx, session.Connection{ID: "conn2", Community: community, Pubkey: alice.Pub, Challenge: "y"}); err != nil {
 				t.Fatal(err)
 			}
 			put := func(conn, sub string, res *sessions.Reservation) error {
@@ -241,7 +242,7 @@ func TestAuthenticateTeachesTheRoom(t *testing.T) {
 	reg := sessions.NewRegistry(st)
 	alice, bob := testkit.NewKey(t), testkit.NewKey(t)
 	for _, id := range []string{"a1", "a2", "b1", "b2"} {
-		if _, err := reg.Open(ctx, sessions.Connection{ID: id, Community: community, Challenge: "x"}); err != nil {
+		if _, err := reg.Open(ctx, session.Connection{ID: id, Community: community, Challenge: "x"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -259,7 +260,7 @@ func TestAuthenticateTeachesTheRoom(t *testing.T) {
 	// Bob's key holds 2 of a limit of 4 on b1 (stored through another
 	// registry, as another instance would): b2's first REQ waits.
 	other := sessions.NewRegistry(st)
-	lim := sessions.Limits{PerConnection: 8, PerKey: 4}
+	lim := session.Limits{PerConnection: 8, PerKey: 4}
 	for _, sub := range []string{"s1", "s2"} {
 		row, err := other.Row(community, "b1", sub, bob.Pub, []nostr.Filter{{Kinds: []int{9}}})
 		if err != nil {

@@ -1,14 +1,18 @@
-// Package sessions keeps the WebSocket sessions of API Gateway's model,
-// where every client message is one invocation and invocations of one
-// connection may land on different instances: connections with their
-// NIP-42 challenge and authenticated key, their REQ subscriptions indexed
-// by the channels their filters pin, each community's last-commit mark and
-// the open connections, behind one interface (Store, held by Registry),
-// in DynamoDB (shared/aws/ddbsessions). It also names the
-// Sender every post to a connection goes through (shared/transport/apigw
-// provides it) and the errors a Sender reports. Live delivery
-// (shared/service/fanout) reads the subscriptions stored here; it does not
-// keep them.
+// Package sessions is the session registry: the store-facing half of the
+// WebSocket sessions of API Gateway's model, where every client message is
+// one invocation and invocations of one connection may land on different
+// instances. It owns, over the one session store (session.Store, in
+// DynamoDB: shared/aws/ddbsessions), connections with their NIP-42
+// challenge and authenticated key, REQ subscriptions indexed by the
+// channels their filters pin and their limits, the early answers' room
+// (room.go), delivery claims, each community's last-commit mark and
+// last-write stamp, resume records, the connections' message counters and
+// the open connections. Its nouns and the store's interface are
+// shared/domain/session's (used by that name: no aliases here). What is
+// posted to a connection (frames, posting and pacing, the NIP-42
+// challenge, the greeting and liveness) is shared/service/wire's. Live
+// delivery (shared/service/fanout) reads the subscriptions stored here; it
+// does not keep them.
 package sessions
 
 import (
@@ -31,41 +35,18 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/session"
 )
 
-// Sender posts one WebSocket message to one connection (PostToConnection).
-// It returns an error wrapping ErrGone when the connection no longer exists
-// (HTTP 410) and one wrapping ErrTooLarge when the message is over the limit.
-type Sender interface {
-	Post(ctx context.Context, connectionID string, data []byte) error
-}
-
-// Errors a Sender reports.
-var (
-	ErrGone     = errors.New("connection is gone")
-	ErrTooLarge = errors.New("message is larger than the WebSocket limit")
-)
-
-// Lifetime is how long API Gateway keeps a WebSocket connection open; a
-// connection row expires after it even when $disconnect never came.
-const Lifetime = session.Lifetime
-
 // ExpiresAt is when API Gateway closes a connection opened at connectedAt
 // (unix seconds): its row's expires_at, the end of its host's trust.
-func ExpiresAt(connectedAt int64) int64 { return connectedAt + int64(Lifetime/time.Second) }
-
-// ErrUnknownConnection is returned for a connection id with no (live) row.
-var ErrUnknownConnection = session.ErrUnknownConnection
-
-// Connection is one WebSocket connection.
-type Connection = session.Connection
+func ExpiresAt(connectedAt int64) int64 { return connectedAt + int64(session.Lifetime/time.Second) }
 
 // DefaultLimits are the subscription limits every REQ meets: relayinfo's
 // per connection and per key (in a community, across its connections).
-var DefaultLimits = Limits{PerConnection: relayinfo.MaxSubscriptions, PerKey: relayinfo.MaxSubscriptionsPerKey}
+var DefaultLimits = session.Limits{PerConnection: relayinfo.MaxSubscriptions, PerKey: relayinfo.MaxSubscriptionsPerKey}
 
 // Registry is the one session interface the transports and use cases
 // use, over a Store (DynamoDB). Safe for concurrent use.
 type Registry struct {
-	st  Store
+	st  session.Store
 	now func() time.Time
 
 	// Latest, when set, is the highest created_at stored in a community
@@ -81,7 +62,7 @@ type Registry struct {
 }
 
 // NewRegistry builds the registry over st.
-func NewRegistry(st Store) *Registry {
+func NewRegistry(st session.Store) *Registry {
 	return &Registry{st: st, now: time.Now, raising: map[string]chan struct{}{}}
 }
 
@@ -105,7 +86,7 @@ func (r *Registry) Now() time.Time { return r.now() }
 
 // Open records c (replacing a connection with the same id) and returns
 // it as recorded: its connection and expiry times filled in when unset.
-func (r *Registry) Open(ctx context.Context, c Connection) (Connection, error) {
+func (r *Registry) Open(ctx context.Context, c session.Connection) (session.Connection, error) {
 	if c.ConnectedAt == 0 {
 		c.ConnectedAt = r.now().Unix()
 	}
@@ -119,7 +100,7 @@ func (r *Registry) Open(ctx context.Context, c Connection) (Connection, error) {
 }
 
 // Get returns the live connection id, or ErrUnknownConnection.
-func (r *Registry) Get(ctx context.Context, id string) (*Connection, error) {
+func (r *Registry) Get(ctx context.Context, id string) (*session.Connection, error) {
 	return r.st.Connection(ctx, id, r.now().Unix())
 }
 
@@ -152,7 +133,7 @@ func (r *Registry) Close(ctx context.Context, id string) error {
 // with filters, indexed by the channels they pin, under lim: a new id past
 // the connection's limit is refused (restricted:, Full), one past the
 // key's (rate-limited:, KeyFull).
-func (r *Registry) Subscribe(ctx context.Context, community, connection, sub, reader string, filters []nostr.Filter, lim Limits) error {
+func (r *Registry) Subscribe(ctx context.Context, community, connection, sub, reader string, filters []nostr.Filter, lim session.Limits) error {
 	row, err := r.Row(community, connection, sub, reader, filters)
 	if err != nil {
 		return err
@@ -164,7 +145,7 @@ func (r *Registry) Subscribe(ctx context.Context, community, connection, sub, re
 // once (PutHeld without a reservation): no invocation waits for room that
 // another invocation (a CLOSE, perhaps queued behind it on the same busy
 // instance) would make.
-func (r *Registry) Put(ctx context.Context, row NewSubscription, lim Limits) error {
+func (r *Registry) Put(ctx context.Context, row session.NewSubscription, lim session.Limits) error {
 	return r.PutHeld(ctx, row, lim, nil)
 }
 
@@ -281,7 +262,7 @@ func (r *Registry) ClosedSince(ctx context.Context, connection, sub string, sinc
 // WithdrawIfClosed removes row, stored for a REQ answered before its
 // store landed, when its client closed the id since the REQ began
 // (since): true then, and the subscription is no more.
-func (r *Registry) WithdrawIfClosed(ctx context.Context, row NewSubscription, since time.Time) (bool, error) {
+func (r *Registry) WithdrawIfClosed(ctx context.Context, row session.NewSubscription, since time.Time) (bool, error) {
 	closed, err := r.ClosedSince(ctx, row.Connection, row.Sub, since)
 	if err != nil || !closed {
 		return false, err
@@ -578,7 +559,7 @@ func Above(filters []nostr.Filter, mark int64) bool {
 // Opened records connection id among the open connections the liveness
 // tick posts to (for Lifetime).
 func (r *Registry) Opened(ctx context.Context, id string) error {
-	return r.st.Opened(ctx, id, r.now().Unix()+int64(Lifetime/time.Second))
+	return r.st.Opened(ctx, id, r.now().Unix()+int64(session.Lifetime/time.Second))
 }
 
 // OpenConnections lists the open connections.
@@ -594,7 +575,7 @@ func (r *Registry) Gone(ctx context.Context, id string) error {
 
 // SubscriptionsByKey returns the live subscriptions of community among
 // keys ([connection, sub] pairs); a closed one is absent.
-func (r *Registry) SubscriptionsByKey(ctx context.Context, community string, keys [][2]string) ([]Subscription, error) {
+func (r *Registry) SubscriptionsByKey(ctx context.Context, community string, keys [][2]string) ([]session.Subscription, error) {
 	return r.st.SubscriptionsByKey(ctx, community, keys, r.now().Unix())
 }
 
@@ -602,7 +583,7 @@ func (r *Registry) SubscriptionsByKey(ctx context.Context, community string, key
 // one of p.Channels or the any-channel bucket, in (p.After, p.Through],
 // stored up to p.Cutoff (Store.AudienceRange; p.Now is the registry's
 // clock).
-func (r *Registry) AudienceRange(ctx context.Context, p session.AudienceRangeParams) ([]Subscription, error) {
+func (r *Registry) AudienceRange(ctx context.Context, p session.AudienceRangeParams) ([]session.Subscription, error) {
 	p.Now = r.now().Unix()
 	return r.st.AudienceRange(ctx, p)
 }

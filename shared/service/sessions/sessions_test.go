@@ -22,7 +22,7 @@ import (
 func TestSubscribeReplacesAndLimits(t *testing.T) {
 	ctx := context.Background()
 	reg := NewRegistry(sessionstest.DynamoDB(t).Store)
-	opened, err := reg.Open(ctx, Connection{ID: "conn", Community: "c1", RelayURLs: []string{"ws://x"}, Challenge: "ab"})
+	opened, err := reg.Open(ctx, session.Connection{ID: "conn", Community: "c1", RelayURLs: []string{"ws://x"}, Challenge: "ab"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,36 +44,36 @@ func TestSubscribeReplacesAndLimits(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if slices.ContainsFunc(subs, func(s Subscription) bool { return s.Sub == sub }) {
+			if slices.ContainsFunc(subs, func(s session.Subscription) bool { return s.Sub == sub }) {
 				out = append(out, ch)
 			}
 		}
 		return out
 	}
-	if err := reg.Subscribe(ctx, "c1", "conn", "a", "pk", pinned("x", "y"), Limits{PerConnection: 2}); err != nil {
+	if err := reg.Subscribe(ctx, "c1", "conn", "a", "pk", pinned("x", "y"), session.Limits{PerConnection: 2}); err != nil {
 		t.Fatal(err)
 	}
-	if err := reg.Subscribe(ctx, "c1", "conn", "a", "pk", pinned("y", "z"), Limits{PerConnection: 2}); err != nil {
+	if err := reg.Subscribe(ctx, "c1", "conn", "a", "pk", pinned("y", "z"), session.Limits{PerConnection: 2}); err != nil {
 		t.Fatal(err)
 	}
 	if got := index("a"); !slices.Equal(got, []string{"y", "z"}) {
 		t.Fatalf("index of replaced subscription = %v, want [y z]", got)
 	}
-	if err := reg.Subscribe(ctx, "c1", "conn", "b", "pk", []nostr.Filter{{Kinds: []int{9}}}, Limits{PerConnection: 2}); err != nil {
+	if err := reg.Subscribe(ctx, "c1", "conn", "b", "pk", []nostr.Filter{{Kinds: []int{9}}}, session.Limits{PerConnection: 2}); err != nil {
 		t.Fatal(err)
 	}
 	if got := index("b"); !slices.Equal(got, []string{"w", "x", "y", "z"}) {
 		t.Fatalf("index of unpinned subscription = %v, want the any-channel bucket", got)
 	}
 	// Full: a third id is refused; replacing an existing one still works.
-	err = reg.Subscribe(ctx, "c1", "conn", "c", "pk", pinned("x"), Limits{PerConnection: 2})
+	err = reg.Subscribe(ctx, "c1", "conn", "c", "pk", pinned("x"), session.Limits{PerConnection: 2})
 	if rej, ok := reject.As(err); !ok || rej.Prefix != reject.Restricted {
 		t.Fatalf("third subscription: %v, want restricted:", err)
 	}
 	if got := index("c"); len(got) != 0 {
 		t.Fatalf("refused subscription left index rows %v", got)
 	}
-	if err := reg.Subscribe(ctx, "c1", "conn", "b", "pk", pinned("x"), Limits{PerConnection: 2}); err != nil {
+	if err := reg.Subscribe(ctx, "c1", "conn", "b", "pk", pinned("x"), session.Limits{PerConnection: 2}); err != nil {
 		t.Fatalf("replacing at the limit: %v", err)
 	}
 	if got := index("b"); !slices.Equal(got, []string{"x"}) {
@@ -115,14 +115,14 @@ func TestPinsCaseRule(t *testing.T) {
 func TestSubscribeLimitExactUnderConcurrency(t *testing.T) {
 	ctx := context.Background()
 	reg := NewRegistry(sessionstest.DynamoDB(t).Store)
-	if _, err := reg.Open(ctx, Connection{ID: "conn", Community: "c1", RelayURLs: []string{"ws://x"}, Challenge: "ab"}); err != nil {
+	if _, err := reg.Open(ctx, session.Connection{ID: "conn", Community: "c1", RelayURLs: []string{"ws://x"}, Challenge: "ab"}); err != nil {
 		t.Fatal(err)
 	}
 	const sent, max = 300, relayinfo.MaxSubscriptions
 	errs := make([]error, sent)
 	testkit.AtOnce(sent, func(i int) {
 		errs[i] = reg.Subscribe(ctx, "c1", "conn", fmt.Sprintf("s%03d", i), "pk",
-			[]nostr.Filter{{Kinds: []int{9}, Tags: nostr.TagMap{"h": {fmt.Sprint(i)}}}}, Limits{PerConnection: max})
+			[]nostr.Filter{{Kinds: []int{9}, Tags: nostr.TagMap{"h": {fmt.Sprint(i)}}}}, session.Limits{PerConnection: max})
 	})
 	stored := 0
 	for i, err := range errs {

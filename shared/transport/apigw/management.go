@@ -9,11 +9,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/buzzrelay/relay/shared/aws/awssign"
-	"github.com/buzzrelay/relay/shared/service/sessions"
+	"github.com/buzzrelay/relay/shared/service/wire"
 )
 
 // Management is the API Gateway @connections client (PostToConnection,
-// DeleteConnection). It implements sessions.Sender.
+// DeleteConnection). It implements wire.Sender.
 //
 // It calls the API directly, SigV4-signed by shared/aws/awssign, not through
 // the SDK's apigatewaymanagementapi client, whose middleware stack cost
@@ -37,7 +37,7 @@ func NewManagement(cfg aws.Config, endpoint string, maxConns int) *Management {
 }
 
 // Post sends data as one message to the connection; a 410 Gone is
-// sessions.ErrGone and a 413 sessions.ErrTooLarge.
+// wire.ErrGone and a 413 wire.ErrTooLarge.
 func (m *Management) Post(ctx context.Context, connectionID string, data []byte) error {
 	return m.call(ctx, "post to connection", http.MethodPost, connectionID, data)
 }
@@ -68,9 +68,9 @@ func (m *Management) call(ctx context.Context, op, method, id string, body []byt
 	if errors.As(err, &se) {
 		switch se.StatusCode {
 		case http.StatusGone:
-			err = sessions.ErrGone
+			err = wire.ErrGone
 		case http.StatusRequestEntityTooLarge:
-			err = sessions.ErrTooLarge
+			err = wire.ErrTooLarge
 		}
 	}
 	return fmt.Errorf("apigw: %s %s: %w", op, id, err)

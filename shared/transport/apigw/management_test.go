@@ -16,7 +16,7 @@ import (
 
 	"github.com/buzzrelay/relay/shared/aws/awssign"
 	"github.com/buzzrelay/relay/shared/aws/awssign/awssigntest"
-	"github.com/buzzrelay/relay/shared/service/sessions"
+	"github.com/buzzrelay/relay/shared/service/wire"
 )
 
 func ok200(int) awssigntest.Response { return awssigntest.Response{Status: http.StatusOK} }
@@ -98,16 +98,16 @@ func TestManagementStatuses(t *testing.T) {
 		{"410", func(int) awssigntest.Response {
 			return awssigntest.Response{Status: 410, Code: "GoneException", Body: `{"message":"Gone"}`}
 		}, 1,
-			func(err error) bool { return errors.Is(err, sessions.ErrGone) }},
+			func(err error) bool { return errors.Is(err, wire.ErrGone) }},
 		{"413", func(int) awssigntest.Response {
 			return awssigntest.Response{Status: 413, Code: "PayloadTooLargeException", Body: `{"message":"Request entity too large"}`}
 		}, 1,
-			func(err error) bool { return errors.Is(err, sessions.ErrTooLarge) }},
+			func(err error) bool { return errors.Is(err, wire.ErrTooLarge) }},
 		{"403", func(int) awssigntest.Response {
 			return awssigntest.Response{Status: 403, Code: "ForbiddenException", Body: `{"message":"Forbidden"}`}
 		}, 1,
 			func(err error) bool {
-				return err != nil && !errors.Is(err, sessions.ErrGone) &&
+				return err != nil && !errors.Is(err, wire.ErrGone) &&
 					err.Error() == "apigw: post to connection "+id+": status 403 ForbiddenException: Forbidden"
 			}},
 		{"429 then 200", func(n int) awssigntest.Response {
@@ -184,7 +184,7 @@ func TestManagementStatuses(t *testing.T) {
 		if err := m.Disconnect(context.Background(), id); err != nil {
 			t.Errorf("204: %v", err)
 		}
-		if err := m.Disconnect(context.Background(), id); !errors.Is(err, sessions.ErrGone) || !strings.HasPrefix(err.Error(), "apigw: delete connection "+id+": ") {
+		if err := m.Disconnect(context.Background(), id); !errors.Is(err, wire.ErrGone) || !strings.HasPrefix(err.Error(), "apigw: delete connection "+id+": ") {
 			t.Errorf("410: %v", err)
 		}
 		if r := srv.Last(t); r.Method != http.MethodDelete || r.URI != "/@connections/LmzSdfl8IAMCJqw%3D" || len(r.Body) != 0 {

@@ -13,8 +13,6 @@
 package bridge
 
 import (
-	"github.com/buzzrelay/relay/shared/domain/push"
-
 	"bytes"
 	"context"
 	"encoding/json"
@@ -30,9 +28,11 @@ import (
 
 	"github.com/buzzrelay/relay/shared/domain/eventcheck"
 	"github.com/buzzrelay/relay/shared/domain/nip98"
+	"github.com/buzzrelay/relay/shared/domain/push"
 	"github.com/buzzrelay/relay/shared/domain/records"
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
+	"github.com/buzzrelay/relay/shared/domain/session"
 	"github.com/buzzrelay/relay/shared/domain/signer"
 	"github.com/buzzrelay/relay/shared/service/community"
 	"github.com/buzzrelay/relay/shared/service/gifs"
@@ -42,7 +42,6 @@ import (
 	"github.com/buzzrelay/relay/shared/service/manage"
 	"github.com/buzzrelay/relay/shared/service/ratelimit"
 	"github.com/buzzrelay/relay/shared/service/relay"
-	"github.com/buzzrelay/relay/shared/service/sessions"
 	"github.com/buzzrelay/relay/shared/service/workflow"
 	"github.com/buzzrelay/relay/shared/transport/nip86"
 )
@@ -408,7 +407,7 @@ type Database interface {
 // state (the session store's, shared/service/sessions).
 type OpenConnections interface {
 	OpenConnections(ctx context.Context) ([]string, error)
-	Get(ctx context.Context, id string) (*sessions.Connection, error)
+	Get(ctx context.Context, id string) (*session.Connection, error)
 }
 
 // Database states GET /healthz?deep=1 reports: awake (it answered) or

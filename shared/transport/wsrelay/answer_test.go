@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/buzzrelay/relay/shared/service/sessions"
+	"github.com/buzzrelay/relay/shared/service/wire"
 	"github.com/buzzrelay/relay/shared/testing/sessionstest"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
@@ -32,7 +33,7 @@ func (g *gatedSender) Post(_ context.Context, _ string, data []byte) error {
 	gone := g.gone
 	g.mu.Unlock()
 	if gone {
-		return fmt.Errorf("fake: %w", sessions.ErrGone)
+		return fmt.Errorf("fake: %w", wire.ErrGone)
 	}
 	var msg []json.RawMessage
 	_ = json.Unmarshal(data, &msg)
@@ -71,7 +72,7 @@ func storedEvents(n int) []json.RawMessage {
 // and may be accepted in any order (here in reverse), and its EOSE is
 // posted only once every event post was accepted.
 func TestEOSEAfterEveryEvent(t *testing.T) {
-	n := sessions.PostsInFlight // all in flight at once
+	n := wire.PostsInFlight // all in flight at once
 	g := &gatedSender{started: make(chan int, n), release: map[int]chan struct{}{}, acks: make(chan struct{})}
 	for i := range n {
 		g.release[i] = make(chan struct{})
@@ -114,9 +115,9 @@ func TestEOSEAfterEveryEvent(t *testing.T) {
 func TestGoneConnectionGetsNoMorePosts(t *testing.T) {
 	g := &gatedSender{gone: true}
 	p := &replier{r: &Relay{Sender: g, Sessions: sessions.NewRegistry(sessionstest.DynamoDB(t).Store), Log: testkit.Quiet(), conns: newConnCache()}, conn: "c1"}
-	p.answerReq(context.Background(), "s", storedEvents(10*sessions.PostsInFlight))
-	if g.posts > sessions.PostsInFlight {
-		t.Fatalf("%d posts to a gone connection, want at most the %d already in flight", g.posts, sessions.PostsInFlight)
+	p.answerReq(context.Background(), "s", storedEvents(10*wire.PostsInFlight))
+	if g.posts > wire.PostsInFlight {
+		t.Fatalf("%d posts to a gone connection, want at most the %d already in flight", g.posts, wire.PostsInFlight)
 	}
 	before := g.posts
 	p.send(context.Background(), array("NOTICE", "late"))

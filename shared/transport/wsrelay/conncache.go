@@ -3,7 +3,7 @@ package wsrelay
 import (
 	"sync"
 
-	"github.com/buzzrelay/relay/shared/service/sessions"
+	"github.com/buzzrelay/relay/shared/domain/session"
 )
 
 // connCache keeps, in a warm instance, the connections whose AUTH
@@ -14,7 +14,7 @@ import (
 // go with $disconnect on this instance, a 410 Gone, or their expiry.
 type connCache struct {
 	mu  sync.Mutex
-	m   map[string]sessions.Connection
+	m   map[string]session.Connection
 	max int
 }
 
@@ -22,11 +22,11 @@ type connCache struct {
 const maxCachedConnections = 20000
 
 func newConnCache() *connCache {
-	return &connCache{m: map[string]sessions.Connection{}, max: maxCachedConnections}
+	return &connCache{m: map[string]session.Connection{}, max: maxCachedConnections}
 }
 
 // get returns a copy of the cached connection id, live at now.
-func (c *connCache) get(id string, now int64) (*sessions.Connection, bool) {
+func (c *connCache) get(id string, now int64) (*session.Connection, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	conn, ok := c.m[id]
@@ -41,7 +41,7 @@ func (c *connCache) get(id string, now int64) (*sessions.Connection, bool) {
 }
 
 // put caches conn once it is authenticated and challenged.
-func (c *connCache) put(conn *sessions.Connection) {
+func (c *connCache) put(conn *session.Connection) {
 	if conn.Pubkey == "" || !conn.ChallengeSent {
 		return
 	}

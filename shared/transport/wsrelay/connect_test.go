@@ -6,7 +6,8 @@ import (
 	"testing"
 
 	"github.com/buzzrelay/relay/shared/domain/reject"
-	"github.com/buzzrelay/relay/shared/service/sessions"
+	"github.com/buzzrelay/relay/shared/domain/session"
+	"github.com/buzzrelay/relay/shared/service/wire"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
 
@@ -37,7 +38,7 @@ func TestConnectHandsAcceptedConnectionsToTheGreeter(t *testing.T) {
 	if err := r.Connect(context.Background(), Request{ConnectionID: "c2=", Host: "other.example"}); err == nil {
 		t.Fatal("an unknown host was accepted")
 	}
-	if len(got) != 1 || string(got[0]) != string(sessions.GreetEvent("c1=")) {
+	if len(got) != 1 || string(got[0]) != string(wire.GreetEvent("c1=")) {
 		t.Fatalf("greetings %q, want one for c1=", got)
 	}
 	r.Greeter = failing{}
@@ -54,7 +55,7 @@ func (failing) InvokeAsync(context.Context, []byte) error { return errors.New("t
 // first message carries the challenge unless that message is an AUTH
 // naming it (the client has it: it was pushed at connect).
 func TestAnAuthAnsweringTheChallengeNeedsNoChallengeInReply(t *testing.T) {
-	conn := &sessions.Connection{Challenge: "abc"}
+	conn := &session.Connection{Challenge: "abc"}
 	for _, c := range []struct {
 		body string
 		want bool

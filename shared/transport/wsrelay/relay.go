@@ -2,7 +2,7 @@
 // (EVENT, REQ, CLOSE), NIP-42 (AUTH), NIP-45 (COUNT) and NIP-77
 // (NEG-OPEN, NEG-MSG, NEG-CLOSE; VerbNIPs) over API Gateway's
 // model of a WebSocket, where every client message is one invocation and
-// every reply is a post to the connection (sessions.Sender), never a return
+// every reply is a post to the connection (wire.Sender), never a return
 // value. Connection state lives in the session store (shared/service/sessions,
 // DynamoDB) because invocations of one connection may land on different
 // instances.
@@ -31,9 +31,11 @@ import (
 	"github.com/buzzrelay/relay/shared/domain/reject"
 	"github.com/buzzrelay/relay/shared/domain/relayinfo"
 	"github.com/buzzrelay/relay/shared/domain/relayurl"
+	"github.com/buzzrelay/relay/shared/domain/session"
 	"github.com/buzzrelay/relay/shared/domain/sigverify"
 	"github.com/buzzrelay/relay/shared/service/relay"
 	"github.com/buzzrelay/relay/shared/service/sessions"
+	"github.com/buzzrelay/relay/shared/service/wire"
 )
 
 // Request is one API Gateway WebSocket event as the relay needs it.
@@ -60,7 +62,7 @@ type Relay struct {
 	// the answers.
 	Sessions *sessions.Registry
 	Core     *relay.Relay
-	Sender   sessions.Sender
+	Sender   wire.Sender
 	// Community resolves the community served at a host.
 	Community func(ctx context.Context, host string) (string, error)
 	// Hosts, when set, resolves a new connection's host instead of
@@ -81,14 +83,14 @@ type Relay struct {
 	// in both modes: the push function's greeting at $connect and the
 	// reply to a first message send the same string (the zero value: a
 	// key of this process only).
-	Challenges sessions.Challenges
+	Challenges wire.Challenges
 	// Greeter, when set, is handed each accepted connection at $connect
-	// (sessions.GreetEvent, an asynchronous invocation of the push
+	// (wire.GreetEvent, an asynchronous invocation of the push
 	// function), which posts its challenge as soon as the socket is open.
 	Greeter Invoker
 	now     func() time.Time
 	conns   *connCache
-	pacer   *sessions.Pacer
+	pacer   *wire.Pacer
 }
 
 // Invoker invokes a function asynchronously (shared/aws/lambdainvoke).
@@ -98,11 +100,11 @@ type Invoker interface {
 
 // New wires the relay over the sessions of reg and the use cases of core;
 // until Challenges is set, its challenges are this process's own
-// (sessions.Challenges' zero value).
-func New(reg *sessions.Registry, core *relay.Relay, s sessions.Sender,
+// (wire.Challenges' zero value).
+func New(reg *sessions.Registry, core *relay.Relay, s wire.Sender,
 	community func(context.Context, string) (string, error), log *slog.Logger) *Relay {
 	return &Relay{Sessions: reg, Core: core, Sender: s, Community: community,
-		Log: log, now: time.Now, conns: newConnCache(), pacer: sessions.NewPacer(sessions.PostRate, sessions.PostBurst)}
+		Log: log, now: time.Now, conns: newConnCache(), pacer: wire.NewPacer(wire.PostRate, wire.PostBurst)}
 }
 
 // WithClock returns a copy of r that reads time from now (tests).
@@ -130,14 +132,14 @@ func (r *Relay) Connect(ctx context.Context, req Request) error {
 		}
 	}
 	if r.Greeter != nil {
-		if err := r.Greeter.InvokeAsync(ctx, sessions.GreetEvent(req.ConnectionID)); err != nil {
+		if err := r.Greeter.InvokeAsync(ctx, wire.GreetEvent(req.ConnectionID)); err != nil {
 			r.Log.WarnContext(ctx, "wsrelay: greeting not handed over", "connection", req.ConnectionID, "err", err)
 		}
 	}
 	return nil
 }
 
-func (r *Relay) open(ctx context.Context, req Request) (*sessions.Connection, error) {
+func (r *Relay) open(ctx context.Context, req Request) (*session.Connection, error) {
 	if req.ConnectionID == "" || req.Host == "" {
 		return nil, errors.New("wsrelay: connect without connection id or host")
 	}
@@ -145,7 +147,7 @@ func (r *Relay) open(ctx context.Context, req Request) (*sessions.Connection, er
 	if err != nil {
 		return nil, fmt.Errorf("wsrelay: community for %s: %w", req.Host, err)
 	}
-	c := sessions.Connection{
+	c := session.Connection{
 		ID:        req.ConnectionID,
 		Community: community,
 		RelayURLs: RelayURLs(req.Scheme, req.Host, req.Stage),
@@ -180,7 +182,7 @@ func (r *Relay) Message(ctx context.Context, req Request) {
 	}
 	msg, perr := Parse(req.Body)
 	if challenge && !answers(msg, conn) {
-		out.send(ctx, sessions.AuthMessage(conn.Challenge))
+		out.send(ctx, wire.AuthMessage(conn.Challenge))
 	}
 	if perr != nil {
 		out.parseFailed(ctx, perr)
@@ -244,7 +246,7 @@ func (r *Relay) Message(ctx context.Context, req Request) {
 // answers reports whether msg is an AUTH answering conn's challenge: the
 // client has the challenge (the one pushed at connect), so the reply to
 // its first message need not carry it again.
-func answers(msg *Message, conn *sessions.Connection) bool {
+func answers(msg *Message, conn *session.Connection) bool {
 	if msg == nil || msg.Verb != VerbAuth || msg.Event == nil {
 		return false
 	}
@@ -257,12 +259,12 @@ func answers(msg *Message, conn *sessions.Connection) bool {
 // challenge is true when the reply to this message, the connection's
 // first on this instance, is to carry the AUTH challenge (again: the push
 // function sent it as the connection opened).
-func (r *Relay) connection(ctx context.Context, req Request) (conn *sessions.Connection, challenge bool, err error) {
+func (r *Relay) connection(ctx context.Context, req Request) (conn *session.Connection, challenge bool, err error) {
 	if c, ok := r.conns.get(req.ConnectionID, r.now().Unix()); ok {
 		return c, false, nil
 	}
 	conn, err = r.Sessions.Get(ctx, req.ConnectionID)
-	if errors.Is(err, sessions.ErrUnknownConnection) {
+	if errors.Is(err, session.ErrUnknownConnection) {
 		// $connect was lost or the row expired: start over.
 		conn, err = r.open(ctx, req)
 	}
@@ -293,7 +295,7 @@ func (r *Relay) hostCommunity(ctx context.Context, host string) (string, error) 
 // auth serves a NIP-42 AUTH: counted against the connection's limit, the
 // event checked against the connection's challenge and URLs, its key
 // recorded as the connection's.
-func (r *Relay) auth(ctx context.Context, out *replier, conn *sessions.Connection, c relay.Caller, msg *Message) {
+func (r *Relay) auth(ctx context.Context, out *replier, conn *session.Connection, c relay.Caller, msg *Message) {
 	ev := msg.Event
 	err := r.Core.Admit(ctx, c) // the session store's counter when the sessions live there
 	if err == nil {
@@ -314,12 +316,12 @@ func (r *Relay) auth(ctx context.Context, out *replier, conn *sessions.Connectio
 }
 
 // checkAuth validates a NIP-42 AUTH event against the connection.
-func (r *Relay) checkAuth(conn *sessions.Connection, ev *nostr.Event) *reject.Error {
+func (r *Relay) checkAuth(conn *session.Connection, ev *nostr.Event) *reject.Error {
 	return authevent.Checker{Sigs: r.Sigs, Now: r.now()}.NIP42(ev, conn.Challenge, conn.RelayURLs)
 }
 
 // replier posts the answers of one invocation to its connection. A post
-// that finds the connection gone (or times out, sessions.Post) drops it
+// that finds the connection gone (or times out, wire.Post) drops it
 // once; no post is made after that.
 type replier struct {
 	r    *Relay
@@ -332,10 +334,10 @@ func (p *replier) send(ctx context.Context, msg []byte) {
 	if p.gone.Load() {
 		return
 	}
-	err := sessions.Post(ctx, p.r.Sender, p.conn, msg, 0)
+	err := wire.Post(ctx, p.r.Sender, p.conn, msg, 0)
 	switch {
 	case err == nil:
-	case errors.Is(err, sessions.ErrGone):
+	case errors.Is(err, wire.ErrGone):
 		p.gone.Store(true)
 		p.once.Do(func() {
 			if err := p.r.forget(ctx, p.conn, err); err != nil {
@@ -354,8 +356,8 @@ func (p *replier) answerReq(ctx context.Context, sub string, evs []json.RawMessa
 	p.send(ctx, array("EOSE", sub))
 }
 
-// sendAll posts the stored events of sub, at most sessions.PostsInFlight
-// at a time and paced per connection (sessions.Pacer: PostBurst at once,
+// sendAll posts the stored events of sub, at most wire.PostsInFlight
+// at a time and paced per connection (wire.Pacer: PostBurst at once,
 // then PostRate a second, shared with the connection's other answers on
 // this instance), and returns once every post was answered, so that a
 // client that reads is never left with more waiting than API Gateway
@@ -367,10 +369,10 @@ func (p *replier) answerReq(ctx context.Context, sub string, evs []json.RawMessa
 // a NOTICE (tooLarge).
 func (p *replier) sendAll(ctx context.Context, sub string, evs []json.RawMessage) {
 	var skipped []json.RawMessage
-	sem := make(chan struct{}, sessions.PostsInFlight)
+	sem := make(chan struct{}, wire.PostsInFlight)
 	var wg sync.WaitGroup
 	for _, raw := range evs {
-		m := sessions.EventMessage(sub, string(raw))
+		m := wire.EventMessage(sub, string(raw))
 		if len(m) > relayinfo.MaxMessageLength {
 			skipped = append(skipped, raw)
 			continue

@@ -32,6 +32,7 @@ import (
 	"github.com/buzzrelay/relay/shared/service/ratelimit"
 	"github.com/buzzrelay/relay/shared/service/relay"
 	"github.com/buzzrelay/relay/shared/service/sessions"
+	"github.com/buzzrelay/relay/shared/service/wire"
 	"github.com/buzzrelay/relay/shared/service/workflow"
 	"github.com/buzzrelay/relay/shared/transport/apigw"
 	"github.com/buzzrelay/relay/shared/transport/wsrelay"
@@ -89,12 +90,12 @@ type App struct {
 	// Challenges derives the connections' NIP-42 challenges, keyed by the
 	// relay key (push.go); the zero value where no function part needs
 	// them.
-	Challenges sessions.Challenges
+	Challenges wire.Challenges
 	// Greeter hands each accepted connection to the push function at
 	// $connect (PUSH_FUNCTION); Push is that function's work, the greeting
 	// and the liveness tick (push.go). Nil where not built.
 	Greeter wsrelay.Invoker
-	Push    *sessions.Pusher
+	Push    *wire.Pusher
 	// Notify is push notifications (NIP-9a, NIP-PL; notify.go): ingest's
 	// rules for 30390/30350, the hand-off after each commit, NIP-11's
 	// advertisement and the push sender's work. Nil when push is off

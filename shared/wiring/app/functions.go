@@ -19,7 +19,7 @@ import (
 //	ws-disconnect  DisconnectParts  a.WebSocket()    apigw → wsrelay → sessions
 //	fanout         FanoutParts      a.FanoutBatch()  fanout.DeliverBatch
 //	ws-authorize   AuthorizeParts   a.Authorizer()   apigw (the host only)
-//	ws-push        PushParts        a.PushHandler()  sessions.Pusher (greeting, liveness; no database)
+//	ws-push        PushParts        a.PushHandler()  wire.Pusher (greeting, liveness; no database)
 //	push-sender    PushSenderParts  a.PushSender()   push.Service.Deliver (NIP-9a callbacks, NIP-PL wakes)
 //	expiry-sweep   SweepParts       a.SweepHandler() expiry.Sweeper (NIP-40; a schedule)
 //	workflow-runner RunnerParts     a.WorkflowRunner() workflow.Service.Handle (runs, schedules, wakes)

@@ -12,6 +12,7 @@ import (
 	"github.com/buzzrelay/relay/shared/aws/ddbsessions"
 	"github.com/buzzrelay/relay/shared/domain/signer"
 	"github.com/buzzrelay/relay/shared/service/sessions"
+	"github.com/buzzrelay/relay/shared/service/wire"
 )
 
 // openSessions builds the sessions' registry over the DynamoDB table
@@ -45,7 +46,7 @@ func (a *App) openDirectory(ctx context.Context) error {
 // community's): a BIP-340 signature over a fixed event, deterministic (RFC
 // 6979 nonces), the same on every instance and in every function that
 // loads the key (ws-message, ws-push), known to no client.
-func challenges(ctx context.Context, sg signer.Signer) (sessions.Challenges, error) {
+func challenges(ctx context.Context, sg signer.Signer) (wire.Challenges, error) {
 	sign := func() ([]byte, error) {
 		ev := nostr.Event{Kind: 27235, Content: "buzz relay: NIP-42 challenge key", Tags: nostr.Tags{}}
 		if err := sg.Sign(ctx, &ev); err != nil {
@@ -55,15 +56,15 @@ func challenges(ctx context.Context, sg signer.Signer) (sessions.Challenges, err
 	}
 	one, err := sign()
 	if err != nil {
-		return sessions.Challenges{}, err
+		return wire.Challenges{}, err
 	}
 	two, err := sign()
 	if err != nil {
-		return sessions.Challenges{}, err
+		return wire.Challenges{}, err
 	}
 	if !bytes.Equal(one, two) {
-		return sessions.Challenges{}, errors.New("sessions: the relay key's signatures are not deterministic, so the NIP-42 challenges cannot be derived from it")
+		return wire.Challenges{}, errors.New("sessions: the relay key's signatures are not deterministic, so the NIP-42 challenges cannot be derived from it")
 	}
 	k := sha256.Sum256(one)
-	return sessions.NewChallenges(k[:]), nil
+	return wire.NewChallenges(k[:]), nil
 }

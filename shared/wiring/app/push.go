@@ -8,7 +8,7 @@ import (
 
 	"github.com/buzzrelay/relay/shared/aws/awssdk"
 	"github.com/buzzrelay/relay/shared/aws/lambdainvoke"
-	"github.com/buzzrelay/relay/shared/service/sessions"
+	"github.com/buzzrelay/relay/shared/service/wire"
 	"github.com/buzzrelay/relay/shared/transport/apigw"
 )
 
@@ -59,7 +59,7 @@ func (a *App) openPush(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("push: %w", err)
 	}
-	a.Push = &sessions.Pusher{Sender: apigw.NewManagement(sdk, endpoint, sessions.PostsInFlight), Challenges: a.Challenges, Log: a.Log}
+	a.Push = &wire.Pusher{Sender: apigw.NewManagement(sdk, endpoint, wire.PostsInFlight), Challenges: a.Challenges, Log: a.Log}
 	if a.Sessions != nil {
 		a.Push.Open = a.Sessions
 	} else {
@@ -69,7 +69,7 @@ func (a *App) openPush(ctx context.Context) error {
 }
 
 // PushHandler is functions/ws-push's handler: a greeting from $connect or
-// a liveness tick (sessions.Pusher.Handle).
+// a liveness tick (wire.Pusher.Handle).
 func (a *App) PushHandler() func(context.Context, json.RawMessage) error {
 	p := a.Push
 	return func(ctx context.Context, payload json.RawMessage) error { return p.Handle(ctx, payload) }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/buzzrelay/relay/shared/service/sessions"
+	"github.com/buzzrelay/relay/shared/service/wire"
 	"github.com/buzzrelay/relay/shared/transport/apigw"
 	"github.com/buzzrelay/relay/shared/transport/wsrelay"
 )
@@ -21,7 +21,7 @@ func (a *App) WebSocket() apigw.WebSocketHandler {
 		r.Greeter = a.Greeter
 		return apigw.WebSocket(r, a.origin())
 	}
-	var s sessions.Sender
+	var s wire.Sender
 	if a.Fanout != nil {
 		s = a.Fanout.Sender
 	}

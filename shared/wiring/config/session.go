@@ -1,7 +1,7 @@
 package config
 
 // SessionConfig is where the WebSocket sessions live
-// (shared/service/sessions.Store).
+// (shared/service/session.Store).
 type SessionConfig struct {
 	// Table is SESSION_TABLE, the DynamoDB table of the sessions (the
 	// stack's; make dev's local dynalite, localdev/ddb.sh, whose endpoint

@@ -1,4 +1,4 @@
-package sessions
+package wire
 
 import (
 	"context"
@@ -29,7 +29,7 @@ import (
 //
 // Neither runs a database statement: the challenge is derived from the
 // connection id (Challenges) and the open connections are the session
-// store's (Registry.OpenConnections).
+// store's (sessions.Registry.OpenConnections).
 
 // PushEvent is the push function's event: a greeting of the connection
 // Greet from $connect, or (Greet empty: a scheduled event, a queue's
@@ -64,7 +64,8 @@ const (
 const LivenessPost = 5 * time.Second
 
 // OpenConnections is the registry of open connections the greeting
-// records and the liveness tick reads (Registry, in the session store).
+// records and the liveness tick reads (sessions.Registry, in the session
+// store).
 type OpenConnections interface {
 	Opened(ctx context.Context, id string) error
 	OpenConnections(ctx context.Context) ([]string, error)
@@ -124,11 +125,11 @@ func (p *Pusher) Greet(ctx context.Context, id string) error {
 			break
 		}
 		if !errors.Is(err, ErrGone) || errors.Is(err, ErrTimeout) {
-			p.log().WarnContext(ctx, "sessions: greeting not posted", "connection", id, "attempt", attempt, "err", err)
+			p.log().WarnContext(ctx, "wire: greeting not posted", "connection", id, "attempt", attempt, "err", err)
 			return nil
 		}
 		if time.Now().Add(pause).After(deadline) {
-			p.log().InfoContext(ctx, "sessions: connection closed before its greeting", "connection", id, "attempts", attempt)
+			p.log().InfoContext(ctx, "wire: connection closed before its greeting", "connection", id, "attempts", attempt)
 			return nil
 		}
 		t := time.NewTimer(pause)
@@ -144,7 +145,7 @@ func (p *Pusher) Greet(ctx context.Context, id string) error {
 		return nil
 	}
 	if err := p.Open.Opened(ctx, id); err != nil {
-		return fmt.Errorf("sessions: greet %s: %w", id, err)
+		return fmt.Errorf("wire: greet %s: %w", id, err)
 	}
 	return nil
 }
@@ -176,14 +177,14 @@ func (p *Pusher) Tick(ctx context.Context) (reached int, err error) {
 				mu.Unlock()
 			case errors.Is(err, ErrGone) && !errors.Is(err, ErrTimeout):
 				if err := p.Open.Gone(ctx, id); err != nil {
-					p.log().WarnContext(ctx, "sessions: forget gone connection", "connection", id, "err", err)
+					p.log().WarnContext(ctx, "wire: forget gone connection", "connection", id, "err", err)
 				}
 			default:
-				p.log().WarnContext(ctx, "sessions: liveness post", "connection", id, "err", err)
+				p.log().WarnContext(ctx, "wire: liveness post", "connection", id, "err", err)
 			}
 		}()
 	}
 	wg.Wait()
-	p.log().DebugContext(ctx, "sessions: liveness tick", "open", len(ids), "reached", reached)
+	p.log().DebugContext(ctx, "wire: liveness tick", "open", len(ids), "reached", reached)
 	return reached, nil
 }

@@ -1,4 +1,4 @@
-package sessions_test
+package wire_test
 
 import (
 	"context"
@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/buzzrelay/relay/shared/domain/session"
 	"github.com/buzzrelay/relay/shared/service/sessions"
+	"github.com/buzzrelay/relay/shared/service/wire"
 	"github.com/buzzrelay/relay/shared/testing/sessionstest"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
 )
@@ -37,7 +39,7 @@ func (g *gateway) Post(_ context.Context, id string, data []byte) error {
 	defer g.mu.Unlock()
 	if g.gone[id] || g.refused[id] < g.closedFor {
 		g.refused[id]++
-		return fmt.Errorf("post to %s: %w", id, sessions.ErrGone)
+		return fmt.Errorf("post to %s: %w", id, wire.ErrGone)
 	}
 	g.got[id] = append(g.got[id], string(data))
 	return nil
@@ -57,13 +59,13 @@ func (g *gateway) frames(id string) []string {
 func TestGreetingWaitsForTheSocketToOpen(t *testing.T) {
 	ctx := context.Background()
 	d := sessions.NewRegistry(sessionstest.DynamoDB(t).Store)
-	ch := sessions.NewChallenges([]byte("relay key"))
+	ch := wire.NewChallenges([]byte("relay key"))
 	g := newGateway(3)
-	p := &sessions.Pusher{Sender: g, Challenges: ch, Open: d, Log: testkit.Quiet()}
-	if err := p.Handle(ctx, sessions.GreetEvent("conn-1=")); err != nil {
+	p := &wire.Pusher{Sender: g, Challenges: ch, Open: d, Log: testkit.Quiet()}
+	if err := p.Handle(ctx, wire.GreetEvent("conn-1=")); err != nil {
 		t.Fatal(err)
 	}
-	want := string(sessions.AuthMessage(ch.For("conn-1=")))
+	want := string(wire.AuthMessage(ch.For("conn-1=")))
 	if got := g.frames("conn-1="); !slices.Equal(got, []string{want}) {
 		t.Fatalf("frames %q, want the challenge %s once", got, want)
 	}
@@ -82,7 +84,7 @@ func TestGreetingGivesUpOnAConnectionThatNeverOpens(t *testing.T) {
 	ctx := context.Background()
 	d := sessions.NewRegistry(sessionstest.DynamoDB(t).Store)
 	g := newGateway(0, "left=")
-	p := &sessions.Pusher{Sender: g, Open: d, Log: testkit.Quiet(), Window: 100 * time.Millisecond}
+	p := &wire.Pusher{Sender: g, Open: d, Log: testkit.Quiet(), Window: 100 * time.Millisecond}
 	if err := p.Greet(ctx, "left="); err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +114,7 @@ func TestLivenessReachesEveryOpenConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := newGateway(0, "c=") // closed without a $disconnect
-	p := &sessions.Pusher{Sender: g, Open: instance(), Log: testkit.Quiet()}
+	p := &wire.Pusher{Sender: g, Open: instance(), Log: testkit.Quiet()}
 	for _, ev := range []string{
 		`{"version":"0","source":"aws.events","detail-type":"Scheduled Event","detail":{}}`,
 		`{"Records":[{"messageId":"1","body":"{}","eventSource":"aws:sqs"}]}`,
@@ -122,7 +124,7 @@ func TestLivenessReachesEveryOpenConnection(t *testing.T) {
 		}
 	}
 	for _, id := range []string{"a=", "b="} {
-		if got := g.frames(id); !slices.Equal(got, []string{string(sessions.Liveness), string(sessions.Liveness)}) {
+		if got := g.frames(id); !slices.Equal(got, []string{string(wire.Liveness), string(wire.Liveness)}) {
 			t.Errorf("%s got %q, want the liveness frame twice", id, got)
 		}
 	}
@@ -140,7 +142,7 @@ func TestLivenessReachesEveryOpenConnection(t *testing.T) {
 // A push function without the session bucket greets but lists no one.
 func TestLivenessWithoutARegistrySendsNothing(t *testing.T) {
 	g := newGateway(0)
-	p := &sessions.Pusher{Sender: g, Log: testkit.Quiet()}
+	p := &wire.Pusher{Sender: g, Log: testkit.Quiet()}
 	if err := p.Greet(context.Background(), "x="); err != nil || len(g.frames("x=")) != 1 {
 		t.Fatalf("greeting without a registry: %v %v", err, g.frames("x="))
 	}
@@ -164,7 +166,7 @@ func TestLivenessListsNoOneOnceTheLastConnectionOutlivedTwoHours(t *testing.T) {
 	if err := d.Opened(ctx, "old="); err != nil { // its $disconnect never came
 		t.Fatal(err)
 	}
-	at = at.Add(sessions.Lifetime - time.Minute)
+	at = at.Add(session.Lifetime - time.Minute)
 	if ids, _ := d.OpenConnections(ctx); !slices.Equal(ids, []string{"old="}) {
 		t.Fatalf("within 2 hours: %v", ids)
 	}

@@ -1,4 +1,4 @@
-package sessions
+package wire
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // fast is to keep several posts in flight (PostsInFlight), never to wait
 // for one recipient. A post that takes longer than PostTimeout is treated
 // as its recipient's failure: Post reports it as ErrGone, and the caller
-// drops the connection (Drop) as for a 410, so that one connection never
+// drops the connection (sessions.Registry.Drop) as for a 410, so that one connection never
 // costs the others more than that.
 
 const (
@@ -46,7 +46,7 @@ func Post(ctx context.Context, s Sender, id string, data []byte, timeout time.Du
 	defer cancel()
 	err := s.Post(pctx, id, data)
 	if err != nil && ctx.Err() == nil && errors.Is(pctx.Err(), context.DeadlineExceeded) && !errors.Is(err, ErrGone) {
-		return fmt.Errorf("sessions: post to %s: %w (%v)", id, ErrTimeout, err)
+		return fmt.Errorf("wire: post to %s: %w (%v)", id, ErrTimeout, err)
 	}
 	return err
 }
@@ -55,13 +55,6 @@ func Post(ctx context.Context, s Sender, id string, data []byte, timeout time.Du
 // of @connections); a Sender may offer it.
 type Disconnecter interface {
 	Disconnect(ctx context.Context, connectionID string) error
-}
-
-// Drop forgets connection id, whose post failed with cause (ErrGone or
-// ErrTimeout), and its subscriptions: no later delivery posts to it; the
-// socket is hung up first when it may still be open (Hangup).
-func (r *Registry) Drop(ctx context.Context, s Sender, id string, cause error) error {
-	return errors.Join(Hangup(ctx, s, id, cause), r.Close(ctx, id))
 }
 
 // Hangup closes connection id's socket when its post only timed out
@@ -74,7 +67,7 @@ func Hangup(ctx context.Context, s Sender, id string, cause error) error {
 		return nil
 	}
 	if err := d.Disconnect(ctx, id); err != nil && !errors.Is(err, ErrGone) {
-		return fmt.Errorf("sessions: disconnect %s: %w", id, err)
+		return fmt.Errorf("wire: disconnect %s: %w", id, err)
 	}
 	return nil
 }
@@ -151,7 +144,7 @@ func (p *Pacer) Wait(ctx context.Context, connection string) error {
 	case <-t.C:
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("sessions: pace %s: %w", connection, ctx.Err())
+		return fmt.Errorf("wire: pace %s: %w", connection, ctx.Err())
 	}
 }
 

@@ -1,4 +1,4 @@
-package sessions
+package wire
 
 import (
 	"encoding/json"
