@@ -60,7 +60,7 @@ func TestFunctionsAgree(t *testing.T) {
 		t.Errorf("functions/ holds %v, shared/wiring/lambdas.Functions %v", dirs, all)
 	}
 
-	routed := lambdas.Routed(true)
+	routed := routed(true)
 	for _, name := range all {
 		_, off := lambdas.OffRoute[name]
 		on := slices.Contains(routed, name)
@@ -169,4 +169,31 @@ func TestProcessesOnDemand(t *testing.T) {
 			t.Fatalf("after %d grows: %d started, want %d", want, n, min(want, 2))
 		}
 	}
+}
+
+// routed is every function some route reaches (the authorizer included),
+// sorted; with media, the media routes count too.
+func routed(media bool) []string {
+	set := map[string]bool{}
+	routes := lambdas.HTTPRoutes
+	if media {
+		routes = append(append([]lambdas.HTTPRoute(nil), lambdas.HTTPRoutes...), lambdas.MediaRoutes...)
+	}
+	for _, r := range routes {
+		set[r.Function] = true
+	}
+	for _, fn := range lambdas.WebSocketRoutes {
+		set[fn] = true
+	}
+	for _, f := range lambdas.Functions {
+		if f.Authorizer {
+			set[f.Name] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for n := range set {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -460,7 +460,7 @@ type LocalSetup struct {
 	// MediaBucket and S3Endpoint: the local S3 server, or "" for no media.
 	MediaBucket, S3Endpoint string
 	// SessionTable and DynamoDBEndpoint: the sessions' table in the local
-	// DynamoDB (localdev/ddb.sh), or "" for sessions in Postgres.
+	// DynamoDB (localdev/ddb.sh).
 	SessionTable, DynamoDBEndpoint string
 }
 

@@ -95,16 +95,6 @@ func MaySee(ev *nostr.Event, reader string, inChannel, channelReadable bool) boo
 	return !inChannel || channelReadable
 }
 
-// MaySeeInWindow is the rule of the reads that name channel c by #h and
-// serve its timeline rows: the channel window, the thread window and the
-// thread panel, their COUNTs and their root probes (a thread's root is one
-// of the channel's events). They serve nothing while the reader may not
-// read c (MayRead, named), and then each event by MaySee: Buzz's gated kinds
-// filed in c are its author's or recipient's only, in a window as anywhere.
-func MaySeeInWindow(ev *nostr.Event, reader string, c Channel, m Member) bool {
-	return MayRead(c, m, true) && MaySee(ev, reader, true, MayReadKind(c, m, true, ev.Kind))
-}
-
 // Unexpired is NIP-40 on every read path and live delivery: an event past
 // its expiration (nip40.Expired at now, unix seconds) is served to no
 // reader, before and after the sweep deletes it. Its SQL twin leads every

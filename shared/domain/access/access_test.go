@@ -30,7 +30,7 @@ func TestRuleCases(t *testing.T) {
 	now := time.Now().Unix()
 	// The Go rule of each path: the reads through the case's filter
 	// (MaySee through it), and the window reads, which name the channel
-	// and serve its timeline rows (MaySeeInWindow).
+	// and serve its timeline rows (maySeeInWindow).
 	type rule func(c *accesstest.Case, ev *nostr.Event, ch access.Channel, m access.Member, named bool) bool
 	see := func(c *accesstest.Case, ev *nostr.Event, ch access.Channel, m access.Member, named bool) bool {
 		return access.Unexpired(ev, now) && access.MaySee(ev, readerPK, c.Channel != nil, access.MayReadKind(ch, m, named, c.Kind))
@@ -39,7 +39,7 @@ func TestRuleCases(t *testing.T) {
 		return kinds.Searchable(c.Kind) && see(c, ev, ch, m, named)
 	}
 	window := func(c *accesstest.Case, ev *nostr.Event, ch access.Channel, m access.Member, _ bool) bool {
-		return c.Channel != nil && !slices.Contains(kinds.NotRowKinds(), c.Kind) && access.Unexpired(ev, now) && access.MaySeeInWindow(ev, readerPK, ch, m)
+		return c.Channel != nil && !slices.Contains(kinds.NotRowKinds(), c.Kind) && access.Unexpired(ev, now) && maySeeInWindow(ev, readerPK, ch, m)
 	}
 	rules := map[string]rule{
 		"plain": see, "plain COUNT": see, "search": search, "search COUNT": search,
@@ -133,4 +133,16 @@ func TestOthersReminders(t *testing.T) {
 			t.Errorf("%s: OthersReminders = %v, want %v", c.name, got, c.want)
 		}
 	}
+}
+
+// maySeeInWindow is the rule of the reads that name channel c by #h and
+// serve its timeline rows: the channel window, the thread window and the
+// thread panel, their COUNTs and their root probes (a thread's root is one
+// of the channel's events). They serve nothing while the reader may not
+// read c (access.MayRead, named), and then each event by access.MaySee: Buzz's gated kinds
+// filed in c are its author's or recipient's only, in a window as anywhere.
+// The store's window statements are its SQL twin; it is kept here as
+// their oracle.
+func maySeeInWindow(ev *nostr.Event, reader string, c access.Channel, m access.Member) bool {
+	return access.MayRead(c, m, true) && access.MaySee(ev, reader, true, access.MayReadKind(c, m, true, ev.Kind))
 }

@@ -139,15 +139,6 @@ func NewTerms(ttl *int64, maxUses *int) (Terms, error) {
 // the default lifetime, one use (the link Flotilla shares admits one key).
 var FlotillaTerms = Terms{TTL: DefaultTTL, MaxUses: 1}
 
-// MayMint reports whether a key of role may create invites: an owner or
-// admin, as for 9030.
-func MayMint(role string) error {
-	if !nip43.Steward(role) {
-		return ErrNotSteward
-	}
-	return nil
-}
-
 // Remaining is an invite's uses left (nil: unlimited).
 func Remaining(maxUses, uses int) *int {
 	if maxUses == 0 {

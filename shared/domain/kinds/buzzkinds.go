@@ -207,10 +207,3 @@ func NeedsEngine(kind int) (string, bool) {
 	}
 	return "", false
 }
-
-// Engines returns the engine groups (docs/compatibility.md).
-func Engines() []Engine {
-	out := make([]Engine, len(engines))
-	copy(out, engines)
-	return out
-}

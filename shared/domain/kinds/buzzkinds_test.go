@@ -55,7 +55,7 @@ func TestShared(t *testing.T) {
 // Engine kinds are refused, never accepted, and each names what is missing.
 func TestEnginesAreRefused(t *testing.T) {
 	n := 0
-	for _, e := range Engines() {
+	for _, e := range engines {
 		if e.Missing == "" || e.Reason == "" {
 			t.Errorf("engine %v: needs what is missing and why", e.Kinds)
 		}
@@ -94,7 +94,7 @@ func TestCompatibilityNamesEngines(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := strings.Join(strings.Fields(string(b)), " ") // lines wrap anywhere
-	for _, e := range Engines() {
+	for _, e := range engines {
 		if !strings.Contains(text, e.Missing) {
 			t.Errorf("docs/compatibility.md does not say that kinds %v need %s", e.Kinds, e.Missing)
 		}

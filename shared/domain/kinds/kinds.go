@@ -417,12 +417,6 @@ func AnyAuthor(kind int) bool { return is(kind, func(k Kind) bool { return k.Any
 // 20000-29999, except AUTH).
 func Ephemeral(kind int) bool { return is(kind, func(k Kind) bool { return k.Ephemeral }) }
 
-// Replaceable reports whether the relay keeps only the newest event of kind
-// per author (0, 3, 10002, 10009, 10050, NIP-51 lists).
-func Replaceable(kind int) bool {
-	return is(kind, func(k Kind) bool { return k.Storage == StoreReplaceable })
-}
-
 // InAddressableRange reports whether kind is in NIP-01's addressable range
 // (30000-39999), where the d tag is part of the event's address.
 func InAddressableRange(kind int) bool { return kind >= AddressableFirst && kind <= AddressableLast }

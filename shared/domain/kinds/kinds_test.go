@@ -106,7 +106,7 @@ func TestTableMatchesTodaysRules(t *testing.T) {
 			{"Ephemeral", Ephemeral(k), ephemeral},
 			{"Searchable", Searchable(k), in(k, before.searchable, buzz.searchable)},
 			{"InChannel", InChannel(k), in(k, before.needsChannel, buzz.needsChannel, relayMade.needsChannel)},
-			{"Replaceable", Replaceable(k), in(k, before.replaceable, buzz.replaceable, nip43.replaceable, relayMade.replaceable) || lists51},
+			{"Replaceable", replaceable(k), in(k, before.replaceable, buzz.replaceable, nip43.replaceable, relayMade.replaceable) || lists51},
 			{"RecipientOnly", RecipientOnly(k), in(k, before.recipientOnly, buzz.recipientOnly)},
 			{"AuthorOnly", AuthorOnly(k), in(k, buzz.authorOnly, push.authorOnly)},
 			{"SharedGated", SharedGated(k), in(k, buzz.sharedGated)},
@@ -244,4 +244,10 @@ func TestInGroup(t *testing.T) {
 	if StorageOf(2, false) != StoreNever || Personal(9) || !Personal(10000) || !Personal(30003) || Personal(30023) {
 		t.Error("outside a group an unknown kind is not stored; NIP-51's ranges are personal, 30023 is not")
 	}
+}
+
+// replaceable reports whether the relay keeps only the newest event of kind
+// per author (0, 3, 10002, 10009, 10050, NIP-51 lists).
+func replaceable(kind int) bool {
+	return is(kind, func(k Kind) bool { return k.Storage == StoreReplaceable })
 }

@@ -7,12 +7,6 @@ type GroupInvite struct {
 	ExpiresAt                         int64 // 0: never
 }
 
-// InviteUse is one invite's uses as they stand.
-type InviteUse struct {
-	MaxUses, Uses int
-	ExpiresAt     int64
-}
-
 // InviteState is one invite as a claim that took no use reads it, to say
 // why (invite.Refusal).
 type InviteState struct {

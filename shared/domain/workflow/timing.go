@@ -241,15 +241,3 @@ func (t Trigger) ScheduleExpression() (string, error) {
 	}
 	return fmt.Sprintf("cron(%s %s %s %s %s %s)", c.raw[1], c.raw[2], dom, c.raw[4], dow, c.raw[6]), nil
 }
-
-// Interval is the schedule's interval, or 0 for a cron.
-func (t Trigger) IntervalDuration() time.Duration {
-	if t.Interval == nil {
-		return 0
-	}
-	secs, err := DurationSeconds(*t.Interval)
-	if err != nil {
-		return 0
-	}
-	return time.Duration(secs) * time.Second
-}

@@ -1,6 +1,11 @@
 package store
 
-import "github.com/jackc/pgx/v5/pgxpool"
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
 
 // Statements the external tests inspect.
 var DeliveryStatements = map[string]string{
@@ -38,3 +43,17 @@ var Renumber = renumber
 // PoolOf is the store's own pool, for the tests that count its
 // connections or hold one of them.
 func PoolOf(s *Store) *pgxpool.Pool { return s.pool }
+
+// PushRatesTake is takeRates in a transaction of its own (the claim's rule,
+// exact under concurrency), for the tests that take rates alone.
+func (s *Store) PushRatesTake(ctx context.Context, minute int64, rates []PushRate) (bool, error) {
+	took := false
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) (err error) {
+		took, err = takeRates(ctx, tx, minute, rates)
+		return err
+	})
+	if err != nil {
+		return false, errorf("take push rates: %w", err)
+	}
+	return took, nil
+}

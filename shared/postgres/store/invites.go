@@ -124,18 +124,6 @@ func (s *Store) InvitesRevoke(ctx context.Context, community, hash string, at in
 	return tag.RowsAffected() == 1, nil
 }
 
-// InvitesGetUses reads the uses of community's invite whose code hashes to
-// hash (ErrNotFound when there is none).
-func (s *Store) InvitesGetUses(ctx context.Context, community, hash string) (records.InviteUse, error) {
-	var u records.InviteUse
-	err := s.pool.QueryRow(ctx, `SELECT max_uses, uses, expires_at FROM invites WHERE community_id = $1 AND code_hash = $2`,
-		community, hash).Scan(&u.MaxUses, &u.Uses, &u.ExpiresAt)
-	if err != nil {
-		return u, errorf("invite uses: %w", err)
-	}
-	return u, nil
-}
-
 const selectJoinPolicy = `SELECT terms_markdown, privacy_markdown, age_required, version, secret FROM join_policies WHERE community_id = $1`
 
 func scanJoinPolicy(row pgx.Row) (*invite.Policy, error) {

@@ -196,21 +196,6 @@ WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND d_tag = $4 AND failure
 	return nil
 }
 
-// PushSubscriptionsSetDropped reports whether a's subscription is dropped (or
-// gone).
-func (s *Store) PushSubscriptionsSetDropped(ctx context.Context, community string, a PushAddress) (bool, error) {
-	var dropped bool
-	err := s.pool.QueryRow(ctx, `SELECT dropped_at IS NOT NULL FROM push_subscriptions
-WHERE community_id = $1 AND pubkey = $2 AND kind = $3 AND d_tag = $4`, community, a.Pubkey, a.Kind, a.D).Scan(&dropped)
-	if notFound(err) {
-		return true, nil
-	}
-	if err != nil {
-		return false, errorf("push subscription %s/%s: %w", a.Pubkey, a.D, err)
-	}
-	return dropped, nil
-}
-
 // PushSubscriptionsExistsTarget reports whether another active, live lease
 // of pubkey (kind, another d) already holds target: NIP-PL's endpoint
 // uniqueness, checked in the accepting transaction.

@@ -208,7 +208,7 @@ const (
 // other run or goroutine sends it while the claim stands (the conditional
 // update takes the row's lock: of two claims one wins), and a run that
 // crashed after the claim leaves it due again at until. When a rate is
-// full (PushRatesTake's rule, all or none), the rates count nothing and the
+// full (takeRates' rule, all or none), the rates count nothing and the
 // delivery is left pending, due at nextMinute.
 func (s *Store) PushDeliveriesClaim(ctx context.Context, community string, d PushDelivery, now, until, minute int64, rates []PushRate) (PushClaim, PushClaimResult, error) {
 	c := PushClaim{Delivery: d, Until: until}
@@ -250,25 +250,10 @@ type PushRate struct {
 	PerMinute int
 }
 
-// PushRatesTake counts one try against every rate of rates in minute (unix
-// minutes), all or none: it reports false, and counts nothing, when one of
-// them already took its PerMinute this minute. Exact under concurrency:
-// each conditional upsert takes its counter's row lock, in takeRates' order,
-// and a refusal rolls the others back.
-func (s *Store) PushRatesTake(ctx context.Context, minute int64, rates []PushRate) (bool, error) {
-	took := false
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) (err error) {
-		took, err = takeRates(ctx, tx, minute, rates)
-		return err
-	})
-	if err != nil {
-		return false, errorf("take push rates: %w", err)
-	}
-	return took, nil
-}
-
-// takeRates is PushRatesTake inside tx, in a savepoint that a full rate
-// rolls back (the rest of tx stands). The counters' row locks are taken
+// takeRates counts one try against every rate of rates in minute (unix
+// minutes), all or none: false, and nothing counted, when one of them
+// already took its PerMinute this minute; inside tx, in a savepoint that a
+// full rate rolls back (the rest of tx stands). The counters' row locks are taken
 // in one order by every caller (no deadlock): scopes descending, so the
 // community's counter, which every try of the community takes, comes
 // last and is held for the shortest time (host/ and endpoint/ sort after
@@ -297,7 +282,7 @@ RETURNING n`, r.Scope, minute, r.PerMinute).Scan(&n)
 	return err == nil, err
 }
 
-// errRateFull rolls PushRatesTake's transaction back.
+// errRateFull rolls takeRates' savepoint back.
 var errRateFull = errors.New("push rate full")
 
 // PushRatesDelete deletes the counters of minutes before minute.

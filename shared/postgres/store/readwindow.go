@@ -55,7 +55,9 @@ func (w *WindowRead) where(b *sqlb) (string, bool) {
 // the channel window, the thread window and its root probe: the channel,
 // the window's own row predicate (rows; "" for none), not deleted, never a
 // not-row kind, every constraint of f and the cursor, and the access rule
-// on each event, all before any limit. The rule is access.MaySeeInWindow:
+// on each event, all before any limit. The rule is access.MayRead of the
+// channel, then access.MaySee of each event (the access case table's
+// maySeeInWindow, in shared/domain/access's tests, is its oracle):
 // every statement of a window holds or follows in its snapshot MayRead of
 // the channel (CanReadWindow, CanRead, or mayReadSQL in a COUNT), so each
 // row takes the reader gates of its kind (maySeeReadableSQL): Buzz's

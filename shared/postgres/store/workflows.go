@@ -100,31 +100,6 @@ func (s *Store) WorkflowsExists(ctx context.Context, community string) (bool, er
 	return ok, nil
 }
 
-// WorkflowsListScheduled reads every live schedule-triggered workflow of
-// every community (the local scheduler's table).
-func (s *Store) WorkflowsListScheduled(ctx context.Context) (map[string][]*workflow.Workflow, error) {
-	rows, err := s.pool.Query(ctx, `SELECT community_id, `+workflowCols+` FROM workflows
-WHERE `+notDeleted+` AND enabled AND schedule IS NOT NULL`)
-	if err != nil {
-		return nil, errorf("scheduled workflows: %w", err)
-	}
-	defer rows.Close()
-	out := map[string][]*workflow.Workflow{}
-	for rows.Next() {
-		var c string
-		w := &workflow.Workflow{}
-		if err := rows.Scan(&c, &w.ID, &w.Channel, &w.Owner, &w.Name, &w.EventID, &w.Definition, &w.TriggerOn, &w.Enabled,
-			&w.Elevated, &w.SecretHash, &w.Schedule, &w.CreatedAt, &w.UpdatedAt, &w.Deleted); err != nil {
-			return nil, errorf("scheduled workflows: %w", err)
-		}
-		out[c] = append(out[c], w)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, errorf("scheduled workflows: %w", err)
-	}
-	return out, nil
-}
-
 const runCols = `id::text, workflow_id, trigger_key, trigger_kind, trigger_ctx, definition, status, current_step,
  coalesce(error_code, ''), coalesce(error_message, ''), coalesce(wake_at, 0), created_at, coalesce(started_at, 0), coalesce(completed_at, 0)`
 

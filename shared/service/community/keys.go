@@ -39,13 +39,6 @@ func (k *Keys) PublicKey() string { return k.def.PublicKey() }
 // Sign signs for the default community.
 func (k *Keys) Sign(ctx context.Context, ev *nostr.Event) error { return k.def.Sign(ctx, ev) }
 
-// Opens is how many keys this instance has decrypted.
-func (k *Keys) Opens() int {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.opens
-}
-
 // For returns community id's signer.
 func (k *Keys) For(ctx context.Context, id string) (signer.Signer, error) {
 	c, err := k.reg.byID(ctx, id)

@@ -45,10 +45,3 @@ func (lf *liveFilter) mayRead(ev *nostr.Event, channel string, system bool, read
 	channelReadable := inChannel && reach[records.ReadPair{Channel: channel, Reader: reader}] && access.Shows(system, lf.names(channel))
 	return access.MaySee(ev, reader, inChannel, channelReadable)
 }
-
-// NamedChannels are the channels a filter names (access.Named): only a
-// filter that names a system channel reads it (NIP-CL).
-func NamedChannels(f nostr.Filter) []string {
-	lf := newLiveFilter(f)
-	return lf.named
-}

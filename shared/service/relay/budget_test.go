@@ -69,8 +69,9 @@ func TestShareREQLimit(t *testing.T) {
 }
 
 // A REQ naming its events by id is one-shot (issue 56): never counted
-// against the live-subscription limits.
+// against the live-subscription limits. (EndsAtEOSE's ids-only half.)
 func TestIDsOnly(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
 	id := []string{"aa"}
 	for _, tc := range []struct {
 		fs   []nostr.Filter
@@ -81,8 +82,8 @@ func TestIDsOnly(t *testing.T) {
 		{[]nostr.Filter{{IDs: id}, {IDs: id, Kinds: []int{9}}}, true},
 		{[]nostr.Filter{{IDs: id}, {Kinds: []int{9}}}, false},
 	} {
-		if got := relay.IDsOnly(tc.fs); got != tc.want {
-			t.Errorf("IDsOnly(%+v) = %v", tc.fs, got)
+		if got := relay.EndsAtEOSE(tc.fs, now); got != tc.want {
+			t.Errorf("EndsAtEOSE(%+v) = %v", tc.fs, got)
 		}
 	}
 }

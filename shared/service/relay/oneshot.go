@@ -23,20 +23,12 @@ import (
 // (no invocation waits for room another one would make).
 
 // EndsAtEOSE reports whether nothing written after now can match filters
-// (IDsOnly, or every filter ends before the write window,
+// (every filter names its events by id, or ends before the write window,
 // EndsBeforeWrites), so a REQ of them ends at its EOSE.
 func EndsAtEOSE(filters []nostr.Filter, now time.Time) bool {
 	return len(filters) > 0 && !slices.ContainsFunc(filters, func(f nostr.Filter) bool {
 		return len(f.IDs) == 0 && !EndsBeforeWrites(f, now)
 	})
-}
-
-// IDsOnly reports whether every filter names its events by id: such a
-// REQ is one-shot, answered and ended at EOSE and never stored. An event
-// of a named id stored later is not delivered live: a client learns it
-// by asking again.
-func IDsOnly(filters []nostr.Filter) bool {
-	return len(filters) > 0 && !slices.ContainsFunc(filters, func(f nostr.Filter) bool { return len(f.IDs) == 0 })
 }
 
 // EndsBeforeWrites reports whether f's until is older than any event the

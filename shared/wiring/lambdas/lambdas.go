@@ -307,33 +307,6 @@ func (f Function) ServesMedia() bool {
 	return false
 }
 
-// Routed is every function some route reaches (the authorizer included),
-// sorted; with media, the media routes count too.
-func Routed(media bool) []string {
-	set := map[string]bool{}
-	routes := HTTPRoutes
-	if media {
-		routes = append(append([]HTTPRoute(nil), HTTPRoutes...), MediaRoutes...)
-	}
-	for _, r := range routes {
-		set[r.Function] = true
-	}
-	for _, fn := range WebSocketRoutes {
-		set[fn] = true
-	}
-	for _, f := range Functions {
-		if f.Authorizer {
-			set[f.Name] = true
-		}
-	}
-	out := make([]string, 0, len(set))
-	for n := range set {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // Deployed is the functions a stack deploys: all but the $connect
 // authorizer unless it serves several hostnames.
 func Deployed(hostnames bool) []Function {
