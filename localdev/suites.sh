@@ -1,35 +1,56 @@
 #!/usr/bin/env bash
 # make test's suites, side by side (issue 54: `make test` under 12 minutes on
-# a 2-core machine without cutting anything that ran before).
+# a 2-core machine without cutting anything that ran before). Most of a
+# suite's time is waiting (on its relays, Postgres, dynalite, node clients),
+# not CPU, so the suites run at once, and the two end-to-end suites are cut
+# into shards that run at once too.
 #
-# First, one after another, what every suite shares: Postgres (localdev/pg.sh),
-# the local DynamoDB (localdev/ddb.sh), `go vet ./...`, every package's test
-# binary compiled once into Go's build cache, and the functions' binaries for
-# this machine built once into .localdev/functions-bin (BUZZ_FUNCTIONS_BIN:
-# the processes-mode smoke checks and end-to-end suite, and the e2e tests that
-# run a function as its own process, link them from there instead of each
-# building its own).
+# From the start, in this order:
+#   1. the end-to-end tests compiled once into one binary (.localdev/e2e.test,
+#      which every e2e job runs: go test would link it again for each),
+#      while Postgres (localdev/pg.sh) and the local DynamoDB (localdev/ddb.sh)
+#      start; then `build` and `fuzz`, at a low priority (nice 10):
+#      they only use the CPU and assert nothing about time, so they take
+#      the cores the others leave; then the e2e shards' own DynamoDB
+#      servers, one after another;
+#   2. when the binary is there: the in-process e2e shards and `idle`;
+#   3. the functions' binaries for this machine built once into
+#      .localdev/functions-bin (BUZZ_FUNCTIONS_BIN: the processes-mode
+#      smoke checks and e2e suite, and the e2e tests that run a function as
+#      its own process, link them from there); then the processes-mode
+#      shards, smoke, core and vet (at nice 10).
+# Each job's log is under .localdev/test-logs/ (each test's relay, database,
+# session table and S3 server are its own):
+#   core        go test of every package but localdev/e2e (the slowest
+#               packages named first, so they start first)
+#   vet         go vet ./...
+#   e2eN        the end-to-end suite in process (sessions in DynamoDB, as
+#               everywhere), shard N
+#   idle        the idle apps' test (5 minutes of waiting; issue 37)
+#   processesN  the end-to-end suite with every route through its
+#               function's binary, shard N
+#   smoke       the smoke checks against make dev, then against
+#               BUZZ_LAMBDA=processes make dev
+#   build       make build (the arm64 zips) then make test-infra (the CDK app)
+#   fuzz        make fuzz
+# The e2e shards: shard 0 holds the serialTests of localdev/e2e/testrelay.go
+# (their assertions are about time or load), which run one after another,
+# alone in their go test process, as they always did; the other tests are
+# dealt round-robin into shards 1..E2E_SHARDS (default 2), each a go test
+# process running E2E_PARALLEL (default 3) tests at a time
+# (BUZZ_E2E_PARALLEL=1: a test is mostly waiting, not on the CPU). Every
+# shard but in-process shard 0 has its own local DynamoDB (one node
+# process each: the shards' sessions do not queue on one server).
+# At the end: every log in that order (a passing e2e job's cut to what a
+# plain go test prints, plus its slowest tests; its tests' times are in
+# .localdev/test-logs/JOB.tests), then one line per job with its wall
+# time, when it started, its status and CPU (user and system of its own
+# processes; Postgres's and the DynamoDB servers' CPU is in no job's), and
+# how busy the machine's cores were. Exits non-zero when any job failed.
 #
-# Then every suite at once in the background, each with its log under
-# .localdev/test-logs/ (each suite's relays, databases, session tables and
-# S3 servers are its own). Inside the two end-to-end suites the tests run
-# E2E_PARALLEL at a time (BUZZ_E2E_PARALLEL=1: a test is mostly waiting on
-# its relay, database and clients, not on the CPU), but for the few whose
-# assertions are about time or load (localdev/e2e serialTests), which Go
-# runs alone before the rest of their suite:
-#   core       go test of every package but localdev/e2e
-#   e2e        the end-to-end suite in process (sessions in DynamoDB, as everywhere)
-#   idle       the idle apps' test (5 minutes of waiting; issue 37)
-#   processes  the end-to-end suite with every route through its function's binary
-#   smoke      the smoke checks against make dev, then against BUZZ_LAMBDA=processes make dev
-#   build      make build (the arm64 zips) then make test-infra (the CDK app)
-#   fuzz       make fuzz
-# At the end: every log in that order, then one line per suite with its wall
-# time, status and CPU (user and system of its own processes; the shared
-# Postgres and DynamoDB servers' CPU is in no suite's). Exits non-zero when any suite failed.
-#
-#   localdev/suites.sh                 every suite
-#   SUITES="core e2e" localdev/suites.sh   only those
+#   localdev/suites.sh                       every suite
+#   SUITES="core e2e" localdev/suites.sh     only those
+#   E2E_TESTS='^TestAuth' localdev/suites.sh  only the e2e tests matching
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root" || exit 1
@@ -37,11 +58,23 @@ GO=${GO:-go}
 ALL="core vet e2e idle processes smoke build fuzz"
 SUITES=${SUITES:-$ALL}
 IDLE_TEST='^TestIdleNDKWelshmanBuzzMakeNoDatabaseStatements$'
+E2E_SHARDS=${E2E_SHARDS:-2}
+E2E_PARALLEL=${E2E_PARALLEL:-3}
+E2E_TESTS=${E2E_TESTS:-.}
 logs=.localdev/test-logs
 mkdir -p "$logs" && rm -f "$logs"/*.log "$logs"/*.status "$logs"/*.time "$logs"/*.times "$logs"/*.cpu "$logs"/*.start "$logs"/*.tests
 
 now() { date +%s; }
 t0=$(now)
+# The machine's CPU counters (/proc/stat: busy and all jiffies), to say at
+# the end how busy both cores were while the suites ran.
+cpustat() { awk '/^cpu /{print $2+$3+$4+$7+$8, $2+$3+$4+$5+$6+$7+$8}' /proc/stat 2>/dev/null; }
+cpu0=$(cpustat)
+has() { [[ " $SUITES " == *" $1 "* ]]; }
+for s in $SUITES; do
+  [[ " $ALL " == *" $s "* ]] || { echo "suites: no suite $s (have: $ALL)" >&2; exit 2; }
+done
+
 step() { # step NAME CMD...: a shared preparation step, in the foreground
   local name=$1 s
   shift
@@ -50,105 +83,10 @@ step() { # step NAME CMD...: a shared preparation step, in the foreground
     echo "suites: $name failed" >&2
     exit 1
   fi
-  echo "suites: $name took $(($(now) - s)) s"
+  echo "suites: $name took $(($(now) - s)) s (done at $(($(now) - t0)) s)"
 }
 
-# shellcheck source=localdev/pg.sh
-source localdev/pg.sh || exit 1
-# shellcheck source=localdev/ddb.sh
-source localdev/ddb.sh || exit 1
-
-# The machine's CPU counters (/proc/stat: busy and all jiffies), to say at
-# the end how busy both cores were while the suites ran.
-cpustat() { awk '/^cpu /{print $2+$3+$4+$7+$8, $2+$3+$4+$5+$6+$7+$8}' /proc/stat 2>/dev/null; }
-cpu0=$(cpustat)
-
-# The end-to-end tests, compiled once into one binary that every e2e job
-# runs (go test would link it again for each).
-E2E_BIN="$root/.localdev/e2e.test"
-step "compiling the end-to-end tests" "$GO" test -c -o "$E2E_BIN" ./localdev/e2e
-
-# e2e_run MODE-ARGS...: the e2e binary in its package's folder (where go
-# test runs it), verbose so that each test's time is in the log.
-e2e_run() { (cd localdev/e2e && "$E2E_BIN" -test.count=1 -test.v -test.timeout 45m "$@"); }
-
-# Shards of the end-to-end suites: the tests of localdev/e2e but the idle
-# apps' one, listed by the binary; serialTests (their assertions are about
-# time or load, localdev/e2e/testrelay.go) go to a shard of their own,
-# where they run one after another as they always did; the others are dealt
-# round-robin (by name) into E2E_SHARDS shards, each its own go test
-# process running E2E_PARALLEL tests at a time (BUZZ_E2E_PARALLEL=1). Each
-# shard of the processes mode has its own local DynamoDB.
-E2E_SHARDS=${E2E_SHARDS:-2}
-E2E_PARALLEL=${E2E_PARALLEL:-3}
-serial_tests=$(awk '/^var serialTests/{on=1;next} on&&/^}/{exit} on' localdev/e2e/testrelay.go | sed -n 's/^[[:space:]]*"\(Test[A-Za-z0-9_]*\)".*/\1/p')
-all_tests=$(e2e_run -test.list '^Test' | grep '^Test' | grep -vxF "${IDLE_TEST//[\^\$]/}")
-serial_tests=$(grep -xF "$serial_tests" <<<"$all_tests") # (the idle apps' test is a suite of its own)
-shard_regex() { # shard_regex N: the -run pattern of shard N (0: the serial tests)
-  local n=$1 i=0 t names=()
-  if [ "$n" = 0 ]; then
-    mapfile -t names <<<"$serial_tests"
-  else
-    while read -r t; do
-      grep -qxF "$t" <<<"$serial_tests" && continue
-      [ $((i % E2E_SHARDS + 1)) = "$n" ] && names+=("$t")
-      i=$((i + 1))
-    done <<<"$all_tests"
-  fi
-  local IFS='|'
-  echo "^(${names[*]})\$"
-}
-shards=$(seq 0 "$E2E_SHARDS")
-for n in $shards; do
-  declare "E2E_RUN_$n=$(shard_regex "$n")"
-done
-# Every test listed is in exactly one shard.
-listed=$(for n in $shards; do v="E2E_RUN_$n"; v=${!v#^(}; tr '|' '\n' <<<"${v%)\$}"; done | sort)
-if [ "$listed" != "$(sort <<<"$all_tests")" ]; then
-  echo "suites: the e2e shards do not hold every test once" >&2
-  diff <(echo "$listed") <(sort <<<"$all_tests") >&2
-  exit 1
-fi
-echo "suites: end-to-end shards (tests): $(for n in $shards; do v="E2E_RUN_$n"; printf '%s:%s ' "$n" "$(tr '|' '\n' <<<"${!v}" | wc -l)"; done)(0 the serial ones)"
-
-suite_core() {
-  # shellcheck disable=SC2046
-  "$GO" test -count=1 -timeout 20m $("$GO" list ./... | grep -v '/localdev/e2e$')
-}
-suite_vet() { "$GO" vet ./...; }
-e2e_shard() { # e2e_shard N [processes]
-  local v="E2E_RUN_$1"
-  if [ "${2:-}" = processes ]; then
-    # Its own local DynamoDB (one node process each): the shards'
-    # sessions do not queue on one server.
-    BUZZ_DDB_DIR="$root/.localdev/ddb-processes-$1" source localdev/ddb.sh || return 1
-    BUZZ_E2E_PARALLEL=1 BUZZ_LAMBDA=processes e2e_run -test.parallel "$E2E_PARALLEL" -test.run "${!v}"
-  else
-    [ "$1" = 0 ] || { BUZZ_DDB_DIR="$root/.localdev/ddb-e2e-$1" source localdev/ddb.sh || return 1; }
-    BUZZ_E2E_PARALLEL=1 e2e_run -test.parallel "$E2E_PARALLEL" -test.run "${!v}"
-  fi
-}
-for n in $shards; do
-  eval "suite_e2e$n() { e2e_shard $n; }"
-  eval "suite_processes$n() { e2e_shard $n processes; }"
-done
-suite_idle() { e2e_run -test.timeout 20m -test.run "$IDLE_TEST"; }
-suite_smoke() { localdev/smoke-dev.sh && BUZZ_LAMBDA=processes localdev/smoke-dev.sh; }
-# The two suites that only use the CPU (compilers, the CDK synth, the
-# fuzzers; no assertion about time) run at a lower priority: the tests that
-# wait on relays get the cores first.
-suite_build() { nice -n 5 make --no-print-directory build && nice -n 5 make --no-print-directory test-infra; }
-suite_fuzz() { nice -n 5 make --no-print-directory fuzz; }
-
-# jobs of a suite: e2e and processes are their shards.
-jobs_of() {
-  case $1 in
-  e2e | processes) for n in $shards; do echo "$1$n"; done ;;
-  *) echo "$1" ;;
-  esac
-}
-
-# run NAME: one job, its log, exit status and wall time under $logs.
+# run JOB: one job, its log, start, exit status and wall time under $logs.
 # The CPU it used (user and system, its processes and theirs) is bash's
 # times for the subshell that ran it.
 run() {
@@ -163,16 +101,11 @@ run() {
   )
   echo $(($(now) - t)) >"$logs/$s.time"
 }
-for s in $SUITES; do
-  for j in $(jobs_of "$s"); do
-    declare -F "suite_$j" >/dev/null || { echo "suites: no suite $s (have: $ALL)" >&2; exit 2; }
-  done
-done
 pids=()
-start() { # start SUITE...: those of SUITES, in the background
+start() { # start SUITE...: those of SUITES, each job in the background
   local s j
   for s in "$@"; do
-    [[ " $SUITES " == *" $s "* ]] || continue
+    has "$s" || continue
     echo "suites: $s started at $(($(now) - t0)) s"
     for j in $(jobs_of "$s"); do
       run "$j" &
@@ -180,12 +113,123 @@ start() { # start SUITE...: those of SUITES, in the background
     done
   done
 }
-# What needs only the e2e binary starts now; the functions' binaries are
-# built meanwhile (the processes suite and smoke need them), then the rest.
+# jobs_of SUITE: its jobs (e2e and processes: their shards).
+jobs_of() {
+  case $1 in
+  e2e | processes) for n in $(seq 0 "$E2E_SHARDS"); do echo "$1$n"; done ;;
+  *) echo "$1" ;;
+  esac
+}
+
+suite_build() { nice -n 10 make --no-print-directory build && nice -n 10 make --no-print-directory test-infra; }
+suite_fuzz() { nice -n 10 make --no-print-directory fuzz; }
+# core: the packages whose tests took longest first (go test starts them in
+# the order given), so that the slowest does not start last.
+CORE_FIRST="shared/service/ingest shared/service/query localdev shared/postgres/store localdev/e2e/blossom shared/service/sessions shared/service/relay localdev/wsbench"
+suite_core() {
+  local mod pkgs first=()
+  mod=$("$GO" list -m) || return 1
+  pkgs=$("$GO" list ./... | grep -v '/localdev/e2e$') || return 1
+  for p in $CORE_FIRST; do
+    grep -qxF "$mod/$p" <<<"$pkgs" && first+=("$mod/$p")
+  done
+  # shellcheck disable=SC2046
+  "$GO" test -count=1 -timeout 20m "${first[@]}" $(grep -vxF -f <(printf '%s\n' "${first[@]}") <<<"$pkgs")
+}
+suite_vet() { nice -n 10 "$GO" vet ./...; }
+suite_smoke() { localdev/smoke-dev.sh && BUZZ_LAMBDA=processes localdev/smoke-dev.sh; }
+
+# 1. The compiler, the CPU-only suites and the services, at once.
+E2E_BIN="$root/.localdev/e2e.test"
+rm -f "$E2E_BIN"
+compile_t0=$(now)
+"$GO" test -c -o "$E2E_BIN" ./localdev/e2e >"$logs/e2e-compile.log" 2>&1 &
+compile=$!
+# shellcheck source=localdev/pg.sh
+source localdev/pg.sh || exit 1
+# shellcheck source=localdev/ddb.sh
+source localdev/ddb.sh || exit 1
+start build fuzz
+# The e2e shards' own local DynamoDB servers, one after another (each
+# takes the next free port), before any shard starts.
+ddb_env() { # ddb_env JOB: the AWS_ENDPOINT_URL_DYNAMODB of that shard
+  case $1 in
+  e2e0 | idle) echo "$AWS_ENDPOINT_URL_DYNAMODB" ;;
+  *) cat "$root/.localdev/ddb-$1/endpoint" ;;
+  esac
+}
+for s in e2e processes; do
+  has "$s" || continue
+  for j in $(jobs_of "$s"); do
+    [ "$j" = e2e0 ] && continue
+    (BUZZ_DDB_DIR="$root/.localdev/ddb-$j" source localdev/ddb.sh && echo "$AWS_ENDPOINT_URL_DYNAMODB" >"$root/.localdev/ddb-$j/endpoint") || exit 1
+  done
+done
+if ! wait "$compile"; then
+  cat "$logs/e2e-compile.log"
+  echo "suites: compiling the end-to-end tests failed" >&2
+  exit 1
+fi
+echo "suites: Postgres, DynamoDB and compiling the end-to-end tests took $(($(now) - compile_t0)) s (done at $(($(now) - t0)) s)"
+
+# e2e_run ARGS...: the e2e binary in its package's folder (where go test
+# runs it), verbose so that each test's time is in the log.
+e2e_run() { (cd localdev/e2e && "$E2E_BIN" -test.count=1 -test.v -test.timeout 45m "$@"); }
+
+# The shards (see the top).
+serial_tests=$(awk '/^var serialTests/{on=1;next} on&&/^}/{exit} on' localdev/e2e/testrelay.go | sed -n 's/^[[:space:]]*"\(Test[A-Za-z0-9_]*\)".*/\1/p')
+all_tests=$(e2e_run -test.list '^Test' | grep '^Test' | grep -E -- "$E2E_TESTS" | grep -vxF "${IDLE_TEST//[\^\$]/}")
+serial_tests=$(grep -xF "$serial_tests" <<<"$all_tests") # (the idle apps' test is a suite of its own)
+shard_regex() { # shard_regex N: the -run pattern of shard N (0: the serial tests)
+  local n=$1 i=0 t names=()
+  if [ "$n" = 0 ]; then
+    mapfile -t names <<<"$serial_tests"
+  else
+    while read -r t; do
+      [ -n "$t" ] || continue
+      grep -qxF "$t" <<<"$serial_tests" && continue
+      [ $((i % E2E_SHARDS + 1)) = "$n" ] && names+=("$t")
+      i=$((i + 1))
+    done <<<"$all_tests"
+  fi
+  local IFS='|'
+  echo "^(${names[*]})\$"
+}
+for n in $(seq 0 "$E2E_SHARDS"); do
+  declare "E2E_RUN_$n=$(shard_regex "$n")"
+done
+# Every test listed is in exactly one shard.
+listed=$(for n in $(seq 0 "$E2E_SHARDS"); do v="E2E_RUN_$n"; v=${!v#^(}; tr '|' '\n' <<<"${v%)\$}"; done | grep . | sort)
+if [ "$listed" != "$(grep . <<<"$all_tests" | sort)" ]; then
+  echo "suites: the e2e shards do not hold every test once" >&2
+  diff <(echo "$listed") <(sort <<<"$all_tests") >&2
+  exit 1
+fi
+echo "suites: end-to-end shards (tests): $(for n in $(seq 0 "$E2E_SHARDS"); do v="E2E_RUN_$n"; printf '%s:%s ' "$n" "$(tr '|' '\n' <<<"${!v}" | grep -c '[A-Za-z]')"; done)(0: the serial ones)"
+e2e_shard() { # e2e_shard JOB N [processes]
+  local v="E2E_RUN_$2"
+  [ "${!v}" != '^()$' ] || { echo "no tests in this shard"; return 0; }
+  AWS_ENDPOINT_URL_DYNAMODB=$(ddb_env "$1") || return 1
+  export AWS_ENDPOINT_URL_DYNAMODB
+  echo "ddb: $AWS_ENDPOINT_URL_DYNAMODB"
+  if [ "${3:-}" = processes ]; then
+    BUZZ_E2E_PARALLEL=1 BUZZ_LAMBDA=processes e2e_run -test.parallel "$E2E_PARALLEL" -test.run "${!v}"
+  else
+    BUZZ_E2E_PARALLEL=1 e2e_run -test.parallel "$E2E_PARALLEL" -test.run "${!v}"
+  fi
+}
+for n in $(seq 0 "$E2E_SHARDS"); do
+  eval "suite_e2e$n() { e2e_shard e2e$n $n; }"
+  eval "suite_processes$n() { e2e_shard processes$n $n processes; }"
+done
+suite_idle() { e2e_run -test.timeout 20m -test.run "$IDLE_TEST"; }
+
+# 2. What needs only the e2e binary.
 start e2e idle
+# 3. The functions, then the rest.
 export BUZZ_FUNCTIONS_BIN="$root/.localdev/functions-bin"
 step "building the functions for this machine" "$GO" run ./localdev/buildfunctions -o "$BUZZ_FUNCTIONS_BIN"
-start processes smoke core vet build fuzz
+start processes smoke core vet
 for p in "${pids[@]}"; do wait "$p"; done
 cpu1=$(cpustat)
 
@@ -200,7 +244,7 @@ for s in $SUITES; do
     if [[ $s == e2e || $s == processes || $s == idle ]]; then
       sed -n 's/^--- \(PASS\|FAIL\|SKIP\): \([^ /]*\) (\([0-9.]*\)s)$/\3 \2 \1/p' "$logs/$j.log" | sort -rn >"$logs/$j.tests"
       if [ "$(cat "$logs/$j.status" 2>/dev/null)" = 0 ]; then
-        grep -E '^(--- (FAIL|SKIP)|ddb\.sh:|e2e:|PASS$|FAIL$|ok )' "$logs/$j.log"
+        grep -E '^(--- (FAIL|SKIP)|ddb:|e2e:|no tests|PASS$|FAIL$|ok )' "$logs/$j.log"
         echo "$(wc -l <"$logs/$j.tests") tests; the slowest: $(head -3 "$logs/$j.tests" | awk '{printf "%s %ss; ", $2, $1}')"
       else
         cat "$logs/$j.log"
@@ -211,7 +255,7 @@ for s in $SUITES; do
   done
 done
 cpu=$(printf '%s %s' "$cpu0" "$cpu1" | awk '{ if ($4 > $2) printf "%d%%", 100 * ($3 - $1) / ($4 - $2); else print "?" }')
-echo "=== suite times (wall, side by side on $(nproc) cores; started: seconds after the start of make test)"
+echo "=== suite times (wall; started: seconds after the start of suites.sh)"
 for s in $SUITES; do
   for j in $(jobs_of "$s"); do
     rc=$(cat "$logs/$j.status" 2>/dev/null || echo 1)
@@ -219,5 +263,5 @@ for s in $SUITES; do
     [ "$rc" = 0 ] || failed=1
   done
 done
-echo "all suites: $(($(now) - t0)) s; both cores $cpu busy meanwhile (every process on the machine); load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "all suites: $(($(now) - t0)) s on $(nproc) cores, $cpu of them busy meanwhile (every process on the machine); load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 exit $failed
