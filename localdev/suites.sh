@@ -39,8 +39,9 @@
 # dealt round-robin into shards 1..E2E_SHARDS (default 2), each a go test
 # process running E2E_PARALLEL (default 3) tests at a time
 # (BUZZ_E2E_PARALLEL=1: a test is mostly waiting, not on the CPU). Every
-# shard but in-process shard 0 has its own local DynamoDB (one node
-# process each: the shards' sessions do not queue on one server).
+# mode's parallel shards share a local DynamoDB of their own, and the
+# processes-mode serial shard has one too (one node process each: the
+# shards' sessions do not all queue on one server).
 # At the end: every log in that order (a passing e2e job's cut to what a
 # plain go test prints, plus its slowest tests; its tests' times are in
 # .localdev/test-logs/JOB.tests), then one line per job with its wall
@@ -141,7 +142,7 @@ suite_smoke() { localdev/smoke-dev.sh && BUZZ_LAMBDA=processes localdev/smoke-de
 
 # 1. The compiler, the CPU-only suites and the services, at once.
 E2E_BIN="$root/.localdev/e2e.test"
-rm -f "$E2E_BIN"
+rm -f "$E2E_BIN" "$root"/.localdev/ddb-*/endpoint
 compile_t0=$(now)
 "$GO" test -c -o "$E2E_BIN" ./localdev/e2e >"$logs/e2e-compile.log" 2>&1 &
 compile=$!
@@ -151,18 +152,34 @@ source localdev/pg.sh || exit 1
 source localdev/ddb.sh || exit 1
 start build fuzz
 # The e2e shards' own local DynamoDB servers, one after another (each
-# takes the next free port), before any shard starts.
-ddb_env() { # ddb_env JOB: the AWS_ENDPOINT_URL_DYNAMODB of that shard
+# takes the next free port) before any shard starts: the in-process serial
+# shard shares the first one with idle; the processes-mode serial shard has
+# its own; the parallel shards of each mode share one per mode.
+ddb_dir() { # ddb_dir JOB: the folder of that job's local DynamoDB ("" for the first)
   case $1 in
-  e2e0 | idle) echo "$AWS_ENDPOINT_URL_DYNAMODB" ;;
-  *) cat "$root/.localdev/ddb-$1/endpoint" ;;
+  e2e0 | idle) echo "" ;;
+  processes0) echo "$root/.localdev/ddb-processes0" ;;
+  e2e*) echo "$root/.localdev/ddb-e2e" ;;
+  processes*) echo "$root/.localdev/ddb-processes" ;;
   esac
+}
+ddb_env() { # ddb_env JOB: the AWS_ENDPOINT_URL_DYNAMODB of that job
+  local d
+  d=$(ddb_dir "$1")
+  if [ -z "$d" ]; then echo "$AWS_ENDPOINT_URL_DYNAMODB"; else cat "$d/endpoint"; fi
 }
 for s in e2e processes; do
   has "$s" || continue
   for j in $(jobs_of "$s"); do
-    [ "$j" = e2e0 ] && continue
-    (BUZZ_DDB_DIR="$root/.localdev/ddb-$j" source localdev/ddb.sh && echo "$AWS_ENDPOINT_URL_DYNAMODB" >"$root/.localdev/ddb-$j/endpoint") || exit 1
+    d=$(ddb_dir "$j")
+    [ -n "$d" ] && [ ! -s "$d/endpoint" ] || continue
+    # Three tries: on a loaded machine another checkout may take the port
+    # between ddb.sh's probe and dynalite's listen.
+    for try in 1 2 3; do
+      (BUZZ_DDB_DIR="$d" source localdev/ddb.sh && echo "$AWS_ENDPOINT_URL_DYNAMODB" >"$d/endpoint") && break
+      [ "$try" = 3 ] && exit 1
+      sleep 5
+    done
   done
 done
 if ! wait "$compile"; then
