@@ -9,16 +9,15 @@
 #   1. the end-to-end tests compiled once into one binary (.localdev/e2e.test,
 #      which every e2e job runs: go test would link it again for each),
 #      while Postgres (localdev/pg.sh) and the local DynamoDB (localdev/ddb.sh)
-#      start; then `build` and `fuzz`, at a low priority (nice 10):
-#      they only use the CPU and assert nothing about time, so they take
-#      the cores the others leave; then the e2e shards' own DynamoDB
+#      start; then `build` (its compile at nice 5: the tests that assert
+#      something about time get the cores first) and `fuzz`; then the e2e shards' own DynamoDB
 #      servers, one after another;
 #   2. when the binary is there: the in-process e2e shards and `idle`;
 #   3. the functions' binaries for this machine built once into
 #      .localdev/functions-bin (BUZZ_FUNCTIONS_BIN: the processes-mode
 #      smoke checks and e2e suite, and the e2e tests that run a function as
 #      its own process, link them from there); then the processes-mode
-#      shards, smoke, core and vet (at nice 10).
+#      shards, smoke, core and vet (at nice 5).
 # Each job's log is under .localdev/test-logs/ (each test's relay, database,
 # session table and S3 server are its own):
 #   core        go test of every package but localdev/e2e (the slowest
@@ -122,8 +121,12 @@ jobs_of() {
   esac
 }
 
-suite_build() { nice -n 10 make --no-print-directory build && nice -n 10 make --no-print-directory test-infra; }
-suite_fuzz() { nice -n 10 make --no-print-directory fuzz; }
+# make build's compile and vet at a lower priority (nice 5): they assert
+# nothing about time, so the tests that do get the cores first. Not the
+# fuzzers (at nice 10, on a machine loaded by others, they ran 0 execs/s
+# for minutes and would end last) nor the CDK test (a 15-minute timeout).
+suite_build() { nice -n 5 make --no-print-directory build && make --no-print-directory test-infra; }
+suite_fuzz() { make --no-print-directory fuzz; }
 # core: the packages whose tests took longest first (go test starts them in
 # the order given), so that the slowest does not start last.
 CORE_FIRST="shared/service/ingest shared/service/query localdev shared/postgres/store localdev/e2e/blossom shared/service/sessions shared/service/relay localdev/wsbench"
@@ -137,7 +140,7 @@ suite_core() {
   # shellcheck disable=SC2046
   "$GO" test -count=1 -timeout 20m "${first[@]}" $(grep -vxF -f <(printf '%s\n' "${first[@]}") <<<"$pkgs")
 }
-suite_vet() { nice -n 10 "$GO" vet ./...; }
+suite_vet() { nice -n 5 "$GO" vet ./...; }
 suite_smoke() { localdev/smoke-dev.sh && BUZZ_LAMBDA=processes localdev/smoke-dev.sh; }
 
 # 1. The compiler, the CPU-only suites and the services, at once.
