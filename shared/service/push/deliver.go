@@ -426,7 +426,7 @@ func (s *Service) canStart(ctx context.Context, wait time.Duration) bool {
 // when a dialer function makes it (Remote).
 func (s *Service) tryTimeout() time.Duration {
 	if _, remote := s.Dialer.(Remote); remote {
-		return push.RequestTimeout + dialHop
+		return claimFor - recordMargin
 	}
 	return push.RequestTimeout
 }
@@ -441,8 +441,12 @@ func (s *Service) sendOne(ctx context.Context, community string, p store.Pending
 	if err != nil || res != store.PushClaimTaken {
 		return err // held: another run has it, or it is no longer due
 	}
-	return s.try(ctx, community, c, p, l, e)
+	return s.try(ctx, community, c, p, l, e, time.Unix(now, 0).Add(claimFor-recordMargin))
 }
+
+// recordMargin is the part of a claim (claimFor) kept for recording the
+// outcome: no request runs past claimFor - recordMargin from the claim.
+const recordMargin = 2 * time.Second
 
 // rates are the caps p's try counts against.
 func (s *Service) rates(community string, p store.PendingPush) []store.PushRate {

@@ -27,6 +27,12 @@ type DialRequest struct {
 	URL           string `json:"url"`
 	Body          []byte `json:"body"`
 	Authorization string `json:"authorization,omitempty"`
+	// NotAfter (Unix milliseconds, 0: none) is when the sender stops
+	// waiting: the dialer makes no request that could outlast it (one
+	// that waited for an instance, or a cold start, too long is not made
+	// at all), so a request the sender gave up on is never sent after,
+	// and sent again by the retry.
+	NotAfter int64 `json:"notAfter,omitempty"`
 }
 
 // DialAnswer is what one request came to: the status and at most
@@ -69,6 +75,9 @@ func (d Direct) Dial(ctx context.Context, r DialRequest) (DialAnswer, error) {
 	if !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") {
 		return DialAnswer{Error: "not an http(s) URL"}, nil
 	}
+	if r.NotAfter != 0 && time.Until(time.UnixMilli(r.NotAfter)) < push.RequestTimeout {
+		return DialAnswer{Error: "too late: the sender stops waiting before the request's deadline; not sent"}, nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, push.RequestTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.URL, strings.NewReader(string(r.Body)))
@@ -101,17 +110,28 @@ func (d Direct) Handler() func(context.Context, DialRequest) (DialAnswer, error)
 type Remote struct{ Call Caller }
 
 // dialHop is what the hop to the dialer may add to a request's own
-// deadline (push.RequestTimeout): an Invoke's round trip and a cold start
-// of the dialer.
+// deadline (push.RequestTimeout) when the caller sets none: an Invoke's
+// round trip and a cold start of the dialer.
 const dialHop = 3 * time.Second
 
-// Dial invokes the dialer with r and decodes its answer.
+// answerMargin is the time the dialer's answer has to come back after the
+// last moment a request of it may end (DialRequest.NotAfter).
+const answerMargin = time.Second
+
+// Dial invokes the dialer with r and decodes its answer. The dialer makes
+// no request that could end after ctx's deadline less answerMargin
+// (NotAfter), so when the sender stops waiting no request is left running.
 func (rm Remote) Dial(ctx context.Context, r DialRequest) (DialAnswer, error) {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		dl = time.Now().Add(push.RequestTimeout + dialHop)
+	}
+	r.NotAfter = dl.Add(-answerMargin).UnixMilli()
 	payload, err := json.Marshal(r)
 	if err != nil {
 		return DialAnswer{}, fmt.Errorf("push: encode dial: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, push.RequestTimeout+dialHop)
+	ctx, cancel := context.WithDeadline(ctx, dl)
 	defer cancel()
 	out, err := rm.Call.Call(ctx, payload)
 	if err != nil {

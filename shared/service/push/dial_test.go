@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/buzzrelay/relay/shared/domain/push"
 )
@@ -62,8 +63,17 @@ func TestRemoteDialCarriesTheRequestAndItsAnswer(t *testing.T) {
 	if out, _ := classify(status, err); out != gone || c.calls != 1 {
 		t.Errorf("outcome %v after %d calls, want gone after 1", out, c.calls)
 	}
-	if s.tryTimeout() != push.RequestTimeout+dialHop {
+	if s.tryTimeout() != claimFor-recordMargin {
 		t.Errorf("a remote try's budget is %s", s.tryTimeout())
+	}
+	// A request the sender would stop waiting for before its own deadline
+	// is not made: once the sender gave up, nothing is sent behind it.
+	before := got.body
+	got.body = ""
+	a, err := c.d.Dial(context.Background(), DialRequest{URL: srv.URL, Body: []byte(`{"id":"late"}`),
+		NotAfter: time.Now().Add(push.RequestTimeout - time.Second).UnixMilli()})
+	if err != nil || a.Error == "" || a.Status != 0 || got.body != "" {
+		t.Errorf("late request: %+v %v, receiver got %q (before: %q)", a, err, got.body, before)
 	}
 }
 

@@ -29,14 +29,19 @@ const (
 // try sends one claimed delivery and records its outcome under its claim
 // (store.PushDeliveriesSetClaimed), in its own transaction: sent,
 // retried with backoff, or dead.
-func (s *Service) try(ctx context.Context, community string, c store.PushClaim, p store.PendingPush, l *live, e *event) error {
+// until bounds the request (dial.go: a dialer function makes none it
+// could not finish by then), so its outcome is recorded while the claim
+// holds.
+func (s *Service) try(ctx context.Context, community string, c store.PushClaim, p store.PendingPush, l *live, e *event, until time.Time) error {
 	var out outcome
 	var why error
+	dctx, cancel := context.WithDeadline(ctx, until)
+	defer cancel()
 	switch p.Kind {
 	case kinds.PushSubscription:
-		out, why = s.callback(ctx, l, e)
+		out, why = s.callback(dctx, l, e)
 	case kinds.PushLease:
-		out, why = s.wake(ctx, community, l)
+		out, why = s.wake(dctx, community, l)
 	default:
 		out, why = gone, fmt.Errorf("kind %d", p.Kind)
 	}
