@@ -298,6 +298,8 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 			return *fns["ws-push"].FunctionName()
 		case lambdas.RefPushSenderFunction:
 			return *fns["push-sender"].FunctionName()
+		case lambdas.RefPushDialerFunction:
+			return *fns["push-dialer"].FunctionName()
 		case lambdas.RefWorkflowRunnerFunction:
 			return *fns["workflow-runner"].FunctionName()
 		case lambdas.RefSessionTable:
@@ -342,7 +344,9 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 			LogGroup:       logs,
 			LoggingFormat:  awslambda.LoggingFormat_JSON,
 		}
-		if s.Egress == "ipv6" {
+		if f.OutsideVPC() {
+			outsideVPC(props) // push.go: the push dialer
+		} else if s.Egress == "ipv6" {
 			props.Ipv6AllowedForDualStack = jsii.Bool(true)
 		}
 		if f.Fanout {
@@ -397,6 +401,9 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		}
 		if f.Greets {
 			fns["ws-push"].GrantInvoke(fn)
+		}
+		if f.SendsPush {
+			fns["push-dialer"].GrantInvoke(fn) // one synchronous invoke per try
 		}
 		if f.Dispatches {
 			fns["push-sender"].GrantInvoke(fn)     // one hand-off per commit

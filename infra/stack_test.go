@@ -172,7 +172,10 @@ func (s synthesized) ourFunctions(t *testing.T) map[string]string {
 func (s synthesized) functionRouteTables(t *testing.T) map[string]bool {
 	t.Helper()
 	tables := map[string]bool{}
-	for _, id := range s.ourFunctions(t) {
+	for name, id := range s.ourFunctions(t) {
+		if fnByName(name).OutsideVPC() {
+			continue // the push dialer (TestPushDialerOutsideTheVPC)
+		}
 		for _, sub := range asList(s.res[id].Properties["VpcConfig"].(map[string]any)["SubnetIds"]) {
 			for _, a := range s.ofType("AWS::EC2::SubnetRouteTableAssociation") {
 				if js(a.Properties["SubnetId"]) == sub {
@@ -259,9 +262,10 @@ func (s synthesized) grantsOf(fnID string) []map[string]any {
 func TestEveryFunctionIsArm64ProvidedAL2023InTheVPC(t *testing.T) {
 	s := defaultStack(t)
 	ours := s.ourFunctions(t)
-	isOurs := map[string]bool{}
-	for _, id := range ours {
+	isOurs, outside := map[string]bool{}, map[string]bool{}
+	for name, id := range ours {
 		isOurs[id] = true
+		outside[id] = fnByName(name).OutsideVPC()
 	}
 	for id, r := range s.ofType("AWS::Lambda::Function") {
 		if !isOurs[id] {
@@ -282,11 +286,16 @@ func TestEveryFunctionIsArm64ProvidedAL2023InTheVPC(t *testing.T) {
 			t.Errorf("%s: runtime %v arch %v handler %v", id, p["Runtime"], p["Architectures"], p["Handler"])
 		}
 		vc, _ := p["VpcConfig"].(map[string]any)
-		if vc == nil || len(vc["SubnetIds"].([]any)) != 2 || !strings.Contains(js(vc["SubnetIds"]), "Vpcapp") {
+		switch {
+		case outside[id]:
+			// The push dialer, and it alone, runs outside the VPC.
+			if vc != nil {
+				t.Errorf("%s: the push dialer is in the VPC: %s", id, js(vc))
+			}
+		case vc == nil || len(vc["SubnetIds"].([]any)) != 2 || !strings.Contains(js(vc["SubnetIds"]), "Vpcapp"):
 			t.Errorf("%s: not in the VPC's two app subnets: %s", id, js(p["VpcConfig"]))
-		}
-		// Must show: Ipv6AllowedForDualStack on the VPC functions.
-		if vc["Ipv6AllowedForDualStack"] != true {
+		case vc["Ipv6AllowedForDualStack"] != true:
+			// Must show: Ipv6AllowedForDualStack on the VPC functions.
 			t.Errorf("%s: Ipv6AllowedForDualStack %v", id, vc["Ipv6AllowedForDualStack"])
 		}
 		if !strings.Contains(js(p["LoggingConfig"]), `"LogFormat":"JSON"`) {

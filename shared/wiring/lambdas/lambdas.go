@@ -137,8 +137,8 @@ const SweepRateHours = 24
 // resume from 0 ACU (about 15 s) on the first request after a pause.
 var Functions = []Function{
 	{Name: "fanout", Fanout: true, Posts: true, Sessions: true, Memory: 512, Timeout: 60},
+	{Name: "push-dialer", Dials: true, NoDB: true, Memory: 128, Timeout: 10}, // before push-sender, which names it
 	{Name: "push-sender", SendsPush: true, Signs: true, Memory: 256, Timeout: 60},
-	{Name: "push-dialer", Dials: true, NoDB: true, Memory: 128, Timeout: 10},
 	{Name: "workflow-runner", RunsWorkflows: true, Signs: true, Posts: true, Sessions: true, Memory: 256, Timeout: 330},
 	{Name: "ws-push", Pushes: true, Signs: true, Posts: true, Sessions: true, NoDB: true, Memory: 128, Timeout: 30},
 	{Name: "ingest", LiveKit: true, Signs: true, Posts: true, Dispatches: true, Sessions: true, Memory: 512, Timeout: 28},
