@@ -72,6 +72,7 @@ var relayFunctions = []Function{
 	{"fanout", 512, "arm64"},
 	{"ingest", 512, "arm64"},
 	{"migrate", 256, "arm64"},
+	{"push-dialer", 128, "arm64"},
 	{"push-sender", 256, "arm64"},
 	{"query", 512, "arm64"},
 	{"workflow-runner", 256, "arm64"},
