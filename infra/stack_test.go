@@ -1243,11 +1243,12 @@ func TestFanoutFunctionWiring(t *testing.T) {
 		f := fnByName(name)
 		env := s.env(t, name)
 		invokes := strings.Contains(js(s.grantsOf(id)), "lambda:InvokeFunction")
-		// The workflow runner invokes itself (a long run's next part).
-		if want := f.Dispatches || f.Fanout || f.Greets || f.RunsWorkflows; want != invokes {
+		// The workflow runner invokes itself (a long run's next part);
+		// the push sender invokes the push dialer (TestPushDialerOutsideTheVPC).
+		if want := f.Dispatches || f.Fanout || f.Greets || f.RunsWorkflows || f.SendsPush; want != invokes {
 			t.Errorf("%s: lambda:InvokeFunction granted %v, want %v", name, invokes, want)
 		}
-		if f.Dispatches || f.Fanout || f.Greets || f.RunsWorkflows {
+		if f.Dispatches || f.Fanout || f.Greets || f.RunsWorkflows || f.SendsPush {
 			if !strings.Contains(js(env["LAMBDA_ENDPOINT"]), "https://lambda.") {
 				t.Errorf("%s: LAMBDA_ENDPOINT %s, want the dual-stack endpoint under egress=ipv6", name, js(env["LAMBDA_ENDPOINT"]))
 			}
