@@ -433,11 +433,12 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 			})
 		}
 		period := awscdk.Duration_Minutes(jsii.Number(5))
-		if f.SendsPush || f.RunsWorkflows {
+		if f.SendsPush || f.Dials || f.RunsWorkflows {
 			// No alarm of its own (each is $0.10 a month, and the idle bill
 			// stays as it was): its runs fail by design while a callback is
 			// retried, and a batch given up on waits in the PushFailed
-			// queue (docs/push.md).
+			// queue (docs/push.md); the push dialer's failures are the
+			// sender's failed tries, which end there too.
 			fns[f.Name] = fn
 			return fn
 		}
