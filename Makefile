@@ -1,7 +1,7 @@
 # The two front-door commands are `make dev` and `make test` (see README.md).
 SHELL := /bin/bash
 GO ?= go
-FUNCTIONS := ingest query ws-connect ws-authorize ws-message ws-disconnect ws-push fanout migrate egresscheck expiry-sweep push-sender workflow-runner
+FUNCTIONS := ingest query ws-connect ws-authorize ws-message ws-disconnect ws-push fanout migrate egresscheck expiry-sweep push-sender push-dialer workflow-runner
 
 .PHONY: destroy restore dev test test-all test-core test-smoke test-processes test-build test-infra smoke build synth deploy bench bench-ws record-profiles pg clean fuzz stop reset
 

@@ -27,6 +27,16 @@ const (
 	AlarmPushFailed = "push-failed"
 )
 
+// outsideVPC takes the push dialer (functions/push-dialer) out of the VPC:
+// it makes the sender's requests to callbacks and the push gateway from
+// Lambda's own network, which reaches the internet (IPv4 at least) without
+// a NAT, and needs nothing in the VPC (no database, key or secret). The
+// sender stays in the VPC beside the database and reaches it through
+// Lambda's Invoke API (lambda.{region}.api.aws over egress=ipv6).
+func outsideVPC(props *awslambda.FunctionProps) {
+	props.Vpc, props.VpcSubnets, props.SecurityGroups = nil, nil, nil
+}
+
 // pushFailures configures the push sender's asynchronous retries and its
 // on-failure queue on props, with the queue's alarm on topic.
 func pushFailures(stack awscdk.Stack, props *awslambda.FunctionProps, topic awssns.ITopic) {

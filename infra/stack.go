@@ -298,6 +298,8 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 			return *fns["ws-push"].FunctionName()
 		case lambdas.RefPushSenderFunction:
 			return *fns["push-sender"].FunctionName()
+		case lambdas.RefPushDialerFunction:
+			return *fns["push-dialer"].FunctionName()
 		case lambdas.RefWorkflowRunnerFunction:
 			return *fns["workflow-runner"].FunctionName()
 		case lambdas.RefSessionTable:
@@ -342,7 +344,9 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 			LogGroup:       logs,
 			LoggingFormat:  awslambda.LoggingFormat_JSON,
 		}
-		if s.Egress == "ipv6" {
+		if f.OutsideVPC() {
+			outsideVPC(props) // push.go: the push dialer
+		} else if s.Egress == "ipv6" {
 			props.Ipv6AllowedForDualStack = jsii.Bool(true)
 		}
 		if f.Fanout {
@@ -398,6 +402,9 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 		if f.Greets {
 			fns["ws-push"].GrantInvoke(fn)
 		}
+		if f.SendsPush {
+			fns["push-dialer"].GrantInvoke(fn) // one synchronous invoke per try
+		}
 		if f.Dispatches {
 			fns["push-sender"].GrantInvoke(fn)     // one hand-off per commit
 			fns["workflow-runner"].GrantInvoke(fn) // one hand-off per commit a workflow may act on
@@ -426,11 +433,12 @@ func NewRelayStack(scope constructs.Construct, s Settings) (awscdk.Stack, error)
 			})
 		}
 		period := awscdk.Duration_Minutes(jsii.Number(5))
-		if f.SendsPush || f.RunsWorkflows {
+		if f.SendsPush || f.Dials || f.RunsWorkflows {
 			// No alarm of its own (each is $0.10 a month, and the idle bill
 			// stays as it was): its runs fail by design while a callback is
 			// retried, and a batch given up on waits in the PushFailed
-			// queue (docs/push.md).
+			// queue (docs/push.md); the push dialer's failures are the
+			// sender's failed tries, which end there too.
 			fns[f.Name] = fn
 			return fn
 		}

@@ -172,7 +172,10 @@ func (s synthesized) ourFunctions(t *testing.T) map[string]string {
 func (s synthesized) functionRouteTables(t *testing.T) map[string]bool {
 	t.Helper()
 	tables := map[string]bool{}
-	for _, id := range s.ourFunctions(t) {
+	for name, id := range s.ourFunctions(t) {
+		if fnByName(name).OutsideVPC() {
+			continue // the push dialer (TestPushDialerOutsideTheVPC)
+		}
 		for _, sub := range asList(s.res[id].Properties["VpcConfig"].(map[string]any)["SubnetIds"]) {
 			for _, a := range s.ofType("AWS::EC2::SubnetRouteTableAssociation") {
 				if js(a.Properties["SubnetId"]) == sub {
@@ -259,9 +262,10 @@ func (s synthesized) grantsOf(fnID string) []map[string]any {
 func TestEveryFunctionIsArm64ProvidedAL2023InTheVPC(t *testing.T) {
 	s := defaultStack(t)
 	ours := s.ourFunctions(t)
-	isOurs := map[string]bool{}
-	for _, id := range ours {
+	isOurs, outside := map[string]bool{}, map[string]bool{}
+	for name, id := range ours {
 		isOurs[id] = true
+		outside[id] = fnByName(name).OutsideVPC()
 	}
 	for id, r := range s.ofType("AWS::Lambda::Function") {
 		if !isOurs[id] {
@@ -282,11 +286,16 @@ func TestEveryFunctionIsArm64ProvidedAL2023InTheVPC(t *testing.T) {
 			t.Errorf("%s: runtime %v arch %v handler %v", id, p["Runtime"], p["Architectures"], p["Handler"])
 		}
 		vc, _ := p["VpcConfig"].(map[string]any)
-		if vc == nil || len(vc["SubnetIds"].([]any)) != 2 || !strings.Contains(js(vc["SubnetIds"]), "Vpcapp") {
+		switch {
+		case outside[id]:
+			// The push dialer, and it alone, runs outside the VPC.
+			if vc != nil {
+				t.Errorf("%s: the push dialer is in the VPC: %s", id, js(vc))
+			}
+		case vc == nil || len(vc["SubnetIds"].([]any)) != 2 || !strings.Contains(js(vc["SubnetIds"]), "Vpcapp"):
 			t.Errorf("%s: not in the VPC's two app subnets: %s", id, js(p["VpcConfig"]))
-		}
-		// Must show: Ipv6AllowedForDualStack on the VPC functions.
-		if vc["Ipv6AllowedForDualStack"] != true {
+		case vc["Ipv6AllowedForDualStack"] != true:
+			// Must show: Ipv6AllowedForDualStack on the VPC functions.
 			t.Errorf("%s: Ipv6AllowedForDualStack %v", id, vc["Ipv6AllowedForDualStack"])
 		}
 		if !strings.Contains(js(p["LoggingConfig"]), `"LogFormat":"JSON"`) {
@@ -878,8 +887,8 @@ func TestAlarmsOnlyInManaged(t *testing.T) {
 	}
 	var missing []string
 	for name := range fn {
-		if name == "push-sender" || name == "workflow-runner" {
-			continue // none by design (infra/push.go, docs/workflows.md): the idle bill stays as it was
+		if name == "push-sender" || name == "push-dialer" || name == "workflow-runner" {
+			continue // none by design (infra/push.go, docs/workflows.md): the idle bill stays as it was; the dialer's failures end in PushFailed
 		}
 		for _, m := range []string{"Errors", "Throttles"} {
 			if !alarms[name+"/"+m] {
@@ -1234,11 +1243,12 @@ func TestFanoutFunctionWiring(t *testing.T) {
 		f := fnByName(name)
 		env := s.env(t, name)
 		invokes := strings.Contains(js(s.grantsOf(id)), "lambda:InvokeFunction")
-		// The workflow runner invokes itself (a long run's next part).
-		if want := f.Dispatches || f.Fanout || f.Greets || f.RunsWorkflows; want != invokes {
+		// The workflow runner invokes itself (a long run's next part);
+		// the push sender invokes the push dialer (TestPushDialerOutsideTheVPC).
+		if want := f.Dispatches || f.Fanout || f.Greets || f.RunsWorkflows || f.SendsPush; want != invokes {
 			t.Errorf("%s: lambda:InvokeFunction granted %v, want %v", name, invokes, want)
 		}
-		if f.Dispatches || f.Fanout || f.Greets || f.RunsWorkflows {
+		if f.Dispatches || f.Fanout || f.Greets || f.RunsWorkflows || f.SendsPush {
 			if !strings.Contains(js(env["LAMBDA_ENDPOINT"]), "https://lambda.") {
 				t.Errorf("%s: LAMBDA_ENDPOINT %s, want the dual-stack endpoint under egress=ipv6", name, js(env["LAMBDA_ENDPOINT"]))
 			}

@@ -63,6 +63,10 @@ func run(ctx context.Context) error {
 			return envOr(k, emulator.PushSenderFunction)
 		case "PUSH_ALLOW_PRIVATE_CALLBACKS":
 			return envOr(k, "1")
+		case "PUSH_DIALER_FUNCTION":
+			// Each try's request through the dialer (its own function
+			// outside the VPC in AWS), served by the emulator.
+			return envOr(k, emulator.PushDialerFunction)
 		case "WORKFLOW_RUNNER_FUNCTION":
 			// Workflows on, the runner in this process (docs/workflows.md).
 			return envOr(k, emulator.WorkflowRunnerFunction)

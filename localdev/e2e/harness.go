@@ -177,6 +177,9 @@ func Start(ctx context.Context, dsn string, o Options) (*Relay, error) {
 	if o.Push || o.PushSenderProcesses > 0 {
 		env["PUSH_SENDER_FUNCTION"] = emulator.PushSenderFunction
 		env["PUSH_ALLOW_PRIVATE_CALLBACKS"] = "1"
+		// Each try's request through the dialer, behind the emulated
+		// Invoke API (its own binary with Binaries, else in process).
+		env["PUSH_DIALER_FUNCTION"] = emulator.PushDialerFunction
 	}
 	if o.Workflows || o.WorkflowRunnerProcesses > 0 {
 		env["WORKFLOW_RUNNER_FUNCTION"] = emulator.WorkflowRunnerFunction

@@ -67,6 +67,12 @@ func startProcesses(ctx context.Context, dsn string, o Options, ln net.Listener,
 	// test's expectations of what one instance saw before (a pool's
 	// connections across a database outage) hold.
 	po.Count = map[string]int{}
+	// But the push dialer, as Lambda scales it: an instance per try in
+	// flight (started on demand).
+	po.Count[emulator.PushDialerFunction] = emulator.DialerInstances
+	if o.Push || o.PushSenderProcesses > 0 {
+		po.Warm = map[string]int{emulator.PushDialerFunction: emulator.DialerWarm}
+	}
 	// Each function's process starts at its first invocation, as Lambda
 	// starts an instance: a test runs only the functions it calls
 	// (StartTest checks their cold-start lines at its end).

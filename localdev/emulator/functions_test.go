@@ -100,7 +100,7 @@ func TestFunctionsAgree(t *testing.T) {
 		switch {
 		case f.Authorizer:
 			want[AuthorizerRoute] = f.Name
-		case f.Fanout, f.Pushes, f.Sweeps, f.SendsPush, f.RunsWorkflows:
+		case f.Fanout, f.Pushes, f.Sweeps, f.SendsPush, f.RunsWorkflows, f.Dials:
 			want[InvokeRoute+f.Name] = f.Name
 		}
 	}
@@ -116,6 +116,9 @@ func TestFunctionsAgree(t *testing.T) {
 	}
 	if len(st.HTTP.Routes) != len(lambdas.HTTPRoutes)+len(lambdas.MediaRoutes) {
 		t.Errorf("processes mode serves %d HTTP routes, lambdas has %d", len(st.HTTP.Routes), len(lambdas.HTTPRoutes)+len(lambdas.MediaRoutes))
+	}
+	if st.Lambda.Calls[PushDialerFunction] == nil || st.Lambda.Functions[PushDialerFunction] != nil {
+		t.Error("processes mode: the push dialer is not invoked synchronously (Calls) only")
 	}
 	if st.WS.Connect == nil || st.WS.Default == nil || st.WS.Disconnect == nil || st.WS.Authorizer == nil {
 		t.Error("processes mode: a WebSocket route or the authorizer has no handler")

@@ -17,6 +17,26 @@ import (
 // AsyncHandler is a Lambda handler invoked with a raw JSON event.
 type AsyncHandler = func(ctx context.Context, payload json.RawMessage) error
 
+// CallHandler is a Lambda handler that answers a payload (a synchronous
+// invoke); an error is a function error.
+type CallHandler = func(ctx context.Context, payload json.RawMessage) ([]byte, error)
+
+// JSONCall is a CallHandler over a typed handler, as lambda.Start decodes
+// the event and encodes the answer.
+func JSONCall[In, Out any](h func(context.Context, In) (Out, error)) CallHandler {
+	return func(ctx context.Context, payload json.RawMessage) ([]byte, error) {
+		var in In
+		if err := json.Unmarshal(payload, &in); err != nil {
+			return nil, err
+		}
+		out, err := h(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(out)
+	}
+}
+
 // Lambda's limits and behaviour for asynchronous invocations the emulator
 // keeps.
 const (
@@ -34,7 +54,10 @@ const (
 // answering. Requests are SigV4-signed by the SDK; signatures are not
 // checked.
 type LambdaAPI struct {
-	Functions   map[string]AsyncHandler
+	Functions map[string]AsyncHandler
+	// Calls are the functions invoked synchronously with an answer
+	// (InvocationType RequestResponse): the push dialer.
+	Calls       map[string]CallHandler
 	Concurrency int // default 10
 	Log         *slog.Logger
 	// InvokeLatency is spent by each Invoke served in process
@@ -99,8 +122,8 @@ func (l *LambdaAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if i := strings.LastIndex(name, ":function:"); i >= 0 {
 		name = name[i+len(":function:"):]
 	}
-	h := l.Functions[name]
-	if h == nil {
+	h, call := l.Functions[name], l.Calls[name]
+	if h == nil && call == nil {
 		awsError(w, http.StatusNotFound, "ResourceNotFoundException", "Function not found: "+name)
 		return
 	}
@@ -113,11 +136,25 @@ func (l *LambdaAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		awsError(w, err.status, err.code, err.msg)
 		return
 	}
-	switch t := r.Header.Get("X-Amz-Invocation-Type"); t {
-	case "Event":
+	switch t := r.Header.Get("X-Amz-Invocation-Type"); {
+	case call != nil && (t == "" || t == "RequestResponse"):
+		ctx, cancel := context.WithTimeout(r.Context(), FunctionTimeout)
+		defer cancel()
+		out, err := call(ctx, payload)
+		if err != nil {
+			w.Header().Set("X-Amz-Function-Error", "Unhandled")
+			w.WriteHeader(http.StatusOK)
+			_ = json.NewEncoder(w).Encode(map[string]string{"errorMessage": err.Error()})
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(out)
+	case h == nil:
+		awsError(w, http.StatusBadRequest, "InvalidParameterValueException", "unsupported invocation type "+t)
+	case t == "Event":
 		l.queue(name, h, payload)
 		w.WriteHeader(http.StatusAccepted)
-	case "", "RequestResponse":
+	case t == "" || t == "RequestResponse":
 		ctx, cancel := context.WithTimeout(r.Context(), FunctionTimeout)
 		defer cancel()
 		if err := h(ctx, payload); err != nil {
@@ -164,6 +201,31 @@ func (l *LambdaAPI) queue(name string, h AsyncHandler, payload []byte) {
 // InvocationType Event.
 func (l *LambdaAPI) Invoker(name string) *InProcessInvoker {
 	return &InProcessInvoker{l: l, name: name}
+}
+
+// Caller is a synchronous Invoke of function name (in Calls) without the
+// HTTP hop, for callers in the emulator's process (push.Caller).
+func (l *LambdaAPI) Caller(name string) *InProcessCaller {
+	return &InProcessCaller{l: l, name: name}
+}
+
+// InProcessCaller invokes one function of a LambdaAPI synchronously.
+type InProcessCaller struct {
+	l    *LambdaAPI
+	name string
+}
+
+// Call runs the function with payload and returns its answer.
+func (c *InProcessCaller) Call(ctx context.Context, payload []byte) ([]byte, error) {
+	spend(c.l.InvokeLatency)
+	h := c.l.Calls[c.name]
+	if h == nil {
+		return nil, fmt.Errorf("emulator: call %s: function not found", c.name)
+	}
+	if err := checkPayload(payload); err != nil {
+		return nil, fmt.Errorf("emulator: call %s: %w", c.name, err)
+	}
+	return h(ctx, payload)
 }
 
 // InProcessInvoker invokes one function of a LambdaAPI asynchronously.

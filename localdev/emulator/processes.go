@@ -21,6 +21,7 @@ import (
 
 	"github.com/buzzrelay/relay/shared/aws/awssdk"
 	"github.com/buzzrelay/relay/shared/domain/blossom"
+	domainpush "github.com/buzzrelay/relay/shared/domain/push"
 	"github.com/buzzrelay/relay/shared/wiring/app"
 	"github.com/buzzrelay/relay/shared/wiring/lambdas"
 	"github.com/buzzrelay/relay/shared/wiring/provision"
@@ -47,8 +48,10 @@ type ProcessStackOptions struct {
 	BinDir string
 	Built  bool
 	// Count is the processes (instances) per function, default 1; Nice
-	// their niceness (the fan-out function's, as in make dev).
-	Count, Nice map[string]int
+	// their niceness (the fan-out function's, as in make dev); Warm, with
+	// OnDemand, how many of a function start at once all the same
+	// (ProcessOptions.Warm).
+	Count, Nice, Warm map[string]int
 	// OnDemand starts each function's processes as its invocations need
 	// them (ProcessOptions.OnDemand), as Lambda does; false starts every
 	// function's Count at once (make dev, whose start-up checks every
@@ -272,7 +275,8 @@ func (p *ProcessStack) start(ctx context.Context, o ProcessStackOptions, f lambd
 		Binary:   filepath.Join(p.BinDir, f.Name),
 		Env:      Environ(nil, env),
 		Count:    max(1, o.Count[f.Name]),
-		OnDemand: o.OnDemand,
+		OnDemand: o.OnDemand || f.Dials,
+		Warm:     o.Warm[f.Name],
 		Nice:     o.Nice[f.Name],
 		Output:   &coldStartTap{next: o.Output, seen: p.sawColdStart},
 		Log:      o.Log,
@@ -308,7 +312,7 @@ func (p *ProcessStack) routes(media bool, log *slog.Logger) *Stack {
 		return call[events.APIGatewayWebsocketProxyRequest, events.APIGatewayProxyResponse](p.procs[name])
 	}
 	ws.Connect, ws.Default, ws.Disconnect = handler(lambdas.RouteConnect), handler(lambdas.RouteDefault), handler(lambdas.RouteDisconnect)
-	lambda := &LambdaAPI{Functions: map[string]AsyncHandler{}, Log: log}
+	lambda := &LambdaAPI{Functions: map[string]AsyncHandler{}, Calls: map[string]CallHandler{}, Log: log}
 	for _, f := range lambdas.Functions {
 		procs := p.procs[f.Name]
 		switch {
@@ -318,6 +322,9 @@ func (p *ProcessStack) routes(media bool, log *slog.Logger) *Stack {
 			p.Reaches[AuthorizerRoute] = f.Name
 		case f.Fanout, f.Pushes, f.Sweeps, f.SendsPush, f.RunsWorkflows:
 			lambda.Functions[f.Name] = procs.Invoke
+			p.Reaches[InvokeRoute+f.Name] = f.Name
+		case f.Dials:
+			lambda.Calls[f.Name] = procs.Call
 			p.Reaches[InvokeRoute+f.Name] = f.Name
 		}
 	}
@@ -466,7 +473,22 @@ type LocalSetup struct {
 
 // LocalCounts are the processes per function on one machine: two of each
 // busy request path, so a slow invocation does not hold up every other.
-var LocalCounts = map[string]int{"ingest": 2, "query": 2, "ws-message": 2, "ws-push": 2}
+var LocalCounts = map[string]int{"ingest": 2, "query": 2, "ws-message": 2, "ws-push": 2, PushDialerFunction: DialerInstances}
+
+// DialerInstances bounds the push dialer's processes: one per try a
+// sender has in flight (push.SendConcurrency), as Lambda scales the
+// dialer out, so a slow callback host holds one instance, never the
+// others' tries. They start on demand (ProcessStack.start), whatever
+// ProcessStackOptions.OnDemand says.
+const DialerInstances = domainpush.SendConcurrency
+
+// DialerWarm is how many dialer processes a test relay with push starts
+// at once (ProcessStackOptions.Warm): a burst of tries then finds them
+// warm, as Lambda's instances start in parallel, where on one machine's
+// two cores forty cold starts one after another take seconds (about
+// 0.1 s of CPU each) and would delay the burst's every try. It covers the
+// largest burst a test sends (41 tries, pushslow_test.go).
+const DialerWarm = 48
 
 // Options are the ProcessStackOptions of l: the stack's settings as a
 // deployment serving several hostnames (so the $connect authorizer runs
@@ -498,6 +520,7 @@ func (l LocalSetup) Options() ProcessStackOptions {
 			lambdas.RefFanoutFunction:           FanoutFunction,
 			lambdas.RefPushFunction:             PushFunction,
 			lambdas.RefPushSenderFunction:       PushSenderFunction,
+			lambdas.RefPushDialerFunction:       PushDialerFunction,
 			lambdas.RefWorkflowRunnerFunction:   WorkflowRunnerFunction,
 			lambdas.RefWorkflowScheduleGroup:    ScheduleGroup,
 			lambdas.RefWorkflowSchedulerRoleArn: SchedulerRoleArn,

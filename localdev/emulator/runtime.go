@@ -93,6 +93,9 @@ type ProcessOptions struct {
 	// before the first, one more when every running one is busy, at most
 	// Count), as Lambda starts instances; false starts Count at once.
 	OnDemand bool
+	// Warm, with OnDemand, is how many start at once all the same (the
+	// instances an earlier burst left warm); the rest start on demand.
+	Warm int
 	// Nice is the processes' niceness (0..19, nice(1)); 0 runs them at the
 	// relay's priority.
 	Nice   int
@@ -147,10 +150,12 @@ func StartProcesses(ctx context.Context, name string, o ProcessOptions) (*Proces
 	env := append(append([]string{}, o.Env...), "AWS_LAMBDA_RUNTIME_API="+ln.Addr().String(),
 		"AWS_LAMBDA_FUNCTION_NAME="+name, "AWS_LAMBDA_FUNCTION_MEMORY_SIZE=1024")
 	p.opts, p.env = o, env
-	if !o.OnDemand {
-		for range o.Count {
-			p.grow()
-		}
+	start := o.Count
+	if o.OnDemand {
+		start = min(o.Warm, o.Count)
+	}
+	for range start {
+		p.grow()
 	}
 	return p, nil
 }

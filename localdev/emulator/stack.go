@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/buzzrelay/relay/shared/service/push"
 	"github.com/buzzrelay/relay/shared/wiring/app"
 	"github.com/buzzrelay/relay/shared/wiring/lambdas"
 )
@@ -39,6 +40,11 @@ const FanoutFunction = "fanout"
 // PushSenderFunction is the name the push sender (NIP-9a callbacks,
 // NIP-PL wakes) has in localdev and the tests.
 const PushSenderFunction = "push-sender"
+
+// PushDialerFunction is the name the push dialer (the sender's HTTP side,
+// invoked synchronously) has in localdev and the tests
+// (PUSH_DIALER_FUNCTION).
+const PushDialerFunction = "push-dialer"
 
 // WorkflowRunnerFunction is the name the workflow runner has in localdev
 // and the tests (WORKFLOW_RUNNER_FUNCTION).
@@ -95,7 +101,7 @@ func NewInProcessStack(a *app.App, log *slog.Logger) *Stack {
 
 func newStack(a *app.App, log *slog.Logger, inProcess bool) *Stack {
 	ws := &WebSocketAPI{Log: log}
-	lambda := &LambdaAPI{Functions: map[string]AsyncHandler{}, Log: log}
+	lambda := &LambdaAPI{Functions: map[string]AsyncHandler{}, Calls: map[string]CallHandler{}, Log: log}
 	if inProcess && a.Fanout != nil {
 		a.Fanout.Sender = inProcessSender{ws}
 		if a.Fanout.Async != nil {
@@ -114,6 +120,11 @@ func newStack(a *app.App, log *slog.Logger, inProcess bool) *Stack {
 			a.Notify.Sender = lambda.Invoker(PushSenderFunction)
 		}
 		lambda.Functions[PushSenderFunction] = a.PushSender()
+		// The dialer, under the same callback policy.
+		lambda.Calls[PushDialerFunction] = JSONCall(app.PushDialer(a.Config.Push.AllowPrivate))
+		if inProcess && a.Notify.Dialer != nil {
+			a.Notify.Dialer = push.Remote{Call: lambda.Caller(PushDialerFunction)}
+		}
 	}
 	if a.Push != nil {
 		lambda.Functions[PushFunction] = a.PushHandler()

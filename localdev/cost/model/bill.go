@@ -96,6 +96,10 @@ type Usage struct {
 const (
 	PushSeconds = 0.3
 	PushKB      = 2.0
+	// PushDialSeconds is the push dialer's run per push (the request
+	// itself, outside the VPC; the sender waits for it within
+	// PushSeconds).
+	PushDialSeconds = 0.2
 )
 
 // PushPerThousand is what a thousand pushes add to a bill on s at p: the
@@ -107,12 +111,18 @@ func PushPerThousand(s Stack, p Prices) (float64, bool) {
 	if !ok {
 		return 0, false
 	}
-	gbs := PushSeconds * f.MemoryMB / 1024
-	price := p.LambdaGBSecondArm
-	if f.Arch == "x86_64" {
-		price = p.LambdaGBSecondX86
+	per := func(f Function, seconds float64) float64 {
+		price := p.LambdaGBSecondArm
+		if f.Arch == "x86_64" {
+			price = p.LambdaGBSecondX86
+		}
+		return p.LambdaPerMillion/1e6 + seconds*f.MemoryMB/1024*price
 	}
-	return 1000 * (p.LambdaPerMillion/1e6 + gbs*price), true
+	total := per(f, PushSeconds)
+	if d, ok := s.Function("push-dialer"); ok { // one synchronous invoke per push
+		total += per(d, PushDialSeconds)
+	}
+	return 1000 * total, true
 }
 
 // Line is one item of the bill.
@@ -183,6 +193,9 @@ func Bill(u Usage, s Stack, p Prices) ([]Line, Lifecycle, error) {
 			return nil, life, fmt.Errorf("the stack does not deploy function push-sender, which sends the pushes")
 		}
 		run("push-sender", u.Pushes, PushSeconds)
+		if _, ok := s.Function("push-dialer"); ok {
+			run("push-dialer", u.Pushes, PushDialSeconds) // the request, outside the VPC
+		}
 		pushOutGB = u.Pushes * PushKB / 1e6 // requests out through the egress
 	}
 	connMinutes := u.ConnMinutes + float64(u.Clients.N)*HoursPerMonth*60

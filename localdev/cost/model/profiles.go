@@ -14,7 +14,7 @@ import (
 var profileStacks = map[string]Stack{
 	"community": {
 		Functions: relayFunctions,
-		LogGroups: 15, LogRetentionDays: 7, // the functions', two provider frameworks', the edge upload version reader's
+		LogGroups: 16, LogRetentionDays: 7, // the functions', two provider frameworks', the edge upload version reader's
 		// every profile: Aurora awake too long, HTTP 5xx less resume 503s,
 		// a push delivery given up (infra/push.go), their topic and the
 		// monthly budget (infra/alarms.go)
@@ -30,7 +30,7 @@ var profileStacks = map[string]Stack{
 	},
 	"managed": {
 		Functions: relayFunctions,
-		LogGroups: 15, LogRetentionDays: 90,
+		LogGroups: 16, LogRetentionDays: 90,
 		// errors and throttles of the ten functions (with egresscheck and
 		// expiry-sweep; none for the push sender: docs/push.md), and every
 		// profile's three (Aurora awake, HTTP 5xx, push given up)
@@ -72,6 +72,7 @@ var relayFunctions = []Function{
 	{"fanout", 512, "arm64"},
 	{"ingest", 512, "arm64"},
 	{"migrate", 256, "arm64"},
+	{"push-dialer", 128, "arm64"},
 	{"push-sender", 256, "arm64"},
 	{"query", 512, "arm64"},
 	{"workflow-runner", 256, "arm64"},

@@ -414,11 +414,21 @@ func (r *run) start(ctx context.Context, due []store.PendingPush) error {
 }
 
 // canStart reports whether a try that starts after wait ends, its own
-// deadline (push.RequestTimeout) included, before the run's deadline with
-// a second to record its outcome: no delivery's deadline outlives the run.
+// deadline (push.RequestTimeout, and the hop to a dialer function)
+// included, before the run's deadline with a second to record its
+// outcome: no delivery's deadline outlives the run.
 func (s *Service) canStart(ctx context.Context, wait time.Duration) bool {
 	dl, ok := ctx.Deadline()
-	return !ok || !time.Now().Add(wait+push.RequestTimeout+time.Second).After(dl)
+	return !ok || !time.Now().Add(wait+s.tryTimeout()+time.Second).After(dl)
+}
+
+// tryTimeout bounds one try's request: push.RequestTimeout, plus the hop
+// when a dialer function makes it (Remote).
+func (s *Service) tryTimeout() time.Duration {
+	if _, remote := s.Dialer.(Remote); remote {
+		return claimFor - recordMargin
+	}
+	return push.RequestTimeout
 }
 
 // sendOne claims one due delivery and counts it against its rates, in one
@@ -431,8 +441,12 @@ func (s *Service) sendOne(ctx context.Context, community string, p store.Pending
 	if err != nil || res != store.PushClaimTaken {
 		return err // held: another run has it, or it is no longer due
 	}
-	return s.try(ctx, community, c, p, l, e)
+	return s.try(ctx, community, c, p, l, e, time.Unix(now, 0).Add(claimFor-recordMargin))
 }
+
+// recordMargin is the part of a claim (claimFor) kept for recording the
+// outcome: no request runs past claimFor - recordMargin from the claim.
+const recordMargin = 2 * time.Second
 
 // rates are the caps p's try counts against.
 func (s *Service) rates(community string, p store.PendingPush) []store.PushRate {

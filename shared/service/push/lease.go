@@ -1,7 +1,6 @@
 package push
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -238,13 +237,7 @@ func (s *Service) wake(ctx context.Context, community string, l *live) (outcome,
 	if err != nil {
 		return failed, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.Gateway, bytes.NewReader(body))
-	if err != nil {
-		return failed, fmt.Errorf("gateway URL: %w", err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", auth)
-	status, answer, err := s.do(req)
+	status, answer, err := s.dial(ctx, DialRequest{URL: s.Gateway, Body: body, Authorization: auth})
 	if err == nil && status >= 200 && status < 300 {
 		var r struct {
 			Status string `json:"status"`

@@ -64,8 +64,12 @@ type Service struct {
 	Sender Invoker
 	// Door re-checks each subscriber before a delivery (nil: none).
 	Door Door
-	// Client sends callbacks and wakes (NewClient's, whose dialer applies
-	// netpolicy.PublicAddr after DNS resolution).
+	// Dialer makes each try's request (dial.go): the dialer function
+	// outside the VPC (Remote) in a deployment; nil: Direct over Client,
+	// in this process.
+	Dialer Dialer
+	// Client sends callbacks and wakes when no Dialer is set (NewClient's,
+	// whose dialer applies netpolicy.PublicAddr after DNS resolution).
 	Client *http.Client
 	// Gateway is the NIP-PL push gateway's delivery URL ("" : leases are
 	// refused restricted:); Keys sign its NIP-98 wakes with the

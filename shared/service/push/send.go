@@ -1,14 +1,13 @@
 package push
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"syscall"
 	"time"
 
@@ -30,14 +29,19 @@ const (
 // try sends one claimed delivery and records its outcome under its claim
 // (store.PushDeliveriesSetClaimed), in its own transaction: sent,
 // retried with backoff, or dead.
-func (s *Service) try(ctx context.Context, community string, c store.PushClaim, p store.PendingPush, l *live, e *event) error {
+// until bounds the request (dial.go: a dialer function makes none it
+// could not finish by then), so its outcome is recorded while the claim
+// holds.
+func (s *Service) try(ctx context.Context, community string, c store.PushClaim, p store.PendingPush, l *live, e *event, until time.Time) error {
 	var out outcome
 	var why error
+	dctx, cancel := context.WithDeadline(ctx, until)
+	defer cancel()
 	switch p.Kind {
 	case kinds.PushSubscription:
-		out, why = s.callback(ctx, l, e)
+		out, why = s.callback(dctx, l, e)
 	case kinds.PushLease:
-		out, why = s.wake(ctx, community, l)
+		out, why = s.wake(dctx, community, l)
 	default:
 		out, why = gone, fmt.Errorf("kind %d", p.Kind)
 	}
@@ -81,31 +85,11 @@ func (s *Service) callback(ctx context.Context, l *live, e *event) (outcome, err
 	if err != nil {
 		return failed, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.row.Target, bytes.NewReader(body))
-	if err != nil {
+	if _, err := url.Parse(l.row.Target); err != nil {
 		return gone, fmt.Errorf("callback URL: %w", err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	status, _, err := s.do(req)
+	status, _, err := s.dial(ctx, DialRequest{URL: l.row.Target, Body: body})
 	return classify(status, err)
-}
-
-// do sends req with the service's client, within push.RequestTimeout, and
-// returns the status and at most 4 KB of the body.
-func (s *Service) do(req *http.Request) (int, []byte, error) {
-	ctx, cancel := context.WithTimeout(req.Context(), push.RequestTimeout)
-	defer cancel()
-	c := s.Client
-	if c == nil {
-		c = NewClient(s.Policy)
-	}
-	resp, err := c.Do(req.WithContext(ctx))
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
-	return resp.StatusCode, b, nil
 }
 
 // classify maps an HTTP answer to an outcome: 2xx delivered, 404 and 410

@@ -48,8 +48,7 @@ func TestCallbackRedirectIsAFailureNotFollowed(t *testing.T) {
 	}))
 	defer srv.Close()
 	s := &Service{Client: NewClient(push.Policy{AllowPrivate: true})}
-	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, srv.URL, nil)
-	status, _, err := s.do(req)
+	status, _, err := s.dial(context.Background(), DialRequest{URL: srv.URL})
 	if out, _ := classify(status, err); out != failed || followed {
 		t.Errorf("redirect: outcome %v, followed %v; want a failure, not followed", out, followed)
 	}

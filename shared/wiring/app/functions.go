@@ -20,7 +20,8 @@ import (
 //	fanout         FanoutParts      a.FanoutBatch()  fanout.DeliverBatch
 //	ws-authorize   AuthorizeParts   a.Authorizer()   apigw (the host only)
 //	ws-push        PushParts        a.PushHandler()  wire.Pusher (greeting, liveness; no database)
-//	push-sender    PushSenderParts  a.PushSender()   push.Service.Deliver (NIP-9a callbacks, NIP-PL wakes)
+//	push-sender    PushSenderParts  a.PushSender()   push.Service.Deliver (NIP-9a callbacks, NIP-PL wakes; each request through push-dialer)
+//	push-dialer    PushDialerParts  a.PushDialer()   push.Direct (one request, outside the VPC; no database, no key)
 //	expiry-sweep   SweepParts       a.SweepHandler() expiry.Sweeper (NIP-40; a schedule)
 //	workflow-runner RunnerParts     a.WorkflowRunner() workflow.Service.Handle (runs, schedules, wakes)
 const (
@@ -63,6 +64,9 @@ const (
 	// that ingest or ws-message handed over (shared/service/push): the
 	// relay keys sign NIP-98 wakes and open executor keys.
 	PushSenderParts = pool | keys | notifies
+	// PushDialerParts: the push dialer, from the environment alone (no
+	// pool, no key): the sender's requests, made outside the VPC.
+	PushDialerParts = Parts(0)
 	// SweepParts: the NIP-40 expiry sweep a schedule invokes; the pool
 	// only.
 	SweepParts = pool | sweeps

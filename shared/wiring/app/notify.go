@@ -39,6 +39,16 @@ func (a *App) openNotify(ctx context.Context, parts Parts) error {
 			n.Keys = a.Keys
 		}
 	}
+	if cfg.DialerFunction != "" && parts&notifies != 0 {
+		// The sender's tries go to the dialer outside the VPC (one
+		// synchronous Invoke each, over the same Lambda endpoint as the
+		// hand-offs).
+		sdk, err := awssdk.Load(ctx, a.Config.AWSRegion, a.Config.Fanout.LambdaEndpoint)
+		if err != nil {
+			return fmt.Errorf("push: %w", err)
+		}
+		n.Dialer = push.Remote{Call: lambdainvoke.NewSync(sdk, a.Config.Fanout.LambdaEndpoint, cfg.DialerFunction)}
+	}
 	if parts&writes != 0 {
 		sdk, err := awssdk.Load(ctx, a.Config.AWSRegion, a.Config.Fanout.LambdaEndpoint)
 		if err != nil {
@@ -66,3 +76,16 @@ func (a *App) PushSender() func(context.Context, json.RawMessage) error {
 
 // ErrPushOff is the push sender's cold start without PUSH_SENDER_FUNCTION.
 var ErrPushOff = errors.New("PUSH_SENDER_FUNCTION is not set: push is off")
+
+// PushDialer is functions/push-dialer's handler: one try's request made
+// from outside the VPC (push.Direct), under the callback policy
+// (PUSH_ALLOW_PRIVATE_CALLBACKS); it needs no database, key or secret.
+func (a *App) PushDialer() func(context.Context, push.DialRequest) (push.DialAnswer, error) {
+	return PushDialer(a.Config.Push.AllowPrivate)
+}
+
+// PushDialer is the dialer's handler under the callback policy allowPrivate
+// (the emulator serves it in process too).
+func PushDialer(allowPrivate bool) func(context.Context, push.DialRequest) (push.DialAnswer, error) {
+	return push.Direct{Client: push.NewClient(domainpush.Policy{AllowPrivate: allowPrivate})}.Handler()
+}

@@ -123,8 +123,8 @@ type KeyConfig struct {
 	SealKeyFile  string // RELAY_SEAL_KEY_FILE
 }
 
-// PushConfig is PUSH_SENDER_FUNCTION, PUSH_GATEWAY_URL, PUSH_APP_PROFILES
-// and PUSH_ALLOW_PRIVATE_CALLBACKS.
+// PushConfig is PUSH_SENDER_FUNCTION, PUSH_GATEWAY_URL, PUSH_APP_PROFILES,
+// PUSH_ALLOW_PRIVATE_CALLBACKS and PUSH_DIALER_FUNCTION.
 type PushConfig struct {
 	// SenderFunction (name or ARN) is the push sender (functions/
 	// push-sender), invoked asynchronously at LAMBDA_ENDPOINT after each
@@ -137,6 +137,11 @@ type PushConfig struct {
 	// AllowPrivate lets callbacks use http and private addresses: make
 	// dev and the tests only.
 	AllowPrivate bool
+	// DialerFunction (PUSH_DIALER_FUNCTION, name or ARN) is the push
+	// dialer (functions/push-dialer, outside the VPC): the sender invokes
+	// it synchronously at LAMBDA_ENDPOINT for each try's request; empty:
+	// the sender dials itself (the tests in process).
+	DialerFunction string
 }
 
 // On reports whether push is on.
@@ -209,6 +214,7 @@ func (c *Config) text() map[string]*string {
 		"PUSH_SENDER_FUNCTION":        &c.Push.SenderFunction,
 		"PUSH_GATEWAY_URL":            &c.Push.Gateway,
 		"PUSH_APP_PROFILES":           &c.Push.Profiles,
+		"PUSH_DIALER_FUNCTION":        &c.Push.DialerFunction,
 		"WORKFLOW_RUNNER_FUNCTION":    &c.Workflows.RunnerFunction,
 		"WORKFLOW_SCHEDULE_GROUP":     &c.Workflows.ScheduleGroup,
 		"WORKFLOW_SCHEDULER_ROLE_ARN": &c.Workflows.SchedulerRole,

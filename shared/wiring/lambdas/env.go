@@ -81,6 +81,7 @@ const (
 	RefMediaBucket
 	RefPushFunction
 	RefPushSenderFunction
+	RefPushDialerFunction
 	RefSessionTable
 	RefLiveKitSecretArn
 	RefKlipySecretArn
@@ -166,6 +167,10 @@ func Environment(f Function, s Settings, refs Refs) map[string]string {
 		} else {
 			env["PUSH_SENDER_FUNCTION"] = refs(RefPushSenderFunction)
 		}
+		if f.SendsPush {
+			// Each try's request goes to the dialer outside the VPC.
+			env["PUSH_DIALER_FUNCTION"] = refs(RefPushDialerFunction)
+		}
 		if s.PushGateway != "" {
 			env["PUSH_GATEWAY_URL"] = s.PushGateway
 			env["PUSH_APP_PROFILES"] = s.PushProfiles
@@ -186,7 +191,7 @@ func Environment(f Function, s Settings, refs Refs) map[string]string {
 	// Over egress=ipv6 every call needs an endpoint with an AAAA record:
 	// EndpointURL and SetsEndpoint (endpoints.go) name it per service.
 	region := refs(RefRegion)
-	if (f.Dispatches || f.Fanout || f.Greets || f.RunsWorkflows) && SetsEndpoint(s, SvcLambda) {
+	if (f.Dispatches || f.Fanout || f.Greets || f.RunsWorkflows || f.SendsPush) && SetsEndpoint(s, SvcLambda) {
 		env["LAMBDA_ENDPOINT"] = EndpointURL(s, region, SvcLambda)
 	}
 	if usesKMS && SetsEndpoint(s, SvcKMS) {

@@ -25,6 +25,9 @@ func TestEnvironment(t *testing.T) {
 			[]string{"DB_SSLMODE", "DB_AUTH", "PUSH_FUNCTION", "FANOUT_FUNCTION", "MEDIA_BUCKET", "AWS_ENDPOINT_URL_S3"}, []Ref{RefDBHost, RefDBSecretArn}},
 		{"ingest", "ipv6", []string{"DB_HOST", "RELAY_KEY_CIPHERTEXT", "FANOUT_FUNCTION", "LAMBDA_ENDPOINT", "MEDIA_BUCKET", "AWS_ENDPOINT_URL_S3"}, nil, nil},
 		{"ingest", "nat-gateway", []string{"RELAY_KEY_CIPHERTEXT", "MEDIA_BUCKET"}, []string{"LAMBDA_ENDPOINT", "AWS_ENDPOINT_URL_KMS", "AWS_ENDPOINT_URL_S3"}, nil},
+		{"push-sender", "ipv6", []string{"PUSH_DIALER_FUNCTION", "LAMBDA_ENDPOINT", "RELAY_KEY_CIPHERTEXT", "DB_HOST"}, nil, nil},
+		{"push-dialer", "ipv6", []string{"BUZZ_COMMUNITY"}, []string{"DB_SSLMODE", "DB_AUTH", "DB_HOST", "RELAY_SIGNER", "RELAY_KMS_KEY_ID", "PUSH_SENDER_FUNCTION", "PUSH_ALLOW_PRIVATE_CALLBACKS", "LAMBDA_ENDPOINT", "SESSION_TABLE", "MEDIA_BUCKET"},
+			[]Ref{RefDBHost, RefDBSecretArn, RefKMSKeyArn, RefRelayKeyCiphertext, RefSessionTable}},
 		{"fanout", "ipv6", []string{"WS_MANAGEMENT_ENDPOINT", "LAMBDA_ENDPOINT", "SESSION_TABLE"}, []string{"FANOUT_FUNCTION", "RELAY_SIGNER", "MEDIA_BUCKET"}, []Ref{RefRelayKeyCiphertext}},
 	} {
 		t.Run(c.fn+"/"+c.egress, func(t *testing.T) {

@@ -96,6 +96,12 @@ type Function struct {
 	// it matches and POSTs NIP-9a callbacks and NIP-PL wakes; Lambda
 	// retries a failed run and hands its event to an on-failure queue.
 	SendsPush bool
+	// Dials is the push dialer (functions/push-dialer): the push sender
+	// invokes it synchronously with each try's request, which it makes.
+	// It runs outside the VPC (OutsideVPC), so callbacks and the push
+	// gateway are reached over IPv4 and IPv6 without a NAT; it gets no
+	// database, key or secret and invokes nothing.
+	Dials bool
 	// RunsWorkflows is the workflow runner (functions/workflow-runner):
 	// invoked asynchronously by the committing functions and the webhook
 	// route (WORKFLOW_RUNNER_FUNCTION), and by its EventBridge Scheduler
@@ -131,6 +137,7 @@ const SweepRateHours = 24
 // resume from 0 ACU (about 15 s) on the first request after a pause.
 var Functions = []Function{
 	{Name: "fanout", Fanout: true, Posts: true, Sessions: true, Memory: 512, Timeout: 60},
+	{Name: "push-dialer", Dials: true, NoDB: true, Memory: 128, Timeout: 10}, // before push-sender, which names it
 	{Name: "push-sender", SendsPush: true, Signs: true, Memory: 256, Timeout: 60},
 	{Name: "workflow-runner", RunsWorkflows: true, Signs: true, Posts: true, Sessions: true, Memory: 256, Timeout: 330},
 	{Name: "ws-push", Pushes: true, Signs: true, Posts: true, Sessions: true, NoDB: true, Memory: 128, Timeout: 30},
@@ -150,6 +157,11 @@ var Functions = []Function{
 // concurrency and waits for no migration.
 func (f Function) DeployTime() bool { return f.Migrate || f.EgressCheck }
 
+// OutsideVPC: the function is not attached to the VPC (Lambda's own
+// network, with internet access): it needs nothing in the VPC. Every other
+// function runs in the app subnets.
+func (f Function) OutsideVPC() bool { return f.Dials }
+
 // OffRoute is every function that no API Gateway route reaches, and who
 // runs it instead. Every other function is on at least one route; a test
 // (lambdas_test.go) holds the Makefile, functions/ and this package to it.
@@ -159,6 +171,7 @@ var OffRoute = map[string]string{
 	"ws-push":         "ws-connect at every $connect (asynchronous Invoke: the greeting), and the liveness schedule (EventBridge every minute, and 30 s later through an SQS queue's delivery delay; localdev: a timer)",
 	"egresscheck":     "CloudFormation, as the EgressCheck custom resource's handler (through CDK's Provider framework), before migrate and the stages",
 	"push-sender":     "ingest and ws-message after a commit in a community with push subscriptions, by asynchronous Invoke (retried by Lambda, then its on-failure queue)",
+	"push-dialer":     "push-sender, by synchronous Invoke (RequestResponse), once per try of a callback or wake",
 	"expiry-sweep":    "an EventBridge Scheduler schedule once a day (NIP-40: deletes expired events; localdev: a timer)",
 	"workflow-runner": "ingest and ws-message after a commit a workflow may act on, and the webhook route, by asynchronous Invoke; its EventBridge Scheduler schedules (localdev: the emulator's timers)",
 }
