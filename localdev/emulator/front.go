@@ -11,8 +11,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/buzzrelay/relay/shared/domain/front"
 	"github.com/buzzrelay/relay/shared/domain/reject"
-	"github.com/buzzrelay/relay/shared/service/manage"
 	"github.com/buzzrelay/relay/shared/transport/bridge"
 )
 
@@ -61,7 +61,7 @@ const UploadPath = "/media/upload"
 // ServeHTTP routes one request.
 func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodGet {
-		if ok, _ := path.Match(bridge.StreamPattern, r.URL.Path); ok {
+		if ok, _ := path.Match(front.StreamPattern, r.URL.Path); ok {
 			f.stream(w, r)
 			return
 		}
@@ -176,7 +176,7 @@ func refuse(w http.ResponseWriter, status int, rej *reject.Error) {
 }
 
 // stream is a GET the relay may answer with a bridge.Stream (its
-// StreamPattern: Buzz desktop's feedback attachments): the request goes
+// front.StreamPattern: Buzz desktop's feedback attachments): the request goes
 // to the relay unchanged; a Stream answer is then GET from the bucket
 // (the client's Range forwarded) and streamed to the client on this same
 // request, with the relay's headers, the Stream's and the bucket's
@@ -187,7 +187,7 @@ func refuse(w http.ResponseWriter, status int, rej *reject.Error) {
 func (f *Front) stream(w http.ResponseWriter, r *http.Request) {
 	rec := httptest.NewRecorder()
 	f.Next.ServeHTTP(rec, r)
-	if rec.Header().Get(bridge.StreamHeader) == "" {
+	if rec.Header().Get(front.StreamHeader) == "" {
 		relayAnswer(w, rec)
 		return
 	}
@@ -216,7 +216,7 @@ func (f *Front) stream(w http.ResponseWriter, r *http.Request) {
 	defer resp.Body.Close()
 	for k, v := range rec.Header() {
 		switch http.CanonicalHeaderKey(k) {
-		case "Content-Type", "Content-Length", http.CanonicalHeaderKey(bridge.StreamHeader):
+		case "Content-Type", "Content-Length", http.CanonicalHeaderKey(front.StreamHeader):
 		default:
 			w.Header()[k] = v
 		}
@@ -226,10 +226,9 @@ func (f *Front) stream(w http.ResponseWriter, r *http.Request) {
 	case http.StatusNotFound:
 		// The blob left the bucket since the relay looked: the route's
 		// own answer for a blob it does not hold.
-		body, _ := json.Marshal(map[string]string{"error": manage.ErrNoSuchItem.Error()})
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusNotFound)
-		_, _ = w.Write(body)
+		_, _ = io.WriteString(w, s.Missing)
 		return
 	default:
 		refuse(w, http.StatusBadGateway, reject.New(reject.Internal, "storage did not serve the blob"))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/buzzrelay/relay/shared/domain/blossom"
 	"github.com/buzzrelay/relay/shared/domain/eventcheck"
+	"github.com/buzzrelay/relay/shared/domain/front"
 	"github.com/buzzrelay/relay/shared/service/community"
 	"github.com/buzzrelay/relay/shared/service/manage"
 	"github.com/buzzrelay/relay/shared/service/media"
@@ -18,39 +19,34 @@ import (
 // A feedback attachment's bytes never pass through a function (API
 // Gateway carries a binary answer base64-encoded, and a Lambda answer is
 // at most 6 MB): the relay's route decides who may read which blob and
-// answers its front (CloudFront's edge function, infra/edgeupload.js; the
-// emulator's front, localdev/emulator/front.go) a Stream answer, marked
-// StreamHeader; the front then streams the blob from the bucket to the
+// answers its front (shared/domain/front) a stream answer, marked
+// front.StreamHeader; the front then streams the blob from the bucket to the
 // client on the same request, with the answer headers the Stream names
 // and the route's own (the admin API's no-store, nosniff and the rest).
 // The client sees the bytes and no redirect, as Buzz's relay serves them.
 
-// StreamPattern is the paths (path.Match's pattern, CloudFront's
-// behaviour path) whose GET may be answered with a Stream: the front asks
-// the relay first and streams what it is told to.
-const StreamPattern = AdminPrefix + "/feedback/*/attachments/*"
-
-// StreamHeader marks a Stream answer: the relay's front streams its URL;
-// no client is ever given it through the front.
-const StreamHeader = "x-buzz-stream"
-
-// Stream is the body of a Stream answer: the bucket URL the front GETs
-// (forwarding the client's Range) and the answer headers it sets on what
-// the bucket answers (Content-Length and Content-Range are the bucket's).
+// Stream is the body of a stream answer (marked front.StreamHeader): the
+// bucket URL the front GETs (forwarding the client's Range), the answer
+// headers it sets on what the bucket answers (Content-Length and
+// Content-Range are the bucket's; the route's own headers are on the
+// stream answer), and Missing, the body of the route's 404, answered if
+// the bucket no longer holds the object.
 type Stream struct {
 	URL     string            `json:"url"`
 	Headers map[string]string `json:"headers"`
+	Missing string            `json:"missing"`
 }
 
-// StreamAnswer is the relay's Stream answer for s.
-func StreamAnswer(s media.Stream) Response {
-	r := JSON(http.StatusOK, Stream{URL: s.URL, Headers: map[string]string{
+// streamAnswer is the relay's stream answer for s; missing is the route's
+// 404.
+func streamAnswer(s media.Stream, missing Response) Response {
+	r := JSON(http.StatusOK, Stream{URL: s.URL, Missing: string(missing.Body), Headers: map[string]string{
 		"content-type":           s.Type,
 		"content-disposition":    s.Disposition,
 		"x-content-type-options": blossom.NoSniff,
 		"accept-ranges":          "bytes",
 	}})
-	r.Headers[StreamHeader] = "1"
+	r.Headers[front.StreamHeader] = "1"
 	return r
 }
 
@@ -82,7 +78,7 @@ func (b *Bridge) AdminFeedbackAttachment(ctx context.Context, r Request, param s
 	if err != nil {
 		return b.adminFail(ctx, "attachment", err)
 	}
-	return StreamAnswer(s)
+	return streamAnswer(s, b.adminFail(ctx, "attachment", manage.ErrNoSuchItem))
 }
 
 // namesBlob reports whether the feedback's tags (JSON) hold an imeta tag

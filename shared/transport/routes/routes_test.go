@@ -8,10 +8,12 @@ import (
 	"go/token"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/buzzrelay/relay/shared/domain/front"
 	"github.com/buzzrelay/relay/shared/service/invites"
 	"github.com/buzzrelay/relay/shared/service/manage"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
@@ -300,6 +302,24 @@ func TestMatchPathParamBeforeLiterals(t *testing.T) {
 		p, ok := matchPath(c.pattern, c.path)
 		if p != c.param || ok != c.ok {
 			t.Errorf("matchPath(%q, %q) = %q, %v; want %q, %v", c.pattern, c.path, p, ok, c.param, c.ok)
+		}
+	}
+}
+
+// TestStreamedRoutesAreTheFrontsPattern: the paths the front streams
+// (front.StreamPattern) are exactly the attachment route's: every row's
+// sample path matches it only when the row's handler may answer a
+// stream.
+func TestStreamedRoutesAreTheFrontsPattern(t *testing.T) {
+	for _, rt := range Table {
+		sample := strings.NewReplacer("{id}", strings.Repeat("d", 32), "{sha256}", strings.Repeat("e", 64), "{pubkey}", strings.Repeat("b", 64),
+			"{blob}", strings.Repeat("a", 64)).Replace(rt.Path)
+		ok, err := path.Match(front.StreamPattern, sample)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := rt.Path == bridge.AdminPrefix+"/feedback/{id}/attachments/{sha256}"; ok != want {
+			t.Errorf("%s: the front streams it: %v, want %v", rt.Path, ok, want)
 		}
 	}
 }
