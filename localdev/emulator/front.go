@@ -7,10 +7,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path"
 	"strconv"
 	"time"
 
+	"github.com/buzzrelay/relay/shared/domain/front"
 	"github.com/buzzrelay/relay/shared/domain/reject"
+	"github.com/buzzrelay/relay/shared/transport/bridge"
 )
 
 // Front is the local stand-in for the CloudFront distribution in front of
@@ -37,8 +40,9 @@ import (
 //     blobs/ and answers the blob descriptor the app parses (or 409 when
 //     the bytes are not the announced ones, which are then deleted).
 //
-// Bodies up to the direct limit, and every other request, go to the APIs
-// unchanged. A PUT without a Content-Length (Transfer-Encoding: chunked)
+// It also streams Buzz desktop's feedback attachments from the bucket
+// (stream, below). Bodies up to the direct limit, and every other request,
+// go to the APIs unchanged. A PUT without a Content-Length (Transfer-Encoding: chunked)
 // is answered 411: S3 takes no chunked PUT and the presigned URL
 // is bound to a size. Buzz's app always sends one: do_upload sets
 // Content-Length itself before wrapping its stream.
@@ -56,6 +60,12 @@ const UploadPath = "/media/upload"
 
 // ServeHTTP routes one request.
 func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet {
+		if ok, _ := path.Match(front.StreamPattern, r.URL.Path); ok {
+			f.stream(w, r)
+			return
+		}
+	}
 	if r.Method != http.MethodPut || r.URL.Path != UploadPath || (r.ContentLength >= 0 && r.ContentLength <= f.DirectMax) {
 		f.Next.ServeHTTP(w, r)
 		return
@@ -163,4 +173,75 @@ func refuse(w http.ResponseWriter, status int, rej *reject.Error) {
 	w.Header().Set("Access-Control-Allow-Origin", "*")
 	w.WriteHeader(status)
 	_, _ = io.Copy(w, bytes.NewReader(body))
+}
+
+// stream is a GET the relay may answer with a bridge.Stream (its
+// front.StreamPattern: Buzz desktop's feedback attachments): the request goes
+// to the relay unchanged; a Stream answer is then GET from the bucket
+// (the client's Range forwarded) and streamed to the client on this same
+// request, with the relay's headers, the Stream's and the bucket's
+// Content-Length and Content-Range; any other answer is the relay's. The
+// bytes never pass through a function, and the client sees no redirect
+// (the app's admin client follows none). The same steps run in
+// CloudFront's edge function (infra/edgeupload.js).
+func (f *Front) stream(w http.ResponseWriter, r *http.Request) {
+	rec := httptest.NewRecorder()
+	f.Next.ServeHTTP(rec, r)
+	if rec.Header().Get(front.StreamHeader) == "" {
+		relayAnswer(w, rec)
+		return
+	}
+	var s bridge.Stream
+	if err := json.Unmarshal(rec.Body.Bytes(), &s); err != nil || s.URL == "" {
+		refuse(w, http.StatusBadGateway, reject.New(reject.Internal, "the relay's stream answer could not be read"))
+		return
+	}
+	get, err := http.NewRequestWithContext(r.Context(), http.MethodGet, s.URL, nil)
+	if err != nil {
+		refuse(w, http.StatusBadGateway, reject.New(reject.Internal, "the storage URL could not be used"))
+		return
+	}
+	if v := r.Header.Get("Range"); v != "" {
+		get.Header.Set("Range", v)
+	}
+	client := f.Client
+	if client == nil {
+		client = &http.Client{Timeout: time.Hour}
+	}
+	resp, err := client.Do(get)
+	if err != nil {
+		refuse(w, http.StatusBadGateway, reject.New(reject.Internal, "storage did not answer"))
+		return
+	}
+	defer resp.Body.Close()
+	for k, v := range rec.Header() {
+		switch http.CanonicalHeaderKey(k) {
+		case "Content-Type", "Content-Length", http.CanonicalHeaderKey(front.StreamHeader):
+		default:
+			w.Header()[k] = v
+		}
+	}
+	switch resp.StatusCode {
+	case http.StatusOK, http.StatusPartialContent, http.StatusRequestedRangeNotSatisfiable:
+	case http.StatusNotFound:
+		// The blob left the bucket since the relay looked: the route's
+		// own answer for a blob it does not hold.
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, s.Missing)
+		return
+	default:
+		refuse(w, http.StatusBadGateway, reject.New(reject.Internal, "storage did not serve the blob"))
+		return
+	}
+	for k, v := range s.Headers {
+		w.Header().Set(k, v)
+	}
+	for _, h := range []string{"Content-Length", "Content-Range"} {
+		if v := resp.Header.Get(h); v != "" {
+			w.Header().Set(h, v)
+		}
+	}
+	w.WriteHeader(resp.StatusCode)
+	_, _ = io.Copy(w, resp.Body)
 }

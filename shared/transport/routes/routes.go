@@ -124,6 +124,15 @@ func hasManage(s *Server) bool  { return s.Bridge.Manager != nil }
 func hasInvites(s *Server) bool { return s.Bridge.Invites != nil }
 func hasGIFs(s *Server) bool    { return s.Bridge.GIFs.On() }
 
+// hasAdminMedia: the admin API and media both served.
+func hasAdminMedia(s *Server) bool { return hasMedia(s) && hasManage(s) }
+
+// feedbackAttachment is the admin API's attachment route: param is
+// "{id}/{sha256}".
+func feedbackAttachment(s *Server, ctx context.Context, r bridge.Request, p string) bridge.Response {
+	return s.Bridge.AdminFeedbackAttachment(ctx, r, p, s.Media.Media)
+}
+
 func bridgeRoute(f func(*bridge.Bridge, context.Context, bridge.Request) bridge.Response) Handler {
 	return func(s *Server, ctx context.Context, r bridge.Request, _ string) bridge.Response {
 		return f(s.Bridge, ctx, r)
@@ -226,6 +235,7 @@ var Table = []Route{
 	{Methods: []string{get}, Path: bridge.AdminPrefix + "/feedback", Side: Read, UseCase: "manage.Service.Feedback", Errors: BridgeFail, Headers: AdminHeaders, Needs: hasManage, Serve: bridgeRoute((*bridge.Bridge).AdminFeedbackList)},
 	{Methods: []string{get}, Path: bridge.AdminPrefix + "/feedback/{id}", Side: Read, UseCase: "manage.Service.FeedbackItem", Errors: BridgeFail, Headers: AdminHeaders, Needs: hasManage, Serve: bridgeParam((*bridge.Bridge).AdminFeedback)},
 	{Methods: []string{patch}, Path: bridge.AdminPrefix + "/feedback/{id}", Side: Read, UseCase: "manage.Service.SetFeedbackStatus", Errors: BridgeFail, Headers: AdminHeaders, Needs: hasManage, Serve: bridgeParam((*bridge.Bridge).AdminFeedbackStatus)},
+	{Methods: []string{get}, Path: bridge.AdminPrefix + "/feedback/{id}/attachments/{sha256}", Side: Read, UseCase: "media.Service.Attachment (a bridge.Stream answer: the front streams the blob)", Errors: BridgeFail, Headers: AdminHeaders, Needs: hasAdminMedia, Serve: feedbackAttachment},
 	{Methods: []string{get}, Path: bridge.AdminPrefix + "/operators", Side: Read, UseCase: "manage.Service.Serve listoperators", Errors: BridgeFail, Headers: AdminHeaders, Needs: hasManage, Serve: bridgeRoute((*bridge.Bridge).AdminOperators)},
 	{Methods: []string{put}, Path: bridge.AdminPrefix + "/operators/{pubkey}", Side: Read, UseCase: "manage.Service.Serve addoperator", Errors: BridgeFail, Headers: AdminHeaders, Needs: hasManage, Serve: bridgeParam((*bridge.Bridge).AdminOperator)},
 	{Methods: []string{del}, Path: bridge.AdminPrefix + "/operators/{pubkey}", Side: Read, UseCase: "manage.Service.Serve removeoperator", Errors: BridgeFail, Headers: AdminHeaders, Needs: hasManage, Serve: bridgeParam((*bridge.Bridge).AdminOperatorRemove)},
@@ -326,32 +336,43 @@ func (s *Server) Match(r bridge.Request) (Route, string) {
 	return Fallback[1], ""
 }
 
-// matchPath matches path against pattern (Route.Path): its {param} is one
-// segment (last, or followed by literal segments: /reports/{id}/resolve)
-// or, last, the rest of the path ({param...}).
+// matchPath matches path against pattern (Route.Path): each {param} is
+// one segment (followed by literal segments or more params:
+// /reports/{id}/resolve, /feedback/{id}/attachments/{sha256}) or, last,
+// the rest of the path ({param...}); the params come back joined by "/".
 func matchPath(pattern, path string) (string, bool) {
-	open := strings.IndexByte(pattern, '{')
-	if open < 0 {
+	if !strings.Contains(pattern, "{") {
 		return "", path == pattern
 	}
-	closing := strings.IndexByte(pattern[open:], '}') + open
-	prefix, name, suffix := pattern[:open], pattern[open+1:closing], pattern[closing+1:]
-	param, ok := strings.CutPrefix(path, prefix)
-	if !ok || param == "" {
-		return "", false
-	}
-	if strings.HasSuffix(name, "...") {
-		return param, true
-	}
-	if suffix != "" {
-		if param, ok = strings.CutSuffix(param, suffix); !ok || param == "" {
+	want, got := strings.Split(pattern, "/"), strings.Split(path, "/")
+	var params []string
+	for i, seg := range want {
+		name, isParam := strings.CutPrefix(seg, "{")
+		switch {
+		case isParam && strings.HasSuffix(name, "...}"):
+			rest := ""
+			if i < len(got) {
+				rest = strings.Join(got[i:], "/")
+			}
+			if rest == "" {
+				return "", false
+			}
+			return strings.Join(append(params, rest), "/"), true
+		case i >= len(got):
+			return "", false
+		case isParam:
+			if got[i] == "" || spelled[got[i]] {
+				return "", false
+			}
+			params = append(params, got[i])
+		case got[i] != seg:
 			return "", false
 		}
 	}
-	if strings.Contains(param, "/") || spelled[param] {
+	if len(got) != len(want) {
 		return "", false
 	}
-	return param, true
+	return strings.Join(params, "/"), true
 }
 
 // spelled is every name a row's pattern spells out as a segment: what a

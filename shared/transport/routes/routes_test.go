@@ -8,10 +8,12 @@ import (
 	"go/token"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/buzzrelay/relay/shared/domain/front"
 	"github.com/buzzrelay/relay/shared/service/invites"
 	"github.com/buzzrelay/relay/shared/service/manage"
 	"github.com/buzzrelay/relay/shared/testing/testkit"
@@ -103,6 +105,14 @@ func TestRouteTableMatchesEveryPath(t *testing.T) {
 		{"DELETE", "/media/" + h, Write, true, "/media/{blob}", h},
 		{"GET", "/not-a-hash", Read, true, "/{blob}", "not-a-hash"},
 		{"GET", "/list/" + h, Read, true, "/list/{pubkey}", h},
+		// The admin API's feedback attachment: two params, media and the
+		// admin API both needed.
+		{"GET", "/api/admin/v1/feedback/" + h[:32] + "/attachments/" + h, Read, true, "/api/admin/v1/feedback/{id}/attachments/{sha256}", h[:32] + "/" + h},
+		{"GET", "/api/admin/v1/feedback/" + h[:32] + "/attachments/" + h, Read, false, none, ""},
+		{"GET", "/api/admin/v1/feedback/" + h[:32] + "/attachments/" + h, Write, true, none, ""},
+		{"GET", "/api/admin/v1/feedback/" + h[:32] + "/attachments", Read, true, none, ""},
+		{"HEAD", "/api/admin/v1/feedback/" + h[:32] + "/attachments/" + h, Read, true, none, ""},
+		{"GET", "/api/admin/v1/feedback/" + h[:32], Read, true, "/api/admin/v1/feedback/{id}", h[:32]},
 		{"OPTIONS", "/upload", Read, true, "/upload", ""},
 		{"OPTIONS", "/" + h, Write, true, "/{blob}", h},
 		{"OPTIONS", "/events", Write, true, none, ""},
@@ -175,10 +185,10 @@ func TestRouteTableRows(t *testing.T) {
 		if len(rt.Methods) == 0 || rt.Path == "" || rt.Side == 0 || rt.UseCase == "" || rt.Errors == "" || rt.Headers == nil || rt.Serve == nil {
 			t.Errorf("incomplete row %+v", rt)
 		}
-		if rt.Path != "*" && (!strings.HasPrefix(rt.Path, "/") || strings.Count(rt.Path, "{") > 1 ||
-			(strings.Contains(rt.Path, "...}") && !strings.HasSuffix(rt.Path, "...}")) ||
-			(strings.Contains(rt.Path, "{") && !strings.Contains(rt.Path, "/{"))) {
-			t.Errorf("pattern %q: a path with at most one {param}, a whole segment ({param...} last)", rt.Path)
+		if rt.Path != "*" && (!strings.HasPrefix(rt.Path, "/") || strings.Count(rt.Path, "{") != strings.Count(rt.Path, "/{") ||
+			strings.Count(rt.Path, "}") != strings.Count(rt.Path, "}/")+strings.Count(rt.Path[len(rt.Path)-1:], "}") ||
+			strings.Count(rt.Path, "...}") > 1 || (strings.Contains(rt.Path, "...}") && !strings.HasSuffix(rt.Path, "...}"))) {
+			t.Errorf("pattern %q: a path whose {param}s are whole segments ({param...} only last)", rt.Path)
 		}
 		for _, m := range rt.Methods {
 			for _, side := range []Side{Write, Read} {
@@ -279,10 +289,37 @@ func TestMatchPathParamBeforeLiterals(t *testing.T) {
 		{"/a/{id}", "/a/x1", "x1", true},
 		{"/a/{id}", "/a/x1/resolve", "", false},
 		{"/a/{rest...}", "/a/x/y", "x/y", true},
+		{"/a/{id}/b/{h}", "/a/x1/b/y2", "x1/y2", true},
+		{"/a/{id}/b/{h}", "/a/x1/b", "", false},
+		{"/a/{id}/b/{h}", "/a/x1/b/", "", false},
+		{"/a/{id}/b/{h}", "/a/x1/c/y2", "", false},
+		{"/a/{id}/b/{h}", "/a/x1/b/y2/z", "", false},
+		{"/a/{id}/b/{h}", "/a/x1/b/attachments", "", false}, // a spelled name
+		{"/a/{id}/{rest...}", "/a/x1/y/z", "x1/y/z", true},
+		{"/a/{rest...}", "/a", "", false},
+		{"/{blob}", "/", "", false},
 	} {
 		p, ok := matchPath(c.pattern, c.path)
 		if p != c.param || ok != c.ok {
 			t.Errorf("matchPath(%q, %q) = %q, %v; want %q, %v", c.pattern, c.path, p, ok, c.param, c.ok)
+		}
+	}
+}
+
+// TestStreamedRoutesAreTheFrontsPattern: the paths the front streams
+// (front.StreamPattern) are exactly the attachment route's: every row's
+// sample path matches it only when the row's handler may answer a
+// stream.
+func TestStreamedRoutesAreTheFrontsPattern(t *testing.T) {
+	for _, rt := range Table {
+		sample := strings.NewReplacer("{id}", strings.Repeat("d", 32), "{sha256}", strings.Repeat("e", 64), "{pubkey}", strings.Repeat("b", 64),
+			"{blob}", strings.Repeat("a", 64)).Replace(rt.Path)
+		ok, err := path.Match(front.StreamPattern, sample)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := rt.Path == bridge.AdminPrefix+"/feedback/{id}/attachments/{sha256}"; ok != want {
+			t.Errorf("%s: the front streams it: %v, want %v", rt.Path, ok, want)
 		}
 	}
 }

@@ -30,7 +30,7 @@ func TestDeployedRoutesAreTheRouteTable(t *testing.T) {
 	}
 	// sample is a path a deployed pattern stands for.
 	sample := func(p string) string {
-		return strings.NewReplacer("{blob}", strings.Repeat("a", 64), "{pubkey}", strings.Repeat("b", 64), "{code}", "c0de", "{file}", "app.js", "{group}", "g1", "{id}", strings.Repeat("d", 32)).Replace(p)
+		return strings.NewReplacer("{blob}", strings.Repeat("a", 64), "{pubkey}", strings.Repeat("b", 64), "{code}", "c0de", "{file}", "app.js", "{group}", "g1", "{id}", strings.Repeat("d", 32), "{sha256}", strings.Repeat("e", 64)).Replace(p)
 	}
 	deployed := map[string]bool{}
 	for _, r := range append(append([]lambdas.HTTPRoute(nil), lambdas.HTTPRoutes...), lambdas.MediaRoutes...) {

@@ -288,6 +288,9 @@ var MediaRoutes = []HTTPRoute{
 	{"query", "GET", "/list/{pubkey}"},
 	{"query", "GET", "/media/{blob}"},
 	{"query", "HEAD", "/media/{blob}"},
+	// Buzz desktop's admin console's feedback attachment: the relay's
+	// answer is a bridge.Stream the front streams from the bucket.
+	{"query", "GET", "/api/admin/v1/feedback/{id}/attachments/{sha256}"},
 }
 
 // WebSocket route keys.
