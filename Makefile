@@ -24,11 +24,10 @@ test:
 	trap '[ $$keep = 1 ] || localdev/stop.sh' EXIT; \
 	$(MAKE) --no-print-directory test-all
 
-# Every suite side by side (localdev/suites.sh): the e2e tests compiled once
-# while the services start, the functions built once for this machine;
-# core, vet, e2e and processes (each in shards), idle, smoke, build (+ infra)
-# and fuzz in the background as soon as what they need is there, each
-# logged; at the end each log and each job's time.
+# Every suite side by side (localdev/suites.sh): the shared steps first (vet,
+# every test compiled once, the functions built once for this machine), then
+# core, e2e, idle, processes, smoke, build (+ infra) and fuzz in the
+# background, each logged; at the end each log and each suite's time.
 test-all:
 	@localdev/suites.sh
 
