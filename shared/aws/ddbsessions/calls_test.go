@@ -322,51 +322,6 @@ func (r *rounds) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItem
 	return r.API.BatchWriteItem(ctx, in, o...)
 }
 
-// TestAuthenticateReadsTheRoomInOneRound: an AUTH records the key and
-// reads both sets in one round, and the connection's first subscribe on
-// the same instance then takes the connection's and the key's sets at
-// once (the key's size it read: keyload.go), where a key it knew nothing
-// of has its sets taken one after the other.
-func TestAuthenticateReadsTheRoomInOneRound(t *testing.T) {
-	im := sessionstest.DynamoDB(t)
-	ctx := context.Background()
-	now := time.Now().Unix()
-	lim := session.Limits{PerConnection: 20, PerKey: 100}
-	for _, tc := range []struct {
-		name   string
-		auth   bool
-		atOnce int // the most UpdateItems of the subscribe at once
-	}{{"after-auth", true, 2}, {"key-unknown", false, 1}} {
-		t.Run(tc.name, func(t *testing.T) {
-			r := &rounds{API: im.API}
-			st := ddbsessions.New(r, im.Table)
-			id := "C" + tc.name + "="
-			if err := st.OpenConnection(ctx, session.Connection{ID: id, Community: "c", Challenge: "x", ConnectedAt: now, ExpiresAt: now + 7200}); err != nil {
-				t.Fatal(err)
-			}
-			if tc.auth {
-				r.reset()
-				held, err := st.Authenticate(ctx, id, "c", "pk-"+tc.name)
-				if err != nil || held.Connection != 0 || held.Key != 0 {
-					t.Fatalf("authenticate: %+v %v", held, err)
-				}
-				if r.rounds != 1 {
-					t.Errorf("AUTH: %d rounds, want 1", r.rounds)
-				}
-			}
-			r.reset()
-			s := session.NewSubscription{Subscription: session.Subscription{Connection: id, Sub: "q", Pubkey: "pk-" + tc.name,
-				Filters: `[{"kinds":[9]}]`}, Community: "c", Pins: []string{""}, CreatedAt: now, Expires: now + 7200}
-			if err := subErr(st.Subscribe(ctx, s, lim)); err != nil {
-				t.Fatal(err)
-			}
-			if r.maxUpdate != tc.atOnce {
-				t.Errorf("first subscribe: at most %d UpdateItems at once, want %d", r.maxUpdate, tc.atOnce)
-			}
-		})
-	}
-}
-
 // TestMessageCountsGatherAndStayExact: the counts of one connection's
 // window that come at once, on two instances (stores), each get a total
 // of their own, 1 to 200 once each, as counted one by one; the instances

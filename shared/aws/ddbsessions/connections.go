@@ -71,8 +71,7 @@ func (st *Store) MarkChallengeSent(ctx context.Context, id string) (bool, error)
 
 // Authenticate records pubkey on an existing connection, the
 // connection's set returned by the same write and the key's set read
-// alongside it (one round trip); the key's size is kept for its next
-// subscribes here (keyLoads).
+// alongside it (one round trip).
 func (st *Store) Authenticate(ctx context.Context, id, community, pubkey string) (session.Held, error) {
 	var (
 		keySet *dynamodb.GetItemOutput
@@ -101,11 +100,7 @@ func (st *Store) Authenticate(ctx context.Context, id, community, pubkey string)
 	if subs == nil {
 		subs = []string{}
 	}
-	held := session.Held{Connection: len(subs), Key: len(strs(keySet.Item, "subs")), Subs: subs}
-	// The key's size, learnt here, lets the connection's first subscribe
-	// take both sets at once (keyload.go).
-	st.keyLoads.saw(keyPK(community, pubkey), held.Key, st.now())
-	return held, nil
+	return session.Held{Connection: len(subs), Key: len(strs(keySet.Item, "subs")), Subs: subs}, nil
 }
 
 // CloseConnection deletes the connection's partition (the connection and

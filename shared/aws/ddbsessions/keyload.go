@@ -81,25 +81,3 @@ func (kl *keyLoads) end(kid string, held int, now time.Time) {
 	}
 	l.held, l.at = held, now
 }
-
-// saw records key set kid read to hold held (0: none), outside a
-// subscribe (an AUTH's read, Store.Authenticate); a fresh size only rises.
-func (kl *keyLoads) saw(kid string, held int, now time.Time) {
-	kl.mu.Lock()
-	defer kl.mu.Unlock()
-	if kl.m == nil {
-		kl.m = map[string]*keyLoad{}
-	}
-	l := kl.m[kid]
-	if l == nil {
-		if len(kl.m) >= keyLoadCap {
-			return
-		}
-		l = &keyLoad{}
-		kl.m[kid] = l
-	}
-	if !l.at.IsZero() && now.Sub(l.at) < keyLoadFresh {
-		held = max(held, l.held)
-	}
-	l.held, l.at = held, now
-}

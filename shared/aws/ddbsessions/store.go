@@ -35,8 +35,7 @@
 //     open entry, and its end ($disconnect);
 //   - subscriptions.go: a subscription stored under both limits (the
 //     connection's and the key's sets), replaced, withdrawn, closed (with
-//     its tombstone) and ended; keyload.go: whether a subscribe takes the
-//     key's set alongside the connection's;
+//     its tombstone) and ended;
 //   - audience.go: what delivery reads (a channel's audience entries, by
 //     range and bounds; subscriptions by key; the cutoff clock), with
 //     shared.go's shared reads;
