@@ -15,9 +15,7 @@
 //     WebSocket upgrade's answer to the ["AUTH", challenge] the relay
 //     pushes before the client says anything;
 //  4. REQ: -req-runs fresh sockets each ask for -req-events stored events
-//     of the channel and time the REQ to its EOSE (the socket's first
-//     REQ), then ask again on the same socket, with another id (a later
-//     REQ), timed the same way.
+//     of the channel and time the REQ to its EOSE.
 //
 // The sessions live in a fresh table of the local DynamoDB, as make dev
 // ships (source localdev/ddb.sh).
@@ -130,9 +128,6 @@ type Result struct {
 	ReqRuns      int     `json:"req_runs"`
 	ReqEOSEp50ms float64 `json:"req_eose_p50_ms"`
 	ReqEOSEp99ms float64 `json:"req_eose_p99_ms"`
-	// ReqLater are the same figures for each socket's second REQ.
-	ReqLaterEOSEp50ms float64 `json:"req_later_eose_p50_ms"`
-	ReqLaterEOSEp99ms float64 `json:"req_later_eose_p99_ms"`
 	// Upgrade → AUTH phase: from the WebSocket upgrade's answer to the
 	// challenge the relay pushes unasked.
 	AuthRuns      int     `json:"auth_runs"`
@@ -358,69 +353,54 @@ func Run(ctx context.Context, adminDSN string, o Options, progress io.Writer) (*
 
 	// Phase 4: REQs answered with ReqEvents stored events each.
 	if o.ReqRuns > 0 {
-		reqs, later, err := b.reqs(ctx, owner)
+		reqs, err := b.reqs(ctx, owner)
 		if err != nil {
 			return nil, fmt.Errorf("req phase: %w", err)
 		}
 		res.ReqEvents, res.ReqRuns = o.ReqEvents, o.ReqRuns
 		res.ReqEOSEp50ms, res.ReqEOSEp99ms = pct(reqs, 50), pct(reqs, 99)
-		res.ReqLaterEOSEp50ms, res.ReqLaterEOSEp99ms = pct(later, 50), pct(later, 99)
 	}
 	return res, nil
 }
 
 // reqs times ReqRuns REQs, each on a fresh socket of sk, from the REQ
-// written to its EOSE read (first), then a second REQ on each socket
-// (later); each answer must hold ReqEvents events.
-func (b *bench) reqs(ctx context.Context, sk string) (first, later []time.Duration, err error) {
+// written to its EOSE read; each answer must hold ReqEvents events.
+func (b *bench) reqs(ctx context.Context, sk string) ([]time.Duration, error) {
+	var out []time.Duration
 	for i := range b.o.ReqRuns {
 		c, err := b.dial(ctx, sk)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		took, err := b.req(ctx, c, "q"+strconv.Itoa(i))
-		if err == nil {
-			first = append(first, took)
-			took, err = b.req(ctx, c, "r"+strconv.Itoa(i))
-			later = append(later, took)
+		sub := "q" + strconv.Itoa(i)
+		start := time.Now()
+		err = c.Send(ctx, []any{"REQ", sub, map[string]any{"kinds": []int{9}, "#h": []string{b.channel}, "limit": b.o.ReqEvents}})
+		n := 0
+		for err == nil {
+			var p []json.RawMessage
+			if p, err = c.Next(ctx); err != nil {
+				break
+			}
+			if v := wsclient.Verb(p); v == "EVENT" {
+				n++
+			} else if v == "EOSE" {
+				break
+			} else if v == "CLOSED" {
+				err = fmt.Errorf("REQ closed: %s", p[len(p)-1])
+			}
 		}
+		took := time.Since(start)
 		c.Close()
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-	}
-	slices.Sort(first)
-	slices.Sort(later)
-	return first, later, nil
-}
-
-// req times one REQ of sub on c, from the REQ written to its EOSE read;
-// the answer must hold ReqEvents events.
-func (b *bench) req(ctx context.Context, c *wsclient.Conn, sub string) (time.Duration, error) {
-	start := time.Now()
-	err := c.Send(ctx, []any{"REQ", sub, map[string]any{"kinds": []int{9}, "#h": []string{b.channel}, "limit": b.o.ReqEvents}})
-	n := 0
-	for err == nil {
-		var p []json.RawMessage
-		if p, err = c.Next(ctx); err != nil {
-			break
+		if n != b.o.ReqEvents {
+			return nil, fmt.Errorf("REQ answered with %d events before EOSE, want %d", n, b.o.ReqEvents)
 		}
-		if v := wsclient.Verb(p); v == "EVENT" {
-			n++
-		} else if v == "EOSE" {
-			break
-		} else if v == "CLOSED" {
-			err = fmt.Errorf("REQ closed: %s", p[len(p)-1])
-		}
+		out = append(out, took)
 	}
-	took := time.Since(start)
-	if err != nil {
-		return 0, err
-	}
-	if n != b.o.ReqEvents {
-		return 0, fmt.Errorf("REQ answered with %d events before EOSE, want %d", n, b.o.ReqEvents)
-	}
-	return took, nil
+	slices.Sort(out)
+	return out, nil
 }
 
 // authPushes times AuthRuns fresh sockets, one at a time, from the

@@ -3,7 +3,6 @@ package ddbsessions
 import (
 	"context"
 	"strings"
-	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -69,38 +68,18 @@ func (st *Store) MarkChallengeSent(ctx context.Context, id string) (bool, error)
 	return true, nil
 }
 
-// Authenticate records pubkey on an existing connection, the
-// connection's set returned by the same write and the key's set read
-// alongside it (one round trip).
-func (st *Store) Authenticate(ctx context.Context, id, community, pubkey string) (session.Held, error) {
-	var (
-		keySet *dynamodb.GetItemOutput
-		kerr   error
-		wg     sync.WaitGroup
-	)
-	wg.Go(func() {
-		keySet, kerr = st.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &st.table, Key: key(keyPK(community, pubkey), skKey),
-			ConsistentRead: aws.Bool(true), ProjectionExpression: aws.String("subs")})
-	})
-	out, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &st.table, Key: key(connPK(id), skConn),
+// Authenticate records pubkey on an existing connection.
+func (st *Store) Authenticate(ctx context.Context, id, pubkey string) error {
+	_, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &st.table, Key: key(connPK(id), skConn),
 		UpdateExpression: aws.String("SET pubkey = :pk"), ConditionExpression: aws.String("attribute_exists(pk)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(pubkey)},
-		ReturnValues:              types.ReturnValueAllNew})
-	wg.Wait()
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(pubkey)}})
 	if conditionFailed(err) {
-		return session.Held{}, session.ErrUnknownConnection
+		return session.ErrUnknownConnection
 	}
 	if err != nil {
-		return session.Held{}, errorf("authenticate connection: %w", err)
+		return errorf("authenticate connection: %w", err)
 	}
-	if kerr != nil {
-		return session.Held{}, errorf("authenticate connection: key set: %w", kerr)
-	}
-	subs := strs(out.Attributes, "subs")
-	if subs == nil {
-		subs = []string{}
-	}
-	return session.Held{Connection: len(subs), Key: len(strs(keySet.Item, "subs")), Subs: subs}, nil
+	return nil
 }
 
 // CloseConnection deletes the connection's partition (the connection and

@@ -90,12 +90,8 @@ type Store interface {
 	// is false when another call already recorded it.
 	MarkChallengeSent(ctx context.Context, id string) (first bool, err error)
 	// Authenticate records pubkey as id's key; ErrUnknownConnection when
-	// there is no such connection. It reports, read as the key was
-	// recorded, how many subscriptions the connection's set and the key's
-	// set in community held (Held: 0 here is none) and the connection's
-	// ids, so that the instance that served the AUTH knows the room of
-	// the connection's first REQ (sessions.Registry.Reserve).
-	Authenticate(ctx context.Context, id, community, pubkey string) (Held, error)
+	// there is no such connection.
+	Authenticate(ctx context.Context, id, pubkey string) error
 	// CloseConnection forgets connection id, its subscriptions and its
 	// entry among the open connections (no error when it is unknown).
 	CloseConnection(ctx context.Context, id string) error

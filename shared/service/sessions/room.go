@@ -117,7 +117,7 @@ func (r *Registry) PutHeld(ctx context.Context, row session.NewSubscription, lim
 	case errors.Is(err, session.ErrKeyFull):
 		held = session.Held{Key: lim.PerKey}
 	}
-	r.learnCounts(row.Connection, roomKey(row.Community, row.Pubkey), held, false)
+	r.learn(row.Connection, roomKey(row.Community, row.Pubkey), held)
 	return r.verdict(err, row, lim)
 }
 
@@ -292,10 +292,8 @@ func (rs *rooms) release(res *Reservation) {
 	}
 }
 
-// learnCounts records the counts the store reported, and the connection's
-// ids; a count of 0 is a count (none held) when read (an AUTH's), and not
-// counted otherwise (a set without a limit, Subscribe).
-func (r *Registry) learnCounts(conn, key string, held session.Held, read bool) {
+// learn records the counts the store reported, and the connection's ids.
+func (r *Registry) learn(conn, key string, held session.Held) {
 	now := r.now()
 	r.room.mu.Lock()
 	defer r.room.mu.Unlock()
@@ -303,7 +301,7 @@ func (r *Registry) learnCounts(conn, key string, held session.Held, read bool) {
 		id string
 		n  int
 	}{{conn, held.Connection}, {key, held.Key}} {
-		if x.n < 0 || x.n == 0 && !read {
+		if x.n <= 0 {
 			continue
 		}
 		c := r.room.entry(x.id, now)

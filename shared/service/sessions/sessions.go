@@ -110,17 +110,9 @@ func (r *Registry) MarkChallengeSent(ctx context.Context, id string) (first bool
 	return r.st.MarkChallengeSent(ctx, id)
 }
 
-// Authenticate records pubkey as the connection's authenticated key in
-// community, and learns how many subscriptions the connection and the key
-// hold, so that the connection's first REQ here may be answered early
-// (Reserve) as its later ones are.
-func (r *Registry) Authenticate(ctx context.Context, id, community, pubkey string) error {
-	held, err := r.st.Authenticate(ctx, id, community, pubkey)
-	if err != nil {
-		return err
-	}
-	r.learnCounts(id, roomKey(community, pubkey), held, true)
-	return nil
+// Authenticate records pubkey as the connection's authenticated key.
+func (r *Registry) Authenticate(ctx context.Context, id, pubkey string) error {
+	return r.st.Authenticate(ctx, id, pubkey)
 }
 
 // Close forgets the connection, its subscriptions and its open entry.

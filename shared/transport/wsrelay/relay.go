@@ -304,7 +304,7 @@ func (r *Relay) auth(ctx context.Context, out *replier, conn *session.Connection
 		}
 	}
 	if err == nil {
-		err = r.Sessions.Authenticate(ctx, conn.ID, conn.Community, ev.PubKey)
+		err = r.Sessions.Authenticate(ctx, conn.ID, ev.PubKey)
 	}
 	if err != nil {
 		out.fail(ctx, "authenticate", answerTo(msg), err)
