@@ -232,26 +232,22 @@ func script(ctx context.Context, ws string, report bool) error {
 			return err
 		}
 	}
-	req := fmt.Sprintf(`["REQ","q",{"kinds":[9],"#h":[%q],"limit":50}]`, ch)
-	if err := step("REQ limit 50, 4 stored events (4 EVENT + EOSE), the socket's first after AUTH", func() error {
-		pub.send(req)
-		for range 4 {
-			pub.next("EVENT")
+	// reqStored sends a REQ of id sub for the channel's 4 stored events
+	// and reads its answer to EOSE.
+	reqStored := func(sub string) func() error {
+		return func() error {
+			pub.send(fmt.Sprintf(`["REQ",%q,{"kinds":[9],"#h":[%q],"limit":50}]`, sub, ch))
+			for range 4 {
+				pub.next("EVENT")
+			}
+			pub.next("EOSE")
+			return pub.err
 		}
-		pub.next("EOSE")
-		return pub.err
-	}); err != nil {
+	}
+	if err := step("REQ limit 50, 4 stored events (4 EVENT + EOSE), the socket's first after AUTH", reqStored("q")); err != nil {
 		return err
 	}
-	req2 := fmt.Sprintf(`["REQ","q2",{"kinds":[9],"#h":[%q],"limit":50}]`, ch)
-	if err := step("REQ limit 50, 4 stored events, a later REQ on the socket", func() error {
-		pub.send(req2)
-		for range 4 {
-			pub.next("EVENT")
-		}
-		pub.next("EOSE")
-		return pub.err
-	}); err != nil {
+	if err := step("REQ limit 50, 4 stored events, a later REQ on the socket", reqStored("q2")); err != nil {
 		return err
 	}
 	if err := step("CLOSE", func() error { pub.send(`["CLOSE","q"]`); return pub.err }); err != nil {
